@@ -1,0 +1,463 @@
+"""Per-file facts shared by all rules, and the edits and findings they ask for.
+
+Everything here is computed once per file and cheaply: one walk over the tree builds the parent
+links and the lists of nodes by type, and names are resolved through the file's imports (an
+import/alias table, with function scopes consulted only for names a function rebinds). libcst's
+metadata providers would give the same answers at several times the cost of the parse itself.
+
+Rules never rebuild the tree. They ask the context to replace a node, to remove or insert
+statements, or to wrap statements in a ``with`` block; the engine applies every request in one
+pass at the end (see ``porter.edits``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+
+import libcst as cst
+
+from porter.config import Config
+from porter.rule import KERAS, TF1, TORCH, Finding
+
+NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+Replacement = Union[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]]
+
+# Nodes that never matter to a rule: skipping them makes the walk about ten times cheaper.
+_SKIPPED_NODES = (
+    cst.BaseParenthesizableWhitespace,
+    cst.Newline,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.AssignEqual,
+    cst.Semicolon,
+)
+_SKIPPED_FIELDS = frozenset(
+    {"lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
+     "whitespace_before", "whitespace_after", "trailing_whitespace", "semicolon", "equal"}
+)
+_fields_by_type: Dict[type, Tuple[str, ...]] = {}
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_COMPOUND_BLOCKS = (cst.Module, cst.IndentedBlock)
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    names = _fields_by_type.get(node_type)
+    if names is None:
+        names = tuple(
+            field.name for field in dataclasses.fields(node_type) if field.name not in _SKIPPED_FIELDS
+        )
+        _fields_by_type[node_type] = names
+    return names
+
+
+def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes that carry code, in source order."""
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if not isinstance(value, _SKIPPED_NODES):
+                yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIPPED_NODES):
+                    yield item
+
+
+def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Pre-order walk in source order."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        children = list(iter_children(node))
+        children.reverse()
+        stack.extend(children)
+
+
+def dotted_name(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def import_bindings(node: Union[cst.Import, cst.ImportFrom]) -> Iterator[Tuple[str, str]]:
+    """(local name, qualified name) for each name an import statement binds."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value, full
+            else:
+                head = full.split(".")[0]
+                yield head, head
+        return
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return
+    base = dotted_name(node.module)
+    if base is None:
+        return
+    for alias in node.names:
+        name = dotted_name(alias.name)
+        if name is None:
+            continue
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        yield local, f"{base}.{name}"
+
+
+def bound_names(target: cst.CSTNode) -> List[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, *c)``; not ``a.b`` or ``a[0]``."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    return []
+
+
+# Prefixes under which TensorFlow exposes Keras, mapped to one canonical spelling.
+_KERAS_PREFIXES = (
+    "tensorflow.python.keras.",
+    "tensorflow.compat.v1.keras.",
+    "tensorflow.compat.v2.keras.",
+    "tensorflow.keras.",
+    "tf_keras.",
+    "keras.",
+)
+
+
+def canonical_keras(qualified: Optional[str]) -> Optional[str]:
+    """``tensorflow.keras.layers.LSTM`` -> ``keras.layers.LSTM``; None if not Keras."""
+    if qualified is None:
+        return None
+    for prefix in _KERAS_PREFIXES:
+        if qualified.startswith(prefix):
+            return "keras." + qualified[len(prefix):]
+    return None
+
+
+@dataclasses.dataclass
+class _Scope:
+    imports: Dict[str, str]
+    other_bindings: Set[str]
+
+
+@dataclasses.dataclass
+class _Report:
+    code: str
+    anchor: cst.CSTNode
+    message: str
+    fixed: bool
+
+
+class FileContext:
+    """What rules know about one file, and what they ask to change in it."""
+
+    def __init__(self, module: cst.Module, config: Config) -> None:
+        self.module = module
+        self.config = config
+        self._parents: Dict[int, cst.CSTNode] = {}
+        self._by_type: Dict[type, List[cst.CSTNode]] = {}
+        self._scopes: Dict[int, _Scope] = {}
+        self._index()
+        self.aliases: Dict[str, str] = self._scope(module).imports
+        self.frameworks = self._detect_frameworks()
+        # Requests collected from the rules, applied by porter.edits.
+        self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
+        self.removed: Set[int] = set()
+        self.inserted_before: Dict[int, List[cst.BaseStatement]] = {}
+        self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
+        self.wraps: Dict[int, List["Wrap"]] = {}
+        self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
+        self.reports: List[_Report] = []
+        self.dirty: Set[int] = set()
+
+    # ----------------------------------------------------------------------------- the index
+    def _index(self) -> None:
+        parents = self._parents
+        by_type = self._by_type
+        stack: List[cst.CSTNode] = [self.module]
+        while stack:
+            node = stack.pop()
+            by_type.setdefault(type(node), []).append(node)
+            children = list(iter_children(node))
+            for child in children:
+                parents[id(child)] = node
+            children.reverse()
+            stack.extend(children)
+
+    def nodes(self, node_type: Type[NodeT]) -> List[NodeT]:
+        """All nodes of exactly this type, in source order."""
+        return self._by_type.get(node_type, [])  # type: ignore[return-value]
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self._parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parent(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent(parent)
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+        """The statement (a line or a compound statement) that holds ``node``."""
+        if isinstance(node, cst.BaseStatement):
+            return node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.BaseStatement):
+                return ancestor
+        return None
+
+    def block_of(self, statement: cst.BaseStatement) -> Optional[Union[cst.Module, cst.IndentedBlock]]:
+        parent = self.parent(statement)
+        return parent if isinstance(parent, _COMPOUND_BLOCKS) else None
+
+    def siblings(self, statement: cst.BaseStatement) -> Sequence[cst.BaseStatement]:
+        block = self.block_of(statement)
+        return block.body if block is not None else ()
+
+    def enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return None
+
+    def enclosing(self, node: cst.CSTNode, node_type: Type[NodeT]) -> Optional[NodeT]:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, node_type):
+                return ancestor
+        return None
+
+    # ------------------------------------------------------------------------ name resolution
+    def _scope(self, owner: cst.CSTNode) -> _Scope:
+        """Names bound directly in a module or function (not in nested functions or classes)."""
+        scope = self._scopes.get(id(owner))
+        if scope is not None:
+            return scope
+        scope = _Scope({}, set())
+        if isinstance(owner, (cst.FunctionDef, cst.Lambda)):
+            params = owner.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                scope.other_bindings.add(param.name.value)
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    scope.other_bindings.add(star.name.value)
+        if isinstance(owner, cst.Module):
+            stack: List[cst.CSTNode] = list(owner.body)
+        elif isinstance(owner, cst.Lambda):
+            stack = []
+        else:
+            stack = [owner.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                for local, full in import_bindings(node):
+                    scope.imports.setdefault(local, full)
+                continue
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                scope.other_bindings.add(node.name.value)
+                continue
+            if isinstance(node, cst.Lambda):
+                continue
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+                scope.other_bindings.update(bound_names(node.target))
+            elif isinstance(node, cst.AsName):
+                scope.other_bindings.update(bound_names(node.name))
+            stack.extend(iter_children(node))
+        self._scopes[id(owner)] = scope
+        return scope
+
+    def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The full name an expression refers to through the imports, e.g. ``layers.LSTM`` ->
+        ``tensorflow.keras.layers.LSTM``; None when it is not an imported name or is rebound."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        for owner in self._owners(node):
+            scope = self._scope(owner)
+            target = scope.imports.get(head)
+            if head in scope.other_bindings:
+                return None
+            if target is not None:
+                return f"{target}.{rest}" if rest else target
+        return None
+
+    def _owners(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """The function scopes around ``node``, innermost first, then the module."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                yield ancestor
+        yield self.module
+
+    def keras_name(self, node: cst.CSTNode) -> Optional[str]:
+        """``keras.layers.LSTM`` for any spelling of a Keras name (``tf.keras``, ``keras``...)."""
+        return canonical_keras(self.qualified_name(node))
+
+    def call_name(self, call: cst.Call) -> Optional[str]:
+        return self.qualified_name(call.func)
+
+    def calls_to(self, *names: str) -> Iterator[Tuple[cst.Call, str]]:
+        """Calls whose function resolves to one of ``names`` (qualified or Keras-canonical)."""
+        wanted = set(names)
+        for call in self.nodes(cst.Call):
+            qualified = self.qualified_name(call.func)
+            if qualified is None:
+                continue
+            if qualified in wanted:
+                yield call, qualified
+                continue
+            keras = canonical_keras(qualified)
+            if keras is not None and keras in wanted:
+                yield call, keras
+
+    def imports_module(self, *prefixes: str) -> bool:
+        """True when the file imports any module under one of ``prefixes``."""
+        for node_type in (cst.Import, cst.ImportFrom):
+            for node in self.nodes(node_type):
+                for _, full in import_bindings(node):
+                    if any(full == p or full.startswith(p + ".") for p in prefixes):
+                        return True
+                if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+                    base = dotted_name(node.module) or ""
+                    if any(base == p or base.startswith(p + ".") for p in prefixes):
+                        return True
+        return False
+
+    def _detect_frameworks(self) -> frozenset:
+        found = set()
+        if self.imports_module("torch"):
+            found.add(TORCH)
+        if self.imports_module("tensorflow", "keras", "tf_keras"):
+            found.add(TF1 if self._is_tf1() else KERAS)
+        return frozenset(found)
+
+    _TF1_MARKERS = frozenset(
+        {"tensorflow.Session", "tensorflow.placeholder", "tensorflow.disable_v2_behavior",
+         "tensorflow.disable_eager_execution", "tensorflow.InteractiveSession"}
+    )
+
+    def _is_tf1(self) -> bool:
+        if self.imports_module("tensorflow.compat.v1"):
+            return True
+        for node in self.nodes(cst.Attribute):
+            qualified = self.qualified_name(node)
+            if qualified is None:
+                continue
+            if qualified.startswith("tensorflow.compat.v1.") or qualified in self._TF1_MARKERS:
+                return True
+            if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
+                return True
+        return False
+
+    # -------------------------------------------------------------------------- edit requests
+    def _mark_dirty(self, node: cst.CSTNode) -> None:
+        self.dirty.add(id(node))
+        for ancestor in self.ancestors(node):
+            if id(ancestor) in self.dirty:
+                break
+            self.dirty.add(id(ancestor))
+
+    def replace(self, node: cst.CSTNode, replacement: Replacement) -> None:
+        """Replace ``node`` by a new node, or by ``replacement(updated_node)``. Several rules may
+        replace the same node: their replacements are applied in rule order."""
+        self.replacements.setdefault(id(node), []).append((node, replacement))
+        self._mark_dirty(node)
+
+    def _block_request(self, statement: cst.BaseStatement) -> bool:
+        block = self.block_of(statement)
+        if block is None:
+            return False
+        self._mark_dirty(block)
+        return True
+
+    def remove(self, statement: cst.BaseStatement) -> bool:
+        if not self._block_request(statement):
+            return False
+        self.removed.add(id(statement))
+        return True
+
+    def is_removed(self, statement: cst.BaseStatement) -> bool:
+        return id(statement) in self.removed
+
+    def insert_before(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:
+        if not self._block_request(statement):
+            return False
+        self.inserted_before.setdefault(id(statement), []).extend(new)
+        return True
+
+    def insert_after(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:
+        if not self._block_request(statement):
+            return False
+        self.inserted_after.setdefault(id(statement), []).extend(new)
+        return True
+
+    def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
+             build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]) -> bool:
+        """Put the statements from ``first`` to ``last`` (siblings) into the block of the
+        compound statement ``build(statements)`` returns. Statements inserted before ``first``
+        stay outside, in front of it."""
+        block = self.block_of(first)
+        if block is None or block is not self.block_of(last):
+            return False
+        body = list(block.body)
+        start, end = body.index(first), body.index(last)
+        if end < start:
+            return False
+        for others in self.wraps.get(id(block), []):
+            if not (end < others.start or start > others.end):
+                return False
+        self._mark_dirty(block)
+        self.wraps.setdefault(id(block), []).append(Wrap(start, end, build))
+        return True
+
+    def add_import(self, module: str, name: Optional[str] = None, asname: Optional[str] = None,
+                   code: str = "IPU101") -> None:
+        """Ask for ``from module import name [as asname]`` (or ``import module``)."""
+        request = (module, name, asname, code)
+        if request not in self.imports:
+            self.imports.append(request)
+
+    # ------------------------------------------------------------------------------- findings
+    def report(self, code: str, anchor: cst.CSTNode, message: str, fixed: bool) -> None:
+        """Record a finding at ``anchor``, a node of the original tree."""
+        self.reports.append(_Report(code, anchor, message, fixed))
+
+    def findings(self) -> List[Finding]:
+        from porter.positions import positions
+
+        where = positions(self.module, [report.anchor for report in self.reports])
+        found = {
+            Finding(report.code, *where.get(id(report.anchor), (1, 1)), report.message, report.fixed)
+            for report in self.reports
+        }
+        return sorted(found, key=Finding.sort_key)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.dirty or self.imports)
+
+
+@dataclasses.dataclass
+class Wrap:
+    start: int
+    end: int
+    build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]

@@ -1,0 +1,121 @@
+"""Small helpers for reading and building libcst nodes, shared by the rules."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import libcst as cst
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> List[cst.Arg]:
+    return [arg for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def argument(call: cst.Call, name: str, position: int) -> Optional[cst.Arg]:
+    """The argument bound to parameter ``name``, passed by keyword or at ``position``."""
+    found = keyword(call, name)
+    if found is not None:
+        return found
+    args = positional(call)
+    return args[position] if len(args) > position else None
+
+
+def is_name(node: Optional[cst.CSTNode], value: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == value
+
+
+def is_true(node: Optional[cst.CSTNode]) -> bool:
+    return is_name(node, "True")
+
+
+def is_false(node: Optional[cst.CSTNode]) -> bool:
+    return is_name(node, "False")
+
+
+def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
+    """The value of a plain string literal, else None."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def expression(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+def statements(code: str) -> List[cst.BaseStatement]:
+    return list(cst.parse_module(code).body)
+
+
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def with_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
+    """Replace the arguments of ``call``, keeping its comma, line-break and trailing-comma style."""
+    old = list(call.args)
+    args = list(args)
+    if not old or not args:
+        return call.with_changes(args=[arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1
+                                       else arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                                       for i, arg in enumerate(args)])
+    kept_commas = {id(arg): arg.comma for arg in old[:-1]}
+    separator = next(
+        (arg.comma for arg in old[:-1] if isinstance(arg.comma, cst.Comma)),
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+    )
+    trailing = old[-1].comma if isinstance(old[-1].comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
+    closing_space = old[-1].whitespace_after_arg  # the space (or line break) before ")"
+    fixed = []
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            fixed.append(arg.with_changes(comma=trailing, whitespace_after_arg=closing_space))
+        else:
+            fixed.append(arg.with_changes(
+                comma=kept_commas.get(id(arg), separator),
+                whitespace_after_arg=cst.SimpleWhitespace("") if arg is old[-1] else arg.whitespace_after_arg,
+            ))
+    return call.with_changes(args=fixed)
+
+
+def append_args(call: cst.Call, *new: cst.Arg) -> cst.Call:
+    return with_args(call, [*call.args, *new])
+
+
+def replace_arg(call: cst.Call, index: int, new: cst.Arg) -> cst.Call:
+    """Replace the argument at ``index`` (as in the original call), keeping its comma."""
+    args = list(call.args)
+    args[index] = new.with_changes(comma=args[index].comma, whitespace_after_arg=args[index].whitespace_after_arg)
+    return call.with_changes(args=args)
+
+
+def remove_arg(call: cst.Call, index: int) -> cst.Call:
+    return with_args(call, [arg for position, arg in enumerate(call.args) if position != index])
+
+
+def call_root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a method chain: ``a.b(1).c(2)`` -> ``a.b(1)``'s ``a``... specifically the first
+    expression that is neither a call on an attribute nor an attribute."""
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        else:
+            return node

@@ -1,0 +1,88 @@
+"""Apply the edits the rules asked for, in one pass over the tree.
+
+Only the spines that lead to an edited node are visited and rebuilt; every other subtree is kept
+as the very same object, so the cost is proportional to the edits, not to the file.
+"""
+
+from __future__ import annotations
+
+from typing import List, Sequence, Union
+
+import libcst as cst
+
+from porter.context import FileContext
+
+
+class _Applier(cst.CSTTransformer):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.ctx.dirty
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        ctx = self.ctx
+        if isinstance(updated_node, (cst.Module, cst.IndentedBlock)) and id(original_node) in ctx.dirty:
+            updated_node = _rebuild_block(ctx, original_node, updated_node)  # type: ignore[arg-type]
+        for _, replacement in ctx.replacements.get(id(original_node), ()):
+            updated_node = replacement(updated_node) if callable(replacement) else replacement
+        return updated_node
+
+
+def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlock],
+                   updated: Union[cst.Module, cst.IndentedBlock]):
+    """Removals, insertions and wraps among the statements of one block."""
+    originals: Sequence[cst.BaseStatement] = original.body
+    segments: List[List[cst.BaseStatement]] = []
+    leading: List[List[cst.BaseStatement]] = []
+    trailing: List[List[cst.BaseStatement]] = []
+    for old, new in zip(originals, updated.body):
+        leading.append(list(ctx.inserted_before.get(id(old), ())))
+        trailing.append(list(ctx.inserted_after.get(id(old), ())))
+        segments.append([] if id(old) in ctx.removed else [new])
+
+    wraps = sorted(ctx.wraps.get(id(original), ()), key=lambda wrap: wrap.start)
+    body: List[cst.BaseStatement] = []
+    index = 0
+    for wrap in wraps:
+        while index < wrap.start:
+            body += leading[index] + segments[index] + trailing[index]
+            index += 1
+        inner: List[cst.BaseStatement] = []
+        for position in range(wrap.start, wrap.end + 1):
+            if position != wrap.start:
+                inner += leading[position]
+            inner += segments[position]
+            if position != wrap.end:
+                inner += trailing[position]
+        body += leading[wrap.start]
+        if inner:
+            body.append(_lift_leading_lines(wrap.build(inner), inner))
+        body += trailing[wrap.end]
+        index = wrap.end + 1
+    while index < len(originals):
+        body += leading[index] + segments[index] + trailing[index]
+        index += 1
+
+    if isinstance(updated, cst.IndentedBlock) and not body:
+        body = [cst.SimpleStatementLine([cst.Pass()])]
+    return updated.with_changes(body=body)
+
+
+def _lift_leading_lines(wrapper: cst.BaseCompoundStatement, inner: List[cst.BaseStatement]):
+    """Comments and blank lines above the first wrapped statement go above the new block."""
+    first = wrapper.body.body[0] if isinstance(wrapper.body, cst.IndentedBlock) and wrapper.body.body else None
+    if first is None or not getattr(first, "leading_lines", None) or first is not inner[0]:
+        return wrapper
+    lifted = first.with_changes(leading_lines=())
+    body = wrapper.body.with_changes(body=[lifted, *wrapper.body.body[1:]])
+    return wrapper.with_changes(leading_lines=(*wrapper.leading_lines, *first.leading_lines), body=body)
+
+
+def apply_edits(ctx: FileContext) -> cst.Module:
+    if not ctx.dirty:
+        return ctx.module
+    result = ctx.module.visit(_Applier(ctx))
+    assert isinstance(result, cst.Module)
+    return result

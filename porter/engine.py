@@ -1,0 +1,93 @@
+"""port(source, config) -> PortResult: parse once, run the rules, apply their edits, verify.
+
+The engine never raises for a bad input: a syntax error, a file too deeply nested for the parser,
+or a port that fails its own checks comes back as ``PortResult.error``, with the source unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from porter.config import Config
+from porter.context import FileContext
+from porter.detect import uses_framework
+from porter.edits import apply_edits
+from porter.imports import resolve_imports
+from porter.rule import Finding, Rule, all_rules, is_selected
+
+
+@dataclass(frozen=True)
+class PortResult:
+    source: str
+    findings: Tuple[Finding, ...] = ()
+    error: Optional[str] = None
+    changed: bool = False
+
+
+def rules_for(frameworks, config: Config) -> List[Rule]:
+    return [
+        rule for rule in all_rules()
+        if rule.frameworks & frameworks and is_selected(rule.code, config.select, config.ignore)
+    ]
+
+
+def _parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
+        raise _PortError(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}")
+    except RecursionError:
+        raise _PortError("too deeply nested for the parser")
+
+
+class _PortError(Exception):
+    pass
+
+
+def _run_rules(module: cst.Module, config: Config) -> FileContext:
+    ctx = FileContext(module, config)
+    for rule in rules_for(ctx.frameworks, config):
+        try:
+            rule.run(ctx)
+        except RecursionError:
+            raise _PortError(f"too deeply nested for rule {rule.code}")
+        except Exception as error:  # a rule bug must not take the run down with it
+            raise _PortError(f"internal error in {rule.code} ({rule.name}): {type(error).__name__}: {error}")
+    resolve_imports(ctx)
+    return ctx
+
+
+def port(source: str, config: Config = Config()) -> PortResult:
+    if not uses_framework(source):
+        return PortResult(source)
+    try:
+        ctx = _run_rules(_parse(source), config)
+        findings = tuple(ctx.findings())
+        if not ctx.dirty:
+            return PortResult(source, findings)
+        try:
+            new_source = apply_edits(ctx).code
+        except RecursionError:
+            raise _PortError("too deeply nested to render")
+        _verify(new_source, config)
+    except _PortError as error:
+        return PortResult(source, error=str(error))
+    return PortResult(new_source, findings, changed=new_source != source)
+
+
+def _verify(new_source: str, config: Config) -> None:
+    """The port must parse, and porting it again must change nothing."""
+    try:
+        again = _run_rules(_parse(new_source), config)
+    except _PortError as error:
+        raise _PortError(f"internal error: the ported code does not check out ({error})")
+    if again.dirty:
+        codes = sorted({report.code for report in again.reports if report.fixed})
+        raise _PortError(
+            "internal error: the port is not stable, a second port changes it again"
+            + (f" ({', '.join(codes)})" if codes else "")
+        )

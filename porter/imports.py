@@ -1,0 +1,119 @@
+"""Add the imports the rules asked for: once, deduplicated, merged into an existing
+``from module import ...`` where there is one, otherwise after the file's last top-level import.
+
+libcst's ``AddImportsVisitor`` does the same, but importing ``libcst.codemod`` alone costs more than
+the whole port of a typical file, so the porter keeps this small equivalent.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from porter.context import FileContext, dotted_name, import_bindings
+
+
+def _import_statement(module: str, name: Optional[str], asname: Optional[str]) -> cst.SimpleStatementLine:
+    alias = f" as {asname}" if asname else ""
+    code = f"import {module}{alias}" if name is None else f"from {module} import {name}{alias}"
+    statement = cst.parse_statement(code)
+    assert isinstance(statement, cst.SimpleStatementLine)
+    return statement
+
+
+def _top_level_imports(module: cst.Module) -> List[cst.SimpleStatementLine]:
+    """Module-level import lines that come before the first function or class."""
+    found = []
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            break
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+        ):
+            found.append(statement)
+    return found
+
+
+def _insertion_point(module: cst.Module) -> Optional[cst.BaseStatement]:
+    imports = _top_level_imports(module)
+    if imports:
+        return imports[-1]
+    return None
+
+
+def _is_docstring_or_future(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    return isinstance(small, cst.ImportFrom) and dotted_name(small.module or cst.Name("x")) == "__future__"
+
+
+def _mergeable_from(ctx: FileContext, module: str) -> Optional[cst.ImportFrom]:
+    for line in _top_level_imports(ctx.module):
+        for small in line.body:
+            if (isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None
+                    and dotted_name(small.module) == module and not isinstance(small.names, cst.ImportStar)):
+                return small
+    return None
+
+
+def _add_alias(name: str, asname: Optional[str]):
+    def merge(node: cst.ImportFrom) -> cst.ImportFrom:
+        names = list(node.names)
+        last = names[-1]
+        trailing_comma = isinstance(last.comma, cst.Comma)
+        if not trailing_comma:
+            names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        alias = cst.ImportAlias(
+            name=cst.Name(name),
+            asname=cst.AsName(cst.Name(asname)) if asname else None,
+            comma=cst.Comma() if trailing_comma else cst.MaybeSentinel.DEFAULT,
+        )
+        return node.with_changes(names=[*names, alias])
+
+    return merge
+
+
+def resolve_imports(ctx: FileContext) -> None:
+    """Turn the import requests into edits; report each import actually added."""
+    bound = dict(ctx.aliases)
+    new_lines: List[cst.SimpleStatementLine] = []
+    anchor = _insertion_point(ctx.module)
+    for module, name, asname, code in ctx.imports:
+        local = asname or (name if name is not None else module.split(".")[0])
+        full = module if name is None else f"{module}.{name}"
+        if name is None and asname is None:
+            full = local
+        if bound.get(local) == full:
+            continue
+        bound[local] = full
+        text = (f"import {module}" if name is None else f"from {module} import {name}") + (
+            f" as {asname}" if asname else "")
+        existing = _mergeable_from(ctx, module) if name is not None else None
+        if existing is not None:
+            ctx.replace(existing, _add_alias(name, asname))
+            ctx.report(code, existing, f"added `{text}`", fixed=True)
+            continue
+        new_lines.append(_import_statement(module, name, asname))
+        ctx.report(code, anchor if anchor is not None else ctx.module, f"added `{text}`", fixed=True)
+    if not new_lines:
+        return
+    if anchor is not None:
+        ctx.insert_after(anchor, new_lines)
+        return
+    body = ctx.module.body
+    leading = 0
+    while leading < len(body) and _is_docstring_or_future(body[leading]):
+        leading += 1
+    if leading:
+        ctx.insert_after(body[leading - 1], new_lines)
+    elif body:
+        ctx.insert_before(body[0], new_lines)
+    else:
+        ctx.replace(ctx.module, lambda module: module.with_changes(body=new_lines))
+
+
+__all__ = ["resolve_imports", "import_bindings"]

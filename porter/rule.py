@@ -1,0 +1,115 @@
+"""The rule contract: what a rule declares, what it reports, and the registry of rules.
+
+A rule is one module under the ``rules`` package that defines ``RULE``, an instance of a
+``Rule`` subclass. The rule declares its code, name, kind, summary, rationale and examples as
+data; its ``run`` method looks at the shared ``FileContext`` and asks it for edits and findings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, FrozenSet, Iterable, List, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from porter.context import FileContext
+
+FIX = "fix"
+WARN = "warn"
+
+# The frameworks a file can use, as detected from its imports.
+KERAS = "keras"  # TensorFlow 2 / Keras
+TF1 = "tf1"  # TensorFlow 1 graph mode (tf.compat.v1 sessions)
+TORCH = "torch"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a rule changed (``fixed``) or left for a person (not ``fixed``)."""
+
+    code: str
+    line: int
+    column: int
+    message: str
+    fixed: bool
+    cell: Optional[int] = None
+
+    def sort_key(self) -> Tuple[int, int, int, str, str]:
+        return (self.cell or 0, self.line, self.column, self.code, self.message)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A before/after pair. ``after=None`` means the code must come back unchanged.
+
+    ``reported`` says whether the rule must report a finding on ``before``.
+    """
+
+    before: str
+    after: Optional[str] = None
+    reported: bool = True
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    frameworks: ClassVar[FrozenSet[str]]
+    summary: ClassVar[str]
+    rationale: ClassVar[str]
+    examples: ClassVar[Tuple[Example, ...]] = ()
+
+    def run(self, ctx: "FileContext") -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self.code} {self.name}>"
+
+
+_registry: Optional[List[Rule]] = None
+
+
+def all_rules() -> List[Rule]:
+    """Every rule, sorted by code: the fixed order in which rules run.
+
+    Rule modules are discovered under the ``rules`` package, so adding a rule is adding a file.
+    They are imported on first use only: a run that parses no file never pays for them.
+    """
+    global _registry
+    if _registry is None:
+        import rules
+
+        found = []
+        for info in pkgutil.walk_packages(rules.__path__, prefix="rules."):
+            if info.ispkg:
+                continue
+            module = importlib.import_module(info.name)
+            rule = getattr(module, "RULE", None)
+            if isinstance(rule, Rule):
+                found.append(rule)
+        codes = [rule.code for rule in found]
+        duplicated = {code for code in codes if codes.count(code) > 1}
+        if duplicated:
+            raise RuntimeError(f"duplicate rule codes: {sorted(duplicated)}")
+        _registry = sorted(found, key=lambda rule: rule.code)
+    return _registry
+
+
+def rule_by_code(code: str) -> Optional[Rule]:
+    for rule in all_rules():
+        if rule.code == code.upper() or rule.name == code:
+            return rule
+    return None
+
+
+def code_matches(code: str, patterns: Iterable[str]) -> bool:
+    """True when ``code`` equals one of ``patterns`` or starts with one (``IPU1`` selects IPU1xx)."""
+    return any(code.startswith(pattern) for pattern in patterns)
+
+
+def is_selected(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
+    select = tuple(select)
+    if select and not code_matches(code, select):
+        return False
+    return not code_matches(code, ignore)

@@ -1,0 +1,1 @@
+"""The porter's rules: one module per rule, grouped by framework. See ``porter.rule``."""
