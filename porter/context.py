@@ -183,6 +183,7 @@ class FileContext:
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
+        self.unwrapped: Set[int] = set()
         self.inserted_before: Dict[int, List[cst.BaseStatement]] = {}
         self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
         self.wraps: Dict[int, List["Wrap"]] = {}
@@ -393,6 +394,15 @@ class FileContext:
         if not self._block_request(statement):
             return False
         self.removed.add(id(statement))
+        return True
+
+    def unwrap(self, statement: cst.BaseCompoundStatement) -> bool:
+        """Replace a compound statement (a ``with`` block, say) by the statements of its body."""
+        if not isinstance(getattr(statement, "body", None), cst.IndentedBlock):
+            return False
+        if not self._block_request(statement):
+            return False
+        self.unwrapped.add(id(statement))
         return True
 
     def is_removed(self, statement: cst.BaseStatement) -> bool:
