@@ -21,7 +21,7 @@ from typing import List, Optional, Set, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, bound_names
 from porter.cstutil import string_value
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -105,6 +105,8 @@ class _Analysis:
         self.model_classes: Set[str] = set()
         self.builders: Set[str] = set()  # functions of the file that return a model
         self.strategy_vars: Set[str] = set()
+        self._assignments: List[cst.Assign] = []
+        self._assignments_key = -1
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -175,19 +177,30 @@ class _Analysis:
                     changed = True
 
     def _returns_model(self, function: cst.FunctionDef) -> bool:
-        models = self._model_variables(function.body)
-        for node in walk(function.body):
-            if isinstance(node, cst.Return) and node.value is not None:
-                value = node.value
-                if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
-                    return True
+        models = self._model_variables(function)
+        for node in self.ctx.nodes(cst.Return):
+            if node.value is None or self.ctx.enclosing_function(node) is not function:
+                continue
+            value = node.value
+            if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
+                return True
         return False
 
-    def _model_variables(self, scope: cst.CSTNode) -> Set[str]:
+    def _model_assignments(self) -> List[cst.Assign]:
+        # Depends on the builders found so far, so it is cached per number of builders.
+        key = len(self.builders)
+        if self._assignments_key != key:
+            self._assignments = [
+                assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_call(assign.value)
+            ]
+            self._assignments_key = key
+        return self._assignments
+
+    def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         names: Set[str] = set()
-        for node in walk(scope):
-            if isinstance(node, cst.Assign) and self._is_model_call(node.value):
-                for target in node.targets:
+        for assign in self._model_assignments():
+            if self.ctx.enclosing_function(assign) is function:
+                for target in assign.targets:
                     names.update(bound_names(target.target))
         return names
 
@@ -245,23 +258,36 @@ class _Analysis:
         return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call))
 
     def _region_in(self, block: Block) -> Optional[Region]:
-        models = self._model_variables_in_block(block)
-        if not models:
+        """From the first statement of ``block`` that assigns a model to the last one that uses it."""
+        names: Set[str] = set()
+        for assign in self._model_assignments():
+            if self._top_statement(assign, block) is not None:
+                for target in assign.targets:
+                    names.update(bound_names(target.target))
+        if not names:
             return None
-        uses = [statement for statement in block.body if self._mentions(statement, models)]
+        uses = [
+            top for top in (self._top_statement(name, block) for name in self.ctx.nodes(cst.Name)
+                            if name.value in names)
+            if top is not None
+        ]
         if not uses:
             return None
+        order = {id(statement): index for index, statement in enumerate(block.body)}
+        uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
         return Region(block, first, last, self._anchor(first))
 
-    def _model_variables_in_block(self, block: Block) -> Set[str]:
-        names: Set[str] = set()
-        for statement in block.body:
-            names |= self._model_variables(statement)
-        return names
-
-    def _mentions(self, statement: cst.BaseStatement, names: Set[str]) -> bool:
-        return any(isinstance(node, cst.Name) and node.value in names for node in walk(statement))
+    def _top_statement(self, node: cst.CSTNode, block: Block) -> Optional[cst.BaseStatement]:
+        """The statement of ``block`` that holds ``node`` (not through a nested function)."""
+        child = node
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is block:
+                return child if isinstance(child, cst.BaseStatement) else None
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            child = ancestor
+        return None
 
     def _anchor(self, statement: cst.BaseStatement) -> cst.BaseStatement:
         """Where set-up for a region goes: before it, or before the outermost loop around it in

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter.cstutil import statement
 from porter.kerasmodel import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 
@@ -7,9 +8,9 @@ from porter.rule import FIX, KERAS, Example, Rule
 def config_statements(name: str, ipus: int):
     """The IPU system configuration of reference 1.2, shared with the TF1 rules."""
     return [
-        cst.parse_statement(f"{name} = ipu.config.IPUConfig()"),
-        cst.parse_statement(f"{name}.auto_select_ipus = {ipus}"),
-        cst.parse_statement(f"{name}.configure_ipu_system()"),
+        statement(f"{name} = ipu.config.IPUConfig()"),
+        statement(f"{name}.auto_select_ipus = {ipus}"),
+        statement(f"{name}.configure_ipu_system()"),
     ]
 
 

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter.cstutil import expression, statement
 from porter.kerasmodel import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 
@@ -87,7 +88,7 @@ class StrategyScope(Rule):
             return
         changed = False
         for call in plan.replaced_strategies:
-            ctx.replace(call, cst.parse_expression(_strategy_code(plan)))
+            ctx.replace(call, expression(_strategy_code(plan)))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
             changed = True
         for with_node in plan.transparent:
@@ -99,7 +100,7 @@ class StrategyScope(Rule):
         for region in plan.regions:
             if plan.strategy_statement is None and id(region.anchor) not in created:
                 created.add(id(region.anchor))
-                ctx.insert_before(region.anchor, [cst.parse_statement(
+                ctx.insert_before(region.anchor, [statement(
                     f"{plan.strategy_name} = {_strategy_code(plan)}")])
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name)):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
