@@ -1,0 +1,28 @@
+"""The README's first lines are the two commands a newcomer types, .ci/run runs exactly them, and
+the rule table and option list in the README are the ones the rules and the CLI produce."""
+
+from pathlib import Path
+
+from porter.docs import render
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
+TEST = ".venv/bin/python -m pytest"
+
+
+def test_readme_starts_with_setup_and_test_commands():
+    block = README.split("```", 2)[1]
+    assert block.strip().splitlines() == ["sh", SETUP, TEST]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    commands = [
+        line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line and not line.startswith(("#", "set ", "cd ", "rm "))
+    ]
+    assert commands == [SETUP, TEST]
+
+
+def test_generated_sections_are_current():
+    assert render(README) == README, "run: python -m porter.docs README.md"
