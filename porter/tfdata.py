@@ -5,11 +5,12 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, Set
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, bound_names, canonical_keras, walk
+from porter.kerasutil import assignments
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -63,3 +64,289 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in methods and is_dataset(ctx, func.value):
             yield call, func.attr.value
+
+
+# ------------------------------------------------------------------------------ uint8 data
+# Which arrays certainly hold uint8 data (images from ``keras.datasets.*.load_data()``, arrays made
+# with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
+# Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
+# the IPU (reference 1.11), and both leave data alone when its flow is not clear.
+
+UINT8 = "uint8"
+CONVERTED = "converted"
+# keras.datasets whose load_data() returns uint8 images and uint8 labels.
+UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
+_UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
+# Methods and functions that keep the data (and its dtype) of their first operand.
+_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
+_KEEPING_FUNCTIONS = frozenset({"numpy.expand_dims", "numpy.reshape", "numpy.squeeze", "numpy.asarray",
+                                "numpy.ascontiguousarray", "numpy.transpose"})
+# Calls that make float (or int32/int64) data out of their operand.
+_CONVERTING_FUNCTIONS = frozenset({
+    "tensorflow.cast", "tensorflow.image.convert_image_dtype", "numpy.float32", "numpy.float16",
+    "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
+    "keras.utils.np_utils.to_categorical",
+})
+_SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+                      "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
+                      "tensorflow.compat.v1.data.Dataset.from_tensors")
+
+
+class _Uint8Flow:
+    """Walks one function (or the module) in source order and notes, before each statement, which
+    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``).
+    A name bound inside a branch or a loop is no longer known: the flow there is not clear."""
+
+    def __init__(self, ctx: FileContext, scope: cst.CSTNode) -> None:
+        self.ctx = ctx
+        self.state: Dict[str, str] = {}
+        self.before: Dict[int, Dict[str, str]] = {}
+        self.origin: Dict[str, str] = {}
+        if isinstance(scope, cst.Module):
+            self._block(scope.body, linear=True)
+        else:
+            self._body(scope.body, linear=True)
+
+    def _block(self, statements, linear: bool) -> None:
+        for statement in statements:
+            self._statement(statement, linear)
+
+    def _statement(self, statement, linear: bool) -> None:
+        self.before[id(statement)] = dict(self.state)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small(small, linear)
+            return
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            self._forget([statement.name.value])
+            return
+        if isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    self._forget(_bound(item.asname.name))
+            self._body(statement.body, linear)
+            return
+        if isinstance(statement, cst.For):
+            self._forget(_bound(statement.target))
+        for block in _blocks(statement):
+            self._body(block, False)
+
+    def _body(self, block, linear: bool) -> None:
+        if isinstance(block, cst.IndentedBlock):
+            self._block(block.body, linear)
+        elif isinstance(block, cst.SimpleStatementSuite):
+            for small in block.body:
+                self._small(small, linear)
+
+    def _small(self, small, linear: bool) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._bind(target.target, small.value, linear)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._bind(small.target, small.value, linear)
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            self._forget(_bound(small.target))
+        elif isinstance(small, cst.Del):
+            self._forget(_bound(small.target))
+
+    def _forget(self, names) -> None:
+        for name in names:
+            self.state.pop(name, None)
+
+    def _bind(self, target, value, linear: bool) -> None:
+        if not linear:
+            self._forget(_bound(target))
+            return
+        if isinstance(target, cst.Name):
+            kind = self._kind(value)
+            if kind is None:
+                self.state.pop(target.value, None)
+            else:
+                self.state[target.value] = kind
+                if kind == UINT8 and isinstance(value, cst.Name):
+                    self.origin[target.value] = self.origin.get(value.value, "a uint8 array")
+                elif kind == UINT8 and target.value not in self.origin:
+                    self.origin[target.value] = "a uint8 array"
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            loaded = self._loaded_dataset(value)
+            if loaded is not None:
+                for name in _bound(target):
+                    self.state[name] = UINT8
+                    self.origin[name] = f"`{loaded}.load_data()`"
+                return
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
+            ):
+                kinds = [(element.value, self._kind(item.value)) for element, item in zip(target.elements, value.elements)]
+                for element, kind in kinds:  # all values are read before any name is bound
+                    if isinstance(element, cst.Name) and kind is not None:
+                        self.state[element.value] = kind
+                    else:
+                        self._forget(_bound(element))
+                return
+        self._forget(_bound(target))
+
+    def _loaded_dataset(self, value) -> Optional[str]:
+        """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "load_data" and not value.args):
+            return None
+        module = self.ctx.keras_name(value.func.value)
+        if module is None and isinstance(value.func.value, cst.Name):
+            known = [self.ctx.keras_name(v) for _, name, v in _assigned(self.ctx, value.func.value)]
+            module = known[0] if known and all(k == known[0] for k in known) else None
+        if module is None or not module.startswith("keras.datasets."):
+            return None
+        name = module[len("keras.datasets."):]
+        return name if name in UINT8_DATASETS else None
+
+    def _kind(self, value) -> Optional[str]:
+        """UINT8, CONVERTED or None (not uint8 data, or not known) for the value of an assignment."""
+        kept = self._kept_name(value)
+        if kept is not None:
+            return self.state.get(kept)
+        if self._makes_uint8(value):
+            return UINT8
+        if any(isinstance(node, cst.Name) and self.state.get(node.value) == UINT8 for node in walk(value)):
+            return CONVERTED if self._converts(value) else None
+        return None
+
+    def _kept_name(self, value) -> Optional[str]:
+        """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
+        while True:
+            if isinstance(value, cst.Name):
+                return value.value
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _KEEPING_METHODS:
+                value = value.func.value
+            elif isinstance(value, cst.Call) and value.args and \
+                    self.ctx.qualified_name(value.func) in _KEEPING_FUNCTIONS and not _dtype_argument(value):
+                value = value.args[0].value
+            else:
+                return None
+
+    def _makes_uint8(self, value) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        dtype = _dtype_argument(value)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
+            dtype = value.args[0].value
+        return dtype is not None and self._is_uint8_dtype(dtype)
+
+    def _is_uint8_dtype(self, node) -> bool:
+        if isinstance(node, cst.SimpleString):
+            return node.evaluated_value == "uint8"
+        return self.ctx.qualified_name(node) in _UINT8_DTYPES
+
+    def _converts(self, value) -> bool:
+        for node in walk(value):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                return True
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "astype" and node.args:
+                    if not self._is_uint8_dtype(node.args[0].value):
+                        return True
+                qualified = self.ctx.qualified_name(func)
+                if qualified in _CONVERTING_FUNCTIONS or canonical_keras(qualified) in _CONVERTING_FUNCTIONS:
+                    return True
+                if isinstance(func, cst.Name) and func.value == "float":
+                    return True
+        return False
+
+
+def _blocks(statement):
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(statement, name, None)
+        if isinstance(block, (cst.Else, cst.Finally)):
+            block = block.body
+        if isinstance(block, cst.If):
+            yield from _blocks(block)
+        elif block is not None:
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+
+
+def _bound(target) -> list:
+    return bound_names(target)
+
+
+def _dtype_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return arg.value
+    return None
+
+
+def _assigned(ctx: FileContext, name: cst.Name):
+    scope = _owner(ctx, name)
+    return [item for item in assignments(ctx, scope) if item[1] == name.value] or \
+        [item for item in assignments(ctx, ctx.module) if item[1] == name.value]
+
+
+def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
+    scope = _owner(ctx, node)
+    cache: Dict[int, _Uint8Flow] = ctx.__dict__.setdefault("_uint8_flows", {})
+    flow = cache.get(id(scope))
+    if flow is None:
+        flow = cache[id(scope)] = _Uint8Flow(ctx, scope)
+    return flow
+
+
+def uint8_origin(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
+    """Where the data of ``expr`` comes from (e.g. "`mnist.load_data()`") when ``expr`` is a
+    variable, or a slice of one, that certainly holds uint8 data at this point; else None."""
+    node = expr
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Name) or ctx.enclosing(node, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(node)
+    flow = _flow(ctx, node)
+    before = flow.before.get(id(statement)) if statement is not None else None
+    if before is None or before.get(node.value) != UINT8:
+        return None
+    return flow.origin.get(node.value, "a uint8 array")
+
+
+def tensor_slices_inputs(ctx: FileContext):
+    """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
+    role "features" for a lone array or the first of a tuple, "labels" for the second."""
+    for call in ctx.nodes(cst.Call):
+        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS or not call.args:
+            continue
+        value = call.args[0].value
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
+            isinstance(element, cst.StarredElement) for element in value.elements
+        ):
+            yield call, [("features", value.elements[0].value), ("labels", value.elements[1].value)]
+        elif isinstance(value, (cst.Name, cst.Subscript)):
+            yield call, [("features", value)]
+
+
+def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
+    """True when the dataset ``call`` makes goes through ``.map(...)``: in its own chain, or
+    anywhere in the same function (a variable may carry it there)."""
+    node: cst.CSTNode = call
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value == "map":
+                return True
+            node = ctx.parent(parent) or parent
+            continue
+        break
+    scope = _owner(ctx, call)
+    return any(_owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
+
+
+def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
+    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])

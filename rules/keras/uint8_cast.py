@@ -1,0 +1,98 @@
+from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.tfdata import astype, is_mapped, tensor_slices_inputs, uint8_origin
+
+_CASTS = {"x": "float32", "features": "float32", "y": "int32", "labels": "int32"}
+
+
+class Uint8Cast(Rule):
+    code = "IPU106"
+    name = "uint8-cast"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = "Cast uint8 images to float32 and uint8 labels to int32 before they reach the model."
+    rationale = (
+        "The IPU computes in float32, float16, int32 and bool; uint8 is only moved, not computed with "
+        "(reference 1.11), and the IPU tutorial casts uint8 features to float32 on the host (seed 004). "
+        "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
+        "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
+        "still uint8 get `.astype(\"float32\")` (features) or `.astype(\"int32\")` (labels, which reach "
+        "the loss). Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
+        "alone, and so is data whose flow is not clear within one function (a branch, a helper, a "
+        "dataset with its own `map`)."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
+            "    model.fit(x_train, y_train, epochs=2, validation_data=(x_test, y_test))\n"
+            "    model.evaluate(x_test, y_test)\n",
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2, "
+            "validation_data=(x_test.astype(\"float32\"), y_test.astype(\"int32\")))\n"
+            "    model.evaluate(x_test.astype(\"float32\"), y_test.astype(\"int32\"))\n",
+        ),
+        Example(
+            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
+            "(images, labels), _ = cifar.load_data()\n"
+            "ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)\n",
+            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
+            "(images, labels), _ = cifar.load_data()\n"
+            "ds = tf.data.Dataset.from_tensor_slices((images.astype(\"float32\"), labels.astype(\"int32\")))"
+            ".shuffle(1000).batch(64)\n",
+        ),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
+            "predictions = model.predict(frames)\n",
+            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
+            "predictions = model.predict(frames.astype(\"float32\"))\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nmnist = tf.keras.datasets.mnist\n"
+            "(x_train, y_train), (x_test, y_test) = mnist.load_data()\n"
+            "x_train, x_test = x_train / 255.0, x_test / 255.0\n"
+            "model.fit(x_train, y_train.astype(\"int32\"), epochs=5)\n"
+            "model.evaluate(x_test, tf.keras.utils.to_categorical(y_test))\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef load(augment):\n"
+            "    (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()\n    if augment:\n        x = flip(x)\n"
+            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"))\n"
+            "    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(normalize).batch(32)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.imdb.load_data(num_words=10000)\n"
+            "model.fit(x_train, y_train)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for call, method in method_calls(ctx, *DATA_METHODS):
+            for role, value in data_arguments(call, method):
+                if role in _CASTS:
+                    self._cast(ctx, value, role, f"`{method}()`")
+        for call, inputs in tensor_slices_inputs(ctx):
+            if is_mapped(ctx, call):
+                continue
+            for role, value in inputs:
+                self._cast(ctx, value, role, "the dataset")
+
+    def _cast(self, ctx, value, role, where) -> None:
+        origin = uint8_origin(ctx, value)
+        if origin is None:
+            return
+        dtype = _CASTS[role]
+        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+        what = "uint8 images" if dtype == "float32" else "uint8 labels"
+        name = ctx.module.code_for_node(value)
+        ctx.report(self.code, value, f"`{name}` holds {what} (from {origin}), which the IPU does not compute "
+                   f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+
+
+RULE = Uint8Cast()
