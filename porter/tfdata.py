@@ -190,7 +190,7 @@ class _Uint8Flow:
     def _loaded_dataset(self, value) -> Optional[str]:
         """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value == "load_data" and not value.args):
+                and value.func.attr.value == "load_data"):
             return None
         module = self.ctx.keras_name(value.func.value)
         if module is None and isinstance(value.func.value, cst.Name):
@@ -276,10 +276,7 @@ def _bound(target) -> list:
 
 
 def _dtype_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "dtype":
-            return arg.value
-    return None
+    return _keyword_value(call, "dtype")
 
 
 def _assigned(ctx: FileContext, name: cst.Name):
@@ -350,3 +347,39 @@ def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
         expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("astype")),
                     args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+
+
+# TensorFlow Datasets image sets whose images come as tf.uint8.
+UINT8_TFDS = ("mnist", "fashion_mnist", "kmnist", "emnist", "cifar10", "cifar100", "svhn_cropped")
+
+
+def uint8_tfds_loads(ctx: FileContext):
+    """``tfds.load("mnist", split="train", as_supervised=True)`` calls: one split of a uint8 image
+    set as ``(image, label)`` pairs (a dataset, not a dict or a tuple with info)."""
+    for call in ctx.nodes(cst.Call):
+        if ctx.qualified_name(call.func) != "tensorflow_datasets.load" or not call.args:
+            continue
+        name = call.args[0].value
+        if call.args[0].keyword is not None or not isinstance(name, cst.SimpleString):
+            continue
+        if str(name.evaluated_value).split(":")[0] not in UINT8_TFDS:
+            continue
+        split, supervised, info = (_keyword_value(call, key) for key in ("split", "as_supervised", "with_info"))
+        if not isinstance(split, cst.SimpleString) or not (isinstance(supervised, cst.Name) and supervised.value == "True"):
+            continue
+        if info is not None and not (isinstance(info, cst.Name) and info.value == "False"):
+            continue
+        yield call
+
+
+def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
+    """``dataset.map(lambda image, label: (tf.cast(image, tf.float32), label))``."""
+    mapper = cst.parse_expression(f"lambda image, label: ({tf}.cast(image, {tf}.float32), label)")
+    return cst.Call(func=cst.Attribute(value=dataset, attr=cst.Name("map")), args=[cst.Arg(mapper)])

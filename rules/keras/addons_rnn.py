@@ -109,6 +109,21 @@ class AddonsRnn(Rule):
             "z = layers.GRU(8, recurrent_dropout=rate)(x)\n",
         ),
         Example(
+            "import keras\n\n\nclass Tagger(keras.Model):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.embed = keras.layers.Embedding(20000, 128, mask_zero=True)\n"
+            "        self.rnn = keras.layers.LSTM(128, return_sequences=True)\n\n"
+            "    def call(self, tokens):\n        return self.rnn(self.embed(tokens))\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.keras import layers\n\nmodel = tf.keras.Sequential()\n"
+            "model.add(layers.Masking(mask_value=0.0, input_shape=(20, 3)))\nmodel.add(layers.LSTM(8))\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras.layers import GRU, LSTM\n\n"
+            "model = tf.keras.Sequential([LSTM(64, return_sequences=True), GRU(32), tf.keras.layers.Dense(1)])\n",
+            reported=False,
+        ),
+        Example(
             "import tensorflow as tf\n\nmodel = build(tf.keras.layers.Dense(4))\ncell = tf.keras.layers.LSTMCell(8)\n",
             reported=False,
         ),

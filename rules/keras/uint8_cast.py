@@ -1,6 +1,6 @@
 from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import astype, is_mapped, tensor_slices_inputs, uint8_origin
+from porter.tfdata import astype, cast_images_map, is_mapped, tensor_slices_inputs, uint8_origin, uint8_tfds_loads
 
 _CASTS = {"x": "float32", "features": "float32", "y": "int32", "labels": "int32"}
 
@@ -59,6 +59,46 @@ class Uint8Cast(Rule):
             reported=False,
         ),
         Example(
+            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
+            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n    model.fit(x, y, batch_size=50)\n",
+            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
+            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n"
+            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"), batch_size=50)\n",
+        ),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
+            "    images = pixels.astype(np.uint8)\n    model.fit(images, classes)\n",
+            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
+            "    images = pixels.astype(np.uint8)\n    model.fit(images.astype(\"float32\"), classes)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n\n\n"
+            "def fit(model):\n    model.fit(x_train, y_train)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
+            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True)\n"
+            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
+            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True).map(lambda image, label: "
+            "(tf.cast(image, tf.float32), label))\n"
+            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n\ndef normalize(image, label):\n"
+            "    return tf.cast(image, tf.float32) / 255.0, label\n\n\n"
+            "def main():\n    train = tfds.load(\"cifar10\", split=\"train\", as_supervised=True)\n"
+            "    train = train.map(normalize).batch(64)\n    model.fit(train, epochs=3)\n",
+            reported=False,
+        ),
+        Example(
             "import tensorflow as tf\n\n\ndef load(augment):\n"
             "    (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()\n    if augment:\n        x = flip(x)\n"
             "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"))\n"
@@ -82,6 +122,15 @@ class Uint8Cast(Rule):
                 continue
             for role, value in inputs:
                 self._cast(ctx, value, role, "the dataset")
+        for call in uint8_tfds_loads(ctx):
+            if is_mapped(ctx, call):
+                continue
+            tf = next((local for local, full in ctx.aliases.items() if full == "tensorflow"), None)
+            if tf is None:
+                continue
+            ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))
+            ctx.report(self.code, call, "the dataset holds uint8 images, which the IPU does not compute with: "
+                       f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)
 
     def _cast(self, ctx, value, role, where) -> None:
         origin = uint8_origin(ctx, value)
