@@ -7,7 +7,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, walk
+from porter.context import FileContext
 from porter.cstutil import argument, keyword
 
 # Model methods that take data, and where their x / y arguments sit.
@@ -61,40 +61,27 @@ def assignments(ctx: FileContext, scope: cst.CSTNode) -> List[Tuple[cst.BaseStat
     if found is not None:
         return found
     found = cache[id(scope)] = []
-    candidates: List[cst.CSTNode] = []
-    for node_type in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With):
-        candidates.extend(node for node in ctx.nodes(node_type) if owner(ctx, node) is scope)
-    order = {id(node): index for index, node in enumerate(_statements_in_order(ctx, candidates))}
-    candidates.sort(key=lambda node: order[id(node)])
-    for node in candidates:
-        statement = ctx.statement_of(node)
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                found.extend((statement, name, value) for name, value in _pairs(target.target, node.value))
-        elif isinstance(node, cst.AnnAssign):
-            found.extend((statement, name, value) for name, value in _pairs(node.target, node.value))
-        elif isinstance(node, cst.AugAssign):
-            if isinstance(node.target, cst.Name):
-                found.append((statement, node.target.value, None))
-        elif isinstance(node, cst.For):
-            found.extend((statement, name, None) for name, _ in _pairs(node.target, None))
-        else:
-            for item in node.items:
+    for statement in statements_in(scope):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        smalls = list(statement.body) if isinstance(statement, cst.SimpleStatementLine) else [
+            small for block in sub_blocks(statement) if isinstance(block, cst.SimpleStatementSuite)
+            for small in block.body]
+        if isinstance(statement, cst.For):
+            found.extend((statement, name, None) for name, _ in _pairs(statement.target, None))
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
                 if item.asname is not None:
                     found.extend((statement, name, None) for name, _ in _pairs(item.asname.name, None))
+        for small in smalls:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    found.extend((statement, name, value) for name, value in _pairs(target.target, small.value))
+            elif isinstance(small, cst.AnnAssign):
+                found.extend((statement, name, small.value) for name, _ in _pairs(small.target, None))
+            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                found.append((statement, small.target.value, None))
     return found
-
-
-def _statements_in_order(ctx: FileContext, nodes: List[cst.CSTNode]) -> List[cst.CSTNode]:
-    """``nodes`` (of mixed types) in source order: ctx.nodes lists are ordered per type only."""
-    wanted = {id(node) for node in nodes}
-    if not wanted:
-        return []
-    roots = {id(owner(ctx, node)): owner(ctx, node) for node in nodes}
-    ordered = []
-    for root in roots.values():
-        ordered.extend(node for node in walk(root) if id(node) in wanted)
-    return ordered
 
 
 def _pairs(target: cst.CSTNode, value: Optional[cst.BaseExpression]):
@@ -128,6 +115,42 @@ def _parameters(function: cst.FunctionDef) -> List[str]:
     names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
     names.extend(star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))
     return names
+
+
+def statements_in(scope: cst.CSTNode) -> Iterator[cst.BaseStatement]:
+    """Every statement of a module or function, nested blocks included (not nested functions or
+    classes, which are yielded but not entered), in source order; expressions are not walked."""
+    if isinstance(scope, cst.Module):
+        stack = list(reversed(scope.body))
+    elif isinstance(scope.body, cst.IndentedBlock):
+        stack = list(reversed(scope.body.body))
+    else:
+        return
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, cst.BaseCompoundStatement):
+            continue
+        inner: List[cst.BaseStatement] = []
+        for block in sub_blocks(statement):
+            if isinstance(block, cst.IndentedBlock):
+                inner.extend(block.body)
+        stack.extend(reversed(inner))
+
+
+def sub_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement: body, elif/else, except and finally blocks."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(statement, name, None)
+        if isinstance(block, (cst.Else, cst.Finally)):
+            block = block.body
+        if isinstance(block, cst.If):  # elif
+            yield from sub_blocks(block)
+            continue
+        if isinstance(block, cst.BaseSuite):
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
 
 
 def generator_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:

@@ -10,7 +10,7 @@ from typing import Dict, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
-from porter.kerasutil import assignments
+from porter.kerasutil import assignments, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -128,7 +128,7 @@ class _Uint8Flow:
             return
         if isinstance(statement, cst.For):
             self._forget(_bound(statement.target))
-        for block in _blocks(statement):
+        for block in sub_blocks(statement):
             self._body(block, False)
 
     def _body(self, block, linear: bool) -> None:
@@ -208,7 +208,7 @@ class _Uint8Flow:
             return self.state.get(kept)
         if self._makes_uint8(value):
             return UINT8
-        if any(isinstance(node, cst.Name) and self.state.get(node.value) == UINT8 for node in walk(value)):
+        if UINT8 in self.state.values() and any(isinstance(node, cst.Name) and self.state.get(node.value) == UINT8 for node in walk(value)):
             return CONVERTED if self._converts(value) else None
         return None
 
@@ -258,19 +258,6 @@ class _Uint8Flow:
         return False
 
 
-def _blocks(statement):
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(statement, name, None)
-        if isinstance(block, (cst.Else, cst.Finally)):
-            block = block.body
-        if isinstance(block, cst.If):
-            yield from _blocks(block)
-        elif block is not None:
-            yield block
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-
-
 def _bound(target) -> list:
     return bound_names(target)
 
@@ -294,9 +281,22 @@ def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
     return flow
 
 
+def _may_hold_uint8(ctx: FileContext) -> bool:
+    """A cheap test: does the file load a Keras dataset or spell uint8 at all?"""
+    found = ctx.__dict__.get("_uint8_possible")
+    if found is None:
+        found = any(node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
+            node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
+            "uint8" in node.value for node in ctx.nodes(cst.SimpleString))
+        ctx.__dict__["_uint8_possible"] = found
+    return found
+
+
 def uint8_origin(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     """Where the data of ``expr`` comes from (e.g. "`mnist.load_data()`") when ``expr`` is a
     variable, or a slice of one, that certainly holds uint8 data at this point; else None."""
+    if not _may_hold_uint8(ctx):
+        return None
     node = expr
     while isinstance(node, cst.Subscript):
         node = node.value
@@ -314,7 +314,10 @@ def tensor_slices_inputs(ctx: FileContext):
     """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
     role "features" for a lone array or the first of a tuple, "labels" for the second."""
     for call in ctx.nodes(cst.Call):
-        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS or not call.args:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_tensor_slices", "from_tensors")):
+            continue
+        if ctx.qualified_name(func) not in _SINK_CONSTRUCTORS or not call.args:
             continue
         value = call.args[0].value
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
@@ -357,7 +360,11 @@ def uint8_tfds_loads(ctx: FileContext):
     """``tfds.load("mnist", split="train", as_supervised=True)`` calls: one split of a uint8 image
     set as ``(image, label)`` pairs (a dataset, not a dict or a tuple with info)."""
     for call in ctx.nodes(cst.Call):
-        if ctx.qualified_name(call.func) != "tensorflow_datasets.load" or not call.args:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "load" or isinstance(func, cst.Name)
+                and func.value == "load"):
+            continue
+        if ctx.qualified_name(func) != "tensorflow_datasets.load" or not call.args:
             continue
         name = call.args[0].value
         if call.args[0].keyword is not None or not isinstance(name, cst.SimpleString):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import argument, string_value
-from porter.kerasutil import owner
+from porter.kerasutil import owner, statements_in
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
@@ -29,6 +29,19 @@ _LOG_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical
 _EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Subscript,
          cst.Integer, cst.Float, cst.SimpleString)
+
+
+_LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
+
+
+def _call_name(ctx, call: cst.Call) -> Optional[str]:
+    """The normalised qualified name of a call to one of the TensorFlow functions above, else None
+    (a cheap test of the last name first: most calls are not these)."""
+    func = call.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if last not in _LAST_NAMES:
+        return None
+    return _normal(ctx.qualified_name(func))
 
 
 def _normal(qualified: Optional[str]) -> Optional[str]:
@@ -120,7 +133,7 @@ class GpuBoilerplate(Rule):
     def _seeds(self, ctx) -> List[cst.CSTNode]:
         found = []
         for call in ctx.nodes(cst.Call):
-            name = _normal(ctx.qualified_name(call.func))
+            name = _call_name(ctx, call)
             if name in _SETUP or name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(call)):
                 found.append(call)
         for subscript in ctx.nodes(cst.Subscript):
@@ -136,7 +149,11 @@ class GpuBoilerplate(Rule):
 
     @staticmethod
     def _is_environment(ctx, node) -> bool:
-        if not isinstance(node, cst.Subscript) or ctx.qualified_name(node.value) != "os.environ":
+        if not isinstance(node, cst.Subscript) or not (
+                isinstance(node.value, cst.Attribute) and node.value.attr.value == "environ"
+                or isinstance(node.value, cst.Name) and node.value.value == "environ"):
+            return False
+        if ctx.qualified_name(node.value) != "os.environ":
             return False
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return False
@@ -168,12 +185,11 @@ class GpuBoilerplate(Rule):
                            "empty list): check what this code does with it", fixed=False)
 
     def _statements(self, ctx, scope) -> List[cst.BaseStatement]:
-        found = []
-        for node in walk(scope if isinstance(scope, cst.Module) else scope.body):
-            if isinstance(node, cst.BaseStatement) and not isinstance(node, (cst.FunctionDef, cst.ClassDef)) \
-                    and owner(ctx, node) is scope:
-                found.append(node)
-        return found
+        cache = ctx.__dict__.setdefault("_gpu_statements", {})
+        if id(scope) not in cache:
+            cache[id(scope)] = [statement for statement in statements_in(scope)
+                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))]
+        return cache[id(scope)]
 
     def _gpu_variables(self, ctx, scope) -> Set[str]:
         names: Set[str] = set()
@@ -208,7 +224,7 @@ class GpuBoilerplate(Rule):
         """A GPU query, a GPU list or one of its items, ``len()`` of one: a value that is all about GPUs."""
         ctx = self.ctx
         if isinstance(node, cst.Call):
-            name = _normal(ctx.qualified_name(node.func))
+            name = _call_name(ctx, node)
             if name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(node)):
                 return True
             if isinstance(node.func, cst.Name) and node.func.value in ("len", "bool", "list") and len(node.args) == 1:
@@ -224,7 +240,7 @@ class GpuBoilerplate(Rule):
         ctx = self.ctx
         for inner in walk(node):
             if isinstance(inner, cst.Call):
-                name = _normal(ctx.qualified_name(inner.func))
+                name = _call_name(ctx, inner)
                 if name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(inner)):
                     return True
             elif isinstance(inner, cst.Name) and inner.value in self.gpu_vars and _is_load(ctx, inner):
@@ -280,7 +296,7 @@ class GpuBoilerplate(Rule):
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
-            if _normal(ctx.qualified_name(call.func)) in _SETUP:
+            if _call_name(ctx, call) in _SETUP:
                 return True
             return self._is_output(call) and self._mentions_gpu(call)
         if isinstance(small, cst.Assert):
@@ -334,7 +350,7 @@ class GpuBoilerplate(Rule):
         names = set()
         for node in walk(statement):
             if isinstance(node, cst.Call):
-                names.add(_SETUP.get(_normal(ctx.qualified_name(node.func)) or "", "GPU check"
+                names.add(_SETUP.get(_call_name(ctx, node) or "", "GPU check"
                                      if self._mentions_gpu(node) else ""))
             elif isinstance(node, cst.Subscript) and self._is_environment(ctx, node):
                 names.add(f"`{string_value(node.slice[0].slice.value)}`")

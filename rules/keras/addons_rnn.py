@@ -217,13 +217,8 @@ class AddonsRnn(Rule):
                 raise _Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
             return
         region = ctx.enclosing(call, cst.ClassDef) or ctx.enclosing_function(call)
-        if region is None:
-            masks = [node for node in ctx.nodes(cst.Call) if ctx.enclosing_function(node) is None
-                     and ctx.enclosing(node, cst.ClassDef) is None and self._makes_mask(ctx, node)]
-        else:
-            masks = [node for node in ctx.nodes(cst.Call) if self._makes_mask(ctx, node)
-                     and any(ancestor is region for ancestor in ctx.ancestors(node))]
-        if masks:
+        if any(self._region(ctx, mask) is region if region is None else
+               any(ancestor is region for ancestor in ctx.ancestors(mask)) for mask in self._masks(ctx)):
             raise _Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` in the same model may feed it a mask")
 
     @staticmethod
@@ -244,6 +239,20 @@ class AddonsRnn(Rule):
                 return None
             before.append(item.value)
         return before
+
+    def _masks(self, ctx) -> List[cst.Call]:
+        """Every call that makes a mask (cached per file)."""
+        found = ctx.__dict__.get("_keras_masks")
+        if found is None:
+            found = ctx.__dict__["_keras_masks"] = [
+                node for node in ctx.nodes(cst.Call)
+                if isinstance(node.func, (cst.Name, cst.Attribute)) and _last_name(node.func) in ("Masking", "Embedding")
+                and self._makes_mask(ctx, node)]
+        return found
+
+    @staticmethod
+    def _region(ctx, node):
+        return ctx.enclosing(node, cst.ClassDef) or ctx.enclosing_function(node)
 
     @staticmethod
     def _makes_mask(ctx, node) -> bool:
@@ -325,6 +334,10 @@ class AddonsRnn(Rule):
 
         ctx.replace(node, without)
         ctx.report(self.code, node, f"removed the unused import of {', '.join(names)}", fixed=True)
+
+
+def _last_name(func) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value
 
 
 def _keywordize(call: cst.Call, layer: str) -> cst.Call:

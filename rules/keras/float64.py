@@ -8,6 +8,7 @@ _DTYPES = frozenset({
     "tensorflow.experimental.numpy.float64", "numpy.float64", "numpy.double", "numpy.longdouble",
 })
 _NAMES = frozenset({"float64", "double"})
+_LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _DTYPES)
 # Calls whose (first or ``dtype``) string argument is a dtype.
 _DTYPE_CALLS = ("astype", "set_floatx", "cast", "Variable", "constant", "zeros", "ones", "array", "asarray")
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
@@ -47,6 +48,9 @@ class Float64(Rule):
     def run(self, ctx) -> None:
         for node_type in (cst.Attribute, cst.Name):
             for node in ctx.nodes(node_type):
+                last = node.attr.value if isinstance(node, cst.Attribute) else node.value
+                if last not in _LAST_NAMES:
+                    continue
                 if isinstance(node, cst.Name) and isinstance(ctx.parent(node), (cst.Attribute, cst.ImportAlias)):
                     continue
                 if ctx.qualified_name(node) in _DTYPES:
