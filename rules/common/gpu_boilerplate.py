@@ -124,10 +124,24 @@ class GpuBoilerplate(Rule):
     )
 
     def run(self, ctx) -> None:
+        _Scan(self.code, ctx).run()
+
+
+class _Scan:
+    """One port of one file: the GPU variables, what can go, what was removed."""
+
+    def __init__(self, code: str, ctx) -> None:
+        self.code = code
         self.ctx = ctx
+        self.emptied: List[cst.FunctionDef] = []
+
+    def run(self) -> None:
+        ctx = self.ctx
         scopes = {id(owner(ctx, node)): owner(ctx, node) for node in self._seeds(ctx)}
         for scope in scopes.values():
             self._run_scope(ctx, scope)
+        for function in self.emptied:
+            self._remove_function(ctx, function)
 
     # --------------------------------------------------------------------------- finding them
     def _seeds(self, ctx) -> List[cst.CSTNode]:
@@ -177,6 +191,11 @@ class GpuBoilerplate(Rule):
                 ctx.report(self.code, statement, f"removed {self._describe(statement)}: an IPU system has no GPUs",
                            fixed=True)
         self._keep_spacing(ctx, removed)
+        if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock):
+            body = [statement for statement in scope.body.body if not _is_docstring(statement)]
+            gone = {id(statement) for statement in removed}
+            if body and all(id(statement) in gone for statement in body):
+                self.emptied.append(scope)
         for name in sorted(kept):
             uses = [use for use in self._uncovered_uses(ctx, name)
                     if not set(self._binding(ctx.statement_of(use))[0]) & kept]
@@ -368,6 +387,29 @@ class GpuBoilerplate(Rule):
             return "GPU memory options"
         return "a GPU check"
 
+    def _remove_function(self, ctx, function: cst.FunctionDef) -> None:
+        """A function left empty (it only set GPUs up) goes, with the statements that call it,
+        when the file uses its name for nothing else."""
+        name = function.name.value
+        if function.decorators or ctx.block_of(function) is None:
+            return
+        calls = []
+        for node in ctx.nodes(cst.Name):
+            if node.value != name or node is function.name or not _is_load(ctx, node):
+                continue
+            call = ctx.parent(node)
+            statement = ctx.statement_of(node)
+            if not (isinstance(call, cst.Call) and call.func is node and isinstance(statement, cst.SimpleStatementLine)
+                    and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+                    and statement.body[0].value is call):
+                return
+            calls.append(statement)
+        ctx.remove(function)
+        ctx.report(self.code, function, f"removed `{name}()`, which only set GPUs up, and its calls", fixed=True)
+        for statement in calls:
+            ctx.remove(statement)
+        self._keep_spacing(ctx, calls)
+
     @staticmethod
     def _keep_spacing(ctx, removed) -> None:
         """A blank line above a removed run of statements stays above the statement after it."""
@@ -390,6 +432,11 @@ class GpuBoilerplate(Rule):
                 continue
             ctx.replace(following, lambda node, blank=blanks[0]: node.with_changes(
                 leading_lines=(blank, *node.leading_lines)))
+
+
+def _is_docstring(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _names(target) -> List[str]:
