@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, NamedTuple, Optional, Set
 
 import libcst as cst
 
@@ -92,6 +92,15 @@ _SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.
                       "tensorflow.compat.v1.data.Dataset.from_tensors")
 
 
+class Uint8Data(NamedTuple):
+    """What the flow knows about a variable: ``kind`` (UINT8 or CONVERTED), where its data comes
+    from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else "array"."""
+
+    kind: str
+    origin: str
+    role: str
+
+
 class _Uint8Flow:
     """Walks one function (or the module) in source order and notes, before each statement, which
     names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``).
@@ -99,9 +108,8 @@ class _Uint8Flow:
 
     def __init__(self, ctx: FileContext, scope: cst.CSTNode) -> None:
         self.ctx = ctx
-        self.state: Dict[str, str] = {}
-        self.before: Dict[int, Dict[str, str]] = {}
-        self.origin: Dict[str, str] = {}
+        self.state: Dict[str, Uint8Data] = {}
+        self.before: Dict[int, Dict[str, Uint8Data]] = {}
         if isinstance(scope, cst.Module):
             self._block(scope.body, linear=True)
         else:
@@ -153,35 +161,37 @@ class _Uint8Flow:
         for name in names:
             self.state.pop(name, None)
 
+    def _set(self, name: str, data: Optional[Uint8Data]) -> None:
+        if data is None:
+            self.state.pop(name, None)
+        else:
+            self.state[name] = data
+
     def _bind(self, target, value, linear: bool) -> None:
         if not linear:
             self._forget(_bound(target))
             return
         if isinstance(target, cst.Name):
-            kind = self._kind(value)
-            if kind is None:
-                self.state.pop(target.value, None)
-            else:
-                self.state[target.value] = kind
-                if kind == UINT8 and isinstance(value, cst.Name):
-                    self.origin[target.value] = self.origin.get(value.value, "a uint8 array")
-                elif kind == UINT8 and target.value not in self.origin:
-                    self.origin[target.value] = "a uint8 array"
+            self._set(target.value, self._kind(value))
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             loaded = self._loaded_dataset(value)
             if loaded is not None:
-                for name in _bound(target):
-                    self.state[name] = UINT8
-                    self.origin[name] = f"`{loaded}.load_data()`"
+                self._forget(_bound(target))
+                for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
+                    inner = pair.value
+                    if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
+                        for element, role in zip(inner.elements, ("images", "labels")):
+                            if isinstance(element.value, cst.Name):
+                                self._set(element.value.value, Uint8Data(UINT8, f"`{loaded}.load_data()`", role))
                 return
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
                 isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
             ):
                 kinds = [(element.value, self._kind(item.value)) for element, item in zip(target.elements, value.elements)]
                 for element, kind in kinds:  # all values are read before any name is bound
-                    if isinstance(element, cst.Name) and kind is not None:
-                        self.state[element.value] = kind
+                    if isinstance(element, cst.Name):
+                        self._set(element.value, kind)
                     else:
                         self._forget(_bound(element))
                 return
@@ -201,15 +211,18 @@ class _Uint8Flow:
         name = module[len("keras.datasets."):]
         return name if name in UINT8_DATASETS else None
 
-    def _kind(self, value) -> Optional[str]:
-        """UINT8, CONVERTED or None (not uint8 data, or not known) for the value of an assignment."""
+    def _kind(self, value) -> Optional[Uint8Data]:
+        """What the value of an assignment holds: uint8 data, data converted from it, or None
+        (not uint8 data, or not known)."""
         kept = self._kept_name(value)
         if kept is not None:
             return self.state.get(kept)
         if self._makes_uint8(value):
-            return UINT8
-        if UINT8 in self.state.values() and any(isinstance(node, cst.Name) and self.state.get(node.value) == UINT8 for node in walk(value)):
-            return CONVERTED if self._converts(value) else None
+            return Uint8Data(UINT8, "a uint8 array", "array")
+        sources = [self.state[node.value] for node in walk(value) if isinstance(node, cst.Name)
+                   and node.value in self.state and self.state[node.value].kind == UINT8] if self.state else []
+        if sources and self._converts(value):
+            return sources[0]._replace(kind=CONVERTED)
         return None
 
     def _kept_name(self, value) -> Optional[str]:
@@ -292,9 +305,9 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
     return found
 
 
-def uint8_origin(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
-    """Where the data of ``expr`` comes from (e.g. "`mnist.load_data()`") when ``expr`` is a
-    variable, or a slice of one, that certainly holds uint8 data at this point; else None."""
+def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
+    """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
+    data at this point (where from, images or labels); else None."""
     if not _may_hold_uint8(ctx):
         return None
     node = expr
@@ -305,9 +318,8 @@ def uint8_origin(ctx: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     statement = ctx.statement_of(node)
     flow = _flow(ctx, node)
     before = flow.before.get(id(statement)) if statement is not None else None
-    if before is None or before.get(node.value) != UINT8:
-        return None
-    return flow.origin.get(node.value, "a uint8 array")
+    data = before.get(node.value) if before is not None else None
+    return data if data is not None and data.kind == UINT8 else None
 
 
 def tensor_slices_inputs(ctx: FileContext):

@@ -1,8 +1,8 @@
 from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import astype, cast_images_map, is_mapped, tensor_slices_inputs, uint8_origin, uint8_tfds_loads
+from porter.tfdata import astype, cast_images_map, is_mapped, tensor_slices_inputs, uint8_data, uint8_tfds_loads
 
-_CASTS = {"x": "float32", "features": "float32", "y": "int32", "labels": "int32"}
+_ROLES = ("x", "y", "features", "labels")
 
 
 class Uint8Cast(Rule):
@@ -16,8 +16,8 @@ class Uint8Cast(Rule):
         "(reference 1.11), and the IPU tutorial casts uint8 features to float32 on the host (seed 004). "
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
         "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
-        "still uint8 get `.astype(\"float32\")` (features) or `.astype(\"int32\")` (labels, which reach "
-        "the loss). Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
+        "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
+        "reach the loss as class ids). A `tfds.load` of such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
         "alone, and so is data whose flow is not clear within one function (a branch, a helper, a "
         "dataset with its own `map`)."
     )
@@ -64,6 +64,13 @@ class Uint8Cast(Rule):
             "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
             "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n"
             "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"), batch_size=50)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
+            "autoencoder.fit(x_train, x_train, epochs=10, validation_data=(x_test, x_test))\n",
+            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
+            "autoencoder.fit(x_train.astype(\"float32\"), x_train.astype(\"float32\"), epochs=10, "
+            "validation_data=(x_test.astype(\"float32\"), x_test.astype(\"float32\")))\n",
         ),
         Example(
             "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
@@ -115,7 +122,7 @@ class Uint8Cast(Rule):
     def run(self, ctx) -> None:
         for call, method in method_calls(ctx, *DATA_METHODS):
             for role, value in data_arguments(call, method):
-                if role in _CASTS:
+                if role in _ROLES:
                     self._cast(ctx, value, role, f"`{method}()`")
         for call, inputs in tensor_slices_inputs(ctx):
             if is_mapped(ctx, call):
@@ -133,14 +140,16 @@ class Uint8Cast(Rule):
                        f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)
 
     def _cast(self, ctx, value, role, where) -> None:
-        origin = uint8_origin(ctx, value)
-        if origin is None:
+        data = uint8_data(ctx, value)
+        if data is None:
             return
-        dtype = _CASTS[role]
+        # Keras-dataset labels become int32 class ids; anything else (images, autoencoder targets,
+        # arrays of unknown meaning) becomes float32, which holds every uint8 value exactly.
+        dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
         ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
-        what = "uint8 images" if dtype == "float32" else "uint8 labels"
+        what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
         name = ctx.module.code_for_node(value)
-        ctx.report(self.code, value, f"`{name}` holds {what} (from {origin}), which the IPU does not compute "
+        ctx.report(self.code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
                    f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
 
 
