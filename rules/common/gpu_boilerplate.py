@@ -23,6 +23,7 @@ _SETUP = {
     "tensorflow.config.experimental.set_virtual_device_configuration": "GPU virtual-device set-up",
     "tensorflow.debugging.set_log_device_placement": "device-placement logging",
 }
+_DEVICE_SETUP = frozenset(name for name in _SETUP if "visible" in name or "device_configuration" in name)
 _ENVIRONMENT = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TF_FORCE_GPU_ALLOW_GROWTH",
                           "TF_GPU_ALLOCATOR", "TF_GPU_THREAD_MODE", "TF_GPU_THREAD_COUNT"})
 _LOG_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "log"})
@@ -113,7 +114,8 @@ class GpuBoilerplate(Rule):
         ),
         Example(
             "import tensorflow as tf\n\ncpus = tf.config.list_physical_devices(\"CPU\")\n"
-            "print(len(cpus), tf.config.list_physical_devices())\nx = tf.constant(1)\n",
+            "print(len(cpus), tf.config.list_physical_devices())\ntf.config.set_visible_devices(cpus[0], \"CPU\")\n"
+            "x = tf.constant(1)\n",
             reported=False,
         ),
         Example(
@@ -154,6 +156,19 @@ class _Scan:
             if self._is_environment(ctx, subscript):
                 found.append(subscript)
         return found
+
+    def _sets_up_gpus(self, call: cst.Call) -> bool:
+        """Memory growth and placement logging always; device visibility and virtual devices when
+        they name GPUs (``device_type="GPU"``, or a device from a GPU list)."""
+        name = _call_name(self.ctx, call)
+        if name not in _DEVICE_SETUP:
+            return True
+        kind = argument(call, "device_type", 1) if name.endswith("set_visible_devices") else None
+        value = string_value(kind.value) if kind is not None else None
+        if value is not None:
+            return value.upper() == "GPU"
+        first = argument(call, "devices", 0) or argument(call, "device", 0)
+        return first is not None and self._mentions_gpu(first.value)
 
     @staticmethod
     def _is_gpu_query(call: cst.Call) -> bool:
@@ -316,7 +331,7 @@ class _Scan:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             if _call_name(ctx, call) in _SETUP:
-                return True
+                return self._sets_up_gpus(call)
             return self._is_output(call) and self._mentions_gpu(call)
         if isinstance(small, cst.Assert):
             return self._mentions_gpu(small.test)

@@ -46,6 +46,9 @@ class GeneratorInput(Rule):
             "import keras\n\nmodel.fit(x, y, validation_data=(v for v in val_batches), epochs=1)\n",
         ),
         Example(
+            "import tensorflow as tf\n\nmodel.evaluate(test_ds.as_numpy_iterator())\nmodel.predict(iter(batches))\n",
+        ),
+        Example(
             "import tensorflow as tf\n\nhistory = model.fit_generator(train_gen, steps_per_epoch=50)\n",
         ),
         Example(
@@ -88,6 +91,10 @@ class GeneratorInput(Rule):
                 return "a `keras.utils.Sequence`"
             if ctx.keras_name(func) in _SEQUENCES:
                 return "a `keras.utils.Sequence`"
+            if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
+                return "a NumPy iterator"
+            if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
+                return "a Python iterator"
             if isinstance(func, cst.Attribute) and func.attr.value in _FLOWS and self._image_generator(ctx, func.value):
                 return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
             return None
