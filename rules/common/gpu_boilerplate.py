@@ -100,6 +100,14 @@ class GpuBoilerplate(Rule):
             "    batch = args.batch * max(1, len(gpus))\n    return batch\n",
         ),
         Example(
+            "import tensorflow as tf\n\n\ndef limit_gpu_memory():\n"
+            "    for gpu in tf.config.list_physical_devices(\"GPU\"):\n"
+            "        tf.config.experimental.set_memory_growth(gpu, True)\n\n\n"
+            "def main():\n    limit_gpu_memory()\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+            "import tensorflow as tf\n\n\n"
+            "def main():\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+        ),
+        Example(
             "import tensorflow.compat.v1 as tf\n\nif not tf.test.is_gpu_available():\n"
             "    raise SystemExit(\"this script needs a GPU\")\nconfig = tf.ConfigProto()\n"
             "config.gpu_options.allow_growth = True\nsess = tf.Session(config=config)\n",
@@ -403,11 +411,13 @@ class _Scan:
         return "a GPU check"
 
     def _remove_function(self, ctx, function: cst.FunctionDef) -> None:
-        """A function left empty (it only set GPUs up) goes, with the statements that call it,
-        when the file uses its name for nothing else."""
+        """A function left empty (it only set GPUs up) goes, with the statements that call it, in a
+        script (with a ``__main__`` guard) that calls it and uses its name for nothing else."""
         name = function.name.value
-        if function.decorators or ctx.block_of(function) is None:
+        if function.decorators or ctx.block_of(function) is None or not _is_script(ctx):
             return
+        if isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+            return  # a method: callers elsewhere may reach it through `self`
         calls = []
         for node in ctx.nodes(cst.Name):
             if node.value != name or node is function.name or not _is_load(ctx, node):
@@ -419,6 +429,8 @@ class _Scan:
                     and statement.body[0].value is call):
                 return
             calls.append(statement)
+        if not calls:
+            return  # not used here: other modules may import it
         ctx.remove(function)
         ctx.report(self.code, function, f"removed `{name}()`, which only set GPUs up, and its calls", fixed=True)
         for statement in calls:
@@ -447,6 +459,14 @@ class _Scan:
                 continue
             ctx.replace(following, lambda node, blank=blanks[0]: node.with_changes(
                 leading_lines=(blank, *node.leading_lines)))
+
+
+def _is_script(ctx) -> bool:
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and any(
+                isinstance(node, cst.Name) and node.value == "__name__" for node in walk(statement.test)):
+            return True
+    return False
 
 
 def _is_docstring(statement) -> bool:
