@@ -3,8 +3,8 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.context import walk
-from porter.cstutil import argument, string_value
-from porter.kerasutil import owner, statements_in
+from porter.cstutil import argument, keyword, remove_arg, string_value
+from porter.kerasutil import assignments, owner, statements_in
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
@@ -35,12 +35,15 @@ _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.Unar
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
 
 
+def _last(func) -> Optional[str]:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+
+
 def _call_name(ctx, call: cst.Call) -> Optional[str]:
     """The normalised qualified name of a call to one of the TensorFlow functions above, else None
     (a cheap test of the last name first: most calls are not these)."""
     func = call.func
-    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-    if last not in _LAST_NAMES:
+    if _last(func) not in _LAST_NAMES:
         return None
     return _normal(ctx.qualified_name(func))
 
@@ -114,6 +117,13 @@ class GpuBoilerplate(Rule):
             "import tensorflow.compat.v1 as tf\n\nconfig = tf.ConfigProto()\nsess = tf.Session(config=config)\n",
         ),
         Example(
+            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
+            "    gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=0.5)\n"
+            "    return tf.Session(config=tf.ConfigProto(gpu_options=gpu_options, allow_soft_placement=True))\n",
+            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
+            "    return tf.Session(config=tf.ConfigProto(allow_soft_placement=True))\n",
+        ),
+        Example(
             "import tensorflow as tf\n\ndevices = tf.config.list_physical_devices('GPU')\ntry:\n"
             "    tf.config.experimental.set_memory_growth(devices[0], True)\nexcept:\n"
             "    # no GPU, or already initialised\n    pass\nif devices: tf.config.set_visible_devices(devices[0], 'GPU')\n"
@@ -152,6 +162,7 @@ class _Scan:
             self._run_scope(ctx, scope)
         for function in self.emptied:
             self._remove_function(ctx, function)
+        self._session_gpu_options(ctx)
 
     # --------------------------------------------------------------------------- finding them
     def _seeds(self, ctx) -> List[cst.CSTNode]:
@@ -409,6 +420,49 @@ class _Scan:
         if "GPU memory options" in names:
             return "GPU memory options"
         return "a GPU check"
+
+    def _session_gpu_options(self, ctx) -> None:
+        """TF1: ``tf.ConfigProto(gpu_options=tf.GPUOptions(...))`` loses its GPU options, and a
+        ``gpu_options = tf.GPUOptions(...)`` variable used only there goes too."""
+        for call in ctx.nodes(cst.Call):
+            if _last(call.func) != "ConfigProto" or _normal(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
+                continue
+            arg = keyword(call, "gpu_options")
+            if arg is None:
+                continue
+            statements = []
+            if isinstance(arg.value, cst.Name):
+                statements = self._options_variable(ctx, arg.value)
+                if statements is None:
+                    continue
+            elif not self._is_gpu_options(arg.value):
+                continue
+            index = call.args.index(arg)
+            ctx.replace(call, lambda node, index=index: remove_arg(node, index))
+            ctx.report(self.code, arg, "removed `gpu_options`: an IPU system has no GPUs", fixed=True)
+            for statement in statements:
+                ctx.remove(statement)
+            self._keep_spacing(ctx, statements)
+
+    def _is_gpu_options(self, node) -> bool:
+        return isinstance(node, cst.Call) and _last(node.func) == "GPUOptions" and \
+            _normal(self.ctx.qualified_name(node.func)) == "tensorflow.GPUOptions"
+
+    def _options_variable(self, ctx, name: cst.Name):
+        """The statements assigning ``name`` a ``tf.GPUOptions(...)`` when that is all it is and
+        it is used only as this ``gpu_options`` argument; else None."""
+        scope = owner(ctx, name)
+        bindings = [(statement, value) for statement, bound, value in assignments(ctx, scope) if bound == name.value]
+        if not bindings or not all(self._is_gpu_options(value) for _, value in bindings):
+            return None
+        for statement, _ in bindings:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                    and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+                    and isinstance(statement.body[0].targets[0].target, cst.Name)):
+                return None
+        uses = [node for node in ctx.nodes(cst.Name) if node.value == name.value and _is_load(ctx, node)
+                and owner(ctx, node) is scope]
+        return [statement for statement, _ in bindings] if uses == [name] else None
 
     def _remove_function(self, ctx, function: cst.FunctionDef) -> None:
         """A function left empty (it only set GPUs up) goes, with the statements that call it, in a
