@@ -49,8 +49,9 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`); such layers, layers in a `Bidirectional` wrapper, and arguments "
-        "the porter cannot read are left as they are and reported."
+        "`Embedding(mask_zero=True)`); such layers, layers in a `Bidirectional` wrapper, and layers whose "
+        "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
+        "they are and reported."
     )
     examples = (
         Example(
@@ -138,8 +139,8 @@ class AddonsRnn(Rule):
             if reason is None and local is None:
                 reason = f"the name `{_ALIAS}` is taken in this file"
             if reason is not None:
-                ctx.report(self.code, call, f"`{layer}` left as it is: {reason}; the IPU layer "
-                           f"`ipu_tensorflow_addons.keras.layers.{layer}` cannot replace it", fixed=False)
+                ctx.report(self.code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
+                           f"{layer}`: {reason} (reference 2.2)", fixed=False)
                 continue
             keywords = self._positional_names(call, layer)
             new_func = cst.Attribute(value=cst.Name(local), attr=cst.Name(layer))

@@ -18,7 +18,8 @@ class GradientTape(Rule):
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
         "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7, `targeting_tf2.rst`; "
         "in eager mode `strategy.run` needs a `tf.function`, reference 1.3). The porter does not rewrite "
-        "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way."
+        "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way "
+        "(a Keras `train_step` override is compiled by `fit`, and left to IPU103)."
     )
     examples = (
         Example(
@@ -52,6 +53,13 @@ class GradientTape(Rule):
             "        step(*next(iterator))\n\n\nstrategy.run(loop, args=(it,))\n",
             reported=False,
         ),
+        Example(
+            "import tensorflow as tf\n\n\nclass Trainer(tf.keras.Model):\n    def train_step(self, data):\n"
+            "        x, y = data\n        with tf.GradientTape() as tape:\n"
+            "            loss = self.compiled_loss(y, self(x, training=True))\n"
+            "        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)\n        return {}\n",
+            reported=False,
+        ),
         Example("import tensorflow as tf\n\nwith tf.device(\"/cpu:0\"):\n    x = tf.constant(1.0)\n", reported=False),
     )
 
@@ -65,6 +73,8 @@ class GradientTape(Rule):
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
+            if name in ("train_step", "test_step") and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef):
+                continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
             if name is not None and name in compiled and name in run_targets:
                 continue
             if name is not None and any(caller in run_targets and self._calls(ctx, compiled[caller], name)
