@@ -11,6 +11,7 @@ _NAMES = frozenset({"float64", "double"})
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _DTYPES)
 # Calls whose (first or ``dtype``) string argument is a dtype.
 _DTYPE_CALLS = ("astype", "set_floatx", "cast", "Variable", "constant", "zeros", "ones", "array", "asarray")
+_INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cast", "issubclass"})
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
             "raises TypeError; use float32 (or float16)")
 
@@ -40,7 +41,8 @@ class Float64(Rule):
         Example("import tensorflow as tf\nfrom tensorflow import float64\n\nw = tf.Variable(init, dtype=float64)\n"),
         Example(
             "import numpy as np\nimport tensorflow as tf\n\nx = tf.constant(0.5, dtype=tf.float32)\n"
-            "x_train = x_train.astype(\"float32\")\nlabel = \"float64 is not used\"\nprint(np.finfo(np.float32))\n",
+            "x_train = x_train.astype(\"float32\")\nlabel = \"float64 is not used\"\n"
+            "eps = np.finfo(np.float64).eps\nif isinstance(value, np.float64):\n    value = float(value)\n",
             reported=False,
         ),
     )
@@ -53,11 +55,22 @@ class Float64(Rule):
                     continue
                 if isinstance(node, cst.Name) and isinstance(ctx.parent(node), (cst.Attribute, cst.ImportAlias)):
                     continue
-                if ctx.qualified_name(node) in _DTYPES:
+                if ctx.qualified_name(node) in _DTYPES and not self._only_inspected(ctx, node):
                     ctx.report(self.code, node, _MESSAGE, fixed=False)
         for node in ctx.nodes(cst.SimpleString):
             if string_value(node) in _NAMES and self._is_dtype_argument(ctx, node):
                 ctx.report(self.code, node, _MESSAGE, fixed=False)
+
+    @staticmethod
+    def _only_inspected(ctx, node) -> bool:
+        """``np.finfo(np.float64)``, ``isinstance(x, np.float64)``: the dtype is looked at, not used."""
+        arg = ctx.parent(node)
+        call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return False
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return name in _INSPECTIONS
 
     @staticmethod
     def _is_dtype_argument(ctx, node) -> bool:
