@@ -15,6 +15,15 @@ DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch",
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
 
 
+def last_name(node: cst.CSTNode) -> Optional[str]:
+    """``LSTM`` for ``LSTM`` or ``tf.keras.layers.LSTM``: a cheap test before resolving a name."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
 def owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     """The function that holds ``node``, or the module."""
     return ctx.enclosing_function(node) or ctx.module

@@ -10,7 +10,7 @@ from typing import Dict, NamedTuple, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
-from porter.kerasutil import assignments, sub_blocks
+from porter.kerasutil import assignments, last_name, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -326,10 +326,9 @@ def tensor_slices_inputs(ctx: FileContext):
     """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
     role "features" for a lone array or the first of a tuple, "labels" for the second."""
     for call in ctx.nodes(cst.Call):
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("from_tensor_slices", "from_tensors")):
+        if last_name(call.func) not in ("from_tensor_slices", "from_tensors") or not call.args:
             continue
-        if ctx.qualified_name(func) not in _SINK_CONSTRUCTORS or not call.args:
+        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS:
             continue
         value = call.args[0].value
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
@@ -372,11 +371,9 @@ def uint8_tfds_loads(ctx: FileContext):
     """``tfds.load("mnist", split="train", as_supervised=True)`` calls: one split of a uint8 image
     set as ``(image, label)`` pairs (a dataset, not a dict or a tuple with info)."""
     for call in ctx.nodes(cst.Call):
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "load" or isinstance(func, cst.Name)
-                and func.value == "load"):
+        if last_name(call.func) != "load" or not call.args:
             continue
-        if ctx.qualified_name(func) != "tensorflow_datasets.load" or not call.args:
+        if ctx.qualified_name(call.func) != "tensorflow_datasets.load":
             continue
         name = call.args[0].value
         if call.args[0].keyword is not None or not isinstance(name, cst.SimpleString):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
-from porter.kerasutil import assignments, owner, statements_in
+from porter.kerasutil import assignments, last_name, owner, statements_in
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
@@ -35,15 +35,11 @@ _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.Unar
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
 
 
-def _last(func) -> Optional[str]:
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-
-
 def _call_name(ctx, call: cst.Call) -> Optional[str]:
     """The normalised qualified name of a call to one of the TensorFlow functions above, else None
     (a cheap test of the last name first: most calls are not these)."""
     func = call.func
-    if _last(func) not in _LAST_NAMES:
+    if last_name(func) not in _LAST_NAMES:
         return None
     return _normal(ctx.qualified_name(func))
 
@@ -425,7 +421,7 @@ class _Scan:
         """TF1: ``tf.ConfigProto(gpu_options=tf.GPUOptions(...))`` loses its GPU options, and a
         ``gpu_options = tf.GPUOptions(...)`` variable used only there goes too."""
         for call in ctx.nodes(cst.Call):
-            if _last(call.func) != "ConfigProto" or _normal(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
+            if last_name(call.func) != "ConfigProto" or _normal(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
                 continue
             arg = keyword(call, "gpu_options")
             if arg is None:
@@ -445,7 +441,7 @@ class _Scan:
             self._keep_spacing(ctx, statements)
 
     def _is_gpu_options(self, node) -> bool:
-        return isinstance(node, cst.Call) and _last(node.func) == "GPUOptions" and \
+        return isinstance(node, cst.Call) and last_name(node.func) == "GPUOptions" and \
             _normal(self.ctx.qualified_name(node.func)) == "tensorflow.GPUOptions"
 
     def _options_variable(self, ctx, name: cst.Name):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import canonical_keras, dotted_name
 from porter.cstutil import argument, keyword, string_value
-from porter.kerasutil import is_literal_false, number_value
+from porter.kerasutil import is_literal_false, last_name, number_value
 from porter.rule import FIX, KERAS, Example, Rule
 
 _ADDONS = "ipu_tensorflow_addons.keras"
@@ -247,7 +247,7 @@ class AddonsRnn(Rule):
         if found is None:
             found = ctx.__dict__["_keras_masks"] = [
                 node for node in ctx.nodes(cst.Call)
-                if isinstance(node.func, (cst.Name, cst.Attribute)) and _last_name(node.func) in ("Masking", "Embedding")
+                if last_name(node.func) in ("Masking", "Embedding")
                 and self._makes_mask(ctx, node)]
         return found
 
@@ -335,10 +335,6 @@ class AddonsRnn(Rule):
 
         ctx.replace(node, without)
         ctx.report(self.code, node, f"removed the unused import of {', '.join(names)}", fixed=True)
-
-
-def _last_name(func) -> str:
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value
 
 
 def _keywordize(call: cst.Call, layer: str) -> cst.Call:

@@ -1,6 +1,7 @@
 import libcst as cst
 
 from porter.cstutil import string_value
+from porter.kerasutil import last_name
 from porter.rule import KERAS, WARN, Example, Rule
 
 _DTYPES = frozenset({
@@ -68,9 +69,7 @@ class Float64(Rule):
         call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(call, cst.Call):
             return False
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        return name in _INSPECTIONS
+        return last_name(call.func) in _INSPECTIONS
 
     @staticmethod
     def _is_dtype_argument(ctx, node) -> bool:
@@ -82,9 +81,7 @@ class Float64(Rule):
         call = ctx.parent(arg)
         if not isinstance(call, cst.Call):
             return False
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        return name in _DTYPE_CALLS
+        return last_name(call.func) in _DTYPE_CALLS
 
 
 RULE = Float64()
