@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import canonical_keras, dotted_name
 from porter.cstutil import argument, keyword, string_value
-from porter.kerasutil import is_literal_false, last_name, number_value
+from porter.kerasutil import is_literal_false, last_name, number_value, values_of
 from porter.rule import FIX, KERAS, Example, Rule
 
 _ADDONS = "ipu_tensorflow_addons.keras"
@@ -96,6 +96,25 @@ class AddonsRnn(Rule):
             "from tensorflow import keras\n\n\ndef build():\n    inputs = keras.Input(shape=(None, 4))\n"
             "    x = keras.layers.Masking(mask_value=0.0)(inputs)\n    x = keras.layers.GRU(16)(x)\n"
             "    return keras.Model(inputs, x)\n",
+        ),
+        Example(
+            "from tensorflow import keras\n\n\ndef build(vocab):\n"
+            "    words = keras.Input(shape=(None,), dtype=\"int32\")\n"
+            "    signal = keras.Input(shape=(50, 3))\n"
+            "    text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)\n"
+            "    text = keras.layers.GlobalAveragePooling1D()(text)\n"
+            "    series = keras.layers.LSTM(16)(signal)\n"
+            "    joined = keras.layers.concatenate([text, series])\n"
+            "    return keras.Model([words, signal], keras.layers.Dense(1)(joined))\n",
+            "from tensorflow import keras\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n\n"
+            "def build(vocab):\n"
+            "    words = keras.Input(shape=(None,), dtype=\"int32\")\n"
+            "    signal = keras.Input(shape=(50, 3))\n"
+            "    text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)\n"
+            "    text = keras.layers.GlobalAveragePooling1D()(text)\n"
+            "    series = ipu_layers.LSTM(16)(signal)\n"
+            "    joined = keras.layers.concatenate([text, series])\n"
+            "    return keras.Model([words, signal], keras.layers.Dense(1)(joined))\n",
         ),
         Example(
             "import tensorflow as tf\nfrom tensorflow.keras import layers\n\n"
@@ -217,6 +236,12 @@ class AddonsRnn(Rule):
             if any(self._makes_mask(ctx, element) for element in sequence):
                 raise _Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
             return
+        if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
+            masked = _Tracer(self, ctx).any_masked([arg.value for arg in parent.args])
+            if masked:
+                raise _Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
+            if masked is False:
+                return
         region = ctx.enclosing(call, cst.ClassDef) or ctx.enclosing_function(call)
         if any(self._region(ctx, mask) is region if region is None else
                any(ancestor is region for ancestor in ctx.ancestors(mask)) for mask in self._masks(ctx)):
@@ -335,6 +360,56 @@ class AddonsRnn(Rule):
 
         ctx.replace(node, without)
         ctx.report(self.code, node, f"removed the unused import of {', '.join(names)}", fixed=True)
+
+
+class _Tracer:
+    """Follows a functional model's tensors back, within one function, to where they come from:
+    True when a mask-making layer is upstream, False when every path ends at a `keras.Input` or a
+    constant, None when a path is lost (a parameter, a helper function, a loop...)."""
+
+    _INPUTS = ("keras.Input", "keras.layers.Input")
+
+    def __init__(self, rule: "AddonsRnn", ctx) -> None:
+        self.rule = rule
+        self.ctx = ctx
+        self.seen: set = set()
+
+    def any_masked(self, nodes) -> Optional[bool]:
+        results = [self.masked(node) for node in nodes]
+        if any(result is True for result in results):
+            return True
+        return None if any(result is None for result in results) else False
+
+    def masked(self, node) -> Optional[bool]:
+        ctx = self.ctx
+        if id(node) in self.seen:
+            return False  # already followed: whatever is upstream of it is found there
+        if len(self.seen) > 200:
+            return None
+        self.seen.add(id(node))
+        if isinstance(node, cst.Call):
+            if self.rule._makes_mask(ctx, node):
+                return True
+            if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
+                if self.rule._makes_mask(ctx, node.func):
+                    return True
+                return self.any_masked([arg.value for arg in node.args])
+            name = ctx.keras_name(node.func)
+            if name in self._INPUTS:
+                return False
+            if name is not None and name.startswith("keras.layers."):  # layers.concatenate([a, b])
+                return self.any_masked([arg.value for arg in node.args])
+            return None
+        if isinstance(node, cst.Name):
+            values = values_of(ctx, node)
+            if not values or any(value is None for value in values):
+                return None
+            return self.any_masked(values)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self.any_masked([element.value for element in node.elements])
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return False
+        return None
 
 
 def _keywordize(call: cst.Call, layer: str) -> cst.Call:
