@@ -71,6 +71,13 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
 # with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
 # Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
 # the IPU (reference 1.11), and both leave data alone when its flow is not clear.
+#
+#   uint8_data(ctx, expr)       -> Uint8Data(kind, origin, role) or None: ``expr`` (a variable or a
+#                                  slice of one, e.g. a feed_dict value) holds uint8 data right there
+#   tensor_slices_inputs(ctx)   -> (call, [(role, expr)]) for Dataset.from_tensor_slices/from_tensors
+#   is_mapped(ctx, call)        -> the dataset a call makes goes through .map() (leave it to the user)
+#   astype(expr, dtype)         -> ``expr.astype("dtype")``
+#   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
 
 UINT8 = "uint8"
 CONVERTED = "converted"
@@ -136,6 +143,9 @@ class _Uint8Flow:
             return
         if isinstance(statement, cst.For):
             self._forget(_bound(statement.target))
+        if _is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
+            self._body(statement.body, linear)
+            return
         for block in sub_blocks(statement):
             self._body(block, False)
 
@@ -269,6 +279,11 @@ class _Uint8Flow:
                 if isinstance(func, cst.Name) and func.value == "float":
                     return True
         return False
+
+
+def _is_main_guard(statement) -> bool:
+    return isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.test, cst.Comparison) \
+        and isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"
 
 
 def _bound(target) -> list:

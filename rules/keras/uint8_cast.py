@@ -73,6 +73,13 @@ class Uint8Cast(Rule):
             "validation_data=(x_test.astype(\"float32\"), x_test.astype(\"float32\")))\n",
         ),
         Example(
+            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
+            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n    model.fit(x_train, y_train)\n",
+            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
+            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"))\n",
+        ),
+        Example(
             "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
             "    images = pixels.astype(np.uint8)\n    model.fit(images, classes)\n",
             "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
