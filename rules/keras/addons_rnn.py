@@ -2,7 +2,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from porter.context import canonical_keras, dotted_name
+from porter.context import canonical_keras, dotted_name, import_bindings
 from porter.cstutil import argument, keyword, string_value
 from porter.kerasutil import is_literal_false, last_name, number_value, values_of
 from porter.rule import FIX, KERAS, Example, Rule
@@ -152,8 +152,7 @@ class AddonsRnn(Rule):
     def run(self, ctx) -> None:
         swapped_funcs = set()
         local = self._addons_alias(ctx)
-        for call, qualified in ctx.calls_to("keras.layers.LSTM", "keras.layers.GRU"):
-            layer = qualified.rsplit(".", 1)[-1]
+        for call, layer in self._layer_calls(ctx):
             reason = self._unsafe_reason(ctx, call, layer)
             if reason is None and local is None:
                 reason = f"the name `{_ALIAS}` is taken in this file"
@@ -171,6 +170,20 @@ class AddonsRnn(Rule):
                        fixed=True)
             swapped_funcs.add(id(call.func))
         self._drop_unused_imports(ctx, swapped_funcs)
+
+    @staticmethod
+    def _layer_calls(ctx):
+        """``(call, "LSTM" | "GRU")`` for calls of the Keras layers, under any import spelling."""
+        spellings = {"LSTM", "GRU"}
+        for node_type in (cst.Import, cst.ImportFrom):
+            for node in ctx.nodes(node_type):
+                spellings.update(local for local, full in import_bindings(node)
+                                 if canonical_keras(full) in ("keras.layers.LSTM", "keras.layers.GRU"))
+        for call in ctx.nodes(cst.Call):
+            if last_name(call.func) in spellings:
+                name = ctx.keras_name(call.func)
+                if name in ("keras.layers.LSTM", "keras.layers.GRU"):
+                    yield call, name.rsplit(".", 1)[-1]
 
     # ------------------------------------------------------------------------------ safety
     def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
