@@ -26,3 +26,16 @@ def test_ci_runs_exactly_the_readme_commands():
 
 def test_generated_sections_are_current():
     assert render(README) == README, "run: python -m porter.docs README.md"
+
+
+def test_rule_table_lists_every_rule():
+    from porter.rule import all_rules
+
+    table = README.split("<!-- rules:start -->")[1].split("<!-- rules:end -->")[0]
+    for rule in all_rules():
+        assert f"| {rule.code} | `{rule.name}` |" in table
+
+
+def test_option_list_is_the_help_output():
+    options = README.split("<!-- options:start -->")[1].split("<!-- options:end -->")[0]
+    assert "--diff" in options and "--list-rules" in options
