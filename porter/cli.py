@@ -169,7 +169,7 @@ def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[st
         else:
             write_atomic(output, ported)
     except FileError as error:
-        _error(f"-: {error}")
+        _error(f"-: {output}: {error}" if not to_stdout else f"-: {error}")
         return EXIT_ERROR
     for finding in outcome.findings:
         _error(finding_line("-", finding))
@@ -212,7 +212,8 @@ def _save(outcome: FileOutcome, source, target: str) -> FileOutcome:
     try:
         write_atomic(target, encode(outcome.ported, source))
     except FileError as error:
-        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, str(error))
+        cause = str(error) if target == outcome.path else f"{target}: {error}"
+        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
     return outcome
 
 
