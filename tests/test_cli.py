@@ -6,6 +6,7 @@ the output are relative) and checks the exit code, stdout, stderr and the bytes 
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -285,6 +286,37 @@ def test_usage_error_exits_2(cli):
         "Error: give at least one PATH (a file, a folder, or - for standard input)\n")
 
 
+def _read_all(descriptor: int) -> bytes:
+    data = b""
+    while True:
+        try:
+            chunk = os.read(descriptor, 65536)
+        except OSError:  # the other side of the pseudo-terminal is closed
+            return data
+        if not chunk:
+            return data
+        data += chunk
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_diff_on_a_terminal_is_coloured(work):
+    write(work / "train.py", SCRIPT)
+    primary, secondary = os.openpty()
+    env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
+    env.update(TERM="xterm-256color", COLUMNS="200")
+    try:
+        done = subprocess.run(COMMANDS["module"] + ["--diff", "train.py"], stdout=secondary,
+                              stderr=subprocess.PIPE, cwd=work, env=env, timeout=120)
+    finally:
+        os.close(secondary)
+    output = _read_all(primary).decode("utf-8")
+    os.close(primary)
+    assert done.returncode == 1
+    assert "\x1b[32m+from tensorflow.python import ipu\x1b[0m" in output
+    assert "\x1b[31m-    return dataset.shuffle(1024).batch(32)\x1b[0m" in output
+    assert re.sub(r"\x1b\[[0-9;]*m", "", output).replace("\r\n", "\n") == DIFF
+
+
 # --- folders ---------------------------------------------------------------------------------
 
 def test_a_folder_ports_every_py_file_below_it_sorted_and_skips_tool_folders(work):
@@ -425,18 +457,22 @@ def test_list_rules_shows_every_rule(work):
         assert f" {rule.name} " in row and f" {rule.kind} " in row
 
 
+def _indented(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.split("\n")[:-1])
+
+
 def test_explain_prints_the_rationale_and_the_examples():
     rule = rule_by_code("IPU105")
-    result = run("--explain", "IPU105")
-    assert result.code == 0
-    assert result.stdout.startswith(
-        f"IPU105 drop-remainder (fix)\n\n{rule.summary}\n\n{rule.rationale}\n\nExample 1 (reported):\n  before:\n"
-        "    import tensorflow as tf\n    \n    ds = tf.data.Dataset.range(100).batch(32)\n  after:\n"
-        "    import tensorflow as tf\n    \n    ds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)\n"
-    )
+    expected = f"IPU105 drop-remainder (fix)\n\n{rule.summary}\n\n{rule.rationale}\n\n"
     for number, example in enumerate(rule.examples, 1):
-        label = "reported" if example.reported else "not reported"
-        assert f"Example {number} ({label}):\n" in result.stdout
+        expected += f"Example {number} ({'reported' if example.reported else 'not reported'}):\n"
+        expected += "  before:\n" + _indented(example.before)
+        if example.after is not None:
+            expected += "  after:\n" + _indented(example.after)
+        expected += "\n"
+    result = run("--explain", "IPU105")
+    assert (result.code, result.stdout, result.err) == (0, expected.rstrip() + "\n", "")
+    assert "    ds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)\n" in result.stdout
     assert run("--explain", "ipu105").stdout == result.stdout
     assert run("--explain", "drop-remainder").stdout == result.stdout
 
@@ -657,6 +693,16 @@ def test_tabs_and_comments_survive(work):
     write(work / "tabs.py", source)
     assert run("--write", "--select", "IPU105", "tabs.py").code == 0
     assert (work / "tabs.py").read_text() == source.replace("ds.batch(8)", "ds.batch(8, drop_remainder=True)")
+
+
+@pytest.mark.xfail(strict=True, reason="a changed file is re-rendered whole, and libcst's round trip "
+                   "drops the space in `except X :` (Instagram/LibCST#1457)")
+def test_lines_no_rule_touches_keep_their_bytes_in_a_changed_file(work):
+    source = ("import tensorflow as tf\ntry:\n    import yaml\nexcept ImportError :\n    yaml = None\n"
+              "ds = tf.data.Dataset.range(4).batch(2)\n")
+    write(work / "odd.py", source)
+    assert run("--write", "--select", "IPU105", "odd.py").code == 0
+    assert (work / "odd.py").read_text() == source.replace(".batch(2)", ".batch(2, drop_remainder=True)")
 
 
 def test_the_file_mode_is_kept_after_write(cli2, work):
