@@ -10,6 +10,7 @@ import ast
 import re
 import warnings
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -57,14 +58,12 @@ _MAX_NESTING = 200  # CPython's tokenizer limit on nested brackets, in every ver
 
 
 def _nesting(source: str) -> int:
-    """An upper bound of the bracket nesting (brackets in strings and comments count too)."""
+    """The bracket nesting, roughly: brackets in strings and comments count too (0 when it cannot
+    exceed the limit)."""
     if source.count("(") + source.count("[") + source.count("{") <= _MAX_NESTING:
         return 0
-    depth = deepest = 0
-    for char in _NOT_BRACKETS.sub("", source):
-        depth += 1 if char in "([{" else -1
-        deepest = max(deepest, depth)
-    return deepest
+    steps = (1 if char in "([{" else -1 for char in _NOT_BRACKETS.sub("", source))
+    return max(accumulate(steps), default=0)
 
 
 def _parse(source: str) -> cst.Module:
