@@ -189,6 +189,8 @@ class FileContext:
         self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
         self.reports: List[_Report] = []
         self.dirty: Set[int] = set()
+        # Statements a replacement turned into several (a cst.FlattenSentinel), by original id.
+        self.flattened: Dict[int, List[cst.BaseStatement]] = {}
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:

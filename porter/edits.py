@@ -27,6 +27,10 @@ class _Applier(cst.CSTTransformer):
             updated_node = _rebuild_block(ctx, original_node, updated_node)  # type: ignore[arg-type]
         for _, replacement in ctx.replacements.get(id(original_node), ()):
             updated_node = replacement(updated_node) if callable(replacement) else replacement
+        if isinstance(updated_node, cst.FlattenSentinel):
+            # A statement replaced by several: kept aside, spliced in when its block is rebuilt.
+            ctx.flattened[id(original_node)] = list(updated_node.nodes)
+            return original_node
         return updated_node
 
 
@@ -40,7 +44,7 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     for old, new in zip(originals, updated.body):
         leading.append(list(ctx.inserted_before.get(id(old), ())))
         trailing.append(list(ctx.inserted_after.get(id(old), ())))
-        segments.append([] if id(old) in ctx.removed else [new])
+        segments.append([] if id(old) in ctx.removed else ctx.flattened.get(id(old), [new]))
 
     wraps = sorted(ctx.wraps.get(id(original), ()), key=lambda wrap: wrap.start)
     body: List[cst.BaseStatement] = []

@@ -1,0 +1,358 @@
+"""Small PyTorch helpers shared by the IPU3xx rules: statement shapes, scopes, fresh names,
+CUDA device expressions.
+
+Everything here reads the original tree through the ``FileContext``; results that several rules
+need are cached on the context so each file pays for them once.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from porter.context import FileContext, bound_names, walk
+from porter.cstutil import with_args
+from porter.rule import is_selected
+
+Owner = Union[cst.Module, cst.FunctionDef]
+
+BUILTINS = frozenset(dir(builtins))
+AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast",
+                      "torch.cuda.amp.autocast_mode.autocast"})
+GRAD_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler"})
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
+DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def cached(ctx: FileContext, key: str, compute: Callable[[], object]):
+    store = ctx.__dict__.setdefault("_torch_cache", {})
+    if key not in store:
+        store[key] = compute()
+    return store[key]
+
+
+def selected(ctx: FileContext, code: str) -> bool:
+    return is_selected(code, ctx.config.select, ctx.config.ignore)
+
+
+# ------------------------------------------------------------------------------ statement shapes
+def single_small(statement: cst.CSTNode) -> Optional[cst.BaseSmallStatement]:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
+
+
+def expr_call(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """The call of an expression statement ``f(...)``."""
+    small = single_small(statement)
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return small.value
+    return None
+
+
+def method_of(call: Optional[cst.CSTNode], *methods: str) -> Optional[cst.BaseExpression]:
+    """The receiver of ``receiver.method(...)`` when the method is one of ``methods``."""
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
+        return call.func.value
+    return None
+
+
+def name_of(node: Optional[cst.CSTNode]) -> Optional[str]:
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def simple_assign(statement: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of ``target = value`` with a single target."""
+    small = single_small(statement)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target, small.value
+    return None
+
+
+def assigned_name(statement: cst.CSTNode) -> Optional[str]:
+    found = simple_assign(statement)
+    return name_of(found[0]) if found else None
+
+
+def loads(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Names read in ``node`` (not attribute names, keywords or assignment targets)."""
+    skip: Set[int] = set()
+    for child in walk(node):
+        if id(child) in skip:
+            continue
+        if isinstance(child, cst.Attribute):
+            skip.add(id(child.attr))
+        elif isinstance(child, cst.Arg) and child.keyword is not None:
+            skip.add(id(child.keyword))
+        elif isinstance(child, cst.AssignTarget):
+            for target in walk(child.target):
+                if isinstance(target, cst.Name):
+                    skip.add(id(target))
+        elif isinstance(child, cst.Name):
+            yield child
+
+
+# ------------------------------------------------------------------------------------ scopes
+def owner_of(ctx: FileContext, node: cst.CSTNode) -> Owner:
+    return ctx.enclosing_function(node) or ctx.module
+
+
+def owner_body(owner: Owner) -> cst.CSTNode:
+    return owner if isinstance(owner, cst.Module) else owner.body
+
+
+def top_statement(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
+    """The statement of ``owner``'s own block that holds ``node``."""
+    body = owner_body(owner)
+    current = ctx.statement_of(node)
+    while current is not None:
+        if ctx.parent(current) is body:
+            return current
+        current = ctx.statement_of(ctx.parent(current)) if ctx.parent(current) is not None else None
+    return None
+
+
+def in_loop(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
+    return False
+
+
+def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.FunctionDef) and ctx.parent(node) is ctx.module
+
+
+def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls ``name(...)`` of a module-level function of this file."""
+    name = function.name.value
+    return [call for call in ctx.nodes(cst.Call)
+            if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
+
+
+def module_globals(ctx: FileContext) -> Set[str]:
+    """Names bound at module level (imports, defs, classes, assignments)."""
+    def compute():
+        names = set(ctx.aliases)
+        for statement in ctx.module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                names.add(statement.name.value)
+        for assign in ctx.nodes(cst.AssignTarget):
+            if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
+                names.update(bound_names(assign.target))
+        return names
+    return cached(ctx, "globals", compute)
+
+
+def module_definitions(ctx: FileContext) -> Set[str]:
+    return {s.name.value for s in ctx.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+
+
+def all_names(ctx: FileContext) -> Set[str]:
+    return cached(ctx, "names", lambda: {name.value for name in ctx.nodes(cst.Name)})
+
+
+def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
+    names = all_names(ctx)
+    candidate, index = base, 2
+    while candidate in names or candidate in taken:
+        candidate, index = f"{base}{index}", index + 1
+    return candidate
+
+
+def assignments_of(ctx: FileContext, *qualified: str) -> List[Tuple[str, cst.Call]]:
+    """``name = <call to one of qualified>(...)`` anywhere in the file."""
+    found = []
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                and isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in qualified:
+            found.append((assign.targets[0].target.value, assign.value))
+    return found
+
+
+def code_of(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
+def nn_module_spelling(ctx: FileContext) -> str:
+    """How this file spells ``torch.nn.Module``."""
+    for local, full in ctx.aliases.items():
+        if full == "torch.nn":
+            return f"{local}.Module"
+        if full == "torch.nn.Module":
+            return local
+    return "torch.nn.Module"
+
+
+# -------------------------------------------------------------------------------- CUDA devices
+def device_names(ctx: FileContext) -> Set[str]:
+    """Variables and parameters that hold a device: ``device = torch.device(...)``, parameters
+    called ``device``, and names assigned a CUDA string."""
+    def compute():
+        names = {"device"}
+        for assign in ctx.nodes(cst.Assign):
+            if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+                continue
+            value = assign.value
+            if isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "torch.device":
+                names.add(assign.targets[0].target.value)
+            elif is_cuda_string(value):
+                names.add(assign.targets[0].target.value)
+        return names
+    return cached(ctx, "devices", compute)
+
+
+def is_cuda_string(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return isinstance(value, str) and value.startswith("cuda")
+    if isinstance(node, cst.IfExp):
+        return is_cuda_string(node.body) or is_cuda_string(node.orelse)
+    return False
+
+
+def is_device(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """An expression that names a device (never a dtype)."""
+    if is_cuda_string(node):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in device_names(ctx) and ctx.qualified_name(node) is None
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "device"
+    if isinstance(node, cst.Call):
+        return ctx.qualified_name(node.func) == "torch.device"
+    return False
+
+
+class _DeviceStripper(cst.CSTTransformer):
+    """``x.cuda()`` -> ``x``, ``x.to(device)`` -> ``x``, ``x.to(device, dtype)`` -> ``x.to(dtype)``,
+    for a small subtree (the statements copied into a generated wrapper)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return strip_device_call(self.ctx, original, updated) or updated
+
+
+def strip_device_call(ctx: FileContext, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """The replacement of a ``.cuda()`` / ``.to(device)`` call, or None when it is not one."""
+    func = updated.func
+    if not isinstance(func, cst.Attribute) or not isinstance(original.func, cst.Attribute):
+        return None
+    if func.attr.value == "cuda":
+        if all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in original.args) \
+                or (len(original.args) == 1 and original.args[0].keyword is None):
+            return func.value
+        return None
+    if func.attr.value != "to" or not original.args:
+        return None
+    keep = []
+    dropped = False
+    for index, arg in enumerate(original.args):
+        if arg.star:
+            return None
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if (keyword is None and index == 0 and is_device(ctx, arg.value)) or (keyword == "device") \
+                or keyword in ("non_blocking", "copy", "memory_format"):
+            dropped = dropped or keyword is None or keyword == "device"
+            continue
+        keep.append(updated.args[index])
+    if not dropped:
+        return None
+    if not keep:
+        return func.value
+    return with_args(updated, keep)
+
+
+def strip_devices(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    return node.visit(_DeviceStripper(ctx))
+
+
+def rename(node: cst.CSTNode, mapping: Dict[str, str]) -> cst.CSTNode:
+    """Replace read names by expressions (``model`` -> ``self.model``) in a small subtree."""
+    return node.visit(_Renamer(mapping))
+
+
+class _Renamer(cst.CSTTransformer):
+    def __init__(self, mapping: Dict[str, str]) -> None:
+        super().__init__()
+        self.mapping = mapping
+        self.protected: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.protected.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self.protected.add(id(node.keyword))
+        return True
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if id(original) in self.protected or original.value not in self.mapping:
+            return updated
+        return cst.parse_expression(self.mapping[original.value])
+
+
+def first_code_statement(ctx: FileContext) -> Optional[cst.BaseStatement]:
+    """The first module statement after the docstring and the imports."""
+    for index, statement in enumerate(ctx.module.body):
+        small = single_small(statement)
+        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
+                                                                                   cst.ConcatenatedString)):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            continue
+        return statement
+    return None
+
+
+def blank_lines(count: int) -> Tuple[cst.EmptyLine, ...]:
+    return tuple(cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace("")) for _ in range(count))
+
+
+def ensure_blank_lines(ctx: FileContext, statement: cst.BaseStatement, count: int = 2) -> None:
+    """Make sure at least ``count`` blank lines precede ``statement`` (after a new class)."""
+    def pad(node):
+        lines = list(node.leading_lines)
+        blanks = 0
+        while blanks < len(lines) and lines[blanks].comment is None:
+            blanks += 1
+        if blanks >= count:
+            return node
+        return node.with_changes(leading_lines=(*blank_lines(count - blanks), *lines))
+    ctx.replace(statement, pad)
+
+
+def insert_module_class(ctx: FileContext, new: cst.BaseStatement, before: cst.BaseStatement) -> None:
+    """Put a new module-level class after the last class defined before ``before`` (a module
+    statement), or else before the first statement after the imports."""
+    body = list(ctx.module.body)
+    new = new.with_changes(leading_lines=blank_lines(2))
+    classes = [s for s in body[:body.index(before)] if isinstance(s, cst.ClassDef)]
+    if classes:
+        ctx.insert_after(classes[-1], [new])
+        return
+    first = first_code_statement(ctx) or before
+    ctx.insert_before(first, [new])
+    if not isinstance(first, (cst.FunctionDef, cst.ClassDef)):
+        ensure_blank_lines(ctx, first)
+
+
+def insert_above(ctx: FileContext, statement: cst.BaseStatement, new: List[cst.BaseStatement]) -> None:
+    """Insert before ``statement``; the comments and blank lines above it move above the new
+    statements (once, whichever rule inserts first), so the code stays with its comment."""
+    moved = cached(ctx, "moved", set)
+    new = list(new)
+    if id(statement) not in moved and statement.leading_lines:
+        moved.add(id(statement))
+        new[0] = new[0].with_changes(leading_lines=statement.leading_lines)
+        ctx.replace(statement, lambda node: node.with_changes(leading_lines=()))
+    ctx.insert_before(statement, new)

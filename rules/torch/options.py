@@ -1,0 +1,83 @@
+import libcst as cst
+
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import plan
+from porter.torchutil import DATALOADER, first_code_statement, insert_above, owner_of, top_statement
+
+_BEFORE = '''import torch
+from torch.utils.data import DataLoader
+
+
+def main():
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=32)
+'''
+_AFTER = '''import torch
+from torch.utils.data import DataLoader
+import poptorch
+
+
+def main():
+    opts = poptorch.Options()
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=32)
+'''
+
+
+class PoptorchOptions(Rule):
+    code = "IPU302"
+    name = "poptorch-options"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Create one `opts = poptorch.Options()` where the data loaders and models are built."
+    rationale = (
+        "`poptorch.DataLoader`, `poptorch.trainingModel` and `poptorch.inferenceModel` all take a "
+        "`poptorch.Options`; the loader and the model must share the batching options or the batch split "
+        "will not match (reference 4.1, 4.2; seed 001). The options are created once, before the first "
+        "loader or model in the scope that builds them (module level when that is several functions); "
+        "`--ipus N` adds `opts.replicationFactor(N)` (data parallelism over N IPUs). Options are frozen once "
+        "used, so everything is set right after creation."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\nimport poptorch\n\n"
+            "opts = poptorch.Options()\nloader = DataLoader(ds)\n",
+        ),
+        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
+                "loader = poptorch.DataLoader(opts, ds)\n", reported=False),
+        Example("import torch\n\nx = torch.zeros(2)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        p = plan(ctx)
+        if p.opts_exists or p.opts is None:
+            return
+        uses = [(owner_of(ctx, call), call) for call, _ in ctx.calls_to(*DATALOADER)]
+        uses += [(step.placement.owner, step.placement.before) for step in p.rewrites]
+        uses += [(e.placement.owner, e.placement.before) for e in p.evaluations if e.problem is None]
+        if not uses:
+            return
+        owners = {id(owner) for owner, _ in uses}
+        before = None
+        if len(owners) == 1:
+            owner = uses[0][0]
+            tops = [top_statement(ctx, node, owner) for _, node in uses]
+            body = list(ctx.module.body if isinstance(owner, cst.Module) else owner.body.body)
+            tops = [top for top in tops if top is not None]
+            before = min(tops, key=body.index) if tops else None
+        if before is None:
+            before = first_code_statement(ctx)
+        if before is None:
+            return
+        lines = [cst.parse_statement(f"{p.opts} = poptorch.Options()")]
+        if ctx.config.ipus > 1:
+            lines.append(cst.parse_statement(f"{p.opts}.replicationFactor({ctx.config.ipus})"))
+        insert_above(ctx, before, lines)
+        ctx.add_import("poptorch", code="IPU301")
+        extra = f" with `replicationFactor({ctx.config.ipus})`" if ctx.config.ipus > 1 else ""
+        ctx.report(self.code, before, f"added `{p.opts} = poptorch.Options()`{extra}", fixed=True)
+
+
+RULE = PoptorchOptions()
