@@ -63,10 +63,11 @@ class TrainStep:
     clip: bool = False
     name: str = ""
     wrapper: str = ""
+    selected: bool = True   # False when IPU305 is not selected: nothing is rewritten
 
     @property
     def rewritten(self) -> bool:
-        return self.problem is None
+        return self.problem is None and self.selected
 
 
 @dataclass
@@ -118,6 +119,7 @@ def _plan(ctx: FileContext) -> Plan:
         opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "IPU302") else None), False
     steps = _train_steps(ctx)
     for step in steps:
+        step.selected = selected(ctx, "IPU305")
         if not step.rewritten:
             continue
         step.name = fresh_name(ctx, "training_model", taken)
@@ -125,6 +127,7 @@ def _plan(ctx: FileContext) -> Plan:
         step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
+    evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
     for evaluation in evaluations:
         if evaluation.problem is None:
             evaluation.name = fresh_name(ctx, "inference_model", taken)

@@ -356,3 +356,28 @@ def insert_above(ctx: FileContext, statement: cst.BaseStatement, new: List[cst.B
         new[0] = new[0].with_changes(leading_lines=statement.leading_lines)
         ctx.replace(statement, lambda node: node.with_changes(leading_lines=()))
     ctx.insert_before(statement, new)
+
+
+def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
+    """Remove statements; their comments and blank lines go to the next statement kept."""
+    for statement in statements:
+        ctx.remove(statement)
+    for statement in statements:
+        _move_lines(ctx, statement)
+
+
+def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
+    lines = tuple(statement.leading_lines)
+    siblings = list(ctx.siblings(statement))
+    if not lines or statement not in siblings:
+        return
+    following = [s for s in siblings[siblings.index(statement) + 1:] if not ctx.is_removed(s)]
+    if not following:
+        return
+
+    def prepend(node):
+        own = tuple(node.leading_lines)
+        if all(line.comment is None for line in lines) and own and own[0].comment is None:
+            return node
+        return node.with_changes(leading_lines=(*lines, *own))
+    ctx.replace(following[0], prepend)

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import insert_above, insert_module_class, nn_module_spelling, rename, strip_devices, top_statement
+from porter.torchutil import insert_above, insert_module_class, remove_statement, nn_module_spelling, rename, strip_devices, top_statement
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -173,9 +173,8 @@ class TrainingModel(Rule):
         anchor = step.autocast or step.forward or step.loss
         line = cst.parse_statement(f"{targets} = {step.name}({', '.join(step.inputs)})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
-        for statement in (step.loss, step.backward, step.step, step.update, *step.zero_grads):
-            if statement is not None and statement is not anchor and (step.autocast is None or statement is not step.loss):
-                ctx.remove(statement)
+        remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
+                                if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
         # The training model, created once.
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])

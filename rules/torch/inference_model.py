@@ -1,0 +1,119 @@
+import libcst as cst
+
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import pass_in, plan
+from porter.torchutil import insert_above
+
+_BEFORE = '''import torch
+import poptorch
+
+opts = poptorch.Options()
+model.eval()
+correct = 0
+with torch.no_grad():
+    for images, labels in test_loader:
+        output = model(images)
+        correct += (output.argmax(dim=1) == labels).sum().item()
+'''
+_AFTER = '''import torch
+import poptorch
+
+opts = poptorch.Options()
+model.eval()
+correct = 0
+inference_model = poptorch.inferenceModel(model, options=opts)
+with torch.no_grad():
+    for images, labels in test_loader:
+        output = inference_model(images)
+        correct += (output.argmax(dim=1) == labels).sum().item()
+'''
+_PER_EPOCH = '''import torch
+import poptorch
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+
+
+def main():
+    opts = poptorch.Options()
+    model = Net()
+    for epoch in range(5):
+        evaluate(model, test_loader)
+'''
+_PER_EPOCH_AFTER = '''import torch
+import poptorch
+
+
+def evaluate(model, loader, inference_model):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = inference_model(x)
+
+
+def main():
+    opts = poptorch.Options()
+    model = Net()
+    inference_model = poptorch.inferenceModel(model, options=opts)
+    for epoch in range(5):
+        evaluate(model, test_loader, inference_model)
+'''
+
+
+class InferenceModel(Rule):
+    code = "IPU306"
+    name = "inference-model"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
+    rationale = (
+        "On the IPU the model runs through a compiled `poptorch.inferenceModel(model, options=opts)` "
+        "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` loop the "
+        "model calls go to an inference model created once (in the caller when the loop is in a function "
+        "called once per epoch). When the script also trains, the training model is detached "
+        "(`detachFromDevice()`) before evaluating, and the inference model after it when training "
+        "continues, so both fit on the IPUs. The options must have gradient accumulation 1, which the "
+        "options the porter creates have."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(_PER_EPOCH, _PER_EPOCH_AFTER),
+        Example("import torch\nimport poptorch\n\ninference_model = poptorch.inferenceModel(model)\n"
+                "model.eval()\nwith torch.no_grad():\n    out = inference_model(x)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        p = plan(ctx)
+        for evaluation in p.evaluations:
+            if evaluation.problem is not None:
+                ctx.report(self.code, evaluation.calls[0], evaluation.problem, fixed=False)
+                continue
+            ctx.add_import("poptorch", code="IPU301")
+            name, placement = evaluation.name, evaluation.placement
+            for call in evaluation.calls:
+                ctx.replace(call.func, cst.Name(name))
+            options = f", options={p.opts}" if p.opts else ""
+            model = placement.values[evaluation.model]
+            creation = cst.parse_statement(f"{name} = poptorch.inferenceModel({model}{options})")
+            site = evaluation.detach_site
+            if site is not None and site is placement.before:
+                insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()"),
+                                         creation])
+            else:
+                insert_above(ctx, placement.before, [creation])
+                if site is not None:
+                    insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+            if site is not None and evaluation.detach_after:
+                ctx.insert_after(site, [cst.parse_statement(f"{name}.detachFromDevice()")])
+            pass_in(ctx, placement, name, name, self.code)
+            detach = f"; `{evaluation.detach_training}` is detached first" if site is not None else ""
+            ctx.report(self.code, evaluation.calls[0].func,
+                       f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created once{detach}",
+                       fixed=True)
+
+
+RULE = InferenceModel()

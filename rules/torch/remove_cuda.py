@@ -1,0 +1,178 @@
+import libcst as cst
+
+from porter.context import walk
+from porter.cstutil import remove_arg
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchutil import code_of, expr_call, is_cuda_string, remove_statement, simple_assign, strip_device_call
+
+_CUDA_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.manual_seed_all",
+                         "torch.cuda.manual_seed", "torch.cuda.set_device", "torch.cuda.reset_peak_memory_stats"})
+_AVAILABLE = "torch.cuda.is_available"
+
+_BEFORE = '''import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+torch.backends.cudnn.benchmark = True
+model = Net().to(device)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    out = model(x.cuda().to(torch.float16))
+torch.cuda.synchronize()
+'''
+_AFTER = '''import torch
+
+device = torch.device("cpu")
+model = Net()
+for x, y in loader:
+    out = model(x.to(torch.float16))
+'''
+
+
+class RemoveCuda(Rule):
+    code = "IPU307"
+    name = "remove-cuda"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Keep the model and data on the CPU: remove `.cuda()`, `.to(device)` and CUDA calls."
+    rationale = (
+        "PopTorch installs the CPU build of torch: `torch.cuda.is_available()` is False and `.cuda()` fails. "
+        "Models and inputs stay on the CPU and the PopTorch wrappers move the data (reference 4.6). "
+        "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
+        "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
+        "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"
+        "`empty_cache`/`manual_seed_all` calls are removed."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(
+            "import torch\n\nif torch.cuda.is_available():\n    model = model.cuda()\nelse:\n    print('cpu')\n",
+            "import torch\n\nprint('cpu')\n",
+        ),
+        Example(
+            "import torch\n\nuse_cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            "x = torch.zeros(3, device='cuda')\n",
+            "import torch\n\nuse_cuda = False\nx = torch.zeros(3)\n",
+        ),
+        Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
+                reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        handled = set()
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            if self._statement(ctx, statement):
+                handled.update(id(node) for node in walk(statement))
+        for if_stmt in ctx.nodes(cst.If):
+            if isinstance(if_stmt.test, cst.Call) and ctx.qualified_name(if_stmt.test.func) == _AVAILABLE:
+                if ctx.block_of(if_stmt) is None:
+                    continue
+                handled.update(id(node) for node in walk(if_stmt.test))
+                handled.update(id(node) for node in walk(if_stmt.body))
+                orelse = if_stmt.orelse
+                if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                    ctx.replace(if_stmt, _else_branch)
+                elif orelse is None:
+                    ctx.remove(if_stmt)
+                else:
+                    continue
+                ctx.report(self.code, if_stmt, "`if torch.cuda.is_available():` branch removed (no CUDA on an "
+                           "IPU host)", fixed=True)
+        for call in ctx.nodes(cst.Call):
+            if id(call) in handled:
+                continue
+            if strip_device_call(ctx, call, call) is not None:
+                ctx.replace(call, lambda node, call=call: strip_device_call(ctx, call, node) or node)
+                ctx.report(self.code, call.func.attr, f"`.{call.func.attr.value}(...)` removed: the model and data "
+                           "stay on the CPU, PopTorch moves them", fixed=True)
+            elif ctx.qualified_name(call.func) == _AVAILABLE:
+                ctx.replace(call, cst.Name("False"))
+                ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+            else:
+                for index, arg in enumerate(call.args):
+                    if arg.keyword is not None and arg.keyword.value == "device" and is_cuda_string(arg.value):
+                        ctx.replace(call, lambda node, index=index: _drop_arg(node, index))
+                        ctx.report(self.code, arg, "`device='cuda'` removed", fixed=True)
+
+    def _statement(self, ctx, statement) -> bool:
+        """Whole statements: CUDA calls, cudnn flags, device selection, `x = x.to(device)`."""
+        call = expr_call(statement)
+        if call is not None:
+            qualified = ctx.qualified_name(call.func)
+            if qualified in _CUDA_CALLS or (strip_device_call(ctx, call, call) is not None
+                                            and _trivial(ctx, None, call)):
+                remove_statement(ctx, statement)
+                ctx.report(self.code, statement, f"`{code_of(ctx, call.func)}(...)` removed (no CUDA on an IPU "
+                           "host)", fixed=True)
+                return True
+            return False
+        small = statement.body[0] if len(statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            qualified = ctx.qualified_name(small.targets[0].target) or ""
+            if qualified.startswith("torch.backends.cudnn."):
+                remove_statement(ctx, statement)
+                ctx.report(self.code, statement, f"`{qualified[6:]}` removed (CUDA only)", fixed=True)
+                return True
+        assign = simple_assign(statement)
+        if assign is None:
+            return False
+        target, value = assign
+        if isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "torch.device" and value.args \
+                and _mentions_cuda(ctx, value):
+            ctx.replace(value, lambda node: node.with_changes(args=[cst.Arg(cst.SimpleString('"cpu"'))]))
+            ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
+            return True
+        if _available_and(ctx, value):
+            ctx.replace(value, cst.Name("False"))
+            ctx.report(self.code, value, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+            return True
+        if _trivial(ctx, target, value):
+            remove_statement(ctx, statement)
+            ctx.report(self.code, statement, "`.to(device)` removed: the data stays on the CPU, PopTorch moves "
+                       "it", fixed=True)
+            return True
+        return False
+
+
+def _mentions_cuda(ctx, node) -> bool:
+    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and ctx.qualified_name(n.func) == _AVAILABLE)
+               or isinstance(n, cst.IfExp) for n in walk(node))
+
+
+def _available_and(ctx, value) -> bool:
+    """``torch.cuda.is_available()``, or an ``and`` chain with it: False either way."""
+    if isinstance(value, cst.Call):
+        return ctx.qualified_name(value.func) == _AVAILABLE
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
+        return _available_and(ctx, value.left) or _available_and(ctx, value.right)
+    return False
+
+
+def _trivial(ctx, target, value) -> bool:
+    """True when stripping the device calls leaves ``target = target`` (or a bare expression)."""
+    if isinstance(value, cst.Tuple):
+        if not isinstance(target, cst.Tuple) or len(target.elements) != len(value.elements):
+            return False
+        return all(_trivial(ctx, t.value, v.value) for t, v in zip(target.elements, value.elements))
+    if not isinstance(value, cst.Call):
+        return False
+    stripped = strip_device_call(ctx, value, value)
+    if stripped is None:
+        return False
+    if isinstance(stripped, cst.Call) and strip_device_call(ctx, stripped, stripped) is not None:
+        stripped = strip_device_call(ctx, stripped, stripped)
+    if target is None:
+        return isinstance(stripped, (cst.Name, cst.Attribute))
+    return code_of(ctx, stripped) == code_of(ctx, target)
+
+
+def _drop_arg(node: cst.Call, index: int) -> cst.Call:
+    return remove_arg(node, index)
+
+
+def _else_branch(node: cst.If) -> cst.FlattenSentinel:
+    kept = list(node.orelse.body.body)
+    kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *kept[0].leading_lines))
+    return cst.FlattenSentinel(kept)
+
+
+RULE = RemoveCuda()
