@@ -61,6 +61,7 @@ class TrainStep:
     problem: Optional[str] = None
     problem_anchor: Optional[cst.CSTNode] = None
     clip: bool = False
+    self_loss: bool = False  # the model's forward already returns the loss: no wrapper
     name: str = ""
     wrapper: str = ""
     selected: bool = True   # False when IPU305 is not selected: nothing is rewritten
@@ -345,6 +346,14 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
         if earlier >= 0:
             step.forward = body[earlier]
     loss = simple_assign(step.loss)
+    if loss is not None and isinstance(loss[1], cst.Call) and name_of(loss[1].func) in model_names(ctx) \
+            and ctx.qualified_name(loss[1].func) is None and step.loss_name in bound_names(loss[0]) \
+            and (step.autocast is None or step.forward is None):
+        # `output, loss = model(x, y)`: the model computes its loss already.
+        step.model, step.self_loss, step.forward = loss[1].func.value, True, None
+        step.placement, problem = _place(ctx, step.backward, step.owner, [step.model, step.optimizer],
+                                         "training model", "training_model")
+        return problem
     if loss is None or name_of(loss[0]) != step.loss_name:
         return f"`{step.loss_name}` is not computed right before `backward()`: rewrite this step by hand"
     if step.forward is not None and not _is_forward(ctx, step, step.forward, loss[1]):

@@ -369,10 +369,19 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
     lines = tuple(statement.leading_lines)
     siblings = list(ctx.siblings(statement))
-    if not lines or statement not in siblings:
+    if statement not in siblings:
         return
-    following = [s for s in siblings[siblings.index(statement) + 1:] if not ctx.is_removed(s)]
+    index = siblings.index(statement)
+    following = [s for s in siblings[index + 1:] if not ctx.is_removed(s)]
     if not following:
+        return
+    if all(ctx.is_removed(s) for s in siblings[:index]) and isinstance(ctx.block_of(statement), cst.IndentedBlock):
+        # The next statement now opens the block: no blank line above it.
+        ctx.replace(following[0], lambda node: node.with_changes(
+            leading_lines=[line for line in node.leading_lines if line.comment is not None]))
+        if not any(line.comment is not None for line in lines):
+            return
+    if not lines:
         return
 
     def prepend(node):

@@ -62,7 +62,23 @@ class PoptorchDataLoader(Rule):
     def _convert(node: cst.Call, opts) -> cst.Call:
         options = cst.Arg(cst.Name(opts) if opts else cst.parse_expression("poptorch.Options()"))
         args = [arg for arg in node.args if not (arg.keyword is not None and arg.keyword.value == "pin_memory")]
-        return with_args(node, [options, *args]).with_changes(func=cst.parse_expression("poptorch.DataLoader"))
+        func = "poptorch.DataLoader"
+        new = with_args(node, [options, *args]).with_changes(func=cst.parse_expression(func))
+        if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+            return new
+        # Arguments aligned under the opening parenthesis move with it.
+        shift = len(func) + len(cst.Module([]).code_for_node(options)) + 2 - len(cst.Module([]).code_for_node(node.func))
+        return new.with_changes(args=[_shift(arg, shift) for arg in new.args])
+
+
+def _shift(arg: cst.Arg, shift: int) -> cst.Arg:
+    comma = arg.comma
+    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return arg
+    space = comma.whitespace_after
+    width = max(0, len(space.last_line.value) + shift)
+    return arg.with_changes(comma=comma.with_changes(
+        whitespace_after=space.with_changes(last_line=cst.SimpleWhitespace(" " * width))))
 
 
 RULE = PoptorchDataLoader()

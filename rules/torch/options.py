@@ -74,7 +74,11 @@ class PoptorchOptions(Rule):
         lines = [cst.parse_statement(f"{p.opts} = poptorch.Options()")]
         if ctx.config.ipus > 1:
             lines.append(cst.parse_statement(f"{p.opts}.replicationFactor({ctx.config.ipus})"))
-        insert_above(ctx, before, lines)
+        if isinstance(before, (cst.FunctionDef, cst.ClassDef)):
+            lines[0] = lines[0].with_changes(leading_lines=before.leading_lines)
+            ctx.insert_before(before, lines)
+        else:
+            insert_above(ctx, before, lines)
         ctx.add_import("poptorch", code="IPU301")
         extra = f" with `replicationFactor({ctx.config.ipus})`" if ctx.config.ipus > 1 else ""
         ctx.report(self.code, before, f"added `{p.opts} = poptorch.Options()`{extra}", fixed=True)

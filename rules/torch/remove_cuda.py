@@ -121,6 +121,10 @@ class RemoveCuda(Rule):
             ctx.replace(value, lambda node: node.with_changes(args=[cst.Arg(cst.SimpleString('"cpu"'))]))
             ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
             return True
+        if is_cuda_string(value) and isinstance(target, cst.Name):
+            ctx.replace(value, cst.SimpleString('"cpu"'))
+            ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
+            return True
         if _available_and(ctx, value):
             ctx.replace(value, cst.Name("False"))
             ctx.report(self.code, value, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import insert_above, insert_module_class, remove_statement, nn_module_spelling, rename, strip_devices, top_statement
+from porter.torchutil import code_of, insert_above, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -49,7 +49,9 @@ opts = poptorch.Options()
 loader = poptorch.DataLoader(opts, dataset, batch_size=16)
 optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
 
-training_model = poptorch.trainingModel(TrainingModelWithLoss(model, criterion), options=opts, optimizer=optimizer)
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model, criterion), options=opts, optimizer=optimizer
+)
 for epoch in range(3):
     for x, y in loader:
         out, loss = training_model(x, y)
@@ -109,7 +111,9 @@ def main():
     opts = poptorch.Options()
     loader = poptorch.DataLoader(opts, dataset, batch_size=64)
     optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
-    training_model = poptorch.trainingModel(TrainingModelWithLoss(model), options=opts, optimizer=optimizer)
+    training_model = poptorch.trainingModel(
+        TrainingModelWithLoss(model), options=opts, optimizer=optimizer
+    )
     for epoch in range(1, 11):
         train(model, loader, optimizer, epoch, training_model)
 '''
@@ -171,7 +175,12 @@ class TrainingModel(Rule):
         # The loop: one call of the training model.
         targets = f"{step.output}, {step.loss_name}" if step.output else step.loss_name
         anchor = step.autocast or step.forward or step.loss
-        line = cst.parse_statement(f"{targets} = {step.name}({', '.join(step.inputs)})")
+        inputs = ", ".join(step.inputs)
+        if step.self_loss:
+            target, call = simple_assign(step.loss)
+            targets = code_of(ctx, target)
+            inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
+        line = cst.parse_statement(f"{targets} = {step.name}({inputs})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
         remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
                                 if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
@@ -179,15 +188,23 @@ class TrainingModel(Rule):
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])
         options = f", options={opts}" if opts else ""
-        creation = cst.parse_statement(
-            f"{step.name} = poptorch.trainingModel({step.wrapper}({args}){options}, "
-            f"optimizer={values[step.optimizer]})")
+        wrapped = values[step.model] if step.self_loss else f"{step.wrapper}({args})"
+        arguments = f"{wrapped}{options}, optimizer={values[step.optimizer]}"
+        indent = ctx.module.default_indent
+        depth = sum(isinstance(a, cst.IndentedBlock) for a in ctx.ancestors(placement.before))
+        if len(indent) * depth + len(step.name) + len(arguments) + 27 > 99:
+            arguments = f"\n{indent}{arguments}\n"  # continuation lines are relative to the block
+        creation = cst.parse_statement(f"{step.name} = poptorch.trainingModel({arguments})")
         insert_above(ctx, placement.before, [creation])
         pass_in(ctx, placement, step.name, step.name, self.code)
+        where = "passed to `{}()`".format(placement.function.name.value) if placement.function else "created once"
+        if step.self_loss:
+            ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
+                       f"`poptorch.trainingModel` ({where}); `{step.model}.forward` computes the loss", fixed=True)
+            return
         # The wrapper module, next to the model classes.
         self._insert_wrapper(ctx, step)
-        where = "passed to `{}()`".format(placement.function.name.value) if placement.function else "created once"
-        ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({', '.join(step.inputs)})`: "
+        ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
                    f"`poptorch.trainingModel` ({where}) with the loss computed in `{step.wrapper}.forward`",
                    fixed=True)
 
