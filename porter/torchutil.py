@@ -390,3 +390,9 @@ def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
             return node
         return node.with_changes(leading_lines=(*lines, *own))
     ctx.replace(following[0], prepend)
+
+
+def forward_methods(ctx: FileContext) -> List[cst.FunctionDef]:
+    """``forward`` methods of classes (the code PopTorch compiles)."""
+    return [function for function in ctx.nodes(cst.FunctionDef)
+            if function.name.value == "forward" and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)]

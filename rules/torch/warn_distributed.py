@@ -1,0 +1,38 @@
+import libcst as cst
+
+from porter.rule import TORCH, WARN, Example, Rule
+
+_WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+             "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+
+
+class WarnDistributed(Rule):
+    code = "IPU310"
+    name = "distributed"
+    kind = WARN
+    frameworks = frozenset({TORCH})
+    summary = "Report `DataParallel`, `DistributedDataParallel` and `torch.distributed`."
+    rationale = (
+        "PopTorch replicates a model over IPUs itself: `opts.replicationFactor(n)` is the single-host "
+        "equivalent of `torch.nn.DataParallel`; several hosts use PopRun/PopDist (reference section 6 item "
+        "37). CUDA data parallelism and process groups must be removed by hand (`--ipus N` sets the "
+        "replication factor)."
+    )
+    examples = (
+        Example("import torch\n\nmodel = torch.nn.DataParallel(model)\n"),
+        Example("import torch.distributed as dist\n\ndist.init_process_group('nccl')\n"),
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        for call in ctx.nodes(cst.Call):
+            qualified = ctx.qualified_name(call.func) or ""
+            if qualified in _WRAPPERS:
+                ctx.report(self.code, call, f"`{qualified.rsplit('.', 1)[-1]}` does not run on the IPU: remove it and "
+                           "replicate with `opts.replicationFactor(n)` (`--ipus N`)", fixed=False)
+            elif qualified.startswith("torch.distributed."):
+                ctx.report(self.code, call, f"`{qualified}` (CUDA/NCCL process groups): use "
+                           "`opts.replicationFactor(n)` on one host, PopRun/PopDist across hosts", fixed=False)
+
+
+RULE = WarnDistributed()

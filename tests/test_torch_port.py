@@ -1,0 +1,98 @@
+"""The PyTorch -> PopTorch port on whole scripts: every un-ported fixture gets changes or
+warnings, every expected output gets none of the changes, an already ported script gets nothing."""
+
+from pathlib import Path
+
+import pytest
+
+from porter.config import Config
+from porter.engine import port
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "torch"
+INPUTS = sorted(p for p in FIXTURES.glob("*.py") if not p.name.endswith(".expected.py"))
+PORTED = {"already_ported"}
+
+
+def _port(path: Path, **config):
+    result = port(path.read_text(encoding="utf-8"), Config(**config))
+    assert result.error is None
+    return result
+
+
+@pytest.mark.parametrize("path", [p for p in INPUTS if p.stem not in PORTED], ids=lambda p: p.stem)
+def test_unported_fixture_is_reported(path):
+    result = _port(path)
+    assert result.findings
+    assert result.changed or any(not finding.fixed for finding in result.findings)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_expected_output_needs_no_change(path):
+    result = _port(path.with_name(path.stem + ".expected.py"))
+    assert not result.changed
+    assert not [finding for finding in result.findings if finding.fixed]
+
+
+def test_already_ported_script_is_left_alone():
+    result = _port(FIXTURES / "already_ported.py")
+    assert not result.changed
+    assert not result.findings
+
+
+def test_every_training_model_is_created_outside_loops():
+    for path in INPUTS:
+        lines = path.with_name(path.stem + ".expected.py").read_text().splitlines()
+        for number, line in enumerate(lines):
+            if "poptorch.trainingModel(" in line or "poptorch.inferenceModel(" in line:
+                indent = len(line) - len(line.lstrip())
+                enclosing = [l for l in lines[:number] if l.strip() and len(l) - len(l.lstrip()) < indent]
+                assert not (enclosing and enclosing[-1].lstrip().startswith(("for ", "while "))), (path, number)
+
+
+AMP_STEP = '''import torch
+import poptorch
+
+scaler = torch.cuda.amp.GradScaler()
+opts = poptorch.Options()
+optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda"):
+        out = model(x)
+        loss = criterion(out, y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+'''
+
+
+def test_amp_step_becomes_a_training_model():
+    result = port(AMP_STEP, Config(select=("IPU305", "IPU309")))
+    assert result.error is None
+    assert "out, loss = training_model(x, y)" in result.source
+    assert "scaler" not in result.source and "autocast" not in result.source
+    assert "backward" not in result.source
+    codes = {finding.code for finding in result.findings}
+    assert {"IPU305", "IPU309"} <= codes
+    assert any("float32" in finding.message for finding in result.findings if finding.code == "IPU309")
+
+
+def test_amp_alone_gives_the_plain_step():
+    result = port(AMP_STEP, Config(select=("IPU309",)))
+    assert "    loss.backward()\n    optimizer.step()\n" in result.source
+    assert "scaler" not in result.source
+
+
+def test_ipus_set_the_replication_factor():
+    source = "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=4)\n"
+    result = port(source, Config(ipus=4))
+    assert "opts = poptorch.Options()\nopts.replicationFactor(4)\nloader = poptorch.DataLoader(opts, ds" \
+        in result.source
+
+
+def test_options_name_avoids_an_existing_opts():
+    source = ("import argparse\nimport torch\nfrom torch.utils.data import DataLoader\n\n"
+              "opts = argparse.ArgumentParser().parse_args()\nloader = DataLoader(ds, batch_size=opts.bs)\n")
+    result = port(source)
+    assert "opts2 = poptorch.Options()" in result.source
+    assert "poptorch.DataLoader(opts2, ds, batch_size=opts.bs)" in result.source
