@@ -92,6 +92,7 @@ class Plan:
     opts: Optional[str]            # the options variable the generated code uses
     opts_exists: bool
     existing_training: List[Tuple[str, cst.Call]]
+    inference_opts: Optional[str] = None  # separate options for inference, when training's differ
 
     @property
     def rewrites(self) -> List[TrainStep]:
@@ -134,8 +135,23 @@ def _plan(ctx: FileContext) -> Plan:
             evaluation.name = fresh_name(ctx, "inference_model", taken)
             taken.add(evaluation.name)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
+    if opts_exists and selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) \
+            and _accumulates(ctx, opts):
+        result.inference_opts = fresh_name(ctx, "inference_opts", taken)
     _plan_detach(ctx, result)
     return result
+
+
+def _accumulates(ctx: FileContext, opts: str) -> bool:
+    """True when ``opts`` sets gradient accumulation: an inference model cannot use it (4.3)."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "gradientAccumulation" \
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value == "Training" \
+                and name_of(func.value.value) == opts:
+            return not (len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer)
+                        and call.args[0].value.value == "1")
+    return False
 
 
 # --------------------------------------------------------------------------------- placement
@@ -194,6 +210,10 @@ def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[s
                 arg = positional[index]
             if arg is None:
                 return None, f"`{fname}()` is called without `{name}`: create the {what} once and pass it in"
+            if name == needed[0] or (len(needed) > 1 and name == needed[1]):
+                if not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    return None, (f"`{fname}()` gets `{name}` as an expression: create the {what} once, from a "
+                                  "variable, and pass it in")
             values[name] = code_of(ctx, arg.value)
         elif name not in local and name in module_globals(ctx):
             values[name] = name
@@ -306,6 +326,13 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
         if at is not None:
             break
     if at is None:
+        for later in body[index + 1:]:
+            call = expr_call(later)
+            receiver = method_of(call, "step")
+            if receiver is not None and (call.args or not isinstance(receiver, cst.Name)):
+                step.problem_anchor = later
+                return (f"`{code_of(ctx, call)}` is not a plain `optimizer.step()` on a variable: rewrite this "
+                        "step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
         return ("`loss.backward()` is not followed by `optimizer.step()` in the same block (gradient "
                 "accumulation?): rewrite this step by hand with `poptorch.trainingModel` and "
                 "`opts.Training.gradientAccumulation(n)`")

@@ -79,8 +79,14 @@ def assigned_name(statement: cst.CSTNode) -> Optional[str]:
 def loads(node: cst.CSTNode) -> Iterator[cst.Name]:
     """Names read in ``node`` (not attribute names, keywords or assignment targets)."""
     skip: Set[int] = set()
+    local: Set[str] = set()
     for child in walk(node):
-        if id(child) in skip:
+        if isinstance(child, cst.CompFor):
+            local.update(bound_names(child.target))
+        elif isinstance(child, cst.Lambda):
+            local.update(param.name.value for param in child.params.params)
+    for child in walk(node):
+        if id(child) in skip or (isinstance(child, cst.Name) and child.value in local):
             continue
         if isinstance(child, cst.Attribute):
             skip.add(id(child.attr))

@@ -96,3 +96,23 @@ def test_options_name_avoids_an_existing_opts():
     result = port(source)
     assert "opts2 = poptorch.Options()" in result.source
     assert "poptorch.DataLoader(opts2, ds, batch_size=opts.bs)" in result.source
+
+
+ACCUMULATING = '''import torch
+import poptorch
+
+opts = poptorch.Options()
+opts.Training.gradientAccumulation(8)
+model.eval()
+with torch.no_grad():
+    for x, y in test_loader:
+        out = model(x)
+'''
+
+
+def test_inference_gets_its_own_options_when_training_accumulates():
+    result = port(ACCUMULATING, Config(select=("IPU302", "IPU306")))
+    assert result.error is None
+    assert ("inference_opts = poptorch.Options()\n"
+            "inference_model = poptorch.inferenceModel(model, options=inference_opts)\n") in result.source
+    assert port(result.source, Config(select=("IPU302", "IPU306"))).source == result.source

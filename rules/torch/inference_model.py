@@ -96,7 +96,7 @@ class InferenceModel(Rule):
             name, placement = evaluation.name, evaluation.placement
             for call in evaluation.calls:
                 ctx.replace(call.func, cst.Name(name))
-            options = f", options={p.opts}" if p.opts else ""
+            options = f", options={p.inference_opts or p.opts}" if p.opts else ""
             model = placement.values[evaluation.model]
             creation = cst.parse_statement(f"{name} = poptorch.inferenceModel({model}{options})")
             site = evaluation.detach_site

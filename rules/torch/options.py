@@ -52,6 +52,8 @@ class PoptorchOptions(Rule):
 
     def run(self, ctx) -> None:
         p = plan(ctx)
+        if p.inference_opts is not None:
+            self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
         uses = [(owner_of(ctx, call), call) for call, _ in ctx.calls_to(*DATALOADER)]
@@ -71,9 +73,7 @@ class PoptorchOptions(Rule):
             before = first_code_statement(ctx)
         if before is None:
             return
-        lines = [cst.parse_statement(f"{p.opts} = poptorch.Options()")]
-        if ctx.config.ipus > 1:
-            lines.append(cst.parse_statement(f"{p.opts}.replicationFactor({ctx.config.ipus})"))
+        lines = self._lines(ctx, p.opts)
         if isinstance(before, (cst.FunctionDef, cst.ClassDef)):
             lines[0] = lines[0].with_changes(leading_lines=before.leading_lines)
             ctx.insert_before(before, lines)
@@ -82,6 +82,22 @@ class PoptorchOptions(Rule):
         ctx.add_import("poptorch", code="IPU301")
         extra = f" with `replicationFactor({ctx.config.ipus})`" if ctx.config.ipus > 1 else ""
         ctx.report(self.code, before, f"added `{p.opts} = poptorch.Options()`{extra}", fixed=True)
+
+
+    @staticmethod
+    def _lines(ctx, name):
+        lines = [cst.parse_statement(f"{name} = poptorch.Options()")]
+        if ctx.config.ipus > 1:
+            lines.append(cst.parse_statement(f"{name}.replicationFactor({ctx.config.ipus})"))
+        return lines
+
+    def _inference_options(self, ctx, p) -> None:
+        """The training options accumulate gradients: inference gets its own options."""
+        evaluation = next(e for e in p.evaluations if e.problem is None)
+        before = evaluation.placement.before
+        insert_above(ctx, before, self._lines(ctx, p.inference_opts))
+        ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for the inference model: "
+                   f"`{p.opts}` sets gradient accumulation, which an inference model cannot use", fixed=True)
 
 
 RULE = PoptorchOptions()

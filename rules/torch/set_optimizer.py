@@ -70,7 +70,7 @@ class SetOptimizer(Rule):
                 self._after(ctx, p, existing, statement, optimizer.value if optimizer else None,
                             f"`{scheduler}.step()`")
             elif self._sets_lr(statement):
-                target = single_small(statement).targets[0].target.value
+                target = self._target(statement).value
                 loop = ctx.enclosing(statement, cst.For)
                 if self._in_group_loop(ctx, statement) and name_of(loop.target) == name_of(target):
                     self._after(ctx, p, existing, loop, loop.iter.value, "the learning-rate change")
@@ -79,11 +79,16 @@ class SetOptimizer(Rule):
                     self._after(ctx, p, existing, statement, target.value.value, "the learning-rate change")
 
     @staticmethod
-    def _sets_lr(statement) -> bool:
+    def _target(statement):
         small = single_small(statement)
-        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-            return False
-        target = small.targets[0].target
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.targets[0].target
+        if isinstance(small, cst.AugAssign):
+            return small.target
+        return None
+
+    def _sets_lr(self, statement) -> bool:
+        target = self._target(statement)
         if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
             return False
         index = target.slice[0].slice
