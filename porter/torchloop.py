@@ -19,7 +19,7 @@ from porter.cstutil import append_args, keyword_arg
 from porter.torchutil import (
     AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, cached, code_of, expr_call, fresh_name, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
-    owner_body, owner_of, selected, simple_assign, top_statement,
+    owner_of, qualified, selected, simple_assign, top_statement,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -256,8 +256,8 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
         for assign in ctx.nodes(cst.Assign):
             if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
                     and isinstance(assign.value, cst.Call):
-                qualified = ctx.qualified_name(assign.value.func) or ""
-                if qualified.startswith(LR_SCHEDULER):
+                full = qualified(ctx, assign.value.func) or ""
+                if full.startswith(LR_SCHEDULER):
                     found[assign.targets[0].target.value] = assign.value
         return found
     return cached(ctx, "schedulers", compute)
@@ -265,7 +265,7 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
 
 def _autocast_with(ctx: FileContext, statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.With) and any(
-        isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in AUTOCAST for item in statement.items)
+        isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST for item in statement.items)
 
 
 def _train_steps(ctx: FileContext) -> List[TrainStep]:
@@ -374,7 +374,7 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
             step.forward = body[earlier]
     loss = simple_assign(step.loss)
     if loss is not None and isinstance(loss[1], cst.Call) and name_of(loss[1].func) in model_names(ctx) \
-            and ctx.qualified_name(loss[1].func) is None and step.loss_name in bound_names(loss[0]) \
+            and qualified(ctx, loss[1].func) is None and step.loss_name in bound_names(loss[0]) \
             and (step.autocast is None or step.forward is None):
         # `output, loss = model(x, y)`: the model computes its loss already.
         step.model, step.self_loss, step.forward = loss[1].func.value, True, None
@@ -400,7 +400,7 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode, loss_
     if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Call):
         return False
     func = name_of(assign[1].func)
-    if func is None or func in BUILTINS or func in module_definitions(ctx) or ctx.qualified_name(assign[1].func):
+    if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, assign[1].func):
         return False
     if not any(name.value == assign[0].value for name in loads(loss_value)):
         return False
@@ -432,7 +432,7 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
         for name in loads(statement):
             value = name.value
             if value in (step.model, step.output, step.loss_name) or value in BUILTINS or value in definitions \
-                    or ctx.qualified_name(name) is not None:
+                    or qualified(ctx, name) is not None:
                 continue
             bucket = inputs if value in per_step else captured
             if value not in bucket:
@@ -463,7 +463,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         if receiver is not None and not call.args:
             evaluated.setdefault(id(owner_of(ctx, call)), set()).add(receiver)
     for with_stmt in ctx.nodes(cst.With):
-        if not any(isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in NO_GRAD
+        if not any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
                    for item in with_stmt.items):
             continue
         if ctx.enclosing(with_stmt, cst.With) is not None and any(
@@ -472,7 +472,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         owner = owner_of(ctx, with_stmt)
         models = evaluated.get(id(owner), set())
         calls = [node for node in walk(with_stmt.body) if isinstance(node, cst.Call)
-                 and name_of(node.func) in models and ctx.qualified_name(node.func) is None]
+                 and name_of(node.func) in models and qualified(ctx, node.func) is None]
         if not calls:
             continue
         model = calls[0].func.value
@@ -491,15 +491,18 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
         if evaluation.problem is not None:
             continue
         placement = evaluation.placement
-        site = ctx.statement_of(placement.call) if placement.call is not None else evaluation.with_stmt
-        training = result.training_in(placement.owner)
+        scope, site = evaluation.owner, evaluation.with_stmt
+        training = result.training_in(scope)
+        if training is None and placement.call is not None:
+            scope, site = placement.owner, ctx.statement_of(placement.call)
+            training = result.training_in(scope)
         if training is None or ctx.block_of(site) is None:
             continue
         evaluation.detach_site, evaluation.detach_training = site, training[0]
-        trained = [step.placement.call or step.backward for step in result.rewrites
-                   if step.placement.owner is placement.owner]
+        trained = [step.backward if step.owner is scope else step.placement.call for step in result.rewrites]
+        trained = [node for node in trained if node is not None]
         for ancestor in ctx.ancestors(site):
-            if ancestor is placement.owner:
+            if ancestor is scope:
                 break
             if isinstance(ancestor, (cst.For, cst.While)) and any(
                     any(a is ancestor for a in ctx.ancestors(node)) for node in trained):

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, bound_names, import_bindings, walk
 from porter.cstutil import with_args
 from porter.rule import is_selected
 
@@ -31,6 +31,26 @@ def cached(ctx: FileContext, key: str, compute: Callable[[], object]):
     if key not in store:
         store[key] = compute()
     return store[key]
+
+
+def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    """``ctx.qualified_name``, remembered per node: the torch rules ask about the same calls."""
+    store = ctx.__dict__.setdefault("_torch_names", {})
+    key = id(node)
+    if key not in store:
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        # Only names some import binds can resolve: skip the scope analysis for all others.
+        imported = cached(ctx, "imported", lambda: {local for kind in (cst.Import, cst.ImportFrom)
+                                                    for statement in ctx.nodes(kind)
+                                                    for local, _ in import_bindings(statement)})
+        store[key] = ctx.qualified_name(node) if isinstance(head, cst.Name) and head.value in imported else None
+    return store[key]
+
+
+def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
+    return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
 
 
 def selected(ctx: FileContext, code: str) -> bool:
@@ -137,7 +157,7 @@ def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls ``name(...)`` of a module-level function of this file."""
     name = function.name.value
     return [call for call in ctx.nodes(cst.Call)
-            if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
+            if isinstance(call.func, cst.Name) and call.func.value == name and qualified(ctx, call.func) is None]
 
 
 def module_globals(ctx: FileContext) -> Set[str]:
@@ -170,12 +190,12 @@ def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> st
     return candidate
 
 
-def assignments_of(ctx: FileContext, *qualified: str) -> List[Tuple[str, cst.Call]]:
-    """``name = <call to one of qualified>(...)`` anywhere in the file."""
+def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
+    """``name = <call to one of names>(...)`` anywhere in the file."""
     found = []
     for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
-                and isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in qualified:
+                and isinstance(assign.value, cst.Call) and qualified(ctx, assign.value.func) in names:
             found.append((assign.targets[0].target.value, assign.value))
     return found
 
@@ -204,7 +224,7 @@ def device_names(ctx: FileContext) -> Set[str]:
             if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
                 continue
             value = assign.value
-            if isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "torch.device":
+            if isinstance(value, cst.Call) and qualified(ctx, value.func) == "torch.device":
                 names.add(assign.targets[0].target.value)
             elif is_cuda_string(value):
                 names.add(assign.targets[0].target.value)
@@ -226,11 +246,11 @@ def is_device(ctx: FileContext, node: cst.CSTNode) -> bool:
     if is_cuda_string(node):
         return True
     if isinstance(node, cst.Name):
-        return node.value in device_names(ctx) and ctx.qualified_name(node) is None
+        return node.value in device_names(ctx) and qualified(ctx, node) is None
     if isinstance(node, cst.Attribute):
         return node.attr.value == "device"
     if isinstance(node, cst.Call):
-        return ctx.qualified_name(node.func) == "torch.device"
+        return qualified(ctx, node.func) == "torch.device"
     return False
 
 

@@ -3,7 +3,7 @@ import libcst as cst
 from porter.cstutil import is_false, is_true, keyword, positional, with_args
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import DATALOADER
+from porter.torchutil import DATALOADER, calls_to
 
 
 class PoptorchDataLoader(Rule):
@@ -39,7 +39,7 @@ class PoptorchDataLoader(Rule):
 
     def run(self, ctx) -> None:
         opts = plan(ctx).opts
-        for call, _ in ctx.calls_to(*DATALOADER):
+        for call in calls_to(ctx, *DATALOADER):
             if len(positional(call)) > 3:
                 ctx.report(self.code, call, "`DataLoader` with more than 3 positional arguments: pass them by "
                            "keyword and use `poptorch.DataLoader(opts, dataset, ...)`", fixed=False)

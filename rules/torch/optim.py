@@ -2,6 +2,7 @@ import libcst as cst
 
 from porter.cstutil import is_false, keyword
 from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchutil import qualified
 from porter.torchloop import plan
 
 SUPPORTED = ("SGD", "Adam", "AdamW", "RMSprop")
@@ -40,10 +41,10 @@ class PoptorchOptim(Rule):
 
     def run(self, ctx) -> None:
         for call in ctx.nodes(cst.Call):
-            qualified = ctx.qualified_name(call.func) or ""
-            if not qualified.startswith("torch.optim.") or qualified.startswith("torch.optim.lr_scheduler."):
+            full = qualified(ctx, call.func) or ""
+            if not full.startswith("torch.optim.") or full.startswith("torch.optim.lr_scheduler."):
                 continue
-            cls = qualified.rsplit(".", 1)[-1]
+            cls = full.rsplit(".", 1)[-1]
             if cls in OTHERS:
                 ctx.report(self.code, call, f"`{cls}` is not supported by PopTorch: use `poptorch.optim.SGD`, "
                            "`Adam`, `AdamW`, `RMSprop` or `LAMB`", fixed=False)
@@ -67,8 +68,8 @@ class PoptorchOptim(Rule):
             target = assign.targets[0].target if len(assign.targets) == 1 else None
             if not isinstance(target, cst.Name) or target.value not in names or not isinstance(assign.value, cst.Call):
                 continue
-            qualified = ctx.qualified_name(assign.value.func) or ""
-            if qualified.startswith(("torch.optim.", "poptorch.optim.")):
+            full = qualified(ctx, assign.value.func) or ""
+            if full.startswith(("torch.optim.", "poptorch.optim.")):
                 continue
             ctx.report(self.code, assign.value, f"`{target.value}` is not built from `torch.optim` here: PopTorch runs only "
                        "`SGD`, `Adam`, `AdamW`, `RMSprop` and `LAMB` (`poptorch.optim`); a custom optimizer "

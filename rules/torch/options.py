@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import DATALOADER, first_code_statement, insert_above, owner_of, top_statement
+from porter.torchutil import DATALOADER, calls_to, first_code_statement, insert_above, owner_of, top_statement
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -56,7 +56,7 @@ class PoptorchOptions(Rule):
             self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
-        uses = [(owner_of(ctx, call), call) for call, _ in ctx.calls_to(*DATALOADER)]
+        uses = [(owner_of(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
         uses += [(step.placement.owner, step.placement.before) for step in p.rewrites]
         uses += [(e.placement.owner, e.placement.before) for e in p.evaluations if e.problem is None]
         if not uses:

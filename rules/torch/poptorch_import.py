@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import needs_poptorch
-from porter.torchutil import DATALOADER
+from porter.torchutil import DATALOADER, calls_to
 
 
 class PoptorchImport(Rule):
@@ -35,7 +35,7 @@ class PoptorchImport(Rule):
         if "poptorch" in ctx.aliases:
             return
         uses_name = any(node.value == "poptorch" for node in ctx.nodes(cst.Name))
-        converts = next(ctx.calls_to(*DATALOADER), None) is not None
+        converts = bool(calls_to(ctx, *DATALOADER))
         if uses_name or converts or needs_poptorch(ctx):
             ctx.add_import("poptorch", code=self.code)
 

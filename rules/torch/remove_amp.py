@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, remove_statement
+from porter.torchutil import AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "
@@ -64,7 +64,7 @@ class RemoveAmp(Rule):
             owned.update(id(s) for s in (step.autocast, step.backward, step.step, step.update) if s is not None)
         for with_stmt in ctx.nodes(cst.With):
             items = [item for item in with_stmt.items
-                     if isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in AUTOCAST]
+                     if isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST]
             if not items:
                 continue
             ctx.report(self.code, with_stmt, f"`autocast` removed: {FLOAT32}", fixed=True)
@@ -100,7 +100,7 @@ class RemoveAmp(Rule):
         for statement in ctx.nodes(cst.SimpleStatementLine):
             name = assigned_name(statement)
             value = statement.body[0].value if name else None
-            if isinstance(value, cst.Call) and ctx.qualified_name(value.func) in GRAD_SCALER:
+            if isinstance(value, cst.Call) and qualified(ctx, value.func) in GRAD_SCALER:
                 yield name, statement
 
     @staticmethod

@@ -3,7 +3,7 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import remove_arg
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchutil import code_of, expr_call, is_cuda_string, remove_statement, simple_assign, strip_device_call
+from porter.torchutil import code_of, expr_call, is_cuda_string, qualified, remove_statement, simple_assign, strip_device_call
 
 _CUDA_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.manual_seed_all",
                          "torch.cuda.manual_seed", "torch.cuda.set_device", "torch.cuda.reset_peak_memory_stats"})
@@ -63,7 +63,7 @@ class RemoveCuda(Rule):
             if self._statement(ctx, statement):
                 handled.update(id(node) for node in walk(statement))
         for if_stmt in ctx.nodes(cst.If):
-            if isinstance(if_stmt.test, cst.Call) and ctx.qualified_name(if_stmt.test.func) == _AVAILABLE:
+            if isinstance(if_stmt.test, cst.Call) and qualified(ctx, if_stmt.test.func) == _AVAILABLE:
                 if ctx.block_of(if_stmt) is None:
                     continue
                 handled.update(id(node) for node in walk(if_stmt.test))
@@ -84,7 +84,7 @@ class RemoveCuda(Rule):
                 ctx.replace(call, lambda node, call=call: strip_device_call(ctx, call, node) or node)
                 ctx.report(self.code, call.func.attr, f"`.{call.func.attr.value}(...)` removed: the model and data "
                            "stay on the CPU, PopTorch moves them", fixed=True)
-            elif ctx.qualified_name(call.func) == _AVAILABLE:
+            elif qualified(ctx, call.func) == _AVAILABLE:
                 ctx.replace(call, cst.Name("False"))
                 ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
             else:
@@ -97,8 +97,8 @@ class RemoveCuda(Rule):
         """Whole statements: CUDA calls, cudnn flags, device selection, `x = x.to(device)`."""
         call = expr_call(statement)
         if call is not None:
-            qualified = ctx.qualified_name(call.func)
-            if qualified in _CUDA_CALLS or (strip_device_call(ctx, call, call) is not None
+            full = qualified(ctx, call.func)
+            if full in _CUDA_CALLS or (strip_device_call(ctx, call, call) is not None
                                             and _trivial(ctx, None, call)):
                 remove_statement(ctx, statement)
                 ctx.report(self.code, statement, f"`{code_of(ctx, call.func)}(...)` removed (no CUDA on an IPU "
@@ -107,16 +107,16 @@ class RemoveCuda(Rule):
             return False
         small = statement.body[0] if len(statement.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            qualified = ctx.qualified_name(small.targets[0].target) or ""
-            if qualified.startswith("torch.backends.cudnn."):
+            full = qualified(ctx, small.targets[0].target) or ""
+            if full.startswith("torch.backends.cudnn."):
                 remove_statement(ctx, statement)
-                ctx.report(self.code, statement, f"`{qualified[6:]}` removed (CUDA only)", fixed=True)
+                ctx.report(self.code, statement, f"`{full[6:]}` removed (CUDA only)", fixed=True)
                 return True
         assign = simple_assign(statement)
         if assign is None:
             return False
         target, value = assign
-        if isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "torch.device" and value.args \
+        if isinstance(value, cst.Call) and qualified(ctx, value.func) == "torch.device" and value.args \
                 and _mentions_cuda(ctx, value):
             ctx.replace(value, lambda node: node.with_changes(args=[cst.Arg(cst.SimpleString('"cpu"'))]))
             ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
@@ -138,14 +138,14 @@ class RemoveCuda(Rule):
 
 
 def _mentions_cuda(ctx, node) -> bool:
-    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and ctx.qualified_name(n.func) == _AVAILABLE)
+    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and qualified(ctx, n.func) == _AVAILABLE)
                or isinstance(n, cst.IfExp) for n in walk(node))
 
 
 def _available_and(ctx, value) -> bool:
     """``torch.cuda.is_available()``, or an ``and`` chain with it: False either way."""
     if isinstance(value, cst.Call):
-        return ctx.qualified_name(value.func) == _AVAILABLE
+        return qualified(ctx, value.func) == _AVAILABLE
     if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
         return _available_and(ctx, value.left) or _available_and(ctx, value.right)
     return False

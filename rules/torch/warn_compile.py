@@ -1,4 +1,5 @@
 from porter.rule import TORCH, WARN, Example, Rule
+from porter.torchutil import calls_to
 
 
 class WarnCompile(Rule):
@@ -17,7 +18,7 @@ class WarnCompile(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call, _ in ctx.calls_to("torch.compile"):
+        for call in calls_to(ctx, "torch.compile"):
             ctx.report(self.code, call, "`torch.compile` is not supported by PopTorch: remove it, the PopTorch "
                        "model wrappers compile for the IPU", fixed=False)
 

@@ -1,6 +1,7 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
+from porter.torchutil import qualified
 
 _WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
              "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
@@ -26,12 +27,12 @@ class WarnDistributed(Rule):
 
     def run(self, ctx) -> None:
         for call in ctx.nodes(cst.Call):
-            qualified = ctx.qualified_name(call.func) or ""
-            if qualified in _WRAPPERS:
-                ctx.report(self.code, call, f"`{qualified.rsplit('.', 1)[-1]}` does not run on the IPU: remove it and "
+            full = qualified(ctx, call.func) or ""
+            if full in _WRAPPERS:
+                ctx.report(self.code, call, f"`{full.rsplit('.', 1)[-1]}` does not run on the IPU: remove it and "
                            "replicate with `opts.replicationFactor(n)` (`--ipus N`)", fixed=False)
-            elif qualified.startswith("torch.distributed."):
-                ctx.report(self.code, call, f"`{qualified}` (CUDA/NCCL process groups): use "
+            elif full.startswith("torch.distributed."):
+                ctx.report(self.code, call, f"`{full}` (CUDA/NCCL process groups): use "
                            "`opts.replicationFactor(n)` on one host, PopRun/PopDist across hosts", fixed=False)
 
 

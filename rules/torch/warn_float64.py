@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import method_of
+from porter.torchutil import method_of, qualified
 
 _FLOAT64 = ("torch.float64", "torch.double")
 
@@ -24,7 +24,7 @@ class WarnFloat64(Rule):
 
     def run(self, ctx) -> None:
         for attribute in ctx.nodes(cst.Attribute):
-            if ctx.qualified_name(attribute) in _FLOAT64:
+            if qualified(ctx, attribute) in _FLOAT64:
                 ctx.report(self.code, attribute, "float64 runs as float32 on the IPU: use `torch.float32`",
                            fixed=False)
         for call in ctx.nodes(cst.Call):
