@@ -289,6 +289,18 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
         if step.problem is not None and step.problem_anchor is None:
             step.problem_anchor = call
         steps.append(step)
+    loops: Dict[int, List[TrainStep]] = {}
+    for step in steps:
+        loop = ctx.enclosing(step.backward, cst.For) or ctx.enclosing(step.backward, cst.While)
+        loops.setdefault(id(loop), []).append(step)
+    for group in loops.values():
+        if len(group) > 1:
+            for step in group:
+                step.problem_anchor = step.backward
+                step.problem = ("this loop runs several backward passes (several losses or optimizers, e.g. a "
+                                "GAN): a `poptorch.trainingModel` runs one loss and one optimizer; rewrite it by "
+                                "hand (one training model per optimizer, or one loss through "
+                                "`poptorch.identity_loss`)")
     return steps
 
 
@@ -352,7 +364,7 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
     step.zero_grads = [s for s in body if _zero_grad(s)]
     # The loss (and the forward) before backward().
     before = index - 1
-    while before >= 0 and _zero_grad(body[before]):
+    while before >= 0 and (_zero_grad(body[before]) or _neutral(body[before], step.loss_name)):
         before -= 1
     if before < 0:
         return "no loss computation before `backward()`: rewrite this step by hand"
@@ -395,12 +407,28 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
     return _classify(ctx, step, body, index)
 
 
+def _neutral(statement: cst.BaseStatement, loss_name: str) -> bool:
+    """A statement between the loss and ``backward()`` that can run after the training model
+    call (metrics, logging): it does not assign the loss nor run a backward pass or a step."""
+    for node in walk(statement):
+        if isinstance(node, cst.Call) and method_of(node, "backward", "step", "zero_grad") is not None:
+            return False
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)) and loss_name in bound_names(node.target):
+            return False
+        if isinstance(node, cst.With):
+            return False
+    return True
+
+
 def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode, loss_value: cst.CSTNode) -> bool:
     assign = simple_assign(statement)
     if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Call):
         return False
-    func = name_of(assign[1].func)
-    if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, assign[1].func):
+    call = assign[1]
+    while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        call = call.func.value
+    func = name_of(call.func)
+    if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, call.func):
         return False
     if not any(name.value == assign[0].value for name in loads(loss_value)):
         return False

@@ -63,7 +63,19 @@ class RemoveCuda(Rule):
             if self._statement(ctx, statement):
                 handled.update(id(node) for node in walk(statement))
         for if_stmt in ctx.nodes(cst.If):
-            if isinstance(if_stmt.test, cst.Call) and qualified(ctx, if_stmt.test.func) == _AVAILABLE:
+            test = if_stmt.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+                    and isinstance(test.expression, cst.Call) and qualified(ctx, test.expression.func) == _AVAILABLE:
+                if ctx.block_of(if_stmt) is None or not isinstance(if_stmt.body, cst.IndentedBlock):
+                    continue
+                handled.update(id(node) for node in walk(test))
+                if if_stmt.orelse is not None:
+                    handled.update(id(node) for node in walk(if_stmt.orelse))
+                ctx.replace(if_stmt, _if_branch)
+                ctx.report(self.code, if_stmt, "`if not torch.cuda.is_available():` always holds on an IPU host: "
+                           "only its body is kept", fixed=True)
+                continue
+            if isinstance(test, cst.Call) and qualified(ctx, test.func) == _AVAILABLE:
                 if ctx.block_of(if_stmt) is None:
                     continue
                 handled.update(id(node) for node in walk(if_stmt.test))
@@ -171,6 +183,12 @@ def _trivial(ctx, target, value) -> bool:
 
 def _drop_arg(node: cst.Call, index: int) -> cst.Call:
     return remove_arg(node, index)
+
+
+def _if_branch(node: cst.If) -> cst.FlattenSentinel:
+    kept = list(node.body.body)
+    kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *kept[0].leading_lines))
+    return cst.FlattenSentinel(kept)
 
 
 def _else_branch(node: cst.If) -> cst.FlattenSentinel:

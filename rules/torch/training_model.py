@@ -128,7 +128,20 @@ for x, y in loader:
     optimizer.step()
 '''
 
-_PORTED = '''import torch
+_TWO_LOSSES = '''import torch
+
+for real in loader:
+    optimizer_d.zero_grad()
+    loss_d = criterion(disc(real), ones)
+    loss_d.backward()
+    optimizer_d.step()
+    optimizer_g.zero_grad()
+    loss_g = criterion(disc(gen(noise)), ones)
+    loss_g.backward()
+    optimizer_g.step()
+'''
+
+_PORTED = ''''''import torch
 import poptorch
 
 training_model = poptorch.trainingModel(TrainingModelWithLoss(model), options=opts, optimizer=optimizer)
@@ -151,13 +164,15 @@ class TrainingModel(Rule):
         "optimizer=optimizer)` created once (in the caller when the loop is in a function called once per "
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "
         "y)` in the loop. The AMP form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
-        "between `backward()` and `step()` (gradient clipping, `.grad` inspection) is not rewritten but "
-        "reported; `poptorch.optim` optimizers take `max_grad_norm`."
+        "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
+        "in one loop (GANs) and gradient accumulation by hand are not rewritten but reported; "
+        "`poptorch.optim` optimizers take `max_grad_norm`."
     )
     examples = (
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_CLIPPED, reported=True),
+        Example(_TWO_LOSSES, reported=True),
         Example(_PORTED, reported=False),
     )
 
