@@ -141,7 +141,7 @@ for real in loader:
     optimizer_g.step()
 '''
 
-_PORTED = ''''''import torch
+_PORTED = '''import torch
 import poptorch
 
 training_model = poptorch.trainingModel(TrainingModelWithLoss(model), options=opts, optimizer=optimizer)
