@@ -73,7 +73,7 @@ class TrainStep:
 
 @dataclass
 class Evaluation:
-    with_stmt: cst.With
+    anchor: cst.BaseStatement   # the `with torch.no_grad():` block, or the statement holding the calls
     model: str
     calls: List[cst.Call]
     owner: Owner
@@ -83,6 +83,7 @@ class Evaluation:
     detach_site: Optional[cst.BaseStatement] = None
     detach_training: Optional[str] = None
     detach_after: bool = False
+    reuses: bool = False   # an earlier evaluation of the same scope already creates the model
 
 
 @dataclass
@@ -130,10 +131,23 @@ def _plan(ctx: FileContext) -> Plan:
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
     evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
+    order = {id(call): index for index, call in enumerate(ctx.nodes(cst.Call))}
+    evaluations.sort(key=lambda e: order[id(e.calls[0])])
+    created: Dict[Tuple[int, str], Evaluation] = {}
     for evaluation in evaluations:
-        if evaluation.problem is None:
-            evaluation.name = fresh_name(ctx, "inference_model", taken)
-            taken.add(evaluation.name)
+        if evaluation.problem is not None:
+            continue
+        placement = evaluation.placement
+        key = (id(placement.owner), placement.values[evaluation.model])
+        earlier = created.get(key) if placement.function is None else None
+        if earlier is not None:
+            body = list(ctx.siblings(placement.before))
+            if earlier.placement.before in body and body.index(earlier.placement.before) <= body.index(placement.before):
+                evaluation.name, evaluation.reuses = earlier.name, True
+                continue
+        evaluation.name = fresh_name(ctx, "inference_model", taken)
+        taken.add(evaluation.name)
+        created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
     if opts_exists and selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) \
             and _accumulates(ctx, opts):
@@ -490,23 +504,29 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         receiver = name_of(method_of(call, "eval"))
         if receiver is not None and not call.args:
             evaluated.setdefault(id(owner_of(ctx, call)), set()).add(receiver)
+    blocks: List[Tuple[cst.CSTNode, cst.CSTNode]] = []   # (statement or function, the code under no_grad)
     for with_stmt in ctx.nodes(cst.With):
-        if not any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
-                   for item in with_stmt.items):
-            continue
-        if ctx.enclosing(with_stmt, cst.With) is not None and any(
-                e.with_stmt is ctx.enclosing(with_stmt, cst.With) for e in found):
-            continue
-        owner = owner_of(ctx, with_stmt)
+        if any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
+               for item in with_stmt.items):
+            blocks.append((with_stmt, with_stmt.body))
+    for function in ctx.nodes(cst.FunctionDef):
+        if any(qualified(ctx, d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
+               for d in function.decorators):
+            blocks.append((function, function.body))
+    seen: Set[int] = set()
+    for holder, body in blocks:
+        owner = holder if isinstance(holder, cst.FunctionDef) else owner_of(ctx, holder)
         models = evaluated.get(id(owner), set())
-        calls = [node for node in walk(with_stmt.body) if isinstance(node, cst.Call)
+        calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
                  and name_of(node.func) in models and qualified(ctx, node.func) is None]
         if not calls:
             continue
         model = calls[0].func.value
         calls = [call for call in calls if call.func.value == model]
-        evaluation = Evaluation(with_stmt, model, calls, owner)
-        evaluation.placement, evaluation.problem = _place(ctx, with_stmt, owner, [model], "inference model",
+        seen.update(id(call) for call in calls)
+        anchor = holder if isinstance(holder, cst.With) else top_statement(ctx, calls[0], owner)
+        evaluation = Evaluation(anchor, model, calls, owner)
+        evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
                                                           "inference_model")
         found.append(evaluation)
     return found
@@ -519,7 +539,7 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
         if evaluation.problem is not None:
             continue
         placement = evaluation.placement
-        scope, site = evaluation.owner, evaluation.with_stmt
+        scope, site = evaluation.owner, evaluation.anchor
         training = result.training_in(scope)
         if training is None and placement.call is not None:
             scope, site = placement.owner, ctx.statement_of(placement.call)

@@ -100,7 +100,10 @@ class InferenceModel(Rule):
             model = placement.values[evaluation.model]
             creation = cst.parse_statement(f"{name} = poptorch.inferenceModel({model}{options})")
             site = evaluation.detach_site
-            if site is not None and site is placement.before:
+            if evaluation.reuses:
+                if site is not None:
+                    insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+            elif site is not None and site is placement.before:
                 insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()"),
                                          creation])
             else:
