@@ -19,7 +19,7 @@ from porter.cstutil import append_args, keyword_arg
 from porter.torchutil import (
     AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, cached, code_of, expr_call, fresh_name, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
-    owner_of, qualified, selected, simple_assign, top_statement,
+    creation_point, owner_of, qualified, selected, simple_assign,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -190,7 +190,7 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
         looped = [call for call in calls if in_loop(ctx, call, owner_of(ctx, call))]
         if looped:
             return _hoist(ctx, owner, calls, needed, what, param)
-    before = top_statement(ctx, node, owner)
+    before = creation_point(ctx, node, owner)
     if before is None:
         return None, "could not find where to create it"
     late = _assigned_within(before) & set(needed)
@@ -209,7 +209,7 @@ def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[s
         return None, f"`{fname}()` takes *args/**kwargs: create the {what} once and pass it in"
     call = calls[0]
     caller = owner_of(ctx, call)
-    before = top_statement(ctx, call, caller)
+    before = creation_point(ctx, call, caller)
     if before is None or any(arg.star for arg in call.args):
         return None, f"create the {what} once, outside the loop that calls `{fname}()`, and pass it in"
     names = [p.name.value for p in params.params]
@@ -524,7 +524,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         model = calls[0].func.value
         calls = [call for call in calls if call.func.value == model]
         seen.update(id(call) for call in calls)
-        anchor = holder if isinstance(holder, cst.With) else top_statement(ctx, calls[0], owner)
+        anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, calls[0], owner)
         evaluation = Evaluation(anchor, model, calls, owner)
         evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
                                                           "inference_model")

@@ -422,3 +422,53 @@ def forward_methods(ctx: FileContext) -> List[cst.FunctionDef]:
     """``forward`` methods of classes (the code PopTorch compiles)."""
     return [function for function in ctx.nodes(cst.FunctionDef)
             if function.name.value == "forward" and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)]
+
+
+def creation_point(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
+    """Where something used at ``node`` is created once: before the outermost loop around
+    ``node`` in ``owner`` (or before the statement itself outside loops)."""
+    point = ctx.statement_of(node)
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            point = ancestor
+    return point if point is not None and ctx.block_of(point) is not None else None
+
+
+def common_point(ctx: FileContext, nodes: List[cst.CSTNode], owner: Owner) -> Optional[cst.BaseStatement]:
+    """The statement before which something used at all ``nodes`` (in ``owner``) is created once:
+    in the deepest block holding them all that is not inside a loop."""
+    chains = []
+    for node in nodes:
+        chain = []
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, (cst.Module, cst.IndentedBlock)):
+                chain.append(ancestor)
+            if ancestor is owner or ancestor is owner_body(owner):
+                break
+        chains.append(list(reversed(chain)))
+    block = None
+    for level in zip(*chains):
+        if any(b is not level[0] for b in level):
+            break
+        if any(isinstance(a, (cst.For, cst.While)) for a in _between(ctx, level[0], owner)):
+            break
+        block = level[0]
+    if block is None:
+        return None
+    statements = []
+    for node in nodes:
+        current = ctx.statement_of(node)
+        while current is not None and ctx.parent(current) is not block:
+            current = ctx.statement_of(ctx.parent(current))
+        if current is not None:
+            statements.append(current)
+    return min(statements, key=list(block.body).index) if statements else None
+
+
+def _between(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Iterator[cst.CSTNode]:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return
+        yield ancestor

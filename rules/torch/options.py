@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import DATALOADER, calls_to, first_code_statement, insert_above, owner_of, top_statement
+from porter.torchutil import DATALOADER, calls_to, common_point, first_code_statement, insert_above, owner_of
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -64,11 +64,7 @@ class PoptorchOptions(Rule):
         owners = {id(owner) for owner, _ in uses}
         before = None
         if len(owners) == 1:
-            owner = uses[0][0]
-            tops = [top_statement(ctx, node, owner) for _, node in uses]
-            body = list(ctx.module.body if isinstance(owner, cst.Module) else owner.body.body)
-            tops = [top for top in tops if top is not None]
-            before = min(tops, key=body.index) if tops else None
+            before = common_point(ctx, [node for _, node in uses], uses[0][0])
         if before is None:
             before = first_code_statement(ctx)
         if before is None:
