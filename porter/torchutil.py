@@ -409,6 +409,13 @@ def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
             return
     if not lines:
         return
+    inserted = ctx.inserted_before.get(id(following[0]))
+    if inserted:
+        # Statements inserted above the next one come first: the lines go above them.
+        own = tuple(inserted[0].leading_lines)
+        if not (all(line.comment is None for line in lines) and own and own[0].comment is None):
+            inserted[0] = inserted[0].with_changes(leading_lines=(*lines, *own))
+        return
 
     def prepend(node):
         own = tuple(node.leading_lines)
