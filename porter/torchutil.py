@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, import_bindings, walk
+from porter.context import FileContext, bound_names, walk
 from porter.cstutil import with_args
 from porter.rule import is_selected
 
@@ -38,14 +38,7 @@ def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     store = ctx.__dict__.setdefault("_torch_names", {})
     key = id(node)
     if key not in store:
-        head = node
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        # Only names some import binds can resolve: skip the scope analysis for all others.
-        imported = cached(ctx, "imported", lambda: {local for kind in (cst.Import, cst.ImportFrom)
-                                                    for statement in ctx.nodes(kind)
-                                                    for local, _ in import_bindings(statement)})
-        store[key] = ctx.qualified_name(node) if isinstance(head, cst.Name) and head.value in imported else None
+        store[key] = ctx.qualified_name(node)
     return store[key]
 
 
@@ -370,18 +363,6 @@ def insert_module_class(ctx: FileContext, new: cst.BaseStatement, before: cst.Ba
     ctx.insert_before(first, [new])
     if not isinstance(first, (cst.FunctionDef, cst.ClassDef)):
         ensure_blank_lines(ctx, first)
-
-
-def insert_above(ctx: FileContext, statement: cst.BaseStatement, new: List[cst.BaseStatement]) -> None:
-    """Insert before ``statement``; the comments and blank lines above it move above the new
-    statements (once, whichever rule inserts first), so the code stays with its comment."""
-    moved = cached(ctx, "moved", set)
-    new = list(new)
-    if id(statement) not in moved and statement.leading_lines:
-        moved.add(id(statement))
-        new[0] = new[0].with_changes(leading_lines=statement.leading_lines)
-        ctx.replace(statement, lambda node: node.with_changes(leading_lines=()))
-    ctx.insert_before(statement, new)
 
 
 def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:

@@ -2,7 +2,6 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import pass_in, plan
-from porter.torchutil import insert_above
 
 _BEFORE = '''import torch
 import poptorch
@@ -102,14 +101,14 @@ class InferenceModel(Rule):
             site = evaluation.detach_site
             if evaluation.reuses:
                 if site is not None:
-                    insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+                    ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
             elif site is not None and site is placement.before:
-                insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()"),
+                ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()"),
                                          creation])
             else:
-                insert_above(ctx, placement.before, [creation])
+                ctx.insert_before(placement.before, [creation])
                 if site is not None:
-                    insert_above(ctx, site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+                    ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
             if site is not None and evaluation.detach_after:
                 ctx.insert_after(site, [cst.parse_statement(f"{name}.detachFromDevice()")])
             pass_in(ctx, placement, name, name, self.code)

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import DATALOADER, calls_to, common_point, first_code_statement, insert_above, owner_of
+from porter.torchutil import DATALOADER, calls_to, common_point, first_code_statement, owner_of, top_statement
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -66,15 +66,11 @@ class PoptorchOptions(Rule):
         if len(owners) == 1:
             before = common_point(ctx, [node for _, node in uses], uses[0][0])
         if before is None:
-            before = first_code_statement(ctx)
+            before = _module_point(ctx, [node for owner, node in uses if isinstance(owner, cst.Module)])
         if before is None:
             return
         lines = self._lines(ctx, p.opts)
-        if isinstance(before, (cst.FunctionDef, cst.ClassDef)):
-            lines[0] = lines[0].with_changes(leading_lines=before.leading_lines)
-            ctx.insert_before(before, lines)
-        else:
-            insert_above(ctx, before, lines)
+        ctx.insert_before(before, lines)
         ctx.add_import("poptorch", code="IPU301")
         extra = f" with `replicationFactor({ctx.config.ipus})`" if ctx.config.ipus > 1 else ""
         ctx.report(self.code, before, f"added `{p.opts} = poptorch.Options()`{extra}", fixed=True)
@@ -91,9 +87,23 @@ class PoptorchOptions(Rule):
         """The training options accumulate gradients: inference gets its own options."""
         evaluation = next(e for e in p.evaluations if e.problem is None)
         before = evaluation.placement.before
-        insert_above(ctx, before, self._lines(ctx, p.inference_opts))
+        ctx.insert_before(before, self._lines(ctx, p.inference_opts))
         ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for the inference model: "
                    f"`{p.opts}` sets gradient accumulation, which an inference model cannot use", fixed=True)
+
+
+def _module_point(ctx, module_uses):
+    """Module-level options (the uses are in several functions): before the first module-level
+    statement that runs code, or before the first module-level use if that comes earlier."""
+    body = list(ctx.module.body)
+    first = first_code_statement(ctx)
+    if first is None:
+        return None
+    start = body.index(first)
+    candidates = [s for s in body[start:] if not isinstance(s, (cst.FunctionDef, cst.ClassDef))][:1]
+    candidates += [top_statement(ctx, node, ctx.module) for node in module_uses]
+    candidates = [c for c in candidates if c is not None]
+    return min(candidates, key=body.index) if candidates else first
 
 
 RULE = PoptorchOptions()

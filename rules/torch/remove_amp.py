@@ -71,7 +71,7 @@ class RemoveAmp(Rule):
             if id(with_stmt) in owned:
                 continue
             if len(items) == len(with_stmt.items):
-                ctx.replace(with_stmt, _unwrap)
+                ctx.unwrap(with_stmt)
             else:
                 ctx.replace(with_stmt, lambda node, drop=[with_stmt.items.index(i) for i in items]: _drop_items(node, drop))
         for name, creation in self._scalers(ctx):
@@ -121,12 +121,6 @@ class RemoveAmp(Rule):
         if name_of(method_of(call, "update")) == name and not call.args:
             return statement
         return None
-
-
-def _unwrap(node: cst.With) -> cst.FlattenSentinel:
-    body = list(node.body.body)
-    body[0] = body[0].with_changes(leading_lines=(*node.leading_lines, *body[0].leading_lines))
-    return cst.FlattenSentinel(body)
 
 
 def _drop_items(node: cst.With, drop) -> cst.With:

@@ -71,7 +71,7 @@ class RemoveCuda(Rule):
                 handled.update(id(node) for node in walk(test))
                 if if_stmt.orelse is not None:
                     handled.update(id(node) for node in walk(if_stmt.orelse))
-                ctx.replace(if_stmt, _if_branch)
+                ctx.unwrap(if_stmt)
                 ctx.report(self.code, if_stmt, "`if not torch.cuda.is_available():` always holds on an IPU host: "
                            "only its body is kept", fixed=True)
                 continue
@@ -83,6 +83,7 @@ class RemoveCuda(Rule):
                 orelse = if_stmt.orelse
                 if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
                     ctx.replace(if_stmt, _else_branch)
+                    ctx.unwrap(if_stmt)
                 elif orelse is None:
                     ctx.remove(if_stmt)
                 else:
@@ -185,16 +186,9 @@ def _drop_arg(node: cst.Call, index: int) -> cst.Call:
     return remove_arg(node, index)
 
 
-def _if_branch(node: cst.If) -> cst.FlattenSentinel:
-    kept = list(node.body.body)
-    kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *kept[0].leading_lines))
-    return cst.FlattenSentinel(kept)
-
-
-def _else_branch(node: cst.If) -> cst.FlattenSentinel:
-    kept = list(node.orelse.body.body)
-    kept[0] = kept[0].with_changes(leading_lines=(*node.leading_lines, *kept[0].leading_lines))
-    return cst.FlattenSentinel(kept)
+def _else_branch(node: cst.If) -> cst.If:
+    """The else branch as the body, so that unwrapping the statement keeps it."""
+    return node.with_changes(body=node.orelse.body, orelse=None)
 
 
 RULE = RemoveCuda()

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import code_of, insert_above, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
+from porter.torchutil import code_of, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -210,7 +210,7 @@ class TrainingModel(Rule):
         if len(indent) * depth + len(step.name) + len(arguments) + 27 > 99:
             arguments = f"\n{indent}{arguments}\n"  # continuation lines are relative to the block
         creation = cst.parse_statement(f"{step.name} = poptorch.trainingModel({arguments})")
-        insert_above(ctx, placement.before, [creation])
+        ctx.insert_before(placement.before, [creation])
         pass_in(ctx, placement, step.name, step.name, self.code)
         where = "passed to `{}()`".format(placement.function.name.value) if placement.function else "created once"
         if step.self_loss:

@@ -9,7 +9,7 @@ _WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.n
 
 class WarnDistributed(Rule):
     code = "IPU310"
-    name = "distributed"
+    name = "torch-distributed"
     kind = WARN
     frameworks = frozenset({TORCH})
     summary = "Report `DataParallel`, `DistributedDataParallel` and `torch.distributed`."

@@ -8,7 +8,7 @@ _FLOAT64 = ("torch.float64", "torch.double")
 
 class WarnFloat64(Rule):
     code = "IPU313"
-    name = "float64"
+    name = "torch-float64"
     kind = WARN
     frameworks = frozenset({TORCH})
     summary = "Report float64 tensors (`.double()`, `torch.float64`), which the IPU runs as float32."
