@@ -116,3 +116,35 @@ def test_inference_gets_its_own_options_when_training_accumulates():
     assert ("inference_opts = poptorch.Options()\n"
             "inference_model = poptorch.inferenceModel(model, options=inference_opts)\n") in result.source
     assert port(result.source, Config(select=("IPU302", "IPU306"))).source == result.source
+
+
+MANUAL = {"grad_clipping"}  # the expected output still carries a warning: a person must port the step
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_check_mode_exit_codes(path):
+    from click.testing import CliRunner
+
+    from porter.cli import main
+
+    options = ["--ipus", "4"] if path.with_name(path.stem + ".options.json").exists() else []
+    expected = path.with_name(path.stem + ".expected.py")
+    unported = CliRunner().invoke(main, ["--check", *options, str(path)])
+    ported = CliRunner().invoke(main, ["--check", *options, str(expected)])
+    assert unported.exit_code == (0 if path.stem in PORTED else 1)
+    assert ported.exit_code == (1 if path.stem in MANUAL else 0)
+
+
+def test_readme_pytorch_example_is_what_the_tool_prints():
+    from porter.cli import port_text
+    from porter.report import finding_line, unified_diff
+
+    readme = (FIXTURES.parent.parent / "README.md").read_text(encoding="utf-8")
+
+    def block(after: str, language: str) -> str:
+        return readme.split(after, 1)[1].split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+    outcome = port_text("train.py", block("A GPU PyTorch script", "python"), Config())
+    assert unified_diff(outcome) == block("The PyTorch diff", "diff")
+    findings = "".join(finding_line("train.py", finding) + "\n" for finding in outcome.findings)
+    assert findings == block("and its findings", "text")

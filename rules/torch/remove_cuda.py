@@ -95,8 +95,8 @@ class RemoveCuda(Rule):
                 continue
             if strip_device_call(ctx, call, call) is not None:
                 ctx.replace(call, lambda node, call=call: strip_device_call(ctx, call, node) or node)
-                ctx.report(self.code, call.func.attr, f"`.{call.func.attr.value}(...)` removed: the model and data "
-                           "stay on the CPU, PopTorch moves them", fixed=True)
+                ctx.report(self.code, call.func.attr, f"{_moved(call)} removed: the model and data stay on the "
+                           "CPU, PopTorch moves them to the IPU", fixed=True)
             elif qualified(ctx, call.func) == _AVAILABLE:
                 ctx.replace(call, cst.Name("False"))
                 ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
@@ -144,8 +144,9 @@ class RemoveCuda(Rule):
             return True
         if _trivial(ctx, target, value):
             remove_statement(ctx, statement)
-            ctx.report(self.code, statement, "`.to(device)` removed: the data stays on the CPU, PopTorch moves "
-                       "it", fixed=True)
+            calls = [node for node in walk(value) if isinstance(node, cst.Call)]
+            ctx.report(self.code, statement, f"{_moved(calls[0])} removed: the data stays on the CPU, PopTorch "
+                       "moves it to the IPU", fixed=True)
             return True
         return False
 
@@ -180,6 +181,10 @@ def _trivial(ctx, target, value) -> bool:
     if target is None:
         return isinstance(stripped, (cst.Name, cst.Attribute))
     return code_of(ctx, stripped) == code_of(ctx, target)
+
+
+def _moved(call: cst.Call) -> str:
+    return "`.cuda()`" if call.func.attr.value == "cuda" else "`.to(device)`"
 
 
 def _drop_arg(node: cst.Call, index: int) -> cst.Call:
