@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from porter import cstutil
 from porter.context import FileContext, bound_names, walk
 from porter.cstutil import append_args, keyword_arg
 from porter.torchutil import (
@@ -236,7 +237,7 @@ def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[s
                           f"{what} once, outside, and pass it in")
     late = _assigned_within(before)
     for value in values.values():
-        if any(name.value in late for name in loads(cst.parse_expression(value))):
+        if any(name.value in late for name in loads(cstutil.expression(value))):
             return None, f"create the {what} once, before the loop that calls `{fname}()`, and pass it in"
     if param in names:
         return None, f"`{fname}()` already has a `{param}` parameter"
@@ -269,12 +270,18 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
         found = {}
         for assign in ctx.nodes(cst.Assign):
             if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
-                    and isinstance(assign.value, cst.Call):
+                    and isinstance(assign.value, cst.Call) and _scheduler_like(assign.value.func):
                 full = qualified(ctx, assign.value.func) or ""
                 if full.startswith(LR_SCHEDULER):
                     found[assign.targets[0].target.value] = assign.value
         return found
     return cached(ctx, "schedulers", compute)
+
+
+def _scheduler_like(func: cst.BaseExpression) -> bool:
+    """A cheap test before resolving the name: the class names of torch.optim.lr_scheduler."""
+    last = func.attr.value if isinstance(func, cst.Attribute) else name_of(func) or ""
+    return "LR" in last or last.endswith(("Restarts", "Scheduler"))
 
 
 def _autocast_with(ctx: FileContext, statement: cst.CSTNode) -> bool:
@@ -585,7 +592,7 @@ def pass_in(ctx: FileContext, placement: Placement, param: str, value: str, code
 
 
 def creation_line(code: str, like: cst.BaseStatement) -> cst.BaseStatement:
-    return cst.parse_statement(code)
+    return cstutil.statement(code)
 
 
 def needs_poptorch(ctx: FileContext) -> bool:

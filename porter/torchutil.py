@@ -12,6 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from porter import cstutil
 from porter.context import FileContext, bound_names, walk
 from porter.cstutil import with_args
 from porter.rule import is_selected
@@ -186,9 +187,14 @@ def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> st
 def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
     """``name = <call to one of names>(...)`` anywhere in the file."""
     found = []
+    last = {name.rsplit(".", 1)[-1] for name in names}
     for assign in ctx.nodes(cst.Assign):
+        func = assign.value.func if isinstance(assign.value, cst.Call) else None
+        if func is None or (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)) \
+                not in last:
+            continue
         if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
-                and isinstance(assign.value, cst.Call) and qualified(ctx, assign.value.func) in names:
+                and qualified(ctx, func) in names:
             found.append((assign.targets[0].target.value, assign.value))
     return found
 
@@ -316,7 +322,7 @@ class _Renamer(cst.CSTTransformer):
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         if id(original) in self.protected or original.value not in self.mapping:
             return updated
-        return cst.parse_expression(self.mapping[original.value])
+        return cstutil.expression(self.mapping[original.value])
 
 
 def first_code_statement(ctx: FileContext) -> Optional[cst.BaseStatement]:

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.cstutil import is_false, is_true, keyword, positional, with_args
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
@@ -60,10 +61,10 @@ class PoptorchDataLoader(Rule):
 
     @staticmethod
     def _convert(node: cst.Call, opts) -> cst.Call:
-        options = cst.Arg(cst.Name(opts) if opts else cst.parse_expression("poptorch.Options()"))
+        options = cst.Arg(cst.Name(opts) if opts else cstutil.expression("poptorch.Options()"))
         args = [arg for arg in node.args if not (arg.keyword is not None and arg.keyword.value == "pin_memory")]
         func = "poptorch.DataLoader"
-        new = with_args(node, [options, *args]).with_changes(func=cst.parse_expression(func))
+        new = with_args(node, [options, *args]).with_changes(func=cstutil.expression(func))
         if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
             return new
         # Arguments aligned under the opening parenthesis move with it.

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import pass_in, plan
 
@@ -97,20 +98,20 @@ class InferenceModel(Rule):
                 ctx.replace(call.func, cst.Name(name))
             options = f", options={p.inference_opts or p.opts}" if p.opts else ""
             model = placement.values[evaluation.model]
-            creation = cst.parse_statement(f"{name} = poptorch.inferenceModel({model}{options})")
+            creation = cstutil.statement(f"{name} = poptorch.inferenceModel({model}{options})")
             site = evaluation.detach_site
             if evaluation.reuses:
                 if site is not None:
-                    ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+                    ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()")])
             elif site is not None and site is placement.before:
-                ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()"),
+                ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()"),
                                          creation])
             else:
                 ctx.insert_before(placement.before, [creation])
                 if site is not None:
-                    ctx.insert_before(site, [cst.parse_statement(f"{evaluation.detach_training}.detachFromDevice()")])
+                    ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()")])
             if site is not None and evaluation.detach_after:
-                ctx.insert_after(site, [cst.parse_statement(f"{name}.detachFromDevice()")])
+                ctx.insert_after(site, [cstutil.statement(f"{name}.detachFromDevice()")])
             pass_in(ctx, placement, name, name, self.code)
             detach = f"; `{evaluation.detach_training}` is detached first" if site is not None else ""
             ctx.report(self.code, evaluation.calls[0].func,

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.cstutil import is_false, keyword
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchutil import qualified
@@ -56,7 +57,7 @@ class PoptorchOptim(Rule):
                 ctx.report(self.code, amsgrad, "`amsgrad=True` is not supported by PopTorch: remove it",
                            fixed=False)
                 continue
-            ctx.replace(call.func, cst.parse_expression(f"poptorch.optim.{cls}"))
+            ctx.replace(call.func, cstutil.expression(f"poptorch.optim.{cls}"))
             ctx.add_import("poptorch", code="IPU301")
             ctx.report(self.code, call.func, f"`{cls}` becomes `poptorch.optim.{cls}`", fixed=True)
         self._custom(ctx)

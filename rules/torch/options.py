@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
 from porter.torchutil import DATALOADER, calls_to, common_point, first_code_statement, owner_of, top_statement
@@ -78,9 +79,9 @@ class PoptorchOptions(Rule):
 
     @staticmethod
     def _lines(ctx, name):
-        lines = [cst.parse_statement(f"{name} = poptorch.Options()")]
+        lines = [cstutil.statement(f"{name} = poptorch.Options()")]
         if ctx.config.ipus > 1:
-            lines.append(cst.parse_statement(f"{name}.replicationFactor({ctx.config.ipus})"))
+            lines.append(cstutil.statement(f"{name}.replicationFactor({ctx.config.ipus})"))
         return lines
 
     def _inference_options(self, ctx, p) -> None:

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.cstutil import argument
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan, scheduler_names
@@ -116,7 +117,7 @@ class SetOptimizer(Rule):
             return
         name, default = training
         optimizer_code = code_of(ctx, optimizer) if optimizer is not None else default
-        ctx.insert_after(statement, [cst.parse_statement(f"{name}.setOptimizer({optimizer_code})")])
+        ctx.insert_after(statement, [cstutil.statement(f"{name}.setOptimizer({optimizer_code})")])
         ctx.report(self.code, statement, f"`{name}.setOptimizer({optimizer_code})` after {what}: the IPU gets the "
                    "new learning rate", fixed=True)
 

@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
 from porter.torchutil import code_of, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
@@ -195,7 +196,7 @@ class TrainingModel(Rule):
             target, call = simple_assign(step.loss)
             targets = code_of(ctx, target)
             inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
-        line = cst.parse_statement(f"{targets} = {step.name}({inputs})")
+        line = cstutil.statement(f"{targets} = {step.name}({inputs})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
         remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
                                 if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
@@ -209,7 +210,7 @@ class TrainingModel(Rule):
         depth = sum(isinstance(a, cst.IndentedBlock) for a in ctx.ancestors(placement.before))
         if len(indent) * depth + len(step.name) + len(arguments) + 27 > 99:
             arguments = f"\n{indent}{arguments}\n"  # continuation lines are relative to the block
-        creation = cst.parse_statement(f"{step.name} = poptorch.trainingModel({arguments})")
+        creation = cstutil.statement(f"{step.name} = poptorch.trainingModel({arguments})")
         ctx.insert_before(placement.before, [creation])
         pass_in(ctx, placement, step.name, step.name, self.code)
         where = "passed to `{}()`".format(placement.function.name.value) if placement.function else "created once"
@@ -244,7 +245,7 @@ class TrainingModel(Rule):
             f"{indent}def forward(self, {', '.join(step.inputs)}):\n{body}\n"
             f"{indent * 2}return {returned}\n"
         )
-        wrapper = cst.parse_module(code).body[0]
+        wrapper = cstutil.statements(code)[0]
         insert_module_class(ctx, wrapper, top_statement(ctx, step.placement.before, ctx.module))
 
 
