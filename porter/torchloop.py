@@ -523,7 +523,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
     seen: Set[int] = set()
     for holder, body in blocks:
         owner = holder if isinstance(holder, cst.FunctionDef) else owner_of(ctx, holder)
-        models = evaluated.get(id(owner), set())
+        models = evaluated.get(id(owner), set()) | _trained_models(ctx, steps, holder, owner)
         calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
                  and name_of(node.func) in models and qualified(ctx, node.func) is None]
         if not calls:
@@ -536,6 +536,19 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
                                                           "inference_model")
         found.append(evaluation)
+    return found
+
+
+def _trained_models(ctx: FileContext, steps: List[TrainStep], holder: cst.CSTNode, owner: Owner) -> Set[str]:
+    """Models trained in ``owner`` count as evaluated after their training loop, even without
+    ``model.eval()`` (never inside the loop that trains them: that would switch models per batch)."""
+    found = set()
+    for step in steps:
+        if not step.rewritten or step.owner is not owner:
+            continue
+        loops = {id(a) for a in ctx.ancestors(step.backward) if isinstance(a, (cst.For, cst.While))}
+        if not any(id(a) in loops for a in ctx.ancestors(holder)):
+            found.add(step.model)
     return found
 
 
