@@ -24,6 +24,8 @@ AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.au
                       "torch.cuda.amp.autocast_mode.autocast"})
 GRAD_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
+CUDA_AVAILABLE = "torch.cuda.is_available"
+CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
@@ -466,3 +468,39 @@ def _between(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Iterator[cst.
         if ancestor is owner:
             return
         yield ancestor
+
+
+def cuda_value(ctx, test) -> Optional[bool]:
+    """What a CUDA test evaluates to on an IPU host (CPU torch: no CUDA device), or None when it
+    does not depend on CUDA alone: ``torch.cuda.is_available()``, ``torch.cuda.device_count() > 0``,
+    and ``not``/``and``/``or`` of them."""
+    if isinstance(test, cst.Call):
+        return False if qualified(ctx, test.func) == CUDA_AVAILABLE else None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = cuda_value(ctx, test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = cuda_value(ctx, test.left), cuda_value(ctx, test.right)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else (True if left is right is True else None)
+        return True if True in (left, right) else (False if left is right is False else None)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call) \
+            and qualified(ctx, test.left.func) == CUDA_COUNT and isinstance(test.comparisons[0].comparator, cst.Integer):
+        bound = int(test.comparisons[0].comparator.value)
+        operator = test.comparisons[0].operator
+        checks = {cst.GreaterThan: 0 > bound, cst.GreaterThanEqual: 0 >= bound, cst.Equal: bound == 0,
+                  cst.NotEqual: bound != 0, cst.LessThan: 0 < bound, cst.LessThanEqual: 0 <= bound}
+        return checks.get(type(operator))
+    return None
+
+
+def in_dead_cuda_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """True inside the branch of a CUDA test that never runs on an IPU host (IPU307 removes it)."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            value = cuda_value(ctx, ancestor.test)
+            if (value is False and child is ancestor.body) or (value is True and child is ancestor.orelse):
+                return True
+        child = ancestor
+    return False

@@ -3,7 +3,7 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import remove_arg
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchutil import code_of, expr_call, is_cuda_string, qualified, remove_statement, simple_assign, strip_device_call
+from porter.torchutil import code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement, simple_assign, strip_device_call
 
 _CUDA_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.manual_seed_all",
                          "torch.cuda.manual_seed", "torch.cuda.set_device", "torch.cuda.reset_peak_memory_stats"})
@@ -53,43 +53,44 @@ class RemoveCuda(Rule):
             "x = torch.zeros(3, device='cuda')\n",
             "import torch\n\nuse_cuda = False\nx = torch.zeros(3)\n",
         ),
+        Example(
+            "import torch\n\nif torch.cuda.device_count() > 1:\n    print('GPUs')\nmodel = Net()\n",
+            "import torch\n\nmodel = Net()\n",
+        ),
         Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
                 reported=False),
     )
 
     def run(self, ctx) -> None:
         handled = set()
-        for statement in ctx.nodes(cst.SimpleStatementLine):
-            if self._statement(ctx, statement):
-                handled.update(id(node) for node in walk(statement))
         for if_stmt in ctx.nodes(cst.If):
-            test = if_stmt.test
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
-                    and isinstance(test.expression, cst.Call) and qualified(ctx, test.expression.func) == _AVAILABLE:
-                if ctx.block_of(if_stmt) is None or not isinstance(if_stmt.body, cst.IndentedBlock):
-                    continue
-                handled.update(id(node) for node in walk(test))
-                if if_stmt.orelse is not None:
-                    handled.update(id(node) for node in walk(if_stmt.orelse))
-                ctx.unwrap(if_stmt)
-                ctx.report(self.code, if_stmt, "`if not torch.cuda.is_available():` always holds on an IPU host: "
-                           "only its body is kept", fixed=True)
+            value = cuda_value(ctx, if_stmt.test)
+            if value is None or ctx.block_of(if_stmt) is None or not isinstance(if_stmt.body, cst.IndentedBlock):
                 continue
-            if isinstance(test, cst.Call) and qualified(ctx, test.func) == _AVAILABLE:
-                if ctx.block_of(if_stmt) is None:
-                    continue
-                handled.update(id(node) for node in walk(if_stmt.test))
-                handled.update(id(node) for node in walk(if_stmt.body))
-                orelse = if_stmt.orelse
-                if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
-                    ctx.replace(if_stmt, _else_branch)
-                    ctx.unwrap(if_stmt)
-                elif orelse is None:
-                    ctx.remove(if_stmt)
-                else:
-                    continue
-                ctx.report(self.code, if_stmt, "`if torch.cuda.is_available():` branch removed (no CUDA on an "
-                           "IPU host)", fixed=True)
+            orelse = if_stmt.orelse
+            test = code_of(ctx, if_stmt.test)
+            if value:
+                ctx.unwrap(if_stmt)
+                dropped = if_stmt.orelse
+                message = f"`if {test}:` always holds on an IPU host (no CUDA): only its body is kept"
+            elif isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                ctx.replace(if_stmt, _else_branch)
+                ctx.unwrap(if_stmt)
+                dropped = if_stmt.body
+                message = f"`if {test}:` never holds on an IPU host (no CUDA): only its else branch is kept"
+            elif orelse is None:
+                remove_statement(ctx, if_stmt)
+                dropped = if_stmt
+                message = f"`if {test}:` never holds on an IPU host (no CUDA): removed"
+            else:
+                continue
+            handled.update(id(node) for node in walk(if_stmt.test))
+            if dropped is not None:
+                handled.update(id(node) for node in walk(dropped))
+            ctx.report(self.code, if_stmt, message, fixed=True)
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            if id(statement) not in handled and self._statement(ctx, statement):
+                handled.update(id(node) for node in walk(statement))
         for call in ctx.nodes(cst.Call):
             if id(call) in handled:
                 continue
@@ -138,7 +139,7 @@ class RemoveCuda(Rule):
             ctx.replace(value, cst.SimpleString('"cpu"'))
             ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
             return True
-        if _available_and(ctx, value):
+        if cuda_value(ctx, value) is False:
             ctx.replace(value, cst.Name("False"))
             ctx.report(self.code, value, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
             return True
@@ -154,15 +155,6 @@ class RemoveCuda(Rule):
 def _mentions_cuda(ctx, node) -> bool:
     return any(is_cuda_string(n) or (isinstance(n, cst.Call) and qualified(ctx, n.func) == _AVAILABLE)
                or isinstance(n, cst.IfExp) for n in walk(node))
-
-
-def _available_and(ctx, value) -> bool:
-    """``torch.cuda.is_available()``, or an ``and`` chain with it: False either way."""
-    if isinstance(value, cst.Call):
-        return qualified(ctx, value.func) == _AVAILABLE
-    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
-        return _available_and(ctx, value.left) or _available_and(ctx, value.right)
-    return False
 
 
 def _trivial(ctx, target, value) -> bool:
