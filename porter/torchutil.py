@@ -414,6 +414,15 @@ def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
     ctx.replace(following[0], prepend)
 
 
+def forward_tensors(function: cst.FunctionDef) -> Set[str]:
+    """The names in ``forward`` that may hold tensors: its parameters (not ``self``) and locals."""
+    names = {param.name.value for param in function.params.params[1:]}
+    for node in walk(function.body):
+        if isinstance(node, (cst.AssignTarget, cst.For)):
+            names.update(bound_names(node.target))
+    return names
+
+
 def forward_methods(ctx: FileContext) -> List[cst.FunctionDef]:
     """``forward`` methods of classes (the code PopTorch compiles)."""
     return [function for function in ctx.nodes(cst.FunctionDef)

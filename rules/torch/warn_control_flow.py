@@ -2,9 +2,9 @@ from typing import Set
 
 import libcst as cst
 
-from porter.context import bound_names, walk
+from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import forward_methods, loads, name_of
+from porter.torchutil import forward_methods, forward_tensors, loads, name_of
 
 _STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
 
@@ -30,20 +30,12 @@ class WarnControlFlow(Rule):
 
     def run(self, ctx) -> None:
         for function in forward_methods(ctx):
-            tensors = self._tensors(function)
+            tensors = forward_tensors(function)
             for node in walk(function.body):
                 if isinstance(node, (cst.If, cst.While, cst.IfExp)) and self._depends(node.test, tensors):
                     kind = {cst.If: "if", cst.While: "while", cst.IfExp: "conditional expression"}[type(node)]
                     ctx.report(self.code, node.test, f"`{kind}` on tensor values in `forward` is frozen to the first "
                                "batch's path when PopTorch compiles: use `torch.where` or masks", fixed=False)
-
-    @staticmethod
-    def _tensors(function: cst.FunctionDef) -> Set[str]:
-        names = {param.name.value for param in function.params.params[1:]}
-        for node in walk(function.body):
-            if isinstance(node, cst.AssignTarget):
-                names.update(bound_names(node.target))
-        return names
 
     @staticmethod
     def _depends(test: cst.BaseExpression, tensors: Set[str]) -> bool:

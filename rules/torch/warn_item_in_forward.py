@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import forward_methods, method_of, name_of
+from porter.torchutil import forward_methods, forward_tensors, loads, method_of, name_of
 
 _SHAPES = ("size", "dim", "numel", "shape", "ndim")
 
@@ -22,11 +22,14 @@ class WarnItemInForward(Rule):
         Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
                 "        scale = x.max().item()\n        return x / scale\n"),
         Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        n = int(x.size(0))\n        return x.view(n, -1)\n", reported=False),
+                "        n = int(x.size(0))\n        return x.view(n, -1) * float(self.scale)\n", reported=False),
+        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, lengths):\n"
+                "        return x[:, :int(lengths.max())]\n"),
     )
 
     def run(self, ctx) -> None:
         for function in forward_methods(ctx):
+            tensors = forward_tensors(function)
             for node in walk(function.body):
                 if not isinstance(node, cst.Call):
                     continue
@@ -34,7 +37,8 @@ class WarnItemInForward(Rule):
                     ctx.report(self.code, node, f"`.{node.func.attr.value}()` inside `forward` reads a device value: "
                                "keep it a tensor (or move it out of the model)", fixed=False)
                 elif name_of(node.func) in ("int", "float", "bool") and len(node.args) == 1 \
-                        and not _static(node.args[0].value):
+                        and not _static(node.args[0].value) \
+                        and any(name.value in tensors for name in loads(node.args[0].value)):
                     ctx.report(self.code, node, f"`{node.func.value}(tensor)` inside `forward` reads a device value: "
                                "keep it a tensor (or move it out of the model)", fixed=False)
 
