@@ -15,12 +15,12 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import cstutil
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, bound_names, iter_children, walk
 from porter.cstutil import append_args, keyword_arg
 from porter.torchutil import (
     AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, cached, code_of, expr_call, fresh_name, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
-    creation_point, owner_of, qualified, selected, simple_assign,
+    common_point, creation_point, owner_of, qualified, selected, simple_assign,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -38,7 +38,7 @@ class Placement:
     before: cst.BaseStatement          # the creation goes right before this statement
     values: Dict[str, str]             # name used by the loop -> expression at the creation site
     function: Optional[cst.FunctionDef] = None   # hoisted: this function gets a new parameter
-    call: Optional[cst.Call] = None              # ... and its only call site a new argument
+    calls: List[cst.Call] = field(default_factory=list)   # ... and its call sites a new argument
 
 
 @dataclass
@@ -81,10 +81,19 @@ class Evaluation:
     placement: Optional[Placement] = None
     problem: Optional[str] = None
     name: str = ""
-    detach_site: Optional[cst.BaseStatement] = None
-    detach_training: Optional[str] = None
-    detach_after: bool = False
+    releases: List["Release"] = field(default_factory=list)
     reuses: bool = False   # an earlier evaluation of the same scope already creates the model
+
+
+@dataclass
+class Release:
+    """Around one place that evaluates: detach the training model before it, the inference
+    model after it, so that each finds a free IPU."""
+
+    site: cst.BaseStatement
+    training: Optional[str] = None   # detach this training model before the site
+    guarded: bool = False            # ... only when it ran already (the site may come first)
+    inference: bool = False          # detach the inference model after the site
 
 
 @dataclass
@@ -102,11 +111,18 @@ class Plan:
 
     def training_in(self, owner: Owner) -> Optional[Tuple[str, str]]:
         """(training model, optimizer) visible in ``owner``."""
+        step = self.training_step_in(owner)
+        if step is None:
+            return None
+        if step.placement.owner is owner:
+            return step.name, step.placement.values[step.optimizer]
+        return step.name, step.optimizer
+
+    def training_step_in(self, owner: Owner) -> Optional[TrainStep]:
+        """The rewritten step whose training model is visible in ``owner``."""
         for step in self.rewrites:
-            if step.placement.owner is owner:
-                return step.name, step.placement.values[step.optimizer]
-            if step.placement.function is owner:
-                return step.name, step.optimizer
+            if step.placement.owner is owner or step.placement.function is owner:
+                return step
         return None
 
 
@@ -203,20 +219,42 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
 def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[str], what: str,
            param: str) -> Tuple[Optional[Placement], Optional[str]]:
     fname = function.name.value
-    if len(calls) != 1:
-        return None, (f"`{fname}()` is called from several places: create the {what} once and pass it in")
+    callers = {id(owner_of(ctx, call)) for call in calls}
+    if len(callers) != 1:
+        return None, (f"`{fname}()` is called from several functions: create the {what} once and pass it in")
     params = function.params
     if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params:
         return None, f"`{fname}()` takes *args/**kwargs: create the {what} once and pass it in"
-    call = calls[0]
-    caller = owner_of(ctx, call)
-    before = creation_point(ctx, call, caller)
-    if before is None or any(arg.star for arg in call.args):
+    caller = owner_of(ctx, calls[0])
+    before = common_point(ctx, calls, caller) if len(calls) > 1 else creation_point(ctx, calls[0], caller)
+    if before is None or any(arg.star for call in calls for arg in call.args):
         return None, f"create the {what} once, outside the loop that calls `{fname}()`, and pass it in"
     names = [p.name.value for p in params.params]
+    local = set(_local_bindings(function))
+    values: Dict[str, str] = {}
+    for call in calls:
+        found, problem = _call_values(ctx, function, call, needed, local, what)
+        if problem is not None:
+            return None, problem
+        if values and found != values:
+            return None, f"`{fname}()` is called with different models: create the {what} once and pass it in"
+        values = found
+    late = _assigned_within(before)
+    for value in values.values():
+        if any(name.value in late for name in loads(cstutil.expression(value))):
+            return None, f"create the {what} once, before the loop that calls `{fname}()`, and pass it in"
+    if param in names:
+        return None, f"`{fname}()` already has a `{param}` parameter"
+    return Placement(caller, before, values, function, list(calls)), None
+
+
+def _call_values(ctx, function: cst.FunctionDef, call: cst.Call, needed: List[str], local: Set[str],
+                 what: str) -> Tuple[Dict[str, str], Optional[str]]:
+    """What the names the model needs are at one call site of ``function``."""
+    fname = function.name.value
+    names = [p.name.value for p in function.params.params]
     positional = [arg for arg in call.args if arg.keyword is None]
     values: Dict[str, str] = {}
-    local = set(_local_bindings(function))
     for name in needed:
         if name in names:
             index = names.index(name)
@@ -224,24 +262,17 @@ def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[s
             if arg is None and index < len(positional):
                 arg = positional[index]
             if arg is None:
-                return None, f"`{fname}()` is called without `{name}`: create the {what} once and pass it in"
-            if name == needed[0] or (len(needed) > 1 and name == needed[1]):
-                if not isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    return None, (f"`{fname}()` gets `{name}` as an expression: create the {what} once, from a "
-                                  "variable, and pass it in")
+                return {}, f"`{fname}()` is called without `{name}`: create the {what} once and pass it in"
+            if name in needed[:2] and not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                return {}, (f"`{fname}()` gets `{name}` as an expression: create the {what} once, from a "
+                            "variable, and pass it in")
             values[name] = code_of(ctx, arg.value)
         elif name not in local and name in module_globals(ctx):
             values[name] = name
         else:
-            return None, (f"`{name}` is created inside `{fname}()`, which runs once per epoch: create the "
-                          f"{what} once, outside, and pass it in")
-    late = _assigned_within(before)
-    for value in values.values():
-        if any(name.value in late for name in loads(cstutil.expression(value))):
-            return None, f"create the {what} once, before the loop that calls `{fname}()`, and pass it in"
-    if param in names:
-        return None, f"`{fname}()` already has a `{param}` parameter"
-    return Placement(caller, before, values, function, call), None
+            return {}, (f"`{name}` is created inside `{fname}()`, which runs once per epoch: create the "
+                        f"{what} once, outside, and pass it in")
+    return values, None
 
 
 def _local_bindings(function: cst.FunctionDef) -> List[str]:
@@ -554,39 +585,68 @@ def _trained_models(ctx: FileContext, steps: List[TrainStep], holder: cst.CSTNod
 
 def _plan_detach(ctx: FileContext, result: Plan) -> None:
     """When a training model exists, detach it before evaluating, and detach the inference
-    model after evaluating when training goes on afterwards (a per-epoch loop)."""
+    model after evaluating when training goes on afterwards (a per-epoch loop, or training that
+    comes later), so that both fit on the IPUs."""
     for evaluation in result.evaluations:
         if evaluation.problem is not None:
             continue
         placement = evaluation.placement
-        scope, site = evaluation.owner, evaluation.anchor
-        training = result.training_in(scope)
-        if training is None and placement.call is not None:
-            scope, site = placement.owner, ctx.statement_of(placement.call)
-            training = result.training_in(scope)
-        if training is None or ctx.block_of(site) is None:
+        scope, sites = evaluation.owner, [evaluation.anchor]
+        step = result.training_step_in(scope)
+        if step is None and placement.calls:
+            scope, sites = placement.owner, [ctx.statement_of(call) for call in placement.calls]
+            step = result.training_step_in(scope)
+        if step is None:
             continue
-        evaluation.detach_site, evaluation.detach_training = site, training[0]
-        trained = [step.backward if step.owner is scope else step.placement.call for step in result.rewrites]
-        trained = [node for node in trained if node is not None]
-        for ancestor in ctx.ancestors(site):
-            if ancestor is scope:
-                break
-            if isinstance(ancestor, (cst.For, cst.While)) and any(
-                    any(a is ancestor for a in ctx.ancestors(node)) for node in trained):
-                evaluation.detach_after = True
-                break
+        trained = ctx.statement_of(step.backward if step.owner is scope else step.placement.calls[0])
+        for site in sites:
+            if ctx.block_of(site) is None:
+                continue
+            release = Release(site)
+            evaluation.releases.append(release)
+            if step.placement.owner is scope and _order(ctx, site, step.placement.before) < 0:
+                release.inference = True   # evaluated before training starts: free the IPU for it
+                continue
+            release.training = step.name
+            if _common_loop(ctx, site, trained, scope) is not None:
+                release.inference = True
+                release.guarded = _order(ctx, site, trained) < 0
+
+
+def _order(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> int:
+    """-1 when ``a`` comes before ``b`` in the source, 1 when after, 0 when one holds the other."""
+    path_a = [a, *ctx.ancestors(a)]
+    path_b = [b, *ctx.ancestors(b)]
+    on_b = {id(node): index for index, node in enumerate(path_b)}
+    for index, node in enumerate(path_a):
+        if id(node) in on_b:
+            at = on_b[id(node)]
+            if index == 0 or at == 0:
+                return 0
+            child_a, child_b = path_a[index - 1], path_b[at - 1]
+            children = list(iter_children(node))
+            return -1 if children.index(child_a) < children.index(child_b) else 1
+    return 0
+
+
+def _common_loop(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode, scope: Owner) -> Optional[cst.CSTNode]:
+    loops_b = {id(n) for n in ctx.ancestors(b) if isinstance(n, (cst.For, cst.While))}
+    for ancestor in ctx.ancestors(a):
+        if ancestor is scope:
+            return None
+        if id(ancestor) in loops_b:
+            return ancestor
+    return None
 
 
 # ------------------------------------------------------------------------------- shared edits
 def pass_in(ctx: FileContext, placement: Placement, param: str, value: str, code: str) -> None:
     """A hoisted model reaches its function as a new last parameter, passed at the call site."""
-    function, call = placement.function, placement.call
-    if function is None or call is None:
+    function = placement.function
+    if function is None or not placement.calls:
         return
     params = function.params.params
     default = bool(params) and params[-1].default is not None
-    by_keyword = default or any(arg.keyword is not None for arg in call.args)
 
     def add_param(node: cst.Parameters) -> cst.Parameters:
         new = cst.Param(cst.Name(param), default=cst.Name("None") if default else None,
@@ -600,12 +660,10 @@ def pass_in(ctx: FileContext, placement: Placement, param: str, value: str, code
         return node.with_changes(params=[*items, new])
 
     ctx.replace(function.params, add_param)
-    arg = keyword_arg(param, cst.Name(value)) if by_keyword else cst.Arg(cst.Name(value))
-    ctx.replace(call, lambda node: append_args(node, arg))
-
-
-def creation_line(code: str, like: cst.BaseStatement) -> cst.BaseStatement:
-    return cstutil.statement(code)
+    for call in placement.calls:
+        by_keyword = default or any(arg.keyword is not None for arg in call.args)
+        arg = keyword_arg(param, cst.Name(value)) if by_keyword else cst.Arg(cst.Name(value))
+        ctx.replace(call, lambda node, arg=arg: append_args(node, arg))
 
 
 def needs_poptorch(ctx: FileContext) -> bool:

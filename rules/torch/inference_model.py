@@ -99,24 +99,31 @@ class InferenceModel(Rule):
             options = f", options={p.inference_opts or p.opts}" if p.opts else ""
             model = placement.values[evaluation.model]
             creation = cstutil.statement(f"{name} = poptorch.inferenceModel({model}{options})")
-            site = evaluation.detach_site
-            if evaluation.reuses:
-                if site is not None:
-                    ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()")])
-            elif site is not None and site is placement.before:
-                ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()"),
-                                         creation])
-            else:
-                ctx.insert_before(placement.before, [creation])
-                if site is not None:
-                    ctx.insert_before(site, [cstutil.statement(f"{evaluation.detach_training}.detachFromDevice()")])
-            if site is not None and evaluation.detach_after:
-                ctx.insert_after(site, [cstutil.statement(f"{name}.detachFromDevice()")])
+            creations = [] if evaluation.reuses else [creation]
+            for release in evaluation.releases:
+                detach = [self._detach(release)] if release.training else []
+                if release.site is placement.before:
+                    creations = [*detach, *creations]
+                elif detach:
+                    ctx.insert_before(release.site, detach)
+                if release.inference:
+                    ctx.insert_after(release.site, [cstutil.statement(f"{name}.detachFromDevice()")])
+            if creations:
+                ctx.insert_before(placement.before, creations)
             pass_in(ctx, placement, name, name, self.code)
-            detach = f"; `{evaluation.detach_training}` is detached first" if site is not None else ""
+            trained = sorted({release.training for release in evaluation.releases if release.training})
+            detach = f"; `{trained[0]}` is detached first" if trained else ""
             ctx.report(self.code, evaluation.calls[0].func,
                        f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created once{detach}",
                        fixed=True)
+
+    @staticmethod
+    def _detach(release) -> cst.BaseStatement:
+        training = release.training
+        if release.guarded:
+            return cstutil.statement(f"if {training}.isCompiled() and {training}.isAttachedToDevice():\n"
+                                     f"    {training}.detachFromDevice()\n")
+        return cstutil.statement(f"{training}.detachFromDevice()")
 
 
 RULE = InferenceModel()
