@@ -148,3 +148,49 @@ def test_readme_pytorch_example_is_what_the_tool_prints():
     assert unified_diff(outcome) == block("The PyTorch diff", "diff")
     findings = "".join(finding_line("train.py", finding) + "\n" for finding in outcome.findings)
     assert findings == block("and its findings", "text")
+
+
+BASELINE_THEN_EPOCHS = '''import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)
+
+
+def main():
+    model = Net()
+    optimizer = torch.optim.Adam(model.parameters())
+    print("baseline", evaluate(model, val_loader))
+    for epoch in range(3):
+        print(evaluate(model, val_loader))
+        train(model, train_loader, optimizer)
+'''
+
+
+def test_models_are_created_once_and_detached_around_each_evaluation():
+    result = port(BASELINE_THEN_EPOCHS)
+    assert result.error is None
+    main = result.source.split("def main():")[1]
+    assert main.count("poptorch.inferenceModel(") == 1 and main.count("poptorch.trainingModel(") == 1
+    assert main.index("inferenceModel(") < main.index('print("baseline"') < main.index("trainingModel(")
+    # the evaluation in the loop comes before the first training: the detach is guarded
+    assert ("        if training_model.isCompiled() and training_model.isAttachedToDevice():\n"
+            "            training_model.detachFromDevice()\n"
+            "        print(evaluate(model, val_loader, inference_model))\n"
+            "        inference_model.detachFromDevice()\n"
+            "        train(model, train_loader, optimizer, training_model)\n") in main
+    assert 'print("baseline", evaluate(model, val_loader, inference_model))\n    inference_model.detachFromDevice()' \
+        in main
+    assert port(result.source).source == result.source
