@@ -513,3 +513,26 @@ def in_dead_cuda_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
                 return True
         child = ancestor
     return False
+
+
+_NOT_TENSORS = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.device", "torch.cuda.", "torch.backends.")
+
+
+def tensor_variables(ctx: FileContext, owner: Owner) -> Set[str]:
+    """Variables of ``owner`` assigned a tensor from a ``torch.*`` factory (``torch.tensor``,
+    ``torch.ones``...), possibly through ``.to(...)``/``.float()``: a wrapper module must register
+    them as buffers, or PopTorch leaves them on the host."""
+    found = set()
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                or owner_of(ctx, assign) is not owner:
+            continue
+        root = assign.value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) \
+                and isinstance(root.func.value, cst.Call):
+            root = root.func.value
+        if isinstance(root, cst.Call):
+            full = qualified(ctx, root.func) or ""
+            if full.startswith("torch.") and not full.startswith(_NOT_TENSORS):
+                found.add(assign.targets[0].target.value)
+    return found

@@ -3,7 +3,7 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import code_of, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
+from porter.torchutil import tensor_variables, code_of, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -236,7 +236,11 @@ class TrainingModel(Rule):
         returned = f"{step.output}, {step.loss_name}" if step.output else step.loss_name
         indent = ctx.module.default_indent
         body = "\n".join(f"{indent * 2}{line}" for text in lines for line in text.splitlines())
-        init = "".join(f"{indent * 2}self.{name} = {name}\n" for name in [step.model, *step.captured])
+        tensors = tensor_variables(ctx, step.placement.owner)
+        init = "".join(
+            f'{indent * 2}self.register_buffer("{name}", {name})\n' if name in tensors
+            else f"{indent * 2}self.{name} = {name}\n"
+            for name in [step.model, *step.captured])
         code = (
             f"class {step.wrapper}({nn_module_spelling(ctx)}):\n"
             f'{indent}"""`{step.model}` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""\n\n'
