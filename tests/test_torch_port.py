@@ -194,3 +194,11 @@ def test_models_are_created_once_and_detached_around_each_evaluation():
     assert 'print("baseline", evaluate(model, val_loader, inference_model))\n    inference_model.detachFromDevice()' \
         in main
     assert port(result.source).source == result.source
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_expected_outputs_are_python_36_code(path):
+    import libcst as cst
+
+    source = path.with_name(path.stem + ".expected.py").read_text(encoding="utf-8")
+    cst.parse_module(source, config=cst.PartialParserConfig(python_version="3.6"))
