@@ -72,12 +72,15 @@ class InferenceModel(Rule):
     summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
     rationale = (
         "On the IPU the model runs through a compiled `poptorch.inferenceModel(model, options=opts)` "
-        "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` loop the "
-        "model calls go to an inference model created once (in the caller when the loop is in a function "
-        "called once per epoch). When the script also trains, the training model is detached "
-        "(`detachFromDevice()`) before evaluating, and the inference model after it when training "
-        "continues, so both fit on the IPUs. The options must have gradient accumulation 1, which the "
-        "options the porter creates have."
+        "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` block (or "
+        "a `@torch.no_grad()` function), and for a trained model evaluated under `no_grad` after its "
+        "training loop, the model calls go to an inference model created once (in the caller, passed in, "
+        "when the evaluation is in a function called once per epoch). When the script also trains, the "
+        "training model is detached (`detachFromDevice()`) before each evaluation (only once it has run, "
+        "when the evaluation can come first) and the inference model after it when training goes on, so "
+        "each finds a free IPU (the seed's pattern). The options must have gradient accumulation 1: the "
+        "options the porter creates have; options that accumulate get a separate inference `Options()` "
+        "(IPU302)."
     )
     examples = (
         Example(_BEFORE, _AFTER),
