@@ -272,6 +272,8 @@ def strip_device_call(ctx: FileContext, original: cst.Call, updated: cst.Call) -
     func = updated.func
     if not isinstance(func, cst.Attribute) or not isinstance(original.func, cst.Attribute):
         return None
+    if func.attr.value == "pin_memory" and not original.args:
+        return func.value
     if func.attr.value == "cuda":
         if all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in original.args) \
                 or (len(original.args) == 1 and original.args[0].keyword is None):
@@ -382,7 +384,8 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
 
 
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
-    lines = tuple(statement.leading_lines)
+    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = cached(ctx, "carried_lines", dict)
+    lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
     siblings = list(ctx.siblings(statement))
     if statement not in siblings:
         return
@@ -390,28 +393,32 @@ def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
     following = [s for s in siblings[index + 1:] if not ctx.is_removed(s)]
     if not following:
         return
+    target = following[0]
     if all(ctx.is_removed(s) for s in siblings[:index]) and isinstance(ctx.block_of(statement), cst.IndentedBlock):
         # The next statement now opens the block: no blank line above it.
-        ctx.replace(following[0], lambda node: node.with_changes(
+        lines = tuple(line for line in lines if line.comment is not None)
+        ctx.replace(target, lambda node: node.with_changes(
             leading_lines=[line for line in node.leading_lines if line.comment is not None]))
-        if not any(line.comment is not None for line in lines):
-            return
     if not lines:
         return
-    inserted = ctx.inserted_before.get(id(following[0]))
+    inserted = ctx.inserted_before.get(id(target))
     if inserted:
         # Statements inserted above the next one come first: the lines go above them.
         own = tuple(inserted[0].leading_lines)
         if not (all(line.comment is None for line in lines) and own and own[0].comment is None):
             inserted[0] = inserted[0].with_changes(leading_lines=(*lines, *own))
         return
+    if id(target) not in carried:
+        # Read when the edits are applied: a later removal of ``target`` carries the lines on.
+        ctx.replace(target, lambda node, key=id(target): _prepend(node, carried.get(key, ())))
+    carried[id(target)] = (*carried.get(id(target), ()), *lines)
 
-    def prepend(node):
-        own = tuple(node.leading_lines)
-        if all(line.comment is None for line in lines) and own and own[0].comment is None:
-            return node
-        return node.with_changes(leading_lines=(*lines, *own))
-    ctx.replace(following[0], prepend)
+
+def _prepend(node: cst.BaseStatement, lines) -> cst.BaseStatement:
+    own = tuple(node.leading_lines)
+    if not lines or (all(line.comment is None for line in lines) and own and own[0].comment is None):
+        return node
+    return node.with_changes(leading_lines=(*lines, *own))
 
 
 def forward_tensors(function: cst.FunctionDef) -> Set[str]:

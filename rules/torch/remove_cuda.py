@@ -3,10 +3,9 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import remove_arg
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchutil import code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement, simple_assign, strip_device_call
+from porter.torchutil import CUDA_COUNT, code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement, simple_assign, strip_device_call
 
-_CUDA_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.manual_seed_all",
-                         "torch.cuda.manual_seed", "torch.cuda.set_device", "torch.cuda.reset_peak_memory_stats"})
+_NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
 _AVAILABLE = "torch.cuda.is_available"
 
 _BEFORE = '''import torch
@@ -57,6 +56,11 @@ class RemoveCuda(Rule):
             "import torch\n\nif torch.cuda.device_count() > 1:\n    print('GPUs')\nmodel = Net()\n",
             "import torch\n\nmodel = Net()\n",
         ),
+        Example(
+            "import torch\n\ntorch.cuda.reset_peak_memory_stats()\nx = x.pin_memory()\n"
+            "print(torch.cuda.max_memory_allocated())\n",
+            "import torch\n\nprint(torch.cuda.max_memory_allocated())\n",
+        ),
         Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
                 reported=False),
     )
@@ -101,6 +105,9 @@ class RemoveCuda(Rule):
             elif qualified(ctx, call.func) == _AVAILABLE:
                 ctx.replace(call, cst.Name("False"))
                 ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+            elif _cuda_api(qualified(ctx, call.func) or "") and qualified(ctx, call.func) != CUDA_COUNT:
+                ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` fails without CUDA (PopTorch uses the "
+                           "CPU build of torch): remove it", fixed=False)
             else:
                 for index, arg in enumerate(call.args):
                     if arg.keyword is not None and arg.keyword.value == "device" and is_cuda_string(arg.value):
@@ -111,9 +118,8 @@ class RemoveCuda(Rule):
         """Whole statements: CUDA calls, cudnn flags, device selection, `x = x.to(device)`."""
         call = expr_call(statement)
         if call is not None:
-            full = qualified(ctx, call.func)
-            if full in _CUDA_CALLS or (strip_device_call(ctx, call, call) is not None
-                                            and _trivial(ctx, None, call)):
+            full = qualified(ctx, call.func) or ""
+            if _cuda_api(full) or (strip_device_call(ctx, call, call) is not None and _trivial(ctx, None, call)):
                 remove_statement(ctx, statement)
                 ctx.report(self.code, statement, f"`{code_of(ctx, call.func)}(...)` removed (no CUDA on an IPU "
                            "host)", fixed=True)
@@ -173,6 +179,12 @@ def _trivial(ctx, target, value) -> bool:
     if target is None:
         return isinstance(stripped, (cst.Name, cst.Attribute))
     return code_of(ctx, stripped) == code_of(ctx, target)
+
+
+def _cuda_api(full: str) -> bool:
+    """``torch.cuda.*`` calls about the GPU (synchronize, empty_cache, manual_seed_all, memory
+    statistics...), not AMP (IPU309) nor the availability tests (kept as False / 0)."""
+    return full.startswith("torch.cuda.") and not full.startswith(_NOT_CUDA_DEVICE)
 
 
 def _moved(call: cst.Call) -> str:
