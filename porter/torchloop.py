@@ -159,7 +159,8 @@ def _plan(ctx: FileContext) -> Plan:
         earlier = created.get(key) if placement.function is None else None
         if earlier is not None:
             body = list(ctx.siblings(placement.before))
-            if earlier.placement.before in body and body.index(earlier.placement.before) <= body.index(placement.before):
+            first = earlier.placement.before
+            if first in body and body.index(first) <= body.index(placement.before):
                 evaluation.name, evaluation.reuses = earlier.name, True
                 continue
         evaluation.name = fresh_name(ctx, "inference_model", taken)

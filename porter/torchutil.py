@@ -501,7 +501,8 @@ def cuda_value(ctx, test) -> Optional[bool]:
             return False if False in (left, right) else (True if left is right is True else None)
         return True if True in (left, right) else (False if left is right is False else None)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call) \
-            and qualified(ctx, test.left.func) == CUDA_COUNT and isinstance(test.comparisons[0].comparator, cst.Integer):
+            and qualified(ctx, test.left.func) == CUDA_COUNT \
+            and isinstance(test.comparisons[0].comparator, cst.Integer):
         bound = int(test.comparisons[0].comparator.value)
         operator = test.comparisons[0].operator
         checks = {cst.GreaterThan: 0 > bound, cst.GreaterThanEqual: 0 >= bound, cst.Equal: bound == 0,

@@ -68,7 +68,8 @@ class PoptorchDataLoader(Rule):
         if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
             return new
         # Arguments aligned under the opening parenthesis move with it.
-        shift = len(func) + len(cst.Module([]).code_for_node(options)) + 2 - len(cst.Module([]).code_for_node(node.func))
+        render = cst.Module([]).code_for_node
+        shift = len(func) + len(render(options)) + 2 - len(render(node.func))
         return new.with_changes(args=[_shift(arg, shift) for arg in new.args])
 
 

@@ -72,9 +72,9 @@ class PoptorchOptim(Rule):
             full = qualified(ctx, assign.value.func) or ""
             if full.startswith(("torch.optim.", "poptorch.optim.")):
                 continue
-            ctx.report(self.code, assign.value, f"`{target.value}` is not built from `torch.optim` here: PopTorch runs only "
-                       "`SGD`, `Adam`, `AdamW`, `RMSprop` and `LAMB` (`poptorch.optim`); a custom optimizer "
-                       "keeps only its attribute values", fixed=False)
+            ctx.report(self.code, assign.value, f"`{target.value}` is not built from `torch.optim` here: "
+                       "PopTorch runs only `SGD`, `Adam`, `AdamW`, `RMSprop` and `LAMB` (`poptorch.optim`); "
+                       "a custom optimizer keeps only its attribute values", fixed=False)
 
 
 RULE = PoptorchOptim()

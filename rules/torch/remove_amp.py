@@ -4,7 +4,9 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement
+from porter.torchutil import (
+    AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement,
+)
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "
@@ -73,7 +75,8 @@ class RemoveAmp(Rule):
             if len(items) == len(with_stmt.items):
                 ctx.unwrap(with_stmt)
             else:
-                ctx.replace(with_stmt, lambda node, drop=[with_stmt.items.index(i) for i in items]: _drop_items(node, drop))
+                drop = [with_stmt.items.index(item) for item in items]
+                ctx.replace(with_stmt, lambda node, drop=drop: _drop_items(node, drop))
         for name, creation in self._scalers(ctx):
             uses = [n for n in ctx.nodes(cst.Name) if n.value == name]
             plain = [self._scaler_statement(ctx, n, name) for n in uses]

@@ -3,7 +3,10 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import tensor_variables, code_of, insert_module_class, remove_statement, simple_assign, nn_module_spelling, rename, strip_devices, top_statement
+from porter.torchutil import (
+    code_of, insert_module_class, nn_module_spelling, remove_statement, rename, simple_assign,
+    strip_devices, tensor_variables, top_statement,
+)
 
 _BEFORE = '''import torch
 import torch.nn as nn
