@@ -133,7 +133,7 @@ class RemoveCuda(Rule):
             full = qualified(ctx, small.targets[0].target) or ""
             if full.startswith("torch.backends.cudnn."):
                 remove_statement(ctx, statement)
-                ctx.report(self.code, statement, f"`{full[6:]}` removed (CUDA only)", fixed=True)
+                ctx.report(self.code, statement, f"`{full} = ...` removed (a CUDA setting)", fixed=True)
                 return True
         assign = simple_assign(statement)
         if assign is None:
