@@ -20,22 +20,9 @@ for epoch in range(10):
         for group in optimizer.param_groups:
             group["lr"] = 0.01
 '''
-_AFTER = '''import torch
-import poptorch
-
-optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
-scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
-training_model = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
-for epoch in range(10):
-    for x, y in loader:
-        out, loss = training_model(x, y)
-    scheduler.step()
-    training_model.setOptimizer(optimizer)
-    if epoch == 5:
-        for group in optimizer.param_groups:
-            group["lr"] = 0.01
-        training_model.setOptimizer(optimizer)
-'''
+_AFTER = _BEFORE.replace(
+    "    scheduler.step()\n", "    scheduler.step()\n    training_model.setOptimizer(optimizer)\n"
+).replace('            group["lr"] = 0.01\n', '            group["lr"] = 0.01\n        training_model.setOptimizer(optimizer)\n')
 
 
 class SetOptimizer(Rule):
