@@ -138,6 +138,16 @@ def _plan(ctx: FileContext) -> Plan:
     else:
         opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "IPU302") else None), False
     steps = _train_steps(ctx)
+    wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
+                         if call.args and call.args[0].keyword is None}
+    for step in steps:
+        if step.problem is None and step.self_loss:
+            model = step.placement.values[step.model]
+            if model in wrapped:   # poptorch.trainingModel raises on a model it already wraps
+                step.problem_anchor = step.backward
+                step.problem = (f"`{model}` is already wrapped by a `poptorch.trainingModel` above: reuse that "
+                                "training model here (or call its `destroy()` first)")
+            wrapped.add(model)
     for step in steps:
         step.selected = selected(ctx, "IPU305")
         if not step.rewritten:
