@@ -202,3 +202,14 @@ def test_expected_outputs_are_python_36_code(path):
 
     source = path.with_name(path.stem + ".expected.py").read_text(encoding="utf-8")
     cst.parse_module(source, config=cst.PartialParserConfig(python_version="3.6"))
+
+
+def test_a_model_is_wrapped_for_training_once():
+    loop = ("for x, y in {loader}:\n    optimizer.zero_grad()\n    loss = model(x, y)\n    loss.backward()\n"
+            "    optimizer.step()\n")
+    source = ("import torch\n\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              + loop.format(loader="pretrain_loader") + "\n" + loop.format(loader="finetune_loader"))
+    result = port(source)
+    assert result.error is None
+    assert result.source.count("poptorch.trainingModel(model,") == 1
+    assert any(f.code == "IPU305" and not f.fixed and "already wrapped" in f.message for f in result.findings)
