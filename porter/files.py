@@ -12,14 +12,9 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
-# Folders never searched when a folder is given (as ruff and black skip them).
-SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", "__pycache__", "node_modules", "build", "dist", "site-packages", ".eggs",
-})
+SUFFIXES = (".py", ".ipynb")
 
 
 class FileError(Exception):
@@ -32,20 +27,114 @@ class Source:
     encoding: str  # the codec that round-trips the bytes ("utf-8-sig" keeps a BOM)
 
 
-def discover(paths: Iterable[str]) -> List[str]:
-    """Files to port, in order: given files as they are, ``*.py`` below given folders, sorted."""
-    found: List[str] = []
+def discover(paths: Iterable[str], projects=None, force_exclude: Optional[bool] = None) -> List[str]:
+    """Files to port, sorted, each once: given files as they are, ``*.py`` and ``*.ipynb`` below
+    given folders, leaving out what ``.gitignore`` (inside a git working tree) and the settings'
+    ``exclude``/``extend-exclude`` leave out. With ``force_exclude`` (or the setting), the
+    excludes apply to the given files too (pre-commit passes files one by one)."""
+    from porter.config import Projects
+
+    projects = projects if projects is not None else Projects({})
+    found = set()
     for given in paths:
-        path = Path(given)
-        if given == "-" or not path.is_dir():
-            found.append(given)
+        if given == "-":
+            found.add(given)
             continue
-        below = []
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info"))
-            below.extend(os.path.join(root, name) for name in files if name.endswith(".py"))
-        found.extend(sorted(below))
-    return found
+        absolute = os.path.abspath(given)
+        if not os.path.isdir(absolute):
+            forced = force_exclude if force_exclude is not None else projects.for_path(given).force_exclude
+            if not (forced and _excluded_path(absolute, projects)):
+                found.add(given)
+            continue
+        found.update(_walk(given, absolute, projects))
+    return sorted(found, key=_sort_key)
+
+
+def _sort_key(path: str):
+    return (path != "-", path.replace(os.sep, "/").split("/"))
+
+
+def _walk(given: str, absolute: str, projects) -> List[str]:
+    from porter import ignore
+
+    in_git = ignore.git_root(absolute) is not None
+    below: List[str] = []
+    # (folder, path as shown, gitignore sets in force there)
+    stack = [(absolute, given, ignore.gitignores_above(absolute))]
+    while stack:
+        folder, shown, sets = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        excludes = projects.for_folder(folder).excludes
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            path = os.path.join(folder, entry.name)
+            if excludes.match(path, is_dir) or ignore.is_ignored(sets, path, is_dir):
+                continue
+            if is_dir:
+                inner = sets
+                if in_git:
+                    local = ignore.load(path)
+                    inner = [*sets, local] if local is not None else sets
+                stack.append((path, os.path.join(shown, entry.name), inner))
+            elif entry.name.endswith(SUFFIXES):
+                below.append(os.path.join(shown, entry.name))
+    return below
+
+
+def _excluded_path(absolute: str, projects) -> bool:
+    """Whether the settings exclude a file or any folder above it (up to the settings' root)."""
+    from porter import ignore
+
+    excludes = projects.for_path(absolute).excludes
+    current = absolute
+    is_dir = False
+    while True:
+        if excludes.match(current, is_dir):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current or parent == excludes.base:
+            return False
+        current, is_dir = parent, True
+
+
+def walk_all(folder: str) -> List[str]:
+    """Every file below ``folder`` (relative paths, sorted) but what git ignores and the version
+    control folders: the files ``--out-dir`` copies."""
+    from porter import ignore
+
+    absolute = os.path.abspath(folder)
+    in_git = ignore.git_root(absolute) is not None
+    found: List[str] = []
+    stack = [(absolute, "", ignore.gitignores_above(absolute))]
+    while stack:
+        current, relative, sets = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            path = os.path.join(current, entry.name)
+            if (is_dir and entry.name in VCS_DIRS) or ignore.is_ignored(sets, path, is_dir):
+                continue
+            if is_dir:
+                local = ignore.load(path) if in_git else None
+                stack.append((path, os.path.join(relative, entry.name), [*sets, local] if local else sets))
+            else:
+                found.append(os.path.join(relative, entry.name))
+    return sorted(found)
+
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 def decode(data: bytes) -> Source:
