@@ -34,6 +34,7 @@ from porter.rule import Finding, is_selected
 UNPARSABLE = "IPU900"
 CELL_MARKER = "__ipu_port_cell__"
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
+CELL_MAGIC = "#__ipu_port_cell_magic__"
 _PLACEHOLDER = re.compile(r"^([ \t]*)__ipu_port_magic_(\d+)__[ \t]*$")
 
 # Cell magics whose body is Python: the magic line is masked, the body ported.
@@ -95,6 +96,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         ending = line[len(body):]
         stripped = body.strip()
         indent = body[:len(body) - len(body.lstrip())]
+        first_magic_line = False
         if continued_indent is not None:
             masked = True
             indent = continued_indent
@@ -102,7 +104,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
             name = stripped[2:].split(None, 1)[0] if stripped[2:] else ""
             if name not in PYTHON_CELL_MAGICS:
                 return None
-            masked = True
+            masked = first_magic_line = True
         else:
             masked = bool(stripped) and (
                 stripped.startswith(("%", "!")) or _HELP.match(body) is not None
@@ -114,6 +116,9 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
             continue
         number = len(magics)
         magics[number] = (body, indent)
+        if first_magic_line:  # a cell magic: a comment, so that it is never wrapped into a block
+            out.append(f"{CELL_MAGIC}{ending}")
+            continue
         out.append(f"{indent}__ipu_port_magic_{number}__{ending}")
         continued_indent = indent if body.endswith("\\") else None
     return "".join(out), magics
@@ -123,8 +128,12 @@ def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
     if not magics:
         return text
     out = []
+    cell_magic = None
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
+        if body.strip() == CELL_MAGIC and 0 in magics:
+            cell_magic = magics[0][0] + (line[len(body):] or "\n")
+            continue
         match = _PLACEHOLDER.match(body)
         if match is None or int(match.group(2)) not in magics:
             out.append(line)
@@ -133,6 +142,8 @@ def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
         indent_now = match.group(1)
         shift = indent_now[len(indent_then):] if indent_now.startswith(indent_then) else ""
         out.append(shift + original + line[len(body):])
+    if cell_magic is not None:  # back on the first line, where IPython wants it
+        out.insert(0, cell_magic)
     return "".join(out)
 
 
