@@ -59,9 +59,10 @@ def port_file(path: str, config: Config) -> "tuple[FileOutcome, Optional[object]
 def _validate_codes(codes: Sequence[str], option: str) -> None:
     if not codes:
         return
+    from porter.report import NOTICES
     from porter.rule import all_rules
 
-    known = [rule.code for rule in all_rules()]
+    known = [rule.code for rule in all_rules()] + list(NOTICES)
     for code in codes:
         if not any(known_code.startswith(code) for known_code in known):
             raise click.BadParameter(f"unknown rule code or prefix {code!r}", param_hint=option)
@@ -84,6 +85,12 @@ def _list_rules() -> None:
 def _explain(code: str) -> None:
     from porter.rule import rule_by_code
 
+    from porter.report import NOTICES
+
+    if code.upper() in NOTICES:
+        name, summary, help_text = NOTICES[code.upper()]
+        click.echo(f"{code.upper()} {name} (reported by the porter itself)\n\n{summary}\n\n{help_text}")
+        return
     rule = rule_by_code(code)
     if rule is None:
         raise click.BadParameter(f"no rule {code!r}; see --list-rules", param_hint="--explain")
@@ -376,6 +383,10 @@ def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
     return results
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 class _Progress:
     """A rich progress bar on stderr, shown only on a terminal, only for text and github output,
     and only once the run has lasted PROGRESS_AFTER seconds (rich is imported then, not before)."""
@@ -384,7 +395,7 @@ class _Progress:
         self.total = total
         self.done = 0
         self.started = time.monotonic()
-        self.enabled = output_format in ("text", "github") and sys.stderr.isatty()
+        self.enabled = output_format in ("text", "github") and _stderr_is_terminal()
         self.bar = None
         self.task = None
 
@@ -398,7 +409,7 @@ class _Progress:
             from rich.console import Console
             from rich.progress import Progress
 
-            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar = Progress(console=Console(stderr=True, force_terminal=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("porting", total=self.total, completed=self.done)
             return

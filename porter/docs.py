@@ -31,8 +31,8 @@ SECTIONS = {"rules": rule_table, "options": option_list}
 
 def render(readme: str) -> str:
     for name, make in SECTIONS.items():
-        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", re.DOTALL)
-        readme = pattern.sub(lambda match: match.group(1) + make() + match.group(2), readme)
+        pattern = re.compile(rf"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.DOTALL)
+        readme = pattern.sub(lambda match: match.group(1) + make() + "\n" + match.group(2), readme)
     return readme
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -196,7 +197,6 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
 
 
 def _uri(path: str) -> str:
-    import os
     from urllib.parse import quote
 
     if path == "-":
@@ -218,7 +218,7 @@ def github_lines(outcomes: Sequence[FileOutcome]) -> List[str]:
     """GitHub Actions workflow commands: one ``::warning`` per finding, ``::error`` per bad file."""
     lines = []
     for outcome in outcomes:
-        path = _escape_property(outcome.path)
+        path = _escape_property(os.path.normpath(outcome.path) if outcome.path != "-" else "-")
         if outcome.error:
             lines.append(f"::error file={path},title=ipu-port::{_escape_data(outcome.error)}")
         for finding in outcome.findings:

@@ -146,7 +146,9 @@ def test_unused_suppressions_can_be_listed(tmp_path):
         "pipeline.py:11:5: IPU901 `# ipu-port: ignore` suppresses nothing here; remove it [manual]",
     ]
     ignored = cli(["pipeline.py", "--show-unused-suppressions", "--ignore", "IPU901"], cwd=tmp_path)
-    assert "IPU901" not in ignored.stdout
+    assert ignored.exit_code == 0 and ignored.stdout and "IPU901" not in ignored.stdout
+    explained = cli(["--explain", "IPU901"], cwd=tmp_path)
+    assert explained.stdout.startswith("IPU901 unused-suppression")
 
 
 def test_suppressions_do_not_touch_a_file_without_them(tmp_path):
