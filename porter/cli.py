@@ -375,10 +375,19 @@ def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
         from concurrent.futures import ProcessPoolExecutor
 
         chunksize = max(1, min(8, len(jobs) // (workers * 4)))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for outcome in pool.map(_port_job, jobs, chunksize=chunksize):
-                results.append(outcome)
+        try:
+            pool = ProcessPoolExecutor(max_workers=workers)
+        except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
+            pool = None
+        if pool is None:
+            for job in jobs:
+                results.append(_port_job(job))
                 progress.advance()
+        else:
+            with pool:
+                for outcome in pool.map(_port_job, jobs, chunksize=chunksize):
+                    results.append(outcome)
+                    progress.advance()
     progress.close()
     return results
 

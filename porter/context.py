@@ -428,8 +428,6 @@ class FileContext:
         code = code or self.rule_code
         if code is None:
             return True
-        if isinstance(node, cst.BaseStatement) and id(node) in self.barriers:
-            return False
         if not self._suppressed:
             self._accepted.add(code)
             return True
@@ -462,15 +460,18 @@ class FileContext:
     def replace(self, node: cst.CSTNode, replacement: Replacement) -> None:
         """Replace ``node`` by a new node, or by ``replacement(updated_node)``. Several rules may
         replace the same node: their replacements are applied in rule order."""
-        if not self.allowed(node):
+        if id(node) in self.barriers or not self.allowed(node):
             return False
         self.replacements.setdefault(id(node), []).append((node, replacement))
         self._mark_dirty(node)
         return True
 
     def _block_request(self, statement: cst.BaseStatement, inside: bool = True) -> bool:
+        """``inside``: the request changes the statement itself (not only what is around it)."""
         block = self.block_of(statement)
-        if block is None or not self.allowed(statement, inside=inside):
+        if block is None or (inside and id(statement) in self.barriers):
+            return False
+        if not self.allowed(statement, inside=inside):
             return False
         self._mark_dirty(block)
         return True

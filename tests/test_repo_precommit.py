@@ -50,7 +50,8 @@ def _pre_commit(project: Path, home: Path, *args: str) -> subprocess.CompletedPr
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_hooks_port_and_check_a_repository(tmp_path, request):
     pytest.importorskip("pre_commit")
-    cache = Path(request.config.cache.mkdir("ipu-port-pre-commit"))
+    pytest_cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    cache = Path(pytest_cache.mkdir("ipu-port-pre-commit")) if pytest_cache is not None else tmp_path / "cache"
     hooks = cache / "hooks"
     revision = _hook_repository(hooks)
 
