@@ -125,7 +125,7 @@ def _explain(code: str) -> None:
 @click.option("--annotate", is_flag=True,
               help="Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.")
 @click.option("--show-unused-suppressions", is_flag=True,
-              help="Report `# ipu-port: ignore` comments that suppress nothing (IPU901).")
+              help="Report `# ipu-port: ignore` comments that suppress nothing (IPU802).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]),
               default="text", show_default=True,
               help="Report format: text, JSON, SARIF 2.1.0, or GitHub Actions annotations.")

@@ -27,7 +27,7 @@ class Config:
     ipus: int = field(default=1, metadata={"min": 1})
     # Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.
     annotate: bool = False
-    # Report `# ipu-port: ignore` comments that suppress nothing (IPU901).
+    # Report `# ipu-port: ignore` comments that suppress nothing (IPU802).
     show_unused_suppressions: bool = False
 
     def with_changes(self, **changes) -> "Config":

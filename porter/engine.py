@@ -17,7 +17,7 @@ from porter.detect import uses_framework
 from porter.edits import apply_edits
 from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
-from porter.notebook import CELL_MARKER
+from porter.notebook import CELL_MARKER, UNPARSABLE
 from porter.suppress import MARKER, UNUSED
 from porter.suppress import find as find_suppressions
 
@@ -111,6 +111,8 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
 
 
 TODO = "# TODO(ipu-port {code}): {message}"
+# The porter's own notices (porter.report.NOTICES) never get a TODO.
+PORTER_CODES = frozenset({UNPARSABLE, UNUSED})
 
 
 def _annotate(ctx: FileContext, source: str) -> str:
@@ -119,7 +121,7 @@ def _annotate(ctx: FileContext, source: str) -> str:
     todos = {}
     order = []
     for report in ctx.reports:
-        if report.fixed or report.code.startswith("IPU9"):
+        if report.fixed or report.code in PORTER_CODES:
             continue
         statement = ctx.statement_of(report.anchor)
         if statement is None or not hasattr(statement, "leading_lines"):

@@ -28,30 +28,36 @@ class Source:
 
 
 def discover(paths: Iterable[str], projects=None, force_exclude: Optional[bool] = None) -> List[str]:
-    """Files to port, sorted, each once: given files as they are, ``*.py`` and ``*.ipynb`` below
-    given folders, leaving out what ``.gitignore`` (inside a git working tree) and the settings'
-    ``exclude``/``extend-exclude`` leave out. With ``force_exclude`` (or the setting), the
-    excludes apply to the given files too (pre-commit passes files one by one)."""
+    """Files to port, each once, in a fixed order: given files where they are given, ``*.py`` and
+    ``*.ipynb`` below given folders in sorted order, leaving out what ``.gitignore`` (inside a git
+    working tree) and the settings' ``exclude``/``extend-exclude`` leave out. With
+    ``force_exclude`` (or the setting), the excludes apply to the given files too (pre-commit
+    passes files one by one)."""
     from porter.config import Projects
 
     projects = projects if projects is not None else Projects({})
-    found = set()
+    found: List[str] = []
+    seen = set()
+
+    def add(path: str) -> None:
+        key = path if path == "-" else os.path.normpath(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            found.append(path)
+
     for given in paths:
         if given == "-":
-            found.add(given)
+            add(given)
             continue
         absolute = os.path.abspath(given)
         if not os.path.isdir(absolute):
             forced = force_exclude if force_exclude is not None else projects.for_path(given).force_exclude
             if not (forced and _excluded_path(absolute, projects)):
-                found.add(given)
+                add(given)
             continue
-        found.update(_walk(given, absolute, projects))
-    return sorted(found, key=_sort_key)
-
-
-def _sort_key(path: str):
-    return (path != "-", path.replace(os.sep, "/").split("/"))
+        for path in sorted(_walk(given, absolute, projects)):
+            add(path)
+    return found
 
 
 def _walk(given: str, absolute: str, projects) -> List[str]:

@@ -12,7 +12,7 @@ IPython syntax is masked before the parse and restored after it, line by line, w
 indentation the port gave the line: line magics (``%time``), shell escapes (``!pip ...``,
 ``files = !ls``), help (``tf.data?``, ``??model``), and the first line of a cell magic that runs
 Python (``%%time``). A cell under any other cell magic (``%%bash``, ``%%writefile``) is not Python
-and is left alone. A cell that still does not parse is left alone and reported (IPU900).
+and is left alone. A cell that still does not parse is left alone and reported (IPU801).
 
 Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
 string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
@@ -31,7 +31,7 @@ from porter.detect import uses_framework
 from porter.report import FileOutcome
 from porter.rule import Finding, is_selected
 
-UNPARSABLE = "IPU900"
+UNPARSABLE = "IPU801"
 CELL_MARKER = "__ipu_port_cell__"
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
 CELL_MAGIC = "#__ipu_port_cell_magic__"

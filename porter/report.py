@@ -108,10 +108,10 @@ def rule_info(codes) -> Dict[str, Tuple[str, str, str]]:
 
 # Findings the porter itself reports (not rules): code -> (name, summary, help).
 NOTICES = {
-    "IPU900": ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
+    "IPU801": ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
                "The cell could not be parsed, even with its IPython magics, shell escapes and help "
                "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
-    "IPU901": ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
+    "IPU802": ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
                "No rule edited or reported anything the comment covers (the comment is on a line by "
                "itself, or the codes it names do not apply there). Remove it."),
 }
@@ -122,16 +122,14 @@ def _all_codes(outcomes: Sequence[FileOutcome]) -> List[str]:
 
 
 def _summary(outcomes: Sequence[FileOutcome]) -> Dict[str, int]:
-    fixed = sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed)
-    manual = sum(outcome.manual for outcome in outcomes)
-    total = fixed + manual
+    """Files, changed files, files with errors, and the sites ported automatically (fixed) and
+    left for a person (manual): the coverage is fixed / (fixed + manual)."""
     return {
         "files": len(outcomes),
         "changed": sum(1 for outcome in outcomes if outcome.changed),
         "errors": sum(1 for outcome in outcomes if outcome.error),
-        "fixed": fixed,
-        "manual": manual,
-        "coverage": round(100 * fixed / total, 1) if total else 100.0,
+        "fixed": sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed),
+        "manual": sum(outcome.manual for outcome in outcomes),
     }
 
 
@@ -245,7 +243,7 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
             "findings": [
                 {"code": finding.code, "name": rule_names.get(finding.code, ""), "line": finding.line,
                  "column": finding.column, "cell": finding.cell, "message": finding.message,
-                 "fixed": finding.fixed, "status": "fixed" if finding.fixed else "manual"}
+                 "fixed": finding.fixed}
                 for finding in outcome.findings
             ],
         })

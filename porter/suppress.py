@@ -6,7 +6,7 @@ whole compound statement. Covered means: the named rules (codes or prefixes; all
 list) neither edit nor report anything anchored inside it, and edits that would move or replace it
 are refused too. The FileContext enforces this, so a suppressed rewrite is skipped, not just hidden.
 
-A comment on a line of its own covers nothing (it is reported as unused, IPU901, with
+A comment on a line of its own covers nothing (it is reported as unused, IPU802, with
 ``--show-unused-suppressions``), as are comments that never stopped an edit or a finding.
 """
 
@@ -18,7 +18,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-UNUSED = "IPU901"
+UNUSED = "IPU802"
 MARKER = "ipu-port:"
 _COMMENT = re.compile(r"#\s*ipu-port:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 

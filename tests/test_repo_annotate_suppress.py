@@ -136,23 +136,23 @@ def test_unused_suppressions_can_be_listed(tmp_path):
     source = source.replace("return train, valid, test", "return train, valid, test  # ipu-port: ignore")
     write(tmp_path, "pipeline.py", source)
     plain = cli(["pipeline.py"], cwd=tmp_path)
-    assert "IPU901" not in plain.stdout
+    assert "IPU802" not in plain.stdout
     result = cli(["pipeline.py", "--show-unused-suppressions", "--check"], cwd=tmp_path)
     assert result.exit_code == 1
-    unused = [line for line in result.stdout.splitlines() if "IPU901" in line]
+    unused = [line for line in result.stdout.splitlines() if "IPU802" in line]
     assert unused == [
-        "pipeline.py:10:5: IPU901 `# ipu-port: ignore[IPU3]` suppresses nothing here; remove it [manual]",
-        "pipeline.py:10:5: IPU901 `# ipu-port: ignore` on a line of its own covers nothing; remove it [manual]",
-        "pipeline.py:11:5: IPU901 `# ipu-port: ignore` suppresses nothing here; remove it [manual]",
+        "pipeline.py:10:5: IPU802 `# ipu-port: ignore[IPU3]` suppresses nothing here; remove it [manual]",
+        "pipeline.py:10:5: IPU802 `# ipu-port: ignore` on a line of its own covers nothing; remove it [manual]",
+        "pipeline.py:11:5: IPU802 `# ipu-port: ignore` suppresses nothing here; remove it [manual]",
     ]
-    ignored = cli(["pipeline.py", "--show-unused-suppressions", "--ignore", "IPU901"], cwd=tmp_path)
-    assert ignored.exit_code == 0 and ignored.stdout and "IPU901" not in ignored.stdout
-    explained = cli(["--explain", "IPU901"], cwd=tmp_path)
-    assert explained.stdout.startswith("IPU901 unused-suppression")
+    ignored = cli(["pipeline.py", "--show-unused-suppressions", "--ignore", "IPU802"], cwd=tmp_path)
+    assert ignored.exit_code == 0 and ignored.stdout and "IPU802" not in ignored.stdout
+    explained = cli(["--explain", "IPU802"], cwd=tmp_path)
+    assert explained.stdout.startswith("IPU802 unused-suppression")
 
 
 def test_suppressions_do_not_touch_a_file_without_them(tmp_path):
     path = write(tmp_path, "train.py", KERAS_SCRIPT)
     result = cli(["train.py", "--show-unused-suppressions", "--check"], cwd=tmp_path)
-    assert "IPU901" not in result.stdout
+    assert "IPU802" not in result.stdout
     assert path.read_text() == KERAS_SCRIPT

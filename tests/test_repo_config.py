@@ -99,4 +99,4 @@ def test_settings_keys_for_every_porting_option(tmp_path):
     write(tmp_path, "plain.py", PLAIN_SCRIPT + "import tensorflow as tf\nx = 1  # ipu-port: ignore\n")
     result = cli(["plain.py"], cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
-    assert "IPU901" in result.stdout
+    assert "IPU802" in result.stdout

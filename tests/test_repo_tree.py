@@ -157,15 +157,18 @@ def test_force_exclude_applies_excludes_to_given_files(tmp_path):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2", "4"])
-def test_output_is_in_sorted_path_order_whatever_the_jobs(tmp_path, jobs):
+def test_output_order_is_fixed_whatever_the_jobs(tmp_path, jobs):
     names = [f"{letter}{number}.py" for letter in "zyxw" for number in range(4)]
     for name in names:
         write(tmp_path, f"pkg/{name}", PIPELINE_SCRIPT)
-    result = run(["pkg", "--jobs", jobs], tmp_path)
+    write(tmp_path, "b.py", PIPELINE_SCRIPT)
+    write(tmp_path, "a.py", PIPELINE_SCRIPT)
+    # Given paths in the order given (each once), each folder's files sorted.
+    result = run(["b.py", "pkg", "a.py", "pkg/z0.py", "--jobs", jobs], tmp_path)
     assert result.returncode == 0, result.stderr
     paths = [line.split(":")[0] for line in result.stdout.splitlines()]
-    assert paths == sorted(f"pkg/{name}" for name in names)
-    assert "16 files would be ported" in result.stderr
+    assert paths == ["b.py", *sorted(f"pkg/{name}" for name in names), "a.py"]
+    assert "18 files would be ported" in result.stderr
     assert "━" not in result.stderr  # no progress bar when stderr is not a terminal
 
 
