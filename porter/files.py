@@ -61,36 +61,43 @@ def discover(paths: Iterable[str], projects=None, force_exclude: Optional[bool] 
 
 
 def _walk(given: str, absolute: str, projects) -> List[str]:
+    def excluded(path: str, is_dir: bool, folder: str) -> bool:
+        return bool(projects.for_folder(folder).excludes.match(path, is_dir))
+
+    return [os.path.join(given, relative) for relative in _files_below(absolute, excluded)
+            if relative.endswith(SUFFIXES)]
+
+
+def _files_below(absolute: str, excluded) -> List[str]:
+    """The files below a folder, as paths relative to it, leaving out what git ignores (inside a
+    git working tree) and what ``excluded(path, is_dir, its folder)`` says; no folder that is left
+    out is entered."""
     from porter import ignore
 
     in_git = ignore.git_root(absolute) is not None
-    below: List[str] = []
-    # (folder, path as shown, gitignore sets in force there)
-    stack = [(absolute, given, ignore.gitignores_above(absolute))]
+    found: List[str] = []
+    # (folder, its path relative to ``absolute``, the gitignore pattern sets in force there)
+    stack = [(absolute, "", ignore.gitignores_above(absolute))]
     while stack:
-        folder, shown, sets = stack.pop()
+        folder, relative, sets = stack.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError:
             continue
-        excludes = projects.for_folder(folder).excludes
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 continue
             path = os.path.join(folder, entry.name)
-            if excludes.match(path, is_dir) or ignore.is_ignored(sets, path, is_dir):
+            if excluded(path, is_dir, folder) or ignore.is_ignored(sets, path, is_dir):
                 continue
             if is_dir:
-                inner = sets
-                if in_git:
-                    local = ignore.load(path)
-                    inner = [*sets, local] if local is not None else sets
-                stack.append((path, os.path.join(shown, entry.name), inner))
-            elif entry.name.endswith(SUFFIXES):
-                below.append(os.path.join(shown, entry.name))
-    return below
+                local = ignore.load(path) if in_git else None
+                stack.append((path, os.path.join(relative, entry.name), [*sets, local] if local else sets))
+            else:
+                found.append(os.path.join(relative, entry.name))
+    return found
 
 
 def _excluded_path(absolute: str, projects) -> bool:
@@ -110,37 +117,14 @@ def _excluded_path(absolute: str, projects) -> bool:
 
 
 def walk_all(folder: str) -> List[str]:
-    """Every file below ``folder`` (relative paths, sorted) but what git ignores and the version
-    control folders: the files ``--out-dir`` copies."""
+    """Every file below ``folder`` (relative paths, sorted) but what git ignores and what the
+    default excludes skip (version control, virtual environments, caches, build output): the
+    files ``--out-dir`` copies."""
     from porter import ignore
+    from porter.config import DEFAULT_EXCLUDE
 
-    absolute = os.path.abspath(folder)
-    in_git = ignore.git_root(absolute) is not None
-    found: List[str] = []
-    stack = [(absolute, "", ignore.gitignores_above(absolute))]
-    while stack:
-        current, relative, sets = stack.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                continue
-            path = os.path.join(current, entry.name)
-            if (is_dir and entry.name in VCS_DIRS) or ignore.is_ignored(sets, path, is_dir):
-                continue
-            if is_dir:
-                local = ignore.load(path) if in_git else None
-                stack.append((path, os.path.join(relative, entry.name), [*sets, local] if local else sets))
-            else:
-                found.append(os.path.join(relative, entry.name))
-    return sorted(found)
-
-
-VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+    skipped = ignore.PatternSet(os.path.abspath(os.sep), tuple(ignore.parse(DEFAULT_EXCLUDE)))
+    return sorted(_files_below(os.path.abspath(folder), lambda path, is_dir, _: skipped.match(path, is_dir)))
 
 
 def decode(data: bytes) -> Source:

@@ -25,6 +25,9 @@ def _project(root):
 
 def test_out_dir_writes_the_ported_tree_and_copies_every_other_file(tmp_path):
     _project(tmp_path / "repo")
+    # Environments and caches are neither ported nor copied.
+    write(tmp_path / "repo", ".venv/lib/site.py", KERAS_SCRIPT)
+    write(tmp_path / "repo", "src/__pycache__/train.cpython-311.pyc", "cached")
     result = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
     source, target = tmp_path / "repo", tmp_path / "ported"
