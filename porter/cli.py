@@ -270,19 +270,24 @@ def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[st
         _error(f"-: {error}")
         return EXIT_ERROR
     outcome = port_text("-", source.text, config)
+    to_stdout = output in (None, "-")
     if outcome.error:
         _error(f"-: {outcome.error}")
-        if not (show_diff or check):
+        if not (show_diff or check) and to_stdout:
             sys.stdout.buffer.write(data)
         return EXIT_ERROR
     if show_diff or check:
         _render([outcome], show_diff, check, output_format, written=False)
         return EXIT_PORTING_NEEDED if _needs_porting(outcome, check) else EXIT_OK
-    ported = encode(outcome.ported, source)
-    if output and output != "-":
-        write_atomic(output, ported)
-    else:
-        sys.stdout.buffer.write(ported)
+    try:
+        ported = encode(outcome.ported, source)
+        if to_stdout:
+            sys.stdout.buffer.write(ported)
+        else:
+            write_atomic(output, ported)
+    except FileError as error:
+        _error(f"-: {output}: {error}" if not to_stdout else f"-: {error}")
+        return EXIT_ERROR
     for finding in outcome.findings:
         _error(finding_line("-", finding))
     return EXIT_OK
@@ -338,7 +343,9 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
         ordered.append(outcome)
     if run.tree is not None:  # files that failed are copied unchanged, so the tree is complete
         failed = _copy_tree(run.tree, set(files) - unreadable) or failed
-    _render(ordered, run.show_diff, run.check, run.output_format, written=run.writes)
+    # With ``-o -`` the port goes to stdout, so the report goes to stderr.
+    _render(ordered, run.show_diff, run.check, run.output_format, written=run.writes,
+            report_to_stderr=run.output == "-")
     if failed:
         return EXIT_ERROR
     if run.show_diff or run.check:
@@ -443,7 +450,8 @@ def _save(outcome: FileOutcome, source, target: str, copy_from: Optional[str] = 
         else:
             write_atomic(target, encode(outcome.ported, source))
     except FileError as error:
-        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, str(error))
+        cause = str(error) if target == outcome.path else f"{target}: {error}"
+        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
     return outcome
 
 
@@ -460,7 +468,7 @@ def _copy_or_write(source_path: str, target: str, data: Optional[bytes]) -> None
         write_atomic(target, data)
         os.chmod(target, stat.S_IMODE(os.stat(source_path).st_mode))
     except OSError as error:
-        raise FileError(f"cannot write {target}: {error.strerror or error}") from None
+        raise FileError(f"cannot write: {error.strerror or error}") from None
 
 
 def _copy_tree(tree: OutTree, ported: set) -> bool:
@@ -479,33 +487,33 @@ def _copy_tree(tree: OutTree, ported: set) -> bool:
             try:
                 _copy_or_write(path, tree.destination(path), None)
             except FileError as error:
-                _error(f"{path}: {error}")
+                _error(f"{path}: {tree.destination(path)}: {error}")
                 failed = True
     return failed
 
 
 def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, output_format: str,
-            written: bool) -> None:
+            written: bool, report_to_stderr: bool = False) -> None:
     if output_format == "json":
-        click.echo(to_json(outcomes))
+        click.echo(to_json(outcomes), err=report_to_stderr)
         return
     if output_format == "sarif":
         from porter.report import to_sarif
 
-        click.echo(to_sarif(outcomes, __version__))
+        click.echo(to_sarif(outcomes, __version__), err=report_to_stderr)
         return
     if output_format == "github":
         from porter.report import github_lines
 
         for line in github_lines(outcomes):
-            click.echo(line)
+            click.echo(line, err=report_to_stderr)
         return
     if show_diff:
         _render_diffs(outcomes)
         return
     for outcome in outcomes:
         for finding in outcome.findings:
-            click.echo(finding_line(outcome.path, finding))
+            click.echo(finding_line(outcome.path, finding), err=report_to_stderr)
     if not check:
         for line in summary_lines(outcomes, written):
             _error(line)
