@@ -142,11 +142,26 @@ class Project:
         extra = []
         for pattern_text, codes in self.per_file_ignores:
             pattern = compile_pattern(pattern_text)
-            if pattern is not None and PatternSet(self.root, (pattern,)).match(absolute, False):
+            if pattern is not None and _matches_path(PatternSet(self.root, (pattern,)), absolute):
                 extra.extend(codes)
         if not extra:
             return self.config
         return self.config.with_changes(ignore=(*self.config.ignore, *extra))
+
+
+def _matches_path(patterns: PatternSet, absolute: str) -> bool:
+    """Whether the patterns match a file or one of the folders above it (below their base)."""
+    if patterns.match(absolute, False):
+        return True
+    folder = os.path.dirname(absolute)
+    while folder.startswith(patterns.base) and folder != patterns.base:
+        if patterns.match(folder, True):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return False
 
 
 def _load_toml(path: str) -> Dict[str, Any]:

@@ -52,10 +52,12 @@ def test_config_option_names_the_settings_file(tmp_path):
 
 
 def test_per_file_ignores(tmp_path):
-    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\n[tool.ipu-port.per-file-ignores]\n"tests/*" = ["IPU1"]\n')
-    write(tmp_path, "tests/test_pipeline.py", PIPELINE_SCRIPT)
-    write(tmp_path, "pipeline.py", PIPELINE_SCRIPT)
+    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\n[tool.ipu-port.per-file-ignores]\n'
+          '"tests/*" = ["IPU1"]\n"scripts/" = ["IPU105"]\n"*_old.py" = "IPU105,IPU102"\n')
+    for name in ("tests/test_pipeline.py", "pipeline.py", "scripts/deep/run.py", "tests/deep/x.py", "a_old.py"):
+        write(tmp_path, name, PIPELINE_SCRIPT)
     result = cli(["."], cwd=tmp_path)
+    # gitignore semantics: a pattern that matches a folder covers everything below it.
     assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["./pipeline.py"]
 
 
