@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import click
 
 from porter import __version__
-from porter.config import Config, ConfigError, Projects, parse_codes
+from porter.config import Config, ConfigError, Projects
 from porter.detect import uses_framework
 from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
 from porter.report import FileOutcome, finding_line, summary_lines, to_json, unified_diff

@@ -142,19 +142,21 @@ class Project:
         extra = []
         for pattern_text, codes in self.per_file_ignores:
             pattern = compile_pattern(pattern_text)
-            if pattern is not None and _matches_path(PatternSet(self.root, (pattern,)), absolute):
+            if pattern is not None and matches_path(PatternSet(self.root, (pattern,)), absolute):
                 extra.extend(codes)
         if not extra:
             return self.config
         return self.config.with_changes(ignore=(*self.config.ignore, *extra))
 
 
-def _matches_path(patterns: PatternSet, absolute: str) -> bool:
-    """Whether the patterns match a file or one of the folders above it (below their base)."""
+def matches_path(patterns: PatternSet, absolute: str, stop: Optional[str] = None) -> bool:
+    """Whether the patterns match a file or one of the folders above it, below their base (and
+    below ``stop``, when given)."""
     if patterns.match(absolute, False):
         return True
+    top = stop if stop is not None and len(stop) > len(patterns.base) else patterns.base
     folder = os.path.dirname(absolute)
-    while folder.startswith(patterns.base) and folder != patterns.base:
+    while folder.startswith(top) and folder != top:
         if patterns.match(folder, True):
             return True
         parent = os.path.dirname(folder)

@@ -101,19 +101,13 @@ def _files_below(absolute: str, excluded) -> List[str]:
 
 
 def _excluded_path(absolute: str, projects) -> bool:
-    """Whether the settings exclude a file or any folder above it (up to the settings' root)."""
-    from porter import ignore
+    """Whether the settings exclude a file or any folder above it, below the settings' folder
+    and, for a file in the current folder, below that (a checkout in ``/tmp/build/`` is fine)."""
+    from porter.config import matches_path
 
-    excludes = projects.for_path(absolute).excludes
-    current = absolute
-    is_dir = False
-    while True:
-        if excludes.match(current, is_dir):
-            return True
-        parent = os.path.dirname(current)
-        if parent == current or parent == excludes.base:
-            return False
-        current, is_dir = parent, True
+    cwd = os.getcwd()
+    stop = cwd if absolute.startswith(cwd.rstrip(os.sep) + os.sep) else None
+    return matches_path(projects.for_path(absolute).excludes, absolute, stop)
 
 
 def walk_all(folder: str) -> List[str]:
