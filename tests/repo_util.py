@@ -72,13 +72,22 @@ def write(root: Path, relative: str, text: str, mode: int = None) -> Path:
     return path
 
 
+def _runner() -> CliRunner:
+    """A runner that keeps stderr apart (click < 8.2 mixes it into stdout unless told not to)."""
+    import inspect
+
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
+        return CliRunner(mix_stderr=False)
+    return CliRunner()
+
+
 def cli(args: Sequence[str], cwd: Path = None, stdin: str = None):
     """Run ``ipu-port`` in-process (click's runner), optionally from another folder."""
     old = os.getcwd()
     if cwd is not None:
         os.chdir(cwd)
     try:
-        return CliRunner().invoke(main, list(args), input=stdin, catch_exceptions=False)
+        return _runner().invoke(main, list(args), input=stdin, catch_exceptions=False)
     finally:
         os.chdir(old)
 
