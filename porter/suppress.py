@@ -2,7 +2,7 @@
 
 A comment on a statement (on any of its lines) covers that statement; a comment on the first line
 of a block (``with ...:  # ipu-port: ignore``, ``def main():  # ...``, a decorator line) covers the
-whole compound statement. Covered means: the named rules (codes or prefixes; all rules without a
+whole compound statement, and one on an ``else:``/``except:``/``finally:`` line that clause. Covered means: the named rules (codes or prefixes; all rules without a
 list) neither edit nor report anything anchored inside it, and edits that would move or replace it
 are refused too. The FileContext enforces this, so a suppressed rewrite is skipped, not just hidden.
 
@@ -20,6 +20,8 @@ import libcst as cst
 
 UNUSED = "IPU802"
 MARKER = "ipu-port:"
+# The clauses of a compound statement: a comment on their line covers that clause only.
+_CLAUSES = (cst.Else, cst.ExceptHandler, cst.Finally)
 _COMMENT = re.compile(r"#\s*ipu-port:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 
 
@@ -65,7 +67,7 @@ def find(module: cst.Module) -> List[Suppression]:
             if codes is not None and owner is not None:
                 found.append(Suppression(owner, owner, codes, node.value.strip()))
             continue
-        if isinstance(node, cst.BaseStatement):
+        if isinstance(node, (cst.BaseStatement, *_CLAUSES)):
             owner = node
         stack.extend((child, owner) for child in reversed(node.children))
     return found

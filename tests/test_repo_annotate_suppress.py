@@ -130,6 +130,15 @@ def test_a_suppression_on_a_function_covers_its_body(tmp_path):
     assert cli(["make.py", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_a_suppression_on_an_else_line_covers_that_clause_only(tmp_path):
+    source = ("import tensorflow as tf\n\n\ndef make(small):\n    if small:\n"
+              "        return tf.data.Dataset.range(4).batch(2)\n"
+              "    else:  # ipu-port: ignore\n        return tf.data.Dataset.range(8).batch(4)\n")
+    path = write(tmp_path, "make.py", source)
+    assert cli(["make.py", "--write"], cwd=tmp_path).exit_code == 0
+    assert path.read_text() == source.replace("batch(2)", "batch(2, drop_remainder=True)")
+
+
 def test_unused_suppressions_can_be_listed(tmp_path):
     source = SUPPRESSED.replace("    test = dataset.batch(16)\n",
                                 "    # ipu-port: ignore\n    test = dataset.batch(16)  # ipu-port: ignore[IPU3]\n")
