@@ -79,8 +79,8 @@ def _language(data: dict) -> str:
 
 
 def _source_text(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    source = cell.get("source") or ""
+    return "".join(str(line) for line in source) if isinstance(source, list) else str(source)
 
 
 def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
@@ -279,3 +279,122 @@ def _cell_error(error: str, starts: Sequence[Tuple[int, int]]) -> str:
         return error
     number, line = _map_line(int(match.group(1)), starts)
     return error.replace(match.group(0), f"cell {number}, line {line}, column {match.group(2)}")
+
+
+class _Positions:
+    """Where each cell's ``source`` lines are in the notebook's JSON text: a small scanner that
+    follows the JSON grammar only as far as ``cells[i].source`` (the text is valid JSON)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.index = 0
+        self.line = 1
+        self.found: Dict[int, List[int]] = {}
+
+    def _space(self) -> None:
+        text = self.text
+        while self.index < len(text) and text[self.index] in " \t\r\n":
+            if text[self.index] == "\n":
+                self.line += 1
+            self.index += 1
+
+    def _string(self) -> str:
+        text = self.text
+        start = self.index + 1
+        index = start
+        while text[index] != '"':
+            index += 2 if text[index] == "\\" else 1
+        self.index = index + 1
+        return text[start:index]
+
+    def _skip(self) -> None:
+        """Skip one value (nested values included)."""
+        self._space()
+        char = self.text[self.index]
+        if char == '"':
+            self._string()
+        elif char in "[{":
+            self._container(None)
+        else:
+            while self.index < len(self.text) and self.text[self.index] not in ",]} \t\r\n":
+                self.index += 1
+
+    def _container(self, on_item) -> None:
+        """An object or array; ``on_item(key_or_index)`` reads each value (else it is skipped)."""
+        closing = "]" if self.text[self.index] == "[" else "}"
+        is_object = closing == "}"
+        self.index += 1
+        position = 0
+        while True:
+            self._space()
+            if self.text[self.index] == closing:
+                self.index += 1
+                return
+            if self.text[self.index] == ",":
+                self.index += 1
+                self._space()
+            key = position
+            if is_object:
+                key = self._string()
+                self._space()
+                self.index += 1  # the colon
+            self._space()
+            if on_item is None or not on_item(key):
+                self._skip()
+            position += 1
+
+    def scan(self) -> Dict[int, List[int]]:
+        self._space()
+
+        def top(key) -> bool:
+            if key != "cells":
+                return False
+            self._space()
+            self._container(cell)
+            return True
+
+        def cell(number) -> bool:
+            self._space()
+            if self.text[self.index] != "{":
+                return False
+
+            def field(key) -> bool:
+                if key != "source":
+                    return False
+                self._space()
+                lines = self.found.setdefault(number + 1, [])
+                if self.text[self.index] == '"':
+                    line = self.line
+                    lines.extend([line] * (self._string().count("\\n") + 1))
+                    return True
+
+                def element(_) -> bool:
+                    self._space()
+                    lines.append(self.line)
+                    return False
+
+                self._container(element)
+                return True
+
+            self._container(field)
+            return True
+
+        self._container(top)
+        return self.found
+
+
+def json_lines(text: str) -> Dict[int, List[int]]:
+    """Cell number -> the line of the notebook file that holds each line of its source (a
+    ``source`` written as one string puts all its lines on one line of the file); empty when the
+    text cannot be scanned."""
+    try:
+        return _Positions(text).scan()
+    except (IndexError, ValueError):
+        return {}
+
+
+def file_line(lines: Dict[int, List[int]], cell: int, line: int) -> Optional[int]:
+    found = lines.get(cell)
+    if not found:
+        return None
+    return found[min(line, len(found)) - 1]

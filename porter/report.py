@@ -150,6 +150,7 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
             "defaultConfiguration": {"level": "warning"},
         })
     index = {code: number for number, code in enumerate(codes)}
+    cache: Dict[str, Dict[int, List[int]]] = {}
     results = []
     for outcome in outcomes:
         for finding in outcome.findings:
@@ -157,7 +158,7 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
             status = "ported automatically" if finding.fixed else "needs a person"
             region = {"startLine": finding.line, "startColumn": finding.column}
             if finding.cell:
-                region = {"startLine": 1}
+                region = {"startLine": _notebook_line(outcome, finding, cache) or 1}
             results.append({
                 "ruleId": finding.code,
                 "ruleIndex": index[finding.code],
@@ -194,6 +195,19 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
     return json.dumps(document, indent=2)
 
 
+def _notebook_line(outcome: FileOutcome, finding: Finding, cache: Dict[str, Dict[int, List[int]]]) -> Optional[int]:
+    """The line of the notebook file that holds a finding's cell line (machines point at the
+    file; the message says ``cell N, line L``)."""
+    if not outcome.original:
+        return None
+    from porter.notebook import file_line, json_lines
+
+    lines = cache.get(outcome.path)
+    if lines is None:
+        lines = cache[outcome.path] = json_lines(outcome.original)
+    return file_line(lines, finding.cell, finding.line)
+
+
 def _uri(path: str) -> str:
     from urllib.parse import quote
 
@@ -215,6 +229,7 @@ def _escape_property(text: str) -> str:
 def github_lines(outcomes: Sequence[FileOutcome]) -> List[str]:
     """GitHub Actions workflow commands: one ``::warning`` per finding, ``::error`` per bad file."""
     lines = []
+    cache: Dict[str, Dict[int, List[int]]] = {}
     for outcome in outcomes:
         path = _escape_property(os.path.normpath(outcome.path) if outcome.path != "-" else "-")
         if outcome.error:
@@ -222,7 +237,8 @@ def github_lines(outcomes: Sequence[FileOutcome]) -> List[str]:
         for finding in outcome.findings:
             status = "fixed by ipu-port --write" if finding.fixed else "needs a person"
             if finding.cell:
-                place = f"file={path}"
+                line = _notebook_line(outcome, finding, cache)
+                place = f"file={path},line={line}" if line else f"file={path}"
                 message = f"cell {finding.cell}, line {finding.line}: {finding.message} ({status})"
             else:
                 place = f"file={path},line={finding.line},col={finding.column}"

@@ -155,3 +155,21 @@ def test_masking_round_trips_and_keeps_line_counts():
     assert unmask(shifted, magics) == "".join("    " + line for line in source.splitlines(keepends=True))
     assert mask("%%bash\nls\n") is None
     assert mask("%%writefile x.py\nimport os\n") is None
+
+
+@pytest.mark.parametrize("indent", [1, 2, None])
+def test_findings_map_to_the_lines_of_the_notebook_file(tmp_path, indent):
+    from porter.notebook import file_line, json_lines
+
+    source = ["import os\n", "x = {\"a\": [1, 2]}\n", "y = 'q\\\\\"'"]
+    data = notebook([markdown_cell("# t\n"), code_cell(source), code_cell("a = 1\nb = 2")])
+    text = json.dumps(data, indent=indent)
+    lines = json_lines(text)
+    if indent is None:  # everything on one line
+        assert set(line for found in lines.values() for line in found) == {1}
+        return
+    rows = text.splitlines()
+    assert [rows[line - 1].strip() for line in lines[2]] == [json.dumps(line) + "," for line in source[:-1]] + [
+        json.dumps(source[-1])]
+    assert file_line(lines, 3, 2) == file_line(lines, 3, 1) and '"a = 1\\nb = 2"' in rows[file_line(lines, 3, 1) - 1]
+    assert json_lines("{not json") == {}

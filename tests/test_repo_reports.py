@@ -68,6 +68,10 @@ def test_sarif_validates_against_the_official_schema(tmp_path):
     assert pipeline[-1]["locations"][0]["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 20}
     cell = [entry for entry in run["results"] if entry["ruleId"] == "IPU801"][0]
     assert cell["message"]["text"].startswith("cell 2, line 1: ")
+    # The region is the line of the notebook file that holds that line of the cell.
+    notebook_lines = (tmp_path / "notebooks/explore.ipynb").read_text().splitlines()
+    line = cell["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert notebook_lines[line - 1].strip() == '"def broken(:\\n",'
     assert run["invocations"][0]["executionSuccessful"] is False
     assert "src/bad.py" in run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
 
@@ -85,7 +89,7 @@ def test_github_prints_workflow_annotations(tmp_path):
     lines = result.stdout.splitlines()
     assert "::warning file=src/pipeline.py,line=6,col=20,title=IPU105::`.batch()` gets " \
            "`drop_remainder=True` (fixed by ipu-port --write)" in lines
-    assert "::warning file=notebooks/explore.ipynb,title=IPU801::cell 2, line 1: cell not ported, it does not " \
+    assert "::warning file=notebooks/explore.ipynb,line=19,title=IPU801::cell 2, line 1: cell not ported, it does not " \
            "parse: invalid syntax (needs a person)" in lines
     assert any(line.startswith("::error file=src/bad.py,title=ipu-port::syntax error") for line in lines)
     assert all(line.startswith("::") for line in lines)
