@@ -188,13 +188,25 @@ def git_root(folder: str) -> Optional[str]:
         current = parent
 
 
+def _user_excludes() -> Optional[PatternSet]:
+    """The user's own ignore file at git's default place (``$XDG_CONFIG_HOME/git/ignore`` or
+    ``~/.config/git/ignore``); a ``core.excludesFile`` set elsewhere is not read (that would mean
+    running git)."""
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return load(os.path.join(config_home, "git"), "ignore")
+
+
 def gitignores_above(folder: str) -> List[PatternSet]:
-    """``.git/info/exclude`` and the ``.gitignore`` files from the repository root down to
-    ``folder`` (included); nothing outside a git working tree."""
+    """The user's git ignore file, ``.git/info/exclude`` and the ``.gitignore`` files from the
+    repository root down to ``folder`` (included), weakest first; nothing outside a git working
+    tree."""
     root = git_root(folder)
     if root is None:
         return []
     sets: List[PatternSet] = []
+    user = _user_excludes()
+    if user is not None:
+        sets.append(PatternSet(root, user.patterns))
     info = load(os.path.join(root, ".git", "info"), "exclude")
     if info is not None:
         sets.append(PatternSet(root, info.patterns))

@@ -93,6 +93,18 @@ def test_folder_discovery_honours_gitignore_inside_a_repository(tmp_path):
     assert sorted(path for path in listed if path.endswith(".py")) == ["a.py", "keep_backup.py", "sub/top.py"]
 
 
+def test_the_users_git_ignore_file_counts_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    write(tmp_path, "config/git/ignore", "scratch_*.py\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", ".")
+    write(project, "scratch_try.py", PIPELINE_SCRIPT)
+    write(project, "train.py", PIPELINE_SCRIPT)
+    assert _listed(cli(["."], cwd=project)) == ["./train.py"]
+    assert git(project, "ls-files", "--others", "--exclude-standard").split() == ["train.py"]
+
+
 def test_gitignore_is_not_used_outside_a_repository(tmp_path):
     write(tmp_path, ".gitignore", "*.py\n")
     write(tmp_path, "a.py", PIPELINE_SCRIPT)
