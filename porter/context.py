@@ -189,6 +189,8 @@ class FileContext:
         self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
         self.reports: List[_Report] = []
         self.dirty: Set[int] = set()
+        # The rendered (edited) version of each dirty node, filled in while edits are applied.
+        self.latest: Dict[int, cst.CSTNode] = {}
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
@@ -410,6 +412,25 @@ class FileContext:
         self.inserted_after.setdefault(id(statement), []).extend(new)
         return True
 
+    def move_before(self, target: cst.BaseStatement, statements: Sequence[cst.BaseStatement],
+                    build: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> bool:
+        """Remove ``statements`` (from any block) and insert ``build(their edited versions)``
+        before ``target``. The statements keep the edits other rules ask for inside them; the
+        target must come after them in the file (its block is rebuilt after theirs)."""
+        if self.block_of(target) is None or any(self.block_of(s) is None for s in statements):
+            return False
+        for moved in statements:
+            self.remove(moved)
+        self._block_request(target)
+        originals = list(statements)
+        self.inserted_before.setdefault(id(target), []).append(
+            _Deferred(lambda: list(build([self.updated(s) for s in originals]))))  # type: ignore[arg-type]
+        return True
+
+    def updated(self, node: cst.CSTNode) -> cst.CSTNode:
+        """While edits are applied: the edited version of ``node`` (``node`` itself if unedited)."""
+        return self.latest.get(id(node), node)
+
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
@@ -454,6 +475,13 @@ class FileContext:
     @property
     def changed(self) -> bool:
         return bool(self.dirty or self.imports)
+
+
+class _Deferred:
+    """Statements built only when the edits are applied (see ``FileContext.move_before``)."""
+
+    def __init__(self, build: Callable[[], List[cst.BaseStatement]]) -> None:
+        self.build = build
 
 
 @dataclasses.dataclass

@@ -1,0 +1,109 @@
+import libcst as cst
+
+from porter.rule import FIX, TF1, Example, Rule
+from porter.tf1util import IPU_DEVICE, cpu_bound_kind, cpu_device_scope, device_scopes, names_bound, names_used
+
+
+class IpuScope(Rule):
+    code = "IPU201"
+    name = "ipu-scope"
+    kind = FIX
+    frameworks = frozenset({TF1})
+    summary = "Build the graph in `ipu.scopes.ipu_scope(\"/device:IPU:0\")` instead of a GPU device scope."
+    rationale = (
+        "In a TF1 graph the IPU is the device `/device:IPU:0`, entered with `ipu.scopes.ipu_scope`, "
+        "which also opens a resource-variable scope and an XLA scope (reference 3.1; seeds 002, 004). "
+        "`with tf.device(\"/gpu:0\")` (or `/device:GPU:0`) becomes that scope. Placeholders, dataset "
+        "iterators and the global step are graph inputs and counters that stay on the host: they move "
+        "into a `tf.device(\"cpu\")` scope in front of the IPU scope (reference 3.2). Scopes for other "
+        "GPUs (multi-GPU towers) are reported: they need sharding or replication instead."
+    )
+    examples = (
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "x = tf.placeholder(tf.float32, [16, 4])\n"
+            "with tf.device(\"/gpu:0\"):\n"
+            "    y = tf.layers.dense(x, 2)\n",
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "x = tf.placeholder(tf.float32, [16, 4])\n"
+            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "    y = tf.layers.dense(x, 2)\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n\n"
+            "def build(batch_size):\n"
+            "    # the whole graph on the GPU\n"
+            "    with tf.device(\"/device:GPU:0\"):\n"
+            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
+            "        step = tf.train.get_or_create_global_step()\n"
+            "        logits = tf.layers.dense(images, 10)\n"
+            "    return images, logits\n",
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def build(batch_size):\n"
+            "    # the whole graph on the GPU\n"
+            "    with tf.device(\"cpu\"):\n"
+            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
+            "        step = tf.train.get_or_create_global_step()\n"
+            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        logits = tf.layers.dense(images, 10)\n"
+            "    return images, logits\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "for i in range(2):\n"
+            "    with tf.device(\"/gpu:%d\" % i):\n"
+            "        tower(i)\n"
+            "    with tf.device(\"/gpu:1\"):\n"
+            "        tower(1)\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "with tf.device(\"cpu\"):\n"
+            "    x = tf.placeholder(tf.float32, [16, 4])\n"
+            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "    y = tf.layers.dense(x, 2)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for scope, kind, device in device_scopes(ctx):
+            call = scope.items[0].item
+            if kind == "gpu":
+                ctx.report(self.code, call, f"`{device}` is not the first GPU: the IPU port does not place "
+                           "towers by hand; use `ipu.scopes.ipu_shard` or replication instead", fixed=False)
+                continue
+            if kind != "gpu0":
+                continue
+            body = list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else []
+            hoisted, kinds = self._cpu_statements(ctx, body)
+            new_call = cst.parse_expression(f'ipu.scopes.ipu_scope("{IPU_DEVICE}")')
+            if hoisted and len(hoisted) == len(body):
+                continue  # nothing but graph inputs: the scope does not compute anything on a device
+            ctx.replace(call, new_call)
+            ctx.add_import("tensorflow.python", "ipu", code=self.code)
+            ctx.report(self.code, call, f"`tf.device(\"{device}\")` becomes "
+                       f"`ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")`", fixed=True)
+            if hoisted and ctx.move_before(scope, hoisted, lambda moved, above=scope.leading_lines: [
+                    cpu_device_scope(ctx, moved, above)]):
+                ctx.replace(scope, lambda node: node.with_changes(leading_lines=()))
+                ctx.report(self.code, hoisted[0], f"{' and '.join(kinds)} created on the CPU, in front of "
+                           "the IPU scope", fixed=True)
+
+    @staticmethod
+    def _cpu_statements(ctx, body):
+        """The statements of the scope that create graph inputs or the global step and can move in
+        front of it: they use nothing the statements before them in the scope define."""
+        hoisted, kinds, defined = [], [], set()
+        for statement in body:
+            kind = cpu_bound_kind(ctx, statement)
+            if kind is not None and not (names_used(statement) & defined):
+                hoisted.append(statement)
+                if kind + "s" not in kinds:
+                    kinds.append(kind + "s")
+            else:
+                defined |= names_bound(statement)
+        return hoisted, kinds
+
+
+RULE = IpuScope()
