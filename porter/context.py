@@ -415,16 +415,17 @@ class FileContext:
     def move_before(self, target: cst.BaseStatement, statements: Sequence[cst.BaseStatement],
                     build: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> bool:
         """Remove ``statements`` (from any block) and insert ``build(their edited versions)``
-        before ``target``. The statements keep the edits other rules ask for inside them; the
-        target must come after them in the file (its block is rebuilt after theirs)."""
+        before ``target``. The statements keep the edits other rules ask for inside them; they
+        must be in ``target`` or in its block (rebuilt after theirs). ``statements`` is read when
+        the edits are applied: a list the caller extends later (with ``remove`` called on each
+        new statement) moves them all into one ``build``."""
         if self.block_of(target) is None or any(self.block_of(s) is None for s in statements):
             return False
         for moved in statements:
             self.remove(moved)
         self._block_request(target)
-        originals = list(statements)
         self.inserted_before.setdefault(id(target), []).append(
-            _Deferred(lambda: list(build([self.updated(s) for s in originals]))))  # type: ignore[arg-type]
+            _Deferred(lambda: list(build([self.updated(s) for s in statements]))))  # type: ignore[arg-type]
         return True
 
     def updated(self, node: cst.CSTNode) -> cst.CSTNode:

@@ -54,6 +54,15 @@ def tf_module(ctx: FileContext) -> str:
     return name
 
 
+SESSIONS = frozenset({"Session", "InteractiveSession", "train.MonitoredTrainingSession",
+                      "train.MonitoredSession", "train.SingularMonitoredSession"})
+
+
+def session_calls(ctx: FileContext) -> List[cst.Call]:
+    """Calls that create a session, in source order."""
+    return [call for call in ctx.nodes(cst.Call) if tf_call_name(ctx, call) in SESSIONS]
+
+
 # ------------------------------------------------------------------------------ device scopes
 def device_of(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(kind, device string) for a device context manager: kind is "gpu0", "gpu" (another GPU),
@@ -102,15 +111,42 @@ def enclosing_device(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
 
 
 def cpu_device_scope(ctx: FileContext, body: List[cst.BaseStatement], leading=()) -> cst.With:
-    """``with tf.device("cpu"):`` around ``body``, after the ``leading`` lines; the comments above
-    the first statement go above the new scope."""
+    """``with tf.device("cpu"):`` around ``body``, after the ``leading`` lines; blank lines above the
+    first statement go above the new scope, its comments stay with it."""
     scope = cst.parse_statement(f'with {tf_module(ctx)}.device("cpu"):\n    pass\n')
     assert isinstance(scope, cst.With)
     first = body[0]
-    first_leading = getattr(first, "leading_lines", ())
-    if first_leading:
-        body = [first.with_changes(leading_lines=()), *body[1:]]
-    return scope.with_changes(body=scope.body.with_changes(body=body), leading_lines=(*leading, *first_leading))
+    lines = list(getattr(first, "leading_lines", ()))
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    if blank:
+        body = [first.with_changes(leading_lines=lines[blank:]), *body[1:]]
+    return scope.with_changes(body=scope.body.with_changes(body=body),
+                              leading_lines=(*leading, *lines[:blank]))
+
+
+def hoist_to_cpu(ctx: FileContext, target: cst.BaseStatement, statements: List[cst.BaseStatement]) -> bool:
+    """Move ``statements`` into one ``with tf.device("cpu"):`` in front of ``target`` (the IPU
+    scope), which gives its comments and blank lines to the CPU scope. Several rules moving
+    statements in front of the same scope share that one CPU scope."""
+    pending: Dict[int, List[cst.BaseStatement]] = ctx.__dict__.setdefault("_tf1_hoisted", {})
+    moved = pending.get(id(target))
+    if moved is not None:
+        if any(ctx.block_of(statement) is None for statement in statements):
+            return False
+        for statement in statements:
+            ctx.remove(statement)
+        moved.extend(statements)
+        return True
+    moved = list(statements)
+    above = target.leading_lines
+    if not ctx.move_before(target, moved, lambda body: [cpu_device_scope(ctx, body, above)]):
+        return False
+    pending[id(target)] = moved
+    if above:
+        ctx.replace(target, lambda node: node.with_changes(leading_lines=()))
+    return True
 
 
 # ----------------------------------------------------------------------- what stays on the CPU
@@ -242,3 +278,28 @@ def returned_values(function: cst.FunctionDef) -> Optional[List[cst.BaseExpressi
             return None
         return [element.value for element in value.elements]
     return [value]
+
+
+def ipu_functions(ctx: FileContext) -> Set[str]:
+    """Names of the functions the IPU scopes call or compile: their bodies run on the IPU."""
+    cache = ctx.__dict__.get("_tf1_ipu_functions")
+    if cache is not None:
+        return cache
+    found: Set[str] = set()
+    for scope in ipu_bound_scopes(ctx):
+        for node in walk(scope.body):
+            if isinstance(node, cst.Call):
+                if isinstance(node.func, cst.Name):
+                    found.add(node.func.value)
+                if ctx.qualified_name(node.func) == IPU_COMPILE and node.args and isinstance(node.args[0].value, cst.Name):
+                    found.add(node.args[0].value.value)
+    ctx.__dict__["_tf1_ipu_functions"] = found
+    return found
+
+
+def runs_on_ipu(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """True when ``node`` is in an IPU (or first-GPU) scope or in a function such a scope runs."""
+    if enclosing_device(ctx, node) in ("ipu", "gpu0"):
+        return True
+    function = ctx.enclosing_function(node)
+    return function is not None and function.name.value in ipu_functions(ctx)

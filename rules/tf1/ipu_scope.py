@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import IPU_DEVICE, cpu_bound_kind, cpu_device_scope, device_scopes, names_bound, names_used
+from porter.tf1util import IPU_DEVICE, cpu_bound_kind, device_scopes, hoist_to_cpu, names_bound, names_used
 
 
 class IpuScope(Rule):
@@ -84,9 +84,7 @@ class IpuScope(Rule):
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, call, f"`tf.device(\"{device}\")` becomes "
                        f"`ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")`", fixed=True)
-            if hoisted and ctx.move_before(scope, hoisted, lambda moved, above=scope.leading_lines: [
-                    cpu_device_scope(ctx, moved, above)]):
-                ctx.replace(scope, lambda node: node.with_changes(leading_lines=()))
+            if hoisted and hoist_to_cpu(ctx, scope, hoisted):
                 ctx.report(self.code, hoisted[0], f"{' and '.join(kinds)} created on the CPU, in front of "
                            "the IPU scope", fixed=True)
 

@@ -5,10 +5,7 @@ import libcst as cst
 from porter.context import bound_names, walk
 from porter.rule import FIX, TF1, Example, Rule
 from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, graph_inputs, ipu_bound_scopes, is_operation,
-                            local_function, returned_values, tf_call_name)
-
-_SESSIONS = {"Session", "InteractiveSession", "train.MonitoredTrainingSession", "train.MonitoredSession",
-             "train.SingularMonitoredSession"}
+                            local_function, returned_values, session_calls)
 
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
         "`ipu.ipu_compiler.compile(fn, inputs=[...])` in the IPU scope")
@@ -116,12 +113,11 @@ class XlaCompile(Rule):
                            fixed=False)
 
     def _no_scope(self, ctx) -> None:
-        for call in ctx.nodes(cst.Call):
-            if tf_call_name(ctx, call) in _SESSIONS:
-                ctx.report(self.code, call, "no graph is built for the IPU: build the model in "
-                           "`with ipu.scopes.ipu_scope(\"/device:IPU:0\"):` and compile it with "
-                           "`ipu.ipu_compiler.compile(fn, inputs=[...])`", fixed=False)
-                return
+        sessions = session_calls(ctx)
+        if sessions:
+            ctx.report(self.code, sessions[0], "no graph is built for the IPU: build the model in "
+                       "`with ipu.scopes.ipu_scope(\"/device:IPU:0\"):` and compile it with "
+                       "`ipu.ipu_compiler.compile(fn, inputs=[...])`", fixed=False)
 
     def _compile(self, ctx, scope: cst.With, body) -> Optional[str]:
         """Compile the one call the scope makes; or say why not."""
