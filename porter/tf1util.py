@@ -184,6 +184,24 @@ def cpu_bound_kind(ctx: FileContext, statement: cst.BaseStatement) -> Optional[s
     return None
 
 
+def hoistable(ctx: FileContext, body: List[cst.BaseStatement]) -> Tuple[List[cst.BaseStatement], List[str]]:
+    """The statements of a device scope's ``body`` that create graph inputs or the global step
+    and can move in front of the scope (they use nothing the statements before them define), and
+    what they create ("placeholders", "iterators", "global steps")."""
+    hoisted: List[cst.BaseStatement] = []
+    kinds: List[str] = []
+    defined: Set[str] = set()
+    for statement in body:
+        kind = cpu_bound_kind(ctx, statement)
+        if kind is not None and not (names_used(statement) & defined):
+            hoisted.append(statement)
+            if kind + "s" not in kinds:
+                kinds.append(kind + "s")
+        else:
+            defined |= names_bound(statement)
+    return hoisted, kinds
+
+
 def names_used(node: cst.CSTNode) -> Set[str]:
     return {sub.value for sub in walk(node) if isinstance(sub, cst.Name)}
 
@@ -228,9 +246,11 @@ _OP_METHODS = {"minimize", "apply_gradients", "assign", "assign_add", "assign_su
 _OP_FUNCTIONS = {"group", "no_op", "assign", "assign_add", "assign_sub", "tuple"}
 
 
-def is_operation(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+def is_operation(ctx: FileContext, expr: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
     """True when ``expr`` (in ``function``) is an operation, such as a training op, not a tensor."""
     if isinstance(expr, cst.Name):
+        if function is None:
+            return False
         for node in walk(function.body):
             if isinstance(node, cst.Assign) and any(
                     expr.value in bound_names(target.target) for target in node.targets):

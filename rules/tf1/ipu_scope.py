@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import IPU_DEVICE, cpu_bound_kind, device_scopes, hoist_to_cpu, names_bound, names_used
+from porter.tf1util import IPU_DEVICE, device_scopes, hoist_to_cpu, hoistable
 
 
 class IpuScope(Rule):
@@ -76,7 +76,7 @@ class IpuScope(Rule):
             if kind != "gpu0":
                 continue
             body = list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else []
-            hoisted, kinds = self._cpu_statements(ctx, body)
+            hoisted, kinds = hoistable(ctx, body)
             new_call = cst.parse_expression(f'ipu.scopes.ipu_scope("{IPU_DEVICE}")')
             if hoisted and len(hoisted) == len(body):
                 continue  # nothing but graph inputs: the scope does not compute anything on a device
@@ -87,21 +87,6 @@ class IpuScope(Rule):
             if hoisted and hoist_to_cpu(ctx, scope, hoisted):
                 ctx.report(self.code, hoisted[0], f"{' and '.join(kinds)} created on the CPU, in front of "
                            "the IPU scope", fixed=True)
-
-    @staticmethod
-    def _cpu_statements(ctx, body):
-        """The statements of the scope that create graph inputs or the global step and can move in
-        front of it: they use nothing the statements before them in the scope define."""
-        hoisted, kinds, defined = [], [], set()
-        for statement in body:
-            kind = cpu_bound_kind(ctx, statement)
-            if kind is not None and not (names_used(statement) & defined):
-                hoisted.append(statement)
-                if kind + "s" not in kinds:
-                    kinds.append(kind + "s")
-            else:
-                defined |= names_bound(statement)
-        return hoisted, kinds
 
 
 RULE = IpuScope()

@@ -2,11 +2,12 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import bound_names, walk
+from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, graph_inputs, ipu_bound_scopes, is_operation,
-                            local_function, returned_values, session_calls)
+from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, device_of, graph_inputs, hoistable, ipu_bound_scopes,
+                            is_operation, local_function, names_bound, names_used, returned_values, session_calls)
 
+_UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
         "`ipu.ipu_compiler.compile(fn, inputs=[...])` in the IPU scope")
 
@@ -71,11 +72,35 @@ class XlaCompile(Rule):
             "        train = ipu.ipu_compiler.compile(lambda images: step(images, args.lr), inputs=[images])\n",
         ),
         Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def main():\n"
+            "    x = tf.placeholder(tf.float32, [8, 4])\n"
+            "    # the model\n"
+            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        h = tf.layers.dense(x, 4)\n"
+            "        probabilities = tf.nn.softmax(h)\n"
+            "    with tf.Session() as sess:\n"
+            "        print(sess.run(probabilities, {x: batch}))\n",
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def main():\n"
+            "    x = tf.placeholder(tf.float32, [8, 4])\n"
+            "    # the model\n"
+            "    def model_fn(x):\n"
+            "        h = tf.layers.dense(x, 4)\n"
+            "        probabilities = tf.nn.softmax(h)\n"
+            "        return probabilities\n\n"
+            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        [probabilities] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
+            "    with tf.Session() as sess:\n"
+            "        print(sess.run(probabilities, {x: batch}))\n",
+        ),
+        Example(
             "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
             "x = tf.placeholder(tf.float32, [8, 4])\n"
             "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    h = tf.layers.dense(x, 4)\n"
-            "    out = tf.nn.softmax(h)\n",
+            "    dense = tf.layers.Dense(4)\n"
+            "    out = dense(x)\n"
+            "print(dense.kernel)\n",
         ),
         Example(
             "import tensorflow.compat.v1 as tf\n\n"
@@ -102,11 +127,21 @@ class XlaCompile(Rule):
                 self._no_scope(ctx)
             return
         for scope in scopes:
-            body = [s for s in scope.body.body if cpu_bound_kind(ctx, s) is None]
-            if not body or any(isinstance(node, cst.Call) and ctx.qualified_name(node.func) == IPU_COMPILE
-                               for statement in body for node in walk(statement)):
+            statements = list(scope.body.body)
+            if any(isinstance(node, cst.Call) and ctx.qualified_name(node.func) == IPU_COMPILE
+                   for statement in statements for node in walk(statement)):
                 continue
-            problem = self._compile(ctx, scope, body)
+            hoisted, _ = hoistable(ctx, statements)
+            body = [statement for statement in statements if statement not in hoisted]
+            if not body:
+                continue
+            if any(cpu_bound_kind(ctx, statement) is not None for statement in body) or (
+                    hoisted and device_of(ctx, scope.items[0].item)[0] != "gpu0"):
+                problem = "graph inputs are created in it"
+            elif self._is_single_call(body):
+                problem = self._compile_call(ctx, scope, body[0])
+            else:
+                problem = self._extract(ctx, scope, body)
             if problem is not None:
                 ctx.report(self.code, scope.items[0].item,
                            f"the graph built in this scope is not compiled for the IPU ({problem}): {_HOW}",
@@ -119,14 +154,17 @@ class XlaCompile(Rule):
                        "`with ipu.scopes.ipu_scope(\"/device:IPU:0\"):` and compile it with "
                        "`ipu.ipu_compiler.compile(fn, inputs=[...])`", fixed=False)
 
-    def _compile(self, ctx, scope: cst.With, body) -> Optional[str]:
-        """Compile the one call the scope makes; or say why not."""
+    @staticmethod
+    def _is_single_call(body) -> bool:
         if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
-            return "it is not a single call to a function of this file"
+            return False
         assign = body[0].body[0]
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
-                and isinstance(assign.value.func, cst.Name)):
-            return "it is not a single call to a function of this file whose result is kept"
+        return (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and isinstance(assign.value.func, cst.Name))
+
+    def _compile_call(self, ctx, scope: cst.With, line: cst.SimpleStatementLine) -> Optional[str]:
+        """``targets = fn(args)`` with ``fn`` a function of this file: compile that call."""
+        assign = line.body[0]
         call = assign.value
         function = local_function(ctx, call.func.value, scope)
         if function is None:
@@ -144,6 +182,18 @@ class XlaCompile(Rule):
         if not tensors and len(ops) > 1:
             return f"`{call.func.value}` returns several operations and no tensor"
         computation, inputs = self._computation(ctx, scope, call)
+        new = self._compiled(computation, inputs, tensors, ops)
+        ctx.replace(assign, new[0].body[0])
+        if new[1:]:
+            ctx.insert_after(line, new[1:])
+        ctx.add_import("tensorflow.python", "ipu", code=self.code)
+        ctx.report(self.code, call, f"`{call.func.value}(...)` is compiled with `ipu.ipu_compiler.compile`"
+                   + self._ops_note(tensors, ops), fixed=True)
+        return None
+
+    @staticmethod
+    def _compiled(computation: str, inputs: List[str], tensors: List[str], ops: List[str]):
+        """``tensors = ipu.ipu_compiler.compile(...)`` and ``op = first_tensor.op`` lines."""
         compiled = f"ipu.ipu_compiler.compile({computation}, inputs=[{', '.join(inputs)}])"
         if not tensors:
             text = f"{ops[0]} = {compiled}"
@@ -151,18 +201,107 @@ class XlaCompile(Rule):
             text = f"[{tensors[0]}] = {compiled}"
         else:
             text = f"{', '.join(tensors)} = {compiled}"
-        new = cst.parse_statement(text).body[0]
-        ctx.replace(assign, new)
-        ctx.add_import("tensorflow.python", "ipu", code=self.code)
-        message = f"`{call.func.value}(...)` is compiled with `ipu.ipu_compiler.compile`"
+        lines = [cst.parse_statement(text + "\n")]
+        if tensors:
+            lines += [cst.parse_statement(f"{name} = {tensors[0]}.op  # runs the whole compiled step\n")
+                      for name in ops if name != "_"]
+        return lines
+
+    @staticmethod
+    def _ops_note(tensors: List[str], ops: List[str]) -> str:
         extra = [name for name in ops if name != "_"] if tensors else []
-        if extra:
-            ctx.insert_after(body[0], [
-                cst.parse_statement(f"{name} = {tensors[0]}.op  # runs the whole compiled step\n")
-                for name in extra])
-            message += f"; {', '.join(f'`{name}`' for name in extra)} now runs it through `{tensors[0]}.op`"
-        ctx.report(self.code, call, message, fixed=True)
+        if not extra:
+            return ""
+        return f"; {', '.join(f'`{name}`' for name in extra)} now runs it through `{tensors[0]}.op`"
+
+    def _extract(self, ctx, scope: cst.With, body) -> Optional[str]:
+        """Several statements: move them into a function compiled in the scope, when what goes in
+        (graph inputs) and what comes out (names used after the scope) is clear."""
+        if any(isinstance(node, _UNMOVABLE) for statement in body for node in walk(statement)):
+            return "its statements return, yield or jump"
+        owner = ctx.enclosing_function(scope) or ctx.module
+        graph_input_names = graph_inputs(ctx, owner)
+        bound: List[str] = []
+        for statement in body:
+            bound += [name for name in sorted(names_bound(statement)) if name not in bound]
+        if any(name in graph_input_names for name in bound):
+            return "it rebinds a graph input"
+        params = [name for name in self._names_in_order(body) if name in graph_input_names]
+        used_after = self._used_after(ctx, scope, owner)
+        outputs = [name for name in bound if name in used_after]
+        if not outputs:
+            return "nothing it computes is used after it"
+        kinds = {}
+        for name in outputs:
+            kind = self._output_kind(ctx, body, name)
+            if kind is None:
+                return f"`{name}` is used after the scope but is not clearly a tensor or an operation"
+            kinds[name] = kind
+        tensors = [name for name in outputs if kinds[name] == "tensor"]
+        ops = [name for name in outputs if kinds[name] == "op"]
+        if not tensors and len(ops) > 1:
+            return "it makes several operations and no tensor"
+        taken = {node.value for node in ctx.nodes(cst.Name)}
+        function = next(name for name in ("model_fn", "ipu_model_fn", "ipu_graph_fn") if name not in taken)
+        returned = ", ".join(tensors + ops)
+        hoisted = id(scope) in ctx.__dict__.get("_tf1_hoisted", {})
+        above = [cst.EmptyLine(indent=False)] if hoisted or not scope.leading_lines else list(scope.leading_lines)
+
+        def build(moved):
+            template = cst.parse_statement(f"def {function}({', '.join(params)}):\n    return {returned}\n")
+            return [template.with_changes(leading_lines=above, body=template.body.with_changes(
+                body=[*moved, *template.body.body]))]
+
+        if not ctx.move_before(scope, body, build):
+            return "its statements cannot be moved"
+        ctx.insert_after(body[-1], self._compiled(function, params, tensors, ops))
+        ctx.replace(scope, lambda node: node.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        ctx.add_import("tensorflow.python", "ipu", code=self.code)
+        ctx.report(self.code, body[0], f"the graph built in the IPU scope moves into `{function}`, compiled "
+                   f"with `ipu.ipu_compiler.compile`" + self._ops_note(tensors, ops), fixed=True)
         return None
+
+    @staticmethod
+    def _names_in_order(body) -> List[str]:
+        seen: List[str] = []
+        for statement in body:
+            for node in walk(statement):
+                if isinstance(node, cst.Name) and node.value not in seen:
+                    seen.append(node.value)
+        return seen
+
+    @staticmethod
+    def _used_after(ctx, scope: cst.With, owner) -> set:
+        """Names used by the statements after ``scope`` (and after the blocks around it) in ``owner``."""
+        used = set()
+        node = scope
+        while node is not owner and node is not None:
+            if isinstance(node, cst.BaseStatement) and ctx.block_of(node) is not None:
+                siblings = list(ctx.siblings(node))
+                for later in siblings[siblings.index(node) + 1:]:
+                    used |= names_used(later)
+            node = ctx.parent(node)
+        return used
+
+    @staticmethod
+    def _output_kind(ctx, body, name: str) -> Optional[str]:
+        """"tensor" or "op" for the last top-level ``name = <call>`` of ``body``; None if unclear
+        (bound otherwise, or an object such as an optimizer or a layer)."""
+        value = None
+        for statement in body:
+            if name in names_bound(statement):
+                small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)):
+                    return None
+                value = small.value
+        if isinstance(value, cst.Call):
+            callee = dotted_name(value.func) or ""
+            if callee.split(".")[-1][:1].isupper():
+                return None
+            if is_operation(ctx, value, None):
+                return "op"
+        return "tensor" if value is not None else None
 
     @staticmethod
     def _targets(target) -> Optional[List[str]]:
