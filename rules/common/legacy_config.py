@@ -325,7 +325,9 @@ class LegacyConfig(Rule):
                 given[arg.keyword.value] = arg.value
         known = {param[0] for param in params}
         for keyword, value in given.items():
-            if keyword not in known:
+            if keyword not in known and keyword in _PROFILING and is_false(value):
+                reports.append((value, f"`{name}({keyword}=False)` is dropped: profiling is off by default", True))
+            elif keyword not in known:
                 what = ("profiling is not an `IPUConfig` option: use the Poplar engine options "
                         "(`POPLAR_ENGINE_OPTIONS`)" if keyword in _PROFILING
                         else "it has no `IPUConfig` equivalent in this upgrade: set it by hand if it matters")
