@@ -238,6 +238,9 @@ class LegacyConfig(Rule):
             for anchor, message, fixed in reports:
                 ctx.report(self.code, anchor, message, fixed=fixed)
             handled.update(id(call) for call in self._chain(ctx, value))
+            if not new:
+                ctx.remove(line)
+                continue
             first = new[0].with_changes(leading_lines=line.leading_lines)
             if len(new) == 1:
                 first = first.with_changes(trailing_whitespace=line.trailing_whitespace)
@@ -324,6 +327,9 @@ class LegacyConfig(Rule):
             if arg.keyword is not None and arg.keyword.value not in ("opts", "config"):
                 given[arg.keyword.value] = arg.value
         known = {param[0] for param in params}
+        if name == "set_transfer_options":
+            reports.append((call, "`set_transfer_options` is dropped: verified transfers no longer exist", False))
+            return []
         for keyword, value in given.items():
             if keyword not in known and keyword in _PROFILING and is_false(value):
                 reports.append((value, f"`{name}({keyword}=False)` is dropped: profiling is off by default", True))
@@ -332,8 +338,6 @@ class LegacyConfig(Rule):
                         "(`POPLAR_ENGINE_OPTIONS`)" if keyword in _PROFILING
                         else "it has no `IPUConfig` equivalent in this upgrade: set it by hand if it matters")
                 reports.append((value, f"`{name}({keyword}=...)` is dropped: {what}", False))
-        if name == "set_transfer_options":
-            reports.append((call, "`set_transfer_options` is dropped: verified transfers no longer exist", False))
         lines = []
         for keyword, attribute, convert, old_default in params:
             if keyword in given:

@@ -68,6 +68,10 @@ class IpuConfig(Rule):
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, sessions[0], f"IPU system configured with {ctx.config.ipus} IPU(s) "
                        "before the session", fixed=True)
+        else:
+            ctx.report(self.code, sessions[0], "configure the IPU system before this session: "
+                       "`cfg = ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()`",
+                       fixed=False)
 
 
 RULE = IpuConfig()

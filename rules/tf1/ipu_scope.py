@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import IPU_DEVICE, device_scopes, hoist_to_cpu, hoistable
+from porter.tf1util import IPU_DEVICE, device_of, device_scopes, hoist_to_cpu, hoistable
 
 
 class IpuScope(Rule):
@@ -67,6 +67,11 @@ class IpuScope(Rule):
     )
 
     def run(self, ctx) -> None:
+        for scope in ctx.nodes(cst.With):
+            if len(scope.items) > 1 and any(device_of(ctx, item.item) is not None
+                                            and device_of(ctx, item.item)[0].startswith("gpu") for item in scope.items):
+                ctx.report(self.code, scope, "a GPU device scope combined with other context managers: put "
+                           "the graph in its own `with ipu.scopes.ipu_scope(\"/device:IPU:0\"):`", fixed=False)
         for scope, kind, device in device_scopes(ctx):
             call = scope.items[0].item
             if kind == "gpu":
@@ -79,7 +84,10 @@ class IpuScope(Rule):
             hoisted, kinds = hoistable(ctx, body)
             new_call = cst.parse_expression(f'ipu.scopes.ipu_scope("{IPU_DEVICE}")')
             if hoisted and len(hoisted) == len(body):
-                continue  # nothing but graph inputs: the scope does not compute anything on a device
+                ctx.replace(call.args[0].value, cst.SimpleString('"cpu"'))
+                ctx.report(self.code, call, f"this scope only creates {' and '.join(kinds)}: "
+                           f"`{device}` becomes `cpu`", fixed=True)
+                continue
             ctx.replace(call, new_call)
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, call, f"`tf.device(\"{device}\")` becomes "

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import enclosing_device, tf_call_name, tf_module
+from porter.tf1util import runs_on_ipu, tf_call_name, tf_module
 
 _CREATORS = {"Variable", "VariableV1", "get_variable"}
 
@@ -63,7 +63,7 @@ class ResourceVariables(Rule):
 
     def run(self, ctx) -> None:
         creations = [call for call in ctx.nodes(cst.Call) if tf_call_name(ctx, call) in _CREATORS
-                     and enclosing_device(ctx, call) not in ("ipu", "gpu0")]
+                     and not runs_on_ipu(ctx, call)]
         if not creations or self._already_resource(ctx):
             return
         target = self._top_statement(ctx, creations[0])

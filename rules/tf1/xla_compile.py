@@ -133,7 +133,8 @@ class XlaCompile(Rule):
                 continue
             hoisted, _ = hoistable(ctx, statements)
             body = [statement for statement in statements if statement not in hoisted]
-            if not body:
+            if all(isinstance(statement, cst.SimpleStatementLine) and all(
+                    isinstance(small, cst.Pass) for small in statement.body) for statement in body):
                 continue
             if any(cpu_bound_kind(ctx, statement) is not None for statement in body) or (
                     hoisted and device_of(ctx, scope.items[0].item)[0] != "gpu0"):
@@ -245,7 +246,8 @@ class XlaCompile(Rule):
         function = next(name for name in ("model_fn", "ipu_model_fn", "ipu_graph_fn") if name not in taken)
         returned = ", ".join(tensors + ops)
         hoisted = id(scope) in ctx.__dict__.get("_tf1_hoisted", {})
-        above = [cst.EmptyLine(indent=False)] if hoisted or not scope.leading_lines else list(scope.leading_lines)
+        blank = [cst.EmptyLine(indent=False)] * (2 if ctx.block_of(scope) is ctx.module else 1)
+        above = blank if hoisted or not scope.leading_lines else list(scope.leading_lines)
 
         def build(moved):
             template = cst.parse_statement(f"def {function}({', '.join(params)}):\n    return {returned}\n")
@@ -255,7 +257,7 @@ class XlaCompile(Rule):
         if not ctx.move_before(scope, body, build):
             return "its statements cannot be moved"
         ctx.insert_after(body[-1], self._compiled(function, params, tensors, ops))
-        ctx.replace(scope, lambda node: node.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        ctx.replace(scope, lambda node: node.with_changes(leading_lines=blank))
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, body[0], f"the graph built in the IPU scope moves into `{function}`, compiled "
                    f"with `ipu.ipu_compiler.compile`" + self._ops_note(tensors, ops), fixed=True)
@@ -285,16 +287,23 @@ class XlaCompile(Rule):
 
     @staticmethod
     def _output_kind(ctx, body, name: str) -> Optional[str]:
-        """"tensor" or "op" for the last top-level ``name = <call>`` of ``body``; None if unclear
-        (bound otherwise, or an object such as an optimizer or a layer)."""
+        """"tensor" or "op" for the last ``name = <value>`` of ``body`` (also inside ``with``
+        blocks such as variable scopes); None if unclear (bound otherwise, or an object such as an
+        optimizer or a layer)."""
         value = None
-        for statement in body:
-            if name in names_bound(statement):
-                small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-                if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                        and isinstance(small.targets[0].target, cst.Name)):
-                    return None
-                value = small.value
+        pending = list(body)
+        while pending:
+            statement = pending.pop(0)
+            if name not in names_bound(statement):
+                continue
+            if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+                pending[:0] = list(statement.body.body)
+                continue
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                return None
+            value = small.value
         if isinstance(value, cst.Call):
             callee = dotted_name(value.func) or ""
             if callee.split(".")[-1][:1].isupper():
