@@ -52,9 +52,12 @@ class IpuScope(Rule):
             "import tensorflow.compat.v1 as tf\n\n"
             "for i in range(2):\n"
             "    with tf.device(\"/gpu:%d\" % i):\n"
-            "        tower(i)\n"
-            "    with tf.device(\"/gpu:1\"):\n"
-            "        tower(1)\n",
+            "        tower(i)\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "with tf.device(\"/gpu:1\"):\n"
+            "    tower(1)\n",
         ),
         Example(
             "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
@@ -78,6 +81,10 @@ class IpuScope(Rule):
                 ctx.report(self.code, call, f"`{device}` is not the first GPU: the IPU port does not place "
                            "towers by hand; use `ipu.scopes.ipu_shard` or replication instead", fixed=False)
                 continue
+            if kind == "other" and call.args and "gpu" in cst.Module(body=[]).code_for_node(call.args[0].value).lower():
+                ctx.report(self.code, call, "a GPU device chosen at run time: build the graph in "
+                           "`ipu.scopes.ipu_scope(\"/device:IPU:0\")` (several GPUs: use sharding or "
+                           "replication instead)", fixed=False)
             if kind != "gpu0":
                 continue
             body = list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else []
