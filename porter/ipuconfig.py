@@ -9,6 +9,7 @@ from typing import List
 import libcst as cst
 
 from porter.context import FileContext
+from porter.tf1util import calls_by_last_name as find_calls_by_last_name, find_calls
 
 IPU = "tensorflow.python.ipu."
 # Calls that configure the IPU system, in the current API and the one SDK 2.4 removed.
@@ -21,11 +22,10 @@ CONFIGURING = frozenset({
 def has_ipu_configuration(ctx: FileContext) -> bool:
     """True when the file already configures the IPU system (``IPUConfig``, ``configure_ipu_system``,
     or the old ``ipu.utils.create_ipu_config``)."""
-    if any(True for _ in ctx.calls_to(*CONFIGURING)):
+    if find_calls(ctx, *CONFIGURING):
         return True
     # `cfg.configure_ipu_system()` on a config object made elsewhere
-    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "configure_ipu_system"
-               for call in ctx.nodes(cst.Call))
+    return any(isinstance(call.func, cst.Attribute) for call in find_calls_by_last_name(ctx, "configure_ipu_system"))
 
 
 def configuration_statements(ipus: int, name: str = "ipu_config") -> List[cst.BaseStatement]:

@@ -9,8 +9,9 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, bound_names, import_bindings, walk
 from porter.cstutil import string_value
+from porter.tfdata import assignments_in
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.")
 
@@ -40,6 +41,80 @@ def tf_call_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     return tf_name(ctx, node.func) if isinstance(node, cst.Call) else None
 
 
+def _calls_by_last_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    """Calls grouped by the last part of their function's spelling (``b`` for ``a.b(...)``);
+    a call through an import alias (``from m import f as g``; ``g(...)``) is also filed under
+    the imported name. Built once per file."""
+    index: Dict[str, List[cst.Call]] = ctx.__dict__.get("_calls_by_last_name")  # type: ignore[assignment]
+    if index is None:
+        index = ctx.__dict__["_calls_by_last_name"] = {}
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                index.setdefault(func.attr.value, []).append(call)
+            elif isinstance(func, cst.Name):
+                index.setdefault(func.value, []).append(call)
+                imported = ctx.aliases.get(func.value)
+                if imported is not None and imported.rsplit(".", 1)[-1] != func.value:
+                    index.setdefault(imported.rsplit(".", 1)[-1], []).append(call)
+    return index
+
+
+def calls_by_last_name(ctx: FileContext, name: str) -> List[cst.Call]:
+    """Calls whose function is spelled ``...name``, unresolved."""
+    return _calls_by_last_name(ctx).get(name, [])
+
+
+def _in_source_order(ctx: FileContext, calls: List[cst.Call]) -> List[cst.Call]:
+    if len(calls) < 2:
+        return calls
+    order = {id(call): position for position, call in enumerate(ctx.nodes(cst.Call))}
+    return sorted(calls, key=lambda call: order[id(call)])
+
+
+def imported_names(ctx: FileContext) -> Set[str]:
+    """Every local name an import binds anywhere in the file."""
+    found = ctx.__dict__.get("_imported_names")
+    if found is None:
+        found = ctx.__dict__["_imported_names"] = {
+            local for node_type in (cst.Import, cst.ImportFrom)
+            for node in ctx.nodes(node_type) for local, _ in import_bindings(node)}
+    return found
+
+
+def _head(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _candidates(ctx: FileContext, names) -> List[cst.Call]:
+    """Calls spelled with the last part of one of ``names``, from an imported name."""
+    index = _calls_by_last_name(ctx)
+    imported = imported_names(ctx)
+    found: Dict[int, cst.Call] = {}
+    for name in names:
+        for call in index.get(name.rsplit(".", 1)[-1], ()):
+            if _head(call.func) in imported:
+                found[id(call)] = call
+    return list(found.values())
+
+
+def calls_named(ctx: FileContext, names) -> List[cst.Call]:
+    """Calls (source order) to the TensorFlow functions ``names`` as ``tf_call_name`` spells them
+    (``"train.get_or_create_global_step"``). Resolving names is the costly part of a port: only
+    calls spelled with the right last name are resolved."""
+    wanted = set(names)
+    return _in_source_order(ctx, [call for call in _candidates(ctx, wanted) if tf_call_name(ctx, call) in wanted])
+
+
+def find_calls(ctx: FileContext, *qualified: str) -> List[cst.Call]:
+    """Like ``ctx.calls_to``, for fully qualified names, resolving only the likely calls."""
+    wanted = set(qualified)
+    return _in_source_order(ctx, [call for call in _candidates(ctx, wanted)
+                                  if ctx.qualified_name(call.func) in wanted])
+
+
 def tf_module(ctx: FileContext) -> str:
     """How this file spells the TF1 API module: ``tf`` or ``tf.compat.v1``."""
     v1 = [local for local, full in ctx.aliases.items() if full == "tensorflow.compat.v1"]
@@ -60,7 +135,7 @@ SESSIONS = frozenset({"Session", "InteractiveSession", "train.MonitoredTrainingS
 
 def session_calls(ctx: FileContext) -> List[cst.Call]:
     """Calls that create a session, in source order."""
-    return [call for call in ctx.nodes(cst.Call) if tf_call_name(ctx, call) in SESSIONS]
+    return calls_named(ctx, SESSIONS)
 
 
 # ------------------------------------------------------------------------------ device scopes
@@ -228,8 +303,8 @@ def graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     if found is not None:
         return found
     found = cache[id(owner)] = set()
-    for assign in ctx.nodes(cst.Assign):
-        if (ctx.enclosing_function(assign) or ctx.module) is not owner or len(assign.targets) != 1:
+    for assign in assignments_in(ctx, owner):
+        if len(assign.targets) != 1:
             continue
         value = assign.value
         if not isinstance(value, cst.Call):

@@ -19,14 +19,25 @@ def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     return ctx.enclosing_function(node) or ctx.module
 
 
+def assignments_in(ctx: FileContext, owner: cst.CSTNode) -> List[cst.Assign]:
+    """The assignments made directly in ``owner`` (a function or the module), in source order;
+    grouped once per file."""
+    groups: Dict[int, List[cst.Assign]] = ctx.__dict__.get("_assignments_by_owner")  # type: ignore[assignment]
+    if groups is None:
+        groups = ctx.__dict__["_assignments_by_owner"] = {}
+        for assign in ctx.nodes(cst.Assign):
+            groups.setdefault(id(_owner(ctx, assign)), []).append(assign)
+    return groups.get(id(owner), [])
+
+
 def _dataset_variables(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_dataset_variables", {})
     found = cache.get(id(owner))
     if found is not None:
         return found
     found = cache[id(owner)] = set()
-    for assign in ctx.nodes(cst.Assign):
-        if _owner(ctx, assign) is not owner or len(assign.targets) != 1:
+    for assign in assignments_in(ctx, owner):
+        if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
@@ -131,9 +142,7 @@ def _uint8_arrays(ctx: FileContext, owner: cst.CSTNode) -> Dict[str, str]:
         return found
     found = cache[id(owner)] = {}
     changed: Set[str] = set()
-    for assign in ctx.nodes(cst.Assign):
-        if _owner(ctx, assign) is not owner:
-            continue
+    for assign in assignments_in(ctx, owner):
         for target in assign.targets:
             loaded = isinstance(assign.value, cst.Call) and _is_uint8_loader(ctx, assign.value)
             pairs = target.target.elements if loaded and isinstance(target.target, (cst.Tuple, cst.List)) else ()

@@ -5,6 +5,7 @@ import libcst as cst
 from porter.context import dotted_name
 from porter.cstutil import is_false, is_true, string_value
 from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.tf1util import find_calls
 
 UTILS = "tensorflow.python.ipu.utils."
 _RENDER = cst.Module(body=[])
@@ -220,8 +221,13 @@ class LegacyConfig(Rule):
     )
 
     def run(self, ctx) -> None:
+        legacy_calls = find_calls(ctx, *(UTILS + name for name in (*_FUNCTIONS, "configure_ipu_system")))
+        if not legacy_calls:
+            return
         handled = set()
-        for line in ctx.nodes(cst.SimpleStatementLine):
+        for line in {id(ctx.statement_of(call)): ctx.statement_of(call) for call in legacy_calls}.values():
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
             if len(line.body) != 1 or ctx.block_of(line) is None:
                 continue
             small = line.body[0]
@@ -248,7 +254,7 @@ class LegacyConfig(Rule):
             ctx.insert_before(line, new)
             ctx.remove(line)
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
-        for call in ctx.nodes(cst.Call):
+        for call in legacy_calls:
             name = self._legacy(ctx, call)
             if name is not None and id(call) not in handled:
                 ctx.report(self.code, call, f"`ipu.utils.{name}` was removed in SDK 2.4: set the matching "

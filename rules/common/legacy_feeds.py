@@ -2,6 +2,7 @@ import libcst as cst
 
 from porter.cstutil import string_value, with_args
 from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.tf1util import find_calls
 
 INFEED = "tensorflow.python.ipu.ipu_infeed_queue.IPUInfeedQueue"
 OUTFEED = "tensorflow.python.ipu.ipu_outfeed_queue.IPUOutfeedQueue"
@@ -40,7 +41,8 @@ class LegacyFeeds(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call, name in ctx.calls_to(INFEED, OUTFEED):
+        for call in find_calls(ctx, INFEED, OUTFEED):
+            name = ctx.qualified_name(call.func)
             position = _FEED_NAME_POSITION[name]
             positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
             dropped = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value in _REMOVED]

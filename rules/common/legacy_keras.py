@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import dotted_name
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
-from porter.tf1util import names_used
+from porter.tf1util import calls_by_last_name, calls_named, find_calls, names_used
 
 OLD_KERAS = "tensorflow.python.ipu.keras."
 STRATEGIES = ("tensorflow.python.ipu.ipu_strategy.IPUStrategy", "tensorflow.python.ipu.ipu_strategy.IPUStrategyV1")
@@ -114,24 +114,42 @@ class LegacyKeras(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call in ctx.nodes(cst.Call):
+        for call in self._old_keras_candidates(ctx):
             qualified = ctx.qualified_name(call.func)
             if qualified is not None and qualified.startswith(OLD_KERAS):
                 self._keras(ctx, call, qualified[len(OLD_KERAS):])
-            elif qualified in ("tensorflow.function", "tensorflow.compat.v2.function"):
-                self._rename_keyword(ctx, call, "experimental_compile", "jit_compile")
-            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "anchorMode" \
-                    and ctx.imports_module("poptorch"):
-                ctx.replace(call.func.attr, cst.Name("outputMode"))
-                ctx.report(self.code, call.func.attr, "`anchorMode` is `outputMode` since SDK 2.5", fixed=True)
-                self._rename_keyword(ctx, call, "anchor_return_period", "output_return_period")
-        for line in ctx.nodes(cst.SimpleStatementLine):
-            if len(line.body) == 1 and isinstance(line.body[0], cst.ImportFrom):
-                self._old_import(ctx, line, line.body[0])
+        for call in calls_named(ctx, {"function", "compat.v2.function"}):
+            self._rename_keyword(ctx, call, "experimental_compile", "jit_compile")
+        if ctx.imports_module("poptorch"):
+            for call in calls_by_last_name(ctx, "anchorMode"):
+                if isinstance(call.func, cst.Attribute):
+                    ctx.replace(call.func.attr, cst.Name("outputMode"))
+                    ctx.report(self.code, call.func.attr, "`anchorMode` is `outputMode` since SDK 2.5", fixed=True)
+                    self._rename_keyword(ctx, call, "anchor_return_period", "output_return_period")
+        for node in ctx.nodes(cst.ImportFrom):
+            line = ctx.parent(node)
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                self._old_import(ctx, line, node)
         for attribute in ctx.nodes(cst.Attribute):
             if ctx.qualified_name(attribute) == "poptorch.AnchorMode":
                 ctx.replace(attribute.attr, cst.Name("OutputMode"))
                 ctx.report(self.code, attribute, "`poptorch.AnchorMode` is `poptorch.OutputMode`", fixed=True)
+
+    @staticmethod
+    def _old_keras_candidates(ctx):
+        """Calls that may reach ``ipu.keras``: through a name imported from ``tensorflow.python``
+        (``ipu.keras.Sequential``, ``LSTM`` imported from ``ipu.keras.layers``...)."""
+        heads = {local for local, full in ctx.aliases.items() if full.startswith("tensorflow.python")}
+        if not heads:
+            return []
+        found = []
+        for call in ctx.nodes(cst.Call):
+            node = call.func
+            while isinstance(node, cst.Attribute):
+                node = node.value
+            if isinstance(node, cst.Name) and node.value in heads:
+                found.append(call)
+        return found
 
     def _old_import(self, ctx, line: cst.SimpleStatementLine, node: cst.ImportFrom) -> None:
         """``from tensorflow.python.ipu.keras[.layers] import ...`` fails from SDK 3.1: removed when
@@ -217,10 +235,14 @@ class LegacyKeras(Rule):
 
     @staticmethod
     def _strategy_names(ctx):
-        names = set()
-        for assign in ctx.nodes(cst.Assign):
-            if isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in STRATEGIES:
-                names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+        """Names assigned an ``IPUStrategy()`` anywhere in the file."""
+        names = ctx.__dict__.get("_ipu_strategy_names")
+        if names is None:
+            names = ctx.__dict__["_ipu_strategy_names"] = set()
+            for call in find_calls(ctx, *STRATEGIES):
+                assign = ctx.parent(call)
+                if isinstance(assign, cst.Assign) and assign.value is call:
+                    names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
         return names
 
     def _in_strategy_scope(self, ctx, node, depth: int = 0) -> bool:
@@ -236,8 +258,7 @@ class LegacyKeras(Rule):
                                 isinstance(owner, cst.Call) and ctx.qualified_name(owner.func) in STRATEGIES):
                             return True
             if isinstance(ancestor, cst.FunctionDef) and depth < 3:
-                calls = [call for call in ctx.nodes(cst.Call)
-                         if isinstance(call.func, cst.Name) and call.func.value == ancestor.name.value]
+                calls = [call for call in calls_by_last_name(ctx, ancestor.name.value) if isinstance(call.func, cst.Name)]
                 return bool(calls) and all(self._in_strategy_scope(ctx, c, depth + 1) for c in calls)
         return False
 

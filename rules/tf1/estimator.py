@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import KERAS, TF1, WARN, Example, Rule
-from porter.tf1util import IPU_COMPILE, local_function, tf_call_name
+from porter.tf1util import IPU_COMPILE, calls_named, find_calls, local_function
 
 IPU_ESTIMATORS = ("tensorflow.python.ipu.ipu_estimator.IPUEstimator",
                   "tensorflow.python.ipu.ipu_pipeline_estimator.IPUPipelineEstimator")
@@ -42,13 +42,12 @@ class Estimator(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call in ctx.nodes(cst.Call):
-            if tf_call_name(ctx, call) == "estimator.Estimator":
-                ctx.report(self.code, call, "use `ipu.ipu_estimator.IPUEstimator` with an "
-                           "`ipu.ipu_run_config.RunConfig(ipu_run_config=IPURunConfig(iterations_per_loop=..., "
-                           "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (reference 3.4)", fixed=False)
-            elif ctx.qualified_name(call.func) in IPU_ESTIMATORS:
-                self._compiled_model_fn(ctx, call)
+        for call in calls_named(ctx, {"estimator.Estimator"}):
+            ctx.report(self.code, call, "use `ipu.ipu_estimator.IPUEstimator` with an "
+                       "`ipu.ipu_run_config.RunConfig(ipu_run_config=IPURunConfig(iterations_per_loop=..., "
+                       "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (reference 3.4)", fixed=False)
+        for call in find_calls(ctx, *IPU_ESTIMATORS):
+            self._compiled_model_fn(ctx, call)
 
     def _compiled_model_fn(self, ctx, call: cst.Call) -> None:
         model_fn = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "model_fn"),

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
 from porter.tf1util import (GLOBAL_STEP_FACTORIES, cpu_bound_kind, cpu_device_scope, enclosing_device,
-                            hoist_to_cpu, ipu_bound_scopes, runs_on_ipu, tf_call_name)
+                            hoist_to_cpu, ipu_bound_scopes, runs_on_ipu, calls_named)
 
 
 class GlobalStepOnCpu(Rule):
@@ -58,9 +58,7 @@ class GlobalStepOnCpu(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call in ctx.nodes(cst.Call):
-            if tf_call_name(ctx, call) not in GLOBAL_STEP_FACTORIES:
-                continue
+        for call in calls_named(ctx, GLOBAL_STEP_FACTORIES):
             device = enclosing_device(ctx, call)
             statement = ctx.statement_of(call)
             whole = cpu_bound_kind(ctx, statement) == "global step" and ctx.block_of(statement) is not None

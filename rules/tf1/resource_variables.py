@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import runs_on_ipu, tf_call_name, tf_module
+from porter.tf1util import calls_by_last_name, calls_named, runs_on_ipu, tf_call_name, tf_module
 
 _CREATORS = {"Variable", "VariableV1", "get_variable"}
 
@@ -62,8 +62,7 @@ class ResourceVariables(Rule):
     )
 
     def run(self, ctx) -> None:
-        creations = [call for call in ctx.nodes(cst.Call) if tf_call_name(ctx, call) in _CREATORS
-                     and not runs_on_ipu(ctx, call)]
+        creations = [call for call in calls_named(ctx, _CREATORS) if not runs_on_ipu(ctx, call)]
         if not creations or self._already_resource(ctx):
             return
         target = self._top_statement(ctx, creations[0])
@@ -81,10 +80,7 @@ class ResourceVariables(Rule):
 
     @staticmethod
     def _already_resource(ctx) -> bool:
-        for call in ctx.nodes(cst.Call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_use_resource":
-                return True
-        return False
+        return bool(calls_by_last_name(ctx, "set_use_resource"))
 
     @staticmethod
     def _top_statement(ctx, call):

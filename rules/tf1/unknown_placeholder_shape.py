@@ -5,7 +5,7 @@ import libcst as cst
 from porter.context import bound_names
 from porter.cstutil import argument
 from porter.rule import TF1, WARN, Example, Rule
-from porter.tf1util import IPU_COMPILE, ipu_bound_scopes, names_used, tf_call_name
+from porter.tf1util import IPU_COMPILE, calls_named, find_calls, ipu_bound_scopes, names_used
 
 
 class UnknownPlaceholderShape(Rule):
@@ -41,9 +41,7 @@ class UnknownPlaceholderShape(Rule):
         used = self._ipu_names(ctx)
         if not used:
             return
-        for call in ctx.nodes(cst.Call):
-            if tf_call_name(ctx, call) != "placeholder":
-                continue
+        for call in calls_named(ctx, {"placeholder"}):
             assign = ctx.parent(call)
             if not isinstance(assign, cst.Assign) or assign.value is not call:
                 continue
@@ -67,7 +65,7 @@ class UnknownPlaceholderShape(Rule):
         used: Set[str] = set()
         for scope in ipu_bound_scopes(ctx):
             used |= names_used(scope.body)
-        for call, _ in ctx.calls_to(IPU_COMPILE):
+        for call in find_calls(ctx, IPU_COMPILE):
             used |= names_used(call)
         return used
 

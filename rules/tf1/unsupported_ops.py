@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TF1, WARN, Example, Rule
-from porter.tf1util import runs_on_ipu, tf_call_name
+from porter.tf1util import calls_named, runs_on_ipu, tf_call_name
 
 # Ops with no IPU kernel (reference 1.11 OpFilter; strings and Python calls, reference 6 item 7).
 _UNSUPPORTED = {
@@ -49,13 +49,19 @@ class UnsupportedOps(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call in ctx.nodes(cst.Call):
+        for call in calls_named(ctx, _UNSUPPORTED) + self._string_ops(ctx):
             name = tf_call_name(ctx, call)
-            if name is None or not (name in _UNSUPPORTED or name.startswith(_STRING_MODULES)):
-                continue
             if runs_on_ipu(ctx, call):
                 ctx.report(self.code, call, f"`tf.{name}` has no IPU kernel: compute it on the host "
                            "(in the tf.data pipeline, or in `ipu.scopes.outside_compilation_scope()`)", fixed=False)
+
+
+    @staticmethod
+    def _string_ops(ctx):
+        """``tf.strings.*`` calls."""
+        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Attribute) and call.func.value.attr.value == "strings"
+                and (tf_call_name(ctx, call) or "").startswith(_STRING_MODULES)]
 
 
 RULE = UnsupportedOps()

@@ -5,7 +5,7 @@ import libcst as cst
 from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
 from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, device_of, graph_inputs, hoistable, ipu_bound_scopes,
-                            is_operation, local_function, names_bound, names_used, returned_values, session_calls)
+                            find_calls, is_operation, local_function, names_bound, names_used, returned_values, session_calls)
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -123,7 +123,7 @@ class XlaCompile(Rule):
     def run(self, ctx) -> None:
         scopes = ipu_bound_scopes(ctx)
         if not scopes:
-            if not any(True for _ in ctx.calls_to(IPU_COMPILE)):
+            if not find_calls(ctx, IPU_COMPILE):
                 self._no_scope(ctx)
             return
         for scope in scopes:
