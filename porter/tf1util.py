@@ -297,7 +297,14 @@ def names_bound(statement: cst.BaseStatement) -> Set[str]:
 
 def graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     """Names that hold graph inputs in ``owner`` (a function or the module): placeholders and
-    the tensors an iterator's ``get_next()`` returns."""
+    the tensors an iterator's ``get_next()`` returns, made there or at module level."""
+    found = _graph_inputs_made_in(ctx, owner)
+    if owner is ctx.module:
+        return found
+    return found | _graph_inputs_made_in(ctx, ctx.module)
+
+
+def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_tf1_graph_inputs", {})
     found = cache.get(id(owner))
     if found is not None:

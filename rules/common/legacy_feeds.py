@@ -1,5 +1,3 @@
-import libcst as cst
-
 from porter.cstutil import string_value, with_args
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 from porter.tf1util import find_calls

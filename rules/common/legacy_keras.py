@@ -1,5 +1,3 @@
-from typing import Optional
-
 import libcst as cst
 
 from porter.context import dotted_name
