@@ -127,6 +127,10 @@ class XlaCompile(Rule):
                 self._no_scope(ctx)
             return
         for scope in scopes:
+            if not isinstance(scope.body, cst.IndentedBlock):
+                ctx.report(self.code, scope.items[0].item, f"the graph built in this scope is not compiled for "
+                           f"the IPU: {_HOW}", fixed=False)
+                continue
             statements = list(scope.body.body)
             if any(isinstance(node, cst.Call) and ctx.qualified_name(node.func) == IPU_COMPILE
                    for statement in statements for node in walk(statement)):
