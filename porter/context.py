@@ -58,17 +58,30 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
     return names
 
 
+_kept_types: Dict[type, bool] = {}
+
+
+def _kept(value_type: type) -> bool:
+    """Whether values of this type are child nodes worth visiting (cached: isinstance checks
+    against libcst's abstract base classes are slow)."""
+    kept = _kept_types.get(value_type)
+    if kept is None:
+        kept = _kept_types[value_type] = issubclass(value_type, cst.CSTNode) and not issubclass(
+            value_type, _SKIPPED_NODES)
+    return kept
+
+
 def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The child nodes that carry code, in source order."""
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _SKIPPED_NODES):
-                yield value
-        elif isinstance(value, (tuple, list)):
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIPPED_NODES):
+                if _kept(type(item)):
                     yield item
+        elif _kept(value_type):
+            yield value
 
 
 def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -179,10 +192,16 @@ class FileContext:
         self._scopes: Dict[int, _Scope] = {}
         self._index()
         self.aliases: Dict[str, str] = self._scope(module).imports
+        # Every name any import of the file binds: a quick "no" for all other names.
+        self._imported: Set[str] = {
+            local for node_type in (cst.Import, cst.ImportFrom) for node in self.nodes(node_type)
+            for local, _ in import_bindings(node)
+        }
         self.frameworks = self._detect_frameworks()
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
+        self.unwrapped: Set[int] = set()
         self.inserted_before: Dict[int, List[cst.BaseStatement]] = {}
         self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
         self.wraps: Dict[int, List["Wrap"]] = {}
@@ -294,6 +313,8 @@ class FileContext:
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
+        if head not in self._imported:
+            return None
         for owner in self._owners(node):
             scope = self._scope(owner)
             target = scope.imports.get(head)
@@ -395,6 +416,15 @@ class FileContext:
         if not self._block_request(statement):
             return False
         self.removed.add(id(statement))
+        return True
+
+    def unwrap(self, statement: cst.BaseCompoundStatement) -> bool:
+        """Replace a compound statement (a ``with`` block, say) by the statements of its body."""
+        if not isinstance(getattr(statement, "body", None), cst.IndentedBlock):
+            return False
+        if not self._block_request(statement):
+            return False
+        self.unwrapped.add(id(statement))
         return True
 
     def is_removed(self, statement: cst.BaseStatement) -> bool:

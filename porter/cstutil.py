@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import List, Optional, Sequence
 
 import libcst as cst
@@ -47,16 +48,24 @@ def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
     return None
 
 
+# Parsing a snippet costs about a millisecond; nodes are immutable, so each snippet is parsed once.
+@lru_cache(maxsize=1024)
 def expression(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
 
+@lru_cache(maxsize=1024)
 def statement(code: str) -> cst.BaseStatement:
     return cst.parse_statement(code)
 
 
 def statements(code: str) -> List[cst.BaseStatement]:
-    return list(cst.parse_module(code).body)
+    return list(_module_body(code))
+
+
+@lru_cache(maxsize=256)
+def _module_body(code: str):
+    return tuple(cst.parse_module(code).body)
 
 
 def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:

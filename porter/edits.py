@@ -42,7 +42,12 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     for old, new in zip(originals, updated.body):
         leading.append(_expand(ctx.inserted_before.get(id(old), ())))
         trailing.append(list(ctx.inserted_after.get(id(old), ())))
-        segments.append([] if id(old) in ctx.removed else [new])
+        if id(old) in ctx.removed:
+            segments.append([])
+        elif id(old) in ctx.unwrapped:
+            segments.append(_unwrapped_body(new))
+        else:
+            segments.append([new])
 
     wraps = sorted(ctx.wraps.get(id(original), ()), key=lambda wrap: wrap.start)
     body: List[cst.BaseStatement] = []
@@ -67,6 +72,8 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
         body += leading[index] + segments[index] + trailing[index]
         index += 1
 
+    inserted = {id(statement) for group in leading for statement in group}
+    body = _blank_lines_before_insertions(body, inserted)
     if isinstance(updated, cst.IndentedBlock) and not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
     return updated.with_changes(body=body)
@@ -78,6 +85,41 @@ def _expand(statements) -> List[cst.BaseStatement]:
     for statement in statements:
         expanded.extend(statement.build() if isinstance(statement, _Deferred) else [statement])
     return expanded
+
+
+def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> List[cst.BaseStatement]:
+    """Statements inserted before a statement go below the blank lines that separated it from the
+    code above (its comments stay with it)."""
+    body = list(body)
+    index = 0
+    while index < len(body):
+        if id(body[index]) not in inserted:
+            index += 1
+            continue
+        start = index
+        while index < len(body) and id(body[index]) in inserted:
+            index += 1
+        if index == len(body):
+            break
+        following = body[index]
+        lines = list(getattr(following, "leading_lines", ()))
+        blanks = 0
+        while blanks < len(lines) and lines[blanks].comment is None:
+            blanks += 1
+        if blanks:
+            body[index] = following.with_changes(leading_lines=lines[blanks:])
+            first = body[start]
+            body[start] = first.with_changes(leading_lines=(*lines[:blanks], *first.leading_lines))
+    return body
+
+
+def _unwrapped_body(compound: cst.BaseCompoundStatement) -> List[cst.BaseStatement]:
+    """The body of a compound statement, with its comments moved onto the first statement."""
+    body = list(compound.body.body)
+    if body and compound.leading_lines:
+        first = body[0]
+        body[0] = first.with_changes(leading_lines=(*compound.leading_lines, *first.leading_lines))
+    return body
 
 
 def _lift_leading_lines(wrapper: cst.BaseCompoundStatement, inner: List[cst.BaseStatement]):

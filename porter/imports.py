@@ -12,12 +12,13 @@ from typing import List, Optional
 import libcst as cst
 
 from porter.context import FileContext, dotted_name, import_bindings
+from porter.cstutil import statement as parse_statement
 
 
 def _import_statement(module: str, name: Optional[str], asname: Optional[str]) -> cst.SimpleStatementLine:
     alias = f" as {asname}" if asname else ""
     code = f"import {module}{alias}" if name is None else f"from {module} import {name}{alias}"
-    statement = cst.parse_statement(code)
+    statement = parse_statement(code)
     assert isinstance(statement, cst.SimpleStatementLine)
     return statement
 

@@ -11,7 +11,7 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, import_bindings, walk
 from porter.cstutil import string_value
-from porter.tfdata import assignments_in
+from porter.kerasutil import assignments
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.")
 
@@ -310,16 +310,12 @@ def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     if found is not None:
         return found
     found = cache[id(owner)] = set()
-    for assign in assignments_in(ctx, owner):
-        if len(assign.targets) != 1:
-            continue
-        value = assign.value
-        if not isinstance(value, cst.Call):
-            continue
-        is_input = tf_call_name(ctx, value) in _PLACEHOLDERS or (
-            isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_next")
-        if is_input:
-            found.update(bound_names(assign.targets[0].target))
+    for statement, name, value in assignments(ctx, owner):
+        if value is None and isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+            value = statement.body[0].value  # `images, labels = iterator.get_next()`
+        if isinstance(value, cst.Call) and (tf_call_name(ctx, value) in _PLACEHOLDERS or (
+                isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_next")):
+            found.add(name)
     return found
 
 

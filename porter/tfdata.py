@@ -5,12 +5,13 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import Dict, NamedTuple, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names
+from porter.context import FileContext, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
+from porter.kerasutil import assignments, last_name, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -19,25 +20,14 @@ def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     return ctx.enclosing_function(node) or ctx.module
 
 
-def assignments_in(ctx: FileContext, owner: cst.CSTNode) -> List[cst.Assign]:
-    """The assignments made directly in ``owner`` (a function or the module), in source order;
-    grouped once per file."""
-    groups: Dict[int, List[cst.Assign]] = ctx.__dict__.get("_assignments_by_owner")  # type: ignore[assignment]
-    if groups is None:
-        groups = ctx.__dict__["_assignments_by_owner"] = {}
-        for assign in ctx.nodes(cst.Assign):
-            groups.setdefault(id(_owner(ctx, assign)), []).append(assign)
-    return groups.get(id(owner), [])
-
-
 def _dataset_variables(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
     cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_dataset_variables", {})
     found = cache.get(id(owner))
     if found is not None:
         return found
     found = cache[id(owner)] = set()
-    for assign in assignments_in(ctx, owner):
-        if len(assign.targets) != 1:
+    for assign in ctx.nodes(cst.Assign):
+        if _owner(ctx, assign) is not owner or len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
@@ -100,91 +90,387 @@ def fix_drop_remainder(ctx: FileContext, code: str) -> None:
                        "make sure this value is True", fixed=False)
 
 
-# Keras dataset loaders whose arrays are uint8: ((x_train, y_train), (x_test, y_test)).
-UINT8_LOADERS = frozenset({
-    "keras.datasets.mnist.load_data", "keras.datasets.fashion_mnist.load_data",
-    "keras.datasets.cifar10.load_data", "keras.datasets.cifar100.load_data",
+# ------------------------------------------------------------------------------ uint8 data
+# Which arrays certainly hold uint8 data (images from ``keras.datasets.*.load_data()``, arrays made
+# with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
+# Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
+# the IPU (reference 1.11), and both leave data alone when its flow is not clear.
+#
+#   uint8_data(ctx, expr)       -> Uint8Data(kind, origin, role) or None: ``expr`` (a variable or a
+#                                  slice of one, e.g. a feed_dict value) holds uint8 data right there
+#   tensor_slices_inputs(ctx)   -> (call, [(role, expr)]) for Dataset.from_tensor_slices/from_tensors
+#   is_mapped(ctx, call)        -> the dataset a call makes goes through .map() (leave it to the user)
+#   astype(expr, dtype)         -> ``expr.astype("dtype")``
+#   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
+
+UINT8 = "uint8"
+CONVERTED = "converted"
+# keras.datasets whose load_data() returns uint8 images and uint8 labels.
+UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
+_UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
+# Methods and functions that keep the data (and its dtype) of their first operand.
+_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
+_KEEPING_FUNCTIONS = frozenset({"numpy.expand_dims", "numpy.reshape", "numpy.squeeze", "numpy.asarray",
+                                "numpy.ascontiguousarray", "numpy.transpose"})
+# Calls that make float (or int32/int64) data out of their operand.
+_CONVERTING_FUNCTIONS = frozenset({
+    "tensorflow.cast", "tensorflow.image.convert_image_dtype", "numpy.float32", "numpy.float16",
+    "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
+    "keras.utils.np_utils.to_categorical",
 })
-_DATASET_FROM_ARRAYS = ("data.Dataset.from_tensor_slices", "data.Dataset.from_tensors")
+_SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+                      "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
+                      "tensorflow.compat.v1.data.Dataset.from_tensors")
 
 
-def _is_uint8_loader(ctx: FileContext, call: cst.Call) -> bool:
-    """``mnist.load_data()`` through any import spelling, or through a variable holding the
-    dataset module (``fashion_mnist = tf.keras.datasets.fashion_mnist``)."""
-    if ctx.keras_name(call.func) in UINT8_LOADERS:
-        return True
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "load_data" and isinstance(func.value, cst.Name)):
-        return False
-    for assign in ctx.nodes(cst.Assign):
-        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                and assign.targets[0].target.value == func.value.value):
-            module = ctx.keras_name(assign.value)
-            return module is not None and f"{module}.load_data" in UINT8_LOADERS
-    return False
+class Uint8Data(NamedTuple):
+    """What the flow knows about a variable: ``kind`` (UINT8 or CONVERTED), where its data comes
+    from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else "array"."""
+
+    kind: str
+    origin: str
+    role: str
 
 
-def _keeps_dtype(value: cst.BaseExpression, name: str) -> bool:
-    """``x[...]`` and ``x.reshape(...)`` of ``name`` keep its dtype."""
-    if isinstance(value, cst.Subscript):
-        return isinstance(value.value, cst.Name) and value.value.value == name
-    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value == "reshape" and isinstance(value.func.value, cst.Name)
-            and value.func.value.value == name)
+class _Uint8Flow:
+    """Walks one function (or the module) in source order and notes, before each statement, which
+    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``).
+    A name bound inside a branch or a loop is no longer known: the flow there is not clear."""
 
-
-def _uint8_arrays(ctx: FileContext, owner: cst.CSTNode) -> Dict[str, str]:
-    """Names in ``owner`` that hold a Keras loader's uint8 arrays and are never reassigned to
-    something else: name -> "features" or "labels"."""
-    cache: Dict[int, Dict[str, str]] = ctx.__dict__.setdefault("_uint8_arrays", {})
-    found = cache.get(id(owner))
-    if found is not None:
-        return found
-    found = cache[id(owner)] = {}
-    changed: Set[str] = set()
-    for assign in assignments_in(ctx, owner):
-        for target in assign.targets:
-            loaded = isinstance(assign.value, cst.Call) and _is_uint8_loader(ctx, assign.value)
-            pairs = target.target.elements if loaded and isinstance(target.target, (cst.Tuple, cst.List)) else ()
-            for pair in pairs:
-                if isinstance(pair.value, (cst.Tuple, cst.List)) and len(pair.value.elements) == 2:
-                    for element, kind in zip(pair.value.elements, ("features", "labels")):
-                        if isinstance(element.value, cst.Name):
-                            found[element.value.value] = kind
-            if not loaded:
-                for name in bound_names(target.target):
-                    if not _keeps_dtype(assign.value, name):
-                        changed.add(name)
-    for name in changed:
-        found.pop(name, None)
-    return found
-
-
-def uint8_dataset_inputs(ctx: FileContext) -> List[Tuple[cst.Name, str]]:
-    """The uint8 arrays a ``tf.data.Dataset.from_tensor_slices`` / ``from_tensors`` call is built
-    from: (the name in the call, "features" or "labels"). The arrays come from a Keras dataset
-    loader (MNIST, Fashion-MNIST, CIFAR) unchanged; the IPU does not compute on uint8 (reference
-    1.11 and 6 item 20), so they are cast on the host. Shared by the Keras and TF1 rules."""
-    if not any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_data"
-               or isinstance(call.func, cst.Name) and call.func.value == "load_data"
-               for call in ctx.nodes(cst.Call)):
-        return []
-    found: List[Tuple[cst.Name, str]] = []
-    for call in ctx.nodes(cst.Call):
-        qualified = ctx.qualified_name(call.func)
-        if qualified is None or not qualified.endswith(_DATASET_FROM_ARRAYS) or not call.args:
-            continue
-        if not qualified.startswith(DATASET_SOURCES):
-            continue
-        arrays = _uint8_arrays(ctx, _owner(ctx, call))
-        value = call.args[0].value
-        if isinstance(value, (cst.Tuple, cst.List)):
-            candidates = [element.value for element in value.elements]
-        elif isinstance(value, cst.Dict):
-            candidates = [element.value for element in value.elements if isinstance(element, cst.DictElement)]
+    def __init__(self, ctx: FileContext, scope: cst.CSTNode) -> None:
+        self.ctx = ctx
+        self.state: Dict[str, Uint8Data] = {}
+        self.before: Dict[int, Dict[str, Uint8Data]] = {}
+        if isinstance(scope, cst.Module):
+            self._block(scope.body, linear=True)
         else:
-            candidates = [value]
-        for candidate in candidates:
-            if isinstance(candidate, cst.Name) and candidate.value in arrays:
-                found.append((candidate, arrays[candidate.value]))
+            self._body(scope.body, linear=True)
+
+    def _block(self, statements, linear: bool) -> None:
+        for statement in statements:
+            self._statement(statement, linear)
+
+    def _statement(self, statement, linear: bool) -> None:
+        self.before[id(statement)] = dict(self.state)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small(small, linear)
+            return
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            self._forget([statement.name.value])
+            return
+        if isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    self._forget(_bound(item.asname.name))
+            self._body(statement.body, linear)
+            return
+        if isinstance(statement, cst.For):
+            self._forget(_bound(statement.target))
+        if _is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
+            self._body(statement.body, linear)
+            return
+        for block in sub_blocks(statement):
+            self._body(block, False)
+
+    def _body(self, block, linear: bool) -> None:
+        if isinstance(block, cst.IndentedBlock):
+            self._block(block.body, linear)
+        elif isinstance(block, cst.SimpleStatementSuite):
+            for small in block.body:
+                self._small(small, linear)
+
+    def _small(self, small, linear: bool) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._bind(target.target, small.value, linear)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._bind(small.target, small.value, linear)
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            self._forget(_bound(small.target))
+        elif isinstance(small, cst.Del):
+            self._forget(_bound(small.target))
+
+    def _forget(self, names) -> None:
+        for name in names:
+            self.state.pop(name, None)
+
+    def _set(self, name: str, data: Optional[Uint8Data]) -> None:
+        if data is None:
+            self.state.pop(name, None)
+        else:
+            self.state[name] = data
+
+    def _bind(self, target, value, linear: bool) -> None:
+        if not linear:
+            self._forget(_bound(target))
+            return
+        if isinstance(target, cst.Name):
+            self._set(target.value, self._kind(value))
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            loaded = self._loaded_dataset(value)
+            if loaded is not None:
+                self._forget(_bound(target))
+                for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
+                    inner = pair.value
+                    if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
+                        for element, role in zip(inner.elements, ("images", "labels")):
+                            if isinstance(element.value, cst.Name):
+                                self._set(element.value.value, Uint8Data(UINT8, f"`{loaded}.load_data()`", role))
+                return
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
+            ):
+                kinds = [(element.value, self._kind(item.value)) for element, item in zip(target.elements, value.elements)]
+                for element, kind in kinds:  # all values are read before any name is bound
+                    if isinstance(element, cst.Name):
+                        self._set(element.value, kind)
+                    else:
+                        self._forget(_bound(element))
+                return
+        self._forget(_bound(target))
+
+    def _loaded_dataset(self, value) -> Optional[str]:
+        """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "load_data"):
+            return None
+        module = self.ctx.keras_name(value.func.value)
+        if module is None and isinstance(value.func.value, cst.Name):
+            known = [self.ctx.keras_name(v) for _, name, v in _assigned(self.ctx, value.func.value)]
+            module = known[0] if known and all(k == known[0] for k in known) else None
+        if module is None or not module.startswith("keras.datasets."):
+            return None
+        name = module[len("keras.datasets."):]
+        return name if name in UINT8_DATASETS else None
+
+    def _kind(self, value) -> Optional[Uint8Data]:
+        """What the value of an assignment holds: uint8 data, data converted from it, or None
+        (not uint8 data, or not known)."""
+        kept = self._kept_name(value)
+        if kept is not None:
+            return self.state.get(kept)
+        if self._makes_uint8(value):
+            return Uint8Data(UINT8, "a uint8 array", "array")
+        sources = [self.state[node.value] for node in walk(value) if isinstance(node, cst.Name)
+                   and node.value in self.state and self.state[node.value].kind == UINT8] if self.state else []
+        if sources and self._converts(value):
+            return sources[0]._replace(kind=CONVERTED)
+        return None
+
+    def _kept_name(self, value) -> Optional[str]:
+        """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
+        while True:
+            if isinstance(value, cst.Name):
+                return value.value
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _KEEPING_METHODS:
+                value = value.func.value
+            elif isinstance(value, cst.Call) and value.args and \
+                    self.ctx.qualified_name(value.func) in _KEEPING_FUNCTIONS and not _dtype_argument(value):
+                value = value.args[0].value
+            else:
+                return None
+
+    def _makes_uint8(self, value) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        dtype = _dtype_argument(value)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
+            dtype = value.args[0].value
+        return dtype is not None and self._is_uint8_dtype(dtype)
+
+    def _is_uint8_dtype(self, node) -> bool:
+        if isinstance(node, cst.SimpleString):
+            return node.evaluated_value == "uint8"
+        return self.ctx.qualified_name(node) in _UINT8_DTYPES
+
+    def _converts(self, value) -> bool:
+        for node in walk(value):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                return True
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "astype" and node.args:
+                    if not self._is_uint8_dtype(node.args[0].value):
+                        return True
+                qualified = self.ctx.qualified_name(func)
+                if qualified in _CONVERTING_FUNCTIONS or canonical_keras(qualified) in _CONVERTING_FUNCTIONS:
+                    return True
+                if isinstance(func, cst.Name) and func.value == "float":
+                    return True
+        return False
+
+
+def _is_main_guard(statement) -> bool:
+    return isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.test, cst.Comparison) \
+        and isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"
+
+
+def _bound(target) -> list:
+    return bound_names(target)
+
+
+def _dtype_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    return _keyword_value(call, "dtype")
+
+
+def _assigned(ctx: FileContext, name: cst.Name):
+    scope = _owner(ctx, name)
+    return [item for item in assignments(ctx, scope) if item[1] == name.value] or \
+        [item for item in assignments(ctx, ctx.module) if item[1] == name.value]
+
+
+def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
+    scope = _owner(ctx, node)
+    cache: Dict[int, _Uint8Flow] = ctx.__dict__.setdefault("_uint8_flows", {})
+    flow = cache.get(id(scope))
+    if flow is None:
+        flow = cache[id(scope)] = _Uint8Flow(ctx, scope)
+    return flow
+
+
+def _may_hold_uint8(ctx: FileContext) -> bool:
+    """A cheap test: does the file load a Keras dataset or spell uint8 at all?"""
+    found = ctx.__dict__.get("_uint8_possible")
+    if found is None:
+        found = any(node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
+            node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
+            "uint8" in node.value for node in ctx.nodes(cst.SimpleString))
+        ctx.__dict__["_uint8_possible"] = found
     return found
+
+
+def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
+    """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
+    data at this point (where from, images or labels); else None."""
+    if not _may_hold_uint8(ctx):
+        return None
+    node = expr
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Name) or ctx.enclosing(node, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(node)
+    flow = _flow(ctx, node)
+    before = flow.before.get(id(statement)) if statement is not None else None
+    data = before.get(node.value) if before is not None else None
+    return data if data is not None and data.kind == UINT8 else None
+
+
+def tensor_slices_inputs(ctx: FileContext):
+    """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
+    role "features" for a lone array or the first of a tuple, "labels" for the second."""
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) not in ("from_tensor_slices", "from_tensors") or not call.args:
+            continue
+        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS:
+            continue
+        value = call.args[0].value
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
+            isinstance(element, cst.StarredElement) for element in value.elements
+        ):
+            yield call, [("features", value.elements[0].value), ("labels", value.elements[1].value)]
+        elif isinstance(value, (cst.Name, cst.Subscript)):
+            yield call, [("features", value)]
+
+
+def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
+    """True when the dataset ``call`` makes goes through ``.map(...)``: in its own chain, or
+    anywhere in the same function (a variable may carry it there)."""
+    node: cst.CSTNode = call
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value == "map":
+                return True
+            node = ctx.parent(parent) or parent
+            continue
+        break
+    scope = _owner(ctx, call)
+    return any(_owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
+
+
+def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
+    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+
+
+# TensorFlow Datasets image sets whose images come as tf.uint8.
+UINT8_TFDS = ("mnist", "fashion_mnist", "kmnist", "emnist", "cifar10", "cifar100", "svhn_cropped")
+
+
+def uint8_tfds_loads(ctx: FileContext):
+    """``tfds.load("mnist", split="train", as_supervised=True)`` calls: one split of a uint8 image
+    set as ``(image, label)`` pairs (a dataset, not a dict or a tuple with info)."""
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) != "load" or not call.args:
+            continue
+        if ctx.qualified_name(call.func) != "tensorflow_datasets.load":
+            continue
+        name = call.args[0].value
+        if call.args[0].keyword is not None or not isinstance(name, cst.SimpleString):
+            continue
+        if str(name.evaluated_value).split(":")[0] not in UINT8_TFDS:
+            continue
+        split, supervised, info = (_keyword_value(call, key) for key in ("split", "as_supervised", "with_info"))
+        if not isinstance(split, cst.SimpleString) or not (isinstance(supervised, cst.Name) and supervised.value == "True"):
+            continue
+        if info is not None and not (isinstance(info, cst.Name) and info.value == "False"):
+            continue
+        yield call
+
+
+def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
+    """``dataset.map(lambda image, label: (tf.cast(image, tf.float32), label))``."""
+    mapper = cst.parse_expression(f"lambda image, label: ({tf}.cast(image, {tf}.float32), label)")
+    return cst.Call(func=cst.Attribute(value=dataset, attr=cst.Name("map")), args=[cst.Arg(mapper)])
+
+
+def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str) -> None:
+    """``value`` gets ``.astype(...)`` when it certainly holds uint8 data: "int32" for a Keras
+    dataset's labels reaching a label slot (``role`` "y" or "labels"), else "float32", which holds
+    every uint8 value exactly. ``where`` names the place for the message."""
+    data = uint8_data(ctx, value)
+    if data is None:
+        return
+    dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
+    ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+    what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
+    name = ctx.module.code_for_node(value)
+    ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
+               f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+
+
+def cast_uint8_datasets(ctx: FileContext, code: str) -> None:
+    """The uint8 arrays ``Dataset.from_tensor_slices`` / ``from_tensors`` are built from get cast
+    (``cast_uint8``), and a ``tfds.load`` of a uint8 image set gets a ``tf.cast`` map; datasets
+    with their own ``map`` are left to the user. Used by the Keras (IPU106) and TF1 (IPU206) rules."""
+    for call, inputs in tensor_slices_inputs(ctx):
+        if is_mapped(ctx, call):
+            continue
+        for role, value in inputs:
+            cast_uint8(ctx, code, value, role, "the dataset")
+    for call in uint8_tfds_loads(ctx):
+        if is_mapped(ctx, call):
+            continue
+        tf = next((local for local, full in sorted(ctx.aliases.items())
+                   if full in ("tensorflow", "tensorflow.compat.v1")), None)
+        if tf is None:
+            continue
+        ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))
+        ctx.report(code, call, "the dataset holds uint8 images, which the IPU does not compute with: "
+                   f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)

@@ -250,9 +250,9 @@ class LegacyConfig(Rule):
             first = new[0].with_changes(leading_lines=line.leading_lines)
             if len(new) == 1:
                 first = first.with_changes(trailing_whitespace=line.trailing_whitespace)
-            new[0] = first
-            ctx.insert_before(line, new)
-            ctx.remove(line)
+            ctx.replace(line, first)
+            if new[1:]:
+                ctx.insert_after(line, new[1:])
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
         for call in legacy_calls:
             name = self._legacy(ctx, call)

@@ -1,11 +1,11 @@
 import libcst as cst
 
 from porter.context import dotted_name
+from porter.kerasmodel import IPU_STRATEGIES
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
 from porter.tf1util import calls_by_last_name, calls_named, find_calls, names_used
 
 OLD_KERAS = "tensorflow.python.ipu.keras."
-STRATEGIES = ("tensorflow.python.ipu.ipu_strategy.IPUStrategy", "tensorflow.python.ipu.ipu_strategy.IPUStrategyV1")
 # Layers that moved from ipu.keras.layers to ipu_tensorflow_addons.keras.layers (SDK 2.6 addons).
 ADDONS_LAYERS = frozenset({
     "AssumeEqualAcrossReplicas", "CTCInferenceLayer", "CTCLoss", "CTCPredictionsLayer", "SerialDense",
@@ -237,7 +237,7 @@ class LegacyKeras(Rule):
         names = ctx.__dict__.get("_ipu_strategy_names")
         if names is None:
             names = ctx.__dict__["_ipu_strategy_names"] = set()
-            for call in find_calls(ctx, *STRATEGIES):
+            for call in find_calls(ctx, *IPU_STRATEGIES):
                 assign = ctx.parent(call)
                 if isinstance(assign, cst.Assign) and assign.value is call:
                     names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
@@ -253,7 +253,7 @@ class LegacyKeras(Rule):
                             and scope.func.attr.value == "scope"):
                         owner = scope.func.value
                         if isinstance(owner, cst.Name) and owner.value in strategies or (
-                                isinstance(owner, cst.Call) and ctx.qualified_name(owner.func) in STRATEGIES):
+                                isinstance(owner, cst.Call) and ctx.qualified_name(owner.func) in IPU_STRATEGIES):
                             return True
             if isinstance(ancestor, cst.FunctionDef) and depth < 3:
                 calls = [call for call in calls_by_last_name(ctx, ancestor.name.value) if isinstance(call.func, cst.Name)]

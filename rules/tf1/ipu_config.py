@@ -1,11 +1,14 @@
-from porter.ipuconfig import configuration_statements, has_ipu_configuration
+import libcst as cst
+
+from porter.kerasmodel import IPU_CONFIG_MARKERS
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import session_calls
+from porter.tf1util import calls_by_last_name, find_calls, session_calls
+from rules.keras.ipu_config import config_name, config_statements
 
 
 class IpuConfig(Rule):
     code = "IPU203"
-    name = "ipu-config"
+    name = "tf1-ipu-config"
     kind = FIX
     frameworks = frozenset({TF1})
     summary = "Configure the IPU system (`IPUConfig`, `auto_select_ipus`, `configure_ipu_system()`) before the session."
@@ -29,7 +32,7 @@ class IpuConfig(Rule):
             "    loss = build_graph()\n\n"
             "    ipu_config = ipu.config.IPUConfig()\n"
             "    ipu_config.auto_select_ipus = 1\n"
-            "    ipu_config.configure_ipu_system()\n\n"
+            "    ipu_config.configure_ipu_system()\n"
             "    # train\n"
             "    with tf.Session() as sess:\n"
             "        sess.run(loss)\n",
@@ -61,9 +64,7 @@ class IpuConfig(Rule):
         if not sessions or has_ipu_configuration(ctx):
             return
         statement = ctx.statement_of(sessions[0])
-        new = configuration_statements(ctx.config.ipus)
-        if statement.leading_lines and not statement.leading_lines[0].comment:
-            new[0] = new[0].with_changes(leading_lines=[statement.leading_lines[0]])
+        new = config_statements(config_name(ctx), ctx.config.ipus)
         if ctx.insert_before(statement, new):
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, sessions[0], f"IPU system configured with {ctx.config.ipus} IPU(s) "
@@ -72,6 +73,13 @@ class IpuConfig(Rule):
             ctx.report(self.code, sessions[0], "configure the IPU system before this session: "
                        "`cfg = ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()`",
                        fixed=False)
+
+
+def has_ipu_configuration(ctx) -> bool:
+    """True when the file configures the IPU system already: ``IPUConfig``, ``configure_ipu_system``
+    (a function, or the method of a config made elsewhere), or the old ``ipu.utils`` API."""
+    return bool(find_calls(ctx, *IPU_CONFIG_MARKERS)) or any(
+        isinstance(call.func, cst.Attribute) for call in calls_by_last_name(ctx, "configure_ipu_system"))
 
 
 RULE = IpuConfig()

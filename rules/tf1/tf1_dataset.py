@@ -1,9 +1,5 @@
-import libcst as cst
-
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tfdata import fix_drop_remainder, uint8_dataset_inputs
-
-_CASTS = {"features": "float32", "labels": "int32"}
+from porter.tfdata import cast_uint8_datasets, fix_drop_remainder
 
 
 class Tf1Dataset(Rule):
@@ -45,11 +41,7 @@ class Tf1Dataset(Rule):
 
     def run(self, ctx) -> None:
         fix_drop_remainder(ctx, self.code)
-        for name, kind in uint8_dataset_inputs(ctx):
-            dtype = _CASTS[kind]
-            ctx.replace(name, cst.parse_expression(f'{name.value}.astype("{dtype}")'))
-            ctx.report(self.code, name, f"uint8 {kind} `{name.value}` are cast to {dtype} on the host: "
-                       "the IPU does not compute on uint8", fixed=True)
+        cast_uint8_datasets(ctx, self.code)
 
 
 RULE = Tf1Dataset()

@@ -85,11 +85,11 @@ class XlaCompile(Rule):
             "def main():\n"
             "    x = tf.placeholder(tf.float32, [8, 4])\n"
             "    # the model\n"
-            "    def model_fn(x):\n"
-            "        h = tf.layers.dense(x, 4)\n"
-            "        probabilities = tf.nn.softmax(h)\n"
-            "        return probabilities\n\n"
             "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        def model_fn(x):\n"
+            "            h = tf.layers.dense(x, 4)\n"
+            "            probabilities = tf.nn.softmax(h)\n"
+            "            return probabilities\n\n"
             "        [probabilities] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
             "    with tf.Session() as sess:\n"
             "        print(sess.run(probabilities, {x: batch}))\n",
@@ -249,21 +249,18 @@ class XlaCompile(Rule):
         taken = {node.value for node in ctx.nodes(cst.Name)}
         function = next(name for name in ("model_fn", "ipu_model_fn", "ipu_graph_fn") if name not in taken)
         returned = ", ".join(tensors + ops)
-        hoisted = id(scope) in ctx.__dict__.get("_tf1_hoisted", {})
-        blank = [cst.EmptyLine(indent=False)] * (2 if ctx.block_of(scope) is ctx.module else 1)
-        above = blank if hoisted or not scope.leading_lines else list(scope.leading_lines)
 
-        def build(moved):
+        def build(statements):
             template = cst.parse_statement(f"def {function}({', '.join(params)}):\n    return {returned}\n")
-            return [template.with_changes(leading_lines=above, body=template.body.with_changes(
-                body=[*moved, *template.body.body]))]
+            return template.with_changes(body=template.body.with_changes(body=[*statements, *template.body.body]))
 
-        if not ctx.move_before(scope, body, build):
-            return "its statements cannot be moved"
-        ctx.insert_after(body[-1], self._compiled(function, params, tensors, ops))
-        ctx.replace(scope, lambda node: node.with_changes(leading_lines=blank))
+        if not ctx.wrap(body[0], body[-1], build):
+            return "its statements cannot be moved into a function"
+        compiled = self._compiled(function, params, tensors, ops)
+        compiled[0] = compiled[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        ctx.insert_after(body[-1], compiled)
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
-        ctx.report(self.code, body[0], f"the graph built in the IPU scope moves into `{function}`, compiled "
+        ctx.report(self.code, body[0], f"the graph built in the IPU scope becomes `{function}`, compiled "
                    f"with `ipu.ipu_compiler.compile`" + self._ops_note(tensors, ops), fixed=True)
         return None
 

@@ -1,0 +1,301 @@
+"""Where a Keras script builds and trains its model: the analysis behind IPU102 and IPU103.
+
+The plan is computed once per file and shared by both rules:
+
+- model variables: names assigned a Keras model (``keras.Sequential(...)``, ``keras.Model(...)``,
+  ``load_model``, an instance of a ``keras.Model`` subclass of the file, or the result of a function
+  of the file that returns one);
+- regions: in the block that assigns a model variable, the statements from that assignment to the
+  last statement that uses a model variable. ``with tf.device("/gpu:0")`` blocks and the scopes of
+  other distribution strategies are transparent: they are unwrapped, and the region is taken in the
+  block around them. A function that only builds and returns a model is not a region: its caller's
+  scope covers it;
+- the anchor of each region: the statement of the function (or module) body that holds the region,
+  where the IPU configuration and the strategy go, once, outside any loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Set, Union
+
+import libcst as cst
+
+from porter.context import FileContext, bound_names
+from porter.cstutil import string_value
+
+MODEL_CONSTRUCTORS = frozenset({
+    "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
+    "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+})
+MODEL_BASES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
+DISTRIBUTION_STRATEGIES = frozenset({
+    "tensorflow.distribute.MirroredStrategy", "tensorflow.distribute.OneDeviceStrategy",
+    "tensorflow.distribute.MultiWorkerMirroredStrategy", "tensorflow.distribute.get_strategy",
+    "tensorflow.distribute.experimental.MultiWorkerMirroredStrategy",
+    "tensorflow.distribute.experimental.CentralStorageStrategy",
+    "tensorflow.distribute.experimental.ParameterServerStrategy",
+    "tensorflow.distribute.CentralStorageStrategy",
+})
+IPU_STRATEGIES = frozenset({
+    "tensorflow.python.ipu.ipu_strategy.IPUStrategy", "tensorflow.python.ipu.ipu_strategy.IPUStrategyV1",
+})
+IPU_CONFIG_MARKERS = frozenset({
+    "tensorflow.python.ipu.config.IPUConfig", "tensorflow.python.ipu.utils.IPUConfig",
+    "tensorflow.python.ipu.config.configure_ipu_system", "tensorflow.python.ipu.utils.create_ipu_config",
+    "tensorflow.python.ipu.utils.configure_ipu_system",
+})
+# Model methods whose override IPUStrategy's Keras extensions refuse (reference 1.4, rule 6).
+OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
+
+Block = Union[cst.Module, cst.IndentedBlock]
+
+
+@dataclass
+class Region:
+    block: Block
+    first: cst.BaseStatement
+    last: cst.BaseStatement
+    anchor: cst.BaseStatement  # statement of the function/module body before which set-up goes
+
+
+@dataclass
+class Plan:
+    regions: List[Region] = field(default_factory=list)
+    transparent: List[cst.With] = field(default_factory=list)  # device/strategy scopes to unwrap
+    unsafe_withs: List[cst.With] = field(default_factory=list)  # GPU scopes that cannot be unwrapped
+    replaced_strategies: List[cst.Call] = field(default_factory=list)
+    strategy_statement: Optional[cst.BaseStatement] = None  # an existing strategy assignment
+    strategy_name: str = "strategy"
+    has_ipu_strategy: bool = False
+    configured: bool = False
+    overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
+
+
+def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
+    """``tf.device("/gpu:0")``, ``tf.device("/device:GPU:0")``, ``tf.device("GPU")``..."""
+    if not isinstance(call, cst.Call) or ctx.qualified_name(call.func) not in (
+        "tensorflow.device", "tensorflow.compat.v1.device"
+    ):
+        return False
+    if not call.args:
+        return False
+    device = string_value(call.args[0].value)
+    return device is not None and "gpu" in device.lower()
+
+
+def _single_item(with_node: cst.With) -> Optional[cst.Call]:
+    if len(with_node.items) != 1 or with_node.items[0].asname is not None:
+        return None
+    item = with_node.items[0].item
+    return item if isinstance(item, cst.Call) else None
+
+
+def model_plan(ctx: FileContext) -> Plan:
+    cached = ctx.__dict__.get("_keras_model_plan")
+    if cached is None:
+        cached = ctx.__dict__["_keras_model_plan"] = _Analysis(ctx).plan()
+    return cached
+
+
+class _Analysis:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.plan_ = Plan()
+        self.model_classes: Set[str] = set()
+        self.builders: Set[str] = set()  # functions of the file that return a model
+        self.strategy_vars: Set[str] = set()
+        self._assignments: List[cst.Assign] = []
+        self._assignments_key = -1
+
+    def plan(self) -> Plan:
+        ctx, plan = self.ctx, self.plan_
+        self._find_model_classes()
+        self._find_strategies()
+        plan.configured = any(
+            ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
+        )
+        self._find_builders()
+        self._find_transparent_withs()
+        if not plan.has_ipu_strategy:
+            self._find_regions()
+        return plan
+
+    # ------------------------------------------------------------------ what the file defines
+    def _find_model_classes(self) -> None:
+        for cls in self.ctx.nodes(cst.ClassDef):
+            if any(self.ctx.keras_name(base.value) in MODEL_BASES for base in cls.bases):
+                self.model_classes.add(cls.name.value)
+                for statement in cls.body.body:
+                    if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
+                        self.plan_.overridden_hooks.append(statement)
+
+    def _find_strategies(self) -> None:
+        ctx, plan = self.ctx, self.plan_
+        names_in_use = set(ctx.aliases)
+        for call in ctx.nodes(cst.Call):
+            qualified = ctx.qualified_name(call.func)
+            if qualified in IPU_STRATEGIES:
+                plan.has_ipu_strategy = True
+            elif qualified in DISTRIBUTION_STRATEGIES:
+                plan.replaced_strategies.append(call)
+                parent = ctx.parent(call)
+                if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
+                        parent.targets[0].target, cst.Name):
+                    name = parent.targets[0].target.value
+                    self.strategy_vars.add(name)
+                    if plan.strategy_statement is None:
+                        plan.strategy_statement = ctx.statement_of(parent)
+                        plan.strategy_name = name
+        if plan.strategy_statement is None:
+            taken = names_in_use | {target.value for target in ctx.nodes(cst.Name)}
+            plan.strategy_name = "strategy" if "strategy" not in taken else "ipu_strategy"
+
+    def _is_model_call(self, node: cst.CSTNode) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        if self.ctx.keras_name(node.func) in MODEL_CONSTRUCTORS:
+            return True
+        if isinstance(node.func, cst.Name):
+            name = node.func.value
+            return (name in self.model_classes or name in self.builders) and self.ctx.qualified_name(
+                node.func) is None
+        return False
+
+    def _find_builders(self) -> None:
+        """Functions that return a Keras model, directly or through a local variable."""
+        functions = self.ctx.nodes(cst.FunctionDef)
+        changed = True
+        while changed:  # a builder may call another builder
+            changed = False
+            for function in functions:
+                name = function.name.value
+                if name in self.builders or self.ctx.enclosing(function, cst.ClassDef) is not None:
+                    continue
+                if self._returns_model(function):
+                    self.builders.add(name)
+                    changed = True
+
+    def _returns_model(self, function: cst.FunctionDef) -> bool:
+        models = self._model_variables(function)
+        for node in self.ctx.nodes(cst.Return):
+            if node.value is None or self.ctx.enclosing_function(node) is not function:
+                continue
+            value = node.value
+            if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
+                return True
+        return False
+
+    def _model_assignments(self) -> List[cst.Assign]:
+        # Depends on the builders found so far, so it is cached per number of builders.
+        key = len(self.builders)
+        if self._assignments_key != key:
+            self._assignments = [
+                assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_call(assign.value)
+            ]
+            self._assignments_key = key
+        return self._assignments
+
+    def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
+        names: Set[str] = set()
+        for assign in self._model_assignments():
+            if self.ctx.enclosing_function(assign) is function:
+                for target in assign.targets:
+                    names.update(bound_names(target.target))
+        return names
+
+    # ------------------------------------------------------------------- device/strategy scopes
+    def _find_transparent_withs(self) -> None:
+        ctx, plan = self.ctx, self.plan_
+        for with_node in ctx.nodes(cst.With):
+            gpu = any(is_gpu_device(ctx, item.item) for item in with_node.items)
+            item = _single_item(with_node)
+            strategy_scope = (
+                item is not None and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope"
+                and (ctx.qualified_name(item.func.value) is None and isinstance(item.func.value, cst.Name)
+                     and item.func.value.value in self.strategy_vars)
+            )
+            if not (gpu or strategy_scope):
+                continue
+            if (item is not None and ctx.block_of(with_node) is not None
+                    and isinstance(with_node.body, cst.IndentedBlock)):
+                plan.transparent.append(with_node)
+            elif gpu:
+                plan.unsafe_withs.append(with_node)
+
+    # -------------------------------------------------------------------------------- regions
+    def _find_regions(self) -> None:
+        ctx, plan = self.ctx, self.plan_
+        transparent = {id(node) for node in plan.transparent}
+        seen: Set[int] = set()
+        for assign in ctx.nodes(cst.Assign):
+            if not self._is_model_call(assign.value):
+                continue
+            statement = ctx.statement_of(assign)
+            block = ctx.block_of(statement) if statement is not None else None
+            if block is None:
+                continue
+            # Transparent scopes: look at the block around them.
+            while True:
+                owner = ctx.parent(block)
+                if owner is not None and id(owner) in transparent and ctx.block_of(owner) is not None:
+                    block = ctx.block_of(owner)
+                else:
+                    break
+            if id(block) in seen or self._inside_builder(block):
+                continue
+            seen.add(id(block))
+            region = self._region_in(block)
+            if region is not None:
+                plan.regions.append(region)
+
+    def _inside_builder(self, block: Block) -> bool:
+        function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
+        return function is not None and function.name.value in self.builders and self._is_called(function)
+
+    def _is_called(self, function: cst.FunctionDef) -> bool:
+        name = function.name.value
+        return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call))
+
+    def _region_in(self, block: Block) -> Optional[Region]:
+        """From the first statement of ``block`` that assigns a model to the last one that uses it."""
+        names: Set[str] = set()
+        for assign in self._model_assignments():
+            if self._top_statement(assign, block) is not None:
+                for target in assign.targets:
+                    names.update(bound_names(target.target))
+        if not names:
+            return None
+        uses = [
+            top for top in (self._top_statement(name, block) for name in self.ctx.nodes(cst.Name)
+                            if name.value in names)
+            if top is not None
+        ]
+        if not uses:
+            return None
+        order = {id(statement): index for index, statement in enumerate(block.body)}
+        uses.sort(key=lambda statement: order[id(statement)])
+        first, last = uses[0], uses[-1]
+        return Region(block, first, last, self._anchor(first))
+
+    def _top_statement(self, node: cst.CSTNode, block: Block) -> Optional[cst.BaseStatement]:
+        """The statement of ``block`` that holds ``node`` (not through a nested function)."""
+        child = node
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is block:
+                return child if isinstance(child, cst.BaseStatement) else None
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            child = ancestor
+        return None
+
+    def _anchor(self, statement: cst.BaseStatement) -> cst.BaseStatement:
+        """Where set-up for a region goes: before it, or before the outermost loop around it in
+        the same function, so that the IPU is configured once."""
+        anchor = statement
+        for ancestor in self.ctx.ancestors(statement):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                anchor = ancestor
+        return anchor

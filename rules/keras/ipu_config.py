@@ -1,0 +1,70 @@
+import libcst as cst
+
+from porter.cstutil import statement
+from porter.kerasmodel import model_plan
+from porter.rule import FIX, KERAS, Example, Rule
+
+
+def config_statements(name: str, ipus: int):
+    """The IPU system configuration of reference 1.2, shared with the TF1 rules."""
+    return [
+        statement(f"{name} = ipu.config.IPUConfig()"),
+        statement(f"{name}.auto_select_ipus = {ipus}"),
+        statement(f"{name}.configure_ipu_system()"),
+    ]
+
+
+def config_name(ctx) -> str:
+    taken = {name.value for name in ctx.nodes(cst.Name)}
+    return next(name for name in ("ipu_config", "ipu_configuration", "ipu_system_config") if name not in taken)
+
+
+class IpuConfig(Rule):
+    code = "IPU102"
+    name = "ipu-config"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = "Configure the IPU system once, before the model code: `IPUConfig`, `auto_select_ipus`."
+    rationale = (
+        "Nothing runs on an IPU until an `ipu.config.IPUConfig()` that selects IPUs is applied with "
+        "`configure_ipu_system()` (reference 1.2, seeds 000, 001, 003). The configuration goes once "
+        "where the model code starts, before the strategy is created, outside loops; `--ipus N` sets "
+        "`auto_select_ipus` (ask for a power of two)."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nipu_config = ipu.config.IPUConfig()\n"
+            "ipu_config.auto_select_ipus = 1\nipu_config.configure_ipu_system()\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n"
+            "cfg.auto_select_ipus = 2\ncfg.configure_ipu_system()\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        plan = model_plan(ctx)
+        if plan.configured or plan.has_ipu_strategy:
+            return
+        anchors = []
+        if plan.strategy_statement is not None:
+            anchors.append(plan.strategy_statement)
+        else:
+            anchors.extend(region.anchor for region in plan.regions)
+        name = config_name(ctx)
+        done = set()
+        for anchor in anchors:
+            if id(anchor) in done:
+                continue
+            done.add(id(anchor))
+            if ctx.insert_before(anchor, config_statements(name, ctx.config.ipus)):
+                ctx.report(self.code, anchor, f"IPU system configured with {ctx.config.ipus} IPU"
+                           f"{'s' if ctx.config.ipus != 1 else ''} before the model code", fixed=True)
+                ctx.add_import("tensorflow.python", "ipu")
+
+
+RULE = IpuConfig()
