@@ -311,7 +311,8 @@ def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
         return found
     found = cache[id(owner)] = set()
     for statement, name, value in assignments(ctx, owner):
-        if value is None and isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign):
+        if value is None and isinstance(statement, cst.SimpleStatementLine) and \
+                isinstance(statement.body[0], cst.Assign):
             value = statement.body[0].value  # `images, labels = iterator.get_next()`
         if isinstance(value, cst.Call) and (tf_call_name(ctx, value) in _PLACEHOLDERS or (
                 isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_next")):
@@ -389,7 +390,8 @@ def ipu_functions(ctx: FileContext) -> Set[str]:
             if isinstance(node, cst.Call):
                 if isinstance(node.func, cst.Name):
                     found.add(node.func.value)
-                if ctx.qualified_name(node.func) == IPU_COMPILE and node.args and isinstance(node.args[0].value, cst.Name):
+                if ctx.qualified_name(node.func) == IPU_COMPILE and node.args and \
+                        isinstance(node.args[0].value, cst.Name):
                     found.add(node.args[0].value.value)
     ctx.__dict__["_tf1_ipu_functions"] = found
     return found

@@ -21,7 +21,7 @@ class LegacyKeras(Rule):
     name = "legacy-keras"
     kind = FIX
     frameworks = frozenset({KERAS, TF1, TORCH})
-    summary = "Upgrade removed IPU Keras and PopTorch APIs: `ipu.keras` models and layers, `experimental_compile`, `anchorMode`."
+    summary = "Upgrade removed IPU APIs: `ipu.keras` models and layers, `experimental_compile`, `anchorMode`."
     rationale = (
         "`ipu.keras.Sequential`/`Model` were replaced by plain Keras models built in "
         "`IPUStrategy().scope()` (SDK 2.2); the `ipu.keras` module was removed in SDK 3.1: "
@@ -256,7 +256,8 @@ class LegacyKeras(Rule):
                                 isinstance(owner, cst.Call) and ctx.qualified_name(owner.func) in IPU_STRATEGIES):
                             return True
             if isinstance(ancestor, cst.FunctionDef) and depth < 3:
-                calls = [call for call in calls_by_last_name(ctx, ancestor.name.value) if isinstance(call.func, cst.Name)]
+                calls = [call for call in calls_by_last_name(ctx, ancestor.name.value)
+                         if isinstance(call.func, cst.Name)]
                 return bool(calls) and all(self._in_strategy_scope(ctx, c, depth + 1) for c in calls)
         return False
 

@@ -4,8 +4,9 @@ import libcst as cst
 
 from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, device_of, graph_inputs, hoistable, ipu_bound_scopes,
-                            find_calls, is_operation, local_function, names_bound, names_used, returned_values, session_calls)
+from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, device_of, find_calls, graph_inputs, hoistable,
+                            ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
+                            returned_values, session_calls)
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -26,8 +27,9 @@ class XlaCompile(Rule):
         "arguments stay in a `lambda`. `compile` returns the tensors only, as a list (operations run "
         "as their control dependencies), so the result is unpacked into the same names and each "
         "operation name becomes the op of the first tensor: `sess.run` calls keep working unchanged. "
-        "When the computation is not one such call, or the returned values are unclear, the porter "
-        "says what to do instead of guessing."
+        "Several statements become a function `model_fn` defined in the scope and compiled there, when "
+        "what goes in (graph inputs) and what comes out (tensors and operations used after the scope) "
+        "is clear. Otherwise the porter says what to do instead of guessing."
     )
     examples = (
         Example(
