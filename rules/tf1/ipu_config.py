@@ -67,7 +67,8 @@ class IpuConfig(Rule):
         new = config_statements(config_name(ctx), ctx.config.ipus)
         if ctx.insert_before(statement, new):
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
-            ctx.report(self.code, sessions[0], f"IPU system configured with {ctx.config.ipus} IPU(s) "
+            ipus = ctx.config.ipus
+            ctx.report(self.code, sessions[0], f"IPU system configured with {ipus} IPU{'s' if ipus != 1 else ''} "
                        "before the session", fixed=True)
         else:
             ctx.report(self.code, sessions[0], "configure the IPU system before this session: "

@@ -12,9 +12,10 @@ class Tf1Dataset(Rule):
         "Everything the IPU computation receives must have a fully defined shape, so `.batch(n)` "
         "needs `drop_remainder=True` (reference 1.8 and 3.4; seed 004); this is the same logic as the "
         "Keras rule IPU105. The IPU does not compute on uint8 (reference 1.11 and 6 item 20; seed 004 "
-        "casts on the host): the images of a Keras dataset loader (MNIST, Fashion-MNIST, CIFAR) passed "
-        "unchanged to `from_tensor_slices` are cast to float32 there, and their labels to int32. The "
-        "values are not rescaled."
+        "casts on the host): uint8 arrays (a Keras dataset loader's images, arrays made as uint8) that "
+        "reach `from_tensor_slices` unchanged are cast to float32 there, a Keras dataset's labels to "
+        "int32, and a `tfds.load` of a uint8 image set gets a `tf.cast` map; the same data flow as the "
+        "Keras rule IPU106. The values are not rescaled."
     )
     examples = (
         Example(
