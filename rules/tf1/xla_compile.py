@@ -237,6 +237,10 @@ class XlaCompile(Rule):
         used_after = self._used_after(ctx, scope, owner)
         outputs = [name for name in bound if name in used_after]
         if not outputs:
+            stored = [target for statement in body for node in walk(statement) if isinstance(node, cst.AssignTarget)
+                      for target in [node.target] if isinstance(target, (cst.Attribute, cst.Subscript))]
+            if stored:
+                return f"its results go to attributes such as `{cst.Module(body=[]).code_for_node(stored[0])}`"
             return "nothing it computes is used after it"
         kinds = {}
         for name in outputs:
