@@ -4,6 +4,7 @@ import libcst as cst
 
 from porter.context import dotted_name
 from porter.cstutil import is_false, is_true, string_value
+from porter.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 from porter.tf1util import find_calls
 
@@ -210,6 +211,17 @@ class LegacyConfig(Rule):
             "cfg.configure_ipu_system()\n",
         ),
         Example(
+            "import tensorflow.compat.v1 as tf\n"
+            "from tensorflow.python.ipu.utils import auto_select_ipus, configure_ipu_system, create_ipu_config\n\n"
+            "config = auto_select_ipus(create_ipu_config(), 4)\n"
+            "configure_ipu_system(config)\n",
+            "import tensorflow.compat.v1 as tf\n"
+            "from tensorflow.python import ipu\n\n"
+            "config = ipu.config.IPUConfig()\n"
+            "config.auto_select_ipus = 4\n"
+            "config.configure_ipu_system()\n",
+        ),
+        Example(
             "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
             "run_config = ipu.ipu_run_config.IPURunConfig(ipu_options=ipu.utils.create_ipu_config())\n",
         ),
@@ -254,6 +266,9 @@ class LegacyConfig(Rule):
             if new[1:]:
                 ctx.insert_after(line, new[1:])
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
+        drop_removed_import(ctx, self.code, UTILS.rstrip("."), {*_FUNCTIONS, "configure_ipu_system"}, handled,
+                            "the `ipu.utils` configuration functions were removed in SDK 2.4",
+                            "use `ipu.config.IPUConfig` (`from tensorflow.python import ipu`)")
         for call in legacy_calls:
             name = self._legacy(ctx, call)
             if name is not None and id(call) not in handled:

@@ -1,7 +1,7 @@
 import libcst as cst
 
-from porter.context import dotted_name
 from porter.kerasmodel import IPU_STRATEGIES
+from porter.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
 from porter.tf1util import calls_by_last_name, calls_named, find_calls, names_used
 
@@ -99,8 +99,8 @@ class LegacyKeras(Rule):
             "opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=10)\n",
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "model = ipu.keras.Sequential(layers, gradient_accumulation_count=8)\n",
+            "import tensorflow as tf\nfrom tensorflow.python.ipu.keras import Sequential\n\n"
+            "model = Sequential(layers, gradient_accumulation_count=8)\n",
         ),
         Example(
             "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
@@ -124,10 +124,12 @@ class LegacyKeras(Rule):
                     ctx.replace(call.func.attr, cst.Name("outputMode"))
                     ctx.report(self.code, call.func.attr, "`anchorMode` is `outputMode` since SDK 2.5", fixed=True)
                     self._rename_keyword(ctx, call, "anchor_return_period", "output_return_period")
-        for node in ctx.nodes(cst.ImportFrom):
-            line = ctx.parent(node)
-            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
-                self._old_import(ctx, line, node)
+        for module, removed in ((OLD_KERAS.rstrip("."), {"PipelineStage", *_MODEL_ARGS}),
+                                (OLD_KERAS + "layers", ADDONS_LAYERS)):
+            drop_removed_import(ctx, self.code, module, removed, self._upgraded(ctx),
+                                f"`{module}` was removed in SDK 3.1",
+                                "import these names from `tensorflow.keras`, `keras.ipu` or "
+                                "`ipu_tensorflow_addons.keras.layers`")
         for attribute in ctx.nodes(cst.Attribute):
             if ctx.qualified_name(attribute) == "poptorch.AnchorMode":
                 ctx.replace(attribute.attr, cst.Name("OutputMode"))
@@ -149,37 +151,9 @@ class LegacyKeras(Rule):
                 found.append(call)
         return found
 
-    def _old_import(self, ctx, line: cst.SimpleStatementLine, node: cst.ImportFrom) -> None:
-        """``from tensorflow.python.ipu.keras[.layers] import ...`` fails from SDK 3.1: removed when
-        every name it imports is one the rule upgrades where it is called."""
-        module = dotted_name(node.module) if node.module is not None and not node.relative else None
-        if module not in ("tensorflow.python.ipu.keras", "tensorflow.python.ipu.keras.layers"):
-            return
-        names = [] if isinstance(node.names, cst.ImportStar) else [dotted_name(alias.name) for alias in node.names]
-        known = ADDONS_LAYERS if module.endswith(".layers") else {"PipelineStage", *_MODEL_ARGS}
-        upgradable = names and all(name in known for name in names)
-        locals_ = [alias.asname.name.value if alias.asname else dotted_name(alias.name)
-                   for alias in ([] if isinstance(node.names, cst.ImportStar) else node.names)]
-        only_called = all(self._only_called(ctx, local) for local in locals_)
-        if upgradable and only_called and ctx.remove(line):
-            ctx.report(self.code, node, f"`{module}` was removed in SDK 3.1: import dropped, its uses upgraded",
-                       fixed=True)
-        else:
-            ctx.report(self.code, node, f"`{module}` was removed in SDK 3.1: import these names from "
-                       "`tensorflow.keras`, `keras.ipu` or `ipu_tensorflow_addons.keras.layers`", fixed=False)
-
     @staticmethod
-    def _only_called(ctx, local: str) -> bool:
-        """True when every use of ``local`` is the function of a call (so the call is upgraded)."""
-        for name in ctx.nodes(cst.Name):
-            if name.value != local:
-                continue
-            parent = ctx.parent(name)
-            if isinstance(parent, (cst.ImportAlias, cst.AsName)):
-                continue
-            if not (isinstance(parent, cst.Call) and parent.func is name):
-                return False
-        return True
+    def _upgraded(ctx) -> set:
+        return ctx.__dict__.setdefault("_ipu011_upgraded", set())
 
     def _rename_keyword(self, ctx, call: cst.Call, old: str, new: str) -> None:
         for arg in call.args:
@@ -192,11 +166,13 @@ class LegacyKeras(Rule):
             layer = name[len("layers."):]
             ctx.add_import("ipu_tensorflow_addons.keras", "layers", "ipu_layers", code=self.code)
             ctx.replace(call.func, cst.parse_expression(f"ipu_layers.{layer}"))
+            self._upgraded(ctx).add(id(call))
             ctx.report(self.code, call.func, f"`ipu.keras.layers.{layer}` is "
                        f"`ipu_tensorflow_addons.keras.layers.{layer}`", fixed=True)
         elif name == "PipelineStage":
             keras = self._keras_module(ctx, pipeline=True)
             ctx.replace(call.func, cst.parse_expression(f"{keras}.ipu.PipelineStage"))
+            self._upgraded(ctx).add(id(call))
             ctx.report(self.code, call.func, "`ipu.keras.PipelineStage` is `keras.ipu.PipelineStage`", fixed=True)
         elif name in _MODEL_ARGS:
             extra = [arg.keyword.value for arg in call.args
@@ -212,6 +188,7 @@ class LegacyKeras(Rule):
                 ctx.report(self.code, call, f"build this `keras.{name}` inside `strategy.scope()` of an "
                            "`ipu.ipu_strategy.IPUStrategy()`", fixed=False)
             ctx.replace(call.func, cst.parse_expression(f"{keras}.{name}"))
+            self._upgraded(ctx).add(id(call))
             ctx.report(self.code, call.func, f"`ipu.keras.{name}` is a plain `keras.{name}` built in "
                        "`strategy.scope()`", fixed=True)
         else:
