@@ -219,7 +219,8 @@ class XlaCompile(Rule):
         extra = [name for name in ops if name != "_"] if tensors else []
         if not extra:
             return ""
-        return f"; {', '.join(f'`{name}`' for name in extra)} now runs it through `{tensors[0]}.op`"
+        return (f"; {', '.join(f'`{name}`' for name in extra)} now runs it through `{tensors[0]}.op`, and "
+                f"fetching {', '.join(f'`{name}`' for name in tensors)} runs the whole step too")
 
     def _extract(self, ctx, scope: cst.With, body) -> Optional[str]:
         """Several statements: move them into a function compiled in the scope, when what goes in
