@@ -137,17 +137,19 @@ class LegacyKeras(Rule):
 
     @staticmethod
     def _old_keras_candidates(ctx):
-        """Calls that may reach ``ipu.keras``: through a name imported from ``tensorflow.python``
-        (``ipu.keras.Sequential``, ``LSTM`` imported from ``ipu.keras.layers``...)."""
+        """Calls that may reach ``ipu.keras``: spelled ``<name from tensorflow.python>...keras...``
+        (``ipu.keras.Sequential``), or a name imported from it (``LSTM`` from ``ipu.keras.layers``)."""
         heads = {local for local, full in ctx.aliases.items() if full.startswith("tensorflow.python")}
         if not heads:
             return []
+        imported = {local for local, full in ctx.aliases.items() if full.startswith(OLD_KERAS)}
         found = []
         for call in ctx.nodes(cst.Call):
-            node = call.func
+            node, spelled_keras = call.func, False
             while isinstance(node, cst.Attribute):
+                spelled_keras = spelled_keras or node.attr.value == "keras"
                 node = node.value
-            if isinstance(node, cst.Name) and node.value in heads:
+            if isinstance(node, cst.Name) and (node.value in imported or spelled_keras and node.value in heads):
                 found.append(call)
         return found
 
