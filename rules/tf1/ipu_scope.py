@@ -71,8 +71,8 @@ class IpuScope(Rule):
 
     def run(self, ctx) -> None:
         for scope in ctx.nodes(cst.With):
-            if len(scope.items) > 1 and any(device_of(ctx, item.item) is not None
-                                            and device_of(ctx, item.item)[0].startswith("gpu") for item in scope.items):
+            devices = [device_of(ctx, item.item) for item in scope.items] if len(scope.items) > 1 else []
+            if any(found is not None and found[0].startswith("gpu") for found in devices):
                 ctx.report(self.code, scope, "a GPU device scope combined with other context managers: put "
                            "the graph in its own `with ipu.scopes.ipu_scope(\"/device:IPU:0\"):`", fixed=False)
         for scope, kind, device in device_scopes(ctx):
