@@ -219,6 +219,8 @@ class FileContext:
         # Notebook cell markers: module-level statements that separate the cells (never edited,
         # never wrapped into a block).
         self.barriers: Set[int] = set()
+        # The rendered (edited) version of each dirty node, filled in while edits are applied.
+        self.latest: Dict[int, cst.CSTNode] = {}
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
@@ -457,7 +459,7 @@ class FileContext:
                 break
             self.dirty.add(id(ancestor))
 
-    def replace(self, node: cst.CSTNode, replacement: Replacement) -> None:
+    def replace(self, node: cst.CSTNode, replacement: Replacement) -> bool:
         """Replace ``node`` by a new node, or by ``replacement(updated_node)``. Several rules may
         replace the same node: their replacements are applied in rule order."""
         if id(node) in self.barriers or not self.allowed(node):
@@ -505,6 +507,26 @@ class FileContext:
             return False
         self.inserted_after.setdefault(id(statement), []).extend(new)
         return True
+
+    def move_before(self, target: cst.BaseStatement, statements: Sequence[cst.BaseStatement],
+                    build: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> bool:
+        """Remove ``statements`` (from any block) and insert ``build(their edited versions)``
+        before ``target``. The statements keep the edits other rules ask for inside them; they
+        must be in ``target`` or in its block (rebuilt after theirs). ``statements`` is read when
+        the edits are applied: a list the caller extends later (with ``remove`` called on each
+        new statement) moves them all into one ``build``."""
+        if self.block_of(target) is None or any(self.block_of(s) is None for s in statements):
+            return False
+        for moved in statements:
+            self.remove(moved)
+        self._block_request(target)
+        self.inserted_before.setdefault(id(target), []).append(
+            _Deferred(lambda: list(build([self.updated(s) for s in statements]))))  # type: ignore[arg-type]
+        return True
+
+    def updated(self, node: cst.CSTNode) -> cst.CSTNode:
+        """While edits are applied: the edited version of ``node`` (``node`` itself if unedited)."""
+        return self.latest.get(id(node), node)
 
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]) -> bool:
@@ -571,6 +593,13 @@ class FileContext:
     @property
     def changed(self) -> bool:
         return bool(self.dirty or self.imports)
+
+
+class _Deferred:
+    """Statements built only when the edits are applied (see ``FileContext.move_before``)."""
+
+    def __init__(self, build: Callable[[], List[cst.BaseStatement]]) -> None:
+        self.build = build
 
 
 @dataclasses.dataclass

@@ -29,7 +29,7 @@ EXPECTED_SOURCES = [
     ["%matplotlib inline\n", "!pip install -q tensorflow-datasets\n", "import tensorflow as tf\n",
      "from tensorflow.python import ipu"],
     ["(x, y), _ = tf.keras.datasets.mnist.load_data()\n",
-     "dataset = tf.data.Dataset.from_tensor_slices((x / 255.0, y.astype("int32"))).batch(32, drop_remainder=True)"],
+     'dataset = tf.data.Dataset.from_tensor_slices((x / 255.0, y.astype("int32"))).batch(32, drop_remainder=True)'],
     ["ipu_config = ipu.config.IPUConfig()\n", "ipu_config.auto_select_ipus = 1\n",
      "ipu_config.configure_ipu_system()\n", "strategy = ipu.ipu_strategy.IPUStrategy()\n",
      "with strategy.scope():\n", "    model = tf.keras.Sequential([\n", "        tf.keras.layers.Flatten(),\n",
