@@ -10,7 +10,7 @@ _FEED_NAME_POSITION = {INFEED: 1, OUTFEED: 0}
 
 
 class LegacyFeeds(Rule):
-    code = "IPU012"
+    code = "IPU014"
     name = "legacy-feeds"
     kind = FIX
     frameworks = frozenset({KERAS, TF1})
