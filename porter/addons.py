@@ -6,7 +6,7 @@ under any import spelling, reading their arguments, passing positional arguments
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -65,6 +65,30 @@ def addons_alias(ctx: FileContext) -> Optional[str]:
     if any(node.value == ALIAS for node in ctx.nodes(cst.Name)):
         return None
     return ALIAS
+
+
+def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
+                unsafe_reason: Callable[[FileContext, cst.Call, str], Optional[str]],
+                orders: Dict[str, Sequence[str]], keep_positional: Optional[int] = 1) -> None:
+    """Swap each call of the Keras ``layers`` for the IPU layer, or report why not (the reason
+    ``unsafe_reason`` gives); then drop the imports the swaps leave unused. ``keep_positional``:
+    how many positional arguments stay positional (None: all, the orders being the same)."""
+    swapped_funcs = set()
+    local = addons_alias(ctx)
+    for call, layer in layer_calls(ctx, layers):
+        reason = unsafe_reason(ctx, call, layer)
+        if reason is None and local is None:
+            reason = f"the name `{ALIAS}` is taken in this file"
+        if reason is not None:
+            ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
+                       f"{layer}`: {reason} (reference 2.2)", fixed=False)
+            continue
+        order = orders[layer]
+        keywords = swap(ctx, code, call, layer, local, order, len(order) if keep_positional is None else keep_positional)
+        extra = f", with {', '.join(f'`{name}`' for name in keywords)} passed by keyword" if keywords else ""
+        ctx.report(code, call, f"`{layer}` becomes `ipu_tensorflow_addons.keras.layers.{layer}`{extra}", fixed=True)
+        swapped_funcs.add(id(call.func))
+    drop_unused_imports(ctx, code, swapped_funcs, layers)
 
 
 def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],

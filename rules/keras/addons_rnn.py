@@ -2,8 +2,7 @@ from typing import Optional
 
 import libcst as cst
 
-from porter.addons import (ALIAS, Unsafe, addons_alias, bound_arguments, check_no_mask, drop_unused_imports,
-                           layer_calls, swap)
+from porter.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
 from porter.cstutil import string_value
 from porter.kerasutil import is_literal_false, number_value
 from porter.rule import FIX, KERAS, Example, Rule
@@ -140,22 +139,7 @@ class AddonsRnn(Rule):
     )
 
     def run(self, ctx) -> None:
-        swapped_funcs = set()
-        local = addons_alias(ctx)
-        for call, layer in layer_calls(ctx, ("LSTM", "GRU")):
-            reason = self._unsafe_reason(ctx, call, layer)
-            if reason is None and local is None:
-                reason = f"the name `{ALIAS}` is taken in this file"
-            if reason is not None:
-                ctx.report(self.code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
-                           f"{layer}`: {reason} (reference 2.2)", fixed=False)
-                continue
-            keywords = swap(ctx, self.code, call, layer, local, _ORDER[layer])
-            extra = f", with {', '.join(f'`{name}`' for name in keywords)} passed by keyword" if keywords else ""
-            ctx.report(self.code, call, f"`{layer}` becomes `ipu_tensorflow_addons.keras.layers.{layer}`{extra}",
-                       fixed=True)
-            swapped_funcs.add(id(call.func))
-        drop_unused_imports(ctx, self.code, swapped_funcs, ("LSTM", "GRU"))
+        swap_layers(ctx, self.code, ("LSTM", "GRU"), self._unsafe_reason, _ORDER)
 
     # ------------------------------------------------------------------------------ safety
     def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
