@@ -280,7 +280,7 @@ def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
         for finding in outcome.findings:
             where = f"cell {finding.cell}, line {finding.line}" if finding.cell else f"line {finding.line}"
             status = "fixed" if finding.fixed else "manual"
-            lines.append(f"- `{finding.code}` {where}: {finding.message} ({status})")
+            lines.append(f"- `{finding.code}` {where} ({status}): {finding.message}")
         if outcome.changed:
             diff = [line for line in unified_diff(outcome).splitlines() if not line.startswith(("--- ", "+++ "))]
             fence = "```"

@@ -2,7 +2,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from porter.addons import INPUTS, Unsafe, bound_arguments, sequential_prefix, swap_layers
+from porter.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
 from porter.cstutil import argument, keyword, string_value
 from porter.kerasutil import is_literal_false, last_name, values_of
 from porter.rule import FIX, KERAS, Example, Rule
@@ -49,8 +49,9 @@ class AddonsLayers(Rule):
         "only when none of these is passed and its input is visibly 2-D integer ids (a `keras.Input(shape="
         "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
         "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
-        "no seed and no or a fully static `noise_shape`. Layers left as they are get a finding saying "
-        "why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
+        "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
+        "`Dropout` passes a mask on; the reference does not say the IPU one does). Layers left as they "
+        "are get a finding saying why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
         "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
         "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "
         "swapped: the addons `Dense` (SDK 3.1+) is an FP8 layer fed by `ConvertToF8`, not a replacement."
@@ -134,6 +135,7 @@ class AddonsLayers(Rule):
                 self._check_embedding(ctx, call, values)
             else:
                 self._check_dropout(values)
+                check_no_mask(ctx, call)
         except Unsafe as error:
             return str(error)
         return None

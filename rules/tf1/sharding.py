@@ -288,10 +288,15 @@ def _bound_in_order(statement: cst.BaseStatement) -> List[str]:
 
 
 def shard_block(index: int, statements: List[cst.BaseStatement]) -> cst.With:
-    """``with ipu.scopes.ipu_shard(index):`` around ``statements``."""
+    """``with ipu.scopes.ipu_shard(index):`` around ``statements``; the comments and blank lines
+    above the first statement go above the block."""
     block = cst.parse_statement(f"with ipu.scopes.ipu_shard({index}):\n    pass\n")
     assert isinstance(block, cst.With)
-    return block.with_changes(body=block.body.with_changes(body=list(statements)))
+    statements = list(statements)
+    above = getattr(statements[0], "leading_lines", ())
+    if above:
+        statements[0] = statements[0].with_changes(leading_lines=())
+    return block.with_changes(body=block.body.with_changes(body=statements), leading_lines=above)
 
 
 RULE = Sharding()
