@@ -15,6 +15,11 @@ _HEAVY = {"dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_
 _HEAVY_WEIGHT = 3
 # Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1).
 _TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group"}
+_HEAD = "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+_TRAIN = "    train_op = tf.train.AdamOptimizer().minimize(loss)\n    return loss, train_op\n\n\n"
+_COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+               "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n")
+_COMPILE_X = "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
 _HOW = "put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first (reference 3.1)"
 
 
@@ -38,55 +43,32 @@ class Sharding(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x, y):\n"
+            _HEAD + "def model_fn(x, y):\n"
             "    h = tf.layers.dense(x, 256, activation=tf.nn.relu)\n"
             "    logits = tf.layers.dense(h, 10)\n"
-            "    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n"
-            "    train_op = tf.train.AdamOptimizer().minimize(loss)\n"
-            "    return loss, train_op\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x, y):\n"
+            "    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n" + _TRAIN + _COMPILE_XY,
+            _HEAD + "def model_fn(x, y):\n"
             "    with ipu.scopes.ipu_shard(0):\n"
             "        h = tf.layers.dense(x, 256, activation=tf.nn.relu)\n"
             "    with ipu.scopes.ipu_shard(1):\n"
             "        logits = tf.layers.dense(h, 10)\n"
-            "        loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n"
-            "    train_op = tf.train.AdamOptimizer().minimize(loss)\n"
-            "    return loss, train_op\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n",
+            "        loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n" + _TRAIN + _COMPILE_XY,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x):\n"
-            "    return resnet.build(x)\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n",
+            _HEAD + "def model_fn(x):\n    return resnet.build(x)\n\n\n" + _COMPILE_X,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x):\n"
-            "    with ipu.scopes.ipu_shard(0):\n"
-            "        h = tf.layers.dense(x, 64)\n"
-            "    with ipu.scopes.ipu_shard(1):\n"
-            "        out = tf.layers.dense(h, 10)\n"
-            "    return out\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n",
+            _HEAD + "def model_fn(x):\n"
+            "    with ipu.scopes.ipu_shard(0):\n        h = tf.layers.dense(x, 64)\n"
+            "    with ipu.scopes.ipu_shard(1):\n        out = tf.layers.dense(h, 10)\n"
+            "    return out\n\n\n" + _COMPILE_X,
             reported=False, options={"shards": 2, "ipus": 2},
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x):\n"
-            "    h = tf.layers.dense(x, 64)\n"
-            "    return tf.layers.dense(h, 10)\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n",
+            _HEAD + "def model_fn(x):\n    h = tf.layers.dense(x, 64)\n    return tf.layers.dense(h, 10)\n\n\n"
+            + _COMPILE_X,
             reported=False,
         ),
     )
