@@ -13,13 +13,15 @@ _HEAVY = {"dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_
           "get_variable", "Variable", "Dense", "Conv1D", "Conv2D", "Conv3D", "embedding_lookup",
           "batch_normalization", "lstm", "gru", "dynamic_rnn", "Embedding", "LSTM", "GRU"}
 _HEAVY_WEIGHT = 3
-# Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1).
+# Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1);
+# so do the other `tf.train` calls (global step, learning-rate schedules).
 _TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group"}
 _HEAD = "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
 _TRAIN = "    train_op = tf.train.AdamOptimizer().minimize(loss)\n    return loss, train_op\n\n\n"
 _COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
                "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n")
 _COMPILE_X = "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
+_LOOPS = ("tensorflow.python.ipu.loops.repeat", "tensorflow.python.ipu.loops.while_loop")
 _HOW = "put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first (reference 3.1)"
 
 
@@ -35,7 +37,8 @@ class Sharding(Rule):
         "(seed 002, \"Sharding a graph\"; reference 3.1). With `--shards N` (a power of two, at most "
         "`--ipus`), the top-level statements of that function (the user's, or the one IPU202 makes) are "
         "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a variable "
-        "counts three calls, any other call one), and IPU203 selects N IPUs. The training statements at "
+        "counts three calls, any other call one), and IPU203 selects N IPUs (an existing `auto_select_ipus` "
+        "literal below N becomes N). The training statements at "
         "the end (`minimize`, `apply_gradients`, the optimizer) and the `return` stay after the blocks: "
         "gradients take the shard of their forward ops. A computation the porter cannot split (one call "
         "to a function from elsewhere, fewer statements than shards, an early `return`) is reported "
@@ -53,6 +56,25 @@ class Sharding(Rule):
             "    with ipu.scopes.ipu_shard(1):\n"
             "        logits = tf.layers.dense(h, 10)\n"
             "        loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n" + _TRAIN + _COMPILE_XY,
+            options={"shards": 2, "ipus": 2},
+        ),
+        Example(
+            _HEAD + "def main(steps):\n"
+            "    def body(x):\n        h = tf.layers.dense(x, 64)\n        out = tf.layers.dense(h, 1)\n"
+            "        return outfeed.enqueue(out)\n\n"
+            "    def loop():\n        return ipu.loops.repeat(steps, body, [], infeed)\n\n"
+            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        run = ipu.ipu_compiler.compile(loop, inputs=[])\n"
+            "    cfg = ipu.config.IPUConfig()\n    cfg.auto_select_ipus = 1\n",
+            _HEAD + "def main(steps):\n"
+            "    def body(x):\n"
+            "        with ipu.scopes.ipu_shard(0):\n            h = tf.layers.dense(x, 64)\n"
+            "        with ipu.scopes.ipu_shard(1):\n            out = tf.layers.dense(h, 1)\n"
+            "        return outfeed.enqueue(out)\n\n"
+            "    def loop():\n        return ipu.loops.repeat(steps, body, [], infeed)\n\n"
+            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "        run = ipu.ipu_compiler.compile(loop, inputs=[])\n"
+            "    cfg = ipu.config.IPUConfig()\n    cfg.auto_select_ipus = 2\n",
             options={"shards": 2, "ipus": 2},
         ),
         Example(
@@ -84,15 +106,24 @@ class Sharding(Rule):
             if function is None:
                 ctx.report(self.code, call, f"the computation compiled here is not a function of this file, "
                            f"so it is not split over {shards} IPUs: {_HOW}", fixed=False)
-            elif id(function) not in done:
-                done.add(id(function))
-                self._shard_function(ctx, function, shards)
+            else:
+                self._shard_function(ctx, function, shards, done)
         for kind, node, name in compiled_now(ctx):  # what IPU202 compiles in this port
-            if kind == "function" and id(node) not in done:
-                done.add(id(node))
-                self._shard_function(ctx, node, shards)
+            if kind == "function":
+                self._shard_function(ctx, node, shards, done)
             elif kind == "statements":
                 self._shard_statements(ctx, node, name, shards)
+        self._check_ipus_selected(ctx, shards)
+
+    def _check_ipus_selected(self, ctx, shards: int) -> None:
+        """An existing ``cfg.auto_select_ipus = K`` with K < N selects N IPUs, one per shard."""
+        for assign in ctx.nodes(cst.Assign):
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if isinstance(target, cst.Attribute) and target.attr.value == "auto_select_ipus" and \
+                    isinstance(assign.value, cst.Integer) and int(assign.value.value) < shards:
+                if ctx.replace(assign.value, assign.value.with_changes(value=str(shards))):
+                    ctx.report(self.code, assign.value, f"`auto_select_ipus` becomes {shards} (was "
+                               f"{assign.value.value}): one IPU per shard", fixed=True)
 
     @staticmethod
     def _function_of(ctx, computation: cst.BaseExpression, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -110,7 +141,10 @@ class Sharding(Rule):
                       and ctx.enclosing_function(node) is owner]
         return candidates[0] if len(candidates) == 1 else None
 
-    def _shard_function(self, ctx, function: cst.FunctionDef, shards: int) -> None:
+    def _shard_function(self, ctx, function: cst.FunctionDef, shards: int, done: set) -> None:
+        if id(function) in done:
+            return
+        done.add(id(function))
         name = function.name.value
         if not isinstance(function.body, cst.IndentedBlock):
             ctx.report(self.code, function.name, f"`{name}` is on one line, so it is not split over {shards} "
@@ -123,8 +157,7 @@ class Sharding(Rule):
         if body and _is_docstring(body[0]):
             body = body[1:]
         returns = [node for statement in body for node in walk(statement) if isinstance(node, cst.Return)]
-        if returns and not (len(returns) == 1 and isinstance(body[-1], cst.SimpleStatementLine)
-                            and returns[0] in body[-1].body):
+        if returns and not (len(returns) == 1 and any(node is returns[0] for node in walk(body[-1]))):
             ctx.report(self.code, function.name, f"`{name}` returns early, so it is not split over {shards} IPUs: "
                        f"{_HOW}", fixed=False)
             return
@@ -133,12 +166,29 @@ class Sharding(Rule):
             body = body[:-1]
         groups, tail = split(body, shards)
         if groups is None:
+            loop_body = self._loop_body(ctx, body[:len(body) - len(tail)] or ([returned] if returned else []))
+            if loop_body is not None:  # `return ipu.loops.repeat(n, body, ...)`: shard the loop's body
+                self._shard_function(ctx, loop_body, shards, done)
+                return
             ctx.report(self.code, function.name, self._too_small(name, body, tail, shards, returned), fixed=False)
             return
         for index, group in enumerate(groups):
             ctx.wrap(group[0], group[-1], lambda statements, index=index: shard_block(index, statements))
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, function.name, self._split_message(name, groups, tail), fixed=True)
+
+    @staticmethod
+    def _loop_body(ctx, statements) -> Optional[cst.FunctionDef]:
+        """The function of the file an ``ipu.loops.repeat``/``while_loop`` in the one statement
+        ``statements`` runs as its body."""
+        if len(statements) != 1:
+            return None
+        for node in walk(statements[0]):
+            if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _LOOPS:
+                body = argument(node, "body", 1)
+                if body is not None and isinstance(body.value, cst.Name):
+                    return local_function(ctx, body.value.value, node)
+        return None
 
     def _shard_statements(self, ctx, statements: List[cst.BaseStatement], name: str, shards: int) -> None:
         """The statements IPU202 moves into the function ``name``: split them when it builds it."""
@@ -248,8 +298,9 @@ def _is_training(statement: cst.CSTNode) -> bool:
     """A statement that makes the optimizer, the gradients or the training op."""
     for node in walk(statement):
         if isinstance(node, cst.Call):
-            callee = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-            if callee in _TRAINING or callee.endswith("Optimizer"):
+            dotted = dotted_name(node.func) or ""
+            callee = dotted.rsplit(".", 1)[-1]
+            if callee in _TRAINING or callee.endswith("Optimizer") or ".train." in f".{dotted}":
                 return True
     return False
 
