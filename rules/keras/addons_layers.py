@@ -187,7 +187,7 @@ class AddonsLayers(Rule):
         spelled = string_value(value)
         if spelled is None and isinstance(value, cst.Attribute):
             qualified = ctx.qualified_name(value) or ""
-            spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith("tensorflow.") else None
+            spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
         return spelled in _INTEGER_DTYPES
 
     @staticmethod
