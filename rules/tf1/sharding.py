@@ -15,7 +15,8 @@ _HEAVY = {"dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_
 _HEAVY_WEIGHT = 3
 # Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1);
 # so do the other `tf.train` calls (global step, learning-rate schedules).
-_TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group"}
+# An outfeed's `enqueue` (the results leaving the loop) stays after the shards too.
+_TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group", "enqueue"}
 _HEAD = "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
 _TRAIN = "    train_op = tf.train.AdamOptimizer().minimize(loss)\n    return loss, train_op\n\n\n"
 _COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
@@ -32,16 +33,17 @@ class Sharding(Rule):
     frameworks = frozenset({TF1})
     summary = "With `--shards N`, split the compiled TF1 computation over N IPUs with `ipu.scopes.ipu_shard`."
     rationale = (
-        "A model too big for one IPU is sharded: its graph is split into parts, each on its own IPU, with "
-        "`with ipu.scopes.ipu_shard(i):` inside the computation `ipu.ipu_compiler.compile` compiles "
+        "A model too big for one IPU is sharded: its graph is split into parts, each on its own IPU, "
+        "with `with ipu.scopes.ipu_shard(i):` inside the computation `ipu.ipu_compiler.compile` compiles "
         "(seed 002, \"Sharding a graph\"; reference 3.1). With `--shards N` (a power of two, at most "
         "`--ipus`), the top-level statements of that function (the user's, or the one IPU202 makes) are "
-        "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a variable "
-        "counts three calls, any other call one), and IPU203 selects N IPUs (an existing `auto_select_ipus` "
-        "literal below N becomes N). The training statements at "
-        "the end (`minimize`, `apply_gradients`, the optimizer) and the `return` stay after the blocks: "
-        "gradients take the shard of their forward ops. A computation the porter cannot split (one call "
-        "to a function from elsewhere, fewer statements than shards, an early `return`) is reported "
+        "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a "
+        "variable counts three calls, any other call one), and IPU203 selects N IPUs (an existing "
+        "`auto_select_ipus` literal below N becomes N). The training statements at the end (`minimize`, "
+        "`apply_gradients`, the optimizer, other `tf.train` calls) and a `return` of names stay after "
+        "the blocks: gradients take the shard of their forward ops; a `return` that computes (`return "
+        "tf.layers.dense(h, 10)`) goes in the last block. A computation the porter cannot split (one "
+        "call to a function from elsewhere, fewer statements than shards, an early `return`) is reported "
         "instead; a computation that already uses `ipu_shard` is left alone."
     )
     examples = (
@@ -75,6 +77,13 @@ class Sharding(Rule):
             "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
             "        run = ipu.ipu_compiler.compile(loop, inputs=[])\n"
             "    cfg = ipu.config.IPUConfig()\n    cfg.auto_select_ipus = 2\n",
+            options={"shards": 2, "ipus": 2},
+        ),
+        Example(
+            _HEAD + "def model_fn(x):\n    h = tf.layers.dense(x, 64)\n    return tf.layers.dense(h, 10)\n\n\n"
+            + _COMPILE_X,
+            _HEAD + "def model_fn(x):\n    with ipu.scopes.ipu_shard(0):\n        h = tf.layers.dense(x, 64)\n"
+            "    with ipu.scopes.ipu_shard(1):\n        return tf.layers.dense(h, 10)\n\n\n" + _COMPILE_X,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
@@ -165,6 +174,10 @@ class Sharding(Rule):
         if returns:
             body = body[:-1]
         groups, tail = split(body, shards)
+        if returned is not None and not tail and isinstance(returned, cst.SimpleStatementLine) and any(
+                isinstance(node, cst.Call) for node in walk(returned)) and not _is_training(returned):
+            body, returned = [*body, returned], None  # `return layer(h)` computes: it goes in the last shard
+            groups, tail = split(body, shards)
         if groups is None:
             loop_body = self._loop_body(ctx, body[:len(body) - len(tail)] or ([returned] if returned else []))
             if loop_body is not None:  # `return ipu.loops.repeat(n, body, ...)`: shard the loop's body
@@ -172,6 +185,8 @@ class Sharding(Rule):
                 return
             ctx.report(self.code, function.name, self._too_small(name, body, tail, shards, returned), fixed=False)
             return
+        if not all(ctx.allowed(statement) for group in groups for statement in group):
+            return  # a suppression comment stops the rule inside: no partial split
         for index, group in enumerate(groups):
             ctx.wrap(group[0], group[-1], lambda statements, index=index: shard_block(index, statements))
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
@@ -210,17 +225,20 @@ class Sharding(Rule):
     @staticmethod
     def _too_small(name: str, body, tail, shards: int, returned=None) -> str:
         forward = body[:len(body) - len(tail)]
-        if not forward and returned is not None:
-            forward = [returned]
+        if returned is not None and any(isinstance(node, cst.Call) for node in walk(returned)):
+            forward = [*forward, returned]  # the return computes too
         if len(forward) == 1:
             calls = [node for node in walk(forward[0]) if isinstance(node, cst.Call)]
-            callee = dotted_name(calls[0].func) if calls else None
-            what = f"one call (`{callee}(...)`)" if callee else "one statement"
-            return f"`{name}` computes its result in {what}, which the porter cannot split over {shards} IPUs: {_HOW}"
+            if len(calls) == 1 or (calls and all(any(inner is node for inner in walk(calls[0].args))
+                                                 for node in calls[1:]) and not isinstance(calls[0].func, cst.Call)):
+                callee = dotted_name(calls[0].func)
+                what = f"one call (`{callee}(...)`)" if callee else "one call"
+                return (f"`{name}` computes its result in {what}, which the porter cannot split over {shards} "
+                        f"IPUs: {_HOW}")
         if not forward:
             return f"`{name}` computes nothing to split over {shards} IPUs: {_HOW}"
-        return (f"`{name}` has {len(forward)} statements before training, too few to split over {shards} "
-                f"IPUs: {_HOW}")
+        count = f"{len(forward)} statement{'s' if len(forward) != 1 else ''}"
+        return f"`{name}` computes its result in {count}, too few to split over {shards} IPUs: {_HOW}"
 
     @staticmethod
     def _split_message(name: str, groups, tail) -> str:
@@ -232,7 +250,9 @@ class Sharding(Rule):
             if bound:
                 shown = ", ".join(f"`{item}`" for item in bound[:3]) + (", ..." if len(bound) > 3 else "")
             else:
-                shown = f"{len(group)} statement{'s' if len(group) != 1 else ''}"
+                returns = any(isinstance(node, cst.Return) for node in walk(group[-1]))
+                shown = "the returned value" if returns and len(group) == 1 else (
+                    f"{len(group)} statement{'s' if len(group) != 1 else ''}")
             parts.append(f"shard {index} {'computes ' if index == 0 else ''}{shown}")
         message = f"`{name}` is split over {len(groups)} IPUs with `ipu.scopes.ipu_shard`: " + "; ".join(parts)
         if tail:
