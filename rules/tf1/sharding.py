@@ -22,6 +22,7 @@ _TRAIN = "    train_op = tf.train.AdamOptimizer().minimize(loss)\n    return los
 _COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
                "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n")
 _COMPILE_X = "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 _LOOPS = ("tensorflow.python.ipu.loops.repeat", "tensorflow.python.ipu.loops.while_loop")
 _HOW = "put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first (reference 3.1)"
 
@@ -38,7 +39,8 @@ class Sharding(Rule):
         "(seed 002, \"Sharding a graph\"; reference 3.1). With `--shards N` (a power of two, at most "
         "`--ipus`), the top-level statements of that function (the user's, or the one IPU202 makes) are "
         "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a "
-        "variable counts three calls, any other call one), and IPU203 selects N IPUs (an existing "
+        "variable counts three calls, a call to a nested function what its body counts, any other call "
+        "one; nested definitions stay first), and IPU203 selects N IPUs (an existing "
         "`auto_select_ipus` literal below N becomes N). The training statements at the end (`minimize`, "
         "`apply_gradients`, the optimizer, other `tf.train` calls) and a `return` of names stay after "
         "the blocks: gradients take the shard of their forward ops; a `return` that computes (`return "
@@ -122,7 +124,8 @@ class Sharding(Rule):
                 self._shard_function(ctx, node, shards, done)
             elif kind == "statements":
                 self._shard_statements(ctx, node, name, shards)
-        self._check_ipus_selected(ctx, shards)
+        if done or compiled_now(ctx):
+            self._check_ipus_selected(ctx, shards)
 
     def _check_ipus_selected(self, ctx, shards: int) -> None:
         """An existing ``cfg.auto_select_ipus = K`` with K < N selects N IPUs, one per shard."""
@@ -165,7 +168,8 @@ class Sharding(Rule):
             return  # sharded already
         if body and _is_docstring(body[0]):
             body = body[1:]
-        returns = [node for statement in body for node in walk(statement) if isinstance(node, cst.Return)]
+        returns = [node for statement in body for node in walk(statement)
+                   if isinstance(node, cst.Return) and ctx.enclosing_function(node) is function]
         if returns and not (len(returns) == 1 and any(node is returns[0] for node in walk(body[-1]))):
             ctx.report(self.code, function.name, f"`{name}` returns early, so it is not split over {shards} IPUs: "
                        f"{_HOW}", fixed=False)
@@ -173,17 +177,18 @@ class Sharding(Rule):
         returned = body[-1] if returns else None
         if returns:
             body = body[:-1]
-        groups, tail = split(body, shards)
+        head, groups, tail = split(body, shards)
         if returned is not None and not tail and isinstance(returned, cst.SimpleStatementLine) and any(
                 isinstance(node, cst.Call) for node in walk(returned)) and not _is_training(returned):
             body, returned = [*body, returned], None  # `return layer(h)` computes: it goes in the last shard
-            groups, tail = split(body, shards)
+            head, groups, tail = split(body, shards)
         if groups is None:
-            loop_body = self._loop_body(ctx, body[:len(body) - len(tail)] or ([returned] if returned else []))
+            forward = body[len(head):len(body) - len(tail)]
+            loop_body = self._loop_body(ctx, forward or ([returned] if returned else []))
             if loop_body is not None:  # `return ipu.loops.repeat(n, body, ...)`: shard the loop's body
                 self._shard_function(ctx, loop_body, shards, done)
                 return
-            ctx.report(self.code, function.name, self._too_small(name, body, tail, shards, returned), fixed=False)
+            ctx.report(self.code, function.name, self._too_small(name, forward, shards, returned), fixed=False)
             return
         if not all(ctx.allowed(statement) for group in groups for statement in group):
             return  # a suppression comment stops the rule inside: no partial split
@@ -207,30 +212,30 @@ class Sharding(Rule):
 
     def _shard_statements(self, ctx, statements: List[cst.BaseStatement], name: str, shards: int) -> None:
         """The statements IPU202 moves into the function ``name``: split them when it builds it."""
-        groups, tail = split(statements, shards)
+        head, groups, tail = split(statements, shards)
         if groups is None:
-            ctx.report(self.code, statements[0], self._too_small(name, statements, tail, shards), fixed=False)
+            forward = statements[len(head):len(statements) - len(tail)]
+            ctx.report(self.code, statements[0], self._too_small(name, forward, shards), fixed=False)
             return
 
         def hook(updated: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
-            new_groups, new_tail = split(updated, shards)
+            new_head, new_groups, new_tail = split(updated, shards)
             if new_groups is None:
                 return updated
-            return [shard_block(index, group) for index, group in enumerate(new_groups)] + new_tail
+            return [*new_head, *(shard_block(index, group) for index, group in enumerate(new_groups)), *new_tail]
 
         set_body_hook(ctx, statements[0], hook)
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, statements[0], self._split_message(name, groups, tail), fixed=True)
 
     @staticmethod
-    def _too_small(name: str, body, tail, shards: int, returned=None) -> str:
-        forward = body[:len(body) - len(tail)]
+    def _too_small(name: str, forward, shards: int, returned=None) -> str:
         if returned is not None and any(isinstance(node, cst.Call) for node in walk(returned)):
             forward = [*forward, returned]  # the return computes too
         if len(forward) == 1:
             calls = [node for node in walk(forward[0]) if isinstance(node, cst.Call)]
-            if len(calls) == 1 or (calls and all(any(inner is node for inner in walk(calls[0].args))
-                                                 for node in calls[1:]) and not isinstance(calls[0].func, cst.Call)):
+            inside_first = {id(node) for node in walk(calls[0])} if calls else set()
+            if calls and all(id(node) in inside_first for node in calls):  # f(g(x)): one opaque call
                 callee = dotted_name(calls[0].func)
                 what = f"one call (`{callee}(...)`)" if callee else "one call"
                 return (f"`{name}` computes its result in {what}, which the porter cannot split over {shards} "
@@ -263,20 +268,26 @@ class Sharding(Rule):
         return message
 
 
-def split(statements: Sequence[cst.BaseStatement], shards: int) -> Tuple[Optional[List[List[cst.BaseStatement]]],
-                                                                          List[cst.BaseStatement]]:
-    """``statements`` in ``shards`` contiguous groups of about the same size, and the training
-    statements at the end that stay after them; groups is None when there are too few statements."""
+def split(statements: Sequence[cst.BaseStatement], shards: int):
+    """``(head, groups, tail)``: the definitions at the start that stay before the shards (nested
+    functions, classes, imports), the statements after them in ``shards`` contiguous groups of
+    about the same size, and the training statements at the end that stay after them; groups is
+    None when there are too few statements."""
     statements = list(statements)
+    start = 0
+    while start < len(statements) and isinstance(statements[start], _DEFINITIONS):
+        start += 1
     end = len(statements)
-    while end > 0 and _is_training(statements[end - 1]):
+    while end > start and _is_training(statements[end - 1]):
         end -= 1
-    forward, tail = statements[:end], statements[end:]
+    head, forward, tail = statements[:start], statements[start:end], statements[end:]
     if len(forward) < shards:
-        return None, tail
-    weights = [_weight(statement) for statement in forward]
+        return head, None, tail
+    helpers = {statement.name.value: _weight(statement.body) for statement in head
+               if isinstance(statement, cst.FunctionDef)}  # a call to a nested function weighs its body
+    weights = [_weight(statement, helpers) for statement in forward]
     bounds = _partition(weights, shards)
-    return [forward[low:high] for low, high in bounds], tail
+    return head, [forward[low:high] for low, high in bounds], tail
 
 
 def _partition(weights: List[int], parts: int) -> List[Tuple[int, int]]:
@@ -305,12 +316,15 @@ def _partition(weights: List[int], parts: int) -> List[Tuple[int, int]]:
     return [(cuts[index], cuts[index + 1]) for index in range(parts)]
 
 
-def _weight(statement: cst.CSTNode) -> int:
+def _weight(statement: cst.CSTNode, helpers=None) -> int:
     weight = 0
     for node in walk(statement):
         if isinstance(node, cst.Call):
             callee = dotted_name(node.func) or ""
-            weight += _HEAVY_WEIGHT if callee.rsplit(".", 1)[-1] in _HEAVY else 1
+            if helpers and callee in helpers:
+                weight += helpers[callee]
+            else:
+                weight += _HEAVY_WEIGHT if callee.rsplit(".", 1)[-1] in _HEAVY else 1
     return max(weight, 1)
 
 
