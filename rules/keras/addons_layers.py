@@ -3,7 +3,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from porter.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
-from porter.cstutil import argument, keyword, string_value
+from porter.cstutil import argument, is_name, is_true, keyword, string_value
 from porter.kerasutil import is_literal_false, last_name, values_of
 from porter.rule import FIX, KERAS, Example, Rule
 
@@ -142,10 +142,10 @@ class AddonsLayers(Rule):
 
     def _check_embedding(self, ctx, call: cst.Call, values) -> None:
         for name in ("embeddings_regularizer", "activity_regularizer", "embeddings_constraint", "input_length"):
-            if name in values and not _is_none(values[name]):
+            if name in values and not is_name(values[name], "None"):
                 raise Unsafe(f"`{name}` is not supported")
         if "mask_zero" in values and not is_literal_false(values["mask_zero"]):
-            raise Unsafe("`mask_zero=True` is not supported" if _is_true(values["mask_zero"])
+            raise Unsafe("`mask_zero=True` is not supported" if is_true(values["mask_zero"])
                          else "`mask_zero` cannot be read (it must be False)")
         if not self._integer_ids(ctx, call):
             raise Unsafe("its input is not visibly 2-D integer ids `[batch, length]`; feed it from "
@@ -175,7 +175,7 @@ class AddonsLayers(Rule):
         if name in INPUTS:
             shape = argument(node, "shape", 0)
         elif name == "keras.layers.InputLayer":
-            shape = keyword(node, "input_shape") or argument(node, "input_shape", 0)
+            shape = argument(node, "input_shape", 0)
         else:
             return False
         if shape is None or not isinstance(shape.value, (cst.Tuple, cst.List)) or len(shape.value.elements) != 1:
@@ -193,22 +193,14 @@ class AddonsLayers(Rule):
     @staticmethod
     def _check_dropout(values) -> None:
         seed = values.get("seed")
-        if seed is not None and not _is_none(seed):
+        if seed is not None and not is_name(seed, "None"):
             raise Unsafe("an integer `seed` raises on the IPU layer (it takes a 2-element int32 seed)"
                          if isinstance(seed, cst.Integer) else "`seed` cannot be read (it must be None)")
         shape = values.get("noise_shape")
-        if shape is not None and not _is_none(shape):
+        if shape is not None and not is_name(shape, "None"):
             if not (isinstance(shape, (cst.Tuple, cst.List)) and all(
                     isinstance(element.value, cst.Integer) for element in shape.elements)):
                 raise Unsafe("`noise_shape` is not fully static (the IPU layer needs every dimension known)")
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _is_true(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
 
 
 RULE = AddonsLayers()
