@@ -282,7 +282,7 @@ def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
             status = "fixed" if finding.fixed else "manual"
             lines.append(f"- `{finding.code}` {where} ({status}): {finding.message}")
         if outcome.changed:
-            diff = [line for line in unified_diff(outcome).splitlines() if not line.startswith(("--- ", "+++ "))]
+            diff = _hunks(unified_diff(outcome).splitlines())
             fence = "```"
             while any(line.lstrip(" +-").startswith(fence) for line in diff):
                 fence += "`"
@@ -290,3 +290,18 @@ def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
                 lines.append("")
             lines += [fence + "diff", *diff, fence]
     return "\n".join(lines) + "\n"
+
+
+def _hunks(lines: List[str]) -> List[str]:
+    """A unified diff without its ``---``/``+++`` file headers (a removed line that starts with
+    ``-- `` is kept: a header is followed by ``+++`` and a hunk)."""
+    kept = []
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("--- ") and index + 2 < len(lines) and lines[index + 1].startswith("+++ ") \
+                and lines[index + 2].startswith("@@"):
+            index += 2
+            continue
+        kept.append(lines[index])
+        index += 1
+    return kept
