@@ -97,6 +97,8 @@ def _explain(code: str) -> None:
     lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, "", rule.rationale, ""]
     for number, example in enumerate(rule.examples, 1):
         label = "reported" if example.reported else "not reported"
+        if example.options:
+            label += ", with " + ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in example.options.items())
         lines.append(f"Example {number} ({label}):")
         lines.append("  before:")
         lines.extend("    " + line for line in example.before.splitlines())
@@ -122,13 +124,16 @@ def _explain(code: str) -> None:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
 @click.option("--ipus", type=click.IntRange(min=1), default=1, show_default=True,
               help="IPUs to select (auto_select_ipus / replication).")
+@click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="TF1: split the compiled graph over N IPUs with ipu_shard (a power of two, at most --ipus).")
 @click.option("--annotate", is_flag=True,
               help="Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.")
 @click.option("--show-unused-suppressions", is_flag=True,
               help="Report `# ipu-port: ignore` comments that suppress nothing (IPU802).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]),
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
               default="text", show_default=True,
-              help="Report format: text, JSON, SARIF 2.1.0, or GitHub Actions annotations.")
+              help="Report format: text, JSON, SARIF 2.1.0, GitHub Actions annotations, or Markdown (findings "
+                   "and diffs per file, for a pull request).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read [tool.ipu-port] from FILE instead of the nearest pyproject.toml.")
 @click.option("--force-exclude", is_flag=True, default=None,
@@ -141,7 +146,7 @@ def _explain(code: str) -> None:
 @click.pass_context
 def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: bool, write: bool,
          output: Optional[str], out_dir: Optional[str], select: Sequence[str], ignore: Sequence[str],
-         ipus: int, annotate: bool, show_unused_suppressions: bool, output_format: str,
+         ipus: int, shards: int, annotate: bool, show_unused_suppressions: bool, output_format: str,
          config_file: Optional[str], force_exclude: Optional[bool], jobs: Optional[int],
          list_rules: bool, explain: Optional[str]) -> None:
     """Port TensorFlow 2 Keras, TensorFlow 1 and PyTorch training scripts to Graphcore IPUs.
@@ -501,6 +506,11 @@ def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, outpu
         from porter.report import to_sarif
 
         click.echo(to_sarif(outcomes, __version__), err=report_to_stderr)
+        return
+    if output_format == "markdown":
+        from porter.report import to_markdown
+
+        click.echo(to_markdown(outcomes, written), nl=False, err=report_to_stderr)
         return
     if output_format == "github":
         from porter.report import github_lines

@@ -25,6 +25,8 @@ class Config:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     ipus: int = field(default=1, metadata={"min": 1})
+    # TF1: split the compiled computation over this many IPUs (`ipu_shard`), a power of two <= ipus.
+    shards: int = field(default=1, metadata={"min": 1})
     # Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.
     annotate: bool = False
     # Report `# ipu-port: ignore` comments that suppress nothing (IPU802).
@@ -222,7 +224,18 @@ def project_from_table(table: Mapping[str, Any], root: str, path: Optional[str],
             config_values[name] = value
         else:
             project_values[name] = value
-    return Project(root=root, path=path, config=Config(**config_values), **project_values)
+    config = Config(**config_values)
+    _check_shards(config, "--shards" if "shards" in overrides or "ipus" in overrides else f"{where}: shards")
+    return Project(root=root, path=path, config=config, **project_values)
+
+
+def _check_shards(config: Config, label: str) -> None:
+    """``shards`` is a power of two and at most the IPUs selected."""
+    shards = config.shards
+    if shards & (shards - 1):
+        raise ConfigError(f"{label}: must be a power of two (1, 2, 4, 8...), got {shards}")
+    if shards > config.ipus:
+        raise ConfigError(f"{label}: {shards} shards need at least {shards} IPUs, but ipus is {config.ipus}")
 
 
 def _closest(key: str, keys) -> Optional[str]:

@@ -264,3 +264,44 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
             ],
         })
     return json.dumps({"files": files, "summary": _summary(outcomes)}, indent=2)
+
+
+def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
+    """A report to paste into a pull request or a porting guide: the summary, then per file with
+    findings or changes a heading, the findings as a list with their codes, and the change as a
+    fenced ``diff`` block of ``+``/``-`` lines (hunks only: the heading names the file)."""
+    lines = ["# IPU port", "", " ".join(summary_lines(outcomes, written))]
+    for outcome in outcomes:
+        if not (outcome.findings or outcome.changed or outcome.error):
+            continue
+        lines += ["", f"## `{outcome.path}`", ""]
+        if outcome.error:
+            lines.append(f"- error: {outcome.error}")
+        for finding in outcome.findings:
+            where = f"cell {finding.cell}, line {finding.line}" if finding.cell else f"line {finding.line}"
+            status = "fixed" if finding.fixed else "manual"
+            lines.append(f"- `{finding.code}` {where} ({status}): {finding.message}")
+        if outcome.changed:
+            diff = _hunks(unified_diff(outcome).splitlines())
+            fence = "```"
+            while any(line.lstrip(" +-").startswith(fence) for line in diff):
+                fence += "`"
+            if outcome.findings or outcome.error:
+                lines.append("")
+            lines += [fence + "diff", *diff, fence]
+    return "\n".join(lines) + "\n"
+
+
+def _hunks(lines: List[str]) -> List[str]:
+    """A unified diff without its ``---``/``+++`` file headers (a removed line that starts with
+    ``-- `` is kept: a header is followed by ``+++`` and a hunk)."""
+    kept = []
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("--- ") and index + 2 < len(lines) and lines[index + 1].startswith("+++ ") \
+                and lines[index + 2].startswith("@@"):
+            index += 2
+            continue
+        kept.append(lines[index])
+        index += 1
+    return kept
