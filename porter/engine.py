@@ -141,6 +141,9 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
                 new_source = apply_edits(ctx).code
             except RecursionError:
                 raise _PortError("too deeply nested to render")
+            # the original tree and its index go before the verification builds their twins
+            # (together they would double the peak memory of a large file)
+            ctx = final = None
             final = _verify(new_source, config, cells)
         if config.annotate:
             new_source = _annotate(final, new_source)
