@@ -14,4 +14,8 @@ _FRAMEWORK_IMPORT = re.compile(
 
 
 def uses_framework(source: str) -> bool:
+    # The regex tries every line; a substring check rules most files out several times faster.
+    # ("tf_keras" contains "keras".)
+    if "torch" not in source and "keras" not in source and "tensorflow" not in source:
+        return False
     return _FRAMEWORK_IMPORT.search(source) is not None
