@@ -197,6 +197,7 @@ class FileContext:
             local for node_type in (cst.Import, cst.ImportFrom) for node in self.nodes(node_type)
             for local, _ in import_bindings(node)
         }
+        self._unshadowed: Dict[str, str] = self._unshadowed_imports()
         self.frameworks = self._detect_frameworks()
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
@@ -344,6 +345,9 @@ class FileContext:
         head, _, rest = dotted.partition(".")
         if head not in self._imported:
             return None
+        target = self._unshadowed.get(head)
+        if target is not None:
+            return f"{target}.{rest}" if rest else target
         for owner in self._owners(node):
             scope = self._scope(owner)
             target = scope.imports.get(head)
@@ -352,6 +356,28 @@ class FileContext:
             if target is not None:
                 return f"{target}.{rest}" if rest else target
         return None
+
+    def _unshadowed_imports(self) -> Dict[str, str]:
+        """Module-level imports whose name the file binds nowhere else (no parameter, assignment,
+        definition, ``as`` target, nor an import of something different): such a name means the
+        same everywhere, so ``qualified_name`` can skip the scope lookup (the same answer, found
+        once instead of walking every function around every use)."""
+        rebound: Set[str] = {param.name.value for param in self.nodes(cst.Param)}
+        for node_type in (cst.FunctionDef, cst.ClassDef):
+            rebound.update(node.name.value for node in self.nodes(node_type))
+        for node_type in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr):
+            for node in self.nodes(node_type):
+                rebound.update(bound_names(node.target))
+        for node in self.nodes(cst.AsName):
+            if not isinstance(self.parent(node), cst.ImportAlias):
+                rebound.update(bound_names(node.name))
+        targets: Dict[str, Set[str]] = {}
+        for node_type in (cst.Import, cst.ImportFrom):
+            for node in self.nodes(node_type):
+                for local, full in import_bindings(node):
+                    targets.setdefault(local, set()).add(full)
+        return {local: full for local, full in self.aliases.items()
+                if local not in rebound and targets.get(local) == {full}}
 
     def _owners(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """The function scopes around ``node``, innermost first, then the module."""
