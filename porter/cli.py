@@ -80,7 +80,8 @@ def _explain(code: str) -> None:
     lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, "", rule.rationale, ""]
     for number, example in enumerate(rule.examples, 1):
         label = "reported" if example.reported else "not reported"
-        lines.append(f"Example {number} ({label}):")
+        options = "".join(f", --{key.replace('_', '-')} {value}" for key, value in (example.options or {}).items())
+        lines.append(f"Example {number} ({label}{options}):")
         lines.append("  before:")
         lines.extend("    " + line for line in example.before.splitlines())
         if example.after is not None:
@@ -103,6 +104,17 @@ def _explain(code: str) -> None:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
 @click.option("--ipus", type=click.IntRange(min=1), default=1, show_default=True,
               help="IPUs to select (auto_select_ipus / replication).")
+@click.option("--steps-per-execution", metavar="auto|K",
+              help="Keras: batches per replica in one device execution (compile); auto: a whole epoch.")
+@click.option("--device-iterations", type=int, metavar="K", help="PopTorch: batches per device execution.")
+@click.option("--pipeline-stages", type=int, metavar="S",
+              help="Split the model into S pipeline stages over the IPUs (needs --gradient-accumulation).")
+@click.option("--gradient-accumulation", type=int, metavar="G",
+              help="Batches accumulated per weight update (per replica).")
+@click.option("--pipeline-schedule", type=click.Choice(["grouped", "interleaved", "sequential"]),
+              default="grouped", show_default=True, help="Pipeline schedule.")
+@click.option("--executable-cache", metavar="DIR", help="Cache compiled executables in DIR.")
+@click.option("--ipu-model", is_flag=True, help="Run on the IPU Model simulator instead of IPU hardware.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Report format.")
 @click.option("--list-rules", is_flag=True, help="Show the rules and exit.")
@@ -110,7 +122,10 @@ def _explain(code: str) -> None:
 @click.version_option(__version__, prog_name="ipu-port")
 def main(paths: Sequence[str], show_diff: bool, check: bool, write: bool, output: Optional[str],
          select: Sequence[str], ignore: Sequence[str], ipus: int, output_format: str,
-         list_rules: bool, explain: Optional[str]) -> None:
+         list_rules: bool, explain: Optional[str], steps_per_execution: Optional[str] = None,
+         device_iterations: Optional[int] = None, pipeline_stages: Optional[int] = None,
+         gradient_accumulation: Optional[int] = None, pipeline_schedule: str = "grouped",
+         executable_cache: Optional[str] = None, ipu_model: bool = False) -> None:
     """Port TensorFlow 2 Keras, TensorFlow 1 and PyTorch training scripts to Graphcore IPUs.
 
     PATHS are files, folders (every *.py below them) or - for standard input.
@@ -127,7 +142,11 @@ def main(paths: Sequence[str], show_diff: bool, check: bool, write: bool, output
                                    ("--output", output is not None)) if on]
     if len(modes) > 1:
         raise click.UsageError(f"{' and '.join(modes)} cannot be combined")
-    config = Config(select=_codes(select), ignore=_codes(ignore), ipus=ipus)
+    config = _checked(Config(
+        select=_codes(select), ignore=_codes(ignore), ipus=ipus, steps_per_execution=steps_per_execution,
+        device_iterations=device_iterations, pipeline_stages=pipeline_stages,
+        gradient_accumulation=gradient_accumulation, pipeline_schedule=pipeline_schedule,
+        executable_cache=executable_cache, ipu_model=ipu_model))
     for option, codes in (("--select", config.select), ("--ignore", config.ignore)):
         _validate_codes(codes, option)
 
@@ -139,6 +158,16 @@ def main(paths: Sequence[str], show_diff: bool, check: bool, write: bool, output
     if files == ["-"]:
         sys.exit(_run_stdin(config, show_diff, check, output, output_format))
     sys.exit(_run_files(files, config, show_diff, check, write, output, output_format))
+
+
+def _checked(config: Config) -> Config:
+    """The speed options checked together (porter.throughput): a bad one is a usage error."""
+    from porter.throughput import OptionError, validate
+
+    try:
+        return validate(config)
+    except OptionError as error:
+        raise click.BadParameter(error.message, param_hint=error.option)
 
 
 def _error(message: str) -> None:
