@@ -70,6 +70,10 @@ class Plan:
     has_ipu_strategy: bool = False
     configured: bool = False
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
+    # Every assignment of a Keras model in the file (also in builder functions), and the names bound.
+    model_assignments: List[cst.Assign] = field(default_factory=list)
+    model_names: Set[str] = field(default_factory=set)
+    builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
 
 
 def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
@@ -116,6 +120,10 @@ class _Analysis:
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
         )
         self._find_builders()
+        plan.builders = set(self.builders)
+        plan.model_assignments = list(self._model_assignments())
+        plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
+                            for name in bound_names(target.target)}
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()

@@ -10,12 +10,14 @@ one IPU, 936 with two replicas) and the constraints of reference sections 1.4 to
   per replica; with gradient accumulation it must be a multiple of the accumulation count (1.4);
 - a grouped pipeline needs an accumulation count that is a multiple of 2 x stages, an interleaved
   one a multiple of the stages (1.5);
-- NumPy inputs are trimmed to a multiple of batch x replicas x steps_per_execution x accumulation,
-  so that every execution is complete (1.4, rule 2).
+- NumPy inputs are trimmed to a multiple of batch x replicas x steps_per_execution x accumulation
+  (the steps of an execution already include the accumulated batches), so that every execution is
+  complete (1.4, rule 2).
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,8 +54,12 @@ def replicas(ipus: int, stages: Optional[int] = None) -> int:
 
 def trim_multiple(batch_size: int, replica_count: int = 1, steps_per_execution: int = 1,
                   accumulation: int = 1) -> int:
-    """Samples consumed by one complete execution over all replicas."""
-    return batch_size * replica_count * steps_per_execution * accumulation
+    """Samples consumed by one complete execution over all replicas: batch x replicas x steps per
+    execution x accumulation, where the steps of an execution already count the accumulated
+    batches (``steps_per_execution`` is a multiple of the accumulation count, reference 1.4), so
+    the two factors combine as their least common multiple and data is not trimmed twice over."""
+    steps = steps_per_execution * accumulation // math.gcd(steps_per_execution, accumulation)
+    return batch_size * replica_count * steps
 
 
 def usable_samples(samples: int, multiple: int) -> int:

@@ -50,8 +50,10 @@ def test_pipelined_replicas_follow_the_keras_formula():
     assert t.trim_multiple(BATCH, t.replicas(2, 2), 1, 8) == 512
 
 
-def test_trim_multiple_is_the_product():
-    assert t.trim_multiple(64, 2, 4, 8) == 64 * 2 * 4 * 8
+def test_trim_multiple_counts_accumulated_batches_once():
+    assert t.trim_multiple(64, 2, 16, 8) == 64 * 2 * 16
+    assert t.trim_multiple(64, 2, 1, 8) == 64 * 2 * 8
+    assert t.trim_multiple(64, 4, 3) == 64 * 4 * 3
 
 
 def _config(**values):

@@ -1,0 +1,231 @@
+"""The Keras training calls of a file, for the speed rules (IPU107-IPU110).
+
+``compile``/``fit``/``evaluate``/``predict`` called on a model variable (as found by
+``porter.kerasmodel``), in source order, with what the speed rules need to know about each: the
+NumPy/tensor inputs (``x``, ``y``, ``sample_weight``, ``validation_data``) and the batch size.
+Inputs count as arrays only when Keras would reject anything else there: ``y`` or ``batch_size``
+is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from porter import throughput
+from porter.context import FileContext
+from porter.cstutil import argument, keyword
+from porter.kerasmodel import model_plan
+from porter.tfdata import is_dataset
+
+METHODS = ("compile", "fit", "evaluate", "predict")
+KERAS_DEFAULT_BATCH = 32
+# Where x, y and batch_size sit when passed by position.
+_POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1)}
+_ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
+
+
+@dataclass
+class TrainingCall:
+    call: cst.Call
+    method: str
+    model: str
+    statement: Optional[cst.BaseStatement]
+    owner: cst.CSTNode  # the function (or module) the call is in
+    in_loop: bool = False
+    # Arguments holding arrays to trim: (argument, index in call.args) -- also the elements of a
+    # ``validation_data`` tuple, as (element node, None).
+    arrays: List[cst.Arg] = field(default_factory=list)
+    validation: List[cst.BaseExpression] = field(default_factory=list)
+    data: Optional[cst.BaseExpression] = None  # x
+    batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
+    dataset_input: bool = False
+
+    @property
+    def has_arrays(self) -> bool:
+        return bool(self.arrays)
+
+
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
+def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    return ctx.enclosing_function(node) or ctx.module
+
+
+def _in_loop(ctx: FileContext, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
+    return False
+
+
+def is_array_expression(node: cst.BaseExpression, helper: Optional[str] = None) -> bool:
+    """A variable, attribute or subscript (or a list/tuple/dict of them): what a script passes as
+    NumPy arrays or tensors. A call of the trimming helper counts too (already trimmed)."""
+    if isinstance(node, _ARRAY_NODES):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(is_array_expression(element.value, helper) for element in node.elements)
+    if isinstance(node, cst.Dict):
+        return bool(node.elements) and all(
+            isinstance(element, cst.DictElement) and is_array_expression(element.value, helper)
+            for element in node.elements)
+    return is_helper_call(node, helper)
+
+
+def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
+    return helper is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+        and node.func.value == helper
+
+
+def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[TrainingCall]:
+    key = ("_keras_training_calls", helper)
+    cache: Dict[Tuple[str, Optional[str]], List[TrainingCall]] = ctx.__dict__.setdefault("_kerasfit", {})
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _find(ctx, helper)
+    return found
+
+
+def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
+    names = model_plan(ctx).model_names
+    found: List[TrainingCall] = []
+    if not names:
+        return found
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS and isinstance(func.value, cst.Name)
+                and func.value.value in names and ctx.qualified_name(func.value) is None):
+            continue
+        owner = _owner(ctx, call)
+        entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), owner,
+                             _in_loop(ctx, call, owner))
+        if entry.method != "compile":
+            _inputs(ctx, entry, helper)
+        found.append(entry)
+    return found
+
+
+def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
+    call = entry.call
+    if any(arg.star for arg in call.args):
+        return
+    x_at, y_at, batch_at = _POSITIONS[entry.method]
+    x = argument(call, "x", x_at)
+    y = argument(call, "y", y_at) if y_at is not None else None
+    batch = argument(call, "batch_size", batch_at)
+    entry.batch = batch.value if batch is not None else None
+    if x is None:
+        return
+    entry.data = x.value
+    if is_dataset(ctx, x.value):
+        entry.dataset_input = True
+        return
+    if y is None and batch is None:
+        if isinstance(x.value, cst.Name):
+            entry.dataset_input = True  # most likely a dataset made elsewhere
+        return
+    candidates = [x, y, keyword(call, "sample_weight")]
+    if not all(arg is None or is_array_expression(arg.value, helper) for arg in candidates):
+        return
+    entry.arrays = [arg for arg in candidates if arg is not None]
+    validation = keyword(call, "validation_data")
+    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
+            is_array_expression(element.value, helper) for element in validation.value.elements):
+        entry.validation = [element.value for element in validation.value.elements]
+
+
+# ------------------------------------------------------------------------------ arithmetic
+def int_value(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    return None
+
+
+def samples_per_execution(config) -> int:
+    """Samples of one complete execution, per batch: replicas x batches per execution. With
+    ``auto`` the execution is the whole (trimmed) epoch, so the data only needs whole
+    accumulation groups; otherwise the K steps of an execution (a multiple of the accumulation
+    count, reference 1.4) or one accumulation group when only accumulation is asked for."""
+    steps = throughput.config_steps(config)
+    accumulation = throughput.config_accumulation(config)
+    per_replica = steps if steps is not None else accumulation
+    return throughput.trim_multiple(1, throughput.config_replicas(config), per_replica, accumulation)
+
+
+def multiple_code(ctx: FileContext, entry: TrainingCall, config) -> str:
+    """The expression of the trimming multiple: batch x replicas x steps (x accumulation)."""
+    factor = samples_per_execution(config)
+    batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+    if batch_value is not None:
+        return str(batch_value * factor)
+    batch = code(ctx, entry.batch)
+    if not isinstance(entry.batch, (cst.Name, cst.Attribute)):
+        batch = f"({batch})"
+    return batch if factor == 1 else f"{batch} * {factor}"
+
+
+def speed_asked(config) -> bool:
+    """Whether any option that changes the batch arithmetic was given."""
+    return (config.steps_per_execution is not None or throughput.config_replicas(config) > 1
+            or config.gradient_accumulation is not None)
+
+
+# ---------------------------------------------------------------------------------- layout
+LINE_LIMIT = 100
+_EMPTY = cst.Module(body=[])
+
+
+def _render(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
+    """(indentation of the call's statement, column of the call relative to it), from the original
+    code; both move together when a block is indented later, so the relative column stays true."""
+    cache: Dict[int, Tuple[int, int]] = ctx.__dict__.setdefault("_call_columns", {})
+    found = cache.get(id(entry.call))
+    if found is None:
+        from porter.positions import positions
+
+        statement = entry.statement
+        where = positions(ctx.module, [entry.call, statement] if statement is not None else [entry.call])
+        call_line, call_column = where.get(id(entry.call), (1, 1))
+        statement_line, statement_column = where.get(id(statement), (call_line, 1))
+        if statement_line != call_line:
+            statement_column = call_column
+        found = cache[id(entry.call)] = (statement_column - 1, call_column - statement_column)
+    return found
+
+
+def layout(indent: int, offset: int, extra_indent: int = 4):
+    """A replacement that breaks a one-line call after commas when it grows past the line limit;
+    continuation lines line up after the opening parenthesis. ``extra_indent`` allows for a
+    ``with strategy.scope():`` block the port may add around the statement."""
+
+    def build(call: cst.Call) -> cst.Call:
+        text = _render(call)
+        limit = LINE_LIMIT - indent - extra_indent
+        if "\n" in text or offset + len(text) <= limit or not call.args:
+            return call
+        column = offset + len(_render(call.func)) + 1
+        args = list(call.args)
+        width = column
+        for index, arg in enumerate(args):
+            piece = len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+            tail = 2 if index < len(args) - 1 else 1
+            if index > 0 and width + piece + tail > limit:
+                args[index - 1] = args[index - 1].with_changes(comma=cst.Comma(
+                    whitespace_after=cst.ParenthesizedWhitespace(
+                        indent=True, last_line=cst.SimpleWhitespace(" " * column))))
+                width = column
+            width += piece + tail
+        return call.with_changes(args=args)
+
+    return build
