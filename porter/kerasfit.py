@@ -35,8 +35,7 @@ class TrainingCall:
     statement: Optional[cst.BaseStatement]
     owner: cst.CSTNode  # the function (or module) the call is in
     in_loop: bool = False
-    # Arguments holding arrays to trim: (argument, index in call.args) -- also the elements of a
-    # ``validation_data`` tuple, as (element node, None).
+    # Arguments holding arrays to trim (x, y, sample_weight), and a ``validation_data`` tuple.
     arrays: List[cst.Arg] = field(default_factory=list)
     validation: List[cst.BaseExpression] = field(default_factory=list)
     data: Optional[cst.BaseExpression] = None  # x
@@ -138,7 +137,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     validation = keyword(call, "validation_data")
     if validation is not None and isinstance(validation.value, cst.Tuple) and all(
             is_array_expression(element.value, helper) for element in validation.value.elements):
-        entry.validation = [element.value for element in validation.value.elements]
+        entry.validation = [validation.value]  # the helper trims every array of the tuple
 
 
 # ------------------------------------------------------------------------------ arithmetic
