@@ -281,6 +281,9 @@ class _Analysis:
         ]
         if not uses:
             return None
+        from porter.customloop import scope_statements  # custom loops being rewritten (IPU111)
+
+        uses.extend(scope_statements(self.ctx, block))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
