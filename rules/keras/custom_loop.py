@@ -25,20 +25,11 @@ def main():
         for images, labels in dataset:
             train_step(images, labels)
 '''
-_AFTER_DEVICE = '''import tensorflow as tf
-
-
-def main():
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
-    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
-    optimizer = tf.keras.optimizers.SGD(0.01)
-
-    def train_step(images, labels):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(images) - labels))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
+_AFTER_DEVICE = _BEFORE.replace('''
+    for epoch in range(3):
+        for images, labels in dataset:
+            train_step(images, labels)
+''', '''
     @tf.function(jit_compile=True)
     def train_step_loop(iterator):
         for _ in tf.range(16):
@@ -49,7 +40,7 @@ def main():
         dataset_iterator = iter(dataset)
         for _ in range(len(dataset) // 16):
             strategy.run(train_step_loop, args=(dataset_iterator,))
-'''
+''')
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -135,7 +126,7 @@ class CustomLoop(Rule):
         "state) cannot be compiled and are reported instead."
     )
     examples = (
-        Example(_BEFORE, _AFTER_DEVICE.replace("            strategy.run", "            strategy.run"),
+        Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
