@@ -80,7 +80,8 @@ def _explain(code: str) -> None:
     lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, "", rule.rationale, ""]
     for number, example in enumerate(rule.examples, 1):
         label = "reported" if example.reported else "not reported"
-        options = "".join(f", --{key.replace('_', '-')} {value}" for key, value in (example.options or {}).items())
+        options = "".join(f", --{key.replace('_', '-')}" + ("" if value is True else f" {value}")
+                          for key, value in (example.options or {}).items())
         lines.append(f"Example {number} ({label}{options}):")
         lines.append("  before:")
         lines.extend("    " + line for line in example.before.splitlines())

@@ -228,3 +228,109 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
         return call.with_changes(args=args)
 
     return build
+
+
+# ------------------------------------------------------------------------- static sizes
+# Samples in the (train, test) splits of the Keras datasets.
+KNOWN_DATASETS = {
+    "keras.datasets.mnist.load_data": (60000, 10000),
+    "keras.datasets.fashion_mnist.load_data": (60000, 10000),
+    "keras.datasets.cifar10.load_data": (50000, 10000),
+    "keras.datasets.cifar100.load_data": (50000, 10000),
+}
+# Calls that keep the number of samples of their first argument.
+_SAME_LENGTH_FUNCTIONS = ("numpy.expand_dims", "keras.utils.to_categorical", "tensorflow.cast",
+                          "numpy.asarray", "numpy.array", "numpy.float32")
+_SAME_LENGTH_METHODS = ("astype", "copy")
+
+
+def static_int(ctx: FileContext, node: Optional[cst.BaseExpression]) -> Optional[int]:
+    """An int literal, or a module constant assigned an int literal once."""
+    value = int_value(node)
+    if value is not None or not isinstance(node, cst.Name):
+        return value
+    found = None
+    for assign in ctx.nodes(cst.Assign):
+        if any(isinstance(target.target, cst.Name) and target.target.value == node.value for target in assign.targets):
+            if found is not None or ctx.enclosing_function(assign) is not None:
+                return None
+            found = int_value(assign.value)
+    return found
+
+
+def _same_length_source(ctx: FileContext, value: cst.BaseExpression, name: str) -> bool:
+    """``value`` has as many samples as the variable ``name``: ``x / 255``, ``x.astype(...)``,
+    ``np.expand_dims(x, -1)``, ``x[..., None]``..."""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.BinaryOperation):
+        return _same_length_source(ctx, value.left, name) and not _mentions(value.right, name)
+    if isinstance(value, cst.Subscript):
+        first = value.slice[0].slice if value.slice else None
+        keeps = isinstance(first, cst.Index) and isinstance(first.value, cst.Ellipsis)
+        return keeps and _same_length_source(ctx, value.value, name)
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_LENGTH_METHODS:
+            return _same_length_source(ctx, value.func.value, name)
+        qualified = ctx.qualified_name(value.func) or ""
+        if qualified in _SAME_LENGTH_FUNCTIONS or canonical(qualified) in _SAME_LENGTH_FUNCTIONS:
+            return bool(value.args) and _same_length_source(ctx, value.args[0].value, name)
+    return False
+
+
+def canonical(qualified: str) -> str:
+    from porter.context import canonical_keras
+
+    return canonical_keras(qualified) or qualified
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    from porter.context import walk
+
+    return any(isinstance(child, cst.Name) and child.value == name for child in walk(node))
+
+
+def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
+    """The number of samples of ``data`` when it is a variable unpacked from a Keras dataset's
+    ``load_data()`` in ``owner`` and only reassigned in ways that keep its length."""
+    if not isinstance(data, cst.Name):
+        return None
+    name = data.value
+    size = None
+    for assign in ctx.nodes(cst.Assign):
+        if (ctx.enclosing_function(assign) or ctx.module) is not owner:
+            continue
+        for target in assign.targets:
+            position = _unpacked_position(target.target, name)
+            if position is None:
+                continue
+            if isinstance(assign.value, cst.Call) and canonical(
+                    ctx.qualified_name(assign.value.func) or "") in KNOWN_DATASETS and size is None and position[0] < 2:
+                size = KNOWN_DATASETS[canonical(ctx.qualified_name(assign.value.func))][position[0]]
+            elif position == (-1, -1) and size is not None and _same_length_source(ctx, assign.value, name):
+                continue
+            else:
+                return None
+    for node in ctx.nodes(cst.AugAssign):
+        if isinstance(node.target, cst.Name) and node.target.value == name and (
+                ctx.enclosing_function(node) or ctx.module) is owner and not isinstance(
+                node.operator, (cst.DivideAssign, cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)):
+            return None
+    return size
+
+
+def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, int]]:
+    """(split, item) of ``name`` in ``(x_train, y_train), (x_test, y_test) = ...``; (-1, -1) for a
+    plain ``name = ...``; None when the target does not bind ``name``."""
+    if isinstance(target, cst.Name):
+        return (-1, -1) if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for split, element in enumerate(target.elements):
+            inner = element.value
+            if isinstance(inner, (cst.Tuple, cst.List)):
+                for item, leaf in enumerate(inner.elements):
+                    if isinstance(leaf.value, cst.Name) and leaf.value.value == name:
+                        return (split, item)
+            elif isinstance(inner, cst.Name) and inner.value == name:
+                return (99, split)  # bound, but not as a (data, labels) split
+    return None

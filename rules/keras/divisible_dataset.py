@@ -5,8 +5,8 @@ import libcst as cst
 from porter import throughput
 from porter.cstutil import statements
 from porter.imports import _top_level_imports
-from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, code, is_helper_call, layout, multiple_code, speed_asked,
-                             training_calls)
+from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, code, is_helper_call, layout, multiple_code,
+                             samples_per_execution, speed_asked, static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 
 MARKER = "(ipu-port)"
@@ -144,8 +144,14 @@ class DivisibleDataset(Rule):
         elif accumulation > 1:
             parts.append(f"{accumulation} accumulated batches")
         names = ", ".join(f"`{code(ctx, node)}`" for node in targets)
+        counted = ""
+        samples = static_samples(ctx, entry.data, entry.owner) if entry.data is not None else None
+        batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+        if samples is not None and batch is not None:
+            kept = throughput.usable_samples(samples, batch * samples_per_execution(config))
+            counted = f"; {samples} samples become {kept}"
         return (f"`{entry.method}` inputs {names} trimmed to a multiple of `{multiple}` samples "
-                f"({' x '.join(parts)}): the last samples that do not fill an execution are not used")
+                f"({' x '.join(parts)}): the last samples that do not fill an execution are not used{counted}")
 
     @staticmethod
     def _emit_helper(ctx, name: str) -> None:

@@ -6,7 +6,7 @@ from porter import throughput
 from porter.context import bound_names, walk
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, code, int_value, is_helper_call, layout,
-                             training_calls)
+                             static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from rules.keras.divisible_dataset import helper_name
 
@@ -177,23 +177,29 @@ class StepsPerExecution(Rule):
         self._set(ctx, compile_entry, value)
         ctx.report(self.code, compile_entry.call.func.attr, f"`compile` gets `steps_per_execution={value}`: a whole "
                    "epoch of one replica per device execution", fixed=True)
-        current = code(ctx, _unwrapped(first.data, helper))
+        current = (code(ctx, _unwrapped(first.data, helper)), value)
         for entry in later[later.index(first) + 1:]:
             if entry.method == "fit" or not entry.has_arrays:
                 if entry.method == "fit":
                     break  # training again: keep the value training needs
                 continue
-            data = code(ctx, _unwrapped(entry.data, helper))
-            if data == current:
+            data = _unwrapped(entry.data, helper)
+            wanted = self._expression(ctx, entry, data)
+            if code(ctx, data) == current[0] or wanted == current[1]:
                 continue
-            if not self._recompile(ctx, compile_entry, entry, helper):
+            if not self._recompile(ctx, compile_entry, entry, wanted):
                 continue
-            current = data
+            current = (code(ctx, data), wanted)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
-        if not entry.has_arrays or entry.owner is not compile_entry.owner:
+        if not entry.has_arrays:
             return None
         data = _unwrapped(entry.data, helper)
+        static = self._static(ctx, entry, data)
+        if static is not None:
+            return static
+        if entry.owner is not compile_entry.owner:
+            return None
         names = [_root_name(data)]
         if entry.batch is not None and int_value(entry.batch) is None:
             names.append(_root_name(entry.batch))
@@ -202,7 +208,21 @@ class StepsPerExecution(Rule):
         return self._expression(ctx, entry, data)
 
     @staticmethod
-    def _expression(ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
+    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[str]:
+        """The value itself when the number of samples and the batch size are known statically."""
+        samples = static_samples(ctx, data, entry.owner)
+        batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+        if samples is None or batch is None:
+            return None
+        config = ctx.config
+        value = throughput.auto_steps_per_execution(samples, batch, throughput.config_replicas(config),
+                                                    throughput.config_accumulation(config))
+        return str(value) if value >= 1 else None
+
+    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
+        static = self._static(ctx, entry, data)
+        if static is not None:
+            return static
         config = ctx.config
         replicas = throughput.config_replicas(config)
         accumulation = throughput.config_accumulation(config)
@@ -216,7 +236,7 @@ class StepsPerExecution(Rule):
         value = f"len({code(ctx, data)}) // {divisor}"
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
-    def _recompile(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, helper) -> bool:
+    def _recompile(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, value: str) -> bool:
         """Compile again before ``entry`` with the value of its inputs (only in the same block, not
         in a loop: recompiling on every iteration would cost more than it saves)."""
         statement = compile_entry.statement
@@ -225,7 +245,6 @@ class StepsPerExecution(Rule):
                 or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
                 or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not compile_entry.call):
             return False
-        value = self._expression(ctx, entry, _unwrapped(entry.data, helper))
         argument = keyword_arg("steps_per_execution", cst.parse_expression(value))
         new_call = layout(*call_columns(ctx, compile_entry))(append_args(compile_entry.call, argument))
         new_statement = statement.with_changes(body=[statement.body[0].with_changes(value=new_call)],
