@@ -1,5 +1,6 @@
 from porter.poplarflags import add_tf_flag, flag_is_set
-from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing
 
 _FLAG = "--executable_cache_path="
 
@@ -8,7 +9,7 @@ class ExecutableCache(Rule):
     code = "IPU012"
     name = "executable-cache"
     kind = FIX
-    frameworks = frozenset({KERAS, TF1})
+    frameworks = frozenset({KERAS, TF1, TORCH})
     summary = "`--executable-cache DIR`: cache compiled executables (`--executable_cache_path` in `TF_POPLAR_FLAGS`)."
     rationale = (
         "Compiling a model for the IPU takes from seconds to many minutes, and every run compiles it "
@@ -33,6 +34,12 @@ class ExecutableCache(Rule):
             "from tensorflow import keras\n",
             options={"executable_cache": "/tmp/ipu"},
         ),
+        Example(
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.replicationFactor(2)\n",
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n"
+            "opts.enableExecutableCaching(\"/tmp/exe\")\nopts.replicationFactor(2)\n",
+            options={"executable_cache": "/tmp/exe"},
+        ),
         Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
         Example(
             "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--executable_cache_path=/data/cache\"\n"
@@ -42,8 +49,10 @@ class ExecutableCache(Rule):
     )
 
     def run(self, ctx) -> None:
+        if TORCH in ctx.frameworks:
+            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
         folder = ctx.config.executable_cache
-        if not folder or flag_is_set(ctx, _FLAG):
+        if not folder or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
         anchor = add_tf_flag(ctx, _FLAG + folder)
         if anchor is not None:

@@ -1,5 +1,6 @@
 from porter.poplarflags import add_tf_flag, flag_is_set
-from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing
 
 _FLAG = "--use_ipu_model"
 
@@ -8,7 +9,7 @@ class IpuModel(Rule):
     code = "IPU013"
     name = "ipu-model"
     kind = FIX
-    frameworks = frozenset({KERAS, TF1})
+    frameworks = frozenset({KERAS, TF1, TORCH})
     summary = "`--ipu-model`: run on the IPU Model simulator (`--use_ipu_model` in `TF_POPLAR_FLAGS`)."
     rationale = (
         "The IPU Model simulates the IPU on the host: the port can be tried without IPU hardware, and "
@@ -24,6 +25,11 @@ class IpuModel(Rule):
             "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
             options={"ipu_model": True},
         ),
+        Example(
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n",
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.useIpuModel(True)\n",
+            options={"ipu_model": True},
+        ),
         Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
         Example(
             "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--use_ipu_model\"\nimport tensorflow as tf\n",
@@ -32,7 +38,9 @@ class IpuModel(Rule):
     )
 
     def run(self, ctx) -> None:
-        if not ctx.config.ipu_model or flag_is_set(ctx, _FLAG):
+        if TORCH in ctx.frameworks:
+            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+        if not ctx.config.ipu_model or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
         anchor = add_tf_flag(ctx, _FLAG)
         if anchor is not None:
