@@ -143,6 +143,14 @@ class Pipelining(Rule):
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
         Example(_TORCH_BEFORE, _TORCH_AFTER, options={"ipus": 4, "pipeline_stages": 2, "gradient_accumulation": 8}),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\")\n",
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)\n"
+            "model.compile(loss=\"mse\")\n",
+            options={"gradient_accumulation": 4},
+        ),
         Example(_SEQUENTIAL_BEFORE, reported=False),
         Example(_SEQUENTIAL_AFTER, reported=False,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
