@@ -273,6 +273,12 @@ class StepsPerExecution(Rule):
                 continue
             steps = keyword(entry.call, "steps_per_epoch")
             if steps is None:
+                if (entry.dataset_input and fixed is not None and fixed > 1
+                        and throughput.config_replicas(ctx.config) == 1):  # else IPU109 says it
+                    ctx.report(self.code, entry.call.func.attr, f"the batches per epoch of this dataset (per "
+                               f"replica) must be a multiple of {fixed}, or `fit` raises an error: check its "
+                               f"size, or `.repeat()` it and pass `steps_per_epoch`, a multiple of {fixed}",
+                               fixed=False)
                 continue
             value = int_value(steps.value)
             if fixed is not None and value is not None:
