@@ -160,15 +160,17 @@ class DivisibleDataset(Rule):
             return
         helper = statements(_HELPER.format(name=name, marker=MARKER))[0]
         blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""))
-        # Two blank lines around it: the blank lines above the anchor move above the helper.
-        above = 0
-        for line in anchor.leading_lines:
-            if line.comment is not None:
-                break
-            above += 1
-        helper = helper.with_changes(leading_lines=[blank] * max(0, 2 - above),
-                                     body=helper.body.with_changes(footer=[blank, blank]))
+        # Two blank lines around it: the helper owns them, the statement after it keeps its comments.
+        helper = helper.with_changes(leading_lines=[blank, blank], body=helper.body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, [helper])
+        ctx.replace(anchor, _without_leading_blank_lines)
+
+
+def _without_leading_blank_lines(statement):
+    lines = list(statement.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=lines)
 
 
 RULE = DivisibleDataset()
