@@ -167,14 +167,15 @@ def block_plan(ctx: FileContext, stages: int) -> Tuple[Optional[BlockPlan], Opti
     classes: Dict[str, cst.ClassDef] = {cls.name.value: cls for cls in ctx.nodes(cst.ClassDef)}
     for model in _trained_models(ctx):
         for assign in ctx.nodes(cst.Assign):
+            value = _constructor(assign.value)
             if not (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                    and assign.targets[0].target.value == model and isinstance(assign.value, cst.Call)
-                    and isinstance(assign.value.func, cst.Name) and assign.value.func.value in classes):
+                    and assign.targets[0].target.value == model and isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Name) and value.func.value in classes):
                 continue
             line = ctx.statement_of(assign)
             if line is None or ctx.block_of(line) is None:
                 continue
-            submodules = _submodules_in_order(ctx, classes[assign.value.func.value])
+            submodules = _submodules_in_order(ctx, classes[value.func.value])
             if len(submodules) < stages:
                 return None, (f"`{model}` has {len(submodules)} submodules called in `forward`, fewer than the "
                               f"{stages} pipeline stages: annotate it with `poptorch.BeginBlock` by hand")
@@ -188,6 +189,17 @@ def block_plan(ctx: FileContext, stages: int) -> Tuple[Optional[BlockPlan], Opti
             return BlockPlan(model, line, starts, counts, totals), None
     return None, ("no model of a class defined in this file is trained here: split it into pipeline stages "
                   "with `poptorch.BeginBlock(submodule, ipu_id=i)` by hand (reference 4.5)")
+
+
+_MODULE_METHODS = ("to", "cuda", "cpu", "float", "half", "double", "train", "eval")
+
+
+def _constructor(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``Net()`` in ``Net().to(device)`` or ``Net().cuda()``: methods that return the module itself."""
+    while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+           and value.func.attr.value in _MODULE_METHODS and isinstance(value.func.value, cst.Call)):
+        value = value.func.value
+    return value
 
 
 def _submodules_in_order(ctx: FileContext, cls: cst.ClassDef) -> List[Tuple[str, Optional[int]]]:
