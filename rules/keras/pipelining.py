@@ -201,6 +201,13 @@ class Pipelining(Rule):
             ctx.report(self.code, ctx.module, problem, fixed=False)
         if plan is None:
             return
+        if (ctx.config.device_iterations or 1) < stages and any(
+                ctx.qualified_name(call.func) == "torch.no_grad" or (isinstance(call.func, cst.Attribute)
+                                                                      and call.func.attr.value == "eval")
+                for call in ctx.nodes(cst.Call)):
+            ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
+                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
+                       "more, or give the inference options `deviceIterations`", fixed=False)
         lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
                  for attribute, stage in plan.starts]
         ctx.insert_after(plan.anchor, lines)
