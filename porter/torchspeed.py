@@ -253,3 +253,62 @@ def _calls_in_execution_order(root: cst.CSTNode) -> List[cst.Call]:
         children.reverse()
         stack.extend((child, False) for child in children)
     return found
+
+
+# ----------------------------------------------------------------------- evaluation loaders
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode")
+_LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "poptorch.DataLoader")
+
+
+def _under_no_grad(ctx: FileContext, node: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With) and any(
+                isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in _NO_GRAD
+                for item in ancestor.items):
+            return True
+        if isinstance(ancestor, cst.FunctionDef) and any(
+                ctx.qualified_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in _NO_GRAD
+                for d in ancestor.decorators):
+            return True
+    return False
+
+
+def _parameter_index(function: cst.FunctionDef, name: str) -> Optional[int]:
+    for index, param in enumerate(function.params.params):
+        if param.name.value == name:
+            return index
+    return None
+
+
+def evaluation_loaders(ctx: FileContext) -> Set[str]:
+    """Data loader variables that only feed evaluation: every loop over them (directly, or through
+    the parameter of a function they are passed to) runs under ``torch.no_grad()``."""
+    loaders = set()
+    for assign in ctx.nodes(cst.Assign):
+        if (isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in _LOADERS
+                and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+            loaders.add(assign.targets[0].target.value)
+    if not loaders:
+        return set()
+    uses: Dict[str, List[bool]] = {name: [] for name in loaders}
+    functions = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)}
+    for loop in ctx.nodes(cst.For):
+        iterable = loop.iter
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" \
+                and iterable.args:
+            iterable = iterable.args[0].value
+        if not isinstance(iterable, cst.Name):
+            continue
+        evaluating = _under_no_grad(ctx, loop)
+        if iterable.value in uses:
+            uses[iterable.value].append(evaluating)
+        function = ctx.enclosing_function(loop)
+        index = _parameter_index(function, iterable.value) if function is not None else None
+        if index is None:
+            continue
+        for call in ctx.nodes(cst.Call):
+            if isinstance(call.func, cst.Name) and functions.get(call.func.value) is function:
+                arg = argument(call, iterable.value, index)
+                if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in uses:
+                    uses[arg.value.value].append(evaluating)
+    return {name for name, flags in uses.items() if flags and all(flags)}
