@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext, iter_children, walk
+from porter.context import FileContext, dotted_name, iter_children, walk
 from porter.cstutil import argument, statement
 
 OPTIONS = "poptorch.Options"
@@ -57,10 +57,17 @@ def option_line(name: str, call: OptionCall) -> cst.BaseStatement:
     return statement(f"{name}.{call.method}({call.arguments})")
 
 
+def _is_options(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """``poptorch.Options``, also when the port is yet to add ``import poptorch``."""
+    qualified = ctx.qualified_name(func)
+    return qualified == OPTIONS or (qualified is None and dotted_name(func) == OPTIONS
+                                    and "poptorch" not in ctx.aliases)
+
+
 def _options_variables(ctx: FileContext) -> List[Tuple[str, cst.BaseStatement]]:
     found = []
     for assign in ctx.nodes(cst.Assign):
-        if not (isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) == OPTIONS):
+        if not (isinstance(assign.value, cst.Call) and _is_options(ctx, assign.value.func)):
             continue
         if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
             line = ctx.statement_of(assign)
