@@ -93,6 +93,8 @@ def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> L
         if index == len(body):
             break
         following = body[index]
+        if isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
+            continue  # a new def or class carries its own blank lines, and so does what follows it
         lines = list(getattr(following, "leading_lines", ()))
         blanks = 0
         while blanks < len(lines) and lines[blanks].comment is None:
