@@ -20,6 +20,7 @@ from porter.cstutil import argument, statement
 
 OPTIONS = "poptorch.Options"
 _TRAINING_MODEL = "poptorch.trainingModel"
+_INFERENCE_MODEL = "poptorch.inferenceModel"
 _BLOCKS = ("poptorch.BeginBlock", "poptorch.Block", "poptorch.BlockFunction")
 
 
@@ -90,11 +91,11 @@ def _calls_on(ctx: FileContext, name: str) -> Set[str]:
     return found
 
 
-def training_options(ctx: FileContext) -> Set[str]:
-    """Options variables passed to ``poptorch.trainingModel``."""
+def options_of(ctx: FileContext, wrapper: str) -> Set[str]:
+    """Options variables passed to ``poptorch.trainingModel`` or ``poptorch.inferenceModel``."""
     found = set()
     for call in ctx.nodes(cst.Call):
-        if ctx.qualified_name(call.func) == _TRAINING_MODEL:
+        if ctx.qualified_name(call.func) == wrapper:
             arg = argument(call, "options", 1)
             if arg is not None and isinstance(arg.value, cst.Name):
                 found.add(arg.value.value)
@@ -103,10 +104,10 @@ def training_options(ctx: FileContext) -> Set[str]:
 
 def add_to_existing(ctx: FileContext, code: str) -> None:
     """Set the options of rule ``code`` on each ``poptorch.Options()`` of the file that lacks them."""
-    training = training_options(ctx)
+    training, inference = options_of(ctx, _TRAINING_MODEL), options_of(ctx, _INFERENCE_MODEL)
     for name, line in _options_variables(ctx):
         present = _calls_on(ctx, name)
-        is_training = name in training or not training
+        is_training = name in training or name not in inference
         lines = [call for call in option_calls(ctx.config, is_training) if call.code == code and call.method not in present]
         if not lines:
             continue
