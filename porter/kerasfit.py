@@ -158,9 +158,16 @@ def samples_per_execution(config) -> int:
     return throughput.trim_multiple(1, throughput.config_replicas(config), per_replica, accumulation)
 
 
-def multiple_code(ctx: FileContext, entry: TrainingCall, config) -> str:
+def smallest_per_execution(config) -> int:
+    """Samples of the smallest execution, per batch: when the data holds fewer batches than
+    ``steps_per_execution``, Keras shortens the execution to them (reference 1.4 rule 1), which
+    must still be whole accumulation groups on every replica."""
+    return throughput.trim_multiple(1, throughput.config_replicas(config), throughput.config_accumulation(config))
+
+
+def multiple_code(ctx: FileContext, entry: TrainingCall, config, factor: Optional[int] = None) -> str:
     """The expression of the trimming multiple: batch x replicas x steps (x accumulation)."""
-    factor = samples_per_execution(config)
+    factor = samples_per_execution(config) if factor is None else factor
     batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
     if batch_value is not None:
         return str(batch_value * factor)

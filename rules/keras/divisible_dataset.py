@@ -6,19 +6,22 @@ from porter import throughput
 from porter.cstutil import statements
 from porter.imports import _top_level_imports
 from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, code, is_helper_call, layout, multiple_code,
-                             samples_per_execution, speed_asked, static_int, static_samples, training_calls)
+                             samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
+                             training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 
 MARKER = "(ipu-port)"
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
-_HELPER = '''def {name}(data, multiple):
-    """Drop the last samples of `data` so that its length is a multiple of `multiple` {marker}:
-    the IPU only runs whole executions of full batches. `data` is an array or a tensor, or a
-    list, tuple or dict of them."""
+_HELPER = '''def {name}(data, multiple, smallest=None):
+    """Drop the last samples of `data` so that its length is a multiple of `multiple`, or of
+    `smallest` when it holds less than `multiple` {marker}: the IPU only runs whole executions
+    of full batches. `data` is an array or a tensor, or a list, tuple or dict of them."""
     if isinstance(data, dict):
-        return {{key: {name}(value, multiple) for key, value in data.items()}}
+        return {{key: {name}(value, multiple, smallest) for key, value in data.items()}}
     if isinstance(data, (list, tuple)):
-        return type(data)({name}(value, multiple) for value in data)
+        return type(data)({name}(value, multiple, smallest) for value in data)
+    if smallest is not None and len(data) < multiple:
+        multiple = smallest
     return data[:len(data) - len(data) % multiple]
 '''
 
@@ -55,7 +58,7 @@ def _trimmed(name: str, multiple: str):
 
     def build(node: cst.BaseExpression) -> cst.BaseExpression:
         first = template.args[0].with_changes(value=node)
-        return template.with_changes(args=[first, template.args[1]])
+        return template.with_changes(args=[first, *template.args[1:]])
 
     return build
 
@@ -84,8 +87,8 @@ class DivisibleDataset(Rule):
             "    model.fit(x_train, y_train, batch_size=64, epochs=3)\n",
             "import tensorflow as tf\n\n\n" + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
             "\n\ndef main():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "    model.fit(trim_to_multiple(x_train, 1024), trim_to_multiple(y_train, 1024), batch_size=64,\n"
-            "              epochs=3)\n",
+            "    model.fit(trim_to_multiple(x_train, 1024, 128), trim_to_multiple(y_train, 1024, 128),\n"
+            "              batch_size=64, epochs=3)\n",
             options={"steps_per_execution": 8, "ipus": 2},
         ),
         Example(
@@ -122,8 +125,11 @@ class DivisibleDataset(Rule):
             if not targets:
                 continue
             multiple = multiple_code(ctx, entry, config)
+            arguments = multiple
+            if smallest_per_execution(config) != samples_per_execution(config):
+                arguments += ", " + multiple_code(ctx, entry, config, smallest_per_execution(config))
             for node in targets:
-                ctx.replace(node, _trimmed(name, multiple))
+                ctx.replace(node, _trimmed(name, arguments))
             ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
             trimmed = True
             ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, multiple), fixed=True)
