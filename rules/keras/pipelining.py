@@ -151,6 +151,17 @@ class Pipelining(Rule):
             "model.compile(loss=\"mse\")\n",
             options={"gradient_accumulation": 4},
         ),
+        Example(
+            "from tensorflow import keras\n\nnet = keras.Sequential()\nnet.add(keras.layers.Dense(64, input_shape=(16,)))\n"
+            "net.add(keras.layers.Dense(64))\nnet.add(keras.layers.Dense(1))\nnet.compile(loss=\"mse\")\n",
+            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\nnet = keras.Sequential()\n"
+            "net.add(keras.layers.Dense(64, input_shape=(16,)))\nnet.add(keras.layers.Dense(64))\n"
+            "net.add(keras.layers.Dense(1))\nnet.set_pipeline_stage_assignment([0, 1, 1])\n"
+            "net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,\n"
+            "                           pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)\n"
+            "net.compile(loss=\"mse\")\n",
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
+        ),
         Example(_SEQUENTIAL_BEFORE, reported=False),
         Example(_SEQUENTIAL_AFTER, reported=False,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
@@ -290,7 +301,7 @@ class Pipelining(Rule):
 
     # -------------------------------------------------------------------------- Sequential
     def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines) -> bool:
-        layers_arg = construction.args[0].value if construction.args else None
+        layers_arg = construction.args[0].value if construction.args else self._added_layers(ctx, construction)
         if not isinstance(layers_arg, (cst.List, cst.Tuple)):
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}`: the layers of this Sequential model are "
                        "not a list the porter can read; call `set_pipeline_stage_assignment` by hand", fixed=False)
@@ -312,6 +323,24 @@ class Pipelining(Rule):
         lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
         ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
         return True
+
+    @staticmethod
+    def _added_layers(ctx, construction: cst.Call) -> Optional[cst.List]:
+        """``model = keras.Sequential()`` then ``model.add(layer)`` calls in the same function: the
+        layers as a list, or None when the model escapes before them (passed, returned...)."""
+        assign = ctx.parent(construction)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return None
+        name = assign.targets[0].target.value
+        owner = ctx.enclosing_function(assign)
+        layers = []
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "add" and isinstance(func.value, cst.Name)
+                    and func.value.value == name and ctx.enclosing_function(call) is owner and len(call.args) == 1):
+                layers.append(cst.Element(call.args[0].value))
+        return cst.List(layers) if layers else None
 
     @staticmethod
     def _split_message(assignment, parameters, stages) -> str:
