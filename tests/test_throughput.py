@@ -126,3 +126,23 @@ def test_cli_accepts_good_speed_options(tmp_path):
         "--ipus", "4", "--pipeline-stages", "2", "--gradient-accumulation", "8", "--steps-per-execution", "auto",
         "--executable-cache", "/tmp/cache", "--ipu-model", "--device-iterations", "4", str(script)])
     assert result.exit_code == 0, result.output
+
+
+def test_settings_file_values_are_checked_together(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ipu-port]\nipus = 2\npipeline-stages = 2\ngradient-accumulation = 6\n")
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow as tf\n")
+    result = CliRunner().invoke(main, [str(script)])
+    assert result.exit_code == 2
+    assert "pyproject.toml" in result.output and "multiple of 4" in result.output
+
+
+def test_settings_file_steps_per_execution(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ipu-port]\nsteps-per-execution = \"auto\"\n")
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow as tf\n\nx, y = load()\nmodel = tf.keras.Sequential()\n"
+                      "model.compile(loss=\"mse\")\nmodel.fit(x, y, batch_size=32)\n")
+    result = CliRunner().invoke(main, ["--diff", str(script)])
+    assert result.exit_code == 1, result.output
+    assert "steps_per_execution=len(x) // 32" in result.output
