@@ -92,8 +92,45 @@ def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[Train
     return found
 
 
+LEGACY_KERAS = "tensorflow.python.ipu.keras."
+_LEGACY_MODELS = ("keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential")
+
+
+def keras_or_legacy(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    """``keras.X`` for Keras names and for the IPU Keras API of SDK <= 3.0 (``ipu.keras.X``), which
+    IPU011 rewrites to Keras in the same port: the speed rules see both the same way."""
+    from porter.context import canonical_keras
+
+    qualified = ctx.qualified_name(node)
+    if qualified is not None and qualified.startswith(LEGACY_KERAS):
+        return "keras." + qualified[len(LEGACY_KERAS):]
+    return canonical_keras(qualified)
+
+
+def _is_legacy_model(ctx: FileContext, node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Call) and (ctx.qualified_name(node.func) or "").startswith(
+        LEGACY_KERAS) and keras_or_legacy(ctx, node.func) in _LEGACY_MODELS
+
+
+def _legacy_models(ctx: FileContext) -> set:
+    """Variables holding an ``ipu.keras`` model, made directly or by a function that returns one."""
+    if not any((ctx.qualified_name(node) or "").startswith(LEGACY_KERAS) for node in ctx.nodes(cst.Attribute)):
+        return set()
+    builders = {ctx.enclosing_function(node).name.value for node in ctx.nodes(cst.Return)
+                if _is_legacy_model(ctx, node.value) and ctx.enclosing_function(node) is not None}
+    names = set()
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if _is_legacy_model(ctx, value) or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                                             and value.func.value in builders):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Name):
+                    names.add(target.target.value)
+    return names
+
+
 def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
-    names = model_plan(ctx).model_names
+    names = model_plan(ctx).model_names | _legacy_models(ctx)
     found: List[TrainingCall] = []
     if not names:
         return found

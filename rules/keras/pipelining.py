@@ -5,7 +5,7 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names
 from porter.cstutil import statement
-from porter.kerasfit import TrainingCall, training_calls
+from porter.kerasfit import TrainingCall, keras_or_legacy, training_calls
 from porter.kerasmodel import model_plan
 from porter.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, TORCH, Example, Rule
@@ -99,7 +99,7 @@ _TORCH_AFTER = _TORCH_BEFORE.replace("model = Net()\n", "model = Net()\npoptorch
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
-    return ctx.keras_name(call.func)
+    return keras_or_legacy(ctx, call.func)
 
 
 def _layer_kind(name: Optional[str]) -> Optional[str]:
@@ -257,7 +257,7 @@ class Pipelining(Rule):
         """The call that builds the compiled model, and the function that holds its layers."""
         plan = model_plan(ctx)
         owner = entry.owner
-        assigns = [assign for assign in plan.model_assignments
+        assigns = [assign for assign in ctx.nodes(cst.Assign)
                    if (ctx.enclosing_function(assign) or ctx.module) is owner
                    and any(entry.model in bound_names(target.target) for target in assign.targets)]
         value = assigns[-1].value if assigns else None
@@ -265,7 +265,9 @@ class Pipelining(Rule):
         for _ in range(3):  # follow builder functions: model = build() -> return keras.Model(...)
             if not isinstance(value, cst.Call):
                 return None, None
-            if isinstance(value.func, cst.Name) and value.func.value in plan.builders:
+            if isinstance(value.func, cst.Name) and (value.func.value in plan.builders or (
+                    ctx.qualified_name(value.func) is None and self._function(ctx, value.func.value) is not None
+                    and _keras_kind(ctx, value) is None)):
                 function = self._function(ctx, value.func.value)
                 value = self._returned_model(ctx, function) if function is not None else None
                 continue
