@@ -158,8 +158,11 @@ class CustomLoop(Rule):
                     decorated.add(name)
                     ctx.replace(step.function, _decorated(tf))
                 ctx.replace(step.call, _run_call(plan.strategy, name))
+                steps = config_steps(ctx.config)
+                detail = (f"; the loop does more than call the step on each batch, so it stays one step per "
+                          f"execution instead of {steps}" if steps else "")
                 ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
-                           f"called through `{plan.strategy}.run`", fixed=True)
+                           f"called through `{plan.strategy}.run`{detail}", fixed=True)
                 continue
             loop_name = loops.get(name)
             if loop_name is None:
