@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from porter import throughput
-from porter.cstutil import statements
+from porter.cstutil import keyword, statements
 from porter.imports import _top_level_imports
 from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, code, is_helper_call, layout, multiple_code,
                              samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
@@ -133,6 +133,11 @@ class DivisibleDataset(Rule):
             ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
             trimmed = True
             ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, multiple), fixed=True)
+            split = keyword(entry.call, "validation_split")
+            if split is not None:
+                ctx.report(self.code, split, "`validation_split` cuts the trimmed inputs again, into parts that "
+                           "need not fill whole executions: split the data yourself and pass `validation_data`",
+                           fixed=False)
         if trimmed and existing_helper(ctx) is None:
             self._emit_helper(ctx, name)
 
