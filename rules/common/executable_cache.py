@@ -55,7 +55,10 @@ class ExecutableCache(Rule):
         if not folder or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
         anchor = add_tf_flag(ctx, _FLAG + folder)
-        if anchor is not None:
+        if anchor is None:
+            ctx.report(self.code, ctx.module, "TensorFlow is only imported inside functions: set "
+                       f"`TF_POPLAR_FLAGS` (append `{_FLAG + folder}`) before the first import runs", fixed=False)
+        else:
             ctx.report(self.code, anchor, f"`TF_POPLAR_FLAGS` gets `{_FLAG}{folder}` before TensorFlow is "
                        "imported: compiled executables are cached there and reused by later runs", fixed=True)
 

@@ -43,7 +43,10 @@ class IpuModel(Rule):
         if not ctx.config.ipu_model or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
         anchor = add_tf_flag(ctx, _FLAG)
-        if anchor is not None:
+        if anchor is None:
+            ctx.report(self.code, ctx.module, "TensorFlow is only imported inside functions: set "
+                       f"`TF_POPLAR_FLAGS` (append `{_FLAG}`) before the first import runs", fixed=False)
+        else:
             ctx.report(self.code, anchor, "`TF_POPLAR_FLAGS` gets `--use_ipu_model` before TensorFlow is "
                        "imported: the script runs on the IPU Model simulator, not on IPU hardware", fixed=True)
 
