@@ -4,6 +4,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, walk
+from porter.tfdata import is_dataset
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, code, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
@@ -12,6 +13,8 @@ from porter.torchspeed import add_to_existing
 from rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
+# Dataset methods after which the number of batches is not known before it is iterated.
+_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -117,6 +120,15 @@ class StepsPerExecution(Rule):
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
+            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.compile(loss=\"mse\")\n"
+            "model.fit(train, epochs=2)\n",
+            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\", steps_per_execution=len(train) // 2)\nmodel.fit(train, epochs=2)\n",
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        Example(
             "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
             "model.compile(loss=\"mse\")\nsaver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
             "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
@@ -192,9 +204,9 @@ class StepsPerExecution(Rule):
                    "epoch of one replica per device execution", fixed=True)
         current = (code(ctx, _unwrapped(first.data, helper)), value)
         for entry in later[later.index(first) + 1:]:
-            if entry.method == "fit" or not entry.has_arrays:
-                if entry.method == "fit":
-                    break  # training again: keep the value training needs
+            if entry.method == "fit":
+                break  # training again: keep the value training needs
+            if not (entry.has_arrays or self._finite_dataset(ctx, entry)):
                 continue
             data = _unwrapped(entry.data, helper)
             wanted = self._expression(ctx, entry, data)
@@ -205,6 +217,10 @@ class StepsPerExecution(Rule):
             current = (code(ctx, data), wanted)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
+        if self._finite_dataset(ctx, entry):
+            if entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry):
+                return None
+            return self._expression(ctx, entry, entry.data)
         if not entry.has_arrays:
             return None
         data = _unwrapped(entry.data, helper)
@@ -232,12 +248,36 @@ class StepsPerExecution(Rule):
                                                     throughput.config_accumulation(config))
         return str(value) if value >= 1 else None
 
+    @staticmethod
+    def _finite_dataset(ctx, entry: TrainingCall) -> bool:
+        """A batched ``tf.data`` dataset of this function whose length ``len()`` knows at run time:
+        no ``repeat``, ``filter``... in the chains assigned to it. Its batches are split between the
+        replicas; without accumulation a whole epoch per execution always divides them."""
+        data = entry.data
+        if (not entry.dataset_input or not isinstance(data, cst.Name) or not is_dataset(ctx, data)
+                or throughput.config_accumulation(ctx.config) > 1):
+            return False
+        batched = False
+        for assign in ctx.nodes(cst.Assign):
+            if (ctx.enclosing_function(assign) or ctx.module) is not entry.owner or not any(
+                    isinstance(target.target, cst.Name) and target.target.value == data.value
+                    for target in assign.targets):
+                continue
+            for node in walk(assign.value):
+                if isinstance(node, cst.Attribute) and node.attr.value in _UNKNOWN_LENGTH:
+                    return False
+                if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
+                    batched = True
+        return batched
+
     def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
         static = self._static(ctx, entry, data)
         if static is not None:
             return static
         config = ctx.config
         replicas = throughput.config_replicas(config)
+        if not entry.has_arrays:  # a finite dataset: its batches per replica
+            return f"len({code(ctx, data)})" + (f" // {replicas}" if replicas > 1 else "")
         accumulation = throughput.config_accumulation(config)
         batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if batch_value is not None:
