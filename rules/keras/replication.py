@@ -66,11 +66,13 @@ class Replication(Rule):
                            f"now sees {update} samples; scale the learning rate if it was tuned for one device",
                            fixed=False)
             elif entry.dataset_input:
-                per_execution = replicas * (steps or accumulation)
+                per_replica = steps or accumulation
+                per_execution = replicas * per_replica
+                why = (f"replicas x {'steps per execution' if steps else 'accumulated batches'}" if per_replica > 1
+                       else "one batch per replica")
                 ctx.report(self.code, anchor, f"the dataset's batches are split between {replicas} replicas: make "
-                           f"the batches per epoch a multiple of {per_execution} (replicas x steps per execution), "
-                           "or the remainder is dropped; the learning rate may need scaling for the larger "
-                           "global batch", fixed=False)
+                           f"the batches per epoch a multiple of {per_execution} ({why}), or the remainder is "
+                           "dropped; the learning rate may need scaling for the larger global batch", fixed=False)
 
 
 RULE = Replication()
