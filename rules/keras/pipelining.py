@@ -410,6 +410,13 @@ class Pipelining(Rule):
         assignment = split(weights, stages)
         if assignment is None:
             return False
+        block = ctx.block_of(span[0])
+        start, end = body.index(span[0]), body.index(span[-1])
+        if block is None or any(not (end < other.start or start > other.end) for other in ctx.wraps.get(id(block), ())):
+            ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` share their "
+                       "block with other code the port moves: put them in `with keras.ipu.PipelineStage(i):` "
+                       "blocks by hand", fixed=False)
+            return False
         for stage in range(stages):
             members = [line for line, at in zip(span, assignment) if at == stage]
             ctx.wrap(members[0], members[-1], self._stage_block(keras_name, stage))
