@@ -1,6 +1,8 @@
 """The speed arithmetic against the Keras tutorial's figures (seed 003), and every check on the
 speed options, through porter.throughput and through the command line (one-line error, exit 2)."""
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -146,3 +148,14 @@ def test_settings_file_steps_per_execution(tmp_path):
     result = CliRunner().invoke(main, ["--diff", str(script)])
     assert result.exit_code == 1, result.output
     assert "steps_per_execution=len(x) // 32" in result.output
+
+
+SPEED_FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "speed").glob("*.expected.py"))
+
+
+@pytest.mark.parametrize("path", SPEED_FIXTURES, ids=lambda path: path.stem)
+def test_speed_ports_parse_as_python_36(path):
+    """The Poplar SDKs run Python 3.6 to 3.8: the generated code must parse there."""
+    import libcst as cst
+
+    cst.parse_module(path.read_text(encoding="utf-8"), config=cst.PartialParserConfig(python_version="3.6"))
