@@ -224,17 +224,35 @@ class FileContext:
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
+        # iter_children, inlined: this walk visits every node of the file, twice per port.
         parents = self._parents
         by_type = self._by_type
+        kept_types = _kept_types
         stack: List[cst.CSTNode] = [self.module]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
-            by_type.setdefault(type(node), []).append(node)
-            children = list(iter_children(node))
-            for child in children:
+            node = pop()
+            node_type = type(node)
+            same_type = by_type.get(node_type)
+            if same_type is None:
+                same_type = by_type[node_type] = []
+            same_type.append(node)
+            children = []
+            for name in _fields_by_type.get(node_type) or _child_fields(node_type):
+                value = getattr(node, name)
+                value_type = type(value)
+                if value_type is tuple or value_type is list:
+                    for item in value:
+                        kept = kept_types.get(type(item))
+                        if kept or (kept is None and _kept(type(item))):
+                            children.append(item)
+                else:
+                    kept = kept_types.get(value_type)
+                    if kept or (kept is None and _kept(value_type)):
+                        children.append(value)
+            for child in reversed(children):
                 parents[id(child)] = node
-            children.reverse()
-            stack.extend(children)
+                push(child)
 
     def nodes(self, node_type: Type[NodeT]) -> List[NodeT]:
         """All nodes of exactly this type, in source order."""

@@ -168,6 +168,9 @@ def write_atomic(path: str, data: bytes) -> None:
     folder = os.path.dirname(target) or "."
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
+        if not os.access(target, os.W_OK):
+            # the rename below would replace it anyway: respect the file's own permission
+            raise FileError("cannot write: read-only file")
     except FileNotFoundError:
         mode = _new_file_mode()  # not mkstemp's 0o600
     except OSError as error:

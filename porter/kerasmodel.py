@@ -17,7 +17,7 @@ The plan is computed once per file and shared by both rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -116,6 +116,9 @@ class _Analysis:
         self.strategy_vars: Set[str] = set()
         self._assignments: List[cst.Assign] = []
         self._assignments_key = -1
+        self._variables: Dict[int, Set[str]] = {}
+        self._variables_key = -1
+        self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -189,10 +192,22 @@ class _Analysis:
                     self.builders.add(name)
                     changed = True
 
+    def _in_function(self, node_type: type, function: cst.FunctionDef) -> List[cst.CSTNode]:
+        """The nodes of a type whose innermost enclosing function is ``function``, in source
+        order (grouped once per type: asking each function in turn would be quadratic)."""
+        groups = self._grouped.get(node_type)
+        if groups is None:
+            groups = self._grouped[node_type] = {}
+            for node in self.ctx.nodes(node_type):
+                owner = self.ctx.enclosing_function(node)
+                if owner is not None:
+                    groups.setdefault(id(owner), []).append(node)
+        return groups.get(id(function), [])
+
     def _returns_model(self, function: cst.FunctionDef) -> bool:
         models = self._model_variables(function)
-        for node in self.ctx.nodes(cst.Return):
-            if node.value is None or self.ctx.enclosing_function(node) is not function:
+        for node in self._in_function(cst.Return, function):
+            if node.value is None:
                 continue
             value = node.value
             if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
@@ -201,11 +216,10 @@ class _Analysis:
 
     def _runs_model(self, function: cst.FunctionDef) -> bool:
         models = self._model_variables(function)
-        for call in self.ctx.nodes(cst.Call):
+        for call in self._in_function(cst.Call, function):
             func = call.func
             if (isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS
-                    and isinstance(func.value, cst.Name) and func.value.value in models
-                    and self.ctx.enclosing_function(call) is function):
+                    and isinstance(func.value, cst.Name) and func.value.value in models):
                 return True
         return False
 
@@ -220,12 +234,18 @@ class _Analysis:
         return self._assignments
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
-        names: Set[str] = set()
-        for assign in self._model_assignments():
-            if self.ctx.enclosing_function(assign) is function:
-                for target in assign.targets:
-                    names.update(bound_names(target.target))
-        return names
+        # Depends on the builders found so far, like the assignments it is made of.
+        key = len(self.builders)
+        if self._variables_key != key:
+            self._variables = {}
+            for assign in self._model_assignments():
+                owner = self.ctx.enclosing_function(assign)
+                if owner is not None:
+                    names = self._variables.setdefault(id(owner), set())
+                    for target in assign.targets:
+                        names.update(bound_names(target.target))
+            self._variables_key = key
+        return self._variables.get(id(function), set())
 
     # ------------------------------------------------------------------- device/strategy scopes
     def _find_transparent_withs(self) -> None:
