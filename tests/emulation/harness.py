@@ -1,0 +1,393 @@
+"""Differential runs: a GPU/CPU script on the CPU against its IPU port on the emulated IPU.
+
+`run_pair(original, port, spec)` runs both scripts in this process (TensorFlow is imported once),
+with the same seeds, small synthetic data and the arguments of the fixture's `NAME.run.json`, and
+records the losses step by step:
+
+* Keras: `logs["loss"]` at the end of every batch the callbacks see, keyed by (fit call, epoch,
+  batch); with `steps_per_execution=N` the port reports every N-th batch, so the keys of the port
+  must be a subset of the original's and include the last batch of each epoch;
+* TF1: every floating-point scalar fetched by `Session.run`;
+* PyTorch: the original's values passed to `backward()`; the port's values returned by
+  `poptorch.trainingModel` (as recorded by the emulated executor).
+
+`compare(original, port, spec)` returns the list of problems (empty when the port is right).
+
+`NAME.run.json` (all keys optional):
+    {"argv": ["--epochs", "1"],          command line for scripts with an argparse main()
+     "data": {"train": 256, "test": 64}, sizes of the synthetic datasets
+     "difference": {"kind": "trimmed" | "accumulation" | "replication", "reason": "..."},
+     "skip": "why this fixture does not train"}
+"""
+
+import contextlib
+import io
+import json
+import math
+import os
+import random
+import runpy
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+from . import data as synthetic
+from .state import STATE
+
+
+class ScriptRun:
+    def __init__(self, framework):
+        self.framework = framework
+        self.losses = []          # [(key, value)] in order
+        self.error = None         # the exception that ended the script, if any
+        self.configured = 0
+        self.strategies = 0
+        self.used_ipu = False
+        self.ipu_errors = []
+        self.notes = []
+        self.output = ""
+
+    def __repr__(self):
+        return "ScriptRun(%s, %d losses, error=%r, ipu_errors=%r)" % (
+            self.framework, len(self.losses), self.error, self.ipu_errors)
+
+
+def load_spec(path):
+    sidecar = path.with_name(path.name[:-3] + ".run.json")
+    return json.loads(sidecar.read_text()) if sidecar.exists() else {}
+
+
+def framework_of(source):
+    if "import torch" in source or "from torch" in source:
+        return "torch"
+    if "compat.v1" in source and ("Session(" in source or "placeholder(" in source):
+        return "tf1"
+    if "tf.Session(" in source or "tf.placeholder(" in source:
+        return "tf1"
+    return "keras"
+
+
+def _seed_everything(seed, framework):
+    random.seed(seed)
+    np.random.seed(seed)
+    if framework == "torch":
+        import torch
+        torch.manual_seed(seed)
+    else:
+        from . import import_tensorflow
+        tf, keras = import_tensorflow()
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(seed)
+
+
+class _Patches:
+    def __init__(self):
+        from . import Patcher
+        self.patcher = Patcher()
+
+    def __enter__(self):
+        return self.patcher
+
+    def __exit__(self, *exc):
+        self.patcher.undo()
+        return False
+
+
+def _record_keras(patcher, run):
+    from . import import_tensorflow
+    tf, keras = import_tensorflow()
+    original_fit = keras.Model.fit
+    calls = [0]
+
+    class Recorder(keras.callbacks.Callback):
+        def __init__(self, call):
+            super().__init__()
+            self.call = call
+            self.epoch = 0
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_train_batch_end(self, batch, logs=None):
+            if logs and "loss" in logs:
+                run.losses.append(((self.call, self.epoch, batch), float(logs["loss"])))
+
+    def fit(self, *args, **kwargs):
+        calls[0] += 1
+        callbacks = list(kwargs.pop("callbacks", None) or [])
+        kwargs["callbacks"] = callbacks + [Recorder(calls[0])]
+        return original_fit(self, *args, **kwargs)
+
+    patcher.attr(keras.Model, "fit", fit)
+    patch_keras_datasets(patcher, run.sizes)
+
+
+def patch_keras_datasets(patcher, sizes):
+    """Every loaded `...datasets.<name>` module (tf.keras, tf_keras, keras 3) gets the synthetic
+    `load_data`."""
+    loaders = synthetic.keras_loaders(sizes)
+    for module_name, module in list(sys.modules.items()):
+        parts = module_name.split(".")
+        if len(parts) >= 2 and parts[-2] == "datasets" and parts[-1] in loaders \
+                and hasattr(module, "load_data"):
+            patcher.attr(module, "load_data", loaders[parts[-1]])
+
+
+def _record_session(patcher, run, tf):
+    session_class = tf.compat.v1.Session.__mro__[1]  # BaseSession
+    original_run = session_class.run
+
+    def session_run(self, fetches, *args, **kwargs):
+        result = original_run(self, fetches, *args, **kwargs)
+        for value in _flat(result):
+            if isinstance(value, (float, np.floating)) or (
+                    isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f"):
+                run.losses.append((len(run.losses), float(value)))
+        return result
+
+    patcher.attr(session_class, "run", session_run)
+    original_init = tf.compat.v1.Session.__init__
+
+    def session_init(self, target="", graph=None, config=None):
+        # the original pins ops to a GPU this machine does not have: let them fall back to the CPU
+        config = config if config is not None else tf.compat.v1.ConfigProto()
+        config.allow_soft_placement = True
+        original_init(self, target, graph, config)
+
+    patcher.attr(tf.compat.v1.Session, "__init__", session_init)
+
+
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [item for element in value for item in _flat(element)]
+    if isinstance(value, dict):
+        return [item for element in value.values() for item in _flat(element)]
+    return [value]
+
+
+@contextlib.contextmanager
+def _tf1_graph(patcher, seed):
+    """Run a TF1 script in a fresh graph without switching eager execution off for the process;
+    the v1 behaviour switches the script asks for are applied and undone afterwards."""
+    from . import import_tensorflow
+    tf, _ = import_tensorflow()
+    from tensorflow.python import tf2
+    from tensorflow.python.framework import random_seed
+
+    switched = []
+
+    def disable_v2_behavior():
+        tf2.disable()
+        tf.compat.v1.disable_resource_variables()
+        tf.compat.v1.disable_control_flow_v2()
+        tf.compat.v1.disable_v2_tensorshape()
+        switched.append(True)
+
+    def disable_resource_variables():
+        tf.compat.v1.disable_resource_variables()
+        switched.append(True)
+
+    v1 = sys.modules["tensorflow.compat.v1"] if "tensorflow.compat.v1" in sys.modules else tf.compat.v1
+    for module in {id(v1): v1, id(tf.compat.v1): tf.compat.v1}.values():
+        patcher.attr(module, "disable_eager_execution", lambda: None)
+        patcher.attr(module, "disable_v2_behavior", disable_v2_behavior)
+    original_get_seed = random_seed.get_seed
+
+    def get_seed(op_seed):
+        # op seeds from the op's name scope, not from the graph's op counter: the port adds ops,
+        # which must not change the initial weights
+        graph_seed, seed_value = original_get_seed(op_seed)
+        if op_seed is None and graph_seed is not None and not tf.executing_eagerly():
+            name = tf.compat.v1.get_default_graph().get_name_scope()
+            seed_value = zlib.crc32(name.encode()) % (2 ** 31 - 1)
+        return graph_seed, seed_value
+
+    patcher.attr(random_seed, "get_seed", get_seed)
+    graph = tf.Graph()
+    try:
+        with graph.as_default():
+            tf.compat.v1.set_random_seed(seed)
+            yield tf
+    finally:
+        if switched:
+            tf2.enable()
+            tf.compat.v1.enable_resource_variables()
+            tf.compat.v1.enable_control_flow_v2()
+            tf.compat.v1.enable_v2_tensorshape()
+
+
+def _record_torch(patcher, run):
+    import torch
+    original_backward = torch.Tensor.backward
+
+    def backward(self, *args, **kwargs):
+        if self.dim() == 0:
+            run.backward_values.append(float(self.detach()))
+        return original_backward(self, *args, **kwargs)
+
+    patcher.attr(torch.Tensor, "backward", backward)
+    original_init = torch.utils.data.DataLoader.__init__
+
+    def loader_init(self, *args, **kwargs):
+        # worker processes change nothing in what is loaded; keep the test in one process
+        kwargs["num_workers"] = 0
+        kwargs.pop("persistent_workers", None)
+        kwargs.pop("prefetch_factor", None)
+        kwargs["pin_memory"] = False
+        return original_init(self, *args, **kwargs)
+
+    patcher.attr(torch.utils.data.DataLoader, "__init__", loader_init)
+    if not synthetic.torchvision_available():
+        for name, module in synthetic.fake_torchvision(run.sizes).items():
+            patcher.module(name, module)
+
+
+def run_script(path, spec, emulate, seed=0):
+    """Run one script; `emulate` installs the emulated IPU first."""
+    from . import emulated_ipu
+    path = path.resolve()
+    source = path.read_text(encoding="utf-8")
+    framework = framework_of(source)
+    run = ScriptRun(framework)
+    run.sizes = spec.get("data", {})
+    run.backward_values = []
+    argv = [str(path)] + list(spec.get("argv", []))
+    old_argv, old_cwd = sys.argv, os.getcwd()
+    stdout = io.StringIO()
+    with tempfile.TemporaryDirectory() as workdir, _Patches() as patcher:
+        with contextlib.ExitStack() as stack:
+            if emulate:
+                state = stack.enter_context(emulated_ipu(tensorflow=framework != "torch",
+                                                         torch=framework == "torch"))
+            else:
+                STATE.reset()
+            _seed_everything(seed, framework)
+            if framework == "torch":
+                _record_torch(patcher, run)
+            elif framework == "keras":
+                _record_keras(patcher, run)
+            else:
+                tf = stack.enter_context(_tf1_graph(patcher, seed))
+                _record_session(patcher, run, tf)
+                patch_keras_datasets(patcher, run.sizes)
+            sys.argv = argv
+            os.chdir(workdir)
+            try:
+                with contextlib.redirect_stdout(stdout):
+                    runpy.run_path(str(path), run_name="__main__")
+            except SystemExit as exit_:
+                if exit_.code not in (None, 0):
+                    run.error = exit_
+            except BaseException as error:  # the script's failure is the result
+                run.error = error
+            finally:
+                sys.argv = old_argv
+                os.chdir(old_cwd)
+            if emulate:
+                run.configured = len(state.configured)
+                run.strategies = len(state.strategies)
+                run.used_ipu = state.used_ipu
+                run.ipu_errors = list(state.errors)
+                run.notes = list(state.notes)
+                if framework == "torch":
+                    run.losses = list(enumerate(state.training_losses))
+    if framework == "torch" and not emulate:
+        run.losses = list(enumerate(run.backward_values))
+    run.output = stdout.getvalue()
+    return run
+
+
+def run_pair(original_path, port_path, spec=None, seed=0):
+    spec = load_spec(original_path) if spec is None else spec
+    return (run_script(original_path, spec, emulate=False, seed=seed),
+            run_script(port_path, spec, emulate=True, seed=seed))
+
+
+def _close(a, b, rel):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=rel * 1e-3)
+
+
+def compare(original, port, spec=None, rel=1e-5):
+    """Problems that make the port wrong (an empty list when it is right)."""
+    spec = spec or {}
+    problems = []
+    if original.error is not None:
+        problems.append("the original failed on the CPU: %r" % (original.error,))
+    if port.error is not None:
+        problems.append("the port failed on the emulated IPU: %r" % (port.error,))
+    for error in port.ipu_errors:
+        if error is not port.error:
+            problems.append("the port hit an emulated IPU error: %r" % (error,))
+    if not original.losses:
+        problems.append("the original recorded no losses: nothing to compare (does it train?)")
+    if problems:
+        return problems
+    if port.framework != "torch" and not port.configured:
+        problems.append("the port never configured the IPU system")
+    if not port.used_ipu:
+        problems.append("the port never ran anything on the (emulated) IPU")
+    if port.framework == "keras" and not port.strategies:
+        problems.append("the port created no IPUStrategy")
+    difference = spec.get("difference")
+    if difference:
+        return problems + _check_difference(original, port, difference)
+    if port.notes:
+        problems.append("the port trains differently (%s) but the fixture's .run.json documents no "
+                        "difference" % "; ".join(port.notes))
+    if port.framework == "keras":
+        return problems + _compare_keras(original.losses, port.losses, rel)
+    ours, theirs = [value for _, value in original.losses], [value for _, value in port.losses]
+    if len(ours) != len(theirs):
+        problems.append("%d losses in the original, %d in the port" % (len(ours), len(theirs)))
+    for step, (a, b) in enumerate(zip(ours, theirs)):
+        if not _close(a, b, rel):
+            problems.append("step %d: original loss %r, port loss %r" % (step, a, b))
+            break
+    return problems
+
+
+def _compare_keras(original, port, rel):
+    problems = []
+    ours = dict(original)
+    theirs = dict(port)
+    if not theirs:
+        return ["the port recorded no losses"]
+    extra = sorted(set(theirs) - set(ours))
+    if extra:
+        problems.append("the port trained steps the original did not: %s" % (extra[:5],))
+    last = {}
+    for call, epoch, batch in ours:
+        last[(call, epoch)] = max(batch, last.get((call, epoch), -1))
+    ported_last = {}
+    for call, epoch, batch in theirs:
+        ported_last[(call, epoch)] = max(batch, ported_last.get((call, epoch), -1))
+    if last != ported_last:
+        problems.append("epochs end at different batches: original %s, port %s" % (last, ported_last))
+    for key in sorted(set(ours) & set(theirs)):
+        if not _close(ours[key], theirs[key], rel):
+            problems.append("fit %d, epoch %d, batch %d: original loss %r, port loss %r"
+                            % (key + (ours[key], theirs[key])))
+            break
+    return problems
+
+
+def _check_difference(original, port, difference):
+    kind = difference.get("kind")
+    if not difference.get("reason"):
+        return ["a documented difference needs a reason"]
+    if kind == "trimmed":
+        # the port drops the remainder the original trained on: fewer steps, none extra
+        if len(port.losses) >= len(original.losses):
+            return ["documented as trimmed, but the port ran %d steps and the original %d"
+                    % (len(port.losses), len(original.losses))]
+        return []
+    if kind in ("accumulation", "replication"):
+        if not any(kind[:5] in note or ("accumulat" in note if kind == "accumulation" else "replica" in note)
+                   for note in port.notes):
+            return ["documented as %s, but the emulation saw none" % kind]
+        if not all(math.isfinite(value) for _, value in port.losses):
+            return ["the port's losses are not finite"]
+        return []
+    return ["unknown difference kind %r" % (kind,)]
