@@ -686,7 +686,9 @@ class PoplarExecutor:
             for call_args, call_kwargs in parts[iteration * micro:(iteration + 1) * micro]:
                 output = self._model(*call_args, **call_kwargs)
                 loss = _find_loss(output)
-                (loss * scale if scale != 1.0 else loss).backward()
+                loss = loss * scale if scale != 1.0 else loss
+                # a loss marked with identity_loss(reduction="none") back-propagates ones
+                loss.backward(None if loss.dim() == 0 else torch.ones_like(loss))
                 outputs.append(_detach(output))
             self._step()
         _MARKED_LOSSES.clear()
