@@ -72,6 +72,15 @@ def check_device_ops(tf, operations, captured_placeholders=True):
             if base in SMALL_INT_TYPES and op.type not in DATA_MOVEMENT_OPS:
                 raise _device_error(tf, op, "T=DT_%s is only supported by data-movement ops; cast it to "
                                     "float32 or int32 first" % base.upper())
+        for tensor in op.inputs:
+            source = tensor.op
+            if source not in new and (source.type in ("VariableV2", "Variable") or (
+                    source.type == "Identity" and source.inputs and source.inputs[0].dtype._is_ref_dtype)):
+                raise STATE.error(tf.errors.InvalidArgumentError(
+                    None, op, "Cannot assign a device for operation %s: Could not satisfy explicit device "
+                    "specification '/device:IPU:0' because no supported kernel for IPU devices is "
+                    "available. The compiled code reads the ref variable %s: create variables as "
+                    "resource variables (reference 3.2)." % (source.name, source.name)))
         if captured_placeholders:
             for tensor in op.inputs:
                 if tensor.op not in new and tensor.op.type == "Placeholder" \
