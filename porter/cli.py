@@ -153,19 +153,24 @@ def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[st
         _error(f"-: {error}")
         return EXIT_ERROR
     outcome = port_text("-", source.text, config)
+    to_stdout = output in (None, "-")
     if outcome.error:
         _error(f"-: {outcome.error}")
-        if not (show_diff or check):
+        if not (show_diff or check) and to_stdout:
             sys.stdout.buffer.write(data)
         return EXIT_ERROR
     if show_diff or check:
         _render([outcome], show_diff, check, output_format, written=False)
         return EXIT_PORTING_NEEDED if _needs_porting(outcome, check) else EXIT_OK
-    ported = encode(outcome.ported, source)
-    if output and output != "-":
-        write_atomic(output, ported)
-    else:
-        sys.stdout.buffer.write(ported)
+    try:
+        ported = encode(outcome.ported, source)
+        if to_stdout:
+            sys.stdout.buffer.write(ported)
+        else:
+            write_atomic(output, ported)
+    except FileError as error:
+        _error(f"-: {output}: {error}" if not to_stdout else f"-: {error}")
+        return EXIT_ERROR
     for finding in outcome.findings:
         _error(finding_line("-", finding))
     return EXIT_OK
@@ -187,7 +192,9 @@ def _run_files(files: List[str], config: Config, show_diff: bool, check: bool, w
             failed = True
             _error(f"{path}: {outcome.error}")
         outcomes.append(outcome)
-    _render(outcomes, show_diff, check, output_format, written=write or output is not None)
+    # With ``-o -`` the port goes to stdout, so the report goes to stderr.
+    _render(outcomes, show_diff, check, output_format, written=write or output is not None,
+            report_to_stderr=output == "-")
     if failed:
         return EXIT_ERROR
     if show_diff or check:
@@ -205,24 +212,25 @@ def _save(outcome: FileOutcome, source, target: str) -> FileOutcome:
     try:
         write_atomic(target, encode(outcome.ported, source))
     except FileError as error:
-        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, str(error))
+        cause = str(error) if target == outcome.path else f"{target}: {error}"
+        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
     return outcome
 
 
 def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, output_format: str,
-            written: bool) -> None:
+            written: bool, report_to_stderr: bool = False) -> None:
     if output_format == "json":
         from porter.rule import all_rules
 
         names = {rule.code: rule.name for rule in all_rules()}
-        click.echo(to_json(outcomes, names))
+        click.echo(to_json(outcomes, names), err=report_to_stderr)
         return
     if show_diff:
         _render_diffs(outcomes)
         return
     for outcome in outcomes:
         for finding in outcome.findings:
-            click.echo(finding_line(outcome.path, finding))
+            click.echo(finding_line(outcome.path, finding), err=report_to_stderr)
     if not check:
         for line in summary_lines(outcomes, written):
             _error(line)

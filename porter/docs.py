@@ -31,8 +31,10 @@ SECTIONS = {"rules": rule_table, "options": option_list}
 
 def render(readme: str) -> str:
     for name, make in SECTIONS.items():
-        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(\n<!-- {name}:end -->)", re.DOTALL)
-        readme = pattern.sub(lambda match: match.group(1) + make() + match.group(2), readme)
+        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.DOTALL)
+        if not pattern.search(readme):
+            raise ValueError(f"README has no <!-- {name}:start/end --> section")
+        readme = pattern.sub(lambda match: match.group(1) + make() + "\n" + match.group(2), readme)
     return readme
 
 

@@ -61,6 +61,7 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
             inner += segments[position]
             if position != wrap.end:
                 inner += trailing[position]
+        inner = [_unindented_blank_lines(statement) for statement in inner]
         body += leading[wrap.start]
         if inner:
             body.append(_lift_leading_lines(wrap.build(inner), inner))
@@ -92,6 +93,8 @@ def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> L
         if index == len(body):
             break
         following = body[index]
+        if isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
+            continue  # a new def or class carries its own blank lines, and so does what follows it
         lines = list(getattr(following, "leading_lines", ()))
         blanks = 0
         while blanks < len(lines) and lines[blanks].comment is None:
@@ -101,6 +104,18 @@ def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> L
             first = body[start]
             body[start] = first.with_changes(leading_lines=(*lines[:blanks], *first.leading_lines))
     return body
+
+
+def _unindented_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """Blank lines above a statement moved into a deeper block stay empty: libcst would render
+    them with the new block's indentation."""
+    lines = getattr(statement, "leading_lines", ())
+    if not any(line.indent and line.comment is None and not line.whitespace.value for line in lines):
+        return statement
+    return statement.with_changes(leading_lines=[
+        line.with_changes(indent=False) if line.comment is None and not line.whitespace.value else line
+        for line in lines
+    ])
 
 
 def _unwrapped_body(compound: cst.BaseCompoundStatement) -> List[cst.BaseStatement]:

@@ -6,7 +6,11 @@ or a port that fails its own checks comes back as ``PortResult.error``, with the
 
 from __future__ import annotations
 
+import ast
+import re
+import warnings
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -34,12 +38,47 @@ def rules_for(frameworks, config: Config) -> List[Rule]:
     ]
 
 
+def _python_syntax_error(source: str) -> Optional[str]:
+    """Python's own message and position for a source it rejects (libcst's position can be lines
+    off, e.g. for ``def f(:``); None when Python accepts the source."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<port>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        if error.lineno:
+            return f"syntax error at line {error.lineno}, column {error.offset or 1}: {error.msg}"
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return None
+
+
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_MAX_NESTING = 200  # CPython's tokenizer limit on nested brackets, in every version
+
+
+def _nesting(source: str) -> int:
+    """The bracket nesting, roughly: brackets in strings and comments count too (0 when it cannot
+    exceed the limit)."""
+    if source.count("(") + source.count("[") + source.count("{") <= _MAX_NESTING:
+        return 0
+    steps = (1 if char in "([{" else -1 for char in _NOT_BRACKETS.sub("", source))
+    return max(accumulate(steps), default=0)
+
+
 def _parse(source: str) -> cst.Module:
+    if _nesting(source) > _MAX_NESTING:
+        # libcst's native parser can overflow the C stack (a crash, not an exception) on brackets
+        # nested a few thousand deep; Python rejects more than 200 anyway.
+        message = _python_syntax_error(source)
+        if message:
+            raise _PortError(message)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        raise _PortError(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}")
+        raise _PortError(_python_syntax_error(source) or (
+            f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}"))
     except RecursionError:
         raise _PortError("too deeply nested for the parser")
 
@@ -76,6 +115,8 @@ def port(source: str, config: Config = Config()) -> PortResult:
         _verify(new_source, config)
     except _PortError as error:
         return PortResult(source, error=str(error))
+    except RecursionError:  # e.g. locating the findings in a very long expression
+        return PortResult(source, error="too deeply nested to port")
     return PortResult(new_source, findings, changed=new_source != source)
 
 

@@ -96,7 +96,7 @@ def write_atomic(path: str, data: bytes) -> None:
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
-        mode = None
+        mode = _new_file_mode()  # not mkstemp's 0o600
     except OSError as error:
         raise FileError(error.strerror or str(error)) from None
     try:
@@ -108,8 +108,7 @@ def write_atomic(path: str, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except OSError as error:
         try:
@@ -117,3 +116,10 @@ def write_atomic(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise FileError(f"cannot write: {error.strerror or error}") from None
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0o666 less the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask

@@ -45,6 +45,11 @@ IPU_CONFIG_MARKERS = frozenset({
     "tensorflow.python.ipu.config.configure_ipu_system", "tensorflow.python.ipu.utils.create_ipu_config",
     "tensorflow.python.ipu.utils.configure_ipu_system",
 })
+# Calls that run a model: a function that makes them is where the model is used, not a builder.
+RUNNING_METHODS = frozenset({
+    "fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
+    "train_on_batch", "test_on_batch", "predict_on_batch",
+})
 # Model methods whose override IPUStrategy's Keras extensions refuse (reference 1.4, rule 6).
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
@@ -172,7 +177,7 @@ class _Analysis:
                 name = function.name.value
                 if name in self.builders or self.ctx.enclosing(function, cst.ClassDef) is not None:
                     continue
-                if self._returns_model(function):
+                if self._returns_model(function) and not self._runs_model(function):
                     self.builders.add(name)
                     changed = True
 
@@ -183,6 +188,16 @@ class _Analysis:
                 continue
             value = node.value
             if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
+                return True
+        return False
+
+    def _runs_model(self, function: cst.FunctionDef) -> bool:
+        models = self._model_variables(function)
+        for call in self.ctx.nodes(cst.Call):
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS
+                    and isinstance(func.value, cst.Name) and func.value.value in models
+                    and self.ctx.enclosing_function(call) is function):
                 return True
         return False
 

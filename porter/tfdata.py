@@ -5,11 +5,12 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, Set
+from typing import Dict, NamedTuple, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, bound_names, canonical_keras, walk
+from porter.kerasutil import assignments, last_name, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -63,3 +64,353 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in methods and is_dataset(ctx, func.value):
             yield call, func.attr.value
+
+
+# ------------------------------------------------------------------------------ uint8 data
+# Which arrays certainly hold uint8 data (images from ``keras.datasets.*.load_data()``, arrays made
+# with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
+# Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
+# the IPU (reference 1.11), and both leave data alone when its flow is not clear.
+#
+#   uint8_data(ctx, expr)       -> Uint8Data(kind, origin, role) or None: ``expr`` (a variable or a
+#                                  slice of one, e.g. a feed_dict value) holds uint8 data right there
+#   tensor_slices_inputs(ctx)   -> (call, [(role, expr)]) for Dataset.from_tensor_slices/from_tensors
+#   is_mapped(ctx, call)        -> the dataset a call makes goes through .map() (leave it to the user)
+#   astype(expr, dtype)         -> ``expr.astype("dtype")``
+#   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
+
+UINT8 = "uint8"
+CONVERTED = "converted"
+# keras.datasets whose load_data() returns uint8 images and uint8 labels.
+UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
+_UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
+# Methods and functions that keep the data (and its dtype) of their first operand.
+_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
+_KEEPING_FUNCTIONS = frozenset({"numpy.expand_dims", "numpy.reshape", "numpy.squeeze", "numpy.asarray",
+                                "numpy.ascontiguousarray", "numpy.transpose"})
+# Calls that make float (or int32/int64) data out of their operand.
+_CONVERTING_FUNCTIONS = frozenset({
+    "tensorflow.cast", "tensorflow.image.convert_image_dtype", "numpy.float32", "numpy.float16",
+    "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
+    "keras.utils.np_utils.to_categorical",
+})
+_SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+                      "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
+                      "tensorflow.compat.v1.data.Dataset.from_tensors")
+
+
+class Uint8Data(NamedTuple):
+    """What the flow knows about a variable: ``kind`` (UINT8 or CONVERTED), where its data comes
+    from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else "array"."""
+
+    kind: str
+    origin: str
+    role: str
+
+
+class _Uint8Flow:
+    """Walks one function (or the module) in source order and notes, before each statement, which
+    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``).
+    A name bound inside a branch or a loop is no longer known: the flow there is not clear."""
+
+    def __init__(self, ctx: FileContext, scope: cst.CSTNode) -> None:
+        self.ctx = ctx
+        self.state: Dict[str, Uint8Data] = {}
+        self.before: Dict[int, Dict[str, Uint8Data]] = {}
+        if isinstance(scope, cst.Module):
+            self._block(scope.body, linear=True)
+        else:
+            self._body(scope.body, linear=True)
+
+    def _block(self, statements, linear: bool) -> None:
+        for statement in statements:
+            self._statement(statement, linear)
+
+    def _statement(self, statement, linear: bool) -> None:
+        self.before[id(statement)] = dict(self.state)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self._small(small, linear)
+            return
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            self._forget([statement.name.value])
+            return
+        if isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    self._forget(_bound(item.asname.name))
+            self._body(statement.body, linear)
+            return
+        if isinstance(statement, cst.For):
+            self._forget(_bound(statement.target))
+        if _is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
+            self._body(statement.body, linear)
+            return
+        for block in sub_blocks(statement):
+            self._body(block, False)
+
+    def _body(self, block, linear: bool) -> None:
+        if isinstance(block, cst.IndentedBlock):
+            self._block(block.body, linear)
+        elif isinstance(block, cst.SimpleStatementSuite):
+            for small in block.body:
+                self._small(small, linear)
+
+    def _small(self, small, linear: bool) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._bind(target.target, small.value, linear)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._bind(small.target, small.value, linear)
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            self._forget(_bound(small.target))
+        elif isinstance(small, cst.Del):
+            self._forget(_bound(small.target))
+
+    def _forget(self, names) -> None:
+        for name in names:
+            self.state.pop(name, None)
+
+    def _set(self, name: str, data: Optional[Uint8Data]) -> None:
+        if data is None:
+            self.state.pop(name, None)
+        else:
+            self.state[name] = data
+
+    def _bind(self, target, value, linear: bool) -> None:
+        if not linear:
+            self._forget(_bound(target))
+            return
+        if isinstance(target, cst.Name):
+            self._set(target.value, self._kind(value))
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            loaded = self._loaded_dataset(value)
+            if loaded is not None:
+                self._forget(_bound(target))
+                for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
+                    inner = pair.value
+                    if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
+                        for element, role in zip(inner.elements, ("images", "labels")):
+                            if isinstance(element.value, cst.Name):
+                                self._set(element.value.value, Uint8Data(UINT8, f"`{loaded}.load_data()`", role))
+                return
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
+            ):
+                kinds = [(element.value, self._kind(item.value)) for element, item in zip(target.elements, value.elements)]
+                for element, kind in kinds:  # all values are read before any name is bound
+                    if isinstance(element, cst.Name):
+                        self._set(element.value, kind)
+                    else:
+                        self._forget(_bound(element))
+                return
+        self._forget(_bound(target))
+
+    def _loaded_dataset(self, value) -> Optional[str]:
+        """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "load_data"):
+            return None
+        module = self.ctx.keras_name(value.func.value)
+        if module is None and isinstance(value.func.value, cst.Name):
+            known = [self.ctx.keras_name(v) for _, name, v in _assigned(self.ctx, value.func.value)]
+            module = known[0] if known and all(k == known[0] for k in known) else None
+        if module is None or not module.startswith("keras.datasets."):
+            return None
+        name = module[len("keras.datasets."):]
+        return name if name in UINT8_DATASETS else None
+
+    def _kind(self, value) -> Optional[Uint8Data]:
+        """What the value of an assignment holds: uint8 data, data converted from it, or None
+        (not uint8 data, or not known)."""
+        kept = self._kept_name(value)
+        if kept is not None:
+            return self.state.get(kept)
+        if self._makes_uint8(value):
+            return Uint8Data(UINT8, "a uint8 array", "array")
+        sources = [self.state[node.value] for node in walk(value) if isinstance(node, cst.Name)
+                   and node.value in self.state and self.state[node.value].kind == UINT8] if self.state else []
+        if sources and self._converts(value):
+            return sources[0]._replace(kind=CONVERTED)
+        return None
+
+    def _kept_name(self, value) -> Optional[str]:
+        """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
+        while True:
+            if isinstance(value, cst.Name):
+                return value.value
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _KEEPING_METHODS:
+                value = value.func.value
+            elif isinstance(value, cst.Call) and value.args and \
+                    self.ctx.qualified_name(value.func) in _KEEPING_FUNCTIONS and not _dtype_argument(value):
+                value = value.args[0].value
+            else:
+                return None
+
+    def _makes_uint8(self, value) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        dtype = _dtype_argument(value)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
+            dtype = value.args[0].value
+        return dtype is not None and self._is_uint8_dtype(dtype)
+
+    def _is_uint8_dtype(self, node) -> bool:
+        if isinstance(node, cst.SimpleString):
+            return node.evaluated_value == "uint8"
+        return self.ctx.qualified_name(node) in _UINT8_DTYPES
+
+    def _converts(self, value) -> bool:
+        for node in walk(value):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                return True
+            if isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "astype" and node.args:
+                    if not self._is_uint8_dtype(node.args[0].value):
+                        return True
+                qualified = self.ctx.qualified_name(func)
+                if qualified in _CONVERTING_FUNCTIONS or canonical_keras(qualified) in _CONVERTING_FUNCTIONS:
+                    return True
+                if isinstance(func, cst.Name) and func.value == "float":
+                    return True
+        return False
+
+
+def _is_main_guard(statement) -> bool:
+    return isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.test, cst.Comparison) \
+        and isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"
+
+
+def _bound(target) -> list:
+    return bound_names(target)
+
+
+def _dtype_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    return _keyword_value(call, "dtype")
+
+
+def _assigned(ctx: FileContext, name: cst.Name):
+    scope = _owner(ctx, name)
+    return [item for item in assignments(ctx, scope) if item[1] == name.value] or \
+        [item for item in assignments(ctx, ctx.module) if item[1] == name.value]
+
+
+def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
+    scope = _owner(ctx, node)
+    cache: Dict[int, _Uint8Flow] = ctx.__dict__.setdefault("_uint8_flows", {})
+    flow = cache.get(id(scope))
+    if flow is None:
+        flow = cache[id(scope)] = _Uint8Flow(ctx, scope)
+    return flow
+
+
+def _may_hold_uint8(ctx: FileContext) -> bool:
+    """A cheap test: does the file load a Keras dataset or spell uint8 at all?"""
+    found = ctx.__dict__.get("_uint8_possible")
+    if found is None:
+        found = any(node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
+            node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
+            "uint8" in node.value for node in ctx.nodes(cst.SimpleString))
+        ctx.__dict__["_uint8_possible"] = found
+    return found
+
+
+def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
+    """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
+    data at this point (where from, images or labels); else None."""
+    if not _may_hold_uint8(ctx):
+        return None
+    node = expr
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Name) or ctx.enclosing(node, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(node)
+    flow = _flow(ctx, node)
+    before = flow.before.get(id(statement)) if statement is not None else None
+    data = before.get(node.value) if before is not None else None
+    return data if data is not None and data.kind == UINT8 else None
+
+
+def tensor_slices_inputs(ctx: FileContext):
+    """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
+    role "features" for a lone array or the first of a tuple, "labels" for the second."""
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) not in ("from_tensor_slices", "from_tensors") or not call.args:
+            continue
+        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS:
+            continue
+        value = call.args[0].value
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
+            isinstance(element, cst.StarredElement) for element in value.elements
+        ):
+            yield call, [("features", value.elements[0].value), ("labels", value.elements[1].value)]
+        elif isinstance(value, (cst.Name, cst.Subscript)):
+            yield call, [("features", value)]
+
+
+def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
+    """True when the dataset ``call`` makes goes through ``.map(...)``: in its own chain, or
+    anywhere in the same function (a variable may carry it there)."""
+    node: cst.CSTNode = call
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value == "map":
+                return True
+            node = ctx.parent(parent) or parent
+            continue
+        break
+    scope = _owner(ctx, call)
+    return any(_owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
+
+
+def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
+    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+
+
+# TensorFlow Datasets image sets whose images come as tf.uint8.
+UINT8_TFDS = ("mnist", "fashion_mnist", "kmnist", "emnist", "cifar10", "cifar100", "svhn_cropped")
+
+
+def uint8_tfds_loads(ctx: FileContext):
+    """``tfds.load("mnist", split="train", as_supervised=True)`` calls: one split of a uint8 image
+    set as ``(image, label)`` pairs (a dataset, not a dict or a tuple with info)."""
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) != "load" or not call.args:
+            continue
+        if ctx.qualified_name(call.func) != "tensorflow_datasets.load":
+            continue
+        name = call.args[0].value
+        if call.args[0].keyword is not None or not isinstance(name, cst.SimpleString):
+            continue
+        if str(name.evaluated_value).split(":")[0] not in UINT8_TFDS:
+            continue
+        split, supervised, info = (_keyword_value(call, key) for key in ("split", "as_supervised", "with_info"))
+        if not isinstance(split, cst.SimpleString) or not (isinstance(supervised, cst.Name) and supervised.value == "True"):
+            continue
+        if info is not None and not (isinstance(info, cst.Name) and info.value == "False"):
+            continue
+        yield call
+
+
+def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
+    """``dataset.map(lambda image, label: (tf.cast(image, tf.float32), label))``."""
+    mapper = cst.parse_expression(f"lambda image, label: ({tf}.cast(image, {tf}.float32), label)")
+    return cst.Call(func=cst.Attribute(value=dataset, attr=cst.Name("map")), args=[cst.Arg(mapper)])

@@ -26,3 +26,32 @@ def test_ci_runs_exactly_the_readme_commands():
 
 def test_generated_sections_are_current():
     assert render(README) == README, "run: python -m porter.docs README.md"
+
+
+def test_rule_table_lists_every_rule():
+    from porter.rule import all_rules
+
+    table = README.split("<!-- rules:start -->")[1].split("<!-- rules:end -->")[0]
+    for rule in all_rules():
+        assert f"| {rule.code} | `{rule.name}` |" in table
+
+
+def test_option_list_is_the_help_output():
+    options = README.split("<!-- options:start -->")[1].split("<!-- options:end -->")[0]
+    assert "--diff" in options and "--list-rules" in options
+
+
+def _block(after: str, language: str) -> str:
+    return README.split(after, 1)[1].split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_usage_example_is_what_the_tool_prints():
+    from porter.cli import port_text
+    from porter.config import Config
+    from porter.report import finding_line, unified_diff
+
+    script = _block("A GPU Keras script", "python")
+    outcome = port_text("train.py", script, Config())
+    assert unified_diff(outcome) == _block("--diff` prints", "diff")
+    findings = "".join(finding_line("train.py", finding) + "\n" for finding in outcome.findings)
+    assert findings == _block("lists the same changes as findings", "text")

@@ -1,0 +1,682 @@
+"""The PyTorch training-step and evaluation-loop analysis shared by the IPU3xx rules.
+
+All rules see the ORIGINAL tree, so rules that depend on each other agree through this one
+analysis: IPU305 (training model) recognises the plain step and the AMP step that IPU309 removes,
+IPU302 (options) knows where the models are created, IPU306 (inference model) knows whether a
+training model exists to detach, IPU308 (setOptimizer) knows which training model a scheduler
+belongs to. The plan is computed once per file and cached on the context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from porter import cstutil
+from porter.context import FileContext, bound_names, iter_children, walk
+from porter.cstutil import append_args, keyword_arg
+from porter.torchutil import (
+    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, cached, code_of, expr_call, fresh_name, in_loop,
+    is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
+    common_point, creation_point, owner_of, qualified, selected, simple_assign,
+)
+
+# Attributes of torch.nn.Module a wrapper attribute must not shadow.
+_RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
+                       "cuda", "half", "float", "double", "apply", "state_dict", "zero_grad", "buffers",
+                       "type", "named_parameters", "register_buffer", "load_state_dict", "self"})
+LR_SCHEDULER = "torch.optim.lr_scheduler."
+
+
+@dataclass
+class Placement:
+    """Where a PopTorch model is created once, and how it reaches the code that runs it."""
+
+    owner: Owner                       # the scope the creation statement goes into
+    before: cst.BaseStatement          # the creation goes right before this statement
+    values: Dict[str, str]             # name used by the loop -> expression at the creation site
+    function: Optional[cst.FunctionDef] = None   # hoisted: this function gets a new parameter
+    calls: List[cst.Call] = field(default_factory=list)   # ... and its call sites a new argument
+
+
+@dataclass
+class TrainStep:
+    backward: cst.BaseStatement
+    loss_name: str
+    scaler: Optional[str] = None
+    step: Optional[cst.BaseStatement] = None
+    update: Optional[cst.BaseStatement] = None
+    loss: Optional[cst.BaseStatement] = None
+    forward: Optional[cst.BaseStatement] = None
+    autocast: Optional[cst.With] = None
+    zero_grads: List[cst.BaseStatement] = field(default_factory=list)
+    model: str = ""
+    optimizer: str = ""
+    output: Optional[str] = None
+    inputs: List[str] = field(default_factory=list)
+    captured: List[str] = field(default_factory=list)
+    owner: Optional[Owner] = None
+    placement: Optional[Placement] = None
+    problem: Optional[str] = None
+    problem_anchor: Optional[cst.CSTNode] = None
+    clip: bool = False
+    self_loss: bool = False  # the model's forward already returns the loss: no wrapper
+    name: str = ""
+    wrapper: str = ""
+    selected: bool = True   # False when IPU305 is not selected: nothing is rewritten
+
+    @property
+    def rewritten(self) -> bool:
+        return self.problem is None and self.selected
+
+
+@dataclass
+class Evaluation:
+    anchor: cst.BaseStatement   # the `with torch.no_grad():` block, or the statement holding the calls
+    model: str
+    calls: List[cst.Call]
+    owner: Owner
+    placement: Optional[Placement] = None
+    problem: Optional[str] = None
+    name: str = ""
+    releases: List["Release"] = field(default_factory=list)
+    reuses: bool = False   # an earlier evaluation of the same scope already creates the model
+
+
+@dataclass
+class Release:
+    """Around one place that evaluates: detach the training model before it, the inference
+    model after it, so that each finds a free IPU."""
+
+    site: cst.BaseStatement
+    training: Optional[str] = None   # detach this training model before the site
+    guarded: bool = False            # ... only when it ran already (the site may come first)
+    inference: bool = False          # detach the inference model after the site
+
+
+@dataclass
+class Plan:
+    steps: List[TrainStep]
+    evaluations: List[Evaluation]
+    opts: Optional[str]            # the options variable the generated code uses
+    opts_exists: bool
+    existing_training: List[Tuple[str, cst.Call]]
+    inference_opts: Optional[str] = None  # separate options for inference, when training's differ
+
+    @property
+    def rewrites(self) -> List[TrainStep]:
+        return [step for step in self.steps if step.rewritten]
+
+    def training_in(self, owner: Owner) -> Optional[Tuple[str, str]]:
+        """(training model, optimizer) visible in ``owner``."""
+        step = self.training_step_in(owner)
+        if step is None:
+            return None
+        if step.placement.owner is owner:
+            return step.name, step.placement.values[step.optimizer]
+        return step.name, step.optimizer
+
+    def training_step_in(self, owner: Owner) -> Optional[TrainStep]:
+        """The rewritten step whose training model is visible in ``owner``."""
+        for step in self.rewrites:
+            if step.placement.owner is owner or step.placement.function is owner:
+                return step
+        return None
+
+
+def plan(ctx: FileContext) -> Plan:
+    return cached(ctx, "plan", lambda: _plan(ctx))
+
+
+def _plan(ctx: FileContext) -> Plan:
+    taken: Set[str] = set()
+    existing_opts = assignments_of(ctx, "poptorch.Options")
+    if existing_opts:
+        opts, opts_exists = existing_opts[0][0], True
+    else:
+        opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "IPU302") else None), False
+    steps = _train_steps(ctx)
+    wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
+                         if call.args and call.args[0].keyword is None}
+    for step in steps:
+        if step.problem is None and step.self_loss:
+            model = step.placement.values[step.model]
+            if model in wrapped:   # poptorch.trainingModel raises on a model it already wraps
+                step.problem_anchor = step.backward
+                step.problem = (f"`{model}` is already wrapped by a `poptorch.trainingModel` above: reuse that "
+                                "training model here (or call its `destroy()` first)")
+            wrapped.add(model)
+    for step in steps:
+        step.selected = selected(ctx, "IPU305")
+        if not step.rewritten:
+            continue
+        step.name = fresh_name(ctx, "training_model", taken)
+        taken.add(step.name)
+        step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
+        taken.add(step.wrapper)
+    evaluations = _evaluations(ctx, steps)
+    evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
+    order = {id(call): index for index, call in enumerate(ctx.nodes(cst.Call))}
+    evaluations.sort(key=lambda e: order[id(e.calls[0])])
+    created: Dict[Tuple[int, str], Evaluation] = {}
+    for evaluation in evaluations:
+        if evaluation.problem is not None:
+            continue
+        placement = evaluation.placement
+        key = (id(placement.owner), placement.values[evaluation.model])
+        earlier = created.get(key) if placement.function is None else None
+        if earlier is not None:
+            body = list(ctx.siblings(placement.before))
+            first = earlier.placement.before
+            if first in body and body.index(first) <= body.index(placement.before):
+                evaluation.name, evaluation.reuses = earlier.name, True
+                continue
+        evaluation.name = fresh_name(ctx, "inference_model", taken)
+        taken.add(evaluation.name)
+        created.setdefault(key, evaluation)
+    result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
+    if opts_exists and selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) \
+            and _accumulates(ctx, opts):
+        result.inference_opts = fresh_name(ctx, "inference_opts", taken)
+    _plan_detach(ctx, result)
+    return result
+
+
+def _accumulates(ctx: FileContext, opts: str) -> bool:
+    """True when ``opts`` sets gradient accumulation: an inference model cannot use it (4.3)."""
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "gradientAccumulation" \
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value == "Training" \
+                and name_of(func.value.value) == opts:
+            return not (len(call.args) == 1 and isinstance(call.args[0].value, cst.Integer)
+                        and call.args[0].value.value == "1")
+    return False
+
+
+# --------------------------------------------------------------------------------- placement
+def _assigned_within(node: cst.CSTNode) -> Set[str]:
+    names: Set[str] = set()
+    if not isinstance(node, cst.BaseCompoundStatement):
+        return names
+    for child in walk(node):
+        if isinstance(child, cst.AssignTarget):
+            names.update(bound_names(child.target))
+        elif isinstance(child, (cst.For, cst.AugAssign, cst.AnnAssign)):
+            names.update(bound_names(child.target))
+    return names
+
+
+def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str], what: str,
+           param: str) -> Tuple[Optional[Placement], Optional[str]]:
+    """Create once: in ``owner`` before its loop, or, when ``owner`` is a function called in a
+    loop (once per epoch), in the caller before that loop, passed in as a new parameter."""
+    if is_module_function(ctx, owner):
+        calls = local_calls(ctx, owner)
+        looped = [call for call in calls if in_loop(ctx, call, owner_of(ctx, call))]
+        if looped:
+            return _hoist(ctx, owner, calls, needed, what, param)
+    before = creation_point(ctx, node, owner)
+    if before is None:
+        return None, "could not find where to create it"
+    late = _assigned_within(before) & set(needed)
+    if late:
+        return None, f"`{sorted(late)[0]}` is assigned inside the loop; create the {what} once, before the loop"
+    return Placement(owner, before, {name: name for name in needed}), None
+
+
+def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[str], what: str,
+           param: str) -> Tuple[Optional[Placement], Optional[str]]:
+    fname = function.name.value
+    callers = {id(owner_of(ctx, call)) for call in calls}
+    if len(callers) != 1:
+        return None, (f"`{fname}()` is called from several functions: create the {what} once and pass it in")
+    params = function.params
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params:
+        return None, f"`{fname}()` takes *args/**kwargs: create the {what} once and pass it in"
+    caller = owner_of(ctx, calls[0])
+    before = common_point(ctx, calls, caller) if len(calls) > 1 else creation_point(ctx, calls[0], caller)
+    if before is None or any(arg.star for call in calls for arg in call.args):
+        return None, f"create the {what} once, outside the loop that calls `{fname}()`, and pass it in"
+    names = [p.name.value for p in params.params]
+    local = set(_local_bindings(function))
+    values: Dict[str, str] = {}
+    for call in calls:
+        found, problem = _call_values(ctx, function, call, needed, local, what)
+        if problem is not None:
+            return None, problem
+        if values and found != values:
+            return None, f"`{fname}()` is called with different models: create the {what} once and pass it in"
+        values = found
+    late = _assigned_within(before)
+    for value in values.values():
+        if any(name.value in late for name in loads(cstutil.expression(value))):
+            return None, f"create the {what} once, before the loop that calls `{fname}()`, and pass it in"
+    if param in names:
+        return None, f"`{fname}()` already has a `{param}` parameter"
+    return Placement(caller, before, values, function, list(calls)), None
+
+
+def _call_values(ctx, function: cst.FunctionDef, call: cst.Call, needed: List[str], local: Set[str],
+                 what: str) -> Tuple[Dict[str, str], Optional[str]]:
+    """What the names the model needs are at one call site of ``function``."""
+    fname = function.name.value
+    names = [p.name.value for p in function.params.params]
+    positional = [arg for arg in call.args if arg.keyword is None]
+    values: Dict[str, str] = {}
+    for name in needed:
+        if name in names:
+            index = names.index(name)
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and index < len(positional):
+                arg = positional[index]
+            if arg is None:
+                return {}, f"`{fname}()` is called without `{name}`: create the {what} once and pass it in"
+            if name in needed[:2] and not isinstance(arg.value, (cst.Name, cst.Attribute)):
+                return {}, (f"`{fname}()` gets `{name}` as an expression: create the {what} once, from a "
+                            "variable, and pass it in")
+            values[name] = code_of(ctx, arg.value)
+        elif name not in local and name in module_globals(ctx):
+            values[name] = name
+        else:
+            return {}, (f"`{name}` is created inside `{fname}()`, which runs once per epoch: create the "
+                        f"{what} once, outside, and pass it in")
+    return values, None
+
+
+def _local_bindings(function: cst.FunctionDef) -> List[str]:
+    names = [p.name.value for p in function.params.params]
+    for child in walk(function.body):
+        if isinstance(child, (cst.AssignTarget, cst.For)):
+            names.extend(bound_names(child.target))
+    return names
+
+
+# ----------------------------------------------------------------------------- training steps
+def model_names(ctx: FileContext) -> Set[str]:
+    """Variables used as models: ``m.parameters()``, ``m.train()``, ``m.eval()``."""
+    def compute():
+        names = set()
+        for call in ctx.nodes(cst.Call):
+            receiver = name_of(method_of(call, "parameters", "train", "eval", "named_parameters"))
+            if receiver is not None:
+                names.add(receiver)
+        return names
+    return cached(ctx, "models", compute)
+
+
+def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
+    def compute():
+        found = {}
+        for assign in ctx.nodes(cst.Assign):
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                    and isinstance(assign.value, cst.Call) and _scheduler_like(assign.value.func):
+                full = qualified(ctx, assign.value.func) or ""
+                if full.startswith(LR_SCHEDULER):
+                    found[assign.targets[0].target.value] = assign.value
+        return found
+    return cached(ctx, "schedulers", compute)
+
+
+def _scheduler_like(func: cst.BaseExpression) -> bool:
+    """A cheap test before resolving the name: the class names of torch.optim.lr_scheduler."""
+    last = func.attr.value if isinstance(func, cst.Attribute) else name_of(func) or ""
+    return "LR" in last or last.endswith(("Restarts", "Scheduler"))
+
+
+def _autocast_with(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.With) and any(
+        isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST for item in statement.items)
+
+
+def _train_steps(ctx: FileContext) -> List[TrainStep]:
+    steps = []
+    for call in ctx.nodes(cst.Call):
+        receiver = method_of(call, "backward")
+        if receiver is None:
+            continue
+        statement = ctx.statement_of(call)
+        if expr_call(statement) is not call:
+            continue
+        scaler = None
+        if isinstance(receiver, cst.Call) and len(receiver.args) == 1 and name_of(method_of(receiver, "scale")):
+            scaler = name_of(method_of(receiver, "scale"))
+            receiver = receiver.args[0].value
+        loss_name = name_of(receiver)
+        if loss_name is None:
+            continue
+        step = TrainStep(statement, loss_name, scaler)
+        step.problem = _analyse(ctx, step)
+        if step.problem is not None and step.problem_anchor is None:
+            step.problem_anchor = call
+        steps.append(step)
+    loops: Dict[int, List[TrainStep]] = {}
+    for step in steps:
+        loop = ctx.enclosing(step.backward, cst.For) or ctx.enclosing(step.backward, cst.While)
+        loops.setdefault(id(loop), []).append(step)
+    for group in loops.values():
+        if len(group) > 1:
+            for step in group:
+                step.problem_anchor = step.backward
+                step.problem = ("this loop runs several backward passes (several losses or optimizers, e.g. a "
+                                "GAN): a `poptorch.trainingModel` runs one loss and one optimizer; rewrite it by "
+                                "hand (one training model per optimizer, or one loss through "
+                                "`poptorch.identity_loss`)")
+    return steps
+
+
+def _zero_grad(statement: cst.CSTNode) -> bool:
+    return name_of(method_of(expr_call(statement), "zero_grad")) is not None
+
+
+def _describe(ctx: FileContext, statements: List[cst.BaseStatement]) -> Tuple[str, bool]:
+    clip = any(isinstance(node, cst.Name) and node.value in ("clip_grad_norm_", "clip_grad_value_")
+               or isinstance(node, cst.Attribute) and node.attr.value in ("clip_grad_norm_", "clip_grad_value_")
+               for statement in statements for node in walk(statement))
+    first = code_of(ctx, statements[0].with_changes(leading_lines=())).strip().splitlines()[0]
+    return first, clip
+
+
+def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
+    block = ctx.block_of(step.backward)
+    if block is None:
+        return "`backward()` is not on a line of its own: rewrite this training step by hand"
+    body = list(block.body)
+    index = body.index(step.backward)
+    step.owner = owner_of(ctx, step.backward)
+    # The optimizer step after backward().
+    at = None
+    for later in range(index + 1, len(body)):
+        call = expr_call(body[later])
+        if step.scaler is not None:
+            receiver = name_of(method_of(call, "step"))
+            if receiver == step.scaler and len(call.args) == 1 and name_of(call.args[0].value):
+                step.optimizer, at = call.args[0].value.value, later
+        else:
+            receiver = name_of(method_of(call, "step"))
+            if receiver is not None and not call.args and receiver not in scheduler_names(ctx):
+                step.optimizer, at = receiver, later
+        if at is not None:
+            break
+    if at is None:
+        for later in body[index + 1:]:
+            call = expr_call(later)
+            receiver = method_of(call, "step")
+            if receiver is not None and (call.args or not isinstance(receiver, cst.Name)):
+                step.problem_anchor = later
+                return (f"`{code_of(ctx, call)}` is not a plain `optimizer.step()` on a variable: rewrite this "
+                        "step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
+        return ("`loss.backward()` is not followed by `optimizer.step()` in the same block (gradient "
+                "accumulation?): rewrite this step by hand with `poptorch.trainingModel` and "
+                "`opts.Training.gradientAccumulation(n)`")
+    step.step = body[at]
+    extra = [s for s in body[index + 1:at] if not _zero_grad(s)]
+    if extra:
+        first, step.clip = _describe(ctx, extra)
+        step.problem_anchor = extra[0]
+        hint = (" `poptorch.optim` optimizers take `max_grad_norm=` for gradient clipping by norm."
+                if step.clip else "")
+        return (f"code between `backward()` and `step()` (`{first}`) cannot run inside "
+                f"`poptorch.trainingModel`: the step is left as it is; move the loss into the model's "
+                f"`forward` and use `poptorch.trainingModel` by hand.{hint}")
+    if step.scaler is not None and at + 1 < len(body):
+        if name_of(method_of(expr_call(body[at + 1]), "update")) == step.scaler:
+            step.update = body[at + 1]
+    step.zero_grads = [s for s in body if _zero_grad(s)]
+    # The loss (and the forward) before backward().
+    before = index - 1
+    while before >= 0 and (_zero_grad(body[before]) or _neutral(body[before], step.loss_name)):
+        before -= 1
+    if before < 0:
+        return "no loss computation before `backward()`: rewrite this step by hand"
+    previous = body[before]
+    if _autocast_with(ctx, previous):
+        step.autocast = previous
+        inner = list(previous.body.body) if isinstance(previous.body, cst.IndentedBlock) else []
+        if len(inner) not in (1, 2) or len(previous.items) != 1:
+            return "the `autocast` block holds more than the forward and the loss: rewrite this step by hand"
+        step.loss = inner[-1]
+        step.forward = inner[0] if len(inner) == 2 else None
+    else:
+        step.loss = previous
+        step.forward = None
+        earlier = before - 1
+        while earlier >= 0 and _zero_grad(body[earlier]):
+            earlier -= 1
+        if earlier >= 0:
+            step.forward = body[earlier]
+    loss = simple_assign(step.loss)
+    if loss is not None and isinstance(loss[1], cst.Call) and name_of(loss[1].func) in model_names(ctx) \
+            and qualified(ctx, loss[1].func) is None and step.loss_name in bound_names(loss[0]) \
+            and (step.autocast is None or step.forward is None):
+        # `output, loss = model(x, y)`: the model computes its loss already.
+        step.model, step.self_loss, step.forward = loss[1].func.value, True, None
+        step.placement, problem = _place(ctx, step.backward, step.owner, [step.model, step.optimizer],
+                                         "training model", "training_model")
+        return problem
+    if loss is None or name_of(loss[0]) != step.loss_name:
+        return f"`{step.loss_name}` is not computed right before `backward()`: rewrite this step by hand"
+    if step.forward is not None and not _is_forward(ctx, step, step.forward, loss[1]):
+        if step.autocast is not None:
+            return "the `autocast` block holds more than the forward and the loss: rewrite this step by hand"
+        step.forward = None
+    if step.forward is None:
+        calls = [n for n in walk(loss[1]) if isinstance(n, cst.Call) and name_of(n.func) in model_names(ctx)]
+        if not calls:
+            return "the model call feeding the loss was not found: rewrite this step by hand"
+        step.model = calls[0].func.value
+    return _classify(ctx, step, body, index)
+
+
+def _neutral(statement: cst.BaseStatement, loss_name: str) -> bool:
+    """A statement between the loss and ``backward()`` that can run after the training model
+    call (metrics, logging): it does not assign the loss nor run a backward pass or a step."""
+    for node in walk(statement):
+        if isinstance(node, cst.Call) and method_of(node, "backward", "step", "zero_grad") is not None:
+            return False
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)) and loss_name in bound_names(node.target):
+            return False
+        if isinstance(node, cst.With):
+            return False
+    return True
+
+
+def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode, loss_value: cst.CSTNode) -> bool:
+    assign = simple_assign(statement)
+    if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Call):
+        return False
+    call = assign[1]
+    while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        call = call.func.value
+    func = name_of(call.func)
+    if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, call.func):
+        return False
+    if not any(name.value == assign[0].value for name in loads(loss_value)):
+        return False
+    step.model, step.output = func, assign[0].value
+    return True
+
+
+def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], index: int) -> Optional[str]:
+    """Split the names the forward and loss read into per-step inputs and captured objects."""
+    per_step: Set[str] = set()
+    for ancestor in ctx.ancestors(step.backward):
+        if ancestor is step.owner:
+            break
+        if isinstance(ancestor, cst.For):
+            per_step.update(bound_names(ancestor.target))
+    first = step.autocast or step.forward or step.loss
+    for statement in body[:body.index(first)]:
+        for child in walk(statement):
+            if isinstance(child, (cst.AssignTarget, cst.For)):
+                per_step.update(bound_names(child.target))
+    if not per_step:
+        return "the training step is not inside a loop over batches: rewrite it by hand"
+    definitions = module_definitions(ctx)
+    inputs: List[str] = []
+    captured: List[str] = []
+    for statement in (step.forward, step.loss):
+        if statement is None:
+            continue
+        for name in loads(statement):
+            value = name.value
+            if value in (step.model, step.output, step.loss_name) or value in BUILTINS or value in definitions \
+                    or qualified(ctx, name) is not None:
+                continue
+            bucket = inputs if value in per_step else captured
+            if value not in bucket:
+                bucket.append(value)
+    if not inputs:
+        return "the model's inputs were not found in the loop: rewrite this step by hand"
+    reserved = (set(captured) | {step.model}) & _RESERVED
+    if reserved:
+        return f"`{sorted(reserved)[0]}` cannot be an attribute of a wrapper module: rewrite this step by hand"
+    step.inputs, step.captured = inputs, captured
+    needed = [step.model, step.optimizer, *captured]
+    step.placement, problem = _place(ctx, step.backward, step.owner, needed, "training model",
+                                     "training_model")
+    if problem is not None:
+        step.problem_anchor = step.backward
+        return problem
+    if step.optimizer in captured or step.model == step.optimizer:
+        return "the optimizer is used in the loss: rewrite this step by hand"
+    return None
+
+
+# --------------------------------------------------------------------------- evaluation loops
+def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
+    found = []
+    evaluated: Dict[int, Set[str]] = {}
+    for call in ctx.nodes(cst.Call):
+        receiver = name_of(method_of(call, "eval"))
+        if receiver is not None and not call.args:
+            evaluated.setdefault(id(owner_of(ctx, call)), set()).add(receiver)
+    blocks: List[Tuple[cst.CSTNode, cst.CSTNode]] = []   # (statement or function, the code under no_grad)
+    for with_stmt in ctx.nodes(cst.With):
+        if any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
+               for item in with_stmt.items):
+            blocks.append((with_stmt, with_stmt.body))
+    for function in ctx.nodes(cst.FunctionDef):
+        if any(qualified(ctx, d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
+               for d in function.decorators):
+            blocks.append((function, function.body))
+    seen: Set[int] = set()
+    for holder, body in blocks:
+        owner = holder if isinstance(holder, cst.FunctionDef) else owner_of(ctx, holder)
+        models = evaluated.get(id(owner), set()) | _trained_models(ctx, steps, holder, owner)
+        calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
+                 and name_of(node.func) in models and qualified(ctx, node.func) is None]
+        if not calls:
+            continue
+        model = calls[0].func.value
+        calls = [call for call in calls if call.func.value == model]
+        seen.update(id(call) for call in calls)
+        anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, calls[0], owner)
+        evaluation = Evaluation(anchor, model, calls, owner)
+        evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
+                                                          "inference_model")
+        found.append(evaluation)
+    return found
+
+
+def _trained_models(ctx: FileContext, steps: List[TrainStep], holder: cst.CSTNode, owner: Owner) -> Set[str]:
+    """Models trained in ``owner`` count as evaluated after their training loop, even without
+    ``model.eval()`` (never inside the loop that trains them: that would switch models per batch)."""
+    found = set()
+    for step in steps:
+        if not step.rewritten or step.owner is not owner:
+            continue
+        loops = {id(a) for a in ctx.ancestors(step.backward) if isinstance(a, (cst.For, cst.While))}
+        if not any(id(a) in loops for a in ctx.ancestors(holder)):
+            found.add(step.model)
+    return found
+
+
+def _plan_detach(ctx: FileContext, result: Plan) -> None:
+    """When a training model exists, detach it before evaluating, and detach the inference
+    model after evaluating when training goes on afterwards (a per-epoch loop, or training that
+    comes later), so that both fit on the IPUs."""
+    for evaluation in result.evaluations:
+        if evaluation.problem is not None:
+            continue
+        placement = evaluation.placement
+        scope, sites = evaluation.owner, [evaluation.anchor]
+        step = result.training_step_in(scope)
+        if step is None and placement.calls:
+            scope, sites = placement.owner, [ctx.statement_of(call) for call in placement.calls]
+            step = result.training_step_in(scope)
+        if step is None:
+            continue
+        trained = ctx.statement_of(step.backward if step.owner is scope else step.placement.calls[0])
+        for site in sites:
+            if ctx.block_of(site) is None:
+                continue
+            release = Release(site)
+            evaluation.releases.append(release)
+            if step.placement.owner is scope and _order(ctx, site, step.placement.before) < 0:
+                release.inference = True   # evaluated before training starts: free the IPU for it
+                continue
+            release.training = step.name
+            if _common_loop(ctx, site, trained, scope) is not None:
+                release.inference = True
+                release.guarded = _order(ctx, site, trained) < 0
+
+
+def _order(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> int:
+    """-1 when ``a`` comes before ``b`` in the source, 1 when after, 0 when one holds the other."""
+    path_a = [a, *ctx.ancestors(a)]
+    path_b = [b, *ctx.ancestors(b)]
+    on_b = {id(node): index for index, node in enumerate(path_b)}
+    for index, node in enumerate(path_a):
+        if id(node) in on_b:
+            at = on_b[id(node)]
+            if index == 0 or at == 0:
+                return 0
+            child_a, child_b = path_a[index - 1], path_b[at - 1]
+            children = list(iter_children(node))
+            return -1 if children.index(child_a) < children.index(child_b) else 1
+    return 0
+
+
+def _common_loop(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode, scope: Owner) -> Optional[cst.CSTNode]:
+    loops_b = {id(n) for n in ctx.ancestors(b) if isinstance(n, (cst.For, cst.While))}
+    for ancestor in ctx.ancestors(a):
+        if ancestor is scope:
+            return None
+        if id(ancestor) in loops_b:
+            return ancestor
+    return None
+
+
+# ------------------------------------------------------------------------------- shared edits
+def pass_in(ctx: FileContext, placement: Placement, param: str, value: str, code: str) -> None:
+    """A hoisted model reaches its function as a new last parameter, passed at the call site."""
+    function = placement.function
+    if function is None or not placement.calls:
+        return
+    params = function.params.params
+    default = bool(params) and params[-1].default is not None
+
+    def add_param(node: cst.Parameters) -> cst.Parameters:
+        new = cst.Param(cst.Name(param), default=cst.Name("None") if default else None,
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+                        if default else cst.MaybeSentinel.DEFAULT)
+        items = list(node.params)
+        if items and items[-1].comma == cst.MaybeSentinel.DEFAULT:
+            items[-1] = items[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif items:
+            new = new.with_changes(comma=items[-1].comma)
+        return node.with_changes(params=[*items, new])
+
+    ctx.replace(function.params, add_param)
+    for call in placement.calls:
+        by_keyword = default or any(arg.keyword is not None for arg in call.args)
+        arg = keyword_arg(param, cst.Name(value)) if by_keyword else cst.Arg(cst.Name(value))
+        ctx.replace(call, lambda node, arg=arg: append_args(node, arg))
+
+
+def needs_poptorch(ctx: FileContext) -> bool:
+    p = plan(ctx)
+    return bool(p.rewrites or [e for e in p.evaluations if e.problem is None])

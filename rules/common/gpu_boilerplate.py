@@ -1,0 +1,567 @@
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from porter.context import walk
+from porter.cstutil import argument, keyword, remove_arg, string_value
+from porter.kerasutil import assignments, last_name, owner, statements_in
+from porter.rule import FIX, KERAS, TF1, Example, Rule
+
+_COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
+_QUERIES = frozenset({
+    "tensorflow.config.list_physical_devices", "tensorflow.config.experimental.list_physical_devices",
+    "tensorflow.config.list_logical_devices", "tensorflow.config.experimental.list_logical_devices",
+})
+_GPU_TESTS = frozenset({"tensorflow.test.is_gpu_available", "tensorflow.test.is_built_with_cuda",
+                        "tensorflow.test.gpu_device_name"})
+# Set-up calls, with what the finding calls them.
+_SETUP = {
+    "tensorflow.config.experimental.set_memory_growth": "GPU memory-growth set-up",
+    "tensorflow.config.set_visible_devices": "GPU visibility set-up",
+    "tensorflow.config.experimental.set_visible_devices": "GPU visibility set-up",
+    "tensorflow.config.set_logical_device_configuration": "GPU virtual-device set-up",
+    "tensorflow.config.experimental.set_virtual_device_configuration": "GPU virtual-device set-up",
+    "tensorflow.debugging.set_log_device_placement": "device-placement logging",
+}
+_DEVICE_SETUP = frozenset(name for name in _SETUP if "visible" in name or "device_configuration" in name)
+_ENVIRONMENT = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TF_FORCE_GPU_ALLOW_GROWTH",
+                          "TF_GPU_ALLOCATOR", "TF_GPU_THREAD_MODE", "TF_GPU_THREAD_COUNT"})
+_LOG_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "log"})
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+_PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Subscript,
+         cst.Integer, cst.Float, cst.SimpleString)
+
+
+_LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
+
+
+def _call_name(ctx, call: cst.Call) -> Optional[str]:
+    """The normalised qualified name of a call to one of the TensorFlow functions above, else None
+    (a cheap test of the last name first: most calls are not these)."""
+    func = call.func
+    if last_name(func) not in _LAST_NAMES:
+        return None
+    return _normal(ctx.qualified_name(func))
+
+
+def _normal(qualified: Optional[str]) -> Optional[str]:
+    if qualified is not None:
+        for prefix in _COMPAT:
+            if qualified.startswith(prefix):
+                return "tensorflow." + qualified[len(prefix):]
+    return qualified
+
+
+class GpuBoilerplate(Rule):
+    code = "IPU001"
+    name = "gpu-boilerplate"
+    kind = FIX
+    frameworks = frozenset({KERAS, TF1})
+    summary = "Remove GPU set-up: device checks, memory growth, visible devices, `CUDA_VISIBLE_DEVICES`."
+    rationale = (
+        "An IPU system has no GPUs: `tf.config.list_physical_devices(\"GPU\")` is empty there, and the "
+        "GPU set-up that follows it (`set_memory_growth` loops, `set_visible_devices`, virtual devices, "
+        "`CUDA_VISIBLE_DEVICES`, `tf.debugging.set_log_device_placement`) does nothing or fails "
+        "(reference 1.11: delete GPU memory-growth boilerplate). Whole statements go: a loop over the "
+        "GPUs, an `if gpus:` block that only sets GPUs up, and the `gpus = ...` list itself. A GPU list "
+        "that is also used for something else is kept and that use is reported."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor gpu in gpus:\n"
+            "    tf.config.experimental.set_memory_growth(gpu, True)\n\nmodel = build_model()\n",
+            "import tensorflow as tf\n\nmodel = build_model()\n",
+        ),
+        Example(
+            "import os\n\nimport tensorflow as tf\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\n\n"
+            "def main():\n    # Let TensorFlow grow GPU memory as needed.\n"
+            "    gpus = tf.config.experimental.list_physical_devices('GPU')\n    if gpus:\n        try:\n"
+            "            for gpu in gpus:\n                tf.config.experimental.set_memory_growth(gpu, True)\n"
+            "            logical = tf.config.experimental.list_logical_devices('GPU')\n"
+            "            print(len(gpus), \"physical GPUs,\", len(logical), \"logical GPUs\")\n"
+            "        except RuntimeError as error:\n            print(error)\n"
+            "    tf.debugging.set_log_device_placement(True)\n    train()\n",
+            "import os\n\nimport tensorflow as tf\n\n\n"
+            "def main():\n    train()\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nprint(\"GPUs:\", tf.config.list_physical_devices(\"GPU\"))\n"
+            "devices = tf.config.list_physical_devices(\"GPU\")\n"
+            "assert len(devices) > 0, \"no GPU found\"\ntf.config.set_visible_devices(devices[0], \"GPU\")\n"
+            "x = 1\n",
+            "import tensorflow as tf\n\nx = 1\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef pick(args):\n    gpus = tf.config.list_physical_devices(\"GPU\")\n"
+            "    for gpu in gpus:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
+            "    batch = args.batch * max(1, len(gpus))\n    return batch\n",
+            "import tensorflow as tf\n\n\ndef pick(args):\n    gpus = tf.config.list_physical_devices(\"GPU\")\n"
+            "    batch = args.batch * max(1, len(gpus))\n    return batch\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef limit_gpu_memory():\n"
+            "    for gpu in tf.config.list_physical_devices(\"GPU\"):\n"
+            "        tf.config.experimental.set_memory_growth(gpu, True)\n\n\n"
+            "def main():\n    limit_gpu_memory()\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+            "import tensorflow as tf\n\n\n"
+            "def main():\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\nif not tf.test.is_gpu_available():\n"
+            "    raise SystemExit(\"this script needs a GPU\")\nconfig = tf.ConfigProto()\n"
+            "config.gpu_options.allow_growth = True\nsess = tf.Session(config=config)\n",
+            "import tensorflow.compat.v1 as tf\n\nconfig = tf.ConfigProto()\nsess = tf.Session(config=config)\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
+            "    gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=0.5)\n"
+            "    return tf.Session(config=tf.ConfigProto(gpu_options=gpu_options, allow_soft_placement=True))\n",
+            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
+            "    return tf.Session(config=tf.ConfigProto(allow_soft_placement=True))\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\ndevices = tf.config.list_physical_devices('GPU')\ntry:\n"
+            "    tf.config.experimental.set_memory_growth(devices[0], True)\nexcept:\n"
+            "    # no GPU, or already initialised\n    pass\nif devices: tf.config.set_visible_devices(devices[0], 'GPU')\n"
+            "\nmodel = tf.keras.Sequential()\n",
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\ncpus = tf.config.list_physical_devices(\"CPU\")\n"
+            "print(len(cpus), tf.config.list_physical_devices())\ntf.config.set_visible_devices(cpus[0], \"CPU\")\n"
+            "x = tf.constant(1)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n"
+            "cfg.auto_select_ipus = 1\ncfg.configure_ipu_system()\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        _Scan(self.code, ctx).run()
+
+
+class _Scan:
+    """One port of one file: the GPU variables, what can go, what was removed."""
+
+    def __init__(self, code: str, ctx) -> None:
+        self.code = code
+        self.ctx = ctx
+        self.emptied: List[cst.FunctionDef] = []
+
+    def run(self) -> None:
+        ctx = self.ctx
+        scopes = {id(owner(ctx, node)): owner(ctx, node) for node in self._seeds(ctx)}
+        for scope in scopes.values():
+            self._run_scope(ctx, scope)
+        for function in self.emptied:
+            self._remove_function(ctx, function)
+        self._session_gpu_options(ctx)
+
+    # --------------------------------------------------------------------------- finding them
+    def _seeds(self, ctx) -> List[cst.CSTNode]:
+        found = []
+        for call in ctx.nodes(cst.Call):
+            name = _call_name(ctx, call)
+            if name in _SETUP or name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(call)):
+                found.append(call)
+        for subscript in ctx.nodes(cst.Subscript):
+            if self._is_environment(ctx, subscript):
+                found.append(subscript)
+        return found
+
+    def _sets_up_gpus(self, call: cst.Call) -> bool:
+        """Memory growth and placement logging always; device visibility and virtual devices when
+        they name GPUs (``device_type="GPU"``, or a device from a GPU list)."""
+        name = _call_name(self.ctx, call)
+        if name not in _DEVICE_SETUP:
+            return True
+        kind = argument(call, "device_type", 1) if name.endswith("set_visible_devices") else None
+        value = string_value(kind.value) if kind is not None else None
+        if value is not None:
+            return value.upper() == "GPU"
+        first = argument(call, "devices", 0) or argument(call, "device", 0)
+        return first is not None and self._mentions_gpu(first.value)
+
+    @staticmethod
+    def _is_gpu_query(call: cst.Call) -> bool:
+        arg = argument(call, "device_type", 0)
+        value = string_value(arg.value) if arg is not None else None
+        return value is not None and value.upper() == "GPU"
+
+    @staticmethod
+    def _is_environment(ctx, node) -> bool:
+        if not isinstance(node, cst.Subscript) or not (
+                isinstance(node.value, cst.Attribute) and node.value.attr.value == "environ"
+                or isinstance(node.value, cst.Name) and node.value.value == "environ"):
+            return False
+        if ctx.qualified_name(node.value) != "os.environ":
+            return False
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return False
+        return string_value(node.slice[0].slice.value) in _ENVIRONMENT
+
+    def _run_scope(self, ctx, scope) -> None:
+        self.scope = scope
+        self.gpu_vars = self._gpu_variables(ctx, scope)
+        kept: Set[str] = set()
+        while True:
+            self.kept = kept
+            self.memo: Dict[int, bool] = {}
+            uncovered = {name for name in self.gpu_vars if name not in kept and self._uncovered_uses(ctx, name)}
+            if not uncovered:
+                break
+            kept |= uncovered
+        removed = [statement for statement in self._statements(ctx, scope) if self._removable(statement)
+                   and not any(isinstance(a, cst.BaseStatement) and self._removable(a) for a in ctx.ancestors(statement))]
+        for statement in removed:
+            if ctx.remove(statement):
+                ctx.report(self.code, statement, f"removed {self._describe(statement)}: an IPU system has no GPUs",
+                           fixed=True)
+        self._keep_spacing(ctx, removed)
+        if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock):
+            body = [statement for statement in scope.body.body if not _is_docstring(statement)]
+            gone = {id(statement) for statement in removed}
+            if body and all(id(statement) in gone for statement in body):
+                self.emptied.append(scope)
+        for name in sorted(kept):
+            uses = [use for use in self._uncovered_uses(ctx, name)
+                    if not set(self._binding(ctx.statement_of(use))[0]) & kept]
+            for use in uses[:1]:
+                ctx.report(self.code, use, f"`{name}` comes from a GPU query, and an IPU system has no GPUs (an "
+                           "empty list): check what this code does with it", fixed=False)
+
+    def _statements(self, ctx, scope) -> List[cst.BaseStatement]:
+        cache = ctx.__dict__.setdefault("_gpu_statements", {})
+        if id(scope) not in cache:
+            cache[id(scope)] = [statement for statement in statements_in(scope)
+                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))]
+        return cache[id(scope)]
+
+    def _gpu_variables(self, ctx, scope) -> Set[str]:
+        names: Set[str] = set()
+        self.gpu_vars = names
+        changed = True
+        while changed:
+            changed = False
+            for node in self._statements(ctx, scope):
+                targets, value = self._binding(node)
+                if value is None or not self._is_gpu_value(value):
+                    continue
+                for target in targets:
+                    if target not in names:
+                        names.add(target)
+                        changed = True
+        return names
+
+    @staticmethod
+    def _binding(statement):
+        """(names bound, value) for ``a = b = value`` and ``for a in value:``."""
+        if isinstance(statement, cst.For):
+            return _names(statement.target), statement.iter
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+            small = statement.body[0]
+            if isinstance(small, cst.Assign):
+                names = [name for target in small.targets for name in _names(target.target)]
+                if all(isinstance(target.target, cst.Name) for target in small.targets):
+                    return names, small.value
+        return [], None
+
+    def _is_gpu_value(self, node) -> bool:
+        """A GPU query, a GPU list or one of its items, ``len()`` of one: a value that is all about GPUs."""
+        ctx = self.ctx
+        if isinstance(node, cst.Call):
+            name = _call_name(ctx, node)
+            if name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(node)):
+                return True
+            if isinstance(node.func, cst.Name) and node.func.value in ("len", "bool", "list") and len(node.args) == 1:
+                return self._is_gpu_value(node.args[0].value)
+            return False
+        if isinstance(node, cst.Subscript):
+            return self._is_gpu_value(node.value)
+        if isinstance(node, cst.Comparison):
+            return self._is_gpu_value(node.left)
+        return isinstance(node, cst.Name) and node.value in self.gpu_vars
+
+    def _mentions_gpu(self, node) -> bool:
+        ctx = self.ctx
+        for inner in walk(node):
+            if isinstance(inner, cst.Call):
+                name = _call_name(ctx, inner)
+                if name in _GPU_TESTS or (name in _QUERIES and self._is_gpu_query(inner)):
+                    return True
+            elif isinstance(inner, cst.Name) and inner.value in self.gpu_vars and _is_load(ctx, inner):
+                return True
+        return False
+
+    def _uncovered_uses(self, ctx, name) -> List[cst.Name]:
+        uses = []
+        for node in ctx.nodes(cst.Name):
+            if node.value != name or not _is_load(ctx, node) or owner(ctx, node) is not self.scope:
+                continue
+            if any(isinstance(a, cst.BaseStatement) and self._removable(a) for a in ctx.ancestors(node)):
+                continue
+            uses.append(node)
+        return uses
+
+    # ------------------------------------------------------------------------- what can go
+    def _removable(self, statement, in_gpu_block: bool = False) -> bool:
+        key = id(statement) * 2 + int(in_gpu_block)
+        if key not in self.memo:
+            self.memo[key] = False  # no cycles
+            self.memo[key] = self._check(statement, in_gpu_block)
+        return self.memo[key]
+
+    def _check(self, statement, in_gpu_block: bool) -> bool:
+        ctx = self.ctx
+        if isinstance(statement, cst.SimpleStatementLine):
+            return len(statement.body) == 1 and self._small_removable(statement, statement.body[0], in_gpu_block)
+        if isinstance(statement, cst.For):
+            return statement.orelse is None and self._mentions_gpu(statement.iter) and self._all(statement.body, True)
+        if isinstance(statement, cst.If):
+            gpu_test = self._mentions_gpu(statement.test)
+            if not gpu_test and (statement.orelse is not None or not self._pure(statement.test)):
+                return False
+            if not self._all(statement.body, gpu_test):
+                return False
+            orelse = statement.orelse
+            if isinstance(orelse, cst.Else):
+                return self._all(orelse.body, True)
+            if isinstance(orelse, cst.If):
+                return self._removable(orelse, True)
+            return True
+        if isinstance(statement, cst.Try):
+            if statement.orelse is not None or statement.finalbody is not None:
+                return False
+            return self._all(statement.body, in_gpu_block) and all(
+                all(self._inert_statement(inner) for inner in handler.body.body) for handler in statement.handlers)
+        return False
+
+    def _small_removable(self, statement, small, in_gpu_block: bool) -> bool:
+        ctx = self.ctx
+        if in_gpu_block and self._inert(small):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            if _call_name(ctx, call) in _SETUP:
+                return self._sets_up_gpus(call)
+            return self._is_output(call) and self._mentions_gpu(call)
+        if isinstance(small, cst.Assert):
+            return self._mentions_gpu(small.test)
+        if isinstance(small, cst.Assign):
+            targets = [target.target for target in small.targets]
+            if all(self._is_environment(ctx, target) for target in targets):
+                return True
+            if all(_gpu_options(target) for target in targets):
+                return True
+            names, value = self._binding(statement)
+            return bool(names) and all(name in self.gpu_vars and name not in self.kept for name in names) \
+                and value is not None and self._mentions_gpu(value)
+        return False
+
+    def _all(self, block, in_gpu_block: bool) -> bool:
+        if isinstance(block, cst.SimpleStatementSuite):
+            return all(self._small_removable(cst.SimpleStatementLine(body=[small]), small, in_gpu_block)
+                       for small in block.body)
+        body = block.body if isinstance(block, cst.IndentedBlock) else None
+        return bool(body) and all(self._removable(inner, in_gpu_block) for inner in body)
+
+    def _inert_statement(self, statement) -> bool:
+        return isinstance(statement, cst.SimpleStatementLine) and all(self._inert(small) for small in statement.body)
+
+    def _inert(self, small) -> bool:
+        """Statements with no effect beyond output or leaving: fine to drop with a GPU check."""
+        if isinstance(small, (cst.Pass, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            return self._is_output(call) or self.ctx.qualified_name(call.func) in _EXITS or (
+                isinstance(call.func, cst.Name) and call.func.value in _EXITS)
+        return False
+
+    def _is_output(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Name):
+            return func.value == "print"
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _LOG_METHODS or _normal(self.ctx.qualified_name(func)) == "tensorflow.print"
+        return False
+
+    @staticmethod
+    def _pure(test) -> bool:
+        return all(isinstance(node, _PURE) or not isinstance(node, cst.BaseExpression) for node in walk(test))
+
+    # ---------------------------------------------------------------------------- reporting
+    def _describe(self, statement) -> str:
+        ctx = self.ctx
+        names = set()
+        for node in walk(statement):
+            if isinstance(node, cst.Call):
+                names.add(_SETUP.get(_call_name(ctx, node) or "", "GPU check"
+                                     if self._mentions_gpu(node) else ""))
+            elif isinstance(node, cst.Subscript) and self._is_environment(ctx, node):
+                names.add(f"`{string_value(node.slice[0].slice.value)}`")
+            elif isinstance(node, cst.Attribute) and node.attr.value == "gpu_options":
+                names.add("GPU memory options")
+        names.discard("")
+        for preferred in ("GPU memory-growth set-up", "GPU visibility set-up", "GPU virtual-device set-up",
+                          "device-placement logging"):
+            if preferred in names:
+                return preferred
+        specific = sorted(name for name in names if name.startswith("`"))
+        if specific:
+            return " and ".join(specific)
+        if "GPU memory options" in names:
+            return "GPU memory options"
+        return "a GPU check"
+
+    def _session_gpu_options(self, ctx) -> None:
+        """TF1: ``tf.ConfigProto(gpu_options=tf.GPUOptions(...))`` loses its GPU options, and a
+        ``gpu_options = tf.GPUOptions(...)`` variable used only there goes too."""
+        for call in ctx.nodes(cst.Call):
+            if last_name(call.func) != "ConfigProto" or _normal(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
+                continue
+            arg = keyword(call, "gpu_options")
+            if arg is None:
+                continue
+            statements = []
+            if isinstance(arg.value, cst.Name):
+                statements = self._options_variable(ctx, arg.value)
+                if statements is None:
+                    continue
+            elif not self._is_gpu_options(arg.value):
+                continue
+            index = call.args.index(arg)
+            ctx.replace(call, lambda node, index=index: remove_arg(node, index))
+            ctx.report(self.code, arg, "removed `gpu_options`: an IPU system has no GPUs", fixed=True)
+            for statement in statements:
+                ctx.remove(statement)
+            self._keep_spacing(ctx, statements)
+
+    def _is_gpu_options(self, node) -> bool:
+        return isinstance(node, cst.Call) and last_name(node.func) == "GPUOptions" and \
+            _normal(self.ctx.qualified_name(node.func)) == "tensorflow.GPUOptions"
+
+    def _options_variable(self, ctx, name: cst.Name):
+        """The statements assigning ``name`` a ``tf.GPUOptions(...)`` when that is all it is and
+        it is used only as this ``gpu_options`` argument; else None."""
+        scope = owner(ctx, name)
+        bindings = [(statement, value) for statement, bound, value in assignments(ctx, scope) if bound == name.value]
+        if not bindings or not all(self._is_gpu_options(value) for _, value in bindings):
+            return None
+        for statement, _ in bindings:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                    and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+                    and isinstance(statement.body[0].targets[0].target, cst.Name)):
+                return None
+        uses = [node for node in ctx.nodes(cst.Name) if node.value == name.value and _is_load(ctx, node)
+                and owner(ctx, node) is scope]
+        return [statement for statement, _ in bindings] if uses == [name] else None
+
+    def _remove_function(self, ctx, function: cst.FunctionDef) -> None:
+        """A function left empty (it only set GPUs up) goes, with the statements that call it, in a
+        script (with a ``__main__`` guard) that calls it and uses its name for nothing else."""
+        name = function.name.value
+        if function.decorators or ctx.block_of(function) is None or not _is_script(ctx):
+            return
+        if isinstance(ctx.enclosing(function, (cst.ClassDef, cst.FunctionDef)), cst.ClassDef):
+            return  # a method: callers elsewhere may reach it through `self`
+        calls = []
+        for node in ctx.nodes(cst.Name):
+            if node.value != name or node is function.name or not _is_load(ctx, node):
+                continue
+            call = ctx.parent(node)
+            statement = ctx.statement_of(node)
+            if not (isinstance(call, cst.Call) and call.func is node and isinstance(statement, cst.SimpleStatementLine)
+                    and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+                    and statement.body[0].value is call):
+                return
+            calls.append(statement)
+        if not calls:
+            return  # not used here: other modules may import it
+        ctx.remove(function)
+        ctx.report(self.code, function, f"removed `{name}()`, which only set GPUs up, and its calls", fixed=True)
+        for statement in calls:
+            ctx.remove(statement)
+        self._keep_spacing(ctx, calls)
+
+    @staticmethod
+    def _keep_spacing(ctx, removed) -> None:
+        """A blank line above a removed run of statements stays above the statement after it."""
+        gone = {id(statement) for statement in removed}
+        for statement in removed:
+            siblings = list(ctx.siblings(statement))
+            index = siblings.index(statement)
+            if index > 0 and id(siblings[index - 1]) in gone:
+                continue  # not the first of its run
+            blanks = [line for line in getattr(statement, "leading_lines", ()) if line.comment is None]
+            if not blanks:
+                continue
+            after = index + 1
+            while after < len(siblings) and id(siblings[after]) in gone:
+                after += 1
+            if index == 0 or after >= len(siblings):
+                continue
+            following = siblings[after]
+            if any(line.comment is None for line in following.leading_lines[:1]):
+                continue
+            ctx.replace(following, lambda node, blank=blanks[0]: node.with_changes(
+                leading_lines=(blank, *node.leading_lines)))
+
+
+def _is_script(ctx) -> bool:
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and any(
+                isinstance(node, cst.Name) and node.value == "__name__" for node in walk(statement.test)):
+            return True
+    return False
+
+
+def _is_docstring(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _names(target) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names(element.value)]
+    return []
+
+
+def _gpu_options(target) -> bool:
+    node = target
+    while isinstance(node, cst.Attribute):
+        if node.attr.value == "gpu_options":
+            return True
+        node = node.value
+    return False
+
+
+def _is_load(ctx, name: cst.Name) -> bool:
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    if isinstance(parent, (cst.AssignTarget, cst.ImportAlias, cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef)):
+        return False
+    if isinstance(parent, cst.For) and parent.target is name:
+        return False
+    if isinstance(parent, (cst.Element, cst.Tuple)):
+        for ancestor in ctx.ancestors(name):
+            if isinstance(ancestor, cst.AssignTarget) or (isinstance(ancestor, cst.For) and _contains(ancestor.target, name)):
+                return False
+            if isinstance(ancestor, cst.BaseStatement):
+                break
+    return True
+
+
+def _contains(root, node) -> bool:
+    return any(inner is node for inner in walk(root))
+
+
+RULE = GpuBoilerplate()

@@ -1,0 +1,87 @@
+import libcst as cst
+
+from porter.cstutil import string_value
+from porter.kerasutil import last_name
+from porter.rule import KERAS, WARN, Example, Rule
+
+_DTYPES = frozenset({
+    "tensorflow.float64", "tensorflow.double", "tensorflow.dtypes.float64", "tensorflow.dtypes.double",
+    "tensorflow.experimental.numpy.float64", "numpy.float64", "numpy.double", "numpy.longdouble",
+})
+_NAMES = frozenset({"float64", "double"})
+_LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _DTYPES)
+# Calls whose (first or ``dtype``) string argument is a dtype.
+_DTYPE_CALLS = ("astype", "set_floatx", "cast", "Variable", "constant", "zeros", "ones", "array", "asarray")
+_INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cast", "issubclass"})
+_MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
+            "raises TypeError; use float32 (or float16)")
+
+
+class Float64(Rule):
+    code = "IPU155"
+    name = "float64"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Warn about float64 dtypes (`tf.float64`, `np.float64`, `dtype=\"float64\"`)."
+    rationale = (
+        "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
+        "(reference 1.11). Keras `fit` casts float64 arrays to float32 itself, but float64 inputs to a "
+        "function run through `strategy.run` raise `TypeError(\"Unsupported data type for input: "
+        "float64\")` (reference 1.3) and float64 weights or constants fail to compile (section 6 item 8). "
+        "Each float64 dtype the porter sees is reported, to be changed to float32."
+    )
+    examples = (
+        Example("import tensorflow as tf\n\nscale = tf.constant(0.5, dtype=tf.float64)\n"),
+        Example("import numpy as np\nimport tensorflow as tf\n\nx_train = x_train.astype(np.float64)\n"),
+        Example("import tensorflow as tf\n\ntf.keras.backend.set_floatx(\"float64\")\n"),
+        Example(
+            "from tensorflow import keras\n\n\ndef build():\n"
+            "    inputs = keras.Input(shape=(10,), dtype=\"float64\")\n"
+            "    return keras.Model(inputs, keras.layers.Dense(1)(inputs))\n",
+        ),
+        Example("import tensorflow as tf\nfrom tensorflow import float64\n\nw = tf.Variable(init, dtype=float64)\n"),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\nx = tf.constant(0.5, dtype=tf.float32)\n"
+            "x_train = x_train.astype(\"float32\")\nlabel = \"float64 is not used\"\n"
+            "eps = np.finfo(np.float64).eps\nif isinstance(value, np.float64):\n    value = float(value)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for node_type in (cst.Attribute, cst.Name):
+            for node in ctx.nodes(node_type):
+                last = node.attr.value if isinstance(node, cst.Attribute) else node.value
+                if last not in _LAST_NAMES:
+                    continue
+                if isinstance(node, cst.Name) and isinstance(ctx.parent(node), (cst.Attribute, cst.ImportAlias)):
+                    continue
+                if ctx.qualified_name(node) in _DTYPES and not self._only_inspected(ctx, node):
+                    ctx.report(self.code, node, _MESSAGE, fixed=False)
+        for node in ctx.nodes(cst.SimpleString):
+            if string_value(node) in _NAMES and self._is_dtype_argument(ctx, node):
+                ctx.report(self.code, node, _MESSAGE, fixed=False)
+
+    @staticmethod
+    def _only_inspected(ctx, node) -> bool:
+        """``np.finfo(np.float64)``, ``isinstance(x, np.float64)``: the dtype is looked at, not used."""
+        arg = ctx.parent(node)
+        call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return False
+        return last_name(call.func) in _INSPECTIONS
+
+    @staticmethod
+    def _is_dtype_argument(ctx, node) -> bool:
+        arg = ctx.parent(node)
+        if not isinstance(arg, cst.Arg):
+            return False
+        if arg.keyword is not None:
+            return arg.keyword.value in ("dtype", "compute_dtype", "variable_dtype")
+        call = ctx.parent(arg)
+        if not isinstance(call, cst.Call):
+            return False
+        return last_name(call.func) in _DTYPE_CALLS
+
+
+RULE = Float64()

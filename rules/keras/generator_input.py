@@ -1,0 +1,118 @@
+import libcst as cst
+
+from porter.kerasutil import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
+from porter.kerasutil import subclasses_of, values_of
+from porter.rule import KERAS, WARN, Example, Rule
+
+_SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
+_FLOWS = ("flow", "flow_from_directory", "flow_from_dataframe")
+_IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
+           "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
+           "`.batch(..., drop_remainder=True)`")
+
+
+class GeneratorInput(Rule):
+    code = "IPU151"
+    name = "generator-input"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Warn about Python generators and `keras.utils.Sequence` data passed to `fit`/`evaluate`/`predict`."
+    rationale = (
+        "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, "
+        "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
+        "rejected with a ValueError because the data shape must be known ahead of time (reference "
+        "1.4 item 3, section 6 item 3). The fix is a `tf.data.Dataset.from_generator` with an "
+        "`output_signature` of static shapes, which the porter cannot write for you."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\n\ndef batches(x, y, size):\n    for i in range(0, len(x), size):\n"
+            "        yield x[i:i + size], y[i:i + size]\n\n\n"
+            "def train(model, x, y):\n    model.fit(batches(x, y, 32), epochs=3, steps_per_epoch=100)\n",
+        ),
+        Example(
+            "from tensorflow import keras\n\n\nclass Frames(keras.utils.Sequence):\n"
+            "    def __len__(self):\n        return 10\n\n    def __getitem__(self, index):\n"
+            "        return load_batch(index)\n\n\n"
+            "def main():\n    train_data = Frames()\n    model = build()\n    model.fit(train_data, epochs=2)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.keras.preprocessing.image import ImageDataGenerator\n\n"
+            "augment = ImageDataGenerator(rotation_range=10)\n"
+            "model.fit(augment.flow(x_train, y_train, batch_size=32), epochs=5)\n",
+        ),
+        Example(
+            "import keras\n\nmodel.fit(x, y, validation_data=(v for v in val_batches), epochs=1)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel.evaluate(test_ds.as_numpy_iterator())\nmodel.predict(iter(batches))\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nhistory = model.fit_generator(train_gen, steps_per_epoch=50)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef batches(x, y):\n    for i in range(len(x)):\n        yield x[i], y[i]\n\n\n"
+            "def train(model, x, y):\n"
+            "    ds = tf.data.Dataset.from_generator(lambda: batches(x, y), output_signature=SPEC)\n"
+            "    model.fit(ds.batch(32, drop_remainder=True), epochs=3)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel.fit(x_train, y_train, validation_data=(x_val, y_val), epochs=3)\n"
+            "model.predict(tf.data.Dataset.from_tensor_slices(x_test).batch(8))\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        generators = generator_functions(ctx)
+        sequences = subclasses_of(ctx, *_SEQUENCES)
+        for call, method in method_calls(ctx, *GENERATOR_METHODS):
+            ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
+                       f"{_ADVICE}", fixed=False)
+        for call, method in method_calls(ctx, *DATA_METHODS):
+            for _, value in data_arguments(call, method):
+                what = self._kind(ctx, value, generators, sequences, depth=0)
+                if what is not None:
+                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
+
+    def _kind(self, ctx, value, generators, sequences, depth):
+        if isinstance(value, cst.GeneratorExp):
+            return "a generator expression"
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name) and func.value in generators:
+                return "a Python generator"
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and func.attr.value in generators:
+                return "a Python generator"
+            if isinstance(func, cst.Name) and func.value in sequences:
+                return "a `keras.utils.Sequence`"
+            if ctx.keras_name(func) in _SEQUENCES:
+                return "a `keras.utils.Sequence`"
+            if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
+                return "a NumPy iterator"
+            if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
+                return "a Python iterator"
+            if isinstance(func, cst.Attribute) and func.attr.value in _FLOWS and self._image_generator(ctx, func.value):
+                return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+            return None
+        if isinstance(value, cst.Name) and depth < 3:
+            values = values_of(ctx, value)
+            kinds = [self._kind(ctx, v, generators, sequences, depth + 1) if v is not None else None for v in values]
+            if kinds and all(kinds):
+                return kinds[-1]
+        return None
+
+    def _image_generator(self, ctx, node) -> bool:
+        if isinstance(node, cst.Call):
+            return ctx.keras_name(node.func) == _IMAGE_GENERATOR
+        if isinstance(node, cst.Name):
+            values = values_of(ctx, node)
+            return bool(values) and all(isinstance(v, cst.Call) and ctx.keras_name(v.func) == _IMAGE_GENERATOR
+                                        for v in values)
+        return False
+
+
+RULE = GeneratorInput()

@@ -1,0 +1,98 @@
+import libcst as cst
+
+from porter.kerasutil import owner
+from porter.rule import KERAS, WARN, Example, Rule
+from porter.tfdata import is_dataset
+
+_HOST_FUNCTIONS = (
+    "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
+    "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
+)
+_OUTSIDE = ("tensorflow.python.ipu.scopes.outside_compilation_scope", "tensorflow.python.ipu.outside_compilation_scope")
+
+
+class PyFunction(Rule):
+    code = "IPU156"
+    name = "py-function"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Warn about `tf.py_function` / `tf.numpy_function` outside the `tf.data` pipeline."
+    rationale = (
+        "Python callbacks cannot run inside a compiled IPU program: `tf.py_function` and "
+        "`tf.numpy_function` in a model, a loss or a training step make compilation fail (reference "
+        "section 6 item 7). Move them into the `tf.data` pipeline (`dataset.map`), where they run on "
+        "the host, or into `ipu.scopes.outside_compilation_scope()`. Calls already in a dataset `map` "
+        "function or an outside-compilation scope are not reported."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\n\nclass Augment(tf.keras.layers.Layer):\n    def call(self, x):\n"
+            "        return tf.py_function(random_crop, [x], tf.float32)\n",
+        ),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\n\ndef metric(y_true, y_pred):\n"
+            "    return tf.numpy_function(np_f1, [y_true, y_pred], tf.float32)\n\n\n"
+            "model.compile(\"adam\", \"mse\", metrics=[metric])\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef decode(path, label):\n"
+            "    image = tf.py_function(read_image, [path], tf.float32)\n    return image, label\n\n\n"
+            "ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(decode)\n"
+            "ds = ds.map(lambda x, y: (tf.numpy_function(jitter, [x], tf.float32), y))\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n\ndef body(x):\n"
+            "    with ipu.scopes.outside_compilation_scope():\n"
+            "        y = tf.py_function(host_side, [x], tf.float32)\n    return y\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        calls = list(ctx.calls_to(*_HOST_FUNCTIONS))
+        if not calls:
+            return
+        mapped = self._mapped_functions(ctx)
+        for call, name in calls:
+            if self._on_host(ctx, call, mapped):
+                continue
+            short = name.rsplit(".", 1)[-1]
+            ctx.report(self.code, call, f"`{short}` cannot run in a compiled IPU program: move it into the "
+                       "`tf.data` pipeline (`dataset.map`) or `ipu.scopes.outside_compilation_scope()`",
+                       fixed=False)
+
+    @staticmethod
+    def _mapped_functions(ctx):
+        """Functions and lambdas passed to ``<dataset>.map(...)``."""
+        names, lambdas = set(), set()
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "map" and call.args):
+                continue
+            if not is_dataset(ctx, func.value):
+                continue
+            fn = call.args[0].value
+            if isinstance(fn, cst.Name):
+                names.add(fn.value)
+            elif isinstance(fn, cst.Lambda):
+                lambdas.add(id(fn))
+        return names, lambdas
+
+    @staticmethod
+    def _on_host(ctx, call, mapped) -> bool:
+        names, lambdas = mapped
+        for ancestor in ctx.ancestors(call):
+            if isinstance(ancestor, cst.Lambda) and id(ancestor) in lambdas:
+                return True
+            if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in names:
+                return True
+            if isinstance(ancestor, cst.With) and any(
+                isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in _OUTSIDE
+                for item in ancestor.items
+            ):
+                return True
+        return False
+
+
+RULE = PyFunction()

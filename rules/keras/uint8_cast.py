@@ -1,0 +1,163 @@
+from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.tfdata import astype, cast_images_map, is_mapped, tensor_slices_inputs, uint8_data, uint8_tfds_loads
+
+_ROLES = ("x", "y", "features", "labels")
+
+
+class Uint8Cast(Rule):
+    code = "IPU106"
+    name = "uint8-cast"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = "Cast uint8 images to float32 and uint8 labels to int32 before they reach the model."
+    rationale = (
+        "The IPU computes in float32, float16, int32 and bool; uint8 is only moved, not computed with "
+        "(reference 1.11), and the IPU tutorial casts uint8 features to float32 on the host (seed 004). "
+        "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
+        "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
+        "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
+        "reach the loss as class ids). A `tfds.load` of such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
+        "alone, and so is data whose flow is not clear within one function (a branch, a helper, a "
+        "dataset with its own `map`)."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
+            "    model.fit(x_train, y_train, epochs=2, validation_data=(x_test, y_test))\n"
+            "    model.evaluate(x_test, y_test)\n",
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2, "
+            "validation_data=(x_test.astype(\"float32\"), y_test.astype(\"int32\")))\n"
+            "    model.evaluate(x_test.astype(\"float32\"), y_test.astype(\"int32\"))\n",
+        ),
+        Example(
+            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
+            "(images, labels), _ = cifar.load_data()\n"
+            "ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)\n",
+            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
+            "(images, labels), _ = cifar.load_data()\n"
+            "ds = tf.data.Dataset.from_tensor_slices((images.astype(\"float32\"), labels.astype(\"int32\")))"
+            ".shuffle(1000).batch(64)\n",
+        ),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
+            "predictions = model.predict(frames)\n",
+            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
+            "predictions = model.predict(frames.astype(\"float32\"))\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nmnist = tf.keras.datasets.mnist\n"
+            "(x_train, y_train), (x_test, y_test) = mnist.load_data()\n"
+            "x_train, x_test = x_train / 255.0, x_test / 255.0\n"
+            "model.fit(x_train, y_train.astype(\"int32\"), epochs=5)\n"
+            "model.evaluate(x_test, tf.keras.utils.to_categorical(y_test))\n",
+            reported=False,
+        ),
+        Example(
+            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
+            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n    model.fit(x, y, batch_size=50)\n",
+            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
+            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n"
+            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"), batch_size=50)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
+            "autoencoder.fit(x_train, x_train, epochs=10, validation_data=(x_test, x_test))\n",
+            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
+            "autoencoder.fit(x_train.astype(\"float32\"), x_train.astype(\"float32\"), epochs=10, "
+            "validation_data=(x_test.astype(\"float32\"), x_test.astype(\"float32\")))\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
+            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n    model.fit(x_train, y_train)\n",
+            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
+            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"))\n",
+        ),
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
+            "    images = pixels.astype(np.uint8)\n    model.fit(images, classes)\n",
+            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
+            "    images = pixels.astype(np.uint8)\n    model.fit(images.astype(\"float32\"), classes)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef main():\n"
+            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
+            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n\n\n"
+            "def fit(model):\n    model.fit(x_train, y_train)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
+            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True)\n"
+            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
+            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True).map(lambda image, label: "
+            "(tf.cast(image, tf.float32), label))\n"
+            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n\ndef normalize(image, label):\n"
+            "    return tf.cast(image, tf.float32) / 255.0, label\n\n\n"
+            "def main():\n    train = tfds.load(\"cifar10\", split=\"train\", as_supervised=True)\n"
+            "    train = train.map(normalize).batch(64)\n    model.fit(train, epochs=3)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n\ndef load(augment):\n"
+            "    (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()\n    if augment:\n        x = flip(x)\n"
+            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"))\n"
+            "    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(normalize).batch(32)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.imdb.load_data(num_words=10000)\n"
+            "model.fit(x_train, y_train)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for call, method in method_calls(ctx, *DATA_METHODS):
+            for role, value in data_arguments(call, method):
+                if role in _ROLES:
+                    self._cast(ctx, value, role, f"`{method}()`")
+        for call, inputs in tensor_slices_inputs(ctx):
+            if is_mapped(ctx, call):
+                continue
+            for role, value in inputs:
+                self._cast(ctx, value, role, "the dataset")
+        for call in uint8_tfds_loads(ctx):
+            if is_mapped(ctx, call):
+                continue
+            tf = next((local for local, full in ctx.aliases.items() if full == "tensorflow"), None)
+            if tf is None:
+                continue
+            ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))
+            ctx.report(self.code, call, "the dataset holds uint8 images, which the IPU does not compute with: "
+                       f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)
+
+    def _cast(self, ctx, value, role, where) -> None:
+        data = uint8_data(ctx, value)
+        if data is None:
+            return
+        # Keras-dataset labels become int32 class ids; anything else (images, autoencoder targets,
+        # arrays of unknown meaning) becomes float32, which holds every uint8 value exactly.
+        dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
+        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+        what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
+        name = ctx.module.code_for_node(value)
+        ctx.report(self.code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
+                   f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+
+
+RULE = Uint8Cast()

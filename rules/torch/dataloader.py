@@ -1,0 +1,86 @@
+import libcst as cst
+
+from porter import cstutil
+from porter.cstutil import is_false, is_true, keyword, positional, with_args
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import plan
+from porter.torchutil import DATALOADER, calls_to
+
+
+class PoptorchDataLoader(Rule):
+    code = "IPU303"
+    name = "poptorch-dataloader"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Use `poptorch.DataLoader(opts, dataset, ...)` instead of `torch.utils.data.DataLoader`."
+    rationale = (
+        "`poptorch.DataLoader` takes the `poptorch.Options` first and batches for the device iterations, "
+        "replicas and gradient accumulation those options set; a plain DataLoader may silently change the "
+        "effective batch size (reference 4.2; seed 001). Every argument is kept except `pin_memory` "
+        "(CUDA only). PopTorch drops the last partial batch by default (`drop_last=True`, section 6 item "
+        "31): this is reported for each loader, and an explicit `drop_last=False` is kept and reported, "
+        "since the last batch then has another shape and is compiled again."
+    )
+    examples = (
+        Example(
+            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
+            "loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)\n",
+            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
+            "loader = poptorch.DataLoader(opts, ds, batch_size=32, shuffle=True)\n",
+        ),
+        Example(
+            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
+            "loader = DataLoader(\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
+            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
+            "loader = poptorch.DataLoader(\n    opts,\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
+        ),
+        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
+                "loader = poptorch.DataLoader(opts, ds, batch_size=32)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        opts = plan(ctx).opts
+        for call in calls_to(ctx, *DATALOADER):
+            if len(positional(call)) > 3:
+                ctx.report(self.code, call, "`DataLoader` with more than 3 positional arguments: pass them by "
+                           "keyword and use `poptorch.DataLoader(opts, dataset, ...)`", fixed=False)
+                continue
+            drop_last = keyword(call, "drop_last")
+            ctx.replace(call, lambda node, opts=opts: self._convert(node, opts))
+            ctx.add_import("poptorch", code="IPU301")
+            message = "`DataLoader` becomes `poptorch.DataLoader`"
+            if keyword(call, "pin_memory") is not None:
+                message += " without `pin_memory` (CUDA only)"
+            if drop_last is None:
+                message += "; it drops the last partial batch (`drop_last=True` by default)"
+            ctx.report(self.code, call, message, fixed=True)
+            if drop_last is not None and not is_true(drop_last.value):
+                what = "`drop_last=False`" if is_false(drop_last.value) else "`drop_last`"
+                ctx.report(self.code, drop_last, f"{what} kept: a last partial batch has another shape and is "
+                           "compiled again; prefer `drop_last=True` (the PopTorch default)", fixed=False)
+
+    @staticmethod
+    def _convert(node: cst.Call, opts) -> cst.Call:
+        options = cst.Arg(cst.Name(opts) if opts else cstutil.expression("poptorch.Options()"))
+        args = [arg for arg in node.args if not (arg.keyword is not None and arg.keyword.value == "pin_memory")]
+        func = "poptorch.DataLoader"
+        new = with_args(node, [options, *args]).with_changes(func=cstutil.expression(func))
+        if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+            return new
+        # Arguments aligned under the opening parenthesis move with it.
+        render = cst.Module([]).code_for_node
+        shift = len(func) + len(render(options)) + 2 - len(render(node.func))
+        return new.with_changes(args=[_shift(arg, shift) for arg in new.args])
+
+
+def _shift(arg: cst.Arg, shift: int) -> cst.Arg:
+    comma = arg.comma
+    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return arg
+    space = comma.whitespace_after
+    width = max(0, len(space.last_line.value) + shift)
+    return arg.with_changes(comma=comma.with_changes(
+        whitespace_after=space.with_changes(last_line=cst.SimpleWhitespace(" " * width))))
+
+
+RULE = PoptorchDataLoader()

@@ -1,0 +1,132 @@
+import libcst as cst
+
+from porter import cstutil
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import pass_in, plan
+
+_BEFORE = '''import torch
+import poptorch
+
+opts = poptorch.Options()
+model.eval()
+correct = 0
+with torch.no_grad():
+    for images, labels in test_loader:
+        output = model(images)
+        correct += (output.argmax(dim=1) == labels).sum().item()
+'''
+_AFTER = '''import torch
+import poptorch
+
+opts = poptorch.Options()
+model.eval()
+correct = 0
+inference_model = poptorch.inferenceModel(model, options=opts)
+with torch.no_grad():
+    for images, labels in test_loader:
+        output = inference_model(images)
+        correct += (output.argmax(dim=1) == labels).sum().item()
+'''
+_PER_EPOCH = '''import torch
+import poptorch
+
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+
+
+def main():
+    opts = poptorch.Options()
+    model = Net()
+    for epoch in range(5):
+        evaluate(model, test_loader)
+'''
+_PER_EPOCH_AFTER = '''import torch
+import poptorch
+
+
+def evaluate(model, loader, inference_model):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = inference_model(x)
+
+
+def main():
+    opts = poptorch.Options()
+    model = Net()
+    inference_model = poptorch.inferenceModel(model, options=opts)
+    for epoch in range(5):
+        evaluate(model, test_loader, inference_model)
+'''
+
+
+class InferenceModel(Rule):
+    code = "IPU306"
+    name = "inference-model"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
+    rationale = (
+        "On the IPU the model runs through a compiled `poptorch.inferenceModel(model, options=opts)` "
+        "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` block (or "
+        "a `@torch.no_grad()` function), and for a trained model evaluated under `no_grad` after its "
+        "training loop, the model calls go to an inference model created once (in the caller, passed in, "
+        "when the evaluation is in a function called once per epoch). When the script also trains, the "
+        "training model is detached (`detachFromDevice()`) before each evaluation (only once it has run, "
+        "when the evaluation can come first) and the inference model after it when training goes on, so "
+        "each finds a free IPU (the seed's pattern). The options must have gradient accumulation 1: the "
+        "options the porter creates have; options that accumulate get a separate inference `Options()` "
+        "(IPU302)."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(_PER_EPOCH, _PER_EPOCH_AFTER),
+        Example("import torch\nimport poptorch\n\ninference_model = poptorch.inferenceModel(model)\n"
+                "model.eval()\nwith torch.no_grad():\n    out = inference_model(x)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        p = plan(ctx)
+        for evaluation in p.evaluations:
+            if evaluation.problem is not None:
+                ctx.report(self.code, evaluation.calls[0], evaluation.problem, fixed=False)
+                continue
+            ctx.add_import("poptorch", code="IPU301")
+            name, placement = evaluation.name, evaluation.placement
+            for call in evaluation.calls:
+                ctx.replace(call.func, cst.Name(name))
+            options = f", options={p.inference_opts or p.opts}" if p.opts else ""
+            model = placement.values[evaluation.model]
+            creation = cstutil.statement(f"{name} = poptorch.inferenceModel({model}{options})")
+            creations = [] if evaluation.reuses else [creation]
+            for release in evaluation.releases:
+                detach = [self._detach(release)] if release.training else []
+                if release.site is placement.before:
+                    creations = [*detach, *creations]
+                elif detach:
+                    ctx.insert_before(release.site, detach)
+                if release.inference:
+                    ctx.insert_after(release.site, [cstutil.statement(f"{name}.detachFromDevice()")])
+            if creations:
+                ctx.insert_before(placement.before, creations)
+            pass_in(ctx, placement, name, name, self.code)
+            trained = sorted({release.training for release in evaluation.releases if release.training})
+            detach = f"; `{trained[0]}` is detached first" if trained else ""
+            ctx.report(self.code, evaluation.calls[0].func,
+                       f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created once{detach}",
+                       fixed=True)
+
+    @staticmethod
+    def _detach(release) -> cst.BaseStatement:
+        training = release.training
+        if release.guarded:
+            return cstutil.statement(f"if {training}.isCompiled() and {training}.isAttachedToDevice():\n"
+                                     f"    {training}.detachFromDevice()\n")
+        return cstutil.statement(f"{training}.detachFromDevice()")
+
+
+RULE = InferenceModel()

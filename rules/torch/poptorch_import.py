@@ -1,0 +1,43 @@
+import libcst as cst
+
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import needs_poptorch
+from porter.torchutil import DATALOADER, calls_to
+
+
+class PoptorchImport(Rule):
+    code = "IPU301"
+    name = "poptorch-import"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Import PopTorch with `import poptorch`."
+    rationale = (
+        "Every PopTorch API the port writes (`poptorch.Options`, `poptorch.DataLoader`, `poptorch.optim`, "
+        "`poptorch.trainingModel`, `poptorch.inferenceModel`) lives in the `poptorch` package (reference 4; "
+        "seed 001). The rules that write PopTorch code ask for the import and it is reported under this "
+        "code; this rule also adds it to a script that uses `poptorch.` names without importing it."
+    )
+    examples = (
+        Example(
+            "import torch\n\nopts = poptorch.Options()\n",
+            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\nimport poptorch\n\n"
+            "loader = DataLoader(ds, batch_size=8)\n",
+        ),
+        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n", reported=False),
+        Example("import torch\n\nx = torch.ones(3)\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        if "poptorch" in ctx.aliases:
+            return
+        uses_name = any(node.value == "poptorch" for node in ctx.nodes(cst.Name))
+        converts = bool(calls_to(ctx, *DATALOADER))
+        if uses_name or converts or needs_poptorch(ctx):
+            ctx.add_import("poptorch", code=self.code)
+
+
+RULE = PoptorchImport()

@@ -1,0 +1,206 @@
+import libcst as cst
+
+from porter.context import walk
+from porter.cstutil import remove_arg
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchutil import (
+    CUDA_COUNT, code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement,
+    simple_assign, strip_device_call,
+)
+
+_NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
+_AVAILABLE = "torch.cuda.is_available"
+
+_BEFORE = '''import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+torch.backends.cudnn.benchmark = True
+model = Net().to(device)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    out = model(x.cuda().to(torch.float16))
+torch.cuda.synchronize()
+'''
+_AFTER = '''import torch
+
+device = torch.device("cpu")
+model = Net()
+for x, y in loader:
+    out = model(x.to(torch.float16))
+'''
+
+
+class RemoveCuda(Rule):
+    code = "IPU307"
+    name = "remove-cuda"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Keep the model and data on the CPU: remove `.cuda()`, `.to(device)` and CUDA calls."
+    rationale = (
+        "PopTorch installs the CPU build of torch: `torch.cuda.is_available()` is False and `.cuda()` fails. "
+        "Models and inputs stay on the CPU and the PopTorch wrappers move the data (reference 4.6). "
+        "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
+        "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
+        "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"
+        "`empty_cache`/`manual_seed_all` calls are removed."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(
+            "import torch\n\nif torch.cuda.is_available():\n    model = model.cuda()\nelse:\n    print('cpu')\n",
+            "import torch\n\nprint('cpu')\n",
+        ),
+        Example(
+            "import torch\n\nuse_cuda = not args.no_cuda and torch.cuda.is_available()\n"
+            "x = torch.zeros(3, device='cuda')\n",
+            "import torch\n\nuse_cuda = False\nx = torch.zeros(3)\n",
+        ),
+        Example(
+            "import torch\n\nif torch.cuda.device_count() > 1:\n    print('GPUs')\nmodel = Net()\n",
+            "import torch\n\nmodel = Net()\n",
+        ),
+        Example(
+            "import torch\n\ntorch.cuda.reset_peak_memory_stats()\nx = x.pin_memory()\n"
+            "print(torch.cuda.max_memory_allocated())\n",
+            "import torch\n\nprint(torch.cuda.max_memory_allocated())\n",
+        ),
+        Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
+                reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        handled = set()
+        for if_stmt in ctx.nodes(cst.If):
+            value = cuda_value(ctx, if_stmt.test)
+            if value is None or ctx.block_of(if_stmt) is None or not isinstance(if_stmt.body, cst.IndentedBlock):
+                continue
+            orelse = if_stmt.orelse
+            test = code_of(ctx, if_stmt.test)
+            if value:
+                ctx.unwrap(if_stmt)
+                dropped = if_stmt.orelse
+                message = f"`if {test}:` always holds on an IPU host (no CUDA): only its body is kept"
+            elif isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                ctx.replace(if_stmt, _else_branch)
+                ctx.unwrap(if_stmt)
+                dropped = if_stmt.body
+                message = f"`if {test}:` never holds on an IPU host (no CUDA): only its else branch is kept"
+            elif orelse is None:
+                remove_statement(ctx, if_stmt)
+                dropped = if_stmt
+                message = f"`if {test}:` never holds on an IPU host (no CUDA): removed"
+            else:
+                continue
+            handled.update(id(node) for node in walk(if_stmt.test))
+            if dropped is not None:
+                handled.update(id(node) for node in walk(dropped))
+            ctx.report(self.code, if_stmt, message, fixed=True)
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            if id(statement) not in handled and self._statement(ctx, statement):
+                handled.update(id(node) for node in walk(statement))
+        for call in ctx.nodes(cst.Call):
+            if id(call) in handled:
+                continue
+            if strip_device_call(ctx, call, call) is not None:
+                ctx.replace(call, lambda node, call=call: strip_device_call(ctx, call, node) or node)
+                ctx.report(self.code, call.func.attr, f"{_moved(call)} removed: the model and data stay on the "
+                           "CPU, PopTorch moves them to the IPU", fixed=True)
+            elif qualified(ctx, call.func) == _AVAILABLE:
+                ctx.replace(call, cst.Name("False"))
+                ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+            elif _cuda_api(qualified(ctx, call.func) or "") and qualified(ctx, call.func) != CUDA_COUNT:
+                ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` fails without CUDA (PopTorch uses the "
+                           "CPU build of torch): remove it", fixed=False)
+            else:
+                for index, arg in enumerate(call.args):
+                    if arg.keyword is not None and arg.keyword.value == "device" and is_cuda_string(arg.value):
+                        ctx.replace(call, lambda node, index=index: _drop_arg(node, index))
+                        ctx.report(self.code, arg, "`device='cuda'` removed", fixed=True)
+
+    def _statement(self, ctx, statement) -> bool:
+        """Whole statements: CUDA calls, cudnn flags, device selection, `x = x.to(device)`."""
+        call = expr_call(statement)
+        if call is not None:
+            full = qualified(ctx, call.func) or ""
+            if _cuda_api(full) or (strip_device_call(ctx, call, call) is not None and _trivial(ctx, None, call)):
+                remove_statement(ctx, statement)
+                ctx.report(self.code, statement, f"`{code_of(ctx, call.func)}(...)` removed (no CUDA on an IPU "
+                           "host)", fixed=True)
+                return True
+            return False
+        small = statement.body[0] if len(statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            full = qualified(ctx, small.targets[0].target) or ""
+            if full.startswith("torch.backends.cudnn."):
+                remove_statement(ctx, statement)
+                ctx.report(self.code, statement, f"`{full} = ...` removed (a CUDA setting)", fixed=True)
+                return True
+        assign = simple_assign(statement)
+        if assign is None:
+            return False
+        target, value = assign
+        if isinstance(value, cst.Call) and qualified(ctx, value.func) == "torch.device" and value.args \
+                and _mentions_cuda(ctx, value):
+            ctx.replace(value, lambda node: node.with_changes(args=[cst.Arg(cst.SimpleString('"cpu"'))]))
+            ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
+            return True
+        if is_cuda_string(value) and isinstance(target, cst.Name):
+            ctx.replace(value, cst.SimpleString('"cpu"'))
+            ctx.report(self.code, value, "the device is the CPU: PopTorch moves the data to the IPU", fixed=True)
+            return True
+        if cuda_value(ctx, value) is False:
+            ctx.replace(value, cst.Name("False"))
+            ctx.report(self.code, value, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+            return True
+        if _trivial(ctx, target, value):
+            remove_statement(ctx, statement)
+            calls = [node for node in walk(value) if isinstance(node, cst.Call)]
+            ctx.report(self.code, statement, f"{_moved(calls[0])} removed: the data stays on the CPU, PopTorch "
+                       "moves it to the IPU", fixed=True)
+            return True
+        return False
+
+
+def _mentions_cuda(ctx, node) -> bool:
+    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and qualified(ctx, n.func) == _AVAILABLE)
+               or isinstance(n, cst.IfExp) for n in walk(node))
+
+
+def _trivial(ctx, target, value) -> bool:
+    """True when stripping the device calls leaves ``target = target`` (or a bare expression)."""
+    if isinstance(value, cst.Tuple):
+        if not isinstance(target, cst.Tuple) or len(target.elements) != len(value.elements):
+            return False
+        return all(_trivial(ctx, t.value, v.value) for t, v in zip(target.elements, value.elements))
+    if not isinstance(value, cst.Call):
+        return False
+    stripped = strip_device_call(ctx, value, value)
+    if stripped is None:
+        return False
+    if isinstance(stripped, cst.Call) and strip_device_call(ctx, stripped, stripped) is not None:
+        stripped = strip_device_call(ctx, stripped, stripped)
+    if target is None:
+        return isinstance(stripped, (cst.Name, cst.Attribute))
+    return code_of(ctx, stripped) == code_of(ctx, target)
+
+
+def _cuda_api(full: str) -> bool:
+    """``torch.cuda.*`` calls about the GPU (synchronize, empty_cache, manual_seed_all, memory
+    statistics...), not AMP (IPU309) nor the availability tests (kept as False / 0)."""
+    return full.startswith("torch.cuda.") and not full.startswith(_NOT_CUDA_DEVICE)
+
+
+def _moved(call: cst.Call) -> str:
+    return "`.cuda()`" if call.func.attr.value == "cuda" else "`.to(device)`"
+
+
+def _drop_arg(node: cst.Call, index: int) -> cst.Call:
+    return remove_arg(node, index)
+
+
+def _else_branch(node: cst.If) -> cst.If:
+    """The else branch as the body, so that unwrapping the statement keeps it."""
+    return node.with_changes(body=node.orelse.body, orelse=None)
+
+
+RULE = RemoveCuda()

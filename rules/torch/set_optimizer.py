@@ -1,0 +1,112 @@
+import libcst as cst
+
+from porter import cstutil
+from porter.cstutil import argument
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import plan, scheduler_names
+from porter.torchutil import code_of, expr_call, method_of, name_of, owner_of, single_small
+
+_BEFORE = '''import torch
+import poptorch
+
+optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+training_model = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+for epoch in range(10):
+    for x, y in loader:
+        out, loss = training_model(x, y)
+    scheduler.step()
+    if epoch == 5:
+        for group in optimizer.param_groups:
+            group["lr"] = 0.01
+'''
+_AFTER = _BEFORE.replace(
+    "    scheduler.step()\n", "    scheduler.step()\n    training_model.setOptimizer(optimizer)\n"
+).replace('            group["lr"] = 0.01\n', '            group["lr"] = 0.01\n        training_model.setOptimizer(optimizer)\n')
+
+
+class SetOptimizer(Rule):
+    code = "IPU308"
+    name = "set-optimizer"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Call `training_model.setOptimizer(optimizer)` after every learning-rate change."
+    rationale = (
+        "The optimizer runs inside the compiled training program: a change made to the Python optimizer "
+        "(`scheduler.step()`, `param_group[\"lr\"] = ...`) reaches the IPU only through "
+        "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (reference 4.4, "
+        "section 6 item 33)."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(_AFTER, reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        p = plan(ctx)
+        existing = {}
+        for name, call in p.existing_training:
+            optimizer = argument(call, "optimizer", 2)
+            if optimizer is not None:
+                existing.setdefault(id(owner_of(ctx, call)), (name, code_of(ctx, optimizer.value)))
+        schedulers = scheduler_names(ctx)
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            call = expr_call(statement)
+            scheduler = name_of(method_of(call, "step"))
+            if scheduler in schedulers:
+                optimizer = argument(schedulers[scheduler], "optimizer", 0)
+                self._after(ctx, p, existing, statement, optimizer.value if optimizer else None,
+                            f"`{scheduler}.step()`")
+            elif self._sets_lr(statement):
+                target = self._target(statement).value
+                loop = ctx.enclosing(statement, cst.For)
+                if self._in_group_loop(ctx, statement) and name_of(loop.target) == name_of(target):
+                    self._after(ctx, p, existing, loop, loop.iter.value, "the learning-rate change")
+                elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
+                        and target.value.attr.value == "param_groups":
+                    self._after(ctx, p, existing, statement, target.value.value, "the learning-rate change")
+
+    @staticmethod
+    def _target(statement):
+        small = single_small(statement)
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.targets[0].target
+        if isinstance(small, cst.AugAssign):
+            return small.target
+        return None
+
+    def _sets_lr(self, statement) -> bool:
+        target = self._target(statement)
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
+            return False
+        index = target.slice[0].slice
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) \
+            and index.value.evaluated_value == "lr"
+
+    @staticmethod
+    def _in_group_loop(ctx, statement) -> bool:
+        loop = ctx.enclosing(statement, cst.For)
+        return loop is not None and isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups"
+
+    def _after(self, ctx, p, existing, statement, optimizer, what) -> None:
+        if statement is None or ctx.block_of(statement) is None:
+            return
+        siblings = list(ctx.siblings(statement))
+        following = siblings[siblings.index(statement) + 1:]
+        if following and method_of(expr_call(following[0]), "setOptimizer") is not None:
+            return
+        owner = owner_of(ctx, statement)
+        training = p.training_in(owner) or existing.get(id(owner))
+        if training is None:
+            if any(not step.rewritten for step in p.steps):
+                ctx.report(self.code, statement, f"after porting the training step, call "
+                           f"`training_model.setOptimizer(optimizer)` after {what}", fixed=False)
+            return
+        name, default = training
+        optimizer_code = code_of(ctx, optimizer) if optimizer is not None else default
+        ctx.insert_after(statement, [cstutil.statement(f"{name}.setOptimizer({optimizer_code})")])
+        ctx.report(self.code, statement, f"`{name}.setOptimizer({optimizer_code})` after {what}: the IPU gets the "
+                   "new learning rate", fixed=True)
+
+
+RULE = SetOptimizer()

@@ -1,0 +1,259 @@
+import libcst as cst
+
+from porter import cstutil
+from porter.rule import FIX, TORCH, Example, Rule
+from porter.torchloop import TrainStep, pass_in, plan
+from porter.torchutil import (
+    code_of, insert_module_class, nn_module_spelling, remove_statement, rename, simple_assign,
+    strip_devices, tensor_variables, top_statement,
+)
+
+_BEFORE = '''import torch
+import torch.nn as nn
+import poptorch
+
+model = nn.Linear(10, 2)
+criterion = nn.CrossEntropyLoss()
+opts = poptorch.Options()
+loader = poptorch.DataLoader(opts, dataset, batch_size=16)
+optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in loader:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+'''
+
+_AFTER = '''import torch
+import torch.nn as nn
+import poptorch
+
+
+class TrainingModelWithLoss(nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model, criterion):
+        super().__init__()
+        self.model = model
+        self.criterion = criterion
+
+    def forward(self, x, y):
+        out = self.model(x)
+        loss = self.criterion(out, y)
+        return out, loss
+
+
+model = nn.Linear(10, 2)
+criterion = nn.CrossEntropyLoss()
+opts = poptorch.Options()
+loader = poptorch.DataLoader(opts, dataset, batch_size=16)
+optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
+
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model, criterion), options=opts, optimizer=optimizer
+)
+for epoch in range(3):
+    for x, y in loader:
+        out, loss = training_model(x, y)
+        print(loss.item())
+'''
+
+_PER_EPOCH = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+def train(model, loader, optimizer, epoch):
+    model.train()
+    for data, target in loader:
+        output = model(data)
+        loss = F.nll_loss(output, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main():
+    model = Net()
+    opts = poptorch.Options()
+    loader = poptorch.DataLoader(opts, dataset, batch_size=64)
+    optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(1, 11):
+        train(model, loader, optimizer, epoch)
+'''
+
+_PER_EPOCH_AFTER = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, data, target):
+        output = self.model(data)
+        loss = F.nll_loss(output, target)
+        return output, loss
+
+
+def train(model, loader, optimizer, epoch, training_model):
+    model.train()
+    for data, target in loader:
+        output, loss = training_model(data, target)
+
+
+def main():
+    model = Net()
+    opts = poptorch.Options()
+    loader = poptorch.DataLoader(opts, dataset, batch_size=64)
+    optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
+    training_model = poptorch.trainingModel(
+        TrainingModelWithLoss(model), options=opts, optimizer=optimizer
+    )
+    for epoch in range(1, 11):
+        train(model, loader, optimizer, epoch, training_model)
+'''
+
+_CLIPPED = '''import torch
+
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+'''
+
+_TWO_LOSSES = '''import torch
+
+for real in loader:
+    optimizer_d.zero_grad()
+    loss_d = criterion(disc(real), ones)
+    loss_d.backward()
+    optimizer_d.step()
+    optimizer_g.zero_grad()
+    loss_g = criterion(disc(gen(noise)), ones)
+    loss_g.backward()
+    optimizer_g.step()
+'''
+
+_PORTED = '''import torch
+import poptorch
+
+training_model = poptorch.trainingModel(TrainingModelWithLoss(model), options=opts, optimizer=optimizer)
+for x, y in loader:
+    out, loss = training_model(x, y)
+'''
+
+
+class TrainingModel(Rule):
+    code = "IPU305"
+    name = "training-model"
+    kind = FIX
+    frameworks = frozenset({TORCH})
+    summary = "Run the training step with `poptorch.trainingModel`, the loss computed in `forward`."
+    rationale = (
+        "PopTorch runs forward, backward and the optimizer step as one compiled program: the wrapped "
+        "module's `forward` must compute and return the loss, and `loss.backward()`, `optimizer.step()` "
+        "and `zero_grad()` go (reference 4.3, section 6 item 23; seed 001). The standard step becomes a "
+        "wrapper module returning `(output, loss)`, a `poptorch.trainingModel(wrapper, options=opts, "
+        "optimizer=optimizer)` created once (in the caller when the loop is in a function called once per "
+        "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "
+        "y)` in the loop. The AMP form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
+        "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
+        "in one loop (GANs) and gradient accumulation by hand are not rewritten but reported; "
+        "`poptorch.optim` optimizers take `max_grad_norm`."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER),
+        Example(_PER_EPOCH, _PER_EPOCH_AFTER),
+        Example(_CLIPPED, reported=True),
+        Example(_TWO_LOSSES, reported=True),
+        Example(_PORTED, reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        p = plan(ctx)
+        for step in p.steps:
+            if step.problem is not None:
+                ctx.report(self.code, step.problem_anchor, step.problem, fixed=False)
+                continue
+            self._rewrite(ctx, step, p.opts)
+
+    def _rewrite(self, ctx, step: TrainStep, opts) -> None:
+        ctx.add_import("poptorch", code="IPU301")
+        placement = step.placement
+        # The loop: one call of the training model.
+        targets = f"{step.output}, {step.loss_name}" if step.output else step.loss_name
+        anchor = step.autocast or step.forward or step.loss
+        inputs = ", ".join(step.inputs)
+        if step.self_loss:
+            target, call = simple_assign(step.loss)
+            targets = code_of(ctx, target)
+            inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
+        line = cstutil.statement(f"{targets} = {step.name}({inputs})")
+        ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
+        remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
+                                if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
+        # The training model, created once.
+        values = placement.values
+        args = ", ".join(values[name] for name in [step.model, *step.captured])
+        options = f", options={opts}" if opts else ""
+        wrapped = values[step.model] if step.self_loss else f"{step.wrapper}({args})"
+        arguments = f"{wrapped}{options}, optimizer={values[step.optimizer]}"
+        indent = ctx.module.default_indent
+        depth = sum(isinstance(a, cst.IndentedBlock) for a in ctx.ancestors(placement.before))
+        if len(indent) * depth + len(step.name) + len(arguments) + 27 > 99:
+            arguments = f"\n{indent}{arguments}\n"  # continuation lines are relative to the block
+        creation = cstutil.statement(f"{step.name} = poptorch.trainingModel({arguments})")
+        ctx.insert_before(placement.before, [creation])
+        pass_in(ctx, placement, step.name, step.name, self.code)
+        where = "passed to `{}()`".format(placement.function.name.value) if placement.function else "created once"
+        if step.self_loss:
+            ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
+                       f"`poptorch.trainingModel` ({where}); `{step.model}.forward` computes the loss", fixed=True)
+            return
+        # The wrapper module, next to the model classes.
+        self._insert_wrapper(ctx, step)
+        ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
+                   f"`poptorch.trainingModel` ({where}) with the loss computed in `{step.wrapper}.forward`",
+                   fixed=True)
+
+    def _insert_wrapper(self, ctx, step: TrainStep) -> None:
+        mapping = {name: f"self.{name}" for name in [step.model, *step.captured]}
+        lines = []
+        for statement in (step.forward, step.loss):
+            if statement is None:
+                continue
+            statement = rename(strip_devices(ctx, statement), mapping)
+            statement = statement.with_changes(leading_lines=(), trailing_whitespace=cst.TrailingWhitespace())
+            lines.append(cst.Module(body=[statement]).code.rstrip("\n"))
+        returned = f"{step.output}, {step.loss_name}" if step.output else step.loss_name
+        indent = ctx.module.default_indent
+        body = "\n".join(f"{indent * 2}{line}" for text in lines for line in text.splitlines())
+        tensors = tensor_variables(ctx, step.placement.owner)
+        init = "".join(
+            f'{indent * 2}self.register_buffer("{name}", {name})\n' if name in tensors
+            else f"{indent * 2}self.{name} = {name}\n"
+            for name in [step.model, *step.captured])
+        code = (
+            f"class {step.wrapper}({nn_module_spelling(ctx)}):\n"
+            f'{indent}"""`{step.model}` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""\n\n'
+            f"{indent}def __init__(self, {', '.join([step.model, *step.captured])}):\n"
+            f"{indent * 2}super().__init__()\n{init}\n"
+            f"{indent}def forward(self, {', '.join(step.inputs)}):\n{body}\n"
+            f"{indent * 2}return {returned}\n"
+        )
+        wrapper = cstutil.statements(code)[0]
+        insert_module_class(ctx, wrapper, top_statement(ctx, step.placement.before, ctx.module))
+
+
+RULE = TrainingModel()

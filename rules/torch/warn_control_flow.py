@@ -1,0 +1,54 @@
+from typing import Set
+
+import libcst as cst
+
+from porter.context import walk
+from porter.rule import TORCH, WARN, Example, Rule
+from porter.torchutil import forward_methods, forward_tensors, loads, name_of
+
+_STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
+
+
+class WarnControlFlow(Rule):
+    code = "IPU314"
+    name = "data-dependent-control-flow"
+    kind = WARN
+    frameworks = frozenset({TORCH})
+    summary = "Report `if`/`while` in `forward` that depend on tensor values."
+    rationale = (
+        "PopTorch traces `forward` once: a branch or loop that depends on the values of the input tensors "
+        "is frozen to the path the first batch took (reference section 6 item 24). Use tensor operations "
+        "(`torch.where`, masks) instead; tests on shapes, `None` or `self.training` are fine."
+    )
+    examples = (
+        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+                "        if x.sum() > 0:\n            x = -x\n        return x\n"),
+        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, labels=None):\n"
+                "        if labels is None or x.shape[0] == 1:\n            return x\n"
+                "        return x, labels\n", reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        for function in forward_methods(ctx):
+            tensors = forward_tensors(function)
+            for node in walk(function.body):
+                if isinstance(node, (cst.If, cst.While, cst.IfExp)) and self._depends(node.test, tensors):
+                    kind = {cst.If: "if", cst.While: "while", cst.IfExp: "conditional expression"}[type(node)]
+                    ctx.report(self.code, node.test, f"`{kind}` on tensor values in `forward` is frozen to the first "
+                               "batch's path when PopTorch compiles: use `torch.where` or masks", fixed=False)
+
+    @staticmethod
+    def _depends(test: cst.BaseExpression, tensors: Set[str]) -> bool:
+        skipped: Set[int] = set()
+        for node in walk(test):
+            if isinstance(node, cst.Attribute) and node.attr.value in _STATIC_ATTRIBUTES:
+                skipped.update(id(n) for n in walk(node))
+            elif isinstance(node, cst.Call) and name_of(node.func) in ("len", "isinstance", "hasattr"):
+                skipped.update(id(n) for n in walk(node))
+            elif isinstance(node, cst.Comparison) and all(
+                    isinstance(target.operator, (cst.Is, cst.IsNot)) for target in node.comparisons):
+                skipped.update(id(n) for n in walk(node))
+        return any(name.value in tensors and id(name) not in skipped for name in loads(test))
+
+
+RULE = WarnControlFlow()
