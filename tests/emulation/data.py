@@ -159,3 +159,36 @@ def torchvision_available():
     except ImportError:
         return False
     return True
+
+
+def write_files(files, folder):
+    """Create the data files a script reads, as `.run.json` describes them:
+    {"data/train.npz": {"images": {"dtype": "uint8", "shape": [256, 28, 28, 1], "high": 256}, ...},
+     "table.csv": {"csv": {"rows": 640, "columns": 9}}, "corpus.txt": "literal text"}"""
+    import os
+    import zlib
+
+    for name, content in files.items():
+        path = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(path) or folder, exist_ok=True)
+        if isinstance(content, str):
+            with open(path, "w") as handle:
+                handle.write(content)
+            continue
+        if "csv" in content:
+            rows, columns = content["csv"]["rows"], content["csv"]["columns"]
+            rng = np.random.RandomState(zlib.crc32(name.encode()))
+            table = rng.rand(rows, columns).astype("float32")
+            header = ",".join("c%d" % i for i in range(columns))
+            np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6f")
+            continue
+        arrays = {}
+        for key, array in content.items():
+            rng = np.random.RandomState(zlib.crc32((name + "/" + key).encode()))
+            dtype = np.dtype(array.get("dtype", "float32"))
+            high = array.get("high", 1)
+            if dtype.kind in "iu":
+                arrays[key] = rng.randint(0, high, size=array["shape"]).astype(dtype)
+            else:
+                arrays[key] = (rng.rand(*array["shape"]) * high).astype(dtype)
+        np.savez(path, **arrays)

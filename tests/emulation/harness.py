@@ -16,7 +16,15 @@ records the losses step by step:
 `NAME.run.json` (all keys optional):
     {"argv": ["--epochs", "1"],          command line for scripts with an argparse main()
      "data": {"train": 256, "test": 64}, sizes of the synthetic datasets
+     "files": {"data/train.npz": {"images": {"dtype": "uint8", "shape": [256, 28, 28], "high": 256}}},
+                                         data files the script reads (npz arrays, or literal text)
+     "shrink": [["synthetic_readings(20000)", "synthetic_readings(2080)"]],
+                                         text replaced in both scripts before they run, for scripts
+                                         with hard-coded sizes (each must occur in both)
      "difference": {"kind": "trimmed" | "accumulation" | "replication", "reason": "..."},
+     "modules": {"corpus": ["import torch", "..."]}, helper modules the script imports
+     "ipu_only": "why": the input is already IPU code; it runs only on the emulated IPU,
+                 which must accept it and see it train,
      "skip": "why this fixture does not train"}
 """
 
@@ -30,6 +38,7 @@ import runpy
 import sys
 import tempfile
 import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -56,7 +65,15 @@ class ScriptRun:
 
 def load_spec(path):
     sidecar = path.with_name(path.name[:-3] + ".run.json")
-    return json.loads(sidecar.read_text()) if sidecar.exists() else {}
+    spec = json.loads(sidecar.read_text()) if sidecar.exists() else {}
+    options = path.with_name(path.name[:-3] + ".options.json")
+    if "skip" not in spec and options.exists():
+        selected = {key: value for key, value in json.loads(options.read_text()).items()
+                    if key in ("select", "ignore")}
+        if selected:
+            spec["skip"] = ("ported with a subset of the rules (%s in %s): the expected output is not a "
+                            "complete port" % (selected, options.name))
+    return spec
 
 
 def framework_of(source):
@@ -78,6 +95,9 @@ def _seed_everything(seed, framework):
     else:
         from . import import_tensorflow
         tf, keras = import_tensorflow()
+        # stateful random ops in a parallel Dataset.map draw in thread order unless ops are
+        # deterministic: without this two runs of the same script differ
+        tf.config.experimental.enable_op_determinism()
         keras.backend.clear_session()
         keras.utils.set_random_seed(seed)
 
@@ -244,11 +264,47 @@ def _record_torch(patcher, run):
             patcher.module(name, module)
 
 
+def _cpu_for_cuda(patcher):
+    """Let a GPU original run on this CPU-only torch: `.cuda()` and `.to("cuda")` keep tensors
+    and modules on the CPU (only for originals: a port must not need this)."""
+    import torch
+
+    def on_cpu(value):
+        if isinstance(value, torch.device) and value.type == "cuda":
+            return torch.device("cpu")
+        if isinstance(value, str) and value.startswith("cuda"):
+            return "cpu"
+        return value
+
+    for owner in (torch.Tensor, torch.nn.Module):
+        original_to = owner.to
+
+        def to(self, *args, _original=original_to, **kwargs):
+            args = tuple(on_cpu(arg) for arg in args)
+            if "device" in kwargs:
+                kwargs["device"] = on_cpu(kwargs["device"])
+            kwargs.pop("non_blocking", None)
+            return _original(self, *args, **kwargs)
+
+        patcher.attr(owner, "to", to)
+        patcher.attr(owner, "cuda", lambda self, *args, **kwargs: self)
+    patcher.attr(torch.cuda, "synchronize", lambda *args, **kwargs: None)
+
+
+def _write_modules(modules, folder):
+    """Helper modules a fixture imports (e.g. its dataset class), from `.run.json`."""
+    for name, source in modules.items():
+        with open(os.path.join(folder, name + ".py"), "w") as handle:
+            handle.write(source if isinstance(source, str) else "\n".join(source) + "\n")
+    return list(modules)
+
+
 def run_script(path, spec, emulate, seed=0):
     """Run one script; `emulate` installs the emulated IPU first."""
     from . import emulated_ipu
     path = path.resolve()
     source = path.read_text(encoding="utf-8")
+    shrink = spec.get("shrink", [])
     framework = framework_of(source)
     run = ScriptRun(framework)
     run.sizes = spec.get("data", {})
@@ -266,12 +322,19 @@ def run_script(path, spec, emulate, seed=0):
             _seed_everything(seed, framework)
             if framework == "torch":
                 _record_torch(patcher, run)
+                if not emulate:
+                    _cpu_for_cuda(patcher)
             elif framework == "keras":
                 _record_keras(patcher, run)
             else:
                 tf = stack.enter_context(_tf1_graph(patcher, seed))
                 _record_session(patcher, run, tf)
                 patch_keras_datasets(patcher, run.sizes)
+            synthetic.write_files(spec.get("files", {}), workdir)
+            helpers = _write_modules(spec.get("modules", {}), workdir)
+            sys.path.insert(0, workdir)
+            if shrink:
+                path = _shrunk_copy(path, source, shrink, workdir)
             sys.argv = argv
             os.chdir(workdir)
             try:
@@ -285,6 +348,9 @@ def run_script(path, spec, emulate, seed=0):
             finally:
                 sys.argv = old_argv
                 os.chdir(old_cwd)
+                sys.path.remove(workdir)
+                for name in helpers:
+                    sys.modules.pop(name, None)
             if emulate:
                 run.configured = len(state.configured)
                 run.strategies = len(state.strategies)
@@ -297,6 +363,16 @@ def run_script(path, spec, emulate, seed=0):
         run.losses = list(enumerate(run.backward_values))
     run.output = stdout.getvalue()
     return run
+
+
+def _shrunk_copy(path, source, shrink, folder):
+    for old, new in shrink:
+        if old not in source:
+            raise ValueError("%s: the shrink text %r does not occur" % (path.name, old))
+        source = source.replace(old, new)
+    copy = Path(folder) / path.name
+    copy.write_text(source, encoding="utf-8")
+    return copy
 
 
 def run_pair(original_path, port_path, spec=None, seed=0):
@@ -331,11 +407,16 @@ def compare(original, port, spec=None, rel=1e-5):
     if port.framework == "keras" and not port.strategies:
         problems.append("the port created no IPUStrategy")
     difference = spec.get("difference")
+    documented = _DOCUMENTED_NOTES.get((difference or {}).get("kind"), ())
+    notes = [note for note in port.notes if not any(word in note for word in documented)]
     if difference:
-        return problems + _check_difference(original, port, difference)
-    if port.notes:
-        problems.append("the port trains differently (%s) but the fixture's .run.json documents no "
-                        "difference" % "; ".join(port.notes))
+        problems += _check_difference(original, port, difference, rel)
+        if notes:
+            problems.append("the emulation noted more than the documented difference: %s" % "; ".join(notes))
+        return problems
+    if notes:
+        problems.append("the emulation noted what a CPU run does not show (%s), and the fixture's "
+                        ".run.json documents no such difference" % "; ".join(notes))
     if port.framework == "keras":
         return problems + _compare_keras(original.losses, port.losses, rel)
     ours, theirs = [value for _, value in original.losses], [value for _, value in port.losses]
@@ -345,6 +426,21 @@ def compare(original, port, spec=None, rel=1e-5):
         if not _close(a, b, rel):
             problems.append("step %d: original loss %r, port loss %r" % (step, a, b))
             break
+    return problems
+
+
+def check_ipu_script(port):
+    """Problems of a script that is already IPU code (no CPU original): it must run cleanly on
+    the emulated IPU and train there."""
+    problems = []
+    if port.error is not None:
+        problems.append("the script failed on the emulated IPU: %r" % (port.error,))
+    problems += ["the script hit an emulated IPU error: %r" % (error,)
+                 for error in port.ipu_errors if error is not port.error]
+    if not problems and not port.used_ipu:
+        problems.append("the script never ran anything on the (emulated) IPU")
+    if not problems and not port.losses:
+        problems.append("the script recorded no losses")
     return problems
 
 
@@ -373,19 +469,35 @@ def _compare_keras(original, port, rel):
     return problems
 
 
-def _check_difference(original, port, difference):
+# words of the emulation's notes that a documented difference explains
+_DOCUMENTED_NOTES = {"replication": ("replica",), "accumulation": ("accumulat",)}
+
+
+def _check_difference(original, port, difference, rel=1e-5):
     kind = difference.get("kind")
     if not difference.get("reason"):
         return ["a documented difference needs a reason"]
     if kind == "trimmed":
-        # the port drops the remainder the original trained on: fewer steps, none extra
+        # the port drops the partial batch the original trained on: fewer steps, and until the
+        # original reaches its first partial batch both train on the same data
         if len(port.losses) >= len(original.losses):
             return ["documented as trimmed, but the port ran %d steps and the original %d"
                     % (len(port.losses), len(original.losses))]
+        if port.framework == "keras":
+            epoch = original.losses[0][0][:2]
+            first = [key for key, _ in original.losses if key[:2] == epoch]
+            ours, theirs = dict(original.losses), dict(port.losses)
+            common = [key for key in first if key in theirs]
+            ported = [key for key in theirs if key[:2] == epoch]
+            if not common or max(ported)[2] >= max(first)[2]:
+                return ["documented as trimmed, but the port's first epoch is not shorter"]
+            for key in common:
+                if not _close(ours[key], theirs[key], rel):
+                    return ["trimmed: fit %d, epoch %d, batch %d differs before the partial batch: "
+                            "original %r, port %r" % (key + (ours[key], theirs[key]))]
         return []
-    if kind in ("accumulation", "replication"):
-        if not any(kind[:5] in note or ("accumulat" in note if kind == "accumulation" else "replica" in note)
-                   for note in port.notes):
+    if kind in _DOCUMENTED_NOTES:
+        if not any(word in note for note in port.notes for word in _DOCUMENTED_NOTES[kind]):
             return ["documented as %s, but the emulation saw none" % kind]
         if not all(math.isfinite(value) for _, value in port.losses):
             return ["the port's losses are not finite"]

@@ -659,8 +659,15 @@ class PoplarExecutor:
             if self._training:
                 self._model.train()
                 return self._train(args, kwargs)
+            if self._mode_at_wrap and not was_training:
+                note = ("poptorch.inferenceModel wrapped the model while it was in training mode; "
+                        "model.eval() called later is not synced to the wrapper (reference 4.3), so "
+                        "inference runs with dropout/batch-norm in training mode")
+                if note not in STATE.notes:
+                    STATE.notes.append(note)
             self._model.train(self._mode_at_wrap)
-            with torch.no_grad():
+            # the device has its own random generator: inference must not draw from the host's
+            with torch.no_grad(), torch.random.fork_rng():
                 return self._infer(args, kwargs)
         finally:
             _RUNNING[0] = False
@@ -738,6 +745,12 @@ def trainingModel(model, options=None, optimizer=None):
     if optimizer is None:
         optimizer = SGD(model.parameters(), lr=0.01)
     _check_optimizer(optimizer)
+    if options.replication_factor > 1:
+        STATE.notes.append("training with %d replicas: each step averages the gradients of %d "
+                           "micro-batches" % (options.replication_factor, options.replication_factor))
+    if options.Training.gradient_accumulation > 1:
+        STATE.notes.append("gradients accumulated over %d micro-batches per optimizer step"
+                           % options.Training.gradient_accumulation)
     executor = PoplarExecutor(model, options, training=True, optimizer=optimizer)
     model._poptorch_training_wrapper = executor
     STATE.training_models.append(executor)
