@@ -8,18 +8,24 @@ once a file actually needs them, so checking a tree without ML code starts fast.
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import List, Optional, Sequence
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from porter import __version__
-from porter.config import Config
+from porter.config import Config, ConfigError, Projects
 from porter.detect import uses_framework
-from porter.files import FileError, decode, discover, encode, read, write_atomic
+from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
 from porter.report import FileOutcome, finding_line, summary_lines, to_json, unified_diff
 
 EXIT_OK, EXIT_PORTING_NEEDED, EXIT_ERROR = 0, 1, 2
+# A process pool pays for itself from about this many files to parse (start-up and imports).
+MIN_FILES_FOR_POOL = 8
+# The progress bar appears once a run has taken this long (seconds), on a terminal only.
+PROGRESS_AFTER = 1.0
 
 
 def _codes(values: Sequence[str]) -> tuple:
@@ -30,6 +36,10 @@ def _codes(values: Sequence[str]) -> tuple:
 
 
 def port_text(path: str, text: str, config: Config) -> FileOutcome:
+    if path.endswith(".ipynb"):
+        from porter.notebook import port_notebook
+
+        return port_notebook(path, text, config)
     if not uses_framework(text):
         return FileOutcome(path, text, text)
     from porter.engine import port
@@ -49,9 +59,10 @@ def port_file(path: str, config: Config) -> "tuple[FileOutcome, Optional[object]
 def _validate_codes(codes: Sequence[str], option: str) -> None:
     if not codes:
         return
+    from porter.report import NOTICES
     from porter.rule import all_rules
 
-    known = [rule.code for rule in all_rules()]
+    known = [rule.code for rule in all_rules()] + list(NOTICES)
     for code in codes:
         if not any(known_code.startswith(code) for known_code in known):
             raise click.BadParameter(f"unknown rule code or prefix {code!r}", param_hint=option)
@@ -74,6 +85,12 @@ def _list_rules() -> None:
 def _explain(code: str) -> None:
     from porter.rule import rule_by_code
 
+    from porter.report import NOTICES
+
+    if code.upper() in NOTICES:
+        name, summary, help_text = NOTICES[code.upper()]
+        click.echo(f"{code.upper()} {name} (reported by the porter itself)\n\n{summary}\n\n{help_text}")
+        return
     rule = rule_by_code(code)
     if rule is None:
         raise click.BadParameter(f"no rule {code!r}; see --list-rules", param_hint="--explain")
@@ -98,22 +115,40 @@ def _explain(code: str) -> None:
 @click.option("-w", "--write", is_flag=True, help="Rewrite the files in place.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write the port of the single input to this file.")
+@click.option("--out-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write the ported tree to DIR (outside the input), copying every other file unchanged.")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these rule codes or prefixes (IPU1, IPU103); comma-separated or repeated.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
 @click.option("--ipus", type=click.IntRange(min=1), default=1, show_default=True,
               help="IPUs to select (auto_select_ipus / replication).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Report format.")
+@click.option("--annotate", is_flag=True,
+              help="Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.")
+@click.option("--show-unused-suppressions", is_flag=True,
+              help="Report `# ipu-port: ignore` comments that suppress nothing (IPU802).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]),
+              default="text", show_default=True,
+              help="Report format: text, JSON, SARIF 2.1.0, or GitHub Actions annotations.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Read [tool.ipu-port] from FILE instead of the nearest pyproject.toml.")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply exclude/extend-exclude to files given explicitly too (for pre-commit).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Port N files at a time (default: the number of CPUs).")
 @click.option("--list-rules", is_flag=True, help="Show the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Explain one rule, with its examples, and exit.")
 @click.version_option(__version__, prog_name="ipu-port")
-def main(paths: Sequence[str], show_diff: bool, check: bool, write: bool, output: Optional[str],
-         select: Sequence[str], ignore: Sequence[str], ipus: int, output_format: str,
+@click.pass_context
+def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: bool, write: bool,
+         output: Optional[str], out_dir: Optional[str], select: Sequence[str], ignore: Sequence[str],
+         ipus: int, annotate: bool, show_unused_suppressions: bool, output_format: str,
+         config_file: Optional[str], force_exclude: Optional[bool], jobs: Optional[int],
          list_rules: bool, explain: Optional[str]) -> None:
     """Port TensorFlow 2 Keras, TensorFlow 1 and PyTorch training scripts to Graphcore IPUs.
 
-    PATHS are files, folders (every *.py below them) or - for standard input.
+    PATHS are files, folders (every *.py and *.ipynb below them, except what .gitignore and the
+    configured excludes leave out) or - for standard input. Settings come from [tool.ipu-port] in
+    the nearest pyproject.toml; options given here override them.
     """
     if list_rules:
         _list_rules()
@@ -124,21 +159,103 @@ def main(paths: Sequence[str], show_diff: bool, check: bool, write: bool, output
     if not paths:
         raise click.UsageError("give at least one PATH (a file, a folder, or - for standard input)")
     modes = [name for name, on in (("--diff", show_diff), ("--check", check), ("--write", write),
-                                   ("--output", output is not None)) if on]
+                                   ("--output", output is not None), ("--out-dir", out_dir is not None)) if on]
     if len(modes) > 1:
         raise click.UsageError(f"{' and '.join(modes)} cannot be combined")
-    config = Config(select=_codes(select), ignore=_codes(ignore), ipus=ipus)
-    for option, codes in (("--select", config.select), ("--ignore", config.ignore)):
+    for option, codes in (("--select", _codes(select)), ("--ignore", _codes(ignore))):
         _validate_codes(codes, option)
-
-    files = discover(paths)
+    try:
+        projects = Projects(_overrides(context), config_file)
+        files = discover(paths, projects, force_exclude)
+    except ConfigError as error:
+        _error(f"ipu-port: error: {error}")
+        sys.exit(EXIT_ERROR)
     if output is not None and len(files) != 1:
         raise click.UsageError("--output needs exactly one input file")
     if "-" in files and len(files) > 1:
         raise click.UsageError("- (standard input) cannot be combined with other paths")
+    if out_dir is not None and "-" in files:
+        raise click.UsageError("--out-dir needs files or folders, not - (standard input)")
     if files == ["-"]:
+        config = projects.for_path("-").config
         sys.exit(_run_stdin(config, show_diff, check, output, output_format))
-    sys.exit(_run_files(files, config, show_diff, check, write, output, output_format))
+    tree = None
+    if out_dir is not None:
+        tree = _out_tree(paths, out_dir)
+    configs = {}
+    try:
+        for path in files:
+            configs[path] = projects.for_path(path).config_for(path)
+    except ConfigError as error:
+        _error(f"ipu-port: error: {error}")
+        sys.exit(EXIT_ERROR)
+    run = Run(show_diff, check, write, output, output_format, jobs or os.cpu_count() or 1, tree)
+    sys.exit(_run_files(files, configs, run))
+
+
+def _overrides(context: click.Context) -> Dict[str, object]:
+    """The options given on the command line that are also settings: they win over the file."""
+    from click.core import ParameterSource
+
+    from porter.config import config_keys
+
+    fields = {item.name for item in config_keys().values()}
+    overrides: Dict[str, object] = {}
+    for name, value in context.params.items():
+        source = context.get_parameter_source(name)
+        if source not in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            continue
+        if name in ("select", "ignore"):
+            overrides[name] = _codes(value)
+        elif name == "force_exclude":
+            overrides[name] = bool(value)
+        elif name in fields:
+            overrides[name] = value
+    return overrides
+
+
+class Run:
+    """What the command was asked to do with the files."""
+
+    def __init__(self, show_diff: bool, check: bool, write: bool, output: Optional[str],
+                 output_format: str, jobs: int, tree: Optional["OutTree"]) -> None:
+        self.show_diff = show_diff
+        self.check = check
+        self.write = write
+        self.output = output
+        self.output_format = output_format
+        self.jobs = jobs
+        self.tree = tree
+
+    @property
+    def writes(self) -> bool:
+        return self.write or self.output is not None or self.tree is not None
+
+
+class OutTree:
+    """``--out-dir``: where the ported copy of the input tree goes."""
+
+    def __init__(self, root: str, target: str, folders: List[str]) -> None:
+        self.root = root  # absolute: the common folder of the inputs
+        self.target = target  # absolute
+        self.folders = folders  # the folders given (absolute), copied whole
+
+    def destination(self, path: str) -> str:
+        return os.path.join(self.target, os.path.relpath(os.path.realpath(path), self.root))
+
+
+def _out_tree(paths: Sequence[str], out_dir: str) -> OutTree:
+    absolute = [os.path.realpath(path) for path in paths]
+    folders = [path for path in absolute if os.path.isdir(path)]
+    bases = [path if os.path.isdir(path) else os.path.dirname(path) for path in absolute]
+    root = os.path.commonpath(bases)
+    target = os.path.realpath(out_dir)
+    for inside in (*folders, root):
+        if target == inside or (inside in folders and target.startswith(inside.rstrip(os.sep) + os.sep)):
+            _error(f"ipu-port: error: --out-dir {out_dir} is inside the input tree {inside}; "
+                   "choose a folder outside it")
+            sys.exit(EXIT_ERROR)
+    return OutTree(root, target, folders)
 
 
 def _error(message: str) -> None:
@@ -180,50 +297,216 @@ def _needs_porting(outcome: FileOutcome, check: bool) -> bool:
     return outcome.changed or (check and outcome.manual > 0)
 
 
-def _run_files(files: List[str], config: Config, show_diff: bool, check: bool, write: bool,
-               output: Optional[str], output_format: str) -> int:
-    outcomes: List[FileOutcome] = []
-    failed = False
+def _port_job(job: Tuple[str, str, Config]) -> FileOutcome:
+    path, text, config = job
+    return port_text(path, text, config)
+
+
+def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
+    outcomes: Dict[str, FileOutcome] = {}
+    sources: Dict[str, Source] = {}
+    jobs: List[Tuple[str, str, Config]] = []
     for path in files:
-        outcome, source = port_file(path, config)
-        if outcome.error is None and (write or output) and source is not None:
-            outcome = _save(outcome, source, path if write else output)
+        try:
+            source = read(path)
+        except FileError as error:
+            outcomes[path] = FileOutcome(path, error=str(error))
+            continue
+        sources[path] = source
+        if path.endswith(".ipynb") or uses_framework(source.text):
+            jobs.append((path, source.text, configs[path]))
+        else:
+            outcomes[path] = FileOutcome(path, source.text, source.text)
+    if jobs:
+        try:
+            _check_codes(configs.values())
+        except ConfigError as error:
+            _error(f"ipu-port: error: {error}")
+            return EXIT_ERROR
+    for outcome in _port_all(jobs, run):
+        outcomes[outcome.path] = outcome
+
+    failed = False
+    ordered = []
+    unreadable = set()
+    for path in files:
+        outcome = outcomes[path]
+        source = sources.get(path)
+        if outcome.error is None and source is not None and run.tree is not None:
+            outcome = _save(outcome, source, run.tree.destination(path), copy_from=path)
+        elif outcome.error is None and source is not None and (run.write or run.output):
+            outcome = _save(outcome, source, path if run.write else run.output)
         if outcome.error is not None:
             failed = True
+            unreadable.add(path)
             _error(f"{path}: {outcome.error}")
-        outcomes.append(outcome)
+        ordered.append(outcome)
+    if run.tree is not None:  # files that failed are copied unchanged, so the tree is complete
+        failed = _copy_tree(run.tree, set(files) - unreadable) or failed
     # With ``-o -`` the port goes to stdout, so the report goes to stderr.
-    _render(outcomes, show_diff, check, output_format, written=write or output is not None,
-            report_to_stderr=output == "-")
+    _render(ordered, run.show_diff, run.check, run.output_format, written=run.writes,
+            report_to_stderr=run.output == "-")
     if failed:
         return EXIT_ERROR
-    if show_diff or check:
-        return EXIT_PORTING_NEEDED if any(_needs_porting(o, check) for o in outcomes) else EXIT_OK
+    if run.show_diff or run.check:
+        return EXIT_PORTING_NEEDED if any(_needs_porting(o, run.check) for o in ordered) else EXIT_OK
     return EXIT_OK
 
 
-def _save(outcome: FileOutcome, source, target: str) -> FileOutcome:
-    """Write the port (in place only when it changed); a failure becomes the file's error."""
+def _check_codes(configs) -> None:
+    """Every code in the settings must name a rule (or a prefix of one): checked once a file is
+    about to be parsed, since the rule registry imports libcst."""
+    from porter.report import NOTICES
+    from porter.rule import all_rules
+
+    known = [rule.code for rule in all_rules()] + list(NOTICES)
+    for config in configs:
+        for code in (*config.select, *config.ignore):
+            if not any(known_code.startswith(code) for known_code in known):
+                raise ConfigError(f"unknown rule code or prefix {code!r} in the settings; see --list-rules")
+
+
+def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
+    """The outcomes of the jobs, in their order: in this process for a few files, in a process
+    pool for more; a progress bar on a terminal once the run takes a while."""
+    if not jobs:
+        return []
+    workers = min(run.jobs, len(jobs))
+    progress = _Progress(len(jobs), run.output_format)
+    results = []
+    if workers < 2 or len(jobs) < MIN_FILES_FOR_POOL:
+        for job in jobs:
+            results.append(_port_job(job))
+            progress.advance()
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunksize = max(1, min(8, len(jobs) // (workers * 4)))
+        try:
+            pool = ProcessPoolExecutor(max_workers=workers)
+        except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
+            pool = None
+        if pool is None:
+            for job in jobs:
+                results.append(_port_job(job))
+                progress.advance()
+        else:
+            with pool:
+                for outcome in pool.map(_port_job, jobs, chunksize=chunksize):
+                    results.append(outcome)
+                    progress.advance()
+    progress.close()
+    return results
+
+
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+class _Progress:
+    """A rich progress bar on stderr, shown only on a terminal, only for text and github output,
+    and only once the run has lasted PROGRESS_AFTER seconds (rich is imported then, not before)."""
+
+    def __init__(self, total: int, output_format: str) -> None:
+        self.total = total
+        self.done = 0
+        self.started = time.monotonic()
+        self.enabled = output_format in ("text", "github") and _stderr_is_terminal()
+        self.bar = None
+        self.task = None
+
+    def advance(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if self.done >= self.total or time.monotonic() - self.started < PROGRESS_AFTER:
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True, force_terminal=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("porting", total=self.total, completed=self.done)
+            return
+        self.bar.update(self.task, completed=self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _save(outcome: FileOutcome, source, target: str, copy_from: Optional[str] = None) -> FileOutcome:
+    """Write the port (in place only when it changed); a failure becomes the file's error.
+    ``copy_from``: the input file, whose mode the new file gets (``--out-dir``)."""
     if target == "-":
         sys.stdout.buffer.write(encode(outcome.ported, source))
         return outcome
     if target == outcome.path and not outcome.changed:
         return outcome
     try:
-        write_atomic(target, encode(outcome.ported, source))
+        if copy_from is not None:
+            _copy_or_write(copy_from, target, encode(outcome.ported, source) if outcome.changed else None)
+        else:
+            write_atomic(target, encode(outcome.ported, source))
     except FileError as error:
         cause = str(error) if target == outcome.path else f"{target}: {error}"
         return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
     return outcome
 
 
+def _copy_or_write(source_path: str, target: str, data: Optional[bytes]) -> None:
+    """Copy ``source_path`` to ``target`` (``data`` instead of its bytes when given), keeping its mode."""
+    import shutil
+    import stat
+
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        if data is None:
+            shutil.copy2(source_path, target)
+            return
+        write_atomic(target, data)
+        os.chmod(target, stat.S_IMODE(os.stat(source_path).st_mode))
+    except OSError as error:
+        raise FileError(f"cannot write: {error.strerror or error}") from None
+
+
+def _copy_tree(tree: OutTree, ported: set) -> bool:
+    """Copy the files of the given folders that were not ported (data, configs, excluded code)
+    unchanged into the out tree; True when one could not be copied."""
+    from porter.files import walk_all
+
+    done = {os.path.realpath(path) for path in ported}
+    failed = False
+    for folder in tree.folders:
+        for relative in walk_all(folder):
+            path = os.path.join(folder, relative)
+            if path in done:
+                continue
+            done.add(path)
+            try:
+                _copy_or_write(path, tree.destination(path), None)
+            except FileError as error:
+                _error(f"{path}: {tree.destination(path)}: {error}")
+                failed = True
+    return failed
+
+
 def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, output_format: str,
             written: bool, report_to_stderr: bool = False) -> None:
     if output_format == "json":
-        from porter.rule import all_rules
+        click.echo(to_json(outcomes), err=report_to_stderr)
+        return
+    if output_format == "sarif":
+        from porter.report import to_sarif
 
-        names = {rule.code: rule.name for rule in all_rules()}
-        click.echo(to_json(outcomes, names), err=report_to_stderr)
+        click.echo(to_sarif(outcomes, __version__), err=report_to_stderr)
+        return
+    if output_format == "github":
+        from porter.report import github_lines
+
+        for line in github_lines(outcomes):
+            click.echo(line, err=report_to_stderr)
         return
     if show_diff:
         _render_diffs(outcomes)

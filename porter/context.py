@@ -208,6 +208,19 @@ class FileContext:
         self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
         self.reports: List[_Report] = []
         self.dirty: Set[int] = set()
+        # Suppression comments (porter.suppress): the code of the rule running, set by the engine,
+        # and what was refused or accepted for each code (imports of a rule that only had refused
+        # edits are dropped).
+        self.rule_code: Optional[str] = None
+        self._suppressed: Dict[int, list] = {}
+        self._refused: Set[str] = set()
+        self._accepted: Set[str] = set()
+        self._import_requesters: Dict[Tuple[str, Optional[str], Optional[str], str], Set[Optional[str]]] = {}
+        # Notebook cell markers: module-level statements that separate the cells (never edited,
+        # never wrapped into a block).
+        self.barriers: Set[int] = set()
+        # The rendered (edited) version of each dirty node, filled in while edits are applied.
+        self.latest: Dict[int, cst.CSTNode] = {}
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
@@ -389,6 +402,55 @@ class FileContext:
                 return True
         return False
 
+    # ---------------------------------------------------------------------------- suppression
+    def suppress(self, suppressions) -> None:
+        """Honour these ``porter.suppress.Suppression`` comments from now on."""
+        for suppression in suppressions:
+            if suppression.owner is not None:
+                self._suppressed.setdefault(id(suppression.owner), []).append(suppression)
+
+    def _covering(self, node: cst.CSTNode, code: str, inside: bool):
+        """The suppression that covers ``node`` (or, with ``inside``, a statement inside it)
+        for ``code``, or None."""
+        for candidate in (node, *self.ancestors(node)):
+            for suppression in self._suppressed.get(id(candidate), ()):
+                if suppression.covers(code):
+                    return suppression
+        if inside:
+            for suppression_list in self._suppressed.values():
+                for suppression in suppression_list:
+                    if suppression.covers(code) and any(
+                            ancestor is node for ancestor in self.ancestors(suppression.owner)):
+                        return suppression
+        return None
+
+    def allowed(self, node: cst.CSTNode, code: Optional[str] = None, inside: bool = True) -> bool:
+        """False when a suppression comment covers ``node`` for ``code`` (default: the running
+        rule's code); the suppression is then marked used. Always True outside a rule run."""
+        code = code or self.rule_code
+        if code is None:
+            return True
+        if not self._suppressed:
+            self._accepted.add(code)
+            return True
+        suppression = self._covering(node, code, inside)
+        if suppression is None:
+            self._accepted.add(code)
+            return True
+        suppression.used = True
+        self._refused.add(code)
+        return False
+
+    def drop_orphan_imports(self) -> None:
+        """Forget the imports asked for by rules whose every edit was suppressed."""
+        orphans = self._refused - self._accepted
+        if not orphans:
+            return
+        self.imports = [
+            request for request in self.imports
+            if not self._import_requesters.get(request) or not self._import_requesters[request] <= orphans
+        ]
+
     # -------------------------------------------------------------------------- edit requests
     def _mark_dirty(self, node: cst.CSTNode) -> None:
         self.dirty.add(id(node))
@@ -397,15 +459,21 @@ class FileContext:
                 break
             self.dirty.add(id(ancestor))
 
-    def replace(self, node: cst.CSTNode, replacement: Replacement) -> None:
+    def replace(self, node: cst.CSTNode, replacement: Replacement) -> bool:
         """Replace ``node`` by a new node, or by ``replacement(updated_node)``. Several rules may
         replace the same node: their replacements are applied in rule order."""
+        if id(node) in self.barriers or not self.allowed(node):
+            return False
         self.replacements.setdefault(id(node), []).append((node, replacement))
         self._mark_dirty(node)
+        return True
 
-    def _block_request(self, statement: cst.BaseStatement) -> bool:
+    def _block_request(self, statement: cst.BaseStatement, inside: bool = True) -> bool:
+        """``inside``: the request changes the statement itself (not only what is around it)."""
         block = self.block_of(statement)
-        if block is None:
+        if block is None or (inside and id(statement) in self.barriers):
+            return False
+        if not self.allowed(statement, inside=inside):
             return False
         self._mark_dirty(block)
         return True
@@ -429,22 +497,43 @@ class FileContext:
         return id(statement) in self.removed
 
     def insert_before(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:
-        if not self._block_request(statement):
+        if not self._block_request(statement, inside=False):
             return False
         self.inserted_before.setdefault(id(statement), []).extend(new)
         return True
 
     def insert_after(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:
-        if not self._block_request(statement):
+        if not self._block_request(statement, inside=False):
             return False
         self.inserted_after.setdefault(id(statement), []).extend(new)
         return True
+
+    def move_before(self, target: cst.BaseStatement, statements: Sequence[cst.BaseStatement],
+                    build: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> bool:
+        """Remove ``statements`` (from any block) and insert ``build(their edited versions)``
+        before ``target``. The statements keep the edits other rules ask for inside them; they
+        must be in ``target`` or in its block (rebuilt after theirs). ``statements`` is read when
+        the edits are applied: a list the caller extends later (with ``remove`` called on each
+        new statement) moves them all into one ``build``."""
+        if self.block_of(target) is None or any(self.block_of(s) is None for s in statements):
+            return False
+        for moved in statements:
+            self.remove(moved)
+        self._block_request(target)
+        self.inserted_before.setdefault(id(target), []).append(
+            _Deferred(lambda: list(build([self.updated(s) for s in statements]))))  # type: ignore[arg-type]
+        return True
+
+    def updated(self, node: cst.CSTNode) -> cst.CSTNode:
+        """While edits are applied: the edited version of ``node`` (``node`` itself if unedited)."""
+        return self.latest.get(id(node), node)
 
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
-        stay outside, in front of it."""
+        stay outside, in front of it. In a notebook, a range that spans cells becomes one block
+        per cell: a block cannot cross a cell boundary."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -455,20 +544,40 @@ class FileContext:
         for others in self.wraps.get(id(block), []):
             if not (end < others.start or start > others.end):
                 return False
+        pieces: List[Tuple[int, int]] = []
+        piece_start = None
+        for index in range(start, end + 1):
+            if id(body[index]) in self.barriers:
+                if piece_start is not None:
+                    pieces.append((piece_start, index - 1))
+                piece_start = None
+                continue
+            if not self.allowed(body[index]):
+                return False
+            if piece_start is None:
+                piece_start = index
+        if piece_start is not None:
+            pieces.append((piece_start, end))
+        if not pieces:
+            return False
         self._mark_dirty(block)
-        self.wraps.setdefault(id(block), []).append(Wrap(start, end, build))
+        self.wraps.setdefault(id(block), []).extend(Wrap(low, high, build) for low, high in pieces)
         return True
 
     def add_import(self, module: str, name: Optional[str] = None, asname: Optional[str] = None,
                    code: str = "IPU101") -> None:
         """Ask for ``from module import name [as asname]`` (or ``import module``)."""
         request = (module, name, asname, code)
+        self._import_requesters.setdefault(request, set()).add(self.rule_code)
         if request not in self.imports:
             self.imports.append(request)
 
     # ------------------------------------------------------------------------------- findings
     def report(self, code: str, anchor: cst.CSTNode, message: str, fixed: bool) -> None:
-        """Record a finding at ``anchor``, a node of the original tree."""
+        """Record a finding at ``anchor``, a node of the original tree (unless a suppression
+        comment covers it)."""
+        if self.rule_code is not None and self._suppressed and not self.allowed(anchor, code, inside=False):
+            return
         self.reports.append(_Report(code, anchor, message, fixed))
 
     def findings(self) -> List[Finding]:
@@ -484,6 +593,13 @@ class FileContext:
     @property
     def changed(self) -> bool:
         return bool(self.dirty or self.imports)
+
+
+class _Deferred:
+    """Statements built only when the edits are applied (see ``FileContext.move_before``)."""
+
+    def __init__(self, build: Callable[[], List[cst.BaseStatement]]) -> None:
+        self.build = build
 
 
 @dataclasses.dataclass

@@ -10,7 +10,7 @@ from typing import List, Sequence, Union
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, _Deferred
 
 
 class _Applier(cst.CSTTransformer):
@@ -27,6 +27,8 @@ class _Applier(cst.CSTTransformer):
             updated_node = _rebuild_block(ctx, original_node, updated_node)  # type: ignore[arg-type]
         for _, replacement in ctx.replacements.get(id(original_node), ()):
             updated_node = replacement(updated_node) if callable(replacement) else replacement
+        if id(original_node) in ctx.dirty:
+            ctx.latest[id(original_node)] = updated_node
         return updated_node
 
 
@@ -38,7 +40,7 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     leading: List[List[cst.BaseStatement]] = []
     trailing: List[List[cst.BaseStatement]] = []
     for old, new in zip(originals, updated.body):
-        leading.append(list(ctx.inserted_before.get(id(old), ())))
+        leading.append(_expand(ctx.inserted_before.get(id(old), ())))
         trailing.append(list(ctx.inserted_after.get(id(old), ())))
         if id(old) in ctx.removed:
             segments.append([])
@@ -76,6 +78,14 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     if isinstance(updated, cst.IndentedBlock) and not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
     return updated.with_changes(body=body)
+
+
+def _expand(statements) -> List[cst.BaseStatement]:
+    """Inserted statements, with the deferred ones (``FileContext.move_before``) built now."""
+    expanded: List[cst.BaseStatement] = []
+    for statement in statements:
+        expanded.extend(statement.build() if isinstance(statement, _Deferred) else [statement])
+    return expanded
 
 
 def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> List[cst.BaseStatement]:

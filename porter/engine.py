@@ -21,6 +21,9 @@ from porter.detect import uses_framework
 from porter.edits import apply_edits
 from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
+from porter.notebook import CELL_MARKER, UNPARSABLE
+from porter.suppress import MARKER, UNUSED
+from porter.suppress import find as find_suppressions
 
 
 @dataclass(frozen=True)
@@ -87,32 +90,60 @@ class _PortError(Exception):
     pass
 
 
-def _run_rules(module: cst.Module, config: Config) -> FileContext:
+def _run_rules(module: cst.Module, config: Config, source: str, cells: bool = False) -> FileContext:
     ctx = FileContext(module, config)
+    if cells:
+        ctx.barriers = {id(statement) for statement in module.body if is_cell_marker(statement)}
+    suppressions = []
+    if MARKER in source:
+        suppressions = find_suppressions(module)
+        ctx.suppress(suppressions)
     for rule in rules_for(ctx.frameworks, config):
+        ctx.rule_code = rule.code
         try:
             rule.run(ctx)
         except RecursionError:
             raise _PortError(f"too deeply nested for rule {rule.code}")
         except Exception as error:  # a rule bug must not take the run down with it
             raise _PortError(f"internal error in {rule.code} ({rule.name}): {type(error).__name__}: {error}")
+    ctx.rule_code = None
+    ctx.drop_orphan_imports()
     resolve_imports(ctx)
+    if config.show_unused_suppressions and is_selected(UNUSED, config.select, config.ignore):
+        for suppression in suppressions:
+            if not suppression.used:
+                where = "on a line of its own covers nothing" if suppression.owner is None else (
+                    "suppresses nothing here")
+                ctx.report(UNUSED, suppression.anchor, f"`{suppression.text}` {where}; remove it", fixed=False)
     return ctx
 
 
-def port(source: str, config: Config = Config()) -> PortResult:
+def is_cell_marker(statement: cst.BaseStatement) -> bool:
+    """``__ipu_port_cell__(N)``: the line porter.notebook puts before each code cell."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            and isinstance(small.value.func, cst.Name) and small.value.func.value == CELL_MARKER)
+
+
+def port(source: str, config: Config = Config(), cells: bool = False) -> PortResult:
+    """Port one module. With ``cells``, the source is a notebook's code cells joined by
+    ``__ipu_port_cell__(N)`` lines (see porter.notebook): they are kept, and no block spans them."""
     if not uses_framework(source):
         return PortResult(source)
     try:
-        ctx = _run_rules(_parse(source), config)
+        ctx = _run_rules(_parse(source), config, source, cells)
         findings = tuple(ctx.findings())
-        if not ctx.dirty:
-            return PortResult(source, findings)
-        try:
-            new_source = apply_edits(ctx).code
-        except RecursionError:
-            raise _PortError("too deeply nested to render")
-        _verify(new_source, config)
+        final, new_source = ctx, source
+        if ctx.dirty:
+            try:
+                new_source = apply_edits(ctx).code
+            except RecursionError:
+                raise _PortError("too deeply nested to render")
+            final = _verify(new_source, config, cells)
+        if config.annotate:
+            new_source = _annotate(final, new_source)
     except _PortError as error:
         return PortResult(source, error=str(error))
     except RecursionError:  # e.g. locating the findings in a very long expression
@@ -120,10 +151,42 @@ def port(source: str, config: Config = Config()) -> PortResult:
     return PortResult(new_source, findings, changed=new_source != source)
 
 
-def _verify(new_source: str, config: Config) -> None:
+TODO = "# TODO(ipu-port {code}): {message}"
+# The porter's own notices (porter.report.NOTICES) never get a TODO.
+PORTER_CODES = frozenset({UNPARSABLE, UNUSED})
+
+
+def _annotate(ctx: FileContext, source: str) -> str:
+    """Put ``# TODO(ipu-port CODE): what to do`` above the statement of each manual finding of the
+    final code, unless that very line is already there: running again adds nothing."""
+    todos = {}
+    order = []
+    for report in ctx.reports:
+        if report.fixed or report.code in PORTER_CODES:
+            continue
+        statement = ctx.statement_of(report.anchor)
+        if statement is None or not hasattr(statement, "leading_lines"):
+            continue
+        text = TODO.format(code=report.code, message=" ".join(report.message.split()))
+        present = {line.comment.value.strip() for line in statement.leading_lines if line.comment is not None}
+        if text in present or text in todos.get(id(statement), ()):
+            continue
+        if id(statement) not in todos:
+            order.append(statement)
+        todos.setdefault(id(statement), []).append(text)
+    if not order:
+        return source
+    for statement in order:
+        lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in todos[id(statement)]]
+        ctx.replace(statement, lambda node, lines=lines: node.with_changes(
+            leading_lines=(*node.leading_lines, *lines)))
+    return apply_edits(ctx).code
+
+
+def _verify(new_source: str, config: Config, cells: bool = False) -> FileContext:
     """The port must parse, and porting it again must change nothing."""
     try:
-        again = _run_rules(_parse(new_source), config)
+        again = _run_rules(_parse(new_source), config, new_source, cells)
     except _PortError as error:
         raise _PortError(f"internal error: the ported code does not check out ({error})")
     if again.dirty:
@@ -132,3 +195,4 @@ def _verify(new_source: str, config: Config) -> None:
             "internal error: the port is not stable, a second port changes it again"
             + (f" ({', '.join(codes)})" if codes else "")
         )
+    return again

@@ -12,14 +12,9 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, List
+from typing import Iterable, List, Optional
 
-# Folders never searched when a folder is given (as ruff and black skip them).
-SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", "__pycache__", "node_modules", "build", "dist", "site-packages", ".eggs",
-})
+SUFFIXES = (".py", ".ipynb")
 
 
 class FileError(Exception):
@@ -32,20 +27,98 @@ class Source:
     encoding: str  # the codec that round-trips the bytes ("utf-8-sig" keeps a BOM)
 
 
-def discover(paths: Iterable[str]) -> List[str]:
-    """Files to port, in order: given files as they are, ``*.py`` below given folders, sorted."""
+def discover(paths: Iterable[str], projects=None, force_exclude: Optional[bool] = None) -> List[str]:
+    """Files to port, each once, in a fixed order: given files where they are given, ``*.py`` and
+    ``*.ipynb`` below given folders in sorted order, leaving out what ``.gitignore`` (inside a git
+    working tree) and the settings' ``exclude``/``extend-exclude`` leave out. With
+    ``force_exclude`` (or the setting), the excludes apply to the given files too (pre-commit
+    passes files one by one)."""
+    from porter.config import Projects
+
+    projects = projects if projects is not None else Projects({})
     found: List[str] = []
+    seen = set()
+
+    def add(path: str) -> None:
+        key = path if path == "-" else os.path.normpath(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            found.append(path)
+
     for given in paths:
-        path = Path(given)
-        if given == "-" or not path.is_dir():
-            found.append(given)
+        if given == "-":
+            add(given)
             continue
-        below = []
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info"))
-            below.extend(os.path.join(root, name) for name in files if name.endswith(".py"))
-        found.extend(sorted(below))
+        absolute = os.path.abspath(given)
+        if not os.path.isdir(absolute):
+            forced = force_exclude if force_exclude is not None else projects.for_path(given).force_exclude
+            if not (forced and _excluded_path(absolute, projects)):
+                add(given)
+            continue
+        for path in sorted(_walk(given, absolute, projects)):
+            add(path)
     return found
+
+
+def _walk(given: str, absolute: str, projects) -> List[str]:
+    def excluded(path: str, is_dir: bool, folder: str) -> bool:
+        return bool(projects.for_folder(folder).excludes.match(path, is_dir))
+
+    return [os.path.join(given, relative) for relative in _files_below(absolute, excluded)
+            if relative.endswith(SUFFIXES)]
+
+
+def _files_below(absolute: str, excluded) -> List[str]:
+    """The files below a folder, as paths relative to it, leaving out what git ignores (inside a
+    git working tree) and what ``excluded(path, is_dir, its folder)`` says; no folder that is left
+    out is entered."""
+    from porter import ignore
+
+    in_git = ignore.git_root(absolute) is not None
+    found: List[str] = []
+    # (folder, its path relative to ``absolute``, the gitignore pattern sets in force there)
+    stack = [(absolute, "", ignore.gitignores_above(absolute))]
+    while stack:
+        folder, relative, sets = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            path = os.path.join(folder, entry.name)
+            if excluded(path, is_dir, folder) or ignore.is_ignored(sets, path, is_dir):
+                continue
+            if is_dir:
+                local = ignore.load(path) if in_git else None
+                stack.append((path, os.path.join(relative, entry.name), [*sets, local] if local else sets))
+            else:
+                found.append(os.path.join(relative, entry.name))
+    return found
+
+
+def _excluded_path(absolute: str, projects) -> bool:
+    """Whether the settings exclude a file or any folder above it, below the settings' folder
+    and, for a file in the current folder, below that (a checkout in ``/tmp/build/`` is fine)."""
+    from porter.config import matches_path
+
+    cwd = os.getcwd()
+    stop = cwd if absolute.startswith(cwd.rstrip(os.sep) + os.sep) else None
+    return matches_path(projects.for_path(absolute).excludes, absolute, stop)
+
+
+def walk_all(folder: str) -> List[str]:
+    """Every file below ``folder`` (relative paths, sorted) but what git ignores and what the
+    default excludes skip (version control, virtual environments, caches, build output): the
+    files ``--out-dir`` copies."""
+    from porter import ignore
+    from porter.config import DEFAULT_EXCLUDE
+
+    skipped = ignore.PatternSet(os.path.abspath(os.sep), tuple(ignore.parse(DEFAULT_EXCLUDE)))
+    return sorted(_files_below(os.path.abspath(folder), lambda path, is_dir, _: skipped.match(path, is_dir)))
 
 
 def decode(data: bytes) -> Source:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.rule import Finding
 
@@ -19,6 +20,8 @@ class FileOutcome:
     ported: str = ""
     findings: Tuple[Finding, ...] = ()
     error: Optional[str] = None
+    # Notebooks: (cell number, source before, source after) for each code cell, for --diff.
+    cells: Optional[Tuple[Tuple[int, str, str], ...]] = None
 
     @property
     def changed(self) -> bool:
@@ -58,10 +61,17 @@ def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
 
 
 def unified_diff(outcome: FileOutcome) -> str:
-    old = outcome.original.splitlines(keepends=True)
-    new = outcome.ported.splitlines(keepends=True)
+    if outcome.cells is not None:
+        return "".join(
+            _diff(old, new, f"{outcome.path}:cell {number}") for number, old, new in outcome.cells if old != new)
+    return _diff(outcome.original, outcome.ported, outcome.path)
+
+
+def _diff(original: str, ported: str, name: str) -> str:
+    old = original.splitlines(keepends=True)
+    new = ported.splitlines(keepends=True)
     lines = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{outcome.path}", tofile=f"b/{outcome.path}"):
+    for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 
@@ -82,7 +92,164 @@ def print_colored_diff(diff: str, console) -> None:
         console.print(Text(line, style=style), soft_wrap=True, highlight=False)
 
 
-def to_json(outcomes: Sequence[FileOutcome], rule_names) -> str:
+def rule_info(codes) -> Dict[str, Tuple[str, str, str]]:
+    """code -> (name, summary, help text) for the given codes: rules and the porter's notices.
+    The rules are imported only when there is a code to describe."""
+    codes = set(codes)
+    info: Dict[str, Tuple[str, str, str]] = {code: NOTICES[code] for code in codes if code in NOTICES}
+    if codes - set(info):
+        from porter.rule import all_rules
+
+        for rule in all_rules():
+            if rule.code in codes:
+                info[rule.code] = (rule.name, rule.summary, rule.rationale)
+    return info
+
+
+# Findings the porter itself reports (not rules): code -> (name, summary, help).
+NOTICES = {
+    "IPU801": ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
+               "The cell could not be parsed, even with its IPython magics, shell escapes and help "
+               "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
+    "IPU802": ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
+               "No rule edited or reported anything the comment covers (the comment is on a line by "
+               "itself, or the codes it names do not apply there). Remove it."),
+}
+
+
+def _all_codes(outcomes: Sequence[FileOutcome]) -> List[str]:
+    return sorted({finding.code for outcome in outcomes for finding in outcome.findings})
+
+
+def _summary(outcomes: Sequence[FileOutcome]) -> Dict[str, int]:
+    """Files, changed files, files with errors, and the sites ported automatically (fixed) and
+    left for a person (manual): the coverage is fixed / (fixed + manual)."""
+    return {
+        "files": len(outcomes),
+        "changed": sum(1 for outcome in outcomes if outcome.changed),
+        "errors": sum(1 for outcome in outcomes if outcome.error),
+        "fixed": sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed),
+        "manual": sum(outcome.manual for outcome in outcomes),
+    }
+
+
+def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
+    """SARIF 2.1.0: one run, the rules that were reported in the driver, one result per finding.
+    Notebook cells have no place in SARIF regions: the cell goes in the message and properties."""
+    codes = _all_codes(outcomes)
+    info = rule_info(codes)
+    rules = []
+    for code in codes:
+        name, summary, help_text = info.get(code, (code.lower(), code, code))
+        rules.append({
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": summary},
+            "fullDescription": {"text": help_text},
+            "help": {"text": f"{summary}\n\n{help_text}\n\nSee `ipu-port --explain {code}`."},
+            "defaultConfiguration": {"level": "warning"},
+        })
+    index = {code: number for number, code in enumerate(codes)}
+    cache: Dict[str, Dict[int, List[int]]] = {}
+    results = []
+    for outcome in outcomes:
+        for finding in outcome.findings:
+            where = f"cell {finding.cell}, line {finding.line}: " if finding.cell else ""
+            status = "ported automatically" if finding.fixed else "needs a person"
+            region = {"startLine": finding.line, "startColumn": finding.column}
+            if finding.cell:
+                region = {"startLine": _notebook_line(outcome, finding, cache) or 1}
+            results.append({
+                "ruleId": finding.code,
+                "ruleIndex": index[finding.code],
+                "level": "warning",
+                "message": {"text": f"{where}{finding.message} ({status})"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": _uri(outcome.path)},
+                    "region": region,
+                }}],
+                "properties": {"fixed": finding.fixed, "cell": finding.cell},
+            })
+    notifications = [
+        {"level": "error", "message": {"text": f"{outcome.path}: {outcome.error}"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(outcome.path)}}}]}
+        for outcome in outcomes if outcome.error
+    ]
+    run = {
+        "tool": {"driver": {
+            "name": "ipu-port",
+            "version": version,
+            "informationUri": "https://github.com/graphcore/ipu-port",
+            "rules": rules,
+        }},
+        "results": results,
+        "invocations": [{"executionSuccessful": not notifications,
+                         "toolExecutionNotifications": notifications}],
+        "properties": {"summary": _summary(outcomes)},
+    }
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [run],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _notebook_line(outcome: FileOutcome, finding: Finding, cache: Dict[str, Dict[int, List[int]]]) -> Optional[int]:
+    """The line of the notebook file that holds a finding's cell line (machines point at the
+    file; the message says ``cell N, line L``)."""
+    if not outcome.original:
+        return None
+    from porter.notebook import file_line, json_lines
+
+    lines = cache.get(outcome.path)
+    if lines is None:
+        lines = cache[outcome.path] = json_lines(outcome.original)
+    return file_line(lines, finding.cell, finding.line)
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    if path == "-":
+        return "stdin"
+    if os.path.isabs(path):
+        return "file://" + quote(path.replace(os.sep, "/"))
+    return quote(os.path.normpath(path).replace(os.sep, "/"))
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_lines(outcomes: Sequence[FileOutcome]) -> List[str]:
+    """GitHub Actions workflow commands: one ``::warning`` per finding, ``::error`` per bad file."""
+    lines = []
+    cache: Dict[str, Dict[int, List[int]]] = {}
+    for outcome in outcomes:
+        path = _escape_property(os.path.normpath(outcome.path) if outcome.path != "-" else "-")
+        if outcome.error:
+            lines.append(f"::error file={path},title=ipu-port::{_escape_data(outcome.error)}")
+        for finding in outcome.findings:
+            status = "fixed by ipu-port --write" if finding.fixed else "needs a person"
+            if finding.cell:
+                line = _notebook_line(outcome, finding, cache)
+                place = f"file={path},line={line}" if line else f"file={path}"
+                message = f"cell {finding.cell}, line {finding.line}: {finding.message} ({status})"
+            else:
+                place = f"file={path},line={finding.line},col={finding.column}"
+                message = f"{finding.message} ({status})"
+            lines.append(f"::warning {place},title={finding.code}::{_escape_data(message)}")
+    return lines
+
+
+def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
+    if rule_names is None:
+        rule_names = {code: name for code, (name, _, _) in rule_info(_all_codes(outcomes)).items()}
     files = []
     for outcome in outcomes:
         files.append({
@@ -96,13 +263,4 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names) -> str:
                 for finding in outcome.findings
             ],
         })
-    fixed = sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed)
-    manual = sum(outcome.manual for outcome in outcomes)
-    summary = {
-        "files": len(outcomes),
-        "changed": sum(1 for outcome in outcomes if outcome.changed),
-        "errors": sum(1 for outcome in outcomes if outcome.error),
-        "fixed": fixed,
-        "manual": manual,
-    }
-    return json.dumps({"files": files, "summary": summary}, indent=2)
+    return json.dumps({"files": files, "summary": _summary(outcomes)}, indent=2)

@@ -10,6 +10,7 @@ from typing import Dict, NamedTuple, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
+from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.kerasutil import assignments, last_name, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
@@ -64,6 +65,29 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in methods and is_dataset(ctx, func.value):
             yield call, func.attr.value
+
+
+# Where drop_remainder sits when passed by position.
+_DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
+
+
+def fix_drop_remainder(ctx: FileContext, code: str) -> None:
+    """``.batch(n)`` / ``.padded_batch(...)`` of a dataset get ``drop_remainder=True``; an explicit
+    False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
+    TF1 (IPU206) rules."""
+    for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
+        current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
+        if current is None:
+            ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
+            ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`", fixed=True)
+        elif is_false(current.value):
+            new = current.with_changes(value=cst.Name("True"))
+            ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
+            ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
+                       "the last partial batch is now dropped", fixed=True)
+        elif not is_true(current.value):
+            ctx.report(code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
+                       "make sure this value is True", fixed=False)
 
 
 # ------------------------------------------------------------------------------ uint8 data
@@ -414,3 +438,39 @@ def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
     """``dataset.map(lambda image, label: (tf.cast(image, tf.float32), label))``."""
     mapper = cst.parse_expression(f"lambda image, label: ({tf}.cast(image, {tf}.float32), label)")
     return cst.Call(func=cst.Attribute(value=dataset, attr=cst.Name("map")), args=[cst.Arg(mapper)])
+
+
+def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str) -> None:
+    """``value`` gets ``.astype(...)`` when it certainly holds uint8 data: "int32" for a Keras
+    dataset's labels reaching a label slot (``role`` "y" or "labels"), else "float32", which holds
+    every uint8 value exactly. ``where`` names the place for the message."""
+    data = uint8_data(ctx, value)
+    if data is None:
+        return
+    dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
+    ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+    what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
+    name = ctx.module.code_for_node(value)
+    ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
+               f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+
+
+def cast_uint8_datasets(ctx: FileContext, code: str) -> None:
+    """The uint8 arrays ``Dataset.from_tensor_slices`` / ``from_tensors`` are built from get cast
+    (``cast_uint8``), and a ``tfds.load`` of a uint8 image set gets a ``tf.cast`` map; datasets
+    with their own ``map`` are left to the user. Used by the Keras (IPU106) and TF1 (IPU206) rules."""
+    for call, inputs in tensor_slices_inputs(ctx):
+        if is_mapped(ctx, call):
+            continue
+        for role, value in inputs:
+            cast_uint8(ctx, code, value, role, "the dataset")
+    for call in uint8_tfds_loads(ctx):
+        if is_mapped(ctx, call):
+            continue
+        tf = next((local for local, full in sorted(ctx.aliases.items())
+                   if full in ("tensorflow", "tensorflow.compat.v1")), None)
+        if tf is None:
+            continue
+        ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))
+        ctx.report(code, call, "the dataset holds uint8 images, which the IPU does not compute with: "
+                   f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)

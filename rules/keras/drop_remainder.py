@@ -1,11 +1,5 @@
-import libcst as cst
-
-from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import dataset_method_calls
-
-# Where drop_remainder sits when passed by position.
-_POSITION = {"batch": 1, "padded_batch": 3}
+from porter.tfdata import fix_drop_remainder
 
 
 class DropRemainder(Rule):
@@ -43,19 +37,7 @@ class DropRemainder(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-            current = argument(call, "drop_remainder", _POSITION[method])
-            if current is None:
-                ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-                ctx.report(self.code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`", fixed=True)
-            elif is_false(current.value):
-                new = current.with_changes(value=cst.Name("True"))
-                ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
-                ctx.report(self.code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
-                           "the last partial batch is now dropped", fixed=True)
-            elif not is_true(current.value):
-                ctx.report(self.code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
-                           "make sure this value is True", fixed=False)
+        fix_drop_remainder(ctx, self.code)
 
 
 RULE = DropRemainder()

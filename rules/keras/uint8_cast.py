@@ -1,6 +1,6 @@
 from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import astype, cast_images_map, is_mapped, tensor_slices_inputs, uint8_data, uint8_tfds_loads
+from porter.tfdata import cast_uint8, cast_uint8_datasets
 
 _ROLES = ("x", "y", "features", "labels")
 
@@ -130,34 +130,8 @@ class Uint8Cast(Rule):
         for call, method in method_calls(ctx, *DATA_METHODS):
             for role, value in data_arguments(call, method):
                 if role in _ROLES:
-                    self._cast(ctx, value, role, f"`{method}()`")
-        for call, inputs in tensor_slices_inputs(ctx):
-            if is_mapped(ctx, call):
-                continue
-            for role, value in inputs:
-                self._cast(ctx, value, role, "the dataset")
-        for call in uint8_tfds_loads(ctx):
-            if is_mapped(ctx, call):
-                continue
-            tf = next((local for local, full in ctx.aliases.items() if full == "tensorflow"), None)
-            if tf is None:
-                continue
-            ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))
-            ctx.report(self.code, call, "the dataset holds uint8 images, which the IPU does not compute with: "
-                       f"it gets `.map(...)` with `{tf}.cast(image, {tf}.float32)`", fixed=True)
-
-    def _cast(self, ctx, value, role, where) -> None:
-        data = uint8_data(ctx, value)
-        if data is None:
-            return
-        # Keras-dataset labels become int32 class ids; anything else (images, autoencoder targets,
-        # arrays of unknown meaning) becomes float32, which holds every uint8 value exactly.
-        dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
-        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
-        what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
-        name = ctx.module.code_for_node(value)
-        ctx.report(self.code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
-                   f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+                    cast_uint8(ctx, self.code, value, role, f"`{method}()`")
+        cast_uint8_datasets(ctx, self.code)
 
 
 RULE = Uint8Cast()

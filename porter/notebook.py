@@ -1,0 +1,400 @@
+"""Jupyter notebooks: the code cells are ported as one program, then put back cell by cell.
+
+The model code of a notebook is spread over its cells (imports in one, the model in the next, the
+training loop in a third), so the engine sees the code cells joined, each one after a
+``__ipu_port_cell__(N)`` line. The engine never edits those lines and never wraps statements of
+different cells into one block: a ``with strategy.scope():`` that would span cells becomes one
+such block per cell (re-entering a scope in each cell is how IPU notebooks are written). After the
+port the text is cut at the marker lines again; code the engine puts before the first cell (an
+import in a notebook whose first cell defines a function) goes to the top of the first cell.
+
+IPython syntax is masked before the parse and restored after it, line by line, with the
+indentation the port gave the line: line magics (``%time``), shell escapes (``!pip ...``,
+``files = !ls``), help (``tf.data?``, ``??model``), and the first line of a cell magic that runs
+Python (``%%time``). A cell under any other cell magic (``%%bash``, ``%%writefile``) is not Python
+and is left alone. A cell that still does not parse is left alone and reported (IPU801).
+
+Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
+string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
+newline are kept. Findings carry the cell number (1-based, counting every cell) and the line in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from porter.config import Config
+from porter.detect import uses_framework
+from porter.report import FileOutcome
+from porter.rule import Finding, is_selected
+
+UNPARSABLE = "IPU801"
+CELL_MARKER = "__ipu_port_cell__"
+_MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
+CELL_MAGIC = "#__ipu_port_cell_magic__"
+_PLACEHOLDER = re.compile(r"^([ \t]*)__ipu_port_magic_(\d+)__[ \t]*$")
+
+# Cell magics whose body is Python: the magic line is masked, the body ported.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pypy", "python",
+                                "python3", "tensorboard", "profile"})
+_HELP = re.compile(r"^[ \t]*(\?\??[ \t]*[\w.\[\]()'\"]+|[\w.\[\]()'\"]+[ \t]*\?\??)[ \t]*$")
+_MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[\w.,\s()\[\]]+=[ \t]*[%!]")
+
+
+class NotebookError(Exception):
+    """Not a notebook that can be ported; the message is one line."""
+
+
+@dataclass
+class _Cell:
+    number: int  # 1-based position among all cells
+    cell: dict
+    source: str  # as in the notebook
+    masked: str  # IPython syntax replaced by placeholders
+    magics: Dict[int, Tuple[str, str]]  # placeholder number -> (original line, its indent then)
+
+
+def load(text: str) -> dict:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"invalid notebook JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        if isinstance(data, dict) and "worksheets" in data:
+            raise NotebookError(f"nbformat {data.get('nbformat')} notebooks are not supported; convert to nbformat 4")
+        raise NotebookError("not a Jupyter notebook: no list of cells")
+    return data
+
+
+def _language(data: dict) -> str:
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    for key, field in (("kernelspec", "language"), ("language_info", "name")):
+        value = metadata.get(key)
+        if isinstance(value, dict) and isinstance(value.get(field), str):
+            return value[field].lower()
+    return "python"
+
+
+def _source_text(cell: dict) -> str:
+    source = cell.get("source") or ""
+    return "".join(str(line) for line in source) if isinstance(source, list) else str(source)
+
+
+def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
+    """The source with IPython syntax replaced by placeholder lines (same line count), and the
+    replaced lines; None when the cell is not Python (a ``%%bash`` cell, say)."""
+    lines = source.splitlines(keepends=True)
+    magics: Dict[int, Tuple[str, str]] = {}
+    out: List[str] = []
+    continued_indent: Optional[str] = None
+    first_code = True
+    for line in lines:
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        stripped = body.strip()
+        indent = body[:len(body) - len(body.lstrip())]
+        first_magic_line = False
+        if continued_indent is not None:
+            masked = True
+            indent = continued_indent
+        elif first_code and stripped.startswith("%%"):
+            name = stripped[2:].split(None, 1)[0] if stripped[2:] else ""
+            if name not in PYTHON_CELL_MAGICS:
+                return None
+            masked = first_magic_line = True
+        else:
+            masked = bool(stripped) and (
+                stripped.startswith(("%", "!")) or _HELP.match(body) is not None
+                or _MAGIC_ASSIGNMENT.match(body) is not None)
+        if stripped and not stripped.startswith("#"):
+            first_code = False
+        if not masked:
+            out.append(line)
+            continue
+        number = len(magics)
+        magics[number] = (body, indent)
+        if first_magic_line:  # a cell magic: a comment, so that it is never wrapped into a block
+            out.append(f"{CELL_MAGIC}{ending}")
+            continue
+        out.append(f"{indent}__ipu_port_magic_{number}__{ending}")
+        continued_indent = indent if body.endswith("\\") else None
+    return "".join(out), magics
+
+
+def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
+    if not magics:
+        return text
+    out = []
+    cell_magic = None
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if body.strip() == CELL_MAGIC and 0 in magics:
+            cell_magic = magics[0][0] + (line[len(body):] or "\n")
+            continue
+        match = _PLACEHOLDER.match(body)
+        if match is None or int(match.group(2)) not in magics:
+            out.append(line)
+            continue
+        original, indent_then = magics[int(match.group(2))]
+        indent_now = match.group(1)
+        shift = indent_now[len(indent_then):] if indent_now.startswith(indent_then) else ""
+        out.append(shift + original + line[len(body):])
+    if cell_magic is not None:  # back on the first line, where IPython wants it
+        out.insert(0, cell_magic)
+    return "".join(out)
+
+
+def _dump(data: dict, text: str) -> str:
+    """Serialise like the original file: indentation, ASCII escapes, final newline, CRLF."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    indent = match.group(1) if match else None
+    indent_value = (len(indent) if indent.strip(" ") == "" else indent) if indent else None
+    newline = "\r\n" if "\r\n" in text else "\n"
+    final = newline if text.endswith("\n") else ""
+    # json.dumps escapes non-ASCII characters or writes them as they are: do what the file does.
+    ensure_ascii = text.isascii() and "\\u" in text
+    dumped = json.dumps(data, indent=indent_value, ensure_ascii=ensure_ascii)
+    if newline != "\n":
+        dumped = dumped.replace("\n", newline)
+    return dumped + final
+
+
+def _map_line(line: int, starts: Sequence[Tuple[int, int]]) -> Tuple[int, int]:
+    """(cell number, line in the cell) for a line of the joined program."""
+    cell, first = starts[0]
+    for number, start in starts:
+        if start > line:
+            break
+        cell, first = number, start
+    return cell, max(1, line - first + 1)
+
+
+def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
+    try:
+        data = load(text)
+    except NotebookError as error:
+        return FileOutcome(path, text, text, error=str(error))
+    if _language(data) != "python":
+        return FileOutcome(path, text, text)
+    cells: List[_Cell] = []
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = _source_text(cell)
+        masked = mask(source)
+        if masked is not None:
+            cells.append(_Cell(index + 1, cell, source, masked[0], masked[1]))
+    if not uses_framework("\n".join(cell.masked for cell in cells)):
+        return FileOutcome(path, text, text)
+
+    findings: List[Finding] = []
+    parsed: List[_Cell] = []
+    for cell in cells:
+        problem = _syntax_problem(cell.masked)
+        if problem is None:
+            parsed.append(cell)
+        elif is_selected(UNPARSABLE, config.select, config.ignore):
+            line, column, message = problem
+            findings.append(Finding(UNPARSABLE, line, column,
+                                    f"cell not ported, it does not parse: {message}", False, cell.number))
+    if not parsed:
+        return FileOutcome(path, text, text, tuple(findings))
+
+    joined, starts = _join(parsed)
+    from porter.engine import port
+
+    result = port(joined, config, cells=True)
+    if result.error:
+        return FileOutcome(path, text, text, tuple(findings), error=_cell_error(result.error, starts))
+    for finding in result.findings:
+        number, line = _map_line(finding.line, starts)
+        findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number))
+    findings.sort(key=Finding.sort_key)
+    if not result.changed:
+        return FileOutcome(path, text, text, tuple(findings), cells=())
+    pieces = _split(result.source, [cell.number for cell in parsed])
+    if pieces is None:
+        return FileOutcome(path, text, text, tuple(findings),
+                           error="internal error: the port crossed a cell boundary; notebook left unchanged")
+    diffs = []
+    for cell, piece in zip(parsed, pieces):
+        if not cell.masked.endswith("\n") and piece.endswith("\n"):
+            piece = piece[:-1]
+        new_source = unmask(piece, cell.magics)
+        diffs.append((cell.number, cell.source, new_source))
+        if new_source != cell.source:
+            original = cell.cell.get("source")
+            cell.cell["source"] = new_source.splitlines(keepends=True) if isinstance(original, list) else new_source
+    return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+
+
+def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:
+    import ast
+
+    try:
+        ast.parse(masked)
+    except SyntaxError as error:
+        return error.lineno or 1, (error.offset or 1), (error.msg or "invalid syntax")
+    except (ValueError, RecursionError, MemoryError) as error:
+        return 1, 1, str(error) or type(error).__name__
+    return None
+
+
+def _join(cells: Sequence[_Cell]) -> Tuple[str, List[Tuple[int, int]]]:
+    parts: List[str] = []
+    starts: List[Tuple[int, int]] = []
+    line = 1
+    for cell in cells:
+        parts.append(f"{CELL_MARKER}({cell.number})\n")
+        line += 1
+        starts.append((cell.number, line))
+        body = cell.masked if cell.masked.endswith("\n") or not cell.masked else cell.masked + "\n"
+        parts.append(body)
+        line += body.count("\n")
+    return "".join(parts), starts
+
+
+def _split(source: str, numbers: Sequence[int]) -> Optional[List[str]]:
+    """Cut the ported program at the marker lines; None unless every marker is there, in order,
+    at the start of a line."""
+    matches = list(_MARKER_LINE.finditer(source))
+    if [int(match.group(1)) for match in matches] != list(numbers):
+        return None
+    pieces = []
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(source)
+        pieces.append(source[match.end():end])
+    prefix = source[:matches[0].start()] if matches else ""
+    if prefix and pieces:
+        pieces[0] = prefix + pieces[0]
+    return pieces
+
+
+def _cell_error(error: str, starts: Sequence[Tuple[int, int]]) -> str:
+    match = re.search(r"line (\d+), column (\d+)", error)
+    if match is None:
+        return error
+    number, line = _map_line(int(match.group(1)), starts)
+    return error.replace(match.group(0), f"cell {number}, line {line}, column {match.group(2)}")
+
+
+class _Positions:
+    """Where each cell's ``source`` lines are in the notebook's JSON text: a small scanner that
+    follows the JSON grammar only as far as ``cells[i].source`` (the text is valid JSON)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.index = 0
+        self.line = 1
+        self.found: Dict[int, List[int]] = {}
+
+    def _space(self) -> None:
+        text = self.text
+        while self.index < len(text) and text[self.index] in " \t\r\n":
+            if text[self.index] == "\n":
+                self.line += 1
+            self.index += 1
+
+    def _string(self) -> str:
+        text = self.text
+        start = self.index + 1
+        index = start
+        while text[index] != '"':
+            index += 2 if text[index] == "\\" else 1
+        self.index = index + 1
+        return text[start:index]
+
+    def _skip(self) -> None:
+        """Skip one value (nested values included)."""
+        self._space()
+        char = self.text[self.index]
+        if char == '"':
+            self._string()
+        elif char in "[{":
+            self._container(None)
+        else:
+            while self.index < len(self.text) and self.text[self.index] not in ",]} \t\r\n":
+                self.index += 1
+
+    def _container(self, on_item) -> None:
+        """An object or array; ``on_item(key_or_index)`` reads each value (else it is skipped)."""
+        closing = "]" if self.text[self.index] == "[" else "}"
+        is_object = closing == "}"
+        self.index += 1
+        position = 0
+        while True:
+            self._space()
+            if self.text[self.index] == closing:
+                self.index += 1
+                return
+            if self.text[self.index] == ",":
+                self.index += 1
+                self._space()
+            key = position
+            if is_object:
+                key = self._string()
+                self._space()
+                self.index += 1  # the colon
+            self._space()
+            if on_item is None or not on_item(key):
+                self._skip()
+            position += 1
+
+    def scan(self) -> Dict[int, List[int]]:
+        self._space()
+
+        def top(key) -> bool:
+            if key != "cells":
+                return False
+            self._space()
+            self._container(cell)
+            return True
+
+        def cell(number) -> bool:
+            self._space()
+            if self.text[self.index] != "{":
+                return False
+
+            def field(key) -> bool:
+                if key != "source":
+                    return False
+                self._space()
+                lines = self.found.setdefault(number + 1, [])
+                if self.text[self.index] == '"':
+                    line = self.line
+                    lines.extend([line] * (self._string().count("\\n") + 1))
+                    return True
+
+                def element(_) -> bool:
+                    self._space()
+                    lines.append(self.line)
+                    return False
+
+                self._container(element)
+                return True
+
+            self._container(field)
+            return True
+
+        self._container(top)
+        return self.found
+
+
+def json_lines(text: str) -> Dict[int, List[int]]:
+    """Cell number -> the line of the notebook file that holds each line of its source (a
+    ``source`` written as one string puts all its lines on one line of the file); empty when the
+    text cannot be scanned."""
+    try:
+        return _Positions(text).scan()
+    except (IndexError, ValueError):
+        return {}
+
+
+def file_line(lines: Dict[int, List[int]], cell: int, line: int) -> Optional[int]:
+    found = lines.get(cell)
+    if not found:
+        return None
+    return found[min(line, len(found)) - 1]

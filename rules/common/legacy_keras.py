@@ -1,0 +1,270 @@
+import libcst as cst
+
+from porter.kerasmodel import IPU_STRATEGIES
+from porter.legacy import drop_removed_import
+from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.tf1util import calls_by_last_name, calls_named, find_calls, names_used
+
+OLD_KERAS = "tensorflow.python.ipu.keras."
+# Layers that moved from ipu.keras.layers to ipu_tensorflow_addons.keras.layers (SDK 2.6 addons).
+ADDONS_LAYERS = frozenset({
+    "AssumeEqualAcrossReplicas", "CTCInferenceLayer", "CTCLoss", "CTCPredictionsLayer", "SerialDense",
+    "Dropout", "EffectiveTransformer", "Embedding", "GroupNorm", "InstanceNorm", "LayerNorm",
+    "GroupNormalization", "InstanceNormalization", "LayerNormalization", "RecomputationCheckpoint",
+    "PopnnLSTM", "LSTM", "PopnnGRU", "GRU",
+})
+_MODEL_ARGS = {"Sequential": {"layers", "name"}, "Model": {"inputs", "outputs", "name", "trainable"}}
+
+
+class LegacyKeras(Rule):
+    code = "IPU011"
+    name = "legacy-keras"
+    kind = FIX
+    frameworks = frozenset({KERAS, TF1, TORCH})
+    summary = "Upgrade removed IPU APIs: `ipu.keras` models and layers, `experimental_compile`, `anchorMode`."
+    rationale = (
+        "`ipu.keras.Sequential`/`Model` were replaced by plain Keras models built in "
+        "`IPUStrategy().scope()` (SDK 2.2); the `ipu.keras` module was removed in SDK 3.1: "
+        "`ipu.keras.PipelineStage` is `keras.ipu.PipelineStage`, and `ipu.keras.layers` LSTM, GRU, "
+        "Dropout, Embedding, norms... are the `ipu_tensorflow_addons.keras.layers` ones (reference "
+        "1.4, 1.5, 2.1). `tf.function(experimental_compile=True)` is `jit_compile=True` on the TF 2.6 "
+        "SDKs (reference 0). PopTorch's `anchorMode`/`AnchorMode` became `outputMode`/`OutputMode` in "
+        "SDK 2.5 (reference 4.1). A model built outside a strategy scope gets `strategy = "
+        "ipu.ipu_strategy.IPUStrategy()` and `with strategy.scope():` around it and its uses; models "
+        "with IPU-only constructor options are reported."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
+            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
+            "with strategy.scope():\n"
+            "    model = ipu.keras.Sequential([\n"
+            "        tf.keras.layers.Flatten(),\n"
+            "        ipu.keras.layers.Dropout(0.2),\n"
+            "        tf.keras.layers.Dense(10),\n"
+            "    ])\n",
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n"
+            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
+            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
+            "with strategy.scope():\n"
+            "    model = tf.keras.Sequential([\n"
+            "        tf.keras.layers.Flatten(),\n"
+            "        ipu_layers.Dropout(0.2),\n"
+            "        tf.keras.layers.Dense(10),\n"
+            "    ])\n",
+        ),
+        Example(
+            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\n"
+            "inputs = keras.Input((28, 28))\n"
+            "with ipu.keras.PipelineStage(0):\n"
+            "    x = ipu.keras.layers.LSTM(64)(inputs)\n"
+            "model = ipu.keras.Model(inputs, keras.layers.Dense(10)(x))\n"
+            "model.compile(\"sgd\", \"mse\")\n"
+            "model.fit(data, epochs=2)\n"
+            "print(\"done\")\n",
+            "from tensorflow import keras\nfrom tensorflow.python import ipu\n"
+            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
+            "inputs = keras.Input((28, 28))\n"
+            "with keras.ipu.PipelineStage(0):\n"
+            "    x = ipu_layers.LSTM(64)(inputs)\n"
+            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
+            "with strategy.scope():\n"
+            "    model = keras.Model(inputs, keras.layers.Dense(10)(x))\n"
+            "    model.compile(\"sgd\", \"mse\")\n"
+            "    model.fit(data, epochs=2)\n"
+            "print(\"done\")\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python.ipu.keras.layers import Embedding, GRU\n\n"
+            "layers = [Embedding(1000, 32), GRU(64)]\n",
+            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
+            "layers = [ipu_layers.Embedding(1000, 32), ipu_layers.GRU(64)]\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\n"
+            "@tf.function(experimental_compile=True)\n"
+            "def step(x):\n"
+            "    return x * 2\n",
+            "import tensorflow as tf\n\n\n"
+            "@tf.function(jit_compile=True)\n"
+            "def step(x):\n"
+            "    return x * 2\n",
+        ),
+        Example(
+            "import poptorch\nimport torch\n\n"
+            "opts = poptorch.Options()\n"
+            "opts.anchorMode(poptorch.AnchorMode.EveryN, anchor_return_period=10)\n",
+            "import poptorch\nimport torch\n\n"
+            "opts = poptorch.Options()\n"
+            "opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=10)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python.ipu.keras import Sequential\n\n"
+            "model = Sequential(layers, gradient_accumulation_count=8)\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
+            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
+            "with strategy.scope():\n"
+            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for call in self._old_keras_candidates(ctx):
+            qualified = ctx.qualified_name(call.func)
+            if qualified is not None and qualified.startswith(OLD_KERAS):
+                self._keras(ctx, call, qualified[len(OLD_KERAS):])
+        for call in calls_named(ctx, {"function", "compat.v2.function"}):
+            self._rename_keyword(ctx, call, "experimental_compile", "jit_compile")
+        if ctx.imports_module("poptorch"):
+            for call in calls_by_last_name(ctx, "anchorMode"):
+                if isinstance(call.func, cst.Attribute):
+                    ctx.replace(call.func.attr, cst.Name("outputMode"))
+                    ctx.report(self.code, call.func.attr, "`anchorMode` is `outputMode` since SDK 2.5", fixed=True)
+                    self._rename_keyword(ctx, call, "anchor_return_period", "output_return_period")
+        for module, removed in ((OLD_KERAS.rstrip("."), {"PipelineStage", *_MODEL_ARGS}),
+                                (OLD_KERAS + "layers", ADDONS_LAYERS)):
+            drop_removed_import(ctx, self.code, module, removed, self._upgraded(ctx),
+                                f"`{module}` was removed in SDK 3.1",
+                                "import these names from `tensorflow.keras`, `keras.ipu` or "
+                                "`ipu_tensorflow_addons.keras.layers`")
+        for attribute in ctx.nodes(cst.Attribute):
+            if ctx.qualified_name(attribute) == "poptorch.AnchorMode":
+                ctx.replace(attribute.attr, cst.Name("OutputMode"))
+                ctx.report(self.code, attribute, "`poptorch.AnchorMode` is `poptorch.OutputMode`", fixed=True)
+
+    @staticmethod
+    def _old_keras_candidates(ctx):
+        """Calls that may reach ``ipu.keras``: spelled ``<name from tensorflow.python>...keras...``
+        (``ipu.keras.Sequential``), or a name imported from it (``LSTM`` from ``ipu.keras.layers``)."""
+        heads = {local for local, full in ctx.aliases.items() if full.startswith("tensorflow.python")}
+        if not heads:
+            return []
+        imported = {local for local, full in ctx.aliases.items() if full.startswith(OLD_KERAS)}
+        found = []
+        for call in ctx.nodes(cst.Call):
+            node, spelled_keras = call.func, False
+            while isinstance(node, cst.Attribute):
+                spelled_keras = spelled_keras or node.attr.value == "keras"
+                node = node.value
+            if isinstance(node, cst.Name) and (node.value in imported or spelled_keras and node.value in heads):
+                found.append(call)
+        return found
+
+    @staticmethod
+    def _upgraded(ctx) -> set:
+        return ctx.__dict__.setdefault("_ipu011_upgraded", set())
+
+    def _rename_keyword(self, ctx, call: cst.Call, old: str, new: str) -> None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == old:
+                ctx.replace(arg.keyword, cst.Name(new))
+                ctx.report(self.code, arg, f"`{old}` is `{new}`", fixed=True)
+
+    def _keras(self, ctx, call: cst.Call, name: str) -> None:
+        if name.startswith("layers.") and name[len("layers."):] in ADDONS_LAYERS:
+            layer = name[len("layers."):]
+            ctx.add_import("ipu_tensorflow_addons.keras", "layers", "ipu_layers", code=self.code)
+            ctx.replace(call.func, cst.parse_expression(f"ipu_layers.{layer}"))
+            self._upgraded(ctx).add(id(call))
+            ctx.report(self.code, call.func, f"`ipu.keras.layers.{layer}` is "
+                       f"`ipu_tensorflow_addons.keras.layers.{layer}`", fixed=True)
+        elif name == "PipelineStage":
+            keras = self._keras_module(ctx, pipeline=True)
+            ctx.replace(call.func, cst.parse_expression(f"{keras}.ipu.PipelineStage"))
+            self._upgraded(ctx).add(id(call))
+            ctx.report(self.code, call.func, "`ipu.keras.PipelineStage` is `keras.ipu.PipelineStage`", fixed=True)
+        elif name in _MODEL_ARGS:
+            extra = [arg.keyword.value for arg in call.args
+                     if arg.keyword is not None and arg.keyword.value not in _MODEL_ARGS[name]]
+            if extra:
+                ctx.report(self.code, call, f"`ipu.keras.{name}` options {', '.join(f'`{e}`' for e in extra)} "
+                           f"have no constructor argument in `keras.{name}`: build a plain Keras model and use "
+                           "`model.set_gradient_accumulation_options(...)` / `set_pipelining_options(...)`",
+                           fixed=False)
+                return
+            keras = self._keras_module(ctx)
+            if not self._in_strategy_scope(ctx, call) and not self._wrap(ctx, call):
+                ctx.report(self.code, call, f"build this `keras.{name}` inside `strategy.scope()` of an "
+                           "`ipu.ipu_strategy.IPUStrategy()`", fixed=False)
+            ctx.replace(call.func, cst.parse_expression(f"{keras}.{name}"))
+            self._upgraded(ctx).add(id(call))
+            ctx.report(self.code, call.func, f"`ipu.keras.{name}` is a plain `keras.{name}` built in "
+                       "`strategy.scope()`", fixed=True)
+        else:
+            ctx.report(self.code, call, f"`ipu.keras.{name}` was removed in SDK 3.1: port it by hand "
+                       "(reference 1.4, 1.5)", fixed=False)
+
+    @staticmethod
+    def _keras_module(ctx, pipeline: bool = False) -> str:
+        """How the file reaches Keras: ``keras`` or ``tf.keras`` (importing keras when neither)."""
+        for local, full in sorted(ctx.aliases.items()):
+            if full in ("keras", "tensorflow.keras"):
+                return local
+        if not pipeline:
+            for local, full in sorted(ctx.aliases.items()):
+                if full == "tensorflow":
+                    return f"{local}.keras"
+        ctx.add_import("tensorflow", "keras", code=LegacyKeras.code)
+        return "keras"
+
+    @staticmethod
+    def _strategy_names(ctx):
+        """Names assigned an ``IPUStrategy()`` anywhere in the file."""
+        names = ctx.__dict__.get("_ipu_strategy_names")
+        if names is None:
+            names = ctx.__dict__["_ipu_strategy_names"] = set()
+            for call in find_calls(ctx, *IPU_STRATEGIES):
+                assign = ctx.parent(call)
+                if isinstance(assign, cst.Assign) and assign.value is call:
+                    names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+        return names
+
+    def _in_strategy_scope(self, ctx, node, depth: int = 0) -> bool:
+        strategies = self._strategy_names(ctx)
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, cst.With):
+                for item in ancestor.items:
+                    scope = item.item
+                    if (isinstance(scope, cst.Call) and isinstance(scope.func, cst.Attribute)
+                            and scope.func.attr.value == "scope"):
+                        owner = scope.func.value
+                        if isinstance(owner, cst.Name) and owner.value in strategies or (
+                                isinstance(owner, cst.Call) and ctx.qualified_name(owner.func) in IPU_STRATEGIES):
+                            return True
+            if isinstance(ancestor, cst.FunctionDef) and depth < 3:
+                calls = [call for call in calls_by_last_name(ctx, ancestor.name.value)
+                         if isinstance(call.func, cst.Name)]
+                return bool(calls) and all(self._in_strategy_scope(ctx, c, depth + 1) for c in calls)
+        return False
+
+    def _wrap(self, ctx, call: cst.Call) -> bool:
+        """``strategy = IPUStrategy()`` and ``with strategy.scope():`` from the statement building
+        the model to the last statement of the block using it."""
+        statement = ctx.statement_of(call)
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not (isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)) or ctx.block_of(statement) is None:
+            return False
+        model = small.targets[0].target.value
+        siblings = list(ctx.siblings(statement))
+        last = statement
+        for later in siblings[siblings.index(statement) + 1:]:
+            if model in names_used(later):
+                last = later
+        name = "strategy" if "strategy" not in self._all_names(ctx) else "ipu_strategy"
+        scope = cst.parse_statement(f"with {name}.scope():\n    pass\n")
+        if not ctx.wrap(statement, last, lambda body: scope.with_changes(body=scope.body.with_changes(body=body))):
+            return False
+        ctx.insert_before(statement, [cst.parse_statement(f"{name} = ipu.ipu_strategy.IPUStrategy()\n")])
+        ctx.add_import("tensorflow.python", "ipu", code=self.code)
+        return True
+
+    @staticmethod
+    def _all_names(ctx):
+        return {node.value for node in ctx.nodes(cst.Name)}
+
+
+RULE = LegacyKeras()

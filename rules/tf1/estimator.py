@@ -1,0 +1,67 @@
+import libcst as cst
+
+from porter.context import walk
+from porter.rule import KERAS, TF1, WARN, Example, Rule
+from porter.tf1util import IPU_COMPILE, calls_named, find_calls, local_function
+
+IPU_ESTIMATORS = ("tensorflow.python.ipu.ipu_estimator.IPUEstimator",
+                  "tensorflow.python.ipu.ipu_pipeline_estimator.IPUPipelineEstimator")
+
+
+class Estimator(Rule):
+    code = "IPU211"
+    name = "estimator"
+    kind = WARN
+    frameworks = frozenset({TF1, KERAS})
+    summary = "`tf.estimator.Estimator` runs on the IPU as `ipu.ipu_estimator.IPUEstimator`."
+    rationale = (
+        "Estimators run on the IPU through `ipu.ipu_estimator.IPUEstimator(model_fn, config="
+        "ipu.ipu_run_config.RunConfig(ipu_run_config=ipu.ipu_run_config.IPURunConfig("
+        "iterations_per_loop=..., ipu_options=ipu_config)))`, whose `input_fn` returns a dataset batched "
+        "with `drop_remainder=True` (reference 3.4). The change touches the model function, the run "
+        "configuration and the input function, so it is reported, not made. A `model_fn` given to "
+        "`IPUEstimator` must not call `ipu.ipu_compiler.compile`: the estimator compiles it itself and "
+        "raises a `ValueError` (reference 6 item 22)."
+    )
+    examples = (
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir=\"/tmp/model\")\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def model_fn(features, labels, mode):\n"
+            "    return ipu.ipu_compiler.compile(body, inputs=[features, labels])\n\n\n"
+            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for call in calls_named(ctx, {"estimator.Estimator"}):
+            ctx.report(self.code, call, "use `ipu.ipu_estimator.IPUEstimator` with an "
+                       "`ipu.ipu_run_config.RunConfig(ipu_run_config=IPURunConfig(iterations_per_loop=..., "
+                       "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (reference 3.4)", fixed=False)
+        for call in find_calls(ctx, *IPU_ESTIMATORS):
+            self._compiled_model_fn(ctx, call)
+
+    def _compiled_model_fn(self, ctx, call: cst.Call) -> None:
+        model_fn = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "model_fn"),
+                        call.args[0].value if call.args and call.args[0].keyword is None else None)
+        if not isinstance(model_fn, cst.Name):
+            return
+        function = local_function(ctx, model_fn.value, call)
+        if function is None:
+            return
+        for node in walk(function.body):
+            if isinstance(node, cst.Call) and ctx.qualified_name(node.func) == IPU_COMPILE:
+                ctx.report(self.code, node, f"`{model_fn.value}` is the model_fn of an IPU estimator, which "
+                           "compiles it: call the computation directly, without `ipu.ipu_compiler.compile`",
+                           fixed=False)
+
+
+RULE = Estimator()

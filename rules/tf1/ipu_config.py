@@ -1,0 +1,86 @@
+import libcst as cst
+
+from porter.kerasmodel import IPU_CONFIG_MARKERS
+from porter.rule import FIX, TF1, Example, Rule
+from porter.tf1util import calls_by_last_name, find_calls, session_calls
+from rules.keras.ipu_config import config_name, config_statements
+
+
+class IpuConfig(Rule):
+    code = "IPU203"
+    name = "tf1-ipu-config"
+    kind = FIX
+    frameworks = frozenset({TF1})
+    summary = "Configure the IPU system (`IPUConfig`, `auto_select_ipus`, `configure_ipu_system()`) before the session."
+    rationale = (
+        "A TF1 graph gets its IPU device only once the system is configured: `cfg = "
+        "ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()` "
+        "(reference 1.2 and 3.1; seeds 002, 004). The configuration goes right before the first session "
+        "is created, with the number of IPUs from `--ipus`. A file that already configures the IPU "
+        "(also with the old `ipu.utils` API, which IPU010 upgrades) is left alone."
+    )
+    examples = (
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n\n"
+            "def main():\n"
+            "    loss = build_graph()\n\n"
+            "    # train\n"
+            "    with tf.Session() as sess:\n"
+            "        sess.run(loss)\n",
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def main():\n"
+            "    loss = build_graph()\n\n"
+            "    ipu_config = ipu.config.IPUConfig()\n"
+            "    ipu_config.auto_select_ipus = 1\n"
+            "    ipu_config.configure_ipu_system()\n"
+            "    # train\n"
+            "    with tf.Session() as sess:\n"
+            "        sess.run(loss)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nloss = build_graph()\nsess = tf.compat.v1.Session()\n",
+            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nloss = build_graph()\n"
+            "ipu_config = ipu.config.IPUConfig()\n"
+            "ipu_config.auto_select_ipus = 1\n"
+            "ipu_config.configure_ipu_system()\n"
+            "sess = tf.compat.v1.Session()\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "cfg = ipu.config.IPUConfig()\ncfg.auto_select_ipus = 2\ncfg.configure_ipu_system()\n"
+            "sess = tf.Session()\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "cfg = ipu.utils.create_ipu_config()\ncfg = ipu.utils.auto_select_ipus(cfg, 1)\n"
+            "ipu.utils.configure_ipu_system(cfg)\nsess = tf.Session()\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        sessions = session_calls(ctx)
+        if not sessions or has_ipu_configuration(ctx):
+            return
+        statement = ctx.statement_of(sessions[0])
+        new = config_statements(config_name(ctx), ctx.config.ipus)
+        if ctx.insert_before(statement, new):
+            ctx.add_import("tensorflow.python", "ipu", code=self.code)
+            ipus = ctx.config.ipus
+            ctx.report(self.code, sessions[0], f"IPU system configured with {ipus} IPU{'s' if ipus != 1 else ''} "
+                       "before the session", fixed=True)
+        else:
+            ctx.report(self.code, sessions[0], "configure the IPU system before this session: "
+                       "`cfg = ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()`",
+                       fixed=False)
+
+
+def has_ipu_configuration(ctx) -> bool:
+    """True when the file configures the IPU system already: ``IPUConfig``, ``configure_ipu_system``
+    (a function, or the method of a config made elsewhere), or the old ``ipu.utils`` API."""
+    return bool(find_calls(ctx, *IPU_CONFIG_MARKERS)) or any(
+        isinstance(call.func, cst.Attribute) for call in calls_by_last_name(ctx, "configure_ipu_system"))
+
+
+RULE = IpuConfig()

@@ -1,0 +1,102 @@
+import libcst as cst
+
+from porter.rule import FIX, TF1, Example, Rule
+from porter.tf1util import calls_by_last_name, calls_named, runs_on_ipu, tf_call_name, tf_module
+
+_CREATORS = {"Variable", "VariableV1", "get_variable"}
+
+
+class ResourceVariables(Rule):
+    code = "IPU204"
+    name = "resource-variables"
+    kind = FIX
+    frameworks = frozenset({TF1})
+    summary = "Make graph variables resource variables (`tf.get_variable_scope().set_use_resource(True)`)."
+    rationale = (
+        "The IPU only holds resource variables: a TF1 ref variable (`tf.Variable(...)`, or "
+        "`tf.get_variable` outside a resource scope) used on the IPU fails with \"Cannot assign a "
+        "device ... no supported kernel for IPU devices\" (reference 3.2 and 6 item 18; seed 002). "
+        "`ipu_scope` makes the variables created inside it resource variables; for the ones created "
+        "outside it the porter sets the variable scope to resource variables once, before the first "
+        "variable is created (in the same graph), and reports each `tf.Variable` call."
+    )
+    examples = (
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "x = tf.placeholder(tf.float32, [8, 4])\n"
+            "# weights\n"
+            "w = tf.Variable(tf.zeros([4, 2]))\n"
+            "b = tf.get_variable(\"b\", [2])\n",
+            "import tensorflow.compat.v1 as tf\n\n"
+            "x = tf.placeholder(tf.float32, [8, 4])\n"
+            "tf.get_variable_scope().set_use_resource(True)\n"
+            "# weights\n"
+            "w = tf.Variable(tf.zeros([4, 2]))\n"
+            "b = tf.get_variable(\"b\", [2])\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\n\n"
+            "def train():\n"
+            "    with tf.Graph().as_default():\n"
+            "        with tf.compat.v1.variable_scope(\"model\"):\n"
+            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
+            "import tensorflow as tf\n\n\n"
+            "def train():\n"
+            "    with tf.Graph().as_default():\n"
+            "        tf.compat.v1.get_variable_scope().set_use_resource(True)\n"
+            "        with tf.compat.v1.variable_scope(\"model\"):\n"
+            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "tf.get_variable_scope().set_use_resource(True)\n"
+            "w = tf.Variable(tf.zeros([4, 2]))\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
+            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "    w = tf.get_variable(\"w\", [4, 2])\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        creations = [call for call in calls_named(ctx, _CREATORS) if not runs_on_ipu(ctx, call)]
+        if not creations or self._already_resource(ctx):
+            return
+        target = self._top_statement(ctx, creations[0])
+        if target is None:
+            return
+        line = cst.parse_statement(f"{tf_module(ctx)}.get_variable_scope().set_use_resource(True)\n")
+        if not ctx.insert_before(target, [line]):
+            return
+        ctx.report(self.code, creations[0], "variables are resource variables from here on "
+                   "(`set_use_resource(True)`): the IPU cannot hold ref variables", fixed=True)
+        for call in creations:
+            if tf_call_name(ctx, call) != "get_variable":
+                ctx.report(self.code, call, "`tf.Variable` makes a resource variable now; "
+                           "`tf.get_variable` is the TF1 spelling the IPU guide uses", fixed=True)
+
+    @staticmethod
+    def _already_resource(ctx) -> bool:
+        return bool(calls_by_last_name(ctx, "set_use_resource"))
+
+    @staticmethod
+    def _top_statement(ctx, call):
+        """The outermost statement around ``call`` within its function and its graph."""
+        found = None
+        for ancestor in ctx.ancestors(call):
+            if isinstance(ancestor, (cst.Module, cst.FunctionDef)):
+                break
+            if isinstance(ancestor, cst.IndentedBlock) and isinstance(ctx.parent(ancestor), cst.With):
+                scope = ctx.parent(ancestor)
+                if any(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
+                       and item.item.func.attr.value == "as_default" for item in scope.items):
+                    break
+            if isinstance(ancestor, cst.BaseStatement) and ctx.block_of(ancestor) is not None:
+                found = ancestor
+        return found
+
+
+RULE = ResourceVariables()

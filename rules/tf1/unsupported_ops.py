@@ -1,0 +1,67 @@
+import libcst as cst
+
+from porter.rule import TF1, WARN, Example, Rule
+from porter.tf1util import calls_named, runs_on_ipu, tf_call_name
+
+# Ops with no IPU kernel (reference 1.11 OpFilter; strings and Python calls, reference 6 item 7).
+_UNSUPPORTED = {
+    "signal.fft", "signal.fft2d", "signal.fft3d", "signal.ifft", "signal.ifft2d", "signal.ifft3d",
+    "spectral.fft", "spectral.fft2d", "spectral.fft3d", "spectral.ifft", "spectral.ifft2d", "spectral.ifft3d",
+    "fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d",
+    "complex", "math.angle", "angle", "math.real", "real", "math.imag", "imag", "math.conj", "conj",
+    "image.non_max_suppression_padded",
+    "py_func", "py_function", "numpy_function",
+    "image.decode_jpeg", "image.decode_png", "image.decode_image", "io.decode_jpeg", "io.decode_png",
+    "io.decode_image", "io.decode_raw", "io.decode_csv", "decode_raw", "decode_csv",
+}
+_STRING_MODULES = ("strings.",)
+
+
+class UnsupportedOps(Rule):
+    code = "IPU212"
+    name = "unsupported-ops"
+    kind = WARN
+    frameworks = frozenset({TF1})
+    summary = "Ops with no IPU kernel (FFT, complex numbers, strings, image decoding, Python calls) in IPU code."
+    rationale = (
+        "The IPU device has no kernel for `Angle, Complex, ComplexAbs, Conj, FFT*, IFFT*, Imag, Real, "
+        "NonMaxSuppressionV4` and for ops on strings or decoding images; an unsupported op makes "
+        "compilation fail (reference 1.11 and 6 item 7). In an IPU scope, or a function it compiles, "
+        "they are reported: compute them on the host, in the `tf.data` pipeline or in "
+        "`ipu.scopes.outside_compilation_scope()`. Support of ops not listed there is not known."
+    )
+    examples = (
+        Example(
+            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
+            "def model(x):\n"
+            "    spectrum = tf.signal.fft(tf.complex(x, 0.0))\n"
+            "    return tf.math.real(spectrum)\n\n\n"
+            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
+            "    out = ipu.ipu_compiler.compile(model, inputs=[x])\n",
+        ),
+        Example(
+            "import tensorflow.compat.v1 as tf\n\n"
+            "dataset = dataset.map(lambda path: tf.image.decode_jpeg(tf.io.read_file(path)))\n"
+            "with tf.device(\"cpu\"):\n"
+            "    spectrum = tf.signal.fft(signal)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        for call in calls_named(ctx, _UNSUPPORTED) + self._string_ops(ctx):
+            name = tf_call_name(ctx, call)
+            if runs_on_ipu(ctx, call):
+                ctx.report(self.code, call, f"`tf.{name}` has no IPU kernel: compute it on the host "
+                           "(in the tf.data pipeline, or in `ipu.scopes.outside_compilation_scope()`)", fixed=False)
+
+
+    @staticmethod
+    def _string_ops(ctx):
+        """``tf.strings.*`` calls."""
+        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Attribute) and call.func.value.attr.value == "strings"
+                and (tf_call_name(ctx, call) or "").startswith(_STRING_MODULES)]
+
+
+RULE = UnsupportedOps()

@@ -1,0 +1,175 @@
+"""Notebooks (.ipynb) through the CLI: the code cells ported as one program, IPython syntax masked
+and restored, everything else in the file kept byte for byte."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from repo_util import cli, code_cell, markdown_cell, notebook, write, write_notebook
+
+from porter.notebook import mask, unmask
+
+OUTPUT = {"name": "stdout", "output_type": "stream", "text": ["Epoch 1/2\n", "loss: 0.31\n"]}
+
+# The model code spread over cells as people write it: imports, data, model, training.
+CELLS = [
+    markdown_cell("# MNIST on the IPU\n"),
+    code_cell(["%matplotlib inline\n", "!pip install -q tensorflow-datasets\n", "import tensorflow as tf"], count=1),
+    code_cell(["(x, y), _ = tf.keras.datasets.mnist.load_data()\n",
+               "dataset = tf.data.Dataset.from_tensor_slices((x / 255.0, y)).batch(32)"], count=2),
+    code_cell(["model = tf.keras.Sequential([\n", "    tf.keras.layers.Flatten(),\n",
+               "    tf.keras.layers.Dense(10),\n", "])\n",
+               "model.compile(optimizer=\"sgd\", loss=\"sparse_categorical_crossentropy\")"], count=3),
+    code_cell("%%time\nhistory = model.fit(dataset, epochs=2)\nfiles = !ls\ntf.data.Dataset?", [OUTPUT], count=4),
+    code_cell(["%%bash\n", "nvidia-smi"], count=5),
+]
+
+EXPECTED_SOURCES = [
+    ["%matplotlib inline\n", "!pip install -q tensorflow-datasets\n", "import tensorflow as tf\n",
+     "from tensorflow.python import ipu"],
+    ["(x, y), _ = tf.keras.datasets.mnist.load_data()\n",
+     'dataset = tf.data.Dataset.from_tensor_slices((x / 255.0, y.astype("int32"))).batch(32, drop_remainder=True)'],
+    ["ipu_config = ipu.config.IPUConfig()\n", "ipu_config.auto_select_ipus = 1\n",
+     "ipu_config.configure_ipu_system()\n", "strategy = ipu.ipu_strategy.IPUStrategy()\n",
+     "with strategy.scope():\n", "    model = tf.keras.Sequential([\n", "        tf.keras.layers.Flatten(),\n",
+     "        tf.keras.layers.Dense(10),\n", "    ])\n",
+     "    model.compile(optimizer=\"sgd\", loss=\"sparse_categorical_crossentropy\")"],
+    "%%time\nwith strategy.scope():\n    history = model.fit(dataset, epochs=2)\nfiles = !ls\ntf.data.Dataset?",
+    ["%%bash\n", "nvidia-smi"],
+]
+
+
+def test_a_notebook_is_ported_as_one_program_cell_by_cell(tmp_path):
+    path = write_notebook(tmp_path, "train.ipynb", notebook(CELLS))
+    before = json.loads(path.read_text())
+    result = cli(["train.ipynb", "--write"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    text = path.read_text()
+    after = json.loads(text)
+    assert [cell["source"] for cell in after["cells"][1:]] == EXPECTED_SOURCES
+    # Everything but the sources is kept: outputs, counts, metadata, key order, indentation.
+    for old, new in zip(before["cells"], after["cells"]):
+        assert list(old) == list(new)
+        assert {key: value for key, value in old.items() if key != "source"} == {
+            key: value for key, value in new.items() if key != "source"}
+    assert after["metadata"] == before["metadata"]
+    assert text == json.dumps(after, indent=1, ensure_ascii=False) + "\n"
+    # A second run changes nothing.
+    again = cli(["train.ipynb", "--check"], cwd=tmp_path)
+    assert again.exit_code == 0, again.stdout
+    assert again.stdout == ""
+
+
+def test_findings_name_the_cell_and_the_line_in_it(tmp_path):
+    write_notebook(tmp_path, "train.ipynb", notebook(CELLS))
+    lines = cli(["train.ipynb"], cwd=tmp_path).stdout.splitlines()
+    assert "train.ipynb:cell 3:2:62: IPU105 `.batch()` gets `drop_remainder=True` [fixed]" in lines
+    assert "train.ipynb:cell 4:1:1: IPU103 model code runs in `with strategy.scope():` [fixed]" in lines
+    assert "train.ipynb:cell 2:3:1: IPU101 added `from tensorflow.python import ipu` [fixed]" in lines
+
+
+def test_diff_shows_the_code_cells(tmp_path):
+    write_notebook(tmp_path, "train.ipynb", notebook(CELLS))
+    result = cli(["train.ipynb", "--diff"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "--- a/train.ipynb:cell 5\n+++ b/train.ipynb:cell 5\n" in result.stdout
+    assert " %%time\n-history = model.fit(dataset, epochs=2)\n+with strategy.scope():\n" \
+           "+    history = model.fit(dataset, epochs=2)\n files = !ls\n" in result.stdout
+    assert "cell 6" not in result.stdout and '"cells"' not in result.stdout
+
+
+def test_a_scope_never_spans_cells_each_cell_gets_its_own(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])"),
+        code_cell("model.compile(loss=\"mse\")"),
+        code_cell("model.fit(x, y)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[1].endswith("strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
+                               "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])")
+    assert sources[2] == "with strategy.scope():\n    model.compile(loss=\"mse\")"
+    assert sources[3] == "with strategy.scope():\n    model.fit(x, y)"
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
+    cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
+             code_cell(["for i in range(3)\n", "    print(i)"])]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--write"], cwd=tmp_path)
+    assert result.exit_code == 0
+    # Python's own message (it depends on the version: "expected ':'", "invalid syntax").
+    reported = result.stdout.splitlines()[-1]
+    assert reported.startswith("nb.ipynb:cell 2:1:18: IPU801 cell not ported, it does not parse: ")
+    assert reported.endswith(" [manual]")
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources == [["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2, drop_remainder=True)"],
+                       ["for i in range(3)\n", "    print(i)"]]
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 1  # a person must fix the cell
+
+
+@pytest.mark.parametrize("indent, ensure_ascii", [(1, False), (2, True), (4, False), ("\t", False)])
+def test_the_json_style_is_kept(tmp_path, indent, ensure_ascii):
+    cells = [code_cell(["# Données d'entraînement\n", "import tensorflow as tf\n",
+                        "ds = tf.data.Dataset.range(8).batch(2)"])]
+    data = notebook(cells)
+    data["metadata"]["zeta"] = "ü"
+    path = write_notebook(tmp_path, "nb.ipynb", data, indent=indent, ensure_ascii=ensure_ascii)
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    data["cells"][0]["source"][-1] = "ds = tf.data.Dataset.range(8).batch(2, drop_remainder=True)"
+    assert path.read_text() == json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+
+
+def test_invalid_json_is_a_one_line_error_and_left_alone(tmp_path):
+    path = write(tmp_path, "broken.ipynb", '{"cells": [\n  {"cell_type": "code",,}\n]}\n')
+    result = cli(["broken.ipynb", "--write"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "broken.ipynb: invalid notebook JSON: Expecting property name enclosed in double quotes at line 2, column 24")
+    assert path.read_text() == '{"cells": [\n  {"cell_type": "code",,}\n]}\n'
+
+
+def test_other_kernels_and_folders(tmp_path):
+    write_notebook(tmp_path, "nbs/r.ipynb", notebook([code_cell("import tensorflow as tf\nx.batch(2)")], language="R"))
+    write_notebook(tmp_path, "nbs/py.ipynb", notebook([code_cell("import tensorflow as tf\nd = tf.data.Dataset.range(8).batch(2)")]))
+    write_notebook(tmp_path, "nbs/.ipynb_checkpoints/py-checkpoint.ipynb",
+                   notebook([code_cell("import tensorflow as tf\nd = tf.data.Dataset.range(8).batch(2)")]))
+    result = cli(["nbs"], cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["nbs/py.ipynb"]
+
+
+def test_masking_round_trips_and_keeps_line_counts():
+    source = ("%load_ext autoreload\n!ls -l \\\n    data/\nfiles = !ls\nfor f in files:\n    %time load(f)\n"
+              "model.fit??\n?tf.data\nx = 1  # what?\nprint('a?')\n")
+    masked, magics = mask(source)
+    assert masked.count("\n") == source.count("\n")
+    assert "x = 1  # what?\nprint('a?')\n" in masked
+    assert len(magics) == 7
+    assert unmask(masked, magics) == source
+    # Indented by a port (wrapped into a block): the restored lines follow.
+    shifted = "".join("    " + line for line in masked.splitlines(keepends=True))
+    assert unmask(shifted, magics) == "".join("    " + line for line in source.splitlines(keepends=True))
+    assert mask("%%bash\nls\n") is None
+    assert mask("%%writefile x.py\nimport os\n") is None
+
+
+@pytest.mark.parametrize("indent", [1, 2, None])
+def test_findings_map_to_the_lines_of_the_notebook_file(tmp_path, indent):
+    from porter.notebook import file_line, json_lines
+
+    source = ["import os\n", "x = {\"a\": [1, 2]}\n", "y = 'q\\\\\"'"]
+    data = notebook([markdown_cell("# t\n"), code_cell(source), code_cell("a = 1\nb = 2")])
+    text = json.dumps(data, indent=indent)
+    lines = json_lines(text)
+    if indent is None:  # everything on one line
+        assert set(line for found in lines.values() for line in found) == {1}
+        return
+    rows = text.splitlines()
+    assert [rows[line - 1].strip() for line in lines[2]] == [json.dumps(line) + "," for line in source[:-1]] + [
+        json.dumps(source[-1])]
+    assert file_line(lines, 3, 2) == file_line(lines, 3, 1) and '"a = 1\\nb = 2"' in rows[file_line(lines, 3, 1) - 1]
+    assert json_lines("{not json") == {}

@@ -1,0 +1,197 @@
+"""Trees: --out-dir, discovery (.gitignore, exclude/extend-exclude, --force-exclude), sorted output
+whatever -j. Real files in temporary folders, the real command."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+
+import pytest
+from repo_util import KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, cli, git, run, write
+
+from porter import ignore
+from porter.engine import port
+
+
+def _project(root):
+    write(root, "src/train.py", KERAS_SCRIPT, mode=0o755)
+    write(root, "src/data/pipeline.py", PIPELINE_SCRIPT)
+    write(root, "src/util.py", PLAIN_SCRIPT, mode=0o600)
+    write(root, "src/config.yaml", "epochs: 2\n")
+    write(root, "src/weights.bin", "\x00\x01binary")
+    write(root, "README.md", "# project\n")
+
+
+def test_out_dir_writes_the_ported_tree_and_copies_every_other_file(tmp_path):
+    _project(tmp_path / "repo")
+    # Environments and caches are neither ported nor copied.
+    write(tmp_path / "repo", ".venv/lib/site.py", KERAS_SCRIPT)
+    write(tmp_path / "repo", "src/__pycache__/train.cpython-311.pyc", "cached")
+    result = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    source, target = tmp_path / "repo", tmp_path / "ported"
+    files = sorted(str(path.relative_to(target)) for path in target.rglob("*") if path.is_file())
+    assert files == ["README.md", "src/config.yaml", "src/data/pipeline.py", "src/train.py", "src/util.py",
+                     "src/weights.bin"]
+    assert (target / "src/train.py").read_text() == port(KERAS_SCRIPT).source != KERAS_SCRIPT
+    assert (target / "src/data/pipeline.py").read_text() == port(PIPELINE_SCRIPT).source
+    for unchanged in ("src/util.py", "src/config.yaml", "src/weights.bin", "README.md"):
+        assert (target / unchanged).read_bytes() == (source / unchanged).read_bytes()
+    for name in ("src/train.py", "src/util.py", "src/config.yaml"):
+        assert stat.S_IMODE((target / name).stat().st_mode) == stat.S_IMODE((source / name).stat().st_mode)
+    assert stat.S_IMODE((target / "src/train.py").stat().st_mode) == 0o755
+    # The input is untouched.
+    assert (source / "src/train.py").read_text() == KERAS_SCRIPT
+    assert "2 files ported" in result.stderr
+
+
+def test_out_dir_inside_the_input_tree_is_refused(tmp_path):
+    _project(tmp_path)
+    for target in ("src/ported", "src", "src/data/../out"):
+        result = cli(["src", "--out-dir", target], cwd=tmp_path)
+        assert result.exit_code == 2
+        assert "inside the input tree" in result.stderr
+        assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "src/ported").exists()
+    assert (tmp_path / "src/train.py").read_text() == KERAS_SCRIPT
+
+
+def test_out_dir_for_a_single_file(tmp_path):
+    write(tmp_path, "train.py", KERAS_SCRIPT)
+    assert cli(["train.py", "--out-dir", "out"], cwd=tmp_path).exit_code == 0
+    assert (tmp_path / "out/train.py").read_text() == port(KERAS_SCRIPT).source
+    assert cli(["train.py", "--out-dir", "."], cwd=tmp_path).exit_code == 2
+
+
+def test_out_dir_copies_a_file_that_fails_unchanged_and_exits_2(tmp_path):
+    write(tmp_path, "src/bad.py", "import tensorflow as tf\ndef broken(:\n")
+    write(tmp_path, "src/train.py", KERAS_SCRIPT)
+    result = cli(["src", "--out-dir", "out"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "src/bad.py: syntax error" in result.stderr
+    assert (tmp_path / "out/bad.py").read_text() == "import tensorflow as tf\ndef broken(:\n"
+    assert (tmp_path / "out/train.py").read_text() == port(KERAS_SCRIPT).source
+
+
+def _listed(result):
+    return sorted({line.split(":")[0] for line in result.stdout.splitlines()})
+
+
+def test_folder_discovery_honours_gitignore_inside_a_repository(tmp_path):
+    git(tmp_path, "init", "-q", ".")
+    write(tmp_path, ".gitignore", "generated/\n*_backup.py\n!keep_backup.py\n/top.py\n")
+    for name in ("a.py", "generated/gen.py", "old_backup.py", "keep_backup.py", "top.py", "sub/top.py",
+                 "sub/deeper/x.py", "sub/local.py"):
+        write(tmp_path, name, PIPELINE_SCRIPT)
+    write(tmp_path, "sub/.gitignore", "local.py\n")
+    write(tmp_path, ".git/info/exclude", "deeper/\n")
+    result = cli(["."], cwd=tmp_path)
+    assert _listed(result) == ["./a.py", "./keep_backup.py", "./sub/top.py"]
+    # What git itself would list agrees.
+    listed = git(tmp_path, "ls-files", "--others", "--exclude-standard").split()
+    assert sorted(path for path in listed if path.endswith(".py")) == ["a.py", "keep_backup.py", "sub/top.py"]
+
+
+def test_the_users_git_ignore_file_counts_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    write(tmp_path, "config/git/ignore", "scratch_*.py\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", ".")
+    write(project, "scratch_try.py", PIPELINE_SCRIPT)
+    write(project, "train.py", PIPELINE_SCRIPT)
+    assert _listed(cli(["."], cwd=project)) == ["./train.py"]
+    assert git(project, "ls-files", "--others", "--exclude-standard").split() == ["train.py"]
+
+
+def test_gitignore_is_not_used_outside_a_repository(tmp_path):
+    write(tmp_path, ".gitignore", "*.py\n")
+    write(tmp_path, "a.py", PIPELINE_SCRIPT)
+    assert _listed(cli(["."], cwd=tmp_path)) == ["./a.py"]
+
+
+GITIGNORE = """\
+# comment
+*.log
+!keep.log
+/build
+docs/*.txt
+data/
+**/cache
+a/**/z
+x/**
+\\#hash
+[abc].py
+f?o.py
+ex*.md
+!ex[!0-9].md
+sub/deep/
+trailing\\ 
+  spaced.txt
+"""
+
+PATHS = ["a.log", "keep.log", "build", "src/build", "docs/x.txt", "docs/inner/x.txt", "data", "src/data",
+         "cache", "q/cache", "a/z", "a/b/c/z", "x/y", "#hash", "a.py", "d.py", "foo.py", "fo.py", "exa.md",
+         "ex1.md", "sub/deep", "sub", "src/a.log", "trailing ", "spaced.txt", "  spaced.txt"]
+
+
+def test_gitignore_matching_agrees_with_git(tmp_path):
+    git(tmp_path, "init", "-q", ".")
+    write(tmp_path, ".gitignore", GITIGNORE)
+    for directory in ("build", "src/build", "data", "src/data", "cache", "q/cache", "a/b/c/z", "sub/deep",
+                      "docs/inner", "x"):
+        (tmp_path / directory).mkdir(parents=True, exist_ok=True)
+    sets = ignore.gitignores_above(str(tmp_path))
+    for path in PATHS:
+        full = os.path.join(str(tmp_path), path)
+        is_dir = os.path.isdir(full)
+        mine = ignore.is_ignored(sets, full, is_dir)
+        checked = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=tmp_path)
+        assert mine == (checked.returncode == 0), path
+
+
+def test_configured_exclude_and_extend_exclude(tmp_path):
+    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\nextend-exclude = ["legacy/", "*_gen.py"]\n')
+    for name in ("a.py", "legacy/old.py", "model_gen.py", "venv/lib.py", "pkg/b.py"):
+        write(tmp_path, name, PIPELINE_SCRIPT)
+    assert _listed(cli(["."], cwd=tmp_path)) == ["./a.py", "./pkg/b.py"]
+    # exclude replaces the default list (which skips venv/).
+    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\nexclude = ["legacy/"]\n')
+    assert _listed(cli(["."], cwd=tmp_path)) == ["./a.py", "./model_gen.py", "./pkg/b.py", "./venv/lib.py"]
+
+
+def test_force_exclude_applies_excludes_to_given_files(tmp_path):
+    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\nextend-exclude = ["legacy/"]\n')
+    write(tmp_path, "legacy/old.py", PIPELINE_SCRIPT)
+    write(tmp_path, "new.py", PIPELINE_SCRIPT)
+    assert _listed(cli(["legacy/old.py", "new.py"], cwd=tmp_path)) == ["legacy/old.py", "new.py"]
+    assert _listed(cli(["--force-exclude", "legacy/old.py", "new.py"], cwd=tmp_path)) == ["new.py"]
+    write(tmp_path, "pyproject.toml", '[tool.ipu-port]\nextend-exclude = ["legacy/"]\nforce-exclude = true\n')
+    assert _listed(cli(["legacy/old.py", "new.py"], cwd=tmp_path)) == ["new.py"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2", "4"])
+def test_output_order_is_fixed_whatever_the_jobs(tmp_path, jobs):
+    names = [f"{letter}{number}.py" for letter in "zyxw" for number in range(4)]
+    for name in names:
+        write(tmp_path, f"pkg/{name}", PIPELINE_SCRIPT)
+    write(tmp_path, "b.py", PIPELINE_SCRIPT)
+    write(tmp_path, "a.py", PIPELINE_SCRIPT)
+    # Given paths in the order given (each once), each folder's files sorted.
+    result = run(["b.py", "pkg", "a.py", "pkg/z0.py", "--jobs", jobs], tmp_path)
+    assert result.returncode == 0, result.stderr
+    paths = [line.split(":")[0] for line in result.stdout.splitlines()]
+    assert paths == ["b.py", *sorted(f"pkg/{name}" for name in names), "a.py"]
+    assert "18 files would be ported" in result.stderr
+    assert "━" not in result.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_a_process_pool_gives_the_same_bytes(tmp_path):
+    for number in range(12):
+        write(tmp_path, f"one/m{number:02}.py", KERAS_SCRIPT)
+        write(tmp_path, f"two/m{number:02}.py", KERAS_SCRIPT)
+    assert run(["one", "--write", "-j", "1"], tmp_path).returncode == 0
+    assert run(["two", "--write", "-j", "3"], tmp_path).returncode == 0
+    for number in range(12):
+        assert (tmp_path / f"one/m{number:02}.py").read_bytes() == (tmp_path / f"two/m{number:02}.py").read_bytes()
