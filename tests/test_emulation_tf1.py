@@ -120,12 +120,31 @@ def test_ref_variables_rejected_under_ipu_scope(ipu):
 
 
 def test_ref_variable_read_in_compiled_code_rejected(ipu):
-    with tf.device("cpu"):
-        ref = v1.get_variable("ref_w", [4, 2], use_resource=False)
+    ref = v1.get_variable("ref_w", [4, 2], use_resource=False)
     x, y = placeholders()
     with ipu.scopes.ipu_scope("/device:IPU:0"):
         with pytest.raises(tf.errors.InvalidArgumentError, match="ref variable"):
             ipu.ipu_compiler.compile(lambda a, b: tf.reduce_sum(tf.matmul(a, ref)), [x, y])
+
+
+def test_ref_global_step_on_the_cpu_is_allowed(ipu):
+    with tf.device("cpu"):
+        step = v1.get_variable("global_step", [], tf.int64, v1.zeros_initializer(), use_resource=False)
+    assert step.dtype._is_ref_dtype
+    x, y = placeholders()
+    with ipu.scopes.ipu_scope("/device:IPU:0"):
+        ipu.ipu_compiler.compile(lambda a, b: v1.assign_add(step, 1), [x, y])
+
+
+def test_session_needs_the_system_configured(ipu):
+    from tensorflow.python.ipu import config
+    x, y = placeholders()
+    with ipu.scopes.ipu_scope("/device:IPU:0"):
+        outputs = ipu.ipu_compiler.compile(mlp, [x, y])  # building the graph needs no system
+    config.reset_ipu_configuration()
+    with v1.Session() as session:
+        with pytest.raises(RuntimeError, match="configured"):
+            session.run(v1.global_variables_initializer())
 
 
 def test_ipu_scope_makes_resource_variables(ipu):

@@ -80,7 +80,7 @@ def emulated_ipu(tensorflow=True, torch=True):
             for name, module in modules.items():
                 patcher.module(name, module)
             patcher.attr(tf_python, "ipu", modules["tensorflow.python.ipu"])
-            for owner, name, value in keras_emu.patches(tf, keras):
+            for owner, name, value in keras_emu.patches(tf, keras) + tf_ipu.session_patches(tf):
                 patcher.attr(owner, name, value)
         if torch:
             for name, module in poptorch_emu.build().items():

@@ -21,7 +21,7 @@ records the losses step by step:
      "shrink": [["synthetic_readings(20000)", "synthetic_readings(2080)"]],
                                          text replaced in both scripts before they run, for scripts
                                          with hard-coded sizes (each must occur in both)
-     "difference": {"kind": "trimmed" | "accumulation" | "replication", "reason": "..."},
+     "difference": {"kind": "trimmed" | "accumulation" | "replication" | "random", "reason": "..."},
      "modules": {"corpus": ["import torch", "..."]}, helper modules the script imports
      "ipu_only": "why": the input is already IPU code; it runs only on the emulated IPU,
                  which must accept it and see it train,
@@ -56,6 +56,7 @@ class ScriptRun:
         self.used_ipu = False
         self.ipu_errors = []
         self.notes = []
+        self.outfeed_items = 0
         self.output = ""
 
     def __repr__(self):
@@ -187,6 +188,35 @@ def _flat(value):
     return [value]
 
 
+def _seeds_by_name(patcher, tf):
+    """Op seeds of graph-mode random ops from the op's name scope, not from the graph's op
+    counter: the port adds ops (an IPU strategy wraps the train function, TF1 code gets new
+    placeholders and scopes), which must not change initial weights or dropout masks."""
+    from tensorflow.python.framework import random_seed
+    original_get_seed = random_seed.get_seed
+
+    def get_seed(op_seed):
+        graph_seed, seed_value = original_get_seed(op_seed)
+        if op_seed is None and graph_seed is not None and not tf.executing_eagerly():
+            name = tf.compat.v1.get_default_graph().get_name_scope()
+            seed_value = zlib.crc32(name.encode()) % (2 ** 31 - 1)
+        return graph_seed, seed_value
+
+    patcher.attr(random_seed, "get_seed", get_seed)
+
+
+def _no_tensorboard(patcher, keras):
+    """TensorBoard is not installed for the tests: its callback records nothing here."""
+    class TensorBoard(keras.callbacks.Callback):
+        def __init__(self, *args, **kwargs):
+            super().__init__()
+
+    for module_name, module in list(sys.modules.items()):
+        if module_name.endswith("callbacks") and getattr(module, "TensorBoard", None) is not None \
+                and module_name.split(".")[0] in ("tf_keras", "keras"):
+            patcher.attr(module, "TensorBoard", TensorBoard)
+
+
 @contextlib.contextmanager
 def _tf1_graph(patcher, seed):
     """Run a TF1 script in a fresh graph without switching eager execution off for the process;
@@ -194,7 +224,6 @@ def _tf1_graph(patcher, seed):
     from . import import_tensorflow
     tf, _ = import_tensorflow()
     from tensorflow.python import tf2
-    from tensorflow.python.framework import random_seed
 
     switched = []
 
@@ -213,18 +242,6 @@ def _tf1_graph(patcher, seed):
     for module in {id(v1): v1, id(tf.compat.v1): tf.compat.v1}.values():
         patcher.attr(module, "disable_eager_execution", lambda: None)
         patcher.attr(module, "disable_v2_behavior", disable_v2_behavior)
-    original_get_seed = random_seed.get_seed
-
-    def get_seed(op_seed):
-        # op seeds from the op's name scope, not from the graph's op counter: the port adds ops,
-        # which must not change the initial weights
-        graph_seed, seed_value = original_get_seed(op_seed)
-        if op_seed is None and graph_seed is not None and not tf.executing_eagerly():
-            name = tf.compat.v1.get_default_graph().get_name_scope()
-            seed_value = zlib.crc32(name.encode()) % (2 ** 31 - 1)
-        return graph_seed, seed_value
-
-    patcher.attr(random_seed, "get_seed", get_seed)
     graph = tf.Graph()
     try:
         with graph.as_default():
@@ -324,9 +341,14 @@ def run_script(path, spec, emulate, seed=0):
                 _record_torch(patcher, run)
                 if not emulate:
                     _cpu_for_cuda(patcher)
-            elif framework == "keras":
-                _record_keras(patcher, run)
             else:
+                from . import import_tensorflow
+                tf, keras = import_tensorflow()
+                _seeds_by_name(patcher, tf)
+                _no_tensorboard(patcher, keras)
+            if framework == "keras":
+                _record_keras(patcher, run)
+            elif framework == "tf1":
                 tf = stack.enter_context(_tf1_graph(patcher, seed))
                 _record_session(patcher, run, tf)
                 patch_keras_datasets(patcher, run.sizes)
@@ -357,6 +379,7 @@ def run_script(path, spec, emulate, seed=0):
                 run.used_ipu = state.used_ipu
                 run.ipu_errors = list(state.errors)
                 run.notes = list(state.notes)
+                run.outfeed_items = state.outfeed_items
                 if framework == "torch":
                     run.losses = list(enumerate(state.training_losses))
     if framework == "torch" and not emulate:
@@ -439,8 +462,8 @@ def check_ipu_script(port):
                  for error in port.ipu_errors if error is not port.error]
     if not problems and not port.used_ipu:
         problems.append("the script never ran anything on the (emulated) IPU")
-    if not problems and not port.losses:
-        problems.append("the script recorded no losses")
+    if not problems and not port.losses and not port.outfeed_items:
+        problems.append("the script recorded no losses (and enqueued nothing to an outfeed)")
     return problems
 
 
@@ -502,4 +525,11 @@ def _check_difference(original, port, difference, rel=1e-5):
         if not all(math.isfinite(value) for _, value in port.losses):
             return ["the port's losses are not finite"]
         return []
+    if kind == "random":
+        # the same training with other random draws (dropout masks): close, not equal
+        tolerance = difference.get("rel", 0.05)
+        if port.framework == "keras":
+            return [problem.replace("loss", "loss (rel %g)" % tolerance, 1)
+                    for problem in _compare_keras(original.losses, port.losses, tolerance)]
+        return compare(original, port, {}, rel=tolerance)
     return ["unknown difference kind %r" % (kind,)]

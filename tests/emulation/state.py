@@ -20,6 +20,7 @@ class EmulationState:
         self.training_models = []     # poptorch.trainingModel executors
         self.inference_models = []    # poptorch.inferenceModel executors
         self.training_losses = []     # losses returned by poptorch training executors
+        self.outfeed_items = 0        # values enqueued to IPUOutfeedQueues
         self.errors = []              # emulated IPU errors raised (exception objects)
         self.notes = []               # documented behaviour differences (replication, accumulation)
 

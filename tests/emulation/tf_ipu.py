@@ -10,6 +10,7 @@ import contextlib
 import enum
 import threading
 import types
+import weakref
 
 from . import ipu_config
 from .state import STATE
@@ -24,6 +25,7 @@ SMALL_INT_TYPES = ("uint8", "int8")
 UNSUPPORTED_RUN_DTYPES = ("float64",)
 
 _LOCAL = threading.local()
+COMPILED_GRAPHS = weakref.WeakSet()  # graphs holding ipu_compiler.compile output: need a configured system
 
 
 def _ipu_scope_depth():
@@ -60,12 +62,6 @@ def check_device_ops(tf, operations, captured_placeholders=True):
     for op in operations:
         for tensor in list(op.inputs) + list(op.outputs):
             dtype = tensor.dtype
-            if dtype._is_ref_dtype:
-                raise STATE.error(tf.errors.InvalidArgumentError(
-                    None, op, "Cannot assign a device for operation %s: Could not satisfy explicit device "
-                    "specification '/device:IPU:0' because no supported kernel for IPU devices is "
-                    "available. %s reads the ref variable %s: create variables as resource variables "
-                    "(reference 3.2)." % (op.name, op.name, tensor.op.name)))
             base = dtype.base_dtype.name
             if base in UNSUPPORTED_RUN_DTYPES:
                 raise _device_error(tf, op, "T=DT_DOUBLE is not supported on the IPU; cast to float32")
@@ -74,8 +70,12 @@ def check_device_ops(tf, operations, captured_placeholders=True):
                                     "float32 or int32 first" % base.upper())
         for tensor in op.inputs:
             source = tensor.op
-            if source not in new and (source.type in ("VariableV2", "Variable") or (
-                    source.type == "Identity" and source.inputs and source.inputs[0].dtype._is_ref_dtype)):
+            if source.type == "Identity" and source.inputs and source.inputs[0].dtype._is_ref_dtype:
+                source = source.inputs[0].op
+            # a ref variable placed on the CPU explicitly (the global step of reference 3.2) is
+            # read from the host; any other ref variable is pulled onto the IPU, which has no kernel
+            if source not in new and source.type in ("VariableV2", "Variable") \
+                    and "cpu" not in source.device.lower():
                 raise STATE.error(tf.errors.InvalidArgumentError(
                     None, op, "Cannot assign a device for operation %s: Could not satisfy explicit device "
                     "specification '/device:IPU:0' because no supported kernel for IPU devices is "
@@ -203,7 +203,8 @@ def build(tf):
             raise STATE.error(Exception(
                 "`ipu_compiler.compile` must be called from within an IPU device scope: wrap it in "
                 "`with ipu.scopes.ipu_scope('/device:IPU:0'):`."))
-        require_configured()
+        if tf.executing_eagerly():
+            require_configured()
         inputs = list(inputs or [])
         for value in tf.nest.flatten(inputs):
             if hasattr(value, "shape") and hasattr(value.shape, "is_fully_defined") \
@@ -216,6 +217,7 @@ def build(tf):
         outputs = computation(*inputs)
         check_device_ops(tf, graph.get_operations()[first:])
         STATE.compiled += 1
+        COMPILED_GRAPHS.add(graph)
         if outputs is None:
             return [tf.no_op()]
         if not isinstance(outputs, (list, tuple)):
@@ -270,25 +272,55 @@ def build(tf):
         LAST = 2
 
     class IPUOutfeedQueue:
+        """Enqueued values go to a host-side buffer through `tf.py_function`, so enqueueing works
+        inside device loops (TF1 `loops.repeat`, TF2 `tf.range` loops) as the real outfeed does."""
+
         def __init__(self, outfeed_mode=None, device_ordinal=None, buffer_depth=3, optimise_latency=False):
             self._mode = outfeed_mode or IPUOutfeedMode.ALL
-            self._items = []
+            self._buffer = []
+            self._structure = None
 
         def enqueue(self, tensors):
-            self._items.append(tensors)
-            return tf.no_op()
+            flat = [tf.convert_to_tensor(value) for value in tf.nest.flatten(tensors)]
+            self._structure = tensors
+            self._specs = [(value.dtype, value.shape) for value in flat]
+
+            def push(*values):
+                self._buffer.append([value.numpy() for value in values])
+                STATE.outfeed_items += 1
+                return 0
+
+            done = tf.py_function(push, flat, Tout=tf.int32)
+            return done if tf.executing_eagerly() else done.op
+
+        def _take(self):
+            items, self._buffer[:] = list(self._buffer), []
+            if self._mode == IPUOutfeedMode.LAST:
+                items = items[-1:]
+            return items
 
         def dequeue(self, wait_for_completion=False):
-            items, self._items = self._items, []
-            if not items:
-                return []
-            if self._mode == IPUOutfeedMode.LAST:
-                return items[-1]
-            return tf.nest.map_structure(lambda *values: tf.stack(values), *items)
+            if self._structure is None:
+                raise STATE.error(ValueError("dequeue() called on an outfeed nothing was enqueued to"))
+            import numpy as np
+
+            def pull():
+                items = self._take()
+                if not items:
+                    return [np.zeros((0,) + tuple(shape), dtype.as_numpy_dtype) for dtype, shape in self._specs]
+                columns = [np.stack(column) for column in zip(*items)]
+                if self._mode == IPUOutfeedMode.LAST:
+                    return [column[0] for column in columns]
+                return columns
+
+            values = tf.py_function(pull, [], Tout=[dtype for dtype, _ in self._specs])
+            for value, (_, shape) in zip(values, self._specs):
+                value.set_shape(shape if self._mode == IPUOutfeedMode.LAST else [None] + list(shape))
+            return tf.nest.pack_sequence_as(self._structure, values)
 
         def __iter__(self):
-            items, self._items = self._items, []
-            return iter(items)
+            for item in self._take():
+                yield tf.nest.pack_sequence_as(self._structure, [tf.constant(value) for value in item])
 
     module("ipu_infeed_queue", IPUInfeedQueue=IPUInfeedQueue)
     module("ipu_outfeed_queue", IPUOutfeedQueue=IPUOutfeedQueue, IPUOutfeedMode=IPUOutfeedMode,
@@ -320,10 +352,11 @@ def build(tf):
             with tf.control_dependencies(ops):
                 return [i + 1] + [tf.identity(value) for value in values]
 
-        outputs = tf.while_loop(lambda i, *_: i < n, loop_body, [tf.constant(0)] + inputs)
-        outputs = outputs[1:] if isinstance(outputs, (list, tuple)) else []
+        loop = tf.while_loop(lambda i, *_: i < n, loop_body, [tf.constant(0)] + inputs)
+        loop = list(loop) if isinstance(loop, (list, tuple)) else [loop]
+        outputs = loop[1:]
         if not outputs:
-            return tf.group(outputs) if not tf.executing_eagerly() else None
+            return None if tf.executing_eagerly() else tf.group(*loop)
         return outputs if len(outputs) > 1 else outputs[0]
 
     module("loops", repeat=repeat)
@@ -366,6 +399,19 @@ def build(tf):
                         if name.count(".") == 3})
     ipu.cross_replica_optimizer = optimizers
     return modules
+
+
+def session_patches(tf):
+    """A TF1 session running compiled IPU code needs the IPU system configured by then."""
+    session_class = tf.compat.v1.Session.__mro__[1]  # BaseSession
+    original_run = session_class.run
+
+    def run(self, *args, **kwargs):
+        if self.graph in COMPILED_GRAPHS:
+            require_configured()
+        return original_run(self, *args, **kwargs)
+
+    return [(session_class, "run", run)]
 
 
 def require_configured():
