@@ -183,6 +183,16 @@ def test_strategy_run_rejects_float64(ipu):
     strategy.run(double, args=(tf.constant(1.0, tf.float32),))
 
 
+def test_strategy_run_uint8_only_for_data_movement(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    images = tf.constant(np.arange(8, dtype="uint8").reshape(2, 4))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="DT_UINT8"):
+        strategy.run(tf.function(lambda x: tf.reduce_sum(x * 2)), args=(images,))
+    cast_first = tf.function(lambda x: tf.reduce_sum(tf.cast(x, tf.float32) * 2.0))
+    assert float(strategy.run(cast_first, args=(images,))) == 56.0
+
+
 def test_strategy_experimental_run_v2_deleted(ipu):
     strategy = ipu.ipu_strategy.IPUStrategy()
     with pytest.raises(RuntimeError, match="has been deleted. Use `run` instead."):

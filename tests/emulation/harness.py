@@ -37,7 +37,6 @@ import random
 import runpy
 import sys
 import tempfile
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -96,9 +95,6 @@ def _seed_everything(seed, framework):
     else:
         from . import import_tensorflow
         tf, keras = import_tensorflow()
-        # stateful random ops in a parallel Dataset.map draw in thread order unless ops are
-        # deterministic: without this two runs of the same script differ
-        tf.config.experimental.enable_op_determinism()
         keras.backend.clear_session()
         keras.utils.set_random_seed(seed)
 
@@ -188,21 +184,19 @@ def _flat(value):
     return [value]
 
 
-def _seeds_by_name(patcher, tf):
-    """Op seeds of graph-mode random ops from the op's name scope, not from the graph's op
-    counter: the port adds ops (an IPU strategy wraps the train function, TF1 code gets new
-    placeholders and scopes), which must not change initial weights or dropout masks."""
-    from tensorflow.python.framework import random_seed
-    original_get_seed = random_seed.get_seed
-
-    def get_seed(op_seed):
-        graph_seed, seed_value = original_get_seed(op_seed)
-        if op_seed is None and graph_seed is not None and not tf.executing_eagerly():
-            name = tf.compat.v1.get_default_graph().get_name_scope()
-            seed_value = zlib.crc32(name.encode()) % (2 ** 31 - 1)
-        return graph_seed, seed_value
-
-    patcher.attr(random_seed, "get_seed", get_seed)
+@contextlib.contextmanager
+def _deterministic_ops():
+    """Stateful random ops in a parallel Dataset.map draw in thread order unless ops are
+    deterministic: without this two runs of the same script differ. Switched off afterwards (it
+    makes unseeded random ops fail)."""
+    from tensorflow.python.framework import config
+    was_enabled = config.is_op_determinism_enabled()
+    config.enable_op_determinism()
+    try:
+        yield
+    finally:
+        if not was_enabled:
+            config.disable_op_determinism()
 
 
 def _no_tensorboard(patcher, keras):
@@ -336,6 +330,8 @@ def run_script(path, spec, emulate, seed=0):
                                                          torch=framework == "torch"))
             else:
                 STATE.reset()
+            if framework != "torch":
+                stack.enter_context(_deterministic_ops())
             _seed_everything(seed, framework)
             if framework == "torch":
                 _record_torch(patcher, run)
@@ -344,7 +340,6 @@ def run_script(path, spec, emulate, seed=0):
             else:
                 from . import import_tensorflow
                 tf, keras = import_tensorflow()
-                _seeds_by_name(patcher, tf)
                 _no_tensorboard(patcher, keras)
             if framework == "keras":
                 _record_keras(patcher, run)

@@ -155,6 +155,11 @@ def build(tf):
                     "IPUStrategyV1.run(fn, ...) does not support eager execution. Either convert `fn` "
                     "into a tf.function or consider calling strategy.run inside a tf.function."))
             _check_run_dtypes(tf, (args, kwargs or {}), "input")
+            if isinstance(fn, tf.types.experimental.PolymorphicFunction):
+                concrete = fn.get_concrete_function(*args, **(kwargs or {}))
+                _check_run_dtypes(tf, concrete.structured_outputs, "output")
+                # the ops the device would run: uint8 only for data movement, no float64
+                check_device_ops(tf, concrete.graph.get_operations(), captured_placeholders=False)
             STATE.strategy_runs += 1
             result = super().run(fn, args=args, kwargs=kwargs, options=options)
             _check_run_dtypes(tf, result, "output")
