@@ -208,13 +208,6 @@ class IPUConfig(_Category):
     def configure_ipu_system(self, device="cpu"):
         configure_ipu_system(self, device=device)
 
-    @property
-    def num_ipus(self):
-        selected = self.auto_select_ipus if self.auto_select_ipus != [] else self.select_ipus
-        if isinstance(selected, int):
-            return selected
-        return sum(selected) if self.auto_select_ipus != [] else len(selected)
-
 
 def _validate(config):
     if config.auto_select_ipus != [] and config.select_ipus != []:

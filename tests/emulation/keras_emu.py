@@ -269,7 +269,7 @@ def _steps_per_execution(model):
         return int(variable)
 
 
-def _check_overrides(model, keras, names, strategy):
+def _check_overrides(model, keras, names):
     base = keras.Model
     for name in names:
         if getattr(type(model), name, None) is not getattr(base, name, None):
@@ -293,7 +293,7 @@ def _first_dim(tf, value):
     return int(flat[0].shape[0])
 
 
-def _array_batches(tf, x, batch_size, what="fit"):
+def _array_batches(tf, x, batch_size):
     n = _first_dim(tf, x)
     if n is None:
         return None
@@ -317,8 +317,6 @@ def _check_data(tf, keras, model, x, y, batch_size, steps, validation_split=0.0)
         raise STATE.error(ValueError(GENERATOR_MESSAGE.format(kind=kind)))
     if isinstance(x, tf.data.Dataset):
         batches = _check_dataset(tf, x)
-    elif isinstance(x, tf.distribute.DistributedDataset if hasattr(tf.distribute, "DistributedDataset") else ()):
-        batches = None
     else:
         batch_size = batch_size or 32
         n = _first_dim(tf, x)
@@ -402,7 +400,7 @@ def _ipu_entry(tf, keras, method, original):
         if self.run_eagerly:
             raise STATE.error(RuntimeError(RUN_EAGERLY))
         names = checked_names + (pipelined_names if _stage_count(self)[0] > 1 else ())
-        _check_overrides(self, keras, names, strategy)
+        _check_overrides(self, keras, names)
         steps_name = "steps_per_epoch" if method == "fit" else "steps"
         steps = bound.get(steps_name)
         batches = _check_data(tf, keras, self, bound.get("x"), bound.get("y"), bound.get("batch_size"),
