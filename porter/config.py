@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from porter.ignore import PatternSet, compile_pattern, parse
 
@@ -25,10 +25,21 @@ class Config:
     select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     ipus: int = field(default=1, metadata={"min": 1})
+    # TF1: split the compiled computation over this many IPUs (`ipu_shard`), a power of two <= ipus.
+    shards: int = field(default=1, metadata={"min": 1})
     # Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.
     annotate: bool = False
     # Report `# ipu-port: ignore` comments that suppress nothing (IPU802).
     show_unused_suppressions: bool = False
+    # Speed options, checked together by porter.throughput.validate. None (or False) means not
+    # asked for: the rules that use them then change nothing.
+    steps_per_execution: Optional[Union[int, str]] = None  # K, or "auto"
+    device_iterations: Optional[int] = None  # PopTorch
+    pipeline_stages: Optional[int] = None
+    gradient_accumulation: Optional[int] = None
+    pipeline_schedule: str = field(default="grouped", metadata={"choices": ("grouped", "interleaved", "sequential")})
+    executable_cache: Optional[str] = None
+    ipu_model: bool = False
 
     def with_changes(self, **changes) -> "Config":
         return replace(self, **changes)
@@ -222,7 +233,23 @@ def project_from_table(table: Mapping[str, Any], root: str, path: Optional[str],
             config_values[name] = value
         else:
             project_values[name] = value
-    return Project(root=root, path=path, config=Config(**config_values), **project_values)
+    from porter.throughput import OptionError, validate
+
+    try:
+        config = validate(Config(**config_values))  # the speed options, checked together
+    except OptionError as error:
+        raise ConfigError(f"{where}: {error.option.lstrip('-')}: {error.message}") from None
+    _check_shards(config, "--shards" if "shards" in overrides or "ipus" in overrides else f"{where}: shards")
+    return Project(root=root, path=path, config=config, **project_values)
+
+
+def _check_shards(config: Config, label: str) -> None:
+    """``shards`` is a power of two and at most the IPUs selected."""
+    shards = config.shards
+    if shards & (shards - 1):
+        raise ConfigError(f"{label}: must be a power of two (1, 2, 4, 8...), got {shards}")
+    if shards > config.ipus:
+        raise ConfigError(f"{label}: {shards} shards need at least {shards} IPUs, but ipus is {config.ipus}")
 
 
 def _closest(key: str, keys) -> Optional[str]:

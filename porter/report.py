@@ -60,6 +60,11 @@ def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
     return lines
 
 
+def _label(side: str, path: str) -> str:
+    """``a/train.py`` as git writes it; an absolute path is shown as it is."""
+    return path if path.startswith("/") else f"{side}/{path}"
+
+
 def unified_diff(outcome: FileOutcome) -> str:
     if outcome.cells is not None:
         return "".join(
@@ -71,7 +76,7 @@ def _diff(original: str, ported: str, name: str) -> str:
     old = original.splitlines(keepends=True)
     new = ported.splitlines(keepends=True)
     lines = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
+    for line in difflib.unified_diff(old, new, fromfile=_label("a", name), tofile=_label("b", name)):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 
@@ -264,3 +269,44 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
             ],
         })
     return json.dumps({"files": files, "summary": _summary(outcomes)}, indent=2)
+
+
+def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
+    """A report to paste into a pull request or a porting guide: the summary, then per file with
+    findings or changes a heading, the findings as a list with their codes, and the change as a
+    fenced ``diff`` block of ``+``/``-`` lines (hunks only: the heading names the file)."""
+    lines = ["# IPU port", "", " ".join(summary_lines(outcomes, written))]
+    for outcome in outcomes:
+        if not (outcome.findings or outcome.changed or outcome.error):
+            continue
+        lines += ["", f"## `{outcome.path}`", ""]
+        if outcome.error:
+            lines.append(f"- error: {outcome.error}")
+        for finding in outcome.findings:
+            where = f"cell {finding.cell}, line {finding.line}" if finding.cell else f"line {finding.line}"
+            status = "fixed" if finding.fixed else "manual"
+            lines.append(f"- `{finding.code}` {where} ({status}): {finding.message}")
+        if outcome.changed:
+            diff = _hunks(unified_diff(outcome).splitlines())
+            fence = "```"
+            while any(line.lstrip(" +-").startswith(fence) for line in diff):
+                fence += "`"
+            if outcome.findings or outcome.error:
+                lines.append("")
+            lines += [fence + "diff", *diff, fence]
+    return "\n".join(lines) + "\n"
+
+
+def _hunks(lines: List[str]) -> List[str]:
+    """A unified diff without its ``---``/``+++`` file headers (a removed line that starts with
+    ``-- `` is kept: a header is followed by ``+++`` and a hunk)."""
+    kept = []
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("--- ") and index + 2 < len(lines) and lines[index + 1].startswith("+++ ") \
+                and lines[index + 2].startswith("@@"):
+            index += 2
+            continue
+        kept.append(lines[index])
+        index += 1
+    return kept

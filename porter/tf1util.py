@@ -403,3 +403,26 @@ def runs_on_ipu(ctx: FileContext, node: cst.CSTNode) -> bool:
         return True
     function = ctx.enclosing_function(node)
     return function is not None and function.name.value in ipu_functions(ctx)
+
+
+# ------------------------------------------------------- the computations IPU202 compiles (for IPU207)
+def note_compiled(ctx: FileContext, kind: str, node, name: str) -> None:
+    """Record a computation ``ipu.ipu_compiler.compile`` gets in this port: kind "function" (``node``
+    is the ``FunctionDef`` of the file compiled) or "statements" (``node`` is the list of the scope's
+    statements that become the function ``name``)."""
+    ctx.__dict__.setdefault("_tf1_compiled", []).append((kind, node, name))
+
+
+def compiled_now(ctx: FileContext) -> List[Tuple[str, object, str]]:
+    """What ``note_compiled`` recorded, in order."""
+    return list(ctx.__dict__.get("_tf1_compiled", ()))
+
+
+def set_body_hook(ctx: FileContext, first: cst.BaseStatement, hook) -> None:
+    """``hook(statements) -> statements`` rewrites the body of the function that the statements
+    from ``first`` become (IPU207 shards it), when IPU202 builds it."""
+    ctx.__dict__.setdefault("_tf1_body_hooks", {})[id(first)] = hook
+
+
+def body_hook(ctx: FileContext, first: cst.BaseStatement):
+    return ctx.__dict__.get("_tf1_body_hooks", {}).get(id(first), lambda statements: statements)

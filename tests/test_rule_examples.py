@@ -14,7 +14,7 @@ CASES = [(rule, index, example) for rule in all_rules() for index, example in en
     "rule, index, example", CASES, ids=[f"{rule.code}-{rule.name}-{index}" for rule, index, _ in CASES]
 )
 def test_rule_example(rule, index, example):
-    config = Config(select=(rule.code,))
+    config = Config(select=(rule.code,), **(example.options or {}))
     result = port(example.before, config)
     assert result.error is None
     expected = example.after if example.after is not None else example.before

@@ -114,7 +114,7 @@ def test_inference_gets_its_own_options_when_training_accumulates():
     result = port(ACCUMULATING, Config(select=("IPU302", "IPU306")))
     assert result.error is None
     assert ("inference_opts = poptorch.Options()\n"
-            "inference_model = poptorch.inferenceModel(model, options=inference_opts)\n") in result.source
+            "inference_model = poptorch.inferenceModel(model.eval(), options=inference_opts)\n") in result.source
     assert port(result.source, Config(select=("IPU302", "IPU306"))).source == result.source
 
 

@@ -16,7 +16,8 @@ class IpuConfig(Rule):
         "A TF1 graph gets its IPU device only once the system is configured: `cfg = "
         "ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()` "
         "(reference 1.2 and 3.1; seeds 002, 004). The configuration goes right before the first session "
-        "is created, with the number of IPUs from `--ipus`. A file that already configures the IPU "
+        "is created, with the number of IPUs from `--ipus` (from `--shards` when the graph is sharded). "
+        "A file that already configures the IPU "
         "(also with the old `ipu.utils` API, which IPU010 upgrades) is left alone."
     )
     examples = (
@@ -64,12 +65,14 @@ class IpuConfig(Rule):
         if not sessions or has_ipu_configuration(ctx):
             return
         statement = ctx.statement_of(sessions[0])
-        new = config_statements(config_name(ctx), ctx.config.ipus)
+        # A sharded graph (IPU207, `--shards N`) runs on N IPUs.
+        ipus = ctx.config.shards if ctx.config.shards > 1 else ctx.config.ipus
+        new = config_statements(config_name(ctx), ipus)
         if ctx.insert_before(statement, new):
             ctx.add_import("tensorflow.python", "ipu", code=self.code)
-            ipus = ctx.config.ipus
-            ctx.report(self.code, sessions[0], f"IPU system configured with {ipus} IPU{'s' if ipus != 1 else ''} "
-                       "before the session", fixed=True)
+            sharded = " (one per shard)" if ctx.config.shards > 1 else ""
+            ctx.report(self.code, sessions[0], f"IPU system configured with {ipus} IPU{'s' if ipus != 1 else ''}"
+                       f"{sharded} before the session", fixed=True)
         else:
             ctx.report(self.code, sessions[0], "configure the IPU system before this session: "
                        "`cfg = ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()`",

@@ -4,9 +4,9 @@ import libcst as cst
 
 from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import (IPU_COMPILE, cpu_bound_kind, device_of, find_calls, graph_inputs, hoistable,
-                            ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
-                            returned_values, session_calls)
+from porter.tf1util import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, find_calls, graph_inputs,
+                            hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
+                            note_compiled, returned_values, session_calls)
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -196,6 +196,7 @@ class XlaCompile(Rule):
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, call, f"`{call.func.value}(...)` is compiled with `ipu.ipu_compiler.compile`"
                    + self._ops_note(tensors, ops), fixed=True)
+        note_compiled(ctx, "function", function, call.func.value)
         return None
 
     @staticmethod
@@ -258,6 +259,7 @@ class XlaCompile(Rule):
         returned = ", ".join(tensors + ops)
 
         def build(statements):
+            statements = body_hook(ctx, body[0])(statements)
             template = cst.parse_statement(f"def {function}({', '.join(params)}):\n    return {returned}\n")
             return template.with_changes(body=template.body.with_changes(body=[*statements, *template.body.body]))
 
@@ -269,6 +271,7 @@ class XlaCompile(Rule):
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, body[0], f"the graph built in the IPU scope becomes `{function}`, compiled "
                    f"with `ipu.ipu_compiler.compile`" + self._ops_note(tensors, ops), fixed=True)
+        note_compiled(ctx, "statements", body, function)
         return None
 
     @staticmethod

@@ -21,7 +21,7 @@ import poptorch
 opts = poptorch.Options()
 model.eval()
 correct = 0
-inference_model = poptorch.inferenceModel(model, options=opts)
+inference_model = poptorch.inferenceModel(model.eval(), options=opts)
 with torch.no_grad():
     for images, labels in test_loader:
         output = inference_model(images)
@@ -58,7 +58,7 @@ def evaluate(model, loader, inference_model):
 def main():
     opts = poptorch.Options()
     model = Net()
-    inference_model = poptorch.inferenceModel(model, options=opts)
+    inference_model = poptorch.inferenceModel(model.eval(), options=opts)
     for epoch in range(5):
         evaluate(model, test_loader, inference_model)
 '''
@@ -71,14 +71,16 @@ class InferenceModel(Rule):
     frameworks = frozenset({TORCH})
     summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
     rationale = (
-        "On the IPU the model runs through a compiled `poptorch.inferenceModel(model, options=opts)` "
+        "On the IPU the model runs through a compiled `poptorch.inferenceModel(model.eval(), options=opts)` "
         "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` block (or "
         "a `@torch.no_grad()` function), and for a trained model evaluated under `no_grad` after its "
         "training loop, the model calls go to an inference model created once (in the caller, passed in, "
         "when the evaluation is in a function called once per epoch). When the script also trains, the "
         "training model is detached (`detachFromDevice()`) before each evaluation (only once it has run, "
         "when the evaluation can come first) and the inference model after it when training goes on, so "
-        "each finds a free IPU (the seed's pattern). The options must have gradient accumulation 1: the "
+        "each finds a free IPU (the seed's pattern). The wrapper keeps the training flag the model had "
+        "when it was wrapped, so the model is wrapped in eval mode (and put back in training mode "
+        "when it also trains). The options must have gradient accumulation 1: the "
         "options the porter creates have; options that accumulate get a separate inference `Options()` "
         "(IPU302)."
     )
@@ -101,8 +103,13 @@ class InferenceModel(Rule):
                 ctx.replace(call.func, cst.Name(name))
             options = f", options={p.inference_opts or p.opts}" if p.opts else ""
             model = placement.values[evaluation.model]
-            creation = cstutil.statement(f"{name} = poptorch.inferenceModel({model}{options})")
-            creations = [] if evaluation.reuses else [creation]
+            trained = sorted({release.training for release in evaluation.releases if release.training})
+            # The wrapper copies the model's training flag when it is made and never syncs it
+            # (reference 4.3): wrap the model in eval mode, then put it back for its training.
+            creation = [cstutil.statement(f"{name} = poptorch.inferenceModel({model}.eval(){options})")]
+            if trained:
+                creation.append(cstutil.statement(f"{model}.train()"))
+            creations = [] if evaluation.reuses else creation
             for release in evaluation.releases:
                 detach = [self._detach(release)] if release.training else []
                 if release.site is placement.before:
@@ -114,7 +121,6 @@ class InferenceModel(Rule):
             if creations:
                 ctx.insert_before(placement.before, creations)
             pass_in(ctx, placement, name, name, self.code)
-            trained = sorted({release.training for release in evaluation.releases if release.training})
             detach = f"; `{trained[0]}` is detached first" if trained else ""
             ctx.report(self.code, evaluation.calls[0].func,
                        f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created once{detach}",

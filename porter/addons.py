@@ -1,0 +1,299 @@
+"""Swapping Keras layers for the IPU layers of ``ipu_tensorflow_addons.keras.layers`` (reference
+2.1, 2.2), shared by IPU104 (LSTM, GRU) and IPU112 (Embedding, Dropout): finding the layer calls
+under any import spelling, reading their arguments, passing positional arguments by keyword, the
+``ipu_layers`` import, whether a mask reaches a layer, and dropping imports the swaps leave unused.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from porter.context import FileContext, canonical_keras, dotted_name, import_bindings
+from porter.cstutil import argument, keyword
+from porter.kerasutil import is_literal_false, last_name, values_of
+
+ADDONS = "ipu_tensorflow_addons.keras"
+ADDONS_LAYERS = ADDONS + ".layers"
+ALIAS = "ipu_layers"
+
+MASKING = "keras.layers.Masking"
+EMBEDDING = "keras.layers.Embedding"
+SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
+INPUTS = ("keras.Input", "keras.layers.Input")
+
+
+class Unsafe(Exception):
+    """Why a layer cannot be swapped (the message completes "not swapped: ...")."""
+
+
+def layer_calls(ctx: FileContext, layers: Sequence[str]) -> Iterator[Tuple[cst.Call, str]]:
+    """``(call, layer)`` for the calls of the Keras layers named in ``layers`` (``"LSTM"``...),
+    under any import spelling."""
+    wanted = {f"keras.layers.{layer}" for layer in layers}
+    spellings = set(layers)
+    for node_type in (cst.Import, cst.ImportFrom):
+        for node in ctx.nodes(node_type):
+            spellings.update(local for local, full in import_bindings(node) if canonical_keras(full) in wanted)
+    for call in ctx.nodes(cst.Call):
+        if last_name(call.func) in spellings:
+            name = ctx.keras_name(call.func)
+            if name in wanted:
+                yield call, name.rsplit(".", 1)[-1]
+
+
+def bound_arguments(call: cst.Call, order: Sequence[str]) -> Dict[str, cst.BaseExpression]:
+    """Parameter name -> value for a constructor call whose positional order is ``order``;
+    raises ``Unsafe`` when the arguments cannot be read."""
+    if any(arg.star for arg in call.args):
+        raise Unsafe("its `*args`/`**kwargs` cannot be read")
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if len(positional) > len(order):
+        raise Unsafe("it has more positional arguments than Keras takes")
+    values = {order[index]: arg.value for index, arg in enumerate(positional)}
+    values.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    return values
+
+
+def addons_alias(ctx: FileContext) -> Optional[str]:
+    """The name under which the addons layers module is (or will be) imported; None when the
+    usual name is taken by something else."""
+    for local, full in ctx.aliases.items():
+        if full == ADDONS_LAYERS:
+            return local
+    if any(node.value == ALIAS for node in ctx.nodes(cst.Name)):
+        return None
+    return ALIAS
+
+
+def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
+                unsafe_reason: Callable[[FileContext, cst.Call, str], Optional[str]],
+                orders: Dict[str, Sequence[str]], keep_positional: Optional[int] = 1) -> None:
+    """Swap each call of the Keras ``layers`` for the IPU layer, or report why not (the reason
+    ``unsafe_reason`` gives); then drop the imports the swaps leave unused. ``keep_positional``:
+    how many positional arguments stay positional (None: all, the orders being the same)."""
+    swapped_funcs = set()
+    local = addons_alias(ctx)
+    for call, layer in layer_calls(ctx, layers):
+        reason = unsafe_reason(ctx, call, layer)
+        if reason is None and local is None:
+            reason = f"the name `{ALIAS}` is taken in this file"
+        if reason is not None:
+            ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
+                       f"{layer}`: {reason} (reference 2.2)", fixed=False)
+            continue
+        order = orders[layer]
+        keywords = swap(ctx, code, call, layer, local, order, len(order) if keep_positional is None else keep_positional)
+        extra = f", with {', '.join(f'`{name}`' for name in keywords)} passed by keyword" if keywords else ""
+        ctx.report(code, call, f"`{layer}` becomes `ipu_tensorflow_addons.keras.layers.{layer}`{extra}", fixed=True)
+        swapped_funcs.add(id(call.func))
+    drop_unused_imports(ctx, code, swapped_funcs, layers)
+
+
+def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],
+         keep_positional: int = 1) -> List[str]:
+    """Make ``call`` a call of ``<local>.<layer>``, the positional arguments after the first
+    ``keep_positional`` passed by keyword; returns the names of those arguments."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    keywords = list(order[keep_positional:len(positional)])
+    new_func = cst.Attribute(value=cst.Name(local), attr=cst.Name(layer))
+    ctx.replace(call, lambda node: keywordize(node, order, keep_positional).with_changes(func=new_func))
+    if local == ALIAS:
+        ctx.add_import(ADDONS, "layers", ALIAS, code=code)
+    return keywords
+
+
+def keywordize(call: cst.Call, order: Sequence[str], keep_positional: int = 1) -> cst.Call:
+    """Every positional argument after the first ``keep_positional`` passed by keyword, keeping
+    commas and spacing."""
+    args = list(call.args)
+    position = 0
+    for index, arg in enumerate(args):
+        if arg.keyword is not None or arg.star:
+            continue
+        if position >= keep_positional:
+            args[index] = arg.with_changes(
+                keyword=cst.Name(order[position]),
+                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                      whitespace_after=cst.SimpleWhitespace("")),
+            )
+        position += 1
+    return call.with_changes(args=args)
+
+
+# ------------------------------------------------------------------------------ masks
+def makes_mask(ctx: FileContext, node) -> bool:
+    """True for a ``Masking`` layer or an ``Embedding`` whose ``mask_zero`` is not False."""
+    if not isinstance(node, cst.Call):
+        return False
+    name = ctx.keras_name(node.func)
+    if name == MASKING:
+        return True
+    if name == EMBEDDING:
+        mask_zero = argument(node, "mask_zero", 6)
+        return mask_zero is not None and not is_literal_false(mask_zero.value)
+    return False
+
+
+def sequential_prefix(ctx: FileContext, call: cst.Call) -> Optional[List[cst.Call]]:
+    """The layers before ``call`` in a ``Sequential([...])`` list when they are all layer
+    constructors (so the data flow is clear), else None."""
+    element = ctx.parent(call)
+    container = ctx.parent(element) if isinstance(element, cst.Element) else None
+    arg = ctx.parent(container) if isinstance(container, cst.List) else None
+    outer = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(outer, cst.Call) or ctx.keras_name(outer.func) not in SEQUENTIAL:
+        return None
+    before = []
+    for item in container.elements:
+        if item is element:
+            break
+        if not isinstance(item.value, cst.Call):
+            return None
+        before.append(item.value)
+    return before
+
+
+def _masks(ctx: FileContext) -> List[cst.Call]:
+    """Every call that makes a mask (cached per file)."""
+    found = ctx.__dict__.get("_keras_masks")
+    if found is None:
+        found = ctx.__dict__["_keras_masks"] = [
+            node for node in ctx.nodes(cst.Call)
+            if last_name(node.func) in ("Masking", "Embedding") and makes_mask(ctx, node)]
+    return found
+
+
+def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
+    """Raise ``Unsafe`` when a mask (a ``mask=`` argument, an upstream ``Masking`` layer or
+    ``Embedding(mask_zero=True)``) may reach the layer ``call`` makes."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Call) and parent.func is call and keyword(parent, "mask") is not None:
+        raise Unsafe("it is called with a `mask`, which the IPU layer does not support")
+    sequence = sequential_prefix(ctx, call)
+    if sequence is not None:
+        if any(makes_mask(ctx, element) for element in sequence):
+            raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
+        return
+    if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
+        masked = Tracer(ctx).any_masked([arg.value for arg in parent.args])
+        if masked:
+            raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
+        if masked is False:
+            return
+    region = _region(ctx, call)
+    if any(_region(ctx, mask) is region if region is None else
+           any(ancestor is region for ancestor in ctx.ancestors(mask)) for mask in _masks(ctx)):
+        raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` in the same model may feed it a mask")
+
+
+def _region(ctx: FileContext, node):
+    return ctx.enclosing(node, cst.ClassDef) or ctx.enclosing_function(node)
+
+
+class Tracer:
+    """Follows a functional model's tensors back, within one function, to where they come from:
+    True when a mask-making layer is upstream, False when every path ends at a `keras.Input` or a
+    constant, None when a path is lost (a parameter, a helper function, a loop...)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.seen: set = set()
+
+    def any_masked(self, nodes) -> Optional[bool]:
+        results = [self.masked(node) for node in nodes]
+        if any(result is True for result in results):
+            return True
+        return None if any(result is None for result in results) else False
+
+    def masked(self, node) -> Optional[bool]:
+        ctx = self.ctx
+        if id(node) in self.seen:
+            return False  # already followed: whatever is upstream of it is found there
+        if len(self.seen) > 200:
+            return None
+        self.seen.add(id(node))
+        if isinstance(node, cst.Call):
+            if makes_mask(ctx, node):
+                return True
+            if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
+                if makes_mask(ctx, node.func):
+                    return True
+                return self.any_masked([arg.value for arg in node.args])
+            name = ctx.keras_name(node.func)
+            if name in INPUTS:
+                return False
+            if name is not None and name.startswith("keras.layers."):  # layers.concatenate([a, b])
+                return self.any_masked([arg.value for arg in node.args])
+            return None
+        if isinstance(node, cst.Name):
+            values = values_of(ctx, node)
+            if not values or any(value is None for value in values):
+                return None
+            return self.any_masked(values)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self.any_masked([element.value for element in node.elements])
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return False
+        return None
+
+
+# ------------------------------------------------------------------------------ imports
+def drop_unused_imports(ctx: FileContext, code: str, swapped_funcs: set, layers: Sequence[str]) -> None:
+    """``from keras.layers import LSTM``: once every use of a name of ``layers`` is swapped (by
+    this rule; ``swapped_funcs`` holds the ids of the swapped calls' functions), the name goes.
+    The names other rules dropped from the same import count, so the last one removes it whole."""
+    dropped_before: Dict[int, List[str]] = ctx.__dict__.setdefault("_addons_dropped", {})
+    wanted = {f"keras.layers.{layer}" for layer in layers}
+    for node in ctx.nodes(cst.ImportFrom):
+        if isinstance(node.names, cst.ImportStar) or node.relative or node.module is None:
+            continue
+        base = dotted_name(node.module)
+        unused = []
+        for alias in node.names:
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if not isinstance(local, cst.Name) or not isinstance(alias.name, cst.Name):
+                continue
+            if canonical_keras(f"{base}.{alias.name.value}") not in wanted:
+                continue
+            uses = [name for name in ctx.nodes(cst.Name) if name.value == local.value and _is_use(ctx, name)]
+            if uses and all(id(name) in swapped_funcs for name in uses):
+                unused.append(alias)
+        if unused:
+            _remove_aliases(ctx, code, node, unused, dropped_before.setdefault(id(node), []))
+
+
+def _is_use(ctx: FileContext, name: cst.Name) -> bool:
+    parent = ctx.parent(name)
+    if isinstance(parent, (cst.ImportAlias, cst.AsName)):
+        return False
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    return True
+
+
+def _remove_aliases(ctx: FileContext, code: str, node: cst.ImportFrom, unused, dropped: List[str]) -> None:
+    names = [alias.name.value for alias in unused]
+    if len(unused) + len(dropped) == len(node.names):
+        statement = ctx.statement_of(node)
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+            ctx.remove(statement)
+            dropped.extend(names)
+            ctx.report(code, node, f"removed the unused import of {', '.join(names)}", fixed=True)
+        return
+    gone = set(names)
+
+    def without(updated: cst.ImportFrom) -> cst.ImportFrom:
+        kept = [alias for alias in updated.names if not (isinstance(alias.name, cst.Name) and alias.name.value in gone)]
+        if not kept:
+            return updated
+        if kept[-1] is not updated.names[-1]:  # the last name went: the new last takes its comma
+            kept[-1] = kept[-1].with_changes(comma=updated.names[-1].comma)
+        return updated.with_changes(names=kept)
+
+    ctx.replace(node, without)
+    dropped.extend(names)
+    ctx.report(code, node, f"removed the unused import of {', '.join(names)}", fixed=True)

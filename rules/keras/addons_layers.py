@@ -1,0 +1,206 @@
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from porter.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
+from porter.cstutil import argument, is_name, is_true, keyword, string_value
+from porter.kerasutil import is_literal_false, last_name, values_of
+from porter.rule import FIX, KERAS, Example, Rule
+
+# The positional order of the stock Keras (TF 2.6) constructors; the IPU layers take the same
+# order (Embedding adds `serialization_factor` at the end), reference 2.2.
+_ORDER = {
+    "Embedding": ("input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
+                  "activity_regularizer", "embeddings_constraint", "mask_zero", "input_length"),
+    "Dropout": ("rate", "noise_shape", "seed"),
+}
+_INTEGER_DTYPES = ("int32", "int64", "int16", "int8", "uint8", "uint16")
+
+# Layers with an IPU version that is not a drop-in: never swapped, pointed out once per file. (The
+# addons `Dense` is an FP8 layer, never a replacement: it is not pointed out, or every Keras model
+# would keep a finding after its port.)
+_NOT_DROP_IN = {
+    "keras.layers.LayerNormalization": (
+        "`LayerNormalization` is kept: `ipu_tensorflow_addons.keras.layers.LayerNormalization` is the IPU "
+        "version, but it needs every dimension except the normalised ones static when called (the batch "
+        "too: `keras.Input(..., batch_size=N)`) and takes no regularizers or constraints; swap it by "
+        "hand where that holds (reference 2.2)"),
+    "keras.layers.GroupNormalization": (
+        "`GroupNormalization` is kept: `ipu_tensorflow_addons.keras.layers.GroupNormalization` takes "
+        "`channels_axis` instead of `axis` and by default groups channels with a stride "
+        "(`strided_channel_grouping=True`), a different computation; to swap it by hand, map `axis` "
+        "to `channels_axis` and pass `strided_channel_grouping=False` (reference 2.2)"),
+}
+_TFA_GROUP_NORM = "tensorflow_addons.layers.GroupNormalization"
+
+
+class AddonsLayers(Rule):
+    code = "IPU112"
+    name = "addons-layers"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = ("Swap Keras `Embedding`/`Dropout` for the IPU layers of `ipu_tensorflow_addons` when it is "
+               "safe; point out `LayerNormalization`/`GroupNormalization`.")
+    rationale = (
+        "`ipu_tensorflow_addons.keras.layers.Embedding` and `Dropout` are the IPU versions of the Keras "
+        "layers (reference 2.1, 2.2), imported as Graphcore does, `from ipu_tensorflow_addons.keras "
+        "import layers as ipu_layers`. The IPU `Embedding` raises for `mask_zero=True`, `input_length`, "
+        "regularizers and constraints, and takes only 2-D integer input `[batch, length]`: it is swapped "
+        "only when none of these is passed and its input is visibly 2-D integer ids (a `keras.Input(shape="
+        "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
+        "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
+        "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
+        "`Dropout` passes a mask on; the reference does not say the IPU one does). Layers left as they "
+        "are get a finding saying why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
+        "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
+        "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "
+        "swapped: the addons `Dense` (SDK 3.1+) is an FP8 layer fed by `ConvertToF8`, not a replacement."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\n\ndef build_model(vocab_size, length):\n"
+            "    tokens = tf.keras.Input(shape=(length,), dtype=\"int32\")\n"
+            "    x = tf.keras.layers.Embedding(vocab_size, 128)(tokens)\n"
+            "    x = tf.keras.layers.Dropout(0.2)(x)\n"
+            "    x = tf.keras.layers.GlobalAveragePooling1D()(x)\n"
+            "    return tf.keras.Model(tokens, x)\n",
+            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n\n"
+            "def build_model(vocab_size, length):\n"
+            "    tokens = tf.keras.Input(shape=(length,), dtype=\"int32\")\n"
+            "    x = ipu_layers.Embedding(vocab_size, 128)(tokens)\n"
+            "    x = ipu_layers.Dropout(0.2)(x)\n"
+            "    x = tf.keras.layers.GlobalAveragePooling1D()(x)\n"
+            "    return tf.keras.Model(tokens, x)\n",
+        ),
+        Example(
+            "from tensorflow import keras\nfrom tensorflow.keras.layers import Dropout, Embedding, Flatten\n\n"
+            "model = keras.Sequential([\n    keras.Input(shape=(40,), dtype=\"int64\"),\n"
+            "    Embedding(5000, 16, \"uniform\"),\n    Dropout(rate=0.1, noise_shape=(32, 1, 16)),\n"
+            "    Flatten(),\n])\n",
+            "from tensorflow import keras\nfrom tensorflow.keras.layers import Flatten\n"
+            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
+            "model = keras.Sequential([\n    keras.Input(shape=(40,), dtype=\"int64\"),\n"
+            "    ipu_layers.Embedding(5000, 16, \"uniform\"),\n    ipu_layers.Dropout(rate=0.1, noise_shape=(32, 1, 16)),\n"
+            "    Flatten(),\n])\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\ntokens = tf.keras.Input(shape=(64,), dtype=tf.int32)\n"
+            "a = tf.keras.layers.Embedding(1000, 32, mask_zero=True)(tokens)\n"
+            "b = tf.keras.layers.Embedding(1000, 32, input_length=64)(tokens)\n"
+            "c = tf.keras.layers.Embedding(1000, 32, embeddings_regularizer=\"l2\")(tokens)\n"
+            "d = tf.keras.layers.Dropout(0.5, seed=1234)(a)\n"
+            "e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)\n",
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([\n"
+            "    tf.keras.layers.Embedding(10000, 64, input_shape=(100,)),\n"
+            "    tf.keras.layers.LayerNormalization(),\n    tf.keras.layers.Dense(1),\n])\n",
+        ),
+        Example(
+            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
+            "tokens = tf.keras.Input(shape=(64,), dtype=\"int32\")\n"
+            "x = ipu_layers.Embedding(1000, 32)(tokens)\nx = ipu_layers.Dropout(0.1)(x)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\nx = tf.keras.layers.SpatialDropout1D(0.2)(x)\ncell = tf.keras.layers.LSTMCell(8)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        swap_layers(ctx, self.code, ("Embedding", "Dropout"), self._unsafe_reason, _ORDER, keep_positional=None)
+        self._point_out(ctx)
+
+    def _point_out(self, ctx) -> None:
+        """One finding per file for each layer whose IPU version is not a drop-in."""
+        found: Dict[str, List[cst.Call]] = {}
+        for call in ctx.nodes(cst.Call):
+            if last_name(call.func) not in ("LayerNormalization", "GroupNormalization"):
+                continue
+            name = ctx.keras_name(call.func)
+            if name is None and ctx.qualified_name(call.func) == _TFA_GROUP_NORM:
+                name = "keras.layers.GroupNormalization"
+            if name in _NOT_DROP_IN:
+                found.setdefault(name, []).append(call)
+        for name, calls in found.items():
+            more = f" ({len(calls)} in this file)" if len(calls) > 1 else ""
+            ctx.report(self.code, calls[0], _NOT_DROP_IN[name] + more, fixed=False)
+
+    # ------------------------------------------------------------------------------ safety
+    def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
+        try:
+            values = bound_arguments(call, _ORDER[layer])
+            if layer == "Embedding":
+                self._check_embedding(ctx, call, values)
+            else:
+                self._check_dropout(values)
+                check_no_mask(ctx, call)
+        except Unsafe as error:
+            return str(error)
+        return None
+
+    def _check_embedding(self, ctx, call: cst.Call, values) -> None:
+        for name in ("embeddings_regularizer", "activity_regularizer", "embeddings_constraint", "input_length"):
+            if name in values and not is_name(values[name], "None"):
+                raise Unsafe(f"`{name}` is not supported")
+        if "mask_zero" in values and not is_literal_false(values["mask_zero"]):
+            raise Unsafe("`mask_zero=True` is not supported" if is_true(values["mask_zero"])
+                         else "`mask_zero` cannot be read (it must be False)")
+        if not self._integer_ids(ctx, call):
+            raise Unsafe("its input is not visibly 2-D integer ids `[batch, length]`; feed it from "
+                         "`keras.Input(shape=(length,), dtype=\"int32\")` and port again")
+
+    def _integer_ids(self, ctx, call: cst.Call) -> bool:
+        """True when the input of the ``Embedding`` ``call`` is a ``keras.Input`` (or ``InputLayer``)
+        of shape ``(length,)`` and an integer dtype: first in its ``Sequential`` list, or the
+        tensor it is called on in a functional model."""
+        prefix = sequential_prefix(ctx, call)
+        if prefix is not None:
+            return len(prefix) == 1 and self._is_id_input(ctx, prefix[0])
+        parent = ctx.parent(call)
+        if not (isinstance(parent, cst.Call) and parent.func is call and parent.args):
+            return False
+        source = parent.args[0].value
+        if isinstance(source, cst.Name):
+            sources = values_of(ctx, source)
+            return bool(sources) and all(self._is_id_input(ctx, value) for value in sources)
+        return self._is_id_input(ctx, source)
+
+    @staticmethod
+    def _is_id_input(ctx, node) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        name = ctx.keras_name(node.func)
+        if name in INPUTS:
+            shape = argument(node, "shape", 0)
+        elif name == "keras.layers.InputLayer":
+            shape = argument(node, "input_shape", 0)
+        else:
+            return False
+        if shape is None or not isinstance(shape.value, (cst.Tuple, cst.List)) or len(shape.value.elements) != 1:
+            return False
+        dtype = keyword(node, "dtype")
+        if dtype is None:
+            return False
+        value = dtype.value
+        spelled = string_value(value)
+        if spelled is None and isinstance(value, cst.Attribute):
+            qualified = ctx.qualified_name(value) or ""
+            spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
+        return spelled in _INTEGER_DTYPES
+
+    @staticmethod
+    def _check_dropout(values) -> None:
+        seed = values.get("seed")
+        if seed is not None and not is_name(seed, "None"):
+            raise Unsafe("an integer `seed` raises on the IPU layer (it takes a 2-element int32 seed)"
+                         if isinstance(seed, cst.Integer) else "`seed` cannot be read (it must be None)")
+        shape = values.get("noise_shape")
+        if shape is not None and not is_name(shape, "None"):
+            if not (isinstance(shape, (cst.Tuple, cst.List)) and all(
+                    isinstance(element.value, cst.Integer) for element in shape.elements)):
+                raise Unsafe("`noise_shape` is not fully static (the IPU layer needs every dimension known)")
+
+
+RULE = AddonsLayers()
