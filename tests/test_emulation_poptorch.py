@@ -289,3 +289,43 @@ def test_begin_block_and_block(poptorch):
         poptorch.BeginBlock(lambda x: x)
     with poptorch.Block(ipu_id=0):
         pass
+
+
+class TwoStage(WithLoss):
+    def __init__(self):
+        super().__init__()
+        self.head = torch.nn.Linear(3, 3)
+
+    def forward(self, x, y):
+        out = self.head(self.linear(x))
+        return out, torch.nn.functional.cross_entropy(out, y)
+
+
+def test_ipu_count_is_a_power_of_two(poptorch):
+    with pytest.raises(RuntimeError, match="not a power of 2"):
+        poptorch.trainingModel(WithLoss(), poptorch.Options().replicationFactor(3))
+    poptorch.trainingModel(WithLoss(), poptorch.Options().replicationFactor(3).autoRoundNumIPUs(True))
+    poptorch.trainingModel(WithLoss(), poptorch.Options().replicationFactor(4))
+
+
+def test_pipelined_training_needs_accumulation_for_every_stage(poptorch):
+    model = TwoStage()
+    poptorch.BeginBlock(model.linear, ipu_id=0)
+    poptorch.BeginBlock(model.head, ipu_id=1)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(2)
+    with pytest.raises(RuntimeError, match="gradientAccumulation must be at least 3"):
+        poptorch.trainingModel(model, opts)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(4)
+    training = poptorch.trainingModel(model, opts)
+    out, loss = training(*batch(8))
+    assert out.shape == (2, 3)  # OutputMode.Final: the last micro-batch
+
+
+def test_pipelined_inference_needs_device_iterations_for_every_stage(poptorch):
+    model = TwoStage()
+    poptorch.BeginBlock(model.head, ipu_id=1)
+    with pytest.raises(RuntimeError, match="deviceIterations must be at least 2"):
+        poptorch.inferenceModel(model, poptorch.Options())
+    poptorch.inferenceModel(model, poptorch.Options().deviceIterations(2))

@@ -164,7 +164,9 @@ def torchvision_available():
 def write_files(files, folder):
     """Create the data files a script reads, as `.run.json` describes them:
     {"data/train.npz": {"images": {"dtype": "uint8", "shape": [256, 28, 28, 1], "high": 256}, ...},
-     "table.csv": {"csv": {"rows": 640, "columns": 9}}, "corpus.txt": "literal text"}"""
+     "table.csv": {"csv": {"rows": 640, "columns": 9}}, "corpus.txt": "literal text",
+     "train.tfrecord": {"tfrecord": {"rows": 128, "features": {"tokens": {"shape": [48], "high": 8000}}}}}
+    (tfrecord features are int64 lists; "x.npy": {"dtype": ..., "shape": ...} is one array)"""
     import os
     import zlib
 
@@ -182,13 +184,37 @@ def write_files(files, folder):
             header = ",".join("c%d" % i for i in range(columns))
             np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6f")
             continue
-        arrays = {}
-        for key, array in content.items():
-            rng = np.random.RandomState(zlib.crc32((name + "/" + key).encode()))
-            dtype = np.dtype(array.get("dtype", "float32"))
-            high = array.get("high", 1)
-            if dtype.kind in "iu":
-                arrays[key] = rng.randint(0, high, size=array["shape"]).astype(dtype)
-            else:
-                arrays[key] = (rng.rand(*array["shape"]) * high).astype(dtype)
-        np.savez(path, **arrays)
+        if name.endswith(".npy"):
+            np.save(path, _array(name, content))
+            continue
+        if "tfrecord" in content:
+            _write_tfrecord(path, name, content["tfrecord"])
+            continue
+        np.savez(path, **{key: _array(name + "/" + key, array) for key, array in content.items()})
+
+
+def _array(name, spec):
+    import zlib
+
+    rng = np.random.RandomState(zlib.crc32(name.encode()))
+    dtype = np.dtype(spec.get("dtype", "float32"))
+    high = spec.get("high", 1)
+    if dtype.kind in "iu":
+        return rng.randint(spec.get("low", 0), high, size=spec["shape"]).astype(dtype)
+    return (rng.rand(*spec["shape"]) * high).astype(dtype)
+
+
+def _write_tfrecord(path, name, spec):
+    import zlib
+
+    import tensorflow as tf
+
+    rng = np.random.RandomState(zlib.crc32(name.encode()))
+    with tf.io.TFRecordWriter(path) as writer:
+        for _ in range(spec["rows"]):
+            features = {}
+            for key, feature in spec["features"].items():
+                values = rng.randint(0, feature.get("high", 2), size=feature.get("shape", [])).reshape(-1)
+                features[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=values.tolist()))
+            example = tf.train.Example(features=tf.train.Features(feature=features))
+            writer.write(example.SerializeToString())

@@ -421,10 +421,12 @@ def _ipu_entry(tf, keras, method, original):
                     raise STATE.error(ValueError(SPE_DIVISOR.format(spe=spe, batches=vbatches)))
         STATE.keras_ipu_calls.append((method, self.name))
         _LOCAL.inside = True
+        tf_ipu.keras_is_running(True)
         try:
             return original(self, *args, **kwargs)
         finally:
             _LOCAL.inside = False
+            tf_ipu.keras_is_running(False)
 
     return wrapper
 
@@ -449,4 +451,5 @@ def patches(tf, keras):
     result += [(model, name, function) for name, function in EXTENSION_METHODS.items()]
     result.append((layer_class, "__call__", layer_call))
     result.append((keras, "ipu", ipu_module))
+    result.append((tf.keras, "ipu", ipu_module))  # `from tensorflow import keras` is a lazy loader
     return result

@@ -737,6 +737,31 @@ def _losses_of(outputs):
     return losses
 
 
+def _ipus_of(model):
+    """IPUs the model is split over by BeginBlock annotations (1 when not split)."""
+    ids = {module._poptorch_block[1] for module in model.modules()
+           if getattr(module, "_poptorch_block", None) is not None and module._poptorch_block[1] is not None}
+    return max(ids) + 1 if ids else 1
+
+
+def _check_ipus(model, options, training):
+    ipus = _ipus_of(model)
+    total = ipus * options.replication_factor
+    if total & (total - 1) and not options.auto_round_num_ipus:
+        raise STATE.error(RuntimeError(
+            "The model needs %d IPUs (%d per replica x %d replicas), which is not a power of 2: "
+            "use a power of 2 or opts.autoRoundNumIPUs(True) (reference 4.5)."
+            % (total, ipus, options.replication_factor)))
+    if ipus > 1 and isinstance(options.execution_strategy, PipelinedExecution):
+        stages = 2 * ipus - 1 if training else ipus
+        have = options.Training.gradient_accumulation if training else options.device_iterations
+        what = "Training.gradientAccumulation" if training else "deviceIterations"
+        if have < stages:
+            raise STATE.error(RuntimeError(
+                "The model is pipelined over %d IPUs (%d pipeline stages), so %s must be at least %d, "
+                "not %d (reference 4.5)." % (ipus, stages, what, stages, have)))
+
+
 def trainingModel(model, options=None, optimizer=None):
     if getattr(model, "_poptorch_training_wrapper", None) is not None:
         raise STATE.error(RuntimeError(ALREADY_WRAPPED))
@@ -745,6 +770,7 @@ def trainingModel(model, options=None, optimizer=None):
     if optimizer is None:
         optimizer = SGD(model.parameters(), lr=0.01)
     _check_optimizer(optimizer)
+    _check_ipus(model, options, training=True)
     if options.replication_factor > 1:
         STATE.notes.append("training with %d replicas: each step averages the gradients of %d "
                            "micro-batches" % (options.replication_factor, options.replication_factor))
@@ -762,6 +788,7 @@ def inferenceModel(model, options=None):
     if options.Training.gradient_accumulation != 1:
         raise STATE.error(RuntimeError(INFERENCE_ACCUMULATION))
     options._freeze()
+    _check_ipus(model, options, training=False)
     executor = PoplarExecutor(model, options, training=False)
     STATE.inference_models.append(executor)
     return executor

@@ -28,6 +28,12 @@ _LOCAL = threading.local()
 COMPILED_GRAPHS = weakref.WeakSet()  # graphs holding ipu_compiler.compile output: need a configured system
 
 
+def keras_is_running(running):
+    """Keras fit/evaluate/predict call `strategy.run` themselves (after the IPU data checks of
+    keras_emu, and with float64 data cast as the IPU's Keras does): not the user's run."""
+    _LOCAL.keras_running = running
+
+
 def _ipu_scope_depth():
     return getattr(_LOCAL, "ipu_scope_depth", 0)
 
@@ -148,6 +154,8 @@ def build(tf):
                 "IPUStrategy.experimental_run_v2(...) has been deleted. Use `run` instead."))
 
         def run(self, fn, args=(), kwargs=None, options=None):
+            if getattr(_LOCAL, "keras_running", False):
+                return super().run(fn, args=args, kwargs=kwargs, options=options)
             require_configured()
             if tf.executing_eagerly() and not isinstance(
                     fn, (tf.types.experimental.PolymorphicFunction, tf.types.experimental.ConcreteFunction)):
