@@ -541,3 +541,34 @@ def test_addons_optimizers_spelled_ipu(ipu):
     optimizers.AdamIpuOptimizer(0.01, m_dtype=tf.float16)
     optimizers.SGDIpuOptimizer(0.01, momentum_accum_dtype=tf.float32)
     assert not hasattr(optimizers, "AdamIPUOptimizer")
+
+
+# feeds (reference 1.8) -----------------------------------------------------------------------
+
+def test_infeed_prefetch_depth_and_static_shapes(ipu):
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros([16, 4], "float32"))
+    with pytest.raises(ValueError, match="prefetch_depth"):
+        ipu.ipu_infeed_queue.IPUInfeedQueue(dataset.batch(4, drop_remainder=True), prefetch_depth=256)
+    with pytest.raises(ValueError, match="drop_remainder=True"):
+        ipu.ipu_infeed_queue.IPUInfeedQueue(dataset.batch(4))
+    ipu.ipu_infeed_queue.IPUInfeedQueue(dataset.batch(4, drop_remainder=True), prefetch_depth=2)
+
+
+def test_outfeed_in_a_device_loop(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+
+    @tf.function(jit_compile=True)
+    def loop():
+        for step in tf.range(3):
+            outfeed.enqueue({"step": tf.cast(step, tf.float32)})
+
+    strategy.run(loop)
+    assert [float(item["step"]) for item in outfeed] == [0.0, 1.0, 2.0]
+    strategy.run(loop)
+    assert outfeed.dequeue()["step"].numpy().tolist() == [0.0, 1.0, 2.0]
+    last = ipu.ipu_outfeed_queue.IPUOutfeedQueue(outfeed_mode=ipu.ipu_outfeed_queue.IPUOutfeedMode.LAST)
+    last.enqueue(tf.constant(1.0))
+    last.enqueue(tf.constant(2.0))
+    assert float(last.dequeue()) == 2.0

@@ -14,20 +14,23 @@ records the losses step by step:
 `compare(original, port, spec)` returns the list of problems (empty when the port is right).
 
 `NAME.run.json` (all keys optional):
-    {"argv": ["--epochs", "1"],          command line for scripts with an argparse main()
-     "data": {"train": 256, "test": 64}, sizes of the synthetic datasets
-     "files": {"data/train.npz": {"images": {"dtype": "uint8", "shape": [256, 28, 28], "high": 256}}},
-                                         data files the script reads (npz arrays, or literal text)
-     "shrink": [["synthetic_readings(20000)", "synthetic_readings(2080)"]],
-                                         text replaced in both scripts before they run, for scripts
-                                         with hard-coded sizes (each must occur in both)
-     "difference": {"kind": "trimmed" | "accumulation" | "replication" | "random", "reason": "..."},
-     "modules": {"corpus": ["import torch", "..."]}, helper modules the script imports
-     "stdout": "loss ([0-9.]+)",          the losses are the numbers this regex finds in what the
-                                          script prints (custom loops without fit or backward)
-     "ipu_only": "why": the input is already IPU code; it runs only on the emulated IPU,
-                 which must accept it and see it train,
-     "skip": "why this fixture does not train"}
+    "argv": ["--epochs", "1"]             command line (scripts with an argparse main())
+    "data": {"train": 256, "test": 64}    sizes of the synthetic keras/torchvision datasets
+    "files": {...}                        data files the script reads: npz/npy arrays, csv tables,
+                                          tfrecords, literal text (see data.write_files)
+    "modules": {"corpus": [lines]}        helper modules the script imports
+    "shrink": [[old, new], ...]           text replaced in both scripts before they run (hard-coded
+                                          sizes, epochs); each must occur in both
+    "stdout": "loss ([0-9.]+)"            the losses are what this regex finds in the printed output
+                                          (custom loops without fit or backward)
+    "difference": {"kind": ..., "reason": ...}   the port trains differently on purpose:
+                                          "trimmed" (drops a partial batch), "replication" or
+                                          "accumulation" (bigger optimizer steps), "random" (same
+                                          training, other random draws: losses close, not equal)
+    "ipu_only": "why"                     the input is IPU code already: only the port runs, on the
+                                          emulated IPU, which must accept it and see it train
+    "skip": "why"                         nothing to run (no training, a partial port by design)
+    "xfail": "why"                        a known porter bug, named precisely (strict in the tests)
 """
 
 import contextlib
@@ -442,7 +445,7 @@ def compare(original, port, spec=None, rel=1e-5):
     if notes:
         problems.append("the emulation noted what a CPU run does not show (%s), and the fixture's "
                         ".run.json documents no such difference" % "; ".join(notes))
-    if port.framework == "keras":
+    if _by_batch(port):
         return problems + _compare_keras(original.losses, port.losses, rel)
     ours, theirs = [value for _, value in original.losses], [value for _, value in port.losses]
     if len(ours) != len(theirs):
@@ -467,6 +470,11 @@ def check_ipu_script(port):
     if not problems and not port.losses and not port.outfeed_items:
         problems.append("the script recorded no losses (and enqueued nothing to an outfeed)")
     return problems
+
+
+def _by_batch(run):
+    """Losses recorded by the Keras callback, keyed by (fit call, epoch, batch)."""
+    return bool(run.losses) and isinstance(run.losses[0][0], tuple)
 
 
 def _compare_keras(original, port, rel):
@@ -509,7 +517,7 @@ def _check_difference(original, port, difference, rel=1e-5):
         if len(port.losses) >= len(original.losses):
             return ["documented as trimmed, but the port ran %d steps and the original %d"
                     % (len(port.losses), len(original.losses))]
-        if port.framework == "keras":
+        if _by_batch(port):
             epoch = original.losses[0][0][:2]
             first = [key for key, _ in original.losses if key[:2] == epoch]
             ours, theirs = dict(original.losses), dict(port.losses)
@@ -531,7 +539,7 @@ def _check_difference(original, port, difference, rel=1e-5):
     if kind == "random":
         # the same training with other random draws (dropout masks): close, not equal
         tolerance = difference.get("rel", 0.05)
-        if port.framework == "keras":
+        if _by_batch(port):
             return [problem.replace("loss", "loss (rel %g)" % tolerance, 1)
                     for problem in _compare_keras(original.losses, port.losses, tolerance)]
         return compare(original, port, {}, rel=tolerance)

@@ -25,6 +25,7 @@ SMALL_INT_TYPES = ("uint8", "int8")
 UNSUPPORTED_RUN_DTYPES = ("float64",)
 
 _LOCAL = threading.local()
+_CHECKED = weakref.WeakKeyDictionary()  # the user's tf.function -> as the emulated device runs it
 COMPILED_GRAPHS = weakref.WeakSet()  # graphs holding ipu_compiler.compile output: need a configured system
 
 
@@ -164,10 +165,7 @@ def build(tf):
                     "into a tf.function or consider calling strategy.run inside a tf.function."))
             _check_run_dtypes(tf, (args, kwargs or {}), "input")
             if isinstance(fn, tf.types.experimental.PolymorphicFunction):
-                concrete = fn.get_concrete_function(*args, **(kwargs or {}))
-                _check_run_dtypes(tf, concrete.structured_outputs, "output")
-                # the ops the device would run: uint8 only for data movement, no float64
-                check_device_ops(tf, concrete.graph.get_operations(), captured_placeholders=False)
+                fn = _checked_function(tf, fn)
             STATE.strategy_runs += 1
             result = super().run(fn, args=args, kwargs=kwargs, options=options)
             _check_run_dtypes(tf, result, "output")
@@ -412,6 +410,26 @@ def build(tf):
                         if name.count(".") == 3})
     ipu.cross_replica_optimizer = optimizers
     return modules
+
+
+def _checked_function(tf, fn):
+    """`fn` as the device runs it: traced in the replica context like the real run, with the
+    device's op checks (uint8 only for data movement, no float64) and output dtypes checked at
+    trace time. Without XLA: the IPU compiles the function itself, and XLA on the CPU cannot hold
+    the host-side pieces of the emulation (outfeeds)."""
+    if fn not in _CHECKED:
+        python_function = fn.python_function
+
+        def checked(*args, **kwargs):
+            graph = tf.compat.v1.get_default_graph()
+            first = len(graph.get_operations())
+            outputs = python_function(*args, **kwargs)
+            _check_run_dtypes(tf, outputs, "output")
+            check_device_ops(tf, graph.get_operations()[first:], captured_placeholders=False)
+            return outputs
+
+        _CHECKED[fn] = tf.function(checked, input_signature=fn.input_signature)
+    return _CHECKED[fn]
 
 
 def session_patches(tf):
