@@ -73,7 +73,7 @@ def load_spec(path):
     sidecar = path.with_name(path.name[:-3] + ".run.json")
     spec = json.loads(sidecar.read_text()) if sidecar.exists() else {}
     options = path.with_name(path.name[:-3] + ".options.json")
-    if "skip" not in spec and options.exists():
+    if "skip" not in spec and "ipu_only" not in spec and options.exists():
         selected = {key: value for key, value in json.loads(options.read_text()).items()
                     if key in ("select", "ignore")}
         if selected:
