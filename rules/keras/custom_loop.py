@@ -107,6 +107,19 @@ def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def _loss_objects(ctx):
+    """Variables assigned a Keras loss object without an explicit reduction."""
+    found = {}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(value, cst.Call) and keyword(value, "reduction") is None):
+            name = ctx.keras_name(value.func) or ""
+            if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
+                found[assign.targets[0].target.value] = assign
+    return found
+
+
 class CustomLoop(Rule):
     code = "IPU111"
     name = "custom-loop"
@@ -147,12 +160,16 @@ class CustomLoop(Rule):
                        "reduction and the learning rate", fixed=False)
         decorated = set()
         loops = {}
+        reduced = set()
         for plan in plans:
             step = plan.step
             name = step.function.name.value
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
+            if name not in reduced:
+                reduced.add(name)
+                self._explicit_loss_reduction(ctx, step.function, tf)
             if plan.mode == "step":
                 if name not in decorated:
                     decorated.add(name)
@@ -168,6 +185,35 @@ class CustomLoop(Rule):
             if loop_name is None:
                 loop_name = loops[name] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
+
+    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+        """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
+        `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
+        loss object gets `reduction=NONE` and each call in the step is averaged over the batch,
+        which is what the automatic reduction computed."""
+        for name, assign in _loss_objects(ctx).items():
+            calls = [node for node in ctx.nodes(cst.Call)
+                     if isinstance(node.func, cst.Name) and node.func.value == name]
+            mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
+                        and node is not assign.targets[0].target]
+            inside = [call for call in calls if ctx.enclosing_function(call) is function]
+            if not inside:
+                continue
+            constructor = assign.value
+            prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
+            if len(mentions) != len(calls) or any(ctx.enclosing_function(c) is not function for c in calls) or not prefix:
+                ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
+                           "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
+                           f"its result with `{tf}.reduce_mean`", fixed=False)
+                continue
+            reduction = cst.parse_expression(f"{prefix}.Reduction.NONE")
+            ctx.replace(constructor, lambda node, value=reduction: append_args(node, keyword_arg("reduction", value)))
+            for call in inside:
+                ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
+                    args=[cst.Arg(node)]))
+            ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
+                       f"`{function.name.value}` are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
+                       "reduction inside `strategy.run`", fixed=True)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step
