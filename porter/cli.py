@@ -97,9 +97,9 @@ def _explain(code: str) -> None:
     lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, "", rule.rationale, ""]
     for number, example in enumerate(rule.examples, 1):
         label = "reported" if example.reported else "not reported"
-        if example.options:
-            label += ", with " + ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in example.options.items())
-        lines.append(f"Example {number} ({label}):")
+        options = "".join(f", --{key.replace('_', '-')}" + ("" if value is True else f" {value}")
+                          for key, value in (example.options or {}).items())
+        lines.append(f"Example {number} ({label}{options}):")
         lines.append("  before:")
         lines.extend("    " + line for line in example.before.splitlines())
         if example.after is not None:
@@ -126,6 +126,17 @@ def _explain(code: str) -> None:
               help="IPUs to select (auto_select_ipus / replication).")
 @click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="TF1: split the compiled graph over N IPUs with ipu_shard (a power of two, at most --ipus).")
+@click.option("--steps-per-execution", metavar="auto|K",
+              help="Keras: batches per replica in one device execution (compile); auto: a whole epoch.")
+@click.option("--device-iterations", type=int, metavar="K", help="PopTorch: batches per device execution.")
+@click.option("--pipeline-stages", type=int, metavar="S",
+              help="Split the model into S pipeline stages over the IPUs (needs --gradient-accumulation).")
+@click.option("--gradient-accumulation", type=int, metavar="G",
+              help="Batches accumulated per weight update (per replica).")
+@click.option("--pipeline-schedule", type=click.Choice(["grouped", "interleaved", "sequential"]),
+              default="grouped", show_default=True, help="Pipeline schedule.")
+@click.option("--executable-cache", metavar="DIR", help="Cache compiled executables in DIR.")
+@click.option("--ipu-model", is_flag=True, help="Run on the IPU Model simulator instead of IPU hardware.")
 @click.option("--annotate", is_flag=True,
               help="Insert `# TODO(ipu-port CODE): ...` above each line that needs manual work.")
 @click.option("--show-unused-suppressions", is_flag=True,
@@ -148,7 +159,10 @@ def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: b
          output: Optional[str], out_dir: Optional[str], select: Sequence[str], ignore: Sequence[str],
          ipus: int, shards: int, annotate: bool, show_unused_suppressions: bool, output_format: str,
          config_file: Optional[str], force_exclude: Optional[bool], jobs: Optional[int],
-         list_rules: bool, explain: Optional[str]) -> None:
+         list_rules: bool, explain: Optional[str], steps_per_execution: Optional[str] = None,
+         device_iterations: Optional[int] = None, pipeline_stages: Optional[int] = None,
+         gradient_accumulation: Optional[int] = None, pipeline_schedule: str = "grouped",
+         executable_cache: Optional[str] = None, ipu_model: bool = False) -> None:
     """Port TensorFlow 2 Keras, TensorFlow 1 and PyTorch training scripts to Graphcore IPUs.
 
     PATHS are files, folders (every *.py and *.ipynb below them, except what .gitignore and the
@@ -170,7 +184,9 @@ def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: b
     for option, codes in (("--select", _codes(select)), ("--ignore", _codes(ignore))):
         _validate_codes(codes, option)
     try:
-        projects = Projects(_overrides(context), config_file)
+        overrides = _overrides(context)
+        _checked_options(overrides)
+        projects = Projects(overrides, config_file)
         files = discover(paths, projects, force_exclude)
     except ConfigError as error:
         _error(f"ipu-port: error: {error}")
@@ -261,6 +277,25 @@ def _out_tree(paths: Sequence[str], out_dir: str) -> OutTree:
                    "choose a folder outside it")
             sys.exit(EXIT_ERROR)
     return OutTree(root, target, folders)
+
+
+def _checked_options(overrides: Dict[str, object]) -> None:
+    """The speed options given on the command line, checked together: a bad one is a usage error
+    (settings files are checked when they are read, porter.config)."""
+    from porter.config import config_keys
+
+    fields = {item.name for item in config_keys().values()}
+    _checked(Config(**{name: value for name, value in overrides.items() if name in fields}))
+
+
+def _checked(config: Config) -> Config:
+    """The speed options checked together (porter.throughput): a bad one is a usage error."""
+    from porter.throughput import OptionError, validate
+
+    try:
+        return validate(config)
+    except OptionError as error:
+        raise click.BadParameter(error.message, param_hint=error.option)
 
 
 def _error(message: str) -> None:

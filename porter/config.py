@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from porter.ignore import PatternSet, compile_pattern, parse
 
@@ -31,6 +31,15 @@ class Config:
     annotate: bool = False
     # Report `# ipu-port: ignore` comments that suppress nothing (IPU802).
     show_unused_suppressions: bool = False
+    # Speed options, checked together by porter.throughput.validate. None (or False) means not
+    # asked for: the rules that use them then change nothing.
+    steps_per_execution: Optional[Union[int, str]] = None  # K, or "auto"
+    device_iterations: Optional[int] = None  # PopTorch
+    pipeline_stages: Optional[int] = None
+    gradient_accumulation: Optional[int] = None
+    pipeline_schedule: str = field(default="grouped", metadata={"choices": ("grouped", "interleaved", "sequential")})
+    executable_cache: Optional[str] = None
+    ipu_model: bool = False
 
     def with_changes(self, **changes) -> "Config":
         return replace(self, **changes)
@@ -224,7 +233,12 @@ def project_from_table(table: Mapping[str, Any], root: str, path: Optional[str],
             config_values[name] = value
         else:
             project_values[name] = value
-    config = Config(**config_values)
+    from porter.throughput import OptionError, validate
+
+    try:
+        config = validate(Config(**config_values))  # the speed options, checked together
+    except OptionError as error:
+        raise ConfigError(f"{where}: {error.option.lstrip('-')}: {error.message}") from None
     _check_shards(config, "--shards" if "shards" in overrides or "ipus" in overrides else f"{where}: shards")
     return Project(root=root, path=path, config=config, **project_values)
 

@@ -75,6 +75,10 @@ class Plan:
     has_ipu_strategy: bool = False
     configured: bool = False
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
+    # Every assignment of a Keras model in the file (also in builder functions), and the names bound.
+    model_assignments: List[cst.Assign] = field(default_factory=list)
+    model_names: Set[str] = field(default_factory=set)
+    builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
 
 
 def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
@@ -124,6 +128,10 @@ class _Analysis:
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
         )
         self._find_builders()
+        plan.builders = set(self.builders)
+        plan.model_assignments = list(self._model_assignments())
+        plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
+                            for name in bound_names(target.target)}
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
@@ -308,10 +316,30 @@ class _Analysis:
         ]
         if not uses:
             return None
+        from porter.customloop import scope_statements  # custom loops being rewritten (IPU111)
+
+        uses.extend(scope_statements(self.ctx, block))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
+        # A functional model's layers are created (with their weights) before `keras.Model(...)`:
+        # they belong in the scope too (reference 1.3).
+        for layer in self._layer_statements(block):
+            if order[id(layer)] < order[id(first)]:
+                first = layer
         return Region(block, first, last, self._anchor(first))
+
+    def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
+        """Statements of ``block`` that create Keras inputs or layers."""
+        found = []
+        for call in self.ctx.nodes(cst.Call):
+            name = self.ctx.keras_name(call.func)
+            if name is None or not (name.startswith("keras.layers.") or name == "keras.Input"):
+                continue
+            top = self._top_statement(call, block)
+            if top is not None:
+                found.append(top)
+        return found
 
     def _top_statement(self, node: cst.CSTNode, block: Block) -> Optional[cst.BaseStatement]:
         """The statement of ``block`` that holds ``node`` (not through a nested function)."""

@@ -60,6 +60,11 @@ def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
     return lines
 
 
+def _label(side: str, path: str) -> str:
+    """``a/train.py`` as git writes it; an absolute path is shown as it is."""
+    return path if path.startswith("/") else f"{side}/{path}"
+
+
 def unified_diff(outcome: FileOutcome) -> str:
     if outcome.cells is not None:
         return "".join(
@@ -71,7 +76,7 @@ def _diff(original: str, ported: str, name: str) -> str:
     old = original.splitlines(keepends=True)
     new = ported.splitlines(keepends=True)
     lines = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{name}", tofile=f"b/{name}"):
+    for line in difflib.unified_diff(old, new, fromfile=_label("a", name), tofile=_label("b", name)):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, FrozenSet, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from porter.context import FileContext
@@ -43,14 +43,14 @@ class Finding:
 class Example:
     """A before/after pair. ``after=None`` means the code must come back unchanged.
 
-    ``reported`` says whether the rule must report a finding on ``before``; ``options``, the
-    ``Config`` fields the example is ported with (``{"shards": 2}``), when not the defaults.
+    ``reported`` says whether the rule must report a finding on ``before``. ``options`` are Config
+    fields the example is ported with (``{"steps_per_execution": 8}``), for rules driven by options.
     """
 
     before: str
     after: Optional[str] = None
     reported: bool = True
-    options: Optional[Mapping[str, object]] = None
+    options: Optional[Mapping[str, Any]] = None
 
 
 class Rule:

@@ -177,8 +177,9 @@ def _plan(ctx: FileContext) -> Plan:
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
-    if opts_exists and selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) \
-            and _accumulates(ctx, opts):
+    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "IPU110")  # --gradient-accumulation
+    accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
+    if selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) and accumulates:
         result.inference_opts = fresh_name(ctx, "inference_opts", taken)
     _plan_detach(ctx, result)
     return result

@@ -68,11 +68,16 @@ class GradientTape(Rule):
         if not tapes:
             return
         run_targets = self._run_targets(ctx)
+        from porter.customloop import loop_plans
+
+        handled = {plan.step.function.name.value for plan in loop_plans(ctx)}  # IPU111 rewrites or reports them
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
+            if name in handled:
+                continue
             if name in ("train_step", "test_step") and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
             if name is not None and name in compiled and name in run_targets:

@@ -63,6 +63,15 @@ class StrategyScope(Rule):
             "    model.fit(x, y)\n",
         ),
         Example(
+            "from tensorflow import keras\n\n\ndef main():\n    data = load()\n"
+            "    inputs = keras.Input(shape=(8,))\n    outputs = keras.layers.Dense(1)(inputs)\n"
+            "    model = keras.Model(inputs, outputs)\n    model.fit(data)\n",
+            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\n\ndef main():\n    data = load()\n"
+            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
+            "        inputs = keras.Input(shape=(8,))\n        outputs = keras.layers.Dense(1)(inputs)\n"
+            "        model = keras.Model(inputs, outputs)\n        model.fit(data)\n",
+        ),
+        Example(
             "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
             "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
             "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n    model.fit(x, y)\n",

@@ -5,6 +5,7 @@ from porter.cstutil import is_false, is_true, keyword, positional, with_args
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
 from porter.torchutil import DATALOADER, calls_to
+from porter.torchspeed import evaluation_loaders
 
 
 class PoptorchDataLoader(Rule):
@@ -39,8 +40,14 @@ class PoptorchDataLoader(Rule):
     )
 
     def run(self, ctx) -> None:
-        opts = plan(ctx).opts
+        p = plan(ctx)
+        # Loaders that only feed evaluation take the inference options when the port creates them
+        # (the training options accumulate gradients, which would multiply their batches).
+        evaluating = evaluation_loaders(ctx) if p.inference_opts and not p.opts_exists else set()
         for call in calls_to(ctx, *DATALOADER):
+            parent = ctx.parent(call)
+            target = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+            opts = p.inference_opts if isinstance(target, cst.Name) and target.value in evaluating else p.opts
             if len(positional(call)) > 3:
                 ctx.report(self.code, call, "`DataLoader` with more than 3 positional arguments: pass them by "
                            "keyword and use `poptorch.DataLoader(opts, dataset, ...)`", fixed=False)

@@ -3,7 +3,9 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.torchloop import plan
-from porter.torchutil import DATALOADER, calls_to, common_point, first_code_statement, owner_of, top_statement
+from porter.torchutil import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
+                              top_statement)
+from porter.torchspeed import option_calls, option_line, replication_factor
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -53,7 +55,7 @@ class PoptorchOptions(Rule):
 
     def run(self, ctx) -> None:
         p = plan(ctx)
-        if p.inference_opts is not None:
+        if p.inference_opts is not None and p.opts_exists:
             self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
@@ -70,25 +72,39 @@ class PoptorchOptions(Rule):
             before = _module_point(ctx, [node for owner, node in uses if isinstance(owner, cst.Module)])
         if before is None:
             return
-        lines = self._lines(ctx, p.opts)
+        lines = self._lines(ctx, p.opts, anchor=before)
+        if p.inference_opts is not None:  # accumulation asked for (IPU110): inference gets its own options
+            lines += self._lines(ctx, p.inference_opts, training=False)
+            ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for inference: "
+                       f"`{p.opts}` accumulates gradients, which an inference model cannot use", fixed=True)
         ctx.insert_before(before, lines)
         ctx.add_import("poptorch", code="IPU301")
-        extra = f" with `replicationFactor({ctx.config.ipus})`" if ctx.config.ipus > 1 else ""
+        replicas = replication_factor(ctx.config)
+        extra = f" with `replicationFactor({replicas})`" if replicas > 1 else ""
         ctx.report(self.code, before, f"added `{p.opts} = poptorch.Options()`{extra}", fixed=True)
 
 
     @staticmethod
-    def _lines(ctx, name):
+    def _lines(ctx, name, training=True, anchor=None):
+        """The options and, right after (options freeze once used), the calls the options ask for:
+        replication (IPUs over pipeline stages) here, the speed options under their own codes."""
         lines = [cstutil.statement(f"{name} = poptorch.Options()")]
-        if ctx.config.ipus > 1:
-            lines.append(cstutil.statement(f"{name}.replicationFactor({ctx.config.ipus})"))
+        replicas = replication_factor(ctx.config)
+        if replicas > 1:
+            lines.append(cstutil.statement(f"{name}.replicationFactor({replicas})"))
+        for call in option_calls(ctx.config, training):
+            if not selected(ctx, call.code):
+                continue
+            lines.append(option_line(name, call))
+            if anchor is not None:
+                ctx.report(call.code, anchor, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
         return lines
 
     def _inference_options(self, ctx, p) -> None:
         """The training options accumulate gradients: inference gets its own options."""
         evaluation = next(e for e in p.evaluations if e.problem is None)
         before = evaluation.placement.before
-        ctx.insert_before(before, self._lines(ctx, p.inference_opts))
+        ctx.insert_before(before, self._lines(ctx, p.inference_opts, training=False))
         ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for the inference model: "
                    f"`{p.opts}` sets gradient accumulation, which an inference model cannot use", fixed=True)
 

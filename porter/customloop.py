@@ -1,0 +1,208 @@
+"""Custom training loops: ``tf.GradientTape`` step functions and the Python loops that call them
+(IPU111). Also tells ``porter.kerasmodel`` which statements of a block belong in the strategy
+scope when such loops are rewritten: the loops themselves, and the optimizers and metrics they use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from porter.context import FileContext, walk
+
+TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
+FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
+IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
+# Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
+_EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
+_EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
+
+
+def active(ctx: FileContext) -> bool:
+    """Custom loops are rewritten when a steps-per-execution value is asked for."""
+    return ctx.config.steps_per_execution is not None
+
+
+@dataclass
+class StepCall:
+    function: cst.FunctionDef
+    call: cst.Call
+    statement: cst.BaseStatement  # the statement of the loop body that holds the call
+    loop: cst.For
+
+
+def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
+    """Functions of the file (not methods) that open a ``tf.GradientTape``."""
+    cached = ctx.__dict__.get("_step_functions")
+    if cached is None:
+        cached = {}
+        for call, _ in ctx.calls_to(*TAPES):
+            function = ctx.enclosing_function(call)
+            if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
+                continue
+            cached.setdefault(function.name.value, function)
+        ctx.__dict__["_step_functions"] = cached
+    return cached
+
+
+def step_calls(ctx: FileContext) -> List[StepCall]:
+    """Calls of a step function directly in the body of a ``for`` loop."""
+    functions = step_functions(ctx)
+    found = []
+    if not functions:
+        return found
+    for call in ctx.nodes(cst.Call):
+        if not (isinstance(call.func, cst.Name) and call.func.value in functions):
+            continue
+        if ctx.qualified_name(call.func) is not None:
+            continue
+        statement = ctx.statement_of(call)
+        block = ctx.parent(statement) if statement is not None else None
+        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if isinstance(loop, cst.For) and loop.body is block:
+            found.append(StepCall(functions[call.func.value], call, statement, loop))
+    return found
+
+
+def eager_calls(ctx: FileContext, function: cst.FunctionDef) -> List[str]:
+    """What in a step function needs Python at run time (``.numpy()``, ``print``, list appends...)."""
+    found: List[str] = []
+    for node in walk(function.body):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
+                found.append(f"`.{func.attr.value}()`")
+            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
+                found.append(f"`{func.value}()`")
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            found.append("`global`/`nonlocal` state")
+    return sorted(set(found))
+
+
+def tensorflow_alias(ctx: FileContext) -> Optional[str]:
+    for local, full in ctx.aliases.items():
+        if full == "tensorflow":
+            return local
+    return None
+
+
+def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
+    """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
+    loops calling a step function, and optimizer/metric constructions."""
+    if not active(ctx) or not step_functions(ctx):
+        return []
+    loops: Set[int] = {id(step.loop) for step in step_calls(ctx)}
+    found = []
+    for statement in block.body:
+        for node in walk(statement):
+            if id(node) in loops:
+                found.append(statement)
+                break
+            if isinstance(node, cst.Call):
+                name = ctx.keras_name(node.func) or ""
+                if name.startswith(IN_SCOPE_PREFIXES) and isinstance(statement, cst.SimpleStatementLine):
+                    found.append(statement)
+                    break
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                break
+    return found
+
+
+@dataclass
+class LoopPlan:
+    step: StepCall
+    mode: Optional[str] = None  # "device" (an on-device loop of K steps) or "step" (strategy.run per step)
+    problem: Optional[str] = None  # why it is left for a person
+    strategy: str = "strategy"
+
+
+def _strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and call.func.attr.value == "scope" and isinstance(call.func.value, cst.Name)):
+                    return call.func.value.value
+    return None
+
+
+def _in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
+    for region in regions:
+        body = list(region.block.body)
+        start, end = body.index(region.first), body.index(region.last)
+        chain = [node, *ctx.ancestors(node)]
+        for ancestor in chain:
+            if ctx.parent(ancestor) is region.block:
+                if any(ancestor is statement for statement in body[start:end + 1]):
+                    return True
+                break
+    return False
+
+
+def run_targets(ctx: FileContext) -> Set[str]:
+    """Names of functions already passed to ``<strategy>.run``."""
+    found = set()
+    for call in ctx.nodes(cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" and call.args:
+            first = call.args[0].value
+            if isinstance(first, cst.Name):
+                found.add(first.value)
+    return found
+
+
+def loop_plans(ctx: FileContext) -> List[LoopPlan]:
+    cached = ctx.__dict__.get("_loop_plans")
+    if cached is not None:
+        return cached
+    plans: List[LoopPlan] = []
+    ctx.__dict__["_loop_plans"] = plans
+    if not active(ctx) or tensorflow_alias(ctx) is None:
+        return plans
+    from porter.kerasmodel import model_plan
+    from porter.throughput import config_steps
+
+    model = model_plan(ctx)
+    done = run_targets(ctx)
+    steps = config_steps(ctx.config)
+    for step in step_calls(ctx):
+        name = step.function.name.value
+        if name in done or any(isinstance(node, cst.FunctionDef) and node.name.value in done
+                               for node in ctx.ancestors(step.call)):
+            continue  # already run through strategy.run, or inside what is
+        plan = LoopPlan(step, strategy=model.strategy_name)
+        eager = eager_calls(ctx, step.function)
+        existing = _strategy_scope_name(ctx, step.loop)
+        if eager:
+            plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
+                            "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
+                            "`@tf.function(jit_compile=True)` (reference 1.7)")
+        elif existing is not None and model.has_ipu_strategy:
+            plan.strategy = existing
+        elif model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
+            plan.problem = (f"the loop that calls `{name}` is not where the model is built: run it inside "
+                            "`with strategy.scope():` through `strategy.run` (reference 1.7)")
+        if plan.problem is None:
+            plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
+        plans.append(plan)
+    return plans
+
+
+def _device_loop_fits(step: StepCall) -> bool:
+    """The loop only calls the step, ignoring its result, on what it iterates over."""
+    loop = step.loop
+    if loop.orelse is not None or len(loop.body.body) != 1:
+        return False
+    statement = step.statement
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is step.call):
+        return False
+    if any(arg.star for arg in step.call.args):
+        return False
+    target = loop.target
+    names = [target] if isinstance(target, cst.Name) else [
+        element.value for element in target.elements] if isinstance(target, cst.Tuple) else []
+    return bool(names) and all(isinstance(name, cst.Name) for name in names) and isinstance(
+        loop.iter, (cst.Name, cst.Attribute))

@@ -1,0 +1,380 @@
+"""The Keras training calls of a file, for the speed rules (IPU107-IPU110).
+
+``compile``/``fit``/``evaluate``/``predict`` called on a model variable (as found by
+``porter.kerasmodel``), in source order, with what the speed rules need to know about each: the
+NumPy/tensor inputs (``x``, ``y``, ``sample_weight``, ``validation_data``) and the batch size.
+Inputs count as arrays only when Keras would reject anything else there: ``y`` or ``batch_size``
+is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from porter import throughput
+from porter.context import FileContext
+from porter.cstutil import argument, keyword
+from porter.kerasmodel import model_plan
+from porter.tfdata import is_dataset
+
+METHODS = ("compile", "fit", "evaluate", "predict")
+KERAS_DEFAULT_BATCH = 32
+# Where x, y and batch_size sit when passed by position.
+_POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1)}
+_ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
+
+
+@dataclass
+class TrainingCall:
+    call: cst.Call
+    method: str
+    model: str
+    statement: Optional[cst.BaseStatement]
+    owner: cst.CSTNode  # the function (or module) the call is in
+    in_loop: bool = False
+    # Arguments holding arrays to trim (x, y, sample_weight), and a ``validation_data`` tuple.
+    arrays: List[cst.Arg] = field(default_factory=list)
+    validation: List[cst.BaseExpression] = field(default_factory=list)
+    data: Optional[cst.BaseExpression] = None  # x
+    batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
+    dataset_input: bool = False
+
+    @property
+    def has_arrays(self) -> bool:
+        return bool(self.arrays)
+
+
+def code(ctx: FileContext, node: cst.CSTNode) -> str:
+    return ctx.module.code_for_node(node)
+
+
+def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    return ctx.enclosing_function(node) or ctx.module
+
+
+def _in_loop(ctx: FileContext, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
+    return False
+
+
+def is_array_expression(node: cst.BaseExpression, helper: Optional[str] = None) -> bool:
+    """A variable, attribute or subscript (or a list/tuple/dict of them): what a script passes as
+    NumPy arrays or tensors. A call of the trimming helper counts too (already trimmed)."""
+    if isinstance(node, _ARRAY_NODES):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(is_array_expression(element.value, helper) for element in node.elements)
+    if isinstance(node, cst.Dict):
+        return bool(node.elements) and all(
+            isinstance(element, cst.DictElement) and is_array_expression(element.value, helper)
+            for element in node.elements)
+    return is_helper_call(node, helper)
+
+
+def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
+    return helper is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+        and node.func.value == helper
+
+
+def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[TrainingCall]:
+    key = ("_keras_training_calls", helper)
+    cache: Dict[Tuple[str, Optional[str]], List[TrainingCall]] = ctx.__dict__.setdefault("_kerasfit", {})
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _find(ctx, helper)
+    return found
+
+
+LEGACY_KERAS = "tensorflow.python.ipu.keras."
+_LEGACY_MODELS = ("keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential")
+
+
+def keras_or_legacy(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+    """``keras.X`` for Keras names and for the IPU Keras API of SDK <= 3.0 (``ipu.keras.X``), which
+    IPU011 rewrites to Keras in the same port: the speed rules see both the same way."""
+    from porter.context import canonical_keras
+
+    qualified = ctx.qualified_name(node)
+    if qualified is not None and qualified.startswith(LEGACY_KERAS):
+        return "keras." + qualified[len(LEGACY_KERAS):]
+    return canonical_keras(qualified)
+
+
+def _is_legacy_model(ctx: FileContext, node: Optional[cst.CSTNode]) -> bool:
+    return isinstance(node, cst.Call) and (ctx.qualified_name(node.func) or "").startswith(
+        LEGACY_KERAS) and keras_or_legacy(ctx, node.func) in _LEGACY_MODELS
+
+
+def _legacy_models(ctx: FileContext) -> set:
+    """Variables holding an ``ipu.keras`` model, made directly or by a function that returns one."""
+    if not any((ctx.qualified_name(node) or "").startswith(LEGACY_KERAS) for node in ctx.nodes(cst.Attribute)):
+        return set()
+    builders = {ctx.enclosing_function(node).name.value for node in ctx.nodes(cst.Return)
+                if _is_legacy_model(ctx, node.value) and ctx.enclosing_function(node) is not None}
+    names = set()
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if _is_legacy_model(ctx, value) or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                                             and value.func.value in builders):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Name):
+                    names.add(target.target.value)
+    return names
+
+
+def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
+    names = model_plan(ctx).model_names | _legacy_models(ctx)
+    found: List[TrainingCall] = []
+    if not names:
+        return found
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS and isinstance(func.value, cst.Name)
+                and func.value.value in names and ctx.qualified_name(func.value) is None):
+            continue
+        owner = _owner(ctx, call)
+        entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), owner,
+                             _in_loop(ctx, call, owner))
+        if entry.method != "compile":
+            _inputs(ctx, entry, helper)
+        found.append(entry)
+    return found
+
+
+def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
+    call = entry.call
+    if any(arg.star for arg in call.args):
+        return
+    x_at, y_at, batch_at = _POSITIONS[entry.method]
+    x = argument(call, "x", x_at)
+    y = argument(call, "y", y_at) if y_at is not None else None
+    batch = argument(call, "batch_size", batch_at)
+    entry.batch = batch.value if batch is not None else None
+    if x is None:
+        return
+    entry.data = x.value
+    if is_dataset(ctx, x.value):
+        entry.dataset_input = True
+        return
+    if y is None and batch is None:
+        if isinstance(x.value, cst.Name):
+            entry.dataset_input = True  # most likely a dataset made elsewhere
+        return
+    candidates = [x, y, keyword(call, "sample_weight")]
+    if not all(arg is None or is_array_expression(arg.value, helper) for arg in candidates):
+        return
+    entry.arrays = [arg for arg in candidates if arg is not None]
+    validation = keyword(call, "validation_data")
+    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
+            is_array_expression(element.value, helper) for element in validation.value.elements):
+        entry.validation = [validation.value]  # the helper trims every array of the tuple
+
+
+# ------------------------------------------------------------------------------ arithmetic
+def int_value(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    return None
+
+
+def samples_per_execution(config) -> int:
+    """Samples of one complete execution, per batch: replicas x batches per execution. With
+    ``auto`` the execution is the whole (trimmed) epoch, so the data only needs whole
+    accumulation groups; otherwise the K steps of an execution (a multiple of the accumulation
+    count, reference 1.4) or one accumulation group when only accumulation is asked for."""
+    steps = throughput.config_steps(config)
+    accumulation = throughput.config_accumulation(config)
+    per_replica = steps if steps is not None else accumulation
+    return throughput.trim_multiple(1, throughput.config_replicas(config), per_replica, accumulation)
+
+
+def smallest_per_execution(config) -> int:
+    """Samples of the smallest execution, per batch: when the data holds fewer batches than
+    ``steps_per_execution``, Keras shortens the execution to them (reference 1.4 rule 1), which
+    must still be whole accumulation groups on every replica."""
+    return throughput.trim_multiple(1, throughput.config_replicas(config), throughput.config_accumulation(config))
+
+
+def multiple_code(ctx: FileContext, entry: TrainingCall, config, factor: Optional[int] = None) -> str:
+    """The expression of the trimming multiple: batch x replicas x steps (x accumulation)."""
+    factor = samples_per_execution(config) if factor is None else factor
+    batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+    if batch_value is not None:
+        return str(batch_value * factor)
+    batch = code(ctx, entry.batch)
+    if not isinstance(entry.batch, (cst.Name, cst.Attribute)):
+        batch = f"({batch})"
+    return batch if factor == 1 else f"{batch} * {factor}"
+
+
+def speed_asked(config) -> bool:
+    """Whether any option that changes the batch arithmetic was given."""
+    return (config.steps_per_execution is not None or throughput.config_replicas(config) > 1
+            or config.gradient_accumulation is not None)
+
+
+# ---------------------------------------------------------------------------------- layout
+LINE_LIMIT = 100
+_EMPTY = cst.Module(body=[])
+
+
+def _render(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
+    """(indentation of the call's statement, column of the call relative to it), from the original
+    code; both move together when a block is indented later, so the relative column stays true."""
+    cache: Dict[int, Tuple[int, int]] = ctx.__dict__.setdefault("_call_columns", {})
+    found = cache.get(id(entry.call))
+    if found is None:
+        from porter.positions import positions
+
+        statement = entry.statement
+        where = positions(ctx.module, [entry.call, statement] if statement is not None else [entry.call])
+        call_line, call_column = where.get(id(entry.call), (1, 1))
+        statement_line, statement_column = where.get(id(statement), (call_line, 1))
+        if statement_line != call_line:
+            statement_column = call_column
+        found = cache[id(entry.call)] = (statement_column - 1, call_column - statement_column)
+    return found
+
+
+def layout(indent: int, offset: int, extra_indent: int = 4):
+    """A replacement that breaks a one-line call after commas when it grows past the line limit;
+    continuation lines line up after the opening parenthesis. ``extra_indent`` allows for a
+    ``with strategy.scope():`` block the port may add around the statement."""
+
+    def build(call: cst.Call) -> cst.Call:
+        text = _render(call)
+        limit = LINE_LIMIT - indent - extra_indent
+        if "\n" in text or offset + len(text) <= limit or not call.args:
+            return call
+        column = offset + len(_render(call.func)) + 1
+        args = list(call.args)
+        width = column
+        for index, arg in enumerate(args):
+            piece = len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+            tail = 2 if index < len(args) - 1 else 1
+            if index > 0 and width + piece + tail > limit:
+                args[index - 1] = args[index - 1].with_changes(comma=cst.Comma(
+                    whitespace_after=cst.ParenthesizedWhitespace(
+                        indent=True, last_line=cst.SimpleWhitespace(" " * column))))
+                width = column
+            width += piece + tail
+        return call.with_changes(args=args)
+
+    return build
+
+
+# ------------------------------------------------------------------------- static sizes
+# Samples in the (train, test) splits of the Keras datasets.
+KNOWN_DATASETS = {
+    "keras.datasets.mnist.load_data": (60000, 10000),
+    "keras.datasets.fashion_mnist.load_data": (60000, 10000),
+    "keras.datasets.cifar10.load_data": (50000, 10000),
+    "keras.datasets.cifar100.load_data": (50000, 10000),
+}
+# Calls that keep the number of samples of their first argument.
+_SAME_LENGTH_FUNCTIONS = ("numpy.expand_dims", "keras.utils.to_categorical", "tensorflow.cast",
+                          "numpy.asarray", "numpy.array", "numpy.float32")
+_SAME_LENGTH_METHODS = ("astype", "copy")
+
+
+def static_int(ctx: FileContext, node: Optional[cst.BaseExpression]) -> Optional[int]:
+    """An int literal, or a module constant assigned an int literal once."""
+    value = int_value(node)
+    if value is not None or not isinstance(node, cst.Name):
+        return value
+    found = None
+    for assign in ctx.nodes(cst.Assign):
+        if any(isinstance(target.target, cst.Name) and target.target.value == node.value for target in assign.targets):
+            if found is not None or ctx.enclosing_function(assign) is not None:
+                return None
+            found = int_value(assign.value)
+    return found
+
+
+def _same_length_source(ctx: FileContext, value: cst.BaseExpression, name: str) -> bool:
+    """``value`` has as many samples as the variable ``name``: ``x / 255``, ``x.astype(...)``,
+    ``np.expand_dims(x, -1)``, ``x[..., None]``..."""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.BinaryOperation):
+        return _same_length_source(ctx, value.left, name) and not _mentions(value.right, name)
+    if isinstance(value, cst.Subscript):
+        first = value.slice[0].slice if value.slice else None
+        keeps = isinstance(first, cst.Index) and isinstance(first.value, cst.Ellipsis)
+        return keeps and _same_length_source(ctx, value.value, name)
+    if isinstance(value, cst.Call):
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_LENGTH_METHODS:
+            return _same_length_source(ctx, value.func.value, name)
+        qualified = ctx.qualified_name(value.func) or ""
+        if qualified in _SAME_LENGTH_FUNCTIONS or canonical(qualified) in _SAME_LENGTH_FUNCTIONS:
+            return bool(value.args) and _same_length_source(ctx, value.args[0].value, name)
+    return False
+
+
+def canonical(qualified: str) -> str:
+    from porter.context import canonical_keras
+
+    return canonical_keras(qualified) or qualified
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    from porter.context import walk
+
+    return any(isinstance(child, cst.Name) and child.value == name for child in walk(node))
+
+
+def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
+    """The number of samples of ``data`` when it is a variable unpacked from a Keras dataset's
+    ``load_data()`` in ``owner`` and only reassigned in ways that keep its length."""
+    if not isinstance(data, cst.Name):
+        return None
+    name = data.value
+    size = None
+    for assign in ctx.nodes(cst.Assign):
+        if (ctx.enclosing_function(assign) or ctx.module) is not owner:
+            continue
+        for target in assign.targets:
+            position = _unpacked_position(target.target, name)
+            if position is None:
+                continue
+            if isinstance(assign.value, cst.Call) and canonical(
+                    ctx.qualified_name(assign.value.func) or "") in KNOWN_DATASETS and size is None and position[0] < 2:
+                size = KNOWN_DATASETS[canonical(ctx.qualified_name(assign.value.func))][position[0]]
+            elif position == (-1, -1) and size is not None and _same_length_source(ctx, assign.value, name):
+                continue
+            else:
+                return None
+    for node in ctx.nodes(cst.AugAssign):
+        if isinstance(node.target, cst.Name) and node.target.value == name and (
+                ctx.enclosing_function(node) or ctx.module) is owner and not isinstance(
+                node.operator, (cst.DivideAssign, cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)):
+            return None
+    return size
+
+
+def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, int]]:
+    """(split, item) of ``name`` in ``(x_train, y_train), (x_test, y_test) = ...``; (-1, -1) for a
+    plain ``name = ...``; None when the target does not bind ``name``."""
+    if isinstance(target, cst.Name):
+        return (-1, -1) if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for split, element in enumerate(target.elements):
+            inner = element.value
+            if isinstance(inner, (cst.Tuple, cst.List)):
+                for item, leaf in enumerate(inner.elements):
+                    if isinstance(leaf.value, cst.Name) and leaf.value.value == name:
+                        return (split, item)
+            elif isinstance(inner, cst.Name) and inner.value == name:
+                return (99, split)  # bound, but not as a (data, labels) split
+    return None

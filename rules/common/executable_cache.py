@@ -1,0 +1,66 @@
+from porter.poplarflags import add_tf_flag, flag_is_set
+from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing
+
+_FLAG = "--executable_cache_path="
+
+
+class ExecutableCache(Rule):
+    code = "IPU012"
+    name = "executable-cache"
+    kind = FIX
+    frameworks = frozenset({KERAS, TF1, TORCH})
+    summary = "`--executable-cache DIR`: cache compiled executables (`--executable_cache_path` in `TF_POPLAR_FLAGS`)."
+    rationale = (
+        "Compiling a model for the IPU takes from seconds to many minutes, and every run compiles it "
+        "again unless the executable is cached: TensorFlow caches it with the `--executable_cache_path` "
+        "flag of `TF_POPLAR_FLAGS` (seed 000; reference 1.10: the cache is set only through the "
+        "environment, which is read when TensorFlow is imported). With `--executable-cache DIR` the flag "
+        "is appended to the variable (flags already set are kept) before the first TensorFlow import; "
+        "PopTorch gets `opts.enableExecutableCaching(DIR)` (reference 4.1)."
+    )
+    examples = (
+        Example(
+            "import numpy as np\nimport tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            "import numpy as np\nimport os\n"
+            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --executable_cache_path=./cache\"\n"
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            options={"executable_cache": "./cache"},
+        ),
+        Example(
+            "\"\"\"Train.\"\"\"\nimport os\n\nfrom tensorflow import keras\n",
+            "\"\"\"Train.\"\"\"\nimport os\n\n"
+            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --executable_cache_path=/tmp/ipu\"\n"
+            "from tensorflow import keras\n",
+            options={"executable_cache": "/tmp/ipu"},
+        ),
+        Example(
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.replicationFactor(2)\n",
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n"
+            "opts.enableExecutableCaching(\"/tmp/exe\")\nopts.replicationFactor(2)\n",
+            options={"executable_cache": "/tmp/exe"},
+        ),
+        Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
+        Example(
+            "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--executable_cache_path=/data/cache\"\n"
+            "import tensorflow as tf\n",
+            reported=False, options={"executable_cache": "./cache"},
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        if TORCH in ctx.frameworks:
+            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+        folder = ctx.config.executable_cache
+        if not folder or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
+            return
+        anchor = add_tf_flag(ctx, _FLAG + folder)
+        if anchor is None:
+            ctx.report(self.code, ctx.module, "TensorFlow is only imported inside functions: set "
+                       f"`TF_POPLAR_FLAGS` (append `{_FLAG + folder}`) before the first import runs", fixed=False)
+        else:
+            ctx.report(self.code, anchor, f"`TF_POPLAR_FLAGS` gets `{_FLAG}{folder}` before TensorFlow is "
+                       "imported: compiled executables are cached there and reused by later runs", fixed=True)
+
+
+RULE = ExecutableCache()

@@ -1,0 +1,54 @@
+from porter.poplarflags import add_tf_flag, flag_is_set
+from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing
+
+_FLAG = "--use_ipu_model"
+
+
+class IpuModel(Rule):
+    code = "IPU013"
+    name = "ipu-model"
+    kind = FIX
+    frameworks = frozenset({KERAS, TF1, TORCH})
+    summary = "`--ipu-model`: run on the IPU Model simulator (`--use_ipu_model` in `TF_POPLAR_FLAGS`)."
+    rationale = (
+        "The IPU Model simulates the IPU on the host: the port can be tried without IPU hardware, and "
+        "memory problems can be debugged (seed 002). TensorFlow selects it with the `--use_ipu_model` flag "
+        "of `TF_POPLAR_FLAGS`, appended to the variable so that other flags are kept, before TensorFlow is "
+        "imported (reference 1.10); PopTorch with `opts.useIpuModel(True)` (reference 4.1)."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            "import os\n"
+            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --use_ipu_model\"\n"
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            options={"ipu_model": True},
+        ),
+        Example(
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n",
+            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.useIpuModel(True)\n",
+            options={"ipu_model": True},
+        ),
+        Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
+        Example(
+            "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--use_ipu_model\"\nimport tensorflow as tf\n",
+            reported=False, options={"ipu_model": True},
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        if TORCH in ctx.frameworks:
+            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+        if not ctx.config.ipu_model or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
+            return
+        anchor = add_tf_flag(ctx, _FLAG)
+        if anchor is None:
+            ctx.report(self.code, ctx.module, "TensorFlow is only imported inside functions: set "
+                       f"`TF_POPLAR_FLAGS` (append `{_FLAG}`) before the first import runs", fixed=False)
+        else:
+            ctx.report(self.code, anchor, "`TF_POPLAR_FLAGS` gets `--use_ipu_model` before TensorFlow is "
+                       "imported: the script runs on the IPU Model simulator, not on IPU hardware", fixed=True)
+
+
+RULE = IpuModel()

@@ -1,0 +1,255 @@
+import libcst as cst
+
+from porter.context import dotted_name
+from porter.cstutil import append_args, keyword, keyword_arg
+from porter.customloop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
+from porter.kerasfit import code
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.throughput import config_replicas, config_steps
+
+_BEFORE = '''import tensorflow as tf
+
+
+def main():
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+
+    def train_step(images, labels):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(images) - labels))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    for epoch in range(3):
+        for images, labels in dataset:
+            train_step(images, labels)
+'''
+_AFTER_DEVICE = _BEFORE.replace('''
+    for epoch in range(3):
+        for images, labels in dataset:
+            train_step(images, labels)
+''', '''
+    @tf.function(jit_compile=True)
+    def train_step_loop(iterator):
+        for _ in tf.range(16):
+            images, labels = next(iterator)
+            train_step(images, labels)
+
+    for epoch in range(3):
+        dataset_iterator = iter(dataset)
+        for _ in range(len(dataset) // 16):
+            strategy.run(train_step_loop, args=(dataset_iterator,))
+''')
+_PER_STEP_BEFORE = '''import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam()
+
+
+@tf.function
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+for x, y in batches:
+    loss = step(x, y)
+    history.append(loss)
+'''
+_PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
+
+
+def _decorated(tf: str):
+    """``@tf.function(jit_compile=True)`` on a step function, keeping an existing decorator's options."""
+
+    def build(function: cst.FunctionDef) -> cst.FunctionDef:
+        decorators = list(function.decorators)
+        for index, decorator in enumerate(decorators):
+            node = decorator.decorator
+            target = node.func if isinstance(node, cst.Call) else node
+            if dotted_name(target) != f"{tf}.function":
+                continue
+            if isinstance(node, cst.Call):
+                if keyword(node, "jit_compile") or keyword(node, "experimental_compile"):
+                    return function
+                node = append_args(node, keyword_arg("jit_compile", cst.Name("True")))
+            else:
+                node = cst.parse_expression(f"{tf}.function(jit_compile=True)")
+            decorators[index] = decorator.with_changes(decorator=node)
+            return function.with_changes(decorators=decorators)
+        new = cst.Decorator(cst.parse_expression(f"{tf}.function(jit_compile=True)"))
+        return function.with_changes(decorators=[new, *decorators])
+
+    return build
+
+
+def _run_call(strategy: str, step: str):
+    def build(call: cst.Call) -> cst.Call:
+        positional = [arg for arg in call.args if arg.keyword is None]
+        named = [arg for arg in call.args if arg.keyword is not None]
+        parts = [step]
+        if positional:
+            values = ", ".join(code_of(arg.value) for arg in positional)
+            parts.append(f"args=({values},)" if len(positional) == 1 else f"args=({values})")
+        if named:
+            values = ", ".join(f"{arg.keyword.value!r}: {code_of(arg.value)}" for arg in named)
+            parts.append(f"kwargs={{{values}}}")
+        return cst.parse_expression(f"{strategy}.run({', '.join(parts)})")
+
+    return build
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _loss_objects(ctx):
+    """Variables assigned a Keras loss object without an explicit reduction."""
+    found = {}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(value, cst.Call) and keyword(value, "reduction") is None):
+            name = ctx.keras_name(value.func) or ""
+            if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
+                found[assign.targets[0].target.value] = assign
+    return found
+
+
+class CustomLoop(Rule):
+    code = "IPU111"
+    name = "custom-loop"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = ("`--steps-per-execution`: run `tf.GradientTape` training loops through `strategy.run`, "
+               "K steps per execution in an on-device loop.")
+    rationale = (
+        "A custom training loop runs on the IPU when its step is a `@tf.function(jit_compile=True)` called "
+        "through `strategy.run` inside `strategy.scope()`, with the model, optimizer, metrics and dataset "
+        "iterator created in the scope (reference 1.7, `targeting_tf2.rst`). With `--steps-per-execution K` "
+        "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
+        "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
+        "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
+        "do not fill an execution are skipped). Other loops keep their shape with the step called through "
+        "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
+        "state) cannot be compiled and are reported instead."
+    )
+    examples = (
+        Example(_BEFORE, _AFTER_DEVICE,
+                options={"steps_per_execution": 16}),
+        Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
+        Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
+                options={"steps_per_execution": 4}),
+        Example(_BEFORE, reported=False),
+    )
+
+    def run(self, ctx) -> None:
+        plans = loop_plans(ctx)
+        if not plans:
+            return
+        tf = tensorflow_alias(ctx)
+        replicas = config_replicas(ctx.config)
+        if replicas > 1 and any(plan.problem is None for plan in plans):
+            ctx.report(self.code, plans[0].step.function, f"{replicas} replicas run this custom loop: Keras "
+                       "optimizers sum the gradients of the replicas, but how losses and metrics scale under "
+                       "replication in custom loops is not documented (reference 1.7); check the loss "
+                       "reduction and the learning rate", fixed=False)
+        decorated = set()
+        loops = {}
+        reduced = set()
+        for plan in plans:
+            step = plan.step
+            name = step.function.name.value
+            if plan.problem is not None:
+                ctx.report(self.code, step.call, plan.problem, fixed=False)
+                continue
+            if name not in reduced:
+                reduced.add(name)
+                self._explicit_loss_reduction(ctx, step.function, tf)
+            if plan.mode == "step":
+                if name not in decorated:
+                    decorated.add(name)
+                    ctx.replace(step.function, _decorated(tf))
+                ctx.replace(step.call, _run_call(plan.strategy, name))
+                steps = config_steps(ctx.config)
+                detail = (f"; the loop does more than call the step on each batch, so it stays one step per "
+                          f"execution instead of {steps}" if steps else "")
+                ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
+                           f"called through `{plan.strategy}.run`{detail}", fixed=True)
+                continue
+            loop_name = loops.get(name)
+            if loop_name is None:
+                loop_name = loops[name] = self._loop_function(ctx, plan, tf)
+            self._device_loop(ctx, plan, loop_name)
+
+    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+        """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
+        `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
+        loss object gets `reduction=NONE` and each call in the step is averaged over the batch,
+        which is what the automatic reduction computed."""
+        for name, assign in _loss_objects(ctx).items():
+            calls = [node for node in ctx.nodes(cst.Call)
+                     if isinstance(node.func, cst.Name) and node.func.value == name]
+            mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
+                        and node is not assign.targets[0].target]
+            inside = [call for call in calls if ctx.enclosing_function(call) is function]
+            if not inside:
+                continue
+            constructor = assign.value
+            prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
+            if len(mentions) != len(calls) or any(ctx.enclosing_function(c) is not function for c in calls) or not prefix:
+                ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
+                           "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
+                           f"its result with `{tf}.reduce_mean`", fixed=False)
+                continue
+            reduction = cst.parse_expression(f"{prefix}.Reduction.NONE")
+            ctx.replace(constructor, lambda node, value=reduction: append_args(node, keyword_arg("reduction", value)))
+            for call in inside:
+                ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
+                    args=[cst.Arg(node)]))
+            ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
+                       f"`{function.name.value}` are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
+                       "reduction inside `strategy.run`", fixed=True)
+
+    def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
+        step = plan.step
+        name = step.function.name.value
+        taken = {node.value for node in ctx.nodes(cst.Name)} | {f.name.value for f in ctx.nodes(cst.FunctionDef)}
+        loop_name = next(candidate for candidate in (f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
+                         if candidate not in taken)
+        steps = config_steps(ctx.config)
+        target = code(ctx, step.loop.target)
+        text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}(iterator):\n"
+                f"    for _ in {tf}.range({steps}):\n        {target} = next(iterator)\n"
+                f"        {code(ctx, step.call)}\n")
+        function = cst.parse_module(text).body[0]
+        blanks = [line for line in step.function.leading_lines if line.comment is None] or [
+            cst.EmptyLine(indent=False)]
+        function = function.with_changes(leading_lines=blanks)
+        ctx.insert_after(step.function, [function])
+        return loop_name
+
+    def _device_loop(self, ctx, plan: LoopPlan, loop_name: str) -> None:
+        step = plan.step
+        loop = step.loop
+        steps = config_steps(ctx.config)
+        dataset = code(ctx, loop.iter)
+        base = dataset.replace(".", "_")
+        taken = {node.value for node in ctx.nodes(cst.Name)}
+        iterator = next(candidate for candidate in (f"{base}_iterator", f"{base}_ipu_iterator") if candidate not in taken)
+        first = cst.parse_statement(f"{iterator} = iter({dataset})").with_changes(leading_lines=loop.leading_lines)
+        new_loop = cst.parse_statement(
+            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, args=({iterator},))\n")
+        ctx.insert_before(loop, [first])
+        ctx.replace(loop, lambda node: new_loop.with_changes(leading_lines=()))
+        ctx.report(self.code, loop, f"the loop over `{dataset}` runs `{step.function.name.value}` on the IPU: "
+                   f"{steps} steps per execution in `{loop_name}` (`@tf.function(jit_compile=True)`, on-device "
+                   f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass; the "
+                   f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
+
+
+RULE = CustomLoop()

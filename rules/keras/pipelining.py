@@ -1,0 +1,505 @@
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from porter import throughput
+from porter.context import bound_names
+from porter.cstutil import statement
+from porter.kerasfit import TrainingCall, keras_or_legacy, training_calls
+from porter.kerasmodel import model_plan
+from porter.pipeline import balanced, input_shape, layer_parameters, stage_totals
+from porter.rule import FIX, KERAS, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing, block_plan
+
+_SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
+_FUNCTIONAL = ("keras.Model", "keras.models.Model")
+_INPUTS = ("keras.Input", "keras.layers.Input", "keras.layers.InputLayer")
+_OPTIONS = ("set_pipelining_options", "set_gradient_accumulation_options")
+
+_SEQUENTIAL_BEFORE = '''import tensorflow as tf
+
+
+def main():
+    model = tf.keras.Sequential([
+        tf.keras.layers.Flatten(input_shape=(28, 28)),
+        tf.keras.layers.Dense(256, activation="relu"),
+        tf.keras.layers.Dense(128, activation="relu"),
+        tf.keras.layers.Dense(10),
+    ])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, y, batch_size=32)
+'''
+_SEQUENTIAL_AFTER = _SEQUENTIAL_BEFORE.replace('''    model.compile(''', '''    model.set_pipeline_stage_assignment([0, 0, 1, 1])
+    model.set_pipelining_options(gradient_accumulation_steps_per_replica=8,
+                                 pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+    model.compile(''').replace("import tensorflow as tf\n", "import tensorflow as tf\nfrom tensorflow.python import ipu\n")
+
+_FUNCTIONAL_BEFORE = '''from tensorflow import keras
+
+
+def build(classes):
+    inputs = keras.Input(shape=(32,))
+    x = keras.layers.Dense(64, activation="relu")(inputs)
+    x = keras.layers.Dropout(0.2)(x)
+    x = keras.layers.Dense(64, activation="relu")(x)
+    outputs = keras.layers.Dense(classes)(x)
+    return keras.Model(inputs, outputs)
+
+
+model = build(10)
+model.compile(optimizer="sgd", loss="mse")
+'''
+_FUNCTIONAL_AFTER = '''from tensorflow import keras
+from tensorflow.python import ipu
+
+
+def build(classes):
+    inputs = keras.Input(shape=(32,))
+    with keras.ipu.PipelineStage(0):
+        x = keras.layers.Dense(64, activation="relu")(inputs)
+        x = keras.layers.Dropout(0.2)(x)
+    with keras.ipu.PipelineStage(1):
+        x = keras.layers.Dense(64, activation="relu")(x)
+        outputs = keras.layers.Dense(classes)(x)
+    return keras.Model(inputs, outputs)
+
+
+model = build(10)
+model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                             pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Interleaved)
+model.compile(optimizer="sgd", loss="mse")
+'''
+
+_TORCH_BEFORE = '''import poptorch
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 512)
+        self.fc2 = nn.Linear(512, 256)
+        self.fc3 = nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+opts = poptorch.Options()
+training_model = poptorch.trainingModel(model, opts, optimizer)
+'''
+_TORCH_AFTER = _TORCH_BEFORE.replace("model = Net()\n", "model = Net()\npoptorch.BeginBlock(model.fc1, ipu_id=0)\n"
+                                     "poptorch.BeginBlock(model.fc2, ipu_id=1)\n").replace(
+    "opts = poptorch.Options()\n", "opts = poptorch.Options()\nopts.Training.gradientAccumulation(8)\n")
+
+
+def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
+    if not isinstance(call, cst.Call):
+        return None
+    return keras_or_legacy(ctx, call.func)
+
+
+def _layer_kind(name: Optional[str]) -> Optional[str]:
+    if name is not None and name.startswith("keras.layers."):
+        return name[len("keras.layers."):]
+    return None
+
+
+class Pipelining(Rule):
+    code = "IPU110"
+    name = "pipelining"
+    kind = FIX
+    frameworks = frozenset({KERAS, TORCH})
+    summary = ("`--pipeline-stages S`: split the model into S stages (`set_pipeline_stage_assignment` or "
+               "`keras.ipu.PipelineStage`) and set the pipelining options.")
+    rationale = (
+        "A model too big for one IPU, or one that is faster spread out, is pipelined: its layers form S "
+        "stages on S IPUs that work on different batches at once, with gradient accumulation (reference "
+        "1.5; seed 003). A Sequential model gets `set_pipeline_stage_assignment` with one stage per layer, "
+        "contiguous stages balanced by parameter count when the layers and input shape can be read "
+        "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
+        "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
+        "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
+        "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
+        "(subclassed, loaded) are reported. PopTorch: `poptorch.BeginBlock(submodule, ipu_id=i)` where each "
+        "stage begins, on the submodules of the trained model in the order `forward` uses them (balanced by "
+        "parameters of `nn.Linear`/`nn.Conv2d`... when their sizes are literals), and "
+        "`opts.Training.gradientAccumulation(G)` on the training options only: an inference model refuses "
+        "accumulation (reference 4.3, 4.5)."
+    )
+    examples = (
+        Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
+                options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
+        Example(_FUNCTIONAL_BEFORE, _FUNCTIONAL_AFTER,
+                options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
+                         "pipeline_schedule": "interleaved"}),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.models.load_model(\"net.h5\")\n"
+            "model.compile(loss=\"mse\")\n",
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        Example(_TORCH_BEFORE, _TORCH_AFTER, options={"ipus": 4, "pipeline_stages": 2, "gradient_accumulation": 8}),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\")\n",
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)\n"
+            "model.compile(loss=\"mse\")\n",
+            options={"gradient_accumulation": 4},
+        ),
+        Example(
+            "from tensorflow import keras\n\nnet = keras.Sequential()\nnet.add(keras.layers.Dense(64, input_shape=(16,)))\n"
+            "net.add(keras.layers.Dense(64))\nnet.add(keras.layers.Dense(1))\nnet.compile(loss=\"mse\")\n",
+            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\nnet = keras.Sequential()\n"
+            "net.add(keras.layers.Dense(64, input_shape=(16,)))\nnet.add(keras.layers.Dense(64))\n"
+            "net.add(keras.layers.Dense(1))\nnet.set_pipeline_stage_assignment([0, 1, 1])\n"
+            "net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,\n"
+            "                           pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)\n"
+            "net.compile(loss=\"mse\")\n",
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
+        ),
+        Example(_SEQUENTIAL_BEFORE, reported=False),
+        Example(_SEQUENTIAL_AFTER, reported=False,
+                options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
+    )
+
+    def run(self, ctx) -> None:
+        config = ctx.config
+        stages, accumulation = config.pipeline_stages, config.gradient_accumulation
+        if not stages and not accumulation:
+            return
+        if TORCH in ctx.frameworks:
+            self._torch(ctx, stages)
+        if KERAS not in ctx.frameworks:
+            return
+        calls = training_calls(ctx)
+        configured = self._configured(ctx)
+        seen = set()
+        for entry in calls:
+            if entry.method != "compile" or entry.model in seen:
+                continue
+            seen.add(entry.model)
+            if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
+                continue
+            lines: List[cst.BaseStatement] = []
+            if stages:
+                if not self._stages(ctx, entry, stages, lines):
+                    continue
+                lines.append(statement(
+                    f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
+                    f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                    f"{throughput.schedule_member(config)})\n"))
+                ctx.add_import("tensorflow.python", "ipu")
+                message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
+                           f"update, {config.pipeline_schedule} schedule")
+            else:
+                lines.append(statement(f"{entry.model}.set_gradient_accumulation_options("
+                                       f"gradient_accumulation_steps_per_replica={accumulation})"))
+                message = f"gradient accumulation over {accumulation} batches set before `compile`"
+            ctx.insert_before(entry.statement, lines)
+            ctx.report(self.code, entry.call.func.attr, message, fixed=True)
+
+    def _torch(self, ctx, stages) -> None:
+        add_to_existing(ctx, self.code)  # options IPU302 creates get the accumulation there
+        if not stages:
+            return
+        plan, problem = block_plan(ctx, stages)
+        if problem is not None:
+            ctx.report(self.code, ctx.module, problem, fixed=False)
+        if plan is None:
+            return
+        if (ctx.config.device_iterations or 1) < stages and any(
+                ctx.qualified_name(call.func) == "torch.no_grad" or (isinstance(call.func, cst.Attribute)
+                                                                      and call.func.attr.value == "eval")
+                for call in ctx.nodes(cst.Call)):
+            ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
+                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
+                       "more, or give the inference options `deviceIterations`", fixed=False)
+        lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
+                 for attribute, stage in plan.starts]
+        ctx.insert_after(plan.anchor, lines)
+        ctx.add_import("poptorch", code="IPU301")
+        sizes = ", ".join(map(str, plan.counts))
+        detail = (f" ({', '.join(f'{total:,}' for total in plan.parameters)} parameters)" if plan.parameters
+                  else " (balanced by count: the parameter counts could not be read)")
+        ctx.report(self.code, plan.anchor, f"`{plan.model}` split into {stages} pipeline stages of {sizes} "
+                   f"submodules{detail} with `poptorch.BeginBlock`", fixed=True)
+
+    @staticmethod
+    def _configured(ctx) -> set:
+        found = set()
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value in (*_OPTIONS, "set_pipeline_stage_assignment")
+                    and isinstance(func.value, cst.Name)):
+                found.add(func.value.value)
+        return found
+
+    # --------------------------------------------------------------------- finding the model
+    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement]) -> bool:
+        construction, function = self._construction(ctx, entry)
+        kind = _keras_kind(ctx, construction) if construction is not None else None
+        if kind in _SEQUENTIAL:
+            return self._sequential(ctx, entry, construction, stages, lines)
+        if kind in _FUNCTIONAL and function is not None:
+            return self._functional(ctx, entry, function, stages)
+        ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` cannot be split into pipeline stages "
+                   "statically (not a Sequential or functional model built in this file): assign its layers to "
+                   "stages by hand with `keras.ipu.PipelineStage` or `set_pipeline_stage_assignment` "
+                   "(reference 1.5)", fixed=False)
+        return False
+
+    def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
+        """The call that builds the compiled model, and the function that holds its layers."""
+        plan = model_plan(ctx)
+        owner = entry.owner
+        assigns = [assign for assign in ctx.nodes(cst.Assign)
+                   if (ctx.enclosing_function(assign) or ctx.module) is owner
+                   and any(entry.model in bound_names(target.target) for target in assign.targets)]
+        value = assigns[-1].value if assigns else None
+        function = owner if isinstance(owner, cst.FunctionDef) else None
+        for _ in range(3):  # follow builder functions: model = build() -> return keras.Model(...)
+            if not isinstance(value, cst.Call):
+                return None, None
+            if isinstance(value.func, cst.Name) and (value.func.value in plan.builders or (
+                    ctx.qualified_name(value.func) is None and self._function(ctx, value.func.value) is not None
+                    and _keras_kind(ctx, value) is None)):
+                function = self._function(ctx, value.func.value)
+                value = self._returned_model(ctx, function) if function is not None else None
+                continue
+            break
+        if isinstance(value, cst.Call) and _keras_kind(ctx, value) in _FUNCTIONAL:
+            # keras.Model(*model_fn()): the layers are in model_fn
+            star = next((arg for arg in value.args if arg.star == "*"), None)
+            if star is not None and isinstance(star.value, cst.Call) and isinstance(star.value.func, cst.Name):
+                function = self._function(ctx, star.value.func.value)
+        return value if isinstance(value, cst.Call) else None, function
+
+    @staticmethod
+    def _function(ctx, name: str) -> Optional[cst.FunctionDef]:
+        for statement_ in ctx.module.body:
+            if isinstance(statement_, cst.FunctionDef) and statement_.name.value == name:
+                return statement_
+        return None
+
+    @staticmethod
+    def _returned_model(ctx, function: cst.FunctionDef) -> Optional[cst.Call]:
+        plan = model_plan(ctx)
+        for node in ctx.nodes(cst.Return):
+            if ctx.enclosing_function(node) is not function or node.value is None:
+                continue
+            if isinstance(node.value, cst.Call):
+                return node.value
+            if isinstance(node.value, cst.Name):
+                for assign in plan.model_assignments:
+                    if ctx.enclosing_function(assign) is function and any(
+                            node.value.value in bound_names(target.target) for target in assign.targets):
+                        return assign.value if isinstance(assign.value, cst.Call) else None
+        return None
+
+    # -------------------------------------------------------------------------- Sequential
+    def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines) -> bool:
+        layers_arg = construction.args[0].value if construction.args else self._added_layers(ctx, construction)
+        if not isinstance(layers_arg, (cst.List, cst.Tuple)):
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}`: the layers of this Sequential model are "
+                       "not a list the porter can read; call `set_pipeline_stage_assignment` by hand", fixed=False)
+            return False
+        shape = None
+        layers: List[cst.BaseExpression] = []
+        for element in layers_arg.elements:
+            kind = _keras_kind(ctx, element.value)
+            if kind in _INPUTS:
+                shape = input_shape(element.value, kind.rsplit(".", 1)[-1])
+                continue
+            layers.append(element.value)
+        parameters = self._parameters(ctx, layers, shape)
+        assignment = balanced(parameters, len(layers), stages)
+        if assignment is None:
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` has {len(layers)} layers, fewer than the "
+                       f"{stages} pipeline stages asked for", fixed=False)
+            return False
+        lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
+        ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
+        return True
+
+    @staticmethod
+    def _added_layers(ctx, construction: cst.Call) -> Optional[cst.List]:
+        """``model = keras.Sequential()`` then ``model.add(layer)`` calls in the same function: the
+        layers as a list, or None when the model escapes before them (passed, returned...)."""
+        assign = ctx.parent(construction)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return None
+        name = assign.targets[0].target.value
+        owner = ctx.enclosing_function(assign)
+        layers = []
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "add" and isinstance(func.value, cst.Name)
+                    and func.value.value == name and ctx.enclosing_function(call) is owner and len(call.args) == 1):
+                layers.append(cst.Element(call.args[0].value))
+        return cst.List(layers) if layers else None
+
+    @staticmethod
+    def _split_message(assignment, parameters, stages) -> str:
+        counts = [assignment.count(stage) for stage in range(stages)]
+        text = f"layers split into {stages} pipeline stages of {', '.join(map(str, counts))} layers"
+        if parameters is not None:
+            totals = stage_totals(assignment, parameters, stages)
+            text += f" ({', '.join(f'{total:,}' for total in totals)} parameters)"
+        else:
+            text += " (balanced by layer count: the parameter counts could not be read)"
+        return text
+
+    @staticmethod
+    def _parameters(ctx, layers, shape) -> Optional[List[int]]:
+        counts = []
+        for index, layer in enumerate(layers):
+            kind = _layer_kind(_keras_kind(ctx, layer))
+            if kind is None:
+                return None
+            if shape is None and index == 0:
+                shape = input_shape(layer, kind)
+            if shape is None:
+                return None
+            result = layer_parameters(layer, kind, shape)
+            if result is None or result[1] is None:
+                return None
+            count, shape = result
+            counts.append(count)
+        return counts
+
+    # -------------------------------------------------------------------------- functional
+    def _functional(self, ctx, entry, function: cst.FunctionDef, stages: int) -> bool:
+        body = list(function.body.body)
+        if any(self._is_stage(ctx, node) for node in ctx.nodes(cst.With)
+               if ctx.enclosing_function(node) is function):
+            return True  # already split
+        marks = [self._layer_statement(ctx, line) for line in body]
+        indices = [index for index, mark in enumerate(marks) if mark is not None]
+        if len(indices) < stages or not all(isinstance(line, cst.SimpleStatementLine)
+                                            for line in body[indices[0]:indices[-1] + 1]):
+            ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` cannot be "
+                       f"split into {stages} stages statically: put them in `with keras.ipu.PipelineStage(i):` "
+                       "blocks by hand", fixed=False)
+            return False
+        keras_name = self._keras_module(ctx)
+        if keras_name is None:
+            return False
+        span = body[indices[0]:indices[-1] + 1]
+        layer_marks = marks[indices[0]:indices[-1] + 1]
+        parameters = self._chain_parameters(ctx, body, indices)
+        count = sum(1 for mark in layer_marks if mark is not None)
+        if parameters is not None:
+            weights = []
+            layer_index = 0
+            for mark in layer_marks:
+                if mark is None:
+                    weights.append(0)
+                else:
+                    weights.append(parameters[layer_index] * (count + 1) + 1)
+                    layer_index += 1
+        else:
+            weights = [1 if mark is not None else 0 for mark in layer_marks]
+        from porter.pipeline import split
+
+        assignment = split(weights, stages)
+        if assignment is None:
+            return False
+        block = ctx.block_of(span[0])
+        start, end = body.index(span[0]), body.index(span[-1])
+        if block is None or any(not (end < other.start or start > other.end) for other in ctx.wraps.get(id(block), ())):
+            ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` share their "
+                       "block with other code the port moves: put them in `with keras.ipu.PipelineStage(i):` "
+                       "blocks by hand", fixed=False)
+            return False
+        for stage in range(stages):
+            members = [line for line, at in zip(span, assignment) if at == stage]
+            ctx.wrap(members[0], members[-1], self._stage_block(keras_name, stage))
+        layer_stages = [at for at, mark in zip(assignment, layer_marks) if mark is not None]
+        ctx.report(self.code, span[0], f"`{function.name.value}`: " + self._split_message(
+            layer_stages, parameters, stages) + ", in `keras.ipu.PipelineStage` blocks", fixed=True)
+        return True
+
+    @staticmethod
+    def _stage_block(keras_name: str, stage: int):
+        def build(statements):
+            return cst.With(
+                items=[cst.WithItem(cst.parse_expression(f"{keras_name}.ipu.PipelineStage({stage})"))],
+                body=cst.IndentedBlock(body=statements),
+            )
+
+        return build
+
+    @staticmethod
+    def _is_stage(ctx, with_node: cst.With) -> bool:
+        for item in with_node.items:
+            if isinstance(item.item, cst.Call):
+                name = ctx.keras_name(item.item.func) or ""
+                if name.endswith("PipelineStage") or (
+                        isinstance(item.item.func, cst.Attribute) and item.item.func.attr.value == "PipelineStage"):
+                    return True
+        return False
+
+    def _keras_module(self, ctx) -> Optional[str]:
+        for local, full in ctx.aliases.items():
+            if full in ("tensorflow.keras", "keras", "tensorflow.python.keras"):
+                return local
+        if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
+            return None
+        ctx.add_import("tensorflow", "keras")
+        return "keras"
+
+    def _layer_statement(self, ctx, line: cst.BaseStatement) -> Optional[cst.Call]:
+        """The layer call of ``x = keras.layers.Dense(...)(x)`` (or ``keras.layers.add([...])``)."""
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        small = line.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        if not isinstance(value, cst.Call):
+            return None
+        layer = value.func if isinstance(value.func, cst.Call) else value
+        kind = _layer_kind(_keras_kind(ctx, layer))
+        if kind is None or kind in ("Input", "InputLayer"):
+            return None
+        return layer
+
+    def _chain_parameters(self, ctx, body, indices) -> Optional[List[int]]:
+        """Parameter counts when the layers form a chain ``x = Layer(...)(previous)`` from an input
+        ``keras.Input(shape=...)`` of the same function."""
+        shapes = {}
+        for line in body[:indices[0]]:
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                kind = _keras_kind(ctx, small.value)
+                if kind in _INPUTS:
+                    found = input_shape(small.value, kind.rsplit(".", 1)[-1])
+                    if found is not None:
+                        shapes[small.targets[0].target.value] = found
+        counts = []
+        for index in indices:
+            small = body[index].body[0]
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value.func, cst.Call)):
+                return None
+            call = small.value
+            if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+                return None
+            shape = shapes.get(call.args[0].value.value)
+            layer = call.func
+            kind = _layer_kind(_keras_kind(ctx, layer))
+            if shape is None or kind is None:
+                return None
+            result = layer_parameters(layer, kind, shape)
+            if result is None or result[1] is None:
+                return None
+            counts.append(result[0])
+            shapes[small.targets[0].target.value] = result[1]
+        return counts
+
+
+RULE = Pipelining()

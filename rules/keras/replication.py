@@ -1,0 +1,78 @@
+from porter import throughput
+from porter.kerasfit import KERAS_DEFAULT_BATCH, code, int_value, training_calls
+from porter.rule import KERAS, WARN, Example, Rule
+from rules.keras.divisible_dataset import helper_name
+
+
+class Replication(Rule):
+    code = "IPU109"
+    name = "replication"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "`--ipus N` with replication: say how the batch arithmetic changes for each `fit`."
+    rationale = (
+        "With N IPUs and a model that takes one (or S pipeline stages rounded up to a power of two), "
+        "Keras replicates the model: replicas = IPUs / IPUs per model copy (reference 1.6; seed 003). "
+        "`batch_size` stays the batch of one replica, so every step trains replicas x batch samples and a "
+        "weight update sees batch x replicas x accumulation samples: a learning rate tuned for the "
+        "single-device batch may need scaling. A `tf.data` dataset is split between the replicas, each "
+        "taking batches per epoch / replicas (the remainder is dropped with a warning, reference 1.4 "
+        "rule 2), and `steps_per_execution` counts batches of one replica. NumPy inputs are trimmed by "
+        "IPU107 and the execution length is set by IPU108; `strategy.num_replicas_in_sync`, which is always "
+        "1 on the IPU, is reported by IPU154."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(optimizer=\"sgd\", loss=\"mse\")\nmodel.fit(x, y, batch_size=32, epochs=5)\n",
+            options={"ipus": 4},
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
+            "model.fit(train, epochs=5)\n",
+            options={"ipus": 2, "steps_per_execution": 8},
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            reported=False,
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            reported=False, options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        config = ctx.config
+        replicas = throughput.config_replicas(config)
+        if replicas <= 1:
+            return
+        accumulation = throughput.config_accumulation(config)
+        steps = throughput.config_steps(config)
+        for entry in training_calls(ctx, helper_name(ctx)):
+            if entry.method != "fit":
+                continue
+            anchor = entry.call.func.attr
+            if entry.has_arrays:
+                batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+                batch = str(batch_value) if batch_value is not None else f"`{code(ctx, entry.batch)}`"
+                update = f"{batch} x {replicas}" + (f" x {accumulation}" if accumulation > 1 else "")
+                if batch_value is not None:
+                    update += f" = {batch_value * replicas * accumulation}"
+                ctx.report(self.code, anchor, f"{replicas} replicas each train batches of {batch}: a weight update "
+                           f"now sees {update} samples; scale the learning rate if it was tuned for one device",
+                           fixed=False)
+            elif entry.dataset_input:
+                per_replica = steps or accumulation
+                per_execution = replicas * per_replica
+                why = (f"replicas x {'steps per execution' if steps else 'accumulated batches'}" if per_replica > 1
+                       else "one batch per replica")
+                ctx.report(self.code, anchor, f"the dataset's batches are split between {replicas} replicas: make "
+                           f"the batches per epoch a multiple of {per_execution} ({why}), or the remainder is "
+                           "dropped; the learning rate may need scaling for the larger global batch", fixed=False)
+
+
+RULE = Replication()

@@ -1,0 +1,358 @@
+from typing import List, Optional
+
+import libcst as cst
+
+from porter import throughput
+from porter.context import bound_names, walk
+from porter.tfdata import is_dataset
+from porter.cstutil import append_args, keyword, keyword_arg
+from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, code, int_value, is_helper_call, layout,
+                             static_int, static_samples, training_calls)
+from porter.rule import FIX, KERAS, TORCH, Example, Rule
+from porter.torchspeed import add_to_existing
+from rules.keras.divisible_dataset import helper_name
+
+_CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
+# Dataset methods after which the number of batches is not known before it is iterated.
+_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
+_CALLBACK_BASES = ("keras.callbacks.Callback",)
+_BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
+                "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
+
+_BEFORE = '''import tensorflow as tf
+
+
+def main():
+    (x_train, y_train), (x_test, y_test) = load()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x_train, y_train, batch_size=64, epochs=3)
+    model.evaluate(x_test, y_test, batch_size=64)
+'''
+
+
+def _top_statement(ctx, node, owner) -> Optional[cst.BaseStatement]:
+    body = owner.body if isinstance(owner, cst.Module) else owner.body.body
+    ids = {id(statement) for statement in body}
+    for ancestor in (node, *ctx.ancestors(node)):
+        if id(ancestor) in ids:
+            return ancestor
+    return None
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    for node in walk(statement):
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For)):
+            if name in bound_names(node.target):
+                return True
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+            return True
+        elif isinstance(node, cst.AsName) and name in bound_names(node.name):
+            return True
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            from porter.context import import_bindings
+
+            if any(local == name for local, _ in import_bindings(node)):
+                return True
+    return False
+
+
+def _bound_before(ctx, name: str, entry: TrainingCall) -> bool:
+    """``name`` has a value where the compile call runs: a parameter of its function, a name of the
+    module, or assigned by an earlier statement of its function."""
+    owner = entry.owner
+    if isinstance(owner, cst.FunctionDef):
+        params = owner.params
+        if any(param.name.value == name for param in (*params.posonly_params, *params.params, *params.kwonly_params)):
+            return True
+        if any(_binds(statement, name) for statement in ctx.module.body if not isinstance(statement, cst.FunctionDef)):
+            return True
+    top = _top_statement(ctx, entry.call, owner)
+    body = owner.body if isinstance(owner, cst.Module) else owner.body.body
+    for statement in body:
+        if statement is top:
+            return False
+        if _binds(statement, name):
+            return True
+    return False
+
+
+def _root_name(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class StepsPerExecution(Rule):
+    code = "IPU108"
+    name = "steps-per-execution"
+    kind = FIX
+    frameworks = frozenset({KERAS, TORCH})
+    summary = ("`--steps-per-execution auto|K`: K batches per device execution (`compile(steps_per_execution=K)`); "
+               "PopTorch: `--device-iterations K`.")
+    rationale = (
+        "By default the IPU runs one batch per execution and waits on the host between batches; "
+        "`steps_per_execution` in `compile` runs K batches of one replica per execution, the biggest "
+        "speed-up of the Keras tutorial (seed 003; reference 1.4 rule 1). K must divide the batches per "
+        "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
+        "multiple of it, and with gradient accumulation it must be a multiple of the accumulation count "
+        "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
+        "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs, and the model is "
+        "compiled again with the value of the `evaluate`/`predict` inputs before those calls when they "
+        "differ, as the tutorial does. An existing `steps_per_execution` is kept. Per-batch callbacks "
+        "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
+        "are reported. PopTorch's counterpart is `--device-iterations K`: `opts.deviceIterations(K)` on the "
+        "options (reference 4.1; each loader iteration then holds K batches per replica, reference 4.2)."
+    )
+    examples = (
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(optimizer=\"adam\", loss=\"mse\")\nmodel.fit(dataset, epochs=3)\n",
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(optimizer=\"adam\", loss=\"mse\", steps_per_execution=16)\nmodel.fit(dataset, epochs=3)\n",
+            options={"steps_per_execution": 16},
+        ),
+        Example(
+            _BEFORE,
+            _BEFORE.replace('loss="mse")\n', 'loss="mse", steps_per_execution=len(x_train) // 128)\n', 1).replace(
+                "    model.evaluate", '    model.compile(optimizer="sgd", loss="mse", '
+                'steps_per_execution=len(x_test) // 128)\n    model.evaluate'),
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        Example(
+            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.compile(loss=\"mse\")\n"
+            "model.fit(train, epochs=2)\n",
+            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\", steps_per_execution=len(train) // 2)\nmodel.fit(train, epochs=2)\n",
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\")\nsaver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
+            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\", steps_per_execution=8)\n"
+            "saver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
+            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
+            options={"steps_per_execution": 8},
+        ),
+        Example(
+            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nloader = poptorch.DataLoader(opts, data)\n",
+            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nopts.deviceIterations(16)\n"
+            "loader = poptorch.DataLoader(opts, data)\n",
+            options={"device_iterations": 16},
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\", steps_per_execution=4)\nmodel.fit(dataset)\n",
+            reported=False, options={"steps_per_execution": 16},
+        ),
+        Example(
+            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+            "model.compile(loss=\"mse\")\nmodel.fit(dataset)\n",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        config = ctx.config
+        if TORCH in ctx.frameworks and config.device_iterations:
+            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+        if KERAS not in ctx.frameworks:
+            return
+        auto = throughput.is_auto(config)
+        fixed = throughput.config_steps(config) or config.gradient_accumulation
+        if not auto and fixed is None:
+            return
+        helper = helper_name(ctx)
+        calls = training_calls(ctx, helper)
+        for index, entry in enumerate(calls):
+            if entry.method != "compile" or any(arg.star for arg in entry.call.args):
+                continue
+            if keyword(entry.call, "steps_per_execution") is not None:
+                continue
+            later = [other for other in calls[index + 1:] if other.model == entry.model]
+            later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
+            if auto:
+                self._auto(ctx, entry, later, helper)
+            else:
+                self._set(ctx, entry, str(fixed))
+                ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
+                           f"{fixed} batches per replica in each device execution", fixed=True)
+            self._check_fits(ctx, later, None if auto else fixed)
+        if auto or (fixed or 1) > 1:
+            self._warn_callbacks(ctx)
+
+    @staticmethod
+    def _set(ctx, entry: TrainingCall, value: str) -> None:
+        argument = keyword_arg("steps_per_execution", cst.parse_expression(value))
+        wrap = layout(*call_columns(ctx, entry))
+        ctx.replace(entry.call, lambda node: wrap(append_args(node, argument)))
+
+    def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> None:
+        first = next((entry for entry in later if entry.method != "compile"), None)
+        value = self._auto_value(ctx, compile_entry, first, helper) if first is not None else None
+        if value is None:
+            ctx.report(self.code, compile_entry.call.func.attr, "`steps_per_execution` auto: the number of batches "
+                       "per epoch is not known where the model is compiled (dataset input, or data made later); pass "
+                       "`steps_per_execution=K`, a divisor of the batches per epoch of one replica", fixed=False)
+            return
+        self._set(ctx, compile_entry, value)
+        ctx.report(self.code, compile_entry.call.func.attr, f"`compile` gets `steps_per_execution={value}`: a whole "
+                   "epoch of one replica per device execution", fixed=True)
+        current = (code(ctx, _unwrapped(first.data, helper)), value)
+        for entry in later[later.index(first) + 1:]:
+            if entry.method == "fit":
+                break  # training again: keep the value training needs
+            if not (entry.has_arrays or self._finite_dataset(ctx, entry)):
+                continue
+            data = _unwrapped(entry.data, helper)
+            wanted = self._expression(ctx, entry, data)
+            if code(ctx, data) == current[0] or wanted == current[1]:
+                continue
+            if not self._recompile(ctx, compile_entry, entry, wanted):
+                continue
+            current = (code(ctx, data), wanted)
+
+    def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
+        if self._finite_dataset(ctx, entry):
+            if entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry):
+                return None
+            return self._expression(ctx, entry, entry.data)
+        if not entry.has_arrays:
+            return None
+        data = _unwrapped(entry.data, helper)
+        static = self._static(ctx, entry, data)
+        if static is not None:
+            return static
+        if entry.owner is not compile_entry.owner:
+            return None
+        names = [_root_name(data)]
+        if entry.batch is not None and int_value(entry.batch) is None:
+            names.append(_root_name(entry.batch))
+        if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
+            return None
+        return self._expression(ctx, entry, data)
+
+    @staticmethod
+    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[str]:
+        """The value itself when the number of samples and the batch size are known statically."""
+        samples = static_samples(ctx, data, entry.owner)
+        batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+        if samples is None or batch is None:
+            return None
+        config = ctx.config
+        value = throughput.auto_steps_per_execution(samples, batch, throughput.config_replicas(config),
+                                                    throughput.config_accumulation(config))
+        return str(value) if value >= 1 else None
+
+    @staticmethod
+    def _finite_dataset(ctx, entry: TrainingCall) -> bool:
+        """A batched ``tf.data`` dataset of this function whose length ``len()`` knows at run time:
+        no ``repeat``, ``filter``... in the chains assigned to it. Its batches are split between the
+        replicas; without accumulation a whole epoch per execution always divides them."""
+        data = entry.data
+        if (not entry.dataset_input or not isinstance(data, cst.Name) or not is_dataset(ctx, data)
+                or throughput.config_accumulation(ctx.config) > 1):
+            return False
+        batched = False
+        for assign in ctx.nodes(cst.Assign):
+            if (ctx.enclosing_function(assign) or ctx.module) is not entry.owner or not any(
+                    isinstance(target.target, cst.Name) and target.target.value == data.value
+                    for target in assign.targets):
+                continue
+            for node in walk(assign.value):
+                if isinstance(node, cst.Attribute) and node.attr.value in _UNKNOWN_LENGTH:
+                    return False
+                if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
+                    batched = True
+        return batched
+
+    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
+        static = self._static(ctx, entry, data)
+        if static is not None:
+            return static
+        config = ctx.config
+        replicas = throughput.config_replicas(config)
+        if not entry.has_arrays:  # a finite dataset: its batches per replica
+            return f"len({code(ctx, data)})" + (f" // {replicas}" if replicas > 1 else "")
+        accumulation = throughput.config_accumulation(config)
+        batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+        if batch_value is not None:
+            divisor = str(batch_value * replicas * accumulation)
+        else:
+            factor = replicas * accumulation
+            batch = code(ctx, entry.batch)
+            divisor = f"({batch} * {factor})" if factor > 1 else batch
+        value = f"len({code(ctx, data)}) // {divisor}"
+        return f"{value} * {accumulation}" if accumulation > 1 else value
+
+    def _recompile(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, value: str) -> bool:
+        """Compile again before ``entry`` with the value of its inputs (only in the same block, not
+        in a loop: recompiling on every iteration would cost more than it saves)."""
+        statement = compile_entry.statement
+        if (entry.in_loop or entry.statement is None or statement is None
+                or ctx.block_of(entry.statement) is not ctx.block_of(statement)
+                or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
+                or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not compile_entry.call):
+            return False
+        argument = keyword_arg("steps_per_execution", cst.parse_expression(value))
+        new_call = layout(*call_columns(ctx, compile_entry))(append_args(compile_entry.call, argument))
+        new_statement = statement.with_changes(body=[statement.body[0].with_changes(value=new_call)],
+                                               leading_lines=())
+        ctx.insert_before(entry.statement, [new_statement])
+        ctx.report(self.code, entry.call.func.attr, f"compiled again before `{entry.method}` with "
+                   f"`steps_per_execution={value}`, the whole of its inputs per execution", fixed=True)
+        return True
+
+    def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
+        for entry in later:
+            if entry.method != "fit":
+                continue
+            steps = keyword(entry.call, "steps_per_epoch")
+            if steps is None:
+                if (entry.dataset_input and fixed is not None and fixed > 1
+                        and throughput.config_replicas(ctx.config) == 1):  # else IPU109 says it
+                    ctx.report(self.code, entry.call.func.attr, f"the batches per epoch of this dataset (per "
+                               f"replica) must be a multiple of {fixed}, or `fit` raises an error: check its "
+                               f"size, or `.repeat()` it and pass `steps_per_epoch`, a multiple of {fixed}",
+                               fixed=False)
+                continue
+            value = int_value(steps.value)
+            if fixed is not None and value is not None:
+                if value % fixed:
+                    ctx.report(self.code, steps, f"`steps_per_epoch={value}` must be a multiple of "
+                               f"`steps_per_execution={fixed}`: use {max(fixed, value - value % fixed)}", fixed=False)
+            else:
+                what = f"`steps_per_execution={fixed}`" if fixed is not None else "`steps_per_execution`"
+                ctx.report(self.code, steps, f"`steps_per_epoch` must be a multiple of {what}; check this value",
+                           fixed=False)
+
+    def _warn_callbacks(self, ctx) -> None:
+        for call, _ in ctx.calls_to(*_CHECKPOINTS):
+            frequency = keyword(call, "save_freq")
+            if frequency is not None and not (isinstance(frequency.value, cst.SimpleString)
+                                              and frequency.value.evaluated_value == "epoch"):
+                ctx.report(self.code, frequency, "`ModelCheckpoint(save_freq=<batches>)` saves at most once per "
+                           "execution, with the weights of the end of the execution: make `save_freq` a multiple "
+                           "of `steps_per_execution`, or save per epoch", fixed=False)
+        for cls in ctx.nodes(cst.ClassDef):
+            if not any(ctx.keras_name(base.value) in _CALLBACK_BASES for base in cls.bases):
+                continue
+            for statement in cls.body.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value in _BATCH_HOOKS:
+                    ctx.report(self.code, statement.name, f"`{statement.name.value}` runs once per execution of "
+                               "`steps_per_execution` batches, not after every batch (or enable asynchronous "
+                               "callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
+
+
+def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpression:
+    """The data inside a call of the trimming helper."""
+    if is_helper_call(node, helper) and node.args:
+        return node.args[0].value
+    return node
+
+
+RULE = StepsPerExecution()
