@@ -135,6 +135,21 @@ def import_bindings(node: Union[cst.Import, cst.ImportFrom]) -> Iterator[Tuple[s
         yield local, f"{base}.{name}"
 
 
+def code_of(ctx: "FileContext", node: cst.CSTNode) -> str:
+    """The source text of ``node`` as the file writes it."""
+    return ctx.module.code_for_node(node)
+
+
+def in_loop(ctx: "FileContext", node: cst.CSTNode, owner: cst.CSTNode) -> bool:
+    """Whether ``node`` runs inside a ``for``/``while`` loop of ``owner`` (a function or module)."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return True
+    return False
+
+
 def bound_names(target: cst.CSTNode) -> List[str]:
     """The names an assignment target binds: ``a``, ``a, (b, *c)``; not ``a.b`` or ``a[0]``."""
     if isinstance(target, cst.Name):

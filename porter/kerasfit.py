@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext
+from porter.context import FileContext, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.kerasmodel import model_plan
 from porter.tfdata import is_dataset
@@ -47,21 +47,8 @@ class TrainingCall:
         return bool(self.arrays)
 
 
-def code(ctx: FileContext, node: cst.CSTNode) -> str:
-    return ctx.module.code_for_node(node)
-
-
 def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     return ctx.enclosing_function(node) or ctx.module
-
-
-def _in_loop(ctx: FileContext, node: cst.CSTNode, owner: cst.CSTNode) -> bool:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is owner:
-            return False
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return True
-    return False
 
 
 def is_array_expression(node: cst.BaseExpression, helper: Optional[str] = None) -> bool:
@@ -141,7 +128,7 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
             continue
         owner = _owner(ctx, call)
         entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), owner,
-                             _in_loop(ctx, call, owner))
+                             in_loop(ctx, call, owner))
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)
@@ -208,7 +195,7 @@ def multiple_code(ctx: FileContext, entry: TrainingCall, config, factor: Optiona
     batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
     if batch_value is not None:
         return str(batch_value * factor)
-    batch = code(ctx, entry.batch)
+    batch = code_of(ctx, entry.batch)
     if not isinstance(entry.batch, (cst.Name, cst.Attribute)):
         batch = f"({batch})"
     return batch if factor == 1 else f"{batch} * {factor}"

@@ -13,7 +13,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter import cstutil
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, bound_names, code_of, in_loop, walk
 from porter.cstutil import with_args
 from porter.rule import is_selected
 
@@ -136,15 +136,6 @@ def top_statement(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional
     return None
 
 
-def in_loop(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> bool:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is owner:
-            return False
-        if isinstance(ancestor, (cst.For, cst.While)):
-            return True
-    return False
-
-
 def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
     return isinstance(node, cst.FunctionDef) and ctx.parent(node) is ctx.module
 
@@ -199,10 +190,6 @@ def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
                 and qualified(ctx, func) in names:
             found.append((assign.targets[0].target.value, assign.value))
     return found
-
-
-def code_of(ctx: FileContext, node: cst.CSTNode) -> str:
-    return ctx.module.code_for_node(node)
 
 
 def nn_module_spelling(ctx: FileContext) -> str:

@@ -1,9 +1,8 @@
 import libcst as cst
 
-from porter.context import dotted_name
+from porter.context import code_of, dotted_name
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.customloop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
-from porter.kerasfit import code
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.throughput import config_replicas, config_steps
 
@@ -93,17 +92,17 @@ def _run_call(strategy: str, step: str):
         named = [arg for arg in call.args if arg.keyword is not None]
         parts = [step]
         if positional:
-            values = ", ".join(code_of(arg.value) for arg in positional)
+            values = ", ".join(_rendered(arg.value) for arg in positional)
             parts.append(f"args=({values},)" if len(positional) == 1 else f"args=({values})")
         if named:
-            values = ", ".join(f"{arg.keyword.value!r}: {code_of(arg.value)}" for arg in named)
+            values = ", ".join(f"{arg.keyword.value!r}: {_rendered(arg.value)}" for arg in named)
             parts.append(f"kwargs={{{values}}}")
         return cst.parse_expression(f"{strategy}.run({', '.join(parts)})")
 
     return build
 
 
-def code_of(node: cst.CSTNode) -> str:
+def _rendered(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
@@ -222,10 +221,10 @@ class CustomLoop(Rule):
         loop_name = next(candidate for candidate in (f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
                          if candidate not in taken)
         steps = config_steps(ctx.config)
-        target = code(ctx, step.loop.target)
+        target = code_of(ctx, step.loop.target)
         text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}(iterator):\n"
                 f"    for _ in {tf}.range({steps}):\n        {target} = next(iterator)\n"
-                f"        {code(ctx, step.call)}\n")
+                f"        {code_of(ctx, step.call)}\n")
         function = cst.parse_module(text).body[0]
         blanks = [line for line in step.function.leading_lines if line.comment is None] or [
             cst.EmptyLine(indent=False)]
@@ -237,7 +236,7 @@ class CustomLoop(Rule):
         step = plan.step
         loop = step.loop
         steps = config_steps(ctx.config)
-        dataset = code(ctx, loop.iter)
+        dataset = code_of(ctx, loop.iter)
         base = dataset.replace(".", "_")
         taken = {node.value for node in ctx.nodes(cst.Name)}
         iterator = next(candidate for candidate in (f"{base}_iterator", f"{base}_ipu_iterator") if candidate not in taken)

@@ -2,10 +2,12 @@ from typing import Optional
 
 import libcst as cst
 
+from porter.context import code_of
+
 from porter import throughput
 from porter.cstutil import keyword, statements
 from porter.imports import _top_level_imports
-from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, code, is_helper_call, layout, multiple_code,
+from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
                              samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
                              training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
@@ -144,7 +146,7 @@ class DivisibleDataset(Rule):
     @staticmethod
     def _message(ctx, entry, targets, multiple) -> str:
         config = ctx.config
-        parts = [f"batch {code(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
+        parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
         replicas = throughput.config_replicas(config)
         if replicas > 1:
             parts.append(f"{replicas} replicas")
@@ -154,7 +156,7 @@ class DivisibleDataset(Rule):
             parts.append(f"{steps} steps per execution")
         elif accumulation > 1:
             parts.append(f"{accumulation} accumulated batches")
-        names = ", ".join(f"`{code(ctx, node)}`" for node in targets)
+        names = ", ".join(f"`{code_of(ctx, node)}`" for node in targets)
         counted = ""
         samples = static_samples(ctx, entry.data, entry.owner) if entry.data is not None else None
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH

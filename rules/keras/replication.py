@@ -1,5 +1,6 @@
+from porter.context import code_of
 from porter import throughput
-from porter.kerasfit import KERAS_DEFAULT_BATCH, code, int_value, training_calls
+from porter.kerasfit import KERAS_DEFAULT_BATCH, int_value, training_calls
 from porter.rule import KERAS, WARN, Example, Rule
 from rules.keras.divisible_dataset import helper_name
 
@@ -58,7 +59,7 @@ class Replication(Rule):
             anchor = entry.call.func.attr
             if entry.has_arrays:
                 batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
-                batch = str(batch_value) if batch_value is not None else f"`{code(ctx, entry.batch)}`"
+                batch = str(batch_value) if batch_value is not None else f"`{code_of(ctx, entry.batch)}`"
                 update = f"{batch} x {replicas}" + (f" x {accumulation}" if accumulation > 1 else "")
                 if batch_value is not None:
                     update += f" = {batch_value * replicas * accumulation}"

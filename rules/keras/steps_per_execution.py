@@ -3,10 +3,10 @@ from typing import List, Optional
 import libcst as cst
 
 from porter import throughput
-from porter.context import bound_names, walk
+from porter.context import bound_names, code_of, walk
 from porter.tfdata import is_dataset
 from porter.cstutil import append_args, keyword, keyword_arg
-from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, code, int_value, is_helper_call, layout,
+from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, TORCH, Example, Rule
 from porter.torchspeed import add_to_existing
@@ -202,7 +202,7 @@ class StepsPerExecution(Rule):
         self._set(ctx, compile_entry, value)
         ctx.report(self.code, compile_entry.call.func.attr, f"`compile` gets `steps_per_execution={value}`: a whole "
                    "epoch of one replica per device execution", fixed=True)
-        current = (code(ctx, _unwrapped(first.data, helper)), value)
+        current = (code_of(ctx, _unwrapped(first.data, helper)), value)
         for entry in later[later.index(first) + 1:]:
             if entry.method == "fit":
                 break  # training again: keep the value training needs
@@ -210,11 +210,11 @@ class StepsPerExecution(Rule):
                 continue
             data = _unwrapped(entry.data, helper)
             wanted = self._expression(ctx, entry, data)
-            if code(ctx, data) == current[0] or wanted == current[1]:
+            if code_of(ctx, data) == current[0] or wanted == current[1]:
                 continue
             if not self._recompile(ctx, compile_entry, entry, wanted):
                 continue
-            current = (code(ctx, data), wanted)
+            current = (code_of(ctx, data), wanted)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
         if self._finite_dataset(ctx, entry):
@@ -277,16 +277,16 @@ class StepsPerExecution(Rule):
         config = ctx.config
         replicas = throughput.config_replicas(config)
         if not entry.has_arrays:  # a finite dataset: its batches per replica
-            return f"len({code(ctx, data)})" + (f" // {replicas}" if replicas > 1 else "")
+            return f"len({code_of(ctx, data)})" + (f" // {replicas}" if replicas > 1 else "")
         accumulation = throughput.config_accumulation(config)
         batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if batch_value is not None:
             divisor = str(batch_value * replicas * accumulation)
         else:
             factor = replicas * accumulation
-            batch = code(ctx, entry.batch)
+            batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
-        value = f"len({code(ctx, data)}) // {divisor}"
+        value = f"len({code_of(ctx, data)}) // {divisor}"
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
     def _recompile(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, value: str) -> bool:
