@@ -18,6 +18,7 @@ from porter import throughput
 from porter.context import FileContext, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.kerasmodel import model_plan
+from porter.kerasutil import owner
 from porter.tfdata import is_dataset
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -45,10 +46,6 @@ class TrainingCall:
     @property
     def has_arrays(self) -> bool:
         return bool(self.arrays)
-
-
-def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
-    return ctx.enclosing_function(node) or ctx.module
 
 
 def is_array_expression(node: cst.BaseExpression, helper: Optional[str] = None) -> bool:
@@ -126,9 +123,9 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
         if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS and isinstance(func.value, cst.Name)
                 and func.value.value in names and ctx.qualified_name(func.value) is None):
             continue
-        owner = _owner(ctx, call)
-        entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), owner,
-                             in_loop(ctx, call, owner))
+        scope = owner(ctx, call)
+        entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), scope,
+                             in_loop(ctx, call, scope))
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)

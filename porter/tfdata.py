@@ -11,23 +11,19 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
-from porter.kerasutil import assignments, last_name, sub_blocks
+from porter.kerasutil import assignments, last_name, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
 
-def _owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
-    return ctx.enclosing_function(node) or ctx.module
-
-
-def _dataset_variables(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
+def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
     cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_dataset_variables", {})
-    found = cache.get(id(owner))
+    found = cache.get(id(scope))
     if found is not None:
         return found
-    found = cache[id(owner)] = set()
+    found = cache[id(scope)] = set()
     for assign in ctx.nodes(cst.Assign):
-        if _owner(ctx, assign) is not owner or len(assign.targets) != 1:
+        if owner(ctx, assign) is not scope or len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
@@ -56,7 +52,7 @@ def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[st
 def is_dataset(ctx: FileContext, node: cst.BaseExpression) -> bool:
     """True when ``node`` is a tf.data dataset: a chain that starts at ``tf.data...`` (or
     ``tfds.load``), or at a variable of the same function that was assigned one."""
-    return _is_dataset_in(ctx, node, _dataset_variables(ctx, _owner(ctx, node)))
+    return _is_dataset_in(ctx, node, _dataset_variables(ctx, owner(ctx, node)))
 
 
 def dataset_method_calls(ctx: FileContext, *methods: str):
@@ -319,13 +315,13 @@ def _dtype_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def _assigned(ctx: FileContext, name: cst.Name):
-    scope = _owner(ctx, name)
+    scope = owner(ctx, name)
     return [item for item in assignments(ctx, scope) if item[1] == name.value] or \
         [item for item in assignments(ctx, ctx.module) if item[1] == name.value]
 
 
 def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
-    scope = _owner(ctx, node)
+    scope = owner(ctx, node)
     cache: Dict[int, _Uint8Flow] = ctx.__dict__.setdefault("_uint8_flows", {})
     flow = cache.get(id(scope))
     if flow is None:
@@ -390,8 +386,8 @@ def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
             node = ctx.parent(parent) or parent
             continue
         break
-    scope = _owner(ctx, call)
-    return any(_owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
+    scope = owner(ctx, call)
+    return any(owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
 
 
 def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
