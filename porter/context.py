@@ -269,6 +269,9 @@ class FileContext:
             for child in reversed(children):
                 parents[id(child)] = node
                 push(child)
+        # One node object in two places of the tree (edits can do that; a parse never does)
+        # leaves one of them without its parent: porter.engine then verifies on a fresh parse.
+        self.shared_nodes = sum(map(len, by_type.values())) != len(parents) + 1
 
     def nodes(self, node_type: Type[NodeT]) -> List[NodeT]:
         """All nodes of exactly this type, in source order."""

@@ -41,18 +41,23 @@ def rules_for(frameworks, config: Config) -> List[Rule]:
     ]
 
 
-def _python_syntax_error(source: str) -> Optional[str]:
-    """Python's own message and position for a source it rejects (libcst's position can be lines
-    off, e.g. for ``def f(:``); None when Python accepts the source."""
+def _python_rejects(source: str) -> Optional[Exception]:
+    """Why Python's own parser rejects ``source``, or None when it accepts it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, "<port>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        if error.lineno:
-            return f"syntax error at line {error.lineno}, column {error.offset or 1}: {error.msg}"
-    except (RecursionError, MemoryError, ValueError):
-        pass
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as error:
+        return error
+    return None
+
+
+def _python_syntax_error(source: str) -> Optional[str]:
+    """Python's own message and position for a source it rejects (libcst's position can be lines
+    off, e.g. for ``def f(:``); None when Python accepts the source."""
+    error = _python_rejects(source)
+    if isinstance(error, SyntaxError) and error.lineno:
+        return f"syntax error at line {error.lineno}, column {error.offset or 1}: {error.msg}"
     return None
 
 
@@ -138,13 +143,13 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
         final, new_source = ctx, source
         if ctx.dirty:
             try:
-                new_source = apply_edits(ctx).code
+                new_module = apply_edits(ctx)
+                new_source = new_module.code
             except RecursionError:
                 raise _PortError("too deeply nested to render")
-            # the original tree and its index go before the verification builds their twins
-            # (together they would double the peak memory of a large file)
+            # the original index goes before the verification builds the new one
             ctx = final = None
-            final = _verify(new_source, config, cells)
+            final = _verify(new_module, new_source, config, cells)
         if config.annotate:
             new_source = _annotate(final, new_source)
     except _PortError as error:
@@ -186,10 +191,21 @@ def _annotate(ctx: FileContext, source: str) -> str:
     return apply_edits(ctx).code
 
 
-def _verify(new_source: str, config: Config, cells: bool = False) -> FileContext:
-    """The port must parse, and porting it again must change nothing."""
+def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool = False) -> FileContext:
+    """The port must parse, and porting it again must change nothing.
+
+    Python's compiler checks that the new source parses, at a fraction of the cost of libcst's
+    parse, and the rules run again on the tree that rendered it, which is the tree a parse of the
+    new source gives back. The new source is parsed by libcst only when that shortcut cannot
+    decide: the running Python rejects it (it may predate syntax the file already used), or an
+    edit put one node object in two places (the index maps each node to one parent).
+    """
     try:
-        again = _run_rules(_parse(new_source), config, new_source, cells)
+        if _python_rejects(new_source) is not None:
+            new_module = _parse(new_source)
+        again = _run_rules(new_module, config, new_source, cells)
+        if again.shared_nodes:
+            again = _run_rules(_parse(new_source), config, new_source, cells)
     except _PortError as error:
         raise _PortError(f"internal error: the ported code does not check out ({error})")
     if again.dirty:
