@@ -419,9 +419,8 @@ def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
             results.append(_port_job(job))
             progress.advance()
     else:
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        chunksize = max(1, min(8, len(jobs) // (workers * 4)))
         try:
             pool = ProcessPoolExecutor(max_workers=workers)
         except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
@@ -431,9 +430,14 @@ def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
                 results.append(_port_job(job))
                 progress.advance()
         else:
+            # Largest files first, one at a time: the workers finish together, not one of them
+            # on a big file while the other waits.
+            results = [None] * len(jobs)
             with pool:
-                for outcome in pool.map(_port_job, jobs, chunksize=chunksize):
-                    results.append(outcome)
+                largest_first = sorted(range(len(jobs)), key=lambda index: -len(jobs[index][1]))
+                futures = {pool.submit(_port_job, jobs[index]): index for index in largest_first}
+                for future in as_completed(futures):
+                    results[futures[future]] = future.result()
                     progress.advance()
     progress.close()
     return results

@@ -84,13 +84,15 @@ def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield value
 
 
-def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Pre-order walk in source order."""
+def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+    """Pre-order walk in source order; nodes of the ``skip`` types below the root are left out,
+    with everything under them."""
     stack = [root]
     while stack:
         node = stack.pop()
         yield node
-        children = list(iter_children(node))
+        children = [child for child in iter_children(node) if not isinstance(child, skip)] if skip else list(
+            iter_children(node))
         children.reverse()
         stack.extend(children)
 

@@ -48,19 +48,28 @@ def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
     return None
 
 
-# Parsing a snippet costs about a millisecond; nodes are immutable, so each snippet is parsed once.
-@lru_cache(maxsize=1024)
+# Parsing a snippet costs about a millisecond, so each snippet is parsed once; every use gets its
+# own copy, since one node object in two places of a tree confuses the index (porter.context).
 def expression(code: str) -> cst.BaseExpression:
+    return _parsed_expression(code).deep_clone()
+
+
+def statement(code: str) -> cst.BaseStatement:
+    return _parsed_statement(code).deep_clone()
+
+
+def statements(code: str) -> List[cst.BaseStatement]:
+    return [node.deep_clone() for node in _module_body(code)]
+
+
+@lru_cache(maxsize=1024)
+def _parsed_expression(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
 
 @lru_cache(maxsize=1024)
-def statement(code: str) -> cst.BaseStatement:
+def _parsed_statement(code: str) -> cst.BaseStatement:
     return cst.parse_statement(code)
-
-
-def statements(code: str) -> List[cst.BaseStatement]:
-    return list(_module_body(code))
 
 
 @lru_cache(maxsize=256)

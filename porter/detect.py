@@ -6,16 +6,29 @@ PyTorch import comes back byte for byte without a parse.
 
 import re
 
+# A framework import, matched from the start of a line that has the word ``import`` in it.
 _FRAMEWORK_IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+(?:tensorflow|keras|tf_keras|torch)\b"
-    r"|import[ \t][^\n#]*\b(?:tensorflow|keras|tf_keras|torch)\b)",
-    re.MULTILINE,
+    r"[ \t]*(?:from[ \t]+(?:tensorflow|keras|tf_keras|torch)\b"
+    r"|import[ \t][^\n#]*\b(?:tensorflow|keras|tf_keras|torch)\b)"
 )
 
 
 def uses_framework(source: str) -> bool:
-    # The regex tries every line; a substring check rules most files out several times faster.
-    # ("tf_keras" contains "keras".)
-    if "torch" not in source and "keras" not in source and "tensorflow" not in source:
-        return False
-    return _FRAMEWORK_IMPORT.search(source) is not None
+    """Whether a line of ``source`` imports a framework.
+
+    Every import line has the word ``import``: one str.find pass over the file finds those lines,
+    which is several times faster than searching for each framework's name, or than a regex
+    trying every line.
+    """
+    found = source.find("import")
+    while found >= 0:
+        line_start = source.rfind("\n", 0, found) + 1
+        line_end = source.find("\n", found)
+        line = source[line_start:] if line_end < 0 else source[line_start:line_end]
+        # ("tf_keras" contains "keras")
+        if ("torch" in line or "keras" in line or "tensorflow" in line) and _FRAMEWORK_IMPORT.match(line):
+            return True
+        if line_end < 0:
+            return False
+        found = source.find("import", line_end)
+    return False

@@ -6,11 +6,7 @@ or a port that fails its own checks comes back as ``PortResult.error``, with the
 
 from __future__ import annotations
 
-import ast
-import re
-import warnings
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import List, Optional, Tuple
 
 import libcst as cst
@@ -22,6 +18,7 @@ from porter.edits import apply_edits
 from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
 from porter.notebook import CELL_MARKER, UNPARSABLE
+from porter.parsing import ParseError, parse, python_rejects
 from porter.suppress import MARKER, UNUSED
 from porter.suppress import find as find_suppressions
 
@@ -41,54 +38,11 @@ def rules_for(frameworks, config: Config) -> List[Rule]:
     ]
 
 
-def _python_rejects(source: str) -> Optional[Exception]:
-    """Why Python's own parser rejects ``source``, or None when it accepts it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<port>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, RecursionError, MemoryError, ValueError) as error:
-        return error
-    return None
-
-
-def _python_syntax_error(source: str) -> Optional[str]:
-    """Python's own message and position for a source it rejects (libcst's position can be lines
-    off, e.g. for ``def f(:``); None when Python accepts the source."""
-    error = _python_rejects(source)
-    if isinstance(error, SyntaxError) and error.lineno:
-        return f"syntax error at line {error.lineno}, column {error.offset or 1}: {error.msg}"
-    return None
-
-
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
-_MAX_NESTING = 200  # CPython's tokenizer limit on nested brackets, in every version
-
-
-def _nesting(source: str) -> int:
-    """The bracket nesting, roughly: brackets in strings and comments count too (0 when it cannot
-    exceed the limit)."""
-    if source.count("(") + source.count("[") + source.count("{") <= _MAX_NESTING:
-        return 0
-    steps = (1 if char in "([{" else -1 for char in _NOT_BRACKETS.sub("", source))
-    return max(accumulate(steps), default=0)
-
-
 def _parse(source: str) -> cst.Module:
-    if _nesting(source) > _MAX_NESTING:
-        # libcst's native parser can overflow the C stack (a crash, not an exception) on brackets
-        # nested a few thousand deep; Python rejects more than 200 anyway.
-        message = _python_syntax_error(source)
-        if message:
-            raise _PortError(message)
     try:
-        return cst.parse_module(source)
-    except cst.ParserSyntaxError as error:
-        message = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        raise _PortError(_python_syntax_error(source) or (
-            f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {message}"))
-    except RecursionError:
-        raise _PortError("too deeply nested for the parser")
+        return parse(source)
+    except ParseError as error:
+        raise _PortError(str(error))
 
 
 class _PortError(Exception):
@@ -201,7 +155,7 @@ def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool
     edit put one node object in two places (the index maps each node to one parent).
     """
     try:
-        if _python_rejects(new_source) is not None:
+        if python_rejects(new_source) is not None:
             new_module = _parse(new_source)
         again = _run_rules(new_module, config, new_source, cells)
         if again.shared_nodes:

@@ -17,11 +17,11 @@ The plan is computed once per file and shared by both rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names
+from porter.context import FileContext, bound_names, walk
 from porter.cstutil import string_value
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -54,6 +54,8 @@ RUNNING_METHODS = frozenset({
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
+# Code that runs when called, not where it is written.
+_CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 @dataclass
@@ -116,6 +118,7 @@ class _Analysis:
         self.strategy_vars: Set[str] = set()
         self._assignments: List[cst.Assign] = []
         self._assignments_key = -1
+        self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
         self._variables: Dict[int, Set[str]] = {}
         self._variables_key = -1
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
@@ -302,18 +305,15 @@ class _Analysis:
 
     def _region_in(self, block: Block) -> Optional[Region]:
         """From the first statement of ``block`` that assigns a model to the last one that uses it."""
+        model_assignments = {id(assign) for assign in self._model_assignments()}
         names: Set[str] = set()
-        for assign in self._model_assignments():
-            if self._top_statement(assign, block) is not None:
-                for target in assign.targets:
+        for _, node in self._code_of_block(block):
+            if id(node) in model_assignments:
+                for target in node.targets:
                     names.update(bound_names(target.target))
         if not names:
             return None
-        uses = [
-            top for top in (self._top_statement(name, block) for name in self.ctx.nodes(cst.Name)
-                            if name.value in names)
-            if top is not None
-        ]
+        uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
         from porter.customloop import scope_statements  # custom loops being rewritten (IPU111)
@@ -332,25 +332,24 @@ class _Analysis:
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
         """Statements of ``block`` that create Keras inputs or layers."""
         found = []
-        for call in self.ctx.nodes(cst.Call):
-            name = self.ctx.keras_name(call.func)
-            if name is None or not (name.startswith("keras.layers.") or name == "keras.Input"):
+        for top, node in self._code_of_block(block):
+            if type(node) is not cst.Call:
                 continue
-            top = self._top_statement(call, block)
-            if top is not None:
+            name = self.ctx.keras_name(node.func)
+            if name is not None and (name.startswith("keras.layers.") or name == "keras.Input"):
                 found.append(top)
         return found
 
-    def _top_statement(self, node: cst.CSTNode, block: Block) -> Optional[cst.BaseStatement]:
-        """The statement of ``block`` that holds ``node`` (not through a nested function)."""
-        child = node
-        for ancestor in self.ctx.ancestors(node):
-            if ancestor is block:
-                return child if isinstance(child, cst.BaseStatement) else None
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return None
-            child = ancestor
-        return None
+    def _code_of_block(self, block: Block) -> List[Tuple[cst.BaseStatement, cst.CSTNode]]:
+        """``(statement of block, node)`` for every node of the block's statements, nested
+        functions, classes and lambdas left out (they run elsewhere); cached per block."""
+        cached = self._block_code.get(id(block))
+        if cached is None:
+            cached = self._block_code[id(block)] = [
+                (statement, node) for statement in block.body if not isinstance(statement, _CODE_ELSEWHERE)
+                for node in walk(statement, skip=_CODE_ELSEWHERE)
+            ]
+        return cached
 
     def _anchor(self, statement: cst.BaseStatement) -> cst.BaseStatement:
         """Where set-up for a region goes: before it, or before the outermost loop around it in

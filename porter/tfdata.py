@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Set
 
 import libcst as cst
 
@@ -22,8 +22,8 @@ def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
     if found is not None:
         return found
     found = cache[id(scope)] = set()
-    for assign in ctx.nodes(cst.Assign):
-        if owner(ctx, assign) is not scope or len(assign.targets) != 1:
+    for assign in _assigns_by_owner(ctx).get(id(scope), ()):
+        if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
         if isinstance(target, cst.Name):
@@ -32,6 +32,16 @@ def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
             else:
                 found.discard(target.value)
     return found
+
+
+def _assigns_by_owner(ctx: FileContext) -> Dict[int, List[cst.Assign]]:
+    """The file's assignments grouped by the function (or module) they are in, found once."""
+    grouped = ctx.__dict__.get("_assigns_by_owner")
+    if grouped is None:
+        grouped = ctx.__dict__["_assigns_by_owner"] = {}
+        for assign in ctx.nodes(cst.Assign):
+            grouped.setdefault(id(owner(ctx, assign)), []).append(assign)
+    return grouped
 
 
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
@@ -386,8 +396,16 @@ def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
             node = ctx.parent(parent) or parent
             continue
         break
-    scope = owner(ctx, call)
-    return any(owner(ctx, mapped) is scope for mapped, _ in dataset_method_calls(ctx, "map"))
+    return id(owner(ctx, call)) in _owners_of_maps(ctx)
+
+
+def _owners_of_maps(ctx: FileContext) -> Set[int]:
+    """The functions (or module) in which a dataset goes through ``.map(...)``, found once."""
+    found = ctx.__dict__.get("_owners_of_maps")
+    if found is None:
+        found = ctx.__dict__["_owners_of_maps"] = {
+            id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")}
+    return found
 
 
 def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
