@@ -81,3 +81,25 @@ def test_a_syntax_error_in_a_large_file_names_its_line(tiny_pieces):
     source = "import torch\n\nx = 1\n\ndef f(:\n    pass\n"
     with pytest.raises(parsing.ParseError, match=r"^syntax error at line 5, column 7"):
         parsing.parse(source)
+
+
+def _largest_stdlib_modules(count: int):
+    import sysconfig
+
+    folder = Path(sysconfig.get_paths()["stdlib"])
+    paths = [path for path in folder.glob("*.py") if path.is_file()]
+    return sorted(paths, key=lambda path: (-path.stat().st_size, path.name))[:count]
+
+
+@pytest.mark.parametrize("path", _largest_stdlib_modules(12), ids=lambda path: path.name)
+def test_real_modules_parsed_in_pieces_give_the_whole_module(monkeypatch, path):
+    """Code no one here wrote, cut in pieces of 2 KB: the same module as a whole parse."""
+    monkeypatch.setattr(parsing, "LARGE_FILE", 0)
+    monkeypatch.setattr(parsing, "PIECE_SIZE", 2048)
+    try:
+        source = path.read_text(encoding="utf-8")
+        cst.parse_module(source)
+    except (UnicodeDecodeError, cst.ParserSyntaxError):
+        pytest.skip("not UTF-8 or not parsable by libcst")
+    assert parsing._parse_in_pieces(source) is not None  # cut and joined, not parsed whole
+    assert_same_module(source)
