@@ -12,7 +12,8 @@ import libcst as cst
 
 from porter.context import FileContext, canonical_keras, dotted_name, import_bindings
 from porter.cstutil import argument, keyword
-from porter.kerasutil import is_literal_false, last_name, values_of
+from porter.kerasutil import is_literal_false, last_name
+from porter.scopes import values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"
 ADDONS_LAYERS = ADDONS + ".layers"
@@ -157,12 +158,9 @@ def sequential_prefix(ctx: FileContext, call: cst.Call) -> Optional[List[cst.Cal
 
 def _masks(ctx: FileContext) -> List[cst.Call]:
     """Every call that makes a mask (cached per file)."""
-    found = ctx.__dict__.get("_keras_masks")
-    if found is None:
-        found = ctx.__dict__["_keras_masks"] = [
-            node for node in ctx.nodes(cst.Call)
-            if last_name(node.func) in ("Masking", "Embedding") and makes_mask(ctx, node)]
-    return found
+    return ctx.shared("_keras_masks", lambda: [
+        node for node in ctx.nodes(cst.Call)
+        if last_name(node.func) in ("Masking", "Embedding") and makes_mask(ctx, node)])
 
 
 def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
@@ -244,7 +242,7 @@ def drop_unused_imports(ctx: FileContext, code: str, swapped_funcs: set, layers:
     """``from keras.layers import LSTM``: once every use of a name of ``layers`` is swapped (by
     this rule; ``swapped_funcs`` holds the ids of the swapped calls' functions), the name goes.
     The names other rules dropped from the same import count, so the last one removes it whole."""
-    dropped_before: Dict[int, List[str]] = ctx.__dict__.setdefault("_addons_dropped", {})
+    dropped_before: Dict[int, List[str]] = ctx.shared("_addons_dropped", dict)
     wanted = {f"keras.layers.{layer}" for layer in layers}
     for node in ctx.nodes(cst.ImportFrom):
         if isinstance(node.names, cst.ImportStar) or node.relative or node.module is None:

@@ -13,7 +13,7 @@ pass at the end (see ``porter.edits``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -21,6 +21,7 @@ from porter.config import Config
 from porter.rule import KERAS, TF1, TORCH, Finding
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
+T = TypeVar("T")
 Replacement = Union[cst.CSTNode, Callable[[cst.CSTNode], cst.CSTNode]]
 
 # Nodes that never matter to a rule: skipping them makes the walk about ten times cheaper.
@@ -210,7 +211,7 @@ class FileContext:
         self._index()
         self.aliases: Dict[str, str] = self._scope(module).imports
         # Every name any import of the file binds: a quick "no" for all other names.
-        self._imported: Set[str] = {
+        self.imported_names: Set[str] = {
             local for node_type in (cst.Import, cst.ImportFrom) for node in self.nodes(node_type)
             for local, _ in import_bindings(node)
         }
@@ -239,6 +240,15 @@ class FileContext:
         self.barriers: Set[int] = set()
         # The rendered (edited) version of each dirty node, filled in while edits are applied.
         self.latest: Dict[int, cst.CSTNode] = {}
+        self._shared: Dict[str, Any] = {}
+
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """Per-file state that helpers share between rules (an analysis computed once, edits
+        held until a later rule): ``make()`` on first use, the same object afterwards."""
+        store = self._shared
+        if key not in store:
+            store[key] = make()
+        return store[key]
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
@@ -363,7 +373,7 @@ class FileContext:
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
-        if head not in self._imported:
+        if head not in self.imported_names:
             return None
         target = self._unshadowed.get(head)
         if target is not None:

@@ -35,16 +35,16 @@ class StepCall:
 
 def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
     """Functions of the file (not methods) that open a ``tf.GradientTape``."""
-    cached = ctx.__dict__.get("_step_functions")
-    if cached is None:
-        cached = {}
+    def find() -> Dict[str, cst.FunctionDef]:
+        found: Dict[str, cst.FunctionDef] = {}
         for call, _ in ctx.calls_to(*TAPES):
             function = ctx.enclosing_function(call)
             if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
                 continue
-            cached.setdefault(function.name.value, function)
-        ctx.__dict__["_step_functions"] = cached
-    return cached
+            found.setdefault(function.name.value, function)
+        return found
+
+    return ctx.shared("_step_functions", find)
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
@@ -154,11 +154,12 @@ def run_targets(ctx: FileContext) -> Set[str]:
 
 
 def loop_plans(ctx: FileContext) -> List[LoopPlan]:
-    cached = ctx.__dict__.get("_loop_plans")
-    if cached is not None:
-        return cached
-    plans: List[LoopPlan] = []
-    ctx.__dict__["_loop_plans"] = plans
+    # Shared before it is filled: the model plan needed here asks for the loop plans in turn, and
+    # gets none yet instead of recursing.
+    new: List[LoopPlan] = []
+    plans = ctx.shared("_loop_plans", lambda: new)
+    if plans is not new:
+        return plans
     if not active(ctx) or tensorflow_alias(ctx) is None:
         return plans
     from porter.kerasmodel import model_plan

@@ -18,8 +18,8 @@ from porter import throughput
 from porter.context import FileContext, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.kerasmodel import model_plan
-from porter.kerasutil import owner
 from porter.tfdata import is_dataset
+from porter.scopes import owner
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -69,7 +69,7 @@ def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
 
 def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[TrainingCall]:
     key = ("_keras_training_calls", helper)
-    cache: Dict[Tuple[str, Optional[str]], List[TrainingCall]] = ctx.__dict__.setdefault("_kerasfit", {})
+    cache: Dict[Tuple[str, Optional[str]], List[TrainingCall]] = ctx.shared("_kerasfit", dict)
     found = cache.get(key)
     if found is None:
         found = cache[key] = _find(ctx, helper)
@@ -216,7 +216,7 @@ def _render(node: cst.CSTNode) -> str:
 def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     """(indentation of the call's statement, column of the call relative to it), from the original
     code; both move together when a block is indented later, so the relative column stays true."""
-    cache: Dict[int, Tuple[int, int]] = ctx.__dict__.setdefault("_call_columns", {})
+    cache: Dict[int, Tuple[int, int]] = ctx.shared("_call_columns", dict)
     found = cache.get(id(entry.call))
     if found is None:
         from porter.positions import positions

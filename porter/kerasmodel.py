@@ -103,10 +103,7 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
 
 
 def model_plan(ctx: FileContext) -> Plan:
-    cached = ctx.__dict__.get("_keras_model_plan")
-    if cached is None:
-        cached = ctx.__dict__["_keras_model_plan"] = _Analysis(ctx).plan()
-    return cached
+    return ctx.shared("_keras_model_plan", lambda: _Analysis(ctx).plan())
 
 
 class _Analysis:

@@ -1,5 +1,5 @@
-"""Helpers shared by the Keras rules: where data enters a model, what a variable was assigned,
-which functions are generators. All of it is static and local to one function (or the module)."""
+"""Helpers shared by the Keras rules: where data enters a model, which functions are generators,
+which classes subclass Keras ones. All of it is static and local to one file."""
 
 from __future__ import annotations
 
@@ -22,11 +22,6 @@ def last_name(node: cst.CSTNode) -> Optional[str]:
     if isinstance(node, cst.Name):
         return node.value
     return None
-
-
-def owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
-    """The function that holds ``node``, or the module."""
-    return ctx.enclosing_function(node) or ctx.module
 
 
 def method_calls(ctx: FileContext, *methods: str) -> Iterator[Tuple[cst.Call, str]]:
@@ -61,118 +56,17 @@ def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpre
     return found
 
 
-def assignments(ctx: FileContext, scope: cst.CSTNode) -> List[Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]]:
-    """``(statement, name, value)`` for every name bound by an assignment in ``scope`` (not in
-    nested functions), in source order. ``a, b = c, d`` gives each name its own value; a name
-    bound by unpacking anything else (``a, b = f()``) gets ``None``; ``for`` targets too."""
-    cache: Dict[int, list] = ctx.__dict__.setdefault("_keras_assignments", {})
-    found = cache.get(id(scope))
-    if found is not None:
-        return found
-    found = cache[id(scope)] = []
-    for statement in statements_in(scope):
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        smalls = list(statement.body) if isinstance(statement, cst.SimpleStatementLine) else [
-            small for block in sub_blocks(statement) if isinstance(block, cst.SimpleStatementSuite)
-            for small in block.body]
-        if isinstance(statement, cst.For):
-            found.extend((statement, name, None) for name, _ in _pairs(statement.target, None))
-        elif isinstance(statement, cst.With):
-            for item in statement.items:
-                if item.asname is not None:
-                    found.extend((statement, name, None) for name, _ in _pairs(item.asname.name, None))
-        for small in smalls:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    found.extend((statement, name, value) for name, value in _pairs(target.target, small.value))
-            elif isinstance(small, cst.AnnAssign):
-                found.extend((statement, name, small.value) for name, _ in _pairs(small.target, None))
-            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
-                found.append((statement, small.target.value, None))
-    return found
-
-
-def _pairs(target: cst.CSTNode, value: Optional[cst.BaseExpression]):
-    if isinstance(target, cst.Name):
-        yield target.value, value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        values = None
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
-            isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
-        ):
-            values = [element.value for element in value.elements]
-        for index, element in enumerate(target.elements):
-            inner = element.value
-            yield from _pairs(inner, values[index] if values is not None else None)
-    elif isinstance(target, cst.StarredElement):
-        yield from _pairs(target.value, None)
-
-
-def values_of(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
-    """Every value the variable ``name`` is assigned in its function (None: not readable); for a
-    name the function neither assigns nor takes as a parameter, the module's assignments."""
-    scope = owner(ctx, name)
-    found = [value for _, bound, value in assignments(ctx, scope) if bound == name.value]
-    if not found and isinstance(scope, cst.FunctionDef) and name.value not in _parameters(scope):
-        found = [value for _, bound, value in assignments(ctx, ctx.module) if bound == name.value]
-    return found
-
-
-def _parameters(function: cst.FunctionDef) -> List[str]:
-    params = function.params
-    names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    names.extend(star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))
-    return names
-
-
-def statements_in(scope: cst.CSTNode) -> Iterator[cst.BaseStatement]:
-    """Every statement of a module or function, nested blocks included (not nested functions or
-    classes, which are yielded but not entered), in source order; expressions are not walked."""
-    if isinstance(scope, cst.Module):
-        stack = list(reversed(scope.body))
-    elif isinstance(scope.body, cst.IndentedBlock):
-        stack = list(reversed(scope.body.body))
-    else:
-        return
-    while stack:
-        statement = stack.pop()
-        yield statement
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, cst.BaseCompoundStatement):
-            continue
-        inner: List[cst.BaseStatement] = []
-        for block in sub_blocks(statement):
-            if isinstance(block, cst.IndentedBlock):
-                inner.extend(block.body)
-        stack.extend(reversed(inner))
-
-
-def sub_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    """The blocks of a compound statement: body, elif/else, except and finally blocks."""
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(statement, name, None)
-        if isinstance(block, (cst.Else, cst.Finally)):
-            block = block.body
-        if isinstance(block, cst.If):  # elif
-            yield from sub_blocks(block)
-            continue
-        if isinstance(block, cst.BaseSuite):
-            yield block
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-
-
 def generator_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
     """Functions (and methods) of the file that contain ``yield``, by name."""
-    cache = ctx.__dict__.get("_keras_generators")
-    if cache is None:
-        cache = {}
+    def find() -> Dict[str, cst.FunctionDef]:
+        found = {}
         for node in ctx.nodes(cst.Yield):
             function = ctx.enclosing(node, (cst.FunctionDef, cst.Lambda))  # type: ignore[arg-type]
             if isinstance(function, cst.FunctionDef):
-                cache[function.name.value] = function
-        ctx.__dict__["_keras_generators"] = cache
-    return cache
+                found[function.name.value] = function
+        return found
+
+    return ctx.shared("_keras_generators", find)
 
 
 def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:

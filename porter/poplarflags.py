@@ -65,7 +65,7 @@ def add_tf_flag(ctx: FileContext, flag: str) -> Optional[cst.BaseStatement]:
     if anchor is None:
         return None
     lines = []
-    state = ctx.__dict__.setdefault("_poplar_flags", {"os": False})
+    state = ctx.shared("_poplar_flags", lambda: {"os": False})
     body = list(ctx.module.body)
     if not state["os"] and not any(_binds_os(line) for line in body[:body.index(anchor)]):
         lines.append(statement("import os"))

@@ -9,9 +9,9 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, import_bindings, walk
+from porter.context import FileContext, bound_names, walk
 from porter.cstutil import string_value
-from porter.kerasutil import assignments
+from porter.scopes import assignments
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.")
 
@@ -45,9 +45,8 @@ def _calls_by_last_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     """Calls grouped by the last part of their function's spelling (``b`` for ``a.b(...)``);
     a call through an import alias (``from m import f as g``; ``g(...)``) is also filed under
     the imported name. Built once per file."""
-    index: Dict[str, List[cst.Call]] = ctx.__dict__.get("_calls_by_last_name")  # type: ignore[assignment]
-    if index is None:
-        index = ctx.__dict__["_calls_by_last_name"] = {}
+    index: Dict[str, List[cst.Call]] = ctx.shared("_calls_by_last_name", dict)
+    if not index:
         for call in ctx.nodes(cst.Call):
             func = call.func
             if isinstance(func, cst.Attribute):
@@ -72,16 +71,6 @@ def _in_source_order(ctx: FileContext, calls: List[cst.Call]) -> List[cst.Call]:
     return sorted(calls, key=lambda call: order[id(call)])
 
 
-def imported_names(ctx: FileContext) -> Set[str]:
-    """Every local name an import binds anywhere in the file."""
-    found = ctx.__dict__.get("_imported_names")
-    if found is None:
-        found = ctx.__dict__["_imported_names"] = {
-            local for node_type in (cst.Import, cst.ImportFrom)
-            for node in ctx.nodes(node_type) for local, _ in import_bindings(node)}
-    return found
-
-
 def _head(node: cst.BaseExpression) -> Optional[str]:
     while isinstance(node, cst.Attribute):
         node = node.value
@@ -91,7 +80,7 @@ def _head(node: cst.BaseExpression) -> Optional[str]:
 def _candidates(ctx: FileContext, names) -> List[cst.Call]:
     """Calls spelled with the last part of one of ``names``, from an imported name."""
     index = _calls_by_last_name(ctx)
-    imported = imported_names(ctx)
+    imported = ctx.imported_names
     found: Dict[int, cst.Call] = {}
     for name in names:
         for call in index.get(name.rsplit(".", 1)[-1], ()):
@@ -205,7 +194,7 @@ def hoist_to_cpu(ctx: FileContext, target: cst.BaseStatement, statements: List[c
     """Move ``statements`` into one ``with tf.device("cpu"):`` in front of ``target`` (the IPU
     scope), which gives its comments and blank lines to the CPU scope. Several rules moving
     statements in front of the same scope share that one CPU scope."""
-    pending: Dict[int, List[cst.BaseStatement]] = ctx.__dict__.setdefault("_tf1_hoisted", {})
+    pending: Dict[int, List[cst.BaseStatement]] = ctx.shared("_tf1_hoisted", dict)
     moved = pending.get(id(target))
     if moved is not None:
         if any(ctx.block_of(statement) is None for statement in statements):
@@ -305,7 +294,7 @@ def graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
 
 
 def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
-    cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_tf1_graph_inputs", {})
+    cache: Dict[int, Set[str]] = ctx.shared("_tf1_graph_inputs", dict)
     found = cache.get(id(owner))
     if found is not None:
         return found
@@ -381,9 +370,10 @@ def returned_values(function: cst.FunctionDef) -> Optional[List[cst.BaseExpressi
 
 def ipu_functions(ctx: FileContext) -> Set[str]:
     """Names of the functions the IPU scopes call or compile: their bodies run on the IPU."""
-    cache = ctx.__dict__.get("_tf1_ipu_functions")
-    if cache is not None:
-        return cache
+    return ctx.shared("_tf1_ipu_functions", lambda: _ipu_functions(ctx))
+
+
+def _ipu_functions(ctx: FileContext) -> Set[str]:
     found: Set[str] = set()
     for scope in ipu_bound_scopes(ctx):
         for node in walk(scope.body):
@@ -393,7 +383,6 @@ def ipu_functions(ctx: FileContext) -> Set[str]:
                 if ctx.qualified_name(node.func) == IPU_COMPILE and node.args and \
                         isinstance(node.args[0].value, cst.Name):
                     found.add(node.args[0].value.value)
-    ctx.__dict__["_tf1_ipu_functions"] = found
     return found
 
 
@@ -410,19 +399,19 @@ def note_compiled(ctx: FileContext, kind: str, node, name: str) -> None:
     """Record a computation ``ipu.ipu_compiler.compile`` gets in this port: kind "function" (``node``
     is the ``FunctionDef`` of the file compiled) or "statements" (``node`` is the list of the scope's
     statements that become the function ``name``)."""
-    ctx.__dict__.setdefault("_tf1_compiled", []).append((kind, node, name))
+    ctx.shared("_tf1_compiled", list).append((kind, node, name))
 
 
 def compiled_now(ctx: FileContext) -> List[Tuple[str, object, str]]:
     """What ``note_compiled`` recorded, in order."""
-    return list(ctx.__dict__.get("_tf1_compiled", ()))
+    return list(ctx.shared("_tf1_compiled", list))
 
 
 def set_body_hook(ctx: FileContext, first: cst.BaseStatement, hook) -> None:
     """``hook(statements) -> statements`` rewrites the body of the function that the statements
     from ``first`` become (IPU207 shards it), when IPU202 builds it."""
-    ctx.__dict__.setdefault("_tf1_body_hooks", {})[id(first)] = hook
+    ctx.shared("_tf1_body_hooks", dict)[id(first)] = hook
 
 
 def body_hook(ctx: FileContext, first: cst.BaseStatement):
-    return ctx.__dict__.get("_tf1_body_hooks", {}).get(id(first), lambda statements: statements)
+    return ctx.shared("_tf1_body_hooks", dict).get(id(first), lambda statements: statements)

@@ -11,13 +11,14 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
-from porter.kerasutil import assignments, last_name, owner, sub_blocks
+from porter.kerasutil import last_name
+from porter.scopes import assignments, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
-    cache: Dict[int, Set[str]] = ctx.__dict__.setdefault("_dataset_variables", {})
+    cache: Dict[int, Set[str]] = ctx.shared("_dataset_variables", dict)
     found = cache.get(id(scope))
     if found is not None:
         return found
@@ -36,12 +37,13 @@ def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
 
 def _assigns_by_owner(ctx: FileContext) -> Dict[int, List[cst.Assign]]:
     """The file's assignments grouped by the function (or module) they are in, found once."""
-    grouped = ctx.__dict__.get("_assigns_by_owner")
-    if grouped is None:
-        grouped = ctx.__dict__["_assigns_by_owner"] = {}
+    def group() -> Dict[int, List[cst.Assign]]:
+        grouped: Dict[int, List[cst.Assign]] = {}
         for assign in ctx.nodes(cst.Assign):
             grouped.setdefault(id(owner(ctx, assign)), []).append(assign)
-    return grouped
+        return grouped
+
+    return ctx.shared("_assigns_by_owner", group)
 
 
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
@@ -332,7 +334,7 @@ def _assigned(ctx: FileContext, name: cst.Name):
 
 def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
     scope = owner(ctx, node)
-    cache: Dict[int, _Uint8Flow] = ctx.__dict__.setdefault("_uint8_flows", {})
+    cache: Dict[int, _Uint8Flow] = ctx.shared("_uint8_flows", dict)
     flow = cache.get(id(scope))
     if flow is None:
         flow = cache[id(scope)] = _Uint8Flow(ctx, scope)
@@ -341,13 +343,10 @@ def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
 
 def _may_hold_uint8(ctx: FileContext) -> bool:
     """A cheap test: does the file load a Keras dataset or spell uint8 at all?"""
-    found = ctx.__dict__.get("_uint8_possible")
-    if found is None:
-        found = any(node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
-            node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
-            "uint8" in node.value for node in ctx.nodes(cst.SimpleString))
-        ctx.__dict__["_uint8_possible"] = found
-    return found
+    return ctx.shared("_uint8_possible", lambda: any(
+        node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
+        node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
+        "uint8" in node.value for node in ctx.nodes(cst.SimpleString)))
 
 
 def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
@@ -401,11 +400,8 @@ def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
 
 def _owners_of_maps(ctx: FileContext) -> Set[int]:
     """The functions (or module) in which a dataset goes through ``.map(...)``, found once."""
-    found = ctx.__dict__.get("_owners_of_maps")
-    if found is None:
-        found = ctx.__dict__["_owners_of_maps"] = {
-            id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")}
-    return found
+    return ctx.shared("_owners_of_maps", lambda: {
+        id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")})
 
 
 def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:

@@ -18,7 +18,7 @@ from porter import cstutil
 from porter.context import FileContext, bound_names, iter_children, walk
 from porter.cstutil import append_args, keyword_arg
 from porter.torchutil import (
-    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, cached, code_of, expr_call, fresh_name, in_loop,
+    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, fresh_name, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
     common_point, creation_point, owner_of, qualified, selected, simple_assign,
 )
@@ -127,7 +127,7 @@ class Plan:
 
 
 def plan(ctx: FileContext) -> Plan:
-    return cached(ctx, "plan", lambda: _plan(ctx))
+    return ctx.shared("_torch_plan", lambda: _plan(ctx))
 
 
 def _plan(ctx: FileContext) -> Plan:
@@ -305,7 +305,7 @@ def model_names(ctx: FileContext) -> Set[str]:
             if receiver is not None:
                 names.add(receiver)
         return names
-    return cached(ctx, "models", compute)
+    return ctx.shared("_torch_models", compute)
 
 
 def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
@@ -318,7 +318,7 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
                 if full.startswith(LR_SCHEDULER):
                     found[assign.targets[0].target.value] = assign.value
         return found
-    return cached(ctx, "schedulers", compute)
+    return ctx.shared("_torch_schedulers", compute)
 
 
 def _scheduler_like(func: cst.BaseExpression) -> bool:

@@ -8,7 +8,7 @@ need are cached on the context so each file pays for them once.
 from __future__ import annotations
 
 import builtins
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -29,16 +29,9 @@ CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
-def cached(ctx: FileContext, key: str, compute: Callable[[], object]):
-    store = ctx.__dict__.setdefault("_torch_cache", {})
-    if key not in store:
-        store[key] = compute()
-    return store[key]
-
-
 def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     """``ctx.qualified_name``, remembered per node: the torch rules ask about the same calls."""
-    store = ctx.__dict__.setdefault("_torch_names", {})
+    store = ctx.shared("_torch_qualified", dict)
     key = id(node)
     if key not in store:
         store[key] = ctx.qualified_name(node)
@@ -158,7 +151,7 @@ def module_globals(ctx: FileContext) -> Set[str]:
             if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
                 names.update(bound_names(assign.target))
         return names
-    return cached(ctx, "globals", compute)
+    return ctx.shared("_torch_globals", compute)
 
 
 def module_definitions(ctx: FileContext) -> Set[str]:
@@ -166,7 +159,7 @@ def module_definitions(ctx: FileContext) -> Set[str]:
 
 
 def all_names(ctx: FileContext) -> Set[str]:
-    return cached(ctx, "names", lambda: {name.value for name in ctx.nodes(cst.Name)})
+    return ctx.shared("_torch_names", lambda: {name.value for name in ctx.nodes(cst.Name)})
 
 
 def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
@@ -217,7 +210,7 @@ def device_names(ctx: FileContext) -> Set[str]:
             elif is_cuda_string(value):
                 names.add(assign.targets[0].target.value)
         return names
-    return cached(ctx, "devices", compute)
+    return ctx.shared("_torch_devices", compute)
 
 
 def is_cuda_string(node: cst.CSTNode) -> bool:
@@ -371,7 +364,7 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
 
 
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
-    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = cached(ctx, "carried_lines", dict)
+    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = ctx.shared("_torch_carried_lines", dict)
     lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
     siblings = list(ctx.siblings(statement))
     if statement not in siblings:

@@ -4,8 +4,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
-from porter.kerasutil import assignments, last_name, owner, statements_in
+from porter.kerasutil import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.scopes import assignments, owner, statements_in
 
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
 _QUERIES = frozenset({
@@ -234,7 +235,7 @@ class _Scan:
                            "empty list): check what this code does with it", fixed=False)
 
     def _statements(self, ctx, scope) -> List[cst.BaseStatement]:
-        cache = ctx.__dict__.setdefault("_gpu_statements", {})
+        cache = ctx.shared("_gpu_statements", dict)
         if id(scope) not in cache:
             cache[id(scope)] = [statement for statement in statements_in(scope)
                                 if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))]

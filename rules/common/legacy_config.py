@@ -378,7 +378,7 @@ class LegacyConfig(Rule):
         return lines
 
     def _check_accumulated(self, ctx, call, config: str, attribute: str, reports) -> None:
-        seen = ctx.__dict__.setdefault("_legacy_poplar_options", {})
+        seen = ctx.shared("_legacy_poplar_options", dict)
         key = (config, attribute)
         if key in seen:
             reports.append((call, f"`{config}.{attribute}` is set twice: the old calls added to the "

@@ -155,7 +155,7 @@ class LegacyKeras(Rule):
 
     @staticmethod
     def _upgraded(ctx) -> set:
-        return ctx.__dict__.setdefault("_ipu011_upgraded", set())
+        return ctx.shared("_ipu011_upgraded", set)
 
     def _rename_keyword(self, ctx, call: cst.Call, old: str, new: str) -> None:
         for arg in call.args:
@@ -213,14 +213,15 @@ class LegacyKeras(Rule):
     @staticmethod
     def _strategy_names(ctx):
         """Names assigned an ``IPUStrategy()`` anywhere in the file."""
-        names = ctx.__dict__.get("_ipu_strategy_names")
-        if names is None:
-            names = ctx.__dict__["_ipu_strategy_names"] = set()
+        def find():
+            names = set()
             for call in find_calls(ctx, *IPU_STRATEGIES):
                 assign = ctx.parent(call)
                 if isinstance(assign, cst.Assign) and assign.value is call:
                     names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
-        return names
+            return names
+
+        return ctx.shared("_ipu_strategy_names", find)
 
     def _in_strategy_scope(self, ctx, node, depth: int = 0) -> bool:
         strategies = self._strategy_names(ctx)

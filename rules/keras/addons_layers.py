@@ -4,8 +4,9 @@ import libcst as cst
 
 from porter.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
 from porter.cstutil import argument, is_name, is_true, keyword, string_value
-from porter.kerasutil import is_literal_false, last_name, values_of
+from porter.kerasutil import is_literal_false, last_name
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.scopes import values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors; the IPU layers take the same
 # order (Embedding adds `serialization_factor` at the end), reference 2.2.

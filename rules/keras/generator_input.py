@@ -1,8 +1,9 @@
 import libcst as cst
 
 from porter.kerasutil import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
-from porter.kerasutil import subclasses_of, values_of
+from porter.kerasutil import subclasses_of
 from porter.rule import KERAS, WARN, Example, Rule
+from porter.scopes import values_of
 
 _SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 _FLOWS = ("flow", "flow_from_directory", "flow_from_dataframe")

@@ -1,8 +1,8 @@
 import libcst as cst
 
-from porter.kerasutil import owner
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.tfdata import is_dataset
+from porter.scopes import owner
 
 _HOST_FUNCTIONS = (
     "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",

@@ -1,7 +1,7 @@
 import libcst as cst
 
-from porter.kerasutil import assignments, owner
 from porter.rule import KERAS, WARN, Example, Rule
+from porter.scopes import assignments, owner
 
 _MESSAGE = ("`num_replicas_in_sync` is always 1 under `IPUStrategy`, even with replication: compute "
             "the global batch from the number of IPUs (replicas = IPUs / IPUs per model copy)")
