@@ -10,8 +10,6 @@ import codecs
 import io
 import os
 import stat
-import tempfile
-import tokenize
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
@@ -126,6 +124,8 @@ def decode(data: bytes) -> Source:
     fast = _decode_plain_utf8(data)
     if fast is not None:
         return fast
+    import tokenize  # here, not at start-up: most files take the fast path above
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
@@ -198,6 +198,8 @@ def write_atomic(path: str, data: bytes) -> None:
         mode = _new_file_mode()  # not mkstemp's 0o600
     except OSError as error:
         raise FileError(error.strerror or str(error)) from None
+    import tempfile  # here, not at start-up: most runs write nothing
+
     try:
         descriptor, temporary = tempfile.mkstemp(prefix=".ipu-port-", suffix=".tmp", dir=folder)
     except OSError as error:

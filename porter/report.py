@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -73,6 +71,8 @@ def unified_diff(outcome: FileOutcome) -> str:
 
 
 def _diff(original: str, ported: str, name: str) -> str:
+    import difflib  # only --diff and the reports that show diffs need it
+
     old = original.splitlines(keepends=True)
     new = ported.splitlines(keepends=True)
     lines = []
@@ -197,6 +197,8 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
         "version": "2.1.0",
         "runs": [run],
     }
+    import json  # imported by the formats that need it, not at start-up
+
     return json.dumps(document, indent=2)
 
 
@@ -268,6 +270,8 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
                 for finding in outcome.findings
             ],
         })
+    import json
+
     return json.dumps({"files": files, "summary": _summary(outcomes)}, indent=2)
 
 
