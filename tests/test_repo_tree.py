@@ -174,8 +174,9 @@ def test_force_exclude_applies_excludes_to_given_files(tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2", "4"])
 def test_output_order_is_fixed_whatever_the_jobs(tmp_path, jobs):
     names = [f"{letter}{number}.py" for letter in "zyxw" for number in range(4)]
-    for name in names:
-        write(tmp_path, f"pkg/{name}", PIPELINE_SCRIPT)
+    for size, name in enumerate(names):
+        # sizes differ: a pool hands out the largest files first, the report keeps the order
+        write(tmp_path, f"pkg/{name}", PIPELINE_SCRIPT + "# notes\n" * size)
     write(tmp_path, "b.py", PIPELINE_SCRIPT)
     write(tmp_path, "a.py", PIPELINE_SCRIPT)
     # Given paths in the order given (each once), each folder's files sorted.
