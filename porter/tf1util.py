@@ -45,17 +45,20 @@ def _calls_by_last_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     """Calls grouped by the last part of their function's spelling (``b`` for ``a.b(...)``);
     a call through an import alias (``from m import f as g``; ``g(...)``) is also filed under
     the imported name. Built once per file."""
-    index: Dict[str, List[cst.Call]] = ctx.shared("_calls_by_last_name", dict)
-    if not index:
-        for call in ctx.nodes(cst.Call):
-            func = call.func
-            if isinstance(func, cst.Attribute):
-                index.setdefault(func.attr.value, []).append(call)
-            elif isinstance(func, cst.Name):
-                index.setdefault(func.value, []).append(call)
-                imported = ctx.aliases.get(func.value)
-                if imported is not None and imported.rsplit(".", 1)[-1] != func.value:
-                    index.setdefault(imported.rsplit(".", 1)[-1], []).append(call)
+    return ctx.shared("_calls_by_last_name", lambda: _index_calls(ctx))
+
+
+def _index_calls(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    index: Dict[str, List[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            index.setdefault(func.attr.value, []).append(call)
+        elif isinstance(func, cst.Name):
+            index.setdefault(func.value, []).append(call)
+            imported = ctx.aliases.get(func.value)
+            if imported is not None and imported.rsplit(".", 1)[-1] != func.value:
+                index.setdefault(imported.rsplit(".", 1)[-1], []).append(call)
     return index
 
 

@@ -2,7 +2,6 @@ import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.tfdata import is_dataset
-from porter.scopes import owner
 
 _HOST_FUNCTIONS = (
     "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
