@@ -13,7 +13,7 @@ pass at the end (see ``porter.edits``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -240,11 +240,12 @@ class FileContext:
         self.barriers: Set[int] = set()
         # The rendered (edited) version of each dirty node, filled in while edits are applied.
         self.latest: Dict[int, cst.CSTNode] = {}
-        self._shared: Dict[str, Any] = {}
+        self._shared: Dict[Hashable, Any] = {}
 
-    def shared(self, key: str, make: Callable[[], T]) -> T:
+    def shared(self, key: Hashable, make: Callable[[], T]) -> T:
         """Per-file state that helpers share between rules (an analysis computed once, edits
-        held until a later rule): ``make()`` on first use, the same object afterwards."""
+        held until a later rule): ``make()`` on first use, the same object afterwards. A key
+        like ``("_assignments", id(scope))`` keeps one result per node."""
         store = self._shared
         if key not in store:
             store[key] = make()

@@ -10,7 +10,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -68,12 +68,7 @@ def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
 
 
 def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[TrainingCall]:
-    key = ("_keras_training_calls", helper)
-    cache: Dict[Tuple[str, Optional[str]], List[TrainingCall]] = ctx.shared("_kerasfit", dict)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = _find(ctx, helper)
-    return found
+    return ctx.shared(("_keras_training_calls", helper), lambda: _find(ctx, helper))
 
 
 LEGACY_KERAS = "tensorflow.python.ipu.keras."
@@ -216,19 +211,19 @@ def _render(node: cst.CSTNode) -> str:
 def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     """(indentation of the call's statement, column of the call relative to it), from the original
     code; both move together when a block is indented later, so the relative column stays true."""
-    cache: Dict[int, Tuple[int, int]] = ctx.shared("_call_columns", dict)
-    found = cache.get(id(entry.call))
-    if found is None:
-        from porter.positions import positions
+    return ctx.shared(("_call_columns", id(entry.call)), lambda: _columns(ctx, entry))
 
-        statement = entry.statement
-        where = positions(ctx.module, [entry.call, statement] if statement is not None else [entry.call])
-        call_line, call_column = where.get(id(entry.call), (1, 1))
-        statement_line, statement_column = where.get(id(statement), (call_line, 1))
-        if statement_line != call_line:
-            statement_column = call_column
-        found = cache[id(entry.call)] = (statement_column - 1, call_column - statement_column)
-    return found
+
+def _columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
+    from porter.positions import positions
+
+    statement = entry.statement
+    where = positions(ctx.module, [entry.call, statement] if statement is not None else [entry.call])
+    call_line, call_column = where.get(id(entry.call), (1, 1))
+    statement_line, statement_column = where.get(id(statement), (call_line, 1))
+    if statement_line != call_line:
+        statement_column = call_column
+    return statement_column - 1, call_column - statement_column
 
 
 def layout(indent: int, offset: int, extra_indent: int = 4):

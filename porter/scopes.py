@@ -3,7 +3,7 @@ gets. Static and local: a name is followed within one function, then the module.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -19,11 +19,11 @@ def assignments(ctx: FileContext, scope: cst.CSTNode) -> List[Tuple[cst.BaseStat
     """``(statement, name, value)`` for every name bound by an assignment in ``scope`` (not in
     nested functions), in source order. ``a, b = c, d`` gives each name its own value; a name
     bound by unpacking anything else (``a, b = f()``) gets ``None``; ``for`` targets too."""
-    cache: Dict[int, list] = ctx.shared("_assignments", dict)
-    found = cache.get(id(scope))
-    if found is not None:
-        return found
-    found = cache[id(scope)] = []
+    return ctx.shared(("_assignments", id(scope)), lambda: _assignments(scope))
+
+
+def _assignments(scope: cst.CSTNode) -> List[Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]]:
+    found: List[Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]] = []
     for statement in statements_in(scope):
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue

@@ -297,11 +297,11 @@ def graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
 
 
 def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
-    cache: Dict[int, Set[str]] = ctx.shared("_tf1_graph_inputs", dict)
-    found = cache.get(id(owner))
-    if found is not None:
-        return found
-    found = cache[id(owner)] = set()
+    return ctx.shared(("_tf1_graph_inputs", id(owner)), lambda: _find_graph_inputs(ctx, owner))
+
+
+def _find_graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
+    found: Set[str] = set()
     for statement, name, value in assignments(ctx, owner):
         if value is None and isinstance(statement, cst.SimpleStatementLine) and \
                 isinstance(statement.body[0], cst.Assign):

@@ -18,11 +18,11 @@ DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow
 
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
-    cache: Dict[int, Set[str]] = ctx.shared("_dataset_variables", dict)
-    found = cache.get(id(scope))
-    if found is not None:
-        return found
-    found = cache[id(scope)] = set()
+    return ctx.shared(("_dataset_variables", id(scope)), lambda: _find_dataset_variables(ctx, scope))
+
+
+def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
+    found: Set[str] = set()
     for assign in _assigns_by_owner(ctx).get(id(scope), ()):
         if len(assign.targets) != 1:
             continue
@@ -334,11 +334,7 @@ def _assigned(ctx: FileContext, name: cst.Name):
 
 def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
     scope = owner(ctx, node)
-    cache: Dict[int, _Uint8Flow] = ctx.shared("_uint8_flows", dict)
-    flow = cache.get(id(scope))
-    if flow is None:
-        flow = cache[id(scope)] = _Uint8Flow(ctx, scope)
-    return flow
+    return ctx.shared(("_uint8_flows", id(scope)), lambda: _Uint8Flow(ctx, scope))
 
 
 def _may_hold_uint8(ctx: FileContext) -> bool:
