@@ -1,6 +1,6 @@
 """The rule contract: what a rule declares, what it reports, and the registry of rules.
 
-A rule is one module under the ``rules`` package that defines ``RULE``, an instance of a
+A rule is one module under the ``porter.rules`` package that defines ``RULE``, an instance of a
 ``Rule`` subclass. The rule declares its code, name, kind, summary, rationale and examples as
 data; its ``run`` method looks at the shared ``FileContext`` and asks it for edits and findings.
 """
@@ -75,16 +75,17 @@ _registry: Optional[List[Rule]] = None
 def all_rules() -> List[Rule]:
     """Every rule, sorted by code: the fixed order in which rules run.
 
-    Rule modules are discovered under the ``rules`` package, so adding a rule is adding a file.
-    They are imported on first use only: a run that parses no file never pays for them.
+    Rule modules are discovered under the ``porter.rules`` package, so adding a rule is adding a
+    file. Private packages (``_analysis``: what a framework's rules share) hold no rules and are
+    skipped. Modules are imported on first use only: a run that parses no file never pays for them.
     """
     global _registry
     if _registry is None:
-        import rules
+        import porter.rules as rules
 
         found = []
-        for info in pkgutil.walk_packages(rules.__path__, prefix="rules."):
-            if info.ispkg:
+        for info in pkgutil.walk_packages(rules.__path__, prefix=rules.__name__ + "."):
+            if info.ispkg or _private(info.name):
                 continue
             module = importlib.import_module(info.name)
             rule = getattr(module, "RULE", None)
@@ -96,6 +97,10 @@ def all_rules() -> List[Rule]:
             raise RuntimeError(f"duplicate rule codes: {sorted(duplicated)}")
         _registry = sorted(found, key=lambda rule: rule.code)
     return _registry
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
 
 
 def rule_by_code(code: str) -> Optional[Rule]:

@@ -1,9 +1,9 @@
-"""Pipeline stage splits (porter.pipeline): contiguous, non-empty, balanced; Keras parameter counts."""
+"""Pipeline stage splits (porter.rules.common._analysis.pipeline): contiguous, non-empty, balanced; Keras parameter counts."""
 
 import libcst as cst
 import pytest
 
-from porter.pipeline import balanced, layer_parameters, split
+from porter.rules.common._analysis.pipeline import balanced, layer_parameters, split
 
 
 def test_split_is_contiguous_and_balanced():

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
-from porter.kerasutil import last_name
+from porter.rules.keras._analysis.util import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule
 from porter.scopes import assignments, owner, statements_in
 

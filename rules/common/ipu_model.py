@@ -1,6 +1,6 @@
-from porter.poplarflags import add_tf_flag, flag_is_set
+from porter.rules.common._analysis.poplarflags import add_tf_flag, flag_is_set
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
-from porter.torchspeed import add_to_existing
+from porter.rules.torch._analysis.speed import add_to_existing
 
 _FLAG = "--use_ipu_model"
 

@@ -4,9 +4,9 @@ import libcst as cst
 
 from porter.context import dotted_name
 from porter.cstutil import is_false, is_true, string_value
-from porter.legacy import drop_removed_import
+from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, Example, Rule
-from porter.tf1util import find_calls
+from porter.rules.tf1._analysis.graph import find_calls
 
 UTILS = "tensorflow.python.ipu.utils."
 _RENDER = cst.Module(body=[])

@@ -1,6 +1,6 @@
 from porter.cstutil import string_value, with_args
 from porter.rule import FIX, KERAS, TF1, Example, Rule
-from porter.tf1util import find_calls
+from porter.rules.tf1._analysis.graph import find_calls
 
 INFEED = "tensorflow.python.ipu.ipu_infeed_queue.IPUInfeedQueue"
 OUTFEED = "tensorflow.python.ipu.ipu_outfeed_queue.IPUOutfeedQueue"

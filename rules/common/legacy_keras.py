@@ -1,9 +1,9 @@
 import libcst as cst
 
-from porter.kerasmodel import IPU_STRATEGIES
-from porter.legacy import drop_removed_import
+from porter.rules.keras._analysis.model_plan import IPU_STRATEGIES
+from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
-from porter.tf1util import calls_by_last_name, calls_named, find_calls, names_used
+from porter.rules.tf1._analysis.graph import calls_by_last_name, calls_named, find_calls, names_used
 
 OLD_KERAS = "tensorflow.python.ipu.keras."
 # Layers that moved from ipu.keras.layers to ipu_tensorflow_addons.keras.layers (SDK 2.6 addons).

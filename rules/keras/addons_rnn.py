@@ -2,9 +2,9 @@ from typing import Optional
 
 import libcst as cst
 
-from porter.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
+from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
 from porter.cstutil import string_value
-from porter.kerasutil import is_literal_false, number_value
+from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, Example, Rule
 
 # The positional order of the stock Keras (TF 2.6) constructors, reference 2.2.

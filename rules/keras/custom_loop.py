@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import code_of, dotted_name
 from porter.cstutil import append_args, keyword, keyword_arg
-from porter.customloop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.throughput import config_replicas, config_steps
 

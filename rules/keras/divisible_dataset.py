@@ -7,7 +7,7 @@ from porter.context import code_of
 from porter import throughput
 from porter.cstutil import keyword, statements
 from porter.imports import _top_level_imports
-from porter.kerasfit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
                              samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
                              training_calls)
 from porter.rule import FIX, KERAS, Example, Rule

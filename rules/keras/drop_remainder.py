@@ -1,5 +1,5 @@
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import fix_drop_remainder
+from porter.rules._tf.tfdata import fix_drop_remainder
 
 
 class DropRemainder(Rule):

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.cstutil import string_value
-from porter.kerasutil import last_name
+from porter.rules.keras._analysis.util import last_name
 from porter.rule import KERAS, WARN, Example, Rule
 
 _DTYPES = frozenset({

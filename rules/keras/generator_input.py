@@ -1,7 +1,7 @@
 import libcst as cst
 
-from porter.kerasutil import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
-from porter.kerasutil import subclasses_of
+from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
+from porter.rules.keras._analysis.util import subclasses_of
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.scopes import values_of
 

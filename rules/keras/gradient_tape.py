@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.cstutil import keyword, positional
-from porter.kerasutil import method_calls
+from porter.rules.keras._analysis.util import method_calls
 from porter.rule import KERAS, WARN, Example, Rule
 
 _TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
@@ -68,7 +68,7 @@ class GradientTape(Rule):
         if not tapes:
             return
         run_targets = self._run_targets(ctx)
-        from porter.customloop import loop_plans
+        from porter.rules.keras._analysis.custom_loop import loop_plans
 
         handled = {plan.step.function.name.value for plan in loop_plans(ctx)}  # IPU111 rewrites or reports them
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.cstutil import statement
-from porter.kerasmodel import model_plan
+from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 
 

@@ -5,11 +5,11 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names
 from porter.cstutil import statement
-from porter.kerasfit import TrainingCall, keras_or_legacy, training_calls
-from porter.kerasmodel import model_plan
-from porter.pipeline import balanced, input_shape, layer_parameters, stage_totals
+from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, training_calls
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.torchspeed import add_to_existing, block_plan
+from porter.rules.torch._analysis.speed import add_to_existing, block_plan
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -405,7 +405,7 @@ class Pipelining(Rule):
                     layer_index += 1
         else:
             weights = [1 if mark is not None else 0 for mark in layer_marks]
-        from porter.pipeline import split
+        from porter.rules.common._analysis.pipeline import split
 
         assignment = split(weights, stages)
         if assignment is None:

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.tfdata import is_dataset
+from porter.rules._tf.tfdata import is_dataset
 
 _HOST_FUNCTIONS = (
     "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",

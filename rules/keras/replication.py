@@ -1,8 +1,8 @@
 from porter.context import code_of
 from porter import throughput
-from porter.kerasfit import KERAS_DEFAULT_BATCH, int_value, training_calls
+from porter.rules.keras._analysis.fit import KERAS_DEFAULT_BATCH, int_value, training_calls
 from porter.rule import KERAS, WARN, Example, Rule
-from rules.keras.divisible_dataset import helper_name
+from porter.rules.keras.divisible_dataset import helper_name
 
 
 class Replication(Rule):

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.cstutil import argument, is_false, is_true, keyword
-from porter.kerasutil import method_calls
+from porter.rules.keras._analysis.util import method_calls
 from porter.rule import KERAS, WARN, Example, Rule
 
 _EAGER_SWITCHES = ("tensorflow.config.run_functions_eagerly", "tensorflow.config.experimental_run_functions_eagerly")

@@ -4,13 +4,13 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, code_of, walk
-from porter.tfdata import is_dataset
+from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, keyword, keyword_arg
-from porter.kerasfit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.torchspeed import add_to_existing
-from rules.keras.divisible_dataset import helper_name
+from porter.rules.torch._analysis.speed import add_to_existing
+from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
 # Dataset methods after which the number of batches is not known before it is iterated.

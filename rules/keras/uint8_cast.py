@@ -1,6 +1,6 @@
-from porter.kerasutil import DATA_METHODS, data_arguments, method_calls
+from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, method_calls
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.tfdata import cast_uint8, cast_uint8_datasets
+from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets
 
 _ROLES = ("x", "y", "features", "labels")
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import (GLOBAL_STEP_FACTORIES, cpu_bound_kind, cpu_device_scope, enclosing_device,
+from porter.rules.tf1._analysis.graph import (GLOBAL_STEP_FACTORIES, cpu_bound_kind, cpu_device_scope, enclosing_device,
                             hoist_to_cpu, ipu_bound_scopes, runs_on_ipu, calls_named)
 
 

@@ -1,9 +1,9 @@
 import libcst as cst
 
-from porter.kerasmodel import IPU_CONFIG_MARKERS
+from porter.rules.keras._analysis.model_plan import IPU_CONFIG_MARKERS
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import calls_by_last_name, find_calls, session_calls
-from rules.keras.ipu_config import config_name, config_statements
+from porter.rules.tf1._analysis.graph import calls_by_last_name, find_calls, session_calls
+from porter.rules.keras.ipu_config import config_name, config_statements
 
 
 class IpuConfig(Rule):

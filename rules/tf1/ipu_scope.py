@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import IPU_DEVICE, device_of, device_scopes, hoist_to_cpu, hoistable
+from porter.rules.tf1._analysis.graph import IPU_DEVICE, device_of, device_scopes, hoist_to_cpu, hoistable
 
 
 class IpuScope(Rule):

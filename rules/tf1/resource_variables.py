@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import calls_by_last_name, calls_named, runs_on_ipu, tf_call_name, tf_module
+from porter.rules.tf1._analysis.graph import calls_by_last_name, calls_named, runs_on_ipu, tf_call_name, tf_module
 
 _CREATORS = {"Variable", "VariableV1", "get_variable"}
 

@@ -1,5 +1,5 @@
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tfdata import cast_uint8_datasets, fix_drop_remainder
+from porter.rules._tf.tfdata import cast_uint8_datasets, fix_drop_remainder
 
 
 class Tf1Dataset(Rule):

@@ -5,7 +5,7 @@ import libcst as cst
 from porter.context import bound_names
 from porter.cstutil import argument
 from porter.rule import TF1, WARN, Example, Rule
-from porter.tf1util import IPU_COMPILE, calls_named, find_calls, ipu_bound_scopes, names_used
+from porter.rules.tf1._analysis.graph import IPU_COMPILE, calls_named, find_calls, ipu_bound_scopes, names_used
 
 
 class UnknownPlaceholderShape(Rule):

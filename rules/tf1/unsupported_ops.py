@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TF1, WARN, Example, Rule
-from porter.tf1util import calls_named, runs_on_ipu, tf_call_name
+from porter.rules.tf1._analysis.graph import calls_named, runs_on_ipu, tf_call_name
 
 # Ops with no IPU kernel (reference 1.11 OpFilter; strings and Python calls, reference 6 item 7).
 _UNSUPPORTED = {

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
-from porter.tf1util import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, find_calls, graph_inputs,
+from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, find_calls, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
                             note_compiled, returned_values, session_calls)
 

@@ -3,9 +3,9 @@ import libcst as cst
 from porter import cstutil
 from porter.cstutil import is_false, is_true, keyword, positional, with_args
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import plan
-from porter.torchutil import DATALOADER, calls_to
-from porter.torchspeed import evaluation_loaders
+from porter.rules.torch._analysis.loop import plan
+from porter.rules.torch._analysis.util import DATALOADER, calls_to
+from porter.rules.torch._analysis.speed import evaluation_loaders
 
 
 class PoptorchDataLoader(Rule):

@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import pass_in, plan
+from porter.rules.torch._analysis.loop import pass_in, plan
 
 _BEFORE = '''import torch
 import poptorch

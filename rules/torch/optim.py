@@ -3,8 +3,8 @@ import libcst as cst
 from porter import cstutil
 from porter.cstutil import is_false, keyword
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchutil import qualified
-from porter.torchloop import plan
+from porter.rules.torch._analysis.util import qualified
+from porter.rules.torch._analysis.loop import plan
 
 SUPPORTED = ("SGD", "Adam", "AdamW", "RMSprop")
 OTHERS = ("Adadelta", "Adagrad", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam", "Rprop", "SparseAdam")

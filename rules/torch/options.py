@@ -2,10 +2,10 @@ import libcst as cst
 
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import plan
-from porter.torchutil import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
+from porter.rules.torch._analysis.loop import plan
+from porter.rules.torch._analysis.util import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
                               top_statement)
-from porter.torchspeed import option_calls, option_line, replication_factor
+from porter.rules.torch._analysis.speed import option_calls, option_line, replication_factor
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader

@@ -1,8 +1,8 @@
 import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import needs_poptorch
-from porter.torchutil import DATALOADER, calls_to
+from porter.rules.torch._analysis.loop import needs_poptorch
+from porter.rules.torch._analysis.util import DATALOADER, calls_to
 
 
 class PoptorchImport(Rule):

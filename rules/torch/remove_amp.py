@@ -3,8 +3,8 @@ from typing import Set
 import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import plan
-from porter.torchutil import (
+from porter.rules.torch._analysis.loop import plan
+from porter.rules.torch._analysis.util import (
     AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement,
 )
 

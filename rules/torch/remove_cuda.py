@@ -3,7 +3,7 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import remove_arg
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchutil import (
+from porter.rules.torch._analysis.util import (
     CUDA_COUNT, code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement,
     simple_assign, strip_device_call,
 )

@@ -3,8 +3,8 @@ import libcst as cst
 from porter import cstutil
 from porter.cstutil import argument
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import plan, scheduler_names
-from porter.torchutil import code_of, expr_call, method_of, name_of, owner_of, single_small
+from porter.rules.torch._analysis.loop import plan, scheduler_names
+from porter.rules.torch._analysis.util import code_of, expr_call, method_of, name_of, owner_of, single_small
 
 _BEFORE = '''import torch
 import poptorch

@@ -2,8 +2,8 @@ import libcst as cst
 
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.torchloop import TrainStep, pass_in, plan
-from porter.torchutil import (
+from porter.rules.torch._analysis.loop import TrainStep, pass_in, plan
+from porter.rules.torch._analysis.util import (
     code_of, insert_module_class, nn_module_spelling, remove_statement, rename, simple_assign,
     strip_devices, tensor_variables, top_statement,
 )

@@ -1,5 +1,5 @@
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import calls_to
+from porter.rules.torch._analysis.util import calls_to
 
 
 class WarnCompile(Rule):

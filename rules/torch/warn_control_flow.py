@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import forward_methods, forward_tensors, loads, name_of
+from porter.rules.torch._analysis.util import forward_methods, forward_tensors, loads, name_of
 
 _STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import in_dead_cuda_branch, qualified
+from porter.rules.torch._analysis.util import in_dead_cuda_branch, qualified
 
 _WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
              "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.torchutil import method_of, qualified
+from porter.rules.torch._analysis.util import method_of, qualified
 
 _FLOAT64 = ("torch.float64", "torch.double")
 

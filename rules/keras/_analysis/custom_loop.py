@@ -1,5 +1,5 @@
 """Custom training loops: ``tf.GradientTape`` step functions and the Python loops that call them
-(IPU111). Also tells ``porter.kerasmodel`` which statements of a block belong in the strategy
+(IPU111). Also tells ``porter.rules.keras._analysis.model_plan`` which statements of a block belong in the strategy
 scope when such loops are rewritten: the loops themselves, and the optimizers and metrics they use.
 """
 
@@ -162,7 +162,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         return plans
     if not active(ctx) or tensorflow_alias(ctx) is None:
         return plans
-    from porter.kerasmodel import model_plan
+    from porter.rules.keras._analysis.model_plan import model_plan
     from porter.throughput import config_steps
 
     model = model_plan(ctx)

@@ -166,7 +166,7 @@ def _trained_models(ctx: FileContext) -> List[str]:
 
 def block_plan(ctx: FileContext, stages: int) -> Tuple[Optional[BlockPlan], Optional[str]]:
     """Where the model's stages begin, or why it cannot be split statically."""
-    from porter.pipeline import balanced, stage_totals
+    from porter.rules.common._analysis.pipeline import balanced, stage_totals
 
     if any(ctx.qualified_name(call.func) in _BLOCKS for call in ctx.nodes(cst.Call)) or any(
             isinstance(node.decorator, cst.Call) and ctx.qualified_name(node.decorator.func) in _BLOCKS

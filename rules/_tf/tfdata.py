@@ -11,7 +11,7 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
-from porter.kerasutil import last_name
+from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")

@@ -313,7 +313,7 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        from porter.customloop import scope_statements  # custom loops being rewritten (IPU111)
+        from porter.rules.keras._analysis.custom_loop import scope_statements  # custom loops being rewritten (IPU111)
 
         uses.extend(scope_statements(self.ctx, block))
         order = {id(statement): index for index, statement in enumerate(block.body)}

@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, canonical_keras, dotted_name, import_bindings
 from porter.cstutil import argument, keyword
-from porter.kerasutil import is_literal_false, last_name
+from porter.rules.keras._analysis.util import is_literal_false, last_name
 from porter.scopes import values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"

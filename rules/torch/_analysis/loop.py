@@ -17,7 +17,7 @@ import libcst as cst
 from porter import cstutil
 from porter.context import FileContext, bound_names, iter_children, walk
 from porter.cstutil import append_args, keyword_arg
-from porter.torchutil import (
+from porter.rules.torch._analysis.util import (
     AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, fresh_name, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
     common_point, creation_point, owner_of, qualified, selected, simple_assign,

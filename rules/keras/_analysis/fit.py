@@ -1,7 +1,7 @@
 """The Keras training calls of a file, for the speed rules (IPU107-IPU110).
 
 ``compile``/``fit``/``evaluate``/``predict`` called on a model variable (as found by
-``porter.kerasmodel``), in source order, with what the speed rules need to know about each: the
+``porter.rules.keras._analysis.model_plan``), in source order, with what the speed rules need to know about each: the
 NumPy/tensor inputs (``x``, ``y``, ``sample_weight``, ``validation_data``) and the batch size.
 Inputs count as arrays only when Keras would reject anything else there: ``y`` or ``batch_size``
 is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
@@ -17,8 +17,8 @@ import libcst as cst
 from porter import throughput
 from porter.context import FileContext, code_of, in_loop
 from porter.cstutil import argument, keyword
-from porter.kerasmodel import model_plan
-from porter.tfdata import is_dataset
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules._tf.tfdata import is_dataset
 from porter.scopes import owner
 
 METHODS = ("compile", "fit", "evaluate", "predict")

@@ -1,0 +1,1 @@
+"""What the Keras and TF1 rules share: tf.data pipelines."""

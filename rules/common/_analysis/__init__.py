@@ -1,0 +1,1 @@
+"""What several frameworks' rules share: Poplar flags, legacy APIs, pipeline arithmetic."""

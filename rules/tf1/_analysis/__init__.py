@@ -1,0 +1,1 @@
+"""What the TF1 rules share: the graph and session analysis."""

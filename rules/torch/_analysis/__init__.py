@@ -1,0 +1,1 @@
+"""What the PyTorch rules share: the training-loop analysis, device helpers, speed options."""
