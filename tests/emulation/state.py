@@ -21,6 +21,11 @@ class EmulationState:
         self.inference_models = []    # poptorch.inferenceModel executors
         self.training_losses = []     # losses returned by poptorch training executors
         self.outfeed_items = 0        # values enqueued to IPUOutfeedQueues
+        self.ipu_executions = 0       # steps run on the emulated IPU (Keras steps under IPUStrategy,
+                                      # strategy.run calls, compiled TF1 computations run in a session,
+                                      # PopTorch model calls)
+        self.cpu_training_steps = 0   # training steps run on the CPU (Keras fit outside the IPU scope,
+                                      # a torch optimizer step, Session.run of an uncompiled training op)
         self.errors = []              # emulated IPU errors raised (exception objects)
         self.notes = []               # documented behaviour differences (replication, accumulation)
 
