@@ -123,7 +123,8 @@ def _explain(code: str) -> None:
               help="Only these rule codes or prefixes (IPU1, IPU103); comma-separated or repeated.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
 @click.option("--ipus", type=click.IntRange(min=1), default=1, show_default=True,
-              help="IPUs to select (auto_select_ipus / replication).")
+              help="IPUs to select (auto_select_ipus / replication); without it, the IPUs that "
+                   "--pipeline-stages or --shards need.")
 @click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="TF1: split the compiled graph over N IPUs with ipu_shard (a power of two, at most --ipus).")
 @click.option("--steps-per-execution", metavar="auto|K",
@@ -283,9 +284,10 @@ def _checked_options(overrides: Dict[str, object]) -> None:
     """The speed options given on the command line, checked together: a bad one is a usage error
     (settings files are checked when they are read, porter.config)."""
     from porter.config import config_keys
+    from porter.throughput import implied_ipus
 
     fields = {item.name for item in config_keys().values()}
-    _checked(Config(**{name: value for name, value in overrides.items() if name in fields}))
+    _checked(Config(**implied_ipus({name: value for name, value in overrides.items() if name in fields})))
 
 
 def _checked(config: Config) -> Config:

@@ -233,10 +233,10 @@ def project_from_table(table: Mapping[str, Any], root: str, path: Optional[str],
             config_values[name] = value
         else:
             project_values[name] = value
-    from porter.throughput import OptionError, validate
+    from porter.throughput import OptionError, implied_ipus, validate
 
     try:
-        config = validate(Config(**config_values))  # the speed options, checked together
+        config = validate(Config(**implied_ipus(config_values)))  # the speed options, checked together
     except OptionError as error:
         raise ConfigError(f"{where}: {error.option.lstrip('-')}: {error.message}") from None
     _check_shards(config, "--shards" if "shards" in overrides or "ipus" in overrides else f"{where}: shards")

@@ -459,23 +459,39 @@ class FileContext:
             found.add(TF1 if self._is_tf1() else KERAS)
         return frozenset(found)
 
+    # Graph-mode code: a file that uses any of these is a TF1 file.
     _TF1_MARKERS = frozenset(
         {"tensorflow.Session", "tensorflow.placeholder", "tensorflow.disable_v2_behavior",
          "tensorflow.disable_eager_execution", "tensorflow.InteractiveSession"}
     )
+    _COMPAT_V1 = "tensorflow.compat.v1."
+    # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
+    _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
 
     def _is_tf1(self) -> bool:
-        if self.imports_module("tensorflow.compat.v1"):
-            return True
+        """Graph-mode TensorFlow: sessions, placeholders, v1 optimizers. A file that only reaches
+        TensorFlow through the ``compat.v1`` alias is TF1 too, unless it trains a Keras model."""
+        through_compat = self.imports_module("tensorflow.compat.v1")
         for node in self.nodes(cst.Attribute):
             qualified = self.qualified_name(node)
             if qualified is None:
                 continue
-            if qualified.startswith("tensorflow.compat.v1.") or qualified in self._TF1_MARKERS:
+            if qualified.startswith(self._COMPAT_V1):
+                through_compat = True
+                qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
+            if qualified in self._TF1_MARKERS:
                 return True
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 return True
-        return False
+        return through_compat and not self._trains_keras()
+
+    def _trains_keras(self) -> bool:
+        if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
+                not any(self.qualified_name(node) in ("tensorflow.keras", "tensorflow.compat.v1.keras")
+                        for node in self.nodes(cst.Attribute)):
+            return False
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in self._KERAS_TRAINING
+                   for call in self.nodes(cst.Call))
 
     # ---------------------------------------------------------------------------- suppression
     def suppress(self, suppressions) -> None:

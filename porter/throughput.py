@@ -18,7 +18,7 @@ one IPU, 936 with two replicas) and the constraints of reference sections 1.4 to
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from porter.config import Config
@@ -104,6 +104,16 @@ def parse_steps_per_execution(value: Union[None, int, str]) -> Union[None, int, 
 def _positive(option: str, value) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise OptionError(option, f"expected a positive integer, got {value!r}")
+
+
+def implied_ipus(values: Dict[str, Any]) -> Dict[str, Any]:
+    """``values`` (Config field -> value) with ``ipus`` taken from the pipeline stages or the
+    shards when it is not given: asking for S stages (or N shards) is asking for the IPUs that
+    hold them. A given ``ipus`` is kept, and a contradiction is still refused by ``validate``."""
+    if values.get("ipus") is not None:
+        return values
+    needed = max(ipus_per_replica(values.get("pipeline_stages")), values.get("shards") or 1)
+    return {**values, "ipus": needed} if needed > 1 else values
 
 
 def validate(config: "Config") -> "Config":

@@ -34,7 +34,7 @@ def test_markdown_report_fences_a_diff_that_holds_a_fence(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("options, message", [
     (["--shards", "3", "--ipus", "4"], "--shards: must be a power of two (1, 2, 4, 8...), got 3"),
-    (["--shards", "4"], "--shards: 4 shards need at least 4 IPUs, but ipus is 1"),
+    (["--shards", "4", "--ipus", "2"], "--shards: 4 shards need at least 4 IPUs, but ipus is 2"),
 ])
 def test_bad_shards_is_a_one_line_error(tmp_path, monkeypatch, options, message):
     monkeypatch.chdir(tmp_path)
@@ -46,12 +46,19 @@ def test_bad_shards_is_a_one_line_error(tmp_path, monkeypatch, options, message)
 
 def test_shards_in_the_settings_are_checked_against_ipus(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[tool.ipu-port]\nshards = 2\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.ipu-port]\nshards = 2\nipus = 1\n")
     (tmp_path / "train.py").write_text("import tensorflow as tf\n")
     result = CliRunner().invoke(main, ["train.py"])
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "shards: 2 shards need at least 2 IPUs" in result.stderr
     assert CliRunner().invoke(main, ["--ipus", "2", "train.py"]).exit_code == 0
+
+
+def test_shards_in_the_settings_without_ipus_select_the_ipus_they_need(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.ipu-port]\nshards = 2\n")
+    (tmp_path / "train.py").write_text("import tensorflow as tf\n")
+    assert CliRunner().invoke(main, ["train.py"]).exit_code == 0
 
 
 def test_embedding_and_lstm_swaps_remove_their_shared_import_once():

@@ -130,6 +130,43 @@ def test_cli_accepts_good_speed_options(tmp_path):
     assert result.exit_code == 0, result.output
 
 
+PIPELINED = (
+    "import tensorflow as tf\n\n"
+    "model = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(8), tf.keras.layers.Dense(2)])\n"
+    "model.compile(loss='mse')\n"
+    "model.fit(tf.data.Dataset.from_tensor_slices(([[1.0] * 4] * 64, [[0.0] * 2] * 64)).batch(8), epochs=1)\n"
+)
+
+
+@pytest.mark.parametrize("args, ipus", [
+    (["--pipeline-stages", "2", "--gradient-accumulation", "4"], 2),
+    (["--pipeline-stages", "3", "--gradient-accumulation", "6"], 4),  # 3 stages take 4 IPUs
+    (["--ipus", "8", "--pipeline-stages", "2", "--gradient-accumulation", "4"], 8),  # given: kept
+])
+def test_pipeline_stages_without_ipus_select_the_ipus_they_need(args, ipus, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINED)
+    result = CliRunner().invoke(main, ["--diff", *args, str(script)])
+    assert result.exit_code == 1, result.output
+    assert f"+ipu_config.auto_select_ipus = {ipus}\n" in result.output
+
+
+def test_pipeline_stages_in_the_settings_without_ipus_select_the_ipus_they_need(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ipu-port]\npipeline-stages = 2\ngradient-accumulation = 4\n")
+    script = tmp_path / "train.py"
+    script.write_text(PIPELINED)
+    result = CliRunner().invoke(main, ["--diff", str(script)])
+    assert result.exit_code == 1, result.output
+    assert "+ipu_config.auto_select_ipus = 2\n" in result.output
+
+
+def test_implied_ipus_never_override_a_given_count():
+    assert t.implied_ipus({"pipeline_stages": 3}) == {"pipeline_stages": 3, "ipus": 4}
+    assert t.implied_ipus({"shards": 4}) == {"shards": 4, "ipus": 4}
+    assert t.implied_ipus({"ipus": 1, "shards": 4}) == {"ipus": 1, "shards": 4}
+    assert t.implied_ipus({}) == {}
+
+
 def test_settings_file_values_are_checked_together(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         "[tool.ipu-port]\nipus = 2\npipeline-stages = 2\ngradient-accumulation = 6\n")

@@ -1,0 +1,70 @@
+"""Which framework's rules a file gets: decided from its imports and what it calls, whatever the
+aliases. A file that trains a Keras model is a Keras file even when TensorFlow is imported as
+``tensorflow.compat.v1``; sessions and placeholders make a TF1 file."""
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from porter.config import Config
+from porter.context import FileContext
+from porter.rule import KERAS, TF1, TORCH
+
+
+def frameworks(source: str) -> frozenset:
+    return FileContext(cst.parse_module(textwrap.dedent(source)), Config()).frameworks
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("""\
+     import tensorflow.compat.v1 as tf
+     from tensorflow import keras
+     model = keras.Sequential([keras.layers.Dense(2)])
+     model.compile(loss="mse")
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.compile(loss="mse")
+     model.fit_generator(batches(), steps_per_epoch=10)
+     """, {KERAS}),
+    ("""\
+     import tensorflow as tf
+     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.compile(loss="mse")
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     from tensorflow import keras
+     x = tf.placeholder(tf.float32, [None, 4])
+     logits = keras.layers.Dense(2)(x)
+     with tf.Session() as sess:
+         sess.run(tf.global_variables_initializer())
+     """, {TF1}),
+    ("""\
+     import tensorflow as tf
+     loss = build()
+     train_op = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss)
+     model.fit(x, y)
+     """, {TF1}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     tf.disable_v2_behavior()
+     """, {TF1}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     graph = tf.get_default_graph()
+     """, {TF1}),
+    ("""\
+     import torch
+     import tensorflow.compat.v1 as tf
+     from tensorflow import keras
+     keras.Sequential().fit(x, y)
+     """, {TORCH, KERAS}),
+])
+def test_frameworks_follow_what_the_file_does(source, expected):
+    assert frameworks(source) == frozenset(expected)
