@@ -1,7 +1,8 @@
 import libcst as cst
 
 from porter.cstutil import keyword, positional
-from porter.rules.keras._analysis.util import method_calls
+from porter.rules.keras._analysis.model_plan import MODEL_BASES
+from porter.rules.keras._analysis.util import method_calls, subclasses_of
 from porter.rule import KERAS, WARN, Example, Rule
 
 _TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
@@ -60,6 +61,21 @@ class GradientTape(Rule):
             "        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)\n        return {}\n",
             reported=False,
         ),
+        # A plain trainer class: its `train_step` is an ordinary method, not a Keras override.
+        Example(
+            """\
+import tensorflow as tf
+
+
+class Trainer:
+    def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+""",
+        ),
         Example("import tensorflow as tf\n\nwith tf.device(\"/cpu:0\"):\n    x = tf.constant(1.0)\n", reported=False),
     )
 
@@ -73,12 +89,13 @@ class GradientTape(Rule):
         handled = {plan.step.function.name.value for plan in loop_plans(ctx)}  # IPU111 rewrites or reports them
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
+        keras_models = subclasses_of(ctx, *MODEL_BASES)
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
             if name in handled:
                 continue
-            if name in ("train_step", "test_step") and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef):
+            if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
             if name is not None and name in compiled and name in run_targets:
                 continue
@@ -92,6 +109,13 @@ class GradientTape(Rule):
                 message = ("custom training loop: the step must be a `@tf.function(jit_compile=True)` "
                            "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7)")
             ctx.report(self.code, call, message, fixed=False)
+
+    @staticmethod
+    def _method_of(ctx, function, classes) -> bool:
+        """Whether ``function`` is defined in the body of one of ``classes`` (a plain trainer
+        class's ``train_step`` is an ordinary method, not a Keras override)."""
+        owner = ctx.parent(ctx.parent(function))
+        return isinstance(owner, cst.ClassDef) and any(owner is cls for cls in classes.values())
 
     @staticmethod
     def _run_targets(ctx):
