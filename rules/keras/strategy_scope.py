@@ -38,6 +38,72 @@ class StrategyScope(Rule):
         "models (reference 1.4, rule 6)."
     )
     examples = (
+        # A model from an imported builder under an existing strategy scope: the scope is kept
+        # (as the IPU strategy's) and grows to the training call.
+        Example(
+            """\
+import tensorflow as tf
+from zoo import make_net
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    net = make_net()
+    net.compile(optimizer="adam", loss="mse")
+net.fit(x, y, batch_size=16)
+""",
+            """\
+import tensorflow as tf
+from zoo import make_net
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = make_net()
+    net.compile(optimizer="adam", loss="mse")
+    net.fit(x, y, batch_size=16)
+""",
+        ),
+        # Any callable whose result is compiled is a model: keras.applications here.
+        Example(
+            """\
+import tensorflow as tf
+
+net = tf.keras.applications.ResNet50(weights=None, classes=10)
+net.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+net.fit(images, labels, batch_size=32)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = tf.keras.applications.ResNet50(weights=None, classes=10)
+    net.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    net.fit(images, labels, batch_size=32)
+""",
+        ),
+        # A GPU scope around a model the porter cannot see is still the IPU strategy's scope.
+        Example(
+            """\
+import tensorflow as tf
+from zoo import restore
+
+with tf.device("/GPU:0"):
+    net = restore("checkpoints/best")
+run_experiment(net)
+""",
+            """\
+import tensorflow as tf
+from zoo import restore
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = restore("checkpoints/best")
+run_experiment(net)
+""",
+        ),
         Example(
             "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
             "model.compile(loss=\"mse\")\nmodel.fit(x, y, epochs=2)\n",

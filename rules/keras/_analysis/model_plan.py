@@ -119,6 +119,7 @@ class _Analysis:
         self._variables: Dict[int, Set[str]] = {}
         self._variables_key = -1
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
+        self._compiled: Optional[Dict[int, Set[str]]] = None
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -227,11 +228,32 @@ class _Analysis:
         # Depends on the builders found so far, so it is cached per number of builders.
         key = len(self.builders)
         if self._assignments_key != key:
-            self._assignments = [
-                assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_call(assign.value)
-            ]
+            self._assignments = [assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_assignment(assign)]
             self._assignments_key = key
         return self._assignments
+
+    def _is_model_assignment(self, assign: cst.Assign) -> bool:
+        """``name = <call>`` where the call makes a model the file knows of, or where ``name`` is
+        then compiled (a model from ``keras.applications``, an imported builder, a method): any
+        callable whose result is compiled and trained is a model."""
+        if self._is_model_call(assign.value):
+            return True
+        if not isinstance(assign.value, cst.Call):
+            return False
+        compiled = self._compiled_names().get(id(self.ctx.enclosing_function(assign)), set())
+        return any(name in compiled for target in assign.targets for name in bound_names(target.target))
+
+    def _compiled_names(self) -> Dict[int, Set[str]]:
+        """Per function (id, None for the module), the names whose ``.compile(...)`` is called."""
+        if self._compiled is None:
+            self._compiled = {}
+            for call in self.ctx.nodes(cst.Call):
+                func = call.func
+                if (isinstance(func, cst.Attribute) and func.attr.value == "compile"
+                        and isinstance(func.value, cst.Name) and call.args):
+                    owner = self.ctx.enclosing_function(call)
+                    self._compiled.setdefault(id(owner), set()).add(func.value.value)
+        return self._compiled
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
@@ -269,28 +291,71 @@ class _Analysis:
     # -------------------------------------------------------------------------------- regions
     def _find_regions(self) -> None:
         ctx, plan = self.ctx, self.plan_
-        transparent = {id(node) for node in plan.transparent}
-        seen: Set[int] = set()
+        regions: Dict[int, Optional[Region]] = {}  # per block id; None: no model code there
         for assign in ctx.nodes(cst.Assign):
-            if not self._is_model_call(assign.value):
+            if not self._is_model_assignment(assign):
                 continue
             statement = ctx.statement_of(assign)
-            block = ctx.block_of(statement) if statement is not None else None
-            if block is None:
+            block = self._outer_block(ctx.block_of(statement) if statement is not None else None)
+            if block is None or id(block) in regions or self._inside_builder(block):
                 continue
-            # Transparent scopes: look at the block around them.
-            while True:
-                owner = ctx.parent(block)
-                if owner is not None and id(owner) in transparent and ctx.block_of(owner) is not None:
-                    block = ctx.block_of(owner)
-                else:
-                    break
-            if id(block) in seen or self._inside_builder(block):
-                continue
-            seen.add(id(block))
-            region = self._region_in(block)
+            regions[id(block)] = region = self._region_in(block)
             if region is not None:
                 plan.regions.append(region)
+        self._cover_scopes(regions)
+
+    def _outer_block(self, block: Optional[Block]) -> Optional[Block]:
+        """``block``, or the block around the transparent scopes that hold it."""
+        transparent = {id(node) for node in self.plan_.transparent}
+        while block is not None:
+            owner = self.ctx.parent(block)
+            if owner is None or id(owner) not in transparent or self.ctx.block_of(owner) is None:
+                return block
+            block = self.ctx.block_of(owner)
+        return None
+
+    def _cover_scopes(self, regions: Dict[int, Optional[Region]]) -> None:
+        """An existing device or strategy scope says where model code lives, whether or not the
+        model is recognised: what it holds stays in the IPU strategy's scope. A region of its block
+        grows to take it in; a block without one gets a region from the scope to the last
+        statement that runs what the scope created."""
+        for with_node in self.plan_.transparent:
+            block = self._outer_block(self.ctx.block_of(with_node))
+            if block is None or self._inside_builder(block):
+                continue
+            top = self._statement_in(block, with_node)
+            region = regions.get(id(block))
+            order = {id(statement): index for index, statement in enumerate(block.body)}
+            if region is None:
+                last = self._last_use(block, top, order)
+                region = regions[id(block)] = Region(block, top, last, self._anchor(top))
+                self.plan_.regions.append(region)
+                continue
+            if order[id(top)] < order[id(region.first)]:
+                region.first, region.anchor = top, self._anchor(top)
+            if order[id(top)] > order[id(region.last)]:
+                region.last = top
+
+    def _statement_in(self, block: Block, node: cst.CSTNode) -> cst.BaseStatement:
+        """The statement of ``block`` that holds ``node``."""
+        for candidate in (node, *self.ctx.ancestors(node)):
+            if self.ctx.block_of(candidate) is block:
+                return candidate
+        raise ValueError("node outside block")  # pragma: no cover - callers pass a node of the block
+
+    def _last_use(self, block: Block, scope: cst.BaseStatement, order: Dict[int, int]) -> cst.BaseStatement:
+        """The last statement of ``block`` that runs a model method (fit, evaluate, ...) on a name
+        bound inside ``scope``, or ``scope`` itself."""
+        bound = {name for node in walk(scope, skip=_CODE_ELSEWHERE) if isinstance(node, cst.Assign)
+                 for target in node.targets for name in bound_names(target.target)}
+        last = scope
+        for top, node in self._code_of_block(block):
+            if (type(node) is cst.Call and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value in RUNNING_METHODS | {"compile", "save", "save_weights"}
+                    and isinstance(node.func.value, cst.Name) and node.func.value.value in bound
+                    and order[id(top)] > order[id(last)]):
+                last = top
+        return last
 
     def _inside_builder(self, block: Block) -> bool:
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
