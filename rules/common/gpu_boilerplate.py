@@ -5,7 +5,9 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
 from porter.rules.keras._analysis.util import last_name
-from porter.rule import FIX, KERAS, TF1, Example, Rule
+from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE
 from porter.scopes import assignments, owner, statements_in
 
 _COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
@@ -34,6 +36,7 @@ _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.Unar
 
 
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
+
 
 
 def _call_name(ctx, call: cst.Call) -> Optional[str]:
@@ -299,13 +302,27 @@ class _Scan:
 
     def _uncovered_uses(self, ctx, name) -> List[cst.Name]:
         uses = []
+        replaced = self._replaced_strategies(ctx)
         for node in ctx.nodes(cst.Name):
             if node.value != name or not _is_load(ctx, node) or owner(ctx, node) is not self.scope:
                 continue
-            if any(isinstance(a, cst.BaseStatement) and self._removable(a) for a in ctx.ancestors(node)):
+            if any(isinstance(a, cst.BaseStatement) and self._removable(a) or id(a) in replaced
+                   for a in ctx.ancestors(node)):
                 continue
             uses.append(node)
         return uses
+
+    @staticmethod
+    def _replaced_strategies(ctx) -> Set[int]:
+        """The distribution strategies the Keras port replaces by ``IPUStrategy()`` (IPU103):
+        the GPUs given to them go with them, so a GPU list used there only is boilerplate too.
+        Seen in the same pass, so that the port is stable."""
+        if KERAS not in ctx.frameworks or not is_selected(STRATEGY_SCOPE.code, ctx.config.select, ctx.config.ignore):
+            return set()
+        plan = model_plan(ctx)
+        if plan.has_ipu_strategy:
+            return set()
+        return {id(call) for call in plan.replaced_strategies if ctx.allowed(call, STRATEGY_SCOPE.code)}
 
     # ------------------------------------------------------------------------- what can go
     def _removable(self, statement, in_gpu_block: bool = False) -> bool:
