@@ -1,5 +1,7 @@
 """Add the imports the rules asked for: once, deduplicated, merged into an existing
-``from module import ...`` where there is one, otherwise after the file's last top-level import.
+``from module import ...`` where there is one, otherwise after the file's last top-level import,
+or, when module-level code that the rules add or change uses a new name before that import, after
+the last import above that code (a name must be bound before its first use).
 
 libcst's ``AddImportsVisitor`` does the same, but importing ``libcst.codemod`` alone costs more than
 the whole port of a typical file, so the porter keeps this small equivalent.
@@ -7,11 +9,11 @@ the whole port of a typical file, so the porter keeps this small equivalent.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, dotted_name, import_bindings
+from porter.context import FileContext, _Deferred, dotted_name, import_bindings, walk
 from porter.cstutil import statement as parse_statement
 
 
@@ -36,11 +38,41 @@ def _top_level_imports(module: cst.Module) -> List[cst.SimpleStatementLine]:
     return found
 
 
-def _insertion_point(module: cst.Module) -> Optional[cst.BaseStatement]:
-    imports = _top_level_imports(module)
-    if imports:
-        return imports[-1]
+def _insertion_point(ctx: FileContext, names: Set[str]) -> Tuple[Optional[cst.BaseStatement], bool]:
+    """Where the new imports go: ``(statement, after)``; ``(None, _)`` for the top of the file."""
+    imports = _top_level_imports(ctx.module)
+    if not imports:
+        return None, True
+    body = ctx.module.body
+    first_use = _first_use(ctx, names, body.index(imports[-1]))
+    if first_use is None:
+        return imports[-1], True
+    earlier = [line for line in imports if body.index(line) < first_use]
+    return (earlier[-1], True) if earlier else (body[first_use], False)
+
+
+def _first_use(ctx: FileContext, names: Set[str], end: int) -> Optional[int]:
+    """The index of the first module-level statement before ``end`` where the rules' edits bring
+    in one of ``names`` (functions and classes aside: their code runs when called)."""
+    for index, statement in enumerate(ctx.module.body[:end]):
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and _edits_use(ctx, statement, names):
+            return index
     return None
+
+
+def _edits_use(ctx: FileContext, statement: cst.BaseStatement, names: Set[str]) -> bool:
+    key = id(statement)
+    new_code: List[object] = [*ctx.inserted_before.get(key, ()), *ctx.inserted_after.get(key, ())]
+    if key in ctx.dirty:
+        for node in walk(statement):
+            for original, replacement in ctx.replacements.get(id(node), ()):
+                new_code.append(replacement(original) if callable(replacement) else replacement)
+    for code in new_code:
+        if isinstance(code, _Deferred) or not isinstance(code, cst.CSTNode):
+            return True  # built when the edits are applied: assume it uses them
+        if any(isinstance(node, cst.Name) and node.value in names for node in walk(code)):
+            return True
+    return False
 
 
 def _is_docstring_or_future(statement: cst.BaseStatement) -> bool:
@@ -52,8 +84,10 @@ def _is_docstring_or_future(statement: cst.BaseStatement) -> bool:
     return isinstance(small, cst.ImportFrom) and dotted_name(small.module or cst.Name("x")) == "__future__"
 
 
-def _mergeable_from(ctx: FileContext, module: str) -> Optional[cst.ImportFrom]:
-    for line in _top_level_imports(ctx.module):
+def _mergeable_from(ctx: FileContext, module: str, anchor: Optional[cst.BaseStatement]) -> Optional[cst.ImportFrom]:
+    """An import line, up to ``anchor``, that the new name can join."""
+    lines = _top_level_imports(ctx.module)
+    for line in lines[:lines.index(anchor) + 1] if anchor in lines else ():
         for small in line.body:
             if (isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None
                     and dotted_name(small.module) == module and not isinstance(small.names, cst.ImportStar)):
@@ -82,7 +116,8 @@ def resolve_imports(ctx: FileContext) -> None:
     """Turn the import requests into edits; report each import actually added."""
     bound = dict(ctx.aliases)
     new_lines: List[cst.SimpleStatementLine] = []
-    anchor = _insertion_point(ctx.module)
+    locals_ = {asname or (name if name is not None else module.split(".")[0]) for module, name, asname, _ in ctx.imports}
+    anchor, after = _insertion_point(ctx, locals_) if ctx.imports else (None, True)
     for module, name, asname, code in ctx.imports:
         local = asname or (name if name is not None else module.split(".")[0])
         full = module if name is None else f"{module}.{name}"
@@ -93,7 +128,7 @@ def resolve_imports(ctx: FileContext) -> None:
         bound[local] = full
         text = (f"import {module}" if name is None else f"from {module} import {name}") + (
             f" as {asname}" if asname else "")
-        existing = _mergeable_from(ctx, module) if name is not None else None
+        existing = _mergeable_from(ctx, module, anchor if after else None) if name is not None else None
         if existing is not None:
             ctx.replace(existing, _add_alias(name, asname))
             ctx.report(code, existing, f"added `{text}`", fixed=True)
@@ -103,7 +138,7 @@ def resolve_imports(ctx: FileContext) -> None:
     if not new_lines:
         return
     if anchor is not None:
-        ctx.insert_after(anchor, new_lines)
+        (ctx.insert_after if after else ctx.insert_before)(anchor, new_lines)
         return
     body = ctx.module.body
     leading = 0

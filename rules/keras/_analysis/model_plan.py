@@ -136,7 +136,22 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            if plan.strategy_statement is not None and not all(
+                    self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
+                plan.strategy_statement = None  # too late for some model code: make one where it starts
         return plan
+
+    def _bound_before(self, assignment: cst.BaseStatement, statement: cst.BaseStatement) -> bool:
+        """Whether what ``assignment`` binds is bound when ``statement`` runs: it comes earlier in a
+        block around ``statement`` (or ``statement`` is in a function defined there, which runs
+        when called)."""
+        block = self.ctx.block_of(assignment)
+        for candidate in (statement, *self.ctx.ancestors(statement)):
+            if self.ctx.block_of(candidate) is block:
+                if isinstance(candidate, _CODE_ELSEWHERE):
+                    return True
+                return block.body.index(assignment) < block.body.index(candidate)
+        return False
 
     # ------------------------------------------------------------------ what the file defines
     def _find_model_classes(self) -> None:
