@@ -1,0 +1,206 @@
+"""IPU190: the last check of a Keras port. A port may be partial, never falsely complete."""
+
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from porter.cstutil import keyword
+from porter.rule import KERAS, WARN, Example, Rule, is_selected
+from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, model_plan
+from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
+from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
+
+# Keyword arguments only Keras' fit/evaluate/predict take: a call with one trains a Keras model
+# whatever its receiver is called (sklearn's `fit(X, y)` takes none of them).
+_KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validation_split", "callbacks",
+                             "steps_per_epoch", "validation_steps", "initial_epoch", "verbose"})
+# How far up the chain of callers a training call may be covered (train() called by main() ...).
+_DEPTH = 4
+
+
+class KerasAudit(Rule):
+    code = "IPU190"
+    name = "keras-audit"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Report Keras model code the port leaves outside the IPU strategy: the port is not complete."
+    rationale = (
+        "A Keras program runs on the IPU only when the IPU system is configured first and the model is "
+        "created, compiled and trained (`fit`, `evaluate`, `predict`) inside `IPUStrategy().scope()` "
+        "(Graphcore, *Targeting the IPU from TensorFlow 2*, \"Keras with IPUs\"). Code outside the scope "
+        "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
+        "every training or prediction call must be inside the strategy's scope, directly or through the "
+        "functions that call it. The first call that is not is reported, with what is missing, so that a "
+        "partial port is never taken for a complete one."
+    )
+    examples = (
+        Example(
+            """\
+import tensorflow as tf
+from zoo import train
+
+
+def main():
+    train(epochs=3)
+""",
+            reported=False,
+        ),
+        Example(
+            """\
+import tensorflow as tf
+
+
+def fit_model(model, x, y):
+    model.fit(x, y, epochs=3, batch_size=32)
+""",
+        ),
+        Example(
+            """\
+import tensorflow as tf
+
+
+from tensorflow.python import ipu
+
+
+def fit_model(model, x, y):
+    model.fit(x, y, epochs=3, batch_size=32)
+
+
+def main():
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        net.compile(loss="mse")
+        fit_model(net, x, y)
+""",
+            reported=False,
+        ),
+        Example(
+            """\
+from sklearn.linear_model import LogisticRegression
+import tensorflow as tf
+
+classifier = LogisticRegression().fit(features, labels)
+""",
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        calls = _training_calls(ctx)
+        if not calls:
+            return
+        plan = model_plan(ctx)
+        coverage = _Coverage(ctx, plan)
+        for call in calls:
+            missing = coverage.missing(call)
+            if missing is not None:
+                ctx.report(self.code, call, missing, fixed=False)
+                return
+
+
+def _training_calls(ctx) -> List[cst.Call]:
+    """Calls that train or run a Keras model: ``fit``/``evaluate``/``predict``... on a model the
+    file creates or compiles, or with arguments only Keras takes."""
+    plan = model_plan(ctx)
+    compiled = {call.func.value.value for call in ctx.nodes(cst.Call)
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+                and isinstance(call.func.value, cst.Name) and call.args}
+    models = plan.model_names | compiled
+    found = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in RUNNING_METHODS:
+            continue
+        receiver = func.value.value if isinstance(func.value, cst.Name) else None
+        if receiver in models or any(keyword(call, name) is not None for name in _KERAS_KEYWORDS):
+            found.append(call)
+    return found
+
+
+class _Coverage:
+    """Whether the port puts a call inside the IPU strategy's scope, and what is missing if not."""
+
+    def __init__(self, ctx, plan: Plan) -> None:
+        self.ctx = ctx
+        self.plan = plan
+        config = ctx.config
+        self.scoped = is_selected(SCOPE_RULE.code, config.select, config.ignore)
+        configures = is_selected(CONFIG_RULE.code, config.select, config.ignore) and (
+            plan.regions or plan.strategy_statement is not None)
+        self.configured = plan.configured or plan.has_ipu_strategy or bool(configures)
+        self.regions: Dict[int, List[range]] = {}
+        for region in plan.regions:
+            body = list(region.block.body)
+            self.regions.setdefault(id(region.block), []).append(
+                range(body.index(region.first), body.index(region.last) + 1))
+        self._calls_by_name: Optional[Dict[str, List[cst.Call]]] = None
+
+    def missing(self, call: cst.Call) -> Optional[str]:
+        what = _describe(call)
+        if not self.configured:
+            return (f"{what} runs on an IPU system that the port never configures, outside an IPU strategy: "
+                    "the port is not complete; create an `ipu.config.IPUConfig()`, call `configure_ipu_system()` "
+                    "and create, compile and train the model inside `with strategy.scope():` for an "
+                    "`ipu.ipu_strategy.IPUStrategy()`")
+        if self._covered(call, _DEPTH, set()):
+            return None
+        return (f"{what} runs outside the IPU strategy's scope (on the CPU): the port is not complete; create, "
+                "compile and train the model inside `with strategy.scope():`, directly or through the "
+                "functions that call this code")
+
+    def _covered(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> bool:
+        if self._in_scope(node):
+            return True
+        function = self.ctx.enclosing_function(node)
+        if function is None or depth == 0 or id(function) in seen:
+            return False
+        seen.add(id(function))
+        callers = self._callers(function)
+        return bool(callers) and all(self._covered(caller, depth - 1, seen) for caller in callers)
+
+    def _in_scope(self, node: cst.CSTNode) -> bool:
+        """Inside an existing ``with ....scope():`` of an IPU program, or in a region the port wraps."""
+        for ancestor in (node, *self.ctx.ancestors(node)):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if self.plan.has_ipu_strategy and isinstance(ancestor, cst.With) and _is_scope(ancestor):
+                return True
+            block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
+            if block is not None and self.scoped:
+                index = None
+                for extent in self.regions.get(id(block), ()):
+                    index = block.body.index(ancestor) if index is None else index
+                    if index in extent:
+                        return True
+        return False
+
+    def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
+        """The calls of ``function`` by its name (``f(...)``, or ``x.f(...)`` for a method)."""
+        if self._calls_by_name is None:
+            self._calls_by_name = {}
+            for call in self.ctx.nodes(cst.Call):
+                func = call.func
+                name = func.value if isinstance(func, cst.Name) else (
+                    func.attr.value if isinstance(func, cst.Attribute) else None)
+                if name is not None:
+                    self._calls_by_name.setdefault(name, []).append(call)
+        return self._calls_by_name.get(function.name.value, [])
+
+
+def _is_scope(with_node: cst.With) -> bool:
+    return any(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
+               and item.item.func.attr.value == "scope" for item in with_node.items)
+
+
+def _describe(call: cst.Call) -> str:
+    func = call.func
+    receiver = func.value.value if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) else None
+    method = func.attr.value if isinstance(func, cst.Attribute) else "call"
+    return f"`{receiver}.{method}()`" if receiver else f"`.{method}()`"
+
+
+RULE = KerasAudit()
