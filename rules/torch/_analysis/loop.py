@@ -523,8 +523,11 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
             continue
         for name in loads(statement):
             value = name.value
-            if value in (step.model, step.output, step.loss_name) or value in BUILTINS or value in definitions \
-                    or qualified(ctx, name) is not None:
+            if value in (step.model, step.output, step.loss_name):
+                continue
+            # A name the loop binds is a batch input, whatever builtin or global it shadows (`input`).
+            if value not in per_step and (value in BUILTINS or value in definitions
+                                          or qualified(ctx, name) is not None):
                 continue
             bucket = inputs if value in per_step else captured
             if value not in bucket:
