@@ -4,12 +4,12 @@ from porter.context import walk
 from porter.cstutil import remove_arg
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.util import (
-    CUDA_COUNT, code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement,
+    CUDA_COUNT, GPU_AVAILABLE, code_of, cuda_value, is_device, expr_call, is_cuda_string, qualified, remove_statement,
     simple_assign, strip_device_call,
 )
 
 _NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
-_AVAILABLE = "torch.cuda.is_available"
+_LOAD = "torch.load"
 
 _BEFORE = '''import torch
 
@@ -45,6 +45,28 @@ class RemoveCuda(Rule):
         "`empty_cache`/`manual_seed_all` calls are removed."
     )
     examples = (
+        # Device indices and ranks, f-strings, checkpoints mapped to the GPU, the accelerator API.
+        Example(
+            """\
+import torch
+
+device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu"
+state = torch.load(args.checkpoint, map_location=f"cuda:{args.gpu}")
+model = Net().to(local_rank)
+for images, target in loader:
+    images = images.cuda(args.gpu, non_blocking=True)
+    loss = criterion(model(images), target.to(self.gpu_id))
+""",
+            """\
+import torch
+
+device = "cpu"
+state = torch.load(args.checkpoint, map_location="cpu")
+model = Net()
+for images, target in loader:
+    loss = criterion(model(images), target)
+""",
+        ),
         Example(_BEFORE, _AFTER),
         Example(
             "import torch\n\nif torch.cuda.is_available():\n    model = model.cuda()\nelse:\n    print('cpu')\n",
@@ -95,6 +117,17 @@ class RemoveCuda(Rule):
             if dropped is not None:
                 handled.update(id(node) for node in walk(dropped))
             ctx.report(self.code, if_stmt, message, fixed=True)
+        for choice in ctx.nodes(cst.IfExp):
+            value = cuda_value(ctx, choice.test)
+            if value is None or id(choice) in handled or any(
+                    isinstance(node, cst.Call) and qualified(ctx, node.func) == "torch.device"
+                    for node in ctx.ancestors(choice)):
+                continue  # `torch.device("cuda" if ... else "cpu")` is the device statement's
+            kept, dropped = (choice.body, choice.orelse) if value else (choice.orelse, choice.body)
+            ctx.replace(choice, lambda node, value=value: node.body if value else node.orelse)
+            handled.update(id(node) for part in (choice.test, dropped) for node in walk(part))
+            ctx.report(self.code, choice, f"`{code_of(ctx, choice.test)}` is {value} on an IPU host: only "
+                       f"`{code_of(ctx, kept)}` is kept", fixed=True)
         for statement in ctx.nodes(cst.SimpleStatementLine):
             if id(statement) not in handled and self._statement(ctx, statement):
                 handled.update(id(node) for node in walk(statement))
@@ -105,9 +138,16 @@ class RemoveCuda(Rule):
                 ctx.replace(call, lambda node, call=call: strip_device_call(ctx, call, node) or node)
                 ctx.report(self.code, call.func.attr, f"{_moved(call)} removed: the model and data stay on the "
                            "CPU, PopTorch moves them to the IPU", fixed=True)
-            elif qualified(ctx, call.func) == _AVAILABLE:
+            elif qualified(ctx, call.func) in GPU_AVAILABLE:
                 ctx.replace(call, cst.Name("False"))
-                ctx.report(self.code, call, "`torch.cuda.is_available()` is False on an IPU host", fixed=True)
+                ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` is False on an IPU host", fixed=True)
+            elif qualified(ctx, call.func) == _LOAD and self._loads_to_gpu(ctx, call):
+                ctx.replace(call, _map_to_cpu)
+                ctx.report(self.code, call, "`torch.load` maps the tensors to the CPU (`map_location=\"cpu\"`): "
+                           "an IPU host has no CUDA device, PopTorch copies the weights to the IPU", fixed=True)
+            elif (qualified(ctx, call.func) or "").startswith(_ACCELERATOR):
+                ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` does not exist in the torch that "
+                           "PopTorch uses (an AttributeError): keep the model and data on the CPU", fixed=False)
             elif _cuda_api(qualified(ctx, call.func) or "") and qualified(ctx, call.func) != CUDA_COUNT:
                 ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` fails without CUDA (PopTorch uses the "
                            "CPU build of torch): remove it", fixed=False)
@@ -116,6 +156,13 @@ class RemoveCuda(Rule):
                     if arg.keyword is not None and arg.keyword.value == "device" and is_cuda_string(arg.value):
                         ctx.replace(call, lambda node, index=index: _drop_arg(node, index))
                         ctx.report(self.code, arg, "`device='cuda'` removed", fixed=True)
+
+    @staticmethod
+    def _loads_to_gpu(ctx, call: cst.Call) -> bool:
+        location = next((arg for arg in call.args if arg.keyword is not None
+                         and arg.keyword.value == "map_location"), None)
+        return location is not None and is_device(ctx, location.value) and not (
+            isinstance(location.value, cst.SimpleString) and location.value.evaluated_value == "cpu")
 
     def _statement(self, ctx, statement) -> bool:
         """Whole statements: CUDA calls, cudnn flags, device selection, `x = x.to(device)`."""
@@ -162,7 +209,7 @@ class RemoveCuda(Rule):
 
 
 def _mentions_cuda(ctx, node) -> bool:
-    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and qualified(ctx, n.func) == _AVAILABLE)
+    return any(is_cuda_string(n) or (isinstance(n, cst.Call) and qualified(ctx, n.func) in GPU_AVAILABLE)
                or isinstance(n, cst.IfExp) for n in walk(node))
 
 
@@ -188,6 +235,15 @@ def _cuda_api(full: str) -> bool:
     """``torch.cuda.*`` calls about the GPU (synchronize, empty_cache, manual_seed_all, memory
     statistics...), not AMP (IPU309) nor the availability tests (kept as False / 0)."""
     return full.startswith("torch.cuda.") and not full.startswith(_NOT_CUDA_DEVICE)
+
+
+def _map_to_cpu(node: cst.Call) -> cst.Call:
+    return node.with_changes(args=[
+        arg.with_changes(value=cst.SimpleString('"cpu"')) if arg.keyword is not None
+        and arg.keyword.value == "map_location" else arg for arg in node.args])
+
+
+_ACCELERATOR = "torch.accelerator."
 
 
 def _moved(call: cst.Call) -> str:

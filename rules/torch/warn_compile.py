@@ -1,5 +1,10 @@
+import libcst as cst
+
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import calls_to
+from porter.rules.torch._analysis.loop import model_names
+from porter.rules.torch._analysis.util import calls_to, qualified
+
+_TORCHSCRIPT = ("torch.jit.script", "torch.jit.trace")
 
 
 class WarnCompile(Rule):
@@ -7,13 +12,16 @@ class WarnCompile(Rule):
     name = "torch-compile"
     kind = WARN
     frameworks = frozenset({TORCH})
-    summary = "Report `torch.compile`, which PopTorch does not support."
+    summary = "Report `torch.compile`, `Module.compile()` and TorchScript, which PopTorch does not support."
     rationale = (
         "`torch.compile` is not supported by PopTorch: the PopTorch wrappers (`poptorch.trainingModel`, "
         "`poptorch.inferenceModel`) compile the model for the IPU instead (reference 4.3, section 6 item 36)."
     )
     examples = (
         Example("import torch\n\nmodel = torch.compile(model)\n"),
+        Example("import torch\n\nmodel = torch.jit.script(Net())\n"),
+        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel.compile()\nmodel.train()\n"),
+        Example("import re\nimport torch\n\nmodel = torch.nn.Linear(2, 2)\npattern = re.compile('x')\n", reported=False),
         Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
     )
 
@@ -21,6 +29,17 @@ class WarnCompile(Rule):
         for call in calls_to(ctx, "torch.compile"):
             ctx.report(self.code, call, "`torch.compile` is not supported by PopTorch: remove it, the PopTorch "
                        "model wrappers compile for the IPU", fixed=False)
+        for call in calls_to(ctx, *_TORCHSCRIPT):
+            ctx.report(self.code, call, f"`{qualified(ctx, call.func)}` makes a TorchScript module, which the "
+                       "PopTorch wrappers cannot take: wrap the plain `nn.Module`", fixed=False)
+        models = model_names(ctx)
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Name)
+                    and func.value.value in models and qualified(ctx, func) is None):
+                ctx.report(self.code, call, f"`{func.value.value}.compile()` (`torch.compile` on the module) is not "
+                           "supported by PopTorch: remove it, the PopTorch model wrappers compile for the IPU",
+                           fixed=False)
 
 
 RULE = WarnCompile()

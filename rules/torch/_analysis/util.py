@@ -25,6 +25,9 @@ AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.au
 GRAD_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 CUDA_AVAILABLE = "torch.cuda.is_available"
+# Accelerator tests that are False on an IPU host: CPU torch, and `torch.accelerator` is missing
+# from the torch PopTorch pins (a call would fail with AttributeError).
+GPU_AVAILABLE = frozenset({CUDA_AVAILABLE, "torch.accelerator.is_available", "torch.backends.mps.is_available"})
 CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -214,22 +217,32 @@ def device_names(ctx: FileContext) -> Set[str]:
 
 
 def is_cuda_string(node: cst.CSTNode) -> bool:
+    """``"cuda"``, ``"cuda:0"``, ``f"cuda:{rank}"``, or a conditional expression with one."""
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
         return isinstance(value, str) and value.startswith("cuda")
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        return isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
     if isinstance(node, cst.IfExp):
         return is_cuda_string(node.body) or is_cuda_string(node.orelse)
     return False
 
 
+# Words in a variable's name that make it a device where `.to(...)` takes it: `local_rank`,
+# `self.gpu_id`, `args.gpu` are device indices (a dtype is never named so).
+_DEVICE_WORDS = ("device", "gpu", "cuda", "rank")
+
+
 def is_device(ctx: FileContext, node: cst.CSTNode) -> bool:
     """An expression that names a device (never a dtype)."""
-    if is_cuda_string(node):
+    if is_cuda_string(node) or isinstance(node, cst.Integer):
         return True
     if isinstance(node, cst.Name):
-        return node.value in device_names(ctx) and qualified(ctx, node) is None
+        return qualified(ctx, node) is None and (
+            node.value in device_names(ctx) or any(word in node.value.lower() for word in _DEVICE_WORDS))
     if isinstance(node, cst.Attribute):
-        return node.attr.value == "device"
+        return node.attr.value == "device" or any(word in node.attr.value.lower() for word in _DEVICE_WORDS)
     if isinstance(node, cst.Call):
         return qualified(ctx, node.func) == "torch.device"
     return False
@@ -254,11 +267,8 @@ def strip_device_call(ctx: FileContext, original: cst.Call, updated: cst.Call) -
         return None
     if func.attr.value == "pin_memory" and not original.args:
         return func.value
-    if func.attr.value == "cuda":
-        if all(arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in original.args) \
-                or (len(original.args) == 1 and original.args[0].keyword is None):
-            return func.value
-        return None
+    if func.attr.value == "cuda":  # whatever the device index: there is no CUDA device
+        return func.value
     if func.attr.value != "to" or not original.args:
         return None
     keep = []
@@ -471,7 +481,7 @@ def cuda_value(ctx, test) -> Optional[bool]:
     does not depend on CUDA alone: ``torch.cuda.is_available()``, ``torch.cuda.device_count() > 0``,
     and ``not``/``and``/``or`` of them."""
     if isinstance(test, cst.Call):
-        return False if qualified(ctx, test.func) == CUDA_AVAILABLE else None
+        return False if qualified(ctx, test.func) in GPU_AVAILABLE else None
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = cuda_value(ctx, test.expression)
         return None if inner is None else not inner
