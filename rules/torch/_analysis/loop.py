@@ -136,7 +136,7 @@ def _plan(ctx: FileContext) -> Plan:
     if existing_opts:
         opts, opts_exists = existing_opts[0][0], True
     else:
-        opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "IPU302") else None), False
+        opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "poptorch-options") else None), False
     steps = _train_steps(ctx)
     wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
                          if call.args and call.args[0].keyword is None}
@@ -149,7 +149,7 @@ def _plan(ctx: FileContext) -> Plan:
                                 "training model here (or call its `destroy()` first)")
             wrapped.add(model)
     for step in steps:
-        step.selected = selected(ctx, "IPU305")
+        step.selected = selected(ctx, "training-model")
         if not step.rewritten:
             continue
         step.name = fresh_name(ctx, "training_model", taken)
@@ -157,7 +157,7 @@ def _plan(ctx: FileContext) -> Plan:
         step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
-    evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
+    evaluations = [e for e in evaluations if selected(ctx, "inference-model")]
     order = {id(call): index for index, call in enumerate(ctx.nodes(cst.Call))}
     evaluations.sort(key=lambda e: order[id(e.calls[0])])
     created: Dict[Tuple[int, str], Evaluation] = {}
@@ -177,9 +177,10 @@ def _plan(ctx: FileContext) -> Plan:
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
-    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "IPU110")  # --gradient-accumulation
+    # --gradient-accumulation, which the pipelining rule sets on the options
+    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "poptorch-pipelining")
     accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
-    if selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) and accumulates:
+    if selected(ctx, "poptorch-options") and any(e.problem is None for e in evaluations) and accumulates:
         result.inference_opts = fresh_name(ctx, "inference_opts", taken)
     _plan_detach(ctx, result)
     return result

@@ -15,7 +15,7 @@ import libcst as cst
 from porter import cstutil
 from porter.context import FileContext, bound_names, code_of, in_loop, walk
 from porter.cstutil import with_args
-from porter.rule import is_selected
+from porter.rule import is_selected, rule_by_code
 
 Owner = Union[cst.Module, cst.FunctionDef]
 
@@ -42,8 +42,14 @@ def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
 
 
-def selected(ctx: FileContext, code: str) -> bool:
-    return is_selected(code, ctx.config.select, ctx.config.ignore)
+def selected(ctx: FileContext, rule: str) -> bool:
+    """True when ``rule`` (a rule's name, or its code) is selected for this port. The shared
+    analysis asks by name: the rules declare their codes, and it plans only what selected rules
+    write."""
+    found = rule_by_code(rule)
+    if found is None:
+        raise KeyError(f"no rule is called {rule!r}")
+    return is_selected(found.code, ctx.config.select, ctx.config.ignore)
 
 
 # ------------------------------------------------------------------------------ statement shapes
