@@ -1,10 +1,15 @@
 """The project's layout, as the rule contract states it: each rule module is named after its rule
 and sits in the folder of its code's framework range, and a code prefix selects one framework."""
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 
 from porter.config import Config
 from porter.engine import port
+from porter.report import NOTICES
 from porter.rule import all_rules
 
 # The hundreds digit of a code -> the folder of rules/ its rule lives in.
@@ -65,3 +70,41 @@ def test_the_pytorch_codes_port_its_speed_options():
     )
     assert [(finding.code, finding.line) for finding in result.findings] == [
         ("IPU316", 16), ("IPU304", 17), ("IPU315", 18), ("IPU316", 18)]
+
+
+# Rule codes are declared by the rules alone: the core and the analysis the rules share take a code
+# (or a rule) from the rule that calls them. The porter's own notices (a notebook cell that does not
+# parse, an unused suppression) belong to no rule: the core declares those.
+_ROOT = Path(__file__).resolve().parent.parent
+_CODE = re.compile(r"IPU[0-9]{3}")
+
+
+def _helper_modules():
+    folders = [_ROOT / "porter", _ROOT / "rules" / "_tf", *sorted((_ROOT / "rules").glob("*/_analysis"))]
+    return [path for folder in folders for path in sorted(folder.rglob("*.py"))]
+
+
+def _code_literals(path: Path):
+    """(line, code) of every string literal in the module that is a rule code."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CODE.fullmatch(node.value)]
+
+
+def test_helper_modules_are_found():
+    names = {path.relative_to(_ROOT).as_posix() for path in _helper_modules()}
+    assert {"porter/context.py", "rules/_tf/tfdata.py", "rules/torch/_analysis/speed.py",
+            "rules/keras/_analysis/fit.py", "rules/tf1/_analysis/graph.py",
+            "rules/common/_analysis/pipeline.py"} <= names
+
+
+def test_no_rule_code_is_written_outside_its_rule():
+    found = [f"{path.relative_to(_ROOT)}:{line}: {code}" for path in _helper_modules()
+             for line, code in _code_literals(path) if code not in NOTICES]
+    assert found == []
+
+
+def test_a_code_literal_in_a_helper_is_caught(tmp_path):
+    helper = tmp_path / "helper.py"
+    helper.write_text('"""Shared by IPU305."""\nCODE = "IPU305"\nHELP = "select IPU1 or IPU103"\n', encoding="utf-8")
+    assert _code_literals(helper) == [(2, "IPU305")]

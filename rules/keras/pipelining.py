@@ -9,6 +9,7 @@ from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, trai
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -157,7 +158,7 @@ class Pipelining(Rule):
                     f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
                     f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
                     f"{throughput.schedule_member(config)})\n"))
-                ctx.add_import("tensorflow.python", "ipu")
+                ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
                 message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
                            f"update, {config.pipeline_schedule} schedule")
             else:
@@ -389,7 +390,7 @@ class Pipelining(Rule):
                 return local
         if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
             return None
-        ctx.add_import("tensorflow", "keras")
+        ctx.add_import("tensorflow", "keras", code=IpuImport.code)
         return "keras"
 
     def _layer_statement(self, ctx, line: cst.BaseStatement) -> Optional[cst.Call]:
