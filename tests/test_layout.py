@@ -5,12 +5,15 @@ import ast
 import re
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from porter.config import Config
+from porter.context import FileContext
 from porter.engine import port
 from porter.report import NOTICES
 from porter.rule import all_rules
+from porter.rules.torch._analysis.util import selected
 
 # The hundreds digit of a code -> the folder of rules/ its rule lives in.
 FOLDER_OF_RANGE = {"0": "common", "1": "keras", "2": "tf1", "3": "torch"}
@@ -108,3 +111,12 @@ def test_a_code_literal_in_a_helper_is_caught(tmp_path):
     helper = tmp_path / "helper.py"
     helper.write_text('"""Shared by IPU305."""\nCODE = "IPU305"\nHELP = "select IPU1 or IPU103"\n', encoding="utf-8")
     assert _code_literals(helper) == [(2, "IPU305")]
+
+
+def test_the_shared_analysis_asks_for_a_rule_by_name():
+    module = cst.parse_module("import torch\n")
+    assert selected(FileContext(module, Config()), "poptorch-options")
+    assert not selected(FileContext(module, Config(ignore=("IPU302",))), "poptorch-options")
+    assert not selected(FileContext(module, Config(select=("IPU1",))), "poptorch-pipelining")
+    with pytest.raises(KeyError):
+        selected(FileContext(module, Config()), "poptorch-option")

@@ -3,8 +3,10 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
-                              top_statement)
+from porter.scopes import common_point, top_statement
+from porter.statements import first_code_statement
+from porter import scopes
+from porter.rules.torch._analysis.util import DATALOADER, calls_to, selected
 from porter.rules.torch._analysis.speed import option_line, replication_factor
 from porter.rules.common import executable_cache, ipu_model
 from porter.rules.torch import device_iterations, poptorch_pipelining
@@ -64,7 +66,7 @@ class PoptorchOptions(Rule):
             self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
-        uses = [(owner_of(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
+        uses = [(scopes.owner(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
         uses += [(step.placement.owner, step.placement.before) for step in p.rewrites]
         uses += [(e.placement.owner, e.placement.before) for e in p.evaluations if e.problem is None]
         if not uses:
