@@ -1,11 +1,10 @@
 import libcst as cst
 
-from porter import cstutil
+from porter import cstutil, scopes
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
 from porter.scopes import common_point, top_statement
 from porter.statements import first_code_statement
-from porter import scopes
 from porter.rules.torch._analysis.util import DATALOADER, calls_to, selected
 from porter.rules.torch._analysis.speed import option_line, replication_factor
 from porter.rules.common import executable_cache, ipu_model

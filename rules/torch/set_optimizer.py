@@ -1,11 +1,10 @@
 import libcst as cst
 
-from porter import cstutil
+from porter import cstutil, scopes
 from porter.cstutil import argument, expr_call, method_of, name_of, single_small
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan, scheduler_names
 from porter.context import code_of
-from porter import scopes
 
 _BEFORE = '''import torch
 import poptorch
