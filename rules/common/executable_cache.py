@@ -1,6 +1,8 @@
+import json
+
 from porter.rules.common._analysis.poplarflags import add_tf_flag, flag_is_set
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing
+from porter.rules.torch._analysis.speed import OptionCall, add_to_existing
 
 _FLAG = "--executable_cache_path="
 
@@ -50,7 +52,7 @@ class ExecutableCache(Rule):
 
     def run(self, ctx) -> None:
         if TORCH in ctx.frameworks:
-            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+            add_to_existing(ctx, self)  # options IPU302 creates get it there
         folder = ctx.config.executable_cache
         if not folder or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
@@ -61,6 +63,14 @@ class ExecutableCache(Rule):
         else:
             ctx.report(self.code, anchor, f"`TF_POPLAR_FLAGS` gets `{_FLAG}{folder}` before TensorFlow is "
                        "imported: compiled executables are cached there and reused by later runs", fixed=True)
+
+    @staticmethod
+    def option_call(config, training: bool):
+        """PopTorch's cache: ``opts.enableExecutableCaching(DIR)``."""
+        folder = config.executable_cache
+        if not folder:
+            return None
+        return OptionCall("enableExecutableCaching", json.dumps(folder), f"compiled executables cached in {folder}")
 
 
 RULE = ExecutableCache()

@@ -1,6 +1,6 @@
 from porter.rules.common._analysis.poplarflags import add_tf_flag, flag_is_set
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing
+from porter.rules.torch._analysis.speed import OptionCall, add_to_existing
 
 _FLAG = "--use_ipu_model"
 
@@ -39,7 +39,7 @@ class IpuModel(Rule):
 
     def run(self, ctx) -> None:
         if TORCH in ctx.frameworks:
-            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
+            add_to_existing(ctx, self)  # options IPU302 creates get it there
         if not ctx.config.ipu_model or flag_is_set(ctx, _FLAG) or not ctx.frameworks & {KERAS, TF1}:
             return
         anchor = add_tf_flag(ctx, _FLAG)
@@ -49,6 +49,13 @@ class IpuModel(Rule):
         else:
             ctx.report(self.code, anchor, "`TF_POPLAR_FLAGS` gets `--use_ipu_model` before TensorFlow is "
                        "imported: the script runs on the IPU Model simulator, not on IPU hardware", fixed=True)
+
+    @staticmethod
+    def option_call(config, training: bool):
+        """PopTorch's simulator: ``opts.useIpuModel(True)``."""
+        if not config.ipu_model:
+            return None
+        return OptionCall("useIpuModel", "True", "runs on the IPU Model simulator")
 
 
 RULE = IpuModel()

@@ -3,6 +3,7 @@ import libcst as cst
 from porter.cstutil import statement
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 
 def config_statements(name: str, ipus: int):
@@ -64,7 +65,7 @@ class IpuConfig(Rule):
             if ctx.insert_before(anchor, config_statements(name, ctx.config.ipus)):
                 ctx.report(self.code, anchor, f"IPU system configured with {ctx.config.ipus} IPU"
                            f"{'s' if ctx.config.ipus != 1 else ''} before the model code", fixed=True)
-                ctx.add_import("tensorflow.python", "ipu")
+                ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
 
 RULE = IpuConfig()

@@ -35,7 +35,7 @@ class IpuImport(Rule):
             if ctx.aliases.get("ipu", "tensorflow.python.ipu") != "tensorflow.python.ipu":
                 continue  # `ipu` already names something else in this file
             ctx.replace(attribute, cst.Name("ipu"))
-            ctx.add_import("tensorflow.python", "ipu")
+            ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, attribute, "`tf.python.ipu` becomes `ipu`", fixed=True)
 
 

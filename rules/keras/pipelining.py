@@ -8,8 +8,8 @@ from porter.cstutil import statement
 from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
-from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing, block_plan
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -70,32 +70,6 @@ model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
 model.compile(optimizer="sgd", loss="mse")
 '''
 
-_TORCH_BEFORE = '''import poptorch
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(784, 512)
-        self.fc2 = nn.Linear(512, 256)
-        self.fc3 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
-
-
-model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-opts = poptorch.Options()
-training_model = poptorch.trainingModel(model, opts, optimizer)
-'''
-_TORCH_AFTER = _TORCH_BEFORE.replace("model = Net()\n", "model = Net()\npoptorch.BeginBlock(model.fc1, ipu_id=0)\n"
-                                     "poptorch.BeginBlock(model.fc2, ipu_id=1)\n").replace(
-    "opts = poptorch.Options()\n", "opts = poptorch.Options()\nopts.Training.gradientAccumulation(8)\n")
-
-
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -112,7 +86,7 @@ class Pipelining(Rule):
     code = "IPU110"
     name = "pipelining"
     kind = FIX
-    frameworks = frozenset({KERAS, TORCH})
+    frameworks = frozenset({KERAS})
     summary = ("`--pipeline-stages S`: split the model into S stages (`set_pipeline_stage_assignment` or "
                "`keras.ipu.PipelineStage`) and set the pipelining options.")
     rationale = (
@@ -125,11 +99,7 @@ class Pipelining(Rule):
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
-        "(subclassed, loaded) are reported. PopTorch: `poptorch.BeginBlock(submodule, ipu_id=i)` where each "
-        "stage begins, on the submodules of the trained model in the order `forward` uses them (balanced by "
-        "parameters of `nn.Linear`/`nn.Conv2d`... when their sizes are literals), and "
-        "`opts.Training.gradientAccumulation(G)` on the training options only: an inference model refuses "
-        "accumulation (reference 4.3, 4.5)."
+        "(subclassed, loaded) are reported. PopTorch models are pipelined by IPU316."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -142,7 +112,6 @@ class Pipelining(Rule):
             "model.compile(loss=\"mse\")\n",
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
-        Example(_TORCH_BEFORE, _TORCH_AFTER, options={"ipus": 4, "pipeline_stages": 2, "gradient_accumulation": 8}),
         Example(
             "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
             "model.compile(loss=\"mse\")\n",
@@ -172,10 +141,6 @@ class Pipelining(Rule):
         stages, accumulation = config.pipeline_stages, config.gradient_accumulation
         if not stages and not accumulation:
             return
-        if TORCH in ctx.frameworks:
-            self._torch(ctx, stages)
-        if KERAS not in ctx.frameworks:
-            return
         calls = training_calls(ctx)
         configured = self._configured(ctx)
         seen = set()
@@ -193,7 +158,7 @@ class Pipelining(Rule):
                     f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
                     f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
                     f"{throughput.schedule_member(config)})\n"))
-                ctx.add_import("tensorflow.python", "ipu")
+                ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
                 message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
                            f"update, {config.pipeline_schedule} schedule")
             else:
@@ -202,32 +167,6 @@ class Pipelining(Rule):
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
-
-    def _torch(self, ctx, stages) -> None:
-        add_to_existing(ctx, self.code)  # options IPU302 creates get the accumulation there
-        if not stages:
-            return
-        plan, problem = block_plan(ctx, stages)
-        if problem is not None:
-            ctx.report(self.code, ctx.module, problem, fixed=False)
-        if plan is None:
-            return
-        if (ctx.config.device_iterations or 1) < stages and any(
-                ctx.qualified_name(call.func) == "torch.no_grad" or (isinstance(call.func, cst.Attribute)
-                                                                      and call.func.attr.value == "eval")
-                for call in ctx.nodes(cst.Call)):
-            ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
-                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
-                       "more, or give the inference options `deviceIterations`", fixed=False)
-        lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
-                 for attribute, stage in plan.starts]
-        ctx.insert_after(plan.anchor, lines)
-        ctx.add_import("poptorch", code="IPU301")
-        sizes = ", ".join(map(str, plan.counts))
-        detail = (f" ({', '.join(f'{total:,}' for total in plan.parameters)} parameters)" if plan.parameters
-                  else " (balanced by count: the parameter counts could not be read)")
-        ctx.report(self.code, plan.anchor, f"`{plan.model}` split into {stages} pipeline stages of {sizes} "
-                   f"submodules{detail} with `poptorch.BeginBlock`", fixed=True)
 
     @staticmethod
     def _configured(ctx) -> set:
@@ -451,7 +390,7 @@ class Pipelining(Rule):
                 return local
         if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
             return None
-        ctx.add_import("tensorflow", "keras")
+        ctx.add_import("tensorflow", "keras", code=IpuImport.code)
         return "keras"
 
     def _layer_statement(self, ctx, line: cst.BaseStatement) -> Optional[cst.Call]:

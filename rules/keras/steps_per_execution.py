@@ -8,8 +8,7 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
-from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing
+from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -87,9 +86,8 @@ class StepsPerExecution(Rule):
     code = "IPU108"
     name = "steps-per-execution"
     kind = FIX
-    frameworks = frozenset({KERAS, TORCH})
-    summary = ("`--steps-per-execution auto|K`: K batches per device execution (`compile(steps_per_execution=K)`); "
-               "PopTorch: `--device-iterations K`.")
+    frameworks = frozenset({KERAS})
+    summary = "`--steps-per-execution auto|K`: K batches per device execution (`compile(steps_per_execution=K)`)."
     rationale = (
         "By default the IPU runs one batch per execution and waits on the host between batches; "
         "`steps_per_execution` in `compile` runs K batches of one replica per execution, the biggest "
@@ -101,8 +99,7 @@ class StepsPerExecution(Rule):
         "compiled again with the value of the `evaluate`/`predict` inputs before those calls when they "
         "differ, as the tutorial does. An existing `steps_per_execution` is kept. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
-        "are reported. PopTorch's counterpart is `--device-iterations K`: `opts.deviceIterations(K)` on the "
-        "options (reference 4.1; each loader iteration then holds K batches per replica, reference 4.2)."
+        "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
         Example(
@@ -139,12 +136,6 @@ class StepsPerExecution(Rule):
             options={"steps_per_execution": 8},
         ),
         Example(
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nloader = poptorch.DataLoader(opts, data)\n",
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nopts.deviceIterations(16)\n"
-            "loader = poptorch.DataLoader(opts, data)\n",
-            options={"device_iterations": 16},
-        ),
-        Example(
             "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
             "model.compile(loss=\"mse\", steps_per_execution=4)\nmodel.fit(dataset)\n",
             reported=False, options={"steps_per_execution": 16},
@@ -158,10 +149,6 @@ class StepsPerExecution(Rule):
 
     def run(self, ctx) -> None:
         config = ctx.config
-        if TORCH in ctx.frameworks and config.device_iterations:
-            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
-        if KERAS not in ctx.frameworks:
-            return
         auto = throughput.is_auto(config)
         fixed = throughput.config_steps(config) or config.gradient_accumulation
         if not auto and fixed is None:

@@ -3,6 +3,7 @@ import libcst as cst
 from porter.cstutil import expression, statement
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 
 def _strategy_code(plan) -> str:
@@ -116,7 +117,7 @@ class StrategyScope(Rule):
                            fixed=True)
                 changed = True
         if changed:
-            ctx.add_import("tensorflow.python", "ipu")
+            ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
 
 RULE = StrategyScope()

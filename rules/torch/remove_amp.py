@@ -4,9 +4,9 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import (
-    AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement,
-)
+from porter.cstutil import assigned_name, expr_call, method_of, name_of
+from porter.statements import remove_statement
+from porter.rules.torch._analysis.util import AUTOCAST, GRAD_SCALER, qualified
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "

@@ -1,12 +1,10 @@
 import libcst as cst
 
-from porter.context import walk
-from porter.cstutil import remove_arg
+from porter.context import code_of, walk
+from porter.cstutil import expr_call, remove_arg, simple_assign
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.rules.torch._analysis.util import (
-    CUDA_COUNT, code_of, cuda_value, expr_call, is_cuda_string, qualified, remove_statement,
-    simple_assign, strip_device_call,
-)
+from porter.statements import remove_statement
+from porter.rules.torch._analysis.util import CUDA_COUNT, cuda_value, is_cuda_string, qualified, strip_device_call
 
 _NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
 _AVAILABLE = "torch.cuda.is_available"

@@ -3,10 +3,11 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import TrainStep, pass_in, plan
-from porter.rules.torch._analysis.util import (
-    code_of, insert_module_class, nn_module_spelling, remove_statement, rename, simple_assign,
-    strip_devices, tensor_variables, top_statement,
-)
+from porter.context import code_of
+from porter.statements import insert_module_class, remove_statement, rename
+from porter.cstutil import simple_assign
+from porter.scopes import top_statement
+from porter.rules.torch._analysis.util import nn_module_spelling, strip_devices, tensor_variables
 
 _BEFORE = '''import torch
 import torch.nn as nn

@@ -2,7 +2,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import forward_methods, forward_tensors, loads, method_of, name_of
+from porter.scopes import loads
+from porter.cstutil import method_of, name_of
+from porter.rules.torch._analysis.util import forward_methods, forward_tensors
 
 _SHAPES = ("size", "dim", "numel", "shape", "ndim")
 

@@ -1,11 +1,14 @@
 import libcst as cst
 
-from porter import cstutil
+from porter import cstutil, scopes
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
-                              top_statement)
-from porter.rules.torch._analysis.speed import option_calls, option_line, replication_factor
+from porter.scopes import common_point, top_statement
+from porter.statements import first_code_statement
+from porter.rules.torch._analysis.util import DATALOADER, calls_to, selected
+from porter.rules.torch._analysis.speed import option_line, replication_factor
+from porter.rules.common import executable_cache, ipu_model
+from porter.rules.torch import device_iterations, poptorch_pipelining
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -25,6 +28,9 @@ def main():
     train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=32)
 '''
+
+# The rules whose option goes on the options this rule creates, in the order the calls are written.
+_OPTION_RULES = (device_iterations.RULE, poptorch_pipelining.RULE, executable_cache.RULE, ipu_model.RULE)
 
 
 class PoptorchOptions(Rule):
@@ -59,7 +65,7 @@ class PoptorchOptions(Rule):
             self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
-        uses = [(owner_of(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
+        uses = [(scopes.owner(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
         uses += [(step.placement.owner, step.placement.before) for step in p.rewrites]
         uses += [(e.placement.owner, e.placement.before) for e in p.evaluations if e.problem is None]
         if not uses:
@@ -73,7 +79,7 @@ class PoptorchOptions(Rule):
         if before is None:
             return
         lines = self._lines(ctx, p.opts, anchor=before)
-        if p.inference_opts is not None:  # accumulation asked for (IPU110): inference gets its own options
+        if p.inference_opts is not None:  # accumulation asked for (IPU316): inference gets its own options
             lines += self._lines(ctx, p.inference_opts, training=False)
             ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for inference: "
                        f"`{p.opts}` accumulates gradients, which an inference model cannot use", fixed=True)
@@ -92,12 +98,13 @@ class PoptorchOptions(Rule):
         replicas = replication_factor(ctx.config)
         if replicas > 1:
             lines.append(cstutil.statement(f"{name}.replicationFactor({replicas})"))
-        for call in option_calls(ctx.config, training):
-            if not selected(ctx, call.code):
+        for rule in _OPTION_RULES:
+            call = rule.option_call(ctx.config, training)
+            if call is None or not selected(ctx, rule.code):
                 continue
             lines.append(option_line(name, call))
             if anchor is not None:
-                ctx.report(call.code, anchor, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
+                ctx.report(rule.code, anchor, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
         return lines
 
     def _inference_options(self, ctx, p) -> None:

@@ -1,7 +1,8 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import method_of, qualified
+from porter.cstutil import method_of
+from porter.rules.torch._analysis.util import qualified
 
 _FLOAT64 = ("torch.float64", "torch.double")
 

@@ -4,7 +4,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import forward_methods, forward_tensors, loads, name_of
+from porter.scopes import loads
+from porter.cstutil import name_of
+from porter.rules.torch._analysis.util import forward_methods, forward_tensors
 
 _STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
 
