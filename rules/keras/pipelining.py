@@ -117,8 +117,9 @@ class Pipelining(Rule):
                "`keras.ipu.PipelineStage`) and set the pipelining options.")
     rationale = (
         "A model too big for one IPU, or one that is faster spread out, is pipelined: its layers form S "
-        "stages on S IPUs that work on different batches at once, with gradient accumulation (reference "
-        "1.5; seed 003). A Sequential model gets `set_pipeline_stage_assignment` with one stage per layer, "
+        "stages on S IPUs that work on different batches at once, with gradient accumulation (Graphcore's "
+        "Keras tutorial, \"Pipelining\"). A Sequential model gets `set_pipeline_stage_assignment` with one "
+        "stage per layer, "
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
         "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
         "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
@@ -129,7 +130,7 @@ class Pipelining(Rule):
         "stage begins, on the submodules of the trained model in the order `forward` uses them (balanced by "
         "parameters of `nn.Linear`/`nn.Conv2d`... when their sizes are literals), and "
         "`opts.Training.gradientAccumulation(G)` on the training options only: an inference model refuses "
-        "accumulation (reference 4.3, 4.5)."
+        "accumulation (PopTorch User Guide, \"Model wrapping functions\", \"Pipelined execution\")."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -217,7 +218,8 @@ class Pipelining(Rule):
                                                                       and call.func.attr.value == "eval")
                 for call in ctx.nodes(cst.Call)):
             ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
-                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
+                       "iterations, one per stage (PopTorch User Guide, \"Pipelined execution\"): port with "
+                       f"`--device-iterations {stages}` or "
                        "more, or give the inference options `deviceIterations`", fixed=False)
         lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
                  for attribute, stage in plan.starts]
@@ -250,7 +252,7 @@ class Pipelining(Rule):
         ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` cannot be split into pipeline stages "
                    "statically (not a Sequential or functional model built in this file): assign its layers to "
                    "stages by hand with `keras.ipu.PipelineStage` or `set_pipeline_stage_assignment` "
-                   "(reference 1.5)", fixed=False)
+                   "(Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
         return False
 
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
