@@ -16,10 +16,11 @@ class ExecutableCache(Rule):
     rationale = (
         "Compiling a model for the IPU takes from seconds to many minutes, and every run compiles it "
         "again unless the executable is cached: TensorFlow caches it with the `--executable_cache_path` "
-        "flag of `TF_POPLAR_FLAGS` (seed 000; reference 1.10: the cache is set only through the "
-        "environment, which is read when TensorFlow is imported). With `--executable-cache DIR` the flag "
+        "flag of `TF_POPLAR_FLAGS` (Targeting the IPU from TensorFlow 2, \"TF_POPLAR_FLAGS environment "
+        "variable\": the cache is set only through the environment, which is read when TensorFlow is "
+        "imported). With `--executable-cache DIR` the flag "
         "is appended to the variable (flags already set are kept) before the first TensorFlow import; "
-        "PopTorch gets `opts.enableExecutableCaching(DIR)` (reference 4.1)."
+        "PopTorch gets `opts.enableExecutableCaching(DIR)` (PopTorch User Guide, \"Options\")."
     )
     examples = (
         Example(

@@ -63,7 +63,7 @@ class GpuBoilerplate(Rule):
         "An IPU system has no GPUs: `tf.config.list_physical_devices(\"GPU\")` is empty there, and the "
         "GPU set-up that follows it (`set_memory_growth` loops, `set_visible_devices`, virtual devices, "
         "`CUDA_VISIBLE_DEVICES`, `tf.debugging.set_log_device_placement`) does nothing or fails "
-        "(reference 1.11: delete GPU memory-growth boilerplate). Whole statements go: a loop over the "
+        "there, so it is deleted. Whole statements go: a loop over the "
         "GPUs, an `if gpus:` block that only sets GPUs up, and the `gpus = ...` list itself. A GPU list "
         "that is also used for something else is kept and that use is reported."
     )

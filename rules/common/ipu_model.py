@@ -13,9 +13,11 @@ class IpuModel(Rule):
     summary = "`--ipu-model`: run on the IPU Model simulator (`--use_ipu_model` in `TF_POPLAR_FLAGS`)."
     rationale = (
         "The IPU Model simulates the IPU on the host: the port can be tried without IPU hardware, and "
-        "memory problems can be debugged (seed 002). TensorFlow selects it with the `--use_ipu_model` flag "
+        "memory problems can be debugged (Targeting the IPU from TensorFlow 1, \"Running on the IPU Model "
+        "simulator\"). TensorFlow selects it with the `--use_ipu_model` flag "
         "of `TF_POPLAR_FLAGS`, appended to the variable so that other flags are kept, before TensorFlow is "
-        "imported (reference 1.10); PopTorch with `opts.useIpuModel(True)` (reference 4.1)."
+        "imported (Targeting the IPU from TensorFlow 2, \"TF_POPLAR_FLAGS environment variable\"); PopTorch "
+        "with `opts.useIpuModel(True)` (PopTorch User Guide, \"Options\")."
     )
     examples = (
         Example(

@@ -155,8 +155,8 @@ class LegacyConfig(Rule):
     rationale = (
         "`ipu.utils.create_ipu_config`, `auto_select_ipus`, `select_ipus`, `set_*_options` and "
         "`configure_ipu_system(cfg)` were removed in SDK 2.4; their settings are attributes of "
-        "`ipu.config.IPUConfig` (reference 1.2 and the mapping table of 3.3; seed 004). Each call "
-        "becomes attribute assignments. Old defaults that differ are written out: a bare "
+        "`ipu.config.IPUConfig` (Targeting the IPU from TensorFlow 2, \"Configuring system options\"). Each "
+        "call becomes attribute assignments. Old defaults that differ are written out: a bare "
         "`set_recomputation_options(cfg)` enabled recomputation, a bare "
         "`set_floating_point_behaviour_options(cfg)` enabled every exception and stochastic rounding. "
         "Options without an equivalent (profiling, transfer verification, most optimisation options) "
@@ -273,7 +273,8 @@ class LegacyConfig(Rule):
             name = self._legacy(ctx, call)
             if name is not None and id(call) not in handled:
                 ctx.report(self.code, call, f"`ipu.utils.{name}` was removed in SDK 2.4: set the matching "
-                           "`ipu.config.IPUConfig` attributes here by hand (reference 3.3)", fixed=False)
+                           "`ipu.config.IPUConfig` attributes here by hand (Targeting the IPU from TensorFlow "
+                           "2, \"Configuring system options\")", fixed=False)
 
     @staticmethod
     def _legacy(ctx, call: cst.Call) -> Optional[str]:

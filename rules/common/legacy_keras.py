@@ -26,10 +26,11 @@ class LegacyKeras(Rule):
         "`ipu.keras.Sequential`/`Model` were replaced by plain Keras models built in "
         "`IPUStrategy().scope()` (SDK 2.2); the `ipu.keras` module was removed in SDK 3.1: "
         "`ipu.keras.PipelineStage` is `keras.ipu.PipelineStage`, and `ipu.keras.layers` LSTM, GRU, "
-        "Dropout, Embedding, norms... are the `ipu_tensorflow_addons.keras.layers` ones (reference "
-        "1.4, 1.5, 2.1). `tf.function(experimental_compile=True)` is `jit_compile=True` on the TF 2.6 "
-        "SDKs (reference 0). PopTorch's `anchorMode`/`AnchorMode` became `outputMode`/`OutputMode` in "
-        "SDK 2.5 (reference 4.1). A model built outside a strategy scope gets `strategy = "
+        "Dropout, Embedding, norms... are the `ipu_tensorflow_addons.keras.layers` ones (Targeting the IPU "
+        "from TensorFlow 2, API changes, \"Release 3.1\", \"Removal of deprecated Keras API\"). "
+        "`tf.function(experimental_compile=True)` is `jit_compile=True` on the TF 2.6 SDKs, as their "
+        "documentation writes it. PopTorch's `anchorMode`/`AnchorMode` became `outputMode`/`OutputMode` in "
+        "SDK 2.5 (PopTorch User Guide, \"Options\"). A model built outside a strategy scope gets `strategy = "
         "ipu.ipu_strategy.IPUStrategy()` and `with strategy.scope():` around it and its uses; models "
         "with IPU-only constructor options are reported."
     )
@@ -195,7 +196,7 @@ class LegacyKeras(Rule):
                        "`strategy.scope()`", fixed=True)
         else:
             ctx.report(self.code, call, f"`ipu.keras.{name}` was removed in SDK 3.1: port it by hand "
-                       "(reference 1.4, 1.5)", fixed=False)
+                       "(Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")", fixed=False)
 
     @staticmethod
     def _keras_module(ctx, pipeline: bool = False) -> str:

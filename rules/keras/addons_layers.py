@@ -9,7 +9,8 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors; the IPU layers take the same
-# order (Embedding adds `serialization_factor` at the end), reference 2.2.
+# order (Embedding adds `serialization_factor` at the end): Targeting the IPU from TensorFlow 2,
+# "IPU TensorFlow Addons".
 _ORDER = {
     "Embedding": ("input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
                   "activity_regularizer", "embeddings_constraint", "mask_zero", "input_length"),
@@ -25,12 +26,13 @@ _NOT_DROP_IN = {
         "`LayerNormalization` is kept: `ipu_tensorflow_addons.keras.layers.LayerNormalization` is the IPU "
         "version, but it needs every dimension except the normalised ones static when called (the batch "
         "too: `keras.Input(..., batch_size=N)`) and takes no regularizers or constraints; swap it by "
-        "hand where that holds (reference 2.2)"),
+        "hand where that holds (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\")"),
     "keras.layers.GroupNormalization": (
         "`GroupNormalization` is kept: `ipu_tensorflow_addons.keras.layers.GroupNormalization` takes "
         "`channels_axis` instead of `axis` and by default groups channels with a stride "
         "(`strided_channel_grouping=True`), a different computation; to swap it by hand, map `axis` "
-        "to `channels_axis` and pass `strided_channel_grouping=False` (reference 2.2)"),
+        "to `channels_axis` and pass `strided_channel_grouping=False` (Targeting the IPU from TensorFlow 2, "
+        "\"IPU TensorFlow Addons\")"),
 }
 _TFA_GROUP_NORM = "tensorflow_addons.layers.GroupNormalization"
 
@@ -44,14 +46,16 @@ class AddonsLayers(Rule):
                "safe; point out `LayerNormalization`/`GroupNormalization`.")
     rationale = (
         "`ipu_tensorflow_addons.keras.layers.Embedding` and `Dropout` are the IPU versions of the Keras "
-        "layers (reference 2.1, 2.2), imported as Graphcore does, `from ipu_tensorflow_addons.keras "
+        "layers (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\"), imported as Graphcore does, "
+        "`from ipu_tensorflow_addons.keras "
         "import layers as ipu_layers`. The IPU `Embedding` raises for `mask_zero=True`, `input_length`, "
         "regularizers and constraints, and takes only 2-D integer input `[batch, length]`: it is swapped "
         "only when none of these is passed and its input is visibly 2-D integer ids (a `keras.Input(shape="
         "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
         "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
         "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
-        "`Dropout` passes a mask on; the reference does not say the IPU one does). Layers left as they "
+        "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does). Layers left as "
+        "they "
         "are get a finding saying why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
         "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
         "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "

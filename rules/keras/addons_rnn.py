@@ -7,7 +7,7 @@ from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, Example, Rule
 
-# The positional order of the stock Keras (TF 2.6) constructors, reference 2.2.
+# The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
            "recurrent_initializer", "bias_initializer")
 _REGULARIZED = ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
@@ -33,7 +33,8 @@ class AddonsRnn(Rule):
     summary = "Swap Keras `LSTM`/`GRU` for the IPU layers of `ipu_tensorflow_addons`, or say why not."
     rationale = (
         "`ipu_tensorflow_addons.keras.layers.LSTM` and `GRU` (PopnnLSTM/PopnnGRU) are the IPU-optimised "
-        "recurrent layers (seed 000; reference 2.1, 2.2); imported as Graphcore does, `from "
+        "recurrent layers (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\"); imported as "
+        "Graphcore does, `from "
         "ipu_tensorflow_addons.keras import layers as ipu_layers`. Their positional order differs after "
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "

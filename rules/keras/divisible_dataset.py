@@ -74,8 +74,9 @@ class DivisibleDataset(Rule):
                "(batch x replicas x steps per execution).")
     rationale = (
         "Keras on the IPU rejects NumPy or tensor inputs whose length leaves a partial batch, and the "
-        "batches per epoch of each replica must be a multiple of `steps_per_execution` (reference 1.4, "
-        "rules 1 and 2); the Keras tutorial trims its data for this (seed 003). When "
+        "batches per epoch of each replica must be a multiple of `steps_per_execution` (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"); Graphcore's Keras tutorial trims its data for this "
+        "(\"Preparing the dataset\"). When "
         "`--steps-per-execution`, replication (`--ipus`) or `--gradient-accumulation` is asked for, the "
         "inputs are passed through one helper function, written once per file, that drops the last "
         "samples: a multiple of batch x replicas x steps per execution (which already counts the "

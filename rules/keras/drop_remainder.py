@@ -11,7 +11,8 @@ class DropRemainder(Rule):
     rationale = (
         "The IPU compiles for fixed tensor shapes: every dataset element must have a fully defined "
         "shape, so a final partial batch is an error (`... not fully defined ... If using batch() make "
-        "sure to set drop_remainder=True`, reference 1.4 and 1.8). `.batch(n)` and `.padded_batch(...)` "
+        "sure to set drop_remainder=True`: Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). "
+        "`.batch(n)` and `.padded_batch(...)` "
         "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported, and a "
         "value the porter cannot read is reported for a person to check."
     )

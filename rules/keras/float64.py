@@ -25,9 +25,10 @@ class Float64(Rule):
     summary = "Warn about float64 dtypes (`tf.float64`, `np.float64`, `dtype=\"float64\"`)."
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
-        "(reference 1.11). Keras `fit` casts float64 arrays to float32 itself, but float64 inputs to a "
+        "(Targeting the IPU from TensorFlow 2, \"Supported types\"). Keras `fit` casts float64 arrays to "
+        "float32 itself, but float64 inputs to a "
         "function run through `strategy.run` raise `TypeError(\"Unsupported data type for input: "
-        "float64\")` (reference 1.3) and float64 weights or constants fail to compile (section 6 item 8). "
+        "float64\")` and float64 weights or constants fail to compile. "
         "Each float64 dtype the porter sees is reported, to be changed to float32."
     )
     examples = (

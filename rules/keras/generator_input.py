@@ -22,8 +22,8 @@ class GeneratorInput(Rule):
     rationale = (
         "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, "
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
-        "rejected with a ValueError because the data shape must be known ahead of time (reference "
-        "1.4 item 3, section 6 item 3). The fix is a `tf.data.Dataset.from_generator` with an "
+        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
         "`output_signature` of static shapes, which the porter cannot write for you."
     )
     examples = (

@@ -16,8 +16,9 @@ class GradientTape(Rule):
     summary = "Warn about `tf.GradientTape` custom training loops that do not run through `strategy.run`."
     rationale = (
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
-        "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7, `targeting_tf2.rst`; "
-        "in eager mode `strategy.run` needs a `tf.function`, reference 1.3). The porter does not rewrite "
+        "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
+        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). The porter does not "
+        "rewrite "
         "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way "
         "(a Keras `train_step` override is compiled by `fit`, and left to IPU103)."
     )
@@ -90,7 +91,8 @@ class GradientTape(Rule):
                            f"`strategy.run({name}, args=(...))` inside `strategy.scope()`")
             else:
                 message = ("custom training loop: the step must be a `@tf.function(jit_compile=True)` "
-                           "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7)")
+                           "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU "
+                           "from TensorFlow 2, \"On-device loops\")")
             ctx.report(self.code, call, message, fixed=False)
 
     @staticmethod

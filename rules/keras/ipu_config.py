@@ -7,7 +7,8 @@ from porter.rules.keras.ipu_import import IpuImport
 
 
 def config_statements(name: str, ipus: int):
-    """The IPU system configuration of reference 1.2, shared with the TF1 rules."""
+    """The IPU system configuration (Targeting the IPU from TensorFlow 2, "Configuring system
+    options"), shared with the TF1 rules."""
     return [
         statement(f"{name} = ipu.config.IPUConfig()"),
         statement(f"{name}.auto_select_ipus = {ipus}"),
@@ -28,7 +29,8 @@ class IpuConfig(Rule):
     summary = "Configure the IPU system once, before the model code: `IPUConfig`, `auto_select_ipus`."
     rationale = (
         "Nothing runs on an IPU until an `ipu.config.IPUConfig()` that selects IPUs is applied with "
-        "`configure_ipu_system()` (reference 1.2, seeds 000, 001, 003). The configuration goes once "
+        "`configure_ipu_system()` (Graphcore's Keras tutorial, \"Add IPU configuration\"). The configuration "
+        "goes once "
         "where the model code starts, before the strategy is created, outside loops; `--ipus N` sets "
         "`auto_select_ipus` (ask for a power of two)."
     )

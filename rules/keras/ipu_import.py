@@ -13,8 +13,9 @@ class IpuImport(Rule):
     summary = "Import the IPU module with `from tensorflow.python import ipu`."
     rationale = (
         "The IPU module only works when imported directly (`from tensorflow.python import ipu`), "
-        "not reached through the top-level `tf` module (reference 1.1; seeds 001, 003, 004). Every "
-        "rule that writes IPU code asks for this import, and it is reported under this code; this "
+        "not reached through the top-level `tf` module (Graphcore's \"Keras tutorial: How to run on IPU\", "
+        "\"Import the TensorFlow IPU module\"). Every rule that writes IPU code asks for this import, and it "
+        "is reported under this code; this "
         "rule also rewrites attribute access such as `tf.python.ipu.config` to `ipu.config`."
     )
     examples = (

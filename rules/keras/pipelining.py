@@ -91,8 +91,9 @@ class Pipelining(Rule):
                "`keras.ipu.PipelineStage`) and set the pipelining options.")
     rationale = (
         "A model too big for one IPU, or one that is faster spread out, is pipelined: its layers form S "
-        "stages on S IPUs that work on different batches at once, with gradient accumulation (reference "
-        "1.5; seed 003). A Sequential model gets `set_pipeline_stage_assignment` with one stage per layer, "
+        "stages on S IPUs that work on different batches at once, with gradient accumulation (Graphcore's "
+        "Keras tutorial, \"Pipelining\"). A Sequential model gets `set_pipeline_stage_assignment` with one "
+        "stage per layer, "
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
         "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
         "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
@@ -189,7 +190,7 @@ class Pipelining(Rule):
         ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` cannot be split into pipeline stages "
                    "statically (not a Sequential or functional model built in this file): assign its layers to "
                    "stages by hand with `keras.ipu.PipelineStage` or `set_pipeline_stage_assignment` "
-                   "(reference 1.5)", fixed=False)
+                   "(Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
         return False
 
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:

@@ -18,8 +18,9 @@ class PyFunction(Rule):
     summary = "Warn about `tf.py_function` / `tf.numpy_function` outside the `tf.data` pipeline."
     rationale = (
         "Python callbacks cannot run inside a compiled IPU program: `tf.py_function` and "
-        "`tf.numpy_function` in a model, a loss or a training step make compilation fail (reference "
-        "section 6 item 7). Move them into the `tf.data` pipeline (`dataset.map`), where they run on "
+        "`tf.numpy_function` in a model, a loss or a training step make compilation fail (Targeting the IPU "
+        "from TensorFlow 2, \"Unsupported operations\"). Move them into the `tf.data` pipeline "
+        "(`dataset.map`), where they run on "
         "the host, or into `ipu.scopes.outside_compilation_scope()`. Calls already in a dataset `map` "
         "function or an outside-compilation scope are not reported."
     )

@@ -16,7 +16,7 @@ class ReplicasInSync(Rule):
     summary = "Warn about batch arithmetic with `strategy.num_replicas_in_sync`."
     rationale = (
         "`IPUStrategy.num_replicas_in_sync` always returns 1, even when the graph is replicated over "
-        "several IPUs (reference 1.3, section 6 item 10), so a global batch size or learning-rate "
+        "several IPUs, so a global batch size or learning-rate "
         "scale computed from it is wrong under replication. Printing it is harmless and not reported."
     )
     examples = (

@@ -16,8 +16,9 @@ class RunEagerly(Rule):
     summary = "Warn about `compile(run_eagerly=True)` and other switches to eager execution."
     rationale = (
         "The IPU runs compiled graphs only: `model.compile(run_eagerly=True)` makes IPU Keras raise "
-        "`RuntimeError(\"Keras models cannot run eagerly when using IPUStrategy...\")` (reference 1.4 "
-        "item 5, section 6 item 5). `model.run_eagerly = True` and `tf.config.run_functions_eagerly(True)` "
+        "`RuntimeError(\"Keras models cannot run eagerly when using IPUStrategy...\")` (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"). `model.run_eagerly = True` and "
+        "`tf.config.run_functions_eagerly(True)` "
         "do the same. Remove them (they are a debugging aid); a value the porter cannot read is "
         "reported too, to be checked."
     )

@@ -91,7 +91,8 @@ class StepsPerExecution(Rule):
     rationale = (
         "By default the IPU runs one batch per execution and waits on the host between batches; "
         "`steps_per_execution` in `compile` runs K batches of one replica per execution, the biggest "
-        "speed-up of the Keras tutorial (seed 003; reference 1.4 rule 1). K must divide the batches per "
+        "speed-up of Graphcore's Keras tutorial (\"Going faster by setting steps_per_execution\"; Targeting "
+        "the IPU from TensorFlow 2, \"Keras with IPUs\"). K must divide the batches per "
         "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
         "multiple of it, and with gradient accumulation it must be a multiple of the accumulation count "
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "

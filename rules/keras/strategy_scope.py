@@ -31,12 +31,13 @@ class StrategyScope(Rule):
     rationale = (
         "Code targets the IPU inside `with strategy.scope():` of an `ipu.ipu_strategy.IPUStrategy()`, "
         "instead of `tf.device` blocks or other distribution strategies, and the Keras model must be "
-        "constructed inside the scope (reference 1.3, seeds 000 and 003). `tf.device('/gpu:N')` scopes "
+        "constructed inside the scope (Graphcore's Keras tutorial, \"Wrap the model within the IPU strategy "
+        "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
         "`get_strategy()` become the `IPUStrategy` (the variable name is kept) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
-        "models (reference 1.4, rule 6)."
+        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")."
     )
     examples = (
         Example(

@@ -13,7 +13,8 @@ class Uint8Cast(Rule):
     summary = "Cast uint8 images to float32 and uint8 labels to int32 before they reach the model."
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; uint8 is only moved, not computed with "
-        "(reference 1.11), and the IPU tutorial casts uint8 features to float32 on the host (seed 004). "
+        "(Targeting the IPU from TensorFlow 2, \"Supported types\"), and Graphcore's TensorFlow 1 tutorial "
+        "\"Porting a simple example\" casts uint8 features to float32 on the host. "
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
         "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
         "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "

@@ -14,8 +14,9 @@ class GlobalStepOnCpu(Rule):
     rationale = (
         "If `global_step` lives on the IPU, its increment runs as a separate IPU engine after every "
         "step, swapping the training engine out each time: very slow. The TF1 guide creates it first, "
-        "in `with tf.device(\"cpu\"): tf.train.get_or_create_global_step()` (reference 3.2 and 6 item "
-        "19; seed 002). A creation statement outside any device scope is put in a CPU scope, in front "
+        "in `with tf.device(\"cpu\"): tf.train.get_or_create_global_step()` (Targeting the IPU from "
+        "TensorFlow 1, \"Note on the global_step counter\"). A creation statement outside any device scope is "
+        "put in a CPU scope, in front "
         "of the IPU scope when it came after it; one inside an `ipu_scope` moves out in front of it "
         "(for GPU scopes IPU201 does this). A creation inside the compiled model is reported."
     )

@@ -12,10 +12,12 @@ class IpuScope(Rule):
     summary = "Build the graph in `ipu.scopes.ipu_scope(\"/device:IPU:0\")` instead of a GPU device scope."
     rationale = (
         "In a TF1 graph the IPU is the device `/device:IPU:0`, entered with `ipu.scopes.ipu_scope`, "
-        "which also opens a resource-variable scope and an XLA scope (reference 3.1; seeds 002, 004). "
+        "which also opens a resource-variable scope and an XLA scope (Targeting the IPU from TensorFlow 1, "
+        "\"A basic graph\"). "
         "`with tf.device(\"/gpu:0\")` (or `/device:GPU:0`) becomes that scope. Placeholders, dataset "
         "iterators and the global step are graph inputs and counters that stay on the host: they move "
-        "into a `tf.device(\"cpu\")` scope in front of the IPU scope (reference 3.2). Scopes for other "
+        "into a `tf.device(\"cpu\")` scope in front of the IPU scope (Targeting the IPU from TensorFlow 1, "
+        "\"A basic graph\"). Scopes for other "
         "GPUs (multi-GPU towers) are reported: they need sharding or replication instead."
     )
     examples = (

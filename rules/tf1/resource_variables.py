@@ -15,7 +15,8 @@ class ResourceVariables(Rule):
     rationale = (
         "The IPU only holds resource variables: a TF1 ref variable (`tf.Variable(...)`, or "
         "`tf.get_variable` outside a resource scope) used on the IPU fails with \"Cannot assign a "
-        "device ... no supported kernel for IPU devices\" (reference 3.2 and 6 item 18; seed 002). "
+        "device ... no supported kernel for IPU devices\" (Targeting the IPU from TensorFlow 1, \"Adding "
+        "variables\"). "
         "`ipu_scope` makes the variables created inside it resource variables; for the ones created "
         "outside it the porter sets the variable scope to resource variables once, before the first "
         "variable is created (in the same graph), and reports each `tf.Variable` call."

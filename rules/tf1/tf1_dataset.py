@@ -10,9 +10,10 @@ class Tf1Dataset(Rule):
     summary = "Batch TF1 datasets with `drop_remainder=True` and cast uint8 arrays on the host."
     rationale = (
         "Everything the IPU computation receives must have a fully defined shape, so `.batch(n)` "
-        "needs `drop_remainder=True` (reference 1.8 and 3.4; seed 004); this is the same logic as the "
-        "Keras rule IPU105. The IPU does not compute on uint8 (reference 1.11 and 6 item 20; seed 004 "
-        "casts on the host): uint8 arrays (a Keras dataset loader's images, arrays made as uint8) that "
+        "needs `drop_remainder=True` (Graphcore's TensorFlow 1 tutorial \"Porting a simple example\"); this "
+        "is the same logic as the Keras rule IPU105. The IPU does not compute on uint8 (Targeting the IPU "
+        "from TensorFlow 1, \"Supported types\"; the tutorial casts on the host): uint8 arrays (a Keras "
+        "dataset loader's images, arrays made as uint8) that "
         "reach `from_tensor_slices` unchanged are cast to float32 there, a Keras dataset's labels to "
         "int32, and a `tfds.load` of a uint8 image set gets a `tf.cast` map; the same data flow as the "
         "Keras rule IPU106. The values are not rescaled."

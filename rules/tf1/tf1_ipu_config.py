@@ -15,8 +15,9 @@ class IpuConfig(Rule):
     rationale = (
         "A TF1 graph gets its IPU device only once the system is configured: `cfg = "
         "ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()` "
-        "(reference 1.2 and 3.1; seeds 002, 004). The configuration goes right before the first session "
-        "is created, with the number of IPUs from `--ipus` (from `--shards` when the graph is sharded). "
+        "(Graphcore's TensorFlow 1 tutorial \"Porting a simple example\", \"IPU Configuration\"). The "
+        "configuration goes right before the first session is created, with the number of IPUs from `--ipus` "
+        "(from `--shards` when the graph is sharded). "
         "A file that already configures the IPU "
         "(also with the old `ipu.utils` API, which IPU010 upgrades) is left alone."
     )

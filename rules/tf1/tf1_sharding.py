@@ -13,8 +13,9 @@ _HEAVY = {"dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_
           "get_variable", "Variable", "Dense", "Conv1D", "Conv2D", "Conv3D", "embedding_lookup",
           "batch_normalization", "lstm", "gru", "dynamic_rnn", "Embedding", "LSTM", "GRU"}
 _HEAVY_WEIGHT = 3
-# Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1);
-# so do the other `tf.train` calls (global step, learning-rate schedules).
+# Training: the gradients and the weight updates follow the shards of their forward ops
+# (Targeting the IPU from TensorFlow 1, "Sharding a graph"); so do the other `tf.train` calls
+# (global step, learning-rate schedules).
 # An outfeed's `enqueue` (the results leaving the loop) stays after the shards too.
 _TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group", "enqueue"}
 _HEAD = "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
@@ -24,7 +25,8 @@ _COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
 _COMPILE_X = "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 _LOOPS = ("tensorflow.python.ipu.loops.repeat", "tensorflow.python.ipu.loops.while_loop")
-_HOW = "put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first (reference 3.1)"
+_HOW = ("put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first "
+        "(Targeting the IPU from TensorFlow 1, \"Sharding a graph\")")
 
 
 class Sharding(Rule):
@@ -36,7 +38,8 @@ class Sharding(Rule):
     rationale = (
         "A model too big for one IPU is sharded: its graph is split into parts, each on its own IPU, "
         "with `with ipu.scopes.ipu_shard(i):` inside the computation `ipu.ipu_compiler.compile` compiles "
-        "(seed 002, \"Sharding a graph\"; reference 3.1). With `--shards N` (a power of two, at most "
+        "(Targeting the IPU from TensorFlow 1, \"Sharding a graph\"). With `--shards N` (a power of two, at "
+        "most "
         "`--ipus`), the top-level statements of that function (the user's, or the one IPU202 makes) are "
         "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a "
         "variable counts three calls, a call to a nested function what its body counts, any other call "

@@ -16,7 +16,7 @@ class UnknownPlaceholderShape(Rule):
     summary = "Placeholders fed to IPU code need fully defined shapes (no `None`)."
     rationale = (
         "XLA compiles the IPU graph for fixed shapes: every tensor given to `ipu.ipu_compiler.compile` "
-        "must have a fully defined shape (reference 3.1, 3.2 and 6 item 21; seed 002 defines the "
+        "must have a fully defined shape (Targeting the IPU from TensorFlow 1, \"A basic graph\", defines the "
         "placeholders' shapes on the CPU). A placeholder with a `None` dimension, or no shape, used in "
         "an IPU scope is reported: give it the batch size, and feed batches of exactly that size."
     )

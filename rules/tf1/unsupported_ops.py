@@ -3,7 +3,8 @@ import libcst as cst
 from porter.rule import TF1, WARN, Example, Rule
 from porter.rules.tf1._analysis.graph import calls_named, runs_on_ipu, tf_call_name
 
-# Ops with no IPU kernel (reference 1.11 OpFilter; strings and Python calls, reference 6 item 7).
+# Ops with no IPU kernel (the op filter of the IPU device) and ops on strings and Python calls
+# (Targeting the IPU from TensorFlow 1, "Unsupported operations").
 _UNSUPPORTED = {
     "signal.fft", "signal.fft2d", "signal.fft3d", "signal.ifft", "signal.ifft2d", "signal.ifft3d",
     "spectral.fft", "spectral.fft2d", "spectral.fft3d", "spectral.ifft", "spectral.ifft2d", "spectral.ifft3d",
@@ -26,7 +27,8 @@ class UnsupportedOps(Rule):
     rationale = (
         "The IPU device has no kernel for `Angle, Complex, ComplexAbs, Conj, FFT*, IFFT*, Imag, Real, "
         "NonMaxSuppressionV4` and for ops on strings or decoding images; an unsupported op makes "
-        "compilation fail (reference 1.11 and 6 item 7). In an IPU scope, or a function it compiles, "
+        "compilation fail (Targeting the IPU from TensorFlow 1, \"Unsupported operations\"). In an IPU scope, "
+        "or a function it compiles, "
         "they are reported: compute them on the host, in the `tf.data` pipeline or in "
         "`ipu.scopes.outside_compilation_scope()`. Support of ops not listed there is not known."
     )

@@ -21,8 +21,9 @@ class XlaCompile(Rule):
     summary = "Compile the computation of the IPU scope with `ipu.ipu_compiler.compile`."
     rationale = (
         "On the IPU a TF1 graph runs efficiently only when compiled with "
-        "`ipu.ipu_compiler.compile(computation, inputs)` inside `ipu_scope` (reference 3.1; seeds 002, "
-        "004). When the scope calls a function of the file (`loss, train_op = model_fn(x, y)`), that "
+        "`ipu.ipu_compiler.compile(computation, inputs)` inside `ipu_scope` (Targeting the IPU from "
+        "TensorFlow 1, \"Compiling the graph for the IPU\"). When the scope calls a function of the file "
+        "(`loss, train_op = model_fn(x, y)`), that "
         "call is compiled: graph inputs (placeholders, `get_next()` tensors) become `inputs`, other "
         "arguments stay in a `lambda`. `compile` returns the tensors only, as a list (operations run "
         "as their control dependencies), so the result is unpacked into the same names and each "

@@ -19,7 +19,8 @@ class WarnControlFlow(Rule):
     summary = "Report `if`/`while` in `forward` that depend on tensor values."
     rationale = (
         "PopTorch traces `forward` once: a branch or loop that depends on the values of the input tensors "
-        "is frozen to the path the first batch took (reference section 6 item 24). Use tensor operations "
+        "is frozen to the path the first batch took (PopTorch User Guide, \"Constraints\"). Use tensor "
+        "operations "
         "(`torch.where`, masks) instead; tests on shapes, `None` or `self.training` are fine."
     )
     examples = (

@@ -17,7 +17,8 @@ class WarnItemInForward(Rule):
     summary = "Report `.item()`, `.tolist()` and `int(tensor)`/`float(tensor)` inside `forward`."
     rationale = (
         "Inside the compiled `forward` a tensor has no value on the host: `.item()` or `int(tensor)` fails "
-        "with `Could not run 'aten::_local_scalar_dense' ... 'Meta' backend` (reference section 6 item 25). "
+        "with `Could not run 'aten::_local_scalar_dense' ... 'Meta' backend` (graphcore/poptorch issue #16 on "
+        "GitHub). "
         "Keep the computation in tensors, or do it outside the model."
     )
     examples = (

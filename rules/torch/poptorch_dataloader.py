@@ -17,9 +17,10 @@ class PoptorchDataLoader(Rule):
     rationale = (
         "`poptorch.DataLoader` takes the `poptorch.Options` first and batches for the device iterations, "
         "replicas and gradient accumulation those options set; a plain DataLoader may silently change the "
-        "effective batch size (reference 4.2; seed 001). Every argument is kept except `pin_memory` "
-        "(CUDA only). PopTorch drops the last partial batch by default (`drop_last=True`, section 6 item "
-        "31): this is reported for each loader, and an explicit `drop_last=False` is kept and reported, "
+        "effective batch size (PopTorch User Guide, \"Efficient data batching\"). Every argument is kept "
+        "except `pin_memory` (CUDA only). PopTorch drops the last partial batch by default "
+        "(`drop_last=True`): this is reported for each loader, and an explicit `drop_last=False` is kept and "
+        "reported, "
         "since the last batch then has another shape and is compiled again."
     )
     examples = (

@@ -13,8 +13,8 @@ class PoptorchImport(Rule):
     summary = "Import PopTorch with `import poptorch`."
     rationale = (
         "Every PopTorch API the port writes (`poptorch.Options`, `poptorch.DataLoader`, `poptorch.optim`, "
-        "`poptorch.trainingModel`, `poptorch.inferenceModel`) lives in the `poptorch` package (reference 4; "
-        "seed 001). The rules that write PopTorch code ask for the import and it is reported under this "
+        "`poptorch.trainingModel`, `poptorch.inferenceModel`) lives in the `poptorch` package (PopTorch User "
+        "Guide). The rules that write PopTorch code ask for the import and it is reported under this "
         "code; this rule also adds it to a script that uses `poptorch.` names without importing it."
     )
     examples = (

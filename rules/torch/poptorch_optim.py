@@ -20,7 +20,7 @@ class PoptorchOptim(Rule):
         "PopTorch compiles the optimizer into the training program: only SGD, Adam, AdamW, RMSprop (and "
         "PopTorch's LAMB) are supported, `amsgrad=True` raises, and the `poptorch.optim` versions add "
         "`loss_scaling`, `accum_type` and `max_grad_norm` and treat explicitly passed arguments as "
-        "variables (reference 4.4, section 6 item 26). The four supported optimizers become their "
+        "variables (PopTorch User Guide, \"Optimizers\"). The four supported optimizers become their "
         "`poptorch.optim` twins with the same arguments; others, custom optimizer classes and `amsgrad=True` "
         "are reported."
     )

@@ -42,7 +42,8 @@ class PoptorchOptions(Rule):
     rationale = (
         "`poptorch.DataLoader`, `poptorch.trainingModel` and `poptorch.inferenceModel` all take a "
         "`poptorch.Options`; the loader and the model must share the batching options or the batch split "
-        "will not match (reference 4.1, 4.2; seed 001). The options are created once, before the first "
+        "will not match (PopTorch User Guide, \"Options\", \"Efficient data batching\"). The options are "
+        "created once, before the first "
         "loader or model in the scope that builds them (module level when that is several functions); "
         "`--ipus N` adds `opts.replicationFactor(N)` (data parallelism over N IPUs). Options are frozen once "
         "used, so everything is set right after creation."

@@ -92,7 +92,8 @@ class PoptorchPipelining(Rule):
                                                                       and call.func.attr.value == "eval")
                 for call in ctx.nodes(cst.Call)):
             ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
-                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
+                       f"iterations, one per stage (PopTorch User Guide, \"Pipelined execution\"): port with "
+                       f"`--device-iterations {stages}` or "
                        "more, or give the inference options `deviceIterations`", fixed=False)
         lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
                  for attribute, stage in plan.starts]

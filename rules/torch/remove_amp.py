@@ -10,7 +10,7 @@ from porter.rules.torch._analysis.util import AUTOCAST, GRAD_SCALER, qualified
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "
-           "(reference 4.6)")
+           "(PopTorch User Guide, \"16-bit float support\")")
 _SCALER_METHODS = ("scale", "step", "update", "unscale_")
 
 _BEFORE = '''import torch
@@ -46,7 +46,8 @@ class RemoveAmp(Rule):
     summary = "Remove CUDA automatic mixed precision (`autocast`, `GradScaler`): plain float32 steps."
     rationale = (
         "There is no `torch.cuda.amp` on the IPU and `poptorch.autocast` was removed in SDK 3.1 "
-        "(reference 4.6, section 6 item 29). `autocast` blocks are removed (their bodies kept) and the "
+        "(PopTorch User Guide, \"16-bit float support\"). `autocast` blocks are removed (their bodies kept) "
+        "and the "
         "GradScaler step becomes the plain `loss.backward(); optimizer.step()`, which IPU305 then runs as "
         "a `poptorch.trainingModel`. The port trains in float32: float16 on the IPU is a manual `.half()` "
         "of the model and inputs plus `loss_scaling` on the `poptorch.optim` optimizer."

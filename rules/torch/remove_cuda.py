@@ -36,7 +36,7 @@ class RemoveCuda(Rule):
     summary = "Keep the model and data on the CPU: remove `.cuda()`, `.to(device)` and CUDA calls."
     rationale = (
         "PopTorch installs the CPU build of torch: `torch.cuda.is_available()` is False and `.cuda()` fails. "
-        "Models and inputs stay on the CPU and the PopTorch wrappers move the data (reference 4.6). "
+        "Models and inputs stay on the CPU and the PopTorch wrappers move the data. "
         "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
         "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
         "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"

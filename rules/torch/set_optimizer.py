@@ -34,8 +34,8 @@ class SetOptimizer(Rule):
     rationale = (
         "The optimizer runs inside the compiled training program: a change made to the Python optimizer "
         "(`scheduler.step()`, `param_group[\"lr\"] = ...`) reaches the IPU only through "
-        "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (reference 4.4, "
-        "section 6 item 33)."
+        "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (PopTorch User Guide, "
+        "\"Optimizers\")."
     )
     examples = (
         Example(_BEFORE, _AFTER),

@@ -10,7 +10,8 @@ class WarnCompile(Rule):
     summary = "Report `torch.compile`, which PopTorch does not support."
     rationale = (
         "`torch.compile` is not supported by PopTorch: the PopTorch wrappers (`poptorch.trainingModel`, "
-        "`poptorch.inferenceModel`) compile the model for the IPU instead (reference 4.3, section 6 item 36)."
+        "`poptorch.inferenceModel`) compile the model for the IPU instead (PopTorch User Guide, \"Model "
+        "wrapping functions\")."
     )
     examples = (
         Example("import torch\n\nmodel = torch.compile(model)\n"),

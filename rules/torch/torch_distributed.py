@@ -15,8 +15,8 @@ class WarnDistributed(Rule):
     summary = "Report `DataParallel`, `DistributedDataParallel` and `torch.distributed`."
     rationale = (
         "PopTorch replicates a model over IPUs itself: `opts.replicationFactor(n)` is the single-host "
-        "equivalent of `torch.nn.DataParallel`; several hosts use PopRun/PopDist (reference section 6 item "
-        "37). CUDA data parallelism and process groups must be removed by hand (`--ipus N` sets the "
+        "equivalent of `torch.nn.DataParallel`; several hosts use PopRun/PopDist. CUDA data parallelism and "
+        "process groups must be removed by hand (`--ipus N` sets the "
         "replication factor)."
     )
     examples = (

@@ -15,7 +15,7 @@ class WarnFloat64(Rule):
     summary = "Report float64 tensors (`.double()`, `torch.float64`), which the IPU runs as float32."
     rationale = (
         "The IPU has no float64: PopTorch silently converts float64 to float32 (and int64 to int32), so "
-        "code that relies on double precision changes results (reference 4.6, section 6 item 30)."
+        "code that relies on double precision changes results."
     )
     examples = (
         Example("import torch\n\nx = torch.zeros(3, dtype=torch.float64)\n"),

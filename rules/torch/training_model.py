@@ -164,7 +164,8 @@ class TrainingModel(Rule):
     rationale = (
         "PopTorch runs forward, backward and the optimizer step as one compiled program: the wrapped "
         "module's `forward` must compute and return the loss, and `loss.backward()`, `optimizer.step()` "
-        "and `zero_grad()` go (reference 4.3, section 6 item 23; seed 001). The standard step becomes a "
+        "and `zero_grad()` go (PopTorch User Guide, \"From PyTorch to PopTorch\"). The standard step becomes "
+        "a "
         "wrapper module returning `(output, loss)`, a `poptorch.trainingModel(wrapper, options=opts, "
         "optimizer=optimizer)` created once (in the caller when the loop is in a function called once per "
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "

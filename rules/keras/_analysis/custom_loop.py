@@ -179,12 +179,14 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         if eager:
             plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                             "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
-                            "`@tf.function(jit_compile=True)` (reference 1.7)")
+                            "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
+                            "\"On-device loops\")")
         elif existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
         elif model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
             plan.problem = (f"the loop that calls `{name}` is not where the model is built: run it inside "
-                            "`with strategy.scope():` through `strategy.run` (reference 1.7)")
+                            "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
+                            "TensorFlow 2, \"On-device loops\")")
         if plan.problem is None:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)

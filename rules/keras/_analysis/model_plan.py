@@ -50,7 +50,8 @@ RUNNING_METHODS = frozenset({
     "fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
     "train_on_batch", "test_on_batch", "predict_on_batch",
 })
-# Model methods whose override IPUStrategy's Keras extensions refuse (reference 1.4, rule 6).
+# Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
+# TensorFlow 2, "Keras with IPUs").
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -320,7 +321,8 @@ class _Analysis:
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
         # A functional model's layers are created (with their weights) before `keras.Model(...)`:
-        # they belong in the scope too (reference 1.3).
+        # they belong in the scope too (Targeting the IPU from TensorFlow 2: construct the model
+        # inside the scope).
         for layer in self._layer_statements(block):
             if order[id(layer)] < order[id(first)]:
                 first = layer

@@ -1,5 +1,5 @@
-"""The speed options for PopTorch (reference 4.1, 4.5): the ``poptorch.Options`` calls they ask
-for, and the ``poptorch.BeginBlock`` split of a model into pipeline stages.
+"""The speed options for PopTorch (PopTorch User Guide, "Options" and "Pipelined execution"): the
+``poptorch.Options`` calls they ask for, and the ``poptorch.BeginBlock`` split of a model into pipeline stages.
 
 Each option belongs to a rule, which says what its call is (``option_call``) and reports it under
 its own code. The calls go right after the options are created: by the options rule when it creates
@@ -42,7 +42,8 @@ class OptionRule(Protocol):
 
 
 def replication_factor(config) -> int:
-    """Copies of the model: the IPUs over the pipeline stages (reference 4.1: IPUs = model IPUs x factor)."""
+    """Copies of the model: the IPUs over the pipeline stages (PopTorch User Guide, "Options":
+    IPUs = model IPUs x factor)."""
     return throughput.config_replicas(config)
 
 
@@ -185,7 +186,8 @@ def block_plan(ctx: FileContext, stages: int) -> Tuple[Optional[BlockPlan], Opti
             totals = stage_totals(assignment, known, stages) if known is not None else None
             return BlockPlan(model, line, starts, counts, totals), None
     return None, ("no model of a class defined in this file is trained here: split it into pipeline stages "
-                  "with `poptorch.BeginBlock(submodule, ipu_id=i)` by hand (reference 4.5)")
+                  "with `poptorch.BeginBlock(submodule, ipu_id=i)` by hand (PopTorch User Guide, \"Pipelined "
+                  "execution\")")
 
 
 _MODULE_METHODS = ("to", "cuda", "cpu", "float", "half", "double", "train", "eval")
