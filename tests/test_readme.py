@@ -46,7 +46,7 @@ def _block(after: str, language: str) -> str:
 
 
 def test_usage_example_is_what_the_tool_prints():
-    from porter.cli import port_text
+    from porter.api import port_text
     from porter.config import Config
     from porter.report import finding_line, unified_diff
 
