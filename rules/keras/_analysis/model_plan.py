@@ -23,6 +23,7 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, walk
 from porter.cstutil import string_value
+from porter.rules.keras._analysis.steps import scope_statements  # custom loops being rewritten (IPU111)
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -314,8 +315,6 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        from porter.rules.keras._analysis.custom_loop import scope_statements  # custom loops being rewritten (IPU111)
-
         uses.extend(scope_statements(self.ctx, block))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
