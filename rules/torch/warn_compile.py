@@ -13,8 +13,16 @@ class WarnCompile(Rule):
         "`poptorch.inferenceModel`) compile the model for the IPU instead (reference 4.3, section 6 item 36)."
     )
     examples = (
-        Example("import torch\n\nmodel = torch.compile(model)\n"),
-        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
+        Example("""\
+            import torch
+
+            model = torch.compile(model)
+            """),
+        Example("""\
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
