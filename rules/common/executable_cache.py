@@ -24,29 +24,67 @@ class ExecutableCache(Rule):
     )
     examples = (
         Example(
-            "import numpy as np\nimport tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
-            "import numpy as np\nimport os\n"
-            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --executable_cache_path=./cache\"\n"
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """,
+            """\
+            import numpy as np
+            import os
+            os.environ["TF_POPLAR_FLAGS"] = os.environ.get("TF_POPLAR_FLAGS", "") + " --executable_cache_path=./cache"
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """,
             options={"executable_cache": "./cache"},
         ),
         Example(
-            "\"\"\"Train.\"\"\"\nimport os\n\nfrom tensorflow import keras\n",
-            "\"\"\"Train.\"\"\"\nimport os\n\n"
-            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --executable_cache_path=/tmp/ipu\"\n"
-            "from tensorflow import keras\n",
+            '''\
+            """Train."""
+            import os
+
+            from tensorflow import keras
+            ''',
+            '''\
+            """Train."""
+            import os
+
+            os.environ["TF_POPLAR_FLAGS"] = os.environ.get("TF_POPLAR_FLAGS", "") + " --executable_cache_path=/tmp/ipu"
+            from tensorflow import keras
+            ''',
             options={"executable_cache": "/tmp/ipu"},
         ),
         Example(
-            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.replicationFactor(2)\n",
-            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n"
-            "opts.enableExecutableCaching(\"/tmp/exe\")\nopts.replicationFactor(2)\n",
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            opts.replicationFactor(2)
+            """,
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            opts.enableExecutableCaching("/tmp/exe")
+            opts.replicationFactor(2)
+            """,
             options={"executable_cache": "/tmp/exe"},
         ),
-        Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
+        Example("""\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """, reported=False),
         Example(
-            "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--executable_cache_path=/data/cache\"\n"
-            "import tensorflow as tf\n",
+            """\
+            import os
+            os.environ["TF_POPLAR_FLAGS"] = "--executable_cache_path=/data/cache"
+            import tensorflow as tf
+            """,
             reported=False, options={"executable_cache": "./cache"},
         ),
     )

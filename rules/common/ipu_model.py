@@ -21,20 +21,47 @@ class IpuModel(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
-            "import os\n"
-            "os.environ[\"TF_POPLAR_FLAGS\"] = os.environ.get(\"TF_POPLAR_FLAGS\", \"\") + \" --use_ipu_model\"\n"
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """,
+            """\
+            import os
+            os.environ["TF_POPLAR_FLAGS"] = os.environ.get("TF_POPLAR_FLAGS", "") + " --use_ipu_model"
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """,
             options={"ipu_model": True},
         ),
         Example(
-            "import poptorch\nimport torch\n\nopts = poptorch.Options()\n",
-            "import poptorch\nimport torch\n\nopts = poptorch.Options()\nopts.useIpuModel(True)\n",
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            """,
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            opts.useIpuModel(True)
+            """,
             options={"ipu_model": True},
         ),
-        Example("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n", reported=False),
+        Example("""\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """, reported=False),
         Example(
-            "import os\nos.environ[\"TF_POPLAR_FLAGS\"] = \"--use_ipu_model\"\nimport tensorflow as tf\n",
+            """\
+            import os
+            os.environ["TF_POPLAR_FLAGS"] = "--use_ipu_model"
+            import tensorflow as tf
+            """,
             reported=False, options={"ipu_model": True},
         ),
     )

@@ -25,16 +25,28 @@ class LegacyFeeds(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, \"infeed\", replication_factor=2)\n"
-            "outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue(feed_name=\"outfeed\")\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset)\n"
-            "outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, "infeed", replication_factor=2)
+            outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue(feed_name="outfeed")
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset)
+            outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, prefetch_depth=4)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, prefetch_depth=4)
+            """,
             reported=False,
         ),
     )

@@ -18,21 +18,52 @@ class DropRemainder(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nds = tf.data.Dataset.range(100).batch(32)\n",
-            "import tensorflow as tf\n\nds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)\n",
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(100).batch(32)
+            """,
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef pipeline(x):\n    ds = tf.data.Dataset.from_tensor_slices(x)\n"
-            "    ds = ds.shuffle(1000)\n    return ds.batch(64, drop_remainder=False)\n",
-            "import tensorflow as tf\n\n\ndef pipeline(x):\n    ds = tf.data.Dataset.from_tensor_slices(x)\n"
-            "    ds = ds.shuffle(1000)\n    return ds.batch(64, drop_remainder=True)\n",
+            """\
+            import tensorflow as tf
+
+
+            def pipeline(x):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                ds = ds.shuffle(1000)
+                return ds.batch(64, drop_remainder=False)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def pipeline(x):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                ds = ds.shuffle(1000)
+                return ds.batch(64, drop_remainder=True)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)\n",
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nbatch = [1, 2]\nnames = frame.batch(4)\n",
+            """\
+            import tensorflow as tf
+
+            batch = [1, 2]
+            names = frame.batch(4)
+            """,
             reported=False,
         ),
     )

@@ -36,15 +36,34 @@ class IpuConfig(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nipu_config = ipu.config.IPUConfig()\n"
-            "ipu_config.auto_select_ipus = 1\nipu_config.configure_ipu_system()\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            ipu_config = ipu.config.IPUConfig()
+            ipu_config.auto_select_ipus = 1
+            ipu_config.configure_ipu_system()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n"
-            "cfg.auto_select_ipus = 2\ncfg.configure_ipu_system()\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 2
+            cfg.configure_ipu_system()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
             reported=False,
         ),
     )

@@ -20,11 +20,25 @@ class IpuImport(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\ncfg = tf.python.ipu.config.IPUConfig()\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n",
+            """\
+            import tensorflow as tf
+
+            cfg = tf.python.ipu.config.IPUConfig()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            """,
             reported=False,
         ),
     )

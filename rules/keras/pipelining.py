@@ -109,27 +109,53 @@ class Pipelining(Rule):
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
                          "pipeline_schedule": "interleaved"}),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.models.load_model(\"net.h5\")\n"
-            "model.compile(loss=\"mse\")\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.h5")
+            model.compile(loss="mse")
+            """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)\n"
-            "model.compile(loss=\"mse\")\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(loss="mse")
+            """,
             options={"gradient_accumulation": 4},
         ),
         Example(
-            "from tensorflow import keras\n\nnet = keras.Sequential()\nnet.add(keras.layers.Dense(64, input_shape=(16,)))\n"
-            "net.add(keras.layers.Dense(64))\nnet.add(keras.layers.Dense(1))\nnet.compile(loss=\"mse\")\n",
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\nnet = keras.Sequential()\n"
-            "net.add(keras.layers.Dense(64, input_shape=(16,)))\nnet.add(keras.layers.Dense(64))\n"
-            "net.add(keras.layers.Dense(1))\nnet.set_pipeline_stage_assignment([0, 1, 1])\n"
-            "net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,\n"
-            "                           pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)\n"
-            "net.compile(loss=\"mse\")\n",
+            """\
+            from tensorflow import keras
+
+            net = keras.Sequential()
+            net.add(keras.layers.Dense(64, input_shape=(16,)))
+            net.add(keras.layers.Dense(64))
+            net.add(keras.layers.Dense(1))
+            net.compile(loss="mse")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+            net = keras.Sequential()
+            net.add(keras.layers.Dense(64, input_shape=(16,)))
+            net.add(keras.layers.Dense(64))
+            net.add(keras.layers.Dense(1))
+            net.set_pipeline_stage_assignment([0, 1, 1])
+            net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,
+                                       pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)
+            net.compile(loss="mse")
+            """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
         ),
         Example(_SEQUENTIAL_BEFORE, reported=False),

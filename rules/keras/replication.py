@@ -26,24 +26,41 @@ class Replication(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"sgd\", loss=\"mse\")\nmodel.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             options={"ipus": 4},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model.fit(train, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model.fit(train, epochs=5)
+            """,
             options={"ipus": 2, "steps_per_execution": 8},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             reported=False, options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
     )

@@ -24,16 +24,36 @@ class RunEagerly(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel.compile(optimizer=\"adam\", loss=\"mse\", run_eagerly=True)\n",
+            """\
+            import tensorflow as tf
+
+            model.compile(optimizer="adam", loss="mse", run_eagerly=True)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main(args):\n    model = build()\n"
-            "    model.compile(\"sgd\", \"mse\", run_eagerly=args.debug)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                model = build()
+                model.compile("sgd", "mse", run_eagerly=args.debug)
+            """,
         ),
-        Example("import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\nmodel.run_eagerly = True\n"),
+        Example("""\
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+            model.run_eagerly = True
+            """),
         Example(
-            "import tensorflow as tf\n\nmodel.compile(optimizer=\"adam\", loss=\"mse\", run_eagerly=False)\n"
-            "tf.config.run_functions_eagerly(False)\nmodel.compile(\"adam\", \"mse\", steps_per_execution=8)\n",
+            """\
+            import tensorflow as tf
+
+            model.compile(optimizer="adam", loss="mse", run_eagerly=False)
+            tf.config.run_functions_eagerly(False)
+            model.compile("adam", "mse", steps_per_execution=8)
+            """,
             reported=False,
         ),
     )

@@ -104,10 +104,20 @@ class StepsPerExecution(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"adam\", loss=\"mse\")\nmodel.fit(dataset, epochs=3)\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"adam\", loss=\"mse\", steps_per_execution=16)\nmodel.fit(dataset, epochs=3)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(dataset, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=16)
+            model.fit(dataset, epochs=3)
+            """,
             options={"steps_per_execution": 16},
         ),
         Example(
@@ -118,32 +128,61 @@ class StepsPerExecution(Rule):
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
-            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.compile(loss=\"mse\")\n"
-            "model.fit(train, epochs=2)\n",
-            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=len(train) // 2)\nmodel.fit(train, epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(train, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=len(train) // 2)
+            model.fit(train, epochs=2)
+            """,
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nsaver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
-            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=8)\n"
-            "saver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
-            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)
+            model.fit(dataset, steps_per_epoch=100, callbacks=[saver])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)
+            model.fit(dataset, steps_per_epoch=100, callbacks=[saver])
+            """,
             options={"steps_per_execution": 8},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=4)\nmodel.fit(dataset)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(dataset)
+            """,
             reported=False, options={"steps_per_execution": 16},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nmodel.fit(dataset)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(dataset)
+            """,
             reported=False,
         ),
     )

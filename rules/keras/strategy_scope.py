@@ -41,47 +41,116 @@ class StrategyScope(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nmodel.fit(x, y, epochs=2)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "    model.compile(loss=\"mse\")\n    model.fit(x, y, epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse")
+                model.fit(x, y, epochs=2)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main():\n    data = load()\n    with tf.device(\"/GPU:0\"):\n"
-            "        model = tf.keras.models.load_model(\"net.h5\")\n        model.evaluate(data)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n\ndef main():\n    data = load()\n"
-            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
-            "        model = tf.keras.models.load_model(\"net.h5\")\n        model.evaluate(data)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                data = load()
+                with tf.device("/GPU:0"):
+                    model = tf.keras.models.load_model("net.h5")
+                    model.evaluate(data)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                data = load()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("net.h5")
+                    model.evaluate(data)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nmirrored = tf.distribute.MirroredStrategy()\nwith mirrored.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    model.compile(loss=\"mse\")\n"
-            "model.fit(x, y)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "mirrored = ipu.ipu_strategy.IPUStrategy()\nwith mirrored.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    model.compile(loss=\"mse\")\n"
-            "    model.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+
+            mirrored = tf.distribute.MirroredStrategy()
+            with mirrored.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            mirrored = ipu.ipu_strategy.IPUStrategy()
+            with mirrored.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y)
+            """,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef main():\n    data = load()\n"
-            "    inputs = keras.Input(shape=(8,))\n    outputs = keras.layers.Dense(1)(inputs)\n"
-            "    model = keras.Model(inputs, outputs)\n    model.fit(data)\n",
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\n\ndef main():\n    data = load()\n"
-            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
-            "        inputs = keras.Input(shape=(8,))\n        outputs = keras.layers.Dense(1)(inputs)\n"
-            "        model = keras.Model(inputs, outputs)\n        model.fit(data)\n",
+            """\
+            from tensorflow import keras
+
+
+            def main():
+                data = load()
+                inputs = keras.Input(shape=(8,))
+                outputs = keras.layers.Dense(1)(inputs)
+                model = keras.Model(inputs, outputs)
+                model.fit(data)
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def main():
+                data = load()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    inputs = keras.Input(shape=(8,))
+                    outputs = keras.layers.Dense(1)(inputs)
+                    model = keras.Model(inputs, outputs)
+                    model.fit(data)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n    model.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(x, y)
+            """,
             reported=False,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef build_model():\n"
-            "    return keras.Sequential([keras.layers.Dense(10)])\n",
+            """\
+            from tensorflow import keras
+
+
+            def build_model():
+                return keras.Sequential([keras.layers.Dense(10)])
+            """,
             reported=False,
         ),
     )

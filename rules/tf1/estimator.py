@@ -26,18 +26,32 @@ class Estimator(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir=\"/tmp/model\")\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir="/tmp/model")
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(features, labels, mode):\n"
-            "    return ipu.ipu_compiler.compile(body, inputs=[features, labels])\n\n\n"
-            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model_fn(features, labels, mode):
+                return ipu.ipu_compiler.compile(body, inputs=[features, labels])
+
+
+            estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)
+            """,
             reported=False,
         ),
     )

@@ -22,38 +22,62 @@ class GlobalStepOnCpu(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "global_step = tf.train.get_or_create_global_step()\n"
-            "loss, train_op = build(global_step)\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    global_step = tf.train.get_or_create_global_step()\n"
-            "loss, train_op = build(global_step)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            global_step = tf.train.get_or_create_global_step()
+            loss, train_op = build(global_step)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("cpu"):
+                global_step = tf.train.get_or_create_global_step()
+            loss, train_op = build(global_step)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(step, inputs=[x])\n"
-            "step_counter = tf.train.create_global_step()\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    step_counter = tf.train.create_global_step()\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(step, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(step, inputs=[x])
+            step_counter = tf.train.create_global_step()
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with tf.device("cpu"):
+                step_counter = tf.train.create_global_step()
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(step, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def step(x):\n"
-            "    loss = tf.reduce_sum(x)\n"
-            "    opt = tf.train.AdamOptimizer()\n"
-            "    return opt.minimize(loss, global_step=tf.train.get_or_create_global_step())\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    train = ipu.ipu_compiler.compile(step, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def step(x):
+                loss = tf.reduce_sum(x)
+                opt = tf.train.AdamOptimizer()
+                return opt.minimize(loss, global_step=tf.train.get_or_create_global_step())
+
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                train = ipu.ipu_compiler.compile(step, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    tf.train.get_or_create_global_step()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("cpu"):
+                tf.train.get_or_create_global_step()
+            """,
             reported=False,
         ),
     )

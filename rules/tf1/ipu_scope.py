@@ -22,51 +22,77 @@ class IpuScope(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with tf.device(\"/gpu:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            with tf.device("/gpu:0"):
+                y = tf.layers.dense(x, 2)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                y = tf.layers.dense(x, 2)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n\n"
-            "def build(batch_size):\n"
-            "    # the whole graph on the GPU\n"
-            "    with tf.device(\"/device:GPU:0\"):\n"
-            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
-            "        step = tf.train.get_or_create_global_step()\n"
-            "        logits = tf.layers.dense(images, 10)\n"
-            "    return images, logits\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def build(batch_size):\n"
-            "    # the whole graph on the GPU\n"
-            "    with tf.device(\"cpu\"):\n"
-            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
-            "        step = tf.train.get_or_create_global_step()\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        logits = tf.layers.dense(images, 10)\n"
-            "    return images, logits\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def build(batch_size):
+                # the whole graph on the GPU
+                with tf.device("/device:GPU:0"):
+                    images = tf.placeholder(tf.float32, [batch_size, 784])
+                    step = tf.train.get_or_create_global_step()
+                    logits = tf.layers.dense(images, 10)
+                return images, logits
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def build(batch_size):
+                # the whole graph on the GPU
+                with tf.device("cpu"):
+                    images = tf.placeholder(tf.float32, [batch_size, 784])
+                    step = tf.train.get_or_create_global_step()
+                with ipu.scopes.ipu_scope("/device:IPU:0"):
+                    logits = tf.layers.dense(images, 10)
+                return images, logits
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "for i in range(2):\n"
-            "    with tf.device(\"/gpu:%d\" % i):\n"
-            "        tower(i)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            for i in range(2):
+                with tf.device("/gpu:%d" % i):
+                    tower(i)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"/gpu:1\"):\n"
-            "    tower(1)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("/gpu:1"):
+                tower(1)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with tf.device("cpu"):
+                x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                y = tf.layers.dense(x, 2)
+            """,
             reported=False,
         ),
     )

@@ -23,41 +23,62 @@ class ResourceVariables(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "# weights\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n"
-            "b = tf.get_variable(\"b\", [2])\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "tf.get_variable_scope().set_use_resource(True)\n"
-            "# weights\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n"
-            "b = tf.get_variable(\"b\", [2])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            # weights
+            w = tf.Variable(tf.zeros([4, 2]))
+            b = tf.get_variable("b", [2])
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            tf.get_variable_scope().set_use_resource(True)
+            # weights
+            w = tf.Variable(tf.zeros([4, 2]))
+            b = tf.get_variable("b", [2])
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\n"
-            "def train():\n"
-            "    with tf.Graph().as_default():\n"
-            "        with tf.compat.v1.variable_scope(\"model\"):\n"
-            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
-            "import tensorflow as tf\n\n\n"
-            "def train():\n"
-            "    with tf.Graph().as_default():\n"
-            "        tf.compat.v1.get_variable_scope().set_use_resource(True)\n"
-            "        with tf.compat.v1.variable_scope(\"model\"):\n"
-            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
+            """\
+            import tensorflow as tf
+
+
+            def train():
+                with tf.Graph().as_default():
+                    with tf.compat.v1.variable_scope("model"):
+                        w = tf.compat.v1.get_variable("w", [4, 2])
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def train():
+                with tf.Graph().as_default():
+                    tf.compat.v1.get_variable_scope().set_use_resource(True)
+                    with tf.compat.v1.variable_scope("model"):
+                        w = tf.compat.v1.get_variable("w", [4, 2])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "tf.get_variable_scope().set_use_resource(True)\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            tf.get_variable_scope().set_use_resource(True)
+            w = tf.Variable(tf.zeros([4, 2]))
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    w = tf.get_variable(\"w\", [4, 2])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                w = tf.get_variable("w", [4, 2])
+            """,
             reported=False,
         ),
     )

@@ -20,23 +20,32 @@ class Tf1Dataset(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))\n"
-            "dataset = dataset.shuffle(1000).batch(32)\n"
-            "images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train.astype(\"float32\"), y_train.astype(\"int32\")))\n"
-            "dataset = dataset.shuffle(1000).batch(32, drop_remainder=True)\n"
-            "images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+            dataset = dataset.shuffle(1000).batch(32)
+            images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            dataset = tf.data.Dataset.from_tensor_slices((x_train.astype("float32"), y_train.astype("int32")))
+            dataset = dataset.shuffle(1000).batch(32, drop_remainder=True)
+            images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "x_train = x_train / 255.0\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train.astype(\"int32\")))\n"
-            "dataset = dataset.batch(32, drop_remainder=True)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            x_train = x_train / 255.0
+            dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train.astype("int32")))
+            dataset = dataset.batch(32, drop_remainder=True)
+            """,
             reported=False,
         ),
     )

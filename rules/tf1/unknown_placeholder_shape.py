@@ -22,17 +22,24 @@ class UnknownPlaceholderShape(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "x = tf.placeholder(tf.float32, [None, 784])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(model, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [None, 784])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(model, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, shape=[32, 784])\n"
-            "labels = tf.placeholder(tf.int32)\n"
-            "with tf.device(\"/gpu:0\"):\n"
-            "    out = model(x)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, shape=[32, 784])
+            labels = tf.placeholder(tf.int32)
+            with tf.device("/gpu:0"):
+                out = model(x)
+            """,
             reported=False,
         ),
     )

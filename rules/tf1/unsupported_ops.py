@@ -34,18 +34,28 @@ class UnsupportedOps(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model(x):\n"
-            "    spectrum = tf.signal.fft(tf.complex(x, 0.0))\n"
-            "    return tf.math.real(spectrum)\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(model, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x):
+                spectrum = tf.signal.fft(tf.complex(x, 0.0))
+                return tf.math.real(spectrum)
+
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(model, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "dataset = dataset.map(lambda path: tf.image.decode_jpeg(tf.io.read_file(path)))\n"
-            "with tf.device(\"cpu\"):\n"
-            "    spectrum = tf.signal.fft(signal)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            dataset = dataset.map(lambda path: tf.image.decode_jpeg(tf.io.read_file(path)))
+            with tf.device("cpu"):
+                spectrum = tf.signal.fft(signal)
+            """,
             reported=False,
         ),
     )

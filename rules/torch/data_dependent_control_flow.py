@@ -24,11 +24,26 @@ class WarnControlFlow(Rule):
         "(`torch.where`, masks) instead; tests on shapes, `None` or `self.training` are fine."
     )
     examples = (
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        if x.sum() > 0:\n            x = -x\n        return x\n"),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, labels=None):\n"
-                "        if labels is None or x.shape[0] == 1:\n            return x\n"
-                "        return x, labels\n", reported=False),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        x = -x
+                    return x
+            """),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x, labels=None):
+                    if labels is None or x.shape[0] == 1:
+                        return x
+                    return x, labels
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -89,8 +89,15 @@ class InferenceModel(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
-        Example("import torch\nimport poptorch\n\ninference_model = poptorch.inferenceModel(model)\n"
-                "model.eval()\nwith torch.no_grad():\n    out = inference_model(x)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            inference_model = poptorch.inferenceModel(model)
+            model.eval()
+            with torch.no_grad():
+                out = inference_model(x)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -22,12 +22,32 @@ class WarnItemInForward(Rule):
         "Keep the computation in tensors, or do it outside the model."
     )
     examples = (
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        scale = x.max().item()\n        return x / scale\n"),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        n = int(x.size(0))\n        return x.view(n, -1) * float(self.scale)\n", reported=False),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, lengths):\n"
-                "        return x[:, :int(lengths.max())]\n"),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    scale = x.max().item()
+                    return x / scale
+            """),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    n = int(x.size(0))
+                    return x.view(n, -1) * float(self.scale)
+            """, reported=False),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x, lengths):
+                    return x[:, :int(lengths.max())]
+            """),
     )
 
     def run(self, ctx) -> None:

@@ -25,19 +25,53 @@ class PoptorchDataLoader(Rule):
     )
     examples = (
         Example(
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-            "loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)\n",
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-            "loader = poptorch.DataLoader(opts, ds, batch_size=32, shuffle=True)\n",
+            """\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)
+            """,
+            """\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds, batch_size=32, shuffle=True)
+            """,
         ),
         Example(
-            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
-            "loader = DataLoader(\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
-            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
-            "loader = poptorch.DataLoader(\n    opts,\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = DataLoader(
+                ds,
+                batch_size=8,
+                drop_last=False,
+            )
+            """,
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(
+                opts,
+                ds,
+                batch_size=8,
+                drop_last=False,
+            )
+            """,
         ),
-        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-                "loader = poptorch.DataLoader(opts, ds, batch_size=32)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds, batch_size=32)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

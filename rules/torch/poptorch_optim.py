@@ -26,17 +26,47 @@ class PoptorchOptim(Rule):
     )
     examples = (
         Example(
-            "import torch\n\noptimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)\n",
-            "import torch\nimport poptorch\n\n"
-            "optimizer = poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)\n",
+            """\
+            import torch
+
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            """,
+            """\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            """,
         ),
         Example(
-            "from torch import optim\n\noptimizer = optim.AdamW(net.parameters(), lr=3e-4)\n",
-            "from torch import optim\nimport poptorch\n\noptimizer = poptorch.optim.AdamW(net.parameters(), lr=3e-4)\n",
+            """\
+            from torch import optim
+
+            optimizer = optim.AdamW(net.parameters(), lr=3e-4)
+            """,
+            """\
+            from torch import optim
+            import poptorch
+
+            optimizer = poptorch.optim.AdamW(net.parameters(), lr=3e-4)
+            """,
         ),
-        Example("import torch\n\noptimizer = torch.optim.Adagrad(model.parameters())\n", reported=True),
-        Example("import torch\n\noptimizer = torch.optim.Adam(model.parameters(), amsgrad=True)\n", reported=True),
-        Example("import torch\nimport poptorch\n\noptimizer = poptorch.optim.Adam(model.parameters())\n",
+        Example("""\
+            import torch
+
+            optimizer = torch.optim.Adagrad(model.parameters())
+            """, reported=True),
+        Example("""\
+            import torch
+
+            optimizer = torch.optim.Adam(model.parameters(), amsgrad=True)
+            """, reported=True),
+        Example("""\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.Adam(model.parameters())
+            """,
                 reported=False),
     )
 

@@ -51,13 +51,33 @@ class PoptorchOptions(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\nimport poptorch\n\n"
-            "opts = poptorch.Options()\nloader = DataLoader(ds)\n",
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds)
+            """,
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = DataLoader(ds)
+            """,
         ),
-        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-                "loader = poptorch.DataLoader(opts, ds)\n", reported=False),
-        Example("import torch\n\nx = torch.zeros(2)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds)
+            """, reported=False),
+        Example("""\
+            import torch
+
+            x = torch.zeros(2)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -55,10 +55,25 @@ class RemoveAmp(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\n\nwith torch.no_grad(), torch.autocast('cuda'):\n    out = model(x)\n",
-            "import torch\n\nwith torch.no_grad():\n    out = model(x)\n",
+            """\
+            import torch
+
+            with torch.no_grad(), torch.autocast('cuda'):
+                out = model(x)
+            """,
+            """\
+            import torch
+
+            with torch.no_grad():
+                out = model(x)
+            """,
         ),
-        Example("import torch\n\nwith torch.no_grad():\n    out = model(x)\n", reported=False),
+        Example("""\
+            import torch
+
+            with torch.no_grad():
+                out = model(x)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -45,24 +45,68 @@ class RemoveCuda(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\n\nif torch.cuda.is_available():\n    model = model.cuda()\nelse:\n    print('cpu')\n",
-            "import torch\n\nprint('cpu')\n",
+            """\
+            import torch
+
+            if torch.cuda.is_available():
+                model = model.cuda()
+            else:
+                print('cpu')
+            """,
+            """\
+            import torch
+
+            print('cpu')
+            """,
         ),
         Example(
-            "import torch\n\nuse_cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            "x = torch.zeros(3, device='cuda')\n",
-            "import torch\n\nuse_cuda = False\nx = torch.zeros(3)\n",
+            """\
+            import torch
+
+            use_cuda = not args.no_cuda and torch.cuda.is_available()
+            x = torch.zeros(3, device='cuda')
+            """,
+            """\
+            import torch
+
+            use_cuda = False
+            x = torch.zeros(3)
+            """,
         ),
         Example(
-            "import torch\n\nif torch.cuda.device_count() > 1:\n    print('GPUs')\nmodel = Net()\n",
-            "import torch\n\nmodel = Net()\n",
+            """\
+            import torch
+
+            if torch.cuda.device_count() > 1:
+                print('GPUs')
+            model = Net()
+            """,
+            """\
+            import torch
+
+            model = Net()
+            """,
         ),
         Example(
-            "import torch\n\ntorch.cuda.reset_peak_memory_stats()\nx = x.pin_memory()\n"
-            "print(torch.cuda.max_memory_allocated())\n",
-            "import torch\n\nprint(torch.cuda.max_memory_allocated())\n",
+            """\
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+            x = x.pin_memory()
+            print(torch.cuda.max_memory_allocated())
+            """,
+            """\
+            import torch
+
+            print(torch.cuda.max_memory_allocated())
+            """,
         ),
-        Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
+        Example("""\
+            import torch
+
+            x = torch.ones(2).to(torch.float16)
+            y = x.to(dtype=torch.float32)
+            """,
                 reported=False),
     )
 

@@ -14,8 +14,16 @@ class WarnCompile(Rule):
         "wrapping functions\")."
     )
     examples = (
-        Example("import torch\n\nmodel = torch.compile(model)\n"),
-        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
+        Example("""\
+            import torch
+
+            model = torch.compile(model)
+            """),
+        Example("""\
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

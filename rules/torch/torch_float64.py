@@ -18,9 +18,21 @@ class WarnFloat64(Rule):
         "code that relies on double precision changes results."
     )
     examples = (
-        Example("import torch\n\nx = torch.zeros(3, dtype=torch.float64)\n"),
-        Example("import torch\n\nmodel = model.double()\n"),
-        Example("import torch\n\nx = torch.zeros(3, dtype=torch.float32)\n", reported=False),
+        Example("""\
+            import torch
+
+            x = torch.zeros(3, dtype=torch.float64)
+            """),
+        Example("""\
+            import torch
+
+            model = model.double()
+            """),
+        Example("""\
+            import torch
+
+            x = torch.zeros(3, dtype=torch.float32)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
