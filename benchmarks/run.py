@@ -104,7 +104,7 @@ def bench_ml_port(files: List[Path], runs: int) -> Row:
 
 
 def bench_plain(files: List[Path], runs: int) -> Row:
-    from porter.cli import port_file
+    from porter.api import port_file
     from porter.config import Config
 
     config = Config()

@@ -1,4 +1,4 @@
-"""The ``ipu-port`` command: options -> Config, port each file, render, exit code.
+"""The ``ipu-port`` command: options -> Config, port each file (porter.api), render, exit code.
 
 Exit codes, as ruff and black users expect: 0 nothing to port (or everything written), 1 porting
 needed (``--check``, ``--diff``), 2 usage error, unreadable or unparsable input, internal error.
@@ -11,19 +11,18 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 import click
 
 from porter import __version__
+from porter.api import Job, OutDirError, OutTree, copy_tree, needs_port, out_tree, port_all, port_text, save
 from porter.config import Config, ConfigError, Projects
-from porter.detect import uses_framework
 from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
-from porter.report import FileOutcome, finding_line, summary_lines, to_json, unified_diff
+from porter.outcome import FileOutcome
+from porter.report import finding_line, summary_lines, to_json, unified_diff
 
 EXIT_OK, EXIT_PORTING_NEEDED, EXIT_ERROR = 0, 1, 2
-# A process pool pays for itself from about this many files to parse (start-up and imports).
-MIN_FILES_FOR_POOL = 8
 # The progress bar appears once a run has taken this long (seconds), on a terminal only.
 PROGRESS_AFTER = 1.0
 
@@ -35,31 +34,10 @@ def _codes(values: Sequence[str]) -> tuple:
     return tuple(codes)
 
 
-def port_text(path: str, text: str, config: Config) -> FileOutcome:
-    if path.endswith(".ipynb"):
-        from porter.notebook import port_notebook
-
-        return port_notebook(path, text, config)
-    if not uses_framework(text):
-        return FileOutcome(path, text, text)
-    from porter.engine import port
-
-    result = port(text, config)
-    return FileOutcome(path, text, result.source, result.findings, result.error)
-
-
-def port_file(path: str, config: Config) -> "tuple[FileOutcome, Optional[object]]":
-    try:
-        source = read(path)
-    except FileError as error:
-        return FileOutcome(path, error=str(error)), None
-    return port_text(path, source.text, config), source
-
-
 def _validate_codes(codes: Sequence[str], option: str) -> None:
     if not codes:
         return
-    from porter.report import NOTICES
+    from porter.markers import NOTICES
     from porter.rule import all_rules
 
     known = [rule.code for rule in all_rules()] + list(NOTICES)
@@ -83,9 +61,8 @@ def _list_rules() -> None:
 
 
 def _explain(code: str) -> None:
+    from porter.markers import NOTICES
     from porter.rule import rule_by_code
-
-    from porter.report import NOTICES
 
     if code.upper() in NOTICES:
         name, summary, help_text = NOTICES[code.upper()]
@@ -254,30 +231,12 @@ class Run:
         return self.write or self.output is not None or self.tree is not None
 
 
-class OutTree:
-    """``--out-dir``: where the ported copy of the input tree goes."""
-
-    def __init__(self, root: str, target: str, folders: List[str]) -> None:
-        self.root = root  # absolute: the common folder of the inputs
-        self.target = target  # absolute
-        self.folders = folders  # the folders given (absolute), copied whole
-
-    def destination(self, path: str) -> str:
-        return os.path.join(self.target, os.path.relpath(os.path.realpath(path), self.root))
-
-
 def _out_tree(paths: Sequence[str], out_dir: str) -> OutTree:
-    absolute = [os.path.realpath(path) for path in paths]
-    folders = [path for path in absolute if os.path.isdir(path)]
-    bases = [path if os.path.isdir(path) else os.path.dirname(path) for path in absolute]
-    root = os.path.commonpath(bases)
-    target = os.path.realpath(out_dir)
-    for inside in (*folders, root):
-        if target == inside or (inside in folders and target.startswith(inside.rstrip(os.sep) + os.sep)):
-            _error(f"ipu-port: error: --out-dir {out_dir} is inside the input tree {inside}; "
-                   "choose a folder outside it")
-            sys.exit(EXIT_ERROR)
-    return OutTree(root, target, folders)
+    try:
+        return out_tree(paths, out_dir)
+    except OutDirError as error:
+        _error(f"ipu-port: error: --out-dir {error}")
+        sys.exit(EXIT_ERROR)
 
 
 def _checked_options(overrides: Dict[str, object]) -> None:
@@ -339,15 +298,10 @@ def _needs_porting(outcome: FileOutcome, check: bool) -> bool:
     return outcome.changed or (check and outcome.manual > 0)
 
 
-def _port_job(job: Tuple[str, str, Config]) -> FileOutcome:
-    path, text, config = job
-    return port_text(path, text, config)
-
-
 def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
     outcomes: Dict[str, FileOutcome] = {}
     sources: Dict[str, Source] = {}
-    jobs: List[Tuple[str, str, Config]] = []
+    jobs: List[Job] = []
     for path in files:
         try:
             source = read(path)
@@ -355,7 +309,7 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
             outcomes[path] = FileOutcome(path, error=str(error))
             continue
         sources[path] = source
-        if path.endswith(".ipynb") or uses_framework(source.text):
+        if needs_port(path, source.text):
             jobs.append((path, source.text, configs[path]))
         else:
             outcomes[path] = FileOutcome(path, source.text, source.text)
@@ -375,7 +329,7 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
         outcome = outcomes[path]
         source = sources.get(path)
         if outcome.error is None and source is not None and run.tree is not None:
-            outcome = _save(outcome, source, run.tree.destination(path), copy_from=path)
+            outcome = save(outcome, source, run.tree.destination(path), copy_from=path)
         elif outcome.error is None and source is not None and (run.write or run.output):
             outcome = _save(outcome, source, path if run.write else run.output)
         if outcome.error is not None:
@@ -398,7 +352,7 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
 def _check_codes(configs) -> None:
     """Every code in the settings must name a rule (or a prefix of one): checked once a file is
     about to be parsed, since the rule registry imports libcst."""
-    from porter.report import NOTICES
+    from porter.markers import NOTICES
     from porter.rule import all_rules
 
     known = [rule.code for rule in all_rules()] + list(NOTICES)
@@ -408,39 +362,12 @@ def _check_codes(configs) -> None:
                 raise ConfigError(f"unknown rule code or prefix {code!r} in the settings; see --list-rules")
 
 
-def _port_all(jobs: List[Tuple[str, str, Config]], run: Run):
-    """The outcomes of the jobs, in their order: in this process for a few files, in a process
-    pool for more; a progress bar on a terminal once the run takes a while."""
+def _port_all(jobs: List[Job], run: Run) -> List[FileOutcome]:
+    """The outcomes of the jobs, in their order; a progress bar on a terminal once the run takes a while."""
     if not jobs:
         return []
-    workers = min(run.jobs, len(jobs))
     progress = _Progress(len(jobs), run.output_format)
-    results = []
-    if workers < 2 or len(jobs) < MIN_FILES_FOR_POOL:
-        for job in jobs:
-            results.append(_port_job(job))
-            progress.advance()
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        try:
-            pool = ProcessPoolExecutor(max_workers=workers)
-        except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
-            pool = None
-        if pool is None:
-            for job in jobs:
-                results.append(_port_job(job))
-                progress.advance()
-        else:
-            # Largest files first, one at a time: the workers finish together, not one of them
-            # on a big file while the other waits.
-            results = [None] * len(jobs)
-            with pool:
-                largest_first = sorted(range(len(jobs)), key=lambda index: -len(jobs[index][1]))
-                futures = {pool.submit(_port_job, jobs[index]): index for index in largest_first}
-                for future in as_completed(futures):
-                    results[futures[future]] = future.result()
-                    progress.advance()
+    results = port_all(jobs, run.jobs, progress.advance)
     progress.close()
     return results
 
@@ -482,60 +409,20 @@ class _Progress:
             self.bar.stop()
 
 
-def _save(outcome: FileOutcome, source, target: str, copy_from: Optional[str] = None) -> FileOutcome:
-    """Write the port (in place only when it changed); a failure becomes the file's error.
-    ``copy_from``: the input file, whose mode the new file gets (``--out-dir``)."""
+def _save(outcome: FileOutcome, source: Source, target: str) -> FileOutcome:
+    """``--write`` and ``--output``: the port saved, or printed for ``-o -``."""
     if target == "-":
         sys.stdout.buffer.write(encode(outcome.ported, source))
         return outcome
-    if target == outcome.path and not outcome.changed:
-        return outcome
-    try:
-        if copy_from is not None:
-            _copy_or_write(copy_from, target, encode(outcome.ported, source) if outcome.changed else None)
-        else:
-            write_atomic(target, encode(outcome.ported, source))
-    except FileError as error:
-        cause = str(error) if target == outcome.path else f"{target}: {error}"
-        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
-    return outcome
-
-
-def _copy_or_write(source_path: str, target: str, data: Optional[bytes]) -> None:
-    """Copy ``source_path`` to ``target`` (``data`` instead of its bytes when given), keeping its mode."""
-    import shutil
-    import stat
-
-    try:
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
-        if data is None:
-            shutil.copy2(source_path, target)
-            return
-        write_atomic(target, data)
-        os.chmod(target, stat.S_IMODE(os.stat(source_path).st_mode))
-    except OSError as error:
-        raise FileError(f"cannot write: {error.strerror or error}") from None
+    return save(outcome, source, target)
 
 
 def _copy_tree(tree: OutTree, ported: set) -> bool:
-    """Copy the files of the given folders that were not ported (data, configs, excluded code)
-    unchanged into the out tree; True when one could not be copied."""
-    from porter.files import walk_all
-
-    done = {os.path.realpath(path) for path in ported}
-    failed = False
-    for folder in tree.folders:
-        for relative in walk_all(folder):
-            path = os.path.join(folder, relative)
-            if path in done:
-                continue
-            done.add(path)
-            try:
-                _copy_or_write(path, tree.destination(path), None)
-            except FileError as error:
-                _error(f"{path}: {tree.destination(path)}: {error}")
-                failed = True
-    return failed
+    """``--out-dir``: the files that were not ported copied too; True when one could not be."""
+    failures = copy_tree(tree, ported)
+    for path, error in failures:
+        _error(f"{path}: {error}")
+    return bool(failures)
 
 
 def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, output_format: str,

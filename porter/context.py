@@ -655,9 +655,10 @@ class FileContext:
         self.wraps.setdefault(id(block), []).extend(Wrap(low, high, build) for low, high in pieces)
         return True
 
-    def add_import(self, module: str, name: Optional[str] = None, asname: Optional[str] = None,
-                   code: str = "IPU101") -> None:
-        """Ask for ``from module import name [as asname]`` (or ``import module``)."""
+    def add_import(self, module: str, name: Optional[str] = None, asname: Optional[str] = None, *,
+                   code: str) -> None:
+        """Ask for ``from module import name [as asname]`` (or ``import module``), reported under
+        ``code``: the rule that asks, or the rule that owns the import (``ipu-import`` for ``ipu``)."""
         request = (module, name, asname, code)
         self._import_requesters.setdefault(request, set()).add(self.rule_code)
         if request not in self.imports:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -137,3 +137,42 @@ def call_root(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.value
         else:
             return node
+
+
+# ------------------------------------------------------------------------------ statement shapes
+def single_small(statement: cst.CSTNode) -> Optional[cst.BaseSmallStatement]:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
+
+
+def expr_call(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """The call of an expression statement ``f(...)``."""
+    small = single_small(statement)
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        return small.value
+    return None
+
+
+def method_of(call: Optional[cst.CSTNode], *methods: str) -> Optional[cst.BaseExpression]:
+    """The receiver of ``receiver.method(...)`` when the method is one of ``methods``."""
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
+        return call.func.value
+    return None
+
+
+def name_of(node: Optional[cst.CSTNode]) -> Optional[str]:
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def simple_assign(statement: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of ``target = value`` with a single target."""
+    small = single_small(statement)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return small.targets[0].target, small.value
+    return None
+
+
+def assigned_name(statement: cst.CSTNode) -> Optional[str]:
+    found = simple_assign(statement)
+    return name_of(found[0]) if found else None

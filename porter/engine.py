@@ -17,9 +17,9 @@ from porter.detect import uses_framework
 from porter.edits import apply_edits
 from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
-from porter.notebook import CELL_MARKER, UNPARSABLE
+from porter.markers import CELL_MARKER, UNPARSABLE, UNUSED_SUPPRESSION as UNUSED
 from porter.parsing import ParseError, parse, python_rejects
-from porter.suppress import MARKER, UNUSED
+from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 
 
@@ -114,7 +114,7 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
 
 
 TODO = "# TODO(ipu-port {code}): {message}"
-# The porter's own notices (porter.report.NOTICES) never get a TODO.
+# The porter's own notices (porter.markers.NOTICES) never get a TODO.
 PORTER_CODES = frozenset({UNPARSABLE, UNUSED})
 
 

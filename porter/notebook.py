@@ -28,11 +28,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.config import Config
 from porter.detect import uses_framework
-from porter.report import FileOutcome
+from porter.markers import CELL_MARKER, UNPARSABLE
+from porter.outcome import FileOutcome
 from porter.rule import Finding, is_selected
 
-UNPARSABLE = "IPU801"
-CELL_MARKER = "__ipu_port_cell__"
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
 CELL_MAGIC = "#__ipu_port_cell_magic__"
 _PLACEHOLDER = re.compile(r"^([ \t]*)__ipu_port_magic_(\d+)__[ \t]*$")

@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from porter.markers import NOTICES
+from porter.outcome import FileOutcome
 from porter.rule import Finding
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    """What happened to one file."""
-
-    path: str
-    original: str = ""
-    ported: str = ""
-    findings: Tuple[Finding, ...] = ()
-    error: Optional[str] = None
-    # Notebooks: (cell number, source before, source after) for each code cell, for --diff.
-    cells: Optional[Tuple[Tuple[int, str, str], ...]] = None
-
-    @property
-    def changed(self) -> bool:
-        return self.error is None and self.ported != self.original
-
-    @property
-    def manual(self) -> int:
-        return sum(1 for finding in self.findings if not finding.fixed)
 
 
 def finding_line(path: str, finding: Finding) -> str:
@@ -109,17 +89,6 @@ def rule_info(codes) -> Dict[str, Tuple[str, str, str]]:
             if rule.code in codes:
                 info[rule.code] = (rule.name, rule.summary, rule.rationale)
     return info
-
-
-# Findings the porter itself reports (not rules): code -> (name, summary, help).
-NOTICES = {
-    "IPU801": ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
-               "The cell could not be parsed, even with its IPython magics, shell escapes and help "
-               "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
-    "IPU802": ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
-               "No rule edited or reported anything the comment covers (the comment is on a line by "
-               "itself, or the codes it names do not apply there). Remove it."),
-}
 
 
 def _all_codes(outcomes: Sequence[FileOutcome]) -> List[str]:

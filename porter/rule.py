@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
@@ -39,18 +40,34 @@ class Finding:
         return (self.cell or 0, self.line, self.column, self.code, self.message)
 
 
+def snippet(text: str) -> str:
+    """Source text written as an indented triple-quoted string (opened with a backslash, so it
+    starts with its first line), as the code it is: the common indentation is removed
+    (``textwrap.dedent``). Used for the pieces of an example joined with ``+``."""
+    return textwrap.dedent(text)
+
+
 @dataclass(frozen=True)
 class Example:
     """A before/after pair. ``after=None`` means the code must come back unchanged.
 
     ``reported`` says whether the rule must report a finding on ``before``. ``options`` are Config
     fields the example is ported with (``{"steps_per_execution": 8}``), for rules driven by options.
+
+    ``before`` and ``after`` go through ``snippet()``: an example is written where it is declared, as
+    an indented triple-quoted string, and reads as the code it is. Text at column 0 is unchanged.
     """
 
     before: str
     after: Optional[str] = None
     reported: bool = True
     options: Optional[Mapping[str, Any]] = None
+
+    def __post_init__(self) -> None:
+        # frozen: the normalised text is set the way dataclasses set fields themselves
+        object.__setattr__(self, "before", snippet(self.before))
+        if self.after is not None:
+            object.__setattr__(self, "after", snippet(self.after))
 
 
 class Rule:

@@ -1,16 +1,20 @@
 """What a function (or the module) binds: its statements, its assignments, the values a variable
-gets. Static and local: a name is followed within one function, then the module."""
+gets, the names it reads. Static and local: a name is followed within one function, then the module.
+Also where a node sits in its scope: the statement of the scope's own block that holds it, and the
+statement before which something used at several places is created once."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, bound_names, walk
+
+Owner = Union[cst.Module, cst.FunctionDef]  # a scope: a function, or the module
 
 
-def owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+def owner(ctx: FileContext, node: cst.CSTNode) -> Owner:
     """The function that holds ``node``, or the module."""
     return ctx.enclosing_function(node) or ctx.module
 
@@ -114,3 +118,141 @@ def sub_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
             yield block
     for handler in getattr(statement, "handlers", ()):
         yield handler.body
+
+
+def loads(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Names read in ``node`` (not attribute names, keywords or assignment targets)."""
+    skip: Set[int] = set()
+    local: Set[str] = set()
+    for child in walk(node):
+        if isinstance(child, cst.CompFor):
+            local.update(bound_names(child.target))
+        elif isinstance(child, cst.Lambda):
+            local.update(param.name.value for param in child.params.params)
+    for child in walk(node):
+        if id(child) in skip or (isinstance(child, cst.Name) and child.value in local):
+            continue
+        if isinstance(child, cst.Attribute):
+            skip.add(id(child.attr))
+        elif isinstance(child, cst.Arg) and child.keyword is not None:
+            skip.add(id(child.keyword))
+        elif isinstance(child, cst.AssignTarget):
+            for target in walk(child.target):
+                if isinstance(target, cst.Name):
+                    skip.add(id(target))
+        elif isinstance(child, cst.Name):
+            yield child
+
+
+# ------------------------------------------------------------------------------ scopes and placement
+def owner_body(owner: Owner) -> cst.CSTNode:
+    return owner if isinstance(owner, cst.Module) else owner.body
+
+
+def top_statement(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
+    """The statement of ``owner``'s own block that holds ``node``."""
+    body = owner_body(owner)
+    current = ctx.statement_of(node)
+    while current is not None:
+        if ctx.parent(current) is body:
+            return current
+        current = ctx.statement_of(ctx.parent(current)) if ctx.parent(current) is not None else None
+    return None
+
+
+def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.FunctionDef) and ctx.parent(node) is ctx.module
+
+
+def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """Calls ``name(...)`` of a module-level function of this file."""
+    name = function.name.value
+    return [call for call in ctx.nodes(cst.Call)
+            if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
+
+
+def module_globals(ctx: FileContext) -> Set[str]:
+    """Names bound at module level (imports, defs, classes, assignments)."""
+    def compute():
+        names = set(ctx.aliases)
+        for statement in ctx.module.body:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                names.add(statement.name.value)
+        for assign in ctx.nodes(cst.AssignTarget):
+            if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
+                names.update(bound_names(assign.target))
+        return names
+    return ctx.shared("_module_globals", compute)
+
+
+def module_definitions(ctx: FileContext) -> Set[str]:
+    return {s.name.value for s in ctx.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+
+
+def all_names(ctx: FileContext) -> Set[str]:
+    return ctx.shared("_all_names", lambda: {name.value for name in ctx.nodes(cst.Name)})
+
+
+def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
+    """``name = <call to one of names>(...)`` anywhere in the file."""
+    found = []
+    last = {name.rsplit(".", 1)[-1] for name in names}
+    for assign in ctx.nodes(cst.Assign):
+        func = assign.value.func if isinstance(assign.value, cst.Call) else None
+        if func is None or (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)) \
+                not in last:
+            continue
+        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                and ctx.qualified_name(func) in names:
+            found.append((assign.targets[0].target.value, assign.value))
+    return found
+
+
+def creation_point(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
+    """Where something used at ``node`` is created once: before the outermost loop around
+    ``node`` in ``owner`` (or before the statement itself outside loops)."""
+    point = ctx.statement_of(node)
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            point = ancestor
+    return point if point is not None and ctx.block_of(point) is not None else None
+
+
+def common_point(ctx: FileContext, nodes: List[cst.CSTNode], owner: Owner) -> Optional[cst.BaseStatement]:
+    """The statement before which something used at all ``nodes`` (in ``owner``) is created once:
+    in the deepest block holding them all that is not inside a loop."""
+    chains = []
+    for node in nodes:
+        chain = []
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, (cst.Module, cst.IndentedBlock)):
+                chain.append(ancestor)
+            if ancestor is owner or ancestor is owner_body(owner):
+                break
+        chains.append(list(reversed(chain)))
+    block = None
+    for level in zip(*chains):
+        if any(b is not level[0] for b in level):
+            break
+        if any(isinstance(a, (cst.For, cst.While)) for a in _between(ctx, level[0], owner)):
+            break
+        block = level[0]
+    if block is None:
+        return None
+    statements = []
+    for node in nodes:
+        current = ctx.statement_of(node)
+        while current is not None and ctx.parent(current) is not block:
+            current = ctx.statement_of(ctx.parent(current))
+        if current is not None:
+            statements.append(current)
+    return min(statements, key=list(block.body).index) if statements else None
+
+
+def _between(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Iterator[cst.CSTNode]:
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            return
+        yield ancestor

@@ -18,7 +18,6 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-UNUSED = "IPU802"
 MARKER = "ipu-port:"
 # The clauses of a compound statement: a comment on their line covers that clause only.
 _CLAUSES = (cst.Else, cst.ExceptHandler, cst.Finally)

@@ -1,18 +1,20 @@
 """The arithmetic of a fast IPU port, and the checks on the options that drive it.
 
 Everything the speed rules compute lives here, so the numbers are tested once against the
-figures of the Keras tutorial (seed 003: 60000 MNIST images, batch 64 -> 937 steps per epoch on
-one IPU, 936 with two replicas) and the constraints of reference sections 1.4 to 1.6 and 4.5:
+figures of Graphcore's "Keras tutorial: How to run on IPU" (60000 MNIST images, batch 64 -> 937
+steps per epoch on one IPU, 936 with two replicas) and the constraints that Targeting the IPU from
+TensorFlow 2 and the PopTorch User Guide ("Pipelined execution") state:
 
 - replicas = IPUs / IPUs per model copy, where a pipeline of S stages takes S rounded up to a
-  power of two IPUs (Keras ``_get_replication_factor``, reference 1.6);
+  power of two IPUs (Keras ``_get_replication_factor``; "Selecting the number of replicas");
 - ``steps_per_execution`` counts batches of one replica and must divide the batches per epoch
-  per replica; with gradient accumulation it must be a multiple of the accumulation count (1.4);
+  per replica; with gradient accumulation it must be a multiple of the accumulation count
+  ("Keras with IPUs");
 - a grouped pipeline needs an accumulation count that is a multiple of 2 x stages, an interleaved
-  one a multiple of the stages (1.5);
+  one a multiple of the stages (the Keras tutorial, "Pipelining");
 - NumPy inputs are trimmed to a multiple of batch x replicas x steps_per_execution x accumulation
   (the steps of an execution already include the accumulated batches), so that every execution is
-  complete (1.4, rule 2).
+  complete ("Keras with IPUs").
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from porter.config import Config
 
 AUTO = "auto"
-# --pipeline-schedule value -> ipu.ops.pipelining_ops.PipelineSchedule member (reference 1.5).
+# --pipeline-schedule value -> ipu.ops.pipelining_ops.PipelineSchedule member (Graphcore's Keras
+# tutorial, "Pipelining").
 SCHEDULES = {"grouped": "Grouped", "interleaved": "Interleaved", "sequential": "Sequential"}
 
 
@@ -56,7 +59,7 @@ def trim_multiple(batch_size: int, replica_count: int = 1, steps_per_execution: 
                   accumulation: int = 1) -> int:
     """Samples consumed by one complete execution over all replicas: batch x replicas x steps per
     execution x accumulation, where the steps of an execution already count the accumulated
-    batches (``steps_per_execution`` is a multiple of the accumulation count, reference 1.4), so
+    batches (``steps_per_execution`` is a multiple of the accumulation count, "Keras with IPUs"), so
     the two factors combine as their least common multiple and data is not trimmed twice over."""
     steps = steps_per_execution * accumulation // math.gcd(steps_per_execution, accumulation)
     return batch_size * replica_count * steps

@@ -1,6 +1,6 @@
 """The emulated `tensorflow.python.ipu`, Keras IPU extensions and `ipu_tensorflow_addons`
-(tests/emulation): one test per constraint of reference sections 1-3, each raising on the bad case
-and passing the good one."""
+(tests/emulation): one test per documented constraint, each raising on the bad case and passing
+the good one."""
 
 import sys
 
@@ -214,7 +214,7 @@ def test_strategy_reduce_sum_and_mean_only(ipu):
         strategy.reduce("MAX", value, axis=None)
 
 
-# Keras inside the strategy (reference 1.4) --------------------------------------------------
+# Keras inside the strategy ("Keras with IPUs") ---------------------------------------------
 
 def test_keras_fit_in_scope_matches_the_cpu(ipu):
     x, y = arrays()
@@ -366,7 +366,7 @@ def test_keras_fit_needs_a_configured_system(ipu):
         model.fit(x, y, batch_size=8, verbose=0)
 
 
-# extension methods and pipelining (reference 1.4, 1.5) ----------------------------------------
+# extension methods and pipelining ("Keras with IPUs") ----------------------------------------
 
 def test_gradient_accumulation_options(ipu):
     model = in_scope(ipu, lambda: compiled(dense_model(), steps_per_execution=4))
@@ -467,7 +467,7 @@ def test_replication_is_noted(ipu):
     assert any("2 replicas" in note for note in ipu.state.notes)
 
 
-# ipu_tensorflow_addons (reference 2.2) -------------------------------------------------------
+# ipu_tensorflow_addons ("IPU TensorFlow Addons") --------------------------------------------
 
 def addons_layers():
     from ipu_tensorflow_addons.keras import layers
@@ -543,7 +543,7 @@ def test_addons_optimizers_spelled_ipu(ipu):
     assert not hasattr(optimizers, "AdamIPUOptimizer")
 
 
-# feeds (reference 1.8) -----------------------------------------------------------------------
+# feeds (API changes, "Release 2.4") ------------------------------------------------------------
 
 def test_infeed_prefetch_depth_and_static_shapes(ipu):
     dataset = tf.data.Dataset.from_tensor_slices(np.zeros([16, 4], "float32"))

@@ -1,6 +1,6 @@
 """The emulated TF1 IPU APIs (tests/emulation/tf_ipu.py): ipu_scope, ipu_compiler.compile, the
-device's dtype and resource-variable rules (reference sections 1.11, 3.1, 3.2), one test per
-constraint."""
+device's dtype and resource-variable rules (Targeting the IPU from TensorFlow 1, "Supported types",
+"Adding variables"), one test per constraint."""
 
 import numpy as np
 import pytest

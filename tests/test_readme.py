@@ -46,7 +46,7 @@ def _block(after: str, language: str) -> str:
 
 
 def test_usage_example_is_what_the_tool_prints():
-    from porter.cli import port_text
+    from porter.api import port_text
     from porter.config import Config
     from porter.report import finding_line, unified_diff
 
@@ -55,3 +55,18 @@ def test_usage_example_is_what_the_tool_prints():
     assert unified_diff(outcome) == _block("--diff` prints", "diff")
     findings = "".join(finding_line("train.py", finding) + "\n" for finding in outcome.findings)
     assert findings == _block("lists the same changes as findings", "text")
+
+
+def test_python_example_ports_and_saves(tmp_path, monkeypatch, capsys):
+    from porter.api import port_text
+    from porter.config import Config
+
+    script = _block("A GPU Keras script", "python")
+    (tmp_path / "train.py").write_text(script)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_block("## From Python", "python"), "README.md", "exec"), {})
+    expected = port_text("train.py", script, Config(ipus=1))
+    assert (tmp_path / "train_ipu.py").read_text() == expected.ported != script
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [f"{finding.code} {finding.line} {finding.message} {'fixed' if finding.fixed else 'manual'}"
+                       for finding in expected.findings] and printed

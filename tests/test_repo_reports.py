@@ -96,7 +96,8 @@ def test_github_prints_workflow_annotations(tmp_path):
 
 
 def test_github_escapes_what_would_break_a_command(tmp_path):
-    from porter.report import FileOutcome, github_lines
+    from porter.outcome import FileOutcome
+    from porter.report import github_lines
     from porter.rule import Finding
 
     outcome = FileOutcome("a,b:c.py", findings=(Finding("IPU105", 1, 2, "100% of\nit", False),))

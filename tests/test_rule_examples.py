@@ -5,7 +5,7 @@ import pytest
 
 from porter.config import Config
 from porter.engine import port
-from porter.rule import WARN, all_rules
+from porter.rule import WARN, Example, all_rules, snippet
 
 CASES = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.examples)]
 
@@ -40,3 +40,34 @@ def test_codes_and_names_are_unique():
     rules = all_rules()
     assert len({rule.code for rule in rules}) == len(rules)
     assert len({rule.name for rule in rules}) == len(rules)
+
+
+def test_example_written_indented_is_the_code_at_column_zero():
+    example = Example(
+        """\
+        def f(x):
+            return x
+
+        """,
+        """\
+        def f(x):
+            return 2 * x
+        """,
+    )
+    assert example.before == "def f(x):\n    return x\n\n"
+    assert example.after == "def f(x):\n    return 2 * x\n"
+
+
+def test_example_at_column_zero_and_no_after_are_kept():
+    example = Example("import torch\n\n\ndef f():\n    pass\n", reported=False)
+    assert example.before == "import torch\n\n\ndef f():\n    pass\n"
+    assert example.after is None
+
+
+def test_snippet_dedents_a_piece_joined_to_column_zero_code():
+    head = "import tensorflow as tf\n\n"
+    assert head + snippet("""\
+        x = tf.constant(1)
+        if x:
+            y = x
+        """) == "import tensorflow as tf\n\nx = tf.constant(1)\nif x:\n    y = x\n"

@@ -1,4 +1,4 @@
-"""The speed arithmetic against the Keras tutorial's figures (seed 003), and every check on the
+"""The speed arithmetic against the figures of Graphcore's Keras tutorial, and every check on the
 speed options, through porter.throughput and through the command line (one-line error, exit 2)."""
 
 from pathlib import Path

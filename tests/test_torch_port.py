@@ -136,7 +136,7 @@ def test_check_mode_exit_codes(path):
 
 
 def test_readme_pytorch_example_is_what_the_tool_prints():
-    from porter.cli import port_text
+    from porter.api import port_text
     from porter.report import finding_line, unified_diff
 
     readme = (FIXTURES.parent.parent / "README.md").read_text(encoding="utf-8")

@@ -102,7 +102,8 @@ def fix_drop_remainder(ctx: FileContext, code: str) -> None:
 # Which arrays certainly hold uint8 data (images from ``keras.datasets.*.load_data()``, arrays made
 # with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
 # Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
-# the IPU (reference 1.11), and both leave data alone when its flow is not clear.
+# the IPU (Targeting the IPU from TensorFlow 2, "Supported types"), and both leave data alone when
+# its flow is not clear.
 #
 #   uint8_data(ctx, expr)       -> Uint8Data(kind, origin, role) or None: ``expr`` (a variable or a
 #                                  slice of one, e.g. a feed_dict value) holds uint8 data right there

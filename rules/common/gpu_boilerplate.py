@@ -66,79 +66,202 @@ class GpuBoilerplate(Rule):
         "An IPU system has no GPUs: `tf.config.list_physical_devices(\"GPU\")` is empty there, and the "
         "GPU set-up that follows it (`set_memory_growth` loops, `set_visible_devices`, virtual devices, "
         "`CUDA_VISIBLE_DEVICES`, `tf.debugging.set_log_device_placement`) does nothing or fails "
-        "(reference 1.11: delete GPU memory-growth boilerplate). Whole statements go: a loop over the "
+        "there, so it is deleted. Whole statements go: a loop over the "
         "GPUs, an `if gpus:` block that only sets GPUs up, and the `gpus = ...` list itself. A GPU list "
         "that is also used for something else is kept and that use is reported."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor gpu in gpus:\n"
-            "    tf.config.experimental.set_memory_growth(gpu, True)\n\nmodel = build_model()\n",
-            "import tensorflow as tf\n\nmodel = build_model()\n",
+            """\
+            import tensorflow as tf
+
+            gpus = tf.config.list_physical_devices("GPU")
+            for gpu in gpus:
+                tf.config.experimental.set_memory_growth(gpu, True)
+
+            model = build_model()
+            """,
+            """\
+            import tensorflow as tf
+
+            model = build_model()
+            """,
         ),
         Example(
-            "import os\n\nimport tensorflow as tf\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\n\n"
-            "def main():\n    # Let TensorFlow grow GPU memory as needed.\n"
-            "    gpus = tf.config.experimental.list_physical_devices('GPU')\n    if gpus:\n        try:\n"
-            "            for gpu in gpus:\n                tf.config.experimental.set_memory_growth(gpu, True)\n"
-            "            logical = tf.config.experimental.list_logical_devices('GPU')\n"
-            "            print(len(gpus), \"physical GPUs,\", len(logical), \"logical GPUs\")\n"
-            "        except RuntimeError as error:\n            print(error)\n"
-            "    tf.debugging.set_log_device_placement(True)\n    train()\n",
-            "import os\n\nimport tensorflow as tf\n\n\n"
-            "def main():\n    train()\n",
+            """\
+            import os
+
+            import tensorflow as tf
+
+            os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+
+
+            def main():
+                # Let TensorFlow grow GPU memory as needed.
+                gpus = tf.config.experimental.list_physical_devices('GPU')
+                if gpus:
+                    try:
+                        for gpu in gpus:
+                            tf.config.experimental.set_memory_growth(gpu, True)
+                        logical = tf.config.experimental.list_logical_devices('GPU')
+                        print(len(gpus), "physical GPUs,", len(logical), "logical GPUs")
+                    except RuntimeError as error:
+                        print(error)
+                tf.debugging.set_log_device_placement(True)
+                train()
+            """,
+            """\
+            import os
+
+            import tensorflow as tf
+
+
+            def main():
+                train()
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nprint(\"GPUs:\", tf.config.list_physical_devices(\"GPU\"))\n"
-            "devices = tf.config.list_physical_devices(\"GPU\")\n"
-            "assert len(devices) > 0, \"no GPU found\"\ntf.config.set_visible_devices(devices[0], \"GPU\")\n"
-            "x = 1\n",
-            "import tensorflow as tf\n\nx = 1\n",
+            """\
+            import tensorflow as tf
+
+            print("GPUs:", tf.config.list_physical_devices("GPU"))
+            devices = tf.config.list_physical_devices("GPU")
+            assert len(devices) > 0, "no GPU found"
+            tf.config.set_visible_devices(devices[0], "GPU")
+            x = 1
+            """,
+            """\
+            import tensorflow as tf
+
+            x = 1
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef pick(args):\n    gpus = tf.config.list_physical_devices(\"GPU\")\n"
-            "    for gpu in gpus:\n        tf.config.experimental.set_memory_growth(gpu, True)\n"
-            "    batch = args.batch * max(1, len(gpus))\n    return batch\n",
-            "import tensorflow as tf\n\n\ndef pick(args):\n    gpus = tf.config.list_physical_devices(\"GPU\")\n"
-            "    batch = args.batch * max(1, len(gpus))\n    return batch\n",
+            """\
+            import tensorflow as tf
+
+
+            def pick(args):
+                gpus = tf.config.list_physical_devices("GPU")
+                for gpu in gpus:
+                    tf.config.experimental.set_memory_growth(gpu, True)
+                batch = args.batch * max(1, len(gpus))
+                return batch
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def pick(args):
+                gpus = tf.config.list_physical_devices("GPU")
+                batch = args.batch * max(1, len(gpus))
+                return batch
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef limit_gpu_memory():\n"
-            "    for gpu in tf.config.list_physical_devices(\"GPU\"):\n"
-            "        tf.config.experimental.set_memory_growth(gpu, True)\n\n\n"
-            "def main():\n    limit_gpu_memory()\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
-            "import tensorflow as tf\n\n\n"
-            "def main():\n    train()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+            """\
+            import tensorflow as tf
+
+
+            def limit_gpu_memory():
+                for gpu in tf.config.list_physical_devices("GPU"):
+                    tf.config.experimental.set_memory_growth(gpu, True)
+
+
+            def main():
+                limit_gpu_memory()
+                train()
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                train()
+
+
+            if __name__ == "__main__":
+                main()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\nif not tf.test.is_gpu_available():\n"
-            "    raise SystemExit(\"this script needs a GPU\")\nconfig = tf.ConfigProto()\n"
-            "config.gpu_options.allow_growth = True\nsess = tf.Session(config=config)\n",
-            "import tensorflow.compat.v1 as tf\n\nconfig = tf.ConfigProto()\nsess = tf.Session(config=config)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            if not tf.test.is_gpu_available():
+                raise SystemExit("this script needs a GPU")
+            config = tf.ConfigProto()
+            config.gpu_options.allow_growth = True
+            sess = tf.Session(config=config)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            config = tf.ConfigProto()
+            sess = tf.Session(config=config)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
-            "    gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=0.5)\n"
-            "    return tf.Session(config=tf.ConfigProto(gpu_options=gpu_options, allow_soft_placement=True))\n",
-            "import tensorflow.compat.v1 as tf\n\n\ndef session():\n"
-            "    return tf.Session(config=tf.ConfigProto(allow_soft_placement=True))\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def session():
+                gpu_options = tf.GPUOptions(per_process_gpu_memory_fraction=0.5)
+                return tf.Session(config=tf.ConfigProto(gpu_options=gpu_options, allow_soft_placement=True))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def session():
+                return tf.Session(config=tf.ConfigProto(allow_soft_placement=True))
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\ndevices = tf.config.list_physical_devices('GPU')\ntry:\n"
-            "    tf.config.experimental.set_memory_growth(devices[0], True)\nexcept:\n"
-            "    # no GPU, or already initialised\n    pass\nif devices: tf.config.set_visible_devices(devices[0], 'GPU')\n"
-            "\nmodel = tf.keras.Sequential()\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\n",
+            """\
+            import tensorflow as tf
+
+            devices = tf.config.list_physical_devices('GPU')
+            try:
+                tf.config.experimental.set_memory_growth(devices[0], True)
+            except:
+                # no GPU, or already initialised
+                pass
+            if devices: tf.config.set_visible_devices(devices[0], 'GPU')
+
+            model = tf.keras.Sequential()
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential()
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\ncpus = tf.config.list_physical_devices(\"CPU\")\n"
-            "print(len(cpus), tf.config.list_physical_devices())\ntf.config.set_visible_devices(cpus[0], \"CPU\")\n"
-            "x = tf.constant(1)\n",
+            """\
+            import tensorflow as tf
+
+            cpus = tf.config.list_physical_devices("CPU")
+            print(len(cpus), tf.config.list_physical_devices())
+            tf.config.set_visible_devices(cpus[0], "CPU")
+            x = tf.constant(1)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n"
-            "cfg.auto_select_ipus = 1\ncfg.configure_ipu_system()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 1
+            cfg.configure_ipu_system()
+            """,
             reported=False,
         ),
     )

@@ -155,8 +155,8 @@ class LegacyConfig(Rule):
     rationale = (
         "`ipu.utils.create_ipu_config`, `auto_select_ipus`, `select_ipus`, `set_*_options` and "
         "`configure_ipu_system(cfg)` were removed in SDK 2.4; their settings are attributes of "
-        "`ipu.config.IPUConfig` (reference 1.2 and the mapping table of 3.3; seed 004). Each call "
-        "becomes attribute assignments. Old defaults that differ are written out: a bare "
+        "`ipu.config.IPUConfig` (Targeting the IPU from TensorFlow 2, \"Configuring system options\"). Each "
+        "call becomes attribute assignments. Old defaults that differ are written out: a bare "
         "`set_recomputation_options(cfg)` enabled recomputation, a bare "
         "`set_floating_point_behaviour_options(cfg)` enabled every exception and stochastic rounding. "
         "Options without an equivalent (profiling, transfer verification, most optimisation options) "
@@ -164,70 +164,112 @@ class LegacyConfig(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "# one IPU\n"
-            "cfg = ipu.utils.create_ipu_config()\n"
-            "cfg = ipu.utils.auto_select_ipus(cfg, 1)\n"
-            "ipu.utils.configure_ipu_system(cfg)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "# one IPU\n"
-            "cfg = ipu.config.IPUConfig()\n"
-            "cfg.auto_select_ipus = 1\n"
-            "cfg.configure_ipu_system()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            # one IPU
+            cfg = ipu.utils.create_ipu_config()
+            cfg = ipu.utils.auto_select_ipus(cfg, 1)
+            ipu.utils.configure_ipu_system(cfg)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            # one IPU
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 1
+            cfg.configure_ipu_system()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python.ipu import utils\n\n\n"
-            "def configure(n):\n"
-            "    opts = utils.create_ipu_config(profiling=True, disable_graph_outlining=True)\n"
-            "    opts = utils.set_recomputation_options(opts)\n"
-            "    opts = utils.set_matmul_options(opts, {\"availableMemoryProportion\": \"0.4\"})\n"
-            "    opts = utils.set_ipu_connection_type(opts, utils.DeviceConnectionType.ON_DEMAND, 2)\n"
-            "    return utils.auto_select_ipus(opts, num_ipus=n)\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python.ipu import utils\n"
-            "from tensorflow.python import ipu\n\n\n"
-            "def configure(n):\n"
-            "    opts = ipu.config.IPUConfig()\n"
-            "    opts.optimizations.enable_graph_outlining = False\n"
-            "    opts.allow_recompute = True\n"
-            "    opts.matmuls.poplar_options = {\"availableMemoryProportion\": \"0.4\"}\n"
-            "    opts.device_connection.type = ipu.config.DeviceConnectionType.ON_DEMAND\n"
-            "    opts.device_connection.version = \"ipu2\"\n"
-            "    opts.auto_select_ipus = n\n"
-            "    return opts\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python.ipu import utils
+
+
+            def configure(n):
+                opts = utils.create_ipu_config(profiling=True, disable_graph_outlining=True)
+                opts = utils.set_recomputation_options(opts)
+                opts = utils.set_matmul_options(opts, {"availableMemoryProportion": "0.4"})
+                opts = utils.set_ipu_connection_type(opts, utils.DeviceConnectionType.ON_DEMAND, 2)
+                return utils.auto_select_ipus(opts, num_ipus=n)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python.ipu import utils
+            from tensorflow.python import ipu
+
+
+            def configure(n):
+                opts = ipu.config.IPUConfig()
+                opts.optimizations.enable_graph_outlining = False
+                opts.allow_recompute = True
+                opts.matmuls.poplar_options = {"availableMemoryProportion": "0.4"}
+                opts.device_connection.type = ipu.config.DeviceConnectionType.ON_DEMAND
+                opts.device_connection.version = "ipu2"
+                opts.auto_select_ipus = n
+                return opts
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "cfg = ipu.utils.auto_select_ipus(ipu.utils.create_ipu_config(), [1, 1])\n"
-            "cfg = ipu.utils.set_floating_point_behaviour_options(cfg, esr=False)\n"
-            "ipu.utils.configure_ipu_system(config=cfg)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "cfg = ipu.config.IPUConfig()\n"
-            "cfg.auto_select_ipus = [1, 1]\n"
-            "cfg.floating_point_behaviour.inv = True\n"
-            "cfg.floating_point_behaviour.div0 = True\n"
-            "cfg.floating_point_behaviour.oflo = True\n"
-            "cfg.floating_point_behaviour.esr = ipu.config.StochasticRoundingBehaviour.OFF\n"
-            "cfg.floating_point_behaviour.nanoo = True\n"
-            "cfg.configure_ipu_system()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.utils.auto_select_ipus(ipu.utils.create_ipu_config(), [1, 1])
+            cfg = ipu.utils.set_floating_point_behaviour_options(cfg, esr=False)
+            ipu.utils.configure_ipu_system(config=cfg)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = [1, 1]
+            cfg.floating_point_behaviour.inv = True
+            cfg.floating_point_behaviour.div0 = True
+            cfg.floating_point_behaviour.oflo = True
+            cfg.floating_point_behaviour.esr = ipu.config.StochasticRoundingBehaviour.OFF
+            cfg.floating_point_behaviour.nanoo = True
+            cfg.configure_ipu_system()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n"
-            "from tensorflow.python.ipu.utils import auto_select_ipus, configure_ipu_system, create_ipu_config\n\n"
-            "config = auto_select_ipus(create_ipu_config(), 4)\n"
-            "configure_ipu_system(config)\n",
-            "import tensorflow.compat.v1 as tf\n"
-            "from tensorflow.python import ipu\n\n"
-            "config = ipu.config.IPUConfig()\n"
-            "config.auto_select_ipus = 4\n"
-            "config.configure_ipu_system()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python.ipu.utils import auto_select_ipus, configure_ipu_system, create_ipu_config
+
+            config = auto_select_ipus(create_ipu_config(), 4)
+            configure_ipu_system(config)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            config = ipu.config.IPUConfig()
+            config.auto_select_ipus = 4
+            config.configure_ipu_system()
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "run_config = ipu.ipu_run_config.IPURunConfig(ipu_options=ipu.utils.create_ipu_config())\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            run_config = ipu.ipu_run_config.IPURunConfig(ipu_options=ipu.utils.create_ipu_config())
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "cfg = ipu.config.IPUConfig()\ncfg.auto_select_ipus = 1\ncfg.configure_ipu_system()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 1
+            cfg.configure_ipu_system()
+            """,
             reported=False,
         ),
     )
@@ -273,7 +315,8 @@ class LegacyConfig(Rule):
             name = self._legacy(ctx, call)
             if name is not None and id(call) not in handled:
                 ctx.report(self.code, call, f"`ipu.utils.{name}` was removed in SDK 2.4: set the matching "
-                           "`ipu.config.IPUConfig` attributes here by hand (reference 3.3)", fixed=False)
+                           "`ipu.config.IPUConfig` attributes here by hand (Targeting the IPU from TensorFlow "
+                           "2, \"Configuring system options\")", fixed=False)
 
     @staticmethod
     def _legacy(ctx, call: cst.Call) -> Optional[str]:

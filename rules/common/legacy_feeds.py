@@ -18,22 +18,35 @@ class LegacyFeeds(Rule):
     rationale = (
         "SDK 2.0/2.1 queues took a feed name: `IPUInfeedQueue(dataset, feed_name, device_ordinal=0, "
         "replication_factor=1, data_to_prefetch=1, ...)`. `feed_name`, `replication_factor`, "
-        "`data_to_prefetch` and `io_batch_size` were removed in SDK 2.4 (reference 1.8); the replication "
-        "factor now follows the configured IPUs. These arguments are dropped, including a feed name "
+        "`data_to_prefetch` and `io_batch_size` were removed in SDK 2.4 (Targeting the IPU from TensorFlow 2, "
+        "API changes, \"Release 2.4\"); the replication factor now follows the configured IPUs. These "
+        "arguments are dropped, including a feed name "
         "given by position as a string."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, \"infeed\", replication_factor=2)\n"
-            "outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue(feed_name=\"outfeed\")\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset)\n"
-            "outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, "infeed", replication_factor=2)
+            outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue(feed_name="outfeed")
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset)
+            outfeed = ipu.ipu_outfeed_queue.IPUOutfeedQueue()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, prefetch_depth=4)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            infeed = ipu.ipu_infeed_queue.IPUInfeedQueue(dataset, prefetch_depth=4)
+            """,
             reported=False,
         ),
     )

@@ -26,87 +26,136 @@ class LegacyKeras(Rule):
         "`ipu.keras.Sequential`/`Model` were replaced by plain Keras models built in "
         "`IPUStrategy().scope()` (SDK 2.2); the `ipu.keras` module was removed in SDK 3.1: "
         "`ipu.keras.PipelineStage` is `keras.ipu.PipelineStage`, and `ipu.keras.layers` LSTM, GRU, "
-        "Dropout, Embedding, norms... are the `ipu_tensorflow_addons.keras.layers` ones (reference "
-        "1.4, 1.5, 2.1). `tf.function(experimental_compile=True)` is `jit_compile=True` on the TF 2.6 "
-        "SDKs (reference 0). PopTorch's `anchorMode`/`AnchorMode` became `outputMode`/`OutputMode` in "
-        "SDK 2.5 (reference 4.1). A model built outside a strategy scope gets `strategy = "
+        "Dropout, Embedding, norms... are the `ipu_tensorflow_addons.keras.layers` ones (Targeting the IPU "
+        "from TensorFlow 2, API changes, \"Release 3.1\", \"Removal of deprecated Keras API\"). "
+        "`tf.function(experimental_compile=True)` is `jit_compile=True` on the TF 2.6 SDKs, as their "
+        "documentation writes it. PopTorch's `anchorMode`/`AnchorMode` became `outputMode`/`OutputMode` in "
+        "SDK 2.5 (PopTorch User Guide, \"Options\"). A model built outside a strategy scope gets `strategy = "
         "ipu.ipu_strategy.IPUStrategy()` and `with strategy.scope():` around it and its uses; models "
         "with IPU-only constructor options are reported."
     )
     examples = (
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
-            "with strategy.scope():\n"
-            "    model = ipu.keras.Sequential([\n"
-            "        tf.keras.layers.Flatten(),\n"
-            "        ipu.keras.layers.Dropout(0.2),\n"
-            "        tf.keras.layers.Dense(10),\n"
-            "    ])\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n"
-            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
-            "with strategy.scope():\n"
-            "    model = tf.keras.Sequential([\n"
-            "        tf.keras.layers.Flatten(),\n"
-            "        ipu_layers.Dropout(0.2),\n"
-            "        tf.keras.layers.Dense(10),\n"
-            "    ])\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = ipu.keras.Sequential([
+                    tf.keras.layers.Flatten(),
+                    ipu.keras.layers.Dropout(0.2),
+                    tf.keras.layers.Dense(10),
+                ])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([
+                    tf.keras.layers.Flatten(),
+                    ipu_layers.Dropout(0.2),
+                    tf.keras.layers.Dense(10),
+                ])
+            """,
         ),
         Example(
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\n"
-            "inputs = keras.Input((28, 28))\n"
-            "with ipu.keras.PipelineStage(0):\n"
-            "    x = ipu.keras.layers.LSTM(64)(inputs)\n"
-            "model = ipu.keras.Model(inputs, keras.layers.Dense(10)(x))\n"
-            "model.compile(\"sgd\", \"mse\")\n"
-            "model.fit(data, epochs=2)\n"
-            "print(\"done\")\n",
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n"
-            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "inputs = keras.Input((28, 28))\n"
-            "with keras.ipu.PipelineStage(0):\n"
-            "    x = ipu_layers.LSTM(64)(inputs)\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
-            "with strategy.scope():\n"
-            "    model = keras.Model(inputs, keras.layers.Dense(10)(x))\n"
-            "    model.compile(\"sgd\", \"mse\")\n"
-            "    model.fit(data, epochs=2)\n"
-            "print(\"done\")\n",
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+            inputs = keras.Input((28, 28))
+            with ipu.keras.PipelineStage(0):
+                x = ipu.keras.layers.LSTM(64)(inputs)
+            model = ipu.keras.Model(inputs, keras.layers.Dense(10)(x))
+            model.compile("sgd", "mse")
+            model.fit(data, epochs=2)
+            print("done")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            inputs = keras.Input((28, 28))
+            with keras.ipu.PipelineStage(0):
+                x = ipu_layers.LSTM(64)(inputs)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = keras.Model(inputs, keras.layers.Dense(10)(x))
+                model.compile("sgd", "mse")
+                model.fit(data, epochs=2)
+            print("done")
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python.ipu.keras.layers import Embedding, GRU\n\n"
-            "layers = [Embedding(1000, 32), GRU(64)]\n",
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "layers = [ipu_layers.Embedding(1000, 32), ipu_layers.GRU(64)]\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python.ipu.keras.layers import Embedding, GRU
+
+            layers = [Embedding(1000, 32), GRU(64)]
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            layers = [ipu_layers.Embedding(1000, 32), ipu_layers.GRU(64)]
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\n"
-            "@tf.function(experimental_compile=True)\n"
-            "def step(x):\n"
-            "    return x * 2\n",
-            "import tensorflow as tf\n\n\n"
-            "@tf.function(jit_compile=True)\n"
-            "def step(x):\n"
-            "    return x * 2\n",
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(experimental_compile=True)
+            def step(x):
+                return x * 2
+            """,
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def step(x):
+                return x * 2
+            """,
         ),
         Example(
-            "import poptorch\nimport torch\n\n"
-            "opts = poptorch.Options()\n"
-            "opts.anchorMode(poptorch.AnchorMode.EveryN, anchor_return_period=10)\n",
-            "import poptorch\nimport torch\n\n"
-            "opts = poptorch.Options()\n"
-            "opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=10)\n",
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            opts.anchorMode(poptorch.AnchorMode.EveryN, anchor_return_period=10)
+            """,
+            """\
+            import poptorch
+            import torch
+
+            opts = poptorch.Options()
+            opts.outputMode(poptorch.OutputMode.EveryN, output_return_period=10)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python.ipu.keras import Sequential\n\n"
-            "model = Sequential(layers, gradient_accumulation_count=8)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python.ipu.keras import Sequential
+
+            model = Sequential(layers, gradient_accumulation_count=8)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\n"
-            "with strategy.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            """,
             reported=False,
         ),
     )
@@ -195,7 +244,7 @@ class LegacyKeras(Rule):
                        "`strategy.scope()`", fixed=True)
         else:
             ctx.report(self.code, call, f"`ipu.keras.{name}` was removed in SDK 3.1: port it by hand "
-                       "(reference 1.4, 1.5)", fixed=False)
+                       "(Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")", fixed=False)
 
     @staticmethod
     def _keras_module(ctx, pipeline: bool = False) -> str:

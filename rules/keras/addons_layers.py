@@ -9,7 +9,8 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors; the IPU layers take the same
-# order (Embedding adds `serialization_factor` at the end), reference 2.2.
+# order (Embedding adds `serialization_factor` at the end): Targeting the IPU from TensorFlow 2,
+# "IPU TensorFlow Addons".
 _ORDER = {
     "Embedding": ("input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
                   "activity_regularizer", "embeddings_constraint", "mask_zero", "input_length"),
@@ -25,12 +26,13 @@ _NOT_DROP_IN = {
         "`LayerNormalization` is kept: `ipu_tensorflow_addons.keras.layers.LayerNormalization` is the IPU "
         "version, but it needs every dimension except the normalised ones static when called (the batch "
         "too: `keras.Input(..., batch_size=N)`) and takes no regularizers or constraints; swap it by "
-        "hand where that holds (reference 2.2)"),
+        "hand where that holds (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\")"),
     "keras.layers.GroupNormalization": (
         "`GroupNormalization` is kept: `ipu_tensorflow_addons.keras.layers.GroupNormalization` takes "
         "`channels_axis` instead of `axis` and by default groups channels with a stride "
         "(`strided_channel_grouping=True`), a different computation; to swap it by hand, map `axis` "
-        "to `channels_axis` and pass `strided_channel_grouping=False` (reference 2.2)"),
+        "to `channels_axis` and pass `strided_channel_grouping=False` (Targeting the IPU from TensorFlow 2, "
+        "\"IPU TensorFlow Addons\")"),
 }
 _TFA_GROUP_NORM = "tensorflow_addons.layers.GroupNormalization"
 
@@ -44,14 +46,16 @@ class AddonsLayers(Rule):
                "safe; point out `LayerNormalization`/`GroupNormalization`.")
     rationale = (
         "`ipu_tensorflow_addons.keras.layers.Embedding` and `Dropout` are the IPU versions of the Keras "
-        "layers (reference 2.1, 2.2), imported as Graphcore does, `from ipu_tensorflow_addons.keras "
+        "layers (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\"), imported as Graphcore does, "
+        "`from ipu_tensorflow_addons.keras "
         "import layers as ipu_layers`. The IPU `Embedding` raises for `mask_zero=True`, `input_length`, "
         "regularizers and constraints, and takes only 2-D integer input `[batch, length]`: it is swapped "
         "only when none of these is passed and its input is visibly 2-D integer ids (a `keras.Input(shape="
         "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
         "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
         "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
-        "`Dropout` passes a mask on; the reference does not say the IPU one does). Layers left as they "
+        "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does). Layers left as "
+        "they "
         "are get a finding saying why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
         "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
         "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "
@@ -59,52 +63,96 @@ class AddonsLayers(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\ndef build_model(vocab_size, length):\n"
-            "    tokens = tf.keras.Input(shape=(length,), dtype=\"int32\")\n"
-            "    x = tf.keras.layers.Embedding(vocab_size, 128)(tokens)\n"
-            "    x = tf.keras.layers.Dropout(0.2)(x)\n"
-            "    x = tf.keras.layers.GlobalAveragePooling1D()(x)\n"
-            "    return tf.keras.Model(tokens, x)\n",
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n\n"
-            "def build_model(vocab_size, length):\n"
-            "    tokens = tf.keras.Input(shape=(length,), dtype=\"int32\")\n"
-            "    x = ipu_layers.Embedding(vocab_size, 128)(tokens)\n"
-            "    x = ipu_layers.Dropout(0.2)(x)\n"
-            "    x = tf.keras.layers.GlobalAveragePooling1D()(x)\n"
-            "    return tf.keras.Model(tokens, x)\n",
+            """\
+            import tensorflow as tf
+
+
+            def build_model(vocab_size, length):
+                tokens = tf.keras.Input(shape=(length,), dtype="int32")
+                x = tf.keras.layers.Embedding(vocab_size, 128)(tokens)
+                x = tf.keras.layers.Dropout(0.2)(x)
+                x = tf.keras.layers.GlobalAveragePooling1D()(x)
+                return tf.keras.Model(tokens, x)
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build_model(vocab_size, length):
+                tokens = tf.keras.Input(shape=(length,), dtype="int32")
+                x = ipu_layers.Embedding(vocab_size, 128)(tokens)
+                x = ipu_layers.Dropout(0.2)(x)
+                x = tf.keras.layers.GlobalAveragePooling1D()(x)
+                return tf.keras.Model(tokens, x)
+            """,
         ),
         Example(
-            "from tensorflow import keras\nfrom tensorflow.keras.layers import Dropout, Embedding, Flatten\n\n"
-            "model = keras.Sequential([\n    keras.Input(shape=(40,), dtype=\"int64\"),\n"
-            "    Embedding(5000, 16, \"uniform\"),\n    Dropout(rate=0.1, noise_shape=(32, 1, 16)),\n"
-            "    Flatten(),\n])\n",
-            "from tensorflow import keras\nfrom tensorflow.keras.layers import Flatten\n"
-            "from ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "model = keras.Sequential([\n    keras.Input(shape=(40,), dtype=\"int64\"),\n"
-            "    ipu_layers.Embedding(5000, 16, \"uniform\"),\n    ipu_layers.Dropout(rate=0.1, noise_shape=(32, 1, 16)),\n"
-            "    Flatten(),\n])\n",
+            """\
+            from tensorflow import keras
+            from tensorflow.keras.layers import Dropout, Embedding, Flatten
+
+            model = keras.Sequential([
+                keras.Input(shape=(40,), dtype="int64"),
+                Embedding(5000, 16, "uniform"),
+                Dropout(rate=0.1, noise_shape=(32, 1, 16)),
+                Flatten(),
+            ])
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.keras.layers import Flatten
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = keras.Sequential([
+                keras.Input(shape=(40,), dtype="int64"),
+                ipu_layers.Embedding(5000, 16, "uniform"),
+                ipu_layers.Dropout(rate=0.1, noise_shape=(32, 1, 16)),
+                Flatten(),
+            ])
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\ntokens = tf.keras.Input(shape=(64,), dtype=tf.int32)\n"
-            "a = tf.keras.layers.Embedding(1000, 32, mask_zero=True)(tokens)\n"
-            "b = tf.keras.layers.Embedding(1000, 32, input_length=64)(tokens)\n"
-            "c = tf.keras.layers.Embedding(1000, 32, embeddings_regularizer=\"l2\")(tokens)\n"
-            "d = tf.keras.layers.Dropout(0.5, seed=1234)(a)\n"
-            "e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)\n",
+            """\
+            import tensorflow as tf
+
+            tokens = tf.keras.Input(shape=(64,), dtype=tf.int32)
+            a = tf.keras.layers.Embedding(1000, 32, mask_zero=True)(tokens)
+            b = tf.keras.layers.Embedding(1000, 32, input_length=64)(tokens)
+            c = tf.keras.layers.Embedding(1000, 32, embeddings_regularizer="l2")(tokens)
+            d = tf.keras.layers.Dropout(0.5, seed=1234)(a)
+            e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([\n"
-            "    tf.keras.layers.Embedding(10000, 64, input_shape=(100,)),\n"
-            "    tf.keras.layers.LayerNormalization(),\n    tf.keras.layers.Dense(1),\n])\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([
+                tf.keras.layers.Embedding(10000, 64, input_shape=(100,)),
+                tf.keras.layers.LayerNormalization(),
+                tf.keras.layers.Dense(1),
+            ])
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "tokens = tf.keras.Input(shape=(64,), dtype=\"int32\")\n"
-            "x = ipu_layers.Embedding(1000, 32)(tokens)\nx = ipu_layers.Dropout(0.1)(x)\n",
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            tokens = tf.keras.Input(shape=(64,), dtype="int32")
+            x = ipu_layers.Embedding(1000, 32)(tokens)
+            x = ipu_layers.Dropout(0.1)(x)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nx = tf.keras.layers.SpatialDropout1D(0.2)(x)\ncell = tf.keras.layers.LSTMCell(8)\n",
+            """\
+            import tensorflow as tf
+
+            x = tf.keras.layers.SpatialDropout1D(0.2)(x)
+            cell = tf.keras.layers.LSTMCell(8)
+            """,
             reported=False,
         ),
     )

@@ -7,7 +7,7 @@ from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, Example, Rule
 
-# The positional order of the stock Keras (TF 2.6) constructors, reference 2.2.
+# The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
            "recurrent_initializer", "bias_initializer")
 _REGULARIZED = ("kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
@@ -33,7 +33,8 @@ class AddonsRnn(Rule):
     summary = "Swap Keras `LSTM`/`GRU` for the IPU layers of `ipu_tensorflow_addons`, or say why not."
     rationale = (
         "`ipu_tensorflow_addons.keras.layers.LSTM` and `GRU` (PopnnLSTM/PopnnGRU) are the IPU-optimised "
-        "recurrent layers (seed 000; reference 2.1, 2.2); imported as Graphcore does, `from "
+        "recurrent layers (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\"); imported as "
+        "Graphcore does, `from "
         "ipu_tensorflow_addons.keras import layers as ipu_layers`. Their positional order differs after "
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
@@ -44,96 +45,201 @@ class AddonsRnn(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([\n"
-            "    tf.keras.layers.Embedding(10000, 64),\n    tf.keras.layers.LSTM(64, return_sequences=True),\n"
-            "    tf.keras.layers.GRU(32),\n    tf.keras.layers.Dense(1),\n])\n",
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "model = tf.keras.Sequential([\n"
-            "    tf.keras.layers.Embedding(10000, 64),\n    ipu_layers.LSTM(64, return_sequences=True),\n"
-            "    ipu_layers.GRU(32),\n    tf.keras.layers.Dense(1),\n])\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([
+                tf.keras.layers.Embedding(10000, 64),
+                tf.keras.layers.LSTM(64, return_sequences=True),
+                tf.keras.layers.GRU(32),
+                tf.keras.layers.Dense(1),
+            ])
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = tf.keras.Sequential([
+                tf.keras.layers.Embedding(10000, 64),
+                ipu_layers.LSTM(64, return_sequences=True),
+                ipu_layers.GRU(32),
+                tf.keras.layers.Dense(1),
+            ])
+            """,
         ),
         Example(
-            "from tensorflow.keras import layers\n\n\ndef build(inputs):\n"
-            "    x = layers.LSTM(128, \"tanh\", \"sigmoid\", True)(inputs)\n    return layers.Dense(1)(x)\n",
-            "from tensorflow.keras import layers\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n\n"
-            "def build(inputs):\n"
-            "    x = ipu_layers.LSTM(128, activation=\"tanh\", recurrent_activation=\"sigmoid\", use_bias=True)(inputs)\n"
-            "    return layers.Dense(1)(x)\n",
+            """\
+            from tensorflow.keras import layers
+
+
+            def build(inputs):
+                x = layers.LSTM(128, "tanh", "sigmoid", True)(inputs)
+                return layers.Dense(1)(x)
+            """,
+            """\
+            from tensorflow.keras import layers
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build(inputs):
+                x = ipu_layers.LSTM(128, activation="tanh", recurrent_activation="sigmoid", use_bias=True)(inputs)
+                return layers.Dense(1)(x)
+            """,
         ),
         Example(
-            "import keras\nfrom keras.layers import LSTM, Dense\n\n"
-            "model = keras.Sequential([LSTM(32, input_shape=(10, 8)), Dense(1)])\n",
-            "import keras\nfrom keras.layers import Dense\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "model = keras.Sequential([ipu_layers.LSTM(32, input_shape=(10, 8)), Dense(1)])\n",
+            """\
+            import keras
+            from keras.layers import LSTM, Dense
+
+            model = keras.Sequential([LSTM(32, input_shape=(10, 8)), Dense(1)])
+            """,
+            """\
+            import keras
+            from keras.layers import Dense
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = keras.Sequential([ipu_layers.LSTM(32, input_shape=(10, 8)), Dense(1)])
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.keras.layers import GRU as RNNLayer\n\n"
-            "encoder = RNNLayer(units=256, dropout=0.1, return_state=True)\n",
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "encoder = ipu_layers.GRU(units=256, dropout=0.1, return_state=True)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.layers import GRU as RNNLayer
+
+            encoder = RNNLayer(units=256, dropout=0.1, return_state=True)
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            encoder = ipu_layers.GRU(units=256, dropout=0.1, return_state=True)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n"
-            "model = tf.keras.Sequential([ipu_layers.LSTM(64), tf.keras.layers.Dense(1)])\n",
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = tf.keras.Sequential([ipu_layers.LSTM(64), tf.keras.layers.Dense(1)])
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([\n"
-            "    tf.keras.layers.Embedding(5000, 32, mask_zero=True),\n    tf.keras.layers.LSTM(32),\n])\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([
+                tf.keras.layers.Embedding(5000, 32, mask_zero=True),
+                tf.keras.layers.LSTM(32),
+            ])
+            """,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef build():\n    inputs = keras.Input(shape=(None, 4))\n"
-            "    x = keras.layers.Masking(mask_value=0.0)(inputs)\n    x = keras.layers.GRU(16)(x)\n"
-            "    return keras.Model(inputs, x)\n",
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(None, 4))
+                x = keras.layers.Masking(mask_value=0.0)(inputs)
+                x = keras.layers.GRU(16)(x)
+                return keras.Model(inputs, x)
+            """,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef build(vocab):\n"
-            "    words = keras.Input(shape=(None,), dtype=\"int32\")\n"
-            "    signal = keras.Input(shape=(50, 3))\n"
-            "    text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)\n"
-            "    text = keras.layers.GlobalAveragePooling1D()(text)\n"
-            "    series = keras.layers.LSTM(16)(signal)\n"
-            "    joined = keras.layers.concatenate([text, series])\n"
-            "    return keras.Model([words, signal], keras.layers.Dense(1)(joined))\n",
-            "from tensorflow import keras\nfrom ipu_tensorflow_addons.keras import layers as ipu_layers\n\n\n"
-            "def build(vocab):\n"
-            "    words = keras.Input(shape=(None,), dtype=\"int32\")\n"
-            "    signal = keras.Input(shape=(50, 3))\n"
-            "    text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)\n"
-            "    text = keras.layers.GlobalAveragePooling1D()(text)\n"
-            "    series = ipu_layers.LSTM(16)(signal)\n"
-            "    joined = keras.layers.concatenate([text, series])\n"
-            "    return keras.Model([words, signal], keras.layers.Dense(1)(joined))\n",
+            """\
+            from tensorflow import keras
+
+
+            def build(vocab):
+                words = keras.Input(shape=(None,), dtype="int32")
+                signal = keras.Input(shape=(50, 3))
+                text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                series = keras.layers.LSTM(16)(signal)
+                joined = keras.layers.concatenate([text, series])
+                return keras.Model([words, signal], keras.layers.Dense(1)(joined))
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build(vocab):
+                words = keras.Input(shape=(None,), dtype="int32")
+                signal = keras.Input(shape=(50, 3))
+                text = keras.layers.Embedding(vocab, 32, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                series = ipu_layers.LSTM(16)(signal)
+                joined = keras.layers.concatenate([text, series])
+                return keras.Model([words, signal], keras.layers.Dense(1)(joined))
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.keras import layers\n\n"
-            "a = layers.LSTM(8, recurrent_dropout=0.2)\nb = layers.LSTM(8, go_backwards=True)\n"
-            "c = layers.GRU(8, use_bias=False)\nd = layers.LSTM(8, kernel_regularizer=tf.keras.regularizers.l2(1e-4))\n"
-            "e = layers.LSTM(8, activation=\"elu\")\nf = layers.GRU(8, unroll=True)\ng = layers.LSTM(8, implementation=3)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            a = layers.LSTM(8, recurrent_dropout=0.2)
+            b = layers.LSTM(8, go_backwards=True)
+            c = layers.GRU(8, use_bias=False)
+            d = layers.LSTM(8, kernel_regularizer=tf.keras.regularizers.l2(1e-4))
+            e = layers.LSTM(8, activation="elu")
+            f = layers.GRU(8, unroll=True)
+            g = layers.LSTM(8, implementation=3)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.keras import layers\n\n"
-            "x = layers.Bidirectional(layers.LSTM(64, return_sequences=True))(x)\n"
-            "y = layers.LSTM(units, dropout=args.dropout, **extra)(x)\n"
-            "z = layers.GRU(8, recurrent_dropout=rate)(x)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            x = layers.Bidirectional(layers.LSTM(64, return_sequences=True))(x)
+            y = layers.LSTM(units, dropout=args.dropout, **extra)(x)
+            z = layers.GRU(8, recurrent_dropout=rate)(x)
+            """,
         ),
         Example(
-            "import keras\n\n\nclass Tagger(keras.Model):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.embed = keras.layers.Embedding(20000, 128, mask_zero=True)\n"
-            "        self.rnn = keras.layers.LSTM(128, return_sequences=True)\n\n"
-            "    def call(self, tokens):\n        return self.rnn(self.embed(tokens))\n",
+            """\
+            import keras
+
+
+            class Tagger(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = keras.layers.Embedding(20000, 128, mask_zero=True)
+                    self.rnn = keras.layers.LSTM(128, return_sequences=True)
+
+                def call(self, tokens):
+                    return self.rnn(self.embed(tokens))
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.keras import layers\n\nmodel = tf.keras.Sequential()\n"
-            "model.add(layers.Masking(mask_value=0.0, input_shape=(20, 3)))\nmodel.add(layers.LSTM(8))\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            model = tf.keras.Sequential()
+            model.add(layers.Masking(mask_value=0.0, input_shape=(20, 3)))
+            model.add(layers.LSTM(8))
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom ipu_tensorflow_addons.keras.layers import GRU, LSTM\n\n"
-            "model = tf.keras.Sequential([LSTM(64, return_sequences=True), GRU(32), tf.keras.layers.Dense(1)])\n",
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras.layers import GRU, LSTM
+
+            model = tf.keras.Sequential([LSTM(64, return_sequences=True), GRU(32), tf.keras.layers.Dense(1)])
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = build(tf.keras.layers.Dense(4))\ncell = tf.keras.layers.LSTMCell(8)\n",
+            """\
+            import tensorflow as tf
+
+            model = build(tf.keras.layers.Dense(4))
+            cell = tf.keras.layers.LSTMCell(8)
+            """,
             reported=False,
         ),
     )

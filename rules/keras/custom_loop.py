@@ -129,7 +129,8 @@ class CustomLoop(Rule):
     rationale = (
         "A custom training loop runs on the IPU when its step is a `@tf.function(jit_compile=True)` called "
         "through `strategy.run` inside `strategy.scope()`, with the model, optimizer, metrics and dataset "
-        "iterator created in the scope (reference 1.7, `targeting_tf2.rst`). With `--steps-per-execution K` "
+        "iterator created in the scope (Targeting the IPU from TensorFlow 2, \"On-device loops\"). With "
+        "`--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
@@ -155,7 +156,7 @@ class CustomLoop(Rule):
         if replicas > 1 and any(plan.problem is None for plan in plans):
             ctx.report(self.code, plans[0].step.function, f"{replicas} replicas run this custom loop: Keras "
                        "optimizers sum the gradients of the replicas, but how losses and metrics scale under "
-                       "replication in custom loops is not documented (reference 1.7); check the loss "
+                       "replication in custom loops is not documented; check the loss "
                        "reduction and the learning rate", fixed=False)
         decorated = set()
         loops = {}

@@ -10,7 +10,7 @@ from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
                              samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
                              training_calls)
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, Example, Rule, snippet
 
 MARKER = "(ipu-port)"
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
@@ -74,8 +74,9 @@ class DivisibleDataset(Rule):
                "(batch x replicas x steps per execution).")
     rationale = (
         "Keras on the IPU rejects NumPy or tensor inputs whose length leaves a partial batch, and the "
-        "batches per epoch of each replica must be a multiple of `steps_per_execution` (reference 1.4, "
-        "rules 1 and 2); the Keras tutorial trims its data for this (seed 003). When "
+        "batches per epoch of each replica must be a multiple of `steps_per_execution` (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"); Graphcore's Keras tutorial trims its data for this "
+        "(\"Preparing the dataset\"). When "
         "`--steps-per-execution`, replication (`--ipus`) or `--gradient-accumulation` is asked for, the "
         "inputs are passed through one helper function, written once per file, that drops the last "
         "samples: a multiple of batch x replicas x steps per execution (which already counts the "
@@ -85,32 +86,69 @@ class DivisibleDataset(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\ndef main():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "    model.fit(x_train, y_train, batch_size=64, epochs=3)\n",
-            "import tensorflow as tf\n\n\n" + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
-            "\n\ndef main():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "    model.fit(trim_to_multiple(x_train, 1024, 128), trim_to_multiple(y_train, 1024, 128),\n"
-            "              batch_size=64, epochs=3)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(x_train, y_train, batch_size=64, epochs=3)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            def main():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(trim_to_multiple(x_train, 1024, 128), trim_to_multiple(y_train, 1024, 128),
+                          batch_size=64, epochs=3)
+            """),
             options={"steps_per_execution": 8, "ipus": 2},
         ),
         Example(
-            "from tensorflow import keras\n\nBATCH = 32\nmodel = keras.models.load_model(\"net.h5\")\n"
-            "model.evaluate(x=images, y=labels, batch_size=BATCH)\n",
-            "from tensorflow import keras\n\n\n" + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
-            "\n\nBATCH = 32\nmodel = keras.models.load_model(\"net.h5\")\n"
-            "model.evaluate(x=trim_to_multiple(images, BATCH * 4), y=trim_to_multiple(labels, BATCH * 4),\n"
-            "               batch_size=BATCH)\n",
+            """\
+            from tensorflow import keras
+
+            BATCH = 32
+            model = keras.models.load_model("net.h5")
+            model.evaluate(x=images, y=labels, batch_size=BATCH)
+            """,
+            snippet("""\
+            from tensorflow import keras
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            BATCH = 32
+            model = keras.models.load_model("net.h5")
+            model.evaluate(x=trim_to_multiple(images, BATCH * 4), y=trim_to_multiple(labels, BATCH * 4),
+                           batch_size=BATCH)
+            """),
             options={"ipus": 4},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.fit(x_train, y_train, batch_size=64)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x_train, y_train, batch_size=64)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True)\n"
-            "model.fit(dataset, epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True)
+            model.fit(dataset, epochs=2)
+            """,
             reported=False, options={"steps_per_execution": 4},
         ),
     )

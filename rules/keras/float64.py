@@ -25,25 +25,57 @@ class Float64(Rule):
     summary = "Warn about float64 dtypes (`tf.float64`, `np.float64`, `dtype=\"float64\"`)."
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
-        "(reference 1.11). Keras `fit` casts float64 arrays to float32 itself, but float64 inputs to a "
+        "(Targeting the IPU from TensorFlow 2, \"Supported types\"). Keras `fit` casts float64 arrays to "
+        "float32 itself, but float64 inputs to a "
         "function run through `strategy.run` raise `TypeError(\"Unsupported data type for input: "
-        "float64\")` (reference 1.3) and float64 weights or constants fail to compile (section 6 item 8). "
+        "float64\")` and float64 weights or constants fail to compile. "
         "Each float64 dtype the porter sees is reported, to be changed to float32."
     )
     examples = (
-        Example("import tensorflow as tf\n\nscale = tf.constant(0.5, dtype=tf.float64)\n"),
-        Example("import numpy as np\nimport tensorflow as tf\n\nx_train = x_train.astype(np.float64)\n"),
-        Example("import tensorflow as tf\n\ntf.keras.backend.set_floatx(\"float64\")\n"),
+        Example("""\
+            import tensorflow as tf
+
+            scale = tf.constant(0.5, dtype=tf.float64)
+            """),
+        Example("""\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train = x_train.astype(np.float64)
+            """),
+        Example("""\
+            import tensorflow as tf
+
+            tf.keras.backend.set_floatx("float64")
+            """),
         Example(
-            "from tensorflow import keras\n\n\ndef build():\n"
-            "    inputs = keras.Input(shape=(10,), dtype=\"float64\")\n"
-            "    return keras.Model(inputs, keras.layers.Dense(1)(inputs))\n",
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(10,), dtype="float64")
+                return keras.Model(inputs, keras.layers.Dense(1)(inputs))
+            """,
         ),
-        Example("import tensorflow as tf\nfrom tensorflow import float64\n\nw = tf.Variable(init, dtype=float64)\n"),
+        Example("""\
+            import tensorflow as tf
+            from tensorflow import float64
+
+            w = tf.Variable(init, dtype=float64)
+            """),
         Example(
-            "import numpy as np\nimport tensorflow as tf\n\nx = tf.constant(0.5, dtype=tf.float32)\n"
-            "x_train = x_train.astype(\"float32\")\nlabel = \"float64 is not used\"\n"
-            "eps = np.finfo(np.float64).eps\nif isinstance(value, np.float64):\n    value = float(value)\n",
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(0.5, dtype=tf.float32)
+            x_train = x_train.astype("float32")
+            label = "float64 is not used"
+            eps = np.finfo(np.float64).eps
+            if isinstance(value, np.float64):
+                value = float(value)
+            """,
             reported=False,
         ),
     )

@@ -22,46 +22,98 @@ class GeneratorInput(Rule):
     rationale = (
         "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, "
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
-        "rejected with a ValueError because the data shape must be known ahead of time (reference "
-        "1.4 item 3, section 6 item 3). The fix is a `tf.data.Dataset.from_generator` with an "
+        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
         "`output_signature` of static shapes, which the porter cannot write for you."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\ndef batches(x, y, size):\n    for i in range(0, len(x), size):\n"
-            "        yield x[i:i + size], y[i:i + size]\n\n\n"
-            "def train(model, x, y):\n    model.fit(batches(x, y, 32), epochs=3, steps_per_epoch=100)\n",
+            """\
+            import tensorflow as tf
+
+
+            def batches(x, y, size):
+                for i in range(0, len(x), size):
+                    yield x[i:i + size], y[i:i + size]
+
+
+            def train(model, x, y):
+                model.fit(batches(x, y, 32), epochs=3, steps_per_epoch=100)
+            """,
         ),
         Example(
-            "from tensorflow import keras\n\n\nclass Frames(keras.utils.Sequence):\n"
-            "    def __len__(self):\n        return 10\n\n    def __getitem__(self, index):\n"
-            "        return load_batch(index)\n\n\n"
-            "def main():\n    train_data = Frames()\n    model = build()\n    model.fit(train_data, epochs=2)\n",
+            """\
+            from tensorflow import keras
+
+
+            class Frames(keras.utils.Sequence):
+                def __len__(self):
+                    return 10
+
+                def __getitem__(self, index):
+                    return load_batch(index)
+
+
+            def main():
+                train_data = Frames()
+                model = build()
+                model.fit(train_data, epochs=2)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.keras.preprocessing.image import ImageDataGenerator\n\n"
-            "augment = ImageDataGenerator(rotation_range=10)\n"
-            "model.fit(augment.flow(x_train, y_train, batch_size=32), epochs=5)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.image import ImageDataGenerator
+
+            augment = ImageDataGenerator(rotation_range=10)
+            model.fit(augment.flow(x_train, y_train, batch_size=32), epochs=5)
+            """,
         ),
         Example(
-            "import keras\n\nmodel.fit(x, y, validation_data=(v for v in val_batches), epochs=1)\n",
+            """\
+            import keras
+
+            model.fit(x, y, validation_data=(v for v in val_batches), epochs=1)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel.evaluate(test_ds.as_numpy_iterator())\nmodel.predict(iter(batches))\n",
+            """\
+            import tensorflow as tf
+
+            model.evaluate(test_ds.as_numpy_iterator())
+            model.predict(iter(batches))
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nhistory = model.fit_generator(train_gen, steps_per_epoch=50)\n",
+            """\
+            import tensorflow as tf
+
+            history = model.fit_generator(train_gen, steps_per_epoch=50)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef batches(x, y):\n    for i in range(len(x)):\n        yield x[i], y[i]\n\n\n"
-            "def train(model, x, y):\n"
-            "    ds = tf.data.Dataset.from_generator(lambda: batches(x, y), output_signature=SPEC)\n"
-            "    model.fit(ds.batch(32, drop_remainder=True), epochs=3)\n",
+            """\
+            import tensorflow as tf
+
+
+            def batches(x, y):
+                for i in range(len(x)):
+                    yield x[i], y[i]
+
+
+            def train(model, x, y):
+                ds = tf.data.Dataset.from_generator(lambda: batches(x, y), output_signature=SPEC)
+                model.fit(ds.batch(32, drop_remainder=True), epochs=3)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel.fit(x_train, y_train, validation_data=(x_val, y_val), epochs=3)\n"
-            "model.predict(tf.data.Dataset.from_tensor_slices(x_test).batch(8))\n",
+            """\
+            import tensorflow as tf
+
+            model.fit(x_train, y_train, validation_data=(x_val, y_val), epochs=3)
+            model.predict(tf.data.Dataset.from_tensor_slices(x_test).batch(8))
+            """,
             reported=False,
         ),
     )

@@ -17,66 +17,134 @@ class GradientTape(Rule):
     summary = "Warn about `tf.GradientTape` custom training loops that do not run through `strategy.run`."
     rationale = (
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
-        "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7, `targeting_tf2.rst`; "
-        "in eager mode `strategy.run` needs a `tf.function`, reference 1.3). The porter does not rewrite "
+        "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
+        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). The porter does not "
+        "rewrite "
         "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way "
         "(a Keras `train_step` override is compiled by `fit`, and left to IPU103)."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\ndef train_step(model, optimizer, x, y):\n"
-            "    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n"
-            "    grads = tape.gradient(loss, model.trainable_variables)\n"
-            "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n",
+            """\
+            import tensorflow as tf
+
+
+            def train_step(model, optimizer, x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\n@tf.function\ndef train_step(x, y):\n"
-            "    with tf.GradientTape() as tape:\n        loss = compute_loss(x, y)\n"
-            "    return tape.gradient(loss, weights)\n\n\nfor x, y in dataset:\n    train_step(x, y)\n",
+            """\
+            import tensorflow as tf
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = compute_loss(x, y)
+                return tape.gradient(loss, weights)
+
+
+            for x, y in dataset:
+                train_step(x, y)
+            """,
         ),
         Example(
-            "from tensorflow import GradientTape, function\n\n\n@function(jit_compile=True)\ndef step(x):\n"
-            "    with GradientTape() as tape:\n        loss = model(x)\n    return tape.gradient(loss, model.weights)\n\n\n"
-            "step(batch)\n",
+            """\
+            from tensorflow import GradientTape, function
+
+
+            @function(jit_compile=True)
+            def step(x):
+                with GradientTape() as tape:
+                    loss = model(x)
+                return tape.gradient(loss, model.weights)
+
+
+            step(batch)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n"
-            "    with tf.GradientTape() as tape:\n        loss = compute_loss(x, y)\n"
-            "    grads = tape.gradient(loss, model.trainable_variables)\n"
-            "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n\n\n"
-            "with strategy.scope():\n    for x, y in dataset:\n        strategy.run(train_step, args=(x, y))\n",
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = compute_loss(x, y)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+
+            with strategy.scope():
+                for x, y in dataset:
+                    strategy.run(train_step, args=(x, y))
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef step(x, y):\n    with tf.GradientTape() as tape:\n"
-            "        loss = compute_loss(x, y)\n    return tape.gradient(loss, weights)\n\n\n"
-            "@tf.function(experimental_compile=True)\ndef loop(iterator):\n    for _ in tf.range(10):\n"
-            "        step(*next(iterator))\n\n\nstrategy.run(loop, args=(it,))\n",
+            """\
+            import tensorflow as tf
+
+
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = compute_loss(x, y)
+                return tape.gradient(loss, weights)
+
+
+            @tf.function(experimental_compile=True)
+            def loop(iterator):
+                for _ in tf.range(10):
+                    step(*next(iterator))
+
+
+            strategy.run(loop, args=(it,))
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\n\nclass Trainer(tf.keras.Model):\n    def train_step(self, data):\n"
-            "        x, y = data\n        with tf.GradientTape() as tape:\n"
-            "            loss = self.compiled_loss(y, self(x, training=True))\n"
-            "        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)\n        return {}\n",
+            """\
+            import tensorflow as tf
+
+
+            class Trainer(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+                    return {}
+            """,
             reported=False,
         ),
         # A plain trainer class: its `train_step` is an ordinary method, not a Keras override.
         Example(
             """\
-import tensorflow as tf
+            import tensorflow as tf
 
 
-class Trainer:
-    def train_step(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = self.loss_fn(y, self.model(x, training=True))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-        return loss
-""",
+            class Trainer:
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = self.loss_fn(y, self.model(x, training=True))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+            """,
         ),
-        Example("import tensorflow as tf\n\nwith tf.device(\"/cpu:0\"):\n    x = tf.constant(1.0)\n", reported=False),
+        Example("""\
+            import tensorflow as tf
+
+            with tf.device("/cpu:0"):
+                x = tf.constant(1.0)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
@@ -107,7 +175,8 @@ class Trainer:
                            f"`strategy.run({name}, args=(...))` inside `strategy.scope()`")
             else:
                 message = ("custom training loop: the step must be a `@tf.function(jit_compile=True)` "
-                           "called through `strategy.run(...)` inside `strategy.scope()` (reference 1.7)")
+                           "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU "
+                           "from TensorFlow 2, \"On-device loops\")")
             ctx.report(self.code, call, message, fixed=False)
 
     @staticmethod

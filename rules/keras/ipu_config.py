@@ -3,10 +3,12 @@ import libcst as cst
 from porter.cstutil import statement
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 
 def config_statements(name: str, ipus: int):
-    """The IPU system configuration of reference 1.2, shared with the TF1 rules."""
+    """The IPU system configuration (Targeting the IPU from TensorFlow 2, "Configuring system
+    options"), shared with the TF1 rules."""
     return [
         statement(f"{name} = ipu.config.IPUConfig()"),
         statement(f"{name}.auto_select_ipus = {ipus}"),
@@ -27,21 +29,41 @@ class IpuConfig(Rule):
     summary = "Configure the IPU system once, before the model code: `IPUConfig`, `auto_select_ipus`."
     rationale = (
         "Nothing runs on an IPU until an `ipu.config.IPUConfig()` that selects IPUs is applied with "
-        "`configure_ipu_system()` (reference 1.2, seeds 000, 001, 003). The configuration goes once "
+        "`configure_ipu_system()` (Graphcore's Keras tutorial, \"Add IPU configuration\"). The configuration "
+        "goes once "
         "where the model code starts, before the strategy is created, outside loops; `--ipus N` sets "
         "`auto_select_ipus` (ask for a power of two)."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nipu_config = ipu.config.IPUConfig()\n"
-            "ipu_config.auto_select_ipus = 1\nipu_config.configure_ipu_system()\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            ipu_config = ipu.config.IPUConfig()
+            ipu_config.auto_select_ipus = 1
+            ipu_config.configure_ipu_system()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n"
-            "cfg.auto_select_ipus = 2\ncfg.configure_ipu_system()\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 2
+            cfg.configure_ipu_system()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y)
+            """,
             reported=False,
         ),
     )
@@ -64,7 +86,7 @@ class IpuConfig(Rule):
             if ctx.insert_before(anchor, config_statements(name, ctx.config.ipus)):
                 ctx.report(self.code, anchor, f"IPU system configured with {ctx.config.ipus} IPU"
                            f"{'s' if ctx.config.ipus != 1 else ''} before the model code", fixed=True)
-                ctx.add_import("tensorflow.python", "ipu")
+                ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
 
 RULE = IpuConfig()

@@ -13,17 +13,32 @@ class IpuImport(Rule):
     summary = "Import the IPU module with `from tensorflow.python import ipu`."
     rationale = (
         "The IPU module only works when imported directly (`from tensorflow.python import ipu`), "
-        "not reached through the top-level `tf` module (reference 1.1; seeds 001, 003, 004). Every "
-        "rule that writes IPU code asks for this import, and it is reported under this code; this "
+        "not reached through the top-level `tf` module (Graphcore's \"Keras tutorial: How to run on IPU\", "
+        "\"Import the TensorFlow IPU module\"). Every rule that writes IPU code asks for this import, and it "
+        "is reported under this code; this "
         "rule also rewrites attribute access such as `tf.python.ipu.config` to `ipu.config`."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\ncfg = tf.python.ipu.config.IPUConfig()\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n",
+            """\
+            import tensorflow as tf
+
+            cfg = tf.python.ipu.config.IPUConfig()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\ncfg = ipu.config.IPUConfig()\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            """,
             reported=False,
         ),
     )
@@ -35,7 +50,7 @@ class IpuImport(Rule):
             if ctx.aliases.get("ipu", "tensorflow.python.ipu") != "tensorflow.python.ipu":
                 continue  # `ipu` already names something else in this file
             ctx.replace(attribute, cst.Name("ipu"))
-            ctx.add_import("tensorflow.python", "ipu")
+            ctx.add_import("tensorflow.python", "ipu", code=self.code)
             ctx.report(self.code, attribute, "`tf.python.ipu` becomes `ipu`", fixed=True)
 
 

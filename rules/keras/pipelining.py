@@ -8,8 +8,8 @@ from porter.cstutil import statement
 from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
-from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing, block_plan
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -70,32 +70,6 @@ model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
 model.compile(optimizer="sgd", loss="mse")
 '''
 
-_TORCH_BEFORE = '''import poptorch
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(784, 512)
-        self.fc2 = nn.Linear(512, 256)
-        self.fc3 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
-
-
-model = Net()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-opts = poptorch.Options()
-training_model = poptorch.trainingModel(model, opts, optimizer)
-'''
-_TORCH_AFTER = _TORCH_BEFORE.replace("model = Net()\n", "model = Net()\npoptorch.BeginBlock(model.fc1, ipu_id=0)\n"
-                                     "poptorch.BeginBlock(model.fc2, ipu_id=1)\n").replace(
-    "opts = poptorch.Options()\n", "opts = poptorch.Options()\nopts.Training.gradientAccumulation(8)\n")
-
-
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -112,24 +86,21 @@ class Pipelining(Rule):
     code = "IPU110"
     name = "pipelining"
     kind = FIX
-    frameworks = frozenset({KERAS, TORCH})
+    frameworks = frozenset({KERAS})
     summary = ("`--pipeline-stages S`: split the model into S stages (`set_pipeline_stage_assignment` or "
                "`keras.ipu.PipelineStage`) and set the pipelining options.")
     rationale = (
         "A model too big for one IPU, or one that is faster spread out, is pipelined: its layers form S "
-        "stages on S IPUs that work on different batches at once, with gradient accumulation (reference "
-        "1.5; seed 003). A Sequential model gets `set_pipeline_stage_assignment` with one stage per layer, "
+        "stages on S IPUs that work on different batches at once, with gradient accumulation (Graphcore's "
+        "Keras tutorial, \"Pipelining\"). A Sequential model gets `set_pipeline_stage_assignment` with one "
+        "stage per layer, "
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
         "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
         "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
-        "(subclassed, loaded) are reported. PopTorch: `poptorch.BeginBlock(submodule, ipu_id=i)` where each "
-        "stage begins, on the submodules of the trained model in the order `forward` uses them (balanced by "
-        "parameters of `nn.Linear`/`nn.Conv2d`... when their sizes are literals), and "
-        "`opts.Training.gradientAccumulation(G)` on the training options only: an inference model refuses "
-        "accumulation (reference 4.3, 4.5)."
+        "(subclassed, loaded) are reported. PopTorch models are pipelined by IPU316."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -138,28 +109,53 @@ class Pipelining(Rule):
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
                          "pipeline_schedule": "interleaved"}),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.models.load_model(\"net.h5\")\n"
-            "model.compile(loss=\"mse\")\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.h5")
+            model.compile(loss="mse")
+            """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
-        Example(_TORCH_BEFORE, _TORCH_AFTER, options={"ipus": 4, "pipeline_stages": 2, "gradient_accumulation": 8}),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)\n"
-            "model.compile(loss=\"mse\")\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(loss="mse")
+            """,
             options={"gradient_accumulation": 4},
         ),
         Example(
-            "from tensorflow import keras\n\nnet = keras.Sequential()\nnet.add(keras.layers.Dense(64, input_shape=(16,)))\n"
-            "net.add(keras.layers.Dense(64))\nnet.add(keras.layers.Dense(1))\nnet.compile(loss=\"mse\")\n",
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\nnet = keras.Sequential()\n"
-            "net.add(keras.layers.Dense(64, input_shape=(16,)))\nnet.add(keras.layers.Dense(64))\n"
-            "net.add(keras.layers.Dense(1))\nnet.set_pipeline_stage_assignment([0, 1, 1])\n"
-            "net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,\n"
-            "                           pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)\n"
-            "net.compile(loss=\"mse\")\n",
+            """\
+            from tensorflow import keras
+
+            net = keras.Sequential()
+            net.add(keras.layers.Dense(64, input_shape=(16,)))
+            net.add(keras.layers.Dense(64))
+            net.add(keras.layers.Dense(1))
+            net.compile(loss="mse")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+            net = keras.Sequential()
+            net.add(keras.layers.Dense(64, input_shape=(16,)))
+            net.add(keras.layers.Dense(64))
+            net.add(keras.layers.Dense(1))
+            net.set_pipeline_stage_assignment([0, 1, 1])
+            net.set_pipelining_options(gradient_accumulation_steps_per_replica=8,
+                                       pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Sequential)
+            net.compile(loss="mse")
+            """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
         ),
         Example(_SEQUENTIAL_BEFORE, reported=False),
@@ -171,10 +167,6 @@ class Pipelining(Rule):
         config = ctx.config
         stages, accumulation = config.pipeline_stages, config.gradient_accumulation
         if not stages and not accumulation:
-            return
-        if TORCH in ctx.frameworks:
-            self._torch(ctx, stages)
-        if KERAS not in ctx.frameworks:
             return
         calls = training_calls(ctx)
         configured = self._configured(ctx)
@@ -193,7 +185,7 @@ class Pipelining(Rule):
                     f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
                     f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
                     f"{throughput.schedule_member(config)})\n"))
-                ctx.add_import("tensorflow.python", "ipu")
+                ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
                 message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
                            f"update, {config.pipeline_schedule} schedule")
             else:
@@ -202,32 +194,6 @@ class Pipelining(Rule):
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
-
-    def _torch(self, ctx, stages) -> None:
-        add_to_existing(ctx, self.code)  # options IPU302 creates get the accumulation there
-        if not stages:
-            return
-        plan, problem = block_plan(ctx, stages)
-        if problem is not None:
-            ctx.report(self.code, ctx.module, problem, fixed=False)
-        if plan is None:
-            return
-        if (ctx.config.device_iterations or 1) < stages and any(
-                ctx.qualified_name(call.func) == "torch.no_grad" or (isinstance(call.func, cst.Attribute)
-                                                                      and call.func.attr.value == "eval")
-                for call in ctx.nodes(cst.Call)):
-            ctx.report(self.code, plan.anchor, f"a pipelined inference model needs at least {stages} device "
-                       f"iterations, one per stage (reference 4.5): port with `--device-iterations {stages}` or "
-                       "more, or give the inference options `deviceIterations`", fixed=False)
-        lines = [statement(f"poptorch.BeginBlock({plan.model}.{attribute}, ipu_id={stage})")
-                 for attribute, stage in plan.starts]
-        ctx.insert_after(plan.anchor, lines)
-        ctx.add_import("poptorch", code="IPU301")
-        sizes = ", ".join(map(str, plan.counts))
-        detail = (f" ({', '.join(f'{total:,}' for total in plan.parameters)} parameters)" if plan.parameters
-                  else " (balanced by count: the parameter counts could not be read)")
-        ctx.report(self.code, plan.anchor, f"`{plan.model}` split into {stages} pipeline stages of {sizes} "
-                   f"submodules{detail} with `poptorch.BeginBlock`", fixed=True)
 
     @staticmethod
     def _configured(ctx) -> set:
@@ -250,7 +216,7 @@ class Pipelining(Rule):
         ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` cannot be split into pipeline stages "
                    "statically (not a Sequential or functional model built in this file): assign its layers to "
                    "stages by hand with `keras.ipu.PipelineStage` or `set_pipeline_stage_assignment` "
-                   "(reference 1.5)", fixed=False)
+                   "(Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
         return False
 
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
@@ -451,7 +417,7 @@ class Pipelining(Rule):
                 return local
         if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
             return None
-        ctx.add_import("tensorflow", "keras")
+        ctx.add_import("tensorflow", "keras", code=IpuImport.code)
         return "keras"
 
     def _layer_statement(self, ctx, line: cst.BaseStatement) -> Optional[cst.Call]:

@@ -18,32 +18,62 @@ class PyFunction(Rule):
     summary = "Warn about `tf.py_function` / `tf.numpy_function` outside the `tf.data` pipeline."
     rationale = (
         "Python callbacks cannot run inside a compiled IPU program: `tf.py_function` and "
-        "`tf.numpy_function` in a model, a loss or a training step make compilation fail (reference "
-        "section 6 item 7). Move them into the `tf.data` pipeline (`dataset.map`), where they run on "
+        "`tf.numpy_function` in a model, a loss or a training step make compilation fail (Targeting the IPU "
+        "from TensorFlow 2, \"Unsupported operations\"). Move them into the `tf.data` pipeline "
+        "(`dataset.map`), where they run on "
         "the host, or into `ipu.scopes.outside_compilation_scope()`. Calls already in a dataset `map` "
         "function or an outside-compilation scope are not reported."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\nclass Augment(tf.keras.layers.Layer):\n    def call(self, x):\n"
-            "        return tf.py_function(random_crop, [x], tf.float32)\n",
+            """\
+            import tensorflow as tf
+
+
+            class Augment(tf.keras.layers.Layer):
+                def call(self, x):
+                    return tf.py_function(random_crop, [x], tf.float32)
+            """,
         ),
         Example(
-            "import numpy as np\nimport tensorflow as tf\n\n\ndef metric(y_true, y_pred):\n"
-            "    return tf.numpy_function(np_f1, [y_true, y_pred], tf.float32)\n\n\n"
-            "model.compile(\"adam\", \"mse\", metrics=[metric])\n",
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def metric(y_true, y_pred):
+                return tf.numpy_function(np_f1, [y_true, y_pred], tf.float32)
+
+
+            model.compile("adam", "mse", metrics=[metric])
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef decode(path, label):\n"
-            "    image = tf.py_function(read_image, [path], tf.float32)\n    return image, label\n\n\n"
-            "ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(decode)\n"
-            "ds = ds.map(lambda x, y: (tf.numpy_function(jitter, [x], tf.float32), y))\n",
+            """\
+            import tensorflow as tf
+
+
+            def decode(path, label):
+                image = tf.py_function(read_image, [path], tf.float32)
+                return image, label
+
+
+            ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(decode)
+            ds = ds.map(lambda x, y: (tf.numpy_function(jitter, [x], tf.float32), y))
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n\ndef body(x):\n"
-            "    with ipu.scopes.outside_compilation_scope():\n"
-            "        y = tf.py_function(host_side, [x], tf.float32)\n    return y\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def body(x):
+                with ipu.scopes.outside_compilation_scope():
+                    y = tf.py_function(host_side, [x], tf.float32)
+                return y
+            """,
             reported=False,
         ),
     )

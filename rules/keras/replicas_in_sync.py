@@ -16,24 +16,45 @@ class ReplicasInSync(Rule):
     summary = "Warn about batch arithmetic with `strategy.num_replicas_in_sync`."
     rationale = (
         "`IPUStrategy.num_replicas_in_sync` always returns 1, even when the graph is replicated over "
-        "several IPUs (reference 1.3, section 6 item 10), so a global batch size or learning-rate "
+        "several IPUs, so a global batch size or learning-rate "
         "scale computed from it is wrong under replication. Printing it is harmless and not reported."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n"
-            "global_batch = 64 * strategy.num_replicas_in_sync\n",
+            """\
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            global_batch = 64 * strategy.num_replicas_in_sync
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main(args):\n    replicas = strategy.num_replicas_in_sync\n"
-            "    batch_size = args.batch_size * replicas\n    lr = 0.1 * replicas\n",
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                replicas = strategy.num_replicas_in_sync
+                batch_size = args.batch_size * replicas
+                lr = 0.1 * replicas
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nbatch = 32\nbatch *= strategy.num_replicas_in_sync\n",
+            """\
+            import tensorflow as tf
+
+            batch = 32
+            batch *= strategy.num_replicas_in_sync
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nprint(\"replicas:\", strategy.num_replicas_in_sync)\n"
-            "n = strategy.num_replicas_in_sync\nlogging.info(\"running on %d replicas\", n)\n",
+            """\
+            import tensorflow as tf
+
+            print("replicas:", strategy.num_replicas_in_sync)
+            n = strategy.num_replicas_in_sync
+            logging.info("running on %d replicas", n)
+            """,
             reported=False,
         ),
     )

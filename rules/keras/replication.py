@@ -13,35 +13,54 @@ class Replication(Rule):
     summary = "`--ipus N` with replication: say how the batch arithmetic changes for each `fit`."
     rationale = (
         "With N IPUs and a model that takes one (or S pipeline stages rounded up to a power of two), "
-        "Keras replicates the model: replicas = IPUs / IPUs per model copy (reference 1.6; seed 003). "
+        "Keras replicates the model: replicas = IPUs / IPUs per model copy (Targeting the IPU from TensorFlow "
+        "2, \"Selecting the number of replicas\"; Graphcore's Keras tutorial, \"Replication\"). "
         "`batch_size` stays the batch of one replica, so every step trains replicas x batch samples and a "
         "weight update sees batch x replicas x accumulation samples: a learning rate tuned for the "
         "single-device batch may need scaling. A `tf.data` dataset is split between the replicas, each "
-        "taking batches per epoch / replicas (the remainder is dropped with a warning, reference 1.4 "
-        "rule 2), and `steps_per_execution` counts batches of one replica. NumPy inputs are trimmed by "
+        "taking batches per epoch / replicas (the remainder is dropped with a warning, Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\"), and `steps_per_execution` counts batches of one replica. NumPy "
+        "inputs are trimmed by "
         "IPU107 and the execution length is set by IPU108; `strategy.num_replicas_in_sync`, which is always "
         "1 on the IPU, is reported by IPU154."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"sgd\", loss=\"mse\")\nmodel.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             options={"ipus": 4},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model.fit(train, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model.fit(train, epochs=5)
+            """,
             options={"ipus": 2, "steps_per_execution": 8},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.fit(x, y, batch_size=32, epochs=5)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(x, y, batch_size=32, epochs=5)
+            """,
             reported=False, options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
     )

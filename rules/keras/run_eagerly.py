@@ -16,23 +16,44 @@ class RunEagerly(Rule):
     summary = "Warn about `compile(run_eagerly=True)` and other switches to eager execution."
     rationale = (
         "The IPU runs compiled graphs only: `model.compile(run_eagerly=True)` makes IPU Keras raise "
-        "`RuntimeError(\"Keras models cannot run eagerly when using IPUStrategy...\")` (reference 1.4 "
-        "item 5, section 6 item 5). `model.run_eagerly = True` and `tf.config.run_functions_eagerly(True)` "
+        "`RuntimeError(\"Keras models cannot run eagerly when using IPUStrategy...\")` (Targeting the IPU "
+        "from TensorFlow 2, \"Keras with IPUs\"). `model.run_eagerly = True` and "
+        "`tf.config.run_functions_eagerly(True)` "
         "do the same. Remove them (they are a debugging aid); a value the porter cannot read is "
         "reported too, to be checked."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel.compile(optimizer=\"adam\", loss=\"mse\", run_eagerly=True)\n",
+            """\
+            import tensorflow as tf
+
+            model.compile(optimizer="adam", loss="mse", run_eagerly=True)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main(args):\n    model = build()\n"
-            "    model.compile(\"sgd\", \"mse\", run_eagerly=args.debug)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                model = build()
+                model.compile("sgd", "mse", run_eagerly=args.debug)
+            """,
         ),
-        Example("import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\nmodel.run_eagerly = True\n"),
+        Example("""\
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+            model.run_eagerly = True
+            """),
         Example(
-            "import tensorflow as tf\n\nmodel.compile(optimizer=\"adam\", loss=\"mse\", run_eagerly=False)\n"
-            "tf.config.run_functions_eagerly(False)\nmodel.compile(\"adam\", \"mse\", steps_per_execution=8)\n",
+            """\
+            import tensorflow as tf
+
+            model.compile(optimizer="adam", loss="mse", run_eagerly=False)
+            tf.config.run_functions_eagerly(False)
+            model.compile("adam", "mse", steps_per_execution=8)
+            """,
             reported=False,
         ),
     )

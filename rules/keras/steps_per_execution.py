@@ -8,8 +8,7 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
-from porter.rule import FIX, KERAS, TORCH, Example, Rule
-from porter.rules.torch._analysis.speed import add_to_existing
+from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -87,13 +86,13 @@ class StepsPerExecution(Rule):
     code = "IPU108"
     name = "steps-per-execution"
     kind = FIX
-    frameworks = frozenset({KERAS, TORCH})
-    summary = ("`--steps-per-execution auto|K`: K batches per device execution (`compile(steps_per_execution=K)`); "
-               "PopTorch: `--device-iterations K`.")
+    frameworks = frozenset({KERAS})
+    summary = "`--steps-per-execution auto|K`: K batches per device execution (`compile(steps_per_execution=K)`)."
     rationale = (
         "By default the IPU runs one batch per execution and waits on the host between batches; "
         "`steps_per_execution` in `compile` runs K batches of one replica per execution, the biggest "
-        "speed-up of the Keras tutorial (seed 003; reference 1.4 rule 1). K must divide the batches per "
+        "speed-up of Graphcore's Keras tutorial (\"Going faster by setting steps_per_execution\"; Targeting "
+        "the IPU from TensorFlow 2, \"Keras with IPUs\"). K must divide the batches per "
         "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
         "multiple of it, and with gradient accumulation it must be a multiple of the accumulation count "
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
@@ -101,15 +100,24 @@ class StepsPerExecution(Rule):
         "compiled again with the value of the `evaluate`/`predict` inputs before those calls when they "
         "differ, as the tutorial does. An existing `steps_per_execution` is kept. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
-        "are reported. PopTorch's counterpart is `--device-iterations K`: `opts.deviceIterations(K)` on the "
-        "options (reference 4.1; each loader iteration then holds K batches per replica, reference 4.2)."
+        "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"adam\", loss=\"mse\")\nmodel.fit(dataset, epochs=3)\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(optimizer=\"adam\", loss=\"mse\", steps_per_execution=16)\nmodel.fit(dataset, epochs=3)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(dataset, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=16)
+            model.fit(dataset, epochs=3)
+            """,
             options={"steps_per_execution": 16},
         ),
         Example(
@@ -120,48 +128,67 @@ class StepsPerExecution(Rule):
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
-            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\nmodel.compile(loss=\"mse\")\n"
-            "model.fit(train, epochs=2)\n",
-            "import tensorflow as tf\n\ntrain = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)\n"
-            "model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=len(train) // 2)\nmodel.fit(train, epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(train, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=len(train) // 2)
+            model.fit(train, epochs=2)
+            """,
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nsaver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
-            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=8)\n"
-            "saver = tf.keras.callbacks.ModelCheckpoint(\"ckpt\", save_freq=100)\n"
-            "model.fit(dataset, steps_per_epoch=100, callbacks=[saver])\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)
+            model.fit(dataset, steps_per_epoch=100, callbacks=[saver])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)
+            model.fit(dataset, steps_per_epoch=100, callbacks=[saver])
+            """,
             options={"steps_per_execution": 8},
         ),
         Example(
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nloader = poptorch.DataLoader(opts, data)\n",
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\nopts.deviceIterations(16)\n"
-            "loader = poptorch.DataLoader(opts, data)\n",
-            options={"device_iterations": 16},
-        ),
-        Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\", steps_per_execution=4)\nmodel.fit(dataset)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(dataset)
+            """,
             reported=False, options={"steps_per_execution": 16},
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nmodel.fit(dataset)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(dataset)
+            """,
             reported=False,
         ),
     )
 
     def run(self, ctx) -> None:
         config = ctx.config
-        if TORCH in ctx.frameworks and config.device_iterations:
-            add_to_existing(ctx, self.code)  # options IPU302 creates get it there
-        if KERAS not in ctx.frameworks:
-            return
         auto = throughput.is_auto(config)
         fixed = throughput.config_steps(config) or config.gradient_accumulation
         if not auto and fixed is None:

@@ -3,6 +3,7 @@ import libcst as cst
 from porter.cstutil import expression, statement
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras.ipu_import import IpuImport
 
 
 def _strategy_code(plan) -> str:
@@ -30,12 +31,13 @@ class StrategyScope(Rule):
     rationale = (
         "Code targets the IPU inside `with strategy.scope():` of an `ipu.ipu_strategy.IPUStrategy()`, "
         "instead of `tf.device` blocks or other distribution strategies, and the Keras model must be "
-        "constructed inside the scope (reference 1.3, seeds 000 and 003). `tf.device('/gpu:N')` scopes "
+        "constructed inside the scope (Graphcore's Keras tutorial, \"Wrap the model within the IPU strategy "
+        "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
         "`get_strategy()` become the `IPUStrategy` (the variable name is kept) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
-        "models (reference 1.4, rule 6)."
+        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
@@ -105,47 +107,116 @@ run_experiment(net)
 """,
         ),
         Example(
-            "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "model.compile(loss=\"mse\")\nmodel.fit(x, y, epochs=2)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
-            "    model.compile(loss=\"mse\")\n    model.fit(x, y, epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse")
+                model.fit(x, y, epochs=2)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main():\n    data = load()\n    with tf.device(\"/GPU:0\"):\n"
-            "        model = tf.keras.models.load_model(\"net.h5\")\n        model.evaluate(data)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n\ndef main():\n    data = load()\n"
-            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
-            "        model = tf.keras.models.load_model(\"net.h5\")\n        model.evaluate(data)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                data = load()
+                with tf.device("/GPU:0"):
+                    model = tf.keras.models.load_model("net.h5")
+                    model.evaluate(data)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                data = load()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("net.h5")
+                    model.evaluate(data)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nmirrored = tf.distribute.MirroredStrategy()\nwith mirrored.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    model.compile(loss=\"mse\")\n"
-            "model.fit(x, y)\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "mirrored = ipu.ipu_strategy.IPUStrategy()\nwith mirrored.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    model.compile(loss=\"mse\")\n"
-            "    model.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+
+            mirrored = tf.distribute.MirroredStrategy()
+            with mirrored.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            mirrored = ipu.ipu_strategy.IPUStrategy()
+            with mirrored.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y)
+            """,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef main():\n    data = load()\n"
-            "    inputs = keras.Input(shape=(8,))\n    outputs = keras.layers.Dense(1)(inputs)\n"
-            "    model = keras.Model(inputs, outputs)\n    model.fit(data)\n",
-            "from tensorflow import keras\nfrom tensorflow.python import ipu\n\n\ndef main():\n    data = load()\n"
-            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
-            "        inputs = keras.Input(shape=(8,))\n        outputs = keras.layers.Dense(1)(inputs)\n"
-            "        model = keras.Model(inputs, outputs)\n        model.fit(data)\n",
+            """\
+            from tensorflow import keras
+
+
+            def main():
+                data = load()
+                inputs = keras.Input(shape=(8,))
+                outputs = keras.layers.Dense(1)(inputs)
+                model = keras.Model(inputs, outputs)
+                model.fit(data)
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def main():
+                data = load()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    inputs = keras.Input(shape=(8,))
+                    outputs = keras.layers.Dense(1)(inputs)
+                    model = keras.Model(inputs, outputs)
+                    model.fit(data)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n"
-            "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
-            "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n    model.fit(x, y)\n",
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(x, y)
+            """,
             reported=False,
         ),
         Example(
-            "from tensorflow import keras\n\n\ndef build_model():\n"
-            "    return keras.Sequential([keras.layers.Dense(10)])\n",
+            """\
+            from tensorflow import keras
+
+
+            def build_model():
+                return keras.Sequential([keras.layers.Dense(10)])
+            """,
             reported=False,
         ),
     )
@@ -182,7 +253,7 @@ run_experiment(net)
                            fixed=True)
                 changed = True
         if changed:
-            ctx.add_import("tensorflow.python", "ipu")
+            ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
 
 RULE = StrategyScope()

@@ -13,7 +13,8 @@ class Uint8Cast(Rule):
     summary = "Cast uint8 images to float32 and uint8 labels to int32 before they reach the model."
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; uint8 is only moved, not computed with "
-        "(reference 1.11), and the IPU tutorial casts uint8 features to float32 on the host (seed 004). "
+        "(Targeting the IPU from TensorFlow 2, \"Supported types\"), and Graphcore's TensorFlow 1 tutorial "
+        "\"Porting a simple example\" casts uint8 features to float32 on the host. "
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
         "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
         "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
@@ -23,105 +24,222 @@ class Uint8Cast(Rule):
     )
     examples = (
         Example(
-            "import tensorflow as tf\n\n\ndef main():\n"
-            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
-            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
-            "    model.fit(x_train, y_train, epochs=2, validation_data=(x_test, y_test))\n"
-            "    model.evaluate(x_test, y_test)\n",
-            "import tensorflow as tf\n\n\ndef main():\n"
-            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
-            "    x_train = x_train.reshape(-1, 28, 28, 1)\n    model = build()\n"
-            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2, "
-            "validation_data=(x_test.astype(\"float32\"), y_test.astype(\"int32\")))\n"
-            "    model.evaluate(x_test.astype(\"float32\"), y_test.astype(\"int32\"))\n",
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+                x_train = x_train.reshape(-1, 28, 28, 1)
+                model = build()
+                model.fit(x_train, y_train, epochs=2, validation_data=(x_test, y_test))
+                model.evaluate(x_test, y_test)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+                x_train = x_train.reshape(-1, 28, 28, 1)
+                model = build()
+                model.fit(x_train.astype("float32"), y_train.astype("int32"), epochs=2, validation_data=(x_test.astype("float32"), y_test.astype("int32")))
+                model.evaluate(x_test.astype("float32"), y_test.astype("int32"))
+            """,
         ),
         Example(
-            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
-            "(images, labels), _ = cifar.load_data()\n"
-            "ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)\n",
-            "from tensorflow import keras\nimport tensorflow as tf\n\ncifar = keras.datasets.cifar10\n"
-            "(images, labels), _ = cifar.load_data()\n"
-            "ds = tf.data.Dataset.from_tensor_slices((images.astype(\"float32\"), labels.astype(\"int32\")))"
-            ".shuffle(1000).batch(64)\n",
+            """\
+            from tensorflow import keras
+            import tensorflow as tf
+
+            cifar = keras.datasets.cifar10
+            (images, labels), _ = cifar.load_data()
+            ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)
+            """,
+            """\
+            from tensorflow import keras
+            import tensorflow as tf
+
+            cifar = keras.datasets.cifar10
+            (images, labels), _ = cifar.load_data()
+            ds = tf.data.Dataset.from_tensor_slices((images.astype("float32"), labels.astype("int32"))).shuffle(1000).batch(64)
+            """,
         ),
         Example(
-            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
-            "predictions = model.predict(frames)\n",
-            "import numpy as np\nimport tensorflow as tf\n\nframes = np.zeros((64, 32, 32, 3), dtype=np.uint8)\n"
-            "predictions = model.predict(frames.astype(\"float32\"))\n",
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            frames = np.zeros((64, 32, 32, 3), dtype=np.uint8)
+            predictions = model.predict(frames)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            frames = np.zeros((64, 32, 32, 3), dtype=np.uint8)
+            predictions = model.predict(frames.astype("float32"))
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nmnist = tf.keras.datasets.mnist\n"
-            "(x_train, y_train), (x_test, y_test) = mnist.load_data()\n"
-            "x_train, x_test = x_train / 255.0, x_test / 255.0\n"
-            "model.fit(x_train, y_train.astype(\"int32\"), epochs=5)\n"
-            "model.evaluate(x_test, tf.keras.utils.to_categorical(y_test))\n",
+            """\
+            import tensorflow as tf
+
+            mnist = tf.keras.datasets.mnist
+            (x_train, y_train), (x_test, y_test) = mnist.load_data()
+            x_train, x_test = x_train / 255.0, x_test / 255.0
+            model.fit(x_train, y_train.astype("int32"), epochs=5)
+            model.evaluate(x_test, tf.keras.utils.to_categorical(y_test))
+            """,
             reported=False,
         ),
         Example(
-            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
-            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n    model.fit(x, y, batch_size=50)\n",
-            "import keras\nfrom keras.datasets import cifar100\n\n\ndef train(model):\n"
-            "    (x, y), _ = cifar100.load_data(label_mode=\"fine\")\n"
-            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"), batch_size=50)\n",
+            """\
+            import keras
+            from keras.datasets import cifar100
+
+
+            def train(model):
+                (x, y), _ = cifar100.load_data(label_mode="fine")
+                model.fit(x, y, batch_size=50)
+            """,
+            """\
+            import keras
+            from keras.datasets import cifar100
+
+
+            def train(model):
+                (x, y), _ = cifar100.load_data(label_mode="fine")
+                model.fit(x.astype("float32"), y.astype("int32"), batch_size=50)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
-            "autoencoder.fit(x_train, x_train, epochs=10, validation_data=(x_test, x_test))\n",
-            "import tensorflow as tf\n\n(x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()\n"
-            "autoencoder.fit(x_train.astype(\"float32\"), x_train.astype(\"float32\"), epochs=10, "
-            "validation_data=(x_test.astype(\"float32\"), x_test.astype(\"float32\")))\n",
+            """\
+            import tensorflow as tf
+
+            (x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()
+            autoencoder.fit(x_train, x_train, epochs=10, validation_data=(x_test, x_test))
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, _), (x_test, _) = tf.keras.datasets.mnist.load_data()
+            autoencoder.fit(x_train.astype("float32"), x_train.astype("float32"), epochs=10, validation_data=(x_test.astype("float32"), x_test.astype("float32")))
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
-            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n    model.fit(x_train, y_train)\n",
-            "import tensorflow as tf\n\nif __name__ == \"__main__\":\n"
-            "    (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"))\n",
+            """\
+            import tensorflow as tf
+
+            if __name__ == "__main__":
+                (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+                model.fit(x_train, y_train)
+            """,
+            """\
+            import tensorflow as tf
+
+            if __name__ == "__main__":
+                (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+                model.fit(x_train.astype("float32"), y_train.astype("int32"))
+            """,
         ),
         Example(
-            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
-            "    images = pixels.astype(np.uint8)\n    model.fit(images, classes)\n",
-            "import numpy as np\nimport tensorflow as tf\n\n\ndef run(model, pixels, classes):\n"
-            "    images = pixels.astype(np.uint8)\n    model.fit(images.astype(\"float32\"), classes)\n",
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def run(model, pixels, classes):
+                images = pixels.astype(np.uint8)
+                model.fit(images, classes)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def run(model, pixels, classes):
+                images = pixels.astype(np.uint8)
+                model.fit(images.astype("float32"), classes)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef main():\n"
-            "    (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()\n"
-            "    model.fit(x_train.astype(\"float32\"), y_train.astype(\"int32\"), epochs=2)\n",
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+                model.fit(x_train.astype("float32"), y_train.astype("int32"), epochs=2)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n\n\n"
-            "def fit(model):\n    model.fit(x_train, y_train)\n",
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+
+
+            def fit(model):
+                model.fit(x_train, y_train)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
-            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True)\n"
-            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
-            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n"
-            "train = tfds.load(\"mnist\", split=\"train\", as_supervised=True).map(lambda image, label: "
-            "(tf.cast(image, tf.float32), label))\n"
-            "model.fit(train.shuffle(1024).batch(128), epochs=3)\n",
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train = tfds.load("mnist", split="train", as_supervised=True)
+            model.fit(train.shuffle(1024).batch(128), epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train = tfds.load("mnist", split="train", as_supervised=True).map(lambda image, label: (tf.cast(image, tf.float32), label))
+            model.fit(train.shuffle(1024).batch(128), epochs=3)
+            """,
         ),
         Example(
-            "import tensorflow as tf\nimport tensorflow_datasets as tfds\n\n\ndef normalize(image, label):\n"
-            "    return tf.cast(image, tf.float32) / 255.0, label\n\n\n"
-            "def main():\n    train = tfds.load(\"cifar10\", split=\"train\", as_supervised=True)\n"
-            "    train = train.map(normalize).batch(64)\n    model.fit(train, epochs=3)\n",
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+
+            def normalize(image, label):
+                return tf.cast(image, tf.float32) / 255.0, label
+
+
+            def main():
+                train = tfds.load("cifar10", split="train", as_supervised=True)
+                train = train.map(normalize).batch(64)
+                model.fit(train, epochs=3)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\n\ndef load(augment):\n"
-            "    (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()\n    if augment:\n        x = flip(x)\n"
-            "    model.fit(x.astype(\"float32\"), y.astype(\"int32\"))\n"
-            "    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(normalize).batch(32)\n",
+            """\
+            import tensorflow as tf
+
+
+            def load(augment):
+                (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()
+                if augment:
+                    x = flip(x)
+                model.fit(x.astype("float32"), y.astype("int32"))
+                ds = tf.data.Dataset.from_tensor_slices((x, y)).map(normalize).batch(32)
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow as tf\n\n(x_train, y_train), _ = tf.keras.datasets.imdb.load_data(num_words=10000)\n"
-            "model.fit(x_train, y_train)\n",
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.imdb.load_data(num_words=10000)
+            model.fit(x_train, y_train)
+            """,
             reported=False,
         ),
     )

@@ -18,25 +18,40 @@ class Estimator(Rule):
         "Estimators run on the IPU through `ipu.ipu_estimator.IPUEstimator(model_fn, config="
         "ipu.ipu_run_config.RunConfig(ipu_run_config=ipu.ipu_run_config.IPURunConfig("
         "iterations_per_loop=..., ipu_options=ipu_config)))`, whose `input_fn` returns a dataset batched "
-        "with `drop_remainder=True` (reference 3.4). The change touches the model function, the run "
+        "with `drop_remainder=True` (the IPUEstimator example of Targeting the IPU from TensorFlow 1). The "
+        "change touches the model function, the run "
         "configuration and the input function, so it is reported, not made. A `model_fn` given to "
         "`IPUEstimator` must not call `ipu.ipu_compiler.compile`: the estimator compiles it itself and "
-        "raises a `ValueError` (reference 6 item 22)."
+        "raises a `ValueError` saying so."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir=\"/tmp/model\")\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir="/tmp/model")
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(features, labels, mode):\n"
-            "    return ipu.ipu_compiler.compile(body, inputs=[features, labels])\n\n\n"
-            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model_fn(features, labels, mode):
+                return ipu.ipu_compiler.compile(body, inputs=[features, labels])
+
+
+            estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            estimator = ipu.ipu_estimator.IPUEstimator(model_fn=model_fn, config=config)
+            """,
             reported=False,
         ),
     )
@@ -45,7 +60,8 @@ class Estimator(Rule):
         for call in calls_named(ctx, {"estimator.Estimator"}):
             ctx.report(self.code, call, "use `ipu.ipu_estimator.IPUEstimator` with an "
                        "`ipu.ipu_run_config.RunConfig(ipu_run_config=IPURunConfig(iterations_per_loop=..., "
-                       "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (reference 3.4)", fixed=False)
+                       "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (see the IPUEstimator "
+                       "example of Targeting the IPU from TensorFlow 1)", fixed=False)
         for call in find_calls(ctx, *IPU_ESTIMATORS):
             self._compiled_model_fn(ctx, call)
 

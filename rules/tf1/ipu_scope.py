@@ -12,59 +12,87 @@ class IpuScope(Rule):
     summary = "Build the graph in `ipu.scopes.ipu_scope(\"/device:IPU:0\")` instead of a GPU device scope."
     rationale = (
         "In a TF1 graph the IPU is the device `/device:IPU:0`, entered with `ipu.scopes.ipu_scope`, "
-        "which also opens a resource-variable scope and an XLA scope (reference 3.1; seeds 002, 004). "
+        "which also opens a resource-variable scope and an XLA scope (Targeting the IPU from TensorFlow 1, "
+        "\"A basic graph\"). "
         "`with tf.device(\"/gpu:0\")` (or `/device:GPU:0`) becomes that scope. Placeholders, dataset "
         "iterators and the global step are graph inputs and counters that stay on the host: they move "
-        "into a `tf.device(\"cpu\")` scope in front of the IPU scope (reference 3.2). Scopes for other "
+        "into a `tf.device(\"cpu\")` scope in front of the IPU scope (Targeting the IPU from TensorFlow 1, "
+        "\"A basic graph\"). Scopes for other "
         "GPUs (multi-GPU towers) are reported: they need sharding or replication instead."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with tf.device(\"/gpu:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            with tf.device("/gpu:0"):
+                y = tf.layers.dense(x, 2)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                y = tf.layers.dense(x, 2)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n\n"
-            "def build(batch_size):\n"
-            "    # the whole graph on the GPU\n"
-            "    with tf.device(\"/device:GPU:0\"):\n"
-            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
-            "        step = tf.train.get_or_create_global_step()\n"
-            "        logits = tf.layers.dense(images, 10)\n"
-            "    return images, logits\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def build(batch_size):\n"
-            "    # the whole graph on the GPU\n"
-            "    with tf.device(\"cpu\"):\n"
-            "        images = tf.placeholder(tf.float32, [batch_size, 784])\n"
-            "        step = tf.train.get_or_create_global_step()\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        logits = tf.layers.dense(images, 10)\n"
-            "    return images, logits\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def build(batch_size):
+                # the whole graph on the GPU
+                with tf.device("/device:GPU:0"):
+                    images = tf.placeholder(tf.float32, [batch_size, 784])
+                    step = tf.train.get_or_create_global_step()
+                    logits = tf.layers.dense(images, 10)
+                return images, logits
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def build(batch_size):
+                # the whole graph on the GPU
+                with tf.device("cpu"):
+                    images = tf.placeholder(tf.float32, [batch_size, 784])
+                    step = tf.train.get_or_create_global_step()
+                with ipu.scopes.ipu_scope("/device:IPU:0"):
+                    logits = tf.layers.dense(images, 10)
+                return images, logits
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "for i in range(2):\n"
-            "    with tf.device(\"/gpu:%d\" % i):\n"
-            "        tower(i)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            for i in range(2):
+                with tf.device("/gpu:%d" % i):
+                    tower(i)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"/gpu:1\"):\n"
-            "    tower(1)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("/gpu:1"):
+                tower(1)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    x = tf.placeholder(tf.float32, [16, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    y = tf.layers.dense(x, 2)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with tf.device("cpu"):
+                x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                y = tf.layers.dense(x, 2)
+            """,
             reported=False,
         ),
     )

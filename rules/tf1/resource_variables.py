@@ -15,48 +15,70 @@ class ResourceVariables(Rule):
     rationale = (
         "The IPU only holds resource variables: a TF1 ref variable (`tf.Variable(...)`, or "
         "`tf.get_variable` outside a resource scope) used on the IPU fails with \"Cannot assign a "
-        "device ... no supported kernel for IPU devices\" (reference 3.2 and 6 item 18; seed 002). "
+        "device ... no supported kernel for IPU devices\" (Targeting the IPU from TensorFlow 1, \"Adding "
+        "variables\"). "
         "`ipu_scope` makes the variables created inside it resource variables; for the ones created "
         "outside it the porter sets the variable scope to resource variables once, before the first "
         "variable is created (in the same graph), and reports each `tf.Variable` call."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "# weights\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n"
-            "b = tf.get_variable(\"b\", [2])\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "tf.get_variable_scope().set_use_resource(True)\n"
-            "# weights\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n"
-            "b = tf.get_variable(\"b\", [2])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            # weights
+            w = tf.Variable(tf.zeros([4, 2]))
+            b = tf.get_variable("b", [2])
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            tf.get_variable_scope().set_use_resource(True)
+            # weights
+            w = tf.Variable(tf.zeros([4, 2]))
+            b = tf.get_variable("b", [2])
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\n\n"
-            "def train():\n"
-            "    with tf.Graph().as_default():\n"
-            "        with tf.compat.v1.variable_scope(\"model\"):\n"
-            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
-            "import tensorflow as tf\n\n\n"
-            "def train():\n"
-            "    with tf.Graph().as_default():\n"
-            "        tf.compat.v1.get_variable_scope().set_use_resource(True)\n"
-            "        with tf.compat.v1.variable_scope(\"model\"):\n"
-            "            w = tf.compat.v1.get_variable(\"w\", [4, 2])\n",
+            """\
+            import tensorflow as tf
+
+
+            def train():
+                with tf.Graph().as_default():
+                    with tf.compat.v1.variable_scope("model"):
+                        w = tf.compat.v1.get_variable("w", [4, 2])
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def train():
+                with tf.Graph().as_default():
+                    tf.compat.v1.get_variable_scope().set_use_resource(True)
+                    with tf.compat.v1.variable_scope("model"):
+                        w = tf.compat.v1.get_variable("w", [4, 2])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "tf.get_variable_scope().set_use_resource(True)\n"
-            "w = tf.Variable(tf.zeros([4, 2]))\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            tf.get_variable_scope().set_use_resource(True)
+            w = tf.Variable(tf.zeros([4, 2]))
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    w = tf.get_variable(\"w\", [4, 2])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                w = tf.get_variable("w", [4, 2])
+            """,
             reported=False,
         ),
     )

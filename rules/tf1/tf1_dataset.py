@@ -10,32 +10,42 @@ class Tf1Dataset(Rule):
     summary = "Batch TF1 datasets with `drop_remainder=True` and cast uint8 arrays on the host."
     rationale = (
         "Everything the IPU computation receives must have a fully defined shape, so `.batch(n)` "
-        "needs `drop_remainder=True` (reference 1.8 and 3.4; seed 004); this is the same logic as the "
-        "Keras rule IPU105. The IPU does not compute on uint8 (reference 1.11 and 6 item 20; seed 004 "
-        "casts on the host): uint8 arrays (a Keras dataset loader's images, arrays made as uint8) that "
+        "needs `drop_remainder=True` (Graphcore's TensorFlow 1 tutorial \"Porting a simple example\"); this "
+        "is the same logic as the Keras rule IPU105. The IPU does not compute on uint8 (Targeting the IPU "
+        "from TensorFlow 1, \"Supported types\"; the tutorial casts on the host): uint8 arrays (a Keras "
+        "dataset loader's images, arrays made as uint8) that "
         "reach `from_tensor_slices` unchanged are cast to float32 there, a Keras dataset's labels to "
         "int32, and a `tfds.load` of a uint8 image set gets a `tf.cast` map; the same data flow as the "
         "Keras rule IPU106. The values are not rescaled."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))\n"
-            "dataset = dataset.shuffle(1000).batch(32)\n"
-            "images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train.astype(\"float32\"), y_train.astype(\"int32\")))\n"
-            "dataset = dataset.shuffle(1000).batch(32, drop_remainder=True)\n"
-            "images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+            dataset = dataset.shuffle(1000).batch(32)
+            images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            dataset = tf.data.Dataset.from_tensor_slices((x_train.astype("float32"), y_train.astype("int32")))
+            dataset = dataset.shuffle(1000).batch(32, drop_remainder=True)
+            images, labels = tf.data.make_one_shot_iterator(dataset.repeat()).get_next()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "(x_train, y_train), _ = tf.keras.datasets.mnist.load_data()\n"
-            "x_train = x_train / 255.0\n"
-            "dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train.astype(\"int32\")))\n"
-            "dataset = dataset.batch(32, drop_remainder=True)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            x_train = x_train / 255.0
+            dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train.astype("int32")))
+            dataset = dataset.batch(32, drop_remainder=True)
+            """,
             reported=False,
         ),
     )

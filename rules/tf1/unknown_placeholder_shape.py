@@ -16,23 +16,30 @@ class UnknownPlaceholderShape(Rule):
     summary = "Placeholders fed to IPU code need fully defined shapes (no `None`)."
     rationale = (
         "XLA compiles the IPU graph for fixed shapes: every tensor given to `ipu.ipu_compiler.compile` "
-        "must have a fully defined shape (reference 3.1, 3.2 and 6 item 21; seed 002 defines the "
+        "must have a fully defined shape (Targeting the IPU from TensorFlow 1, \"A basic graph\", defines the "
         "placeholders' shapes on the CPU). A placeholder with a `None` dimension, or no shape, used in "
         "an IPU scope is reported: give it the batch size, and feed batches of exactly that size."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "x = tf.placeholder(tf.float32, [None, 784])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(model, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [None, 784])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(model, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, shape=[32, 784])\n"
-            "labels = tf.placeholder(tf.int32)\n"
-            "with tf.device(\"/gpu:0\"):\n"
-            "    out = model(x)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, shape=[32, 784])
+            labels = tf.placeholder(tf.int32)
+            with tf.device("/gpu:0"):
+                out = model(x)
+            """,
             reported=False,
         ),
     )

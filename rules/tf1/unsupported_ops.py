@@ -3,7 +3,8 @@ import libcst as cst
 from porter.rule import TF1, WARN, Example, Rule
 from porter.rules.tf1._analysis.graph import calls_named, runs_on_ipu, tf_call_name
 
-# Ops with no IPU kernel (reference 1.11 OpFilter; strings and Python calls, reference 6 item 7).
+# Ops with no IPU kernel (the op filter of the IPU device) and ops on strings and Python calls
+# (Targeting the IPU from TensorFlow 1, "Unsupported operations").
 _UNSUPPORTED = {
     "signal.fft", "signal.fft2d", "signal.fft3d", "signal.ifft", "signal.ifft2d", "signal.ifft3d",
     "spectral.fft", "spectral.fft2d", "spectral.fft3d", "spectral.ifft", "spectral.ifft2d", "spectral.ifft3d",
@@ -26,24 +27,35 @@ class UnsupportedOps(Rule):
     rationale = (
         "The IPU device has no kernel for `Angle, Complex, ComplexAbs, Conj, FFT*, IFFT*, Imag, Real, "
         "NonMaxSuppressionV4` and for ops on strings or decoding images; an unsupported op makes "
-        "compilation fail (reference 1.11 and 6 item 7). In an IPU scope, or a function it compiles, "
+        "compilation fail (Targeting the IPU from TensorFlow 1, \"Unsupported operations\"). In an IPU scope, "
+        "or a function it compiles, "
         "they are reported: compute them on the host, in the `tf.data` pipeline or in "
         "`ipu.scopes.outside_compilation_scope()`. Support of ops not listed there is not known."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model(x):\n"
-            "    spectrum = tf.signal.fft(tf.complex(x, 0.0))\n"
-            "    return tf.math.real(spectrum)\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(model, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x):
+                spectrum = tf.signal.fft(tf.complex(x, 0.0))
+                return tf.math.real(spectrum)
+
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(model, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "dataset = dataset.map(lambda path: tf.image.decode_jpeg(tf.io.read_file(path)))\n"
-            "with tf.device(\"cpu\"):\n"
-            "    spectrum = tf.signal.fft(signal)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            dataset = dataset.map(lambda path: tf.image.decode_jpeg(tf.io.read_file(path)))
+            with tf.device("cpu"):
+                spectrum = tf.signal.fft(signal)
+            """,
             reported=False,
         ),
     )

@@ -21,8 +21,9 @@ class XlaCompile(Rule):
     summary = "Compile the computation of the IPU scope with `ipu.ipu_compiler.compile`."
     rationale = (
         "On the IPU a TF1 graph runs efficiently only when compiled with "
-        "`ipu.ipu_compiler.compile(computation, inputs)` inside `ipu_scope` (reference 3.1; seeds 002, "
-        "004). When the scope calls a function of the file (`loss, train_op = model_fn(x, y)`), that "
+        "`ipu.ipu_compiler.compile(computation, inputs)` inside `ipu_scope` (Targeting the IPU from "
+        "TensorFlow 1, \"Compiling the graph for the IPU\"). When the scope calls a function of the file "
+        "(`loss, train_op = model_fn(x, y)`), that "
         "call is compiled: graph inputs (placeholders, `get_next()` tensors) become `inputs`, other "
         "arguments stay in a `lambda`. `compile` returns the tensors only, as a list (operations run "
         "as their control dependencies), so the result is unpacked into the same names and each "
@@ -33,91 +34,143 @@ class XlaCompile(Rule):
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x, y):\n"
-            "    logits = tf.layers.dense(x, 10)\n"
-            "    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n"
-            "    train_op = tf.train.AdamOptimizer().minimize(loss)\n"
-            "    return loss, train_op\n\n\n"
-            "x = tf.placeholder(tf.float32, [32, 784])\n"
-            "y = tf.placeholder(tf.int32, [32])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    loss, train_op = model_fn(x, y)  # one training step\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x, y):\n"
-            "    logits = tf.layers.dense(x, 10)\n"
-            "    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n"
-            "    train_op = tf.train.AdamOptimizer().minimize(loss)\n"
-            "    return loss, train_op\n\n\n"
-            "x = tf.placeholder(tf.float32, [32, 784])\n"
-            "y = tf.placeholder(tf.int32, [32])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])  # one training step\n"
-            "    train_op = loss.op  # runs the whole compiled step\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model_fn(x, y):
+                logits = tf.layers.dense(x, 10)
+                loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+                train_op = tf.train.AdamOptimizer().minimize(loss)
+                return loss, train_op
+
+
+            x = tf.placeholder(tf.float32, [32, 784])
+            y = tf.placeholder(tf.int32, [32])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                loss, train_op = model_fn(x, y)  # one training step
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model_fn(x, y):
+                logits = tf.layers.dense(x, 10)
+                loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+                train_op = tf.train.AdamOptimizer().minimize(loss)
+                return loss, train_op
+
+
+            x = tf.placeholder(tf.float32, [32, 784])
+            y = tf.placeholder(tf.int32, [32])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])  # one training step
+                train_op = loss.op  # runs the whole compiled step
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n\n"
-            "def step(images, lr):\n"
-            "    loss = tf.reduce_mean(tf.layers.dense(images, 1))\n"
-            "    return tf.train.GradientDescentOptimizer(lr).minimize(loss)\n\n\n"
-            "def main(args):\n"
-            "    images = tf.data.make_one_shot_iterator(make_dataset()).get_next()\n"
-            "    with tf.device(\"/gpu:0\"):\n"
-            "        train = step(images, args.lr)\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def step(images, lr):\n"
-            "    loss = tf.reduce_mean(tf.layers.dense(images, 1))\n"
-            "    return tf.train.GradientDescentOptimizer(lr).minimize(loss)\n\n\n"
-            "def main(args):\n"
-            "    images = tf.data.make_one_shot_iterator(make_dataset()).get_next()\n"
-            "    with tf.device(\"/gpu:0\"):\n"
-            "        train = ipu.ipu_compiler.compile(lambda images: step(images, args.lr), inputs=[images])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def step(images, lr):
+                loss = tf.reduce_mean(tf.layers.dense(images, 1))
+                return tf.train.GradientDescentOptimizer(lr).minimize(loss)
+
+
+            def main(args):
+                images = tf.data.make_one_shot_iterator(make_dataset()).get_next()
+                with tf.device("/gpu:0"):
+                    train = step(images, args.lr)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def step(images, lr):
+                loss = tf.reduce_mean(tf.layers.dense(images, 1))
+                return tf.train.GradientDescentOptimizer(lr).minimize(loss)
+
+
+            def main(args):
+                images = tf.data.make_one_shot_iterator(make_dataset()).get_next()
+                with tf.device("/gpu:0"):
+                    train = ipu.ipu_compiler.compile(lambda images: step(images, args.lr), inputs=[images])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def main():\n"
-            "    x = tf.placeholder(tf.float32, [8, 4])\n"
-            "    # the model\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        h = tf.layers.dense(x, 4)\n"
-            "        probabilities = tf.nn.softmax(h)\n"
-            "    with tf.Session() as sess:\n"
-            "        print(sess.run(probabilities, {x: batch}))\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def main():\n"
-            "    x = tf.placeholder(tf.float32, [8, 4])\n"
-            "    # the model\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        def model_fn(x):\n"
-            "            h = tf.layers.dense(x, 4)\n"
-            "            probabilities = tf.nn.softmax(h)\n"
-            "            return probabilities\n\n"
-            "        [probabilities] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
-            "    with tf.Session() as sess:\n"
-            "        print(sess.run(probabilities, {x: batch}))\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                x = tf.placeholder(tf.float32, [8, 4])
+                # the model
+                with ipu.scopes.ipu_scope("/device:IPU:0"):
+                    h = tf.layers.dense(x, 4)
+                    probabilities = tf.nn.softmax(h)
+                with tf.Session() as sess:
+                    print(sess.run(probabilities, {x: batch}))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                x = tf.placeholder(tf.float32, [8, 4])
+                # the model
+                with ipu.scopes.ipu_scope("/device:IPU:0"):
+                    def model_fn(x):
+                        h = tf.layers.dense(x, 4)
+                        probabilities = tf.nn.softmax(h)
+                        return probabilities
+
+                    [probabilities] = ipu.ipu_compiler.compile(model_fn, inputs=[x])
+                with tf.Session() as sess:
+                    print(sess.run(probabilities, {x: batch}))
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    dense = tf.layers.Dense(4)\n"
-            "    out = dense(x)\n"
-            "print(dense.kernel)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                dense = tf.layers.Dense(4)
+                out = dense(x)
+            print(dense.kernel)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "y = tf.layers.dense(x, 4)\n"
-            "with tf.Session() as sess:\n"
-            "    sess.run(y, {x: batch})\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            y = tf.layers.dense(x, 4)
+            with tf.Session() as sess:
+                sess.run(y, {x: batch})
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def model_fn(x):\n"
-            "    return tf.layers.dense(x, 4)\n\n\n"
-            "x = tf.placeholder(tf.float32, [8, 4])\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model_fn(x):
+                return tf.layers.dense(x, 4)
+
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])
+            """,
             reported=False,
         ),
     )

@@ -72,13 +72,15 @@ class InferenceModel(Rule):
     summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
     rationale = (
         "On the IPU the model runs through a compiled `poptorch.inferenceModel(model.eval(), options=opts)` "
-        "(reference 4.3; seed 001). In a `model.eval()` + `torch.no_grad()`/`inference_mode()` block (or "
+        "(PopTorch User Guide, \"Model wrapping functions\"). In a `model.eval()` + "
+        "`torch.no_grad()`/`inference_mode()` block (or "
         "a `@torch.no_grad()` function), and for a trained model evaluated under `no_grad` after its "
         "training loop, the model calls go to an inference model created once (in the caller, passed in, "
         "when the evaluation is in a function called once per epoch). When the script also trains, the "
         "training model is detached (`detachFromDevice()`) before each evaluation (only once it has run, "
         "when the evaluation can come first) and the inference model after it when training goes on, so "
-        "each finds a free IPU (the seed's pattern). The wrapper keeps the training flag the model had "
+        "each finds a free IPU (the pattern of Graphcore's PyTorch tutorials). The wrapper keeps the training "
+        "flag the model had "
         "when it was wrapped, so the model is wrapped in eval mode (and put back in training mode "
         "when it also trains). The options must have gradient accumulation 1: the "
         "options the porter creates have; options that accumulate get a separate inference `Options()` "
@@ -87,8 +89,15 @@ class InferenceModel(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
-        Example("import torch\nimport poptorch\n\ninference_model = poptorch.inferenceModel(model)\n"
-                "model.eval()\nwith torch.no_grad():\n    out = inference_model(x)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            inference_model = poptorch.inferenceModel(model)
+            model.eval()
+            with torch.no_grad():
+                out = inference_model(x)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
@@ -105,7 +114,8 @@ class InferenceModel(Rule):
             model = placement.values[evaluation.model]
             trained = sorted({release.training for release in evaluation.releases if release.training})
             # The wrapper copies the model's training flag when it is made and never syncs it
-            # (reference 4.3): wrap the model in eval mode, then put it back for its training.
+            # (PopTorch User Guide, "Model wrapping functions"): wrap the model in eval mode, then
+            # put it back for its training.
             creation = [cstutil.statement(f"{name} = poptorch.inferenceModel({model}.eval(){options})")]
             if trained:
                 creation.append(cstutil.statement(f"{model}.train()"))

@@ -13,22 +13,50 @@ class PoptorchImport(Rule):
     summary = "Import PopTorch with `import poptorch`."
     rationale = (
         "Every PopTorch API the port writes (`poptorch.Options`, `poptorch.DataLoader`, `poptorch.optim`, "
-        "`poptorch.trainingModel`, `poptorch.inferenceModel`) lives in the `poptorch` package (reference 4; "
-        "seed 001). The rules that write PopTorch code ask for the import and it is reported under this "
+        "`poptorch.trainingModel`, `poptorch.inferenceModel`) lives in the `poptorch` package (PopTorch User "
+        "Guide). The rules that write PopTorch code ask for the import and it is reported under this "
         "code; this rule also adds it to a script that uses `poptorch.` names without importing it."
     )
     examples = (
         Example(
-            "import torch\n\nopts = poptorch.Options()\n",
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n",
+            """\
+            import torch
+
+            opts = poptorch.Options()
+            """,
+            """\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            """,
         ),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds, batch_size=8)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\nimport poptorch\n\n"
-            "loader = DataLoader(ds, batch_size=8)\n",
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds, batch_size=8)
+            """,
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+            import poptorch
+
+            loader = DataLoader(ds, batch_size=8)
+            """,
         ),
-        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n", reported=False),
-        Example("import torch\n\nx = torch.ones(3)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            """, reported=False),
+        Example("""\
+            import torch
+
+            x = torch.ones(3)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -4,13 +4,13 @@ import libcst as cst
 
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import (
-    AUTOCAST, GRAD_SCALER, assigned_name, expr_call, method_of, name_of, qualified, remove_statement,
-)
+from porter.cstutil import assigned_name, expr_call, method_of, name_of
+from porter.statements import remove_statement
+from porter.rules.torch._analysis.util import AUTOCAST, GRAD_SCALER, qualified
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "
-           "(reference 4.6)")
+           "(PopTorch User Guide, \"16-bit float support\")")
 _SCALER_METHODS = ("scale", "step", "update", "unscale_")
 
 _BEFORE = '''import torch
@@ -46,7 +46,8 @@ class RemoveAmp(Rule):
     summary = "Remove CUDA automatic mixed precision (`autocast`, `GradScaler`): plain float32 steps."
     rationale = (
         "There is no `torch.cuda.amp` on the IPU and `poptorch.autocast` was removed in SDK 3.1 "
-        "(reference 4.6, section 6 item 29). `autocast` blocks are removed (their bodies kept) and the "
+        "(PopTorch User Guide, \"16-bit float support\"). `autocast` blocks are removed (their bodies kept) "
+        "and the "
         "GradScaler step becomes the plain `loss.backward(); optimizer.step()`, which IPU305 then runs as "
         "a `poptorch.trainingModel`. The port trains in float32: float16 on the IPU is a manual `.half()` "
         "of the model and inputs plus `loss_scaling` on the `poptorch.optim` optimizer."
@@ -54,10 +55,25 @@ class RemoveAmp(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\n\nwith torch.no_grad(), torch.autocast('cuda'):\n    out = model(x)\n",
-            "import torch\n\nwith torch.no_grad():\n    out = model(x)\n",
+            """\
+            import torch
+
+            with torch.no_grad(), torch.autocast('cuda'):
+                out = model(x)
+            """,
+            """\
+            import torch
+
+            with torch.no_grad():
+                out = model(x)
+            """,
         ),
-        Example("import torch\n\nwith torch.no_grad():\n    out = model(x)\n", reported=False),
+        Example("""\
+            import torch
+
+            with torch.no_grad():
+                out = model(x)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -1,11 +1,11 @@
 import libcst as cst
 
-from porter.context import walk
-from porter.cstutil import remove_arg
+from porter.context import code_of, walk
+from porter.cstutil import expr_call, remove_arg, simple_assign
 from porter.rule import FIX, TORCH, Example, Rule
+from porter.statements import remove_statement
 from porter.rules.torch._analysis.util import (
-    CUDA_COUNT, GPU_AVAILABLE, code_of, cuda_value, is_device, expr_call, is_cuda_string, qualified, remove_statement,
-    simple_assign, strip_device_call,
+    CUDA_COUNT, GPU_AVAILABLE, cuda_value, is_cuda_string, is_device, qualified, strip_device_call,
 )
 
 _NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
@@ -38,7 +38,7 @@ class RemoveCuda(Rule):
     summary = "Keep the model and data on the CPU: remove `.cuda()`, `.to(device)` and CUDA calls."
     rationale = (
         "PopTorch installs the CPU build of torch: `torch.cuda.is_available()` is False and `.cuda()` fails. "
-        "Models and inputs stay on the CPU and the PopTorch wrappers move the data (reference 4.6). "
+        "Models and inputs stay on the CPU and the PopTorch wrappers move the data. "
         "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
         "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
         "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"
@@ -69,24 +69,68 @@ for images, target in loader:
         ),
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\n\nif torch.cuda.is_available():\n    model = model.cuda()\nelse:\n    print('cpu')\n",
-            "import torch\n\nprint('cpu')\n",
+            """\
+            import torch
+
+            if torch.cuda.is_available():
+                model = model.cuda()
+            else:
+                print('cpu')
+            """,
+            """\
+            import torch
+
+            print('cpu')
+            """,
         ),
         Example(
-            "import torch\n\nuse_cuda = not args.no_cuda and torch.cuda.is_available()\n"
-            "x = torch.zeros(3, device='cuda')\n",
-            "import torch\n\nuse_cuda = False\nx = torch.zeros(3)\n",
+            """\
+            import torch
+
+            use_cuda = not args.no_cuda and torch.cuda.is_available()
+            x = torch.zeros(3, device='cuda')
+            """,
+            """\
+            import torch
+
+            use_cuda = False
+            x = torch.zeros(3)
+            """,
         ),
         Example(
-            "import torch\n\nif torch.cuda.device_count() > 1:\n    print('GPUs')\nmodel = Net()\n",
-            "import torch\n\nmodel = Net()\n",
+            """\
+            import torch
+
+            if torch.cuda.device_count() > 1:
+                print('GPUs')
+            model = Net()
+            """,
+            """\
+            import torch
+
+            model = Net()
+            """,
         ),
         Example(
-            "import torch\n\ntorch.cuda.reset_peak_memory_stats()\nx = x.pin_memory()\n"
-            "print(torch.cuda.max_memory_allocated())\n",
-            "import torch\n\nprint(torch.cuda.max_memory_allocated())\n",
+            """\
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+            x = x.pin_memory()
+            print(torch.cuda.max_memory_allocated())
+            """,
+            """\
+            import torch
+
+            print(torch.cuda.max_memory_allocated())
+            """,
         ),
-        Example("import torch\n\nx = torch.ones(2).to(torch.float16)\ny = x.to(dtype=torch.float32)\n",
+        Example("""\
+            import torch
+
+            x = torch.ones(2).to(torch.float16)
+            y = x.to(dtype=torch.float32)
+            """,
                 reported=False),
     )
 

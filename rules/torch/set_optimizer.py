@@ -1,10 +1,10 @@
 import libcst as cst
 
-from porter import cstutil
-from porter.cstutil import argument
+from porter import cstutil, scopes
+from porter.cstutil import argument, expr_call, method_of, name_of, single_small
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan, scheduler_names
-from porter.rules.torch._analysis.util import code_of, expr_call, method_of, name_of, owner_of, single_small
+from porter.context import code_of
 
 _BEFORE = '''import torch
 import poptorch
@@ -34,8 +34,8 @@ class SetOptimizer(Rule):
     rationale = (
         "The optimizer runs inside the compiled training program: a change made to the Python optimizer "
         "(`scheduler.step()`, `param_group[\"lr\"] = ...`) reaches the IPU only through "
-        "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (reference 4.4, "
-        "section 6 item 33)."
+        "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (PopTorch User Guide, "
+        "\"Optimizers\")."
     )
     examples = (
         Example(_BEFORE, _AFTER),
@@ -48,7 +48,7 @@ class SetOptimizer(Rule):
         for name, call in p.existing_training:
             optimizer = argument(call, "optimizer", 2)
             if optimizer is not None:
-                existing.setdefault(id(owner_of(ctx, call)), (name, code_of(ctx, optimizer.value)))
+                existing.setdefault(id(scopes.owner(ctx, call)), (name, code_of(ctx, optimizer.value)))
         schedulers = scheduler_names(ctx)
         for statement in ctx.nodes(cst.SimpleStatementLine):
             call = expr_call(statement)
@@ -95,7 +95,7 @@ class SetOptimizer(Rule):
         following = siblings[siblings.index(statement) + 1:]
         if following and method_of(expr_call(following[0]), "setOptimizer") is not None:
             return
-        owner = owner_of(ctx, statement)
+        owner = scopes.owner(ctx, statement)
         training = p.training_in(owner) or existing.get(id(owner))
         if training is None:
             if any(not step.rewritten for step in p.steps):

@@ -3,10 +3,11 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import TrainStep, pass_in, plan
-from porter.rules.torch._analysis.util import (
-    code_of, insert_module_class, nn_module_spelling, remove_statement, rename, simple_assign,
-    strip_devices, tensor_variables, top_statement,
-)
+from porter.context import code_of
+from porter.statements import insert_module_class, remove_statement, rename
+from porter.cstutil import simple_assign
+from porter.scopes import top_statement
+from porter.rules.torch._analysis.util import nn_module_spelling, strip_devices, tensor_variables
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -163,7 +164,8 @@ class TrainingModel(Rule):
     rationale = (
         "PopTorch runs forward, backward and the optimizer step as one compiled program: the wrapped "
         "module's `forward` must compute and return the loss, and `loss.backward()`, `optimizer.step()` "
-        "and `zero_grad()` go (reference 4.3, section 6 item 23; seed 001). The standard step becomes a "
+        "and `zero_grad()` go (PopTorch User Guide, \"From PyTorch to PopTorch\"). The standard step becomes "
+        "a "
         "wrapper module returning `(output, loss)`, a `poptorch.trainingModel(wrapper, options=opts, "
         "optimizer=optimizer)` created once (in the caller when the loop is in a function called once per "
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "

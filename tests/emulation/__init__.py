@@ -8,8 +8,8 @@
 
 Inside the block `tensorflow.python.ipu`, `ipu_tensorflow_addons` and `poptorch` import as the
 emulated modules, Keras models gain the IPU extension methods and `keras.ipu`, and every emulated
-constraint raises the error the reference (/work/shared/reference/ipu-api.md) describes. Leaving
-the block removes all of it."""
+constraint raises the error that Graphcore's documentation (Targeting the IPU from TensorFlow 2
+and 1, the PopTorch User Guide) describes. Leaving the block removes all of it."""
 
 import contextlib
 import os

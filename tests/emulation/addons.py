@@ -1,4 +1,4 @@
-"""`ipu_tensorflow_addons` emulated (reference section 2).
+"""`ipu_tensorflow_addons` emulated (Targeting the IPU from TensorFlow 2, "IPU TensorFlow Addons").
 
 The layers take the IPU constructor signatures (positional order included), raise what the
 reference says they raise, and otherwise compute exactly what the stock Keras layer computes, so a

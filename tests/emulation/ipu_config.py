@@ -1,4 +1,4 @@
-"""`tensorflow.python.ipu.config` emulated: a strict, typed option tree (reference section 1.2).
+"""`tensorflow.python.ipu.config` emulated: a strict, typed option tree ("Configuring system options").
 
 Unknown attributes fail with a "did you mean" hint, categories cannot be assigned, values are
 type-checked when set, and nothing takes effect until `configure_ipu_system()`."""

@@ -1,4 +1,4 @@
-"""Keras on the emulated IPU (reference sections 1.4 to 1.6).
+"""Keras on the emulated IPU (Targeting the IPU from TensorFlow 2, "Keras with IPUs").
 
 `patches(tf, keras)` returns (object, attribute, new value) triples that the installer applies
 and undoes: `fit`/`evaluate`/`predict` check the IPU's data and model rules when the model was
@@ -341,7 +341,8 @@ def _check_execution(tf, model, batches, steps_given):
         raise STATE.error(ValueError(
             "The model %s is pipelined, however `gradient_accumulation_steps_per_replica` has not been "
             "set through `set_pipelining_options()`. Pipelined models always accumulate gradients: "
-            "set `gradient_accumulation_steps_per_replica` (reference 1.5)." % model.name))
+            "set `gradient_accumulation_steps_per_replica` (Graphcore's Keras tutorial, \"Pipelining\")."
+            % model.name))
     ipus = ipu_config.configured_ipus()
     rounded = 2 ** int(math.ceil(math.log2(shards))) if shards > 1 else 1
     if ipus % rounded or ipus < rounded:

@@ -1,4 +1,4 @@
-"""A CPU emulation of PopTorch (reference section 4), built as fresh module objects.
+"""A CPU emulation of PopTorch (the PopTorch User Guide), built as fresh module objects.
 
 `build()` returns the `poptorch` module and its `poptorch.optim` submodule. Everything runs on
 the CPU with plain PyTorch; what the emulation adds are PopTorch's rules: options that chain and
@@ -661,7 +661,8 @@ class PoplarExecutor:
                 return self._train(args, kwargs)
             if self._mode_at_wrap and not was_training:
                 note = ("poptorch.inferenceModel wrapped the model while it was in training mode; "
-                        "model.eval() called later is not synced to the wrapper (reference 4.3), so "
+                        "model.eval() called later is not synced to the wrapper (PopTorch User Guide, "
+                        "\"Model wrapping functions\"), so "
                         "inference runs with dropout/batch-norm in training mode")
                 if note not in STATE.notes:
                     STATE.notes.append(note)
@@ -750,7 +751,7 @@ def _check_ipus(model, options, training):
     if total & (total - 1) and not options.auto_round_num_ipus:
         raise STATE.error(RuntimeError(
             "The model needs %d IPUs (%d per replica x %d replicas), which is not a power of 2: "
-            "use a power of 2 or opts.autoRoundNumIPUs(True) (reference 4.5)."
+            "use a power of 2 or opts.autoRoundNumIPUs(True) (PopTorch User Guide, \"Pipelined execution\")."
             % (total, ipus, options.replication_factor)))
     if ipus > 1 and isinstance(options.execution_strategy, PipelinedExecution):
         stages = 2 * ipus - 1 if training else ipus
@@ -759,7 +760,7 @@ def _check_ipus(model, options, training):
         if have < stages:
             raise STATE.error(RuntimeError(
                 "The model is pipelined over %d IPUs (%d pipeline stages), so %s must be at least %d, "
-                "not %d (reference 4.5)." % (ipus, stages, what, stages, have)))
+                "not %d (PopTorch User Guide, \"Pipelined execution\")." % (ipus, stages, what, stages, have)))
 
 
 def trainingModel(model, options=None, optimizer=None):

@@ -1,4 +1,4 @@
-"""`tensorflow.python.ipu` emulated on the CPU (reference sections 1 and 3).
+"""`tensorflow.python.ipu` emulated on the CPU (Targeting the IPU from TensorFlow 2 and 1).
 
 `build(tf)` returns fresh module objects keyed by their import names. The IPU strategy is a real
 `tf.distribute.OneDeviceStrategy` on the CPU, so Keras and custom loops behave as they would on one
@@ -15,7 +15,7 @@ import weakref
 from . import ipu_config
 from .state import STATE
 
-# ops allowed to touch uint8/int8 tensors on the device: data movement only (reference 1.11)
+# ops allowed to touch uint8/int8 tensors on the device: data movement only ("Supported types")
 DATA_MOVEMENT_OPS = frozenset({
     "Cast", "Identity", "Reshape", "ExpandDims", "BroadcastTo", "_Arg", "_Retval", "Const",
     "NormaliseImage", "Placeholder", "PlaceholderWithDefault", "IteratorGetNext", "NoOp",
@@ -60,7 +60,7 @@ class GradientAccumulationReductionMethod(enum.IntEnum):
 def _device_error(tf, op, message):
     return STATE.error(tf.errors.InvalidArgumentError(
         None, op, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
-        "(emulated check, reference 1.11)" % (op.type, op.name, message)))
+        "(emulated check, \"Supported types\")" % (op.type, op.name, message)))
 
 
 def check_device_ops(tf, operations, captured_placeholders=True):
@@ -79,7 +79,7 @@ def check_device_ops(tf, operations, captured_placeholders=True):
             source = tensor.op
             if source.type == "Identity" and source.inputs and source.inputs[0].dtype._is_ref_dtype:
                 source = source.inputs[0].op
-            # a ref variable placed on the CPU explicitly (the global step of reference 3.2) is
+            # a ref variable placed on the CPU explicitly (the TF1 global step) is
             # read from the host; any other ref variable is pulled onto the IPU, which has no kernel
             if source not in new and source.type in ("VariableV2", "Variable") \
                     and "cpu" not in source.device.lower():
@@ -87,7 +87,7 @@ def check_device_ops(tf, operations, captured_placeholders=True):
                     None, op, "Cannot assign a device for operation %s: Could not satisfy explicit device "
                     "specification '/device:IPU:0' because no supported kernel for IPU devices is "
                     "available. The compiled code reads the ref variable %s: create variables as "
-                    "resource variables (reference 3.2)." % (source.name, source.name)))
+                    "resource variables (\"Adding variables\")." % (source.name, source.name)))
         if captured_placeholders:
             for tensor in op.inputs:
                 if tensor.op not in new and tensor.op.type == "Placeholder" \
@@ -196,7 +196,7 @@ def build(tf):
                 raise STATE.error(tf.errors.InvalidArgumentError(
                     None, op, "Cannot assign a device for operation %s: Could not satisfy explicit device "
                     "specification '%s' because no supported kernel for IPU devices is available. "
-                    "Use resource variables (reference 3.2)." % (op.name, device)))
+                    "Use resource variables (\"Adding variables\")." % (op.name, device)))
 
     @contextlib.contextmanager
     def ipu_shard(index):

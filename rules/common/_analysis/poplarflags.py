@@ -1,5 +1,6 @@
-"""Runtime flags a port switches on: ``TF_POPLAR_FLAGS`` for TensorFlow (reference 1.10) and the
-matching ``poptorch.Options`` calls for PopTorch (reference 4.1). Shared by IPU012 and IPU013.
+"""Runtime flags a port switches on: ``TF_POPLAR_FLAGS`` for TensorFlow (Targeting the IPU from
+TensorFlow 2, "TF_POPLAR_FLAGS environment variable") and the matching ``poptorch.Options`` calls
+for PopTorch (PopTorch User Guide, "Options"). Shared by IPU012 and IPU013.
 
 TensorFlow reads ``TF_POPLAR_FLAGS`` once, when it is imported, so the flag is appended to the
 variable (other flags the user set are kept) in a statement placed just before the first

@@ -1,7 +1,8 @@
-"""Swapping Keras layers for the IPU layers of ``ipu_tensorflow_addons.keras.layers`` (reference
-2.1, 2.2), shared by IPU104 (LSTM, GRU) and IPU112 (Embedding, Dropout): finding the layer calls
-under any import spelling, reading their arguments, passing positional arguments by keyword, the
-``ipu_layers`` import, whether a mask reaches a layer, and dropping imports the swaps leave unused.
+"""Swapping Keras layers for the IPU layers of ``ipu_tensorflow_addons.keras.layers`` (Targeting
+the IPU from TensorFlow 2, "IPU TensorFlow Addons"), shared by IPU104 (LSTM, GRU) and IPU112
+(Embedding, Dropout): finding the layer calls under any import spelling, reading their arguments,
+passing positional arguments by keyword, the ``ipu_layers`` import, whether a mask reaches a layer,
+and dropping imports the swaps leave unused.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
             reason = f"the name `{ALIAS}` is taken in this file"
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
-                       f"{layer}`: {reason} (reference 2.2)", fixed=False)
+                       f"{layer}`: {reason} "
+                       "(Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\")", fixed=False)
             continue
         order = orders[layer]
         keywords = swap(ctx, code, call, layer, local, order, len(order) if keep_positional is None else keep_positional)

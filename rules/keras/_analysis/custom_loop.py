@@ -1,69 +1,24 @@
-"""Custom training loops: ``tf.GradientTape`` step functions and the Python loops that call them
-(IPU111). Also tells ``porter.rules.keras._analysis.model_plan`` which statements of a block belong in the strategy
-scope when such loops are rewritten: the loops themselves, and the optimizers and metrics they use.
+"""Custom training loops (IPU111): how each Python loop that calls a ``tf.GradientTape`` step
+function is rewritten for the IPU, or why it is left for a person. The loops themselves are found by
+``porter.rules.keras._analysis.steps``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
 from porter.context import FileContext, walk
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.steps import StepCall, active, step_calls
+from porter.throughput import config_steps
 
-TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
 FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
-IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
-
-
-def active(ctx: FileContext) -> bool:
-    """Custom loops are rewritten when a steps-per-execution value is asked for."""
-    return ctx.config.steps_per_execution is not None
-
-
-@dataclass
-class StepCall:
-    function: cst.FunctionDef
-    call: cst.Call
-    statement: cst.BaseStatement  # the statement of the loop body that holds the call
-    loop: cst.For
-
-
-def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
-    """Functions of the file (not methods) that open a ``tf.GradientTape``."""
-    def find() -> Dict[str, cst.FunctionDef]:
-        found: Dict[str, cst.FunctionDef] = {}
-        for call, _ in ctx.calls_to(*TAPES):
-            function = ctx.enclosing_function(call)
-            if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
-                continue
-            found.setdefault(function.name.value, function)
-        return found
-
-    return ctx.shared("_step_functions", find)
-
-
-def step_calls(ctx: FileContext) -> List[StepCall]:
-    """Calls of a step function directly in the body of a ``for`` loop."""
-    functions = step_functions(ctx)
-    found = []
-    if not functions:
-        return found
-    for call in ctx.nodes(cst.Call):
-        if not (isinstance(call.func, cst.Name) and call.func.value in functions):
-            continue
-        if ctx.qualified_name(call.func) is not None:
-            continue
-        statement = ctx.statement_of(call)
-        block = ctx.parent(statement) if statement is not None else None
-        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(functions[call.func.value], call, statement, loop))
-    return found
 
 
 def eager_calls(ctx: FileContext, function: cst.FunctionDef) -> List[str]:
@@ -86,28 +41,6 @@ def tensorflow_alias(ctx: FileContext) -> Optional[str]:
         if full == "tensorflow":
             return local
     return None
-
-
-def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
-    """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
-    loops calling a step function, and optimizer/metric constructions."""
-    if not active(ctx) or not step_functions(ctx):
-        return []
-    loops: Set[int] = {id(step.loop) for step in step_calls(ctx)}
-    found = []
-    for statement in block.body:
-        for node in walk(statement):
-            if id(node) in loops:
-                found.append(statement)
-                break
-            if isinstance(node, cst.Call):
-                name = ctx.keras_name(node.func) or ""
-                if name.startswith(IN_SCOPE_PREFIXES) and isinstance(statement, cst.SimpleStatementLine):
-                    found.append(statement)
-                    break
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                break
-    return found
 
 
 @dataclass
@@ -162,9 +95,6 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         return plans
     if not active(ctx) or tensorflow_alias(ctx) is None:
         return plans
-    from porter.rules.keras._analysis.model_plan import model_plan
-    from porter.throughput import config_steps
-
     model = model_plan(ctx)
     done = run_targets(ctx)
     steps = config_steps(ctx.config)
@@ -179,12 +109,14 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         if eager:
             plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                             "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
-                            "`@tf.function(jit_compile=True)` (reference 1.7)")
+                            "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
+                            "\"On-device loops\")")
         elif existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
         elif model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
             plan.problem = (f"the loop that calls `{name}` is not where the model is built: run it inside "
-                            "`with strategy.scope():` through `strategy.run` (reference 1.7)")
+                            "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
+                            "TensorFlow 2, \"On-device loops\")")
         if plan.problem is None:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)

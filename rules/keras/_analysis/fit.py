@@ -167,7 +167,7 @@ def samples_per_execution(config) -> int:
     """Samples of one complete execution, per batch: replicas x batches per execution. With
     ``auto`` the execution is the whole (trimmed) epoch, so the data only needs whole
     accumulation groups; otherwise the K steps of an execution (a multiple of the accumulation
-    count, reference 1.4) or one accumulation group when only accumulation is asked for."""
+    count, "Keras with IPUs") or one accumulation group when only accumulation is asked for."""
     steps = throughput.config_steps(config)
     accumulation = throughput.config_accumulation(config)
     per_replica = steps if steps is not None else accumulation
@@ -176,7 +176,8 @@ def samples_per_execution(config) -> int:
 
 def smallest_per_execution(config) -> int:
     """Samples of the smallest execution, per batch: when the data holds fewer batches than
-    ``steps_per_execution``, Keras shortens the execution to them (reference 1.4 rule 1), which
+    ``steps_per_execution``, Keras shortens the execution to them (Targeting the IPU from TensorFlow 2,
+    "Keras with IPUs"), which
     must still be whole accumulation groups on every replica."""
     return throughput.trim_multiple(1, throughput.config_replicas(config), throughput.config_accumulation(config))
 

@@ -23,6 +23,7 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, walk
 from porter.cstutil import string_value
+from porter.rules.keras._analysis.steps import scope_statements  # custom loops being rewritten (IPU111)
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -50,7 +51,8 @@ RUNNING_METHODS = frozenset({
     "fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
     "train_on_batch", "test_on_batch", "predict_on_batch",
 })
-# Model methods whose override IPUStrategy's Keras extensions refuse (reference 1.4, rule 6).
+# Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
+# TensorFlow 2, "Keras with IPUs").
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -393,14 +395,13 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        from porter.rules.keras._analysis.custom_loop import scope_statements  # custom loops being rewritten (IPU111)
-
         uses.extend(scope_statements(self.ctx, block))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
         # A functional model's layers are created (with their weights) before `keras.Model(...)`:
-        # they belong in the scope too (reference 1.3).
+        # they belong in the scope too (Targeting the IPU from TensorFlow 2: construct the model
+        # inside the scope).
         for layer in self._layer_statements(block):
             if order[id(layer)] < order[id(first)]:
                 first = layer

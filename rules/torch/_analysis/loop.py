@@ -14,14 +14,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter import cstutil
-from porter.context import FileContext, bound_names, iter_children, walk
-from porter.cstutil import append_args, keyword_arg
-from porter.rules.torch._analysis.util import (
-    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, fresh_name, in_loop,
-    is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
-    common_point, creation_point, owner_of, qualified, selected, simple_assign,
+from porter import cstutil, scopes
+from porter.context import FileContext, bound_names, code_of, in_loop, iter_children, walk
+from porter.cstutil import append_args, expr_call, keyword_arg, method_of, name_of, simple_assign
+from porter.scopes import (
+    Owner, assignments_of, common_point, creation_point, is_module_function, loads, local_calls,
+    module_definitions, module_globals,
 )
+from porter.rules.torch._analysis.util import AUTOCAST, BUILTINS, NO_GRAD, fresh_name, qualified, selected
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
 _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
@@ -136,7 +136,7 @@ def _plan(ctx: FileContext) -> Plan:
     if existing_opts:
         opts, opts_exists = existing_opts[0][0], True
     else:
-        opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "IPU302") else None), False
+        opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "poptorch-options") else None), False
     steps = _train_steps(ctx)
     wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
                          if call.args and call.args[0].keyword is None}
@@ -149,7 +149,7 @@ def _plan(ctx: FileContext) -> Plan:
                                 "training model here (or call its `destroy()` first)")
             wrapped.add(model)
     for step in steps:
-        step.selected = selected(ctx, "IPU305")
+        step.selected = selected(ctx, "training-model")
         if not step.rewritten:
             continue
         step.name = fresh_name(ctx, "training_model", taken)
@@ -157,7 +157,7 @@ def _plan(ctx: FileContext) -> Plan:
         step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
-    evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
+    evaluations = [e for e in evaluations if selected(ctx, "inference-model")]
     order = {id(call): index for index, call in enumerate(ctx.nodes(cst.Call))}
     evaluations.sort(key=lambda e: order[id(e.calls[0])])
     created: Dict[Tuple[int, str], Evaluation] = {}
@@ -177,9 +177,10 @@ def _plan(ctx: FileContext) -> Plan:
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
-    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "IPU110")  # --gradient-accumulation
+    # --gradient-accumulation, which the pipelining rule sets on the options
+    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "poptorch-pipelining")
     accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
-    if selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) and accumulates:
+    if selected(ctx, "poptorch-options") and any(e.problem is None for e in evaluations) and accumulates:
         result.inference_opts = fresh_name(ctx, "inference_opts", taken)
     _plan_detach(ctx, result)
     return result
@@ -216,7 +217,7 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
     loop (once per epoch), in the caller before that loop, passed in as a new parameter."""
     if is_module_function(ctx, owner):
         calls = local_calls(ctx, owner)
-        looped = [call for call in calls if in_loop(ctx, call, owner_of(ctx, call))]
+        looped = [call for call in calls if in_loop(ctx, call, scopes.owner(ctx, call))]
         if looped:
             return _hoist(ctx, owner, calls, needed, what, param)
     before = creation_point(ctx, node, owner)
@@ -231,13 +232,13 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
 def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[str], what: str,
            param: str) -> Tuple[Optional[Placement], Optional[str]]:
     fname = function.name.value
-    callers = {id(owner_of(ctx, call)) for call in calls}
+    callers = {id(scopes.owner(ctx, call)) for call in calls}
     if len(callers) != 1:
         return None, (f"`{fname}()` is called from several functions: create the {what} once and pass it in")
     params = function.params
     if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params:
         return None, f"`{fname}()` takes *args/**kwargs: create the {what} once and pass it in"
-    caller = owner_of(ctx, calls[0])
+    caller = scopes.owner(ctx, calls[0])
     before = common_point(ctx, calls, caller) if len(calls) > 1 else creation_point(ctx, calls[0], caller)
     if before is None or any(arg.star for call in calls for arg in call.args):
         return None, f"create the {what} once, outside the loop that calls `{fname}()`, and pass it in"
@@ -386,7 +387,7 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
         return "`backward()` is not on a line of its own: rewrite this training step by hand"
     body = list(block.body)
     index = body.index(step.backward)
-    step.owner = owner_of(ctx, step.backward)
+    step.owner = scopes.owner(ctx, step.backward)
     # The optimizer step after backward().
     at = None
     for later in range(index + 1, len(body)):
@@ -556,7 +557,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
     for call in ctx.nodes(cst.Call):
         receiver = name_of(method_of(call, "eval"))
         if receiver is not None and not call.args:
-            evaluated.setdefault(id(owner_of(ctx, call)), set()).add(receiver)
+            evaluated.setdefault(id(scopes.owner(ctx, call)), set()).add(receiver)
     blocks: List[Tuple[cst.CSTNode, cst.CSTNode]] = []   # (statement or function, the code under no_grad)
     for with_stmt in ctx.nodes(cst.With):
         if any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
@@ -568,7 +569,7 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
             blocks.append((function, function.body))
     seen: Set[int] = set()
     for holder, body in blocks:
-        owner = holder if isinstance(holder, cst.FunctionDef) else owner_of(ctx, holder)
+        owner = holder if isinstance(holder, cst.FunctionDef) else scopes.owner(ctx, holder)
         models = evaluated.get(id(owner), set()) | _trained_models(ctx, steps, holder, owner)
         calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
                  and name_of(node.func) in models and qualified(ctx, node.func) is None]

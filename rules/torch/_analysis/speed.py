@@ -1,16 +1,16 @@
-"""The speed options for PopTorch (reference 4.1, 4.5): the ``poptorch.Options`` calls they ask
-for, and the ``poptorch.BeginBlock`` split of a model into pipeline stages.
+"""The speed options for PopTorch (PopTorch User Guide, "Options" and "Pipelined execution"): the
+``poptorch.Options`` calls they ask for, and the ``poptorch.BeginBlock`` split of a model into pipeline stages.
 
-The calls go right after the options are created: by IPU302 when it creates them (through
-``option_lines``), or after an existing ``opts = poptorch.Options()`` by the rule of each option
+Each option belongs to a rule, which says what its call is (``option_call``) and reports it under
+its own code. The calls go right after the options are created: by the options rule when it creates
+them, or after an existing ``opts = poptorch.Options()`` by the rule of each option
 (``add_to_existing``). Options are frozen once used, so they are set right after creation.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Protocol, Set, Tuple
 
 import libcst as cst
 
@@ -26,31 +26,24 @@ _BLOCKS = ("poptorch.BeginBlock", "poptorch.Block", "poptorch.BlockFunction")
 
 @dataclass(frozen=True)
 class OptionCall:
-    code: str  # the rule the call belongs to
     method: str  # how to recognise it on an options variable ("deviceIterations", "Training.gradientAccumulation")
     arguments: str
     message: str
 
 
-def option_calls(config, training: bool = True) -> List[OptionCall]:
-    """The options calls the speed options ask for, in a fixed order."""
-    calls = []
-    if config.device_iterations:
-        calls.append(OptionCall("IPU108", "deviceIterations", str(config.device_iterations),
-                                f"{config.device_iterations} batches per device execution"))
-    if training and config.gradient_accumulation:
-        calls.append(OptionCall("IPU110", "Training.gradientAccumulation", str(config.gradient_accumulation),
-                                f"gradients accumulated over {config.gradient_accumulation} batches"))
-    if config.executable_cache:
-        calls.append(OptionCall("IPU012", "enableExecutableCaching", json.dumps(config.executable_cache),
-                                f"compiled executables cached in {config.executable_cache}"))
-    if config.ipu_model:
-        calls.append(OptionCall("IPU013", "useIpuModel", "True", "runs on the IPU Model simulator"))
-    return calls
+class OptionRule(Protocol):
+    """A rule that sets one ``poptorch.Options`` call when its option is given."""
+
+    code: str
+
+    def option_call(self, config, training: bool) -> Optional[OptionCall]:
+        """The call, or None when the config does not ask for it (``training``: the options
+        go to a training model; inference options refuse some calls)."""
 
 
 def replication_factor(config) -> int:
-    """Copies of the model: the IPUs over the pipeline stages (reference 4.1: IPUs = model IPUs x factor)."""
+    """Copies of the model: the IPUs over the pipeline stages (PopTorch User Guide, "Options":
+    IPUs = model IPUs x factor)."""
     return throughput.config_replicas(config)
 
 
@@ -102,18 +95,15 @@ def options_of(ctx: FileContext, wrapper: str) -> Set[str]:
     return found
 
 
-def add_to_existing(ctx: FileContext, code: str) -> None:
-    """Set the options of rule ``code`` on each ``poptorch.Options()`` of the file that lacks them."""
+def add_to_existing(ctx: FileContext, rule: OptionRule) -> None:
+    """Set the option of ``rule`` on each ``poptorch.Options()`` of the file that lacks it."""
     training, inference = options_of(ctx, _TRAINING_MODEL), options_of(ctx, _INFERENCE_MODEL)
     for name, line in _options_variables(ctx):
-        present = _calls_on(ctx, name)
-        is_training = name in training or name not in inference
-        lines = [call for call in option_calls(ctx.config, is_training) if call.code == code and call.method not in present]
-        if not lines:
+        call = rule.option_call(ctx.config, name in training or name not in inference)
+        if call is None or call.method in _calls_on(ctx, name):
             continue
-        ctx.insert_after(line, [option_line(name, call) for call in lines])
-        for call in lines:
-            ctx.report(code, line, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
+        ctx.insert_after(line, [option_line(name, call)])
+        ctx.report(rule.code, line, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
 
 
 # ------------------------------------------------------------------------------ pipelining
@@ -196,7 +186,8 @@ def block_plan(ctx: FileContext, stages: int) -> Tuple[Optional[BlockPlan], Opti
             totals = stage_totals(assignment, known, stages) if known is not None else None
             return BlockPlan(model, line, starts, counts, totals), None
     return None, ("no model of a class defined in this file is trained here: split it into pipeline stages "
-                  "with `poptorch.BeginBlock(submodule, ipu_id=i)` by hand (reference 4.5)")
+                  "with `poptorch.BeginBlock(submodule, ipu_id=i)` by hand (PopTorch User Guide, \"Pipelined "
+                  "execution\")")
 
 
 _MODULE_METHODS = ("to", "cuda", "cpu", "float", "half", "double", "train", "eval")

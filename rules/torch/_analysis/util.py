@@ -1,5 +1,6 @@
-"""Small PyTorch helpers shared by the IPU3xx rules: statement shapes, scopes, fresh names,
-CUDA device expressions.
+"""Small PyTorch helpers shared by the IPU3xx rules: qualified calls, fresh names, CUDA device
+expressions, ``forward`` methods. Statement shapes, scopes and statement edits that know nothing of
+PyTorch are in ``porter.cstutil``, ``porter.scopes`` and ``porter.statements``.
 
 Everything here reads the original tree through the ``FileContext``; results that several rules
 need are cached on the context so each file pays for them once.
@@ -8,16 +9,15 @@ need are cached on the context so each file pays for them once.
 from __future__ import annotations
 
 import builtins
-from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter import cstutil
-from porter.context import FileContext, bound_names, code_of, in_loop, walk
+from porter import scopes
+from porter.context import FileContext, bound_names, walk
 from porter.cstutil import with_args
-from porter.rule import is_selected
-
-Owner = Union[cst.Module, cst.FunctionDef]
+from porter.scopes import Owner, all_names
+from porter.rule import is_selected, rule_by_code
 
 BUILTINS = frozenset(dir(builtins))
 AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast",
@@ -45,124 +45,14 @@ def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
 
 
-def selected(ctx: FileContext, code: str) -> bool:
-    return is_selected(code, ctx.config.select, ctx.config.ignore)
-
-
-# ------------------------------------------------------------------------------ statement shapes
-def single_small(statement: cst.CSTNode) -> Optional[cst.BaseSmallStatement]:
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        return statement.body[0]
-    return None
-
-
-def expr_call(statement: cst.CSTNode) -> Optional[cst.Call]:
-    """The call of an expression statement ``f(...)``."""
-    small = single_small(statement)
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        return small.value
-    return None
-
-
-def method_of(call: Optional[cst.CSTNode], *methods: str) -> Optional[cst.BaseExpression]:
-    """The receiver of ``receiver.method(...)`` when the method is one of ``methods``."""
-    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods:
-        return call.func.value
-    return None
-
-
-def name_of(node: Optional[cst.CSTNode]) -> Optional[str]:
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def simple_assign(statement: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, cst.BaseExpression]]:
-    """(target, value) of ``target = value`` with a single target."""
-    small = single_small(statement)
-    if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        return small.targets[0].target, small.value
-    return None
-
-
-def assigned_name(statement: cst.CSTNode) -> Optional[str]:
-    found = simple_assign(statement)
-    return name_of(found[0]) if found else None
-
-
-def loads(node: cst.CSTNode) -> Iterator[cst.Name]:
-    """Names read in ``node`` (not attribute names, keywords or assignment targets)."""
-    skip: Set[int] = set()
-    local: Set[str] = set()
-    for child in walk(node):
-        if isinstance(child, cst.CompFor):
-            local.update(bound_names(child.target))
-        elif isinstance(child, cst.Lambda):
-            local.update(param.name.value for param in child.params.params)
-    for child in walk(node):
-        if id(child) in skip or (isinstance(child, cst.Name) and child.value in local):
-            continue
-        if isinstance(child, cst.Attribute):
-            skip.add(id(child.attr))
-        elif isinstance(child, cst.Arg) and child.keyword is not None:
-            skip.add(id(child.keyword))
-        elif isinstance(child, cst.AssignTarget):
-            for target in walk(child.target):
-                if isinstance(target, cst.Name):
-                    skip.add(id(target))
-        elif isinstance(child, cst.Name):
-            yield child
-
-
-# ------------------------------------------------------------------------------------ scopes
-def owner_of(ctx: FileContext, node: cst.CSTNode) -> Owner:
-    return ctx.enclosing_function(node) or ctx.module
-
-
-def owner_body(owner: Owner) -> cst.CSTNode:
-    return owner if isinstance(owner, cst.Module) else owner.body
-
-
-def top_statement(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
-    """The statement of ``owner``'s own block that holds ``node``."""
-    body = owner_body(owner)
-    current = ctx.statement_of(node)
-    while current is not None:
-        if ctx.parent(current) is body:
-            return current
-        current = ctx.statement_of(ctx.parent(current)) if ctx.parent(current) is not None else None
-    return None
-
-
-def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.FunctionDef) and ctx.parent(node) is ctx.module
-
-
-def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    """Calls ``name(...)`` of a module-level function of this file."""
-    name = function.name.value
-    return [call for call in ctx.nodes(cst.Call)
-            if isinstance(call.func, cst.Name) and call.func.value == name and qualified(ctx, call.func) is None]
-
-
-def module_globals(ctx: FileContext) -> Set[str]:
-    """Names bound at module level (imports, defs, classes, assignments)."""
-    def compute():
-        names = set(ctx.aliases)
-        for statement in ctx.module.body:
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                names.add(statement.name.value)
-        for assign in ctx.nodes(cst.AssignTarget):
-            if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
-                names.update(bound_names(assign.target))
-        return names
-    return ctx.shared("_torch_globals", compute)
-
-
-def module_definitions(ctx: FileContext) -> Set[str]:
-    return {s.name.value for s in ctx.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
-
-
-def all_names(ctx: FileContext) -> Set[str]:
-    return ctx.shared("_torch_names", lambda: {name.value for name in ctx.nodes(cst.Name)})
+def selected(ctx: FileContext, rule: str) -> bool:
+    """True when ``rule`` (a rule's name, or its code) is selected for this port. The shared
+    analysis asks by name: the rules declare their codes, and it plans only what selected rules
+    write."""
+    found = rule_by_code(rule)
+    if found is None:
+        raise KeyError(f"no rule is called {rule!r}")
+    return is_selected(found.code, ctx.config.select, ctx.config.ignore)
 
 
 def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
@@ -171,21 +61,6 @@ def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> st
     while candidate in names or candidate in taken:
         candidate, index = f"{base}{index}", index + 1
     return candidate
-
-
-def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
-    """``name = <call to one of names>(...)`` anywhere in the file."""
-    found = []
-    last = {name.rsplit(".", 1)[-1] for name in names}
-    for assign in ctx.nodes(cst.Assign):
-        func = assign.value.func if isinstance(assign.value, cst.Call) else None
-        if func is None or (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)) \
-                not in last:
-            continue
-        if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
-                and qualified(ctx, func) in names:
-            found.append((assign.targets[0].target.value, assign.value))
-    return found
 
 
 def nn_module_spelling(ctx: FileContext) -> str:
@@ -293,124 +168,6 @@ def strip_devices(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     return node.visit(_DeviceStripper(ctx))
 
 
-def rename(node: cst.CSTNode, mapping: Dict[str, str]) -> cst.CSTNode:
-    """Replace read names by expressions (``model`` -> ``self.model``) in a small subtree."""
-    return node.visit(_Renamer(mapping))
-
-
-class _Renamer(cst.CSTTransformer):
-    def __init__(self, mapping: Dict[str, str]) -> None:
-        super().__init__()
-        self.mapping = mapping
-        self.protected: Set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.protected.add(id(node.attr))
-        return True
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        if node.keyword is not None:
-            self.protected.add(id(node.keyword))
-        return True
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        if id(original) in self.protected or original.value not in self.mapping:
-            return updated
-        return cstutil.expression(self.mapping[original.value])
-
-
-def first_code_statement(ctx: FileContext) -> Optional[cst.BaseStatement]:
-    """The first module statement after the docstring and the imports."""
-    for index, statement in enumerate(ctx.module.body):
-        small = single_small(statement)
-        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
-                                                                                   cst.ConcatenatedString)):
-            continue
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-                isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
-            continue
-        return statement
-    return None
-
-
-def blank_lines(count: int) -> Tuple[cst.EmptyLine, ...]:
-    return tuple(cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace("")) for _ in range(count))
-
-
-def ensure_blank_lines(ctx: FileContext, statement: cst.BaseStatement, count: int = 2) -> None:
-    """Make sure at least ``count`` blank lines precede ``statement`` (after a new class)."""
-    def pad(node):
-        lines = list(node.leading_lines)
-        blanks = 0
-        while blanks < len(lines) and lines[blanks].comment is None:
-            blanks += 1
-        if blanks >= count:
-            return node
-        return node.with_changes(leading_lines=(*blank_lines(count - blanks), *lines))
-    ctx.replace(statement, pad)
-
-
-def insert_module_class(ctx: FileContext, new: cst.BaseStatement, before: cst.BaseStatement) -> None:
-    """Put a new module-level class after the last class defined before ``before`` (a module
-    statement), or else before the first statement after the imports."""
-    body = list(ctx.module.body)
-    new = new.with_changes(leading_lines=blank_lines(2))
-    classes = [s for s in body[:body.index(before)] if isinstance(s, cst.ClassDef)]
-    if classes:
-        ctx.insert_after(classes[-1], [new])
-        return
-    first = first_code_statement(ctx) or before
-    ctx.insert_before(first, [new])
-    if not isinstance(first, (cst.FunctionDef, cst.ClassDef)):
-        ensure_blank_lines(ctx, first)
-
-
-def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
-    """Remove statements; their comments and blank lines go to the next statement kept."""
-    for statement in statements:
-        ctx.remove(statement)
-    for statement in statements:
-        _move_lines(ctx, statement)
-
-
-def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
-    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = ctx.shared("_torch_carried_lines", dict)
-    lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
-    siblings = list(ctx.siblings(statement))
-    if statement not in siblings:
-        return
-    index = siblings.index(statement)
-    following = [s for s in siblings[index + 1:] if not ctx.is_removed(s)]
-    if not following:
-        return
-    target = following[0]
-    if all(ctx.is_removed(s) for s in siblings[:index]) and isinstance(ctx.block_of(statement), cst.IndentedBlock):
-        # The next statement now opens the block: no blank line above it.
-        lines = tuple(line for line in lines if line.comment is not None)
-        ctx.replace(target, lambda node: node.with_changes(
-            leading_lines=[line for line in node.leading_lines if line.comment is not None]))
-    if not lines:
-        return
-    inserted = ctx.inserted_before.get(id(target))
-    if inserted:
-        # Statements inserted above the next one come first: the lines go above them.
-        own = tuple(inserted[0].leading_lines)
-        if not (all(line.comment is None for line in lines) and own and own[0].comment is None):
-            inserted[0] = inserted[0].with_changes(leading_lines=(*lines, *own))
-        return
-    if id(target) not in carried:
-        # Read when the edits are applied: a later removal of ``target`` carries the lines on.
-        ctx.replace(target, lambda node, key=id(target): _prepend(node, carried.get(key, ())))
-    carried[id(target)] = (*carried.get(id(target), ()), *lines)
-
-
-def _prepend(node: cst.BaseStatement, lines) -> cst.BaseStatement:
-    own = tuple(node.leading_lines)
-    if not lines or (all(line.comment is None for line in lines) and own and own[0].comment is None):
-        return node
-    return node.with_changes(leading_lines=(*lines, *own))
-
-
 def forward_tensors(function: cst.FunctionDef) -> Set[str]:
     """The names in ``forward`` that may hold tensors: its parameters (not ``self``) and locals."""
     names = {param.name.value for param in function.params.params[1:]}
@@ -424,56 +181,6 @@ def forward_methods(ctx: FileContext) -> List[cst.FunctionDef]:
     """``forward`` methods of classes (the code PopTorch compiles)."""
     return [function for function in ctx.nodes(cst.FunctionDef)
             if function.name.value == "forward" and isinstance(ctx.parent(ctx.parent(function)), cst.ClassDef)]
-
-
-def creation_point(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Optional[cst.BaseStatement]:
-    """Where something used at ``node`` is created once: before the outermost loop around
-    ``node`` in ``owner`` (or before the statement itself outside loops)."""
-    point = ctx.statement_of(node)
-    for ancestor in ctx.ancestors(node):
-        if ancestor is owner:
-            break
-        if isinstance(ancestor, (cst.For, cst.While)):
-            point = ancestor
-    return point if point is not None and ctx.block_of(point) is not None else None
-
-
-def common_point(ctx: FileContext, nodes: List[cst.CSTNode], owner: Owner) -> Optional[cst.BaseStatement]:
-    """The statement before which something used at all ``nodes`` (in ``owner``) is created once:
-    in the deepest block holding them all that is not inside a loop."""
-    chains = []
-    for node in nodes:
-        chain = []
-        for ancestor in ctx.ancestors(node):
-            if isinstance(ancestor, (cst.Module, cst.IndentedBlock)):
-                chain.append(ancestor)
-            if ancestor is owner or ancestor is owner_body(owner):
-                break
-        chains.append(list(reversed(chain)))
-    block = None
-    for level in zip(*chains):
-        if any(b is not level[0] for b in level):
-            break
-        if any(isinstance(a, (cst.For, cst.While)) for a in _between(ctx, level[0], owner)):
-            break
-        block = level[0]
-    if block is None:
-        return None
-    statements = []
-    for node in nodes:
-        current = ctx.statement_of(node)
-        while current is not None and ctx.parent(current) is not block:
-            current = ctx.statement_of(ctx.parent(current))
-        if current is not None:
-            statements.append(current)
-    return min(statements, key=list(block.body).index) if statements else None
-
-
-def _between(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Iterator[cst.CSTNode]:
-    for ancestor in ctx.ancestors(node):
-        if ancestor is owner:
-            return
-        yield ancestor
 
 
 def cuda_value(ctx, test) -> Optional[bool]:
@@ -523,7 +230,7 @@ def tensor_variables(ctx: FileContext, owner: Owner) -> Set[str]:
     found = set()
     for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
-                or owner_of(ctx, assign) is not owner:
+                or scopes.owner(ctx, assign) is not owner:
             continue
         root = assign.value
         while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) \

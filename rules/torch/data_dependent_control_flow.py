@@ -4,7 +4,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import forward_methods, forward_tensors, loads, name_of
+from porter.scopes import loads
+from porter.cstutil import name_of
+from porter.rules.torch._analysis.util import forward_methods, forward_tensors
 
 _STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
 
@@ -17,15 +19,31 @@ class WarnControlFlow(Rule):
     summary = "Report `if`/`while` in `forward` that depend on tensor values."
     rationale = (
         "PopTorch traces `forward` once: a branch or loop that depends on the values of the input tensors "
-        "is frozen to the path the first batch took (reference section 6 item 24). Use tensor operations "
+        "is frozen to the path the first batch took (PopTorch User Guide, \"Constraints\"). Use tensor "
+        "operations "
         "(`torch.where`, masks) instead; tests on shapes, `None` or `self.training` are fine."
     )
     examples = (
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        if x.sum() > 0:\n            x = -x\n        return x\n"),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, labels=None):\n"
-                "        if labels is None or x.shape[0] == 1:\n            return x\n"
-                "        return x, labels\n", reported=False),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        x = -x
+                    return x
+            """),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x, labels=None):
+                    if labels is None or x.shape[0] == 1:
+                        return x
+                    return x, labels
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -15,15 +15,32 @@ class WarnDistributed(Rule):
     summary = "Report `DataParallel`, `DistributedDataParallel` and `torch.distributed`."
     rationale = (
         "PopTorch replicates a model over IPUs itself: `opts.replicationFactor(n)` is the single-host "
-        "equivalent of `torch.nn.DataParallel`; several hosts use PopRun/PopDist (reference section 6 item "
-        "37). CUDA data parallelism and process groups must be removed by hand (`--ipus N` sets the "
+        "equivalent of `torch.nn.DataParallel`; several hosts use PopRun/PopDist. CUDA data parallelism and "
+        "process groups must be removed by hand (`--ipus N` sets the "
         "replication factor)."
     )
     examples = (
-        Example("import torch\n\nmodel = torch.nn.DataParallel(model)\n"),
-        Example("import torch.distributed as dist\n\ndist.init_process_group('nccl')\n"),
-        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
-        Example("import torch\n\nif torch.cuda.device_count() > 1:\n    model = torch.nn.DataParallel(model)\n",
+        Example("""\
+            import torch
+
+            model = torch.nn.DataParallel(model)
+            """),
+        Example("""\
+            import torch.distributed as dist
+
+            dist.init_process_group('nccl')
+            """),
+        Example("""\
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            """, reported=False),
+        Example("""\
+            import torch
+
+            if torch.cuda.device_count() > 1:
+                model = torch.nn.DataParallel(model)
+            """,
                 reported=False),
     )
 

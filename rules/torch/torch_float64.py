@@ -1,7 +1,8 @@
 import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import method_of, qualified
+from porter.cstutil import method_of
+from porter.rules.torch._analysis.util import qualified
 
 _FLOAT64 = ("torch.float64", "torch.double")
 
@@ -14,12 +15,24 @@ class WarnFloat64(Rule):
     summary = "Report float64 tensors (`.double()`, `torch.float64`), which the IPU runs as float32."
     rationale = (
         "The IPU has no float64: PopTorch silently converts float64 to float32 (and int64 to int32), so "
-        "code that relies on double precision changes results (reference 4.6, section 6 item 30)."
+        "code that relies on double precision changes results."
     )
     examples = (
-        Example("import torch\n\nx = torch.zeros(3, dtype=torch.float64)\n"),
-        Example("import torch\n\nmodel = model.double()\n"),
-        Example("import torch\n\nx = torch.zeros(3, dtype=torch.float32)\n", reported=False),
+        Example("""\
+            import torch
+
+            x = torch.zeros(3, dtype=torch.float64)
+            """),
+        Example("""\
+            import torch
+
+            model = model.double()
+            """),
+        Example("""\
+            import torch
+
+            x = torch.zeros(3, dtype=torch.float32)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

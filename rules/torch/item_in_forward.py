@@ -2,7 +2,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import forward_methods, forward_tensors, loads, method_of, name_of
+from porter.scopes import loads
+from porter.cstutil import method_of, name_of
+from porter.rules.torch._analysis.util import forward_methods, forward_tensors
 
 _SHAPES = ("size", "dim", "numel", "shape", "ndim")
 
@@ -15,16 +17,37 @@ class WarnItemInForward(Rule):
     summary = "Report `.item()`, `.tolist()` and `int(tensor)`/`float(tensor)` inside `forward`."
     rationale = (
         "Inside the compiled `forward` a tensor has no value on the host: `.item()` or `int(tensor)` fails "
-        "with `Could not run 'aten::_local_scalar_dense' ... 'Meta' backend` (reference section 6 item 25). "
+        "with `Could not run 'aten::_local_scalar_dense' ... 'Meta' backend` (graphcore/poptorch issue #16 on "
+        "GitHub). "
         "Keep the computation in tensors, or do it outside the model."
     )
     examples = (
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        scale = x.max().item()\n        return x / scale\n"),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-                "        n = int(x.size(0))\n        return x.view(n, -1) * float(self.scale)\n", reported=False),
-        Example("import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x, lengths):\n"
-                "        return x[:, :int(lengths.max())]\n"),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    scale = x.max().item()
+                    return x / scale
+            """),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    n = int(x.size(0))
+                    return x.view(n, -1) * float(self.scale)
+            """, reported=False),
+        Example("""\
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x, lengths):
+                    return x[:, :int(lengths.max())]
+            """),
     )
 
     def run(self, ctx) -> None:

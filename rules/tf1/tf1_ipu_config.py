@@ -15,47 +15,81 @@ class IpuConfig(Rule):
     rationale = (
         "A TF1 graph gets its IPU device only once the system is configured: `cfg = "
         "ipu.config.IPUConfig()`, `cfg.auto_select_ipus = N`, `cfg.configure_ipu_system()` "
-        "(reference 1.2 and 3.1; seeds 002, 004). The configuration goes right before the first session "
-        "is created, with the number of IPUs from `--ipus` (from `--shards` when the graph is sharded). "
+        "(Graphcore's TensorFlow 1 tutorial \"Porting a simple example\", \"IPU Configuration\"). The "
+        "configuration goes right before the first session is created, with the number of IPUs from `--ipus` "
+        "(from `--shards` when the graph is sharded). "
         "A file that already configures the IPU "
         "(also with the old `ipu.utils` API, which IPU010 upgrades) is left alone."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n\n"
-            "def main():\n"
-            "    loss = build_graph()\n\n"
-            "    # train\n"
-            "    with tf.Session() as sess:\n"
-            "        sess.run(loss)\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def main():\n"
-            "    loss = build_graph()\n\n"
-            "    ipu_config = ipu.config.IPUConfig()\n"
-            "    ipu_config.auto_select_ipus = 1\n"
-            "    ipu_config.configure_ipu_system()\n"
-            "    # train\n"
-            "    with tf.Session() as sess:\n"
-            "        sess.run(loss)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def main():
+                loss = build_graph()
+
+                # train
+                with tf.Session() as sess:
+                    sess.run(loss)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                loss = build_graph()
+
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                # train
+                with tf.Session() as sess:
+                    sess.run(loss)
+            """,
         ),
         Example(
-            "import tensorflow as tf\n\nloss = build_graph()\nsess = tf.compat.v1.Session()\n",
-            "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nloss = build_graph()\n"
-            "ipu_config = ipu.config.IPUConfig()\n"
-            "ipu_config.auto_select_ipus = 1\n"
-            "ipu_config.configure_ipu_system()\n"
-            "sess = tf.compat.v1.Session()\n",
+            """\
+            import tensorflow as tf
+
+            loss = build_graph()
+            sess = tf.compat.v1.Session()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            loss = build_graph()
+            ipu_config = ipu.config.IPUConfig()
+            ipu_config.auto_select_ipus = 1
+            ipu_config.configure_ipu_system()
+            sess = tf.compat.v1.Session()
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "cfg = ipu.config.IPUConfig()\ncfg.auto_select_ipus = 2\ncfg.configure_ipu_system()\n"
-            "sess = tf.Session()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 2
+            cfg.configure_ipu_system()
+            sess = tf.Session()
+            """,
             reported=False,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "cfg = ipu.utils.create_ipu_config()\ncfg = ipu.utils.auto_select_ipus(cfg, 1)\n"
-            "ipu.utils.configure_ipu_system(cfg)\nsess = tf.Session()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.utils.create_ipu_config()
+            cfg = ipu.utils.auto_select_ipus(cfg, 1)
+            ipu.utils.configure_ipu_system(cfg)
+            sess = tf.Session()
+            """,
             reported=False,
         ),
     )

@@ -20,23 +20,53 @@ class PoptorchOptim(Rule):
         "PopTorch compiles the optimizer into the training program: only SGD, Adam, AdamW, RMSprop (and "
         "PopTorch's LAMB) are supported, `amsgrad=True` raises, and the `poptorch.optim` versions add "
         "`loss_scaling`, `accum_type` and `max_grad_norm` and treat explicitly passed arguments as "
-        "variables (reference 4.4, section 6 item 26). The four supported optimizers become their "
+        "variables (PopTorch User Guide, \"Optimizers\"). The four supported optimizers become their "
         "`poptorch.optim` twins with the same arguments; others, custom optimizer classes and `amsgrad=True` "
         "are reported."
     )
     examples = (
         Example(
-            "import torch\n\noptimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)\n",
-            "import torch\nimport poptorch\n\n"
-            "optimizer = poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)\n",
+            """\
+            import torch
+
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            """,
+            """\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+            """,
         ),
         Example(
-            "from torch import optim\n\noptimizer = optim.AdamW(net.parameters(), lr=3e-4)\n",
-            "from torch import optim\nimport poptorch\n\noptimizer = poptorch.optim.AdamW(net.parameters(), lr=3e-4)\n",
+            """\
+            from torch import optim
+
+            optimizer = optim.AdamW(net.parameters(), lr=3e-4)
+            """,
+            """\
+            from torch import optim
+            import poptorch
+
+            optimizer = poptorch.optim.AdamW(net.parameters(), lr=3e-4)
+            """,
         ),
-        Example("import torch\n\noptimizer = torch.optim.Adagrad(model.parameters())\n", reported=True),
-        Example("import torch\n\noptimizer = torch.optim.Adam(model.parameters(), amsgrad=True)\n", reported=True),
-        Example("import torch\nimport poptorch\n\noptimizer = poptorch.optim.Adam(model.parameters())\n",
+        Example("""\
+            import torch
+
+            optimizer = torch.optim.Adagrad(model.parameters())
+            """, reported=True),
+        Example("""\
+            import torch
+
+            optimizer = torch.optim.Adam(model.parameters(), amsgrad=True)
+            """, reported=True),
+        Example("""\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.Adam(model.parameters())
+            """,
                 reported=False),
     )
 

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import dotted_name, walk
 from porter.cstutil import argument
-from porter.rule import FIX, TF1, Example, Rule
+from porter.rule import FIX, TF1, Example, Rule, snippet
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, compiled_now, find_calls, local_function, names_bound, set_body_hook)
 
 IPU_SHARD = "tensorflow.python.ipu.scopes.ipu_shard"
@@ -13,18 +13,35 @@ _HEAVY = {"dense", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_
           "get_variable", "Variable", "Dense", "Conv1D", "Conv2D", "Conv3D", "embedding_lookup",
           "batch_normalization", "lstm", "gru", "dynamic_rnn", "Embedding", "LSTM", "GRU"}
 _HEAVY_WEIGHT = 3
-# Training: the gradients and the weight updates follow the shards of their forward ops (reference 3.1);
-# so do the other `tf.train` calls (global step, learning-rate schedules).
+# Training: the gradients and the weight updates follow the shards of their forward ops
+# (Targeting the IPU from TensorFlow 1, "Sharding a graph"); so do the other `tf.train` calls
+# (global step, learning-rate schedules).
 # An outfeed's `enqueue` (the results leaving the loop) stays after the shards too.
 _TRAINING = {"minimize", "apply_gradients", "compute_gradients", "gradients", "group", "enqueue"}
-_HEAD = "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-_TRAIN = "    train_op = tf.train.AdamOptimizer().minimize(loss)\n    return loss, train_op\n\n\n"
-_COMPILE_XY = ("with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-               "    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])\n")
-_COMPILE_X = "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])\n"
+_HEAD = """\
+import tensorflow.compat.v1 as tf
+from tensorflow.python import ipu
+
+
+"""
+_TRAIN = """\
+    train_op = tf.train.AdamOptimizer().minimize(loss)
+    return loss, train_op
+
+
+"""
+_COMPILE_XY = """\
+with ipu.scopes.ipu_scope("/device:IPU:0"):
+    [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])
+"""
+_COMPILE_X = """\
+with ipu.scopes.ipu_scope("/device:IPU:0"):
+    [out] = ipu.ipu_compiler.compile(model_fn, inputs=[x])
+"""
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 _LOOPS = ("tensorflow.python.ipu.loops.repeat", "tensorflow.python.ipu.loops.while_loop")
-_HOW = "put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first (reference 3.1)"
+_HOW = ("put its layers in `with ipu.scopes.ipu_shard(i):` blocks by hand, shard 0 first "
+        "(Targeting the IPU from TensorFlow 1, \"Sharding a graph\")")
 
 
 class Sharding(Rule):
@@ -36,7 +53,8 @@ class Sharding(Rule):
     rationale = (
         "A model too big for one IPU is sharded: its graph is split into parts, each on its own IPU, "
         "with `with ipu.scopes.ipu_shard(i):` inside the computation `ipu.ipu_compiler.compile` compiles "
-        "(seed 002, \"Sharding a graph\"; reference 3.1). With `--shards N` (a power of two, at most "
+        "(Targeting the IPU from TensorFlow 1, \"Sharding a graph\"). With `--shards N` (a power of two, at "
+        "most "
         "`--ipus`), the top-level statements of that function (the user's, or the one IPU202 makes) are "
         "split, in order, into N contiguous blocks of about the same size (a layer, a matmul or a "
         "variable counts three calls, a call to a nested function what its body counts, any other call "
@@ -50,57 +68,107 @@ class Sharding(Rule):
     )
     examples = (
         Example(
-            _HEAD + "def model_fn(x, y):\n"
-            "    h = tf.layers.dense(x, 256, activation=tf.nn.relu)\n"
-            "    logits = tf.layers.dense(h, 10)\n"
-            "    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n" + _TRAIN + _COMPILE_XY,
-            _HEAD + "def model_fn(x, y):\n"
-            "    with ipu.scopes.ipu_shard(0):\n"
-            "        h = tf.layers.dense(x, 256, activation=tf.nn.relu)\n"
-            "    with ipu.scopes.ipu_shard(1):\n"
-            "        logits = tf.layers.dense(h, 10)\n"
-            "        loss = tf.losses.sparse_softmax_cross_entropy(y, logits)\n" + _TRAIN + _COMPILE_XY,
+            _HEAD + snippet("""\
+                def model_fn(x, y):
+                    h = tf.layers.dense(x, 256, activation=tf.nn.relu)
+                    logits = tf.layers.dense(h, 10)
+                    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+                """) + _TRAIN + _COMPILE_XY,
+            _HEAD + snippet("""\
+                def model_fn(x, y):
+                    with ipu.scopes.ipu_shard(0):
+                        h = tf.layers.dense(x, 256, activation=tf.nn.relu)
+                    with ipu.scopes.ipu_shard(1):
+                        logits = tf.layers.dense(h, 10)
+                        loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+                """) + _TRAIN + _COMPILE_XY,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            _HEAD + "def main(steps):\n"
-            "    def body(x):\n        h = tf.layers.dense(x, 64)\n        out = tf.layers.dense(h, 1)\n"
-            "        return outfeed.enqueue(out)\n\n"
-            "    def loop():\n        return ipu.loops.repeat(steps, body, [], infeed)\n\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        run = ipu.ipu_compiler.compile(loop, inputs=[])\n"
-            "    cfg = ipu.config.IPUConfig()\n    cfg.auto_select_ipus = 1\n",
-            _HEAD + "def main(steps):\n"
-            "    def body(x):\n"
-            "        with ipu.scopes.ipu_shard(0):\n            h = tf.layers.dense(x, 64)\n"
-            "        with ipu.scopes.ipu_shard(1):\n            out = tf.layers.dense(h, 1)\n"
-            "        return outfeed.enqueue(out)\n\n"
-            "    def loop():\n        return ipu.loops.repeat(steps, body, [], infeed)\n\n"
-            "    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "        run = ipu.ipu_compiler.compile(loop, inputs=[])\n"
-            "    cfg = ipu.config.IPUConfig()\n    cfg.auto_select_ipus = 2\n",
+            _HEAD + snippet("""\
+                def main(steps):
+                    def body(x):
+                        h = tf.layers.dense(x, 64)
+                        out = tf.layers.dense(h, 1)
+                        return outfeed.enqueue(out)
+
+                    def loop():
+                        return ipu.loops.repeat(steps, body, [], infeed)
+
+                    with ipu.scopes.ipu_scope("/device:IPU:0"):
+                        run = ipu.ipu_compiler.compile(loop, inputs=[])
+                    cfg = ipu.config.IPUConfig()
+                    cfg.auto_select_ipus = 1
+                """),
+            _HEAD + snippet("""\
+                def main(steps):
+                    def body(x):
+                        with ipu.scopes.ipu_shard(0):
+                            h = tf.layers.dense(x, 64)
+                        with ipu.scopes.ipu_shard(1):
+                            out = tf.layers.dense(h, 1)
+                        return outfeed.enqueue(out)
+
+                    def loop():
+                        return ipu.loops.repeat(steps, body, [], infeed)
+
+                    with ipu.scopes.ipu_scope("/device:IPU:0"):
+                        run = ipu.ipu_compiler.compile(loop, inputs=[])
+                    cfg = ipu.config.IPUConfig()
+                    cfg.auto_select_ipus = 2
+                """),
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            _HEAD + "def model_fn(x):\n    h = tf.layers.dense(x, 64)\n    return tf.layers.dense(h, 10)\n\n\n"
+            _HEAD + snippet("""\
+                def model_fn(x):
+                    h = tf.layers.dense(x, 64)
+                    return tf.layers.dense(h, 10)
+
+
+                """)
             + _COMPILE_X,
-            _HEAD + "def model_fn(x):\n    with ipu.scopes.ipu_shard(0):\n        h = tf.layers.dense(x, 64)\n"
-            "    with ipu.scopes.ipu_shard(1):\n        return tf.layers.dense(h, 10)\n\n\n" + _COMPILE_X,
+            _HEAD + snippet("""\
+                def model_fn(x):
+                    with ipu.scopes.ipu_shard(0):
+                        h = tf.layers.dense(x, 64)
+                    with ipu.scopes.ipu_shard(1):
+                        return tf.layers.dense(h, 10)
+
+
+                """) + _COMPILE_X,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            _HEAD + "def model_fn(x):\n    return resnet.build(x)\n\n\n" + _COMPILE_X,
+            _HEAD + snippet("""\
+                def model_fn(x):
+                    return resnet.build(x)
+
+
+                """) + _COMPILE_X,
             options={"shards": 2, "ipus": 2},
         ),
         Example(
-            _HEAD + "def model_fn(x):\n"
-            "    with ipu.scopes.ipu_shard(0):\n        h = tf.layers.dense(x, 64)\n"
-            "    with ipu.scopes.ipu_shard(1):\n        out = tf.layers.dense(h, 10)\n"
-            "    return out\n\n\n" + _COMPILE_X,
+            _HEAD + snippet("""\
+                def model_fn(x):
+                    with ipu.scopes.ipu_shard(0):
+                        h = tf.layers.dense(x, 64)
+                    with ipu.scopes.ipu_shard(1):
+                        out = tf.layers.dense(h, 10)
+                    return out
+
+
+                """) + _COMPILE_X,
             reported=False, options={"shards": 2, "ipus": 2},
         ),
         Example(
-            _HEAD + "def model_fn(x):\n    h = tf.layers.dense(x, 64)\n    return tf.layers.dense(h, 10)\n\n\n"
+            _HEAD + snippet("""\
+                def model_fn(x):
+                    h = tf.layers.dense(x, 64)
+                    return tf.layers.dense(h, 10)
+
+
+                """)
             + _COMPILE_X,
             reported=False,
         ),

@@ -17,26 +17,61 @@ class PoptorchDataLoader(Rule):
     rationale = (
         "`poptorch.DataLoader` takes the `poptorch.Options` first and batches for the device iterations, "
         "replicas and gradient accumulation those options set; a plain DataLoader may silently change the "
-        "effective batch size (reference 4.2; seed 001). Every argument is kept except `pin_memory` "
-        "(CUDA only). PopTorch drops the last partial batch by default (`drop_last=True`, section 6 item "
-        "31): this is reported for each loader, and an explicit `drop_last=False` is kept and reported, "
+        "effective batch size (PopTorch User Guide, \"Efficient data batching\"). Every argument is kept "
+        "except `pin_memory` (CUDA only). PopTorch drops the last partial batch by default "
+        "(`drop_last=True`): this is reported for each loader, and an explicit `drop_last=False` is kept and "
+        "reported, "
         "since the last batch then has another shape and is compiled again."
     )
     examples = (
         Example(
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-            "loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)\n",
-            "import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-            "loader = poptorch.DataLoader(opts, ds, batch_size=32, shuffle=True)\n",
+            """\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = torch.utils.data.DataLoader(ds, batch_size=32, shuffle=True, pin_memory=True)
+            """,
+            """\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds, batch_size=32, shuffle=True)
+            """,
         ),
         Example(
-            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
-            "loader = DataLoader(\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
-            "import poptorch\nfrom torch.utils.data import DataLoader\n\nopts = poptorch.Options()\n"
-            "loader = poptorch.DataLoader(\n    opts,\n    ds,\n    batch_size=8,\n    drop_last=False,\n)\n",
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = DataLoader(
+                ds,
+                batch_size=8,
+                drop_last=False,
+            )
+            """,
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(
+                opts,
+                ds,
+                batch_size=8,
+                drop_last=False,
+            )
+            """,
         ),
-        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-                "loader = poptorch.DataLoader(opts, ds, batch_size=32)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds, batch_size=32)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -14,45 +14,70 @@ class GlobalStepOnCpu(Rule):
     rationale = (
         "If `global_step` lives on the IPU, its increment runs as a separate IPU engine after every "
         "step, swapping the training engine out each time: very slow. The TF1 guide creates it first, "
-        "in `with tf.device(\"cpu\"): tf.train.get_or_create_global_step()` (reference 3.2 and 6 item "
-        "19; seed 002). A creation statement outside any device scope is put in a CPU scope, in front "
+        "in `with tf.device(\"cpu\"): tf.train.get_or_create_global_step()` (Targeting the IPU from "
+        "TensorFlow 1, \"Note on the global_step counter\"). A creation statement outside any device scope is "
+        "put in a CPU scope, in front "
         "of the IPU scope when it came after it; one inside an `ipu_scope` moves out in front of it "
         "(for GPU scopes IPU201 does this). A creation inside the compiled model is reported."
     )
     examples = (
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "global_step = tf.train.get_or_create_global_step()\n"
-            "loss, train_op = build(global_step)\n",
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    global_step = tf.train.get_or_create_global_step()\n"
-            "loss, train_op = build(global_step)\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            global_step = tf.train.get_or_create_global_step()
+            loss, train_op = build(global_step)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("cpu"):
+                global_step = tf.train.get_or_create_global_step()
+            loss, train_op = build(global_step)
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(step, inputs=[x])\n"
-            "step_counter = tf.train.create_global_step()\n",
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    step_counter = tf.train.create_global_step()\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    out = ipu.ipu_compiler.compile(step, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(step, inputs=[x])
+            step_counter = tf.train.create_global_step()
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            with tf.device("cpu"):
+                step_counter = tf.train.create_global_step()
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                out = ipu.ipu_compiler.compile(step, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\nfrom tensorflow.python import ipu\n\n\n"
-            "def step(x):\n"
-            "    loss = tf.reduce_sum(x)\n"
-            "    opt = tf.train.AdamOptimizer()\n"
-            "    return opt.minimize(loss, global_step=tf.train.get_or_create_global_step())\n\n\n"
-            "with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n"
-            "    train = ipu.ipu_compiler.compile(step, inputs=[x])\n",
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def step(x):
+                loss = tf.reduce_sum(x)
+                opt = tf.train.AdamOptimizer()
+                return opt.minimize(loss, global_step=tf.train.get_or_create_global_step())
+
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                train = ipu.ipu_compiler.compile(step, inputs=[x])
+            """,
         ),
         Example(
-            "import tensorflow.compat.v1 as tf\n\n"
-            "with tf.device(\"cpu\"):\n"
-            "    tf.train.get_or_create_global_step()\n",
+            """\
+            import tensorflow.compat.v1 as tf
+
+            with tf.device("cpu"):
+                tf.train.get_or_create_global_step()
+            """,
             reported=False,
         ),
     )

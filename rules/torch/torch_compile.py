@@ -15,14 +15,39 @@ class WarnCompile(Rule):
     summary = "Report `torch.compile`, `Module.compile()` and TorchScript, which PopTorch does not support."
     rationale = (
         "`torch.compile` is not supported by PopTorch: the PopTorch wrappers (`poptorch.trainingModel`, "
-        "`poptorch.inferenceModel`) compile the model for the IPU instead (reference 4.3, section 6 item 36)."
+        "`poptorch.inferenceModel`) compile the model for the IPU instead (PopTorch User Guide, \"Model "
+        "wrapping functions\")."
     )
     examples = (
-        Example("import torch\n\nmodel = torch.compile(model)\n"),
-        Example("import torch\n\nmodel = torch.jit.script(Net())\n"),
-        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel.compile()\nmodel.train()\n"),
-        Example("import re\nimport torch\n\nmodel = torch.nn.Linear(2, 2)\npattern = re.compile('x')\n", reported=False),
-        Example("import torch\n\nmodel = torch.nn.Linear(2, 2)\n", reported=False),
+        Example("""\
+            import torch
+
+            model = torch.compile(model)
+            """),
+        Example("""\
+            import torch
+
+            model = torch.jit.script(Net())
+            """),
+        Example("""\
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            model.compile()
+            model.train()
+            """),
+        Example("""\
+            import re
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            pattern = re.compile("x")
+            """, reported=False),
+        Example("""\
+            import torch
+
+            model = torch.nn.Linear(2, 2)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:

@@ -1,11 +1,14 @@
 import libcst as cst
 
-from porter import cstutil
+from porter import cstutil, scopes
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import (DATALOADER, calls_to, common_point, first_code_statement, owner_of, selected,
-                              top_statement)
-from porter.rules.torch._analysis.speed import option_calls, option_line, replication_factor
+from porter.scopes import common_point, top_statement
+from porter.statements import first_code_statement
+from porter.rules.torch._analysis.util import DATALOADER, calls_to, selected
+from porter.rules.torch._analysis.speed import option_line, replication_factor
+from porter.rules.common import executable_cache, ipu_model
+from porter.rules.torch import device_iterations, poptorch_pipelining
 
 _BEFORE = '''import torch
 from torch.utils.data import DataLoader
@@ -26,6 +29,9 @@ def main():
     test_loader = DataLoader(test_set, batch_size=32)
 '''
 
+# The rules whose option goes on the options this rule creates, in the order the calls are written.
+_OPTION_RULES = (device_iterations.RULE, poptorch_pipelining.RULE, executable_cache.RULE, ipu_model.RULE)
+
 
 class PoptorchOptions(Rule):
     code = "IPU302"
@@ -36,7 +42,8 @@ class PoptorchOptions(Rule):
     rationale = (
         "`poptorch.DataLoader`, `poptorch.trainingModel` and `poptorch.inferenceModel` all take a "
         "`poptorch.Options`; the loader and the model must share the batching options or the batch split "
-        "will not match (reference 4.1, 4.2; seed 001). The options are created once, before the first "
+        "will not match (PopTorch User Guide, \"Options\", \"Efficient data batching\"). The options are "
+        "created once, before the first "
         "loader or model in the scope that builds them (module level when that is several functions); "
         "`--ipus N` adds `opts.replicationFactor(N)` (data parallelism over N IPUs). Options are frozen once "
         "used, so everything is set right after creation."
@@ -44,13 +51,33 @@ class PoptorchOptions(Rule):
     examples = (
         Example(_BEFORE, _AFTER),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\nimport poptorch\n\n"
-            "opts = poptorch.Options()\nloader = DataLoader(ds)\n",
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+
+            loader = DataLoader(ds)
+            """,
+            """\
+            import torch
+            from torch.utils.data import DataLoader
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = DataLoader(ds)
+            """,
         ),
-        Example("import torch\nimport poptorch\n\nopts = poptorch.Options()\n"
-                "loader = poptorch.DataLoader(opts, ds)\n", reported=False),
-        Example("import torch\n\nx = torch.zeros(2)\n", reported=False),
+        Example("""\
+            import torch
+            import poptorch
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds)
+            """, reported=False),
+        Example("""\
+            import torch
+
+            x = torch.zeros(2)
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
@@ -59,7 +86,7 @@ class PoptorchOptions(Rule):
             self._inference_options(ctx, p)
         if p.opts_exists or p.opts is None:
             return
-        uses = [(owner_of(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
+        uses = [(scopes.owner(ctx, call), call) for call in calls_to(ctx, *DATALOADER)]
         uses += [(step.placement.owner, step.placement.before) for step in p.rewrites]
         uses += [(e.placement.owner, e.placement.before) for e in p.evaluations if e.problem is None]
         if not uses:
@@ -73,7 +100,7 @@ class PoptorchOptions(Rule):
         if before is None:
             return
         lines = self._lines(ctx, p.opts, anchor=before)
-        if p.inference_opts is not None:  # accumulation asked for (IPU110): inference gets its own options
+        if p.inference_opts is not None:  # accumulation asked for (IPU316): inference gets its own options
             lines += self._lines(ctx, p.inference_opts, training=False)
             ctx.report(self.code, before, f"added `{p.inference_opts} = poptorch.Options()` for inference: "
                        f"`{p.opts}` accumulates gradients, which an inference model cannot use", fixed=True)
@@ -92,12 +119,13 @@ class PoptorchOptions(Rule):
         replicas = replication_factor(ctx.config)
         if replicas > 1:
             lines.append(cstutil.statement(f"{name}.replicationFactor({replicas})"))
-        for call in option_calls(ctx.config, training):
-            if not selected(ctx, call.code):
+        for rule in _OPTION_RULES:
+            call = rule.option_call(ctx.config, training)
+            if call is None or not selected(ctx, rule.code):
                 continue
             lines.append(option_line(name, call))
             if anchor is not None:
-                ctx.report(call.code, anchor, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
+                ctx.report(rule.code, anchor, f"`{name}.{call.method}({call.arguments})`: {call.message}", fixed=True)
         return lines
 
     def _inference_options(self, ctx, p) -> None:

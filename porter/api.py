@@ -1,0 +1,195 @@
+"""The porter for other programs: port a text, a file or many files, and save the result.
+
+    from porter.api import port_file, port_text, save
+    from porter.config import Config
+
+    outcome = port_text("train.py", source_text, Config(ipus=4))
+    outcome.changed, outcome.ported          # did it change, and the new source
+    for finding in outcome.findings:         # what was ported (fixed) and what a person must do
+        print(finding.line, finding.code, finding.message, finding.fixed)
+
+    outcome, source = port_file("train.py", Config())
+    if outcome.changed:
+        outcome = save(outcome, source, "train.py")   # atomic, in the file's encoding and newlines
+    if outcome.error:
+        print(outcome.error)
+
+Many files: ``port_all`` ports ``(path, text, config)`` jobs, in a process pool when there are
+enough of them to pay for it. A ported copy of a tree (``ipu-port --out-dir``): ``out_tree`` says
+where each file goes, ``save(..., copy_from=path)`` writes each port there, and ``copy_tree`` copies
+the rest. ``.ipynb`` paths are ported as notebooks.
+
+Nothing here prints or exits: a file that cannot be read, parsed, ported or written comes back with
+``FileOutcome.error`` set and its text unchanged. libcst and the rules are imported only once a file
+uses a framework, so a program that ports no ML code does not pay for them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+
+from porter.config import Config
+from porter.detect import uses_framework
+from porter.files import FileError, Source, encode, read, walk_all, write_atomic
+from porter.outcome import FileOutcome
+
+__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "needs_port", "out_tree", "port_all",
+           "port_file", "port_text", "save"]
+
+# One file to port: (path, text, config).
+Job = Tuple[str, str, Config]
+# A process pool pays for itself from about this many files to parse (start-up and imports).
+MIN_FILES_FOR_POOL = 8
+
+
+def needs_port(path: str, text: str) -> bool:
+    """Whether a file must be parsed at all: a notebook, or code that uses a framework."""
+    return path.endswith(".ipynb") or uses_framework(text)
+
+
+def port_text(path: str, text: str, config: Config = Config()) -> FileOutcome:
+    """The port of ``text``; ``path`` names it in the findings and says whether it is a notebook."""
+    if path.endswith(".ipynb"):
+        from porter.notebook import port_notebook
+
+        return port_notebook(path, text, config)
+    if not uses_framework(text):
+        return FileOutcome(path, text, text)
+    from porter.engine import port
+
+    result = port(text, config)
+    return FileOutcome(path, text, result.source, result.findings, result.error)
+
+
+def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Optional[Source]]:
+    """The port of the file at ``path``, and its source as read (None when it cannot be read)."""
+    try:
+        source = read(path)
+    except FileError as error:
+        return FileOutcome(path, error=str(error)), None
+    return port_text(path, source.text, config), source
+
+
+def _port_job(job: Job) -> FileOutcome:
+    path, text, config = job
+    return port_text(path, text, config)
+
+
+def port_all(jobs: Sequence[Job], workers: int = 1,
+             on_done: Optional[Callable[[], None]] = None) -> List[FileOutcome]:
+    """The outcomes of the jobs, in their order: in this process for a few files, in a pool of up
+    to ``workers`` processes for more. ``on_done`` is called as each job finishes (progress)."""
+    workers = min(workers, len(jobs))
+    pool = None
+    if workers >= 2 and len(jobs) >= MIN_FILES_FOR_POOL:
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            pool = ProcessPoolExecutor(max_workers=workers)
+        except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
+            pool = None
+    if pool is None:
+        return [_done(_port_job(job), on_done) for job in jobs]
+    return _port_in_pool(pool, jobs, on_done)
+
+
+def _done(outcome: FileOutcome, on_done: Optional[Callable[[], None]]) -> FileOutcome:
+    if on_done is not None:
+        on_done()
+    return outcome
+
+
+def _port_in_pool(pool, jobs: Sequence[Job], on_done: Optional[Callable[[], None]]) -> List[FileOutcome]:
+    from concurrent.futures import as_completed
+
+    # Largest files first, one at a time: the workers finish together, not one of them on a big
+    # file while the other waits.
+    results: List[Optional[FileOutcome]] = [None] * len(jobs)
+    with pool:
+        largest_first = sorted(range(len(jobs)), key=lambda index: -len(jobs[index][1]))
+        futures = {pool.submit(_port_job, jobs[index]): index for index in largest_first}
+        for future in as_completed(futures):
+            results[futures[future]] = _done(future.result(), on_done)
+    return results
+
+
+def save(outcome: FileOutcome, source: Source, target: str, copy_from: Optional[str] = None) -> FileOutcome:
+    """Write the port to ``target`` atomically, in the encoding and newlines of ``source``; the
+    file itself is rewritten only when the port changed it. A failure becomes the outcome's error.
+    ``copy_from``: the input file, whose mode the new file gets, and whose bytes are copied when
+    the port changed nothing (a ported copy of a tree)."""
+    if target == outcome.path and not outcome.changed:
+        return outcome
+    try:
+        if copy_from is not None:
+            _copy_or_write(copy_from, target, encode(outcome.ported, source) if outcome.changed else None)
+        else:
+            write_atomic(target, encode(outcome.ported, source))
+    except FileError as error:
+        cause = str(error) if target == outcome.path else f"{target}: {error}"
+        return FileOutcome(outcome.path, outcome.original, outcome.original, outcome.findings, cause)
+    return outcome
+
+
+def _copy_or_write(source_path: str, target: str, data: Optional[bytes]) -> None:
+    """Copy ``source_path`` to ``target`` (``data`` instead of its bytes when given), keeping its mode."""
+    import shutil
+    import stat
+
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        if data is None:
+            shutil.copy2(source_path, target)
+            return
+        write_atomic(target, data)
+        os.chmod(target, stat.S_IMODE(os.stat(source_path).st_mode))
+    except OSError as error:
+        raise FileError(f"cannot write: {error.strerror or error}") from None
+
+
+class OutDirError(ValueError):
+    """The folder for a ported copy is inside the tree being ported."""
+
+
+class OutTree:
+    """Where the ported copy of an input tree goes."""
+
+    def __init__(self, root: str, target: str, folders: List[str]) -> None:
+        self.root = root  # absolute: the common folder of the inputs
+        self.target = target  # absolute
+        self.folders = folders  # the folders given (absolute), copied whole
+
+    def destination(self, path: str) -> str:
+        return os.path.join(self.target, os.path.relpath(os.path.realpath(path), self.root))
+
+
+def out_tree(paths: Sequence[str], out_dir: str) -> OutTree:
+    """The copy of the files and folders ``paths`` in ``out_dir``, which must lie outside them."""
+    absolute = [os.path.realpath(path) for path in paths]
+    folders = [path for path in absolute if os.path.isdir(path)]
+    bases = [path if os.path.isdir(path) else os.path.dirname(path) for path in absolute]
+    root = os.path.commonpath(bases)
+    target = os.path.realpath(out_dir)
+    for inside in (*folders, root):
+        if target == inside or (inside in folders and target.startswith(inside.rstrip(os.sep) + os.sep)):
+            raise OutDirError(f"{out_dir} is inside the input tree {inside}; choose a folder outside it")
+    return OutTree(root, target, folders)
+
+
+def copy_tree(tree: OutTree, ported: Iterable[str]) -> List[Tuple[str, str]]:
+    """Copy the files of the tree's folders that are not among ``ported`` (data, configs, excluded
+    code) unchanged into the copy; ``(path, error)`` for each one that could not be copied."""
+    done = {os.path.realpath(path) for path in ported}
+    failures = []
+    for folder in tree.folders:
+        for relative in walk_all(folder):
+            path = os.path.join(folder, relative)
+            if path in done:
+                continue
+            done.add(path)
+            try:
+                _copy_or_write(path, tree.destination(path), None)
+            except FileError as error:
+                failures.append((path, f"{tree.destination(path)}: {error}"))
+    return failures

@@ -1,0 +1,23 @@
+"""What the porter writes and reports of its own, apart from the rules: the line that stands for a
+notebook cell boundary while the cells are ported as one program, and the codes of its notices.
+
+A leaf module: the engine, the notebook support and the renderers all read it, and it reads none of
+them, so none of them has to import another just for a name.
+"""
+
+# ``__ipu_port_cell__(N)``: the line put before code cell N when a notebook's cells are joined
+# (porter.notebook); the engine keeps these lines and wraps no block across them.
+CELL_MARKER = "__ipu_port_cell__"
+
+UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
+UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
+
+# Findings the porter itself reports (not rules): code -> (name, summary, help).
+NOTICES = {
+    UNPARSABLE: ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
+                 "The cell could not be parsed, even with its IPython magics, shell escapes and help "
+                 "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
+    UNUSED_SUPPRESSION: ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
+                         "No rule edited or reported anything the comment covers (the comment is on a line "
+                         "by itself, or the codes it names do not apply there). Remove it."),
+}

@@ -1,0 +1,129 @@
+"""Statement edits through the ``FileContext`` that keep the file's layout: blank lines around new
+module-level code, comments of removed statements, names replaced in copied code."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Set, Tuple
+
+import libcst as cst
+
+from porter.context import FileContext
+from porter.cstutil import expression, single_small
+
+
+def rename(node: cst.CSTNode, mapping: Dict[str, str]) -> cst.CSTNode:
+    """Replace read names by expressions (``model`` -> ``self.model``) in a small subtree."""
+    return node.visit(_Renamer(mapping))
+
+
+class _Renamer(cst.CSTTransformer):
+    def __init__(self, mapping: Dict[str, str]) -> None:
+        super().__init__()
+        self.mapping = mapping
+        self.protected: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.protected.add(id(node.attr))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self.protected.add(id(node.keyword))
+        return True
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if id(original) in self.protected or original.value not in self.mapping:
+            return updated
+        return expression(self.mapping[original.value])
+
+
+def first_code_statement(ctx: FileContext) -> Optional[cst.BaseStatement]:
+    """The first module statement after the docstring and the imports."""
+    for index, statement in enumerate(ctx.module.body):
+        small = single_small(statement)
+        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
+                                                                                   cst.ConcatenatedString)):
+            continue
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            continue
+        return statement
+    return None
+
+
+def blank_lines(count: int) -> Tuple[cst.EmptyLine, ...]:
+    return tuple(cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace("")) for _ in range(count))
+
+
+def ensure_blank_lines(ctx: FileContext, statement: cst.BaseStatement, count: int = 2) -> None:
+    """Make sure at least ``count`` blank lines precede ``statement`` (after a new class)."""
+    def pad(node):
+        lines = list(node.leading_lines)
+        blanks = 0
+        while blanks < len(lines) and lines[blanks].comment is None:
+            blanks += 1
+        if blanks >= count:
+            return node
+        return node.with_changes(leading_lines=(*blank_lines(count - blanks), *lines))
+    ctx.replace(statement, pad)
+
+
+def insert_module_class(ctx: FileContext, new: cst.BaseStatement, before: cst.BaseStatement) -> None:
+    """Put a new module-level class after the last class defined before ``before`` (a module
+    statement), or else before the first statement after the imports."""
+    body = list(ctx.module.body)
+    new = new.with_changes(leading_lines=blank_lines(2))
+    classes = [s for s in body[:body.index(before)] if isinstance(s, cst.ClassDef)]
+    if classes:
+        ctx.insert_after(classes[-1], [new])
+        return
+    first = first_code_statement(ctx) or before
+    ctx.insert_before(first, [new])
+    if not isinstance(first, (cst.FunctionDef, cst.ClassDef)):
+        ensure_blank_lines(ctx, first)
+
+
+def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
+    """Remove statements; their comments and blank lines go to the next statement kept."""
+    for statement in statements:
+        ctx.remove(statement)
+    for statement in statements:
+        _move_lines(ctx, statement)
+
+
+def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
+    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = ctx.shared("_carried_lines", dict)
+    lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
+    siblings = list(ctx.siblings(statement))
+    if statement not in siblings:
+        return
+    index = siblings.index(statement)
+    following = [s for s in siblings[index + 1:] if not ctx.is_removed(s)]
+    if not following:
+        return
+    target = following[0]
+    if all(ctx.is_removed(s) for s in siblings[:index]) and isinstance(ctx.block_of(statement), cst.IndentedBlock):
+        # The next statement now opens the block: no blank line above it.
+        lines = tuple(line for line in lines if line.comment is not None)
+        ctx.replace(target, lambda node: node.with_changes(
+            leading_lines=[line for line in node.leading_lines if line.comment is not None]))
+    if not lines:
+        return
+    inserted = ctx.inserted_before.get(id(target))
+    if inserted:
+        # Statements inserted above the next one come first: the lines go above them.
+        own = tuple(inserted[0].leading_lines)
+        if not (all(line.comment is None for line in lines) and own and own[0].comment is None):
+            inserted[0] = inserted[0].with_changes(leading_lines=(*lines, *own))
+        return
+    if id(target) not in carried:
+        # Read when the edits are applied: a later removal of ``target`` carries the lines on.
+        ctx.replace(target, lambda node, key=id(target): _prepend(node, carried.get(key, ())))
+    carried[id(target)] = (*carried.get(id(target), ()), *lines)
+
+
+def _prepend(node: cst.BaseStatement, lines) -> cst.BaseStatement:
+    own = tuple(node.leading_lines)
+    if not lines or (all(line.comment is None for line in lines) and own and own[0].comment is None):
+        return node
+    return node.with_changes(leading_lines=(*lines, *own))

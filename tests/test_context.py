@@ -1,0 +1,166 @@
+"""The per-file context index (porter.context.FileContext), directly: the node index, parent and
+owner lookups, qualified names through import aliases and scopes, and ``shared``."""
+
+import textwrap
+
+import libcst as cst
+
+from porter.config import Config
+from porter.context import FileContext, code_of
+from porter.rule import KERAS, TF1, TORCH
+
+
+def context(source: str) -> FileContext:
+    return FileContext(cst.parse_module(textwrap.dedent(source)), Config())
+
+
+def call_named(ctx: FileContext, text: str) -> cst.Call:
+    """The one call whose code is ``text``."""
+    found = [call for call in ctx.nodes(cst.Call) if code_of(ctx, call) == text]
+    assert len(found) == 1, found
+    return found[0]
+
+
+NESTED = """\
+import os
+
+
+def train(model, data):
+    for batch in data:
+        loss = model(batch)
+        loss.backward()
+    print(len(data))
+
+
+class Runner:
+    def run(self):
+        return train(self.model, load(os.getcwd()))
+"""
+
+
+def test_nodes_of_a_type_in_source_order():
+    ctx = context(NESTED)
+    assert [code_of(ctx, call) for call in ctx.nodes(cst.Call)] == [
+        "model(batch)", "loss.backward()", "print(len(data))", "len(data)",
+        "train(self.model, load(os.getcwd()))", "load(os.getcwd())", "os.getcwd()",
+    ]
+    assert [function.name.value for function in ctx.nodes(cst.FunctionDef)] == ["train", "run"]
+    assert ctx.nodes(cst.While) == []
+
+
+def test_every_node_but_the_module_has_its_parent():
+    ctx = context(NESTED)
+    assert ctx.parent(ctx.module) is None
+    backward = call_named(ctx, "loss.backward()")
+    assert isinstance(ctx.parent(backward), cst.Expr)
+    assert ctx.parent(ctx.parent(backward)) is ctx.statement_of(backward)
+    kinds = [type(node).__name__ for node in ctx.ancestors(backward)]
+    assert kinds == ["Expr", "SimpleStatementLine", "IndentedBlock", "For", "IndentedBlock", "FunctionDef",
+                     "Module"]
+
+
+def test_statement_block_and_siblings_of_a_node():
+    ctx = context(NESTED)
+    backward = call_named(ctx, "loss.backward()")
+    statement = ctx.statement_of(backward)
+    assert code_of(ctx, statement).strip() == "loss.backward()"
+    assert ctx.statement_of(statement) is statement
+    loop = ctx.nodes(cst.For)[0]
+    assert ctx.block_of(statement) is loop.body
+    assert [code_of(ctx, sibling).strip() for sibling in ctx.siblings(statement)] == [
+        "loss = model(batch)", "loss.backward()"]
+    # a statement of the module: its block is the module itself
+    first = ctx.module.body[0]
+    assert ctx.block_of(first) is ctx.module
+    assert ctx.siblings(first) is ctx.module.body
+
+
+def test_enclosing_function_and_owner_of_a_node():
+    ctx = context(NESTED)
+    train, run = ctx.nodes(cst.FunctionDef)
+    runner = ctx.nodes(cst.ClassDef)[0]
+    assert ctx.enclosing_function(call_named(ctx, "loss.backward()")) is train
+    assert ctx.enclosing_function(call_named(ctx, "os.getcwd()")) is run
+    assert ctx.enclosing(call_named(ctx, "os.getcwd()"), cst.ClassDef) is runner
+    assert ctx.enclosing(call_named(ctx, "loss.backward()"), cst.For) is ctx.nodes(cst.For)[0]
+    assert ctx.enclosing(call_named(ctx, "print(len(data))"), cst.For) is None
+    assert ctx.enclosing_function(ctx.module.body[0]) is None
+
+
+ALIASES = """\
+import tensorflow as tf
+import torch.nn as nn
+from tensorflow.keras import layers as L
+from tensorflow.keras.optimizers import Adam
+
+
+def build(tf):
+    return tf.keras.Sequential()
+
+
+def head():
+    from tensorflow import keras as tf
+    return tf.layers.Dense(1)
+
+
+def body():
+    Adam = make_optimizer()
+    return L.LSTM(8), nn.Linear(2, 2), Adam(), tf.keras.layers.GRU(4)
+"""
+
+
+def test_qualified_names_through_import_aliases():
+    ctx = context(ALIASES)
+    names = {code_of(ctx, call.func): ctx.qualified_name(call.func) for call in ctx.nodes(cst.Call)
+             if ctx.enclosing_function(call).name.value == "body"}
+    assert names == {
+        "make_optimizer": None,  # never imported
+        "L.LSTM": "tensorflow.keras.layers.LSTM",
+        "nn.Linear": "torch.nn.Linear",
+        "Adam": None,  # rebound in this function
+        "tf.keras.layers.GRU": "tensorflow.keras.layers.GRU",
+    }
+    assert ctx.aliases == {"tf": "tensorflow", "nn": "torch.nn", "L": "tensorflow.keras.layers",
+                           "Adam": "tensorflow.keras.optimizers.Adam"}
+
+
+def test_a_parameter_or_a_local_import_shadows_the_module_import():
+    ctx = context(ALIASES)
+    sequential = call_named(ctx, "tf.keras.Sequential()")
+    assert ctx.qualified_name(sequential.func) is None  # `tf` is build()'s parameter here
+    dense = call_named(ctx, "tf.layers.Dense(1)")
+    assert ctx.qualified_name(dense.func) == "tensorflow.keras.layers.Dense"  # the import in head()
+    assert ctx.keras_name(dense.func) == "keras.layers.Dense"
+
+
+def test_calls_to_finds_qualified_and_keras_spellings():
+    ctx = context(ALIASES)
+    found = [(code_of(ctx, call), name) for call, name in ctx.calls_to("keras.layers.LSTM", "torch.nn.Linear")]
+    assert found == [("L.LSTM(8)", "keras.layers.LSTM"), ("nn.Linear(2, 2)", "torch.nn.Linear")]
+
+
+def test_frameworks_are_detected_from_the_imports():
+    assert context(ALIASES).frameworks == frozenset({KERAS, TORCH})
+    assert context("import tensorflow.compat.v1 as tf\n").frameworks == frozenset({TF1})
+    assert context("import tensorflow as tf\nx = tf.placeholder(tf.float32)\n").frameworks == frozenset({TF1})
+    assert context("import os\nimport numpy\n").frameworks == frozenset()
+
+
+def test_shared_makes_a_value_once_per_key():
+    ctx = context(NESTED)
+    made = []
+
+    def make():
+        made.append(1)
+        return {"calls": len(ctx.nodes(cst.Call))}
+
+    first = ctx.shared("calls", make)
+    assert first == {"calls": 7}
+    assert ctx.shared("calls", make) is first
+    assert made == [1]
+    train, run = ctx.nodes(cst.FunctionDef)
+    per_node = [ctx.shared(("name", id(function)), lambda function=function: function.name.value)
+                for function in (train, run, train)]
+    assert per_node == ["train", "run", "train"]
+    # another file's context shares nothing with this one
+    assert context(NESTED).shared("calls", lambda: "fresh") == "fresh"
