@@ -93,12 +93,11 @@ class ResourceVariables(Rule):
         line = cst.parse_statement(f"{tf_module(ctx)}.get_variable_scope().set_use_resource(True)\n")
         if not ctx.insert_before(target, [line]):
             return
+        plain = sum(1 for call in creations if tf_call_name(ctx, call) != "get_variable")
+        also = (f"; the {plain} `tf.Variable` call{'s' if plain != 1 else ''} among them make{'' if plain != 1 else 's'} "
+                "resource variables too (`tf.get_variable` is the TF1 spelling the IPU guide uses)") if plain else ""
         ctx.report(self.code, creations[0], "variables are resource variables from here on "
-                   "(`set_use_resource(True)`): the IPU cannot hold ref variables", fixed=True)
-        for call in creations:
-            if tf_call_name(ctx, call) != "get_variable":
-                ctx.report(self.code, call, "`tf.Variable` makes a resource variable now; "
-                           "`tf.get_variable` is the TF1 spelling the IPU guide uses", fixed=True)
+                   f"(`set_use_resource(True)`): the IPU cannot hold ref variables{also}", fixed=True)
 
     @staticmethod
     def _already_resource(ctx) -> bool:
