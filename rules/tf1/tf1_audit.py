@@ -1,0 +1,84 @@
+"""IPU290: the last check of a TF1 port. A port may be partial, never falsely complete."""
+
+import libcst as cst
+
+from porter.rule import TF1, WARN, Example, Rule
+from porter.rules.tf1._analysis.graph import IPU_COMPILE, IPU_SCOPE, compiled_now, find_calls, session_calls
+from porter.rules.tf1.ipu_scope import RULE as SCOPE_RULE
+from porter.rules.tf1.xla_compile import RULE as COMPILE_RULE
+
+
+class Tf1Audit(Rule):
+    code = "IPU290"
+    name = "tf1-audit"
+    kind = WARN
+    frameworks = frozenset({TF1})
+    summary = "Report a TF1 script whose session runs no compiled IPU computation after the port."
+    rationale = (
+        "A TensorFlow 1 graph runs on the IPU when its step is built in a function compiled with "
+        "`ipu.ipu_compiler.compile` inside `ipu.scopes.ipu_scope(\"/device:IPU:0\")`, and the session fetches "
+        "what that returns (Graphcore, *Targeting the IPU from TensorFlow 1*, \"Compiling the graph for the "
+        "IPU\"). A session that runs a graph built anywhere else runs it on the CPU. After the other rules, "
+        "this check reports a script whose sessions run and whose port has no IPU computation at all, at "
+        "the first `run`, so that the port is never taken for a complete one."
+    )
+    examples = (
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [None, 4])
+            total = tf.reduce_sum(custom_op(x))
+            with tf.Session() as sess:
+                print(sess.run(total, feed_dict={x: batch}))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [None, 4])
+
+
+            def step(x):
+                return tf.reduce_sum(x)
+
+
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                total = ipu.ipu_compiler.compile(step, inputs=[x])
+            with tf.Session() as sess:
+                print(sess.run(total, feed_dict={x: batch}))
+            """,
+            reported=False,
+        ),
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            graph = tf.get_default_graph()
+            """,
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        if not session_calls(ctx) or self._has_ipu_computation(ctx):
+            return
+        runs = [call for call in ctx.nodes(cst.Call)
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run"]
+        if not runs:
+            return
+        ctx.report(self.code, runs[0], "this session runs a graph with no IPU computation in the port (it runs "
+                   "on the CPU): the port is not complete; build the step in a function, compile it with "
+                   "`ipu.ipu_compiler.compile(step, inputs=[...])` inside "
+                   "`ipu.scopes.ipu_scope(\"/device:IPU:0\")` and fetch what it returns", fixed=False)
+
+    @staticmethod
+    def _has_ipu_computation(ctx) -> bool:
+        if find_calls(ctx, IPU_COMPILE, IPU_SCOPE) or compiled_now(ctx):
+            return True
+        return any(report.fixed and report.code in (SCOPE_RULE.code, COMPILE_RULE.code) for report in ctx.reports)
+
+
+RULE = Tf1Audit()
