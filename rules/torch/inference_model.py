@@ -102,6 +102,7 @@ class InferenceModel(Rule):
 
     def run(self, ctx) -> None:
         p = plan(ctx)
+        cpu_training = _trains_on_cpu(ctx, p)
         for evaluation in p.evaluations:
             if evaluation.problem is not None:
                 ctx.report(self.code, evaluation.calls[0], evaluation.problem, fixed=False)
@@ -132,9 +133,17 @@ class InferenceModel(Rule):
                 ctx.insert_before(placement.before, creations)
             pass_in(ctx, placement, name, name, self.code)
             detach = f"; `{trained[0]}` is detached first" if trained else ""
+            fresh = ""
+            if cpu_training:
+                # The wrapper holds the weights it copied when it compiled: CPU steps since then
+                # are not on the device until they are copied (PopTorch User Guide, "trainingModel").
+                ctx.insert_before(evaluation.anchor, [cstutil.statement(
+                    f"if {name}.isCompiled():\n    {name}.copyWeightsToDevice()\n")])
+                fresh = (f"; the model trains on the CPU, so `{name}.copyWeightsToDevice()` gives it the "
+                         "current weights before each evaluation")
             ctx.report(self.code, evaluation.calls[0].func,
-                       f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created once{detach}",
-                       fixed=True)
+                       f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created "
+                       f"once{detach}{fresh}", fixed=True)
 
     @staticmethod
     def _detach(release) -> cst.BaseStatement:
@@ -143,6 +152,14 @@ class InferenceModel(Rule):
             return cstutil.statement(f"if {training}.isCompiled() and {training}.isAttachedToDevice():\n"
                                      f"    {training}.detachFromDevice()\n")
         return cstutil.statement(f"{training}.detachFromDevice()")
+
+
+def _trains_on_cpu(ctx, p) -> bool:
+    """Whether some training step stays on the CPU after the port: a step IPU305 leaves as it is,
+    or a ``backward()`` outside every step it rewrites."""
+    backwards = sum(1 for call in ctx.nodes(cst.Call)
+                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward")
+    return any(not step.rewritten for step in p.steps) or backwards > len(p.rewrites)
 
 
 RULE = InferenceModel()

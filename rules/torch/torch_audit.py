@@ -4,10 +4,9 @@ import libcst as cst
 
 from porter.rule import TORCH, WARN, Example, Rule
 from porter.rules.torch._analysis.util import calls_to
-from porter.rules.torch.inference_model import RULE as INFERENCE_RULE
 from porter.rules.torch.training_model import RULE as TRAINING_RULE
 
-_WRAPPERS = ("poptorch.trainingModel", "poptorch.inferenceModel")
+_TRAINING_WRAPPER = "poptorch.trainingModel"
 
 
 class TorchAudit(Rule):
@@ -61,7 +60,7 @@ class TorchAudit(Rule):
     def run(self, ctx) -> None:
         backwards = [call for call in ctx.nodes(cst.Call)
                      if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"]
-        if not backwards or self._has_poptorch_model(ctx):
+        if not backwards or self._has_training_model(ctx):
             return
         ctx.report(self.code, backwards[0], "the training still runs on the CPU: the port creates no "
                    "`poptorch.trainingModel`, so it is not complete; move the loss into the model's `forward` "
@@ -69,11 +68,10 @@ class TorchAudit(Rule):
                    fixed=False)
 
     @staticmethod
-    def _has_poptorch_model(ctx) -> bool:
-        if calls_to(ctx, *_WRAPPERS):
+    def _has_training_model(ctx) -> bool:
+        if calls_to(ctx, _TRAINING_WRAPPER):
             return True
-        return any(report.fixed and report.code in (TRAINING_RULE.code, INFERENCE_RULE.code)
-                   for report in ctx.reports)
+        return any(report.fixed and report.code == TRAINING_RULE.code for report in ctx.reports)
 
 
 RULE = TorchAudit()
