@@ -39,6 +39,34 @@ class SetOptimizer(Rule):
     )
     examples = (
         Example(_BEFORE, _AFTER),
+        # An optimizer rebuilt in the loop reaches the training model created before it.
+        Example(
+            """\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.01)
+            training_model = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+            for epoch in range(10):
+                for x, y in loader:
+                    out, loss = training_model(x, y)
+                if epoch == 5:
+                    optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.001)
+            """,
+            """\
+            import torch
+            import poptorch
+
+            optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.01)
+            training_model = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+            for epoch in range(10):
+                for x, y in loader:
+                    out, loss = training_model(x, y)
+                if epoch == 5:
+                    optimizer = poptorch.optim.AdamW(model.parameters(), lr=0.001)
+                    training_model.setOptimizer(optimizer)
+            """,
+        ),
         Example(_AFTER, reported=False),
     )
 
@@ -50,7 +78,12 @@ class SetOptimizer(Rule):
             if optimizer is not None:
                 existing.setdefault(id(scopes.owner(ctx, call)), (name, code_of(ctx, optimizer.value)))
         schedulers = scheduler_names(ctx)
+        optimizers = {step.optimizer for step in p.rewrites} | {code for _, code in existing.values()}
         for statement in ctx.nodes(cst.SimpleStatementLine):
+            rebuilt = self._rebuilt_optimizer(ctx, statement, optimizers)
+            if rebuilt is not None:
+                self._after(ctx, p, existing, statement, rebuilt, f"`{rebuilt.value}` is rebuilt")
+                continue
             call = expr_call(statement)
             scheduler = name_of(method_of(call, "step"))
             if scheduler in schedulers:
@@ -65,6 +98,17 @@ class SetOptimizer(Rule):
                 elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
                         and target.value.attr.value == "param_groups":
                     self._after(ctx, p, existing, statement, target.value.value, "the learning-rate change")
+
+    @staticmethod
+    def _rebuilt_optimizer(ctx, statement, optimizers):
+        """The name, when ``statement`` builds a new optimizer for a training model in a loop."""
+        small = single_small(statement)
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+            return None
+        target = small.targets[0].target
+        if not isinstance(target, cst.Name) or target.value not in optimizers:
+            return None
+        return target if ctx.enclosing(statement, cst.For) is not None or ctx.enclosing(statement, cst.While) else None
 
     @staticmethod
     def _target(statement):

@@ -212,7 +212,7 @@ def _assigned_within(node: cst.CSTNode) -> Set[str]:
 
 
 def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str], what: str,
-           param: str) -> Tuple[Optional[Placement], Optional[str]]:
+           param: str, rebuilt: Set[str] = frozenset()) -> Tuple[Optional[Placement], Optional[str]]:
     """Create once: in ``owner`` before its loop, or, when ``owner`` is a function called in a
     loop (once per epoch), in the caller before that loop, passed in as a new parameter."""
     if is_module_function(ctx, owner):
@@ -223,10 +223,26 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
     before = creation_point(ctx, node, owner)
     if before is None:
         return None, "could not find where to create it"
-    late = _assigned_within(before) & set(needed)
+    late = _assigned_within(before) & set(needed) - _rebuilt(ctx, before, rebuilt)
     if late:
         return None, f"`{sorted(late)[0]}` is assigned inside the loop; create the {what} once, before the loop"
     return Placement(owner, before, {name: name for name in needed}), None
+
+
+def _rebuilt(ctx: FileContext, loop: cst.CSTNode, names: Set[str]) -> Set[str]:
+    """Those of ``names`` that ``loop`` binds only by plain ``name = <call>`` statements: an
+    optimizer rebuilt there reaches the training model through ``setOptimizer`` (IPU308)."""
+    kept = set(names)
+    for child in walk(loop):
+        if isinstance(child, (cst.For, cst.AugAssign, cst.AnnAssign)):
+            kept -= set(bound_names(child.target))
+        elif isinstance(child, cst.Assign):
+            plain = len(child.targets) == 1 and isinstance(child.targets[0].target, cst.Name) \
+                and isinstance(child.value, cst.Call)
+            if not plain:
+                for target in child.targets:
+                    kept -= set(bound_names(target.target))
+    return kept
 
 
 def _hoist(ctx, function: cst.FunctionDef, calls: List[cst.Call], needed: List[str], what: str,
@@ -541,7 +557,7 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
     step.inputs, step.captured = inputs, captured
     needed = [step.model, step.optimizer, *captured]
     step.placement, problem = _place(ctx, step.backward, step.owner, needed, "training model",
-                                     "training_model")
+                                     "training_model", rebuilt={step.optimizer})
     if problem is not None:
         step.problem_anchor = step.backward
         return problem
