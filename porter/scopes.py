@@ -7,7 +7,11 @@ from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, SharedKey
+
+Assignment = Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]
+
+_ASSIGNMENTS: SharedKey[List[Assignment]] = SharedKey("assignments")  # per function (or module)
 
 
 def owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -19,7 +23,7 @@ def assignments(ctx: FileContext, scope: cst.CSTNode) -> List[Tuple[cst.BaseStat
     """``(statement, name, value)`` for every name bound by an assignment in ``scope`` (not in
     nested functions), in source order. ``a, b = c, d`` gives each name its own value; a name
     bound by unpacking anything else (``a, b = f()``) gets ``None``; ``for`` targets too."""
-    return ctx.shared(("_assignments", id(scope)), lambda: _assignments(scope))
+    return ctx.shared(_ASSIGNMENTS, lambda: _assignments(scope), per=id(scope))
 
 
 def _assignments(scope: cst.CSTNode) -> List[Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]]:

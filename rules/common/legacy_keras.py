@@ -1,5 +1,8 @@
+from typing import Set
+
 import libcst as cst
 
+from porter.context import SharedKey
 from porter.rules.keras._analysis.model_plan import IPU_STRATEGIES
 from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
@@ -13,6 +16,10 @@ ADDONS_LAYERS = frozenset({
     "GroupNormalization", "InstanceNormalization", "LayerNormalization", "RecomputationCheckpoint",
     "PopnnLSTM", "LSTM", "PopnnGRU", "GRU",
 })
+# The ids of the calls this rule upgraded (their imports may go), and the names of the file's
+# IPU strategies.
+_UPGRADED: SharedKey[Set[int]] = SharedKey("ipu011-upgraded", set)
+_STRATEGY_NAMES: SharedKey[Set[str]] = SharedKey("ipu-strategy-names")
 _MODEL_ARGS = {"Sequential": {"layers", "name"}, "Model": {"inputs", "outputs", "name", "trainable"}}
 
 
@@ -155,7 +162,7 @@ class LegacyKeras(Rule):
 
     @staticmethod
     def _upgraded(ctx) -> set:
-        return ctx.shared("_ipu011_upgraded", set)
+        return ctx.shared(_UPGRADED)
 
     def _rename_keyword(self, ctx, call: cst.Call, old: str, new: str) -> None:
         for arg in call.args:
@@ -221,7 +228,7 @@ class LegacyKeras(Rule):
                     names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
             return names
 
-        return ctx.shared("_ipu_strategy_names", find)
+        return ctx.shared(_STRATEGY_NAMES, find)
 
     def _in_strategy_scope(self, ctx, node, depth: int = 0) -> bool:
         strategies = self._strategy_names(ctx)

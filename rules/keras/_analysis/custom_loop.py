@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, walk
+from porter.context import FileContext, SharedKey, walk
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
 FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
@@ -18,6 +18,9 @@ IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
+
+_STEP_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-step-functions")
+_LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
 
 def active(ctx: FileContext) -> bool:
@@ -44,7 +47,7 @@ def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
             found.setdefault(function.name.value, function)
         return found
 
-    return ctx.shared("_step_functions", find)
+    return ctx.shared(_STEP_FUNCTIONS, find)
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
@@ -157,7 +160,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     # Shared before it is filled: the model plan needed here asks for the loop plans in turn, and
     # gets none yet instead of recursing.
     new: List[LoopPlan] = []
-    plans = ctx.shared("_loop_plans", lambda: new)
+    plans = ctx.shared(_LOOP_PLANS, lambda: new)
     if plans is not new:
         return plans
     if not active(ctx) or tensorflow_alias(ctx) is None:

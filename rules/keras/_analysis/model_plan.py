@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import string_value
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -56,6 +56,8 @@ OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "
 Block = Union[cst.Module, cst.IndentedBlock]
 # Code that runs when called, not where it is written.
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+_MODEL_PLAN: SharedKey["Plan"] = SharedKey("keras-model-plan")
 
 
 @dataclass
@@ -103,7 +105,7 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
 
 
 def model_plan(ctx: FileContext) -> Plan:
-    return ctx.shared("_keras_model_plan", lambda: _Analysis(ctx).plan())
+    return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
 
 class _Analysis:

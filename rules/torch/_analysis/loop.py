@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import cstutil
-from porter.context import FileContext, bound_names, iter_children, walk
+from porter.context import FileContext, SharedKey, bound_names, iter_children, walk
 from porter.cstutil import append_args, keyword_arg
 from porter.rules.torch._analysis.util import (
     AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, fresh_name, in_loop,
@@ -28,6 +28,10 @@ _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "mo
                        "cuda", "half", "float", "double", "apply", "state_dict", "zero_grad", "buffers",
                        "type", "named_parameters", "register_buffer", "load_state_dict", "self"})
 LR_SCHEDULER = "torch.optim.lr_scheduler."
+
+_PLAN: SharedKey["Plan"] = SharedKey("torch-plan")
+_MODELS: SharedKey[Set[str]] = SharedKey("torch-models")
+_SCHEDULERS: SharedKey[Dict[str, cst.Call]] = SharedKey("torch-schedulers")
 
 
 @dataclass
@@ -127,7 +131,7 @@ class Plan:
 
 
 def plan(ctx: FileContext) -> Plan:
-    return ctx.shared("_torch_plan", lambda: _plan(ctx))
+    return ctx.shared(_PLAN, lambda: _plan(ctx))
 
 
 def _plan(ctx: FileContext) -> Plan:
@@ -305,7 +309,7 @@ def model_names(ctx: FileContext) -> Set[str]:
             if receiver is not None:
                 names.add(receiver)
         return names
-    return ctx.shared("_torch_models", compute)
+    return ctx.shared(_MODELS, compute)
 
 
 def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
@@ -318,7 +322,7 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
                 if full.startswith(LR_SCHEDULER):
                     found[assign.targets[0].target.value] = assign.value
         return found
-    return ctx.shared("_torch_schedulers", compute)
+    return ctx.shared(_SCHEDULERS, compute)
 
 
 def _scheduler_like(func: cst.BaseExpression) -> bool:

@@ -13,7 +13,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter import cstutil
-from porter.context import FileContext, bound_names, code_of, in_loop, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import with_args
 from porter.rule import is_selected
 
@@ -28,10 +28,19 @@ CUDA_AVAILABLE = "torch.cuda.is_available"
 CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
+# Analyses of the original tree, computed once per file by whichever rule asks first.
+_QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
+_GLOBALS: SharedKey[Set[str]] = SharedKey("torch-globals")
+_NAMES: SharedKey[Set[str]] = SharedKey("torch-names")
+_DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
+# The comments and blank lines of removed statements that the next statement kept must carry, by
+# that statement's id: the rules removing statements (IPU305, IPU307, IPU309) pass them along.
+CARRIED_LINES: SharedKey[Dict[int, Tuple[cst.EmptyLine, ...]]] = SharedKey("torch-carried-lines", dict)
+
 
 def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     """``ctx.qualified_name``, remembered per node: the torch rules ask about the same calls."""
-    store = ctx.shared("_torch_qualified", dict)
+    store = ctx.shared(_QUALIFIED)
     key = id(node)
     if key not in store:
         store[key] = ctx.qualified_name(node)
@@ -151,7 +160,7 @@ def module_globals(ctx: FileContext) -> Set[str]:
             if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
                 names.update(bound_names(assign.target))
         return names
-    return ctx.shared("_torch_globals", compute)
+    return ctx.shared(_GLOBALS, compute)
 
 
 def module_definitions(ctx: FileContext) -> Set[str]:
@@ -159,7 +168,7 @@ def module_definitions(ctx: FileContext) -> Set[str]:
 
 
 def all_names(ctx: FileContext) -> Set[str]:
-    return ctx.shared("_torch_names", lambda: {name.value for name in ctx.nodes(cst.Name)})
+    return ctx.shared(_NAMES, lambda: {name.value for name in ctx.nodes(cst.Name)})
 
 
 def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
@@ -210,7 +219,7 @@ def device_names(ctx: FileContext) -> Set[str]:
             elif is_cuda_string(value):
                 names.add(assign.targets[0].target.value)
         return names
-    return ctx.shared("_torch_devices", compute)
+    return ctx.shared(_DEVICES, compute)
 
 
 def is_cuda_string(node: cst.CSTNode) -> bool:
@@ -364,7 +373,7 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
 
 
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
-    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = ctx.shared("_torch_carried_lines", dict)
+    carried = ctx.shared(CARRIED_LINES)
     lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
     siblings = list(ctx.siblings(statement))
     if statement not in siblings:
