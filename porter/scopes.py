@@ -3,7 +3,7 @@ gets. Static and local: a name is followed within one function, then the module.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import AbstractSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -12,6 +12,7 @@ from porter.context import FileContext, SharedKey
 Assignment = Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]
 
 _ASSIGNMENTS: SharedKey[List[Assignment]] = SharedKey("assignments")  # per function (or module)
+_NAMES: SharedKey[Set[str]] = SharedKey("names")
 
 
 def owner(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -118,3 +119,30 @@ def sub_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
             yield block
     for handler in getattr(statement, "handlers", ()):
         yield handler.body
+
+
+# ---------------------------------------------------------------------------------- new names
+def names_in_file(ctx: FileContext) -> Set[str]:
+    """Every identifier the file spells anywhere: bound, used, imported, or as an attribute or a
+    keyword. A name outside this set can clash with nothing of the file's, in any scope."""
+    return ctx.shared(_NAMES, lambda: {name.value for name in ctx.nodes(cst.Name)})
+
+
+def fresh_name(ctx: FileContext, *candidates: str, taken: AbstractSet[str] = frozenset()) -> str:
+    """A name for something a port adds to the file (a variable, a function, a class): the first
+    of ``candidates`` that the file does not spell and ``taken`` (the names the caller already
+    chose) does not hold; when every one is in use, the first candidate with the smallest free
+    number from 2: ``ipu_config2``.
+
+    The answer depends on the original file and the arguments alone, so two rules that need the
+    same new name (one writes a helper, another calls it) ask alike and agree."""
+    if not candidates:
+        raise ValueError("fresh_name needs at least one candidate")
+    names = names_in_file(ctx)
+    for candidate in candidates:
+        if candidate not in names and candidate not in taken:
+            return candidate
+    index = 2
+    while f"{candidates[0]}{index}" in names or f"{candidates[0]}{index}" in taken:
+        index += 1
+    return f"{candidates[0]}{index}"

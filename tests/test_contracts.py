@@ -6,6 +6,8 @@ import pytest
 
 from porter.config import Config
 from porter.context import FileContext, SharedKey
+from porter.engine import port
+from porter.scopes import fresh_name
 
 
 def _context(source: str = "x = 1\n") -> FileContext:
@@ -62,3 +64,145 @@ def test_shared_refuses_string_keys_and_keys_without_make():
         ctx.shared("_old_string_key", set)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="has no make"):
         ctx.shared(SharedKey("bare"))
+
+
+# --------------------------------------------------------------------------------- new names
+def test_fresh_name_takes_the_first_candidate_the_file_does_not_spell():
+    ctx = _context("ipu_config = 1\nprint(obj.ipu_configuration, f(ipu_system=2))\n")
+    assert fresh_name(ctx, "ipu_config", "ipu_configuration", "ipu_system", "spare") == "spare"
+    assert fresh_name(ctx, "strategy") == "strategy"
+
+
+def test_fresh_name_numbers_the_first_candidate_when_every_one_is_spelled():
+    ctx = _context("opts = opts2 = 1\nlabel = 'opts3'\n")
+    assert fresh_name(ctx, "opts") == "opts3"  # a string is no name
+    assert fresh_name(ctx, "opts", "label") == "opts3"
+
+
+def test_fresh_name_skips_the_names_the_caller_already_chose():
+    ctx = _context("model = 1\n")
+    assert fresh_name(ctx, "training_model", taken={"training_model"}) == "training_model2"
+    assert fresh_name(ctx, "a", "b", taken={"a"}) == "b"
+    with pytest.raises(ValueError):
+        fresh_name(ctx)
+
+
+def _port_twice(source: str, **options) -> str:
+    """The port of ``source``, checked to be clean and stable (a second port changes nothing)."""
+    result = port(source, Config(**options))
+    assert result.error is None
+    again = port(result.source, Config(**options))
+    assert again.error is None
+    assert again.source == result.source
+    return result.source
+
+
+_KERAS_MODEL = '''\
+model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y, epochs=2)
+'''
+
+
+@pytest.mark.parametrize("users_names, config, strategy", [
+    # Every name the Keras rules would like for the IPU configuration and the strategy is the user's.
+    ('ipu_config = {"epochs": 2}\nipu_configuration, ipu_system_config = "local", None\n'
+     'strategy = ipu_strategy = "fallback"\n', "ipu_config2", "strategy2"),
+    # Only the strategy's: the second choice, `ipu_strategy`, is the user's too and stays theirs.
+    ('strategy, ipu_strategy = "mirrored", "fallback"\n', "ipu_config", "strategy2"),
+], ids=["every-name", "strategy-names"])
+def test_keras_port_never_reuses_a_users_name(users_names, config, strategy):
+    source = "import tensorflow as tf\n\n" + users_names + _KERAS_MODEL
+    assert _port_twice(source) == "import tensorflow as tf\nfrom tensorflow.python import ipu\n\n" + users_names + f'''\
+{config} = ipu.config.IPUConfig()
+{config}.auto_select_ipus = 1
+{config}.configure_ipu_system()
+{strategy} = ipu.ipu_strategy.IPUStrategy()
+with {strategy}.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=2)
+'''
+
+
+def test_legacy_ipu_keras_model_gets_a_fresh_strategy_name():
+    source = '''\
+from tensorflow import keras
+from tensorflow.python import ipu
+
+strategy = ipu_strategy = None
+net = ipu.keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
+net.build((None, 28, 28))
+net.summary()
+'''
+    assert _port_twice(source) == '''\
+from tensorflow import keras
+from tensorflow.python import ipu
+
+strategy = ipu_strategy = None
+strategy2 = ipu.ipu_strategy.IPUStrategy()
+with strategy2.scope():
+    net = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
+    net.build((None, 28, 28))
+    net.summary()
+'''
+
+
+def test_tf1_compiled_function_gets_a_fresh_name_when_the_usual_ones_are_taken():
+    source = '''\
+import tensorflow.compat.v1 as tf
+from tensorflow.python import ipu
+
+model_fn = ipu_model_fn = ipu_graph_fn = None
+
+x = tf.placeholder(tf.float32, [16, 4])
+with ipu.scopes.ipu_scope("/device:IPU:0"):
+    logits = tf.layers.dense(x, 2)
+    loss = tf.reduce_mean(logits)
+with tf.Session() as session:
+    print(session.run(loss, {x: [[0.0] * 4] * 16}))
+'''
+    assert _port_twice(source) == '''\
+import tensorflow.compat.v1 as tf
+from tensorflow.python import ipu
+
+model_fn = ipu_model_fn = ipu_graph_fn = None
+
+x = tf.placeholder(tf.float32, [16, 4])
+with ipu.scopes.ipu_scope("/device:IPU:0"):
+    def model_fn2(x):
+        logits = tf.layers.dense(x, 2)
+        loss = tf.reduce_mean(logits)
+        return loss
+
+    [loss] = ipu.ipu_compiler.compile(model_fn2, inputs=[x])
+ipu_config = ipu.config.IPUConfig()
+ipu_config.auto_select_ipus = 1
+ipu_config.configure_ipu_system()
+with tf.Session() as session:
+    print(session.run(loss, {x: [[0.0] * 4] * 16}))
+'''
+
+
+def test_trimming_helper_gets_a_fresh_name_when_the_usual_ones_are_taken():
+    source = '''\
+import tensorflow as tf
+
+trim_to_multiple = ipu_trim_to_multiple = trim_to_ipu_multiple = len
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.fit(x_train, y_train, batch_size=64, epochs=3)
+'''
+    ported = _port_twice(source, select=("IPU107",), steps_per_execution=8, ipus=2)
+    assert ported.startswith('import tensorflow as tf\n\n\ndef trim_to_multiple2(data, multiple, smallest=None):\n')
+    assert ported.endswith('''\
+trim_to_multiple = ipu_trim_to_multiple = trim_to_ipu_multiple = len
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.fit(trim_to_multiple2(x_train, 1024, 128), trim_to_multiple2(y_train, 1024, 128),
+              batch_size=64, epochs=3)
+''')

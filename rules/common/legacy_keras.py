@@ -6,6 +6,7 @@ from porter.context import SharedKey
 from porter.rules.keras._analysis.model_plan import IPU_STRATEGIES
 from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import calls_by_last_name, calls_named, find_calls, names_used
 
 OLD_KERAS = "tensorflow.python.ipu.keras."
@@ -262,17 +263,12 @@ class LegacyKeras(Rule):
         for later in siblings[siblings.index(statement) + 1:]:
             if model in names_used(later):
                 last = later
-        name = "strategy" if "strategy" not in self._all_names(ctx) else "ipu_strategy"
+        name = fresh_name(ctx, "strategy", "ipu_strategy")
         scope = cst.parse_statement(f"with {name}.scope():\n    pass\n")
         if not ctx.wrap(statement, last, lambda body: scope.with_changes(body=scope.body.with_changes(body=body))):
             return False
         ctx.insert_before(statement, [cst.parse_statement(f"{name} = ipu.ipu_strategy.IPUStrategy()\n")])
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         return True
-
-    @staticmethod
-    def _all_names(ctx):
-        return {node.value for node in ctx.nodes(cst.Name)}
-
 
 RULE = LegacyKeras()

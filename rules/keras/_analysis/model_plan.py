@@ -23,6 +23,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import string_value
+from porter.scopes import fresh_name
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -150,7 +151,6 @@ class _Analysis:
 
     def _find_strategies(self) -> None:
         ctx, plan = self.ctx, self.plan_
-        names_in_use = set(ctx.aliases)
         for call in ctx.nodes(cst.Call):
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
@@ -166,8 +166,7 @@ class _Analysis:
                         plan.strategy_statement = ctx.statement_of(parent)
                         plan.strategy_name = name
         if plan.strategy_statement is None:
-            taken = names_in_use | {target.value for target in ctx.nodes(cst.Name)}
-            plan.strategy_name = "strategy" if "strategy" not in taken else "ipu_strategy"
+            plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
 
     def _is_model_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):

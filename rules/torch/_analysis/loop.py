@@ -18,10 +18,11 @@ from porter import cstutil
 from porter.context import FileContext, SharedKey, bound_names, iter_children, walk
 from porter.cstutil import append_args, keyword_arg
 from porter.rules.torch._analysis.util import (
-    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, fresh_name, in_loop,
+    AUTOCAST, BUILTINS, NO_GRAD, Owner, assignments_of, code_of, expr_call, in_loop,
     is_module_function, loads, local_calls, method_of, module_definitions, module_globals, name_of,
     common_point, creation_point, owner_of, qualified, selected, simple_assign,
 )
+from porter.scopes import fresh_name
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
 _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
@@ -156,9 +157,9 @@ def _plan(ctx: FileContext) -> Plan:
         step.selected = selected(ctx, "IPU305")
         if not step.rewritten:
             continue
-        step.name = fresh_name(ctx, "training_model", taken)
+        step.name = fresh_name(ctx, "training_model", taken=taken)
         taken.add(step.name)
-        step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
+        step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken=taken)
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
     evaluations = [e for e in evaluations if selected(ctx, "IPU306")]
@@ -177,14 +178,14 @@ def _plan(ctx: FileContext) -> Plan:
             if first in body and body.index(first) <= body.index(placement.before):
                 evaluation.name, evaluation.reuses = earlier.name, True
                 continue
-        evaluation.name = fresh_name(ctx, "inference_model", taken)
+        evaluation.name = fresh_name(ctx, "inference_model", taken=taken)
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
     asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "IPU110")  # --gradient-accumulation
     accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
     if selected(ctx, "IPU302") and any(e.problem is None for e in evaluations) and accumulates:
-        result.inference_opts = fresh_name(ctx, "inference_opts", taken)
+        result.inference_opts = fresh_name(ctx, "inference_opts", taken=taken)
     _plan_detach(ctx, result)
     return result
 

@@ -1,5 +1,5 @@
-"""Small PyTorch helpers shared by the IPU3xx rules: statement shapes, scopes, fresh names,
-CUDA device expressions.
+"""Small PyTorch helpers shared by the IPU3xx rules: statement shapes, scopes, CUDA device
+expressions.
 
 Everything here reads the original tree through the ``FileContext``; results that several rules
 need are cached on the context so each file pays for them once.
@@ -31,7 +31,6 @@ DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloa
 # Analyses of the original tree, computed once per file by whichever rule asks first.
 _QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
 _GLOBALS: SharedKey[Set[str]] = SharedKey("torch-globals")
-_NAMES: SharedKey[Set[str]] = SharedKey("torch-names")
 _DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
 # The comments and blank lines of removed statements that the next statement kept must carry, by
 # that statement's id: the rules removing statements (IPU305, IPU307, IPU309) pass them along.
@@ -165,18 +164,6 @@ def module_globals(ctx: FileContext) -> Set[str]:
 
 def module_definitions(ctx: FileContext) -> Set[str]:
     return {s.name.value for s in ctx.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
-
-
-def all_names(ctx: FileContext) -> Set[str]:
-    return ctx.shared(_NAMES, lambda: {name.value for name in ctx.nodes(cst.Name)})
-
-
-def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
-    names = all_names(ctx)
-    candidate, index = base, 2
-    while candidate in names or candidate in taken:
-        candidate, index = f"{base}{index}", index + 1
-    return candidate
 
 
 def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
