@@ -1,12 +1,17 @@
 """The contracts between rules: the typed keys of the state they share through the
 ``FileContext``, the order a rule declares it needs, and the one helper for new names."""
 
+from pathlib import Path
+from typing import Callable
+
 import libcst as cst
 import pytest
 
 from porter.config import Config
 from porter.context import FileContext, SharedKey
+from porter import rule as rule_module
 from porter.engine import port
+from porter.rule import Rule, all_rules, check_order, rule_by_code
 from porter.scopes import fresh_name
 
 
@@ -64,6 +69,91 @@ def test_shared_refuses_string_keys_and_keys_without_make():
         ctx.shared("_old_string_key", set)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="has no make"):
         ctx.shared(SharedKey("bare"))
+
+
+# ---------------------------------------------------------------------------------- rule order
+def test_every_rule_runs_after_the_rules_it_names():
+    rules = all_rules()
+    codes = [rule.code for rule in rules]
+    for index, rule in enumerate(rules):
+        for code in rule.after:
+            assert code in codes, f"{rule.code} names {code}, which is no rule"
+            assert codes.index(code) < index, f"{rule.code} must run after {code}"
+
+
+def _rule(code: str, after=()) -> Rule:
+    return type(f"Rule{code}", (Rule,), {"code": code, "after": tuple(after)})()
+
+
+def test_check_order_refuses_a_late_or_unknown_rule():
+    check_order([_rule("IPU001"), _rule("IPU002", after=["IPU001"])])
+    with pytest.raises(RuntimeError, match="IPU001 runs after IPU002, but rules run in code order"):
+        check_order([_rule("IPU001", after=["IPU002"]), _rule("IPU002")])
+    with pytest.raises(RuntimeError, match="IPU002 runs after IPU009, which is no rule"):
+        check_order([_rule("IPU001"), _rule("IPU002", after=["IPU009"])])
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _fixture(name: str) -> Callable[[], str]:
+    return lambda: (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def _amp_loop() -> str:
+    return rule_by_code("IPU309").examples[0].before
+
+
+_TF1_GRAPH_IN_IPU_SCOPE = '''\
+import tensorflow.compat.v1 as tf
+from tensorflow.python import ipu
+
+x = tf.placeholder(tf.float32, [16, 4])
+with ipu.scopes.ipu_scope("/device:IPU:0"):
+    hidden = tf.layers.dense(x, 8)
+    logits = tf.layers.dense(hidden, 2)
+    loss = tf.reduce_mean(logits)
+with tf.Session() as session:
+    print(session.run(loss, {x: [[0.0] * 4] * 16}))
+'''
+_KERAS_FUNCTIONAL_IN_MAIN = '''\
+from tensorflow import keras
+
+
+def main():
+    inputs = keras.Input(shape=(32,))
+    hidden = keras.layers.Dense(64)(inputs)
+    outputs = keras.layers.Dense(10)(hidden)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=1)
+'''
+
+
+@pytest.mark.parametrize("code, needed, script, options", [
+    ("IPU103", "IPU102", lambda: "import tensorflow as tf\n\nmodel = tf.keras.Sequential()\nmodel.fit(x, y)\n", {}),
+    ("IPU110", "IPU103", lambda: _KERAS_FUNCTIONAL_IN_MAIN,
+     {"pipeline_stages": 2, "gradient_accumulation": 4, "ipus": 2}),
+    ("IPU207", "IPU202", lambda: _TF1_GRAPH_IN_IPU_SCOPE, {"shards": 2, "ipus": 2}),
+    ("IPU305", "IPU302", _amp_loop, {}),
+    ("IPU309", "IPU302", _amp_loop, {}),
+    ("IPU306", "IPU305", _fixture("torch/mnist_cnn.py"), {}),
+    ("IPU307", "IPU305", _fixture("torch/tensor_classifier.py"), {}),
+], ids=lambda value: value if isinstance(value, str) and value.startswith("IPU") else "")
+def test_a_declared_order_is_one_the_port_needs(monkeypatch, code, needed, script, options):
+    """Running the rule just before the one it names gives another port of a script it touches:
+    a worse one (options used before they exist, no strategy scope, an unstable port...)."""
+    assert needed in rule_by_code(code).after
+    source, config = script(), Config(**options)
+    in_order = port(source, config)
+    assert in_order.error is None
+    rules = all_rules()
+    moved = rule_by_code(code)
+    others = [rule for rule in rules if rule is not moved]
+    at = others.index(rule_by_code(needed))
+    monkeypatch.setattr(rule_module, "_registry", [*others[:at], moved, *others[at:]])
+    out_of_order = port(source, config)
+    assert (out_of_order.source, out_of_order.error) != (in_order.source, in_order.error)
 
 
 # --------------------------------------------------------------------------------- new names
