@@ -1,6 +1,8 @@
 """The contracts between rules: the typed keys of the state they share through the
 ``FileContext``, the order a rule declares it needs, and the one helper for new names."""
 
+import importlib
+import pkgutil
 from pathlib import Path
 from typing import Callable
 
@@ -61,6 +63,19 @@ def test_each_file_has_its_own_state():
     ctx, other = _context(), _context()
     ctx.shared(key).add(1)
     assert other.shared(key) == set()
+
+
+def test_the_keys_of_the_porter_have_distinct_names():
+    """Names only label keys in messages, but two keys of one name would read as one state."""
+    import porter
+    import porter.rules
+
+    modules = [importlib.import_module(info.name) for package in (porter, porter.rules)
+               for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")]
+    keys = {id(value): value for module in modules for value in vars(module).values() if isinstance(value, SharedKey)}
+    names = sorted(key.name for key in keys.values())
+    assert len(names) > 30
+    assert len(names) == len(set(names)), names
 
 
 def test_shared_refuses_string_keys_and_keys_without_make():
