@@ -13,7 +13,8 @@ pass at the end (see ``porter.edits``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Generic, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import (Any, Callable, Dict, Generic, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar,
+                    Union)
 
 import libcst as cst
 
@@ -272,7 +273,7 @@ class FileContext:
 
         The contract: ``key`` is a ``SharedKey`` defined beside the analysis or rule that fills
         the state, and imported from there by every other user. With ``per`` (a node's ``id``,
-        an option), the key holds one value per ``per``: ``ctx.shared(ASSIGNMENTS, ..., per=id(scope))``.
+        an option), the key holds one value per ``per``: ``ctx.shared(KEY, ..., per=id(scope))``.
         When a rule reads state that another rule fills in its ``run``, the reading rule names
         the writer in its ``after`` (see ``porter.rule.Rule``); state that any user computes the
         same way (a cache of the original tree) needs no order.
