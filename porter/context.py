@@ -13,7 +13,8 @@ pass at the end (see ``porter.edits``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import (Any, Callable, Dict, Generic, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar,
+                    Union)
 
 import libcst as cst
 
@@ -185,6 +186,29 @@ def canonical_keras(qualified: Optional[str]) -> Optional[str]:
     return None
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class SharedKey(Generic[T]):
+    """The key of one piece of per-file state that rules and analyses share through
+    ``FileContext.shared``: defined once, beside the code that fills it, and imported by every
+    reader, so who writes and who reads it is a grep away and ``ctx.shared(KEY)`` has KEY's type.
+
+    Keys compare by identity: two keys never meet in the store, even under one ``name`` (which
+    only names the state in messages). ``make`` builds the empty value (``set``, ``dict``) for
+    users that fill it; keys of a computed result leave it out and each ``shared`` call passes
+    the computation instead.
+    """
+
+    name: str
+    make: Optional[Callable[[], T]] = None
+
+    def __repr__(self) -> str:
+        return f"SharedKey({self.name!r})"
+
+
+# ``shared`` without ``per``: one value for the whole file.
+_WHOLE_FILE = object()
+
+
 @dataclasses.dataclass
 class _Scope:
     imports: Dict[str, str]
@@ -242,14 +266,28 @@ class FileContext:
         self.latest: Dict[int, cst.CSTNode] = {}
         self._shared: Dict[Hashable, Any] = {}
 
-    def shared(self, key: Hashable, make: Callable[[], T]) -> T:
-        """Per-file state that helpers share between rules (an analysis computed once, edits
-        held until a later rule): ``make()`` on first use, the same object afterwards. A key
-        like ``("_assignments", id(scope))`` keeps one result per node."""
+    def shared(self, key: SharedKey[T], make: Optional[Callable[[], T]] = None, per: Hashable = _WHOLE_FILE) -> T:
+        """Per-file state that rules and analyses share (an analysis computed once, edits held
+        until a later rule, what one rule did for another to read): ``make()`` (else
+        ``key.make()``) on first use, the same object afterwards.
+
+        The contract: ``key`` is a ``SharedKey`` defined beside the analysis or rule that fills
+        the state, and imported from there by every other user. With ``per`` (a node's ``id``,
+        an option), the key holds one value per ``per``: ``ctx.shared(KEY, ..., per=id(scope))``.
+        When a rule reads state that another rule fills in its ``run``, the reading rule names
+        the writer in its ``after`` (see ``porter.rule.Rule``); state that any user computes the
+        same way (a cache of the original tree) needs no order.
+        """
+        if type(key) is not SharedKey:
+            raise TypeError(f"FileContext.shared takes a SharedKey, not {key!r}")
+        slot: Hashable = key if per is _WHOLE_FILE else (key, per)
         store = self._shared
-        if key not in store:
-            store[key] = make()
-        return store[key]
+        if slot not in store:
+            build = make if make is not None else key.make
+            if build is None:
+                raise TypeError(f"{key!r} has no make: pass one to FileContext.shared")
+            store[slot] = build()
+        return store[slot]
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:

@@ -78,6 +78,10 @@ class Rule:
     summary: ClassVar[str]
     rationale: ClassVar[str]
     examples: ClassVar[Tuple[Example, ...]] = ()
+    # The codes of the rules this one relies on having run before it in the same port: it reads
+    # state they fill (a ``SharedKey``) or the edits they asked for, or its edits must land after
+    # theirs. Rules run in code order; ``all_rules`` refuses an order that breaks this.
+    after: ClassVar[Tuple[str, ...]] = ()
 
     def run(self, ctx: "FileContext") -> None:
         raise NotImplementedError
@@ -90,7 +94,8 @@ _registry: Optional[List[Rule]] = None
 
 
 def all_rules() -> List[Rule]:
-    """Every rule, sorted by code: the fixed order in which rules run.
+    """Every rule, sorted by code: the fixed order in which rules run, which must satisfy each
+    rule's ``after``.
 
     Rule modules are discovered under the ``porter.rules`` package, so adding a rule is adding a
     file. Private packages (``_analysis``: what a framework's rules share) hold no rules and are
@@ -112,8 +117,22 @@ def all_rules() -> List[Rule]:
         duplicated = {code for code in codes if codes.count(code) > 1}
         if duplicated:
             raise RuntimeError(f"duplicate rule codes: {sorted(duplicated)}")
-        _registry = sorted(found, key=lambda rule: rule.code)
+        ordered = sorted(found, key=lambda rule: rule.code)
+        check_order(ordered)
+        _registry = ordered
     return _registry
+
+
+def check_order(rules: List[Rule]) -> None:
+    """Raise when a rule names in ``after`` a code that no rule has or that runs after it."""
+    position = {rule.code: index for index, rule in enumerate(rules)}
+    for index, rule in enumerate(rules):
+        for code in rule.after:
+            if code not in position:
+                raise RuntimeError(f"{rule.code} runs after {code}, which is no rule")
+            if position[code] > index:
+                raise RuntimeError(f"{rule.code} runs after {code}, but rules run in code order: "
+                                   f"{code} would run later")
 
 
 def _private(module: str) -> bool:

@@ -5,13 +5,19 @@ statement before which something used at several places is created once."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple, Union
+from typing import AbstractSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, walk
 
 Owner = Union[cst.Module, cst.FunctionDef]  # a scope: a function, or the module
+
+Assignment = Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]
+
+_ASSIGNMENTS: SharedKey[List[Assignment]] = SharedKey("assignments")  # per function (or module)
+_NAMES: SharedKey[Set[str]] = SharedKey("names")
+_MODULE_GLOBALS: SharedKey[Set[str]] = SharedKey("module-globals")
 
 
 def owner(ctx: FileContext, node: cst.CSTNode) -> Owner:
@@ -23,7 +29,7 @@ def assignments(ctx: FileContext, scope: cst.CSTNode) -> List[Tuple[cst.BaseStat
     """``(statement, name, value)`` for every name bound by an assignment in ``scope`` (not in
     nested functions), in source order. ``a, b = c, d`` gives each name its own value; a name
     bound by unpacking anything else (``a, b = f()``) gets ``None``; ``for`` targets too."""
-    return ctx.shared(("_assignments", id(scope)), lambda: _assignments(scope))
+    return ctx.shared(_ASSIGNMENTS, lambda: _assignments(scope), per=id(scope))
 
 
 def _assignments(scope: cst.CSTNode) -> List[Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]]:
@@ -182,15 +188,11 @@ def module_globals(ctx: FileContext) -> Set[str]:
             if ctx.enclosing_function(assign) is None and ctx.enclosing(assign, cst.ClassDef) is None:
                 names.update(bound_names(assign.target))
         return names
-    return ctx.shared("_module_globals", compute)
+    return ctx.shared(_MODULE_GLOBALS, compute)
 
 
 def module_definitions(ctx: FileContext) -> Set[str]:
     return {s.name.value for s in ctx.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
-
-
-def all_names(ctx: FileContext) -> Set[str]:
-    return ctx.shared("_all_names", lambda: {name.value for name in ctx.nodes(cst.Name)})
 
 
 def assignments_of(ctx: FileContext, *names: str) -> List[Tuple[str, cst.Call]]:
@@ -256,3 +258,30 @@ def _between(ctx: FileContext, node: cst.CSTNode, owner: Owner) -> Iterator[cst.
         if ancestor is owner:
             return
         yield ancestor
+
+
+# ---------------------------------------------------------------------------------- new names
+def names_in_file(ctx: FileContext) -> Set[str]:
+    """Every identifier the file spells anywhere: bound, used, imported, or as an attribute or a
+    keyword. A name outside this set can clash with nothing of the file's, in any scope."""
+    return ctx.shared(_NAMES, lambda: {name.value for name in ctx.nodes(cst.Name)})
+
+
+def fresh_name(ctx: FileContext, *candidates: str, taken: AbstractSet[str] = frozenset()) -> str:
+    """A name for something a port adds to the file (a variable, a function, a class): the first
+    of ``candidates`` that the file does not spell and ``taken`` (the names the caller already
+    chose) does not hold; when every one is in use, the first candidate with the smallest free
+    number from 2: ``ipu_config2``.
+
+    The answer depends on the original file and the arguments alone, so two rules that need the
+    same new name (one writes a helper, another calls it) ask alike and agree."""
+    if not candidates:
+        raise ValueError("fresh_name needs at least one candidate")
+    names = names_in_file(ctx)
+    for candidate in candidates:
+        if candidate not in names and candidate not in taken:
+            return candidate
+    index = 2
+    while f"{candidates[0]}{index}" in names or f"{candidates[0]}{index}" in taken:
+        index += 1
+    return f"{candidates[0]}{index}"

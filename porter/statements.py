@@ -7,8 +7,12 @@ from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, SharedKey
 from porter.cstutil import expression, single_small
+
+# The comments and blank lines of removed statements that the next statement kept must carry, by
+# that statement's id: the rules removing statements (IPU305, IPU307, IPU309) pass them along.
+CARRIED_LINES: SharedKey[Dict[int, Tuple[cst.EmptyLine, ...]]] = SharedKey("carried-lines", dict)
 
 
 def rename(node: cst.CSTNode, mapping: Dict[str, str]) -> cst.CSTNode:
@@ -92,7 +96,7 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
 
 
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
-    carried: Dict[int, Tuple[cst.EmptyLine, ...]] = ctx.shared("_carried_lines", dict)
+    carried = ctx.shared(CARRIED_LINES)
     lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
     siblings = list(ctx.siblings(statement))
     if statement not in siblings:

@@ -9,16 +9,23 @@ from typing import Dict, List, NamedTuple, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, canonical_keras, walk
+from porter.context import FileContext, SharedKey, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
+# Analyses of the original tree, computed once per file by whichever rule asks first.
+_DATASET_VARIABLES: SharedKey[Set[str]] = SharedKey("dataset-variables")  # per function (or module)
+_ASSIGNS_BY_OWNER: SharedKey[Dict[int, List[cst.Assign]]] = SharedKey("assigns-by-owner")
+_UINT8_FLOWS: SharedKey["_Uint8Flow"] = SharedKey("uint8-flows")  # per function (or module)
+_UINT8_POSSIBLE: SharedKey[bool] = SharedKey("uint8-possible")
+_OWNERS_OF_MAPS: SharedKey[Set[int]] = SharedKey("owners-of-maps")
+
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
-    return ctx.shared(("_dataset_variables", id(scope)), lambda: _find_dataset_variables(ctx, scope))
+    return ctx.shared(_DATASET_VARIABLES, lambda: _find_dataset_variables(ctx, scope), per=id(scope))
 
 
 def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
@@ -43,7 +50,7 @@ def _assigns_by_owner(ctx: FileContext) -> Dict[int, List[cst.Assign]]:
             grouped.setdefault(id(owner(ctx, assign)), []).append(assign)
         return grouped
 
-    return ctx.shared("_assigns_by_owner", group)
+    return ctx.shared(_ASSIGNS_BY_OWNER, group)
 
 
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
@@ -335,12 +342,12 @@ def _assigned(ctx: FileContext, name: cst.Name):
 
 def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
     scope = owner(ctx, node)
-    return ctx.shared(("_uint8_flows", id(scope)), lambda: _Uint8Flow(ctx, scope))
+    return ctx.shared(_UINT8_FLOWS, lambda: _Uint8Flow(ctx, scope), per=id(scope))
 
 
 def _may_hold_uint8(ctx: FileContext) -> bool:
     """A cheap test: does the file load a Keras dataset or spell uint8 at all?"""
-    return ctx.shared("_uint8_possible", lambda: any(
+    return ctx.shared(_UINT8_POSSIBLE, lambda: any(
         node.attr.value in ("load_data", "uint8") for node in ctx.nodes(cst.Attribute)) or any(
         node.value == "uint8" for node in ctx.nodes(cst.Name)) or any(
         "uint8" in node.value for node in ctx.nodes(cst.SimpleString)))
@@ -397,7 +404,7 @@ def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
 
 def _owners_of_maps(ctx: FileContext) -> Set[int]:
     """The functions (or module) in which a dataset goes through ``.map(...)``, found once."""
-    return ctx.shared("_owners_of_maps", lambda: {
+    return ctx.shared(_OWNERS_OF_MAPS, lambda: {
         id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")})
 
 

@@ -2,7 +2,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.context import walk
+from porter.context import SharedKey, walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
 from porter.rules.keras._analysis.util import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
@@ -36,6 +36,7 @@ _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.Unar
 
 
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
+_STATEMENTS: SharedKey[List[cst.BaseStatement]] = SharedKey("gpu-statements")  # per function (or module)
 
 
 
@@ -361,11 +362,9 @@ class _Scan:
                            "empty list): check what this code does with it", fixed=False)
 
     def _statements(self, ctx, scope) -> List[cst.BaseStatement]:
-        cache = ctx.shared("_gpu_statements", dict)
-        if id(scope) not in cache:
-            cache[id(scope)] = [statement for statement in statements_in(scope)
-                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))]
-        return cache[id(scope)]
+        return ctx.shared(_STATEMENTS, lambda: [statement for statement in statements_in(scope)
+                                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))],
+                          per=id(scope))
 
     def _gpu_variables(self, ctx, scope) -> Set[str]:
         names: Set[str] = set()

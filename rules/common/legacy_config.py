@@ -2,7 +2,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import dotted_name
+from porter.context import SharedKey, dotted_name
 from porter.cstutil import is_false, is_true, string_value
 from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, Example, Rule
@@ -142,6 +142,9 @@ _TRAPS = {
     "set_floating_point_behaviour_options": "the old call enabled every exception and stochastic "
                                             "rounding by default",
 }
+# The ``(config variable, attribute)`` of each Poplar-options attribute written so far, and the call
+# that set it: a second call setting the same one is reported.
+_OPTIONS_SET: SharedKey[Dict[Tuple[str, str], cst.Call]] = SharedKey("legacy-poplar-options", dict)
 _POPLAR_OPTIONS = {"matmuls.poplar_options", "convolutions.poplar_options", "pooling.poplar_options",
                    "compilation_poplar_options", "gcl_poplar_options"}
 
@@ -421,7 +424,7 @@ class LegacyConfig(Rule):
         return lines
 
     def _check_accumulated(self, ctx, call, config: str, attribute: str, reports) -> None:
-        seen = ctx.shared("_legacy_poplar_options", dict)
+        seen = ctx.shared(_OPTIONS_SET)
         key = (config, attribute)
         if key in seen:
             reports.append((call, f"`{config}.{attribute}` is set twice: the old calls added to the "

@@ -1,8 +1,12 @@
+from typing import Set
+
 import libcst as cst
 
+from porter.context import SharedKey
 from porter.rules.keras._analysis.model_plan import IPU_STRATEGIES
 from porter.rules.common._analysis.legacy import drop_removed_import
 from porter.rule import FIX, KERAS, TF1, TORCH, Example, Rule
+from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import calls_by_last_name, calls_named, find_calls, names_used
 
 OLD_KERAS = "tensorflow.python.ipu.keras."
@@ -13,6 +17,10 @@ ADDONS_LAYERS = frozenset({
     "GroupNormalization", "InstanceNormalization", "LayerNormalization", "RecomputationCheckpoint",
     "PopnnLSTM", "LSTM", "PopnnGRU", "GRU",
 })
+# The ids of the calls this rule upgraded (their imports may go), and the names of the file's
+# IPU strategies.
+_UPGRADED: SharedKey[Set[int]] = SharedKey("ipu011-upgraded", set)
+_STRATEGY_NAMES: SharedKey[Set[str]] = SharedKey("ipu-strategy-names")
 _MODEL_ARGS = {"Sequential": {"layers", "name"}, "Model": {"inputs", "outputs", "name", "trainable"}}
 
 
@@ -204,7 +212,7 @@ class LegacyKeras(Rule):
 
     @staticmethod
     def _upgraded(ctx) -> set:
-        return ctx.shared("_ipu011_upgraded", set)
+        return ctx.shared(_UPGRADED)
 
     def _rename_keyword(self, ctx, call: cst.Call, old: str, new: str) -> None:
         for arg in call.args:
@@ -270,7 +278,7 @@ class LegacyKeras(Rule):
                     names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
             return names
 
-        return ctx.shared("_ipu_strategy_names", find)
+        return ctx.shared(_STRATEGY_NAMES, find)
 
     def _in_strategy_scope(self, ctx, node, depth: int = 0) -> bool:
         strategies = self._strategy_names(ctx)
@@ -304,17 +312,12 @@ class LegacyKeras(Rule):
         for later in siblings[siblings.index(statement) + 1:]:
             if model in names_used(later):
                 last = later
-        name = "strategy" if "strategy" not in self._all_names(ctx) else "ipu_strategy"
+        name = fresh_name(ctx, "strategy", "ipu_strategy")
         scope = cst.parse_statement(f"with {name}.scope():\n    pass\n")
         if not ctx.wrap(statement, last, lambda body: scope.with_changes(body=scope.body.with_changes(body=body))):
             return False
         ctx.insert_before(statement, [cst.parse_statement(f"{name} = ipu.ipu_strategy.IPUStrategy()\n")])
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         return True
-
-    @staticmethod
-    def _all_names(ctx):
-        return {node.value for node in ctx.nodes(cst.Name)}
-
 
 RULE = LegacyKeras()

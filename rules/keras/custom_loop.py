@@ -4,6 +4,7 @@ from porter.context import code_of, dotted_name
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -218,9 +219,7 @@ class CustomLoop(Rule):
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step
         name = step.function.name.value
-        taken = {node.value for node in ctx.nodes(cst.Name)} | {f.name.value for f in ctx.nodes(cst.FunctionDef)}
-        loop_name = next(candidate for candidate in (f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
-                         if candidate not in taken)
+        loop_name = fresh_name(ctx, f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
         steps = config_steps(ctx.config)
         target = code_of(ctx, step.loop.target)
         text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}(iterator):\n"
@@ -239,8 +238,7 @@ class CustomLoop(Rule):
         steps = config_steps(ctx.config)
         dataset = code_of(ctx, loop.iter)
         base = dataset.replace(".", "_")
-        taken = {node.value for node in ctx.nodes(cst.Name)}
-        iterator = next(candidate for candidate in (f"{base}_iterator", f"{base}_ipu_iterator") if candidate not in taken)
+        iterator = fresh_name(ctx, f"{base}_iterator", f"{base}_ipu_iterator")
         first = cst.parse_statement(f"{iterator} = iter({dataset})").with_changes(leading_lines=loop.leading_lines)
         new_loop = cst.parse_statement(
             f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, args=({iterator},))\n")

@@ -11,6 +11,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns,
                              samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
                              training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
+from porter.scopes import fresh_name
 
 MARKER = "(ipu-port)"
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
@@ -43,8 +44,7 @@ def helper_name(ctx) -> str:
     found = existing_helper(ctx)
     if found is not None:
         return found
-    taken = {name.value for name in ctx.nodes(cst.Name)}
-    return next(name for name in _NAMES if name not in taken)
+    return fresh_name(ctx, *_NAMES)
 
 
 def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:

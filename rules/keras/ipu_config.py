@@ -1,9 +1,8 @@
-import libcst as cst
-
 from porter.cstutil import statement
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
+from porter.scopes import fresh_name
 
 
 def config_statements(name: str, ipus: int):
@@ -17,8 +16,7 @@ def config_statements(name: str, ipus: int):
 
 
 def config_name(ctx) -> str:
-    taken = {name.value for name in ctx.nodes(cst.Name)}
-    return next(name for name in ("ipu_config", "ipu_configuration", "ipu_system_config") if name not in taken)
+    return fresh_name(ctx, "ipu_config", "ipu_configuration", "ipu_system_config")
 
 
 class IpuConfig(Rule):

@@ -23,6 +23,8 @@ class KerasAudit(Rule):
     name = "keras-audit"
     kind = WARN
     frameworks = frozenset({KERAS})
+    # It judges what the other rules made of the file.
+    after = ("IPU102", "IPU103", "IPU111")
     summary = "Report Keras model code the port leaves outside the IPU strategy: the port is not complete."
     rationale = (
         "A Keras program runs on the IPU only when the IPU system is configured first and the model is "

@@ -87,6 +87,8 @@ class Pipelining(Rule):
     name = "pipelining"
     kind = FIX
     frameworks = frozenset({KERAS})
+    # Stages are not put in a block another rule wraps (the strategy scope of IPU011 and IPU103).
+    after = ("IPU011", "IPU103")
     summary = ("`--pipeline-stages S`: split the model into S stages (`set_pipeline_stage_assignment` or "
                "`keras.ipu.PipelineStage`) and set the pipelining options.")
     rationale = (

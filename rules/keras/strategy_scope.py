@@ -27,6 +27,8 @@ class StrategyScope(Rule):
     name = "strategy-scope"
     kind = FIX
     frameworks = frozenset({KERAS})
+    # The strategy is created after the IPU system is configured: both go in front of the same statement.
+    after = ("IPU102",)
     summary = "Build, compile, train and save the Keras model inside an `IPUStrategy` scope."
     rationale = (
         "Code targets the IPU inside `with strategy.scope():` of an `ipu.ipu_strategy.IPUStrategy()`, "

@@ -13,6 +13,8 @@ class Tf1Audit(Rule):
     name = "tf1-audit"
     kind = WARN
     frameworks = frozenset({TF1})
+    # It judges what the other rules made of the file.
+    after = ("IPU201", "IPU202")
     summary = "Report a TF1 script whose session runs no compiled IPU computation after the port."
     rationale = (
         "A TensorFlow 1 graph runs on the IPU when its step is built in a function compiled with "

@@ -49,6 +49,8 @@ class Sharding(Rule):
     name = "tf1-sharding"
     kind = FIX
     frameworks = frozenset({TF1})
+    # Shards what IPU202 compiles in this port (TF1_COMPILED).
+    after = ("IPU202",)
     summary = "With `--shards N`, split the compiled TF1 computation over N IPUs with `ipu.scopes.ipu_shard`."
     rationale = (
         "A model too big for one IPU is sharded: its graph is split into parts, each on its own IPU, "

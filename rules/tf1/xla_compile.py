@@ -4,6 +4,7 @@ import libcst as cst
 
 from porter.context import dotted_name, walk
 from porter.rule import FIX, TF1, Example, Rule
+from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, find_calls, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
                             note_compiled, returned_values, session_calls)
@@ -307,8 +308,7 @@ class XlaCompile(Rule):
         ops = [name for name in outputs if kinds[name] == "op"]
         if not tensors and len(ops) > 1:
             return "it makes several operations and no tensor"
-        taken = {node.value for node in ctx.nodes(cst.Name)}
-        function = next(name for name in ("model_fn", "ipu_model_fn", "ipu_graph_fn") if name not in taken)
+        function = fresh_name(ctx, "model_fn", "ipu_model_fn", "ipu_graph_fn")
         returned = ", ".join(tensors + ops)
 
         def build(statements):

@@ -69,6 +69,8 @@ class InferenceModel(Rule):
     name = "inference-model"
     kind = FIX
     frameworks = frozenset({TORCH})
+    # The inference model takes IPU302's options and comes after the training model it shares weights with.
+    after = ("IPU302", "IPU305")
     summary = "Run evaluation loops with a `poptorch.inferenceModel`, created once."
     rationale = (
         "On the IPU the model runs through a compiled `poptorch.inferenceModel(model.eval(), options=opts)` "

@@ -43,6 +43,8 @@ class RemoveAmp(Rule):
     name = "remove-amp"
     kind = FIX
     frameworks = frozenset({TORCH})
+    # The comments and blank lines of the statements it removes go above the options IPU302 inserts.
+    after = ("IPU302",)
     summary = "Remove CUDA automatic mixed precision (`autocast`, `GradScaler`): plain float32 steps."
     rationale = (
         "There is no `torch.cuda.amp` on the IPU and `poptorch.autocast` was removed in SDK 3.1 "

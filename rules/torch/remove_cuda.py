@@ -35,6 +35,8 @@ class RemoveCuda(Rule):
     name = "remove-cuda"
     kind = FIX
     frameworks = frozenset({TORCH})
+    # The comments and blank lines of the statements it removes are carried past those IPU305 removed.
+    after = ("IPU305",)
     summary = "Keep the model and data on the CPU: remove `.cuda()`, `.to(device)` and CUDA calls."
     rationale = (
         "PopTorch installs the CPU build of torch: `torch.cuda.is_available()` is False and `.cuda()` fails. "

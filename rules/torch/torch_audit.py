@@ -14,6 +14,8 @@ class TorchAudit(Rule):
     name = "torch-audit"
     kind = WARN
     frameworks = frozenset({TORCH})
+    # It judges what the other rules made of the file.
+    after = ("IPU305",)
     summary = "Report a PyTorch script that still trains on the CPU after the port (no PopTorch model)."
     rationale = (
         "PyTorch code runs on the IPU only through the PopTorch wrappers: `poptorch.trainingModel` for "

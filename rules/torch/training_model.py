@@ -160,6 +160,8 @@ class TrainingModel(Rule):
     name = "training-model"
     kind = FIX
     frameworks = frozenset({TORCH})
+    # The training model takes the options IPU302 creates, in front of the same statement.
+    after = ("IPU302",)
     summary = "Run the training step with `poptorch.trainingModel`, the loss computed in `forward`."
     rationale = (
         "PopTorch runs forward, backward and the optimizer step as one compiled program: the wrapped "

@@ -10,14 +10,18 @@ TensorFlow or Keras import at the top of the script.
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
-from porter.context import FileContext, import_bindings
+from porter.context import FileContext, SharedKey, import_bindings
 from porter.cstutil import statement
 
 TF_MODULES = ("tensorflow", "keras", "tf_keras", "ipu_tensorflow_addons")
+
+# Whether a flag added in this port already brought ``import os``: the rules adding flags (IPU012,
+# IPU013) import it once between them.
+OS_IMPORTED: SharedKey[Dict[str, bool]] = SharedKey("poplar-flags-os", lambda: {"os": False})
 
 
 def _imports_tensorflow(line: cst.BaseStatement) -> bool:
@@ -66,7 +70,7 @@ def add_tf_flag(ctx: FileContext, flag: str) -> Optional[cst.BaseStatement]:
     if anchor is None:
         return None
     lines = []
-    state = ctx.shared("_poplar_flags", lambda: {"os": False})
+    state = ctx.shared(OS_IMPORTED)
     body = list(ctx.module.body)
     if not state["os"] and not any(_binds_os(line) for line in body[:body.index(anchor)]):
         lines.append(statement("import os"))

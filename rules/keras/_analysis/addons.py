@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, canonical_keras, dotted_name, import_bindings
+from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.util import is_literal_false, last_name
 from porter.scopes import values_of
@@ -24,6 +24,11 @@ MASKING = "keras.layers.Masking"
 EMBEDDING = "keras.layers.Embedding"
 SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 INPUTS = ("keras.Input", "keras.layers.Input")
+
+_MASKS: SharedKey[List[cst.Call]] = SharedKey("keras-masks")
+# The names each ``from ... import`` lost to the swaps so far, by the import's id: IPU104 and IPU112
+# drop names from the same import, and whichever drops the last removes it whole.
+ADDONS_DROPPED: SharedKey[Dict[int, List[str]]] = SharedKey("addons-dropped", dict)
 
 
 class Unsafe(Exception):
@@ -160,7 +165,7 @@ def sequential_prefix(ctx: FileContext, call: cst.Call) -> Optional[List[cst.Cal
 
 def _masks(ctx: FileContext) -> List[cst.Call]:
     """Every call that makes a mask (cached per file)."""
-    return ctx.shared("_keras_masks", lambda: [
+    return ctx.shared(_MASKS, lambda: [
         node for node in ctx.nodes(cst.Call)
         if last_name(node.func) in ("Masking", "Embedding") and makes_mask(ctx, node)])
 
@@ -244,7 +249,7 @@ def drop_unused_imports(ctx: FileContext, code: str, swapped_funcs: set, layers:
     """``from keras.layers import LSTM``: once every use of a name of ``layers`` is swapped (by
     this rule; ``swapped_funcs`` holds the ids of the swapped calls' functions), the name goes.
     The names other rules dropped from the same import count, so the last one removes it whole."""
-    dropped_before: Dict[int, List[str]] = ctx.shared("_addons_dropped", dict)
+    dropped_before = ctx.shared(ADDONS_DROPPED)
     wanted = {f"keras.layers.{layer}" for layer in layers}
     for node in ctx.nodes(cst.ImportFrom):
         if isinstance(node.names, cst.ImportStar) or node.relative or node.module is None:

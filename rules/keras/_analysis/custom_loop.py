@@ -10,7 +10,7 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, walk
+from porter.context import FileContext, SharedKey, walk
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import StepCall, active, step_calls
 from porter.throughput import config_steps
@@ -19,6 +19,8 @@ FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
+
+_LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
 
 def eager_calls(ctx: FileContext, function: cst.FunctionDef) -> List[str]:
@@ -90,7 +92,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     # Shared before it is filled: the model plan needed here asks for the loop plans in turn, and
     # gets none yet instead of recursing.
     new: List[LoopPlan] = []
-    plans = ctx.shared("_loop_plans", lambda: new)
+    plans = ctx.shared(_LOOP_PLANS, lambda: new)
     if plans is not new:
         return plans
     if not active(ctx) or tensorflow_alias(ctx) is None:

@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext, code_of, in_loop
+from porter.context import FileContext, SharedKey, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules._tf.tfdata import is_dataset
@@ -26,6 +26,9 @@ KERAS_DEFAULT_BATCH = 32
 # Where x, y and batch_size sit when passed by position.
 _POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1)}
 _ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
+
+_TRAINING_CALLS: SharedKey[List["TrainingCall"]] = SharedKey("keras-training-calls")  # per trimming helper
+_CALL_COLUMNS: SharedKey[Tuple[int, int]] = SharedKey("keras-call-columns")  # per training call
 
 
 @dataclass
@@ -68,7 +71,7 @@ def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
 
 
 def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[TrainingCall]:
-    return ctx.shared(("_keras_training_calls", helper), lambda: _find(ctx, helper))
+    return ctx.shared(_TRAINING_CALLS, lambda: _find(ctx, helper), per=helper)
 
 
 LEGACY_KERAS = "tensorflow.python.ipu.keras."
@@ -212,7 +215,7 @@ def _render(node: cst.CSTNode) -> str:
 def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     """(indentation of the call's statement, column of the call relative to it), from the original
     code; both move together when a block is indented later, so the relative column stays true."""
-    return ctx.shared(("_call_columns", id(entry.call)), lambda: _columns(ctx, entry))
+    return ctx.shared(_CALL_COLUMNS, lambda: _columns(ctx, entry), per=id(entry.call))
 
 
 def _columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:

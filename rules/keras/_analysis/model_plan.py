@@ -21,9 +21,10 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.steps import scope_statements  # custom loops being rewritten (IPU111)
+from porter.scopes import fresh_name
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -58,6 +59,8 @@ OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "
 Block = Union[cst.Module, cst.IndentedBlock]
 # Code that runs when called, not where it is written.
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+_MODEL_PLAN: SharedKey["Plan"] = SharedKey("keras-model-plan")
 
 
 @dataclass
@@ -105,7 +108,7 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
 
 
 def model_plan(ctx: FileContext) -> Plan:
-    return ctx.shared("_keras_model_plan", lambda: _Analysis(ctx).plan())
+    return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
 
 class _Analysis:
@@ -166,7 +169,6 @@ class _Analysis:
 
     def _find_strategies(self) -> None:
         ctx, plan = self.ctx, self.plan_
-        names_in_use = set(ctx.aliases)
         for call in ctx.nodes(cst.Call):
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
@@ -182,8 +184,7 @@ class _Analysis:
                         plan.strategy_statement = ctx.statement_of(parent)
                         plan.strategy_name = name
         if plan.strategy_statement is None:
-            taken = names_in_use | {target.value for target in ctx.nodes(cst.Name)}
-            plan.strategy_name = "strategy" if "strategy" not in taken else "ipu_strategy"
+            plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
 
     def _is_model_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):

@@ -12,10 +12,12 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
-from porter.context import FileContext, walk
+from porter.context import FileContext, SharedKey, walk
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
+
+_STEP_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-step-functions")
 
 
 def active(ctx: FileContext) -> bool:
@@ -42,7 +44,7 @@ def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
             found.setdefault(function.name.value, function)
         return found
 
-    return ctx.shared("_step_functions", find)
+    return ctx.shared(_STEP_FUNCTIONS, find)
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:

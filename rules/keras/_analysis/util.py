@@ -7,12 +7,14 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, SharedKey
 from porter.cstutil import argument, keyword
 
 # Model methods that take data, and where their x / y arguments sit.
 DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch")
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
+
+_GENERATORS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-generators")
 
 
 def last_name(node: cst.CSTNode) -> Optional[str]:
@@ -66,7 +68,7 @@ def generator_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
                 found[function.name.value] = function
         return found
 
-    return ctx.shared("_keras_generators", find)
+    return ctx.shared(_GENERATORS, find)
 
 
 def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:

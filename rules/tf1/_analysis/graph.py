@@ -5,15 +5,28 @@ CPU, the function a scope computes, and how to spell TF1 API calls in the file's
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import string_value
 from porter.scopes import assignments
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.")
+
+Statements = List[cst.BaseStatement]
+
+# Analyses of the original tree, computed once per file by whichever rule asks first.
+_CALLS_BY_LAST_NAME: SharedKey[Dict[str, List[cst.Call]]] = SharedKey("tf1-calls-by-last-name")
+_GRAPH_INPUTS: SharedKey[Set[str]] = SharedKey("tf1-graph-inputs")  # per function (or module)
+_IPU_FUNCTIONS: SharedKey[Set[str]] = SharedKey("tf1-ipu-functions")
+# State the IPU2xx rules hand on: the statements each IPU scope gets a CPU scope for, by the
+# scope's id (IPU201, then IPU205, move statements there); the computations IPU202 compiles (read
+# by IPU207); the rewrites IPU207 asks for the bodies IPU202 builds, by first statement's id.
+TF1_HOISTED: SharedKey[Dict[int, Statements]] = SharedKey("tf1-hoisted", dict)
+TF1_COMPILED: SharedKey[List[Tuple[str, object, str]]] = SharedKey("tf1-compiled", list)
+TF1_BODY_HOOKS: SharedKey[Dict[int, Callable[[Statements], Statements]]] = SharedKey("tf1-body-hooks", dict)
 
 IPU_DEVICE = "/device:IPU:0"
 IPU_SCOPE = "tensorflow.python.ipu.scopes.ipu_scope"
@@ -45,7 +58,7 @@ def _calls_by_last_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     """Calls grouped by the last part of their function's spelling (``b`` for ``a.b(...)``);
     a call through an import alias (``from m import f as g``; ``g(...)``) is also filed under
     the imported name. Built once per file."""
-    return ctx.shared("_calls_by_last_name", lambda: _index_calls(ctx))
+    return ctx.shared(_CALLS_BY_LAST_NAME, lambda: _index_calls(ctx))
 
 
 def _index_calls(ctx: FileContext) -> Dict[str, List[cst.Call]]:
@@ -197,7 +210,7 @@ def hoist_to_cpu(ctx: FileContext, target: cst.BaseStatement, statements: List[c
     """Move ``statements`` into one ``with tf.device("cpu"):`` in front of ``target`` (the IPU
     scope), which gives its comments and blank lines to the CPU scope. Several rules moving
     statements in front of the same scope share that one CPU scope."""
-    pending: Dict[int, List[cst.BaseStatement]] = ctx.shared("_tf1_hoisted", dict)
+    pending = ctx.shared(TF1_HOISTED)
     moved = pending.get(id(target))
     if moved is not None:
         if any(ctx.block_of(statement) is None for statement in statements):
@@ -297,7 +310,7 @@ def graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
 
 
 def _graph_inputs_made_in(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
-    return ctx.shared(("_tf1_graph_inputs", id(owner)), lambda: _find_graph_inputs(ctx, owner))
+    return ctx.shared(_GRAPH_INPUTS, lambda: _find_graph_inputs(ctx, owner), per=id(owner))
 
 
 def _find_graph_inputs(ctx: FileContext, owner: cst.CSTNode) -> Set[str]:
@@ -373,7 +386,7 @@ def returned_values(function: cst.FunctionDef) -> Optional[List[cst.BaseExpressi
 
 def ipu_functions(ctx: FileContext) -> Set[str]:
     """Names of the functions the IPU scopes call or compile: their bodies run on the IPU."""
-    return ctx.shared("_tf1_ipu_functions", lambda: _ipu_functions(ctx))
+    return ctx.shared(_IPU_FUNCTIONS, lambda: _ipu_functions(ctx))
 
 
 def _ipu_functions(ctx: FileContext) -> Set[str]:
@@ -402,19 +415,19 @@ def note_compiled(ctx: FileContext, kind: str, node, name: str) -> None:
     """Record a computation ``ipu.ipu_compiler.compile`` gets in this port: kind "function" (``node``
     is the ``FunctionDef`` of the file compiled) or "statements" (``node`` is the list of the scope's
     statements that become the function ``name``)."""
-    ctx.shared("_tf1_compiled", list).append((kind, node, name))
+    ctx.shared(TF1_COMPILED).append((kind, node, name))
 
 
 def compiled_now(ctx: FileContext) -> List[Tuple[str, object, str]]:
     """What ``note_compiled`` recorded, in order."""
-    return list(ctx.shared("_tf1_compiled", list))
+    return list(ctx.shared(TF1_COMPILED))
 
 
 def set_body_hook(ctx: FileContext, first: cst.BaseStatement, hook) -> None:
     """``hook(statements) -> statements`` rewrites the body of the function that the statements
     from ``first`` become (IPU207 shards it), when IPU202 builds it."""
-    ctx.shared("_tf1_body_hooks", dict)[id(first)] = hook
+    ctx.shared(TF1_BODY_HOOKS)[id(first)] = hook
 
 
 def body_hook(ctx: FileContext, first: cst.BaseStatement):
-    return ctx.shared("_tf1_body_hooks", dict).get(id(first), lambda statements: statements)
+    return ctx.shared(TF1_BODY_HOOKS).get(id(first), lambda statements: statements)

@@ -15,19 +15,23 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import cstutil, scopes
-from porter.context import FileContext, bound_names, code_of, in_loop, iter_children, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, iter_children, walk
 from porter.cstutil import append_args, expr_call, keyword_arg, method_of, name_of, simple_assign
 from porter.scopes import (
-    Owner, assignments_of, common_point, creation_point, is_module_function, loads, local_calls,
+    Owner, assignments_of, common_point, creation_point, fresh_name, is_module_function, loads, local_calls,
     module_definitions, module_globals,
 )
-from porter.rules.torch._analysis.util import AUTOCAST, BUILTINS, NO_GRAD, fresh_name, qualified, selected
+from porter.rules.torch._analysis.util import AUTOCAST, BUILTINS, NO_GRAD, qualified, selected
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
 _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
                        "cuda", "half", "float", "double", "apply", "state_dict", "zero_grad", "buffers",
                        "type", "named_parameters", "register_buffer", "load_state_dict", "self"})
 LR_SCHEDULER = "torch.optim.lr_scheduler."
+
+_PLAN: SharedKey["Plan"] = SharedKey("torch-plan")
+_MODELS: SharedKey[Set[str]] = SharedKey("torch-models")
+_SCHEDULERS: SharedKey[Dict[str, cst.Call]] = SharedKey("torch-schedulers")
 
 
 @dataclass
@@ -127,7 +131,7 @@ class Plan:
 
 
 def plan(ctx: FileContext) -> Plan:
-    return ctx.shared("_torch_plan", lambda: _plan(ctx))
+    return ctx.shared(_PLAN, lambda: _plan(ctx))
 
 
 def _plan(ctx: FileContext) -> Plan:
@@ -152,9 +156,9 @@ def _plan(ctx: FileContext) -> Plan:
         step.selected = selected(ctx, "training-model")
         if not step.rewritten:
             continue
-        step.name = fresh_name(ctx, "training_model", taken)
+        step.name = fresh_name(ctx, "training_model", taken=taken)
         taken.add(step.name)
-        step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken)
+        step.wrapper = fresh_name(ctx, "TrainingModelWithLoss", taken=taken)
         taken.add(step.wrapper)
     evaluations = _evaluations(ctx, steps)
     evaluations = [e for e in evaluations if selected(ctx, "inference-model")]
@@ -173,7 +177,7 @@ def _plan(ctx: FileContext) -> Plan:
             if first in body and body.index(first) <= body.index(placement.before):
                 evaluation.name, evaluation.reuses = earlier.name, True
                 continue
-        evaluation.name = fresh_name(ctx, "inference_model", taken)
+        evaluation.name = fresh_name(ctx, "inference_model", taken=taken)
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
@@ -181,7 +185,7 @@ def _plan(ctx: FileContext) -> Plan:
     asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "poptorch-pipelining")
     accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
     if selected(ctx, "poptorch-options") and any(e.problem is None for e in evaluations) and accumulates:
-        result.inference_opts = fresh_name(ctx, "inference_opts", taken)
+        result.inference_opts = fresh_name(ctx, "inference_opts", taken=taken)
     _plan_detach(ctx, result)
     return result
 
@@ -322,7 +326,7 @@ def model_names(ctx: FileContext) -> Set[str]:
             if receiver is not None:
                 names.add(receiver)
         return names
-    return ctx.shared("_torch_models", compute)
+    return ctx.shared(_MODELS, compute)
 
 
 def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
@@ -335,7 +339,7 @@ def scheduler_names(ctx: FileContext) -> Dict[str, cst.Call]:
                 if full.startswith(LR_SCHEDULER):
                     found[assign.targets[0].target.value] = assign.value
         return found
-    return ctx.shared("_torch_schedulers", compute)
+    return ctx.shared(_SCHEDULERS, compute)
 
 
 def _scheduler_like(func: cst.BaseExpression) -> bool:

@@ -9,14 +9,14 @@ need are cached on the context so each file pays for them once.
 from __future__ import annotations
 
 import builtins
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
 from porter import scopes
-from porter.context import FileContext, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import with_args
-from porter.scopes import Owner, all_names
+from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
 
 BUILTINS = frozenset(dir(builtins))
@@ -31,10 +31,14 @@ GPU_AVAILABLE = frozenset({CUDA_AVAILABLE, "torch.accelerator.is_available", "to
 CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
+# Analyses of the original tree, computed once per file by whichever rule asks first.
+_QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
+_DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
+
 
 def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     """``ctx.qualified_name``, remembered per node: the torch rules ask about the same calls."""
-    store = ctx.shared("_torch_qualified", dict)
+    store = ctx.shared(_QUALIFIED)
     key = id(node)
     if key not in store:
         store[key] = ctx.qualified_name(node)
@@ -54,13 +58,6 @@ def selected(ctx: FileContext, rule: str) -> bool:
         raise KeyError(f"no rule is called {rule!r}")
     return is_selected(found.code, ctx.config.select, ctx.config.ignore)
 
-
-def fresh_name(ctx: FileContext, base: str, taken: Set[str] = frozenset()) -> str:
-    names = all_names(ctx)
-    candidate, index = base, 2
-    while candidate in names or candidate in taken:
-        candidate, index = f"{base}{index}", index + 1
-    return candidate
 
 
 def nn_module_spelling(ctx: FileContext) -> str:
@@ -88,7 +85,7 @@ def device_names(ctx: FileContext) -> Set[str]:
             elif is_cuda_string(value):
                 names.add(assign.targets[0].target.value)
         return names
-    return ctx.shared("_torch_devices", compute)
+    return ctx.shared(_DEVICES, compute)
 
 
 def is_cuda_string(node: cst.CSTNode) -> bool:
