@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 
 from porter.config import Config
-from porter.context import FileContext, code_of
+from porter.context import FileContext, SharedKey, code_of
 from porter.rule import KERAS, TF1, TORCH
 
 
@@ -154,13 +154,15 @@ def test_shared_makes_a_value_once_per_key():
         made.append(1)
         return {"calls": len(ctx.nodes(cst.Call))}
 
-    first = ctx.shared("calls", make)
+    calls = SharedKey("calls")
+    first = ctx.shared(calls, make)
     assert first == {"calls": 7}
-    assert ctx.shared("calls", make) is first
+    assert ctx.shared(calls, make) is first
     assert made == [1]
     train, run = ctx.nodes(cst.FunctionDef)
-    per_node = [ctx.shared(("name", id(function)), lambda function=function: function.name.value)
+    names = SharedKey("name")
+    per_node = [ctx.shared(names, lambda function=function: function.name.value, per=id(function))
                 for function in (train, run, train)]
     assert per_node == ["train", "run", "train"]
     # another file's context shares nothing with this one
-    assert context(NESTED).shared("calls", lambda: "fresh") == "fresh"
+    assert context(NESTED).shared(calls, lambda: "fresh") == "fresh"
