@@ -71,7 +71,8 @@ def _explain(code: str) -> None:
     rule = rule_by_code(code)
     if rule is None:
         raise click.BadParameter(f"no rule {code!r}; see --list-rules", param_hint="--explain")
-    lines = [f"{rule.code} {rule.name} ({rule.kind})", "", rule.summary, "", rule.rationale, ""]
+    lines = [f"{rule.code} {rule.name} ({rule.kind}; what it leaves for a person: {rule.severity})", "",
+             rule.summary, "", rule.rationale, ""]
     for number, example in enumerate(rule.examples, 1):
         label = "reported" if example.reported else "not reported"
         options = "".join(f", --{key.replace('_', '-')}" + ("" if value is True else f" {value}")
@@ -90,7 +91,8 @@ def _explain(code: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--diff", "show_diff", is_flag=True, help="Print unified diffs; exit 1 if anything would change.")
 @click.option("--check", is_flag=True,
-              help="Print only the findings; exit 1 if a file needs porting or has a warning.")
+              help="Print only the findings; exit 1 if a file needs porting or has an error or a warning.")
+@click.option("--strict", is_flag=True, help="With --check: notes (optional improvements) fail too.")
 @click.option("-w", "--write", is_flag=True, help="Rewrite the files in place.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
               help="Write the port of the single input to this file.")
@@ -133,7 +135,7 @@ def _explain(code: str) -> None:
 @click.option("--explain", metavar="CODE", help="Explain one rule, with its examples, and exit.")
 @click.version_option(__version__, prog_name="ipu-port")
 @click.pass_context
-def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: bool, write: bool,
+def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: bool, strict: bool, write: bool,
          output: Optional[str], out_dir: Optional[str], select: Sequence[str], ignore: Sequence[str],
          ipus: int, shards: int, annotate: bool, show_unused_suppressions: bool, output_format: str,
          config_file: Optional[str], force_exclude: Optional[bool], jobs: Optional[int],
@@ -159,6 +161,8 @@ def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: b
                                    ("--output", output is not None), ("--out-dir", out_dir is not None)) if on]
     if len(modes) > 1:
         raise click.UsageError(f"{' and '.join(modes)} cannot be combined")
+    if strict and not check:
+        raise click.UsageError("--strict goes with --check")
     for option, codes in (("--select", _codes(select)), ("--ignore", _codes(ignore))):
         _validate_codes(codes, option)
     try:
@@ -177,7 +181,7 @@ def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: b
         raise click.UsageError("--out-dir needs files or folders, not - (standard input)")
     if files == ["-"]:
         config = projects.for_path("-").config
-        sys.exit(_run_stdin(config, show_diff, check, output, output_format))
+        sys.exit(_run_stdin(config, show_diff, check, output, output_format, strict))
     tree = None
     if out_dir is not None:
         tree = _out_tree(paths, out_dir)
@@ -188,7 +192,7 @@ def main(context: click.Context, paths: Sequence[str], show_diff: bool, check: b
     except ConfigError as error:
         _error(f"ipu-port: error: {error}")
         sys.exit(EXIT_ERROR)
-    run = Run(show_diff, check, write, output, output_format, jobs or os.cpu_count() or 1, tree)
+    run = Run(show_diff, check, write, output, output_format, jobs or os.cpu_count() or 1, tree, strict)
     sys.exit(_run_files(files, configs, run))
 
 
@@ -217,9 +221,10 @@ class Run:
     """What the command was asked to do with the files."""
 
     def __init__(self, show_diff: bool, check: bool, write: bool, output: Optional[str],
-                 output_format: str, jobs: int, tree: Optional["OutTree"]) -> None:
+                 output_format: str, jobs: int, tree: Optional["OutTree"], strict: bool = False) -> None:
         self.show_diff = show_diff
         self.check = check
+        self.strict = strict
         self.write = write
         self.output = output
         self.output_format = output_format
@@ -263,7 +268,8 @@ def _error(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[str], output_format: str) -> int:
+def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[str], output_format: str,
+               strict: bool = False) -> int:
     data = sys.stdin.buffer.read()
     try:
         source = decode(data)
@@ -279,7 +285,7 @@ def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[st
         return EXIT_ERROR
     if show_diff or check:
         _render([outcome], show_diff, check, output_format, written=False)
-        return EXIT_PORTING_NEEDED if _needs_porting(outcome, check) else EXIT_OK
+        return EXIT_PORTING_NEEDED if _needs_porting(outcome, check, strict) else EXIT_OK
     try:
         ported = encode(outcome.ported, source)
         if to_stdout:
@@ -294,8 +300,10 @@ def _run_stdin(config: Config, show_diff: bool, check: bool, output: Optional[st
     return EXIT_OK
 
 
-def _needs_porting(outcome: FileOutcome, check: bool) -> bool:
-    return outcome.changed or (check and outcome.manual > 0)
+def _needs_porting(outcome: FileOutcome, check: bool, strict: bool = False) -> bool:
+    """Changed, or (``--check``) with an error or a warning left for a person, or (``--strict``)
+    a note."""
+    return outcome.changed or (check and (outcome.manual > 0 or (strict and outcome.notes > 0)))
 
 
 def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
@@ -345,7 +353,7 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
     if failed:
         return EXIT_ERROR
     if run.show_diff or run.check:
-        return EXIT_PORTING_NEEDED if any(_needs_porting(o, run.check) for o in ordered) else EXIT_OK
+        return EXIT_PORTING_NEEDED if any(_needs_porting(o, run.check, run.strict) for o in ordered) else EXIT_OK
     return EXIT_OK
 
 

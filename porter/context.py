@@ -221,6 +221,14 @@ class _Report:
     anchor: cst.CSTNode
     message: str
     fixed: bool
+    severity: Optional[str] = None
+
+
+def _rule_severity(code: str) -> str:
+    from porter.rule import WARNING, rule_by_code
+
+    rule = rule_by_code(code)
+    return rule.severity if rule is not None else WARNING
 
 
 class FileContext:
@@ -703,19 +711,22 @@ class FileContext:
             self.imports.append(request)
 
     # ------------------------------------------------------------------------------- findings
-    def report(self, code: str, anchor: cst.CSTNode, message: str, fixed: bool) -> None:
+    def report(self, code: str, anchor: cst.CSTNode, message: str, fixed: bool,
+               severity: Optional[str] = None) -> None:
         """Record a finding at ``anchor``, a node of the original tree (unless a suppression
-        comment covers it)."""
+        comment covers it). What is not ``fixed`` has the reporting rule's severity, unless
+        ``severity`` says otherwise."""
         if self.rule_code is not None and self._suppressed and not self.allowed(anchor, code, inside=False):
             return
-        self.reports.append(_Report(code, anchor, message, fixed))
+        self.reports.append(_Report(code, anchor, message, fixed, severity))
 
     def findings(self) -> List[Finding]:
         from porter.positions import positions
 
         where = positions(self.module, [report.anchor for report in self.reports])
         found = {
-            Finding(report.code, *where.get(id(report.anchor), (1, 1)), report.message, report.fixed)
+            Finding(report.code, *where.get(id(report.anchor), (1, 1)), report.message, report.fixed,
+                    severity=None if report.fixed else report.severity or _rule_severity(report.code))
             for report in self.reports
         }
         return sorted(found, key=Finding.sort_key)

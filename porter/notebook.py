@@ -210,7 +210,8 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         return FileOutcome(path, text, text, tuple(findings), error=_cell_error(result.error, starts))
     for finding in result.findings:
         number, line = _map_line(finding.line, starts)
-        findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number))
+        findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number,
+                                    finding.severity))
     findings.sort(key=Finding.sort_key)
     if not result.changed:
         return FileOutcome(path, text, text, tuple(findings), cells=())

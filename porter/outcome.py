@@ -27,4 +27,9 @@ class FileOutcome:
 
     @property
     def manual(self) -> int:
-        return sum(1 for finding in self.findings if not finding.fixed)
+        """Errors and warnings: what a person must do (notes are advice)."""
+        return sum(1 for finding in self.findings if finding.blocking)
+
+    @property
+    def notes(self) -> int:
+        return sum(1 for finding in self.findings if not finding.fixed and not finding.blocking)

@@ -7,14 +7,19 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.markers import NOTICES
 from porter.outcome import FileOutcome
-from porter.rule import Finding
+from porter.rule import ERROR, NOTE, WARNING, Finding
+
+
+# A fixed finding is code still to port (`--write` ports it); what is left for a person has the
+# level of its severity.
+_SARIF_LEVELS = {"fixed": "warning", ERROR: "error", WARNING: "warning", NOTE: "note"}
+_GITHUB_LEVELS = {"fixed": "warning", ERROR: "error", WARNING: "warning", NOTE: "notice"}
 
 
 def finding_line(path: str, finding: Finding) -> str:
     where = f"{path}:cell {finding.cell}:{finding.line}:{finding.column}" if finding.cell else (
         f"{path}:{finding.line}:{finding.column}")
-    status = "fixed" if finding.fixed else "manual"
-    return f"{where}: {finding.code} {finding.message} [{status}]"
+    return f"{where}: {finding.code} {finding.message} [{finding.status}]"
 
 
 def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
@@ -23,6 +28,7 @@ def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
     errors = sum(1 for outcome in outcomes if outcome.error)
     fixed = sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed)
     manual = sum(outcome.manual for outcome in outcomes)
+    notes = sum(outcome.notes for outcome in outcomes)
     verb = "ported" if written else "would be ported"
     parts = [f"{changed} file{'s' if changed != 1 else ''} {verb}",
              f"{len(outcomes) - changed - errors} unchanged"]
@@ -35,6 +41,8 @@ def summary_lines(outcomes: Sequence[FileOutcome], written: bool) -> List[str]:
             f"Coverage: {fixed} site{'s' if fixed != 1 else ''} ported automatically, {manual} left for "
             f"a person ({100 * fixed / total:.0f}% automatic)."
         )
+    if notes:
+        lines.append(f"{notes} note{'s' if notes != 1 else ''}: optional improvements, not counted.")
     return lines
 
 
@@ -104,6 +112,7 @@ def _summary(outcomes: Sequence[FileOutcome]) -> Dict[str, int]:
         "errors": sum(1 for outcome in outcomes if outcome.error),
         "fixed": sum(1 for outcome in outcomes for finding in outcome.findings if finding.fixed),
         "manual": sum(outcome.manual for outcome in outcomes),
+        "notes": sum(outcome.notes for outcome in outcomes),
     }
 
 
@@ -136,13 +145,13 @@ def to_sarif(outcomes: Sequence[FileOutcome], version: str) -> str:
             results.append({
                 "ruleId": finding.code,
                 "ruleIndex": index[finding.code],
-                "level": "warning",
+                "level": _SARIF_LEVELS[finding.status],
                 "message": {"text": f"{where}{finding.message} ({status})"},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": _uri(outcome.path)},
                     "region": region,
                 }}],
-                "properties": {"fixed": finding.fixed, "cell": finding.cell},
+                "properties": {"fixed": finding.fixed, "cell": finding.cell, "severity": finding.severity},
             })
     notifications = [
         {"level": "error", "message": {"text": f"{outcome.path}: {outcome.error}"},
@@ -219,7 +228,7 @@ def github_lines(outcomes: Sequence[FileOutcome]) -> List[str]:
             else:
                 place = f"file={path},line={finding.line},col={finding.column}"
                 message = f"{finding.message} ({status})"
-            lines.append(f"::warning {place},title={finding.code}::{_escape_data(message)}")
+            lines.append(f"::{_GITHUB_LEVELS[finding.status]} {place},title={finding.code}::{_escape_data(message)}")
     return lines
 
 
@@ -235,7 +244,7 @@ def to_json(outcomes: Sequence[FileOutcome], rule_names=None) -> str:
             "findings": [
                 {"code": finding.code, "name": rule_names.get(finding.code, ""), "line": finding.line,
                  "column": finding.column, "cell": finding.cell, "message": finding.message,
-                 "fixed": finding.fixed}
+                 "fixed": finding.fixed, "severity": finding.severity}
                 for finding in outcome.findings
             ],
         })
@@ -257,8 +266,7 @@ def to_markdown(outcomes: Sequence[FileOutcome], written: bool) -> str:
             lines.append(f"- error: {outcome.error}")
         for finding in outcome.findings:
             where = f"cell {finding.cell}, line {finding.line}" if finding.cell else f"line {finding.line}"
-            status = "fixed" if finding.fixed else "manual"
-            lines.append(f"- `{finding.code}` {where} ({status}): {finding.message}")
+            lines.append(f"- `{finding.code}` {where} ({finding.status}): {finding.message}")
         if outcome.changed:
             diff = _hunks(unified_diff(outcome).splitlines())
             fence = "```"

@@ -19,6 +19,12 @@ if TYPE_CHECKING:  # pragma: no cover
 FIX = "fix"
 WARN = "warn"
 
+# How much a finding left for a person matters (``--check`` fails on the first two).
+ERROR = "error"  # the port is not a complete IPU program
+WARNING = "warning"  # likely to fail or misbehave on the IPU
+NOTE = "note"  # an optional improvement
+SEVERITIES = (ERROR, WARNING, NOTE)
+
 # The frameworks a file can use, as detected from its imports.
 KERAS = "keras"  # TensorFlow 2 / Keras
 TF1 = "tf1"  # TensorFlow 1 graph mode (tf.compat.v1 sessions)
@@ -27,7 +33,8 @@ TORCH = "torch"
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing a rule changed (``fixed``) or left for a person (not ``fixed``)."""
+    """One thing a rule changed (``fixed``) or left for a person (not ``fixed``), with how much
+    that matters (``severity``: error, warning or note; None for what was fixed)."""
 
     code: str
     line: int
@@ -35,9 +42,20 @@ class Finding:
     message: str
     fixed: bool
     cell: Optional[int] = None
+    severity: Optional[str] = None
 
     def sort_key(self) -> Tuple[int, int, int, str, str]:
         return (self.cell or 0, self.line, self.column, self.code, self.message)
+
+    @property
+    def status(self) -> str:
+        """``fixed``, or the severity of what is left for a person."""
+        return "fixed" if self.fixed else (self.severity or WARNING)
+
+    @property
+    def blocking(self) -> bool:
+        """Left for a person and not only advice: ``--check`` fails on it (notes too with ``--strict``)."""
+        return not self.fixed and self.severity != NOTE
 
 
 def snippet(text: str) -> str:
@@ -78,6 +96,8 @@ class Rule:
     summary: ClassVar[str]
     rationale: ClassVar[str]
     examples: ClassVar[Tuple[Example, ...]] = ()
+    # The severity of what the rule leaves for a person (a report may say otherwise).
+    severity: ClassVar[str] = WARNING
     # The codes of the rules this one relies on having run before it in the same port: it reads
     # state they fill (a ``SharedKey``) or the edits they asked for, or its edits must land after
     # theirs. Rules run in code order; ``all_rules`` refuses an order that breaks this.

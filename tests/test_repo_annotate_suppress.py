@@ -56,7 +56,7 @@ def test_annotate_is_idempotent_and_check_sees_no_change(tmp_path):
         assert cli(["pipeline.py", *options], cwd=tmp_path).stdout == ""
     check = cli(["pipeline.py", "--annotate", "--check"], cwd=tmp_path)
     assert check.exit_code == 1  # manual work is still there; the file itself needs no change
-    assert all("[manual]" in line for line in check.stdout.splitlines())
+    assert all(line.endswith(("[error]", "[warning]")) for line in check.stdout.splitlines())
 
 
 def test_annotate_from_the_settings_and_in_a_notebook(tmp_path):
@@ -150,9 +150,9 @@ def test_unused_suppressions_can_be_listed(tmp_path):
     assert result.exit_code == 1
     unused = [line for line in result.stdout.splitlines() if "IPU802" in line]
     assert unused == [
-        "pipeline.py:10:5: IPU802 `# ipu-port: ignore[IPU3]` suppresses nothing here; remove it [manual]",
-        "pipeline.py:10:5: IPU802 `# ipu-port: ignore` on a line of its own covers nothing; remove it [manual]",
-        "pipeline.py:11:5: IPU802 `# ipu-port: ignore` suppresses nothing here; remove it [manual]",
+        "pipeline.py:10:5: IPU802 `# ipu-port: ignore[IPU3]` suppresses nothing here; remove it [warning]",
+        "pipeline.py:10:5: IPU802 `# ipu-port: ignore` on a line of its own covers nothing; remove it [warning]",
+        "pipeline.py:11:5: IPU802 `# ipu-port: ignore` suppresses nothing here; remove it [warning]",
     ]
     ignored = cli(["pipeline.py", "--show-unused-suppressions", "--ignore", "IPU802"], cwd=tmp_path)
     assert ignored.exit_code == 0 and ignored.stdout and "IPU802" not in ignored.stdout

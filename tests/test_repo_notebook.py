@@ -105,7 +105,7 @@ def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     # Python's own message (it depends on the version: "expected ':'", "invalid syntax").
     reported = result.stdout.splitlines()[-1]
     assert reported.startswith("nb.ipynb:cell 2:1:18: IPU801 cell not ported, it does not parse: ")
-    assert reported.endswith(" [manual]")
+    assert reported.endswith(" [warning]")
     sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
     assert sources == [["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2, drop_remainder=True)"],
                        ["for i in range(3)\n", "    print(i)"]]

@@ -35,7 +35,8 @@ def test_json_lists_findings_per_file_and_a_summary(tmp_path):
     assert files["src/bad.py"]["error"].startswith("syntax error")
     finding = files["src/pipeline.py"]["findings"][-1]
     assert finding == {"code": "IPU105", "name": "drop-remainder", "line": 6, "column": 20, "cell": None,
-                       "message": "`.batch()` gets `drop_remainder=True`", "fixed": True}
+                       "message": "`.batch()` gets `drop_remainder=True`", "fixed": True,
+                       "severity": None}
     cells = files["notebooks/explore.ipynb"]["findings"]
     assert {(entry["code"], entry["cell"], entry["fixed"]) for entry in cells} >= {
         ("IPU105", 1, True), ("IPU801", 2, False)}

@@ -5,7 +5,7 @@ import libcst as cst
 from porter.rules.keras._analysis.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
 from porter.cstutil import argument, is_name, is_true, keyword, string_value
 from porter.rules.keras._analysis.util import is_literal_false, last_name
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors; the IPU layers take the same
@@ -42,6 +42,8 @@ class AddonsLayers(Rule):
     name = "addons-layers"
     kind = FIX
     frameworks = frozenset({KERAS})
+    # What it leaves is advice: the Keras layer runs on the IPU, the IPU layer is faster.
+    severity = NOTE
     summary = ("Swap Keras `Embedding`/`Dropout` for the IPU layers of `ipu_tensorflow_addons` when it is "
                "safe; point out `LayerNormalization`/`GroupNormalization`.")
     rationale = (

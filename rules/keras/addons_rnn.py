@@ -5,7 +5,7 @@ import libcst as cst
 from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 
 # The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
@@ -30,6 +30,8 @@ class AddonsRnn(Rule):
     name = "addons-rnn"
     kind = FIX
     frameworks = frozenset({KERAS})
+    # What it leaves is advice: the Keras layer runs on the IPU, the IPU layer is faster.
+    severity = NOTE
     summary = "Swap Keras `LSTM`/`GRU` for the IPU layers of `ipu_tensorflow_addons`, or say why not."
     rationale = (
         "`ipu_tensorflow_addons.keras.layers.LSTM` and `GRU` (PopnnLSTM/PopnnGRU) are the IPU-optimised "

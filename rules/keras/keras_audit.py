@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.cstutil import keyword
-from porter.rule import KERAS, WARN, Example, Rule, is_selected
+from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, model_plan
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
@@ -23,6 +23,8 @@ class KerasAudit(Rule):
     name = "keras-audit"
     kind = WARN
     frameworks = frozenset({KERAS})
+    # What it reports makes the port incomplete.
+    severity = ERROR
     # It judges what the other rules made of the file.
     after = ("IPU102", "IPU103", "IPU111")
     summary = "Report Keras model code the port leaves outside the IPU strategy: the port is not complete."
@@ -144,10 +146,10 @@ class _Coverage:
     def missing(self, call: cst.Call) -> Optional[str]:
         what = _describe(call)
         if not self.configured:
-            return (f"{what} runs on an IPU system that the port never configures, outside an IPU strategy: "
-                    "the port is not complete; create an `ipu.config.IPUConfig()`, call `configure_ipu_system()` "
-                    "and create, compile and train the model inside `with strategy.scope():` for an "
-                    "`ipu.ipu_strategy.IPUStrategy()`")
+            return (f"{what} runs with no IPU system configured and outside an IPU strategy (on the CPU): "
+                    "the port is not complete; configure the IPU system (`ipu.config.IPUConfig()`, "
+                    "`configure_ipu_system()`) and create, compile and train the model inside "
+                    "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`")
         if self._covered(call, _DEPTH, set()):
             return None
         return (f"{what} runs outside the IPU strategy's scope (on the CPU): the port is not complete; create, "

@@ -1,7 +1,7 @@
 from porter.context import code_of
 from porter import throughput
 from porter.rules.keras._analysis.fit import KERAS_DEFAULT_BATCH, int_value, training_calls
-from porter.rule import KERAS, WARN, Example, Rule
+from porter.rule import KERAS, NOTE, WARN, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
 
@@ -10,6 +10,8 @@ class Replication(Rule):
     name = "replication"
     kind = WARN
     frameworks = frozenset({KERAS})
+    # It explains the arithmetic: nothing to do unless the numbers matter to the user.
+    severity = NOTE
     summary = "`--ipus N` with replication: say how the batch arithmetic changes for each `fit`."
     rationale = (
         "With N IPUs and a model that takes one (or S pipeline stages rounded up to a power of two), "

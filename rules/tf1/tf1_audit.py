@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from porter.rule import TF1, WARN, Example, Rule
+from porter.rule import ERROR, TF1, WARN, Example, Rule
 from porter.rules.tf1._analysis.graph import IPU_COMPILE, IPU_SCOPE, compiled_now, find_calls, session_calls
 from porter.rules.tf1.ipu_scope import RULE as SCOPE_RULE
 from porter.rules.tf1.xla_compile import RULE as COMPILE_RULE
@@ -13,6 +13,8 @@ class Tf1Audit(Rule):
     name = "tf1-audit"
     kind = WARN
     frameworks = frozenset({TF1})
+    # What it reports makes the port incomplete.
+    severity = ERROR
     # It judges what the other rules made of the file.
     after = ("IPU201", "IPU202")
     summary = "Report a TF1 script whose session runs no compiled IPU computation after the port."

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from porter.rule import TORCH, WARN, Example, Rule
+from porter.rule import ERROR, TORCH, WARN, Example, Rule
 from porter.rules.torch._analysis.util import calls_to
 from porter.rules.torch.training_model import RULE as TRAINING_RULE
 
@@ -14,6 +14,8 @@ class TorchAudit(Rule):
     name = "torch-audit"
     kind = WARN
     frameworks = frozenset({TORCH})
+    # What it reports makes the port incomplete.
+    severity = ERROR
     # It judges what the other rules made of the file.
     after = ("IPU305",)
     summary = "Report a PyTorch script that still trains on the CPU after the port (no PopTorch model)."

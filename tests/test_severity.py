@@ -1,0 +1,83 @@
+"""Findings left for a person have a severity: error (the port is not a complete IPU program),
+warning (likely to fail on the IPU) or note (an optional improvement). ``--check`` fails on errors
+and warnings, ``--check --strict`` on notes too; every output format carries the severity."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from porter.cli import main
+
+# Fully ported but for advice: the LayerNormalization has an IPU version that is not a drop-in.
+NOTE_ONLY = '''\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.LayerNormalization()])
+    model.compile(loss="mse")
+    model.fit(features, targets, batch_size=16, epochs=2)
+'''
+
+# Trained in a function nobody calls inside a scope: the audit reports an incomplete port.
+INCOMPLETE = '''\
+import tensorflow as tf
+
+
+def fit_model(model, features, targets):
+    model.fit(features, targets, batch_size=16, epochs=2)
+'''
+
+
+def run(tmp_path, source, *options):
+    (tmp_path / "train.py").write_text(source)
+    return CliRunner().invoke(main, [*options, str(tmp_path / "train.py")])
+
+
+def test_a_note_passes_check_and_fails_strict(tmp_path):
+    check = run(tmp_path, NOTE_ONLY, "--check")
+    assert check.exit_code == 0
+    assert check.stdout.rstrip().endswith("[note]")
+    assert "IPU112" in check.stdout
+    assert run(tmp_path, NOTE_ONLY, "--check", "--strict").exit_code == 1
+
+
+def test_an_incomplete_port_is_an_error(tmp_path):
+    check = run(tmp_path, INCOMPLETE, "--check")
+    assert check.exit_code == 1
+    assert check.stdout.splitlines() == [
+        f"{tmp_path / 'train.py'}:5:5: IPU190 `model.fit()` runs with no IPU system configured and outside an "
+        "IPU strategy (on the CPU): the port is not complete; configure the IPU system "
+        "(`ipu.config.IPUConfig()`, `configure_ipu_system()`) and create, compile and train the model inside "
+        "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()` [error]"]
+
+
+def test_notes_are_not_counted_as_left_for_a_person(tmp_path):
+    result = run(tmp_path, NOTE_ONLY)
+    assert result.exit_code == 0
+    assert "1 note: optional improvements, not counted." in result.stderr
+    assert "left for a person" not in result.stderr  # nothing was fixed or left: no coverage line
+
+
+@pytest.mark.parametrize("source, severity, sarif, github", [
+    (NOTE_ONLY, "note", "note", "notice"),
+    (INCOMPLETE, "error", "error", "error"),
+])
+def test_every_format_carries_the_severity(tmp_path, source, severity, sarif, github):
+    report = json.loads(run(tmp_path, source, "--format", "json").stdout)
+    assert [finding["severity"] for finding in report["files"][0]["findings"]] == [severity]
+    results = json.loads(run(tmp_path, source, "--format", "sarif").stdout)["runs"][0]["results"]
+    assert [result["level"] for result in results] == [sarif]
+    assert run(tmp_path, source, "--format", "github").stdout.startswith(f"::{github} ")
+    assert f"({severity}):" in run(tmp_path, source, "--format", "markdown").stdout
+
+
+def test_strict_goes_with_check(tmp_path):
+    result = run(tmp_path, NOTE_ONLY, "--strict")
+    assert result.exit_code == 2
+    assert "--strict goes with --check" in result.output
