@@ -8,7 +8,10 @@ from porter.scopes import loads
 from porter.cstutil import name_of
 from porter.rules.torch._analysis.util import forward_methods, forward_tensors
 
-_STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel")
+# Tensor metadata: fixed when PopTorch traces, whatever the values (`x.is_cuda`, `x.dim()`...).
+_STATIC_ATTRIBUTES = ("shape", "ndim", "dtype", "device", "training", "size", "dim", "numel", "is_cuda", "is_cpu",
+                      "is_sparse", "is_quantized", "is_floating_point", "is_complex", "is_contiguous",
+                      "requires_grad", "get_device", "layout")
 
 
 class WarnControlFlow(Rule):
@@ -24,6 +27,17 @@ class WarnControlFlow(Rule):
         "(`torch.where`, masks) instead; tests on shapes, `None` or `self.training` are fine."
     )
     examples = (
+        # Device metadata, as multi-GPU examples test it: not a value of the data.
+        Example("""\
+            import torch.nn as nn
+
+
+            class Generator(nn.Module):
+                def forward(self, input):
+                    if input.is_cuda and self.ngpu > 1:
+                        return nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+                    return self.main(input)
+            """, reported=False),
         Example("""\
             import torch
 

@@ -401,6 +401,26 @@ def _describe(ctx: FileContext, statements: List[cst.BaseStatement]) -> Tuple[st
     return first, clip
 
 
+def _no_step_reason(ctx: FileContext, backward: cst.BaseStatement) -> str:
+    """Why a ``backward()`` with no ``optimizer.step()`` after it cannot be ported, as precisely as
+    the code shows: an optimizer closure (LBFGS), a step under a condition (accumulation), or else."""
+    function = ctx.enclosing_function(backward)
+    if function is not None and any(
+            method_of(call, "step") is not None and any(name_of(arg.value) == function.name.value for arg in call.args)
+            for call in ctx.nodes(cst.Call)):
+        return (f"`backward()` runs in the optimizer closure `{function.name.value}` "
+                "(`optimizer.step(closure)`, as LBFGS needs): PopTorch optimizers take no closure; rewrite "
+                "this step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
+    loop = ctx.enclosing(backward, cst.For) or ctx.enclosing(backward, cst.While)
+    if loop is not None and any(method_of(expr_call(node), "step") is not None and ctx.enclosing(node, cst.If)
+                                for node in walk(loop) if isinstance(node, cst.SimpleStatementLine)):
+        return ("the optimizer steps only under a condition, after several `backward()` calls (gradient "
+                "accumulation): rewrite this step by hand with `poptorch.trainingModel` and "
+                "`opts.Training.gradientAccumulation(n)`")
+    return ("`loss.backward()` is not followed by `optimizer.step()` in the same block: rewrite this step by "
+            "hand with the loss in the model's `forward` and `poptorch.trainingModel`")
+
+
 def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
     block = ctx.block_of(step.backward)
     if block is None:
@@ -430,9 +450,7 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
                 step.problem_anchor = later
                 return (f"`{code_of(ctx, call)}` is not a plain `optimizer.step()` on a variable: rewrite this "
                         "step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
-        return ("`loss.backward()` is not followed by `optimizer.step()` in the same block (gradient "
-                "accumulation?): rewrite this step by hand with `poptorch.trainingModel` and "
-                "`opts.Training.gradientAccumulation(n)`")
+        return _no_step_reason(ctx, step.backward)
     step.step = body[at]
     extra = [s for s in body[index + 1:at] if not _zero_grad(s)]
     if extra:
