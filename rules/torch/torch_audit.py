@@ -1,9 +1,14 @@
 """IPU390: the last check of a PyTorch port. A port may be partial, never falsely complete."""
 
+from typing import List
+
 import libcst as cst
 
+from porter.context import code_of, walk
+from porter.cstutil import method_of, name_of
 from porter.rule import ERROR, TORCH, WARN, Example, Rule
-from porter.rules.torch._analysis.util import calls_to
+from porter.rules.torch._analysis.loop import plan
+from porter.rules.torch._analysis.util import NO_GRAD, calls_to, qualified
 from porter.rules.torch.training_model import RULE as TRAINING_RULE
 
 _TRAINING_WRAPPER = "poptorch.trainingModel"
@@ -17,8 +22,8 @@ class TorchAudit(Rule):
     # What it reports makes the port incomplete.
     severity = ERROR
     # It judges what the other rules made of the file.
-    after = ("IPU305",)
-    summary = "Report a PyTorch script that still trains on the CPU after the port (no PopTorch model)."
+    after = ("IPU305", "IPU306")
+    summary = "Report PyTorch training or evaluation that still runs on the CPU after the port."
     rationale = (
         "PyTorch code runs on the IPU only through the PopTorch wrappers: `poptorch.trainingModel` for "
         "training (the loss computed in `forward`, the optimizer stepped on the device) and "
@@ -29,6 +34,23 @@ class TorchAudit(Rule):
         "IPU305 name the statement that stopped the port."
     )
     examples = (
+        # An evaluation in a nested function of a trainer method stays on the CPU.
+        Example(
+            """\
+            import torch
+
+
+            class Trainer:
+                def validate(self, loader):
+                    self.model.eval()
+
+                    def run(batches):
+                        with torch.no_grad():
+                            return [self.model(x) for x, _ in batches]
+
+                    return run(loader)
+            """,
+        ),
         Example(
             """\
             import torch
@@ -62,6 +84,12 @@ class TorchAudit(Rule):
     )
 
     def run(self, ctx) -> None:
+        left = _cpu_evaluations(ctx)
+        if left:
+            ctx.report(self.code, left[0], f"`{code_of(ctx, left[0].func)}(...)` evaluates on the CPU: the port "
+                       "moved no evaluation here to a `poptorch.inferenceModel` (a nested function or a method), "
+                       "so it is not complete; create one with `poptorch.inferenceModel(model.eval(), "
+                       "options=opts)` once and call it here", fixed=False)
         backwards = [call for call in ctx.nodes(cst.Call)
                      if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"]
         if not backwards or self._has_training_model(ctx):
@@ -76,6 +104,35 @@ class TorchAudit(Rule):
         if calls_to(ctx, _TRAINING_WRAPPER):
             return True
         return any(report.fixed and report.code == TRAINING_RULE.code for report in ctx.reports)
+
+
+def _cpu_evaluations(ctx) -> List[cst.Call]:
+    """Calls of a model (``model(x)``, ``self.model(x)``: a name or attribute whose ``.eval()``
+    the file calls) under ``torch.no_grad()`` that no inference model replaces."""
+    evaluated = {name_of(receiver) or (receiver.attr.value if isinstance(receiver, cst.Attribute) else None)
+                 for receiver in (method_of(call, "eval") for call in ctx.nodes(cst.Call)) if receiver is not None}
+    evaluated.discard(None)
+    if not evaluated:
+        return []
+    replaced = {id(call) for evaluation in plan(ctx).evaluations if evaluation.problem is None
+                for call in evaluation.calls}
+    found = []
+    for with_node in ctx.nodes(cst.With):
+        if not any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
+                   for item in with_node.items):
+            continue
+        for node in walk(with_node.body):
+            if isinstance(node, cst.Call) and id(node) not in replaced and _model_call(node, evaluated):
+                found.append(node)
+    return found
+
+
+def _model_call(call: cst.Call, models) -> bool:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value in models
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            and func.attr.value in models)
 
 
 RULE = TorchAudit()
