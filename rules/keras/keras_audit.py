@@ -12,8 +12,9 @@ from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
 
 # Keyword arguments only Keras' fit/evaluate/predict take: a call with one trains a Keras model
 # whatever its receiver is called (sklearn's `fit(X, y)` takes none of them).
-_KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validation_split", "callbacks",
-                             "steps_per_epoch", "validation_steps", "initial_epoch", "verbose"})
+# (Not `verbose` or `callbacks`: gradient-boosting libraries' `fit` takes those too.)
+_KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validation_split",
+                             "steps_per_epoch", "validation_steps", "initial_epoch"})
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
 
