@@ -1,3 +1,5 @@
+import functools
+import math
 from typing import List, Optional
 
 import libcst as cst
@@ -96,9 +98,10 @@ class StepsPerExecution(Rule):
         "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
         "multiple of it, and with gradient accumulation it must be a multiple of the accumulation count "
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
-        "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs, and the model is "
-        "compiled again with the value of the `evaluate`/`predict` inputs before those calls when they "
-        "differ, as the tutorial does. An existing `steps_per_execution` is kept. Per-batch callbacks "
+        "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
+        "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
+        "of their batches per replica (computed with `math.gcd` when they are known at run time only). A "
+        "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing `steps_per_execution` is kept. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
         "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
@@ -122,9 +125,9 @@ class StepsPerExecution(Rule):
         ),
         Example(
             _BEFORE,
-            _BEFORE.replace('loss="mse")\n', 'loss="mse", steps_per_execution=len(x_train) // 128)\n', 1).replace(
-                "    model.evaluate", '    model.compile(optimizer="sgd", loss="mse", '
-                'steps_per_execution=len(x_test) // 128)\n    model.evaluate'),
+            _BEFORE.replace("import tensorflow as tf\n", "import tensorflow as tf\nimport math\n").replace(
+                'loss="mse")\n', 'loss="mse",\n                  '
+                'steps_per_execution=math.gcd(len(x_train) // 128, len(x_test) // 128))\n', 1),
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
         Example(
@@ -219,29 +222,42 @@ class StepsPerExecution(Rule):
         ctx.replace(entry.call, lambda node: wrap(append_args(node, argument)))
 
     def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> None:
-        first = next((entry for entry in later if entry.method != "compile"), None)
-        value = self._auto_value(ctx, compile_entry, first, helper) if first is not None else None
-        if value is None:
-            ctx.report(self.code, compile_entry.call.func.attr, "`steps_per_execution` auto: the number of batches "
-                       "per epoch is not known where the model is compiled (dataset input, or data made later); pass "
-                       "`steps_per_execution=K`, a divisor of the batches per epoch of one replica", fixed=False)
+        """One value for every ``fit``/``evaluate``/``predict`` of the compiled model: the batches
+        of each call per replica, or their greatest common divisor. A compiled model is never
+        compiled again: that would give the next ``fit`` a fresh optimizer."""
+        runs = [entry for entry in later if entry.method != "compile"]
+        if not runs:
             return
-        self._set(ctx, compile_entry, value)
-        ctx.report(self.code, compile_entry.call.func.attr, f"`compile` gets `steps_per_execution={value}`: a whole "
-                   "epoch of one replica per device execution", fixed=True)
-        current = (code_of(ctx, _unwrapped(first.data, helper)), value)
-        for entry in later[later.index(first) + 1:]:
-            if entry.method == "fit":
-                break  # training again: keep the value training needs
-            if not (entry.has_arrays or self._finite_dataset(ctx, entry)):
+        values: List[str] = []
+        for entry in runs:
+            if entry is not runs[0] and not (entry.has_arrays or self._finite_dataset(ctx, entry)):
                 continue
-            data = _unwrapped(entry.data, helper)
-            wanted = self._expression(ctx, entry, data)
-            if code_of(ctx, data) == current[0] or wanted == current[1]:
-                continue
-            if not self._recompile(ctx, compile_entry, entry, wanted):
-                continue
-            current = (code_of(ctx, data), wanted)
+            value = self._auto_value(ctx, compile_entry, entry, helper)
+            if value is None:
+                ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
+                           f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
+                           "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
+                           "of one replica of every call", fixed=False)
+                return
+            if value not in values:
+                values.append(value)
+        self._set(ctx, compile_entry, self._common(ctx, values))
+        what = ("a whole epoch of one replica per device execution" if len(values) == 1 else
+                "the greatest common divisor of the batches per replica of its calls (" + ", ".join(values) +
+                "), so that each call runs whole executions without compiling the model again")
+        ctx.report(self.code, compile_entry.call.func.attr,
+                   f"`compile` gets `steps_per_execution={self._common(ctx, values, report=True)}`: {what}",
+                   fixed=True)
+
+    def _common(self, ctx, values: List[str], report: bool = False) -> str:
+        """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
+        if len(values) == 1:
+            return values[0]
+        if all(value.isdigit() for value in values):
+            return str(functools.reduce(math.gcd, (int(value) for value in values)))
+        if not report:
+            ctx.add_import("math", code=self.code)
+        return functools.reduce(lambda left, right: f"math.gcd({left}, {right})", values)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
         if self._finite_dataset(ctx, entry):
@@ -315,24 +331,6 @@ class StepsPerExecution(Rule):
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         value = f"len({code_of(ctx, data)}) // {divisor}"
         return f"{value} * {accumulation}" if accumulation > 1 else value
-
-    def _recompile(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, value: str) -> bool:
-        """Compile again before ``entry`` with the value of its inputs (only in the same block, not
-        in a loop: recompiling on every iteration would cost more than it saves)."""
-        statement = compile_entry.statement
-        if (entry.in_loop or entry.statement is None or statement is None
-                or ctx.block_of(entry.statement) is not ctx.block_of(statement)
-                or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
-                or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not compile_entry.call):
-            return False
-        argument = keyword_arg("steps_per_execution", cst.parse_expression(value))
-        new_call = layout(*call_columns(ctx, compile_entry))(append_args(compile_entry.call, argument))
-        new_statement = statement.with_changes(body=[statement.body[0].with_changes(value=new_call)],
-                                               leading_lines=())
-        ctx.insert_before(entry.statement, [new_statement])
-        ctx.report(self.code, entry.call.func.attr, f"compiled again before `{entry.method}` with "
-                   f"`steps_per_execution={value}`, the whole of its inputs per execution", fixed=True)
-        return True
 
     def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
         for entry in later:
