@@ -19,6 +19,7 @@ from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
 from porter.notebook import CELL_MARKER, UNPARSABLE
 from porter.parsing import ParseError, parse, python_rejects
+from porter.positions import render
 from porter.suppress import MARKER, UNUSED
 from porter.suppress import find as find_suppressions
 
@@ -98,7 +99,7 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
         if ctx.dirty:
             try:
                 new_module = apply_edits(ctx)
-                new_source = new_module.code
+                new_source = render(new_module)
             except RecursionError:
                 raise _PortError("too deeply nested to render")
             # the original index goes before the verification builds the new one
@@ -142,7 +143,7 @@ def _annotate(ctx: FileContext, source: str) -> str:
         lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in todos[id(statement)]]
         ctx.replace(statement, lambda node, lines=lines: node.with_changes(
             leading_lines=(*node.leading_lines, *lines)))
-    return apply_edits(ctx).code
+    return render(apply_edits(ctx))
 
 
 def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool = False) -> FileContext:

@@ -1,8 +1,12 @@
-"""Line and column of a few nodes, found with one plain render of the module.
+"""Rendering a module, and the line and column of a few of its nodes.
+
+libcst's renderer asks its state to record the position of every node it writes, through a
+generator-based context manager that records nothing unless positions are wanted: about a third of
+the render time. ``render`` gives the same text with a state whose recorder does nothing at all.
 
 libcst's ``PositionProvider`` records a range for every node, which costs about twice the parse;
-findings need the start of a handful of nodes only. This render notes where those nodes start,
-counts newlines only up to them, and stops once it has seen the last of them.
+findings need the start of a handful of nodes only. ``positions`` renders the module, notes where
+those nodes start, counts newlines only up to them, and stops once it has seen the last of them.
 """
 
 from __future__ import annotations
@@ -13,9 +17,39 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 
-class _AnchorState(CodegenState):
-    def __init__(self, module: cst.Module, wanted: Dict[int, cst.CSTNode]) -> None:
+class _NoRecord:
+    """A context manager that does nothing (``contextlib.nullcontext`` costs more per use)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NO_RECORD = _NoRecord()
+
+
+class _RenderState(CodegenState):
+    def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None) -> _NoRecord:
+        return _NO_RECORD
+
+
+def render(module: cst.Module) -> str:
+    """``module.code``, the same text at about two thirds of the cost."""
+    state = _RenderState(module)
+    module._codegen(state)
+    return "".join(state.tokens)
+
+
+class _AnchorState(_RenderState):
+    def __init__(self, module: cst.Module, wanted: Dict[int, cst.CSTNode]) -> None:
+        super().__init__(module)
         self.wanted = wanted
         self.found: Dict[int, Tuple[int, int]] = {}
         self._line = 1
