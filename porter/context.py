@@ -661,15 +661,32 @@ class FileContext:
             return
         self.reports.append(_Report(code, anchor, message, fixed))
 
-    def findings(self) -> List[Finding]:
+    def findings(self, statement_lines: Optional[Dict[int, int]] = None) -> List[Finding]:
+        """The reports, placed. ``statement_lines``: the line count of top-level statements (by
+        id) known from another render (porter.positions.render_counting_lines); those that hold
+        no anchor are not rendered again."""
         from porter.positions import positions
 
-        where = positions(self.module, [report.anchor for report in self.reports])
+        anchors = [report.anchor for report in self.reports]
+        skipped = None
+        if statement_lines:
+            skipped = dict(statement_lines)
+            for anchor in anchors:
+                skipped.pop(id(self._top_level(anchor)), None)
+        where = positions(self.module, anchors, skipped)
         found = {
             Finding(report.code, *where.get(id(report.anchor), (1, 1)), report.message, report.fixed)
             for report in self.reports
         }
         return sorted(found, key=Finding.sort_key)
+
+    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement of the module that holds ``node`` (the module for the module)."""
+        for ancestor in self.ancestors(node):
+            if ancestor is self.module:
+                return node
+            node = ancestor
+        return node
 
     @property
     def changed(self) -> bool:
