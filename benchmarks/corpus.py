@@ -348,6 +348,120 @@ def ml_file_of_size(target_bytes: int, seed: int = SEED) -> str:
     return keras_script(Writer(random.Random(seed + 2)), target_bytes)
 
 
+# ---------------------------------------------------------------------------------- small scripts
+# The size of most scripts users bring: a tutorial's flat script of 1 to 3 KB, no argparse, no
+# main(). On such files the porter's fixed costs per file weigh most.
+SMALL_COUNTS = {"keras": 30, "tf1": 30, "torch": 30}
+SMALL_SIZES = (1024, 3072)
+
+
+def small_keras_script(w: Writer) -> str:
+    rng = w.rng
+    data = w.pick("mnist", "fashion_mnist")
+    units = rng.choice([64, 128, 256])
+    return (
+        f'"""{w.name(2).replace("_", " ").capitalize()}: train a small classifier on {data}."""\n'
+        "import tensorflow as tf\n\n"
+        f"(x_train, y_train), (x_test, y_test) = tf.keras.datasets.{data}.load_data()\n"
+        "x_train, x_test = x_train / 255.0, x_test / 255.0\n\n"
+        "model = tf.keras.Sequential([\n"
+        "    tf.keras.layers.Flatten(input_shape=(28, 28)),\n"
+        f"    tf.keras.layers.Dense({units}, activation=\"relu\"),\n"
+        f"    tf.keras.layers.Dropout({rng.choice([0.1, 0.2, 0.3])}),\n"
+        "    tf.keras.layers.Dense(10),\n"
+        "])\n"
+        "loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)\n"
+        f"model.compile(optimizer=\"{w.pick('adam', 'sgd', 'rmsprop')}\", loss=loss_fn, metrics=[\"accuracy\"])\n"
+        f"model.fit(x_train, y_train, epochs={rng.randint(1, 10)}, batch_size={rng.choice([32, 64, 128])})\n"
+        "model.evaluate(x_test, y_test, verbose=2)\n"
+    )
+
+
+def small_torch_script(w: Writer) -> str:
+    rng = w.rng
+    hidden = rng.choice([64, 128, 256])
+    return (
+        f'"""{w.name(2).replace("_", " ").capitalize()}: a small PyTorch training loop."""\n'
+        "import torch\nfrom torch import nn\nfrom torchvision import datasets, transforms\n\n"
+        "device = \"cuda\" if torch.cuda.is_available() else \"cpu\"\n"
+        "data = datasets.MNIST(\"data\", train=True, download=True, transform=transforms.ToTensor())\n"
+        f"loader = torch.utils.data.DataLoader(data, batch_size={rng.choice([32, 64, 128])}, shuffle=True)\n\n"
+        f"model = nn.Sequential(nn.Flatten(), nn.Linear(784, {hidden}), nn.ReLU(), nn.Linear({hidden}, 10))\n"
+        "model = model.to(device)\n"
+        "criterion = nn.CrossEntropyLoss()\n"
+        f"optimizer = torch.optim.{w.pick('SGD', 'Adam')}(model.parameters(), lr={w.pick('0.01', '1e-3')})\n\n"
+        f"for epoch in range({rng.randint(1, 5)}):\n"
+        "    for images, labels in loader:\n"
+        "        images, labels = images.to(device), labels.to(device)\n"
+        "        optimizer.zero_grad()\n"
+        "        loss = criterion(model(images), labels)\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "    print(\"epoch\", epoch, \"loss\", loss.item())\n"
+    )
+
+
+def small_tf1_script(w: Writer) -> str:
+    rng = w.rng
+    return (
+        f'"""{w.name(2).replace("_", " ").capitalize()}: a TensorFlow 1 session."""\n'
+        "import numpy as np\nimport tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n\n"
+        "x = tf.placeholder(tf.float32, [None, 784])\n"
+        "y = tf.placeholder(tf.int64, [None])\n"
+        f"hidden = tf.layers.dense(x, {rng.choice([64, 128, 256])}, activation=tf.nn.relu)\n"
+        "logits = tf.layers.dense(hidden, 10)\n"
+        "loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))\n"
+        f"train_op = tf.train.{w.pick('AdamOptimizer', 'GradientDescentOptimizer')}({w.pick('0.01', '1e-3')}).minimize(loss)\n\n"
+        "images = np.random.rand(1024, 784).astype(np.float32)\n"
+        "labels = np.random.randint(0, 10, size=1024)\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(tf.global_variables_initializer())\n"
+        f"    for step in range({rng.choice([100, 500, 1000])}):\n"
+        f"        start = (step * {rng.choice([32, 64])}) % len(images)\n"
+        f"        feed = {{x: images[start:start + {rng.choice([32, 64])}], y: labels[start:start + 64]}}\n"
+        "        _, value = sess.run([train_op, loss], feed_dict=feed)\n"
+        f"        if step % {rng.choice([10, 50, 100])} == 0:\n"
+        "            print(\"step\", step, \"loss\", value)\n"
+    )
+
+
+SMALL_GENERATORS: Dict[str, Callable[[Writer], str]] = {
+    "keras": small_keras_script, "tf1": small_tf1_script, "torch": small_torch_script,
+}
+
+
+def small_script(w: Writer, group: str) -> str:
+    """A tutorial script with helper functions put before the training code, up to a size drawn
+    between SMALL_SIZES (never above the upper bound)."""
+    docstring, rest = SMALL_GENERATORS[group](w).split("\n", 1)
+    imports, code = rest.split("\n\n", 1)
+    imports = "import logging\n" + imports  # the helpers log
+    low, high = SMALL_SIZES
+    target = w.rng.randint(low, high)
+    helpers: List[str] = []
+    size = len(docstring) + len(imports) + len(code) + 4
+    while size < target:
+        chunk = w.helper_function() + "\n\n"
+        if size + len(chunk) > high:
+            break
+        helpers.append(chunk)
+        size += len(chunk)
+    return f"{docstring}\n{imports}\n\n\n{''.join(helpers)}{code}"
+
+
+def generate_small(out: Path, seed: int = SEED) -> List[Path]:
+    """SMALL_COUNTS scripts of 1 to 3 KB, written to OUT/small_<group>_<index>.py."""
+    writer = Writer(random.Random(seed + 3))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for group, count in SMALL_COUNTS.items():
+        for index in range(count):
+            path = out / f"small_{group}_{index:03d}.py"
+            path.write_text(small_script(writer, group), encoding="utf-8")
+            written.append(path)
+    return written
+
+
 def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)

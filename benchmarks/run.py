@@ -5,7 +5,9 @@
 Generates the corpus (benchmarks/corpus.py, fixed seed) in a temporary folder unless --corpus names
 one, then measures (median of --runs runs each) and prints every ratio beside its target:
 
-- port time of the ML files (engine.port, in process) over bare ``libcst.parse_module(text).code``;
+- port time of the ML files (engine.port, in process) over bare ``libcst.parse_module(text).code``,
+  on the corpus and on 90 small scripts of 1 to 3 KB (``corpus.generate_small``), where the fixed
+  costs per file weigh most;
 - time on the non-ML files (read, decode, detect) over just reading their bytes;
 - ``ipu-port --check -j 2`` over ``-j 1`` wall time on the whole corpus (when the CLI has -j);
 - start-up of ``ipu-port --check`` on one non-ML file over ``python -c "import click"``, and on one
@@ -81,7 +83,7 @@ def ratio_row(measure, base, value, target):
     return Row(measure, f"{base:.3f} s", f"{value:.3f} s", f"{ratio:.2f}x", f"<= {target}x", ratio <= target)
 
 
-def bench_ml_port(files: List[Path], runs: int) -> Row:
+def bench_ml_port(files: List[Path], runs: int, kind: str = "ML") -> Row:
     import libcst
 
     from porter.config import Config
@@ -100,7 +102,7 @@ def bench_ml_port(files: List[Path], runs: int) -> Row:
 
     base, value = interleaved(runs, parse_render, port_all)
     size = sum(map(len, texts)) / 1e6
-    return ratio_row(f"port {len(texts)} ML files ({size:.1f} MB) vs libcst parse + render", base, value, 2.0)
+    return ratio_row(f"port {len(texts)} {kind} files ({size:.1f} MB) vs libcst parse + render", base, value, 2.0)
 
 
 def bench_plain(files: List[Path], runs: int) -> Row:
@@ -221,7 +223,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="use (or create) the corpus in this folder")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--only", nargs="*", default=(),
-                        choices=("ml", "plain", "jobs", "startup", "memory", "tf_upgrade"))
+                        choices=("ml", "small", "plain", "jobs", "startup", "memory", "tf_upgrade"))
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="ipu-port-bench-"))
@@ -235,12 +237,14 @@ def main() -> None:
         ml7k.write_text(corpus.ml_file_of_size(7 * 1024))
         big = work / "train_2mb.py"
         big.write_text(corpus.big_ml_file(2 * 1024 * 1024))
+        small = corpus.generate_small(work / "small")  # outside the corpus: -j runs on the corpus alone
         print(f"corpus: {folder} ({sum(len(v) for v in groups.values())} files); "
               f"{args.runs} runs per measure, medians", file=sys.stderr)
-        wanted = set(args.only) or {"ml", "plain", "jobs", "startup", "memory", "tf_upgrade"}
+        wanted = set(args.only) or {"ml", "small", "plain", "jobs", "startup", "memory", "tf_upgrade"}
         rows: List[Row] = []
         steps = [
             ("ml", lambda: [bench_ml_port(ml_files, args.runs)]),
+            ("small", lambda: [bench_ml_port(small, args.runs, "small (1-3 KB) ML")]),
             ("plain", lambda: [bench_plain(groups["plain"], args.runs)]),
             ("jobs", lambda: [bench_jobs(folder, args.runs)]),
             ("startup", lambda: bench_startup(groups["plain"][0], ml7k, args.runs)),

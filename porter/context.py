@@ -73,39 +73,55 @@ def _kept(value_type: type) -> bool:
     return kept
 
 
-def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The child nodes that carry code, in source order."""
-    for name in _child_fields(type(node)):
+def _child_list(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The child nodes that carry code, in source order. Every walk of the porter goes through
+    here, for every node it visits: the kept types are read from their cache without a call."""
+    children = []
+    kept_types = _kept_types
+    for name in _fields_by_type.get(type(node)) or _child_fields(type(node)):
         value = getattr(node, name)
         value_type = type(value)
         if value_type is tuple or value_type is list:
             for item in value:
-                if _kept(type(item)):
-                    yield item
-        elif _kept(value_type):
-            yield value
+                kept = kept_types.get(type(item))
+                if kept or (kept is None and _kept(type(item))):
+                    children.append(item)
+        else:
+            kept = kept_types.get(value_type)
+            if kept or (kept is None and _kept(value_type)):
+                children.append(value)
+    return children
+
+
+def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes that carry code, in source order."""
+    return iter(_child_list(node))
 
 
 def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
     """Pre-order walk in source order; nodes of the ``skip`` types below the root are left out,
     with everything under them."""
     stack = [root]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        children = [child for child in iter_children(node) if not isinstance(child, skip)] if skip else list(
-            iter_children(node))
+        children = _child_list(node)
+        if skip:
+            children = [child for child in children if not isinstance(child, skip)]
         children.reverse()
-        stack.extend(children)
+        extend(children)
 
 
 def dotted_name(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
+    # type() checks: isinstance against libcst's node classes goes through ABCMeta, several times
+    # slower, and nothing subclasses Name or Attribute.
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -299,10 +315,8 @@ class FileContext:
 
     # ----------------------------------------------------------------------------- the index
     def _index(self) -> None:
-        # iter_children, inlined: this walk visits every node of the file, twice per port.
         parents = self._parents
         by_type = self._by_type
-        kept_types = _kept_types
         stack: List[cst.CSTNode] = [self.module]
         pop, push = stack.pop, stack.append
         while stack:
@@ -312,20 +326,7 @@ class FileContext:
             if same_type is None:
                 same_type = by_type[node_type] = []
             same_type.append(node)
-            children = []
-            for name in _fields_by_type.get(node_type) or _child_fields(node_type):
-                value = getattr(node, name)
-                value_type = type(value)
-                if value_type is tuple or value_type is list:
-                    for item in value:
-                        kept = kept_types.get(type(item))
-                        if kept or (kept is None and _kept(type(item))):
-                            children.append(item)
-                else:
-                    kept = kept_types.get(value_type)
-                    if kept or (kept is None and _kept(value_type)):
-                        children.append(value)
-            for child in reversed(children):
+            for child in reversed(_child_list(node)):
                 parents[id(child)] = node
                 push(child)
         # One node object in two places of the tree (edits can do that; a parse never does)
@@ -416,12 +417,17 @@ class FileContext:
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """The full name an expression refers to through the imports, e.g. ``layers.LSTM`` ->
         ``tensorflow.keras.layers.LSTM``; None when it is not an imported name or is rebound."""
+        # Most expressions asked about name no import: the head of the chain says so before the
+        # dotted name is built (type() checks, as in dotted_name).
+        head_node = node
+        while type(head_node) is cst.Attribute:
+            head_node = head_node.value
+        if type(head_node) is not cst.Name or head_node.value not in self.imported_names:
+            return None
         dotted = dotted_name(node)
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
-        if head not in self.imported_names:
-            return None
         target = self._unshadowed.get(head)
         if target is not None:
             return f"{target}.{rest}" if rest else target
@@ -720,16 +726,33 @@ class FileContext:
             return
         self.reports.append(_Report(code, anchor, message, fixed, severity))
 
-    def findings(self) -> List[Finding]:
+    def findings(self, statement_lines: Optional[Dict[int, int]] = None) -> List[Finding]:
+        """The reports, placed. ``statement_lines``: the line count of top-level statements (by
+        id) known from another render (porter.positions.render_counting_lines); those that hold
+        no anchor are not rendered again."""
         from porter.positions import positions
 
-        where = positions(self.module, [report.anchor for report in self.reports])
+        anchors = [report.anchor for report in self.reports]
+        skipped = None
+        if statement_lines:
+            skipped = dict(statement_lines)
+            for anchor in anchors:
+                skipped.pop(id(self._top_level(anchor)), None)
+        where = positions(self.module, anchors, skipped)
         found = {
             Finding(report.code, *where.get(id(report.anchor), (1, 1)), report.message, report.fixed,
                     severity=None if report.fixed else report.severity or _rule_severity(report.code))
             for report in self.reports
         }
         return sorted(found, key=Finding.sort_key)
+
+    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement of the module that holds ``node`` (the module for the module)."""
+        for ancestor in self.ancestors(node):
+            if ancestor is self.module:
+                return node
+            node = ancestor
+        return node
 
     @property
     def changed(self) -> bool:

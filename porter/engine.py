@@ -7,7 +7,7 @@ or a port that fails its own checks comes back as ``PortResult.error``, with the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -19,6 +19,7 @@ from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
 from porter.markers import CELL_MARKER, UNPARSABLE, UNUSED_SUPPRESSION as UNUSED
 from porter.parsing import ParseError, parse, python_rejects
+from porter.positions import render, render_counting_lines
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 
@@ -93,17 +94,15 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
         return PortResult(source)
     try:
         ctx = _run_rules(_parse(source), config, source, cells)
-        findings = tuple(ctx.findings())
         final, new_source = ctx, source
         if ctx.dirty:
-            try:
-                new_module = apply_edits(ctx)
-                new_source = new_module.code
-            except RecursionError:
-                raise _PortError("too deeply nested to render")
+            new_module, new_source, statement_lines = _render_edits(ctx)
+            findings = tuple(ctx.findings(statement_lines))
             # the original index goes before the verification builds the new one
             ctx = final = None
             final = _verify(new_module, new_source, config, cells)
+        else:
+            findings = tuple(ctx.findings())
         if config.annotate:
             new_source = _annotate(final, new_source)
     except _PortError as error:
@@ -111,6 +110,21 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
     except RecursionError:  # e.g. locating the findings in a very long expression
         return PortResult(source, error="too deeply nested to port")
     return PortResult(new_source, findings, changed=new_source != source)
+
+
+def _render_edits(ctx: FileContext) -> Tuple[cst.Module, str, Optional[Dict[int, int]]]:
+    """The edited module, its code, and the line count of its top-level statements when the
+    original's untouched statements take the same lines (the same default indent and newline)."""
+    try:
+        new_module = apply_edits(ctx)
+        new_source, statement_lines = render_counting_lines(new_module)
+    except RecursionError:
+        raise _PortError("too deeply nested to render")
+    original = ctx.module
+    if (new_module.default_indent, new_module.default_newline) != (original.default_indent,
+                                                                   original.default_newline):
+        return new_module, new_source, None
+    return new_module, new_source, statement_lines
 
 
 TODO = "# TODO(ipu-port {code}): {message}"
@@ -142,7 +156,7 @@ def _annotate(ctx: FileContext, source: str) -> str:
         lines = [cst.EmptyLine(comment=cst.Comment(text)) for text in todos[id(statement)]]
         ctx.replace(statement, lambda node, lines=lines: node.with_changes(
             leading_lines=(*node.leading_lines, *lines)))
-    return apply_edits(ctx).code
+    return render(apply_edits(ctx))
 
 
 def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool = False) -> FileContext:

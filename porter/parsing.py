@@ -18,6 +18,8 @@ from typing import List, Optional
 
 import libcst as cst
 
+from porter.positions import render
+
 LARGE_FILE = 256 * 1024  # characters; smaller files are parsed whole
 PIECE_SIZE = 64 * 1024
 
@@ -99,7 +101,7 @@ def _parse_in_pieces(source: str) -> Optional[cst.Module]:
     except (cst.ParserSyntaxError, RecursionError):
         return None  # the whole parse gives the error its right line
     module = _joined(modules)
-    if module is None or module.code != source:
+    if module is None or render(module) != source:
         return None
     return module
 
