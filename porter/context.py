@@ -519,11 +519,14 @@ class FileContext:
     _COMPAT_V1 = "tensorflow.compat.v1."
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
+    # Eager training (a tape): TensorFlow 2 code whatever alias it is written with.
+    _EAGER = frozenset({"tensorflow.GradientTape", "tensorflow.enable_eager_execution"})
 
     def _is_tf1(self) -> bool:
         """Graph-mode TensorFlow: sessions, placeholders, v1 optimizers. A file that only reaches
         TensorFlow through the ``compat.v1`` alias is TF1 too, unless it trains a Keras model."""
         through_compat = self.imports_module("tensorflow.compat.v1")
+        eager = False
         for node in self.nodes(cst.Attribute):
             qualified = self.qualified_name(node)
             if qualified is None:
@@ -535,7 +538,8 @@ class FileContext:
                 return True
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 return True
-        return through_compat and not self._trains_keras()
+            eager = eager or qualified in self._EAGER
+        return through_compat and not eager and not self._trains_keras()
 
     def _trains_keras(self) -> bool:
         if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \

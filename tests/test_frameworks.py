@@ -53,6 +53,13 @@ def frameworks(source: str) -> frozenset:
      """, {TF1}),
     ("""\
      import tensorflow.compat.v1 as tf
+     tf.enable_eager_execution()
+     with tf.GradientTape() as tape:
+         loss = tf.reduce_mean(tf.square(model(x) - y))
+     grads = tape.gradient(loss, model.variables)
+     """, {KERAS}),
+    ("""\
+     import tensorflow.compat.v1 as tf
      tf.disable_v2_behavior()
      """, {TF1}),
     ("""\
