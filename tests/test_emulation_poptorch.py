@@ -260,7 +260,7 @@ def test_device_iterations_take_one_step_per_iteration(poptorch):
     assert out.shape == (4, 3) and loss.dim() == 0  # OutputMode.Final: the last iteration only
     assert len(poptorch.state.training_losses) == 2
     with pytest.raises(ValueError, match="not divisible"):
-        training(*batch(5))
+        poptorch.trainingModel(WithLoss(), poptorch.Options().deviceIterations(2))(*batch(5))
 
 
 def test_output_mode_all_returns_every_iteration(poptorch):
