@@ -464,9 +464,15 @@ def _ipu_entry(tf, keras, method, original, counter):
         if getattr(_LOCAL, "inside", False) or strategy is not None and not strategy._enable_keras_extensions:
             return original(self, *args, **kwargs)  # counted by strategy.run (no Keras extensions)
         if strategy is None:
-            if _in_ipu_scope(tf):
-                STATE.notes.append(OUTSIDE_THE_SCOPE.format(name=self.name, method=method))
-            return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            if not _in_ipu_scope(tf):
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            # Keras runs its steps through the IPU strategy, but not as an IPU model: no IPU work
+            STATE.notes.append(OUTSIDE_THE_SCOPE.format(name=self.name, method=method))
+            tf_ipu.keras_is_running(True)
+            try:
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            finally:
+                tf_ipu.keras_is_running(False)
         bound = inspect.signature(original).bind(self, *args, **kwargs).arguments
         tf_ipu.require_configured()
         if self.run_eagerly:

@@ -656,12 +656,10 @@ class PoplarExecutor:
     def copyWeightsToDevice(self):
         object.__setattr__(self, "_device_weights", _copy_weights(self._model))
 
-    def _load_device_weights(self):
-        """The weights the device holds become the model's for this run: CPU training since the
-        last copy is invisible to it (reference 4.3)."""
+    def _load_weights(self, weights):
         with torch.no_grad():
             for name, tensor in self._model.state_dict(keep_vars=True).items():
-                tensor.copy_(self._device_weights[name])
+                tensor.copy_(weights[name])
 
     def _training_runs_of_shared_models(self):
         """Runs of the training models that share parameters with this model."""
@@ -704,7 +702,11 @@ class PoplarExecutor:
             if runs != self._training_runs_seen:
                 self.copyWeightsToDevice()
                 object.__setattr__(self, "_training_runs_seen", runs)
-        self._load_device_weights()
+        # the run uses the weights the device holds: CPU training since the last copy is invisible
+        # to it (reference 4.3); inference leaves the host's weights as they were, training writes
+        # the device's back (PopTorch syncs the host model when it is used)
+        host_weights = None if self._training else _copy_weights(self._model)
+        self._load_weights(self._device_weights)
         STATE.ipu_executions += 1
         _RUNNING[0] = True
         was_training = self._model.training
@@ -728,6 +730,8 @@ class PoplarExecutor:
         finally:
             _RUNNING[0] = False
             self._model.train(was_training)
+            if host_weights is not None:
+                self._load_weights(host_weights)
 
     def _infer(self, args, kwargs):
         iterations = self._options.device_iterations * self._options.replication_factor

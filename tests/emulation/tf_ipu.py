@@ -77,8 +77,9 @@ class GradientAccumulationReductionMethod(enum.IntEnum):
 
 
 def _device_error(tf, op, message):
+    node = op if isinstance(op, tf.Operation) else None  # a node of a function body has no Operation
     return STATE.error(tf.errors.InvalidArgumentError(
-        None, op, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
+        None, node, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
         "(emulated check, reference 1.11)" % (op.type, op.name, message)))
 
 
@@ -268,7 +269,8 @@ def build(tf):
                 # a Keras step: its data cast as the IPU's Keras casts it, the step checked as the
                 # device compiles it (keras_emu counts the steps)
                 args, kwargs = _autocast_float64(tf, (args, kwargs or {}))
-                return super().run(_checked_call(tf, fn), args=args, kwargs=kwargs, options=options)
+                return super().run(_checked_call(tf, fn, run_outputs=False), args=args, kwargs=kwargs,
+                                   options=options)
             require_configured()
             if tf.executing_eagerly() and not isinstance(
                     fn, (tf.types.experimental.PolymorphicFunction, tf.types.experimental.ConcreteFunction)):
@@ -542,14 +544,16 @@ def _checked_function(tf, fn):
     return _CHECKED[fn]
 
 
-def _checked_call(tf, function):
+def _checked_call(tf, function, run_outputs=True):
     """`function` traced with the device's op checks (no kernel, uint8 only for data movement, no
-    float64, static iterator shapes) on the ops it adds to the graph, and its outputs' dtypes."""
+    float64, static iterator shapes) on the ops it adds to the graph, and (for `strategy.run`, not
+    for Keras's own steps) its outputs' dtypes."""
     def checked(*args, **kwargs):
         graph = tf.compat.v1.get_default_graph()
         first = len(graph.get_operations())
         outputs = function(*args, **kwargs)
-        _check_run_dtypes(tf, outputs, "output")
+        if run_outputs:
+            _check_run_dtypes(tf, outputs, "output")
         check_device_ops(tf, graph.get_operations()[first:], captured_placeholders=False)
         return outputs
 
