@@ -333,13 +333,15 @@ def run_script(path, spec, emulate, seed=0):
     argv = [str(path)] + list(spec.get("argv", []))
     old_argv, old_cwd = sys.argv, os.getcwd()
     stdout = io.StringIO()
-    with tempfile.TemporaryDirectory() as workdir, _Patches() as patcher:
+    with tempfile.TemporaryDirectory() as workdir:
         with contextlib.ExitStack() as stack:
             if emulate:
                 state = stack.enter_context(emulated_ipu(tensorflow=framework != "torch",
                                                          torch=framework == "torch"))
             else:
                 STATE.reset()
+            # the recording patches go over the emulation's and come off first
+            patcher = stack.enter_context(_Patches())
             if framework != "torch":
                 stack.enter_context(_deterministic_ops())
             _seed_everything(seed, framework)
@@ -424,12 +426,12 @@ def compare(original, port, spec=None, rel=1e-5):
     spec = spec or {}
     problems = []
     if original.error is not None:
-        problems.append("the original failed on the CPU: %r" % (original.error,))
+        problems.append("the original failed on the CPU: %s" % describe(original.error))
     if port.error is not None:
-        problems.append("the port failed on the emulated IPU: %r" % (port.error,))
+        problems.append("the port failed on the emulated IPU: %s" % describe(port.error))
     for error in port.ipu_errors:
         if error is not port.error:
-            problems.append("the port hit an emulated IPU error: %r" % (error,))
+            problems.append("the port hit an emulated IPU error: %s" % describe(error))
     if not original.losses:
         problems.append("the original recorded no losses: nothing to compare (does it train?)")
     if problems:
@@ -462,13 +464,20 @@ def compare(original, port, spec=None, rel=1e-5):
     return problems
 
 
+def describe(error):
+    """An exception with its message (TensorFlow's errors keep it out of their repr)."""
+    if error.args and error.args[0] is not None:
+        return repr(error)
+    return "%s: %s" % (type(error).__name__, error)
+
+
 def check_ipu_script(port):
     """Problems of a script that is already IPU code (no CPU original): it must run cleanly on
     the emulated IPU and train there."""
     problems = []
     if port.error is not None:
-        problems.append("the script failed on the emulated IPU: %r" % (port.error,))
-    problems += ["the script hit an emulated IPU error: %r" % (error,)
+        problems.append("the script failed on the emulated IPU: %s" % describe(port.error))
+    problems += ["the script hit an emulated IPU error: %s" % describe(error)
                  for error in port.ipu_errors if error is not port.error]
     if not problems:
         problems += _where_it_ran(port, {}, "script")
