@@ -401,3 +401,12 @@ def test_input_shapes_are_frozen_by_the_first_call(poptorch):
         training(*batch(4))
     training.destroy()
     poptorch.trainingModel(training._model)(*batch(4))  # a new wrapper compiles for the new shape
+
+
+def test_lazy_modules_get_their_weights_at_the_first_call(poptorch):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LazyLinear(3))
+    inference = poptorch.inferenceModel(model)
+    x = batch(8)[0]
+    assert torch.equal(inference(x), model(x))
+    assert torch.equal(inference(x), model(x))

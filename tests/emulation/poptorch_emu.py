@@ -659,7 +659,8 @@ class PoplarExecutor:
     def _load_weights(self, weights):
         with torch.no_grad():
             for name, tensor in self._model.state_dict(keep_vars=True).items():
-                tensor.copy_(weights[name])
+                if name in weights:
+                    tensor.copy_(weights[name])
 
     def _training_runs_of_shared_models(self):
         """Runs of the training models that share parameters with this model."""
@@ -778,7 +779,9 @@ class PoplarExecutor:
 
 
 def _copy_weights(model):
-    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+    """The model's weights and buffers (lazy ones get theirs at the first forward: none yet)."""
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()
+            if not torch.nn.parameter.is_lazy(tensor)}
 
 
 def _signature(inputs):
