@@ -62,22 +62,76 @@ BROKEN = [
      "must compute and return the loss"),
     ("torch_mlp", [("batch_size=args.batch_size, shuffle=True)", "batch_size=args.batch_size // 2, shuffle=True)")],
      "losses in the original"),
+    # issue 15: the emulation says "this would fail"
+    ("keras_mlp", [("    with strategy.scope():\n        model = build_model(args.hidden)",
+                    "    if True:\n        model = build_model(args.hidden)"),
+                   ("        model.evaluate(test_ds)", "    with strategy.scope():\n        model.evaluate(test_ds)")],
+     "training steps on the CPU"),
+    ("keras_mlp", [("model.fit(train_ds, epochs=args.epochs)",
+                    "model.fit(train_ds, epochs=args.epochs, steps_per_epoch=5)")],
+     "use the repeat() function"),
+    ("keras_mlp", [("tf.keras.layers.Dropout(0.2),", "tf.keras.layers.Lambda(lambda t: tf.math.real(tf.complex(t, t))),")],
+     "No registered 'Complex' OpKernel for 'IPU'"),
+    ("tf1_mlp", [("    with ipu.scopes.ipu_scope(\"/device:IPU:0\"):\n        compiled = ipu.ipu_compiler.compile("
+                  "lambda x, y: model_fn(x, y, args.lr), [images, labels])",
+                  "    compiled = model_fn(images, labels, args.lr)"),
+                 ("loss_value, = sess.run(compiled, feed_dict=feed)", "loss_value, _ = sess.run(compiled, feed_dict=feed)")],
+     "ran 16 training steps on the CPU"),
+    ("torch_mlp", [("batch_size=args.batch_size, shuffle=True)", "batch_size=48, shuffle=True, drop_last=False)")],
+     "Shape mismatch for input 0: expected [48, 1, 28, 28] but got [16, 1, 28, 28]"),
+    ("speed/gradient_tape_loop", [("batch(BATCH_SIZE, drop_remainder=True)", "batch(BATCH_SIZE)")],
+     "is not fully defined"),
 ]
 
 
-@pytest.mark.parametrize("sample, edits, caught", BROKEN,
-                         ids=["%s-%s" % (sample, caught.split()[0]) for sample, _, caught in BROKEN])
-def test_broken_port_fails_the_same_check(tmp_path, sample, edits, caught):
-    original = SAMPLES / (sample + ".py")
-    text = expected(original).read_text()
+def edited(path, edits, folder):
+    """A copy of the script at `path` with each (old, new) text replaced."""
+    text = path.read_text()
     for old, new in edits:
         assert old in text
         text = text.replace(old, new)
-    broken = tmp_path / (sample + ".broken.py")
-    broken.write_text(text)
-    problems, _, _ = check(original, broken, harness.load_spec(original))
+    copy = folder / (path.name[:-len(".expected.py")] + ".broken.py")
+    copy.write_text(text)
+    return copy
+
+
+@pytest.mark.parametrize("sample, edits, caught", BROKEN,
+                         ids=["%s-%s" % (sample.split("/")[-1], caught.split()[0]) for sample, _, caught in BROKEN])
+def test_broken_port_fails_the_same_check(tmp_path, sample, edits, caught):
+    original = SAMPLES / (sample + ".py")
+    if not original.exists():
+        original = FIXTURES / (sample + ".py")
+    problems, _, _ = check(original, edited(expected(original), edits, tmp_path), harness.load_spec(original))
     assert problems, "the harness accepted a broken port"
     assert any(caught in problem for problem in problems), problems
+
+
+# the port keeps training on the CPU and evaluates with an inferenceModel made before the training
+CPU_TRAINING = [
+    ("        output, loss = training_model(images, labels)\n",
+     "        optimizer.zero_grad()\n        output = model(images)\n"
+     "        loss = F.nll_loss(output, labels)\n        loss.backward()\n        optimizer.step()\n"),
+    ("        training_model.detachFromDevice()\n", ""),
+    ("        inference_model.detachFromDevice()\n", ""),
+]
+WEIGHTS_COPIED = [("        test(model, device, test_loader, inference_model)\n",
+                   "        inference_model.copyWeightsToDevice()\n"
+                   "        test(model, device, test_loader, inference_model)\n")]
+
+
+def test_cpu_training_reaches_an_inference_model_only_when_copied(tmp_path):
+    original = FIXTURES / "torch" / "mnist_cnn.py"
+    spec = dict(harness.load_spec(original), stdout=r"test: average loss ([0-9.]+)",
+                cpu_training="trains on the CPU on purpose: the evaluations are compared")
+    ours = harness.run_script(original, spec, emulate=False)
+    stale = harness.run_script(edited(expected(original), CPU_TRAINING, tmp_path), spec, emulate=True)
+    assert harness.compare(ours, stale, spec) == [
+        "step 1: original loss %r, port loss %r" % (ours.losses[1][1], stale.losses[1][1])]
+    assert stale.losses[1][1] == stale.losses[0][1]  # the device still held the first epoch's weights
+    copied = harness.run_script(edited(expected(original), CPU_TRAINING + WEIGHTS_COPIED, tmp_path), spec,
+                                emulate=True)
+    assert harness.compare(ours, copied, spec) == []
+    assert copied.cpu_training_steps == stale.cpu_training_steps == 8
 
 
 def fixture_params():

@@ -260,7 +260,7 @@ def test_device_iterations_take_one_step_per_iteration(poptorch):
     assert out.shape == (4, 3) and loss.dim() == 0  # OutputMode.Final: the last iteration only
     assert len(poptorch.state.training_losses) == 2
     with pytest.raises(ValueError, match="not divisible"):
-        training(*batch(5))
+        poptorch.trainingModel(WithLoss(), poptorch.Options().deviceIterations(2))(*batch(5))
 
 
 def test_output_mode_all_returns_every_iteration(poptorch):
@@ -329,3 +329,84 @@ def test_pipelined_inference_needs_device_iterations_for_every_stage(poptorch):
     with pytest.raises(RuntimeError, match="deviceIterations must be at least 2"):
         poptorch.inferenceModel(model, poptorch.Options())
     poptorch.inferenceModel(model, poptorch.Options().deviceIterations(2))
+
+
+# where the work ran, weights and shapes (issue 15, gaps 1 and 3) --------------------------------
+
+def cpu_step(model, x, y, lr=0.5):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    optimizer.zero_grad()
+    model(x, y)[1].backward()
+    optimizer.step()
+
+
+def test_model_calls_and_cpu_optimizer_steps_are_counted(poptorch):
+    model = WithLoss()
+    training = poptorch.trainingModel(model, poptorch.Options().deviceIterations(2))
+    training(*batch(8))
+    training(*batch(8))
+    poptorch.inferenceModel(WithoutLoss())(batch(8)[0])
+    assert (poptorch.state.ipu_executions, poptorch.state.cpu_training_steps) == (3, 0)
+    cpu_step(WithLoss(), *batch(8))
+    assert (poptorch.state.ipu_executions, poptorch.state.cpu_training_steps) == (3, 1)
+
+
+def test_cpu_training_after_compiling_is_invisible_until_copied_to_the_device(poptorch):
+    model = WithLoss()
+    inference = poptorch.inferenceModel(model)
+    x, y = batch(8)
+    before = inference(x, y)[0]
+    cpu_step(model, x, y)
+    assert torch.equal(inference(x, y)[0], before)  # the device still holds the compiled weights
+    inference.copyWeightsToDevice()
+    after = inference(x, y)[0]
+    assert not torch.equal(after, before)
+    assert torch.allclose(after, model(x, y)[0])
+
+
+def test_training_model_overwrites_cpu_training_it_never_saw(poptorch):
+    model = WithLoss()
+    training = poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.0))
+    x, y = batch(8)
+    training(x, y)
+    trained = model.linear.weight.detach().clone()
+    cpu_step(model, x, y)
+    training(x, y)  # lr 0: the device's weights come back unchanged
+    assert torch.equal(model.linear.weight, trained)
+
+
+def test_inference_model_of_a_trained_model_follows_the_training_wrapper(poptorch):
+    model = WithLoss()
+    training = poptorch.trainingModel(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.5))
+    inference = poptorch.inferenceModel(model)
+    x, y = batch(8)
+    before = inference(x, y)[0]
+    training(x, y)
+    after = inference(x, y)[0]
+    assert not torch.equal(after, before)
+    assert torch.allclose(after, model.linear(x))
+
+
+def test_input_shapes_are_frozen_by_the_first_call(poptorch):
+    inference = poptorch.inferenceModel(WithoutLoss())
+    inference(batch(8)[0])
+    with pytest.raises(poptorch.Error, match=r"Shape mismatch for input 0: expected \[8, 4\] but got "
+                                             r"\[4, 4\]\.\nThis error occurred because the inputs"):
+        inference(batch(4)[0])
+    with pytest.raises(poptorch.Error, match="Dtype mismatch"):
+        inference(batch(8)[0].double())
+    training = poptorch.trainingModel(WithLoss())
+    training(*batch(8))
+    with pytest.raises(poptorch.Error, match="Shape mismatch"):
+        training(*batch(4))
+    training.destroy()
+    poptorch.trainingModel(training._model)(*batch(4))  # a new wrapper compiles for the new shape
+
+
+def test_lazy_modules_get_their_weights_at_the_first_call(poptorch):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LazyLinear(3))
+    inference = poptorch.inferenceModel(model)
+    x = batch(8)[0]
+    assert torch.equal(inference(x), model(x))
+    assert torch.equal(inference(x), model(x))

@@ -572,3 +572,183 @@ def test_outfeed_in_a_device_loop(ipu):
     last.enqueue(tf.constant(1.0))
     last.enqueue(tf.constant(2.0))
     assert float(last.dequeue()) == 2.0
+
+
+# where the work ran (issue 15, gap 1) ----------------------------------------------------------
+
+def test_keras_steps_in_the_scope_count_as_ipu_executions(ipu):
+    x, y = arrays(32)
+    model = in_scope(ipu, lambda: compiled(dense_model(), steps_per_execution=2))
+    model.fit(x, y, batch_size=8, epochs=2, validation_data=(x, y), verbose=0)
+    assert ipu.state.ipu_executions == 2 * (4 + 4)  # every epoch: 4 training and 4 validation steps
+    model.evaluate(x, y, batch_size=8, verbose=0)
+    model.predict(x, batch_size=8, verbose=0)
+    assert (ipu.state.ipu_executions, ipu.state.cpu_training_steps) == (24, 0)
+
+
+def test_keras_fit_of_a_plain_model_counts_cpu_training_steps(ipu):
+    x, y = arrays(32)
+    configure(ipu)
+    model = compiled(dense_model())
+    model.fit(x, y, batch_size=8, epochs=3, verbose=0)
+    model.evaluate(x, y, batch_size=8, verbose=0)  # not training: not counted
+    assert (ipu.state.ipu_executions, ipu.state.cpu_training_steps) == (0, 12)
+
+
+def test_keras_model_made_in_the_scope_trains_on_the_ipu_outside_it(ipu):
+    # fit enters the strategy the model was created in (Targeting the IPU from TensorFlow 2, "Keras with IPUs": construct it in the scope)
+    x, y = arrays(32)
+    model = in_scope(ipu, lambda: compiled(dense_model()))
+    model.fit(x, y, batch_size=8, verbose=0)
+    assert (ipu.state.ipu_executions, ipu.state.cpu_training_steps) == (4, 0)
+    assert ipu.state.keras_ipu_calls == [("fit", "sequential")]
+
+
+def test_strategy_run_counts_each_execution(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    step = tf.function(lambda x: x * 2)
+    for _ in range(3):
+        strategy.run(step, args=(tf.constant(1.0),))
+    assert ipu.state.ipu_executions == 3
+
+    @tf.function
+    def loop(x):
+        return strategy.run(lambda v: v + 1.0, args=(x,))
+
+    for _ in range(2):
+        loop(tf.constant(1.0))
+    assert ipu.state.ipu_executions == 5  # traced once, executed twice
+
+
+# a model created outside the scope (gap 6) -----------------------------------------------------
+
+def test_keras_model_created_outside_the_scope_cannot_train_inside_it(ipu):
+    x, y = arrays(32)
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    model = compiled(dense_model())
+    with strategy.scope():
+        with pytest.raises(ValueError, match=r"created in this tf.distribute.Strategy.scope\(\)"):
+            model.fit(x, y, batch_size=8, verbose=0)
+        model.evaluate(x, y, batch_size=8, verbose=0)
+    assert ipu.state.ipu_executions == 0
+    assert [note.split(":")[0] for note in ipu.state.notes] == [
+        "the model sequential was created outside the IPUStrategy scope and fit was called inside it",
+        "the model sequential was created outside the IPUStrategy scope and evaluate was called inside it"]
+
+
+def test_keras_unbuilt_model_created_outside_the_scope_trains_as_cpu_work(ipu):
+    x, y = arrays(32)
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    model = keras.Sequential([keras.layers.Dense(2)])  # its weights are made at the first call
+    with strategy.scope():
+        compiled(model).fit(x, y, batch_size=8, verbose=0)
+    assert (ipu.state.ipu_executions, ipu.state.cpu_training_steps) == (0, 4)
+    assert "created outside the IPUStrategy scope" in ipu.state.notes[0]
+
+
+# ops without an IPU kernel (gap 2) -------------------------------------------------------------
+
+@pytest.mark.parametrize("body, op", [
+    (lambda x: tf.abs(tf.signal.rfft(x)), "RFFT"),
+    (lambda x: tf.math.real(tf.complex(x, x)), "Complex"),
+    (lambda x: tf.py_function(lambda v: v, [x], tf.float32), "EagerPyFunc"),
+    (lambda x: tf.numpy_function(lambda v: v, [x], tf.float32), "PyFunc"),
+    (lambda x: tf.cast(tf.strings.length(tf.strings.as_string(x)), tf.float32), "AsString"),
+    (lambda x: tf.cast(tf.io.decode_png(tf.constant(b"")), tf.float32), "DecodePng"),
+])
+def test_strategy_run_rejects_ops_without_an_ipu_kernel(ipu, body, op):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No registered '%s' OpKernel for 'IPU'" % op):
+        strategy.run(tf.function(body), args=(tf.constant([1.0, 2.0]),))
+    assert ipu.state.ipu_executions == 0
+
+
+def test_ops_in_loop_bodies_and_plain_functions_are_checked(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+
+    @tf.function
+    def device_loop(x):
+        for _ in tf.range(2):
+            x = tf.numpy_function(lambda v: v, [x], tf.float32)
+            x.set_shape([2])
+        return x
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No registered 'PyFunc'"):
+        strategy.run(device_loop, args=(tf.constant([1.0, 2.0]),))
+
+    @tf.function
+    def outer(x):
+        return strategy.run(lambda v: tf.math.imag(tf.complex(v, v)), args=(x,))
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No registered 'Complex'"):
+        outer(tf.constant([1.0, 2.0]))
+
+
+def test_keras_steps_are_checked_as_the_device_compiles_them(ipu):
+    x, y = arrays(32)
+    model = in_scope(ipu, lambda: compiled(keras.Sequential([
+        keras.layers.Dense(8, input_shape=(4,)),
+        keras.layers.Lambda(lambda t: tf.math.real(tf.complex(t, t))), keras.layers.Dense(2)])))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No registered 'Complex'"):
+        model.fit(x, y, batch_size=8, verbose=0)
+    keras.backend.clear_session()
+    doubles = in_scope(ipu, lambda: compiled(keras.Sequential([keras.layers.Dense(2, input_shape=(4,),
+                                                                                   dtype="float64")])))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="DT_DOUBLE"):
+        doubles.predict(x, batch_size=8, verbose=0)
+
+
+# static shapes (gap 4) -------------------------------------------------------------------------
+
+def test_iterator_made_in_the_scope_is_an_infeed(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros([20, 4], "float32"))
+    with strategy.scope():
+        with pytest.raises(ValueError, match=r"Output shape \(None, 4\) is not fully defined"):
+            iter(dataset.batch(8))
+        iter(dataset.batch(8, drop_remainder=True))
+    outside = iter(dataset.batch(8))  # a host iterator, until it feeds the device
+    with pytest.raises(ValueError, match="drop_remainder=True"):
+        strategy.run(tf.function(lambda it: next(it) * 2), args=(outside,))
+
+
+def summing_loop(iterator, steps=3):
+    """A device loop that reads `steps` batches from `iterator` (Targeting the IPU from TensorFlow 2, "On-device loops")."""
+    @tf.function
+    def loop():
+        total = tf.constant(0.0)
+        for _ in tf.range(steps):
+            total += tf.reduce_sum(next(iterator))
+        return total
+    return loop
+
+
+def test_iterator_read_in_a_device_loop_needs_static_shapes(ipu):
+    configure(ipu)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    dataset = tf.data.Dataset.from_tensor_slices(np.ones([20, 4], "float32")).repeat()
+    with pytest.raises(ValueError, match="is not fully defined"):
+        strategy.run(summing_loop(iter(dataset.batch(8))))
+    assert float(strategy.run(summing_loop(iter(dataset.batch(8, drop_remainder=True))))) == 96.0
+
+
+# Keras needs enough data (gap 5) ---------------------------------------------------------------
+
+def test_keras_finite_dataset_must_supply_every_step(ipu):
+    x, y = arrays(32)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True)  # 4 batches
+    model = in_scope(ipu, lambda: compiled(dense_model()))
+    with pytest.raises(ValueError, match=r"at least `steps_per_epoch \* epochs` batches \(in this case, "
+                                         r"6 batches\). You may need to use the repeat\(\) function"):
+        model.fit(dataset, steps_per_epoch=3, epochs=2, verbose=0)
+    with pytest.raises(ValueError, match="not have enough data"):
+        model.evaluate(dataset, steps=5, verbose=0)
+    model.fit(dataset, steps_per_epoch=4, epochs=2, verbose=0)  # one pass per epoch: restarted
+    model.fit(dataset.repeat(), steps_per_epoch=3, epochs=2, verbose=0)
+    assert ipu.state.ipu_executions == 8 + 6

@@ -186,3 +186,43 @@ def test_infeed_needs_static_shapes_and_loops_repeat(ipu):
         session.run(v1.global_variables_initializer())
         total, = session.run(outputs)
     assert np.isfinite(total) and total > 0
+
+
+def test_session_runs_count_where_the_training_ran(ipu):
+    x, y = placeholders()
+    with ipu.scopes.ipu_scope("/device:IPU:0"):
+        outputs = ipu.ipu_compiler.compile(mlp, [x, y])
+    with tf.device("cpu"):
+        with v1.variable_scope("cpu"):
+            _, cpu_train = mlp(x, y)
+    with v1.Session() as session:
+        session.run(v1.global_variables_initializer())
+        for _ in range(3):
+            session.run(outputs, feed(x, y))
+        session.run(outputs[0].name, feed(x, y))  # fetched by name
+        session.run(cpu_train, feed(x, y))
+        session.run(x, feed(x, y))  # neither compiled nor training
+    assert (ipu.state.ipu_executions, ipu.state.cpu_training_steps) == (4, 1)
+
+
+def test_iterator_captured_by_a_computation_needs_static_shapes(ipu):
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros([20, 4], "float32")).repeat()
+    partial = v1.data.make_one_shot_iterator(dataset.batch(8)).get_next()  # read on the host
+    unbatched = v1.data.make_one_shot_iterator(dataset.batch(8))           # read on the device
+    static = v1.data.make_one_shot_iterator(dataset.batch(8, drop_remainder=True))
+    with ipu.scopes.ipu_scope("/device:IPU:0"):
+        with pytest.raises(ValueError, match=r"Output shape \(None, 4\) is not fully defined"):
+            ipu.ipu_compiler.compile(lambda: tf.reduce_sum(partial), [])
+        with pytest.raises(ValueError, match="is not fully defined"):
+            ipu.ipu_compiler.compile(lambda: tf.reduce_sum(unbatched.get_next()), [])
+        ipu.ipu_compiler.compile(lambda: tf.reduce_sum(static.get_next()), [])
+
+
+def test_compiled_ops_without_an_ipu_kernel_rejected(ipu):
+    x, y = placeholders()
+    with ipu.scopes.ipu_scope("/device:IPU:0"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="No registered 'PyFunc'"):
+            ipu.ipu_compiler.compile(lambda a, b: tf.reduce_sum(tf.numpy_function(np.square, [a], tf.float32)),
+                                     [x, y])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="No registered 'Complex'"):
+            ipu.ipu_compiler.compile(lambda a, b: tf.abs(tf.signal.fft(tf.complex(a, a))), [x, y])

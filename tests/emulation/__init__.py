@@ -45,10 +45,15 @@ class Patcher:
                            if hasattr(owner, "__dict__") else getattr(owner, name, _MISSING)))
         setattr(owner, name, value)
 
+    def on_undo(self, function):
+        self._undo.append(("call", function, None))
+
     def undo(self):
         while self._undo:
             kind, key, previous = self._undo.pop()
-            if kind == "module":
+            if kind == "call":
+                key()
+            elif kind == "module":
                 if previous is _MISSING:
                     sys.modules.pop(key, None)
                 else:
@@ -80,11 +85,13 @@ def emulated_ipu(tensorflow=True, torch=True):
             for name, module in modules.items():
                 patcher.module(name, module)
             patcher.attr(tf_python, "ipu", modules["tensorflow.python.ipu"])
-            for owner, name, value in keras_emu.patches(tf, keras) + tf_ipu.session_patches(tf):
+            for owner, name, value in (keras_emu.patches(tf, keras) + tf_ipu.session_patches(tf)
+                    + tf_ipu.iterator_patches(tf)):
                 patcher.attr(owner, name, value)
         if torch:
             for name, module in poptorch_emu.build().items():
                 patcher.module(name, module)
+            patcher.on_undo(poptorch_emu.count_cpu_steps().remove)
         yield STATE
     finally:
         patcher.undo()

@@ -29,6 +29,8 @@ records the losses step by step:
                                           training, other random draws: losses close, not equal)
     "ipu_only": "why"                     the input is IPU code already: only the port runs, on the
                                           emulated IPU, which must accept it and see it train
+    "cpu_training": "why"                 the port trains on the CPU on purpose (a partial port by
+                                          design): its CPU training steps are not a problem
     "skip": "why"                         nothing to run (no training, a partial port by design)
     "xfail": "why"                        a known porter bug, named precisely (strict in the tests)
 """
@@ -59,6 +61,8 @@ class ScriptRun:
         self.configured = 0
         self.strategies = 0
         self.used_ipu = False
+        self.ipu_executions = 0       # steps run on the emulated IPU
+        self.cpu_training_steps = 0   # training steps run on the CPU
         self.ipu_errors = []
         self.notes = []
         self.outfeed_items = 0
@@ -329,13 +333,15 @@ def run_script(path, spec, emulate, seed=0):
     argv = [str(path)] + list(spec.get("argv", []))
     old_argv, old_cwd = sys.argv, os.getcwd()
     stdout = io.StringIO()
-    with tempfile.TemporaryDirectory() as workdir, _Patches() as patcher:
+    with tempfile.TemporaryDirectory() as workdir:
         with contextlib.ExitStack() as stack:
             if emulate:
                 state = stack.enter_context(emulated_ipu(tensorflow=framework != "torch",
                                                          torch=framework == "torch"))
             else:
                 STATE.reset()
+            # the recording patches go over the emulation's and come off first
+            patcher = stack.enter_context(_Patches())
             if framework != "torch":
                 stack.enter_context(_deterministic_ops())
             _seed_everything(seed, framework)
@@ -378,6 +384,8 @@ def run_script(path, spec, emulate, seed=0):
                 run.configured = len(state.configured)
                 run.strategies = len(state.strategies)
                 run.used_ipu = state.used_ipu
+                run.ipu_executions = state.ipu_executions
+                run.cpu_training_steps = state.cpu_training_steps
                 run.ipu_errors = list(state.errors)
                 run.notes = list(state.notes)
                 run.outfeed_items = state.outfeed_items
@@ -418,20 +426,19 @@ def compare(original, port, spec=None, rel=1e-5):
     spec = spec or {}
     problems = []
     if original.error is not None:
-        problems.append("the original failed on the CPU: %r" % (original.error,))
+        problems.append("the original failed on the CPU: %s" % describe(original.error))
     if port.error is not None:
-        problems.append("the port failed on the emulated IPU: %r" % (port.error,))
+        problems.append("the port failed on the emulated IPU: %s" % describe(port.error))
     for error in port.ipu_errors:
         if error is not port.error:
-            problems.append("the port hit an emulated IPU error: %r" % (error,))
+            problems.append("the port hit an emulated IPU error: %s" % describe(error))
     if not original.losses:
         problems.append("the original recorded no losses: nothing to compare (does it train?)")
     if problems:
         return problems
     if port.framework != "torch" and not port.configured:
         problems.append("the port never configured the IPU system")
-    if not port.used_ipu:
-        problems.append("the port never ran anything on the (emulated) IPU")
+    problems += _where_it_ran(port, spec, "port")
     if port.framework == "keras" and not port.strategies:
         problems.append("the port created no IPUStrategy")
     difference = spec.get("difference")
@@ -457,18 +464,36 @@ def compare(original, port, spec=None, rel=1e-5):
     return problems
 
 
+def describe(error):
+    """An exception with its message (TensorFlow's errors keep it out of their repr)."""
+    if error.args and error.args[0] is not None:
+        return repr(error)
+    return "%s: %s" % (type(error).__name__, error)
+
+
 def check_ipu_script(port):
     """Problems of a script that is already IPU code (no CPU original): it must run cleanly on
     the emulated IPU and train there."""
     problems = []
     if port.error is not None:
-        problems.append("the script failed on the emulated IPU: %r" % (port.error,))
-    problems += ["the script hit an emulated IPU error: %r" % (error,)
+        problems.append("the script failed on the emulated IPU: %s" % describe(port.error))
+    problems += ["the script hit an emulated IPU error: %s" % describe(error)
                  for error in port.ipu_errors if error is not port.error]
-    if not problems and not port.used_ipu:
-        problems.append("the script never ran anything on the (emulated) IPU")
+    if not problems:
+        problems += _where_it_ran(port, {}, "script")
     if not problems and not port.losses and not port.outfeed_items:
         problems.append("the script recorded no losses (and enqueued nothing to an outfeed)")
+    return problems
+
+
+def _where_it_ran(port, spec, what):
+    """A port does its work on the IPU, and trains on the CPU only when its spec says why."""
+    problems = []
+    if not port.ipu_executions:
+        problems.append("the %s never ran anything on the (emulated) IPU" % what)
+    if port.cpu_training_steps and not spec.get("cpu_training"):
+        problems.append("the %s ran %d training steps on the CPU, not on the (emulated) IPU"
+                        % (what, port.cpu_training_steps))
     return problems
 
 

@@ -36,6 +36,16 @@ SPE_DIVISOR = (
     "`steps_per_execution` ({spe}) must be a divisor of the number of batches ({batches}) in the "
     "dataset provided (per replica)."
 )
+NOT_ENOUGH_DATA = (
+    "Your input does not have enough data. Make sure that your dataset or generator can generate at "
+    "least `steps_per_epoch * epochs` batches (in this case, {batches} batches). You may need to use "
+    "the repeat() function when building your dataset."
+)
+OUTSIDE_THE_SCOPE = (
+    "the model {name} was created outside the IPUStrategy scope and {method} was called inside it: "
+    "it gets none of the IPU Keras extensions and does not run as an IPU model (create the model in "
+    "the scope, Targeting the IPU from TensorFlow 2, "Keras with IPUs")"
+)
 RUN_EAGERLY = (
     "Keras models cannot run eagerly when using `IPUStrategy`. Set `run_eagerly=False` when calling "
     "`compile`."
@@ -329,6 +339,16 @@ def _check_data(tf, keras, model, x, y, batch_size, steps, validation_split=0.0)
     return steps if steps is not None else batches
 
 
+def _check_enough_data(tf, x, steps, repeats):
+    """With `steps` given, Keras restarts a finite dataset each epoch only when `steps` is its
+    length; otherwise the one iterator must last for `repeats * steps` batches."""
+    if steps is None or not isinstance(x, tf.data.Dataset):
+        return
+    cardinality = int(x.cardinality())
+    if 0 <= cardinality != steps and repeats * steps > cardinality:
+        raise STATE.error(ValueError(NOT_ENOUGH_DATA.format(batches=repeats * steps)))
+
+
 def _check_execution(tf, model, batches, steps_given):
     spe = _steps_per_execution(model)
     options = _ipu_options(model)
@@ -382,7 +402,56 @@ def _check_execution(tf, model, batches, steps_given):
         raise STATE.error(ValueError(SPE_DIVISOR.format(spe=spe, batches=per_replica)))
 
 
-def _ipu_entry(tf, keras, method, original):
+def _step_counter(keras):
+    class StepCounter(keras.callbacks.Callback):
+        """Counts the steps a fit/evaluate/predict call ran from the batch indices its callbacks see
+        (with `steps_per_execution` N they see every N-th batch): on the IPU, or as CPU training."""
+
+        def __init__(self, on_ipu):
+            super().__init__()
+            self._on_ipu = on_ipu
+            self._done = {}
+
+        def _ran(self, mode, batch):
+            steps = batch + 1 - self._done.get(mode, 0)
+            self._done[mode] = batch + 1
+            if self._on_ipu:
+                STATE.ipu_executions += steps
+            elif mode == "train":
+                STATE.cpu_training_steps += steps
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._done["train"] = 0
+
+        def on_test_begin(self, logs=None):
+            self._done["test"] = 0
+
+        def on_predict_begin(self, logs=None):
+            self._done["predict"] = 0
+
+        def on_train_batch_end(self, batch, logs=None):
+            self._ran("train", batch)
+
+        def on_test_batch_end(self, batch, logs=None):
+            self._ran("test", batch)
+
+        def on_predict_batch_end(self, batch, logs=None):
+            self._ran("predict", batch)
+
+    return StepCounter
+
+
+def _counted(original, model, args, kwargs, counter):
+    bound = inspect.signature(original).bind(model, *args, **kwargs)
+    bound.arguments["callbacks"] = list(bound.arguments.get("callbacks") or []) + [counter]
+    return original(*bound.args, **bound.kwargs)
+
+
+def _in_ipu_scope(tf):
+    return tf.distribute.has_strategy() and type(tf.distribute.get_strategy()).__name__ == "IPUStrategyV1"
+
+
+def _ipu_entry(tf, keras, method, original, counter):
     checked_names = {
         "fit": ("train_step", "make_train_function"),
         "evaluate": ("make_test_function",),
@@ -393,9 +462,18 @@ def _ipu_entry(tf, keras, method, original):
     @functools.wraps(original)
     def wrapper(self, *args, **kwargs):
         strategy = _ipu_strategy_of(self)
-        if strategy is None or not strategy._enable_keras_extensions \
-                or getattr(_LOCAL, "inside", False):
-            return original(self, *args, **kwargs)
+        if getattr(_LOCAL, "inside", False) or strategy is not None and not strategy._enable_keras_extensions:
+            return original(self, *args, **kwargs)  # counted by strategy.run (no Keras extensions)
+        if strategy is None:
+            if not _in_ipu_scope(tf):
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            # Keras runs its steps through the IPU strategy, but not as an IPU model: no IPU work
+            STATE.notes.append(OUTSIDE_THE_SCOPE.format(name=self.name, method=method))
+            tf_ipu.keras_is_running(True)
+            try:
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            finally:
+                tf_ipu.keras_is_running(False)
         bound = inspect.signature(original).bind(self, *args, **kwargs).arguments
         tf_ipu.require_configured()
         if self.run_eagerly:
@@ -407,6 +485,8 @@ def _ipu_entry(tf, keras, method, original):
         batches = _check_data(tf, keras, self, bound.get("x"), bound.get("y"), bound.get("batch_size"),
                               steps, bound.get("validation_split", 0.0) or 0.0)
         _check_execution(tf, self, batches, steps is not None)
+        repeats = bound.get("epochs", 1) - bound.get("initial_epoch", 0) if method == "fit" else 1
+        _check_enough_data(tf, bound.get("x"), steps, repeats)
         validation = bound.get("validation_data")
         if method == "fit" and validation is not None:
             if isinstance(validation, tuple):
@@ -416,6 +496,7 @@ def _ipu_entry(tf, keras, method, original):
             vbatches = _check_data(tf, keras, self, vx, vy,
                                    bound.get("validation_batch_size") or bound.get("batch_size"),
                                    bound.get("validation_steps"))
+            _check_enough_data(tf, vx, bound.get("validation_steps"), 1)
             if vbatches is not None:
                 spe = _steps_per_execution(self)
                 if vbatches >= spe and vbatches % spe:
@@ -424,7 +505,7 @@ def _ipu_entry(tf, keras, method, original):
         _LOCAL.inside = True
         tf_ipu.keras_is_running(True)
         try:
-            return original(self, *args, **kwargs)
+            return _counted(original, self, args, kwargs, counter(on_ipu=True))
         finally:
             _LOCAL.inside = False
             tf_ipu.keras_is_running(False)
@@ -447,7 +528,8 @@ def patches(tf, keras):
 
     ipu_module = types.ModuleType("keras.ipu")
     ipu_module.PipelineStage = PipelineStage
-    result = [(model, method, _ipu_entry(tf, keras, method, getattr(model, method)))
+    counter = _step_counter(keras)
+    result = [(model, method, _ipu_entry(tf, keras, method, getattr(model, method), counter))
               for method in ("fit", "evaluate", "predict")]
     result += [(model, name, function) for name, function in EXTENSION_METHODS.items()]
     result.append((layer_class, "__call__", layer_call))

@@ -30,10 +30,19 @@ NO_LOSS = (
     "poptorch.trainingModel: the model's forward() must compute and return the loss "
     "(for example `return output, loss`), but none of its outputs is a loss (emulated check)."
 )
+RECOMPILE_HINT = (
+    "\nThis error occurred because the inputs passed at runtime don't match the inputs used to "
+    "compile the model.\nTo recompile the model for the new inputs create a new inferenceModel / "
+    "trainingModel wrapper or call destroy() on the current one and try again."
+)
 MULTIPLE_LOSSES = (
     "Multiple independent losses found in graph. Graph must have one final loss. "
     "Wrap final graph loss in poptorch.identity_loss."
 )
+
+
+class Error(RuntimeError):
+    """`poptorch.Error`, what PopTorch raises for its own failures."""
 
 
 class OutputMode(enum.IntEnum):
@@ -591,6 +600,10 @@ class PoplarExecutor:
         object.__setattr__(self, "_attached", False)
         object.__setattr__(self, "_destroyed", False)
         object.__setattr__(self, "_mode_at_wrap", model.training)
+        object.__setattr__(self, "_device_weights", None)   # copied at compile, attach, copyWeightsToDevice
+        object.__setattr__(self, "_signature", None)        # input shapes and dtypes, frozen by the first call
+        object.__setattr__(self, "_runs", 0)                # calls of a training model
+        object.__setattr__(self, "_training_runs_seen", 0)  # training runs an inference model has synced
 
     # attributes of the user model are reachable through the wrapper, as in PopTorch
     def __getattr__(self, name):
@@ -607,6 +620,9 @@ class PoplarExecutor:
         self._check_usable()
         object.__setattr__(self, "_compiled", True)
         object.__setattr__(self, "_attached", True)
+        object.__setattr__(self, "_signature", _signature((args, kwargs)))
+        self.copyWeightsToDevice()
+        object.__setattr__(self, "_training_runs_seen", self._training_runs_of_shared_models())
 
     def isCompiled(self):
         return self._compiled
@@ -627,6 +643,7 @@ class PoplarExecutor:
         if self._attached:
             raise STATE.error(RuntimeError("Device is already attached"))
         object.__setattr__(self, "_attached", True)
+        self.copyWeightsToDevice()
 
     def destroy(self):
         object.__setattr__(self, "_destroyed", True)
@@ -634,10 +651,36 @@ class PoplarExecutor:
             del self._model._poptorch_training_wrapper
 
     def copyWeightsToHost(self):
-        pass
+        pass  # the host model is written after every training run (PopTorch syncs it on use)
 
     def copyWeightsToDevice(self):
-        pass
+        object.__setattr__(self, "_device_weights", _copy_weights(self._model))
+
+    def _load_weights(self, weights):
+        with torch.no_grad():
+            for name, tensor in self._model.state_dict(keep_vars=True).items():
+                if name in weights:
+                    tensor.copy_(weights[name])
+
+    def _training_runs_of_shared_models(self):
+        """Runs of the training models that share parameters with this model."""
+        mine = {id(parameter) for parameter in self._model.parameters()}
+        return sum(executor._runs for executor in STATE.training_models
+                   if not executor._destroyed
+                   and mine & {id(parameter) for parameter in executor._model.parameters()})
+
+    def _check_inputs(self, args, kwargs):
+        expected, actual = self._signature, _signature((args, kwargs))
+        if len(expected) != len(actual):
+            raise STATE.error(Error("Number of tensor inputs mismatch: expected %d but got %d.%s"
+                                    % (len(expected), len(actual), RECOMPILE_HINT)))
+        for index, ((shape, dtype), (new_shape, new_dtype)) in enumerate(zip(expected, actual)):
+            if shape != new_shape:
+                raise STATE.error(Error("Shape mismatch for input %d: expected %s but got %s.%s"
+                                        % (index, list(shape), list(new_shape), RECOMPILE_HINT)))
+            if dtype != new_dtype:
+                raise STATE.error(Error("Dtype mismatch for input %d: expected %s but got %s.%s"
+                                        % (index, dtype, new_dtype, RECOMPILE_HINT)))
 
     def setOptimizer(self, optimizer):
         self._check_usable()
@@ -652,13 +695,29 @@ class PoplarExecutor:
         if not self._compiled:
             self.compile(*args, **kwargs)
         if not self._attached:
-            object.__setattr__(self, "_attached", True)  # PopTorch re-attaches a detached model on call
+            self.attachToDevice()  # PopTorch re-attaches a detached model on call
+        self._check_inputs(args, kwargs)
+        if not self._training:
+            # a model also wrapped for training: its trained weights reach this wrapper by themselves
+            runs = self._training_runs_of_shared_models()
+            if runs != self._training_runs_seen:
+                self.copyWeightsToDevice()
+                object.__setattr__(self, "_training_runs_seen", runs)
+        # the run uses the weights the device holds: CPU training since the last copy is invisible
+        # to it (PopTorch User Guide, "Model wrapping functions"); inference leaves the host's weights as they were, training writes
+        # the device's back (PopTorch syncs the host model when it is used)
+        host_weights = None if self._training else _copy_weights(self._model)
+        self._load_weights(self._device_weights)
+        STATE.ipu_executions += 1
         _RUNNING[0] = True
         was_training = self._model.training
         try:
             if self._training:
                 self._model.train()
-                return self._train(args, kwargs)
+                result = self._train(args, kwargs)
+                self.copyWeightsToDevice()  # what the device trained is what it holds
+                object.__setattr__(self, "_runs", self._runs + 1)
+                return result
             if self._mode_at_wrap and not was_training:
                 note = ("poptorch.inferenceModel wrapped the model while it was in training mode; "
                         "model.eval() called later is not synced to the wrapper (PopTorch User Guide, "
@@ -673,6 +732,8 @@ class PoplarExecutor:
         finally:
             _RUNNING[0] = False
             self._model.train(was_training)
+            if host_weights is not None:
+                self._load_weights(host_weights)
 
     def _infer(self, args, kwargs):
         iterations = self._options.device_iterations * self._options.replication_factor
@@ -716,6 +777,27 @@ class PoplarExecutor:
         finally:
             for group, values in zip(self._optimizer.param_groups, host):
                 group.update(values)
+
+
+def _copy_weights(model):
+    """The model's weights and buffers (lazy ones get theirs at the first forward: none yet)."""
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()
+            if not torch.nn.parameter.is_lazy(tensor)}
+
+
+def _signature(inputs):
+    """Shapes and dtypes of the tensors of a call, in order."""
+    return [(tuple(tensor.shape), tensor.dtype) for tensor in _flatten(inputs)]
+
+
+def count_cpu_steps():
+    """Count the optimizer steps taken on the CPU (not by a trainingModel); returns the hook's
+    handle, to remove it."""
+    def counted(optimizer, args, kwargs):
+        if not _RUNNING[0]:
+            STATE.cpu_training_steps += 1
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    return register_optimizer_step_post_hook(counted)
 
 
 def _detach(output):
@@ -806,7 +888,7 @@ def build():
                  "ConnectionType", "SyncPattern", "trainingModel", "inferenceModel", "identity_loss",
                  "BeginBlock", "Block", "BlockFunction", "Stage", "AutoStage", "PipelinedExecution",
                  "ShardedExecution", "SerialPhasedExecution", "ParallelPhasedExecution",
-                 "isRunningOnIpu", "PoplarExecutor"):
+                 "isRunningOnIpu", "PoplarExecutor", "Error"):
         setattr(module, name, globals()[name])
     module.optim = optim
     return {"poptorch": module, "poptorch.optim": optim}

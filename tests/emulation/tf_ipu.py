@@ -23,10 +23,29 @@ DATA_MOVEMENT_OPS = frozenset({
 })
 SMALL_INT_TYPES = ("uint8", "int8")
 UNSUPPORTED_RUN_DTYPES = ("float64",)
+# ops with no IPU kernel (Targeting the IPU from TensorFlow 2, "Supported types" and "Unsupported operations"): the device's op filter (FFT and complex
+# numbers), host Python, and image decoding (a string op)
+UNSUPPORTED_OPS = frozenset({
+    "Angle", "Complex", "ComplexAbs", "Conj", "FFT", "FFT2D", "FFT3D", "IFFT", "IFFT2D", "IFFT3D",
+    "Imag", "MaxPoolGradGrad", "MaxPool3DGradGrad", "NonMaxSuppressionV4", "Real",
+    "RFFT", "RFFT2D", "RFFT3D", "IRFFT", "IRFFT2D", "IRFFT3D",
+    "EagerPyFunc", "PyFunc", "PyFuncStateless",
+    "DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "DecodeAndCropJpeg",
+})
+# tensors the device cannot hold; a string constant may still feed an assertion, which XLA drops
+HOST_ONLY_DTYPES = ("string", "complex64", "complex128")
+HOST_ONLY_EXEMPT_OPS = ("Const", "Assert")
+# ops the emulation itself adds inside device code (outfeeds, counters) live under this name scope
+EMULATION_SCOPE = "ipu_emulation_host"
+ITERATOR_OPS = ("IteratorGetNext", "IteratorGetNextSync", "OptionalGetValue")
+INFEED_SHAPE = ("Output shape {shape} is not fully defined. If using tf.Dataset.batch, set "
+                "`drop_remainder=True`.")
 
 _LOCAL = threading.local()
 _CHECKED = weakref.WeakKeyDictionary()  # the user's tf.function -> as the emulated device runs it
-COMPILED_GRAPHS = weakref.WeakSet()  # graphs holding ipu_compiler.compile output: need a configured system
+# graphs holding ipu_compiler.compile output (they need a configured system) -> names of the ops
+# compile returned: fetching one of them runs the compiled computation on the IPU
+COMPILED_GRAPHS = weakref.WeakKeyDictionary()
 
 
 def keras_is_running(running):
@@ -58,23 +77,108 @@ class GradientAccumulationReductionMethod(enum.IntEnum):
 
 
 def _device_error(tf, op, message):
+    node = op if isinstance(op, tf.Operation) else None  # a node of a function body has no Operation
     return STATE.error(tf.errors.InvalidArgumentError(
-        None, op, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
-        "(emulated check, \"Supported types\")" % (op.type, op.name, message)))
+        None, node, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
+        "(emulated check, "Supported types")" % (op.type, op.name, message)))
+
+
+def _check_dtype(tf, op, base):
+    """The device's kernel registry for one dtype an op touches."""
+    if base in UNSUPPORTED_RUN_DTYPES:
+        raise _device_error(tf, op, "T=DT_DOUBLE is not supported on the IPU; cast to float32")
+    if base in SMALL_INT_TYPES and op.type not in DATA_MOVEMENT_OPS:
+        raise _device_error(tf, op, "T=DT_%s is only supported by data-movement ops; cast it to "
+                            "float32 or int32 first" % base.upper())
+    if base in HOST_ONLY_DTYPES and op.type not in HOST_ONLY_EXEMPT_OPS:
+        raise _device_error(tf, op, "T=DT_%s is not supported on the IPU (no string or complex "
+                            "kernels): do this in the tf.data pipeline or outside_compilation_scope"
+                            % base.upper())
+
+
+def _check_op_type(tf, op):
+    if op.type in UNSUPPORTED_OPS and EMULATION_SCOPE not in op.name:
+        raise _device_error(tf, op, "the op has no IPU kernel ("Supported types"): move it to the tf.data "
+                            "pipeline, the host, or outside_compilation_scope")
+
+
+def _function_names(node_def):
+    """Names of the functions an op calls (loop bodies, conditionals, nested tf.functions)."""
+    for value in node_def.attr.values():
+        if value.HasField("func"):
+            yield value.func.name
+        for function in value.list.func:
+            yield function.name
+
+
+def _check_function_bodies(tf, graph, node_defs, seen):
+    """The ops of nested function bodies, as the device compiles them with the caller."""
+    for node_def in node_defs:
+        for name in _function_names(node_def):
+            if name in seen:
+                continue
+            seen.add(name)
+            function = graph._get_function(name)
+            definition = getattr(function, "cached_definition", None) or getattr(function, "definition", None)
+            if definition is None:
+                continue
+            for node in definition.node_def:
+                if EMULATION_SCOPE in node.name:
+                    continue
+                op = _NodeView(node)
+                _check_op_type(tf, op)
+                op.check_iterator_shapes(tf)
+                for base in op.dtype_names(tf):
+                    _check_dtype(tf, op, base)
+            _check_function_bodies(tf, graph, definition.node_def, seen)
+
+
+class _NodeView:
+    """A node of a function body, with what the device checks need of a graph op."""
+
+    def __init__(self, node_def):
+        self.node_def = node_def
+        self.type = node_def.op
+        self.name = node_def.name
+
+    def check_iterator_shapes(self, tf):
+        if self.type not in ITERATOR_OPS or "output_shapes" not in self.node_def.attr:
+            return
+        for proto in self.node_def.attr["output_shapes"].list.shape:
+            shape = tf.TensorShape(proto)
+            if not shape.is_fully_defined():
+                raise STATE.error(ValueError(INFEED_SHAPE.format(shape=shape) + " (the iterator "
+                                             "read by %s feeds the IPU)" % self.name))
+
+    def dtype_names(self, tf):
+        for value in self.node_def.attr.values():
+            types = [value.type] if value.WhichOneof("value") == "type" else list(value.list.type)
+            for dtype in types:
+                yield tf.as_dtype(dtype).name
+
+
+def _check_iterator_shapes(op):
+    """An iterator read on the device is an infeed: its elements need fully defined shapes."""
+    if op.type not in ITERATOR_OPS:
+        return
+    for tensor in op.outputs:
+        if not tensor.shape.is_fully_defined():
+            raise STATE.error(ValueError(INFEED_SHAPE.format(shape=tensor.shape) + " (the iterator "
+                                         "read by %s feeds the IPU)" % op.name))
 
 
 def check_device_ops(tf, operations, captured_placeholders=True):
     """The checks the IPU device makes on the ops of a compiled computation."""
     new = set(operations)
+    graph = operations[0].graph if operations else None
+    seen = set()
     for op in operations:
+        if EMULATION_SCOPE in op.name:
+            continue
+        _check_op_type(tf, op)
+        _check_iterator_shapes(op)
         for tensor in list(op.inputs) + list(op.outputs):
-            dtype = tensor.dtype
-            base = dtype.base_dtype.name
-            if base in UNSUPPORTED_RUN_DTYPES:
-                raise _device_error(tf, op, "T=DT_DOUBLE is not supported on the IPU; cast to float32")
-            if base in SMALL_INT_TYPES and op.type not in DATA_MOVEMENT_OPS:
-                raise _device_error(tf, op, "T=DT_%s is only supported by data-movement ops; cast it to "
-                                    "float32 or int32 first" % base.upper())
+            _check_dtype(tf, op, tensor.dtype.base_dtype.name)
         for tensor in op.inputs:
             source = tensor.op
             if source.type == "Identity" and source.inputs and source.inputs[0].dtype._is_ref_dtype:
@@ -95,6 +199,12 @@ def check_device_ops(tf, operations, captured_placeholders=True):
                     raise STATE.error(ValueError(
                         "The shape of %s is not fully defined (%s): the IPU needs fully defined shapes "
                         "for everything fed to ipu_compiler.compile" % (tensor.name, tensor.shape)))
+            for tensor in op.inputs:
+                if tensor.op not in new:
+                    _check_iterator_shapes(tensor.op)
+    if graph is not None:
+        _check_function_bodies(tf, graph, [op.node_def for op in operations
+                                           if EMULATION_SCOPE not in op.name], seen)
 
 
 def build(tf):
@@ -156,7 +266,11 @@ def build(tf):
 
         def run(self, fn, args=(), kwargs=None, options=None):
             if getattr(_LOCAL, "keras_running", False):
-                return super().run(fn, args=args, kwargs=kwargs, options=options)
+                # a Keras step: its data cast as the IPU's Keras casts it, the step checked as the
+                # device compiles it (keras_emu counts the steps)
+                args, kwargs = _autocast_float64(tf, (args, kwargs or {}))
+                return super().run(_checked_call(tf, fn, run_outputs=False), args=args, kwargs=kwargs,
+                                   options=options)
             require_configured()
             if tf.executing_eagerly() and not isinstance(
                     fn, (tf.types.experimental.PolymorphicFunction, tf.types.experimental.ConcreteFunction)):
@@ -164,10 +278,14 @@ def build(tf):
                     "IPUStrategyV1.run(fn, ...) does not support eager execution. Either convert `fn` "
                     "into a tf.function or consider calling strategy.run inside a tf.function."))
             _check_run_dtypes(tf, (args, kwargs or {}), "input")
+            _check_iterator_args(tf, (args, kwargs or {}))
             if isinstance(fn, tf.types.experimental.PolymorphicFunction):
                 fn = _checked_function(tf, fn)
+            elif not tf.executing_eagerly():
+                fn = _checked_call(tf, fn)
             STATE.strategy_runs += 1
             result = super().run(fn, args=args, kwargs=kwargs, options=options)
+            _count_execution(tf)
             _check_run_dtypes(tf, result, "output")
             return result
 
@@ -228,21 +346,10 @@ def build(tf):
         outputs = computation(*inputs)
         check_device_ops(tf, graph.get_operations()[first:])
         STATE.compiled += 1
-        COMPILED_GRAPHS.add(graph)
-        if outputs is None:
-            return [tf.no_op()]
-        if not isinstance(outputs, (list, tuple)):
-            outputs = [outputs]
-        outputs = list(outputs)
-        tensors = [item for item in outputs if not isinstance(item, tf.Operation)]
-        operations = [item for item in outputs if isinstance(item, tf.Operation)]
-        if tensors and operations and outputs.index(operations[0]) < len(tensors):
-            raise STATE.error(ValueError(
-                "ipu_compiler.compile: operations must come after the tensors in the returned list"))
-        if not tensors:
-            return [tf.group(*operations)]
-        with tf.control_dependencies(operations):
-            return [tf.identity(tensor) for tensor in tensors]
+        results = _compiled_results(tf, outputs)
+        COMPILED_GRAPHS.setdefault(graph, set()).update(
+            getattr(result, "op", result).name for result in results)
+        return results
 
     module("ipu_compiler", compile=compile)
 
@@ -254,11 +361,7 @@ def build(tf):
                 if name in kwargs:
                     raise STATE.error(TypeError(
                         "IPUInfeedQueue() got an unexpected keyword argument '%s' (removed in SDK 2.4)" % name))
-            for spec in tf.nest.flatten(dataset.element_spec):
-                if not spec.shape.is_fully_defined():
-                    raise STATE.error(ValueError(
-                        "Output shape %s is not fully defined. If using tf.Dataset.batch, set "
-                        "`drop_remainder=True`." % spec.shape))
+            check_infeed_shapes(tf, dataset)
             if prefetch_depth is not None and not 0 < prefetch_depth < 256:
                 raise STATE.error(ValueError("prefetch_depth must be between 1 and 255"))
             self._dataset = dataset
@@ -301,7 +404,8 @@ def build(tf):
                 STATE.outfeed_items += 1
                 return 0
 
-            done = tf.py_function(push, flat, Tout=tf.int32)
+            with tf.name_scope(EMULATION_SCOPE):
+                done = tf.py_function(push, flat, Tout=tf.int32)
             return done if tf.executing_eagerly() else done.op
 
         def _take(self):
@@ -324,7 +428,8 @@ def build(tf):
                     return [column[0] for column in columns]
                 return columns
 
-            values = tf.py_function(pull, [], Tout=[dtype for dtype, _ in self._specs])
+            with tf.name_scope(EMULATION_SCOPE):
+                values = tf.py_function(pull, [], Tout=[dtype for dtype, _ in self._specs])
             for value, (_, shape) in zip(values, self._specs):
                 value.set_shape(shape if self._mode == IPUOutfeedMode.LAST else [None] + list(shape))
             return tf.nest.pack_sequence_as(self._structure, values)
@@ -412,37 +517,158 @@ def build(tf):
     return modules
 
 
+def _compiled_results(tf, outputs):
+    """What compile returns: a list, operations as dependencies of the tensors."""
+    if outputs is None:
+        return [tf.no_op()]
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    outputs = list(outputs)
+    tensors = [item for item in outputs if not isinstance(item, tf.Operation)]
+    operations = [item for item in outputs if isinstance(item, tf.Operation)]
+    if tensors and operations and outputs.index(operations[0]) < len(tensors):
+        raise STATE.error(ValueError(
+            "ipu_compiler.compile: operations must come after the tensors in the returned list"))
+    if not tensors:
+        return [tf.group(*operations)]
+    with tf.control_dependencies(operations):
+        return [tf.identity(tensor) for tensor in tensors]
+
+
 def _checked_function(tf, fn):
     """`fn` as the device runs it: traced in the replica context like the real run, with the
-    device's op checks (uint8 only for data movement, no float64) and output dtypes checked at
-    trace time. Without XLA: the IPU compiles the function itself, and XLA on the CPU cannot hold
-    the host-side pieces of the emulation (outfeeds)."""
+    device's checks at trace time. Without XLA: the IPU compiles the function itself, and XLA on
+    the CPU cannot hold the host-side pieces of the emulation (outfeeds)."""
     if fn not in _CHECKED:
-        python_function = fn.python_function
-
-        def checked(*args, **kwargs):
-            graph = tf.compat.v1.get_default_graph()
-            first = len(graph.get_operations())
-            outputs = python_function(*args, **kwargs)
-            _check_run_dtypes(tf, outputs, "output")
-            check_device_ops(tf, graph.get_operations()[first:], captured_placeholders=False)
-            return outputs
-
-        _CHECKED[fn] = tf.function(checked, input_signature=fn.input_signature)
+        _CHECKED[fn] = tf.function(_checked_call(tf, fn.python_function), input_signature=fn.input_signature)
     return _CHECKED[fn]
 
 
+def _checked_call(tf, function, run_outputs=True):
+    """`function` traced with the device's op checks (no kernel, uint8 only for data movement, no
+    float64, static iterator shapes) on the ops it adds to the graph, and (for `strategy.run`, not
+    for Keras's own steps) its outputs' dtypes."""
+    def checked(*args, **kwargs):
+        graph = tf.compat.v1.get_default_graph()
+        first = len(graph.get_operations())
+        outputs = function(*args, **kwargs)
+        if run_outputs:
+            _check_run_dtypes(tf, outputs, "output")
+        check_device_ops(tf, graph.get_operations()[first:], captured_placeholders=False)
+        return outputs
+
+    return checked
+
+
+def _autocast_float64(tf, structure):
+    """What the IPU's Keras does to float64 data before it reaches the device (Targeting the IPU from TensorFlow 2, "Keras with IPUs")."""
+    def cast(value):
+        if isinstance(value, tf.Tensor) and value.dtype == tf.float64:
+            return tf.cast(value, tf.float32)
+        return value
+    return tf.nest.map_structure(cast, structure)
+
+
+def _check_iterator_args(tf, structure):
+    """An iterator passed to the device function feeds the IPU: its elements need static shapes."""
+    for value in tf.nest.flatten(structure):
+        if isinstance(value, tf.data.Iterator):
+            for spec in tf.nest.flatten(value.element_spec):
+                if not spec.shape.is_fully_defined():
+                    raise STATE.error(ValueError(INFEED_SHAPE.format(shape=spec.shape)))
+
+
+def _count_execution(tf):
+    """One run of the device function: now when eager, or each time the enclosing tf.function runs."""
+    if tf.executing_eagerly():
+        STATE.ipu_executions += 1
+        return
+
+    def count():
+        STATE.ipu_executions += 1
+        return 0
+
+    with tf.name_scope(EMULATION_SCOPE):
+        tf.py_function(count, [], Tout=tf.int32)
+
+
 def session_patches(tf):
-    """A TF1 session running compiled IPU code needs the IPU system configured by then."""
+    """A TF1 session running compiled IPU code needs the IPU system configured by then; each run
+    counts as an IPU execution when it fetches compiled outputs, as a CPU training step when it
+    fetches an optimizer update that was not compiled."""
     session_class = tf.compat.v1.Session.__mro__[1]  # BaseSession
     original_run = session_class.run
 
     def run(self, *args, **kwargs):
         if self.graph in COMPILED_GRAPHS:
             require_configured()
-        return original_run(self, *args, **kwargs)
+        result = original_run(self, *args, **kwargs)
+        fetched = _fetched_ops(self.graph, args[0] if args else kwargs.get("fetches"))
+        if any(op.name in COMPILED_GRAPHS.get(self.graph, ()) for op in fetched):
+            STATE.ipu_executions += 1
+        elif _updates_weights(self.graph, fetched):
+            STATE.cpu_training_steps += 1
+        return result
 
     return [(session_class, "run", run)]
+
+
+def iterator_patches(tf):
+    """`iter(dataset)` in an IPUStrategy scope makes an infeed (Targeting the IPU from TensorFlow 2, "Keras with IPUs"): static shapes."""
+    dataset_class = tf.data.Dataset
+    original_iter = dataset_class.__iter__
+
+    def __iter__(self):
+        if tf.executing_eagerly() and not getattr(_LOCAL, "keras_running", False) \
+                and tf.distribute.has_strategy():
+            strategy = tf.distribute.get_strategy()
+            if type(strategy).__name__ == "IPUStrategyV1" and strategy._enable_dataset_iterators:
+                check_infeed_shapes(tf, self)
+        return original_iter(self)
+
+    return [(dataset_class, "__iter__", __iter__)]
+
+
+def _fetched_ops(graph, fetches):
+    """The graph operations a `Session.run` fetches (tensors, operations or their names)."""
+    if isinstance(fetches, dict):
+        fetches = list(fetches.values())
+    if isinstance(fetches, (list, tuple)):
+        return [op for item in fetches for op in _fetched_ops(graph, item)]
+    try:
+        element = graph.as_graph_element(fetches, allow_tensor=True, allow_operation=True)
+    except (TypeError, ValueError, KeyError):
+        return []
+    return [getattr(element, "op", element)]
+
+
+OPTIMIZER_UPDATE_PREFIXES = ("Apply", "ResourceApply", "SparseApply", "ResourceSparseApply")
+_UPDATES = weakref.WeakKeyDictionary()  # graph -> {fetched op names: whether they update weights}
+
+
+def _updates_weights(graph, fetched):
+    """Whether running these ops runs an optimizer update (an Apply* op among their ancestors)."""
+    key = tuple(sorted(op.name for op in fetched))
+    cache = _UPDATES.setdefault(graph, {})
+    if key not in cache:
+        seen, stack, found = set(), list(fetched), False
+        while stack and not found:
+            op = stack.pop()
+            if op in seen:
+                continue
+            seen.add(op)
+            found = op.type.startswith(OPTIMIZER_UPDATE_PREFIXES)
+            stack.extend(tensor.op for tensor in op.inputs)
+            stack.extend(op.control_inputs)
+        cache[key] = found
+    return cache[key]
+
+
+def check_infeed_shapes(tf, dataset):
+    """A dataset that feeds the IPU (infeed queue, iterator made in the scope) has static shapes."""
+    for spec in tf.nest.flatten(dataset.element_spec):
+        if not spec.shape.is_fully_defined():
+            raise STATE.error(ValueError(INFEED_SHAPE.format(shape=spec.shape)))
 
 
 def require_configured():
