@@ -67,8 +67,9 @@ def scripts_under(paths):
 
 
 def notebook_code(text):
-    """The code cells of a notebook joined into one script; IPython magics and shell lines
-    (`%...`, `!...`) become `pass`."""
+    """The code cells of a notebook joined into one script. IPython magics and shell lines
+    (`%...`, `!...`, with their backslash continuations) become `pass`; a cell of another language
+    (`%%bash`, `%%writefile`, ...) is left out, a `%%time` or `%%capture` cell keeps its body."""
     try:
         cells = json.loads(text).get("cells", [])
     except ValueError:
@@ -78,10 +79,24 @@ def notebook_code(text):
         if cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        lines = [re.sub(r"^(\s*)[%!].*", r"\1pass  # magic", line) for line in source.splitlines()]
-        chunks.append("\n".join(lines))
+        lines = ("".join(source) if isinstance(source, list) else source).splitlines()
+        if lines and lines[0].startswith("%%"):
+            if lines[0].split()[0] not in PYTHON_CELL_MAGICS:
+                continue
+            lines = lines[1:]
+        chunks.append("\n".join(_without_magics(lines)))
     return "\n\n".join(chunks) + "\n"
+
+
+PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
+
+
+def _without_magics(lines):
+    continued = False
+    for line in lines:
+        magic = continued or re.match(r"\s*[%!]", line)
+        continued = bool(magic) and line.rstrip().endswith("\\")
+        yield re.sub(r"^(\s*).*", r"\1pass  # magic", line) if magic else line
 
 
 def code_of(path):
@@ -115,15 +130,26 @@ def kind_of(source):
 
 # running ---------------------------------------------------------------------------------------
 
-def run_script(script, cwd, emulate, timeout, search):
+def tensorflow_1(source):
+    """A TensorFlow 1.x script: the 1.x graph API on the top-level module (`tf.placeholder`,
+    `tf.Session`, ...), which TensorFlow 2 keeps only under `tf.compat.v1`."""
+    return re.search(r"\btf\.(placeholder|Session|InteractiveSession|global_variables_initializer|"
+                     r"train\.[A-Z]\w*Optimizer)\(", source) is not None
+
+
+def run_script(script, cwd, emulate, timeout, search, tf1=False):
     """One smoke run in a fresh process group; the group is ended whatever happens."""
     result_file = Path(cwd).parent / ("%s.result.json" % Path(cwd).name)
     command = [PYTHON, str(RUNNER), str(script), "--result", str(result_file)]
     command += ["--emulate"] if emulate else []
+    command += ["--tensorflow-1"] if tf1 else []
     for folder in search:
         command += ["--search", str(folder)]
-    environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg",
-                       TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1", PYTHONHASHSEED="0")
+    # TMPDIR inside the file's own temporary folder: what the run leaves there (autograph's
+    # generated modules, which only an orderly exit would delete) goes with the folder
+    environment = dict(os.environ, TMPDIR=str(Path(cwd).parent / "tmp"), PYTHONDONTWRITEBYTECODE="1",
+                       MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", TF_USE_LEGACY_KERAS="1",
+                       PYTHONHASHSEED="0")
     process = subprocess.Popen(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
@@ -201,11 +227,12 @@ def examine(path, root, timeout, port_command):
         return record
     with tempfile.TemporaryDirectory(prefix="ecosystem-") as temporary:
         temporary = Path(temporary)
-        for name in ("original", "port", "porting"):
+        for name in ("original", "port", "porting", "tmp"):
             (temporary / name).mkdir()
         search = [path.resolve().parent]
+        tf1 = tensorflow_1(source)
         original = run_script(runnable_copy(path, temporary / "original", path.name),
-                              temporary / "original", False, timeout, search)
+                              temporary / "original", False, timeout, search, tf1)
         record["original"] = {"capped": "ran"}.get(original["status"], original["status"])
         if record["original"] != "ran":
             record.update(original_reason=exclusion_reason(original), verdict="excluded")
@@ -219,7 +246,7 @@ def examine(path, root, timeout, port_command):
             record["port"] = outcome
         else:
             port = run_script(runnable_copy(ported, temporary / "port", path.name),
-                              temporary / "port", True, timeout, search)
+                              temporary / "port", True, timeout, search, tf1)
             record["port"] = {"capped": "ran"}.get(port["status"], port["status"])
             record["port_error"] = port.get("error") or first_emulation_error(port)
             record["ipu_executions"] = ipu_work(port)
@@ -258,6 +285,10 @@ def exclusion_reason(run):
         if missing.group(1).split(".")[0] == "torchvision":
             return TORCHVISION_REASON
         return "needs a package: %s" % missing.group(1)
+    if "no attribute 'contrib'" in error:
+        return "needs a package: tensorflow.contrib"
+    if error == "SystemExit: 2":
+        return "needs command-line arguments"
     if re.search(r"cuda|CUDA|GPU|nccl|NCCL", error):
         return "needs a GPU: " + error
     if re.search(r"No such file|not found|does not exist|NotFoundError", error):
@@ -277,8 +308,7 @@ def verdict(record):
 # reporting -------------------------------------------------------------------------------------
 
 def summarize(records):
-    excluded = Counter(reason_group(record["original_reason"]) for record in records
-                       if record["verdict"] == "excluded")
+    reasons = [record["original_reason"] or "" for record in records if record["verdict"] == "excluded"]
     verdicts = Counter(record["verdict"] for record in records)
     return {
         "files": len(records),
@@ -288,16 +318,21 @@ def summarize(records):
         "reported": verdicts["reported"],
         "silent_failures": verdicts["silent-failure"],
         "excluded": verdicts["excluded"],
-        "excluded_by_reason": dict(sorted(excluded.items(), key=lambda item: (-item[1], item[0]))),
+        "excluded_by_reason": _by_count(Counter(map(reason_group, reasons))),
+        "missing_packages": _by_count(Counter(reason.split(": ", 1)[1] for reason in reasons
+                                              if reason.startswith("needs a package: "))),
     }
 
 
+def _by_count(counter):
+    return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
+
+
 def reason_group(reason):
-    """The reason without its details (the error line), for counting."""
-    reason = reason or ""
+    """The reason without its details (the error line, the package, the download), for counting."""
     for prefix in ("needs data", "needs a GPU", "fails on the CPU", "needs a package"):
         if reason.startswith(prefix):
-            return prefix if prefix != "needs a package" else reason
+            return prefix
     return reason
 
 
@@ -308,6 +343,8 @@ def markdown(report):
              "| %(files)d | %(trains)d | %(originals_ran)d | %(ok)d | %(reported)d | %(silent_failures)d "
              "| %(excluded)d |" % summary, "", "| excluded because | files |", "|---|---|"]
     lines += ["| %s | %d |" % (reason, count) for reason, count in summary["excluded_by_reason"].items()]
+    if summary["missing_packages"]:
+        lines += ["", "Missing packages: " + ", ".join("%s (%d)" % item for item in summary["missing_packages"].items())]
     silent = [record for record in report["files"] if record["verdict"] == "silent-failure"]
     lines += ["", "Silent failures: %d" % len(silent)]
     lines += ["- `%s` (%s): port %s, %s" % (record["path"], record["kind"], record["port"],

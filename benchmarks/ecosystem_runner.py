@@ -1,6 +1,6 @@
 """Run one training script for a few steps, in this fresh process, the way `ecosystem.py` needs it.
 
-    python ecosystem_runner.py [--emulate] [--search DIR] --result OUT.json SCRIPT
+    python ecosystem_runner.py [--emulate] [--tensorflow-1] [--search DIR] --result OUT.json SCRIPT
 
 Started by `benchmarks/ecosystem.py` with the working directory a temporary folder. Before the
 script runs (unchanged, as `__main__`, with no command-line arguments) it installs:
@@ -8,11 +8,9 @@ script runs (unchanged, as `__main__`, with no command-line arguments) it instal
 - no network: sockets refuse to connect, and whatever would download (`keras.utils.get_file`,
   `urllib.request`, `requests`, `torch.hub`) raises `NeedsData` at once; every attempt is recorded,
   so a script that catches the error still counts as needing data;
-- stand-in data: `keras.datasets.<name>.load_data` returns small random arrays of the real dtypes
-  and shapes (the generators of the emulation's tests);
-- Keras 2: `import keras` imports tf_keras (see KerasTwo);
-- plotting: without matplotlib installed, `matplotlib` and `mpl_toolkits` import as modules that
-  draw nothing (see Drawing);
+- the stand-ins of ecosystem_standins.py: data sets, packages that only fetch data or only display,
+  Keras 2 for `import keras`;
+- with `--tensorflow-1`: `import tensorflow` gives `tensorflow.compat.v1`, v2 behaviour off;
 - caps: Keras `fit` runs at most 2 epochs of at most 4 batches, `evaluate`/`predict` at most 4
   batches of a dataset; PyTorch data loaders yield at most 4 batches per pass; custom loops
   (eager `GradientTape.gradient`, `Session.run`, torch `backward`) stop the script after
@@ -27,9 +25,6 @@ once (os._exit), so threads or workers the script started cannot keep it alive."
 import argparse
 import builtins
 import contextlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import inspect
 import itertools
 import json
@@ -39,20 +34,17 @@ import runpy
 import socket
 import sys
 import traceback
-import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # the emulation is importable as `emulation`, as in the tests
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ecosystem_standins import DOWNLOADS, install_finders, keras_loaders, refuse  # noqa: E402
 
 BATCH_CAP = 4        # batches per Keras epoch / evaluate / predict, and per pass over a DataLoader
 EPOCH_CAP = 2        # Keras epochs per fit
 STEP_BUDGET = 20     # custom-loop steps (eager gradients, Session.run, torch backward) per script
-DATA_SIZES = {"train": 256, "test": 64}  # rows of the stand-in keras.datasets
-
-
-class NeedsData(OSError):
-    """A download (or any network access) was attempted: the script needs data this run lacks."""
 
 
 class Capped(BaseException):
@@ -60,15 +52,7 @@ class Capped(BaseException):
     script's own `except Exception` does not swallow it)."""
 
 
-DOWNLOADS = []
 STEPS = [0]
-
-
-def refuse(what):
-    def refused(*args, **kwargs):
-        DOWNLOADS.append(what)
-        raise NeedsData("needs data: %s refused (no network in the ecosystem run)" % what)
-    return refused
 
 
 def block_network(patcher):
@@ -94,72 +78,6 @@ def block_downloads(patcher, source):
         import torch.hub
         for name in ("load", "load_state_dict_from_url", "download_url_to_file"):
             patcher.attr(torch.hub, name, refuse("torch.hub." + name))
-
-
-class Drawing:
-    """Whatever a plotting call returns: calls, attributes, items and context managers all give
-    another Drawing; iterating gives two (`fig, ax = plt.subplots()`)."""
-
-    def __call__(self, *args, **kwargs):
-        return Drawing()
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Drawing()
-
-    def __getitem__(self, key):
-        return Drawing()
-
-    def __iter__(self):
-        return iter((Drawing(), Drawing()))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class NoPlotting(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """matplotlib, when it is not installed, as modules that draw nothing: plots are no part of
-    what a port must keep, and a script should not be excluded for them."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("matplotlib", "mpl_toolkits"):
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        module = types.ModuleType(spec.name)
-        module.__path__ = []
-        module.__getattr__ = lambda name: Drawing()
-        return module
-
-    def exec_module(self, module):
-        pass
-
-
-class KerasTwo(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """`import keras` gives tf_keras (Keras 2, as the IPU's TensorFlow 2.6 ships it, and as the
-    emulation patches it) instead of the Keras 3 that TensorFlow installs beside it."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "keras" or name.startswith("keras."):
-            if importlib.util.find_spec("tf_keras" + name[len("keras"):]) is not None:
-                return importlib.machinery.ModuleSpec(name, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module("tf_keras" + spec.name[len("keras"):])
-
-    def exec_module(self, module):
-        pass
-
-
-def stand_in_for_plotting():
-    if importlib.util.find_spec("matplotlib") is None:
-        sys.meta_path.append(NoPlotting())
 
 
 def spend_step():
@@ -224,8 +142,7 @@ def _dataset_taking(tf, original):
 def install_tensorflow(patcher, source, emulate):
     from emulation import harness, import_tensorflow
     tf, keras_module = import_tensorflow()
-    sys.meta_path.insert(0, KerasTwo())
-    harness.patch_keras_datasets(patcher, DATA_SIZES)
+    stand_in_datasets(patcher)
     harness._no_tensorboard(patcher, keras_module)
     cap_keras(patcher, tf, keras_module)
     patcher.attr(tf.GradientTape, "gradient", _eager_counting(tf, tf.GradientTape.gradient))
@@ -235,6 +152,24 @@ def install_tensorflow(patcher, source, emulate):
         session_class = tf.compat.v1.Session.__mro__[1]
         patcher.attr(session_class, "run", counting(session_class.run))
     return tf
+
+
+def stand_in_datasets(patcher):
+    """Every loaded `...datasets.<name>` module of Keras gets the stand-in `load_data`."""
+    loaders = keras_loaders()
+    for module_name, module in list(sys.modules.items()):
+        parts = module_name.split(".")
+        if len(parts) >= 2 and parts[-2] == "datasets" and parts[-1] in loaders \
+                and hasattr(module, "load_data"):
+            patcher.attr(module, "load_data", loaders[parts[-1]])
+
+
+def tensorflow_1(tf):
+    """A TensorFlow 1.x script (`tf.placeholder`, `tf.Session` on the top-level module) imports
+    `tensorflow` as `tensorflow.compat.v1` with the v2 behaviour off: the API of the IPU's
+    TensorFlow 1.15."""
+    tf.compat.v1.disable_v2_behavior()
+    sys.modules["tensorflow"] = tf.compat.v1
 
 
 def _eager_counting(tf, original):
@@ -270,7 +205,7 @@ def first_line(error):
     return "%s: %s" % (type(error).__name__, text[0] if text else "")
 
 
-def run(script, emulate, search):
+def run(script, emulate, search, tf1):
     from emulation import Patcher, STATE, emulated_ipu
     source = Path(script).read_text(encoding="utf-8", errors="replace")
     result = {"status": "ran", "error": None, "traceback": None}
@@ -281,16 +216,18 @@ def run(script, emulate, search):
         else:
             STATE.reset()
         if uses_tensorflow(source):
-            install_tensorflow(patcher, source, emulate)
+            tf = install_tensorflow(patcher, source, emulate)
+            if tf1:
+                tensorflow_1(tf)
         if uses_torch(source):
             install_torch(patcher, emulate)
         block_network(patcher)
         block_downloads(patcher, source)
-        stand_in_for_plotting()
+        install_finders(tensorflow=uses_tensorflow(source))  # after the frameworks' own imports
         patcher.attr(builtins, "display", lambda *args, **kwargs: None)  # notebooks' display()
         sys.argv = [script]
-        sys.path.insert(0, os.getcwd())
-        sys.path.extend(search)  # the script's own folder: helper modules beside it
+        # the script's folder first, as Python has it (helper modules beside the original)
+        sys.path[0:0] = [os.getcwd()] + search
         try:
             runpy.run_path(script, run_name="__main__")
         except Capped:
@@ -313,9 +250,10 @@ def main():
     parser.add_argument("--result", required=True)
     parser.add_argument("--emulate", action="store_true")
     parser.add_argument("--search", action="append", default=[])
+    parser.add_argument("--tensorflow-1", action="store_true")
     options = parser.parse_args()
     try:
-        result = run(options.script, options.emulate, options.search)
+        result = run(options.script, options.emulate, options.search, options.tensorflow_1)
     except BaseException as error:  # the runner itself failed (e.g. an import of the emulation)
         result = {"status": "failed", "error": "runner: " + first_line(error),
                   "traceback": traceback.format_exc()[-4000:], "downloads": DOWNLOADS}
