@@ -115,7 +115,9 @@ def kind_of(source):
     if _imports(source, "torch"):
         if ".backward(" in source:
             return "torch"
-        if "no_grad" in source and re.search(r"\.eval\(\)", source):
+        # an evaluation loop: a model in eval mode fed from a DataLoader (a module that only
+        # defines a model with an eval-mode helper runs nothing)
+        if "no_grad" in source and re.search(r"\.eval\(\)", source) and "DataLoader" in source:
             return "torch-eval"
     if not tensorflow:
         return None

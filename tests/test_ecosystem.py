@@ -95,7 +95,9 @@ def test_a_port_that_never_reaches_the_ipu_is_a_silent_failure(tmp_path):
 def test_kinds_and_notebook_code():
     tool = load_tool()
     assert tool.kind_of("import torch\nloss.backward()\n") == "torch"
-    assert tool.kind_of("import torch\nmodel.eval()\nwith torch.no_grad():\n    model(x)\n") == "torch-eval"
+    evaluation = "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x in loader:\n        model(x)\n"
+    assert tool.kind_of(evaluation) is None  # no DataLoader: nothing feeds it
+    assert tool.kind_of("loader = torch.utils.data.DataLoader(data)\n" + evaluation) == "torch-eval"
     assert tool.kind_of("import tensorflow as tf\nx = tf.compat.v1.placeholder()\ntf.compat.v1.Session()\n") == "tf1"
     assert tool.kind_of("import tensorflow as tf\nwith tf.GradientTape() as tape:\n    pass\n") == "tf2-loop"
     assert tool.kind_of("import numpy\nmodel.fit(x)\n") is None
