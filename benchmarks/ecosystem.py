@@ -92,11 +92,18 @@ PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
 
 
 def _without_magics(lines):
-    continued = False
+    """Each magic line, and each backslash continuation of one, becomes `pass` at the indentation
+    of the magic's first line."""
+    indent = None
     for line in lines:
-        magic = continued or re.match(r"\s*[%!]", line)
-        continued = bool(magic) and line.rstrip().endswith("\\")
-        yield re.sub(r"^(\s*).*", r"\1pass  # magic", line) if magic else line
+        if indent is None and re.match(r"\s*[%!]", line):
+            indent = line[:len(line) - len(line.lstrip())]
+        if indent is None:
+            yield line
+            continue
+        yield indent + "pass  # magic"
+        if not line.rstrip().endswith("\\"):
+            indent = None
 
 
 def code_of(path):
@@ -209,8 +216,11 @@ def _json_report(text):
 
 
 def runnable_copy(path, folder, name):
-    """The script to run, in `folder`: a notebook becomes its code cells."""
-    target = folder / (Path(name).stem + ".py")
+    """The script to run, in `folder`: a notebook becomes its code cells, in a module named so that
+    it does not stand in for a package of the notebook's name (keras_tuner.ipynb imports
+    keras_tuner)."""
+    stem = Path(name).stem
+    target = folder / (stem + ("_notebook.py" if Path(name).suffix == ".ipynb" else ".py"))
     target.write_text(code_of(path), encoding="utf-8")
     return target
 

@@ -110,6 +110,9 @@ class Drawing:
     def __getitem__(self, key):
         return Drawing()
 
+    def __setitem__(self, key, value):  # `mpl.rcParams["figure.figsize"] = ...`
+        pass
+
     def __iter__(self):
         return iter((Drawing(), Drawing()))
 

@@ -104,9 +104,12 @@ def test_kinds_and_notebook_code():
     notebook = {"cells": [{"cell_type": "markdown", "source": ["# title"]},
                           {"cell_type": "code", "source": ["!pip install x\n", "%matplotlib inline\n",
                                                            "import tensorflow as tf"]},
-                          {"cell_type": "code", "source": "  %time model.fit(x)\nprint(1)"}]}
+                          {"cell_type": "code", "source": "  %time model.fit(x)\nprint(1)"},
+                          {"cell_type": "code", "source": "%%bash\nls data"},
+                          {"cell_type": "code", "source": "%%time\n!tool run \\\n    --flag\nprint(2)"}]}
     assert tool.notebook_code(json.dumps(notebook)) == (
-        "pass  # magic\npass  # magic\nimport tensorflow as tf\n\n  pass  # magic\nprint(1)\n")
+        "pass  # magic\npass  # magic\nimport tensorflow as tf\n\n  pass  # magic\nprint(1)\n\n"
+        "pass  # magic\npass  # magic\nprint(2)\n")
 
 
 def test_exclusion_reasons():
