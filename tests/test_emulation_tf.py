@@ -596,7 +596,8 @@ def test_keras_fit_of_a_plain_model_counts_cpu_training_steps(ipu):
 
 
 def test_keras_model_made_in_the_scope_trains_on_the_ipu_outside_it(ipu):
-    # fit enters the strategy the model was created in (Targeting the IPU from TensorFlow 2, "Keras with IPUs": construct it in the scope)
+    # fit enters the strategy the model was created in (Targeting the IPU from TensorFlow 2,
+    # "Keras with IPUs": construct it in the scope)
     x, y = arrays(32)
     model = in_scope(ipu, lambda: compiled(dense_model()))
     model.fit(x, y, batch_size=8, verbose=0)
@@ -719,7 +720,8 @@ def test_iterator_made_in_the_scope_is_an_infeed(ipu):
 
 
 def summing_loop(iterator, steps=3):
-    """A device loop that reads `steps` batches from `iterator` (Targeting the IPU from TensorFlow 2, "On-device loops")."""
+    """A device loop that reads `steps` batches from `iterator` (Targeting the IPU from TensorFlow 2,
+    "On-device loops")."""
     @tf.function
     def loop():
         total = tf.constant(0.0)

@@ -44,7 +44,7 @@ NOT_ENOUGH_DATA = (
 OUTSIDE_THE_SCOPE = (
     "the model {name} was created outside the IPUStrategy scope and {method} was called inside it: "
     "it gets none of the IPU Keras extensions and does not run as an IPU model (create the model in "
-    "the scope, Targeting the IPU from TensorFlow 2, "Keras with IPUs")"
+    "the scope, Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")"
 )
 RUN_EAGERLY = (
     "Keras models cannot run eagerly when using `IPUStrategy`. Set `run_eagerly=False` when calling "

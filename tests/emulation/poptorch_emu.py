@@ -704,8 +704,9 @@ class PoplarExecutor:
                 self.copyWeightsToDevice()
                 object.__setattr__(self, "_training_runs_seen", runs)
         # the run uses the weights the device holds: CPU training since the last copy is invisible
-        # to it (PopTorch User Guide, "Model wrapping functions"); inference leaves the host's weights as they were, training writes
-        # the device's back (PopTorch syncs the host model when it is used)
+        # to it (PopTorch User Guide, "Model wrapping functions"); inference leaves the host's
+        # weights as they were, training writes the device's back (PopTorch syncs the host model
+        # when it is used)
         host_weights = None if self._training else _copy_weights(self._model)
         self._load_weights(self._device_weights)
         STATE.ipu_executions += 1

@@ -23,7 +23,8 @@ DATA_MOVEMENT_OPS = frozenset({
 })
 SMALL_INT_TYPES = ("uint8", "int8")
 UNSUPPORTED_RUN_DTYPES = ("float64",)
-# ops with no IPU kernel (Targeting the IPU from TensorFlow 2, "Supported types" and "Unsupported operations"): the device's op filter (FFT and complex
+# ops with no IPU kernel (Targeting the IPU from TensorFlow 2, "Supported types" and
+# "Unsupported operations"): the device's op filter (FFT and complex
 # numbers), host Python, and image decoding (a string op)
 UNSUPPORTED_OPS = frozenset({
     "Angle", "Complex", "ComplexAbs", "Conj", "FFT", "FFT2D", "FFT3D", "IFFT", "IFFT2D", "IFFT3D",
@@ -80,7 +81,7 @@ def _device_error(tf, op, message):
     node = op if isinstance(op, tf.Operation) else None  # a node of a function body has no Operation
     return STATE.error(tf.errors.InvalidArgumentError(
         None, node, "No registered '%s' OpKernel for 'IPU' devices compatible with node %s: %s "
-        "(emulated check, "Supported types")" % (op.type, op.name, message)))
+        "(emulated check, \"Supported types\")" % (op.type, op.name, message)))
 
 
 def _check_dtype(tf, op, base):
@@ -98,7 +99,7 @@ def _check_dtype(tf, op, base):
 
 def _check_op_type(tf, op):
     if op.type in UNSUPPORTED_OPS and EMULATION_SCOPE not in op.name:
-        raise _device_error(tf, op, "the op has no IPU kernel ("Supported types"): move it to the tf.data "
+        raise _device_error(tf, op, "the op has no IPU kernel (\"Unsupported operations\"): move it to the tf.data "
                             "pipeline, the host, or outside_compilation_scope")
 
 
@@ -561,7 +562,8 @@ def _checked_call(tf, function, run_outputs=True):
 
 
 def _autocast_float64(tf, structure):
-    """What the IPU's Keras does to float64 data before it reaches the device (Targeting the IPU from TensorFlow 2, "Keras with IPUs")."""
+    """What the IPU's Keras does to float64 data before it reaches the device (Targeting the IPU
+    from TensorFlow 2, "Keras with IPUs")."""
     def cast(value):
         if isinstance(value, tf.Tensor) and value.dtype == tf.float64:
             return tf.cast(value, tf.float32)
@@ -614,7 +616,8 @@ def session_patches(tf):
 
 
 def iterator_patches(tf):
-    """`iter(dataset)` in an IPUStrategy scope makes an infeed (Targeting the IPU from TensorFlow 2, "Keras with IPUs"): static shapes."""
+    """`iter(dataset)` in an IPUStrategy scope makes an infeed (Targeting the IPU from TensorFlow 2,
+    "Keras with IPUs"): static shapes."""
     dataset_class = tf.data.Dataset
     original_iter = dataset_class.__iter__
 
