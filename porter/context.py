@@ -519,8 +519,8 @@ class FileContext:
     _COMPAT_V1 = "tensorflow.compat.v1."
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
-    # Eager training (a tape): TensorFlow 2 code whatever alias it is written with.
-    _EAGER = frozenset({"tensorflow.GradientTape", "tensorflow.enable_eager_execution"})
+    # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
+    _EAGER = frozenset({"tensorflow.enable_eager_execution"})
 
     def _is_tf1(self) -> bool:
         """Graph-mode TensorFlow: sessions, placeholders, v1 optimizers. A file that only reaches
