@@ -278,6 +278,7 @@ class _Scan:
         self.code = code
         self.ctx = ctx
         self.emptied: List[cst.FunctionDef] = []
+        self.replaced = self._replaced_strategies(ctx)
 
     def run(self) -> None:
         ctx = self.ctx
@@ -424,7 +425,7 @@ class _Scan:
 
     def _uncovered_uses(self, ctx, name) -> List[cst.Name]:
         uses = []
-        replaced = self._replaced_strategies(ctx)
+        replaced = self.replaced
         for node in ctx.nodes(cst.Name):
             if node.value != name or not _is_load(ctx, node) or owner(ctx, node) is not self.scope:
                 continue

@@ -111,10 +111,7 @@ def _training_calls(ctx) -> List[cst.Call]:
     """Calls that train or run a Keras model: ``fit``/``evaluate``/``predict``... on a model the
     file creates or compiles, or with arguments only Keras takes."""
     plan = model_plan(ctx)
-    compiled = {call.func.value.value for call in ctx.nodes(cst.Call)
-                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
-                and isinstance(call.func.value, cst.Name) and call.args}
-    models = plan.model_names | compiled
+    models = plan.model_names | plan.compiled_names
     found = []
     for call in ctx.nodes(cst.Call):
         func = call.func
@@ -175,12 +172,9 @@ class _Coverage:
             if self.plan.has_ipu_strategy and isinstance(ancestor, cst.With) and _is_scope(ancestor):
                 return True
             block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
-            if block is not None and self.scoped:
-                index = None
-                for extent in self.regions.get(id(block), ()):
-                    index = block.body.index(ancestor) if index is None else index
-                    if index in extent:
-                        return True
+            extents = self.regions.get(id(block), ()) if block is not None and self.scoped else ()
+            if extents and any(block.body.index(ancestor) in extent for extent in extents):
+                return True
         return False
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:

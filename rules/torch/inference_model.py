@@ -3,6 +3,7 @@ import libcst as cst
 from porter import cstutil
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import pass_in, plan
+from porter.rules.torch._analysis.util import backward_calls
 
 _BEFORE = '''import torch
 import poptorch
@@ -159,9 +160,7 @@ class InferenceModel(Rule):
 def _trains_on_cpu(ctx, p) -> bool:
     """Whether some training step stays on the CPU after the port: a step IPU305 leaves as it is,
     or a ``backward()`` outside every step it rewrites."""
-    backwards = sum(1 for call in ctx.nodes(cst.Call)
-                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward")
-    return any(not step.rewritten for step in p.steps) or backwards > len(p.rewrites)
+    return any(not step.rewritten for step in p.steps) or len(backward_calls(ctx)) > len(p.rewrites)
 
 
 RULE = InferenceModel()

@@ -8,7 +8,7 @@ from porter.context import code_of, walk
 from porter.cstutil import method_of, name_of
 from porter.rule import ERROR, TORCH, WARN, Example, Rule
 from porter.rules.torch._analysis.loop import plan
-from porter.rules.torch._analysis.util import NO_GRAD, calls_to, qualified
+from porter.rules.torch._analysis.util import NO_GRAD, backward_calls, calls_to, qualified
 from porter.rules.torch.training_model import RULE as TRAINING_RULE
 
 _TRAINING_WRAPPER = "poptorch.trainingModel"
@@ -90,8 +90,7 @@ class TorchAudit(Rule):
                        "moved no evaluation here to a `poptorch.inferenceModel` (a nested function or a method), "
                        "so it is not complete; create one with `poptorch.inferenceModel(model.eval(), "
                        "options=opts)` once and call it here", fixed=False)
-        backwards = [call for call in ctx.nodes(cst.Call)
-                     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"]
+        backwards = backward_calls(ctx)
         if not backwards or self._has_training_model(ctx):
             return
         ctx.report(self.code, backwards[0], "the training still runs on the CPU: the port creates no "

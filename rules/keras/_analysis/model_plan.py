@@ -85,6 +85,7 @@ class Plan:
     # Every assignment of a Keras model in the file (also in builder functions), and the names bound.
     model_assignments: List[cst.Assign] = field(default_factory=list)
     model_names: Set[str] = field(default_factory=set)
+    compiled_names: Set[str] = field(default_factory=set)  # names whose `.compile(...)` the file calls
     builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
 
 
@@ -136,6 +137,7 @@ class _Analysis:
         self._find_builders()
         plan.builders = set(self.builders)
         plan.model_assignments = list(self._model_assignments())
+        plan.compiled_names = set().union(*self._compiled_names().values())
         plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
                             for name in bound_names(target.target)}
         self._find_transparent_withs()

@@ -45,6 +45,12 @@ def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     return store[key]
 
 
+def backward_calls(ctx: FileContext) -> List[cst.Call]:
+    """Every ``x.backward(...)`` of the file: where it trains, ported or not."""
+    return [call for call in ctx.nodes(cst.Call)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"]
+
+
 def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
 
