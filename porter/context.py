@@ -519,27 +519,29 @@ class FileContext:
     _COMPAT_V1 = "tensorflow.compat.v1."
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
-    # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
-    _EAGER = frozenset({"tensorflow.enable_eager_execution"})
+    # Eager execution switched on, or gradients recorded on a tape with no session to run a graph:
+    # TensorFlow 2 code whatever alias it is written with.
+    _EAGER = frozenset({"tensorflow.enable_eager_execution", "tensorflow.GradientTape"})
 
     def _is_tf1(self) -> bool:
-        """Graph-mode TensorFlow: sessions, placeholders, v1 optimizers. A file that only reaches
-        TensorFlow through the ``compat.v1`` alias is TF1 too, unless it trains a Keras model."""
-        through_compat = self.imports_module("tensorflow.compat.v1")
+        """Graph-mode TensorFlow: sessions, placeholders. A file that only reaches TensorFlow
+        through the ``compat.v1`` alias, or trains with a v1 optimizer (``tf.train.AdamOptimizer``),
+        is TF1 too, unless it trains a Keras model or runs eagerly."""
+        graph_mode = self.imports_module("tensorflow.compat.v1")
         eager = False
         for node in self.nodes(cst.Attribute):
             qualified = self.qualified_name(node)
             if qualified is None:
                 continue
             if qualified.startswith(self._COMPAT_V1):
-                through_compat = True
+                graph_mode = True
                 qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
             if qualified in self._TF1_MARKERS:
                 return True
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
-                return True
+                graph_mode = True
             eager = eager or qualified in self._EAGER
-        return through_compat and not eager and not self._trains_keras()
+        return graph_mode and not eager and not self._trains_keras()
 
     def _trains_keras(self) -> bool:
         if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \

@@ -59,6 +59,26 @@ def frameworks(source: str) -> frozenset:
      grads = tape.gradient(loss, model.variables)
      """, {KERAS}),
     ("""\
+     import tensorflow as tf
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.compile(optimizer=tf.train.AdamOptimizer(0.01), loss="mse")
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     optimizer = tf.train.GradientDescentOptimizer(0.01)
+     with tf.GradientTape() as tape:
+         loss = tf.reduce_mean(tf.square(w * x - y))
+     optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+     """, {KERAS}),
+    ("""\
+     import tensorflow.compat.v1 as tf
+     with tf.GradientTape() as tape:
+         loss = tf.reduce_mean(tf.square(w * x - y))
+     with tf.Session() as sess:
+         sess.run(tape.gradient(loss, [w]))
+     """, {TF1}),
+    ("""\
      import tensorflow.compat.v1 as tf
      tf.disable_v2_behavior()
      """, {TF1}),

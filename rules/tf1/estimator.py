@@ -6,6 +6,23 @@ from porter.rules.tf1._analysis.graph import IPU_COMPILE, calls_named, find_call
 
 IPU_ESTIMATORS = ("tensorflow.python.ipu.ipu_estimator.IPUEstimator",
                   "tensorflow.python.ipu.ipu_pipeline_estimator.IPUPipelineEstimator")
+# Pre-made estimators (`tf.estimator.DNNClassifier`, `BoostedTreesRegressor`, the `tf.contrib` ones):
+# their model is built inside TensorFlow, out of reach of a `model_fn` for `IPUEstimator`.
+_PREMADE_SUFFIXES = ("Classifier", "Regressor", "Estimator")
+_PREMADE_MODULES = ("tensorflow.estimator.", "tensorflow.compat.v1.estimator.", "tensorflow.contrib.")
+_ESTIMATOR_MESSAGE = ("use `ipu.ipu_estimator.IPUEstimator` with an `ipu.ipu_run_config.RunConfig(ipu_run_config="
+                      "IPURunConfig(iterations_per_loop=..., ipu_options=...))`, and `drop_remainder=True` in "
+                      "`input_fn` (see the IPUEstimator example of Targeting the IPU from TensorFlow 1)")
+
+
+def _premade_estimator(ctx, call: cst.Call):
+    """The class name of a pre-made (or TPU) estimator that ``call`` creates, or None."""
+    func = call.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if not last.endswith(_PREMADE_SUFFIXES) or last == "Estimator":
+        return None
+    qualified = ctx.qualified_name(func) or ""
+    return last if qualified.startswith(_PREMADE_MODULES) else None
 
 
 class Estimator(Rule):
@@ -13,7 +30,8 @@ class Estimator(Rule):
     name = "estimator"
     kind = WARN
     frameworks = frozenset({TF1, KERAS})
-    summary = "`tf.estimator.Estimator` runs on the IPU as `ipu.ipu_estimator.IPUEstimator`."
+    summary = ("`tf.estimator.Estimator` runs on the IPU as `ipu.ipu_estimator.IPUEstimator`; pre-made and TPU "
+               "estimators are reported.")
     rationale = (
         "Estimators run on the IPU through `ipu.ipu_estimator.IPUEstimator(model_fn, config="
         "ipu.ipu_run_config.RunConfig(ipu_run_config=ipu.ipu_run_config.IPURunConfig("
@@ -22,7 +40,10 @@ class Estimator(Rule):
         "change touches the model function, the run "
         "configuration and the input function, so it is reported, not made. A `model_fn` given to "
         "`IPUEstimator` must not call `ipu.ipu_compiler.compile`: the estimator compiles it itself and "
-        "raises a `ValueError` saying so."
+        "raises a `ValueError` saying so. Pre-made estimators (`DNNClassifier`, `BoostedTreesRegressor`, "
+        "the `tf.contrib` ones) build their model inside TensorFlow and have no IPU version: the model must "
+        "be written as a `model_fn` for `IPUEstimator`, or in Keras; `TPUEstimator` takes a `model_fn` "
+        "that `IPUEstimator` can take instead."
     )
     examples = (
         Example(
@@ -54,14 +75,27 @@ class Estimator(Rule):
             """,
             reported=False,
         ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            classifier = tf.estimator.DNNClassifier(hidden_units=[64, 32], feature_columns=columns, n_classes=3)
+            classifier.train(input_fn=train_input_fn, steps=1000)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
         for call in calls_named(ctx, {"estimator.Estimator"}):
-            ctx.report(self.code, call, "use `ipu.ipu_estimator.IPUEstimator` with an "
-                       "`ipu.ipu_run_config.RunConfig(ipu_run_config=IPURunConfig(iterations_per_loop=..., "
-                       "ipu_options=...))`, and `drop_remainder=True` in `input_fn` (see the IPUEstimator "
-                       "example of Targeting the IPU from TensorFlow 1)", fixed=False)
+            ctx.report(self.code, call, _ESTIMATOR_MESSAGE, fixed=False)
+        for call in ctx.nodes(cst.Call):
+            name = _premade_estimator(ctx, call)
+            if name == "TPUEstimator":
+                ctx.report(self.code, call, f"`TPUEstimator` runs on TPUs only: {_ESTIMATOR_MESSAGE}", fixed=False)
+            elif name is not None:
+                ctx.report(self.code, call, f"`{name}` is a pre-made estimator, which has no IPU version: write "
+                           f"its model as a `model_fn` and {_ESTIMATOR_MESSAGE}; or build the model with Keras",
+                           fixed=False)
         for call in find_calls(ctx, *IPU_ESTIMATORS):
             self._compiled_model_fn(ctx, call)
 
