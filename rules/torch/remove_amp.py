@@ -5,8 +5,10 @@ import libcst as cst
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
 from porter.cstutil import assigned_name, expr_call, method_of, name_of
+from porter import scopes
+from porter.scopes import loads, owner_body
 from porter.statements import remove_statement
-from porter.rules.torch._analysis.util import AUTOCAST, GRAD_SCALER, qualified
+from porter.rules.torch._analysis.util import GRAD_SCALER, autocast_names, is_autocast, qualified
 
 FLOAT32 = ("the port trains in float32; for float16 on the IPU cast the model and inputs with `.half()` and "
            "give the `poptorch.optim` optimizer `loss_scaling=...` (and `accum_type=torch.float16`) "
@@ -83,8 +85,7 @@ class RemoveAmp(Rule):
         for step in plan(ctx).rewrites:
             owned.update(id(s) for s in (step.autocast, step.backward, step.step, step.update) if s is not None)
         for with_stmt in ctx.nodes(cst.With):
-            items = [item for item in with_stmt.items
-                     if isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST]
+            items = [item for item in with_stmt.items if is_autocast(ctx, item.item)]
             if not items:
                 continue
             ctx.report(self.code, with_stmt, f"`autocast` removed: {FLOAT32}", fixed=True)
@@ -95,6 +96,7 @@ class RemoveAmp(Rule):
             else:
                 drop = [with_stmt.items.index(item) for item in items]
                 ctx.replace(with_stmt, lambda node, drop=drop: _drop_items(node, drop))
+        self._remove_autocast_names(ctx)
         for name, creation in self._scalers(ctx):
             uses = [n for n in ctx.nodes(cst.Name) if n.value == name]
             plain = [self._scaler_statement(ctx, n, name) for n in uses]
@@ -115,6 +117,20 @@ class RemoveAmp(Rule):
                     ctx.replace(call, lambda node: cst.Call(cst.Attribute(node.args[0].value, cst.Name("step"))))
                 else:
                     remove_statement(ctx, statement)
+
+    def _remove_autocast_names(self, ctx) -> None:
+        """``amp = functools.partial(torch.autocast, ...)`` / ``amp_ctx = torch.autocast(...)``: removed
+        when every use is a ``with`` item (removed above), reported on its line otherwise."""
+        for name, creation in autocast_names(ctx):
+            scope = scopes.owner(ctx, creation)
+            uses = [n for n in loads(owner_body(scope)) if n.value == name and ctx.statement_of(n) is not creation]
+            if all(_with_item(ctx, use) for use in uses):
+                remove_statement(ctx, creation)
+                ctx.report(self.code, creation, f"`{name}` (CUDA autocast) removed with its `with` uses: {FLOAT32}",
+                           fixed=True)
+            else:
+                ctx.report(self.code, creation, f"`{name}` is a CUDA autocast used other than as a `with` item: "
+                           f"remove it and its uses by hand; {FLOAT32}", fixed=False)
 
     @staticmethod
     def _scalers(ctx):
@@ -142,6 +158,14 @@ class RemoveAmp(Rule):
         if name_of(method_of(call, "update")) == name and not call.args:
             return statement
         return None
+
+
+def _with_item(ctx, use: cst.Name) -> bool:
+    """``use`` is a ``with`` item (``with amp_ctx:``) or called as one (``with amp():``)."""
+    parent = ctx.parent(use)
+    if isinstance(parent, cst.Call) and parent.func is use and not parent.args:
+        use, parent = parent, ctx.parent(parent)
+    return isinstance(parent, cst.WithItem) and parent.item is use
 
 
 def _drop_items(node: cst.With, drop) -> cst.With:

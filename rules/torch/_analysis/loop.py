@@ -21,7 +21,9 @@ from porter.scopes import (
     Owner, assignments_of, common_point, creation_point, fresh_name, is_module_function, loads, local_calls,
     module_definitions, module_globals,
 )
-from porter.rules.torch._analysis.util import AUTOCAST, BUILTINS, NO_GRAD, qualified, selected
+from porter.rules.torch._analysis.util import (
+    BUILTINS, NO_GRAD, autocast_block, is_autocast, qualified, selected,
+)
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
 _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
@@ -349,8 +351,31 @@ def _scheduler_like(func: cst.BaseExpression) -> bool:
 
 
 def _autocast_with(ctx: FileContext, statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.With) and any(
-        isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST for item in statement.items)
+    return isinstance(statement, cst.With) and any(is_autocast(ctx, item.item) for item in statement.items)
+
+
+def _step_body(ctx: FileContext, backward: cst.BaseStatement) -> Optional[List[cst.BaseStatement]]:
+    """The statements around ``backward()`` as they are once IPU309 has replaced each
+    autocast-only ``with`` block by its body (the block holding ``backward()`` too): the step is
+    planned on the code a second port would see, so one port reaches the fixed point."""
+    block = ctx.block_of(backward)
+    if block is None:
+        return None
+    if not selected(ctx, "remove-amp"):
+        return list(block.body)
+    while autocast_block(ctx, ctx.parent(block)) and ctx.block_of(ctx.parent(block)) is not None:
+        block = ctx.block_of(ctx.parent(block))
+    return _without_autocast(ctx, block.body)
+
+
+def _without_autocast(ctx: FileContext, statements) -> List[cst.BaseStatement]:
+    flat: List[cst.BaseStatement] = []
+    for statement in statements:
+        if autocast_block(ctx, statement):
+            flat.extend(_without_autocast(ctx, statement.body.body))
+        else:
+            flat.append(statement)
+    return flat
 
 
 def _train_steps(ctx: FileContext) -> List[TrainStep]:
@@ -422,10 +447,9 @@ def _no_step_reason(ctx: FileContext, backward: cst.BaseStatement) -> str:
 
 
 def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
-    block = ctx.block_of(step.backward)
-    if block is None:
+    body = _step_body(ctx, step.backward)
+    if body is None:
         return "`backward()` is not on a line of its own: rewrite this training step by hand"
-    body = list(block.body)
     index = body.index(step.backward)
     step.owner = scopes.owner(ctx, step.backward)
     # The optimizer step after backward().
@@ -611,16 +635,16 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         models = evaluated.get(id(owner), set()) | _trained_models(ctx, steps, holder, owner)
         calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
                  and name_of(node.func) in models and qualified(ctx, node.func) is None]
-        if not calls:
-            continue
-        model = calls[0].func.value
-        calls = [call for call in calls if call.func.value == model]
         seen.update(id(call) for call in calls)
-        anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, calls[0], owner)
-        evaluation = Evaluation(anchor, model, calls, owner)
-        evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
-                                                          "inference_model")
-        found.append(evaluation)
+        # One inference model per model the block evaluates (a model and its reference): moving
+        # only the first would leave the others for a second port to move.
+        for model in dict.fromkeys(call.func.value for call in calls):
+            of_model = [call for call in calls if call.func.value == model]
+            anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, of_model[0], owner)
+            evaluation = Evaluation(anchor, model, of_model, owner)
+            evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
+                                                              "inference_model")
+            found.append(evaluation)
     return found
 
 

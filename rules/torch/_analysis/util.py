@@ -9,13 +9,13 @@ need are cached on the context so each file pays for them once.
 from __future__ import annotations
 
 import builtins
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter import scopes
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import with_args
+from porter.cstutil import assigned_name, name_of, with_args
 from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
 
@@ -31,9 +31,12 @@ GPU_AVAILABLE = frozenset({CUDA_AVAILABLE, "torch.accelerator.is_available", "to
 CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
+PARTIAL = "functools.partial"
+
 # Analyses of the original tree, computed once per file by whichever rule asks first.
 _QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
 _DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
+_AUTOCAST_NAMES: SharedKey[List[Tuple[str, cst.SimpleStatementLine]]] = SharedKey("torch-autocast-names")
 
 
 def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -43,6 +46,52 @@ def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     if key not in store:
         store[key] = ctx.qualified_name(node)
     return store[key]
+
+
+def autocast_names(ctx: FileContext) -> List[Tuple[str, cst.SimpleStatementLine]]:
+    """Names bound to an autocast factory or context, with the statement that binds them:
+    ``amp = functools.partial(torch.autocast, device_type="cuda")`` (used as ``with amp():``) and
+    ``amp_ctx = torch.autocast("cuda")`` (used as ``with amp_ctx:``)."""
+    def compute():
+        found = []
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            name = assigned_name(statement)
+            value = statement.body[0].value if name else None
+            if not isinstance(value, cst.Call):
+                continue
+            full = qualified(ctx, value.func)
+            if full in AUTOCAST or (full == PARTIAL and value.args and value.args[0].keyword is None
+                                    and qualified(ctx, value.args[0].value) in AUTOCAST):
+                found.append((name, statement))
+        return found
+    return ctx.shared(_AUTOCAST_NAMES, compute)
+
+
+def _autocast_binding(ctx: FileContext, use: cst.BaseExpression) -> Optional[str]:
+    """What the autocast name ``use`` is bound to (``functools.partial`` or an autocast), in its
+    own scope or the module's; None for other names."""
+    name = name_of(use)
+    if name is None or qualified(ctx, use) is not None:
+        return None
+    scope = scopes.owner(ctx, use)
+    for bound, statement in autocast_names(ctx):
+        if bound == name and scopes.owner(ctx, statement) in (scope, ctx.module):
+            return qualified(ctx, statement.body[0].value.func)
+    return None
+
+
+def is_autocast(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """A ``with`` item that enters CUDA autocast: ``torch.autocast(...)``, ``amp()`` for a partial
+    of it, or ``amp_ctx`` for an autocast object bound once."""
+    if isinstance(item, cst.Call):
+        return qualified(ctx, item.func) in AUTOCAST or _autocast_binding(ctx, item.func) == PARTIAL
+    return _autocast_binding(ctx, item) in AUTOCAST
+
+
+def autocast_block(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """A ``with`` block that only enters autocast: IPU309 replaces it by its body."""
+    return isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock) \
+        and all(is_autocast(ctx, item.item) for item in statement.items)
 
 
 def backward_calls(ctx: FileContext) -> List[cst.Call]:
