@@ -22,7 +22,7 @@ from porter.scopes import (
     module_definitions, module_globals,
 )
 from porter.rules.torch._analysis.util import (
-    BUILTINS, NO_GRAD, autocast_block, is_autocast, qualified, selected,
+    BUILTINS, NO_GRAD, accelerators, autocast_block, is_autocast, qualified, selected,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -231,8 +231,16 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
         return None, "could not find where to create it"
     late = _assigned_within(before) & set(needed) - _rebuilt(ctx, before, rebuilt)
     if late:
-        return None, f"`{sorted(late)[0]}` is assigned inside the loop; create the {what} once, before the loop"
+        name = sorted(late)[0]
+        if isinstance(before, (cst.For, cst.While)):
+            return None, f"`{name}` is assigned inside the loop; create the {what} once, before the loop"
+        block = _KEYWORDS.get(type(before), "compound")
+        return None, (f"`{name}` is assigned inside the `{block}` block that uses it; assign `{name}` before "
+                      f"that block, then create the {what} once, between the two")
     return Placement(owner, before, {name: name for name in needed}), None
+
+
+_KEYWORDS = {cst.With: "with", cst.If: "if", cst.Try: "try", cst.FunctionDef: "def", cst.ClassDef: "class"}
 
 
 def _rebuilt(ctx: FileContext, loop: cst.CSTNode, names: Set[str]) -> Set[str]:
@@ -388,6 +396,12 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
         if expr_call(statement) is not call:
             continue
         scaler = None
+        engine = _engine(ctx, call, receiver, statement)
+        if engine is not None:
+            steps.append(TrainStep(statement, "", problem=engine, problem_anchor=call))
+            continue
+        if call.args and code_of(ctx, receiver) in accelerators(ctx) and len(call.args) == 1:
+            receiver = call.args[0].value   # `accelerator.backward(loss)` is `loss.backward()` on one device
         if isinstance(receiver, cst.Call) and len(receiver.args) == 1 and name_of(method_of(receiver, "scale")):
             scaler = name_of(method_of(receiver, "scale"))
             receiver = receiver.args[0].value
@@ -412,6 +426,21 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
                                 "hand (one training model per optimizer, or one loss through "
                                 "`poptorch.identity_loss`)")
     return steps
+
+
+def _engine(ctx: FileContext, call: cst.Call, receiver: cst.BaseExpression,
+            statement: cst.BaseStatement) -> Optional[str]:
+    """Why ``engine.backward(loss)`` followed by ``engine.step()`` cannot be ported: a training
+    engine (DeepSpeed's) owns the model, the optimizer and the step; None for other calls."""
+    engine = name_of(receiver)
+    if engine is None or not call.args or call.args[0].keyword is not None or code_of(ctx, receiver) in accelerators(ctx):
+        return None
+    if not any(name_of(method_of(expr_call(later), "step")) == engine for later in ctx.siblings(statement)):
+        return None
+    return (f"`{engine}` is a training engine (`{engine}.backward(loss)`, `{engine}.step()`, as DeepSpeed's "
+            "`initialize` returns): PopTorch runs no engine; build the model with its loss in `forward` and a "
+            "`torch.optim` optimizer, and train through `poptorch.trainingModel` by hand (replication: "
+            "`opts.replicationFactor(n)`)")
 
 
 def _zero_grad(statement: cst.CSTNode) -> bool:

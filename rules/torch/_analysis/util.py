@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import scopes
-from porter.context import FileContext, SharedKey, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import assigned_name, name_of, with_args
 from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
@@ -32,10 +32,12 @@ CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 PARTIAL = "functools.partial"
+ACCELERATOR = "accelerate.Accelerator"
 
 # Analyses of the original tree, computed once per file by whichever rule asks first.
 _QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
 _DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
+_ACCELERATORS: SharedKey[Set[str]] = SharedKey("torch-accelerators")
 _AUTOCAST_NAMES: SharedKey[List[Tuple[str, cst.SimpleStatementLine]]] = SharedKey("torch-autocast-names")
 
 
@@ -82,9 +84,13 @@ def _autocast_binding(ctx: FileContext, use: cst.BaseExpression) -> Optional[str
 
 def is_autocast(ctx: FileContext, item: cst.BaseExpression) -> bool:
     """A ``with`` item that enters CUDA autocast: ``torch.autocast(...)``, ``amp()`` for a partial
-    of it, or ``amp_ctx`` for an autocast object bound once."""
+    of it, ``amp_ctx`` for an autocast object bound once, or ``accelerator.autocast()``."""
     if isinstance(item, cst.Call):
-        return qualified(ctx, item.func) in AUTOCAST or _autocast_binding(ctx, item.func) == PARTIAL
+        func = item.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "autocast" \
+                and code_of(ctx, func.value) in accelerators(ctx):
+            return True
+        return qualified(ctx, func) in AUTOCAST or _autocast_binding(ctx, func) == PARTIAL
     return _autocast_binding(ctx, item) in AUTOCAST
 
 
@@ -92,6 +98,16 @@ def autocast_block(ctx: FileContext, statement: cst.CSTNode) -> bool:
     """A ``with`` block that only enters autocast: IPU309 replaces it by its body."""
     return isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock) \
         and all(is_autocast(ctx, item.item) for item in statement.items)
+
+
+def accelerators(ctx: FileContext) -> Set[str]:
+    """The code of the targets bound to a Hugging Face ``accelerate.Accelerator(...)``:
+    ``accelerator``, ``self.accelerator``."""
+    def compute():
+        return {code_of(ctx, assign.targets[0].target) for assign in ctx.nodes(cst.Assign)
+                if len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and qualified(ctx, assign.value.func) == ACCELERATOR}
+    return ctx.shared(_ACCELERATORS, compute)
 
 
 def backward_calls(ctx: FileContext) -> List[cst.Call]:
@@ -272,7 +288,8 @@ def in_dead_cuda_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-_NOT_TENSORS = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.device", "torch.cuda.", "torch.backends.")
+_NOT_TENSORS = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.device", "torch.cuda.", "torch.backends.",
+                 "torch.compile", "torch.jit.")
 
 
 def tensor_variables(ctx: FileContext, owner: Owner) -> Set[str]:
