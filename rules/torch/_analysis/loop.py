@@ -144,16 +144,19 @@ def _plan(ctx: FileContext) -> Plan:
     else:
         opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "poptorch-options") else None), False
     steps = _train_steps(ctx)
-    wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
-                         if call.args and call.args[0].keyword is None}
+    # (scope, model) already wrapped: the same name in another function is another model.
+    wrapped: Set[Tuple[int, str]] = {(id(scopes.owner(ctx, call)), code_of(ctx, call.args[0].value))
+                                     for _, call in assignments_of(ctx, "poptorch.trainingModel")
+                                     if call.args and call.args[0].keyword is None}
     for step in steps:
         if step.problem is None and step.self_loss:
             model = step.placement.values[step.model]
-            if model in wrapped:   # poptorch.trainingModel raises on a model it already wraps
+            if {(id(step.placement.owner), model), (id(ctx.module), model)} & wrapped:
+                # poptorch.trainingModel raises on a model it already wraps
                 step.problem_anchor = step.backward
                 step.problem = (f"`{model}` is already wrapped by a `poptorch.trainingModel` above: reuse that "
                                 "training model here (or call its `destroy()` first)")
-            wrapped.add(model)
+            wrapped.add((id(step.placement.owner), model))
     for step in steps:
         step.selected = selected(ctx, "training-model")
         if not step.rewritten:
@@ -643,12 +646,28 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
 
 # --------------------------------------------------------------------------- evaluation loops
 def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
-    found = []
+    """The evaluations to move, found until the ``model.eval()`` each one adds where it creates
+    its inference model finds no more: a second port, which sees those calls, moves nothing new."""
     evaluated: Dict[int, Set[str]] = {}
     for call in ctx.nodes(cst.Call):
         receiver = name_of(method_of(call, "eval"))
         if receiver is not None and not call.args:
             evaluated.setdefault(id(scopes.owner(ctx, call)), set()).add(receiver)
+    while True:
+        found = _evaluations_with(ctx, steps, evaluated)
+        added = False
+        for evaluation in found:
+            if evaluation.problem is None:
+                names = evaluated.setdefault(id(evaluation.placement.owner), set())
+                model = evaluation.placement.values[evaluation.model]
+                added = added or model not in names
+                names.add(model)
+        if not added:
+            return found
+
+
+def _evaluations_with(ctx: FileContext, steps: List[TrainStep], evaluated: Dict[int, Set[str]]) -> List[Evaluation]:
+    found = []
     blocks: List[Tuple[cst.CSTNode, cst.CSTNode]] = []   # (statement or function, the code under no_grad)
     for with_stmt in ctx.nodes(cst.With):
         if any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
