@@ -43,8 +43,8 @@ class RemoveCuda(Rule):
         "Models and inputs stay on the CPU and the PopTorch wrappers move the data. "
         "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
         "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
-        "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"
-        "`empty_cache`/`manual_seed_all` calls are removed."
+        "branches keep their else branch, and `torch.backends.cudnn`/`torch.backends.cuda` flags and "
+        "`torch.cuda.synchronize`/`empty_cache`/`manual_seed_all` calls are removed."
     )
     examples = (
         # Device indices and ranks, f-strings, checkpoints mapped to the GPU, the accelerator API.
@@ -224,7 +224,7 @@ for images, target in loader:
         small = statement.body[0] if len(statement.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1:
             full = qualified(ctx, small.targets[0].target) or ""
-            if full.startswith("torch.backends.cudnn."):
+            if full.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
                 remove_statement(ctx, statement)
                 ctx.report(self.code, statement, f"`{full} = ...` removed (a CUDA setting)", fixed=True)
                 return True

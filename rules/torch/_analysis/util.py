@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter import scopes
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import assigned_name, name_of, with_args
+from porter.cstutil import argument, assigned_name, name_of, with_args
 from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
 
@@ -69,9 +69,10 @@ def autocast_names(ctx: FileContext) -> List[Tuple[str, cst.SimpleStatementLine]
     return ctx.shared(_AUTOCAST_NAMES, compute)
 
 
-def _autocast_binding(ctx: FileContext, use: cst.BaseExpression) -> Optional[str]:
+def _autocast_binding(ctx: FileContext, use: cst.BaseExpression, depth: int = 0) -> Optional[str]:
     """What the autocast name ``use`` is bound to (``functools.partial`` or an autocast), in its
-    own scope or the module's; None for other names."""
+    own scope or the module's, or through a parameter every caller passes one to; None for other
+    names."""
     name = name_of(use)
     if name is None or qualified(ctx, use) is not None:
         return None
@@ -79,7 +80,25 @@ def _autocast_binding(ctx: FileContext, use: cst.BaseExpression) -> Optional[str
     for bound, statement in autocast_names(ctx):
         if bound == name and scopes.owner(ctx, statement) in (scope, ctx.module):
             return qualified(ctx, statement.body[0].value.func)
-    return None
+    return _passed_autocast(ctx, scope, name, depth) if depth < 3 else None
+
+
+def _passed_autocast(ctx: FileContext, function: Owner, name: str, depth: int) -> Optional[str]:
+    """``def train_epoch(..., amp_autocast=suppress)`` called as ``train_epoch(..., amp_autocast=amp)``
+    by every caller, ``amp`` an autocast: what ``amp`` is bound to."""
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    params = [param.name.value for param in function.params.params]
+    keyword_only = [param.name.value for param in function.params.kwonly_params]
+    if name not in params + keyword_only:
+        return None
+    position = params.index(name) if name in params else len(params) + len(keyword_only)
+    calls = scopes.local_calls(ctx, function)
+    bindings = set()
+    for call in calls:
+        arg = argument(call, name, position)
+        bindings.add(_autocast_binding(ctx, arg.value, depth + 1) if arg is not None and not arg.star else None)
+    return bindings.pop() if len(bindings) == 1 else None
 
 
 def is_autocast(ctx: FileContext, item: cst.BaseExpression) -> bool:
