@@ -105,13 +105,14 @@ def test_plain_then_engine():
         model(x, y)
 
 
-def test_again():
-    model = SimpleModel(10)
-    optimizer = torch.optim.Adam(model.parameters())
-    for x, y in random_dataloader(model, 50, 10, "cuda"):
-        loss = model(x, y)
+def test_sgd(hidden=12):
+    model = SimpleModel(hidden)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, (inputs, labels) in enumerate(random_dataloader(model, 20, hidden, "cpu")):
+        sgd.zero_grad()
+        loss = model(inputs, labels)
         loss.backward()
-        optimizer.step()
+        sgd.step()
 '''
 
 # timm's model-test style: many models per parametrized test, `.backward()` on outputs, a per-step
@@ -199,7 +200,7 @@ def test_engine_test_reaches_the_fixed_point_and_names_the_engine():
     assert (engine.line, engine.fixed) == (24, False)
     assert engine.message.startswith("`model` is a training engine (`model.backward(loss)`, `model.step()`")
     # The same name in other test functions is another model, wrapped again without complaint.
-    assert (plain.line, plain.fixed) == (33, True) and (again.line, again.fixed) == (44, True)
+    assert (plain.line, plain.fixed) == (33, True) and (again.line, again.fixed) == (45, True)
 
 
 def test_model_zoo_test_reaches_the_fixed_point():
