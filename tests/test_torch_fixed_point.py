@@ -237,3 +237,44 @@ def test_model_zoo_test_reaches_the_fixed_point():
 def test_inference_model_says_where_the_model_is_assigned(source, message):
     result = ported(textwrap.dedent(source))
     assert [f.message for f in result.findings if f.code == "IPU306"] == [message]
+
+
+def test_models_are_swapped_once_around_a_loop_of_evaluation_batches():
+    result = ported(textwrap.dedent('''\
+        import torch
+
+        def fit(model, optimizer, train_loader, eval_loader):
+            for epoch in range(3):
+                model.train()
+                for x, y in train_loader:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                model.eval()
+                for x, y in eval_loader:
+                    with torch.no_grad():
+                        out = model(x)
+                    print(out.mean())
+        '''))
+    assert ("        model.eval()\n"
+            "        training_model.detachFromDevice()\n"
+            "        for x, y in eval_loader:\n"
+            "            with torch.no_grad():\n"
+            "                out = inference_model(x)\n"
+            "            print(out.mean())\n"
+            "        inference_model.detachFromDevice()\n") in result.source
+
+
+def test_an_autocast_block_left_empty_by_the_rewrite_goes():
+    result = ported(textwrap.dedent('''\
+        import torch
+
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                out = model(x)
+            with torch.autocast("cuda"):
+                loss = torch.nn.functional.mse_loss(out, y)
+            loss.backward()
+            optimizer.step()
+        '''))
+    assert result.source.endswith("for x, y in loader:\n    out, loss = training_model(x, y)\n")

@@ -1,3 +1,5 @@
+from typing import List
+
 import libcst as cst
 
 from porter import cstutil
@@ -7,7 +9,7 @@ from porter.context import code_of
 from porter.statements import insert_module_class, remove_statement, rename
 from porter.cstutil import simple_assign
 from porter.scopes import top_statement
-from porter.rules.torch._analysis.util import nn_module_spelling, strip_devices, tensor_variables
+from porter.rules.torch._analysis.util import autocast_block, nn_module_spelling, strip_devices, tensor_variables
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -205,8 +207,9 @@ class TrainingModel(Rule):
             inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
         line = cstutil.statement(f"{targets} = {step.name}({inputs})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
-        remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
-                                if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
+        removed = [s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
+                   if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
+        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed))
         # The training model, created once.
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])
@@ -258,6 +261,15 @@ class TrainingModel(Rule):
         )
         wrapper = cstutil.statements(code)[0]
         insert_module_class(ctx, wrapper, top_statement(ctx, step.placement.before, ctx.module))
+
+
+def _emptied_autocast_blocks(ctx, removed) -> List[cst.With]:
+    """The autocast-only ``with`` blocks (IPU309 unwraps them) all of whose statements go: they go
+    too, rather than leave a ``pass`` behind."""
+    gone = {id(statement) for statement in removed}
+    blocks = {id(block): block for block in (ctx.parent(ctx.block_of(statement)) for statement in removed)
+              if autocast_block(ctx, block)}
+    return [block for block in blocks.values() if all(id(inner) in gone for inner in block.body.body)]
 
 
 RULE = TrainingModel()

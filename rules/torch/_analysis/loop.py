@@ -726,6 +726,7 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
             continue
         trained = ctx.statement_of(step.backward if step.owner is scope else step.placement.calls[0])
         for site in sites:
+            site = _outside_evaluation_loops(ctx, site, trained, scope)
             if ctx.block_of(site) is None:
                 continue
             release = Release(site)
@@ -737,6 +738,20 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
             if _common_loop(ctx, site, trained, scope) is not None:
                 release.inference = True
                 release.guarded = _order(ctx, site, trained) < 0
+
+
+def _outside_evaluation_loops(ctx: FileContext, site: cst.BaseStatement, trained: cst.CSTNode,
+                              scope: Owner) -> cst.BaseStatement:
+    """The outermost loop around ``site`` that does not also train (a loop over the evaluation
+    batches with ``no_grad`` inside), or ``site``: the models are swapped once around it, not per
+    batch (detaching a detached model fails)."""
+    training = {id(ancestor) for ancestor in ctx.ancestors(trained)}
+    for ancestor in ctx.ancestors(site):
+        if ancestor is scope or id(ancestor) in training:
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            site = ancestor
+    return site
 
 
 def _order(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> int:
