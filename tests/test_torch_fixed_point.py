@@ -278,3 +278,28 @@ def test_an_autocast_block_left_empty_by_the_rewrite_goes():
             optimizer.step()
         '''))
     assert result.source.endswith("for x, y in loader:\n    out, loss = training_model(x, y)\n")
+
+
+def test_a_model_the_port_evaluates_is_a_model_in_every_function():
+    # The inferenceModel(net.eval()) the port writes for test_a makes `net` a model for a second
+    # port, which then finds the model call feeding test_b's loss: the first port must find it too.
+    result = ported(textwrap.dedent('''\
+        import torch
+
+        def test_a(net, opt, loader, crit, x):
+            for xb, yb in loader:
+                out = net(xb)
+                loss = crit(out, yb)
+                loss.backward()
+                opt.step()
+            with torch.no_grad():
+                net(x)
+
+        def test_b(net, opt, loader, crit):
+            for xb, yb in loader:
+                loss = crit(net(xb), yb)
+                loss.backward()
+                opt.step()
+        '''))
+    assert lines_of(result, "IPU305") == [(7, True), (15, True)]
+    assert result.source.endswith("    for xb, yb in loader:\n        loss = training_model2(xb, yb)\n")

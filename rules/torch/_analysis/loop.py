@@ -133,7 +133,22 @@ class Plan:
 
 
 def plan(ctx: FileContext) -> Plan:
-    return ctx.shared(_PLAN, lambda: _plan(ctx))
+    return ctx.shared(_PLAN, lambda: _fixed_point_plan(ctx))
+
+
+def _fixed_point_plan(ctx: FileContext) -> Plan:
+    """The plan of the code as a second port sees it: the inference models the port creates call
+    ``model.eval()`` (and ``model.train()``), which make ``model`` a model name everywhere in the
+    file, so the plan is made again with those names until it adds none."""
+    names = model_names(ctx)
+    while True:
+        result = _plan(ctx)
+        added = {evaluation.placement.values[evaluation.model] for evaluation in result.evaluations
+                 if evaluation.problem is None} - names
+        added = {name for name in added if name.isidentifier()}
+        if not added:
+            return result
+        names.update(added)
 
 
 def _plan(ctx: FileContext) -> Plan:
