@@ -451,7 +451,8 @@ def _engine(ctx: FileContext, call: cst.Call, receiver: cst.BaseExpression,
     """Why ``engine.backward(loss)`` followed by ``engine.step()`` cannot be ported: a training
     engine (DeepSpeed's) owns the model, the optimizer and the step; None for other calls."""
     engine = name_of(receiver)
-    if engine is None or not call.args or call.args[0].keyword is not None or code_of(ctx, receiver) in accelerators(ctx):
+    if engine is None or not call.args or call.args[0].keyword is not None \
+            or code_of(ctx, receiver) in accelerators(ctx):
         return None
     if not any(name_of(method_of(expr_call(later), "step")) == engine for later in ctx.siblings(statement)):
         return None
