@@ -1,11 +1,11 @@
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 import libcst as cst
 
 from porter.context import code_of
-from porter.cstutil import is_true, keyword, name_of, positional
+from porter.cstutil import argument, is_true, keyword, name_of, positional
 from porter.rule import TORCH, WARN, Example, Rule
-from porter.scopes import assignments_of
+from porter.scopes import assignments_of, is_module_function, local_calls
 from porter.rules.torch._analysis.loop import plan
 from porter.rules.torch._analysis.util import DATALOADER, qualified, selected
 
@@ -48,6 +48,21 @@ class BatchShape(Rule):
             inference_model = poptorch.inferenceModel(model)
             for x, y in loader:
                 out = inference_model(x)
+            """),
+        Example("""\
+            import torch
+            import poptorch
+
+            inference_model = poptorch.inferenceModel(model)
+
+
+            def evaluate(loader):
+                for x, y in loader:
+                    out = inference_model(x)
+
+
+            test_loader = torch.utils.data.DataLoader(ds, 64, False, None)
+            evaluate(test_loader)
             """),
         Example("""\
             import torch
@@ -121,12 +136,32 @@ def _iterable(loop: cst.For) -> cst.BaseExpression:
     return iterable
 
 
+def _loader_of(ctx, loop: cst.For, iterable: cst.BaseExpression, loaders: Dict[str, cst.Call]) -> Optional[str]:
+    """The plain loader the loop runs over: a variable holding one, or a parameter of the
+    function that a caller passes one to."""
+    name = name_of(iterable)
+    if name is None:
+        return None
+    if name in loaders:
+        return name
+    function = ctx.enclosing_function(loop)
+    params = [param.name.value for param in function.params.params] if function is not None else []
+    if name not in params or not is_module_function(ctx, function):
+        return None
+    for call in local_calls(ctx, function):
+        arg = argument(call, name, params.index(name))
+        if arg is not None and name_of(arg.value) in loaders:
+            return arg.value.value
+    return None
+
+
 def _shorter_batches(ctx, loop: cst.For, loaders: Dict[str, cst.Call], model: str) -> Optional[str]:
     iterable = _iterable(loop)
-    if name_of(iterable) in loaders:
-        loader = iterable.value
-        return (f"`{loader}` (a `torch.utils.data.DataLoader` the port leaves as it is) feeds `{model}` and keeps "
-                f"a shorter last batch: {_SHAPE}; pass `drop_last=True`, or make it a "
+    loader = _loader_of(ctx, loop, iterable, loaders)
+    if loader is not None:
+        passed = f", passed as `{iterable.value}`" if loader != iterable.value else ""
+        return (f"`{loader}` (a `torch.utils.data.DataLoader` the port leaves as it is{passed}) feeds `{model}` "
+                f"and keeps a shorter last batch: {_SHAPE}; pass `drop_last=True`, or make it a "
                 f"`poptorch.DataLoader(opts, ...)` (which drops it by default)")
     if isinstance(iterable, cst.Call) and name_of(iterable.func) == "range" and qualified(ctx, iterable.func) is None \
             and len(iterable.args) == 3 and not any(arg.keyword or arg.star for arg in iterable.args):
