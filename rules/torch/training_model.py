@@ -148,6 +148,16 @@ for real in loader:
     optimizer_g.step()
 '''
 
+_ENGINE = '''import torch
+import deepspeed
+
+engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters())
+for x, y in loader:
+    loss = engine(x, y)
+    engine.backward(loss)
+    engine.step()
+'''
+
 _PORTED = '''import torch
 import poptorch
 
@@ -175,7 +185,9 @@ class TrainingModel(Rule):
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "
         "y)` in the loop. The AMP form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
         "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
-        "in one loop (GANs) and gradient accumulation by hand are not rewritten but reported; "
+        "in one loop (GANs), gradient accumulation by hand and training engines (DeepSpeed's "
+        "`engine.backward(loss)`; `engine.step()`) are not rewritten but reported; `accelerator.backward(loss)` "
+        "is `loss.backward()`; "
         "`poptorch.optim` optimizers take `max_grad_norm`."
     )
     examples = (
@@ -183,6 +195,7 @@ class TrainingModel(Rule):
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_CLIPPED, reported=True),
         Example(_TWO_LOSSES, reported=True),
+        Example(_ENGINE, reported=True),
         Example(_PORTED, reported=False),
     )
 
