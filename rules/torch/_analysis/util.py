@@ -21,7 +21,7 @@ from porter.rule import is_selected, rule_by_code
 
 BUILTINS = frozenset(dir(builtins))
 AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast",
-                      "torch.cuda.amp.autocast_mode.autocast"})
+                      "torch.cuda.amp.autocast_mode.autocast", "transformer_engine.pytorch.fp8_autocast"})
 GRAD_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 CUDA_AVAILABLE = "torch.cuda.is_available"
