@@ -7,6 +7,9 @@ from porter.statements import remove_statement
 from porter.rules.torch._analysis.util import ACCELERATOR, accelerators, qualified
 from porter.rules.torch.remove_amp import FLOAT32
 
+# `prepare` and its one-object forms; each returns what it is given on one CPU process, wrapped.
+_PREPARE = ("prepare", "prepare_model", "prepare_optimizer", "prepare_data_loader", "prepare_scheduler")
+
 _BEFORE = '''import torch
 from accelerate import Accelerator
 
@@ -49,7 +52,7 @@ class Accelerate(Rule):
             from accelerate import Accelerator
 
             accelerator = Accelerator()
-            ddp_model = accelerator.prepare(model)
+            ddp_model = accelerator.prepare_model(model)
             """,
             """\
             import torch
@@ -84,7 +87,7 @@ class Accelerate(Rule):
             if qualified(ctx, func) == ACCELERATOR:
                 self._creation(ctx, call)
             elif isinstance(func, cst.Attribute) and code_of(ctx, func.value) in names:
-                if func.attr.value == "prepare":
+                if func.attr.value in _PREPARE:
                     self._prepare(ctx, call)
                 elif func.attr.value == "accumulate":
                     ctx.report(self.code, call, f"`{code_of(ctx, func)}(...)` accumulates gradients over several "
@@ -106,8 +109,9 @@ class Accelerate(Rule):
         assign = simple_assign(statement)
         args = [arg.value for arg in call.args]
         if assign is None or assign[1] is not call or not args or any(arg.keyword or arg.star for arg in call.args):
-            ctx.report(self.code, call, "`prepare(...)` wraps the model, optimizer and loader for CUDA processes: "
-                       "use them unwrapped (PopTorch needs the `torch.optim` optimizer itself)", fixed=False)
+            ctx.report(self.code, call, f"`{call.func.attr.value}(...)` wraps the model, optimizer and loader for "
+                       "CUDA processes: use them unwrapped (PopTorch needs the `torch.optim` optimizer itself)",
+                       fixed=False)
             return
         target = code_of(ctx, assign[0]).strip("() ")
         passed = ", ".join(code_of(ctx, arg) for arg in args)
@@ -116,8 +120,9 @@ class Accelerate(Rule):
         else:
             value = args[0] if len(args) == 1 else cst.Tuple([cst.Element(arg) for arg in args], lpar=(), rpar=())
             ctx.replace(call, value)
-        ctx.report(self.code, call, "`prepare(...)` removed: one process on the IPU host needs no wrapping, and "
-                   "PopTorch takes the model, the `torch.optim` optimizer and the loader themselves", fixed=True)
+        ctx.report(self.code, call, f"`{call.func.attr.value}(...)` removed: one process on the IPU host needs no "
+                   "wrapping, and PopTorch takes the model, the `torch.optim` optimizer and the loader themselves",
+                   fixed=True)
 
 
 RULE = Accelerate()
