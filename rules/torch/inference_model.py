@@ -144,9 +144,10 @@ class InferenceModel(Rule):
                     f"if {name}.isCompiled():\n    {name}.copyWeightsToDevice()\n")])
                 fresh = (f"; the model trains on the CPU, so `{name}.copyWeightsToDevice()` gives it the "
                          "current weights before each evaluation")
+            shared = _shares_block(p, evaluation)
             ctx.report(self.code, evaluation.calls[0].func,
                        f"`{evaluation.model}(...)` runs as `{name}`, a `poptorch.inferenceModel` created "
-                       f"once{detach}{fresh}", fixed=True)
+                       f"once{detach}{fresh}{shared}", fixed=True)
 
     @staticmethod
     def _detach(release) -> cst.BaseStatement:
@@ -155,6 +156,17 @@ class InferenceModel(Rule):
             return cstutil.statement(f"if {training}.isCompiled() and {training}.isAttachedToDevice():\n"
                                      f"    {training}.detachFromDevice()\n")
         return cstutil.statement(f"{training}.detachFromDevice()")
+
+
+def _shares_block(p, evaluation) -> str:
+    """A note when the same block evaluates other models too: each inference model attaches to
+    its own IPU when it first runs (PopTorch User Guide, "Model wrapping functions")."""
+    others = [e.name for e in p.evaluations if e.anchor is evaluation.anchor and e is not evaluation
+              and e.problem is None]
+    if not others:
+        return ""
+    return (f"; `{others[0]}` runs in the same block and each inference model holds an IPU: run with as many "
+            f"IPUs, or call `{evaluation.name}.detachFromDevice()` before the other runs")
 
 
 def _trains_on_cpu(ctx, p) -> bool:

@@ -5,7 +5,7 @@ from porter.cstutil import expr_call, remove_arg, simple_assign
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.statements import remove_statement
 from porter.rules.torch._analysis.util import (
-    CUDA_COUNT, GPU_AVAILABLE, cuda_value, is_cuda_string, is_device, qualified, strip_device_call,
+    CUDA_COUNT, GPU_AVAILABLE, cuda_value, is_autocast, is_cuda_string, is_device, qualified, strip_device_call,
 )
 
 _NOT_CUDA_DEVICE = ("torch.cuda.amp.", "torch.cuda.is_available", "torch.cuda.device_count")
@@ -43,8 +43,9 @@ class RemoveCuda(Rule):
         "Models and inputs stay on the CPU and the PopTorch wrappers move the data. "
         "`.cuda()` and `.to(device)` go (`.to(dtype)` stays), the device selection becomes "
         "`torch.device(\"cpu\")` (other uses of `device` keep working), `if torch.cuda.is_available():` "
-        "branches keep their else branch, and `torch.backends.cudnn` flags and `torch.cuda.synchronize`/"
-        "`empty_cache`/`manual_seed_all` calls are removed."
+        "branches keep their else branch, and `torch.backends.cudnn`/`torch.backends.cuda` flags and "
+        "`torch.cuda.synchronize`/`empty_cache`/`manual_seed_all` calls are removed; NVIDIA Transformer "
+        "Engine modules (CUDA only) are reported."
     )
     examples = (
         # Device indices and ranks, f-strings, checkpoints mapped to the GPU, the accelerator API.
@@ -134,6 +135,13 @@ for images, target in loader:
             y = x.to(dtype=torch.float32)
             """,
                 reported=False),
+        # NVIDIA Transformer Engine modules need CUDA: reported where they are built.
+        Example("""\
+            import torch
+            import transformer_engine.pytorch as te
+
+            projection = te.Linear(768, 768)
+            """, reported=True),
     )
 
     def run(self, ctx) -> None:
@@ -197,6 +205,10 @@ for images, target in loader:
             elif _cuda_api(qualified(ctx, call.func) or "") and qualified(ctx, call.func) != CUDA_COUNT:
                 ctx.report(self.code, call, f"`{qualified(ctx, call.func)}()` fails without CUDA (PopTorch uses the "
                            "CPU build of torch): remove it", fixed=False)
+            elif (qualified(ctx, call.func) or "").startswith(_TRANSFORMER_ENGINE) and not is_autocast(ctx, call):
+                ctx.report(self.code, call, f"`{qualified(ctx, call.func)}` is NVIDIA Transformer Engine, which needs "
+                           "CUDA: use the `torch.nn` module it stands for (`torch.nn.Linear`, `LayerNorm`...)",
+                           fixed=False)
             else:
                 for index, arg in enumerate(call.args):
                     if arg.keyword is not None and arg.keyword.value == "device" and is_cuda_string(arg.value):
@@ -224,7 +236,7 @@ for images, target in loader:
         small = statement.body[0] if len(statement.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1:
             full = qualified(ctx, small.targets[0].target) or ""
-            if full.startswith("torch.backends.cudnn."):
+            if full.startswith(("torch.backends.cudnn.", "torch.backends.cuda.")):
                 remove_statement(ctx, statement)
                 ctx.report(self.code, statement, f"`{full} = ...` removed (a CUDA setting)", fixed=True)
                 return True
@@ -290,6 +302,7 @@ def _map_to_cpu(node: cst.Call) -> cst.Call:
 
 
 _ACCELERATOR = "torch.accelerator."
+_TRANSFORMER_ENGINE = "transformer_engine."
 
 
 def _moved(call: cst.Call) -> str:

@@ -86,8 +86,11 @@ class TorchAudit(Rule):
     def run(self, ctx) -> None:
         left = _cpu_evaluations(ctx)
         if left:
+            stopped = {id(call) for evaluation in plan(ctx).evaluations if evaluation.problem is not None
+                       for call in evaluation.calls}
+            why = "IPU306 says what stopped it" if id(left[0]) in stopped else "a nested function or a method"
             ctx.report(self.code, left[0], f"`{code_of(ctx, left[0].func)}(...)` evaluates on the CPU: the port "
-                       "moved no evaluation here to a `poptorch.inferenceModel` (a nested function or a method), "
+                       f"moved no evaluation here to a `poptorch.inferenceModel` ({why}), "
                        "so it is not complete; create one with `poptorch.inferenceModel(model.eval(), "
                        "options=opts)` once and call it here", fixed=False)
         backwards = backward_calls(ctx)

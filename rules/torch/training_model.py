@@ -1,3 +1,5 @@
+from typing import List
+
 import libcst as cst
 
 from porter import cstutil
@@ -7,7 +9,7 @@ from porter.context import code_of
 from porter.statements import insert_module_class, remove_statement, rename
 from porter.cstutil import simple_assign
 from porter.scopes import top_statement
-from porter.rules.torch._analysis.util import nn_module_spelling, strip_devices, tensor_variables
+from porter.rules.torch._analysis.util import autocast_block, nn_module_spelling, strip_devices, tensor_variables
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -146,6 +148,16 @@ for real in loader:
     optimizer_g.step()
 '''
 
+_ENGINE = '''import torch
+import deepspeed
+
+engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters())
+for x, y in loader:
+    loss = engine(x, y)
+    engine.backward(loss)
+    engine.step()
+'''
+
 _PORTED = '''import torch
 import poptorch
 
@@ -173,7 +185,9 @@ class TrainingModel(Rule):
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "
         "y)` in the loop. The AMP form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
         "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
-        "in one loop (GANs) and gradient accumulation by hand are not rewritten but reported; "
+        "in one loop (GANs), gradient accumulation by hand and training engines (DeepSpeed's "
+        "`engine.backward(loss)`; `engine.step()`) are not rewritten but reported; `accelerator.backward(loss)` "
+        "is `loss.backward()`; "
         "`poptorch.optim` optimizers take `max_grad_norm`."
     )
     examples = (
@@ -181,6 +195,7 @@ class TrainingModel(Rule):
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_CLIPPED, reported=True),
         Example(_TWO_LOSSES, reported=True),
+        Example(_ENGINE, reported=True),
         Example(_PORTED, reported=False),
     )
 
@@ -205,8 +220,9 @@ class TrainingModel(Rule):
             inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
         line = cstutil.statement(f"{targets} = {step.name}({inputs})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
-        remove_statement(ctx, *[s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
-                                if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)])
+        removed = [s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
+                   if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
+        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed))
         # The training model, created once.
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])
@@ -258,6 +274,15 @@ class TrainingModel(Rule):
         )
         wrapper = cstutil.statements(code)[0]
         insert_module_class(ctx, wrapper, top_statement(ctx, step.placement.before, ctx.module))
+
+
+def _emptied_autocast_blocks(ctx, removed) -> List[cst.With]:
+    """The autocast-only ``with`` blocks (IPU309 unwraps them) all of whose statements go: they go
+    too, rather than leave a ``pass`` behind."""
+    gone = {id(statement) for statement in removed}
+    blocks = {id(block): block for block in (ctx.parent(ctx.block_of(statement)) for statement in removed)
+              if autocast_block(ctx, block)}
+    return [block for block in blocks.values() if all(id(inner) in gone for inner in block.body.body)]
 
 
 RULE = TrainingModel()

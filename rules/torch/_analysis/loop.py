@@ -21,7 +21,9 @@ from porter.scopes import (
     Owner, assignments_of, common_point, creation_point, fresh_name, is_module_function, loads, local_calls,
     module_definitions, module_globals,
 )
-from porter.rules.torch._analysis.util import AUTOCAST, BUILTINS, NO_GRAD, qualified, selected
+from porter.rules.torch._analysis.util import (
+    BUILTINS, NO_GRAD, accelerators, autocast_block, is_autocast, qualified, selected,
+)
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
 _RESERVED = frozenset({"training", "forward", "train", "eval", "parameters", "modules", "children", "to",
@@ -131,7 +133,22 @@ class Plan:
 
 
 def plan(ctx: FileContext) -> Plan:
-    return ctx.shared(_PLAN, lambda: _plan(ctx))
+    return ctx.shared(_PLAN, lambda: _fixed_point_plan(ctx))
+
+
+def _fixed_point_plan(ctx: FileContext) -> Plan:
+    """The plan of the code as a second port sees it: the inference models the port creates call
+    ``model.eval()`` (and ``model.train()``), which make ``model`` a model name everywhere in the
+    file, so the plan is made again with those names until it adds none."""
+    names = model_names(ctx)
+    while True:
+        result = _plan(ctx)
+        added = {evaluation.placement.values[evaluation.model] for evaluation in result.evaluations
+                 if evaluation.problem is None} - names
+        added = {name for name in added if name.isidentifier()}
+        if not added:
+            return result
+        names.update(added)
 
 
 def _plan(ctx: FileContext) -> Plan:
@@ -142,16 +159,19 @@ def _plan(ctx: FileContext) -> Plan:
     else:
         opts, opts_exists = (fresh_name(ctx, "opts") if selected(ctx, "poptorch-options") else None), False
     steps = _train_steps(ctx)
-    wrapped: Set[str] = {code_of(ctx, call.args[0].value) for _, call in assignments_of(ctx, "poptorch.trainingModel")
-                         if call.args and call.args[0].keyword is None}
+    # (scope, model) already wrapped: the same name in another function is another model.
+    wrapped: Set[Tuple[int, str]] = {(id(scopes.owner(ctx, call)), code_of(ctx, call.args[0].value))
+                                     for _, call in assignments_of(ctx, "poptorch.trainingModel")
+                                     if call.args and call.args[0].keyword is None}
     for step in steps:
         if step.problem is None and step.self_loss:
             model = step.placement.values[step.model]
-            if model in wrapped:   # poptorch.trainingModel raises on a model it already wraps
+            if {(id(step.placement.owner), model), (id(ctx.module), model)} & wrapped:
+                # poptorch.trainingModel raises on a model it already wraps
                 step.problem_anchor = step.backward
                 step.problem = (f"`{model}` is already wrapped by a `poptorch.trainingModel` above: reuse that "
                                 "training model here (or call its `destroy()` first)")
-            wrapped.add(model)
+            wrapped.add((id(step.placement.owner), model))
     for step in steps:
         step.selected = selected(ctx, "training-model")
         if not step.rewritten:
@@ -229,8 +249,16 @@ def _place(ctx: FileContext, node: cst.CSTNode, owner: Owner, needed: List[str],
         return None, "could not find where to create it"
     late = _assigned_within(before) & set(needed) - _rebuilt(ctx, before, rebuilt)
     if late:
-        return None, f"`{sorted(late)[0]}` is assigned inside the loop; create the {what} once, before the loop"
+        name = sorted(late)[0]
+        if isinstance(before, (cst.For, cst.While)):
+            return None, f"`{name}` is assigned inside the loop; create the {what} once, before the loop"
+        block = _KEYWORDS.get(type(before), "compound")
+        return None, (f"`{name}` is assigned inside the `{block}` block that uses it; assign `{name}` before "
+                      f"that block, then create the {what} once, between the two")
     return Placement(owner, before, {name: name for name in needed}), None
+
+
+_KEYWORDS = {cst.With: "with", cst.If: "if", cst.Try: "try", cst.FunctionDef: "def", cst.ClassDef: "class"}
 
 
 def _rebuilt(ctx: FileContext, loop: cst.CSTNode, names: Set[str]) -> Set[str]:
@@ -349,8 +377,31 @@ def _scheduler_like(func: cst.BaseExpression) -> bool:
 
 
 def _autocast_with(ctx: FileContext, statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.With) and any(
-        isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in AUTOCAST for item in statement.items)
+    return isinstance(statement, cst.With) and any(is_autocast(ctx, item.item) for item in statement.items)
+
+
+def _step_body(ctx: FileContext, backward: cst.BaseStatement) -> Optional[List[cst.BaseStatement]]:
+    """The statements around ``backward()`` as they are once IPU309 has replaced each
+    autocast-only ``with`` block by its body (the block holding ``backward()`` too): the step is
+    planned on the code a second port would see, so one port reaches the fixed point."""
+    block = ctx.block_of(backward)
+    if block is None:
+        return None
+    if not selected(ctx, "remove-amp"):
+        return list(block.body)
+    while autocast_block(ctx, ctx.parent(block)) and ctx.block_of(ctx.parent(block)) is not None:
+        block = ctx.block_of(ctx.parent(block))
+    return _without_autocast(ctx, block.body)
+
+
+def _without_autocast(ctx: FileContext, statements) -> List[cst.BaseStatement]:
+    flat: List[cst.BaseStatement] = []
+    for statement in statements:
+        if autocast_block(ctx, statement):
+            flat.extend(_without_autocast(ctx, statement.body.body))
+        else:
+            flat.append(statement)
+    return flat
 
 
 def _train_steps(ctx: FileContext) -> List[TrainStep]:
@@ -363,6 +414,12 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
         if expr_call(statement) is not call:
             continue
         scaler = None
+        engine = _engine(ctx, call, receiver, statement)
+        if engine is not None:
+            steps.append(TrainStep(statement, "", problem=engine, problem_anchor=call))
+            continue
+        if call.args and code_of(ctx, receiver) in accelerators(ctx) and len(call.args) == 1:
+            receiver = call.args[0].value   # `accelerator.backward(loss)` is `loss.backward()` on one device
         if isinstance(receiver, cst.Call) and len(receiver.args) == 1 and name_of(method_of(receiver, "scale")):
             scaler = name_of(method_of(receiver, "scale"))
             receiver = receiver.args[0].value
@@ -387,6 +444,22 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
                                 "hand (one training model per optimizer, or one loss through "
                                 "`poptorch.identity_loss`)")
     return steps
+
+
+def _engine(ctx: FileContext, call: cst.Call, receiver: cst.BaseExpression,
+            statement: cst.BaseStatement) -> Optional[str]:
+    """Why ``engine.backward(loss)`` followed by ``engine.step()`` cannot be ported: a training
+    engine (DeepSpeed's) owns the model, the optimizer and the step; None for other calls."""
+    engine = name_of(receiver)
+    if engine is None or not call.args or call.args[0].keyword is not None \
+            or code_of(ctx, receiver) in accelerators(ctx):
+        return None
+    if not any(name_of(method_of(expr_call(later), "step")) == engine for later in ctx.siblings(statement)):
+        return None
+    return (f"`{engine}` is a training engine (`{engine}.backward(loss)`, `{engine}.step()`, as DeepSpeed's "
+            "`initialize` returns): PopTorch runs no engine; build the model with its loss in `forward` and a "
+            "`torch.optim` optimizer, and train through `poptorch.trainingModel` by hand (replication: "
+            "`opts.replicationFactor(n)`)")
 
 
 def _zero_grad(statement: cst.CSTNode) -> bool:
@@ -422,10 +495,9 @@ def _no_step_reason(ctx: FileContext, backward: cst.BaseStatement) -> str:
 
 
 def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
-    block = ctx.block_of(step.backward)
-    if block is None:
+    body = _step_body(ctx, step.backward)
+    if body is None:
         return "`backward()` is not on a line of its own: rewrite this training step by hand"
-    body = list(block.body)
     index = body.index(step.backward)
     step.owner = scopes.owner(ctx, step.backward)
     # The optimizer step after backward().
@@ -590,12 +662,28 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
 
 # --------------------------------------------------------------------------- evaluation loops
 def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
-    found = []
+    """The evaluations to move, found until the ``model.eval()`` each one adds where it creates
+    its inference model finds no more: a second port, which sees those calls, moves nothing new."""
     evaluated: Dict[int, Set[str]] = {}
     for call in ctx.nodes(cst.Call):
         receiver = name_of(method_of(call, "eval"))
         if receiver is not None and not call.args:
             evaluated.setdefault(id(scopes.owner(ctx, call)), set()).add(receiver)
+    while True:
+        found = _evaluations_with(ctx, steps, evaluated)
+        added = False
+        for evaluation in found:
+            if evaluation.problem is None:
+                names = evaluated.setdefault(id(evaluation.placement.owner), set())
+                model = evaluation.placement.values[evaluation.model]
+                added = added or model not in names
+                names.add(model)
+        if not added:
+            return found
+
+
+def _evaluations_with(ctx: FileContext, steps: List[TrainStep], evaluated: Dict[int, Set[str]]) -> List[Evaluation]:
+    found = []
     blocks: List[Tuple[cst.CSTNode, cst.CSTNode]] = []   # (statement or function, the code under no_grad)
     for with_stmt in ctx.nodes(cst.With):
         if any(isinstance(item.item, cst.Call) and qualified(ctx, item.item.func) in NO_GRAD
@@ -611,16 +699,16 @@ def _evaluations(ctx: FileContext, steps: List[TrainStep]) -> List[Evaluation]:
         models = evaluated.get(id(owner), set()) | _trained_models(ctx, steps, holder, owner)
         calls = [node for node in walk(body) if isinstance(node, cst.Call) and id(node) not in seen
                  and name_of(node.func) in models and qualified(ctx, node.func) is None]
-        if not calls:
-            continue
-        model = calls[0].func.value
-        calls = [call for call in calls if call.func.value == model]
         seen.update(id(call) for call in calls)
-        anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, calls[0], owner)
-        evaluation = Evaluation(anchor, model, calls, owner)
-        evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
-                                                          "inference_model")
-        found.append(evaluation)
+        # One inference model per model the block evaluates (a model and its reference): moving
+        # only the first would leave the others for a second port to move.
+        for model in dict.fromkeys(call.func.value for call in calls):
+            of_model = [call for call in calls if call.func.value == model]
+            anchor = holder if isinstance(holder, cst.With) else creation_point(ctx, of_model[0], owner)
+            evaluation = Evaluation(anchor, model, of_model, owner)
+            evaluation.placement, evaluation.problem = _place(ctx, anchor, owner, [model], "inference model",
+                                                              "inference_model")
+            found.append(evaluation)
     return found
 
 
@@ -654,6 +742,7 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
             continue
         trained = ctx.statement_of(step.backward if step.owner is scope else step.placement.calls[0])
         for site in sites:
+            site = _outside_evaluation_loops(ctx, site, trained, scope)
             if ctx.block_of(site) is None:
                 continue
             release = Release(site)
@@ -665,6 +754,20 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
             if _common_loop(ctx, site, trained, scope) is not None:
                 release.inference = True
                 release.guarded = _order(ctx, site, trained) < 0
+
+
+def _outside_evaluation_loops(ctx: FileContext, site: cst.BaseStatement, trained: cst.CSTNode,
+                              scope: Owner) -> cst.BaseStatement:
+    """The outermost loop around ``site`` that does not also train (a loop over the evaluation
+    batches with ``no_grad`` inside), or ``site``: the models are swapped once around it, not per
+    batch (detaching a detached model fails)."""
+    training = {id(ancestor) for ancestor in ctx.ancestors(trained)}
+    for ancestor in ctx.ancestors(site):
+        if ancestor is scope or id(ancestor) in training:
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            site = ancestor
+    return site
 
 
 def _order(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> int:

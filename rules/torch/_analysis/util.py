@@ -9,19 +9,19 @@ need are cached on the context so each file pays for them once.
 from __future__ import annotations
 
 import builtins
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter import scopes
-from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import with_args
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
+from porter.cstutil import argument, assigned_name, name_of, with_args
 from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
 
 BUILTINS = frozenset(dir(builtins))
 AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast",
-                      "torch.cuda.amp.autocast_mode.autocast"})
+                      "torch.cuda.amp.autocast_mode.autocast", "transformer_engine.pytorch.fp8_autocast"})
 GRAD_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler"})
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 CUDA_AVAILABLE = "torch.cuda.is_available"
@@ -31,9 +31,14 @@ GPU_AVAILABLE = frozenset({CUDA_AVAILABLE, "torch.accelerator.is_available", "to
 CUDA_COUNT = "torch.cuda.device_count"
 DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
+PARTIAL = "functools.partial"
+ACCELERATOR = "accelerate.Accelerator"
+
 # Analyses of the original tree, computed once per file by whichever rule asks first.
 _QUALIFIED: SharedKey[Dict[int, Optional[str]]] = SharedKey("torch-qualified", dict)
 _DEVICES: SharedKey[Set[str]] = SharedKey("torch-devices")
+_ACCELERATORS: SharedKey[Set[str]] = SharedKey("torch-accelerators")
+_AUTOCAST_NAMES: SharedKey[List[Tuple[str, cst.SimpleStatementLine]]] = SharedKey("torch-autocast-names")
 
 
 def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -43,6 +48,85 @@ def qualified(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     if key not in store:
         store[key] = ctx.qualified_name(node)
     return store[key]
+
+
+def autocast_names(ctx: FileContext) -> List[Tuple[str, cst.SimpleStatementLine]]:
+    """Names bound to an autocast factory or context, with the statement that binds them:
+    ``amp = functools.partial(torch.autocast, device_type="cuda")`` (used as ``with amp():``) and
+    ``amp_ctx = torch.autocast("cuda")`` (used as ``with amp_ctx:``)."""
+    def compute():
+        found = []
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            name = assigned_name(statement)
+            value = statement.body[0].value if name else None
+            if not isinstance(value, cst.Call):
+                continue
+            full = qualified(ctx, value.func)
+            if full in AUTOCAST or (full == PARTIAL and value.args and value.args[0].keyword is None
+                                    and qualified(ctx, value.args[0].value) in AUTOCAST):
+                found.append((name, statement))
+        return found
+    return ctx.shared(_AUTOCAST_NAMES, compute)
+
+
+def _autocast_binding(ctx: FileContext, use: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+    """What the autocast name ``use`` is bound to (``functools.partial`` or an autocast), in its
+    own scope or the module's, or through a parameter every caller passes one to; None for other
+    names."""
+    name = name_of(use)
+    if name is None or qualified(ctx, use) is not None:
+        return None
+    scope = scopes.owner(ctx, use)
+    for bound, statement in autocast_names(ctx):
+        if bound == name and scopes.owner(ctx, statement) in (scope, ctx.module):
+            return qualified(ctx, statement.body[0].value.func)
+    return _passed_autocast(ctx, scope, name, depth) if depth < 3 else None
+
+
+def _passed_autocast(ctx: FileContext, function: Owner, name: str, depth: int) -> Optional[str]:
+    """``def train_epoch(..., amp_autocast=suppress)`` called as ``train_epoch(..., amp_autocast=amp)``
+    by every caller, ``amp`` an autocast: what ``amp`` is bound to."""
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    params = [param.name.value for param in function.params.params]
+    keyword_only = [param.name.value for param in function.params.kwonly_params]
+    if name not in params + keyword_only:
+        return None
+    position = params.index(name) if name in params else len(params) + len(keyword_only)
+    calls = scopes.local_calls(ctx, function)
+    bindings = set()
+    for call in calls:
+        arg = argument(call, name, position)
+        bindings.add(_autocast_binding(ctx, arg.value, depth + 1) if arg is not None and not arg.star else None)
+    return bindings.pop() if len(bindings) == 1 else None
+
+
+def is_autocast(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """A ``with`` item that enters CUDA autocast: ``torch.autocast(...)``, ``amp()`` for a partial
+    of it, ``amp_ctx`` for an autocast object bound once, or ``accelerator.autocast()``."""
+    if isinstance(item, cst.Call):
+        func = item.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "autocast" \
+                and code_of(ctx, func.value) in accelerators(ctx):
+            return True
+        return qualified(ctx, func) in AUTOCAST or _autocast_binding(ctx, func) == PARTIAL
+    return _autocast_binding(ctx, item) in AUTOCAST
+
+
+def autocast_block(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """A ``with`` block that only enters autocast: IPU309 replaces it by its body."""
+    return isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock) \
+        and all(is_autocast(ctx, item.item) for item in statement.items)
+
+
+def accelerators(ctx: FileContext) -> Set[str]:
+    """The code of the targets bound to a Hugging Face ``accelerate.Accelerator(...)``:
+    ``accelerator``, ``self.accelerator``."""
+    def compute():
+        return {code_of(ctx, assign.targets[0].target) for assign in ctx.nodes(cst.Assign)
+                if len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and qualified(ctx, assign.value.func) == ACCELERATOR}
+    return ctx.shared(_ACCELERATORS, compute)
 
 
 def backward_calls(ctx: FileContext) -> List[cst.Call]:
@@ -223,7 +307,8 @@ def in_dead_cuda_branch(ctx: FileContext, node: cst.CSTNode) -> bool:
     return False
 
 
-_NOT_TENSORS = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.device", "torch.cuda.", "torch.backends.")
+_NOT_TENSORS = ("torch.nn.", "torch.optim.", "torch.utils.", "torch.device", "torch.cuda.", "torch.backends.",
+                 "torch.compile", "torch.jit.")
 
 
 def tensor_variables(ctx: FileContext, owner: Owner) -> Set[str]:
