@@ -51,6 +51,37 @@ class IpuConfig(Rule):
             model.fit(x, y)
             """,
         ),
+        # A model chosen in an `if`/`else` is configured for once, before the choice.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                if args.small:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                else:
+                    model = tf.keras.applications.ResNet50(weights=None, classes=10)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(args):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                if args.small:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                else:
+                    model = tf.keras.applications.ResNet50(weights=None, classes=10)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(x, y)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
