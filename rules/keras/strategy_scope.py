@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import expression, single_small, statement
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import in_model_class, model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 
@@ -277,6 +277,39 @@ run_experiment(net)
                     train(build(), x, y)
             """,
         ),
+        # A device scope in a method of the model runs where the model is called: it goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class TwoTower(tf.keras.Model):
+                def call(self, inputs):
+                    with tf.device("/gpu:1"):
+                        return self.head(self.body(inputs))
+
+
+            model = TwoTower()
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class TwoTower(tf.keras.Model):
+                def call(self, inputs):
+                    return self.head(self.body(inputs))
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = TwoTower()
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+            """,
+        ),
         # A model chosen on a condition: one scope around the choice and the training.
         Example(
             """\
@@ -372,6 +405,9 @@ def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
     if any(_in_region(ctx, region, with_node) for region in wrapped):
         return "device/strategy scope replaced by the IPU strategy scope"
     function = ctx.enclosing_function(with_node)
+    if function is not None and in_model_class(ctx, function, plan.model_classes):
+        return (f"device/strategy scope removed: `{function.name.value}` is a method of the model, and it runs "
+                "where the model is called, in the IPU strategy's scope")
     if function is not None and function.name.value in plan.builders:
         return (f"device/strategy scope removed: `{function.name.value}()` builds the model, and it is "
                 "created in the IPU strategy's scope where it is called")

@@ -97,6 +97,7 @@ class Plan:
     model_names: Set[str] = field(default_factory=set)
     compiled_names: Set[str] = field(default_factory=set)  # names whose `.compile(...)` the file calls
     builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
+    model_classes: Set[str] = field(default_factory=set)  # Keras model classes of the file
 
 
 def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
@@ -122,6 +123,12 @@ def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
             and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
+
+
+def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
+    """Whether ``function`` is a method of one of the Keras model classes ``model_classes``."""
+    owner = ctx.enclosing(function, cst.ClassDef)
+    return owner is not None and owner.name.value in model_classes
 
 
 def model_plan(ctx: FileContext) -> Plan:
@@ -157,6 +164,7 @@ class _Analysis:
         self._find_trainers()
         self._find_builders()
         plan.builders = set(self.builders)
+        plan.model_classes = set(self.model_classes)
         plan.model_assignments = list(self._model_assignments())
         plan.compiled_names = set().union(*self._compiled_names().values())
         plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
@@ -495,8 +503,15 @@ class _Analysis:
         return last
 
     def _inside_builder(self, block: Block) -> bool:
+        """Whether ``block`` runs in its callers' scope: in a function that builds a model and is
+        called, or in a method of a Keras model class of the file (``call`` runs where the model
+        is called)."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
-        return function is not None and function.name.value in self.builders and self._is_called(function)
+        if function is None:
+            return False
+        if in_model_class(self.ctx, function, self.model_classes):
+            return True
+        return function.name.value in self.builders and self._is_called(function)
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
         name = function.name.value
