@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import expression, single_small, statement
-from porter.rules.keras._analysis.model_plan import in_model_class, model_plan
+from porter.rules.keras._analysis.model_plan import in_model_class, model_plan, setup_anchors
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 
@@ -378,13 +378,11 @@ run_experiment(net)
             ctx.replace(call, expression(_strategy_code(plan)))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
             changed = True
-        created = set()
+        if plan.strategy_statement is None:
+            for anchor in setup_anchors(ctx, plan):
+                ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {_strategy_code(plan)}")])
         wrapped = []
         for region in plan.regions:
-            if plan.strategy_statement is None and id(region.anchor) not in created:
-                created.add(id(region.anchor))
-                ctx.insert_before(region.anchor, [statement(
-                    f"{plan.strategy_name} = {_strategy_code(plan)}")])
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line)):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",

@@ -131,6 +131,19 @@ def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: S
     return owner is not None and owner.name.value in model_classes
 
 
+def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
+    """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
+    each block only (one after it in the same block runs later, when both are made already)."""
+    first: Dict[int, cst.BaseStatement] = {}
+    for region in plan.regions:
+        block = ctx.block_of(region.anchor)
+        key = id(block) if block is not None else id(region.anchor)
+        current = first.get(key)
+        if current is None or (block is not None and block.body.index(region.anchor) < block.body.index(current)):
+            first[key] = region.anchor
+    return list(first.values())
+
+
 def model_plan(ctx: FileContext) -> Plan:
     return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
