@@ -2,7 +2,7 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import expression, single_small, statement
-from porter.rules.keras._analysis.model_plan import in_model_class, model_plan, setup_anchors
+from porter.rules.keras._analysis.model_plan import in_model_class, in_region, model_plan, setup_anchors
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 
@@ -400,7 +400,7 @@ run_experiment(net)
 def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
     """What became of a device or strategy scope: replaced when its code is in a region the port
     wraps, removed otherwise (a function that builds the model runs in its caller's scope)."""
-    if any(_in_region(ctx, region, with_node) for region in wrapped):
+    if any(in_region(ctx, region, with_node) for region in wrapped):
         return "device/strategy scope replaced by the IPU strategy scope"
     function = ctx.enclosing_function(with_node)
     if function is not None and in_model_class(ctx, function, plan.model_classes):
@@ -410,14 +410,6 @@ def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
         return (f"device/strategy scope removed: `{function.name.value}()` builds the model, and it is "
                 "created in the IPU strategy's scope where it is called")
     return "device/strategy scope removed"
-
-
-def _in_region(ctx, region, node: cst.CSTNode) -> bool:
-    body = list(region.block.body)
-    for candidate in (node, *ctx.ancestors(node)):
-        if isinstance(candidate, cst.BaseStatement) and ctx.block_of(candidate) is region.block:
-            return body.index(region.first) <= body.index(candidate) <= body.index(region.last)
-    return False
 
 
 RULE = StrategyScope()

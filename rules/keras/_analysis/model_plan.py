@@ -131,6 +131,15 @@ def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: S
     return owner is not None and owner.name.value in model_classes
 
 
+def in_region(ctx: FileContext, region: Region, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the statements of ``region`` (nested blocks included)."""
+    body = list(region.block.body)
+    for candidate in (node, *ctx.ancestors(node)):
+        if isinstance(candidate, cst.BaseStatement) and ctx.block_of(candidate) is region.block:
+            return body.index(region.first) <= body.index(candidate) <= body.index(region.last)
+    return False
+
+
 def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
     """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
     each block only (one after it in the same block runs later, when both are made already)."""
@@ -409,6 +418,10 @@ class _Analysis:
                 plan.regions.append(region)
         self._cover_inline_models(regions)
         self._cover_scopes(regions)
+        # A region inside another one (a model trained in a loop, then the loop in the region of
+        # the block around it) is in the scope already.
+        plan.regions = [region for region in plan.regions if not any(
+            other is not region and in_region(ctx, other, region.block) for other in plan.regions)]
 
     def _lifted(self, block: Optional[Block]) -> Optional[Block]:
         """``block``, or, when a model it assigns is used after the compound statement that holds
