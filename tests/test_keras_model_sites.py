@@ -16,6 +16,14 @@ def train(model, data):
 
 '''
 
+# The IPU set-up the port puts at the top of main(), once.
+SETUP = """\
+    ipu_config = ipu.config.IPUConfig()
+    ipu_config.auto_select_ipus = 1
+    ipu_config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+"""
+
 
 def report(source):
     result = port(source, Config())
@@ -54,11 +62,7 @@ def main():
     ported, findings = report(source)
     assert ported.endswith('''
 def main():
-    ipu_config = ipu.config.IPUConfig()
-    ipu_config.auto_select_ipus = 1
-    ipu_config.configure_ipu_system()
-    strategy = ipu.ipu_strategy.IPUStrategy()
-    with strategy.scope():
+''' + SETUP + '''    with strategy.scope():
         model = make_model()
         train(model, load())
 ''')
@@ -82,11 +86,7 @@ def main():
     assert ported.count("IPUStrategy()") == 1
     assert ported.endswith('''
 def main():
-    ipu_config = ipu.config.IPUConfig()
-    ipu_config.auto_select_ipus = 1
-    ipu_config.configure_ipu_system()
-    strategy = ipu.ipu_strategy.IPUStrategy()
-    for width in (8, 16):
+''' + SETUP + '''    for width in (8, 16):
         with strategy.scope():
             run(tf.keras.Sequential([tf.keras.layers.Dense(width)]), load())
     with strategy.scope():
