@@ -29,7 +29,8 @@ class KerasAudit(Rule):
         "(Graphcore, *Targeting the IPU from TensorFlow 2*, \"Keras with IPUs\"). Code outside the scope "
         "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
         "every training or prediction call must be inside the strategy's scope, directly or through the "
-        "functions that call it. The first call that is not is reported, with what is missing, so that a "
+        "functions that call it. The first call that is not is reported, with what is missing (and, when "
+        "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one."
     )
     examples = (
