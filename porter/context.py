@@ -678,11 +678,14 @@ class FileContext:
         return self.latest.get(id(node), node)
 
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
-             build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]) -> bool:
+             build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement],
+             display: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
         stay outside, in front of it. In a notebook, a range that spans cells becomes one block
-        per cell: a block cannot cross a cell boundary."""
+        per cell: a block cannot cross a cell boundary. ``display(statement)``, when given, says
+        that a statement only shows a value: at the end of a notebook cell, such statements stay
+        after the block, where the cell still shows what the last one gives."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -707,11 +710,24 @@ class FileContext:
                 piece_start = index
         if piece_start is not None:
             pieces.append((piece_start, end))
+        if display is not None and block is self.module and self.barriers:
+            pieces = [(low, self._before_display(body, low, high, display)) for low, high in pieces]
+            pieces = [(low, high) for low, high in pieces if high >= low]
         if not pieces:
             return False
         self._mark_dirty(block)
         self.wraps.setdefault(id(block), []).extend(Wrap(low, high, build) for low, high in pieces)
         return True
+
+    def _before_display(self, body: Sequence[cst.BaseStatement], low: int, high: int,
+                        display: Callable[[cst.BaseStatement], bool]) -> int:
+        """The end of the piece ``low..high`` of a notebook's module without the statements that
+        only display, when they end a cell (the next statement starts another cell)."""
+        if high + 1 < len(body) and id(body[high + 1]) not in self.barriers:
+            return high
+        while high >= low and display(body[high]):
+            high -= 1
+        return high
 
     def add_import(self, module: str, name: Optional[str] = None, asname: Optional[str] = None, *,
                    code: str) -> None:

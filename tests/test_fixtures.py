@@ -2,7 +2,9 @@
 byte, the expected output ports to itself, and ``<name>.findings.txt`` is the exact text report of
 the port (the lines ``ipu-port <name>.py`` prints, in its order), so a changed message, code or
 line number fails the fixture that shows it. ``<name>.options.json``, when present, holds the
-Config fields the fixture is ported with (for example ``{"ipus": 2}``).
+Config fields the fixture is ported with (for example ``{"ipus": 2}``). A notebook fixture
+``<name>.ipynb`` is checked the same way against ``<name>.expected.ipynb``, ported as the CLI ports
+a notebook (the whole file, outputs and metadata included).
 
 After an intended change, regenerate the snapshots with
 
@@ -27,6 +29,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 INPUTS = sorted(
     path for path in FIXTURES.rglob("*.py") if not path.name.endswith(".expected.py")
 )
+NOTEBOOKS = sorted(
+    path for path in FIXTURES.rglob("*.ipynb") if not path.name.endswith(".expected.ipynb")
+)
 UPDATE = os.environ.get("IPU_PORT_UPDATE_SNAPSHOTS", "") not in ("", "0")
 
 
@@ -39,7 +44,7 @@ def fixture_config(path: Path) -> Config:
 
 
 def expected_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".expected.py")
+    return path.with_name(path.stem + path.suffix.replace(".", ".expected."))
 
 
 def findings_path(path: Path) -> Path:
@@ -95,15 +100,36 @@ def test_fixture_reports_its_findings(path):
     check_snapshot(findings_path(path), findings_report(path))
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_notebook_fixture_ports_to_expected(path):
+    outcome = port_text(path.name, path.read_text(encoding="utf-8"), fixture_config(path))
+    assert outcome.error is None
+    check_snapshot(expected_path(path), outcome.ported)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_notebook_fixture_port_is_stable(path):
+    expected = expected_path(path).read_text(encoding="utf-8")
+    again = port_text(path.name, expected, fixture_config(path))
+    assert again.error is None
+    assert again.ported == expected
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_notebook_fixture_reports_its_findings(path):
+    check_snapshot(findings_path(path), findings_report(path))
+
+
 def test_every_fixture_has_an_expected_output_and_findings():
-    assert INPUTS
-    for path in INPUTS:
+    assert INPUTS and NOTEBOOKS
+    for path in INPUTS + NOTEBOOKS:
         assert expected_path(path).exists(), path
         assert findings_path(path).exists(), path
 
 
 def test_no_snapshot_without_its_fixture():
     """A renamed or deleted fixture must take its snapshots along."""
-    inputs = {path.with_suffix("") for path in INPUTS}
-    for snapshot in sorted(FIXTURES.rglob("*.findings.txt")) + sorted(FIXTURES.rglob("*.expected.py")):
+    inputs = {path.with_suffix("") for path in INPUTS + NOTEBOOKS}
+    snapshots = [*FIXTURES.rglob("*.findings.txt"), *FIXTURES.rglob("*.expected.py"), *FIXTURES.rglob("*.expected.ipynb")]
+    for snapshot in sorted(snapshots):
         assert snapshot.with_name(snapshot.name.split(".")[0]) in inputs, snapshot

@@ -1,7 +1,10 @@
+from typing import Set
+
 import libcst as cst
 
-from porter.cstutil import string_value
+from porter.cstutil import argument, string_value
 from porter.rules.keras._analysis.util import last_name
+from porter.rules.keras.py_function import HOST_FUNCTIONS
 from porter.rule import KERAS, WARN, Example, Rule
 
 _DTYPES = frozenset({
@@ -13,6 +16,10 @@ _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _DTYPES)
 # Calls whose (first or ``dtype``) string argument is a dtype.
 _DTYPE_CALLS = ("astype", "set_floatx", "cast", "Variable", "constant", "zeros", "ones", "array", "asarray")
 _INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cast", "issubclass"})
+# Host-side data code: NumPy, pandas and SciPy arrays, and the array methods that convert them. A
+# float64 array made there is cast by Keras `fit`, or by the code that feeds it to the model.
+_HOST_MODULES = ("numpy.", "pandas.", "scipy.")
+_HOST_METHODS = frozenset({"astype", "to_numpy"})
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
             "raises TypeError; use float32 (or float16)")
 
@@ -22,14 +29,17 @@ class Float64(Rule):
     name = "float64"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Warn about float64 dtypes (`tf.float64`, `np.float64`, `dtype=\"float64\"`)."
+    summary = "Warn about float64 dtypes that reach the IPU (`tf.float64`, `dtype=\"float64\"` in model code)."
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
         "(Targeting the IPU from TensorFlow 2, \"Supported types\"). Keras `fit` casts float64 arrays to "
         "float32 itself, but float64 inputs to a "
         "function run through `strategy.run` raise `TypeError(\"Unsupported data type for input: "
         "float64\")` and float64 weights or constants fail to compile. "
-        "Each float64 dtype the porter sees is reported, to be changed to float32."
+        "Each float64 dtype that reaches the device is reported, to be changed to float32: in TensorFlow "
+        "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). Host-side data code is "
+        "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
+        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`."
     )
     examples = (
         Example("""\
@@ -38,10 +48,11 @@ class Float64(Rule):
             scale = tf.constant(0.5, dtype=tf.float64)
             """),
         Example("""\
-            import numpy as np
             import tensorflow as tf
 
-            x_train = x_train.astype(np.float64)
+
+            def train_step(x, y):
+                logits = model(tf.cast(x, tf.float64))
             """),
         Example("""\
             import tensorflow as tf
@@ -78,9 +89,31 @@ class Float64(Rule):
             """,
             reported=False,
         ),
+        # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
+        Example(
+            """\
+            import numpy as np
+            import pandas as pd
+            import tensorflow as tf
+
+            table = pd.read_csv("prices.csv", dtype={"close": np.float64})
+            features = table.to_numpy(dtype="float64")
+            weights = np.ones(len(features), dtype=np.float64)
+
+
+            def normalise(row):
+                return ((row - row.mean()) / row.std()).astype(np.float32)
+
+
+            dataset = tf.data.Dataset.from_tensor_slices(features.astype("float64"))
+            dataset = dataset.map(lambda row: tf.numpy_function(normalise, [row], tf.float32))
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
+        found = []  # (node, whether it is a NumPy dtype)
         for node_type in (cst.Attribute, cst.Name):
             for node in ctx.nodes(node_type):
                 last = node.attr.value if isinstance(node, cst.Attribute) else node.value
@@ -88,10 +121,15 @@ class Float64(Rule):
                     continue
                 if isinstance(node, cst.Name) and isinstance(ctx.parent(node), (cst.Attribute, cst.ImportAlias)):
                     continue
-                if ctx.qualified_name(node) in _DTYPES and not self._only_inspected(ctx, node):
-                    ctx.report(self.code, node, _MESSAGE, fixed=False)
+                qualified = ctx.qualified_name(node)
+                if qualified in _DTYPES and not self._only_inspected(ctx, node):
+                    found.append((node, qualified.startswith(_HOST_MODULES)))
         for node in ctx.nodes(cst.SimpleString):
             if string_value(node) in _NAMES and self._is_dtype_argument(ctx, node):
+                found.append((node, False))
+        host_functions = _host_functions(ctx) if found else set()
+        for node, numpy_dtype in found:
+            if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _MESSAGE, fixed=False)
 
     @staticmethod
@@ -114,6 +152,36 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+def _host_functions(ctx) -> Set[int]:
+    """The functions and lambdas that ``tf.py_function``/``tf.numpy_function`` run on the host
+    (by id): what they compute is NumPy code."""
+    names, found = set(), set()
+    for call, _ in ctx.calls_to(*HOST_FUNCTIONS):
+        function = argument(call, "func", 0)
+        if function is not None and isinstance(function.value, cst.Name):
+            names.add(function.value.value)
+        elif function is not None and isinstance(function.value, cst.Lambda):
+            found.add(id(function.value))
+    found.update(id(function) for function in ctx.nodes(cst.FunctionDef) if function.name.value in names)
+    return found
+
+
+def _reaches_device(ctx, node: cst.CSTNode, numpy_dtype: bool, host_functions: Set[int]) -> bool:
+    """Whether a float64 dtype is used by TensorFlow code (the model, a step, a tensor), not by
+    host-side data code: an argument of a NumPy/pandas call or of ``.astype(...)``, a NumPy dtype
+    used outside TensorFlow calls, or code of a function run by ``tf.py_function``."""
+    if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(node)):
+        return False
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call):
+        return not numpy_dtype
+    qualified = ctx.qualified_name(call.func)
+    if qualified is not None:
+        return not qualified.startswith(_HOST_MODULES)
+    return last_name(call.func) not in _HOST_METHODS
 
 
 RULE = Float64()

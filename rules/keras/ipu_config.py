@@ -1,5 +1,5 @@
 from porter.cstutil import statement
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import model_plan, setup_anchors
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import fresh_name
@@ -51,6 +51,62 @@ class IpuConfig(Rule):
             model.fit(x, y)
             """,
         ),
+        # Models trained in a loop, then another one after it: configured once, before the loop.
+        Example(
+            """\
+            import tensorflow as tf
+
+            for width in (8, 16):
+                probe = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                probe.fit(x, y)
+            final = tf.keras.Sequential([tf.keras.layers.Dense(32)])
+            final.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            ipu_config = ipu.config.IPUConfig()
+            ipu_config.auto_select_ipus = 1
+            ipu_config.configure_ipu_system()
+            for width in (8, 16):
+                probe = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                probe.fit(x, y)
+            final = tf.keras.Sequential([tf.keras.layers.Dense(32)])
+            final.fit(x, y)
+            """,
+        ),
+        # A model chosen in an `if`/`else` is configured for once, before the choice.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                if args.small:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                else:
+                    model = tf.keras.applications.ResNet50(weights=None, classes=10)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(args):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                if args.small:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                else:
+                    model = tf.keras.applications.ResNet50(weights=None, classes=10)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(x, y)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -74,7 +130,7 @@ class IpuConfig(Rule):
         if plan.strategy_statement is not None:
             anchors.append(plan.strategy_statement)
         else:
-            anchors.extend(region.anchor for region in plan.regions)
+            anchors.extend(setup_anchors(ctx, plan))
         name = config_name(ctx)
         done = set()
         for anchor in anchors:

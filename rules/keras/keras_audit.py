@@ -4,17 +4,11 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
-from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, model_plan
+from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, is_keras_run, model_plan
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
 
-# Keyword arguments only Keras' fit/evaluate/predict take: a call with one trains a Keras model
-# whatever its receiver is called (sklearn's `fit(X, y)` takes none of them).
-# (Not `verbose` or `callbacks`: gradient-boosting libraries' `fit` takes those too.)
-_KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validation_split",
-                             "steps_per_epoch", "validation_steps", "initial_epoch"})
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
 
@@ -35,7 +29,8 @@ class KerasAudit(Rule):
         "(Graphcore, *Targeting the IPU from TensorFlow 2*, \"Keras with IPUs\"). Code outside the scope "
         "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
         "every training or prediction call must be inside the strategy's scope, directly or through the "
-        "functions that call it. The first call that is not is reported, with what is missing, so that a "
+        "functions that call it. The first call that is not is reported, with what is missing (and, when "
+        "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one."
     )
     examples = (
@@ -83,6 +78,26 @@ def main():
 """,
             reported=False,
         ),
+        # The training function is also called with a model the porter cannot see created: the
+        # call in main() is ported, the other is reported.
+        Example(
+            """\
+import tensorflow as tf
+
+
+def train(model, data):
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(data, epochs=3)
+
+
+def main():
+    train(tf.keras.Sequential([tf.keras.layers.Dense(1)]), load())
+
+
+def resume(trainer):
+    train(trainer.model, load())
+""",
+        ),
         Example(
             """\
 from sklearn.linear_model import LogisticRegression
@@ -118,7 +133,7 @@ def _training_calls(ctx) -> List[cst.Call]:
         if not isinstance(func, cst.Attribute) or func.attr.value not in RUNNING_METHODS:
             continue
         receiver = func.value.value if isinstance(func.value, cst.Name) else None
-        if receiver in models or any(keyword(call, name) is not None for name in _KERAS_KEYWORDS):
+        if receiver in models or is_keras_run(call):
             found.append(call)
     return found
 
@@ -148,21 +163,33 @@ class _Coverage:
                     "the port is not complete; configure the IPU system (`ipu.config.IPUConfig()`, "
                     "`configure_ipu_system()`) and create, compile and train the model inside "
                     "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`")
-        if self._covered(call, _DEPTH, set()):
+        outside = self._outside(call, _DEPTH, set())
+        if outside is None:
             return None
-        return (f"{what} runs outside the IPU strategy's scope (on the CPU): the port is not complete; create, "
-                "compile and train the model inside `with strategy.scope():`, directly or through the "
+        through = ""
+        if outside is not call:
+            through = f" when called through `{_short(self.ctx.module.code_for_node(outside))}`"
+        return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
+                "create, compile and train the model inside `with strategy.scope():`, directly or through the "
                 "functions that call this code")
 
-    def _covered(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> bool:
+    def _outside(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> Optional[cst.CSTNode]:
+        """None when ``node`` runs in the scope, directly or through every call of its function;
+        else where it does not: ``node`` itself or the first call of it that runs outside."""
         if self._in_scope(node):
-            return True
+            return None
         function = self.ctx.enclosing_function(node)
         if function is None or depth == 0 or id(function) in seen:
-            return False
+            return node
         seen.add(id(function))
         callers = self._callers(function)
-        return bool(callers) and all(self._covered(caller, depth - 1, seen) for caller in callers)
+        if not callers:
+            return node
+        for caller in callers:
+            outside = self._outside(caller, depth - 1, seen)
+            if outside is not None:
+                return outside
+        return None
 
     def _in_scope(self, node: cst.CSTNode) -> bool:
         """Inside an existing ``with ....scope():`` of an IPU program, or in a region the port wraps."""
@@ -193,6 +220,12 @@ class _Coverage:
 def _is_scope(with_node: cst.With) -> bool:
     return any(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
                and item.item.func.attr.value == "scope" for item in with_node.items)
+
+
+def _short(code: str, width: int = 60) -> str:
+    """Code on one line, cut to ``width`` characters."""
+    line = " ".join(code.split())
+    return line if len(line) <= width else line[:width - 3] + "..."
 
 
 def _describe(call: cst.Call) -> str:

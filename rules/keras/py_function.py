@@ -3,7 +3,8 @@ import libcst as cst
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import is_dataset
 
-_HOST_FUNCTIONS = (
+# Functions that run Python (NumPy) code on the host, inside a TensorFlow graph.
+HOST_FUNCTIONS = (
     "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
     "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
 )
@@ -79,7 +80,7 @@ class PyFunction(Rule):
     )
 
     def run(self, ctx) -> None:
-        calls = list(ctx.calls_to(*_HOST_FUNCTIONS))
+        calls = list(ctx.calls_to(*HOST_FUNCTIONS))
         if not calls:
             return
         mapped = self._mapped_functions(ctx)

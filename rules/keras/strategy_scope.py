@@ -1,7 +1,8 @@
 import libcst as cst
 
-from porter.cstutil import expression, statement
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.context import walk
+from porter.cstutil import expression, single_small, statement
+from porter.rules.keras._analysis.model_plan import in_model_class, in_region, model_plan, setup_anchors
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 
@@ -22,6 +23,38 @@ def _scope(name: str):
     return build
 
 
+# Functions a notebook cell calls to show a value: Jupyter's `display` and `print` are builtins there.
+_DISPLAY_BUILTINS = frozenset({"print", "display"})
+_DISPLAY_FUNCTIONS = frozenset({"IPython.display.display", "keras.utils.plot_model",
+                                "keras.utils.vis_utils.plot_model"})
+# What runs code or binds a name inside an expression.
+_ACTIVE = (cst.Call, cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield)
+
+
+def _plain(node: cst.CSTNode) -> bool:
+    """An expression that only reads values: names, attributes, items, constants."""
+    return not any(isinstance(part, _ACTIVE) for part in walk(node))
+
+
+def _only_displays(ctx, statement_node: cst.BaseStatement) -> bool:
+    """A statement that only shows a value: a bare name or attribute (the cell's output), or
+    ``summary()``, ``plot_model``, ``print`` or ``display`` of plain values. It creates nothing
+    and runs no model code, so it may run after the strategy's scope."""
+    small = single_small(statement_node)
+    if not isinstance(small, cst.Expr):
+        return False
+    value = small.value
+    if not isinstance(value, cst.Call):
+        return isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) and _plain(value)
+    func = value.func
+    shows = (
+        isinstance(func, cst.Attribute) and func.attr.value == "summary" and _plain(func.value)
+        or isinstance(func, cst.Name) and func.value in _DISPLAY_BUILTINS and ctx.qualified_name(func) is None
+        or ctx.keras_name(func) in _DISPLAY_FUNCTIONS or ctx.qualified_name(func) in _DISPLAY_FUNCTIONS
+    )
+    return shows and all(_plain(arg.value) for arg in value.args)
+
+
 class StrategyScope(Rule):
     code = "IPU103"
     name = "strategy-scope"
@@ -39,7 +72,11 @@ class StrategyScope(Rule):
         "`get_strategy()` become the `IPUStrategy` (the variable name is kept) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
-        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")."
+        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
+        "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
+        "in an `if`/`else` gets one scope around the choice and the training. In a notebook, statements at "
+        "the end of a cell that only display a value (`model.summary()`, a bare expression) stay after the "
+        "scope, so that the cell still shows its output."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
@@ -199,6 +236,108 @@ run_experiment(net)
                     model.fit(data)
             """,
         ),
+        # The model created as the argument of the function that trains it: the scope goes
+        # around the call that both creates and trains it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def train(model, x, y):
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, epochs=2)
+
+
+            def main():
+                x, y = load()
+                train(build(), x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def train(model, x, y):
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, epochs=2)
+
+
+            def main():
+                x, y = load()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    train(build(), x, y)
+            """,
+        ),
+        # A device scope in a method of the model runs where the model is called: it goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class TwoTower(tf.keras.Model):
+                def call(self, inputs):
+                    with tf.device("/gpu:1"):
+                        return self.head(self.body(inputs))
+
+
+            model = TwoTower()
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class TwoTower(tf.keras.Model):
+                def call(self, inputs):
+                    return self.head(self.body(inputs))
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = TwoTower()
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+            """,
+        ),
+        # A model chosen on a condition: one scope around the choice and the training.
+        Example(
+            """\
+            import tensorflow as tf
+            from zoo import resnet
+
+            if args.arch == "resnet":
+                model = resnet(classes=10)
+            else:
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+            model.fit(images, labels, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from zoo import resnet
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                if args.arch == "resnet":
+                    model = resnet(classes=10)
+                else:
+                    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(images, labels, epochs=2)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -239,23 +378,38 @@ run_experiment(net)
             ctx.replace(call, expression(_strategy_code(plan)))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
             changed = True
-        for with_node in plan.transparent:
-            ctx.unwrap(with_node)
-            ctx.report(self.code, with_node, "device/strategy scope replaced by the IPU strategy scope",
-                       fixed=True)
-            changed = True
-        created = set()
+        if plan.strategy_statement is None:
+            for anchor in setup_anchors(ctx, plan):
+                ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {_strategy_code(plan)}")])
+        wrapped = []
         for region in plan.regions:
-            if plan.strategy_statement is None and id(region.anchor) not in created:
-                created.add(id(region.anchor))
-                ctx.insert_before(region.anchor, [statement(
-                    f"{plan.strategy_name} = {_strategy_code(plan)}")])
-            if ctx.wrap(region.first, region.last, _scope(plan.strategy_name)):
+            if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
+                        display=lambda line: _only_displays(ctx, line)):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
+                wrapped.append(region)
                 changed = True
+        for with_node in plan.transparent:
+            ctx.unwrap(with_node)
+            ctx.report(self.code, with_node, _unwrapped_message(ctx, plan, with_node, wrapped), fixed=True)
+            changed = True
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
+
+
+def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
+    """What became of a device or strategy scope: replaced when its code is in a region the port
+    wraps, removed otherwise (a function that builds the model runs in its caller's scope)."""
+    if any(in_region(ctx, region, with_node) for region in wrapped):
+        return "device/strategy scope replaced by the IPU strategy scope"
+    function = ctx.enclosing_function(with_node)
+    if function is not None and in_model_class(ctx, function, plan.model_classes):
+        return (f"device/strategy scope removed: `{function.name.value}` is a method of the model, and it runs "
+                "where the model is called, in the IPU strategy's scope")
+    if function is not None and function.name.value in plan.builders:
+        return (f"device/strategy scope removed: `{function.name.value}()` builds the model, and it is "
+                "created in the IPU strategy's scope where it is called")
+    return "device/strategy scope removed"
 
 
 RULE = StrategyScope()

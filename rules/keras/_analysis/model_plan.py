@@ -8,8 +8,11 @@ The plan is computed once per file and shared by both rules:
 - regions: in the block that assigns a model variable, the statements from that assignment to the
   last statement that uses a model variable. ``with tf.device("/gpu:0")`` blocks and the scopes of
   other distribution strategies are transparent: they are unwrapped, and the region is taken in the
-  block around them. A function that only builds and returns a model is not a region: its caller's
-  scope covers it;
+  block around them. A model assigned in a branch (``if``/``else``, ``try``) and used after it has
+  its region in the block around the branches, so that they share one scope. A function that only
+  builds and returns a model is not a region: its caller's scope covers it. A model created as the
+  argument of a function of the file that trains it (``train(build())``) makes the statement of
+  that call a region: it both creates and trains the model;
 - the anchor of each region: the statement of the function (or module) body that holds the region,
   where the IPU configuration and the strategy go, once, outside any loop.
 """
@@ -22,9 +25,9 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import string_value
+from porter.cstutil import argument, keyword, string_value
 from porter.rules.keras._analysis.steps import scope_statements  # custom loops being rewritten (IPU111)
-from porter.scopes import fresh_name
+from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -52,6 +55,11 @@ RUNNING_METHODS = frozenset({
     "fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
     "train_on_batch", "test_on_batch", "predict_on_batch",
 })
+# Keyword arguments only Keras' fit/evaluate/predict take: a call with one trains a Keras model
+# whatever its receiver is called (sklearn's `fit(X, y)` takes none of them).
+# (Not `verbose` or `callbacks`: gradient-boosting libraries' `fit` takes those too.)
+KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validation_split",
+                            "steps_per_epoch", "validation_steps", "initial_epoch"})
 # Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
 # TensorFlow 2, "Keras with IPUs").
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
@@ -59,6 +67,8 @@ OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "
 Block = Union[cst.Module, cst.IndentedBlock]
 # Code that runs when called, not where it is written.
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Statements a model assigned inside is not lifted out of: a loop makes one model per iteration.
+_LOOPS = (cst.For, cst.While)
 
 _MODEL_PLAN: SharedKey["Plan"] = SharedKey("keras-model-plan")
 
@@ -87,6 +97,7 @@ class Plan:
     model_names: Set[str] = field(default_factory=set)
     compiled_names: Set[str] = field(default_factory=set)  # names whose `.compile(...)` the file calls
     builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
+    model_classes: Set[str] = field(default_factory=set)  # Keras model classes of the file
 
 
 def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
@@ -108,6 +119,40 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
     return item if isinstance(item, cst.Call) else None
 
 
+def is_keras_run(call: cst.Call) -> bool:
+    """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
+            and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
+
+
+def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
+    """Whether ``function`` is a method of one of the Keras model classes ``model_classes``."""
+    owner = ctx.enclosing(function, cst.ClassDef)
+    return owner is not None and owner.name.value in model_classes
+
+
+def in_region(ctx: FileContext, region: Region, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the statements of ``region`` (nested blocks included)."""
+    body = list(region.block.body)
+    for candidate in (node, *ctx.ancestors(node)):
+        if isinstance(candidate, cst.BaseStatement) and ctx.block_of(candidate) is region.block:
+            return body.index(region.first) <= body.index(candidate) <= body.index(region.last)
+    return False
+
+
+def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
+    """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
+    each block only (one after it in the same block runs later, when both are made already)."""
+    first: Dict[int, cst.BaseStatement] = {}
+    for region in plan.regions:
+        block = ctx.block_of(region.anchor)
+        key = id(block) if block is not None else id(region.anchor)
+        current = first.get(key)
+        if current is None or (block is not None and block.body.index(region.anchor) < block.body.index(current)):
+            first[key] = region.anchor
+    return list(first.values())
+
+
 def model_plan(ctx: FileContext) -> Plan:
     return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
@@ -118,6 +163,10 @@ class _Analysis:
         self.plan_ = Plan()
         self.model_classes: Set[str] = set()
         self.builders: Set[str] = set()  # functions of the file that return a model
+        # Functions of the file that compile or train a model passed to them: name -> the
+        # trained parameters (name -> position), and the functions by name.
+        self.trainers: Dict[str, Dict[str, int]] = {}
+        self._functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self._assignments: List[cst.Assign] = []
         self._assignments_key = -1
@@ -134,8 +183,10 @@ class _Analysis:
         plan.configured = any(
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
         )
+        self._find_trainers()
         self._find_builders()
         plan.builders = set(self.builders)
+        plan.model_classes = set(self.model_classes)
         plan.model_assignments = list(self._model_assignments())
         plan.compiled_names = set().union(*self._compiled_names().values())
         plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
@@ -213,16 +264,15 @@ class _Analysis:
                     self.builders.add(name)
                     changed = True
 
-    def _in_function(self, node_type: type, function: cst.FunctionDef) -> List[cst.CSTNode]:
-        """The nodes of a type whose innermost enclosing function is ``function``, in source
-        order (grouped once per type: asking each function in turn would be quadratic)."""
+    def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
+        """The nodes of a type whose innermost enclosing function is ``function`` (None: the
+        module's own code), in source order (grouped once per type: asking each function in turn
+        would be quadratic)."""
         groups = self._grouped.get(node_type)
         if groups is None:
             groups = self._grouped[node_type] = {}
             for node in self.ctx.nodes(node_type):
-                owner = self.ctx.enclosing_function(node)
-                if owner is not None:
-                    groups.setdefault(id(owner), []).append(node)
+                groups.setdefault(id(self.ctx.enclosing_function(node)), []).append(node)
         return groups.get(id(function), [])
 
     def _returns_model(self, function: cst.FunctionDef) -> bool:
@@ -242,7 +292,49 @@ class _Analysis:
             if (isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS
                     and isinstance(func.value, cst.Name) and func.value.value in models):
                 return True
-        return False
+        return bool(models & self._passed_to_trainers(function))
+
+    def _find_trainers(self) -> None:
+        """Functions of the file that compile or train a model they are given (``def
+        train(model, data): model.fit(data)``), directly or through another such function."""
+        functions = [function for function in self.ctx.nodes(cst.FunctionDef)
+                     if is_module_function(self.ctx, function)]
+        self._functions = {function.name.value: function for function in functions}
+        changed = True
+        while changed:  # a trainer may hand the model on to another trainer
+            changed = False
+            for function in functions:
+                params = function.params.params
+                trained = self._trained_names(function)
+                found = {param.name.value: position for position, param in enumerate(params)
+                         if param.name.value in trained}
+                if found and found != self.trainers.get(function.name.value):
+                    self.trainers[function.name.value] = found
+                    changed = True
+
+    def _trained_names(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
+        """Names that the code of ``owner`` (a function, None for the module) compiles or trains
+        as a Keras model: ``.compile(...)``, ``.fit(...)`` with an argument only Keras takes."""
+        names = {call.func.value.value for call in self._in_function(cst.Call, owner)
+                 if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                 and (call.func.attr.value == "compile" and call.args or is_keras_run(call))}
+        return names | self._passed_to_trainers(owner)
+
+    def _passed_to_trainers(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
+        """Names that the code of ``owner`` passes to a trainer, where it trains its argument."""
+        return {arg.value.value for arg in self._trainer_arguments(owner) if isinstance(arg.value, cst.Name)}
+
+    def _trainer_arguments(self, owner: Optional[cst.FunctionDef]) -> List[cst.Arg]:
+        """The arguments that the code of ``owner`` passes to trainers, where they are trained."""
+        return [arg for call in self._in_function(cst.Call, owner) for arg in self._trained_arguments(call)]
+
+    def _trained_arguments(self, call: cst.Call) -> List[cst.Arg]:
+        """The arguments of ``call`` that it trains, when it calls a trainer."""
+        if not isinstance(call.func, cst.Name) or self.ctx.qualified_name(call.func) is not None:
+            return []
+        found = (argument(call, param, position)
+                 for param, position in self.trainers.get(call.func.value, {}).items())
+        return [arg for arg in found if arg is not None]
 
     def _model_assignments(self) -> List[cst.Assign]:
         # Depends on the builders found so far, so it is cached per number of builders.
@@ -254,14 +346,16 @@ class _Analysis:
 
     def _is_model_assignment(self, assign: cst.Assign) -> bool:
         """``name = <call>`` where the call makes a model the file knows of, or where ``name`` is
-        then compiled (a model from ``keras.applications``, an imported builder, a method): any
-        callable whose result is compiled and trained is a model."""
+        then compiled, or handed to a function of the file that trains it (a model from
+        ``keras.applications``, an imported builder, a method): any callable whose result is
+        compiled and trained is a model."""
         if self._is_model_call(assign.value):
             return True
         if not isinstance(assign.value, cst.Call):
             return False
-        compiled = self._compiled_names().get(id(self.ctx.enclosing_function(assign)), set())
-        return any(name in compiled for target in assign.targets for name in bound_names(target.target))
+        owner = self.ctx.enclosing_function(assign)
+        trained = self._compiled_names().get(id(owner), set()) | self._passed_to_trainers(owner)
+        return any(name in trained for target in assign.targets for name in bound_names(target.target))
 
     def _compiled_names(self) -> Dict[int, Set[str]]:
         """Per function (id, None for the module), the names whose ``.compile(...)`` is called."""
@@ -316,13 +410,63 @@ class _Analysis:
             if not self._is_model_assignment(assign):
                 continue
             statement = ctx.statement_of(assign)
-            block = self._outer_block(ctx.block_of(statement) if statement is not None else None)
+            block = self._lifted(self._outer_block(ctx.block_of(statement) if statement is not None else None))
             if block is None or id(block) in regions or self._inside_builder(block):
                 continue
             regions[id(block)] = region = self._region_in(block)
             if region is not None:
                 plan.regions.append(region)
+        self._cover_inline_models(regions)
         self._cover_scopes(regions)
+        # A region inside another one (a model trained in a loop, then the loop in the region of
+        # the block around it) is in the scope already.
+        plan.regions = [region for region in plan.regions if not any(
+            other is not region and in_region(ctx, other, region.block) for other in plan.regions)]
+
+    def _lifted(self, block: Optional[Block]) -> Optional[Block]:
+        """``block``, or, when a model it assigns is used after the compound statement that holds
+        it (``if``/``else``, ``try``: a model chosen by a condition, then trained), the block
+        around that statement: one scope and one IPU configuration for every branch."""
+        while block is not None and not isinstance(block, cst.Module):
+            holder = self._holder(block)
+            outer = self._outer_block(self.ctx.block_of(holder)) if holder is not None else None
+            if outer is None or not self._used_after(outer, self._statement_in(outer, holder),
+                                                     self._model_names_in(block)):
+                return block
+            block = outer
+        return block
+
+    def _holder(self, block: Block) -> Optional[cst.BaseStatement]:
+        """The statement of an outer block whose branch ``block`` is; None for a function body
+        or a loop body."""
+        for ancestor in self.ctx.ancestors(block):
+            if isinstance(ancestor, _CODE_ELSEWHERE + _LOOPS):
+                return None
+            if isinstance(ancestor, cst.BaseStatement) and self.ctx.block_of(ancestor) is not None:
+                return ancestor
+        return None
+
+    def _used_after(self, block: Block, statement: cst.BaseStatement, names: Set[str]) -> bool:
+        order = {id(top): index for index, top in enumerate(block.body)}
+        start = order[id(statement)]
+        return any(order[id(top)] > start and type(node) is cst.Name and node.value in names
+                   for top, node in self._code_of_block(block))
+
+    def _cover_inline_models(self, regions: Dict[int, Optional[Region]]) -> None:
+        """``train(build(), data)``: a model created as the argument of a function of the file
+        that trains it. The statement of that call both creates and trains the model: it goes in
+        the scope (the region of its block grows to take it in). A trainer called in no way the
+        porter sees is left to the audit (IPU190)."""
+        for name in self.trainers:
+            for call in local_calls(self.ctx, self._functions[name]):
+                if not any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
+                    continue
+                statement = self.ctx.statement_of(call)
+                block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
+                if block is None or self._inside_builder(block):
+                    continue
+                top = self._statement_in(block, statement)
+                self._take_in(regions, block, top, top)
 
     def _outer_block(self, block: Optional[Block]) -> Optional[Block]:
         """``block``, or the block around the transparent scopes that hold it."""
@@ -344,17 +488,24 @@ class _Analysis:
             if block is None or self._inside_builder(block):
                 continue
             top = self._statement_in(block, with_node)
-            region = regions.get(id(block))
             order = {id(statement): index for index, statement in enumerate(block.body)}
-            if region is None:
-                last = self._last_use(block, top, order)
-                region = regions[id(block)] = Region(block, top, last, self._anchor(top))
-                self.plan_.regions.append(region)
-                continue
-            if order[id(top)] < order[id(region.first)]:
-                region.first, region.anchor = top, self._anchor(top)
-            if order[id(top)] > order[id(region.last)]:
-                region.last = top
+            last = top if regions.get(id(block)) is not None else self._last_use(block, top, order)
+            self._take_in(regions, block, top, last)
+
+    def _take_in(self, regions: Dict[int, Optional[Region]], block: Block,
+                 first: cst.BaseStatement, last: cst.BaseStatement) -> None:
+        """The region of ``block`` grows to take in the statements ``first`` to ``last``; a block
+        without one gets it as its region."""
+        region = regions.get(id(block))
+        if region is None:
+            region = regions[id(block)] = Region(block, first, last, self._anchor(first))
+            self.plan_.regions.append(region)
+            return
+        order = {id(statement): index for index, statement in enumerate(block.body)}
+        if order[id(first)] < order[id(region.first)]:
+            region.first, region.anchor = first, self._anchor(first)
+        if order[id(last)] > order[id(region.last)]:
+            region.last = last
 
     def _statement_in(self, block: Block, node: cst.CSTNode) -> cst.BaseStatement:
         """The statement of ``block`` that holds ``node``."""
@@ -378,21 +529,29 @@ class _Analysis:
         return last
 
     def _inside_builder(self, block: Block) -> bool:
+        """Whether ``block`` runs in its callers' scope: in a function that builds a model and is
+        called, or in a method of a Keras model class of the file (``call`` runs where the model
+        is called)."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
-        return function is not None and function.name.value in self.builders and self._is_called(function)
+        if function is None:
+            return False
+        if in_model_class(self.ctx, function, self.model_classes):
+            return True
+        return function.name.value in self.builders and self._is_called(function)
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
         name = function.name.value
         return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call))
 
+    def _model_names_in(self, block: Block) -> Set[str]:
+        """The names the statements of ``block`` assign a model to."""
+        model_assignments = {id(assign) for assign in self._model_assignments()}
+        return {name for _, node in self._code_of_block(block) if id(node) in model_assignments
+                for target in node.targets for name in bound_names(target.target)}
+
     def _region_in(self, block: Block) -> Optional[Region]:
         """From the first statement of ``block`` that assigns a model to the last one that uses it."""
-        model_assignments = {id(assign) for assign in self._model_assignments()}
-        names: Set[str] = set()
-        for _, node in self._code_of_block(block):
-            if id(node) in model_assignments:
-                for target in node.targets:
-                    names.update(bound_names(target.target))
+        names = self._model_names_in(block)
         if not names:
             return None
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
