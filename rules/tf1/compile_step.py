@@ -196,11 +196,11 @@ class CompileStep(Rule):
             lines = list(kept)
             if computation == function:
                 lines += self._function(function, step.inputs, body, step.tensors + step.ops, scopes[0])
-            training = self._training_lines(computation, step.inputs, step.tensors, step.ops)
-            lines += training if lines else [training[0].with_changes(leading_lines=()), *training[1:]]
+            lines += self._training_lines(computation, step.inputs, step.tensors, step.ops)
             if evaluation is not None:
                 lines += self._function(evaluation[0], evaluation[1], in_forward, step.eval_outputs, scopes[1])
                 lines += self._training_lines(evaluation[0], evaluation[1], evaluation[2], [])
+            lines[0] = lines[0].with_changes(leading_lines=[line for line in lines[0].leading_lines if line.comment])
             return scope.with_changes(body=scope.body.with_changes(body=lines), leading_lines=above)
 
         if not ctx.wrap(step.statements[0], step.statements[-1], build):
@@ -212,7 +212,8 @@ class CompileStep(Rule):
             for run in step.eval_runs:
                 for name in (node for node in _names(run) if id(node) in step.eval_names):
                     ctx.replace(name, cst.Name(evaluation[3][name.value]))
-        ctx.report(self.code, step.statements[0], self._message(step, function, evaluation), fixed=True)
+        ctx.report(self.code, step.statements[0], self._message(step, self._computation(step, function), evaluation),
+                   fixed=True)
         note_compiled(ctx, "statements", step.moved, function)
         self._report_other_uses(ctx, step)
 
@@ -263,6 +264,9 @@ class CompileStep(Rule):
     def _function(name: str, params: List[str], body, returned: List[str], scope_line=None):
         template = cst.parse_statement(f"def {name}({', '.join(params)}):\n    return {', '.join(returned)}\n")
         statements = [statement.deep_clone() for statement in body]
+        if statements:  # no blank line at the top of the function; comments stay
+            comments = [line for line in statements[0].leading_lines if line.comment is not None]
+            statements[0] = statements[0].with_changes(leading_lines=comments)
         if scope_line is not None:
             scope = cst.parse_statement(f"{scope_line}\n    pass\n")
             statements = [scope.with_changes(body=scope.body.with_changes(body=statements))]
@@ -287,8 +291,9 @@ class CompileStep(Rule):
     @staticmethod
     def _message(step: Step, function: str, evaluation) -> str:
         op = step.ops[0]
-        text = (f"the graph from the graph inputs to `{op}` becomes `{function}`, compiled with "
-                f"`ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope`")
+        text = (f"the graph from the graph inputs to `{op}` becomes `{function}`," if step.call is None or
+                function != step.call.func.value else f"`{function}(...)` is")
+        text += " compiled with `ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope`"
         if step.tensors:
             text += f"; `{op}` runs it through `{step.tensors[0]}.op`"
         if evaluation is not None:
@@ -307,9 +312,10 @@ class CompileStep(Rule):
             if name.value in seen:
                 continue
             seen.add(name.value)
-            ctx.report(self.code, name, f"`{name.value}` now comes out of the compiled training step: what is "
-                       f"fetched through it here runs the training step (and trains); fetch it with "
-                       f"`{step.ops[0]}` in a training run, or only in `sess.run` calls", fixed=False)
+            ctx.report(self.code, name, f"`{name.value}` now comes out of the compiled training step, and what "
+                       f"is built on it or fetched through it here runs that step (and trains): build this with "
+                       f"the graph, before the session, and fetch it directly with `sess.run`, so that the "
+                       f"port compiles its evaluation apart", fixed=False)
 
 
 def _originals(ctx, block, statements):

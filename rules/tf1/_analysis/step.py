@@ -183,19 +183,39 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     return blocked if blocked is not None else block
 
 
+def _splitter(ctx: FileContext, before: List[cst.BaseStatement]) -> Optional[Blocked]:
+    """The statement right above the block when it is what splits the graph in two."""
+    if not before or cpu_bound_kind(ctx, before[-1]) is not None:
+        return None
+    statement = before[-1]
+    call = _not_compiled(ctx, statement)
+    if call is not None:
+        return Blocked(statement, f"`{_spelling(call.func)}` splits the graph from the graph inputs to the "
+                                  "training op and does not compile for the IPU: move it below the training op "
+                                  "(it can read the compiled outputs there)")
+    return Blocked(statement, "this statement splits the graph from the graph inputs to the training op: move it "
+                              "above the graph inputs or below the training op")
+
+
 def _before_block(ctx: FileContext, owner: cst.CSTNode, before: List[cst.BaseStatement],
                   block: List[cst.BaseStatement]) -> Optional[Blocked]:
     """The block reads graph tensors made above it, not graph inputs: say which statement splits
     the graph (or which variable sits above the graph inputs, outside the IPU scope)."""
     inputs = inputs_of(ctx, owner)
-    needed = set()
+    needed, made_here = set(), set()
     for statement in block:
-        needed |= names_used(statement)
+        needed |= names_used(statement) - made_here
+        made_here |= names_bound(statement)
     for statement in reversed(before):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue  # a def makes no tensor
         made = (names_bound(statement) & needed) - inputs
         if not made or not _uses_tf(ctx, statement) or cpu_bound_kind(ctx, statement) is not None:
             continue
         name = sorted(made)[0]
+        splitter = _splitter(ctx, before)
+        if splitter is not None and splitter.anchor is not statement:
+            return splitter
         return Blocked(statement, f"`{name}` is built here, above the graph inputs or above a statement that "
                                   f"is not graph construction, and the step reads it: build the graph in one "
                                   f"block after the placeholders, with nothing else in between")
@@ -246,12 +266,24 @@ def used_after(ctx: FileContext, owner: cst.CSTNode, block: List[cst.BaseStateme
     if isinstance(owner, cst.With):
         siblings = list(ctx.siblings(owner))
         later += siblings[siblings.index(owner) + 1:]
-    found = [node for statement in later for node in walk(statement) if isinstance(node, cst.Name)]
+    found = [node for statement in later for node in _free_names(statement)]
     if isinstance(owner, cst.Module):
         for statement in body[:body.index(block[0])]:
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                found += [node for node in walk(statement) if isinstance(node, cst.Name)]
+                found += _free_names(statement)
     return found
+
+
+def _free_names(statement: cst.BaseStatement) -> List[cst.Name]:
+    """The name nodes of ``statement``; in a def, those its body does not bind (its own locals
+    are other variables)."""
+    names = [node for node in walk(statement) if isinstance(node, cst.Name)]
+    if not isinstance(statement, cst.FunctionDef):
+        return names
+    local = {param.name.value for param in walk(statement.params) if isinstance(param, cst.Param)}
+    for inner in statement.body.body:
+        local |= names_bound(inner)
+    return [node for node in names if node.value not in local]
 
 
 def output_kind(ctx: FileContext, body: List[cst.BaseStatement], name: str) -> Optional[str]:
@@ -433,7 +465,7 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
     for statement in block:
         call = _not_compiled(ctx, statement)
         if call is not None:
-            return Blocked(call, f"`{tf_call_name(ctx, call)}` does not compile for the IPU: move it below the "
+            return Blocked(call, f"`{_spelling(call.func)}` does not compile for the IPU: move it below the "
                                  "graph (on the compiled outputs) or into `ipu.scopes.outside_compilation_scope()`")
     hoisted, moved = split_block(ctx, owner, block)
     inputs = inputs_of(ctx, owner)
@@ -454,7 +486,7 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
             return Blocked(anchor, f"`{name}` is used after the graph but is not clearly a tensor or an operation")
     tensors = [name for name in outputs if kinds[name] == "tensor"]
     ops = [name for name in outputs if kinds[name] == "op"]
-    if _returned(ctx, later, outputs):
+    if _returned(ctx, owner, later, outputs):
         return None  # a function that builds the step for its caller: the call is compiled there
     if len(ops) > 1:
         anchor = next(statement for statement in moved if ops[1] in names_bound(statement))
@@ -471,9 +503,16 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
     return step
 
 
-def _returned(ctx: FileContext, later: List[cst.Name], outputs: List[str]) -> bool:
-    return any(node.value in outputs and any(isinstance(ancestor, cst.Return) for ancestor in ctx.ancestors(node))
-               for node in later)
+def _returned(ctx: FileContext, owner: cst.CSTNode, later: List[cst.Name], outputs: List[str]) -> bool:
+    """True when the owner function returns one of the outputs."""
+    function = owner if isinstance(owner, cst.FunctionDef) else ctx.enclosing_function(owner)
+    return function is not None and any(
+        node.value in outputs and ctx.enclosing_function(node) is function
+        and any(isinstance(ancestor, cst.Return) for ancestor in ctx.ancestors(node)) for node in later)
+
+
+def _spelling(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _names_in_order(statement: cst.BaseStatement) -> List[str]:
