@@ -195,7 +195,8 @@ class CompileStep(Rule):
             computation = self._computation(step, function)
             lines = list(kept)
             if computation == function:
-                lines += self._function(function, step.inputs, body, step.tensors + step.ops, scopes[0])
+                lines += self._function(function, step.inputs, body, step.tensors + self._returned_ops(ctx, step),
+                                        scopes[0])
             lines += self._training_lines(computation, step.inputs, step.tensors, step.ops)
             if evaluation is not None:
                 lines += self._function(evaluation[0], evaluation[1], in_forward, step.eval_outputs, scopes[1])
@@ -208,6 +209,7 @@ class CompileStep(Rule):
                        "its statements cannot be moved into a function", fixed=False)
             return
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
+        self._wrap_early_variables(ctx, step)
         if evaluation is not None:
             for run in step.eval_runs:
                 for name in (node for node in _names(run) if id(node) in step.eval_names):
@@ -248,6 +250,33 @@ class CompileStep(Rule):
         used = {used_name for statement in step.forward for used_name in names_used(statement)}
         inputs = [name_ for name_ in step.inputs if name_ in used]
         return name, inputs, [renamed[output] for output in step.eval_outputs], renamed
+
+    def _wrap_early_variables(self, ctx, step: Step) -> None:
+        """Variables made above the graph inputs go into an IPU scope where they are: the compiled
+        step reads them on the IPU (each run of consecutive ones gets one scope)."""
+        runs: List[List[cst.BaseStatement]] = []
+        for statement in step.early:
+            siblings = list(ctx.siblings(statement))
+            if runs and siblings.index(statement) == siblings.index(runs[-1][-1]) + 1:
+                runs[-1].append(statement)
+            else:
+                runs.append([statement])
+        for run in runs:
+            def build(statements):
+                scope = cst.parse_statement(f'with ipu.scopes.ipu_scope("{IPU_DEVICE}"):\n    pass\n')
+                return scope.with_changes(body=scope.body.with_changes(body=statements))
+
+            if ctx.wrap(run[0], run[-1], build):
+                ctx.report(self.code, run[0], "variables the compiled step reads are made in "
+                           "`ipu.scopes.ipu_scope`, on the IPU", fixed=True)
+
+    @staticmethod
+    def _returned_ops(ctx, step: Step) -> List[str]:
+        """A compiled function returns one operation, after its tensors: several training ops that
+        always run together are grouped."""
+        if len(step.ops) == 1:
+            return list(step.ops)
+        return [f"{tf_module(ctx)}.group({', '.join(step.ops)})"]
 
     @staticmethod
     def _variable_scopes(ctx, step: Step):

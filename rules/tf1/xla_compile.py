@@ -8,7 +8,7 @@ from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
                             note_compiled, returned_values)
-from porter.rules.tf1._analysis.step import compiled_lines, ops_note, output_kind
+from porter.rules.tf1._analysis.step import compiled_lines, makes_variables, ops_note, output_kind
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -185,6 +185,8 @@ class XlaCompile(Rule):
             if all(isinstance(statement, cst.SimpleStatementLine) and all(
                     isinstance(small, cst.Pass) for small in statement.body) for statement in body):
                 continue
+            if all(makes_variables(ctx, statement) for statement in body):
+                continue  # variables that a compiled step reads (IPU208 puts them there)
             if any(cpu_bound_kind(ctx, statement) is not None for statement in body) or (
                     hoisted and device_of(ctx, scope.items[0].item)[0] != "gpu0"):
                 problem = "graph inputs are created in it"

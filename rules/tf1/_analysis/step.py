@@ -48,6 +48,7 @@ class Step:
     tensors: List[str]                      # tensors the code after it uses
     ops: List[str]                          # the training op(s) the code after it uses
     call: Optional[cst.Call] = None         # the block is one call of a step function of the file
+    early: List[cst.BaseStatement] = field(default_factory=list)  # variables made above the graph inputs
     eval_runs: List[cst.Call] = field(default_factory=list)     # session runs that only evaluate
     eval_names: Dict[int, str] = field(default_factory=dict)    # Name node id -> output it fetches
     eval_outputs: List[str] = field(default_factory=list)
@@ -113,6 +114,13 @@ def _uses_tf(ctx: FileContext, statement: cst.BaseStatement) -> bool:
     return any(tf_call_name(ctx, node) is not None for node in walk(statement))
 
 
+def _plain_python(ctx: FileContext, statement: cst.BaseStatement, inputs: Set[str]) -> bool:
+    """No TensorFlow call, no graph input, no call of a function of the file (which may build graph)."""
+    return not _uses_tf(ctx, statement) and not (names_used(statement) & inputs) and not any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+        and local_function(ctx, node.func.value, node) is not None for node in walk(statement))
+
+
 def _owner_body(owner: cst.CSTNode) -> List[cst.BaseStatement]:
     if isinstance(owner, cst.Module):
         return list(owner.body)
@@ -168,7 +176,8 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     while start > 0 and cpu_bound_kind(ctx, body[start - 1]) is None and \
             _is_graph_statement(ctx, body[start - 1]) and not _is_host_statement(ctx, body[start - 1]):
         start -= 1
-    while start < end and not _uses_tf(ctx, body[start]):
+    inputs = inputs_of(ctx, owner)
+    while start < end and _plain_python(ctx, body[start], inputs):
         start += 1  # plain Python in front of the graph stays where it is
     moved_names = set()
     for statement in body[start:end + 1]:
@@ -200,14 +209,12 @@ def _splitter(ctx: FileContext, before: List[cst.BaseStatement]) -> Optional[Blo
 def _before_block(ctx: FileContext, owner: cst.CSTNode, before: List[cst.BaseStatement],
                   block: List[cst.BaseStatement]) -> Optional[Blocked]:
     """The block reads graph tensors made above it, not graph inputs: say which statement splits
-    the graph (or which variable sits above the graph inputs, outside the IPU scope)."""
+    the graph. Variables made above it (``early_variables``) are no obstacle."""
     inputs = inputs_of(ctx, owner)
-    needed, made_here = set(), set()
-    for statement in block:
-        needed |= names_used(statement) - made_here
-        made_here |= names_bound(statement)
+    early = {id(statement) for statement in early_variables(ctx, owner, before, block)}
+    needed = _needed(ctx, before, block)
     for statement in reversed(before):
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or id(statement) in early:
             continue  # a def makes no tensor
         made = (names_bound(statement) & needed) - inputs
         if not made or not _uses_tf(ctx, statement) or cpu_bound_kind(ctx, statement) is not None:
@@ -220,6 +227,43 @@ def _before_block(ctx: FileContext, owner: cst.CSTNode, before: List[cst.BaseSta
                                   f"is not graph construction, and the step reads it: build the graph in one "
                                   f"block after the placeholders, with nothing else in between")
     return None
+
+
+def _needed(ctx: FileContext, before: List[cst.BaseStatement], block: List[cst.BaseStatement]) -> Set[str]:
+    """The names the block reads from above it, also through the functions defined above it."""
+    needed, made_here = set(), set()
+    for statement in block:
+        needed |= names_used(statement) - made_here
+        made_here |= names_bound(statement)
+    for statement in reversed(before):
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in needed:
+            needed |= {node.value for node in _free_names(statement)}
+    return needed
+
+
+def makes_variables(ctx: FileContext, statement: cst.BaseStatement) -> bool:
+    """``w = tf.Variable(...)``, ``weights = {"h1": tf.get_variable(...), ...}``: an assignment of
+    variables (and plain values), which a compiled step can read from where they are."""
+    small = _single_assign(statement)
+    return small is not None and _hoistable_value(ctx, small.value) and any(
+        (tf_call_name(ctx, node) or "").rsplit(".", 1)[-1] in ("Variable", "get_variable")
+        for node in walk(small.value))
+
+
+def early_variables(ctx: FileContext, owner: cst.CSTNode, before: List[cst.BaseStatement],
+                    block: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """Statements above the block that make the variables it reads (``weights = {"h1":
+    tf.Variable(...)}`` above the placeholders): they go into an IPU scope where they are."""
+    inputs = inputs_of(ctx, owner)
+    needed = _needed(ctx, before, block)
+    found = []
+    for statement in before:
+        small = _single_assign(statement)
+        if small is None or not (names_bound(statement) & needed) or names_used(small.value) & inputs:
+            continue
+        if makes_variables(ctx, statement):
+            found.append(statement)
+    return found
 
 
 def _hoistable_value(ctx: FileContext, value: cst.BaseExpression) -> bool:
@@ -488,19 +532,34 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
     ops = [name for name in outputs if kinds[name] == "op"]
     if _returned(ctx, owner, later, outputs):
         return None  # a function that builds the step for its caller: the call is compiled there
-    if len(ops) > 1:
+    if len(ops) > 1 and (not tensors or not _fetched_together(ctx, later, ops)):
         anchor = next(statement for statement in moved if ops[1] in names_bound(statement))
-        return Blocked(anchor, f"the graph makes several training ops ({', '.join(f'`{op}`' for op in ops)}): "
-                               "compile each step in its own function")
+        return Blocked(anchor, f"the graph makes several training ops ({', '.join(f'`{op}`' for op in ops)}) "
+                               "that the session does not always run together: compile each step in its own "
+                               "function")
     if not ops:
         return None
     used = [name for statement in moved for name in _names_in_order(statement) if name in inputs]
     params = list(dict.fromkeys(used))
     step = Step(owner, block, hoisted, moved, params, tensors, ops)
+    body = _owner_body(owner)
+    step.early = early_variables(ctx, owner, body[:body.index(block[0])], block)
     if len(moved) == 1 and _calls_step_function(ctx, moved[0]) is not None:
         step.call = _single_assign(moved[0]).value
     classify_uses(ctx, step, later)
     return step
+
+
+def _fetched_together(ctx: FileContext, later: List[cst.Name], ops: List[str]) -> bool:
+    """True when every use of a training op is a session run that fetches all of them (a GAN's two
+    steps): one compiled step can run them all."""
+    for node in later:
+        if node.value not in ops:
+            continue
+        run = _run_fetches(ctx, node)
+        if run is None or not set(ops) <= names_used(run.args[0].value):
+            return False
+    return True
 
 
 def _returned(ctx: FileContext, owner: cst.CSTNode, later: List[cst.Name], outputs: List[str]) -> bool:
