@@ -103,11 +103,19 @@ def _is_graph_statement(ctx: FileContext, statement: cst.BaseStatement) -> bool:
     if any(isinstance(node, _UNMOVABLE) for node in walk(statement)):
         return False
     if isinstance(statement, cst.SimpleStatementLine):
-        return all(isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for small in statement.body)
+        return all(isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for small in statement.body) \
+            or _sets_resource_variables(statement)
     if isinstance(statement, (cst.With, cst.For, cst.If)):
         inner = [node for node in walk(statement) if isinstance(node, cst.SimpleStatementLine)]
         return all(_is_graph_statement(ctx, line) for line in inner)
     return False
+
+
+def _sets_resource_variables(statement: cst.BaseStatement) -> bool:
+    """``tf.get_variable_scope().set_use_resource(True)`` (IPU204 adds it in front of variables)."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+        isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "set_use_resource"
 
 
 def _uses_tf(ctx: FileContext, statement: cst.BaseStatement) -> bool:
@@ -294,7 +302,7 @@ def split_block(ctx: FileContext, owner: cst.CSTNode, block: List[cst.BaseStatem
         small = _single_assign(statement)
         plain = small is not None and not (names_used(small.value) & (made | inputs)) and \
             _hoistable_value(ctx, small.value) and all(isinstance(t.target, cst.Name) for t in small.targets)
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or plain:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or plain or _sets_resource_variables(statement):
             hoisted.append(statement)
         else:
             moved.append(statement)
@@ -506,9 +514,8 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
     block = find_block(ctx, owner)
     if block is None or isinstance(block, Blocked):
         return block
-    for statement in block:
-        call = _not_compiled(ctx, statement)
-        if call is not None:
+    for call in _calls_in(ctx, block):
+        if _not_compiled(ctx, call) is not None:
             return Blocked(call, f"`{_spelling(call.func)}` does not compile for the IPU: move it below the "
                                  "graph (on the compiled outputs) or into `ipu.scopes.outside_compilation_scope()`")
     hoisted, moved = split_block(ctx, owner, block)
