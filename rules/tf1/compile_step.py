@@ -8,7 +8,7 @@ from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, IPU_DEVICE, find_calls, ipu_bound_scopes, names_used,
                                               note_compiled, session_calls, tf_module)
 from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, compiled_lines, forward_slice,
-                                             is_training_statement, private_variables, step_owners,
+                                             is_training_statement, private_variables, reads_scope_names, step_owners,
                                              variables_by_name)
 
 
@@ -204,6 +204,10 @@ class CompileStep(Rule):
             lines[0] = lines[0].with_changes(leading_lines=[line for line in lines[0].leading_lines if line.comment])
             return scope.with_changes(body=scope.body.with_changes(body=lines), leading_lines=above)
 
+        if step.front and not ctx.move_before(step.statements[0], step.front, list):
+            ctx.report(self.code, step.front[0], "the training step built here is not compiled for the IPU: this "
+                       "graph input cannot move in front of the graph", fixed=False)
+            return
         if not ctx.wrap(step.statements[0], step.statements[-1], build):
             ctx.report(self.code, step.statements[0], "the training step built here is not compiled for the IPU: "
                        "its statements cannot be moved into a function", fixed=False)
@@ -232,6 +236,11 @@ class CompileStep(Rule):
                 problem = f"a second, forward-only build would not share the variables ({private[1]}, " \
                           f"line of `{cst.Module(body=[]).code_for_node(private[0].func)}`): name them or make " \
                           "them in front of the model"
+        step.reuse = variables_by_name(ctx, step.forward) if problem is None else None
+        finder = reads_scope_names(ctx) if step.reuse == "unnamed" else None
+        if finder is not None:
+            problem = ("its layers are named by counters, which restart only in a new variable scope, and "
+                       f"`{cst.Module(body=[]).code_for_node(finder.func)}` finds variables by scope name")
         if problem is not None:
             step.forward = []
             for run in step.eval_runs:
@@ -239,7 +248,6 @@ class CompileStep(Rule):
                            f"training op, and fetching them trains; the evaluation cannot be compiled apart "
                            f"({problem})", fixed=False)
             return None
-        step.reuse = variables_by_name(ctx, step.forward)
         taken = {function}
         name = fresh_name(ctx, "eval_fn", "ipu_eval_fn", taken=taken)
         taken.add(name)

@@ -48,6 +48,7 @@ class Step:
     tensors: List[str]                      # tensors the code after it uses
     ops: List[str]                          # the training op(s) the code after it uses
     call: Optional[cst.Call] = None         # the block is one call of a step function of the file
+    front: List[cst.BaseStatement] = field(default_factory=list)  # graph inputs made among the statements
     early: List[cst.BaseStatement] = field(default_factory=list)  # variables made above the graph inputs
     eval_runs: List[cst.Call] = field(default_factory=list)     # session runs that only evaluate
     eval_names: Dict[int, str] = field(default_factory=dict)    # Name node id -> output it fetches
@@ -169,8 +170,9 @@ def _session_index(ctx: FileContext, body: List[cst.BaseStatement]) -> int:
 
 
 def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.BaseStatement], Blocked]]:
-    """The statements of ``owner``'s body from the graph inputs to the training op and the
-    evaluation tensors after it; None when ``owner`` builds no training op before its session."""
+    """The statements of ``owner``'s body from the first graph input to the training op and the
+    evaluation tensors after it (graph inputs made in between included: the rule moves them in
+    front); None when ``owner`` builds no training op before its session."""
     body = _owner_body(owner)
     limit = _session_index(ctx, body)
     training = [index for index in range(limit) if is_training_statement(body[index])
@@ -181,12 +183,15 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     if not _is_graph_statement(ctx, body[end]):
         return Blocked(body[end], "the training op is not built by an assignment")
     start = end
-    while start > 0 and cpu_bound_kind(ctx, body[start - 1]) is None and \
-            _is_graph_statement(ctx, body[start - 1]) and not _is_host_statement(ctx, body[start - 1]):
+    while start > 0 and (cpu_bound_kind(ctx, body[start - 1]) is not None or (
+            _is_graph_statement(ctx, body[start - 1]) and not _is_host_statement(ctx, body[start - 1]))):
         start -= 1
+    graph_input_lines = [index for index in range(start, end) if cpu_bound_kind(ctx, body[index]) is not None]
+    if graph_input_lines:
+        start = graph_input_lines[0]  # what is above the graph inputs stays where it is
     inputs = inputs_of(ctx, owner)
-    while start < end and _plain_python(ctx, body[start], inputs):
-        start += 1  # plain Python in front of the graph stays where it is
+    while start < end and (_plain_python(ctx, body[start], inputs) or cpu_bound_kind(ctx, body[start]) is not None):
+        start += 1  # as do plain Python and the graph inputs in front of the graph
     moved_names = set()
     for statement in body[start:end + 1]:
         moved_names |= names_bound(statement)
@@ -196,8 +201,25 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
         end += 1  # accuracy, predictions: evaluation tensors of the model
         moved_names |= names_bound(body[end])
     block = body[start:end + 1]
-    blocked = _before_block(ctx, owner, body[:start], block)
+    blocked = _before_block(ctx, owner, body[:start], block) or _inputs_in_block(ctx, block)
     return blocked if blocked is not None else block
+
+
+def inputs_in_block(ctx: FileContext, block: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """The graph inputs (placeholders, ``get_next()``, the global step) made among the statements
+    of the block: they go in front of it, on the host."""
+    return [statement for statement in block if cpu_bound_kind(ctx, statement) is not None]
+
+
+def _inputs_in_block(ctx: FileContext, block: List[cst.BaseStatement]) -> Optional[Blocked]:
+    made: Set[str] = set()
+    for statement in block:
+        if cpu_bound_kind(ctx, statement) is not None and names_used(statement) & made:
+            return Blocked(statement, f"this graph input reads `{sorted(names_used(statement) & made)[0]}`, which "
+                                      "the graph builds above it: make it before the graph")
+        if cpu_bound_kind(ctx, statement) is None:
+            made |= names_bound(statement)
+    return None
 
 
 def _splitter(ctx: FileContext, before: List[cst.BaseStatement]) -> Optional[Blocked]:
@@ -504,16 +526,42 @@ def variables_by_name(ctx: FileContext, forward: List[cst.BaseStatement]) -> Opt
             kinds.add("named")
         elif name.startswith(_NAMED_BUILDERS) and last[:1].islower():
             named = any(arg.keyword is not None and arg.keyword.value == "name" for arg in call.args)
-            kinds.add("named" if named else "unnamed")
+            kinds.add("named" if named or _in_named_scope(ctx, call) else "unnamed")
     return "unnamed" if "unnamed" in kinds else ("named" if kinds else None)
+
+
+def _in_named_scope(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Inside ``with tf.variable_scope("name"):``, entered again by a second build, where the
+    counters that name layers restart."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.With) and any(
+                tf_call_name(ctx, item.item) == "variable_scope" and item.item.args
+                and isinstance(item.item.args[0].value, cst.SimpleString) for item in ancestor.items):
+            return True
+    return False
+
+
+def reads_scope_names(ctx: FileContext) -> Optional[cst.Call]:
+    """A call that finds variables by their scope's name (``get_collection(..., scope="gen")``,
+    ``scope=`` arguments): moving the model into a new variable scope would change what it finds."""
+    for call in ctx.nodes(cst.Call):
+        name = tf_call_name(ctx, call)
+        if name is None:
+            continue
+        if name.endswith("get_collection") or any(arg.keyword is not None and arg.keyword.value == "scope"
+                                                  for arg in call.args):
+            return call
+    return None
 
 
 # ------------------------------------------------------------------------------ all together
 def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, Blocked]]:
     """The step ``owner`` builds line by line, or what prevents compiling it; None if none."""
-    block = find_block(ctx, owner)
-    if block is None or isinstance(block, Blocked):
-        return block
+    found = find_block(ctx, owner)
+    if found is None or isinstance(found, Blocked):
+        return found
+    front = inputs_in_block(ctx, found)
+    block = [statement for statement in found if statement not in front]
     for call in _calls_in(ctx, block):
         if _not_compiled(ctx, call) is not None:
             return Blocked(call, f"`{_spelling(call.func)}` does not compile for the IPU: move it below the "
@@ -548,7 +596,7 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
         return None
     used = [name for statement in moved for name in _names_in_order(statement) if name in inputs]
     params = list(dict.fromkeys(used))
-    step = Step(owner, block, hoisted, moved, params, tensors, ops)
+    step = Step(owner, block, hoisted, moved, params, tensors, ops, front=front)
     body = _owner_body(owner)
     step.early = early_variables(ctx, owner, body[:body.index(block[0])], block)
     if len(moved) == 1 and _calls_step_function(ctx, moved[0]) is not None:
