@@ -169,6 +169,15 @@ def _session_index(ctx: FileContext, body: List[cst.BaseStatement]) -> int:
     return len(body)
 
 
+def makes_inputs(ctx: FileContext, statement: cst.BaseStatement) -> Optional[str]:
+    """What ``cpu_bound_kind`` says, also for a ``with`` block (``tf.name_scope("input")``) that only
+    makes graph inputs."""
+    if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock) and statement.body.body:
+        kinds = [cpu_bound_kind(ctx, inner) for inner in statement.body.body]
+        return kinds[0] if all(kind is not None for kind in kinds) else None
+    return cpu_bound_kind(ctx, statement)
+
+
 def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.BaseStatement], Blocked]]:
     """The statements of ``owner``'s body from the first graph input to the training op and the
     evaluation tensors after it (graph inputs made in between included: the rule moves them in
@@ -183,21 +192,21 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     if not _is_graph_statement(ctx, body[end]):
         return Blocked(body[end], "the training op is not built by an assignment")
     start = end
-    while start > 0 and (cpu_bound_kind(ctx, body[start - 1]) is not None or (
+    while start > 0 and (makes_inputs(ctx, body[start - 1]) is not None or (
             _is_graph_statement(ctx, body[start - 1]) and not _is_host_statement(ctx, body[start - 1]))):
         start -= 1
-    graph_input_lines = [index for index in range(start, end) if cpu_bound_kind(ctx, body[index]) is not None]
+    graph_input_lines = [index for index in range(start, end) if makes_inputs(ctx, body[index]) is not None]
     if graph_input_lines:
         start = graph_input_lines[0]  # what is above the graph inputs stays where it is
     inputs = inputs_of(ctx, owner)
-    while start < end and (_plain_python(ctx, body[start], inputs) or cpu_bound_kind(ctx, body[start]) is not None):
+    while start < end and (_plain_python(ctx, body[start], inputs) or makes_inputs(ctx, body[start]) is not None):
         start += 1  # as do plain Python and the graph inputs in front of the graph
     moved_names = set()
     for statement in body[start:end + 1]:
         moved_names |= names_bound(statement)
     while end + 1 < limit and isinstance(body[end + 1], (cst.SimpleStatementLine, cst.With)) and \
             _is_graph_statement(ctx, body[end + 1]) and not _is_host_statement(ctx, body[end + 1]) and \
-            cpu_bound_kind(ctx, body[end + 1]) is None and names_used(body[end + 1]) & moved_names:
+            makes_inputs(ctx, body[end + 1]) is None and names_used(body[end + 1]) & moved_names:
         end += 1  # accuracy, predictions: evaluation tensors of the model
         moved_names |= names_bound(body[end])
     block = body[start:end + 1]
@@ -208,23 +217,23 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
 def inputs_in_block(ctx: FileContext, block: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
     """The graph inputs (placeholders, ``get_next()``, the global step) made among the statements
     of the block: they go in front of it, on the host."""
-    return [statement for statement in block if cpu_bound_kind(ctx, statement) is not None]
+    return [statement for statement in block if makes_inputs(ctx, statement) is not None]
 
 
 def _inputs_in_block(ctx: FileContext, block: List[cst.BaseStatement]) -> Optional[Blocked]:
     made: Set[str] = set()
     for statement in block:
-        if cpu_bound_kind(ctx, statement) is not None and names_used(statement) & made:
+        if makes_inputs(ctx, statement) is not None and names_used(statement) & made:
             return Blocked(statement, f"this graph input reads `{sorted(names_used(statement) & made)[0]}`, which "
                                       "the graph builds above it: make it before the graph")
-        if cpu_bound_kind(ctx, statement) is None:
+        if makes_inputs(ctx, statement) is None:
             made |= names_bound(statement)
     return None
 
 
 def _splitter(ctx: FileContext, before: List[cst.BaseStatement]) -> Optional[Blocked]:
     """The statement right above the block when it is what splits the graph in two."""
-    if not before or cpu_bound_kind(ctx, before[-1]) is not None:
+    if not before or makes_inputs(ctx, before[-1]) is not None:
         return None
     statement = before[-1]
     call = _not_compiled(ctx, statement)
@@ -247,7 +256,7 @@ def _before_block(ctx: FileContext, owner: cst.CSTNode, before: List[cst.BaseSta
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or id(statement) in early:
             continue  # a def makes no tensor
         made = (names_bound(statement) & needed) - inputs
-        if not made or not _uses_tf(ctx, statement) or cpu_bound_kind(ctx, statement) is not None:
+        if not made or not _uses_tf(ctx, statement) or makes_inputs(ctx, statement) is not None:
             continue
         name = sorted(made)[0]
         splitter = _splitter(ctx, before)
@@ -567,6 +576,12 @@ def analyse_step(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[Step, B
             return Blocked(call, f"`{_spelling(call.func)}` does not compile for the IPU: move it below the "
                                  "graph (on the compiled outputs) or into `ipu.scopes.outside_compilation_scope()`")
     hoisted, moved = split_block(ctx, owner, block)
+    for statement in moved:
+        made_inside = next((call for call in _calls_in(ctx, [statement]) if _makes_graph_input(ctx, call)), None)
+        if made_inside is not None:
+            return Blocked(statement, f"`{_spelling(made_inside.func)}(...)` makes a graph input inside the step: "
+                                      "make the placeholders (or the iterator's `get_next()`) before the graph and "
+                                      "pass them in, so that they stay on the host")
     inputs = inputs_of(ctx, owner)
     bound: List[str] = []
     for statement in moved:
@@ -623,6 +638,12 @@ def _returned(ctx: FileContext, owner: cst.CSTNode, later: List[cst.Name], outpu
     return function is not None and any(
         node.value in outputs and ctx.enclosing_function(node) is function
         and any(isinstance(ancestor, cst.Return) for ancestor in ctx.ancestors(node)) for node in later)
+
+
+def _makes_graph_input(ctx: FileContext, call: cst.Call) -> bool:
+    name = tf_call_name(ctx, call) or ""
+    return name.startswith("placeholder") or name == "sparse_placeholder" or (
+        isinstance(call.func, cst.Attribute) and call.func.attr.value == "get_next")
 
 
 def _spelling(node: cst.CSTNode) -> str:
