@@ -8,7 +8,7 @@ from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
                             note_compiled, returned_values)
-from porter.rules.tf1._analysis.step import compiled_lines, makes_variables, ops_note, output_kind
+from porter.rules.tf1._analysis.step import compiled_lines, evaluation_runs, makes_variables, ops_note, output_kind
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -235,7 +235,16 @@ class XlaCompile(Rule):
         ctx.report(self.code, call, f"`{call.func.value}(...)` is compiled with `ipu.ipu_compiler.compile`"
                    + ops_note(tensors, ops), fixed=True)
         note_compiled(ctx, "function", function, call.func.value)
+        self._report_evaluation(ctx, scope, call.func.value, tensors, ops)
         return None
+
+    def _report_evaluation(self, ctx, scope: cst.With, function: str, tensors: List[str], ops: List[str]) -> None:
+        """A run that fetches the compiled step's tensors without its training op trains too."""
+        for run in evaluation_runs(ctx, scope, tensors, ops):
+            ctx.report(self.code, run, f"this run fetches outputs of the compiled `{function}` without "
+                       f"{', '.join(f'`{op}`' for op in ops)}, and fetching them trains: compile the forward part "
+                       "apart (a function without the optimizer, under `tf.variable_scope(..., reuse=True)`) "
+                       "and fetch that here", fixed=False)
 
     def _extract(self, ctx, scope: cst.With, body) -> Optional[str]:
         """Several statements: move them into a function compiled in the scope, when what goes in
@@ -285,6 +294,7 @@ class XlaCompile(Rule):
         ctx.report(self.code, body[0], f"the graph built in the IPU scope becomes `{function}`, compiled "
                    f"with `ipu.ipu_compiler.compile`" + ops_note(tensors, ops), fixed=True)
         note_compiled(ctx, "statements", body, function)
+        self._report_evaluation(ctx, scope, function, tensors, ops)
         return None
 
     @staticmethod

@@ -459,6 +459,25 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
             step.eval_outputs.append(name.value)
 
 
+def evaluation_runs(ctx: FileContext, node: cst.CSTNode, tensors: List[str], ops: List[str]) -> List[cst.Call]:
+    """The session runs after ``node`` (a statement of a function or the module) that fetch
+    ``tensors`` of a compiled training step without its training ``ops``: they train."""
+    if not ops:
+        return []
+    owner = ctx.enclosing_function(node) or ctx.module
+    top = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is owner:
+            break
+        if isinstance(ancestor, cst.BaseStatement):
+            top = ancestor
+    if top not in _owner_body(owner):
+        return []
+    step = Step(owner, [top], [], [], [], list(tensors), list(ops))
+    classify_uses(ctx, step, used_after(ctx, owner, [top]))
+    return step.eval_runs
+
+
 def _in_training_fetches(ctx: FileContext, name: cst.Name, step: Step) -> bool:
     """``fetches = [train_op, loss]``: a list of fetches that holds the training op."""
     for ancestor in ctx.ancestors(name):
