@@ -157,8 +157,8 @@ class CompileStep(Rule):
     )
 
     def run(self, ctx) -> None:
-        if ipu_bound_scopes(ctx) or find_calls(ctx, IPU_COMPILE):
-            return  # IPU202 compiles the graph of the device scopes
+        if ipu_bound_scopes(ctx) or find_calls(ctx, IPU_COMPILE) or not session_calls(ctx):
+            return  # IPU202 compiles the graph of the device scopes; without a session there is no TF1 graph to run
         found = False
         for owner in step_owners(ctx):
             step = analyse_step(ctx, owner)
@@ -170,9 +170,8 @@ class CompileStep(Rule):
                            f"{step.reason}", fixed=False)
             else:
                 self._compile(ctx, step)
-        sessions = session_calls(ctx)
-        if not found and sessions:
-            ctx.report(self.code, sessions[0], "no graph is built for the IPU: build the model in "
+        if not found:
+            ctx.report(self.code, session_calls(ctx)[0], "no graph is built for the IPU: build the model in "
                        "`with ipu.scopes.ipu_scope(\"/device:IPU:0\"):` and compile it with "
                        "`ipu.ipu_compiler.compile(fn, inputs=[...])`", fixed=False)
 

@@ -184,8 +184,9 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     front); None when ``owner`` builds no training op before its session."""
     body = _owner_body(owner)
     limit = _session_index(ctx, body)
-    training = [index for index in range(limit) if is_training_statement(body[index])
-                or _calls_step_function(ctx, body[index]) is not None]
+    # a loop that calls `minimize` runs eagerly or builds a graph per iteration: not a step built once
+    training = [index for index in range(limit) if isinstance(body[index], (cst.SimpleStatementLine, cst.With))
+                and (is_training_statement(body[index]) or _calls_step_function(ctx, body[index]) is not None)]
     if not training:
         return None
     end = training[-1]
