@@ -7,8 +7,8 @@ from porter.rule import FIX, TF1, Example, Rule
 from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, IPU_DEVICE, find_calls, ipu_bound_scopes, names_used,
                                               note_compiled, session_calls, tf_module)
-from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, compiled_lines, forward_slice,
-                                             is_training_statement, private_variables, reads_scope_names, step_owners,
+from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, builds_training, compiled_lines,
+                                             forward_slice, private_variables, reads_scope_names, step_owners,
                                              variables_by_name)
 
 
@@ -196,10 +196,10 @@ class CompileStep(Rule):
             if computation == function:
                 lines += self._function(function, step.inputs, body, step.tensors + self._returned_ops(ctx, step),
                                         scopes[0])
-            lines += self._training_lines(computation, step.inputs, step.tensors, step.ops)
+            lines += self._compile_lines(computation, step.inputs, step.tensors, step.ops)
             if evaluation is not None:
                 lines += self._function(evaluation[0], evaluation[1], in_forward, step.eval_outputs, scopes[1])
-                lines += self._training_lines(evaluation[0], evaluation[1], evaluation[2], [])
+                lines += self._compile_lines(evaluation[0], evaluation[1], evaluation[2], [])
             lines[0] = lines[0].with_changes(leading_lines=[line for line in lines[0].leading_lines if line.comment])
             return scope.with_changes(body=scope.body.with_changes(body=lines), leading_lines=above)
 
@@ -227,14 +227,17 @@ class CompileStep(Rule):
         if not step.eval_outputs:
             return None
         step.forward = forward_slice(ctx, step.moved, step.eval_outputs)
-        training = next((statement for statement in step.forward if is_training_statement(statement)), None)
+        training = next((statement for statement in step.forward if builds_training(ctx, statement)), None)
         problem = "its computation includes the training op" if training is not None else None
+        if training is not None and step.call is not None:
+            problem = (f"`{step.call.func.value}` builds the forward pass and the training op together: give the "
+                       "forward pass a function of its own")
         if problem is None:
             private = private_variables(ctx, step.forward)
             if private is not None:
-                problem = f"a second, forward-only build would not share the variables ({private[1]}, " \
-                          f"line of `{cst.Module(body=[]).code_for_node(private[0].func)}`): name them or make " \
-                          "them in front of the model"
+                problem = (f"a second, forward-only build would not share the variables: "
+                           f"`{cst.Module(body=[]).code_for_node(private[0].func)}` here, {private[1]}; make them "
+                           "in front of the model or by name")
         step.reuse = variables_by_name(ctx, step.forward) if problem is None else None
         finder = reads_scope_names(ctx) if step.reuse == "unnamed" else None
         if finder is not None:
@@ -320,7 +323,7 @@ class CompileStep(Rule):
         return function
 
     @staticmethod
-    def _training_lines(computation: str, inputs: List[str], tensors: List[str], ops: List[str]):
+    def _compile_lines(computation: str, inputs: List[str], tensors: List[str], ops: List[str]):
         lines = compiled_lines(computation, inputs, tensors, ops)
         return [lines[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)]), *lines[1:]]
 

@@ -66,6 +66,11 @@ def is_training_statement(statement: cst.BaseStatement) -> bool:
                and node.func.attr.value in _TRAINING_METHODS for node in walk(statement))
 
 
+def builds_training(ctx: FileContext, statement: cst.BaseStatement) -> bool:
+    """The statement builds a training op, itself or through a step function of the file."""
+    return is_training_statement(statement) or _calls_step_function(ctx, statement) is not None
+
+
 def _calls_step_function(ctx: FileContext, statement: cst.BaseStatement) -> Optional[cst.FunctionDef]:
     """``loss, train_op = step(x, y)`` with ``step`` a function of the file that builds a training op."""
     small = _single_assign(statement)
@@ -190,6 +195,8 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     if not training:
         return None
     end = training[-1]
+    if any(isinstance(node, cst.Return) for node in walk(body[end])):
+        return None  # a function that returns the step to its caller: the call is compiled there
     if not _is_graph_statement(ctx, body[end]):
         return Blocked(body[end], "the training op is not built by an assignment")
     start = end
