@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
-from porter.context import FileContext, bound_names, dotted_name, walk
+from porter.context import FileContext, dotted_name, walk
 from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation, local_function,
                                               names_bound, names_used, returned_values, session_calls,
                                               tf_call_name)
@@ -511,28 +511,18 @@ def forward_slice(ctx: FileContext, moved: List[cst.BaseStatement], outputs: Lis
     return list(reversed(kept))
 
 
-def private_variables(ctx: FileContext, forward: List[cst.BaseStatement], depth: int = 2):
-    """(anchor, what) for the first variable a second build of ``forward`` would create anew
+def private_variables(ctx: FileContext, forward: List[cst.BaseStatement]):
+    """(call, what) for the first variable a second build of ``forward`` would create anew
     instead of sharing (``tf.Variable``, a layer object made inline); None when every variable is
-    shared (made in front of the function, or by name under ``reuse=True``). Functions of the file
-    called there are looked into, ``depth`` levels."""
-    for statement in forward:
-        for node in walk(statement):
-            if not isinstance(node, cst.Call):
-                continue
-            name = tf_call_name(ctx, node)
-            if name is not None:
-                last = name.rsplit(".", 1)[-1]
-                if last == "Variable":
-                    return node, "`tf.Variable` makes a new variable each time it runs"
-                if last[:1].isupper() and name.startswith(_NAMED_BUILDERS):
-                    return node, f"a `{last}` layer made here has its own variables"
-            elif isinstance(node.func, cst.Name) and depth > 0:
-                function = local_function(ctx, node.func.value, node)
-                if function is not None:
-                    found = private_variables(ctx, list(function.body.body), depth - 1)
-                    if found is not None:
-                        return found
+    shared (made in front of the function, or by name under ``reuse=True``). The functions of the
+    file called there are looked into too."""
+    for call in _calls_in(ctx, forward):
+        name = tf_call_name(ctx, call)
+        last = (name or "").rsplit(".", 1)[-1]
+        if last == "Variable":
+            return call, "`tf.Variable` makes a new variable each time it runs"
+        if name is not None and last[:1].isupper() and name.startswith(_NAMED_BUILDERS):
+            return call, f"a `{last}` layer made here has its own variables"
     return None
 
 
