@@ -9,7 +9,7 @@ from porter.rules.tf1._analysis.graph import (IPU_COMPILE, IPU_DEVICE, find_call
                                               note_compiled, session_calls, tf_module)
 from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, builds_training, compiled_lines,
                                              forward_slice, private_variables, reads_scope_names, step_owners,
-                                             variables_by_name)
+                                             training_part, variables_by_name)
 
 
 class CompileStep(Rule):
@@ -178,7 +178,11 @@ class CompileStep(Rule):
     def _compile(self, ctx, step: Step) -> None:
         function = fresh_name(ctx, "model_fn", "ipu_model_fn", "ipu_graph_fn")
         evaluation = self._evaluation(ctx, step, function)
+        if evaluation is not None:  # what only the evaluation fetches stays off the training step
+            step.tensors = [name for name in step.tensors if name in step.trained]
+            step.moved = training_part(step)
         moved = {id(statement) for statement in step.moved}
+        hoisted = {id(statement) for statement in step.hoisted}
         scopes = self._variable_scopes(ctx, step)
         forward = {id(statement) for statement in step.forward}
 
@@ -186,10 +190,12 @@ class CompileStep(Rule):
             originals = _originals(ctx, step.statements, statements)
             above = statements[0].leading_lines  # the block's comments go above the IPU scope
             statements = [statements[0].with_changes(leading_lines=()), *statements[1:]]
-            kept = [new for new, old in zip(statements, originals) if old is None or id(old) not in moved]
+            kept = [new for new, old in zip(statements, originals) if old is None or id(old) in hoisted]
             body = [new for new, old in zip(statements, originals) if old is not None and id(old) in moved]
-            in_forward = [new.with_changes(leading_lines=()) for new, old in zip(statements, originals)
-                          if old is not None and id(old) in forward]
+            # a statement of both functions keeps its comments in the training step only
+            in_forward = [new.with_changes(leading_lines=[line for line in new.leading_lines
+                                                          if line.comment and id(old) not in moved])
+                          for new, old in zip(statements, originals) if old is not None and id(old) in forward]
             scope = cst.parse_statement(f'with ipu.scopes.ipu_scope("{IPU_DEVICE}"):\n    pass\n')
             computation = self._computation(step, function)
             lines = list(kept)

@@ -56,6 +56,21 @@ class Step:
     forward: List[cst.BaseStatement] = field(default_factory=list)  # what the evaluation computes
     reuse: Optional[str] = None             # how the forward build gets variables by name (variables_by_name)
     other_uses: List[cst.Name] = field(default_factory=list)    # uses neither a train nor an eval fetch
+    trained: Set[str] = field(default_factory=set)              # outputs used other than by evaluation
+
+
+def training_part(step: Step) -> List[cst.BaseStatement]:
+    """The statements of the compiled training step: all of them but the evaluation tensors built
+    after the last training op that no training run needs (test accuracy, predictions)."""
+    last = max(index for index, statement in enumerate(step.moved) if is_training_statement(statement)
+               or any(name in step.ops for name in names_bound(statement)))
+    needed = set(step.trained) | set(step.ops)
+    tail: List[cst.BaseStatement] = []
+    for statement in reversed(step.moved[last + 1:]):
+        if names_bound(statement) & needed:
+            tail.insert(0, statement)
+            needed |= names_used(statement)
+    return step.moved[:last + 1] + tail
 
 
 def is_training_statement(statement: cst.BaseStatement) -> bool:
@@ -452,10 +467,12 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
         if run is not None:
             fetched = names_used(run.args[0].value)
             if fetched & set(step.ops):
+                step.trained.add(name.value)
                 continue  # a training step: it fetches the training op
             if run not in step.eval_runs:
                 step.eval_runs.append(run)
         elif not _is_eval_method(ctx, name):
+            step.trained.add(name.value)
             if not _in_training_fetches(ctx, name, step):
                 step.other_uses.append(name)
             continue
