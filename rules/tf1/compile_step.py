@@ -335,14 +335,14 @@ class CompileStep(Rule):
 
     @staticmethod
     def _message(step: Step, function: str, evaluation) -> str:
-        op = step.ops[0]
-        text = (f"the graph from the graph inputs to `{op}` becomes `{function}`," if step.call is None or
+        op = " and ".join(f"`{name}`" for name in step.ops)
+        text = (f"the graph from the graph inputs to {op} becomes `{function}`," if step.call is None or
                 function != step.call.func.value else f"`{function}(...)` is")
         text += " compiled with `ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope`"
         if step.tensors:
-            text += f"; `{op}` runs it through `{step.tensors[0]}.op`"
+            text += f"; {op} {'runs' if len(step.ops) == 1 else 'run'} it through `{step.tensors[0]}.op`"
         if evaluation is not None:
-            text += (f"; runs that fetch {', '.join(f'`{name}`' for name in step.eval_outputs)} without `{op}` "
+            text += (f"; runs that fetch {', '.join(f'`{name}`' for name in step.eval_outputs)} without {op} "
                      f"fetch `{evaluation[0]}`, a forward-only compile sharing the variables, so that they do "
                      f"not train")
             if step.reuse == "unnamed":
