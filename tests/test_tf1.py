@@ -56,3 +56,58 @@ def test_non_tf1_files_get_no_tf1_rules():
     source = "import tensorflow as tf\n\nwith tf.device('/gpu:0'):\n    y = model(x)\n"
     result = port(source)
     assert not any(finding.code.startswith("IPU2") for finding in result.findings)
+
+
+EVALUATED_IN_A_DEVICE_SCOPE = '''import tensorflow.compat.v1 as tf
+
+
+def model_fn(x, y):
+    loss = tf.losses.mean_squared_error(y, tf.layers.dense(x, 1))
+    return loss, tf.train.AdamOptimizer().minimize(loss)
+
+
+x = tf.placeholder(tf.float32, [8, 4])
+y = tf.placeholder(tf.float32, [8, 1])
+with tf.device("/gpu:0"):
+    loss, train_op = model_fn(x, y)
+with tf.Session() as sess:
+    sess.run([loss, train_op], {x: train_x, y: train_y})
+    print(sess.run(loss, {x: test_x, y: test_y}))
+'''
+
+
+def test_a_run_that_fetches_a_compiled_step_without_its_training_op_is_reported():
+    result = port(EVALUATED_IN_A_DEVICE_SCOPE)
+    warnings = [(finding.line, finding.message) for finding in result.findings
+                if finding.code == "IPU202" and not finding.fixed]
+    assert warnings == [(15, "this run fetches outputs of the compiled `model_fn` without `train_op`, and fetching "
+                             "them trains: compile the forward part apart (a function without the optimizer, under "
+                             "`tf.variable_scope(..., reuse=True)`) and fetch that here")]
+
+
+STEP_FUNCTION_EVALUATED = '''import tensorflow.compat.v1 as tf
+
+
+def training_loop_body(x, y):
+    loss = tf.reduce_sum(tf.layers.dense(x, 1, name="out") - y)
+    return loss, tf.train.AdamOptimizer().minimize(loss)
+
+
+x = tf.placeholder(tf.float32, [8, 4])
+y = tf.placeholder(tf.float32, [8, 1])
+loss, train_op = training_loop_body(x, y)
+with tf.Session() as sess:
+    sess.run([loss, train_op], {x: train_x, y: train_y})
+    print(sess.run(loss, {x: test_x, y: test_y}))
+'''
+
+
+def test_a_step_function_is_compiled_and_its_evaluation_reported_when_it_cannot_be_split():
+    result = port(STEP_FUNCTION_EVALUATED)
+    assert "    [loss] = ipu.ipu_compiler.compile(training_loop_body, inputs=[x, y])\n" in result.source
+    assert [(finding.line, finding.fixed) for finding in result.findings if finding.code == "IPU208"] == [
+        (11, True), (14, False)]
+    assert [finding.message for finding in result.findings if finding.code == "IPU208"][1].endswith(
+        "(`training_loop_body` builds the forward pass and the training op together: give the forward pass a "
+        "function of its own)")
+    assert port(result.source).source == result.source

@@ -16,7 +16,7 @@ class Tf1Audit(Rule):
     # What it reports makes the port incomplete.
     severity = ERROR
     # It judges what the other rules made of the file.
-    after = ("IPU201", "IPU202")
+    after = ("IPU201", "IPU202", "IPU208")
     summary = "Report a TF1 script whose session runs no compiled IPU computation after the port."
     rationale = (
         "A TensorFlow 1 graph runs on the IPU when its step is built in a function compiled with "

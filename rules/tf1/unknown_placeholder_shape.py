@@ -5,7 +5,8 @@ import libcst as cst
 from porter.context import bound_names
 from porter.cstutil import argument
 from porter.rule import TF1, WARN, Example, Rule
-from porter.rules.tf1._analysis.graph import IPU_COMPILE, calls_named, find_calls, ipu_bound_scopes, names_used
+from porter.rules.tf1._analysis.graph import (IPU_COMPILE, calls_named, compiled_now, find_calls, ipu_bound_scopes,
+                                              names_used)
 
 
 class UnknownPlaceholderShape(Rule):
@@ -13,6 +14,8 @@ class UnknownPlaceholderShape(Rule):
     name = "unknown-placeholder-shape"
     kind = WARN
     frameworks = frozenset({TF1})
+    # It also checks the inputs of the steps IPU208 compiles.
+    after = ("IPU208",)
     summary = "Placeholders fed to IPU code need fully defined shapes (no `None`)."
     rationale = (
         "XLA compiles the IPU graph for fixed shapes: every tensor given to `ipu.ipu_compiler.compile` "
@@ -74,6 +77,9 @@ class UnknownPlaceholderShape(Rule):
             used |= names_used(scope.body)
         for call in find_calls(ctx, IPU_COMPILE):
             used |= names_used(call)
+        for kind, statements, _ in compiled_now(ctx):
+            if kind == "statements":
+                used |= {name for statement in statements for name in names_used(statement)}
         return used
 
 

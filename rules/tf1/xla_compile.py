@@ -2,12 +2,13 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import dotted_name, walk
+from porter.context import walk
 from porter.rule import FIX, TF1, Example, Rule
 from porter.scopes import fresh_name
-from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, find_calls, graph_inputs,
+from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
-                            note_compiled, returned_values, session_calls)
+                            note_compiled, returned_values)
+from porter.rules.tf1._analysis.step import compiled_lines, evaluation_runs, makes_variables, ops_note, output_kind
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -28,7 +29,8 @@ class XlaCompile(Rule):
         "call is compiled: graph inputs (placeholders, `get_next()` tensors) become `inputs`, other "
         "arguments stay in a `lambda`. `compile` returns the tensors only, as a list (operations run "
         "as their control dependencies), so the result is unpacked into the same names and each "
-        "operation name becomes the op of the first tensor: `sess.run` calls keep working unchanged. "
+        "operation name becomes the op of the first tensor: `sess.run` calls keep working unchanged (a run "
+        "that fetches those tensors without the operation trains too: it is reported). "
         "Several statements become a function `model_fn` defined in the scope and compiled there, when "
         "what goes in (graph inputs) and what comes out (tensors and operations used after the scope) "
         "is clear. Otherwise the porter says what to do instead of guessing."
@@ -151,16 +153,6 @@ class XlaCompile(Rule):
         Example(
             """\
             import tensorflow.compat.v1 as tf
-
-            x = tf.placeholder(tf.float32, [8, 4])
-            y = tf.layers.dense(x, 4)
-            with tf.Session() as sess:
-                sess.run(y, {x: batch})
-            """,
-        ),
-        Example(
-            """\
-            import tensorflow.compat.v1 as tf
             from tensorflow.python import ipu
 
 
@@ -179,9 +171,7 @@ class XlaCompile(Rule):
     def run(self, ctx) -> None:
         scopes = ipu_bound_scopes(ctx)
         if not scopes:
-            if not find_calls(ctx, IPU_COMPILE):
-                self._no_scope(ctx)
-            return
+            return  # IPU208 compiles a step built without a device scope
         for scope in scopes:
             if not isinstance(scope.body, cst.IndentedBlock):
                 ctx.report(self.code, scope.items[0].item, f"the graph built in this scope is not compiled for "
@@ -196,6 +186,8 @@ class XlaCompile(Rule):
             if all(isinstance(statement, cst.SimpleStatementLine) and all(
                     isinstance(small, cst.Pass) for small in statement.body) for statement in body):
                 continue
+            if all(makes_variables(ctx, statement) for statement in body):
+                continue  # variables that a compiled step reads (IPU208 puts them there)
             if any(cpu_bound_kind(ctx, statement) is not None for statement in body) or (
                     hoisted and device_of(ctx, scope.items[0].item)[0] != "gpu0"):
                 problem = "graph inputs are created in it"
@@ -207,13 +199,6 @@ class XlaCompile(Rule):
                 ctx.report(self.code, scope.items[0].item,
                            f"the graph built in this scope is not compiled for the IPU ({problem}): {_HOW}",
                            fixed=False)
-
-    def _no_scope(self, ctx) -> None:
-        sessions = session_calls(ctx)
-        if sessions:
-            ctx.report(self.code, sessions[0], "no graph is built for the IPU: build the model in "
-                       "`with ipu.scopes.ipu_scope(\"/device:IPU:0\"):` and compile it with "
-                       "`ipu.ipu_compiler.compile(fn, inputs=[...])`", fixed=False)
 
     @staticmethod
     def _is_single_call(body) -> bool:
@@ -243,39 +228,24 @@ class XlaCompile(Rule):
         if not tensors and len(ops) > 1:
             return f"`{call.func.value}` returns several operations and no tensor"
         computation, inputs = self._computation(ctx, scope, call)
-        new = self._compiled(computation, inputs, tensors, ops)
+        new = compiled_lines(computation, inputs, tensors, ops)
         ctx.replace(assign, new[0].body[0])
         if new[1:]:
             ctx.insert_after(line, new[1:])
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, call, f"`{call.func.value}(...)` is compiled with `ipu.ipu_compiler.compile`"
-                   + self._ops_note(tensors, ops), fixed=True)
+                   + ops_note(tensors, ops), fixed=True)
         note_compiled(ctx, "function", function, call.func.value)
+        self._report_evaluation(ctx, scope, call.func.value, tensors, ops)
         return None
 
-    @staticmethod
-    def _compiled(computation: str, inputs: List[str], tensors: List[str], ops: List[str]):
-        """``tensors = ipu.ipu_compiler.compile(...)`` and ``op = first_tensor.op`` lines."""
-        compiled = f"ipu.ipu_compiler.compile({computation}, inputs=[{', '.join(inputs)}])"
-        if not tensors:
-            text = f"{ops[0]} = {compiled}"
-        elif len(tensors) == 1:
-            text = f"[{tensors[0]}] = {compiled}"
-        else:
-            text = f"{', '.join(tensors)} = {compiled}"
-        lines = [cst.parse_statement(text + "\n")]
-        if tensors:
-            lines += [cst.parse_statement(f"{name} = {tensors[0]}.op  # runs the whole compiled step\n")
-                      for name in ops if name != "_"]
-        return lines
-
-    @staticmethod
-    def _ops_note(tensors: List[str], ops: List[str]) -> str:
-        extra = [name for name in ops if name != "_"] if tensors else []
-        if not extra:
-            return ""
-        return (f"; {', '.join(f'`{name}`' for name in extra)} now runs it through `{tensors[0]}.op`, and "
-                f"fetching {', '.join(f'`{name}`' for name in tensors)} runs the whole step too")
+    def _report_evaluation(self, ctx, scope: cst.With, function: str, tensors: List[str], ops: List[str]) -> None:
+        """A run that fetches the compiled step's tensors without its training op trains too."""
+        for run in evaluation_runs(ctx, scope, tensors, ops):
+            ctx.report(self.code, run, f"this run fetches outputs of the compiled `{function}` without "
+                       f"{', '.join(f'`{op}`' for op in ops)}, and fetching them trains: compile the forward part "
+                       "apart (a function without the optimizer, under `tf.variable_scope(..., reuse=True)`) "
+                       "and fetch that here", fixed=False)
 
     def _extract(self, ctx, scope: cst.With, body) -> Optional[str]:
         """Several statements: move them into a function compiled in the scope, when what goes in
@@ -300,7 +270,7 @@ class XlaCompile(Rule):
             return "nothing it computes is used after it"
         kinds = {}
         for name in outputs:
-            kind = self._output_kind(ctx, body, name)
+            kind = output_kind(ctx, body, name)
             if kind is None:
                 return f"`{name}` is used after the scope but is not clearly a tensor or an operation"
             kinds[name] = kind
@@ -318,13 +288,14 @@ class XlaCompile(Rule):
 
         if not ctx.wrap(body[0], body[-1], build):
             return "its statements cannot be moved into a function"
-        compiled = self._compiled(function, params, tensors, ops)
+        compiled = compiled_lines(function, params, tensors, ops)
         compiled[0] = compiled[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         ctx.insert_after(body[-1], compiled)
         ctx.add_import("tensorflow.python", "ipu", code=self.code)
         ctx.report(self.code, body[0], f"the graph built in the IPU scope becomes `{function}`, compiled "
-                   f"with `ipu.ipu_compiler.compile`" + self._ops_note(tensors, ops), fixed=True)
+                   f"with `ipu.ipu_compiler.compile`" + ops_note(tensors, ops), fixed=True)
         note_compiled(ctx, "statements", body, function)
+        self._report_evaluation(ctx, scope, function, tensors, ops)
         return None
 
     @staticmethod
@@ -348,33 +319,6 @@ class XlaCompile(Rule):
                     used |= names_used(later)
             node = ctx.parent(node)
         return used
-
-    @staticmethod
-    def _output_kind(ctx, body, name: str) -> Optional[str]:
-        """"tensor" or "op" for the last ``name = <value>`` of ``body`` (also inside ``with``
-        blocks such as variable scopes); None if unclear (bound otherwise, or an object such as an
-        optimizer or a layer)."""
-        value = None
-        pending = list(body)
-        while pending:
-            statement = pending.pop(0)
-            if name not in names_bound(statement):
-                continue
-            if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
-                pending[:0] = list(statement.body.body)
-                continue
-            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)):
-                return None
-            value = small.value
-        if isinstance(value, cst.Call):
-            callee = dotted_name(value.func) or ""
-            if callee.split(".")[-1][:1].isupper():
-                return None
-            if is_operation(ctx, value, None):
-                return "op"
-        return "tensor" if value is not None else None
 
     @staticmethod
     def _targets(target) -> Optional[List[str]]:

@@ -7,7 +7,8 @@ records the losses step by step:
 * Keras: `logs["loss"]` at the end of every batch the callbacks see, keyed by (fit call, epoch,
   batch); with `steps_per_execution=N` the port reports every N-th batch, so the keys of the port
   must be a subset of the original's and include the last batch of each epoch;
-* TF1: every floating-point scalar fetched by `Session.run`;
+* TF1: every floating-point scalar fetched by `Session.run`, and how many runs update the weights
+  (a port whose evaluation fetches train runs more of them than the original);
 * PyTorch: the original's values passed to `backward()`; the port's values returned by
   `poptorch.trainingModel` (as recorded by the emulated executor).
 
@@ -50,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from . import data as synthetic
+from .tf_ipu import _fetched_ops, _updates_weights
 from .state import STATE
 
 
@@ -63,6 +65,7 @@ class ScriptRun:
         self.used_ipu = False
         self.ipu_executions = 0       # steps run on the emulated IPU
         self.cpu_training_steps = 0   # training steps run on the CPU
+        self.training_runs = 0        # TF1: session runs that update the weights (on any device)
         self.ipu_errors = []
         self.notes = []
         self.outfeed_items = 0
@@ -168,6 +171,8 @@ def _record_session(patcher, run, tf):
 
     def session_run(self, fetches, *args, **kwargs):
         result = original_run(self, fetches, *args, **kwargs)
+        if _updates_weights(self.graph, _fetched_ops(self.graph, fetches)):
+            run.training_runs += 1
         for value in _flat(result):
             if isinstance(value, (float, np.floating)) or (
                     isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f"):
@@ -439,6 +444,10 @@ def compare(original, port, spec=None, rel=1e-5):
     if port.framework != "torch" and not port.configured:
         problems.append("the port never configured the IPU system")
     problems += _where_it_ran(port, spec, "port")
+    if port.framework == "tf1" and port.training_runs > original.training_runs:
+        problems.append("the port ran %d session runs that update the weights, the original %d: a fetch "
+                        "that only evaluates in the original trains in the port"
+                        % (port.training_runs, original.training_runs))
     if port.framework == "keras" and not port.strategies:
         problems.append("the port created no IPUStrategy")
     difference = spec.get("difference")
