@@ -1,8 +1,11 @@
+from typing import Set
+
 import libcst as cst
 
 from porter.context import code_of, dotted_name
 from porter.cstutil import append_args, keyword, keyword_arg
 from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
+from porter.rules.keras._analysis.steps import functions_run_by
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
@@ -41,6 +44,26 @@ _AFTER_DEVICE = _BEFORE.replace('''
         for _ in range(len(dataset) // 16):
             strategy.run(train_step_loop, args=(dataset_iterator,))
 ''')
+_AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
+    "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
+_PORTED = '''import tensorflow as tf
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+
+    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x) - y) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    for x, y in dataset:
+        strategy.run(train_step, args=(x, y))
+'''
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -125,19 +148,25 @@ class CustomLoop(Rule):
     name = "custom-loop"
     kind = FIX
     frameworks = frozenset({KERAS})
-    summary = ("`--steps-per-execution`: run `tf.GradientTape` training loops through `strategy.run`, "
-               "K steps per execution in an on-device loop.")
+    summary = ("Run `tf.GradientTape` training steps compiled, through `strategy.run`; with "
+               "`--steps-per-execution`, K steps per execution in an on-device loop.")
     rationale = (
         "A custom training loop runs on the IPU when its step is a `@tf.function(jit_compile=True)` called "
         "through `strategy.run` inside `strategy.scope()`, with the model, optimizer, metrics and dataset "
-        "iterator created in the scope (Targeting the IPU from TensorFlow 2, \"On-device loops\"). With "
-        "`--steps-per-execution K` "
+        "iterator created in the scope (Targeting the IPU from TensorFlow 2, \"On-device loops\"). Every "
+        "port does this for a step function (one that opens the tape and applies the optimizer) called in "
+        "the body of a `for` loop: the step gets `@tf.function(jit_compile=True)` (an existing "
+        "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
+        "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
+        "the tensor itself on one replica. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
         "do not fill an execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state) cannot be compiled and are reported instead."
+        "state), steps that only take gradients (no optimizer step: saliency maps, guides) or leave the "
+        "optimizer step to the loop, and loops away from the model's code are reported instead, with what "
+        "stops the rewrite."
     )
     examples = (
         Example(_BEFORE, _AFTER_DEVICE,
@@ -145,7 +174,12 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
-        Example(_BEFORE, reported=False),
+        Example(_BEFORE, _AFTER_STEP),
+        # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
+        Example(_PORTED, reported=False),
+        # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
+        Example(_BEFORE.replace("model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, "
+                                "model.trainable_variables))", "images)\n        return grads")),
     )
 
     def run(self, ctx) -> None:
@@ -162,6 +196,7 @@ class CustomLoop(Rule):
         decorated = set()
         loops = {}
         reduced = set()
+        losses: Set[str] = set()
         for plan in plans:
             step = plan.step
             name = step.function.name.value
@@ -170,7 +205,7 @@ class CustomLoop(Rule):
                 continue
             if name not in reduced:
                 reduced.add(name)
-                self._explicit_loss_reduction(ctx, step.function, tf)
+                self._explicit_loss_reduction(ctx, step.function, tf, losses)
             if plan.mode == "step":
                 if name not in decorated:
                     decorated.add(name)
@@ -187,22 +222,26 @@ class CustomLoop(Rule):
                 loop_name = loops[name] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
 
-    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str, done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
         loss object gets `reduction=NONE` and each call in the step is averaged over the batch,
         which is what the automatic reduction computed."""
+        step_code = {id(node) for node in functions_run_by(ctx, function)}
         for name, assign in _loss_objects(ctx).items():
+            if name in done:
+                continue  # a helper shared by two steps: rewritten once
             calls = [node for node in ctx.nodes(cst.Call)
                      if isinstance(node.func, cst.Name) and node.func.value == name]
             mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
                         and node is not assign.targets[0].target]
-            inside = [call for call in calls if ctx.enclosing_function(call) is function]
+            inside = [call for call in calls if id(ctx.enclosing_function(call)) in step_code]
             if not inside:
                 continue
+            done.add(name)
             constructor = assign.value
             prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
-            if len(mentions) != len(calls) or any(ctx.enclosing_function(c) is not function for c in calls) or not prefix:
+            if len(mentions) != len(calls) or len(inside) != len(calls) or not prefix:
                 ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
                            "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
                            f"its result with `{tf}.reduce_mean`", fixed=False)
@@ -212,8 +251,10 @@ class CustomLoop(Rule):
             for call in inside:
                 ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
                     args=[cst.Arg(node)]))
+            where = f"`{function.name.value}`" + (
+                "" if all(ctx.enclosing_function(call) is function for call in inside) else " and the functions it calls")
             ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
-                       f"`{function.name.value}` are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
+                       f"{where} are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
                        "reduction inside `strategy.run`", fixed=True)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:

@@ -1,12 +1,15 @@
 import libcst as cst
 
+from porter.context import walk
 from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
+from porter.rules.keras._analysis.steps import updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
-from porter.rule import KERAS, WARN, Example, Rule
+from porter.rule import KERAS, WARN, Example, Rule, is_selected
 
 _TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
 _FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
+_CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
 
 
 class GradientTape(Rule):
@@ -42,16 +45,46 @@ class GradientTape(Rule):
             import tensorflow as tf
 
 
-            @tf.function
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # A gradient guide: gradients of a prediction with respect to an image, no optimizer step.
+        Example(
+            """\
+            import tensorflow as tf
+
+            image = tf.Variable(tf.zeros((1, 28, 28, 1)))
+            with tf.GradientTape() as tape:
+                score = model(image)[0, 3]
+            saliency = tf.abs(tape.gradient(score, image))
+            """,
+        ),
+        # A MirroredStrategy loop already runs its step through `strategy.run` from a `tf.function`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
             def train_step(x, y):
                 with tf.GradientTape() as tape:
                     loss = compute_loss(x, y)
-                return tape.gradient(loss, weights)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
 
 
-            for x, y in dataset:
-                train_step(x, y)
+            @tf.function
+            def distributed_step(x, y):
+                losses = strategy.run(train_step, args=(x, y))
+                return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
             """,
+            reported=False,
         ),
         Example(
             """\
@@ -151,10 +184,12 @@ class GradientTape(Rule):
         tapes = list(ctx.calls_to(*_TAPES))
         if not tapes:
             return
-        run_targets = self._run_targets(ctx)
+        run_calls = self._run_calls(ctx)
         from porter.rules.keras._analysis.custom_loop import loop_plans
 
-        handled = {plan.step.function.name.value for plan in loop_plans(ctx)}  # IPU111 rewrites or reports them
+        config = ctx.config
+        handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
+                   if is_selected(_CUSTOM_LOOP, config.select, config.ignore)}
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
@@ -165,19 +200,94 @@ class GradientTape(Rule):
                 continue
             if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
-            if name is not None and name in compiled and name in run_targets:
+            if name in run_calls:
+                if self._is_function(ctx, function) or any(
+                        self._is_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
+                    continue  # run through `strategy.run` from a `tf.function`: the documented pattern
+                message = (f"`{name}` is passed to `strategy.run` eagerly, which the IPU strategy refuses for "
+                           f"a plain Python function: decorate `{name}` with `@tf.function(jit_compile=True)`")
+            elif name is not None and any(caller in run_calls and self._calls(ctx, compiled[caller], name)
+                                          for caller in compiled):
                 continue
-            if name is not None and any(caller in run_targets and self._calls(ctx, compiled[caller], name)
-                                        for caller in compiled):
-                continue
-            if name is not None and name in compiled:
+            elif name is not None and name in compiled:
                 message = (f"`{name}` is compiled but not called through `strategy.run`: call it as "
                            f"`strategy.run({name}, args=(...))` inside `strategy.scope()`")
             else:
-                message = ("custom training loop: the step must be a `@tf.function(jit_compile=True)` "
-                           "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU "
-                           "from TensorFlow 2, \"On-device loops\")")
+                message = self._why_not_rewritten(ctx, call, function)
             ctx.report(self.code, call, message, fixed=False)
+
+    def _why_not_rewritten(self, ctx, tape: cst.Call, function) -> str:
+        """What stops IPU111 from rewriting the loop around ``tape``, and what to do instead."""
+        owner = ctx.parent(ctx.parent(function)) if function is not None else None
+        loop = self._enclosing_loop(ctx, tape)
+        code = [loop] if loop is not None else [function] if function is not None else self._cell(ctx, tape)
+        if not any(updates_weights(node) for root in code for node in walk(root)):
+            return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
+                    "this code runs on the CPU as it is; to run it on the IPU, put it in a "
+                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+        if isinstance(owner, cst.ClassDef):
+            return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
+                    "does not rewrite: decorate it with `@tf.function(jit_compile=True)`, call it through "
+                    "`strategy.run(...)` and create the model and optimizer inside `strategy.scope()` (Targeting "
+                    "the IPU from TensorFlow 2, \"On-device loops\")")
+        if loop is not None or function is None:
+            return ("the training step is written inline (in a loop or at module level, not in a function), which "
+                    "the porter does not rewrite: move the "
+                    "tape, the gradients and the optimizer step into a function; the porter then compiles it "
+                    "(`@tf.function(jit_compile=True)`) and calls it through `strategy.run` inside `strategy.scope()`")
+        return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
+                "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
+                f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    @staticmethod
+    def _cell(ctx, tape: cst.Call):
+        """The statements of a module-level tape: its ``with`` and what follows, up to the next tape
+        (a guide opens one tape after another, each with its own example)."""
+        statement = ctx.statement_of(tape)
+        for candidate in (statement, *ctx.ancestors(statement)):
+            if ctx.parent(candidate) is ctx.module:
+                statement = candidate
+                break
+        body = list(ctx.module.body)
+        cell = [statement]
+        for following in body[body.index(statement) + 1:] if statement in body else ():
+            if any(isinstance(node, cst.With) for node in walk(following)):
+                break
+            cell.append(following)
+        return cell
+
+    @staticmethod
+    def _enclosing_loop(ctx, node):
+        """The outermost ``for``/``while`` loop around ``node`` in its function (or module)."""
+        found = None
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                found = ancestor
+        return found
+
+    @staticmethod
+    def _is_function(ctx, function) -> bool:
+        """Whether ``function`` is decorated with ``tf.function`` (with or without options)."""
+        if function is None:
+            return False
+        for decorator in function.decorators:
+            node = decorator.decorator
+            if ctx.qualified_name(node.func if isinstance(node, cst.Call) else node) in _FUNCTIONS:
+                return True
+        return False
+
+    @staticmethod
+    def _run_calls(ctx):
+        """Per function name, the ``<strategy>.run(name, ...)`` calls that run it."""
+        found = {}
+        for call, _ in method_calls(ctx, "run"):
+            args = positional(call)
+            fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
+            if isinstance(fn, cst.Name):
+                found.setdefault(fn.value, []).append(call)
+        return found
 
     @staticmethod
     def _method_of(ctx, function, classes) -> bool:
@@ -185,16 +295,6 @@ class GradientTape(Rule):
         class's ``train_step`` is an ordinary method, not a Keras override)."""
         owner = ctx.parent(ctx.parent(function))
         return isinstance(owner, cst.ClassDef) and any(owner is cls for cls in classes.values())
-
-    @staticmethod
-    def _run_targets(ctx):
-        targets = set()
-        for call, _ in method_calls(ctx, "run"):
-            args = positional(call)
-            fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
-            if isinstance(fn, cst.Name):
-                targets.add(fn.value)
-        return targets
 
     @staticmethod
     def _is_compiled(ctx, function) -> bool:

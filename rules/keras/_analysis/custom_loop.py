@@ -12,13 +12,16 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules.keras._analysis.steps import StepCall, active, step_calls
+from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
 from porter.throughput import config_steps
 
 FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
+
+# DTensor distributes over meshes of devices the IPU strategy does not know.
+_DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
 
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
@@ -95,7 +98,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     plans = ctx.shared(_LOOP_PLANS, lambda: new)
     if plans is not new:
         return plans
-    if not active(ctx) or tensorflow_alias(ctx) is None:
+    if tensorflow_alias(ctx) is None:
         return plans
     model = model_plan(ctx)
     done = run_targets(ctx)
@@ -108,7 +111,13 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         plan = LoopPlan(step, strategy=model.strategy_name)
         eager = eager_calls(ctx, step.function)
         existing = _strategy_scope_name(ctx, step.loop)
-        if eager:
+        if ctx.imports_module(*_DTENSOR):
+            plan.problem = (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
+                            "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
+                            "through `strategy.run` inside `strategy.scope()`")
+        elif not trains(ctx, step.function):
+            plan.problem = _no_weight_update(name, step)
+        elif eager:
             plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                             "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
                             "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
@@ -123,6 +132,17 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
     return plans
+
+
+def _no_weight_update(name: str, step: StepCall) -> str:
+    """Why a step that applies no optimizer step is not rewritten."""
+    if any(updates_weights(node) for node in walk(step.loop.body)):
+        return (f"`{name}` only computes gradients and the loop applies them outside it: under `strategy.run` "
+                "the optimizer step must run in the same compiled step; move the optimizer step "
+                f"(`apply_gradients`) into `{name}`, then run it through `strategy.run` inside `strategy.scope()`")
+    return (f"`{name}` takes gradients but applies no optimizer step (not a training step): it runs on the CPU "
+            "as it is; to run it on the IPU, decorate it with `@tf.function(jit_compile=True)` and call it "
+            "through `strategy.run(...)` inside `strategy.scope()`")
 
 
 def _device_loop_fits(step: StepCall) -> bool:

@@ -17,12 +17,13 @@ from porter.context import FileContext, SharedKey, walk
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
 
+# Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
+WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign_add", "assign"})
+# What a step differentiates and updates: the object these are read from is a model.
+TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
+
 _STEP_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-step-functions")
-
-
-def active(ctx: FileContext) -> bool:
-    """Custom loops are rewritten when a steps-per-execution value is asked for."""
-    return ctx.config.steps_per_execution is not None
+_TRAINED_NAMES: SharedKey[Set[str]] = SharedKey("keras-trained-names")
 
 
 @dataclass
@@ -47,6 +48,51 @@ def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
     return ctx.shared(_STEP_FUNCTIONS, find)
 
 
+def updates_weights(node: cst.CSTNode) -> bool:
+    """An optimizer step, or a hand-written update of a variable (``w.assign_sub(lr * dw)``)."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in WEIGHT_UPDATES)
+
+
+def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> List[cst.FunctionDef]:
+    """``function`` and the functions of the file it calls by name, transitively: the helpers a
+    step calls (its loss, its optimizer step) run inside ``strategy.run`` too."""
+    functions: Dict[str, cst.FunctionDef] = {}
+    for node in ctx.nodes(cst.FunctionDef):
+        if ctx.enclosing(node, cst.ClassDef) is None:
+            functions.setdefault(node.name.value, node)
+    found, pending = [function], [function]
+    while pending:
+        for node in walk(pending.pop().body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                callee = functions.get(node.func.value)
+                if callee is not None and all(callee is not seen for seen in found):
+                    found.append(callee)
+                    pending.append(callee)
+    return found
+
+
+def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether a step updates weights, itself or through the helpers it calls (else it only takes
+    gradients: a guide, a saliency map, not a training step)."""
+    return any(updates_weights(node) for helper in functions_run_by(ctx, function) for node in walk(helper.body))
+
+
+def trained_names(ctx: FileContext) -> Set[str]:
+    """Names whose ``.trainable_variables`` a step function differentiates: models, even when the
+    file cannot see how they are built (``pix2pix.unet_generator(...)``, a hub module)."""
+    def find() -> Set[str]:
+        found: Set[str] = set()
+        for function in step_functions(ctx).values():
+            for node in walk(function.body):
+                if (isinstance(node, cst.Attribute) and node.attr.value in TRAINED_ATTRIBUTES
+                        and isinstance(node.value, cst.Name)):
+                    found.add(node.value.value)
+        return found
+
+    return ctx.shared(_TRAINED_NAMES, find)
+
+
 def step_calls(ctx: FileContext) -> List[StepCall]:
     """Calls of a step function directly in the body of a ``for`` loop."""
     functions = step_functions(ctx)
@@ -69,9 +115,9 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
 def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
     loops calling a step function, and optimizer/metric constructions."""
-    if not active(ctx) or not step_functions(ctx):
+    if not step_functions(ctx):
         return []
-    loops: Set[int] = {id(step.loop) for step in step_calls(ctx)}
+    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)}
     found = []
     for statement in block.body:
         for node in walk(statement):
