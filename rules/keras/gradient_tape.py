@@ -17,14 +17,19 @@ class GradientTape(Rule):
     name = "gradient-tape"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Warn about `tf.GradientTape` custom training loops that do not run through `strategy.run`."
+    summary = ("Report `tf.GradientTape` code the custom-loop rewrite (IPU111) cannot express, and what stops "
+               "it.")
     rationale = (
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
         "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
-        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). The porter does not "
-        "rewrite "
-        "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way "
-        "(a Keras `train_step` override is compiled by `fit`, and left to IPU103)."
+        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). IPU111 rewrites a step "
+        "function called in the body of a `for` loop; this rule reports each other `GradientTape` with "
+        "what stops the rewrite: a training step written inline in a loop or at module level, a step that "
+        "is a method of a plain class, a step called elsewhere than in a loop, a step passed to "
+        "`strategy.run` eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
+        "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
+        "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
+        "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
     examples = (
         Example(
