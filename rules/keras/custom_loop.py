@@ -175,6 +175,10 @@ class CustomLoop(Rule):
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
         Example(_BEFORE, _AFTER_STEP),
+        # Batches from a Python generator: the IPU streams a `tf.data.Dataset` of static shapes.
+        Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
+                                "    def batches():\n        while True:\n            yield next_batch()\n\n"
+                                "    for epoch in range(3):\n        for images, labels in batches():")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.

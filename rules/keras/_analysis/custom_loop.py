@@ -11,7 +11,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
 from porter.throughput import config_steps
 
@@ -109,29 +109,56 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
                                for node in ctx.ancestors(step.call)):
             continue  # already run through strategy.run, or inside what is
         plan = LoopPlan(step, strategy=model.strategy_name)
-        eager = eager_calls(ctx, step.function)
         existing = _strategy_scope_name(ctx, step.loop)
-        if ctx.imports_module(*_DTENSOR):
-            plan.problem = (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
-                            "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
-                            "through `strategy.run` inside `strategy.scope()`")
-        elif not trains(ctx, step.function):
-            plan.problem = _no_weight_update(name, step)
-        elif eager:
-            plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
-                            "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
-                            "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
-                            "\"On-device loops\")")
-        elif existing is not None and model.has_ipu_strategy:
+        plan.problem = _problem(ctx, step, model, existing)
+        if plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
-        elif model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
-            plan.problem = (f"the loop that calls `{name}` is not where the model is built: run it inside "
-                            "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
-                            "TensorFlow 2, \"On-device loops\")")
         if plan.problem is None:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
     return plans
+
+
+def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str]) -> Optional[str]:
+    """What stops the rewrite of the loop around ``step``, if anything."""
+    name = step.function.name.value
+    if ctx.imports_module(*_DTENSOR):
+        return (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
+                "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
+                "through `strategy.run` inside `strategy.scope()`")
+    if not trains(ctx, step.function):
+        return _no_weight_update(name, step)
+    eager = eager_calls(ctx, step.function)
+    if eager:
+        return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
+                "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
+                "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
+                "\"On-device loops\")")
+    generator = _python_generator(ctx, step.loop.iter)
+    if generator is not None:
+        return (f"the loop feeds `{name}` from the Python generator `{generator}`, whose batches the IPU "
+                "cannot stream: make it a `tf.data.Dataset.from_generator(..., output_signature=...)` "
+                "batched with `drop_remainder=True`, then run the step through `strategy.run` inside "
+                "`strategy.scope()`")
+    if existing is not None and model.has_ipu_strategy:
+        return None
+    if model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
+        return (f"the loop that calls `{name}` is not where the model is built: run it inside "
+                "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
+                "TensorFlow 2, \"On-device loops\")")
+    return None
+
+
+def _python_generator(ctx: FileContext, source: cst.BaseExpression) -> Optional[str]:
+    """The generator function of the file that a loop iterates over (``for x, y in batches(...)``,
+    also through ``enumerate``/``zip``), if any."""
+    generators = {function.name.value for function in ctx.nodes(cst.FunctionDef)
+                  if any(isinstance(node, cst.Yield) and ctx.enclosing_function(node) is function
+                         for node in walk(function.body))}
+    for node in walk(source):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in generators:
+            return node.func.value
+    return None
 
 
 def _no_weight_update(name: str, step: StepCall) -> str:
