@@ -5,9 +5,11 @@ from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
-from porter.rule import KERAS, WARN, Example, Rule, is_selected
+from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
-_TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
+_TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
+# What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
+_GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
 _FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 _CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
 
@@ -16,7 +18,8 @@ class GradientTape(Rule):
     code = "IPU153"
     name = "gradient-tape"
     kind = WARN
-    frameworks = frozenset({KERAS})
+    # TF1 too: a TensorFlow 1.x eager tutorial (`compat.v1`, a tape, no session) is no graph to compile.
+    frameworks = frozenset({KERAS, TF1})
     summary = ("Report `tf.GradientTape` code the custom-loop rewrite (IPU111) cannot express, and what stops "
                "it.")
     rationale = (
@@ -68,6 +71,38 @@ class GradientTape(Rule):
             with tf.GradientTape() as tape:
                 score = model(image)[0, 3]
             saliency = tf.abs(tape.gradient(score, image))
+            """,
+        ),
+        # The optimizer step is left to the loop: it must run in the compiled step too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def grad(model, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                return loss, tape.gradient(loss, model.trainable_variables)
+
+
+            def train(model, optimizer, batches):
+                for x, y in batches:
+                    loss, grads = grad(model, x, y)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # TensorFlow 1.x run eagerly: no graph for the TF1 rules, no TF2 loop for IPU111.
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            tf.enable_eager_execution()
+            optimizer = tf.train.GradientDescentOptimizer(0.01)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
         ),
         # A MirroredStrategy loop already runs its step through `strategy.run` from a `tf.function`.
@@ -187,8 +222,8 @@ class GradientTape(Rule):
 
     def run(self, ctx) -> None:
         tapes = list(ctx.calls_to(*_TAPES))
-        if not tapes:
-            return
+        if not tapes or (KERAS not in ctx.frameworks and self._graph_code(ctx)):
+            return  # TF1 graph code: the tape is part of the graph the TF1 rules compile
         run_calls = self._run_calls(ctx)
         from porter.rules.keras._analysis.custom_loop import loop_plans
 
@@ -226,10 +261,21 @@ class GradientTape(Rule):
         owner = ctx.parent(ctx.parent(function)) if function is not None else None
         loop = self._enclosing_loop(ctx, tape)
         code = [loop] if loop is not None else [function] if function is not None else self._cell(ctx, tape)
-        if not any(updates_weights(node) for root in code for node in walk(root)):
+        applied_by_caller = not any(updates_weights(node) for root in code for node in walk(root)) and (
+            function is not None and self._applied_by_callers(ctx, function))
+        if not applied_by_caller and not any(updates_weights(node) for root in code for node in walk(root)):
             return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
                     "this code runs on the CPU as it is; to run it on the IPU, put it in a "
                     "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+        if KERAS not in ctx.frameworks:
+            return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
+                    "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "
+                    "(`import tensorflow as tf`, Keras optimizers), then the step can be compiled and run through "
+                    "`strategy.run` inside an `IPUStrategy` scope")
+        if applied_by_caller:
+            return (f"`{function.name.value}` returns gradients that its caller applies: under `strategy.run` the "
+                    f"optimizer step must run in the same compiled step; move it into `{function.name.value}`, then "
+                    "call that through `strategy.run` inside `strategy.scope()`")
         if isinstance(owner, cst.ClassDef):
             return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
                     "does not rewrite: decorate it with `@tf.function(jit_compile=True)`, call it through "
@@ -243,6 +289,26 @@ class GradientTape(Rule):
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
                 "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    def _applied_by_callers(self, ctx, function: cst.FunctionDef) -> bool:
+        """Whether the code around a call of ``function`` (its loop, else its function) updates weights."""
+        name = function.name.value
+        for call in ctx.nodes(cst.Call):
+            if isinstance(call.func, cst.Name) and call.func.value == name:
+                around = self._enclosing_loop(ctx, call) or ctx.enclosing_function(call)
+                if around is not None and around is not function and any(
+                        updates_weights(node) for node in walk(around)):
+                    return True
+        return False
+
+    @staticmethod
+    def _graph_code(ctx) -> bool:
+        """Sessions, placeholders or an Estimator (which builds the graph from a `model_fn`)."""
+        for call in ctx.nodes(cst.Call):
+            last = (ctx.qualified_name(call.func) or "").rpartition(".")[2]
+            if last in _GRAPH_CALLS or last.endswith("Estimator"):
+                return True
+        return False
 
     @staticmethod
     def _cell(ctx, tape: cst.Call):
