@@ -1,10 +1,10 @@
-from typing import Set
+from typing import List, Set
 
 import libcst as cst
 
 from porter.context import code_of, dotted_name
 from porter.cstutil import append_args, keyword, keyword_arg
-from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.steps import functions_run_by
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
@@ -179,6 +179,9 @@ class CustomLoop(Rule):
         Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
                                 "    def batches():\n        while True:\n            yield next_batch()\n\n"
                                 "    for epoch in range(3):\n        for images, labels in batches():")),
+        # A warm-up call outside the loop would run the compiled step directly: reported.
+        Example(_BEFORE.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):"),
+                _AFTER_STEP.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
@@ -225,6 +228,23 @@ class CustomLoop(Rule):
             if loop_name is None:
                 loop_name = loops[name] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
+        self._direct_calls(ctx, plans, decorated)
+
+    def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
+        """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up
+        call, a loop the rewrite does not take) are reported."""
+        rewritten = {id(plan.step.call) for plan in plans}
+        runners = run_targets(ctx)
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (not isinstance(func, cst.Name) or func.value not in compiled or id(call) in rewritten
+                    or ctx.qualified_name(func) is not None):
+                continue
+            caller = ctx.enclosing_function(call)
+            if caller is not None and caller.name.value in runners:
+                continue  # inside a function that runs through `strategy.run`
+            ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
+                       f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
 
     def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str, done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
