@@ -64,6 +64,33 @@ with strategy.scope():
     for x, y in dataset:
         strategy.run(train_step, args=(x, y))
 '''
+_TWO_STEPS_BEFORE = '''import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for x, y in dataset:
+    train_step(x, y)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.abs(model(x) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for x, y in dataset:
+    train_step(x, y)
+'''
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -182,6 +209,9 @@ class CustomLoop(Rule):
         # A warm-up call outside the loop would run the compiled step directly: reported.
         Example(_BEFORE.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):"),
                 _AFTER_STEP.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):")),
+        # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
+        Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
@@ -201,6 +231,7 @@ class CustomLoop(Rule):
                        "replication in custom loops is not documented; check the loss "
                        "reduction and the learning rate", fixed=False)
         decorated = set()
+        compiled: Set[str] = set()  # names of the steps decorated
         loops = {}
         reduced = set()
         losses: Set[str] = set()
@@ -210,12 +241,13 @@ class CustomLoop(Rule):
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
-            if name not in reduced:
-                reduced.add(name)
+            if id(step.function) not in reduced:
+                reduced.add(id(step.function))
                 self._explicit_loss_reduction(ctx, step.function, tf, losses)
             if plan.mode == "step":
-                if name not in decorated:
-                    decorated.add(name)
+                if id(step.function) not in decorated:
+                    decorated.add(id(step.function))
+                    compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
                 ctx.replace(step.call, _run_call(plan.strategy, name))
                 steps = config_steps(ctx.config)
@@ -224,11 +256,11 @@ class CustomLoop(Rule):
                 ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
                            f"called through `{plan.strategy}.run`{detail}", fixed=True)
                 continue
-            loop_name = loops.get(name)
+            loop_name = loops.get(id(step.function))
             if loop_name is None:
-                loop_name = loops[name] = self._loop_function(ctx, plan, tf)
+                loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
-        self._direct_calls(ctx, plans, decorated)
+        self._direct_calls(ctx, plans, compiled)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
         """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up

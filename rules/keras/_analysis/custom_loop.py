@@ -142,6 +142,11 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "`strategy.scope()`")
     if existing is not None and model.has_ipu_strategy:
         return None
+    if not model.has_ipu_strategy and not model.regions:
+        return (f"the porter finds no Keras model where the loop that calls `{name}` runs (a `tf.Module` or plain "
+                "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
+                f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "
+                "TensorFlow 2, \"On-device loops\")")
     if model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
         return (f"the loop that calls `{name}` is not where the model is built: run it inside "
                 "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "

@@ -34,18 +34,37 @@ class StepCall:
     loop: cst.For
 
 
-def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
-    """Functions of the file (not methods) that open a ``tf.GradientTape``."""
-    def find() -> Dict[str, cst.FunctionDef]:
-        found: Dict[str, cst.FunctionDef] = {}
+def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
+    """Functions of the file (not methods) that open a ``tf.GradientTape``, per name (a notebook
+    may define ``train_step`` twice, one for each of its loops)."""
+    def find() -> Dict[str, List[cst.FunctionDef]]:
+        found: Dict[str, List[cst.FunctionDef]] = {}
         for call, _ in ctx.calls_to(*TAPES):
             function = ctx.enclosing_function(call)
             if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
                 continue
-            found.setdefault(function.name.value, function)
+            same_name = found.setdefault(function.name.value, [])
+            if all(function is not known for known in same_name):
+                same_name.append(function)
         return found
 
     return ctx.shared(_STEP_FUNCTIONS, find)
+
+
+def _definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
+    """Which of the functions of one name a call runs: the last one defined before it in the
+    nearest block around it that defines one (Python binds the name when ``def`` runs)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    for node in (call, *ctx.ancestors(call)):
+        block = ctx.parent(node)
+        if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+            continue
+        before = list(block.body)[:list(block.body).index(node)]
+        defined = [statement for statement in before if any(statement is function for function in candidates)]
+        if defined:
+            return defined[-1]
+    return candidates[0]
 
 
 def updates_weights(node: cst.CSTNode) -> bool:
@@ -83,7 +102,7 @@ def trained_names(ctx: FileContext) -> Set[str]:
     file cannot see how they are built (``pix2pix.unet_generator(...)``, a hub module)."""
     def find() -> Set[str]:
         found: Set[str] = set()
-        for function in step_functions(ctx).values():
+        for function in (function for same_name in step_functions(ctx).values() for function in same_name):
             for node in walk(function.body):
                 if (isinstance(node, cst.Attribute) and node.attr.value in TRAINED_ATTRIBUTES
                         and isinstance(node.value, cst.Name)):
@@ -108,7 +127,7 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
         block = ctx.parent(statement) if statement is not None else None
         loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
         if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(functions[call.func.value], call, statement, loop))
+            found.append(StepCall(_definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
     return found
 
 
