@@ -3,11 +3,10 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
-from porter.rules.keras._analysis.steps import updates_weights
+from porter.rules.keras._analysis.steps import TAPES, updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
-_TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
 _FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
@@ -221,7 +220,7 @@ class GradientTape(Rule):
     )
 
     def run(self, ctx) -> None:
-        tapes = list(ctx.calls_to(*_TAPES))
+        tapes = list(ctx.calls_to(*TAPES))
         if not tapes or (KERAS not in ctx.frameworks and self._graph_code(ctx)):
             return  # TF1 graph code: the tape is part of the graph the TF1 rules compile
         run_calls = self._run_calls(ctx)

@@ -14,7 +14,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 
-TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
+TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
 
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
@@ -22,7 +22,8 @@ WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign
 # What a step differentiates and updates: the object these are read from is a model.
 TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
 
-_STEP_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-step-functions")
+_STEP_FUNCTIONS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-step-functions")
+_TRAINS: SharedKey[bool] = SharedKey("keras-step-trains")
 _TRAINED_NAMES: SharedKey[Set[str]] = SharedKey("keras-trained-names")
 
 
@@ -94,7 +95,8 @@ def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Fu
 def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """Whether a step updates weights, itself or through the helpers it calls (else it only takes
     gradients: a guide, a saliency map, not a training step)."""
-    return any(updates_weights(node) for helper in functions_run_by(ctx, function) for node in walk(helper.body))
+    return ctx.shared(_TRAINS, lambda: any(updates_weights(node) for helper in functions_run_by(ctx, function)
+                                           for node in walk(helper.body)), per=id(function))
 
 
 def trained_names(ctx: FileContext) -> Set[str]:
