@@ -3,9 +3,10 @@ from typing import List, Set
 import libcst as cst
 
 from porter.context import code_of, dotted_name
-from porter.cstutil import append_args, keyword, keyword_arg
-from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, run_targets, tensorflow_alias
-from porter.rules.keras._analysis.steps import functions_run_by
+from porter.cstutil import append_args, keyword, keyword_arg, positional
+from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
+from porter.rules.keras._analysis.steps import definition_before, functions_run_by, is_tf_function, step_functions
+from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
@@ -90,6 +91,19 @@ def train_step(x, y):
 
 for x, y in dataset:
     train_step(x, y)
+'''
+_EAGER_RUN_BEFORE = '''import tensorflow as tf
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+for x, y in dist_dataset:
+    strategy.run(train_step, args=(x, y))
 '''
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
@@ -185,7 +199,9 @@ class CustomLoop(Rule):
         "the body of a `for` loop: the step gets `@tf.function(jit_compile=True)` (an existing "
         "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
         "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
-        "the tensor itself on one replica. With `--steps-per-execution K` "
+        "the tensor itself on one replica. A loop that already calls `strategy.run` (a `MirroredStrategy` "
+        "loop, whose strategy IPU103 replaces) keeps it; a step it passes outside a `tf.function` is "
+        "compiled, as the IPU strategy refuses a Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
@@ -212,6 +228,8 @@ class CustomLoop(Rule):
         # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
         Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
+        # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
+        Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef train_step", "\n\n@tf.function(jit_compile=True)\ndef train_step")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
@@ -220,10 +238,12 @@ class CustomLoop(Rule):
     )
 
     def run(self, ctx) -> None:
+        tf = tensorflow_alias(ctx)
+        if tf is not None:
+            self._eager_runs(ctx, tf)
         plans = loop_plans(ctx)
         if not plans:
             return
-        tf = tensorflow_alias(ctx)
         replicas = config_replicas(ctx.config)
         if replicas > 1 and any(plan.problem is None for plan in plans):
             ctx.report(self.code, plans[0].step.function, f"{replicas} replicas run this custom loop: Keras "
@@ -261,6 +281,26 @@ class CustomLoop(Rule):
                 loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
+
+    def _eager_runs(self, ctx, tf: str) -> None:
+        """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), outside any
+        `tf.function`, gets compiled: in eager mode the IPU strategy refuses a plain Python function."""
+        steps = step_functions(ctx)
+        done = set()
+        for call, _ in method_calls(ctx, "run"):
+            args = positional(call)
+            target = args[0].value if args else None
+            if not isinstance(target, cst.Name) or target.value not in steps or is_tf_function(
+                    ctx, ctx.enclosing_function(call)):
+                continue
+            function = definition_before(ctx, call, steps[target.value])
+            if is_tf_function(ctx, function) or id(function) in done:
+                continue
+            done.add(id(function))
+            ctx.replace(function, _decorated(tf))
+            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` outside a `tf.function`, which "
+                       f"the IPU strategy refuses for a Python function: it is compiled "
+                       f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
         """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up

@@ -3,13 +3,12 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
-from porter.rules.keras._analysis.steps import TAPES, updates_weights
+from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
-_FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 _CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
 
 
@@ -27,8 +26,8 @@ class GradientTape(Rule):
         "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). IPU111 rewrites a step "
         "function called in the body of a `for` loop; this rule reports each other `GradientTape` with "
         "what stops the rewrite: a training step written inline in a loop or at module level, a step that "
-        "is a method of a plain class, a step called elsewhere than in a loop, a step passed to "
-        "`strategy.run` eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
+        "is a method of a plain class, a step called elsewhere than in a loop, TensorFlow 1.x code run "
+        "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
         "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
         "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
@@ -240,9 +239,11 @@ class GradientTape(Rule):
             if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
             if name in run_calls:
-                if self._is_function(ctx, function) or any(
-                        self._is_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
+                if is_tf_function(ctx, function) or any(
+                        is_tf_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
                     continue  # run through `strategy.run` from a `tf.function`: the documented pattern
+                if is_selected(_CUSTOM_LOOP, config.select, config.ignore):
+                    continue  # IPU111 compiles it
                 message = (f"`{name}` is passed to `strategy.run` eagerly, which the IPU strategy refuses for "
                            f"a plain Python function: decorate `{name}` with `@tf.function(jit_compile=True)`")
             elif name is not None and any(caller in run_calls and self._calls(ctx, compiled[caller], name)
@@ -338,17 +339,6 @@ class GradientTape(Rule):
         return found
 
     @staticmethod
-    def _is_function(ctx, function) -> bool:
-        """Whether ``function`` is decorated with ``tf.function`` (with or without options)."""
-        if function is None:
-            return False
-        for decorator in function.decorators:
-            node = decorator.decorator
-            if ctx.qualified_name(node.func if isinstance(node, cst.Call) else node) in _FUNCTIONS:
-                return True
-        return False
-
-    @staticmethod
     def _run_calls(ctx):
         """Per function name, the ``<strategy>.run(name, ...)`` calls that run it."""
         found = {}
@@ -370,7 +360,7 @@ class GradientTape(Rule):
     def _is_compiled(ctx, function) -> bool:
         for decorator in function.decorators:
             node = decorator.decorator
-            if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) not in _FUNCTIONS:
+            if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) not in FUNCTIONS:
                 continue
             for name in ("jit_compile", "experimental_compile"):
                 arg = keyword(node, name)

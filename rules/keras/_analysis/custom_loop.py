@@ -15,7 +15,6 @@ from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
 from porter.throughput import config_steps
 
-FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})

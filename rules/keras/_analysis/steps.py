@@ -8,7 +8,7 @@ they use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -16,6 +16,7 @@ from porter.context import FileContext, SharedKey, walk
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
+FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
 WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign_add", "assign"})
@@ -52,7 +53,7 @@ def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
     return ctx.shared(_STEP_FUNCTIONS, find)
 
 
-def _definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
+def definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
     """Which of the functions of one name a call runs: the last one defined before it in the
     nearest block around it that defines one (Python binds the name when ``def`` runs)."""
     if len(candidates) == 1:
@@ -66,6 +67,17 @@ def _definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.Fu
         if defined:
             return defined[-1]
     return candidates[0]
+
+
+def is_tf_function(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bool:
+    """Whether ``function`` is decorated with ``tf.function`` (with or without options)."""
+    if function is None:
+        return False
+    for decorator in function.decorators:
+        node = decorator.decorator
+        if ctx.qualified_name(node.func if isinstance(node, cst.Call) else node) in FUNCTIONS:
+            return True
+    return False
 
 
 def updates_weights(node: cst.CSTNode) -> bool:
@@ -129,7 +141,7 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
         block = ctx.parent(statement) if statement is not None else None
         loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
         if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(_definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
+            found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
     return found
 
 
