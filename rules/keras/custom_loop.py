@@ -92,19 +92,6 @@ def train_step(x, y):
 for x, y in dataset:
     train_step(x, y)
 '''
-_EAGER_RUN_BEFORE = '''import tensorflow as tf
-
-
-def train_step(x, y):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean((model(x) - y) ** 2)
-    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-    return loss
-
-
-for x, y in dist_dataset:
-    strategy.run(train_step, args=(x, y))
-'''
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -123,6 +110,10 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+# A MirroredStrategy loop that passes its step to `strategy.run` eagerly.
+_EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
+    "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
+    "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n")
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -229,7 +220,7 @@ class CustomLoop(Rule):
         Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
         # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
-        Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef train_step", "\n\n@tf.function(jit_compile=True)\ndef train_step")),
+        Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
