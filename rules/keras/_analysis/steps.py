@@ -16,6 +16,7 @@ from porter.context import FileContext, SharedKey, walk
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
+LOSSES = "keras.losses."  # loss objects (classes) join the scope too; loss functions are only called
 FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
@@ -147,7 +148,7 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
 
 def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
-    loops calling a step function, and optimizer/metric constructions."""
+    loops calling a step function, and the optimizers, metrics and loss objects they use."""
     if not step_functions(ctx):
         return []
     loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)}
@@ -159,7 +160,9 @@ def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
                 break
             if isinstance(node, cst.Call):
                 name = ctx.keras_name(node.func) or ""
-                if name.startswith(IN_SCOPE_PREFIXES) and isinstance(statement, cst.SimpleStatementLine):
+                created = name.startswith(IN_SCOPE_PREFIXES) or (
+                    name.startswith(LOSSES) and name.rpartition(".")[2][:1].isupper())
+                if created and isinstance(statement, cst.SimpleStatementLine):
                     found.append(statement)
                     break
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
