@@ -1,11 +1,13 @@
+from textwrap import indent
 from typing import List, Set
 
 import libcst as cst
 
-from porter.context import code_of, dotted_name
+from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
-from porter.rules.keras._analysis.steps import definition_before, functions_run_by, is_tf_function, step_functions
+from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps
+from porter.rules.keras._analysis.steps import definition_before, functions_called_from, is_tf_function, step_functions
 from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
@@ -47,24 +49,21 @@ _AFTER_DEVICE = _BEFORE.replace('''
 ''')
 _AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
     "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
-_PORTED = '''import tensorflow as tf
-from tensorflow.python import ipu
+# The body of a small step on `model` and `optimizer`, indented as each example needs it.
+_TAPE_STEP = """with tf.GradientTape() as tape:
+    loss = tf.reduce_mean((model(x) - y) ** 2)
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+_MODEL = """import tensorflow as tf
 
-strategy = ipu.ipu_strategy.IPUStrategy()
-with strategy.scope():
-    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-    optimizer = tf.keras.optimizers.SGD(0.01)
-
-    @tf.function(jit_compile=True)
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean((model(x) - y) ** 2)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-    for x, y in dataset:
-        strategy.run(train_step, args=(x, y))
-'''
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+"""
+_PORTED = ("import tensorflow as tf\nfrom tensorflow.python import ipu\n\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+           "with strategy.scope():\n" + indent(_MODEL.partition("\n\n")[2], "    ")
+           + "\n    @tf.function(jit_compile=True)\n    def train_step(x, y):\n" + indent(_TAPE_STEP, " " * 8)
+           + "\n    for x, y in dataset:\n        strategy.run(train_step, args=(x, y))\n")
 _TWO_STEPS_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -110,6 +109,11 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+_INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" + indent(_TAPE_STEP, " " * 8)
+                  + "        print(float(loss))\n")
+_INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                 + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
+                 "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
 # A MirroredStrategy loop that passes its step to `strategy.run` eagerly.
 _EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
@@ -190,7 +194,10 @@ class CustomLoop(Rule):
         "the body of a `for` loop: the step gets `@tf.function(jit_compile=True)` (an existing "
         "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
         "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
-        "the tensor itself on one replica. A loop that already calls `strategy.run` (a `MirroredStrategy` "
+        "the tensor itself on one replica. A step written inline at the start of a `for` loop's body (the "
+        "tape, the gradients, the optimizer step) moves into such a function, defined before the loops, "
+        "with the loop's variables it reads as parameters and the names the code after it reads returned. "
+        "A loop that already calls `strategy.run` (a `MirroredStrategy` "
         "loop, whose strategy IPU103 replaces) keeps it; a step it passes outside a `tf.function` is "
         "compiled, as the IPU strategy refuses a Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
@@ -198,7 +205,8 @@ class CustomLoop(Rule):
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
         "do not fill an execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state), steps that only take gradients (no optimizer step: saliency maps, guides) or leave the "
+        "state), inline steps with `return`/`break` or names they share with the code around them, steps "
+        "that only take gradients (no optimizer step: saliency maps, guides) or leave the "
         "optimizer step to the loop, and loops away from the model's code are reported instead, with what "
         "stops the rewrite."
     )
@@ -221,6 +229,11 @@ class CustomLoop(Rule):
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
         # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
         Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step")),
+        # A step written inline in the loop moves into a compiled function; what the loop reads after it
+        # (the loss) is returned.
+        Example(_INLINE_BEFORE, _INLINE_AFTER),
+        # The code around it sets `loss` too: a function would not share it; reported.
+        Example(_INLINE_BEFORE.replace("for epoch in range(3):", "loss = None\nfor epoch in range(3):")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
@@ -230,8 +243,12 @@ class CustomLoop(Rule):
 
     def run(self, ctx) -> None:
         tf = tensorflow_alias(ctx)
-        if tf is not None:
-            self._eager_runs(ctx, tf)
+        if tf is None:
+            return
+        self._eager_runs(ctx, tf)
+        losses: Set[str] = set()  # loss objects given an explicit reduction
+        for inline in inline_steps(ctx):
+            self._inline_step(ctx, inline, tf, losses)
         plans = loop_plans(ctx)
         if not plans:
             return
@@ -245,7 +262,6 @@ class CustomLoop(Rule):
         compiled: Set[str] = set()  # names of the steps decorated
         loops = {}
         reduced = set()
-        losses: Set[str] = set()
         for plan in plans:
             step = plan.step
             name = step.function.name.value
@@ -254,7 +270,7 @@ class CustomLoop(Rule):
                 continue
             if id(step.function) not in reduced:
                 reduced.add(id(step.function))
-                self._explicit_loss_reduction(ctx, step.function, tf, losses)
+                self._explicit_loss_reduction(ctx, [step.function], f"`{name}`", tf, losses)
             if plan.mode == "step":
                 if id(step.function) not in decorated:
                     decorated.add(id(step.function))
@@ -309,12 +325,14 @@ class CustomLoop(Rule):
             ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
                        f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
 
-    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str, done: Set[str]) -> None:
+    def _explicit_loss_reduction(self, ctx, step: List[cst.CSTNode], where: str, tf: str, done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
-        loss object gets `reduction=NONE` and each call in the step is averaged over the batch,
-        which is what the automatic reduction computed."""
-        step_code = {id(node) for node in functions_run_by(ctx, function)}
+        loss object gets `reduction=NONE` and each call in the step (the code under ``step``, and
+        the functions it calls) is averaged over the batch, which is what the automatic reduction
+        computed. ``where`` names the step in the report."""
+        helpers = functions_called_from(ctx, step)
+        step_code = {id(node) for root in [*step, *helpers] for node in walk(root)}
         for name, assign in _loss_objects(ctx).items():
             if name in done:
                 continue  # a helper shared by two steps: rewritten once
@@ -322,7 +340,7 @@ class CustomLoop(Rule):
                      if isinstance(node.func, cst.Name) and node.func.value == name]
             mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
                         and node is not assign.targets[0].target]
-            inside = [call for call in calls if id(ctx.enclosing_function(call)) in step_code]
+            inside = [call for call in calls if id(call) in step_code]
             if not inside:
                 continue
             done.add(name)
@@ -338,11 +356,40 @@ class CustomLoop(Rule):
             for call in inside:
                 ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
                     args=[cst.Arg(node)]))
-            where = f"`{function.name.value}`" + (
-                "" if all(ctx.enclosing_function(call) is function for call in inside) else " and the functions it calls")
+            in_helpers = any(id(call) not in {id(node) for root in step for node in walk(root)} for call in inside)
             ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
-                       f"{where} are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
-                       "reduction inside `strategy.run`", fixed=True)
+                       f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
+                       f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
+
+    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str]) -> None:
+        """The statements of an inline step move into a step function before the loops, compiled
+        and called through `strategy.run` where they were."""
+        if step.problem is not None:
+            ctx.report(self.code, step.statements[0], step.problem, fixed=False)
+            return
+        self._explicit_loss_reduction(ctx, list(step.statements), "the inline training step", tf, losses)
+        name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step")
+        parameters = ", ".join(step.inputs)
+        arguments = "" if not step.inputs else f", args=({parameters},)" if len(step.inputs) == 1 else f", args=({parameters})"
+        call = f"{step.strategy}.run({name}{arguments})"
+        ctx.insert_before(step.statements[0], [cst.parse_statement(
+            f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
+        returned = [cst.parse_statement(f"return {', '.join(step.outputs)}")] if step.outputs else []
+
+        def build(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+            function = cst.parse_statement(f"@{tf}.function(jit_compile=True)\ndef {name}({parameters}):\n    pass\n")
+            first = statements[0].with_changes(leading_lines=[
+                line for line in statements[0].leading_lines if line.comment is not None])
+            return [function.with_changes(body=function.body.with_changes(body=[first, *statements[1:], *returned]),
+                                          leading_lines=[cst.EmptyLine(indent=False)])]
+
+        ctx.move_before(step.anchor, step.statements, build)
+        if all(line.comment is not None for line in step.anchor.leading_lines):
+            # A blank line between the new function and the loop after it.
+            ctx.replace(step.anchor, lambda node: node.with_changes(
+                leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
+        ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
+                   f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`", fixed=True)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step

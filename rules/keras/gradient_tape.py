@@ -24,8 +24,9 @@ class GradientTape(Rule):
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
         "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
         "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). IPU111 rewrites a step "
-        "function called in the body of a `for` loop; this rule reports each other `GradientTape` with "
-        "what stops the rewrite: a training step written inline in a loop or at module level, a step that "
+        "function called in the body of a `for` loop, and a step written at the start of a `for` loop's body; "
+        "this rule reports each other `GradientTape` with what stops the rewrite: a training step written "
+        "inline elsewhere (in a `while` loop, after other statements, at module level), a step that "
         "is a method of a plain class, a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
@@ -224,17 +225,21 @@ class GradientTape(Rule):
             return  # TF1 graph code: the tape is part of the graph the TF1 rules compile
         run_calls = self._run_calls(ctx)
         from porter.rules.keras._analysis.custom_loop import loop_plans
+        from porter.rules.keras._analysis.inline_step import inline_steps
 
         config = ctx.config
+        rewritten = is_selected(_CUSTOM_LOOP, config.select, config.ignore)
         handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
-                   if is_selected(_CUSTOM_LOOP, config.select, config.ignore)}
+                   if rewritten}
+        inline = {id(node) for step in inline_steps(ctx) if rewritten for statement in step.statements
+                  for node in walk(statement)}
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
-            if name in handled:
+            if name in handled or id(call) in inline:
                 continue
             if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
@@ -282,10 +287,10 @@ class GradientTape(Rule):
                     "`strategy.run(...)` and create the model and optimizer inside `strategy.scope()` (Targeting "
                     "the IPU from TensorFlow 2, \"On-device loops\")")
         if loop is not None or function is None:
-            return ("the training step is written inline (in a loop or at module level, not in a function), which "
-                    "the porter does not rewrite: move the "
-                    "tape, the gradients and the optimizer step into a function; the porter then compiles it "
-                    "(`@tf.function(jit_compile=True)`) and calls it through `strategy.run` inside `strategy.scope()`")
+            return ("the training step is written inline where the porter cannot move it into a function (it "
+                    "moves a step that opens the body of a `for` loop): move the tape, the gradients and the "
+                    "optimizer step into a function; the porter then compiles it (`@tf.function(jit_compile=True)`) "
+                    "and calls it through `strategy.run` inside `strategy.scope()`")
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
                 "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")

@@ -7,6 +7,7 @@ import libcst as cst
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans
+from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, model_plan
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
@@ -134,6 +135,13 @@ classifier = LogisticRegression().fit(features, labels)
         """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)
         trains on the CPU: the first one is reported."""
         rewritten = is_selected(CUSTOM_LOOP_RULE.code, ctx.config.select, ctx.config.ignore)
+        for inline in inline_steps(ctx):
+            if inline.problem is not None or not rewritten:
+                ctx.report(self.code, inline.statements[0], "the training step written inline in this loop is "
+                           "left outside the IPU strategy (it trains on the CPU): the port is not complete; run it "
+                           "as a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
+                           "`strategy.scope()`", fixed=False)
+                return
         for loop in loop_plans(ctx):
             if (loop.problem is not None or not rewritten) and trains(ctx, loop.step.function):
                 name = loop.step.function.name.value

@@ -25,10 +25,11 @@ _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
 
-def eager_calls(ctx: FileContext, function: cst.FunctionDef) -> List[str]:
-    """What in a step function needs Python at run time (``.numpy()``, ``print``, list appends...)."""
+def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
+    """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
+    ``print``, list appends...)."""
     found: List[str] = []
-    for node in walk(function.body):
+    for node in walk(root):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
@@ -55,7 +56,7 @@ class LoopPlan:
     strategy: str = "strategy"
 
 
-def _strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
@@ -66,7 +67,7 @@ def _strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def _in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
+def in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
     for region in regions:
         body = list(region.block.body)
         start, end = body.index(region.first), body.index(region.last)
@@ -108,7 +109,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
                                for node in ctx.ancestors(step.call)):
             continue  # already run through strategy.run, or inside what is
         plan = LoopPlan(step, strategy=model.strategy_name)
-        existing = _strategy_scope_name(ctx, step.loop)
+        existing = strategy_scope_name(ctx, step.loop)
         plan.problem = _problem(ctx, step, model, existing)
         if plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
@@ -127,7 +128,7 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "through `strategy.run` inside `strategy.scope()`")
     if not trains(ctx, step.function):
         return _no_weight_update(name, step)
-    eager = eager_calls(ctx, step.function)
+    eager = eager_calls(ctx, step.function.body)
     if eager:
         return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                 "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
@@ -146,7 +147,7 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
                 f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "
                 "TensorFlow 2, \"On-device loops\")")
-    if model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
+    if model.has_ipu_strategy or not in_region(ctx, model.regions, step.loop):
         return (f"the loop that calls `{name}` is not where the model is built: run it inside "
                 "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
                 "TensorFlow 2, \"On-device loops\")")

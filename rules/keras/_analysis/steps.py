@@ -90,18 +90,26 @@ def updates_weights(node: cst.CSTNode) -> bool:
 def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> List[cst.FunctionDef]:
     """``function`` and the functions of the file it calls by name, transitively: the helpers a
     step calls (its loss, its optimizer step) run inside ``strategy.run`` too."""
+    return [function, *functions_called_from(ctx, [function.body], exclude=function)]
+
+
+def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
+                          exclude: Optional[cst.FunctionDef] = None) -> List[cst.FunctionDef]:
+    """The functions of the file (not methods) that the code under ``roots`` calls by name, and
+    those they call, transitively."""
     functions: Dict[str, cst.FunctionDef] = {}
     for node in ctx.nodes(cst.FunctionDef):
         if ctx.enclosing(node, cst.ClassDef) is None:
             functions.setdefault(node.name.value, node)
-    found, pending = [function], [function]
+    found: List[cst.FunctionDef] = []
+    pending: List[cst.CSTNode] = list(roots)
     while pending:
-        for node in walk(pending.pop().body):
+        for node in walk(pending.pop()):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
                 callee = functions.get(node.func.value)
-                if callee is not None and all(callee is not seen for seen in found):
+                if callee is not None and callee is not exclude and all(callee is not seen for seen in found):
                     found.append(callee)
-                    pending.append(callee)
+                    pending.append(callee.body)
     return found
 
 
