@@ -6,7 +6,7 @@ import libcst as cst
 from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
-from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps
+from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.steps import definition_before, functions_called_from, is_tf_function, step_functions
 from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
@@ -114,6 +114,31 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+_GRAD_HELPER_BEFORE = _MODEL + """
+
+def grad(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    return loss, tape.gradient(loss, model.trainable_variables)
+
+
+for x, y in dataset:
+    loss, grads = grad(x, y)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    print(float(loss))
+"""
+_GRAD_HELPER_STEP = """
+
+
+@tf.function(jit_compile=True)
+def train_step(x, y):
+    loss, grads = grad(x, y)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for x, y in dataset:
+"""
 # A MirroredStrategy loop that passes its step to `strategy.run` eagerly.
 _EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
@@ -232,8 +257,20 @@ class CustomLoop(Rule):
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
-        # The code around it sets `loss` too: a function would not share it; reported.
-        Example(_INLINE_BEFORE.replace("for epoch in range(3):", "loss = None\nfor epoch in range(3):")),
+        # Two loops, two step functions, each with a name of its own.
+        Example(_MODEL + "for x, y in dataset:\n" + indent(_TAPE_STEP, "    ") + "for x, y in finetune:\n"
+                + indent(_TAPE_STEP, "    "),
+                _MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "\nfor x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n\n@tf.function(jit_compile=True)\n"
+                "def ipu_train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "\nfor x, y in finetune:\n    strategy.run(ipu_train_step, args=(x, y))\n"),
+        # The step reads `running` from the pass before: a function of its own cannot; reported.
+        Example(_INLINE_BEFORE.replace("for epoch in range(3):", "running = 0.0\nfor epoch in range(3):").replace(
+            "        optimizer.apply_gradients", "        running = 0.9 * running + 0.1 * loss\n        optimizer.apply_gradients")),
+        # A helper that only takes gradients, and the loop applies them: both move into the step.
+        Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
+                "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(
+                "    print(float(loss))", "    loss = strategy.run(train_step, args=(x, y))\n    print(float(loss))")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
@@ -247,8 +284,9 @@ class CustomLoop(Rule):
             return
         self._eager_runs(ctx, tf)
         losses: Set[str] = set()  # loss objects given an explicit reduction
+        named: Set[str] = set()  # the step functions made so far, each with a name of its own
         for inline in inline_steps(ctx):
-            self._inline_step(ctx, inline, tf, losses)
+            self._inline_step(ctx, inline, tf, losses, named)
         plans = loop_plans(ctx)
         if not plans:
             return
@@ -265,6 +303,8 @@ class CustomLoop(Rule):
         for plan in plans:
             step = plan.step
             name = step.function.name.value
+            if moved(ctx, step.call):
+                continue  # its call is in an inline step, moved into a function above
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
@@ -361,27 +401,31 @@ class CustomLoop(Rule):
                        f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
                        f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
 
-    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str]) -> None:
+    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str], named: Set[str]) -> None:
         """The statements of an inline step move into a step function before the loops, compiled
         and called through `strategy.run` where they were."""
         if step.problem is not None:
             ctx.report(self.code, step.statements[0], step.problem, fixed=False)
             return
         self._explicit_loss_reduction(ctx, list(step.statements), "the inline training step", tf, losses)
-        name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step")
+        name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
+        named.add(name)
         parameters = ", ".join(step.inputs)
         arguments = "" if not step.inputs else f", args=({parameters},)" if len(step.inputs) == 1 else f", args=({parameters})"
         call = f"{step.strategy}.run({name}{arguments})"
-        ctx.insert_before(step.statements[0], [cst.parse_statement(
+        ctx.insert_after(step.statements[-1], [cst.parse_statement(
             f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
         returned = [cst.parse_statement(f"return {', '.join(step.outputs)}")] if step.outputs else []
+
+        # As many blank lines before the new function as before the loop it goes in front of.
+        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or [cst.EmptyLine(indent=False)]
 
         def build(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
             function = cst.parse_statement(f"@{tf}.function(jit_compile=True)\ndef {name}({parameters}):\n    pass\n")
             first = statements[0].with_changes(leading_lines=[
                 line for line in statements[0].leading_lines if line.comment is not None])
             return [function.with_changes(body=function.body.with_changes(body=[first, *statements[1:], *returned]),
-                                          leading_lines=[cst.EmptyLine(indent=False)])]
+                                          leading_lines=blanks)]
 
         ctx.move_before(step.anchor, step.statements, build)
         if all(line.comment is not None for line in step.anchor.leading_lines):

@@ -7,7 +7,7 @@ import libcst as cst
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans
-from porter.rules.keras._analysis.inline_step import inline_steps
+from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, model_plan
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
@@ -143,7 +143,8 @@ classifier = LogisticRegression().fit(features, labels)
                            "`strategy.scope()`", fixed=False)
                 return
         for loop in loop_plans(ctx):
-            if (loop.problem is not None or not rewritten) and trains(ctx, loop.step.function):
+            if (loop.problem is not None or not rewritten) and trains(ctx, loop.step.function) and not (
+                    rewritten and moved(ctx, loop.step.call)):
                 name = loop.step.function.name.value
                 ctx.report(self.code, loop.step.call, f"the custom training loop that calls `{name}` is left "
                            "outside the IPU strategy (it trains on the CPU): the port is not complete; run "

@@ -14,7 +14,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.rules.keras._analysis.custom_loop import eager_calls, in_region, strategy_scope_name
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import TAPES, step_functions, updates_weights
+from porter.rules.keras._analysis.steps import TAPES, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
 _UNSUPPORTED = (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal, cst.AugAssign,
@@ -40,32 +40,40 @@ def inline_steps(ctx: FileContext) -> List[InlineStep]:
     def find() -> List[InlineStep]:
         found: List[InlineStep] = []
         model = model_plan(ctx)
-        for tape, _ in ctx.calls_to(*TAPES):
-            step = _inline_step(ctx, tape)
-            if step is None or any(step.loop is other.loop for other in found):
-                continue
+        starts = [with_node for tape, _ in ctx.calls_to(*TAPES) for with_node in _tape_with(ctx, tape)]
+        # A helper that only takes gradients, called first in the loop that applies them, starts one too.
+        starts += [call.statement for call in step_calls(ctx) if not trains(ctx, call.function)]
+        for start in starts:
+            step = _inline_step(ctx, start)
+            if step is not None and all(step.loop is not other.loop for other in found):
+                found.append(step)
+        # What a step sets before it reads it is its own: another step's names do not read it.
+        own = {id(name) for step in found for name in _own_reads(step.statements)}
+        for step in found:
             step.strategy = strategy_scope_name(ctx, step.loop) if model.has_ipu_strategy else model.strategy_name
-            step.problem = _problem(ctx, step, model)
-            found.append(step)
+            step.problem = _problem(ctx, step, model, own)
         return found
 
     return ctx.shared(_INLINE_STEPS, find)
 
 
-def _inline_step(ctx: FileContext, tape: cst.Call) -> Optional[InlineStep]:
-    """The step that starts with the ``with`` of ``tape``, when it opens the body of a ``for`` loop
-    (not inside a step function) and the body goes on to update weights."""
+def _tape_with(ctx: FileContext, tape: cst.Call) -> List[cst.With]:
+    """The ``with`` statement that opens ``tape``, if the tape is opened by one."""
     with_node = next((node for node in ctx.ancestors(tape) if isinstance(node, cst.With)), None)
-    if with_node is None or not any(item.item is tape for item in with_node.items):
-        return None
-    block = ctx.parent(with_node)
+    return [with_node] if with_node is not None and any(item.item is tape for item in with_node.items) else []
+
+
+def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineStep]:
+    """The step that starts with ``start`` (the ``with`` of a tape, or a call of a helper that
+    takes gradients), when it opens the body of a ``for`` loop (not inside a step function) and
+    the body goes on to update weights."""
+    block = ctx.parent(start)
     loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-    if not isinstance(loop, cst.For) or loop.body is not block or block.body[0] is not with_node:
+    if not isinstance(loop, cst.For) or loop.body is not block or block.body[0] is not start:
         return None
     function = ctx.enclosing_function(loop)
-    if function is not None and any(function is step for same_name in step_functions(ctx).values()
-                                    for step in same_name):
-        return None  # a loop inside a step function: the function is the step
+    if function is not None and any(function is call.function for call in step_calls(ctx)):
+        return None  # a loop inside a step function called per batch: the function is the step
     updates = [index for index, statement in enumerate(block.body)
                if any(updates_weights(node) for node in walk(statement))]
     if not updates:
@@ -79,7 +87,13 @@ def _inline_step(ctx: FileContext, tape: cst.Call) -> Optional[InlineStep]:
     return InlineStep(loop, list(block.body[:updates[-1] + 1]), anchor)
 
 
-def _problem(ctx: FileContext, step: InlineStep, model: Plan) -> Optional[str]:
+def moved(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in an inline step that IPU111 moves into a function."""
+    moving = {id(statement) for step in inline_steps(ctx) if step.problem is None for statement in step.statements}
+    return any(id(ancestor) in moving for ancestor in (node, *ctx.ancestors(node)))
+
+
+def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> Optional[str]:
     """What stops the move of the step into a function, if anything; fills the step's inputs and
     outputs otherwise."""
     inside = {id(node) for statement in step.statements for node in walk(statement)}
@@ -97,13 +111,12 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan) -> Optional[str]:
         return f"the loop's target is not plain names: {advice}"
     owner = ctx.enclosing_function(step.loop)
     assigned = _bound_in(ctx, step.statements)
-    rebound = sorted(name for binder in _binders(ctx, owner) if id(binder) not in inside
-                     for name in _names_bound_by(binder) if name in assigned)
-    if rebound:
-        return (f"the training step written inline in this loop sets `{rebound[0]}`, which the code around it "
-                f"sets too: {advice}")
+    early = sorted(_read_before_set(step.statements) & assigned)
+    if early:
+        return (f"the training step written inline in this loop reads `{early[0]}` before it sets it (the value "
+                f"of an earlier pass), which a function cannot: {advice}")
     step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
-                           and name.value in assigned})
+                           and id(name) not in own and name.value in assigned})
     tapes = {item.asname.name.value for statement in step.statements for node in walk(statement)
              if isinstance(node, cst.With) for item in node.items
              if item.asname is not None and isinstance(item.asname.name, cst.Name)}
@@ -134,10 +147,47 @@ def _names_bound_by(binder: cst.CSTNode) -> List[str]:
     return bound_names(binder.target)
 
 
-def _binders(ctx: FileContext, owner: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
-    """The binding nodes whose names live in ``owner``'s scope (the module's when None)."""
-    return [node for node_type in _BINDERS for node in ctx.nodes(node_type)
-            if ctx.enclosing_function(node) is owner]
+def _own_reads(statements: List[cst.BaseStatement]) -> List[cst.Name]:
+    """The names the statements read that they set before."""
+    early = _read_before_set(statements)
+    assigned = {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
+                for name in _names_bound_by(node)}
+    return [name for statement in statements for name in _loads_in(statement)
+            if name.value in assigned and name.value not in early]
+
+
+def _read_before_set(statements: List[cst.BaseStatement]) -> Set[str]:
+    """Names the statements read before they set them, in the order they run: in a function of
+    their own those would be unbound locals."""
+    stored: Set[str] = set()
+    early: Set[str] = set()
+
+    def store(target: cst.CSTNode) -> None:
+        stored.update(bound_names(target))
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Assign):
+            visit(node.value)
+            for target in node.targets:
+                store(target.target)
+        elif isinstance(node, cst.For):
+            visit(node.iter)
+            store(node.target)
+            visit(node.body)
+        elif isinstance(node, cst.WithItem):
+            visit(node.item)
+            if node.asname is not None:
+                store(node.asname.name)
+        elif isinstance(node, cst.Name):
+            if node.value not in stored:
+                early.add(node.value)
+        else:
+            for child in node.children:
+                visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return early
 
 
 def _loads(ctx: FileContext, owner: Optional[cst.FunctionDef]) -> List[cst.Name]:
