@@ -90,7 +90,8 @@ class GradientTape(Rule):
                     optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
         ),
-        # TensorFlow 1.x run eagerly: no graph for the TF1 rules, no TF2 loop for IPU111.
+        # TensorFlow 1.x run eagerly: no graph for the TF1 rules, no TF2 loop for IPU111 (even with it
+        # selected: it ports TensorFlow 2 files only).
         Example(
             """\
             import tensorflow.compat.v1 as tf
@@ -228,7 +229,8 @@ class GradientTape(Rule):
         from porter.rules.keras._analysis.inline_step import inline_steps
 
         config = ctx.config
-        rewritten = is_selected(_CUSTOM_LOOP, config.select, config.ignore)
+        # IPU111 rewrites (or reports) the loops it plans, in TensorFlow 2 files.
+        rewritten = KERAS in ctx.frameworks and is_selected(_CUSTOM_LOOP, config.select, config.ignore)
         handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
                    if rewritten}
         inline = {id(node) for step in inline_steps(ctx) if rewritten for statement in step.statements
@@ -247,7 +249,7 @@ class GradientTape(Rule):
                 if is_tf_function(ctx, function) or any(
                         is_tf_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
                     continue  # run through `strategy.run` from a `tf.function`: the documented pattern
-                if is_selected(_CUSTOM_LOOP, config.select, config.ignore):
+                if rewritten:
                     continue  # IPU111 compiles it
                 message = (f"`{name}` is passed to `strategy.run` eagerly, which the IPU strategy refuses for "
                            f"a plain Python function: decorate `{name}` with `@tf.function(jit_compile=True)`")
