@@ -287,12 +287,12 @@ class CustomLoop(Rule):
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
         for inline in inline_steps(ctx):
             self._inline_step(ctx, inline, tf, losses, named)
-        plans = loop_plans(ctx)
-        if not plans:
-            return
+        plans = [plan for plan in loop_plans(ctx) if not moved(ctx, plan.step.call)]
+        rewritten = [plan.step.function for plan in plans if plan.problem is None] + [
+            inline.statements[0] for inline in inline_steps(ctx) if inline.problem is None]
         replicas = config_replicas(ctx.config)
-        if replicas > 1 and any(plan.problem is None for plan in plans):
-            ctx.report(self.code, plans[0].step.function, f"{replicas} replicas run this custom loop: Keras "
+        if replicas > 1 and rewritten:
+            ctx.report(self.code, rewritten[0], f"{replicas} replicas run this custom loop: Keras "
                        "optimizers sum the gradients of the replicas, but how losses and metrics scale under "
                        "replication in custom loops is not documented; check the loss "
                        "reduction and the learning rate", fixed=False)
@@ -303,8 +303,6 @@ class CustomLoop(Rule):
         for plan in plans:
             step = plan.step
             name = step.function.name.value
-            if moved(ctx, step.call):
-                continue  # its call is in an inline step, moved into a function above
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
@@ -432,8 +430,11 @@ class CustomLoop(Rule):
             # A blank line between the new function and the loop after it.
             ctx.replace(step.anchor, lambda node: node.with_changes(
                 leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
+        steps = config_steps(ctx.config)
+        detail = f"; it stays one step per execution instead of {steps}" if steps else ""
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
-                   f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`", fixed=True)
+                   f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`{detail}",
+                   fixed=True)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step
