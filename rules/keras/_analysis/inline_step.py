@@ -110,7 +110,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     if not all(isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
         return f"the loop's target is not plain names: {advice}"
     owner = ctx.enclosing_function(step.loop)
-    assigned = _bound_in(ctx, step.statements)
+    assigned = _bound_in(step.statements)
     early = sorted(_read_before_set(step.statements) & assigned)
     if early:
         return (f"the training step written inline in this loop reads `{early[0]}` before it sets it (the value "
@@ -136,7 +136,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     return None
 
 
-def _bound_in(ctx: FileContext, statements: List[cst.BaseStatement]) -> Set[str]:
+def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
+    """The names the statements set."""
     return {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
             for name in _names_bound_by(node)}
 
@@ -150,8 +151,7 @@ def _names_bound_by(binder: cst.CSTNode) -> List[str]:
 def _own_reads(statements: List[cst.BaseStatement]) -> List[cst.Name]:
     """The names the statements read that they set before."""
     early = _read_before_set(statements)
-    assigned = {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
-                for name in _names_bound_by(node)}
+    assigned = _bound_in(statements)
     return [name for statement in statements for name in _loads_in(statement)
             if name.value in assigned and name.value not in early]
 
@@ -178,6 +178,10 @@ def _read_before_set(statements: List[cst.BaseStatement]) -> Set[str]:
             visit(node.item)
             if node.asname is not None:
                 store(node.asname.name)
+        elif isinstance(node, cst.Attribute):
+            visit(node.value)  # `tape.gradient` reads `tape`, not `gradient`
+        elif isinstance(node, cst.Arg):
+            visit(node.value)
         elif isinstance(node, cst.Name):
             if node.value not in stored:
                 early.add(node.value)
