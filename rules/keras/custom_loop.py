@@ -271,6 +271,21 @@ class CustomLoop(Rule):
         Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
                 "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(
                 "    print(float(loss))", "    loss = strategy.run(train_step, args=(x, y))\n    print(float(loss))")),
+        # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Captioner(tf.keras.Model):
+                def train_step(self, data):
+                    images, captions = data
+                    for i in range(3):
+                        with tf.GradientTape() as tape:
+                            loss = self.compiled_loss(captions[:, i], self(images, training=True))
+                        grads = tape.gradient(loss, self.trainable_variables)
+                        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """, reported=False),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.

@@ -71,6 +71,8 @@ def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineS
     loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
     if not isinstance(loop, cst.For) or loop.body is not block or block.body[0] is not start:
         return None
+    if ctx.enclosing(loop, cst.ClassDef) is not None:
+        return None  # a method: a Keras `train_step` override (`fit` compiles it) or a trainer's (IPU153)
     function = ctx.enclosing_function(loop)
     if function is not None and any(function is call.function for call in step_calls(ctx)):
         return None  # a loop inside a step function called per batch: the function is the step
