@@ -1,8 +1,14 @@
+from textwrap import indent
+from typing import List, Set
+
 import libcst as cst
 
-from porter.context import code_of, dotted_name
-from porter.cstutil import append_args, keyword, keyword_arg
-from porter.rules.keras._analysis.custom_loop import FUNCTIONS, LoopPlan, loop_plans, tensorflow_alias
+from porter.context import code_of, dotted_name, walk
+from porter.cstutil import append_args, keyword, keyword_arg, positional
+from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
+from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
+from porter.rules.keras._analysis.steps import definition_before, functions_called_from, is_tf_function, step_functions
+from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
@@ -41,6 +47,50 @@ _AFTER_DEVICE = _BEFORE.replace('''
         for _ in range(len(dataset) // 16):
             strategy.run(train_step_loop, args=(dataset_iterator,))
 ''')
+_AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
+    "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
+# The body of a small step on `model` and `optimizer`, indented as each example needs it.
+_TAPE_STEP = """with tf.GradientTape() as tape:
+    loss = tf.reduce_mean((model(x) - y) ** 2)
+grads = tape.gradient(loss, model.trainable_variables)
+optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+_MODEL = """import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+"""
+_PORTED = ("import tensorflow as tf\nfrom tensorflow.python import ipu\n\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+           "with strategy.scope():\n" + indent(_MODEL.partition("\n\n")[2], "    ")
+           + "\n    @tf.function(jit_compile=True)\n    def train_step(x, y):\n" + indent(_TAPE_STEP, " " * 8)
+           + "\n    for x, y in dataset:\n        strategy.run(train_step, args=(x, y))\n")
+_TWO_STEPS_BEFORE = '''import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for x, y in dataset:
+    train_step(x, y)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.abs(model(x) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for x, y in dataset:
+    train_step(x, y)
+'''
 _PER_STEP_BEFORE = '''import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -59,6 +109,40 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+_INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" + indent(_TAPE_STEP, " " * 8)
+                  + "        print(float(loss))\n")
+_INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                 + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
+                 "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+_GRAD_HELPER_BEFORE = _MODEL + """
+
+def grad(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    return loss, tape.gradient(loss, model.trainable_variables)
+
+
+for x, y in dataset:
+    loss, grads = grad(x, y)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    print(float(loss))
+"""
+_GRAD_HELPER_STEP = """
+
+
+@tf.function(jit_compile=True)
+def train_step(x, y):
+    loss, grads = grad(x, y)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for x, y in dataset:
+"""
+# A MirroredStrategy loop that passes its step to `strategy.run` eagerly.
+_EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
+    "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
+    "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n")
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -125,19 +209,31 @@ class CustomLoop(Rule):
     name = "custom-loop"
     kind = FIX
     frameworks = frozenset({KERAS})
-    summary = ("`--steps-per-execution`: run `tf.GradientTape` training loops through `strategy.run`, "
-               "K steps per execution in an on-device loop.")
+    summary = ("Run `tf.GradientTape` training steps compiled, through `strategy.run`; with "
+               "`--steps-per-execution`, K steps per execution in an on-device loop.")
     rationale = (
         "A custom training loop runs on the IPU when its step is a `@tf.function(jit_compile=True)` called "
         "through `strategy.run` inside `strategy.scope()`, with the model, optimizer, metrics and dataset "
-        "iterator created in the scope (Targeting the IPU from TensorFlow 2, \"On-device loops\"). With "
-        "`--steps-per-execution K` "
+        "iterator created in the scope (Targeting the IPU from TensorFlow 2, \"On-device loops\"). Every "
+        "port does this for a step function (one that opens the tape and applies the optimizer) called in "
+        "the body of a `for` loop: the step gets `@tf.function(jit_compile=True)` (an existing "
+        "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
+        "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
+        "the tensor itself on one replica. A step written inline at the start of a `for` loop's body (the "
+        "tape, the gradients, the optimizer step) moves into such a function, defined before the loops, "
+        "with the loop's variables it reads as parameters and the names the code after it reads returned. "
+        "A loop that already calls `strategy.run` (a `MirroredStrategy` "
+        "loop, whose strategy IPU103 replaces) keeps it; a step it passes outside a `tf.function` is "
+        "compiled, as the IPU strategy refuses a Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
         "do not fill an execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state) cannot be compiled and are reported instead."
+        "state), inline steps with `return`/`break` or names they share with the code around them, steps "
+        "that only take gradients (no optimizer step: saliency maps, guides) or leave the "
+        "optimizer step to the loop, and loops away from the model's code are reported instead, with what "
+        "stops the rewrite."
     )
     examples = (
         Example(_BEFORE, _AFTER_DEVICE,
@@ -145,21 +241,78 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
-        Example(_BEFORE, reported=False),
+        Example(_BEFORE, _AFTER_STEP),
+        # Batches from a Python generator: the IPU streams a `tf.data.Dataset` of static shapes.
+        Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
+                                "    def batches():\n        while True:\n            yield next_batch()\n\n"
+                                "    for epoch in range(3):\n        for images, labels in batches():")),
+        # A warm-up call outside the loop would run the compiled step directly: reported.
+        Example(_BEFORE.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):"),
+                _AFTER_STEP.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):")),
+        # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
+        Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
+        # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
+        Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step")),
+        # A step written inline in the loop moves into a compiled function; what the loop reads after it
+        # (the loss) is returned.
+        Example(_INLINE_BEFORE, _INLINE_AFTER),
+        # Two loops, two step functions, each with a name of its own.
+        Example(_MODEL + "for x, y in dataset:\n" + indent(_TAPE_STEP, "    ") + "for x, y in finetune:\n"
+                + indent(_TAPE_STEP, "    "),
+                _MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "\nfor x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n\n@tf.function(jit_compile=True)\n"
+                "def ipu_train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "\nfor x, y in finetune:\n    strategy.run(ipu_train_step, args=(x, y))\n"),
+        # The step reads `running` from the pass before: a function of its own cannot; reported.
+        Example(_INLINE_BEFORE.replace("for epoch in range(3):", "running = 0.0\nfor epoch in range(3):").replace(
+            "        optimizer.apply_gradients", "        running = 0.9 * running + 0.1 * loss\n        optimizer.apply_gradients")),
+        # A helper that only takes gradients, and the loop applies them: both move into the step.
+        Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
+                "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(
+                "    print(float(loss))", "    loss = strategy.run(train_step, args=(x, y))\n    print(float(loss))")),
+        # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Captioner(tf.keras.Model):
+                def train_step(self, data):
+                    images, captions = data
+                    for i in range(3):
+                        with tf.GradientTape() as tape:
+                            loss = self.compiled_loss(captions[:, i], self(images, training=True))
+                        grads = tape.gradient(loss, self.trainable_variables)
+                        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """, reported=False),
+        # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
+        Example(_PORTED, reported=False),
+        # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
+        Example(_BEFORE.replace("model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, "
+                                "model.trainable_variables))", "images)\n        return grads")),
     )
 
     def run(self, ctx) -> None:
-        plans = loop_plans(ctx)
-        if not plans:
-            return
         tf = tensorflow_alias(ctx)
+        if tf is None:
+            return
+        self._eager_runs(ctx, tf)
+        losses: Set[str] = set()  # loss objects given an explicit reduction
+        named: Set[str] = set()  # the step functions made so far, each with a name of its own
+        for inline in inline_steps(ctx):
+            self._inline_step(ctx, inline, tf, losses, named)
+        plans = [plan for plan in loop_plans(ctx) if not moved(ctx, plan.step.call)]
+        rewritten = [plan.step.function for plan in plans if plan.problem is None] + [
+            inline.statements[0] for inline in inline_steps(ctx) if inline.problem is None]
         replicas = config_replicas(ctx.config)
-        if replicas > 1 and any(plan.problem is None for plan in plans):
-            ctx.report(self.code, plans[0].step.function, f"{replicas} replicas run this custom loop: Keras "
+        if replicas > 1 and rewritten:
+            ctx.report(self.code, rewritten[0], f"{replicas} replicas run this custom loop: Keras "
                        "optimizers sum the gradients of the replicas, but how losses and metrics scale under "
                        "replication in custom loops is not documented; check the loss "
                        "reduction and the learning rate", fixed=False)
         decorated = set()
+        compiled: Set[str] = set()  # names of the steps decorated
         loops = {}
         reduced = set()
         for plan in plans:
@@ -168,12 +321,13 @@ class CustomLoop(Rule):
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
-            if name not in reduced:
-                reduced.add(name)
-                self._explicit_loss_reduction(ctx, step.function, tf)
+            if id(step.function) not in reduced:
+                reduced.add(id(step.function))
+                self._explicit_loss_reduction(ctx, [step.function], f"`{name}`", tf, losses)
             if plan.mode == "step":
-                if name not in decorated:
-                    decorated.add(name)
+                if id(step.function) not in decorated:
+                    decorated.add(id(step.function))
+                    compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
                 ctx.replace(step.call, _run_call(plan.strategy, name))
                 steps = config_steps(ctx.config)
@@ -182,27 +336,70 @@ class CustomLoop(Rule):
                 ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
                            f"called through `{plan.strategy}.run`{detail}", fixed=True)
                 continue
-            loop_name = loops.get(name)
+            loop_name = loops.get(id(step.function))
             if loop_name is None:
-                loop_name = loops[name] = self._loop_function(ctx, plan, tf)
+                loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
+        self._direct_calls(ctx, plans, compiled)
 
-    def _explicit_loss_reduction(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+    def _eager_runs(self, ctx, tf: str) -> None:
+        """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), outside any
+        `tf.function`, gets compiled: in eager mode the IPU strategy refuses a plain Python function."""
+        steps = step_functions(ctx)
+        done = set()
+        for call, _ in method_calls(ctx, "run"):
+            args = positional(call)
+            target = args[0].value if args else None
+            if not isinstance(target, cst.Name) or target.value not in steps or is_tf_function(
+                    ctx, ctx.enclosing_function(call)):
+                continue
+            function = definition_before(ctx, call, steps[target.value])
+            if is_tf_function(ctx, function) or id(function) in done:
+                continue
+            done.add(id(function))
+            ctx.replace(function, _decorated(tf))
+            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` outside a `tf.function`, which "
+                       f"the IPU strategy refuses for a Python function: it is compiled "
+                       f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
+
+    def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
+        """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up
+        call, a loop the rewrite does not take) are reported."""
+        rewritten = {id(plan.step.call) for plan in plans}
+        runners = run_targets(ctx)
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if (not isinstance(func, cst.Name) or func.value not in compiled or id(call) in rewritten
+                    or ctx.qualified_name(func) is not None):
+                continue
+            caller = ctx.enclosing_function(call)
+            if caller is not None and caller.name.value in runners:
+                continue  # inside a function that runs through `strategy.run`
+            ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
+                       f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
+
+    def _explicit_loss_reduction(self, ctx, step: List[cst.CSTNode], where: str, tf: str, done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
-        loss object gets `reduction=NONE` and each call in the step is averaged over the batch,
-        which is what the automatic reduction computed."""
+        loss object gets `reduction=NONE` and each call in the step (the code under ``step``, and
+        the functions it calls) is averaged over the batch, which is what the automatic reduction
+        computed. ``where`` names the step in the report."""
+        helpers = functions_called_from(ctx, step)
+        step_code = {id(node) for root in [*step, *helpers] for node in walk(root)}
         for name, assign in _loss_objects(ctx).items():
+            if name in done:
+                continue  # a helper shared by two steps: rewritten once
             calls = [node for node in ctx.nodes(cst.Call)
                      if isinstance(node.func, cst.Name) and node.func.value == name]
             mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
                         and node is not assign.targets[0].target]
-            inside = [call for call in calls if ctx.enclosing_function(call) is function]
+            inside = [call for call in calls if id(call) in step_code]
             if not inside:
                 continue
+            done.add(name)
             constructor = assign.value
             prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
-            if len(mentions) != len(calls) or any(ctx.enclosing_function(c) is not function for c in calls) or not prefix:
+            if len(mentions) != len(calls) or len(inside) != len(calls) or not prefix:
                 ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
                            "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
                            f"its result with `{tf}.reduce_mean`", fixed=False)
@@ -212,9 +409,47 @@ class CustomLoop(Rule):
             for call in inside:
                 ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
                     args=[cst.Arg(node)]))
+            in_helpers = any(id(call) not in {id(node) for root in step for node in walk(root)} for call in inside)
             ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
-                       f"`{function.name.value}` are averaged with `{tf}.reduce_mean`: Keras refuses the automatic "
-                       "reduction inside `strategy.run`", fixed=True)
+                       f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
+                       f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
+
+    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str], named: Set[str]) -> None:
+        """The statements of an inline step move into a step function before the loops, compiled
+        and called through `strategy.run` where they were."""
+        if step.problem is not None:
+            ctx.report(self.code, step.statements[0], step.problem, fixed=False)
+            return
+        self._explicit_loss_reduction(ctx, list(step.statements), "the inline training step", tf, losses)
+        name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
+        named.add(name)
+        parameters = ", ".join(step.inputs)
+        arguments = "" if not step.inputs else f", args=({parameters},)" if len(step.inputs) == 1 else f", args=({parameters})"
+        call = f"{step.strategy}.run({name}{arguments})"
+        ctx.insert_after(step.statements[-1], [cst.parse_statement(
+            f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
+        returned = [cst.parse_statement(f"return {', '.join(step.outputs)}")] if step.outputs else []
+
+        # As many blank lines before the new function as before the loop it goes in front of.
+        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or [cst.EmptyLine(indent=False)]
+
+        def build(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+            function = cst.parse_statement(f"@{tf}.function(jit_compile=True)\ndef {name}({parameters}):\n    pass\n")
+            first = statements[0].with_changes(leading_lines=[
+                line for line in statements[0].leading_lines if line.comment is not None])
+            return [function.with_changes(body=function.body.with_changes(body=[first, *statements[1:], *returned]),
+                                          leading_lines=blanks)]
+
+        ctx.move_before(step.anchor, step.statements, build)
+        if all(line.comment is not None for line in step.anchor.leading_lines):
+            # A blank line between the new function and the loop after it.
+            ctx.replace(step.anchor, lambda node: node.with_changes(
+                leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
+        steps = config_steps(ctx.config)
+        detail = f"; it stays one step per execution instead of {steps}" if steps else ""
+        ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
+                   f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`{detail}",
+                   fixed=True)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step

@@ -1,27 +1,37 @@
 import libcst as cst
 
+from porter.context import walk
 from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
+from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
-from porter.rule import KERAS, WARN, Example, Rule
+from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
-_TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
-_FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
+# What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
+_GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
+_CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
 
 
 class GradientTape(Rule):
     code = "IPU153"
     name = "gradient-tape"
     kind = WARN
-    frameworks = frozenset({KERAS})
-    summary = "Warn about `tf.GradientTape` custom training loops that do not run through `strategy.run`."
+    # TF1 too: a TensorFlow 1.x eager tutorial (`compat.v1`, a tape, no session) is no graph to compile.
+    frameworks = frozenset({KERAS, TF1})
+    summary = ("Report `tf.GradientTape` code the custom-loop rewrite (IPU111) cannot express, and what stops "
+               "it.")
     rationale = (
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
         "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
-        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). The porter does not "
-        "rewrite "
-        "training loops yet: it reports each `GradientTape` whose step is not compiled and run that way "
-        "(a Keras `train_step` override is compiled by `fit`, and left to IPU103)."
+        "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). IPU111 rewrites a step "
+        "function called in the body of a `for` loop, and a step written at the start of a `for` loop's body; "
+        "this rule reports each other `GradientTape` with what stops the rewrite: a training step written "
+        "inline elsewhere (in a `while` loop, after other statements, at module level), a step that "
+        "is a method of a plain class, a step called elsewhere than in a loop, TensorFlow 1.x code run "
+        "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
+        "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
+        "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
+        "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
     examples = (
         Example(
@@ -42,16 +52,79 @@ class GradientTape(Rule):
             import tensorflow as tf
 
 
-            @tf.function
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # A gradient guide: gradients of a prediction with respect to an image, no optimizer step.
+        Example(
+            """\
+            import tensorflow as tf
+
+            image = tf.Variable(tf.zeros((1, 28, 28, 1)))
+            with tf.GradientTape() as tape:
+                score = model(image)[0, 3]
+            saliency = tf.abs(tape.gradient(score, image))
+            """,
+        ),
+        # The optimizer step is left to the loop: it must run in the compiled step too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def grad(model, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                return loss, tape.gradient(loss, model.trainable_variables)
+
+
+            def train(model, optimizer, batches):
+                for x, y in batches:
+                    loss, grads = grad(model, x, y)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # TensorFlow 1.x run eagerly: no graph for the TF1 rules, no TF2 loop for IPU111 (even with it
+        # selected: it ports TensorFlow 2 files only).
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            tf.enable_eager_execution()
+            optimizer = tf.train.GradientDescentOptimizer(0.01)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # A MirroredStrategy loop already runs its step through `strategy.run` from a `tf.function`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
             def train_step(x, y):
                 with tf.GradientTape() as tape:
                     loss = compute_loss(x, y)
-                return tape.gradient(loss, weights)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
 
 
-            for x, y in dataset:
-                train_step(x, y)
+            @tf.function
+            def distributed_step(x, y):
+                losses = strategy.run(train_step, args=(x, y))
+                return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
             """,
+            reported=False,
         ),
         Example(
             """\
@@ -148,36 +221,140 @@ class GradientTape(Rule):
     )
 
     def run(self, ctx) -> None:
-        tapes = list(ctx.calls_to(*_TAPES))
-        if not tapes:
-            return
-        run_targets = self._run_targets(ctx)
+        tapes = list(ctx.calls_to(*TAPES))
+        if not tapes or (KERAS not in ctx.frameworks and self._graph_code(ctx)):
+            return  # TF1 graph code: the tape is part of the graph the TF1 rules compile
+        run_calls = self._run_calls(ctx)
         from porter.rules.keras._analysis.custom_loop import loop_plans
+        from porter.rules.keras._analysis.inline_step import inline_steps
 
-        handled = {plan.step.function.name.value for plan in loop_plans(ctx)}  # IPU111 rewrites or reports them
+        config = ctx.config
+        # IPU111 rewrites (or reports) the loops it plans, in TensorFlow 2 files.
+        rewritten = KERAS in ctx.frameworks and is_selected(_CUSTOM_LOOP, config.select, config.ignore)
+        handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
+                   if rewritten}
+        inline = {id(node) for step in inline_steps(ctx) if rewritten for statement in step.statements
+                  for node in walk(statement)}
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
-            if name in handled:
+            if name in handled or id(call) in inline:
                 continue
             if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
                 continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
-            if name is not None and name in compiled and name in run_targets:
+            if name in run_calls:
+                if is_tf_function(ctx, function) or any(
+                        is_tf_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
+                    continue  # run through `strategy.run` from a `tf.function`: the documented pattern
+                if rewritten:
+                    continue  # IPU111 compiles it
+                message = (f"`{name}` is passed to `strategy.run` eagerly, which the IPU strategy refuses for "
+                           f"a plain Python function: decorate `{name}` with `@tf.function(jit_compile=True)`")
+            elif name is not None and any(caller in run_calls and self._calls(ctx, compiled[caller], name)
+                                          for caller in compiled):
                 continue
-            if name is not None and any(caller in run_targets and self._calls(ctx, compiled[caller], name)
-                                        for caller in compiled):
-                continue
-            if name is not None and name in compiled:
+            elif name is not None and name in compiled:
                 message = (f"`{name}` is compiled but not called through `strategy.run`: call it as "
                            f"`strategy.run({name}, args=(...))` inside `strategy.scope()`")
             else:
-                message = ("custom training loop: the step must be a `@tf.function(jit_compile=True)` "
-                           "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU "
-                           "from TensorFlow 2, \"On-device loops\")")
+                message = self._why_not_rewritten(ctx, call, function)
             ctx.report(self.code, call, message, fixed=False)
+
+    def _why_not_rewritten(self, ctx, tape: cst.Call, function) -> str:
+        """What stops IPU111 from rewriting the loop around ``tape``, and what to do instead."""
+        owner = ctx.parent(ctx.parent(function)) if function is not None else None
+        loop = self._enclosing_loop(ctx, tape)
+        code = [loop] if loop is not None else [function] if function is not None else self._cell(ctx, tape)
+        applied_by_caller = not any(updates_weights(node) for root in code for node in walk(root)) and (
+            function is not None and self._applied_by_callers(ctx, function))
+        if not applied_by_caller and not any(updates_weights(node) for root in code for node in walk(root)):
+            return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
+                    "this code runs on the CPU as it is; to run it on the IPU, put it in a "
+                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+        if KERAS not in ctx.frameworks:
+            return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
+                    "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "
+                    "(`import tensorflow as tf`, Keras optimizers), then the step can be compiled and run through "
+                    "`strategy.run` inside an `IPUStrategy` scope")
+        if applied_by_caller:
+            return (f"`{function.name.value}` returns gradients that its caller applies: under `strategy.run` the "
+                    f"optimizer step must run in the same compiled step; move it into `{function.name.value}`, then "
+                    "call that through `strategy.run` inside `strategy.scope()`")
+        if isinstance(owner, cst.ClassDef):
+            return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
+                    "does not rewrite: decorate it with `@tf.function(jit_compile=True)`, call it through "
+                    "`strategy.run(...)` and create the model and optimizer inside `strategy.scope()` (Targeting "
+                    "the IPU from TensorFlow 2, \"On-device loops\")")
+        if loop is not None or function is None:
+            return ("the training step is written inline where the porter cannot move it into a function (it "
+                    "moves a step that opens the body of a `for` loop): move the tape, the gradients and the "
+                    "optimizer step into a function; the porter then compiles it (`@tf.function(jit_compile=True)`) "
+                    "and calls it through `strategy.run` inside `strategy.scope()`")
+        return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
+                "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
+                f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    def _applied_by_callers(self, ctx, function: cst.FunctionDef) -> bool:
+        """Whether the code around a call of ``function`` (its loop, else its function) updates weights."""
+        name = function.name.value
+        for call in ctx.nodes(cst.Call):
+            if isinstance(call.func, cst.Name) and call.func.value == name:
+                around = self._enclosing_loop(ctx, call) or ctx.enclosing_function(call)
+                if around is not None and around is not function and any(
+                        updates_weights(node) for node in walk(around)):
+                    return True
+        return False
+
+    @staticmethod
+    def _graph_code(ctx) -> bool:
+        """Sessions, placeholders or an Estimator (which builds the graph from a `model_fn`)."""
+        for call in ctx.nodes(cst.Call):
+            last = (ctx.qualified_name(call.func) or "").rpartition(".")[2]
+            if last in _GRAPH_CALLS or last.endswith("Estimator"):
+                return True
+        return False
+
+    @staticmethod
+    def _cell(ctx, tape: cst.Call):
+        """The statements of a module-level tape: its ``with`` and what follows, up to the next tape
+        (a guide opens one tape after another, each with its own example)."""
+        statement = ctx.statement_of(tape)
+        for candidate in (statement, *ctx.ancestors(statement)):
+            if ctx.parent(candidate) is ctx.module:
+                statement = candidate
+                break
+        body = list(ctx.module.body)
+        cell = [statement]
+        for following in body[body.index(statement) + 1:] if statement in body else ():
+            if any(isinstance(node, cst.With) for node in walk(following)):
+                break
+            cell.append(following)
+        return cell
+
+    @staticmethod
+    def _enclosing_loop(ctx, node):
+        """The outermost ``for``/``while`` loop around ``node`` in its function (or module)."""
+        found = None
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)):
+                found = ancestor
+        return found
+
+    @staticmethod
+    def _run_calls(ctx):
+        """Per function name, the ``<strategy>.run(name, ...)`` calls that run it."""
+        found = {}
+        for call, _ in method_calls(ctx, "run"):
+            args = positional(call)
+            fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
+            if isinstance(fn, cst.Name):
+                found.setdefault(fn.value, []).append(call)
+        return found
 
     @staticmethod
     def _method_of(ctx, function, classes) -> bool:
@@ -187,20 +364,10 @@ class GradientTape(Rule):
         return isinstance(owner, cst.ClassDef) and any(owner is cls for cls in classes.values())
 
     @staticmethod
-    def _run_targets(ctx):
-        targets = set()
-        for call, _ in method_calls(ctx, "run"):
-            args = positional(call)
-            fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
-            if isinstance(fn, cst.Name):
-                targets.add(fn.value)
-        return targets
-
-    @staticmethod
     def _is_compiled(ctx, function) -> bool:
         for decorator in function.decorators:
             node = decorator.decorator
-            if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) not in _FUNCTIONS:
+            if not isinstance(node, cst.Call) or ctx.qualified_name(node.func) not in FUNCTIONS:
                 continue
             for name in ("jit_compile", "experimental_compile"):
                 arg = keyword(node, name)

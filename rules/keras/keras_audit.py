@@ -5,7 +5,11 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
+from porter.rules.keras._analysis.custom_loop import loop_plans
+from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, is_keras_run, model_plan
+from porter.rules.keras._analysis.steps import trains
+from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
 
@@ -29,7 +33,8 @@ class KerasAudit(Rule):
         "(Graphcore, *Targeting the IPU from TensorFlow 2*, \"Keras with IPUs\"). Code outside the scope "
         "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
         "every training or prediction call must be inside the strategy's scope, directly or through the "
-        "functions that call it. The first call that is not is reported, with what is missing (and, when "
+        "functions that call it, and every custom training loop must run its step through `strategy.run` "
+        "(IPU111). The first call or loop that does not is reported, with what is missing (and, when "
         "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one."
     )
@@ -98,6 +103,26 @@ def resume(trainer):
     train(trainer.model, load())
 """,
         ),
+        # A step that prints while it runs cannot be compiled (IPU111): the loop stays on the CPU.
+        Example(
+            """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    print(loss.numpy())
+
+
+for x, y in dataset:
+    train_step(x, y)
+""",
+        ),
         Example(
             """\
 from sklearn.linear_model import LogisticRegression
@@ -111,14 +136,35 @@ classifier = LogisticRegression().fit(features, labels)
 
     def run(self, ctx) -> None:
         calls = _training_calls(ctx)
-        if not calls:
-            return
-        plan = model_plan(ctx)
-        coverage = _Coverage(ctx, plan)
-        for call in calls:
-            missing = coverage.missing(call)
-            if missing is not None:
-                ctx.report(self.code, call, missing, fixed=False)
+        if calls:
+            plan = model_plan(ctx)
+            coverage = _Coverage(ctx, plan)
+            for call in calls:
+                missing = coverage.missing(call)
+                if missing is not None:
+                    ctx.report(self.code, call, missing, fixed=False)
+                    return
+        self._custom_loops(ctx)
+
+    def _custom_loops(self, ctx) -> None:
+        """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)
+        trains on the CPU: the first one is reported."""
+        rewritten = is_selected(CUSTOM_LOOP_RULE.code, ctx.config.select, ctx.config.ignore)
+        for inline in inline_steps(ctx):
+            if inline.problem is not None or not rewritten:
+                ctx.report(self.code, inline.statements[0], "the training step written inline in this loop is "
+                           "left outside the IPU strategy (it trains on the CPU): the port is not complete; run it "
+                           "as a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
+                           "`strategy.scope()`", fixed=False)
+                return
+        for loop in loop_plans(ctx):
+            if (loop.problem is not None or not rewritten) and trains(ctx, loop.step.function) and not (
+                    rewritten and moved(ctx, loop.step.call)):
+                name = loop.step.function.name.value
+                ctx.report(self.code, loop.step.call, f"the custom training loop that calls `{name}` is left "
+                           "outside the IPU strategy (it trains on the CPU): the port is not complete; run "
+                           f"`{name}` as a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
+                           "`strategy.scope()`", fixed=False)
                 return
 
 

@@ -11,22 +11,25 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
-from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules.keras._analysis.steps import StepCall, active, step_calls
+from porter.rules.keras._analysis.model_plan import Plan, model_plan
+from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
 from porter.throughput import config_steps
 
-FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
 
+# DTensor distributes over meshes of devices the IPU strategy does not know.
+_DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
+
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
 
-def eager_calls(ctx: FileContext, function: cst.FunctionDef) -> List[str]:
-    """What in a step function needs Python at run time (``.numpy()``, ``print``, list appends...)."""
+def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
+    """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
+    ``print``, list appends...)."""
     found: List[str] = []
-    for node in walk(function.body):
+    for node in walk(root):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
@@ -53,7 +56,7 @@ class LoopPlan:
     strategy: str = "strategy"
 
 
-def _strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
+def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
@@ -64,7 +67,7 @@ def _strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def _in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
+def in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
     for region in regions:
         body = list(region.block.body)
         start, end = body.index(region.first), body.index(region.last)
@@ -95,7 +98,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     plans = ctx.shared(_LOOP_PLANS, lambda: new)
     if plans is not new:
         return plans
-    if not active(ctx) or tensorflow_alias(ctx) is None:
+    if tensorflow_alias(ctx) is None:
         return plans
     model = model_plan(ctx)
     done = run_targets(ctx)
@@ -106,23 +109,72 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
                                for node in ctx.ancestors(step.call)):
             continue  # already run through strategy.run, or inside what is
         plan = LoopPlan(step, strategy=model.strategy_name)
-        eager = eager_calls(ctx, step.function)
-        existing = _strategy_scope_name(ctx, step.loop)
-        if eager:
-            plan.problem = (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
-                            "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
-                            "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
-                            "\"On-device loops\")")
-        elif existing is not None and model.has_ipu_strategy:
+        existing = strategy_scope_name(ctx, step.loop)
+        plan.problem = _problem(ctx, step, model, existing)
+        if plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
-        elif model.has_ipu_strategy or not _in_region(ctx, model.regions, step.loop):
-            plan.problem = (f"the loop that calls `{name}` is not where the model is built: run it inside "
-                            "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
-                            "TensorFlow 2, \"On-device loops\")")
         if plan.problem is None:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
     return plans
+
+
+def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str]) -> Optional[str]:
+    """What stops the rewrite of the loop around ``step``, if anything."""
+    name = step.function.name.value
+    if ctx.imports_module(*_DTENSOR):
+        return (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
+                "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
+                "through `strategy.run` inside `strategy.scope()`")
+    if not trains(ctx, step.function):
+        return _no_weight_update(name, step)
+    eager = eager_calls(ctx, step.function.body)
+    if eager:
+        return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
+                "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
+                "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
+                "\"On-device loops\")")
+    generator = _python_generator(ctx, step.loop.iter)
+    if generator is not None:
+        return (f"the loop feeds `{name}` from the Python generator `{generator}`, whose batches the IPU "
+                "cannot stream: make it a `tf.data.Dataset.from_generator(..., output_signature=...)` "
+                "batched with `drop_remainder=True`, then run the step through `strategy.run` inside "
+                "`strategy.scope()`")
+    if existing is not None and model.has_ipu_strategy:
+        return None
+    if not model.has_ipu_strategy and not model.regions:
+        return (f"the porter finds no Keras model where the loop that calls `{name}` runs (a `tf.Module` or plain "
+                "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
+                f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "
+                "TensorFlow 2, \"On-device loops\")")
+    if model.has_ipu_strategy or not in_region(ctx, model.regions, step.loop):
+        return (f"the loop that calls `{name}` is not where the model is built: run it inside "
+                "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
+                "TensorFlow 2, \"On-device loops\")")
+    return None
+
+
+def _python_generator(ctx: FileContext, source: cst.BaseExpression) -> Optional[str]:
+    """The generator function of the file that a loop iterates over (``for x, y in batches(...)``,
+    also through ``enumerate``/``zip``), if any."""
+    generators = {function.name.value for function in ctx.nodes(cst.FunctionDef)
+                  if any(isinstance(node, cst.Yield) and ctx.enclosing_function(node) is function
+                         for node in walk(function.body))}
+    for node in walk(source):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in generators:
+            return node.func.value
+    return None
+
+
+def _no_weight_update(name: str, step: StepCall) -> str:
+    """Why a step that applies no optimizer step is not rewritten."""
+    if any(updates_weights(node) for node in walk(step.loop.body)):
+        return (f"`{name}` only computes gradients and the loop applies them outside it: under `strategy.run` "
+                "the optimizer step must run in the same compiled step; move the optimizer step "
+                f"(`apply_gradients`) into `{name}`, then run it through `strategy.run` inside `strategy.scope()`")
+    return (f"`{name}` takes gradients but applies no optimizer step (not a training step): it runs on the CPU "
+            "as it is; to run it on the IPU, decorate it with `@tf.function(jit_compile=True)` and call it "
+            "through `strategy.run(...)` inside `strategy.scope()`")
 
 
 def _device_loop_fits(step: StepCall) -> bool:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, string_value
-from porter.rules.keras._analysis.steps import scope_statements  # custom loops being rewritten (IPU111)
+from porter.rules.keras._analysis.steps import scope_statements, trained_names  # custom loops (IPU111)
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -347,14 +347,16 @@ class _Analysis:
     def _is_model_assignment(self, assign: cst.Assign) -> bool:
         """``name = <call>`` where the call makes a model the file knows of, or where ``name`` is
         then compiled, or handed to a function of the file that trains it (a model from
-        ``keras.applications``, an imported builder, a method): any callable whose result is
-        compiled and trained is a model."""
+        ``keras.applications``, an imported builder, a method), or trained by a custom step: any
+        callable whose result is compiled and trained is a model."""
         if self._is_model_call(assign.value):
             return True
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
-        trained = self._compiled_names().get(id(owner), set()) | self._passed_to_trainers(owner)
+        # Also what a custom training step trains: a model built by code the file cannot see.
+        trained = (self._compiled_names().get(id(owner), set()) | self._passed_to_trainers(owner)
+                   | trained_names(self.ctx))
         return any(name in trained for target in assign.targets for name in bound_names(target.target))
 
     def _compiled_names(self) -> Dict[int, Set[str]]:

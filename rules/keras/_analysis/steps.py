@@ -8,21 +8,25 @@ they use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 
-TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape")
+TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
+LOSSES = "keras.losses."  # loss objects (classes) join the scope too; loss functions are only called
+FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 
-_STEP_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-step-functions")
+# Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
+WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign_add", "assign"})
+# What a step differentiates and updates: the object these are read from is a model.
+TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
 
-
-def active(ctx: FileContext) -> bool:
-    """Custom loops are rewritten when a steps-per-execution value is asked for."""
-    return ctx.config.steps_per_execution is not None
+_STEP_FUNCTIONS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-step-functions")
+_TRAINS: SharedKey[bool] = SharedKey("keras-step-trains")
+_TRAINED_NAMES: SharedKey[Set[str]] = SharedKey("keras-trained-names")
 
 
 @dataclass
@@ -33,18 +37,102 @@ class StepCall:
     loop: cst.For
 
 
-def step_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
-    """Functions of the file (not methods) that open a ``tf.GradientTape``."""
-    def find() -> Dict[str, cst.FunctionDef]:
-        found: Dict[str, cst.FunctionDef] = {}
+def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
+    """Functions of the file (not methods) that open a ``tf.GradientTape``, per name (a notebook
+    may define ``train_step`` twice, one for each of its loops)."""
+    def find() -> Dict[str, List[cst.FunctionDef]]:
+        found: Dict[str, List[cst.FunctionDef]] = {}
         for call, _ in ctx.calls_to(*TAPES):
             function = ctx.enclosing_function(call)
             if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
                 continue
-            found.setdefault(function.name.value, function)
+            same_name = found.setdefault(function.name.value, [])
+            if all(function is not known for known in same_name):
+                same_name.append(function)
         return found
 
     return ctx.shared(_STEP_FUNCTIONS, find)
+
+
+def definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
+    """Which of the functions of one name a call runs: the last one defined before it in the
+    nearest block around it that defines one (Python binds the name when ``def`` runs)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    for node in (call, *ctx.ancestors(call)):
+        block = ctx.parent(node)
+        if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+            continue
+        before = list(block.body)[:list(block.body).index(node)]
+        defined = [statement for statement in before if any(statement is function for function in candidates)]
+        if defined:
+            return defined[-1]
+    return candidates[0]
+
+
+def is_tf_function(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bool:
+    """Whether ``function`` is decorated with ``tf.function`` (with or without options)."""
+    if function is None:
+        return False
+    for decorator in function.decorators:
+        node = decorator.decorator
+        if ctx.qualified_name(node.func if isinstance(node, cst.Call) else node) in FUNCTIONS:
+            return True
+    return False
+
+
+def updates_weights(node: cst.CSTNode) -> bool:
+    """An optimizer step, or a hand-written update of a variable (``w.assign_sub(lr * dw)``)."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in WEIGHT_UPDATES)
+
+
+def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> List[cst.FunctionDef]:
+    """``function`` and the functions of the file it calls by name, transitively: the helpers a
+    step calls (its loss, its optimizer step) run inside ``strategy.run`` too."""
+    return [function, *functions_called_from(ctx, [function.body], exclude=function)]
+
+
+def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
+                          exclude: Optional[cst.FunctionDef] = None) -> List[cst.FunctionDef]:
+    """The functions of the file (not methods) that the code under ``roots`` calls by name, and
+    those they call, transitively."""
+    functions: Dict[str, cst.FunctionDef] = {}
+    for node in ctx.nodes(cst.FunctionDef):
+        if ctx.enclosing(node, cst.ClassDef) is None:
+            functions.setdefault(node.name.value, node)
+    found: List[cst.FunctionDef] = []
+    pending: List[cst.CSTNode] = list(roots)
+    while pending:
+        for node in walk(pending.pop()):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                callee = functions.get(node.func.value)
+                if callee is not None and callee is not exclude and all(callee is not seen for seen in found):
+                    found.append(callee)
+                    pending.append(callee.body)
+    return found
+
+
+def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether a step updates weights, itself or through the helpers it calls (else it only takes
+    gradients: a guide, a saliency map, not a training step)."""
+    return ctx.shared(_TRAINS, lambda: any(updates_weights(node) for helper in functions_run_by(ctx, function)
+                                           for node in walk(helper.body)), per=id(function))
+
+
+def trained_names(ctx: FileContext) -> Set[str]:
+    """Names whose ``.trainable_variables`` a step function differentiates: models, even when the
+    file cannot see how they are built (``pix2pix.unet_generator(...)``, a hub module)."""
+    def find() -> Set[str]:
+        found: Set[str] = set()
+        for function in (function for same_name in step_functions(ctx).values() for function in same_name):
+            for node in walk(function.body):
+                if (isinstance(node, cst.Attribute) and node.attr.value in TRAINED_ATTRIBUTES
+                        and isinstance(node.value, cst.Name)):
+                    found.add(node.value.value)
+        return found
+
+    return ctx.shared(_TRAINED_NAMES, find)
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
@@ -62,16 +150,16 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
         block = ctx.parent(statement) if statement is not None else None
         loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
         if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(functions[call.func.value], call, statement, loop))
+            found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
     return found
 
 
 def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
-    loops calling a step function, and optimizer/metric constructions."""
-    if not active(ctx) or not step_functions(ctx):
+    loops calling a step function, and the optimizers, metrics and loss objects they use."""
+    if not step_functions(ctx):
         return []
-    loops: Set[int] = {id(step.loop) for step in step_calls(ctx)}
+    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)}
     found = []
     for statement in block.body:
         for node in walk(statement):
@@ -80,7 +168,9 @@ def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
                 break
             if isinstance(node, cst.Call):
                 name = ctx.keras_name(node.func) or ""
-                if name.startswith(IN_SCOPE_PREFIXES) and isinstance(statement, cst.SimpleStatementLine):
+                created = name.startswith(IN_SCOPE_PREFIXES) or (
+                    name.startswith(LOSSES) and name.rpartition(".")[2][:1].isupper())
+                if created and isinstance(statement, cst.SimpleStatementLine):
                     found.append(statement)
                     break
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):

@@ -1,0 +1,225 @@
+"""Training steps written inline in a loop: the tape, the gradients and the optimizer step as the
+first statements of a ``for`` loop's body. IPU111 moves them into a step function, compiled and
+run through ``strategy.run`` (Targeting the IPU from TensorFlow 2, "On-device loops"), or says what
+stops the move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from porter.context import FileContext, SharedKey, bound_names, walk
+from porter.rules.keras._analysis.custom_loop import eager_calls, in_region, strategy_scope_name
+from porter.rules.keras._analysis.model_plan import Plan, model_plan
+from porter.rules.keras._analysis.steps import TAPES, step_calls, trains, updates_weights
+
+# What a function made of the loop's statements cannot hold as they are.
+_UNSUPPORTED = (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal, cst.AugAssign,
+                cst.Del, cst.FunctionDef, cst.ClassDef, cst.Await)
+# Statements that bind names in their targets.
+_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)
+
+_INLINE_STEPS: SharedKey[List["InlineStep"]] = SharedKey("keras-inline-steps")
+
+
+@dataclass
+class InlineStep:
+    loop: cst.For
+    statements: List[cst.BaseStatement]  # the first statements of the loop's body: the step
+    anchor: cst.BaseStatement  # the outermost loop around it: the step function goes before it, once
+    inputs: List[str] = field(default_factory=list)  # the step function's parameters
+    outputs: List[str] = field(default_factory=list)  # what it returns: names the code after it reads
+    problem: Optional[str] = None
+    strategy: str = "strategy"
+
+
+def inline_steps(ctx: FileContext) -> List[InlineStep]:
+    def find() -> List[InlineStep]:
+        found: List[InlineStep] = []
+        model = model_plan(ctx)
+        starts = [with_node for tape, _ in ctx.calls_to(*TAPES) for with_node in _tape_with(ctx, tape)]
+        # A helper that only takes gradients, called first in the loop that applies them, starts one too.
+        starts += [call.statement for call in step_calls(ctx) if not trains(ctx, call.function)]
+        for start in starts:
+            step = _inline_step(ctx, start)
+            if step is not None and all(step.loop is not other.loop for other in found):
+                found.append(step)
+        # What a step sets before it reads it is its own: another step's names do not read it.
+        own = {id(name) for step in found for name in _own_reads(step.statements)}
+        for step in found:
+            step.strategy = strategy_scope_name(ctx, step.loop) if model.has_ipu_strategy else model.strategy_name
+            step.problem = _problem(ctx, step, model, own)
+        return found
+
+    return ctx.shared(_INLINE_STEPS, find)
+
+
+def _tape_with(ctx: FileContext, tape: cst.Call) -> List[cst.With]:
+    """The ``with`` statement that opens ``tape``, if the tape is opened by one."""
+    with_node = next((node for node in ctx.ancestors(tape) if isinstance(node, cst.With)), None)
+    return [with_node] if with_node is not None and any(item.item is tape for item in with_node.items) else []
+
+
+def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineStep]:
+    """The step that starts with ``start`` (the ``with`` of a tape, or a call of a helper that
+    takes gradients), when it opens the body of a ``for`` loop (not inside a step function) and
+    the body goes on to update weights."""
+    block = ctx.parent(start)
+    loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(loop, cst.For) or loop.body is not block or block.body[0] is not start:
+        return None
+    if ctx.enclosing(loop, cst.ClassDef) is not None:
+        return None  # a method: a Keras `train_step` override (`fit` compiles it) or a trainer's (IPU153)
+    function = ctx.enclosing_function(loop)
+    if function is not None and any(function is call.function for call in step_calls(ctx)):
+        return None  # a loop inside a step function called per batch: the function is the step
+    updates = [index for index, statement in enumerate(block.body)
+               if any(updates_weights(node) for node in walk(statement))]
+    if not updates:
+        return None  # gradients only (IPU153 reports them)
+    anchor: cst.BaseStatement = loop
+    for ancestor in ctx.ancestors(loop):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, (cst.For, cst.While)):
+            anchor = ancestor
+    return InlineStep(loop, list(block.body[:updates[-1] + 1]), anchor)
+
+
+def moved(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in an inline step that IPU111 moves into a function."""
+    moving = {id(statement) for step in inline_steps(ctx) if step.problem is None for statement in step.statements}
+    return any(id(ancestor) in moving for ancestor in (node, *ctx.ancestors(node)))
+
+
+def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> Optional[str]:
+    """What stops the move of the step into a function, if anything; fills the step's inputs and
+    outputs otherwise."""
+    inside = {id(node) for statement in step.statements for node in walk(statement)}
+    unsupported = sorted({f"`{type(node).__name__.lower()}`" for statement in step.statements
+                          for node in walk(statement) if isinstance(node, _UNSUPPORTED)})
+    advice = ("move the tape, the gradients and the optimizer step into a function; the porter then compiles "
+              "it and calls it through `strategy.run`")
+    if unsupported:
+        return f"the training step written inline in this loop uses {', '.join(unsupported)}: {advice}"
+    eager = sorted({found for statement in step.statements for found in eager_calls(ctx, statement)})
+    if eager:
+        return (f"the training step written inline in this loop needs Python while it runs ({', '.join(eager)}): "
+                f"it cannot be compiled for the IPU as it is; {advice}")
+    if not all(isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
+        return f"the loop's target is not plain names: {advice}"
+    owner = ctx.enclosing_function(step.loop)
+    assigned = _bound_in(step.statements)
+    early = sorted(_read_before_set(step.statements) & assigned)
+    if early:
+        return (f"the training step written inline in this loop reads `{early[0]}` before it sets it (the value "
+                f"of an earlier pass), which a function cannot: {advice}")
+    step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
+                           and id(name) not in own and name.value in assigned})
+    tapes = {item.asname.name.value for statement in step.statements for node in walk(statement)
+             if isinstance(node, cst.With) for item in node.items
+             if item.asname is not None and isinstance(item.asname.name, cst.Name)}
+    if tapes & set(step.outputs):
+        return f"the code after the inline training step uses its tape: {advice}"
+    around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
+              for name in _names_bound_by(binder)} | set(bound_names(step.loop.target))
+    read = [name.value for statement in step.statements for name in _loads_in(statement)]
+    step.inputs = list(dict.fromkeys(name for name in read if name in around and name not in assigned))
+    if not model.has_ipu_strategy and not model.regions:
+        return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
+                f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
+    if model.has_ipu_strategy and strategy_scope_name(ctx, step.loop) is None or (
+            not model.has_ipu_strategy and not in_region(ctx, model.regions, step.loop)):
+        return ("the loop with the inline training step is not where the model is built: run it inside "
+                f"`with strategy.scope():`, then {advice}")
+    return None
+
+
+def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
+    """The names the statements set."""
+    return {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
+            for name in _names_bound_by(node)}
+
+
+def _names_bound_by(binder: cst.CSTNode) -> List[str]:
+    if isinstance(binder, cst.AsName):
+        return bound_names(binder.name)
+    return bound_names(binder.target)
+
+
+def _own_reads(statements: List[cst.BaseStatement]) -> List[cst.Name]:
+    """The names the statements read that they set before."""
+    early = _read_before_set(statements)
+    assigned = _bound_in(statements)
+    return [name for statement in statements for name in _loads_in(statement)
+            if name.value in assigned and name.value not in early]
+
+
+def _read_before_set(statements: List[cst.BaseStatement]) -> Set[str]:
+    """Names the statements read before they set them, in the order they run: in a function of
+    their own those would be unbound locals."""
+    stored: Set[str] = set()
+    early: Set[str] = set()
+
+    def store(target: cst.CSTNode) -> None:
+        stored.update(bound_names(target))
+
+    def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Assign):
+            visit(node.value)
+            for target in node.targets:
+                store(target.target)
+        elif isinstance(node, cst.For):
+            visit(node.iter)
+            store(node.target)
+            visit(node.body)
+        elif isinstance(node, cst.WithItem):
+            visit(node.item)
+            if node.asname is not None:
+                store(node.asname.name)
+        elif isinstance(node, cst.Attribute):
+            visit(node.value)  # `tape.gradient` reads `tape`, not `gradient`
+        elif isinstance(node, cst.Arg):
+            visit(node.value)
+        elif isinstance(node, cst.Name):
+            if node.value not in stored:
+                early.add(node.value)
+        else:
+            for child in node.children:
+                visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return early
+
+
+def _loads(ctx: FileContext, owner: Optional[cst.FunctionDef]) -> List[cst.Name]:
+    """Names read in ``owner`` or in the functions it holds (the whole file for the module)."""
+    root = owner if owner is not None else ctx.module
+    return list(_loads_in(root))
+
+
+def _loads_in(root: cst.CSTNode):
+    """The ``cst.Name`` nodes under ``root`` that read a variable (not an attribute, a keyword,
+    a parameter or a binding)."""
+    skipped: Set[int] = set()
+    for node in walk(root):
+        if isinstance(node, cst.Attribute):
+            skipped.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            skipped.add(id(node.keyword))
+        elif isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+            skipped.add(id(node.name))
+        elif isinstance(node, (cst.ImportAlias,)):
+            skipped.update(id(name) for name in walk(node) if isinstance(name, cst.Name))
+        elif isinstance(node, _BINDERS):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if isinstance(node, cst.AugAssign):
+                continue  # `x += 1` reads `x` too
+            skipped.update(id(name) for name in walk(target) if isinstance(name, cst.Name)
+                           and name.value in bound_names(target))
+        elif isinstance(node, cst.Name) and id(node) not in skipped:
+            yield node
