@@ -7,13 +7,14 @@ from porter.context import code_of
 from porter import throughput
 from porter.cstutil import keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, _render, call_columns, is_helper_call, layout, multiple_code,
-                             samples_per_execution, single_sample, smallest_per_execution, static_int,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
+                             samples_per_execution, single_sample, smallest_per_execution, speed_asked, static_int,
                              static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.scopes import assignments, fresh_name
 
 MARKER = "(ipu-port)"
+_EMPTY = cst.Module(body=[])  # renders a node on its own
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
 _HELPER = '''def {name}(data, multiple, smallest=None):
     """Drop the last samples of `data` so that its length is a multiple of `multiple`, or of
@@ -208,7 +209,8 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
             model = tf.keras.models.load_model("digits.h5")
-            image = np.expand_dims(picture, 0)
+            image = np.asarray(picture, dtype="float32") / 255.0
+            image = np.expand_dims(image, 0)
             print(model.predict(image).argmax())
             """,
         ),
@@ -269,6 +271,8 @@ class DivisibleDataset(Rule):
         inputs = [arg.value for arg in entry.arrays]
         targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
         length = static_length(ctx, entry.data, entry.owner) if targets else None
+        if length is None and not _unknown_lengths_trimmed(ctx):
+            targets = []
         if length is not None and multiple is not None and length < multiple:
             self._report_too_few(ctx, entry, length, multiple)
             return False
@@ -279,6 +283,8 @@ class DivisibleDataset(Rule):
             if _already_trimmed(ctx, first, entry.owner, helpers):
                 continue
             counted = static_length(ctx, first, entry.owner)
+            if counted is None and not _unknown_lengths_trimmed(ctx):
+                continue
             if counted is None or multiple is None or counted % multiple:
                 targets.append(validation)
         if not targets:
@@ -324,6 +330,8 @@ class DivisibleDataset(Rule):
                        "validate), trim both parts to whole batches and pass `validation_data`")
         if problem is None and (all(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs)
                                 or self._whole_split(ctx, entry, split.value)):
+            return None
+        if static_length(ctx, entry.data, entry.owner) is None and not _unknown_lengths_trimmed(ctx):
             return None
         if problem is not None:
             ctx.report(self.code, split, f"`validation_split` cuts the inputs into parts that need not be whole "
@@ -430,6 +438,14 @@ def _without_leading_blank_lines(statement):
     return statement.with_changes(leading_lines=lines)
 
 
+def _unknown_lengths_trimmed(ctx) -> bool:
+    """Inputs of unknown length are trimmed when the port makes the file an IPU program, or changes
+    its batch arithmetic; a file that already runs on the IPU (it makes an ``IPUStrategy``) has
+    its sizes right, as far as the porter can tell."""
+    return speed_asked(ctx.config) or not any(
+        (ctx.qualified_name(call.func) or "").endswith("ipu_strategy.IPUStrategy") for call in ctx.nodes(cst.Call))
+
+
 def _already_trimmed(ctx, node: cst.BaseExpression, scope: cst.CSTNode, helpers) -> bool:
     """A call of a helper, or a variable of ``scope`` only ever assigned from one (the parts
     ``(x_fit, y_fit), (x_val, y_val) = split_validation_to_multiple(...)`` of an earlier port)."""
@@ -458,7 +474,7 @@ def _split_statement(names, inputs, edited: dict, call: str, leading_lines, inde
     """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` from the edited inputs, at
     ``indent``, broken like the calls the port changes when it grows too long."""
     def build(_moved):
-        values = ", ".join(_render(edited.get(index, node)) for index, node in enumerate(inputs))
+        values = ", ".join(_EMPTY.code_for_node(edited.get(index, node)) for index, node in enumerate(inputs))
         comma = "," if len(names) == 1 else ""
         targets = f"({', '.join(fit for fit, _ in names)}{comma}), ({', '.join(held for _, held in names)}{comma})"
         made = statements(f"{targets} = {call.format(values)}\n")[0]

@@ -218,8 +218,9 @@ class DropRemainder(Rule):
                 continue
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
-                       "the IPU rejects a partial last batch; batch the dataset with `drop_remainder=True` where it "
-                       "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here)", fixed=False)
+                       "the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where it "
+                       "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a "
+                       "multiple of the batch size", fixed=False)
 
     def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the

@@ -451,11 +451,8 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``, or a
     variable of ``owner`` assigned one of these (and nothing else)."""
     if isinstance(data, cst.Name) and follow:
-        from porter.scopes import assignments
-
-        values = [value for _, name, value in assignments(ctx, owner) if name == data.value]
-        return bool(values) and all(value is not None and single_sample(ctx, value, owner, follow=False)
-                                    for value in values)
+        value = _last_value_before(ctx, data, owner)
+        return value is not None and single_sample(ctx, value, owner, follow=False)
     if isinstance(data, cst.Subscript) and data.slice:
         first = data.slice[0].slice
         if isinstance(first, cst.Index):
@@ -474,6 +471,23 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
             and not isinstance(first.elements[0], cst.StarredElement)
     return False
+
+
+def _last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The value of the last assignment to ``name`` in ``scope`` before the statement that reads it,
+    when that statement and the assignment are in the same block (straight-line code)."""
+    from porter.scopes import assignments
+
+    statement = ctx.statement_of(name)
+    block = ctx.block_of(statement) if statement is not None else None
+    if block is None:
+        return None
+    body = list(block.body)
+    found = None
+    for assigned, bound, value in assignments(ctx, scope):
+        if bound == name.value and assigned in body and body.index(assigned) < body.index(statement):
+            found = value
+    return found
 
 
 def _one_wide(ctx: FileContext, piece: cst.Slice) -> bool:
