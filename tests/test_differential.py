@@ -81,6 +81,15 @@ BROKEN = [
      "Shape mismatch for input 0: expected [48, 1, 28, 28] but got [16, 1, 28, 28]"),
     ("speed/gradient_tape_loop", [("batch(BATCH_SIZE, drop_remainder=True)", "batch(BATCH_SIZE)")],
      "is not fully defined"),
+    # issue 13: partial batches left in the inputs of Keras training
+    ("keras/mnist_partial_batches", [("trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)", "x_test, y_test")],
+     "partial batch"),
+    ("keras/mnist_partial_batches", [("validation = tuple(trim_to_multiple(array[split_at:], multiple) for array in arrays)",
+                                      "validation = tuple(array[split_at:] for array in arrays)")],
+     "129 samples are not divisible"),
+    ("keras/helper_batched_dataset", [("dataset.batch(batch_size, drop_remainder=True)", "dataset.batch(batch_size)")],
+     "is not fully defined"),
+    ("keras/image_folder_classifier", [(".unbatch().batch(16, drop_remainder=True)", "")], "is not fully defined"),
 ]
 
 

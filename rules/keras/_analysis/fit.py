@@ -348,6 +348,8 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 continue
             elif position == (-1, -1) and size is None and _made_length(ctx, assign.value) is not None:
                 size = _made_length(ctx, assign.value)
+            elif position == (-1, -1) and size is not None and _reshaped_length(ctx, assign.value, name) is not None:
+                size = _reshaped_length(ctx, assign.value, name)
             else:
                 return None
     for node in ctx.nodes(cst.AugAssign):
@@ -384,6 +386,23 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     if isinstance(first, (cst.Tuple, cst.List)):
         first = first.elements[0].value if first.elements else None
     return static_int(ctx, first) if first is not None else None
+
+
+def _reshaped_length(ctx: FileContext, value: cst.BaseExpression, name: str) -> Optional[int]:
+    """``N`` for ``name.reshape(N, ...)`` (or ``.reshape((N, ...))``, then ``.astype(...)``, ``/ 255``):
+    the first dimension written out."""
+    while isinstance(value, cst.BinaryOperation) and not _mentions(value.right, name):
+        value = value.left
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
+        value = value.func.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "reshape"
+            and isinstance(value.func.value, cst.Name) and value.func.value.value == name and value.args):
+        return None
+    first = value.args[0].value
+    if isinstance(first, (cst.Tuple, cst.List)):
+        first = first.elements[0].value if first.elements else None
+    length = static_int(ctx, first) if first is not None else None
+    return length if length is not None and length > 0 else None
 
 
 def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, int]]:
