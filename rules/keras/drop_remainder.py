@@ -157,11 +157,11 @@ class DropRemainder(Rule):
     )
 
     def run(self, ctx) -> None:
-        self._rebatched = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
+        rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         fix_drop_remainder(ctx, self.code)
         self._fix_returned_batches(ctx)
-        self._rebatch_keras_sources(ctx)
-        self._report_parameters(ctx)
+        self._rebatch_keras_sources(ctx, rebatched)
+        self._report_parameters(ctx, rebatched)
 
     def _fix_returned_batches(self, ctx) -> None:
         """A function that batches a dataset it was given and returns it, when every call of it
@@ -179,20 +179,20 @@ class DropRemainder(Rule):
                 fix_batch_call(ctx, self.code, call, call.func.attr.value,
                                f": `{function.name.value}` returns the dataset to Keras training")
 
-    def _rebatch_keras_sources(self, ctx) -> None:
+    def _rebatch_keras_sources(self, ctx, rebatched: set) -> None:
         """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
-            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`"):
+            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched):
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
-    def _rebatch(self, ctx, value, scope, where: str) -> bool:
+    def _rebatch(self, ctx, value, scope, where: str, rebatched: set) -> bool:
         """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
         in batches; True when it did (or reported why it could not)."""
         source = keras_batched_source(ctx, value, scope)
-        if source is None or id(value) in self._rebatched:
+        if source is None or id(value) in rebatched:
             return source is not None
-        self._rebatched.add(id(value))
+        rebatched.add(id(value))
         function = ctx.keras_name(source.func)
         batch = keyword(source, "batch_size")
         if batch is not None and is_name(batch.value, "None"):
@@ -207,14 +207,14 @@ class DropRemainder(Rule):
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`", fixed=True)
         return True
 
-    def _report_parameters(self, ctx) -> None:
+    def _report_parameters(self, ctx, rebatched: set) -> None:
         """A dataset the function is given: rebatched where a caller passes a Keras-made one,
         else reported when how it is batched is out of sight."""
         for entry, value in training_inputs(ctx):
             if value is entry.data and entry.arrays:
                 continue
             parameter = parameter_input(ctx, value, entry.owner)
-            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter):
+            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched):
                 continue
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
@@ -222,7 +222,7 @@ class DropRemainder(Rule):
                        "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a "
                        "multiple of the batch size", fixed=False)
 
-    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str) -> bool:
+    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
         porter traces (and batches whole where it is made), or a Keras-made one it rebatches there."""
         names = [param.name.value for param in function.params.params]
@@ -236,7 +236,7 @@ class DropRemainder(Rule):
                 whole = False
             elif not is_dataset(ctx, given.value):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
-                whole = self._rebatch(ctx, given.value, owner(ctx, call), where) and whole
+                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
 
 
