@@ -109,7 +109,10 @@ class DivisibleDataset(Rule):
         "parts are trimmed and `fit` gets `validation_data`. Trimming changes what is trained on (at most "
         "one execution's worth of samples), so every trimming is reported. `predict` on one sample "
         "(`x[None]`, `np.expand_dims(x, 0)`, `x[:1]`) and inputs known to hold fewer samples than one "
-        "execution are reported: trimming would leave nothing. Inputs already trimmed are left alone."
+        "execution are reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as "
+        "arrays when the same variable is an array input of another call. Inputs already trimmed are left "
+        "alone, and so are inputs of unknown length in a file that already makes an `IPUStrategy` (unless a "
+        "speed option is given)."
     )
     examples = (
         Example(
@@ -201,6 +204,27 @@ class DivisibleDataset(Rule):
             (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple((features, labels),
                                                                                                   0.2, 64)
             model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
+            """),
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            print(model.evaluate(x_test, y_test))
+            scores = model.predict(x_test)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(model.evaluate(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
+            scores = model.predict(trim_to_multiple(x_test, 32))
             """),
         ),
         Example(

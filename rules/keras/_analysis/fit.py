@@ -127,7 +127,24 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)
+    _arrays_by_use(found)
     return found
+
+
+def _arrays_by_use(entries: List[TrainingCall]) -> None:
+    """``x`` alone (``model.predict(x_test)``) is taken for a dataset made elsewhere; it is an
+    array when the same variable of the same function is an array input of another call
+    (``evaluate(x_test, y_test)``, ``validation_data=(x_test, y_test)``)."""
+    arrays = set()
+    for entry in entries:
+        nodes = [arg.value for arg in entry.arrays] + [element.value for tuple_ in entry.validation
+                                                       for element in tuple_.elements]
+        arrays.update((id(entry.owner), node.value) for node in nodes if isinstance(node, cst.Name))
+    for entry in entries:
+        data = entry.data
+        if entry.dataset_input and isinstance(data, cst.Name) and (id(entry.owner), data.value) in arrays:
+            entry.dataset_input = False
+            entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
