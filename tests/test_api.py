@@ -15,7 +15,7 @@ import tensorflow as tf
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
 model.compile(optimizer="sgd", loss="mse")
-model.fit(x, y, epochs=2)
+model.fit(dataset, epochs=2)
 '''
 KERAS_ON_IPU = '''\
 import tensorflow as tf
@@ -28,7 +28,7 @@ strategy = ipu.ipu_strategy.IPUStrategy()
 with strategy.scope():
     model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
     model.compile(optimizer="sgd", loss="mse")
-    model.fit(x, y, epochs=2)
+    model.fit(dataset, epochs=2)
 '''
 
 

@@ -205,7 +205,7 @@ def _port_twice(source: str, **options) -> str:
 _KERAS_MODEL = '''\
 model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
 model.compile(optimizer="sgd", loss="mse")
-model.fit(x, y, epochs=2)
+model.fit(dataset, epochs=2)
 '''
 
 
@@ -226,7 +226,7 @@ def test_keras_port_never_reuses_a_users_name(users_names, config, strategy):
 with {strategy}.scope():
     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
     model.compile(optimizer="sgd", loss="mse")
-    model.fit(x, y, epochs=2)
+    model.fit(dataset, epochs=2)
 '''
 
 

@@ -83,6 +83,15 @@ BROKEN = [
      "is not fully defined"),
     # issue 14: a test-set fetch of the compiled training step trains on the test data
     ("tf1/mnist_test_accuracy", [("sess.run(eval_accuracy,", "sess.run(loss,")], "update the weights"),
+    # issue 13: partial batches left in the inputs of Keras training
+    ("keras/mnist_partial_batches", [("trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)", "x_test, y_test")],
+     "partial batch"),
+    ("keras/mnist_partial_batches", [("validation = tuple(trim_to_multiple(array[split_at:], multiple) for array in arrays)",
+                                      "validation = tuple(array[split_at:] for array in arrays)")],
+     "129 samples are not divisible"),
+    ("keras/helper_batched_dataset", [("dataset.batch(batch_size, drop_remainder=True)", "dataset.batch(batch_size)")],
+     "is not fully defined"),
+    ("keras/image_folder_classifier", [(".unbatch().batch(16, drop_remainder=True)", "")], "is not fully defined"),
 ]
 
 

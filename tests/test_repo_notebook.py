@@ -84,7 +84,7 @@ def test_a_scope_never_spans_cells_each_cell_gets_its_own(tmp_path):
         code_cell("import tensorflow as tf"),
         code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])"),
         code_cell("model.compile(loss=\"mse\")"),
-        code_cell("model.fit(x, y)"),
+        code_cell("model.fit(dataset)"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
@@ -92,7 +92,7 @@ def test_a_scope_never_spans_cells_each_cell_gets_its_own(tmp_path):
     assert sources[1].endswith("strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
                                "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])")
     assert sources[2] == "with strategy.scope():\n    model.compile(loss=\"mse\")"
-    assert sources[3] == "with strategy.scope():\n    model.fit(x, y)"
+    assert sources[3] == "with strategy.scope():\n    model.fit(dataset)"
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 

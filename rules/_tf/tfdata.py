@@ -34,7 +34,9 @@ def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
         if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
-        if isinstance(target, cst.Name):
+        if isinstance(target, (cst.Tuple, cst.List)):
+            found.update(_unpacked_tfds_splits(ctx, target, assign.value))
+        elif isinstance(target, cst.Name):
             if _is_dataset_in(ctx, assign.value, found):
                 found.add(target.value)
             else:
@@ -53,8 +55,23 @@ def _assigns_by_owner(ctx: FileContext) -> Dict[int, List[cst.Assign]]:
     return ctx.shared(_ASSIGNS_BY_OWNER, group)
 
 
+def _unpacked_tfds_splits(ctx: FileContext, target: cst.BaseExpression, value: cst.BaseExpression) -> List[str]:
+    """The datasets ``tfds.load`` unpacks into: ``train, test = tfds.load(..., split=[...])``, and
+    the first element of ``(train, test), info = tfds.load(..., with_info=True)``."""
+    if not (isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "tensorflow_datasets.load"):
+        return []
+    elements = [element.value for element in target.elements]
+    if is_true(_keyword_value(value, "with_info")):
+        elements = elements[:1]
+        if elements and isinstance(elements[0], (cst.Tuple, cst.List)):
+            elements = [element.value for element in elements[0].elements]
+    return [element.value for element in elements if isinstance(element, cst.Name)]
+
+
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
     while True:
+        if isinstance(node, cst.Subscript) and _is_tfds_splits(ctx, node.value, variables):
+            return True  # tfds.load(...)["train"]: one split of the dict tfds.load returns
         if isinstance(node, cst.Call):
             qualified = ctx.qualified_name(node.func)
             if qualified is not None and qualified.startswith(DATASET_SOURCES):
@@ -66,6 +83,12 @@ def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[st
             return node.value in variables
         else:
             return False
+
+
+def _is_tfds_splits(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
+    if isinstance(node, cst.Call):
+        return ctx.qualified_name(node.func) == "tensorflow_datasets.load"
+    return isinstance(node, cst.Name) and node.value in variables
 
 
 def is_dataset(ctx: FileContext, node: cst.BaseExpression) -> bool:
@@ -91,18 +114,24 @@ def fix_drop_remainder(ctx: FileContext, code: str) -> None:
     False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
     TF1 (IPU206) rules."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-        current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
-        if current is None:
-            ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-            ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`", fixed=True)
-        elif is_false(current.value):
-            new = current.with_changes(value=cst.Name("True"))
-            ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
-            ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
-                       "the last partial batch is now dropped", fixed=True)
-        elif not is_true(current.value):
-            ctx.report(code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
-                       "make sure this value is True", fixed=False)
+        fix_batch_call(ctx, code, call, method)
+
+
+def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "") -> None:
+    """One ``.batch(...)`` / ``.padded_batch(...)`` call gets ``drop_remainder=True`` (``why``: what
+    the message adds about where the dataset goes)."""
+    current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
+    if current is None:
+        ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
+        ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}", fixed=True)
+    elif is_false(current.value):
+        new = current.with_changes(value=cst.Name("True"))
+        ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
+        ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
+                   f"the last partial batch is now dropped{why}", fixed=True)
+    elif not is_true(current.value):
+        ctx.report(code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
+                   "make sure this value is True", fixed=False)
 
 
 # ------------------------------------------------------------------------------ uint8 data

@@ -5,15 +5,16 @@ import libcst as cst
 from porter.context import code_of
 
 from porter import throughput
-from porter.cstutil import keyword, statements
+from porter.cstutil import keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
-                             samples_per_execution, smallest_per_execution, speed_asked, static_int, static_samples,
-                             training_calls)
+                             samples_per_execution, single_sample, smallest_per_execution, speed_asked, static_int,
+                             static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
-from porter.scopes import fresh_name
+from porter.scopes import assignments, fresh_name
 
 MARKER = "(ipu-port)"
+_EMPTY = cst.Module(body=[])  # renders a node on its own
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
 _HELPER = '''def {name}(data, multiple, smallest=None):
     """Drop the last samples of `data` so that its length is a multiple of `multiple`, or of
@@ -27,15 +28,29 @@ _HELPER = '''def {name}(data, multiple, smallest=None):
         multiple = smallest
     return data[:len(data) - len(data) % multiple]
 '''
+_SPLIT_NAMES = ("split_validation_to_multiple", "ipu_split_validation")
+_SPLIT_HELPER = '''def {name}(arrays, validation_split, multiple):
+    """Split `arrays` as `fit(validation_split=...)` does, the last samples for validation, and
+    trim both parts to a multiple of `multiple` {marker}: the IPU only runs whole batches, and
+    `validation_split` cuts the data anywhere. Returns (training arrays, validation arrays)."""
+    split_at = int(len(arrays[0]) * (1.0 - validation_split))
+    training = tuple({trim}(array[:split_at], multiple) for array in arrays)
+    validation = tuple({trim}(array[split_at:], multiple) for array in arrays)
+    return training, validation
+'''
+# How each helper's docstring starts: what tells the two apart in a file ported before.
+_TRIM_DOC = "Drop the last samples"
+_SPLIT_DOC = "Split `arrays`"
 
 
-def existing_helper(ctx) -> Optional[str]:
-    """The name of the trimming helper an earlier port wrote into the file, if any."""
+def existing_helper(ctx, start: str = _TRIM_DOC) -> Optional[str]:
+    """The name of the trimming helper (or the one whose docstring begins with ``start``) an
+    earlier port wrote into the file, if any."""
     for statement in ctx.module.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
         docstring = statement.get_docstring(clean=False)
-        if docstring and MARKER in docstring and "multiple" in docstring:
+        if docstring and MARKER in docstring and docstring.startswith(start):
             return statement.name.value
     return None
 
@@ -45,6 +60,13 @@ def helper_name(ctx) -> str:
     if found is not None:
         return found
     return fresh_name(ctx, *_NAMES)
+
+
+def split_helper_name(ctx) -> str:
+    found = existing_helper(ctx, _SPLIT_DOC)
+    if found is not None:
+        return found
+    return fresh_name(ctx, *_SPLIT_NAMES)
 
 
 def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:
@@ -71,18 +93,26 @@ class DivisibleDataset(Rule):
     kind = FIX
     frameworks = frozenset({KERAS})
     summary = ("Trim NumPy/tensor inputs of `fit`/`evaluate`/`predict` to whole IPU executions "
-               "(batch x replicas x steps per execution).")
+               "(batch x replicas x steps per execution); split `validation_split` into whole batches.")
     rationale = (
-        "Keras on the IPU rejects NumPy or tensor inputs whose length leaves a partial batch, and the "
-        "batches per epoch of each replica must be a multiple of `steps_per_execution` (Targeting the IPU "
-        "from TensorFlow 2, \"Keras with IPUs\"); Graphcore's Keras tutorial trims its data for this "
-        "(\"Preparing the dataset\"). When "
-        "`--steps-per-execution`, replication (`--ipus`) or `--gradient-accumulation` is asked for, the "
-        "inputs are passed through one helper function, written once per file, that drops the last "
-        "samples: a multiple of batch x replicas x steps per execution (which already counts the "
-        "accumulated batches; with `auto`, batch x replicas x accumulation). This changes what is "
-        "trained on (at most one execution's worth of samples), so every trimming is reported. "
-        "Inputs already trimmed are left alone."
+        "Keras on the IPU rejects NumPy or tensor inputs whose length leaves a partial batch (\"The provided "
+        "set of data has a partial batch\"), and the batches per epoch of each replica must be a multiple of "
+        "`steps_per_execution` (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"); Graphcore's Keras "
+        "tutorial trims its data for this (\"Preparing the dataset\"). On every port the inputs of "
+        "`fit`/`evaluate`/`predict` (and `validation_data` arrays) are passed through one helper function, "
+        "written once per file, that drops the last samples: a multiple of batch x replicas x steps per "
+        "execution (which already counts the accumulated batches; with `auto`, batch x replicas x "
+        "accumulation). Inputs whose length is known to be a multiple (a Keras dataset's `load_data()`, "
+        "a slice with int bounds) are left alone; inputs of unknown length are trimmed, a no-op when they "
+        "are whole executions. `validation_split` cuts the inputs again, into parts that need not be whole "
+        "batches: the split is made before the call, as Keras makes it (the last samples validate), both "
+        "parts are trimmed and `fit` gets `validation_data`. Trimming changes what is trained on (at most "
+        "one execution's worth of samples), so every trimming is reported. `predict` on one sample "
+        "(`x[None]`, `np.expand_dims(x, 0)`, `x[:1]`) and inputs known to hold fewer samples than one "
+        "execution are reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as "
+        "arrays when the same variable is an array input of another call. Inputs already trimmed are left "
+        "alone, and so are inputs of unknown length in a file that already makes an `IPUStrategy` (unless a "
+        "speed option is given)."
     )
     examples = (
         Example(
@@ -136,8 +166,86 @@ class DivisibleDataset(Rule):
             """\
             import tensorflow as tf
 
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(x_train, y_train, batch_size=128, epochs=2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(trim_to_multiple(x_train, 128), trim_to_multiple(y_train, 128), batch_size=128,
+                      epochs=2)
+            """),
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
-            model.fit(x_train, y_train, batch_size=64)
+            model.fit(features, labels, batch_size=64, validation_split=0.2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" +
+            _SPLIT_HELPER.format(name="split_validation_to_multiple", marker=MARKER, trim="trim_to_multiple") +
+            snippet("""\
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple((features, labels),
+                                                                                                  0.2, 64)
+            model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
+            """),
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            print(model.evaluate(x_test, y_test))
+            scores = model.predict(x_test)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(model.evaluate(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
+            scores = model.predict(trim_to_multiple(x_test, 32))
+            """),
+        ),
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("digits.h5")
+            image = np.asarray(picture, dtype="float32") / 255.0
+            image = np.expand_dims(image, 0)
+            print(model.predict(image).argmax())
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(x_train, y_train, batch_size=100, epochs=2)
+            model.evaluate(x_test, y_test, batch_size=100)
             """,
             reported=False,
         ),
@@ -154,36 +262,160 @@ class DivisibleDataset(Rule):
     )
 
     def run(self, ctx) -> None:
-        config = ctx.config
-        if not speed_asked(config):
-            return
         name = helper_name(ctx)
+        helpers = {name, split_helper_name(ctx)}
+        taken: set = set()
+        splits = []
         trimmed = False
         for entry in training_calls(ctx, name):
-            targets = [arg.value for arg in entry.arrays] + list(entry.validation)
-            targets = [node for node in targets if not is_helper_call(node, name)]
-            if not targets:
+            if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
+                self._report_single_sample(ctx, entry)
                 continue
-            multiple = multiple_code(ctx, entry, config)
-            arguments = multiple
-            if smallest_per_execution(config) != samples_per_execution(config):
-                arguments += ", " + multiple_code(ctx, entry, config, smallest_per_execution(config))
-            for node in targets:
-                ctx.replace(node, _trimmed(name, arguments))
-            ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
-            trimmed = True
-            ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, multiple), fixed=True)
+            if not entry.arrays:
+                continue
             split = keyword(entry.call, "validation_split")
             if split is not None:
-                ctx.report(self.code, split, "`validation_split` cuts the trimmed inputs again, into parts that "
-                           "need not fill whole executions: split the data yourself and pass `validation_data`",
-                           fixed=False)
-        if trimmed and existing_helper(ctx) is None:
-            self._emit_helper(ctx, name)
+                statement = self._split(ctx, entry, split, helpers, taken)
+                if statement is not None:
+                    splits.append(statement)
+                continue
+            trimmed |= self._trim(ctx, entry, name, helpers)
+        helpers_code = []
+        if (trimmed or splits) and existing_helper(ctx) is None:
+            helpers_code.append(_HELPER.format(name=name, marker=MARKER))
+        if splits and existing_helper(ctx, _SPLIT_DOC) is None:
+            helpers_code.append(_SPLIT_HELPER.format(name=split_helper_name(ctx), marker=MARKER, trim=name))
+        if helpers_code:
+            self._emit_helper(ctx, "\n\n".join(helpers_code))
+
+    def _trim(self, ctx, entry, name: str, helpers) -> bool:
+        """Trims the inputs of one call that may leave a partial batch (or execution); True when
+        anything was trimmed."""
+        multiple = self._multiple(ctx, entry)
+        inputs = [arg.value for arg in entry.arrays]
+        targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
+        length = static_length(ctx, entry.data, entry.owner) if targets else None
+        if length is None and not _unknown_lengths_trimmed(ctx):
+            targets = []
+        if length is not None and multiple is not None and length < multiple:
+            self._report_too_few(ctx, entry, length, multiple)
+            return False
+        if length is not None and multiple is not None and length % multiple == 0:
+            targets = []
+        for validation in entry.validation:
+            first = validation.elements[0].value
+            if _already_trimmed(ctx, first, entry.owner, helpers):
+                continue
+            counted = static_length(ctx, first, entry.owner)
+            if counted is None and not _unknown_lengths_trimmed(ctx):
+                continue
+            if counted is None or multiple is None or counted % multiple:
+                targets.append(validation)
+        if not targets:
+            return False
+        arguments = self._arguments(ctx, entry)
+        for node in targets:
+            ctx.replace(node, _trimmed(name, arguments))
+        ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
+        ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, length), fixed=True)
+        return True
 
     @staticmethod
-    def _message(ctx, entry, targets, multiple) -> str:
+    def _multiple(ctx, entry) -> Optional[int]:
+        """Samples of one execution when the batch size is known statically."""
+        batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
+        return batch * samples_per_execution(ctx.config) if batch is not None else None
+
+    @staticmethod
+    def _arguments(ctx, entry) -> str:
+        """The helper's arguments after the data: the multiple, and the smallest execution's when
+        it differs."""
         config = ctx.config
+        arguments = multiple_code(ctx, entry, config)
+        if smallest_per_execution(config) != samples_per_execution(config):
+            arguments += ", " + multiple_code(ctx, entry, config, smallest_per_execution(config))
+        return arguments
+
+    def _split(self, ctx, entry, split, helpers, taken) -> Optional[cst.BaseStatement]:
+        """``fit(x, y, validation_split=s)``: the split is made before the call, as Keras makes it,
+        and both parts trimmed; the call gets the parts and ``validation_data``. Returns the new
+        statement, or None when the call is reported instead."""
+        inputs = [arg.value for arg in entry.arrays]
+        statement = entry.statement
+        problem = None
+        if keyword(entry.call, "validation_data") is not None:
+            problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
+        elif not all(isinstance(node, cst.Name) for node in inputs):
+            problem = ("the inputs are not plain variables: split them yourself (the last samples validate), "
+                       "trim both parts to whole batches and pass `validation_data`")
+        elif not isinstance(statement, cst.SimpleStatementLine) or ctx.statement_of(entry.call) is not statement \
+                or ctx.enclosing(entry.call, cst.Lambda) is not None:
+            problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
+                       "validate), trim both parts to whole batches and pass `validation_data`")
+        if problem is None and (all(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs)
+                                or self._whole_split(ctx, entry, split.value)):
+            return None
+        if static_length(ctx, entry.data, entry.owner) is None and not _unknown_lengths_trimmed(ctx):
+            return None
+        if problem is not None:
+            ctx.report(self.code, split, f"`validation_split` cuts the inputs into parts that need not be whole "
+                       f"batches, which the IPU rejects: {problem}", fixed=False)
+            return None
+        names = [_part_names(ctx, node.value, taken) for node in inputs]
+        arguments = self._arguments(ctx, entry)
+        held_out = ", ".join(held for _, held in names)
+        comma = "," if len(names) == 1 else ""
+        edited = {}  # the inputs as the earlier rules left them (a cast, say): the split takes them
+        build = _split_statement(names, inputs, edited, f"{split_helper_name(ctx)}(({{}}{comma}), "
+                                 f"{code_of(ctx, split.value)}, {arguments})", statement.leading_lines,
+                                 call_columns(ctx, entry)[0])
+        if not ctx.move_before(statement, [], build):
+            return None
+        ctx.replace(statement, lambda node: node.with_changes(leading_lines=[]))
+        for index, (node, (fit, _)) in enumerate(zip(inputs, names)):
+            ctx.replace(node, _taken_by(edited, index, fit))
+        validation = cst.parse_expression(f"({held_out}{comma})")
+        ctx.replace(split, lambda arg: keyword_arg("validation_data", validation).with_changes(comma=arg.comma))
+        ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
+        ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` cuts the inputs into parts "
+                   "that need not be whole batches, which the IPU rejects: the split is made before the call, "
+                   f"as Keras makes it (the last samples validate), and both parts are trimmed to a multiple of "
+                   f"`{arguments.split(', ')[0]}` samples; `fit` gets `validation_data`", fixed=True)
+        return statement
+
+    def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
+        """Both parts of a split of a known number of samples are whole executions already (or
+        there is no split: ``validation_split=0``)."""
+        try:
+            value = float(fraction.evaluated_value) if isinstance(fraction, (cst.Float, cst.Integer)) else None
+        except ValueError:
+            value = None
+        if value == 0:
+            return True
+        samples = static_length(ctx, entry.data, entry.owner)
+        multiple = self._multiple(ctx, entry)
+        if value is None or samples is None or multiple is None:
+            return False
+        split_at = int(samples * (1.0 - value))  # as Keras splits
+        return split_at % multiple == 0 and (samples - split_at) % multiple == 0
+
+    def _report_single_sample(self, ctx, entry) -> None:
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` on one sample (`{code_of(ctx, entry.data)}`): Keras on the IPU runs whole batches "
+                   f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
+                   "rejects a partial one; predict on a batch of samples, or pass `batch_size=1` (which compiles "
+                   "a separate executable, and a model built with a fixed batch size rejects)", fixed=False)
+
+    def _report_too_few(self, ctx, entry, length: int, multiple: int) -> None:
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets {length} samples (`{code_of(ctx, entry.data)}`), fewer than one IPU "
+                   f"execution of {multiple}: trimming would leave none; pass a `batch_size` that divides "
+                   f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
+
+    @staticmethod
+    def _message(ctx, entry, targets, samples: Optional[int]) -> str:
+        config = ctx.config
+        multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
         replicas = throughput.config_replicas(config)
         if replicas > 1:
@@ -195,25 +427,31 @@ class DivisibleDataset(Rule):
         elif accumulation > 1:
             parts.append(f"{accumulation} accumulated batches")
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in targets)
-        counted = ""
-        samples = static_samples(ctx, entry.data, entry.owner) if entry.data is not None else None
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if samples is not None and batch is not None:
             kept = throughput.usable_samples(samples, batch * samples_per_execution(config))
             counted = f"; {samples} samples become {kept}"
+        elif batch is not None:
+            counted = f"; at most {batch * samples_per_execution(config) - 1} samples are dropped"
+        else:
+            counted = f"; at most `{multiple} - 1` samples are dropped"
+        if entry.method == "predict":
+            counted += ", and `predict` returns no predictions for them"
         return (f"`{entry.method}` inputs {names} trimmed to a multiple of `{multiple}` samples "
-                f"({' x '.join(parts)}): the last samples that do not fill an execution are not used{counted}")
+                f"({' x '.join(parts)}): the IPU rejects a partial batch, so the last samples that do not fill "
+                f"an execution are not used{counted}")
 
     @staticmethod
-    def _emit_helper(ctx, name: str) -> None:
+    def _emit_helper(ctx, code: str) -> None:
         anchor = _helper_anchor(ctx)
         if anchor is None:
             return
-        helper = statements(_HELPER.format(name=name, marker=MARKER))[0]
+        helpers = statements(code)
         blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""))
-        # Two blank lines around it: the helper owns them, the statement after it keeps its comments.
-        helper = helper.with_changes(leading_lines=[blank, blank], body=helper.body.with_changes(footer=[blank, blank]))
-        ctx.insert_before(anchor, [helper])
+        # Two blank lines around them: the helpers own them, the statement after keeps its comments.
+        helpers[0] = helpers[0].with_changes(leading_lines=[blank, blank])
+        helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
+        ctx.insert_before(anchor, helpers)
         ctx.replace(anchor, _without_leading_blank_lines)
 
 
@@ -222,6 +460,65 @@ def _without_leading_blank_lines(statement):
     while lines and lines[0].comment is None:
         lines.pop(0)
     return statement.with_changes(leading_lines=lines)
+
+
+def _unknown_lengths_trimmed(ctx) -> bool:
+    """Inputs of unknown length are trimmed when the port makes the file an IPU program, or changes
+    its batch arithmetic; a file that already runs on the IPU (it makes an ``IPUStrategy``) has
+    its sizes right, as far as the porter can tell."""
+    return speed_asked(ctx.config) or not any(
+        (ctx.qualified_name(call.func) or "").endswith("ipu_strategy.IPUStrategy") for call in ctx.nodes(cst.Call))
+
+
+def _already_trimmed(ctx, node: cst.BaseExpression, scope: cst.CSTNode, helpers) -> bool:
+    """A call of a helper, or a variable of ``scope`` only ever assigned from one (the parts
+    ``(x_fit, y_fit), (x_val, y_val) = split_validation_to_multiple(...)`` of an earlier port)."""
+    if any(is_helper_call(node, helper) for helper in helpers):
+        return True
+    if not isinstance(node, cst.Name):
+        return False
+    sources = [statement for statement, name, _ in assignments(ctx, scope) if name == node.value]
+    return bool(sources) and all(
+        isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Assign)
+        and any(is_helper_call(statement.body[0].value, helper) for helper in helpers)
+        for statement in sources)
+
+
+def _taken_by(edited: dict, index: int, name: str):
+    """A replacement that notes the edited input and puts the name of its part in its place."""
+    def replace(node):
+        edited[index] = node
+        return cst.Name(name)
+
+    return replace
+
+
+def _split_statement(names, inputs, edited: dict, call: str, leading_lines, indent: int):
+    """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` from the edited inputs, at
+    ``indent``, broken like the calls the port changes when it grows too long."""
+    def build(_moved):
+        values = ", ".join(_EMPTY.code_for_node(edited.get(index, node)) for index, node in enumerate(inputs))
+        comma = "," if len(names) == 1 else ""
+        targets = f"({', '.join(fit for fit, _ in names)}{comma}), ({', '.join(held for _, held in names)}{comma})"
+        made = statements(f"{targets} = {call.format(values)}\n")[0]
+        assign = made.body[0]
+        assign = assign.with_changes(value=layout(indent, len(targets) + 3)(assign.value))
+        return [made.with_changes(body=[assign], leading_lines=leading_lines)]
+
+    return build
+
+
+def _part_names(ctx, name: str, taken: set):
+    """Fresh names for the training and validation parts of ``name``: ``x_train`` -> ``x_fit``,
+    ``x_val``."""
+    stem = name[:-len("_train")] if name.endswith("_train") and len(name) > len("_train") else name
+    parts = []
+    for suffix in ("fit", "val"):
+        chosen = fresh_name(ctx, f"{stem}_{suffix}", taken=taken)
+        taken.add(chosen)
+        parts.append(chosen)
+    return parts[0], parts[1]
 
 
 RULE = DivisibleDataset()

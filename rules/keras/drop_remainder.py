@@ -1,5 +1,13 @@
+import libcst as cst
+
+from porter.context import code_of
+from porter.cstutil import argument, is_name, keyword, keyword_arg
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.rules._tf.tfdata import fix_drop_remainder
+from porter.scopes import owner
+from porter.rules._tf.tfdata import fix_batch_call, fix_drop_remainder, is_dataset
+from porter.rules.keras._analysis.fit import call_columns, layout
+from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, feeds_training, keras_batched_source,
+                                                   parameter_input, returned_batches, training_inputs)
 
 
 class DropRemainder(Rule):
@@ -7,14 +15,23 @@ class DropRemainder(Rule):
     name = "drop-remainder"
     kind = FIX
     frameworks = frozenset({KERAS})
-    summary = "Batch tf.data pipelines with `drop_remainder=True`."
+    summary = ("Batch tf.data pipelines with `drop_remainder=True`; rebatch Keras-made datasets "
+               "(`image_dataset_from_directory`...) without their partial last batch.")
     rationale = (
         "The IPU compiles for fixed tensor shapes: every dataset element must have a fully defined "
         "shape, so a final partial batch is an error (`... not fully defined ... If using batch() make "
         "sure to set drop_remainder=True`: Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). "
         "`.batch(n)` and `.padded_batch(...)` "
         "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported, and a "
-        "value the porter cannot read is reported for a person to check."
+        "value the porter cannot read is reported for a person to check. Datasets are followed from "
+        "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
+        "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
+        "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
+        "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
+        "last batch: where such a dataset reaches training it gets `.unbatch().batch(n, "
+        "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
+        "training function gets as a parameter from callers the porter cannot follow is reported. "
+        "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone."
     )
     examples = (
         Example(
@@ -53,7 +70,78 @@ class DropRemainder(Rule):
             """\
             import tensorflow as tf
 
+
+            def prepare(ds, batch_size):
+                ds = ds.shuffle(1000).batch(batch_size)
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            def main(raw):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                train = prepare(raw, 64)
+                model.fit(train, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds, batch_size):
+                ds = ds.shuffle(1000).batch(batch_size, drop_remainder=True)
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            def main(raw):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                train = prepare(raw, 64)
+                model.fit(train, epochs=3)
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+            train_ds = keras.utils.image_dataset_from_directory("photos", image_size=(64, 64), batch_size=16)
+            class_names = train_ds.class_names
+            model = keras.Sequential([keras.layers.Rescaling(1.0 / 255), keras.layers.Flatten(),
+                                      keras.layers.Dense(len(class_names))])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            from tensorflow import keras
+
+            train_ds = keras.utils.image_dataset_from_directory("photos", image_size=(64, 64), batch_size=16)
+            class_names = train_ds.class_names
+            model = keras.Sequential([keras.layers.Rescaling(1.0 / 255), keras.layers.Flatten(),
+                                      keras.layers.Dense(len(class_names))])
+            model.fit(train_ds.unbatch().batch(16, drop_remainder=True), epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(dataset, validation):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(dataset, validation_data=validation, epochs=5)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
             ds = tf.data.Dataset.range(100).batch(32, drop_remainder=True)
+            """,
+            reported=False,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+            reviews = keras.utils.text_dataset_from_directory("reviews", batch_size=64)
+            vectorizer = keras.layers.TextVectorization(max_tokens=5000)
+            vectorizer.adapt(reviews.map(lambda text, label: text))
             """,
             reported=False,
         ),
@@ -69,7 +157,94 @@ class DropRemainder(Rule):
     )
 
     def run(self, ctx) -> None:
+        rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         fix_drop_remainder(ctx, self.code)
+        self._fix_returned_batches(ctx)
+        self._rebatch_keras_sources(ctx, rebatched)
+        self._report_parameters(ctx, rebatched)
+
+    def _fix_returned_batches(self, ctx) -> None:
+        """A function that batches a dataset it was given and returns it, when every call of it
+        feeds Keras training: its ``.batch()`` gets ``drop_remainder=True`` there."""
+        callers = {}
+        for call in ctx.nodes(cst.Call):
+            if isinstance(call.func, cst.Name):
+                callers.setdefault(call.func.value, []).append(call)
+        for function in ctx.nodes(cst.FunctionDef):
+            batches = [call for call in returned_batches(ctx, function) if not is_dataset(ctx, call.func.value)]
+            calls = callers.get(function.name.value, [])
+            if not batches or not calls or not all(feeds_training(ctx, call) for call in calls):
+                continue
+            for call in batches:
+                fix_batch_call(ctx, self.code, call, call.func.attr.value,
+                               f": `{function.name.value}` returns the dataset to Keras training")
+
+    def _rebatch_keras_sources(self, ctx, rebatched: set) -> None:
+        """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
+        batches with a partial last one; the training call gets it rebatched without it."""
+        for entry, value in training_inputs(ctx):
+            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched):
+                ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
+
+    def _rebatch(self, ctx, value, scope, where: str, rebatched: set) -> bool:
+        """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
+        in batches; True when it did (or reported why it could not)."""
+        source = keras_batched_source(ctx, value, scope)
+        if source is None or id(value) in rebatched:
+            return source is not None
+        rebatched.add(id(value))
+        function = ctx.keras_name(source.func)
+        batch = keyword(source, "batch_size")
+        if batch is not None and is_name(batch.value, "None"):
+            return False
+        size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
+        what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
+                "batch and an unknown batch dimension, which the IPU rejects")
+        if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
+            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
+            return True
+        ctx.replace(value, lambda node: _rebatched(node, size))
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`", fixed=True)
+        return True
+
+    def _report_parameters(self, ctx, rebatched: set) -> None:
+        """A dataset the function is given: rebatched where a caller passes a Keras-made one,
+        else reported when how it is batched is out of sight."""
+        for entry, value in training_inputs(ctx):
+            if value is entry.data and entry.arrays:
+                continue
+            parameter = parameter_input(ctx, value, entry.owner)
+            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched):
+                continue
+            ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
+                       f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
+                       "the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where it "
+                       "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a "
+                       "multiple of the batch size", fixed=False)
+
+    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
+        """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
+        porter traces (and batches whole where it is made), or a Keras-made one it rebatches there."""
+        names = [param.name.value for param in function.params.params]
+        position = names.index(parameter) if parameter in names else None
+        calls = [call for call in ctx.nodes(cst.Call)
+                 if isinstance(call.func, cst.Name) and call.func.value == function.name.value]
+        whole = bool(calls)
+        for call in calls:
+            given = argument(call, parameter, position) if position is not None else keyword(call, parameter)
+            if given is None:
+                whole = False
+            elif not is_dataset(ctx, given.value):
+                where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
+                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
+        return whole
+
+
+def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:
+    """``node.unbatch().batch(size, drop_remainder=True)``."""
+    unbatched = cst.Call(func=cst.Attribute(value=node, attr=cst.Name("unbatch")))
+    return cst.Call(func=cst.Attribute(value=unbatched, attr=cst.Name("batch")),
+                    args=[cst.Arg(cst.parse_expression(size)), keyword_arg("drop_remainder", cst.Name("True"))])
 
 
 RULE = DropRemainder()

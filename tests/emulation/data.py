@@ -165,8 +165,10 @@ def write_files(files, folder):
     """Create the data files a script reads, as `.run.json` describes them:
     {"data/train.npz": {"images": {"dtype": "uint8", "shape": [256, 28, 28, 1], "high": 256}, ...},
      "table.csv": {"csv": {"rows": 640, "columns": 9}}, "corpus.txt": "literal text",
-     "train.tfrecord": {"tfrecord": {"rows": 128, "features": {"tokens": {"shape": [48], "high": 8000}}}}}
-    (tfrecord features are int64 lists; "x.npy": {"dtype": ..., "shape": ...} is one array)"""
+     "train.tfrecord": {"tfrecord": {"rows": 128, "features": {"tokens": {"shape": [48], "high": 8000}}}},
+     "photos": {"images": {"classes": ["cats", "dogs"], "per_class": 20, "size": [24, 24]}}}
+    (tfrecord features are int64 lists; "x.npy": {"dtype": ..., "shape": ...} is one array; "images"
+    is a folder of PNG files, one subfolder per class, as `image_dataset_from_directory` reads)"""
     import os
     import zlib
 
@@ -190,7 +192,25 @@ def write_files(files, folder):
         if "tfrecord" in content:
             _write_tfrecord(path, name, content["tfrecord"])
             continue
+        if "images" in content:
+            _write_images(path, name, content["images"])
+            continue
         np.savez(path, **{key: _array(name + "/" + key, array) for key, array in content.items()})
+
+
+def _write_images(folder, name, spec):
+    import os
+    import zlib
+
+    import tensorflow as tf
+
+    rng = np.random.RandomState(zlib.crc32(name.encode()))
+    height, width = spec["size"]
+    for label in spec["classes"]:
+        os.makedirs(os.path.join(folder, label), exist_ok=True)
+        for index in range(spec["per_class"]):
+            pixels = rng.randint(0, 256, size=(height, width, 3)).astype("uint8")
+            tf.io.write_file(os.path.join(folder, label, "%03d.png" % index), tf.io.encode_png(pixels))
 
 
 def _array(name, spec):

@@ -127,7 +127,24 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)
+    _arrays_by_use(found)
     return found
+
+
+def _arrays_by_use(entries: List[TrainingCall]) -> None:
+    """``x`` alone (``model.predict(x_test)``) is taken for a dataset made elsewhere; it is an
+    array when the same variable of the same function is an array input of another call
+    (``evaluate(x_test, y_test)``, ``validation_data=(x_test, y_test)``)."""
+    arrays = set()
+    for entry in entries:
+        nodes = [arg.value for arg in entry.arrays] + [element.value for tuple_ in entry.validation
+                                                       for element in tuple_.elements]
+        arrays.update((id(entry.owner), node.value) for node in nodes if isinstance(node, cst.Name))
+    for entry in entries:
+        data = entry.data
+        if entry.dataset_input and isinstance(data, cst.Name) and (id(entry.owner), data.value) in arrays:
+            entry.dataset_input = False
+            entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
@@ -145,7 +162,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
-    if y is None and batch is None:
+    if y is None and batch is None and not _surely_array(ctx, x.value, entry.owner):
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
@@ -157,6 +174,14 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if validation is not None and isinstance(validation.value, cst.Tuple) and all(
             is_array_expression(element.value, helper) for element in validation.value.elements):
         entry.validation = [validation.value]  # the helper trims every array of the tuple
+
+
+def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """``x`` alone is an array, not a dataset: a slice of samples (``x_test[:1000]``), or data of
+    a known Keras dataset."""
+    if isinstance(x, cst.Subscript):
+        return bool(x.slice) and isinstance(x.slice[0].slice, cst.Slice)
+    return static_samples(ctx, x, scope) is not None
 
 
 # ------------------------------------------------------------------------------ arithmetic
@@ -319,7 +344,9 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
 
 def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
     """The number of samples of ``data`` when it is a variable unpacked from a Keras dataset's
-    ``load_data()`` in ``owner`` and only reassigned in ways that keep its length."""
+    ``load_data()`` in ``owner``, or made there by NumPy with a static first dimension
+    (``np.zeros((1024, 4))``, ``rng.normal(size=(1024, 4))``), and only reassigned in ways that keep
+    its length."""
     if not isinstance(data, cst.Name):
         return None
     name = data.value
@@ -336,6 +363,10 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 size = KNOWN_DATASETS[canonical(ctx.qualified_name(assign.value.func))][position[0]]
             elif position == (-1, -1) and size is not None and _same_length_source(ctx, assign.value, name):
                 continue
+            elif position == (-1, -1) and size is None and _made_length(ctx, assign.value) is not None:
+                size = _made_length(ctx, assign.value)
+            elif position == (-1, -1) and size is not None and _reshaped_length(ctx, assign.value, name) is not None:
+                size = _reshaped_length(ctx, assign.value, name)
             else:
                 return None
     for node in ctx.nodes(cst.AugAssign):
@@ -344,6 +375,51 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 node.operator, (cst.DivideAssign, cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)):
             return None
     return size
+
+
+# NumPy functions (and Generator methods) that make an array of a given shape: where the shape is.
+_SHAPE_FIRST = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full")
+_DIMENSIONS = ("numpy.random.rand", "numpy.random.randn")
+_RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standard_normal", "random_sample",
+                   "binomial", "poisson", "choice", "exponential")
+
+
+def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
+    """The first dimension of an array NumPy makes with a static shape, through ``.astype(...)``."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return None
+    qualified = ctx.qualified_name(value.func) or ""
+    if qualified in _DIMENSIONS:
+        return static_int(ctx, value.args[0].value) if value.args and value.args[0].keyword is None else None
+    shape = argument(value, "shape", 0) if qualified in _SHAPE_FIRST else None
+    if shape is None and (qualified.startswith("numpy.random.") or isinstance(value.func, cst.Attribute)
+                          and value.func.attr.value in _RANDOM_METHODS):
+        shape = keyword(value, "size")
+    if shape is None:
+        return None
+    first = shape.value
+    if isinstance(first, (cst.Tuple, cst.List)):
+        first = first.elements[0].value if first.elements else None
+    return static_int(ctx, first) if first is not None else None
+
+
+def _reshaped_length(ctx: FileContext, value: cst.BaseExpression, name: str) -> Optional[int]:
+    """``N`` for ``name.reshape(N, ...)`` (or ``.reshape((N, ...))``, then ``.astype(...)``, ``/ 255``):
+    the first dimension written out."""
+    while isinstance(value, cst.BinaryOperation) and not _mentions(value.right, name):
+        value = value.left
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
+        value = value.func.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "reshape"
+            and isinstance(value.func.value, cst.Name) and value.func.value.value == name and value.args):
+        return None
+    first = value.args[0].value
+    if isinstance(first, (cst.Tuple, cst.List)):
+        first = first.elements[0].value if first.elements else None
+    length = static_int(ctx, first) if first is not None else None
+    return length if length is not None and length > 0 else None
 
 
 def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, int]]:
@@ -361,3 +437,104 @@ def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[
             elif isinstance(inner, cst.Name) and inner.value == name:
                 return (99, split)  # bound, but not as a (data, labels) split
     return None
+
+
+def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
+    """The number of samples of ``data`` when the porter can count them: a known dataset's
+    variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``)."""
+    if not isinstance(data, cst.Subscript):
+        return static_samples(ctx, data, owner)
+    bounds = _slice_bounds(ctx, data)
+    if bounds is None:
+        return None
+    lower, upper = bounds
+    whole = static_samples(ctx, data.value, owner)
+    if whole is None:
+        return None
+    lower = 0 if lower is None else lower if lower >= 0 else max(whole + lower, 0)
+    upper = whole if upper is None else min(upper if upper >= 0 else whole + upper, whole)
+    return max(upper - lower, 0)
+
+
+def _slice_bounds(ctx: FileContext, data: cst.Subscript) -> Optional[Tuple[Optional[int], Optional[int]]]:
+    """(lower, upper) of ``x[lower:upper]`` (or ``x[lower:upper, ...]``) with static int bounds."""
+    first = data.slice[0].slice if data.slice else None
+    if not isinstance(first, cst.Slice) or first.step is not None:
+        return None
+    bounds = []
+    for bound in (first.lower, first.upper):
+        value = None if bound is None else _signed_int(ctx, bound)
+        if bound is not None and value is None:
+            return None
+        bounds.append(value)
+    return bounds[0], bounds[1]
+
+
+def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = static_int(ctx, node.expression)
+        return -value if value is not None else None
+    return static_int(ctx, node)
+
+
+# Calls that add a leading axis of one: one sample made into a batch of one.
+_ADD_AXIS_FUNCTIONS = ("numpy.expand_dims", "tensorflow.expand_dims")
+_WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor")
+
+
+def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode, follow: bool = True) -> bool:
+    """``data`` is a batch of one sample: ``x[None]``, ``x[np.newaxis, ...]``, ``x[:1]``,
+    ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``, or a
+    variable of ``owner`` assigned one of these (and nothing else)."""
+    if isinstance(data, cst.Name) and follow:
+        value = _last_value_before(ctx, data, owner)
+        return value is not None and single_sample(ctx, value, owner, follow=False)
+    if isinstance(data, cst.Subscript) and data.slice:
+        first = data.slice[0].slice
+        if isinstance(first, cst.Index):
+            return isinstance(first.value, cst.Name) and first.value.value == "None" or \
+                ctx.qualified_name(first.value) == "numpy.newaxis"
+        return isinstance(first, cst.Slice) and _one_wide(ctx, first)
+    if isinstance(data, cst.Call) and data.args:
+        first = data.args[0].value
+        qualified = ctx.qualified_name(data.func) or ""
+        if qualified in _ADD_AXIS_FUNCTIONS:
+            axis = argument(data, "axis", 1)
+            return axis is not None and static_int(ctx, axis.value) == 0
+        if isinstance(data.func, cst.Attribute) and data.func.attr.value == "reshape":
+            return static_int(ctx, first) == 1 or isinstance(first, cst.Tuple) and bool(first.elements) \
+                and static_int(ctx, first.elements[0].value) == 1
+        return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
+            and not isinstance(first.elements[0], cst.StarredElement)
+    return False
+
+
+def _last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The value of the last assignment to ``name`` in ``scope`` before the statement that reads it,
+    when that statement and the assignment are in the same block (straight-line code)."""
+    from porter.scopes import assignments
+
+    statement = ctx.statement_of(name)
+    block = ctx.block_of(statement) if statement is not None else None
+    if block is None:
+        return None
+    body = list(block.body)
+    found = None
+    for assigned, bound, value in assignments(ctx, scope):
+        if bound == name.value and assigned in body and body.index(assigned) < body.index(statement):
+            found = value
+    return found
+
+
+def _one_wide(ctx: FileContext, piece: cst.Slice) -> bool:
+    """``:1``, ``0:1`` or ``i:i + 1``."""
+    if piece.step is not None or piece.upper is None:
+        return False
+    lower = 0 if piece.lower is None else static_int(ctx, piece.lower)
+    upper = static_int(ctx, piece.upper)
+    if lower is not None and upper is not None:
+        return upper - lower == 1
+    upper_node = piece.upper
+    return isinstance(upper_node, cst.BinaryOperation) and isinstance(upper_node.operator, cst.Add) \
+        and piece.lower is not None and upper_node.left.deep_equals(piece.lower) \
+        and static_int(ctx, upper_node.right) == 1

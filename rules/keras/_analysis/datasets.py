@@ -1,0 +1,164 @@
+"""Where the datasets fed to Keras training come from, for IPU105 (drop-remainder).
+
+``tf.data`` chains are traced by ``porter.rules._tf.tfdata``; this module follows what it cannot:
+
+* ``feeds_training(ctx, call)``: the value of ``call`` reaches the ``x`` or ``validation_data`` of a
+  ``fit``/``evaluate``/``predict`` call (directly, or through a variable of the same function);
+* ``returned_batches(ctx, function)``: the ``.batch(...)`` calls whose dataset ``function`` returns;
+* ``keras_batched_source(ctx, expr, scope)``: the ``keras.utils.image_dataset_from_directory(...)``
+  (or text, audio, timeseries) call that made ``expr``, batched with a partial last batch and no
+  other batching on the way;
+* ``parameter_input(ctx, expr, scope)``: ``expr`` is a dataset the function is given by its caller.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from porter.context import FileContext, SharedKey
+from porter.cstutil import keyword
+from porter.rules.keras._analysis.fit import training_calls
+from porter.scopes import assignments, owner
+
+# Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
+# and their default batch size.
+KERAS_BATCHED_SOURCES = {
+    "keras.utils.image_dataset_from_directory": 32,
+    "keras.utils.text_dataset_from_directory": 32,
+    "keras.utils.audio_dataset_from_directory": 32,
+    "keras.utils.timeseries_dataset_from_array": 128,
+    "keras.preprocessing.image_dataset_from_directory": 32,
+    "keras.preprocessing.text_dataset_from_directory": 32,
+    "keras.preprocessing.timeseries_dataset_from_array": 128,
+}
+# Dataset methods that batch (or unbatch) again: what comes after them is not the source's batches.
+BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bucket_by_sequence_length",
+                              "ragged_batch"})
+
+_TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
+
+
+def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
+    """The method calls of ``a.b(...).c(...)`` (outermost first) and its root ``a``; a call of an
+    imported function (``tf.data.Dataset.range(8)``, ``keras.utils.image_dataset_from_directory(...)``)
+    is a root."""
+    calls = []
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.qualified_name(node.func) is None:
+        calls.append(node)
+        node = node.func.value
+    return calls, node
+
+
+def training_inputs(ctx: FileContext):
+    """(training call, input expression) for the ``x`` and ``validation_data`` of each training call."""
+    for entry in training_calls(ctx):
+        if entry.data is not None:
+            yield entry, entry.data
+        validation = keyword(entry.call, "validation_data")
+        if entry.method == "fit" and validation is not None:
+            yield entry, validation.value
+
+
+def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
+    """(function id, variable) and call ids at the root of the inputs of the training calls."""
+    def find():
+        names: Set[Tuple[int, str]] = set()
+        calls: Set[int] = set()
+        for entry, value in training_inputs(ctx):
+            root = chain(ctx, value)[1]
+            if isinstance(root, cst.Name):
+                names.add((id(entry.owner), root.value))
+            elif isinstance(root, cst.Call):
+                calls.add(id(root))
+        return names, calls
+
+    return ctx.shared(_TRAINING_ROOTS, find)
+
+
+def feeds_training(ctx: FileContext, call: cst.Call) -> bool:
+    """The value of ``call`` is the root of a training input, or is assigned to a variable that is."""
+    names, calls = _training_roots(ctx)
+    if id(call) in calls:
+        return True
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1:
+        target = parent.targets[0].target
+        return isinstance(target, cst.Name) and (id(owner(ctx, call)), target.value) in names
+    return False
+
+
+def returned_batches(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """The ``.batch(...)``/``.padded_batch(...)`` calls in the chains ``function`` returns, directly
+    (``return ds.shuffle(100).batch(n)``) or through a variable it assigns them to."""
+    found: List[cst.Call] = []
+    for node in _returns(function):
+        calls, root = chain(ctx, node.value)
+        values = [value for _, name, value in assignments(ctx, function)
+                  if isinstance(root, cst.Name) and name == root.value]
+        for value in [node.value] + [value for value in values if value is not None]:
+            found.extend(call for call in chain(ctx, value)[0] if call.func.attr.value in ("batch", "padded_batch")
+                         and call not in found)
+    return found
+
+
+def _returns(function: cst.FunctionDef) -> List[cst.Return]:
+    """The ``return <value>`` statements of ``function`` (not of the functions nested in it)."""
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                found.append(node)
+
+    function.visit(Visitor())
+    return found
+
+
+def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode,
+                         depth: int = 0) -> Optional[cst.Call]:
+    """The Keras call that made the batched dataset ``expr`` in ``scope``, when nothing batches it
+    again on the way (through method chains and the variable's reassignments)."""
+    calls, root = chain(ctx, expr)
+    if any(call.func.attr.value in BATCHING_METHODS for call in calls):
+        return None
+    if isinstance(root, cst.Call):
+        return root if ctx.keras_name(root.func) in KERAS_BATCHED_SOURCES else None
+    if not isinstance(root, cst.Name) or depth > 8:
+        return None
+    sources: Dict[int, cst.Call] = {}
+    for _, name, value in assignments(ctx, scope):
+        if name != root.value:
+            continue
+        if value is None:
+            return None
+        more, again = chain(ctx, value)
+        if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
+            if any(call.func.attr.value in BATCHING_METHODS for call in more):
+                return None
+            continue
+        found = keras_batched_source(ctx, value, scope, depth + 1)
+        if found is None:
+            return None
+        sources[id(found)] = found
+    return next(iter(sources.values())) if len(sources) == 1 else None
+
+
+def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
+    """The name of the parameter of ``scope`` (a function) that ``expr`` is, or is a chain of,
+    when the function never assigns it."""
+    root = chain(ctx, expr)[1]
+    if not isinstance(scope, cst.FunctionDef) or not isinstance(root, cst.Name):
+        return None
+    params = scope.params
+    names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if root.value not in names or any(name == root.value for _, name, _ in assignments(ctx, scope)):
+        return None
+    return root.value
