@@ -519,9 +519,8 @@ class FileContext:
     _COMPAT_V1 = "tensorflow.compat.v1."
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
-    # Eager execution switched on, or gradients recorded on a tape with no session to run a graph:
-    # TensorFlow 2 code whatever alias it is written with.
-    _EAGER = frozenset({"tensorflow.enable_eager_execution", "tensorflow.GradientTape"})
+    # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
+    _EAGER = frozenset({"tensorflow.enable_eager_execution"})
 
     def _is_tf1(self) -> bool:
         """Graph-mode TensorFlow: sessions, placeholders. A file that only reaches TensorFlow

@@ -66,18 +66,12 @@ def frameworks(source: str) -> frozenset:
      """, {KERAS}),
     ("""\
      import tensorflow.compat.v1 as tf
+     tf.enable_eager_execution()
      optimizer = tf.train.GradientDescentOptimizer(0.01)
      with tf.GradientTape() as tape:
          loss = tf.reduce_mean(tf.square(w * x - y))
      optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
      """, {KERAS}),
-    ("""\
-     import tensorflow.compat.v1 as tf
-     with tf.GradientTape() as tape:
-         loss = tf.reduce_mean(tf.square(w * x - y))
-     with tf.Session() as sess:
-         sess.run(tape.gradient(loss, [w]))
-     """, {TF1}),
     ("""\
      import tensorflow.compat.v1 as tf
      tf.disable_v2_behavior()

@@ -56,6 +56,7 @@ class V1Optimizer(Rule):
             """\
             import tensorflow.compat.v1 as tf
 
+            tf.enable_eager_execution()
             optimizer = tf.train.RMSPropOptimizer(0.01)
 
 
