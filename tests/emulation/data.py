@@ -168,7 +168,8 @@ def write_files(files, folder):
      "train.tfrecord": {"tfrecord": {"rows": 128, "features": {"tokens": {"shape": [48], "high": 8000}}}},
      "photos": {"images": {"classes": ["cats", "dogs"], "per_class": 20, "size": [24, 24]}}}
     (tfrecord features are int64 lists; "x.npy": {"dtype": ..., "shape": ...} is one array; "images"
-    is a folder of PNG files, one subfolder per class, as `image_dataset_from_directory` reads)"""
+    with "classes" is a folder of PNG files, one subfolder per class, as `image_dataset_from_directory`
+    reads; an npz may still hold an array named "images")"""
     import os
     import zlib
 
@@ -192,7 +193,7 @@ def write_files(files, folder):
         if "tfrecord" in content:
             _write_tfrecord(path, name, content["tfrecord"])
             continue
-        if "images" in content:
+        if "classes" in content.get("images", {}):  # a folder of class images, not an array named images
             _write_images(path, name, content["images"])
             continue
         np.savez(path, **{key: _array(name + "/" + key, array) for key, array in content.items()})
