@@ -147,8 +147,8 @@ def install_tensorflow(patcher, source, emulate):
     cap_keras(patcher, tf, keras_module)
     patcher.attr(tf.GradientTape, "gradient", _eager_counting(tf, tf.GradientTape.gradient))
     if "Session(" in source:
-        losses = type("Losses", (), {"losses": []})()
-        harness._record_session(patcher, losses, tf)  # soft placement: ops pinned to a GPU fall back
+        recorded = harness.ScriptRun("tf1")  # what the harness records of each run; only its counts are kept
+        harness._record_session(patcher, recorded, tf)  # soft placement: ops pinned to a GPU fall back
         session_class = tf.compat.v1.Session.__mro__[1]
         patcher.attr(session_class, "run", counting(session_class.run))
     return tf

@@ -78,6 +78,16 @@ def test_ok_excluded_and_skipped(tmp_path):
                        "missing_packages": {}}
 
 
+def test_a_tf1_session_script_runs_and_its_compiled_port_runs_on_the_ipu(tmp_path):
+    # the original's session runs are recorded by the emulation harness too: a field the harness
+    # adds to what it records must not make every TF1 original "fail on the CPU"
+    report, _ = run_tool(tmp_path, str(SCRIPTS / "tf1_session_regression.py"))
+    [regression] = report["files"]
+    assert regression["ipu_executions"] >= 1
+    assert regression == record("tf1_session_regression.py", "tf1", port="ran", verdict="ok",
+                                ipu_executions=regression["ipu_executions"])
+
+
 def test_a_port_that_never_reaches_the_ipu_is_a_silent_failure(tmp_path):
     weakened = "%s %s {input} {output}" % (sys.executable, SCRIPTS / "unchanged_port.py")
     report, printed = run_tool(tmp_path, str(SCRIPTS / "keras_digits.py"), "--port-command", weakened,
