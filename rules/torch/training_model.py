@@ -191,6 +191,19 @@ class TrainingModel(Rule):
         "`poptorch.optim` optimizers take `max_grad_norm`."
     )
     examples = (
+        # The loss has no name: the porter cannot move it into the model's `forward`, and says why.
+        Example(
+            """\
+            import torch
+
+
+            def train(model, loader, optimizer, criterion):
+                for images, labels in loader:
+                    optimizer.zero_grad()
+                    criterion(model(images), labels).backward()
+                    optimizer.step()
+            """,
+        ),
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_CLIPPED, reported=True),

@@ -424,7 +424,11 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
             scaler = name_of(method_of(receiver, "scale"))
             receiver = receiver.args[0].value
         loss_name = name_of(receiver)
-        if loss_name is None:
+        if loss_name is None:  # `criterion(out, y).backward()`, `out.sum().backward()`
+            steps.append(TrainStep(statement, "", problem=(
+                f"the loss `{code_of(ctx, receiver)}` has no name: assign it (`loss = ...`) and call "
+                "`loss.backward()`, then port again; the porter moves a named loss into the model's `forward`"),
+                problem_anchor=call))
             continue
         step = TrainStep(statement, loss_name, scaler)
         step.problem = _analyse(ctx, step)
