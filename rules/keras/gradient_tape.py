@@ -2,10 +2,12 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import keyword, positional
+from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops, tensorflow_alias
+from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
 from porter.rules.keras._analysis.util import method_calls, subclasses_of
-from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
+from porter.rule import KERAS, TF1, WARN, Example, Rule
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
@@ -225,14 +227,8 @@ class GradientTape(Rule):
         if not tapes or (KERAS not in ctx.frameworks and self._graph_code(ctx)):
             return  # TF1 graph code: the tape is part of the graph the TF1 rules compile
         run_calls = self._run_calls(ctx)
-        from porter.rules.keras._analysis.custom_loop import loop_plans, tensorflow_alias
-        from porter.rules.keras._analysis.inline_step import inline_steps
-
-        config = ctx.config
         # IPU111 rewrites (or reports) the loops it plans, in TensorFlow 2 files.
-        # (TensorFlow 1.x code run eagerly, `tf` being `compat.v1`, is left to a person.)
-        rewritten = (KERAS in ctx.frameworks and tensorflow_alias(ctx) is not None
-                     and is_selected(_CUSTOM_LOOP, config.select, config.ignore))
+        rewritten = rewrites_loops(ctx, _CUSTOM_LOOP)
         handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
                    if rewritten}
         inline = {id(node) for step in inline_steps(ctx) if rewritten for statement in step.statements
@@ -276,7 +272,6 @@ class GradientTape(Rule):
             return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
                     "this code runs on the CPU as it is; to run it on the IPU, put it in a "
                     "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
-        from porter.rules.keras._analysis.custom_loop import tensorflow_alias
         if KERAS not in ctx.frameworks or tensorflow_alias(ctx) is None:
             return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
                     "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "

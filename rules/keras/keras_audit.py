@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
-from porter.rules.keras._analysis.custom_loop import loop_plans, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, is_keras_run, model_plan
 from porter.rules.keras._analysis.steps import trains
@@ -149,8 +149,7 @@ classifier = LogisticRegression().fit(features, labels)
     def _custom_loops(self, ctx) -> None:
         """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)
         trains on the CPU: the first one is reported."""
-        rewritten = (is_selected(CUSTOM_LOOP_RULE.code, ctx.config.select, ctx.config.ignore)
-                     and tensorflow_alias(ctx) is not None)  # IPU111 needs TensorFlow 2's own `tf.function`
+        rewritten = rewrites_loops(ctx, CUSTOM_LOOP_RULE.code)
         for inline in inline_steps(ctx):
             if inline.problem is not None or not rewritten:
                 ctx.report(self.code, inline.statements[0], "the training step written inline in this loop is "

@@ -11,6 +11,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
+from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
 from porter.throughput import config_steps
@@ -46,6 +47,14 @@ def tensorflow_alias(ctx: FileContext) -> Optional[str]:
         if full == "tensorflow":
             return local
     return None
+
+
+def rewrites_loops(ctx: FileContext, custom_loop_code: str) -> bool:
+    """True when the custom-loop rule (its code given by the caller) rewrites this file's loops: it
+    is selected, and the file is TensorFlow 2 code that imports `tensorflow` under a name (TensorFlow
+    1.x run eagerly, `tf` being `compat.v1`, has no TF2 `tf.function` to compile with)."""
+    return (KERAS in ctx.frameworks and tensorflow_alias(ctx) is not None
+            and is_selected(custom_loop_code, ctx.config.select, ctx.config.ignore))
 
 
 @dataclass
