@@ -678,13 +678,16 @@ class FileContext:
 
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement],
-             display: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
+             display: Optional[Callable[[cst.BaseStatement], bool]] = None,
+             keep_out: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
         stay outside, in front of it. In a notebook, a range that spans cells becomes one block
         per cell: a block cannot cross a cell boundary. ``display(statement)``, when given, says
         that a statement only shows a value: at the end of a notebook cell, such statements stay
-        after the block, where the cell still shows what the last one gives."""
+        after the block, where the cell still shows what the last one gives. ``keep_out(statement)``,
+        when given, says that a statement is the same inside the block or out (a definition): it
+        stays out, between two blocks."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -698,7 +701,7 @@ class FileContext:
         pieces: List[Tuple[int, int]] = []
         piece_start = None
         for index in range(start, end + 1):
-            if id(body[index]) in self.barriers:
+            if id(body[index]) in self.barriers or keep_out is not None and keep_out(body[index]):
                 if piece_start is not None:
                     pieces.append((piece_start, index - 1))
                 piece_start = None

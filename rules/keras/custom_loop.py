@@ -219,8 +219,9 @@ class CustomLoop(Rule):
         "the body of a `for` loop: the step gets `@tf.function(jit_compile=True)` (an existing "
         "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
         "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
-        "the tensor itself on one replica. A step written inline at the start of a `for` loop's body (the "
-        "tape, the gradients, the optimizer step) moves into such a function, defined before the loops, "
+        "the tensor itself on one replica. A step written inline in a loop's body, or in an `if` in it (the "
+        "tape, the gradients, the optimizer step, after whatever host code comes first) moves into such a "
+        "function, defined before the loops, "
         "with the loop's variables it reads as parameters and the names the code after it reads returned. "
         "A loop that already calls `strategy.run` (a `MirroredStrategy` "
         "loop, whose strategy IPU103 replaces) keeps it; a step it passes outside a `tf.function` is "
@@ -236,6 +237,89 @@ class CustomLoop(Rule):
         "stops the rewrite."
     )
     examples = (
+        # A step in an `if` of a `while` loop (an agent that learns every 4 frames) moves too.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                agent = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                optimizer = tf.keras.optimizers.Adam(1e-3)
+                frame = 0
+                while frame < 1000:
+                    frame += 1
+                    if frame % 4 == 0:
+                        states, targets = replay.sample(32)
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean(tf.square(agent(states) - targets))
+                        grads = tape.gradient(loss, agent.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, agent.trainable_variables))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                agent = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                optimizer = tf.keras.optimizers.Adam(1e-3)
+                frame = 0
+
+                @tf.function(jit_compile=True)
+                def train_step(states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(agent(states) - targets))
+                    grads = tape.gradient(loss, agent.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, agent.trainable_variables))
+
+                while frame < 1000:
+                    frame += 1
+                    if frame % 4 == 0:
+                        states, targets = replay.sample(32)
+                        strategy.run(train_step, args=(states, targets))
+            """,
+        ),
+        # Host code before the tape (augmenting the batch) stays in the loop; the step from the
+        # tape to the optimizer step moves.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.01)
+                for images, labels in dataset:
+                    images = tf.image.random_flip_left_right(images)
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(images) - labels))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function(jit_compile=True)
+                def train_step(images, labels):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(images) - labels))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                for images, labels in dataset:
+                    images = tf.image.random_flip_left_right(images)
+                    strategy.run(train_step, args=(images, labels))
+            """,
+        ),
         Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),

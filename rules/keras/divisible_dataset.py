@@ -8,8 +8,8 @@ from porter import throughput
 from porter.cstutil import keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
-                             samples_per_execution, single_sample, smallest_per_execution, speed_asked, static_int,
-                             static_length, training_calls)
+                             repeatable, samples_per_execution, single_sample, smallest_per_execution, speed_asked,
+                             static_int, static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.scopes import assignments, fresh_name
 
@@ -38,9 +38,45 @@ _SPLIT_HELPER = '''def {name}(arrays, validation_split, multiple):
     validation = tuple({trim}(array[split_at:], multiple) for array in arrays)
     return training, validation
 '''
-# How each helper's docstring starts: what tells the two apart in a file ported before.
+_PAD_NAMES = ("pad_to_multiple", "ipu_pad_to_multiple")
+_PAD_HELPER = '''def {name}(data, multiple):
+    """Repeat the last sample of `data` until its length is a multiple of `multiple` {marker}:
+    the IPU only runs whole batches, and `predict` must still answer for every sample (the
+    answers for the repeats are dropped by `{cut}`). `data` is an array or a tensor, or a list,
+    tuple or dict of them."""
+    import numpy
+
+    if isinstance(data, dict):
+        return {{key: {name}(value, multiple) for key, value in data.items()}}
+    if isinstance(data, (list, tuple)):
+        return type(data)({name}(value, multiple) for value in data)
+    missing = -len(data) % multiple
+    if missing == 0:
+        return data
+    return numpy.concatenate([data, numpy.repeat(data[-1:], missing, axis=0)])
+'''
+_CUT_NAMES = ("cut_to_samples", "ipu_cut_to_samples")
+_CUT_HELPER = '''def {name}(predictions, data):
+    """The first of `predictions`, one for each sample of `data` {marker}: what `predict`
+    answered for the samples repeated by `{pad}` is dropped. `predictions` is what
+    `predict` returns (an array, or a list or dict of them), `data` what it was given."""
+    while isinstance(data, (dict, list, tuple)):
+        data = next(iter(data.values())) if isinstance(data, dict) else data[0]
+    count = len(data)
+    if isinstance(predictions, dict):
+        return {{key: value[:count] for key, value in predictions.items()}}
+    if isinstance(predictions, (list, tuple)):
+        return type(predictions)(value[:count] for value in predictions)
+    return predictions[:count]
+'''
+# The two helpers of a padded `predict`, as the examples show them.
+_PADDING_HELPERS = (_PAD_HELPER.format(name="pad_to_multiple", marker=MARKER, cut="cut_to_samples") + "\n\n"
+                    + _CUT_HELPER.format(name="cut_to_samples", marker=MARKER, pad="pad_to_multiple"))
+# How each helper's docstring starts: what tells them apart in a file ported before.
 _TRIM_DOC = "Drop the last samples"
 _SPLIT_DOC = "Split `arrays`"
+_PAD_DOC = "Repeat the last sample"
+_CUT_DOC = "The first of `predictions`"
 
 
 def existing_helper(ctx, start: str = _TRIM_DOC) -> Optional[str]:
@@ -69,6 +105,13 @@ def split_helper_name(ctx) -> str:
     return fresh_name(ctx, *_SPLIT_NAMES)
 
 
+def pad_helper_names(ctx):
+    """The names of the padding helper and of the one that cuts the predictions back."""
+    pad = existing_helper(ctx, _PAD_DOC) or fresh_name(ctx, *_PAD_NAMES)
+    cut = existing_helper(ctx, _CUT_DOC) or fresh_name(ctx, *_CUT_NAMES)
+    return pad, cut
+
+
 def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:
     """The first statement after the imports at the top of the file."""
     body = list(ctx.module.body)
@@ -92,8 +135,9 @@ class DivisibleDataset(Rule):
     name = "divisible-dataset"
     kind = FIX
     frameworks = frozenset({KERAS})
-    summary = ("Trim NumPy/tensor inputs of `fit`/`evaluate`/`predict` to whole IPU executions "
-               "(batch x replicas x steps per execution); split `validation_split` into whole batches.")
+    summary = ("Trim NumPy/tensor inputs of `fit`/`evaluate` to whole IPU executions (batch x replicas x "
+               "steps per execution), pad those of `predict` and cut its answers back; split `validation_split` "
+               "into whole batches.")
     rationale = (
         "Keras on the IPU rejects NumPy or tensor inputs whose length leaves a partial batch (\"The provided "
         "set of data has a partial batch\"), and the batches per epoch of each replica must be a multiple of "
@@ -107,9 +151,14 @@ class DivisibleDataset(Rule):
         "are whole executions. `validation_split` cuts the inputs again, into parts that need not be whole "
         "batches: the split is made before the call, as Keras makes it (the last samples validate), both "
         "parts are trimmed and `fit` gets `validation_data`. Trimming changes what is trained on (at most "
-        "one execution's worth of samples), so every trimming is reported. `predict` on one sample "
-        "(`x[None]`, `np.expand_dims(x, 0)`, `x[:1]`) and inputs known to hold fewer samples than one "
-        "execution are reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as "
+        "one execution's worth of samples), so every trimming is reported. `predict` must answer for every "
+        "sample, in order, as code pairs its answers with labels: its inputs are padded instead, by "
+        "repeating the last sample up to whole executions (a second helper), and what it returns is cut "
+        "back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) is "
+        "padded the same way. That reads the inputs twice, so it is done when they are variables, "
+        "attributes, subscripts or such calls; other `predict` inputs are trimmed, a single sample "
+        "reported. Inputs known to hold fewer samples than one execution of `fit`/`evaluate` are "
+        "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as "
         "arrays when the same variable is an array input of another call. Inputs already trimmed are left "
         "alone, and so are inputs of unknown length in a file that already makes an `IPUStrategy` (unless a "
         "speed option is given)."
@@ -218,15 +267,16 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" + _PADDING_HELPERS +
             snippet("""\
 
 
             model = tf.keras.models.load_model("net.keras")
             print(model.evaluate(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
-            scores = model.predict(trim_to_multiple(x_test, 32))
+            scores = cut_to_samples(model.predict(pad_to_multiple(x_test, 32)), x_test)
             """),
         ),
+        # One sample: padded to a batch, and the one answer kept.
         Example(
             """\
             import numpy as np
@@ -237,6 +287,40 @@ class DivisibleDataset(Rule):
             image = np.expand_dims(image, 0)
             print(model.predict(image).argmax())
             """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("digits.h5")
+            image = np.asarray(picture, dtype="float32") / 255.0
+            image = np.expand_dims(image, 0)
+            print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
+            """),
+        ),
+        # An input that cannot be read twice is trimmed: `predict` answers for fewer samples.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            scores = model.predict(load_images()[:500], batch_size=16)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("net.keras")
+            scores = model.predict(trim_to_multiple(load_images()[:500], 16), batch_size=16)
+            """),
         ),
         Example(
             """\
@@ -267,7 +351,14 @@ class DivisibleDataset(Rule):
         taken: set = set()
         splits = []
         trimmed = False
+        pad, cut = pad_helper_names(ctx)
+        padded = False
         for entry in training_calls(ctx, name):
+            if entry.method == "predict" and entry.data is not None:
+                handled = self._pad(ctx, entry, pad, cut, helpers)
+                if handled is not None:
+                    padded |= handled
+                    continue
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
                 continue
@@ -285,8 +376,49 @@ class DivisibleDataset(Rule):
             helpers_code.append(_HELPER.format(name=name, marker=MARKER))
         if splits and existing_helper(ctx, _SPLIT_DOC) is None:
             helpers_code.append(_SPLIT_HELPER.format(name=split_helper_name(ctx), marker=MARKER, trim=name))
+        if padded and existing_helper(ctx, _PAD_DOC) is None:
+            helpers_code.append(_PAD_HELPER.format(name=pad, marker=MARKER, cut=cut))
+        if padded and existing_helper(ctx, _CUT_DOC) is None:
+            helpers_code.append(_CUT_HELPER.format(name=cut, marker=MARKER, pad=pad))
         if helpers_code:
             self._emit_helper(ctx, "\n\n".join(helpers_code))
+
+    def _pad(self, ctx, entry, pad: str, cut: str, helpers) -> Optional[bool]:
+        """``predict`` on arrays (or on one sample) that may leave a partial batch: the inputs are
+        padded to whole executions and the predictions cut back to one per sample, so that they
+        still line up with the labels. True when padded, False when nothing needs doing, None when
+        the call is not one to pad (its inputs cannot be read twice: trimmed or reported instead)."""
+        single = not entry.arrays and single_sample(ctx, entry.data, entry.owner)
+        inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single else [])
+        if not inputs or any(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs):
+            return None
+        if any(is_helper_call(node, pad) for node in inputs):
+            return False
+        if not all(repeatable(ctx, node) for node in inputs) or ctx.enclosing(entry.call, cst.Lambda) is not None:
+            return None
+        multiple = self._multiple(ctx, entry)
+        length = 1 if single else static_length(ctx, entry.data, entry.owner)
+        if length is not None and multiple is not None and length % multiple == 0:
+            return False
+        if length is None and not _unknown_lengths_trimmed(ctx):
+            return False
+        arguments = multiple_code(ctx, entry, ctx.config)
+        for node in inputs:
+            ctx.replace(node, _trimmed(pad, arguments))
+        indent, offset = call_columns(ctx, entry)
+        data = cst.parse_expression(code_of(ctx, entry.data))
+        ctx.replace(entry.call, lambda node: layout(indent, offset)(cst.Call(cst.Name(cut), args=[
+            cst.Arg(layout(indent, offset + len(cut) + 1)(node),
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(data)])))
+        names = ", ".join(f"`{code_of(ctx, node)}`" for node in inputs)
+        answers = "its one sample" if single else (
+            f"each of its {length} samples" if length is not None else "each of its samples")
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` inputs {names} padded to a multiple of `{arguments}` samples by repeating the last "
+                   f"sample, and the predictions cut back with `{cut}`: the IPU rejects a partial batch, and "
+                   f"`predict` still answers for {answers}", fixed=True)
+        return True
 
     def _trim(self, ctx, entry, name: str, helpers) -> bool:
         """Trims the inputs of one call that may leave a partial batch (or execution); True when

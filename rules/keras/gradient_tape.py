@@ -26,9 +26,9 @@ class GradientTape(Rule):
         "A custom training loop runs on the IPU only when its step is a `@tf.function(jit_compile=True)` "
         "called through `strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2, "
         "\"On-device loops\"; in eager mode `strategy.run` needs a `tf.function`). IPU111 rewrites a step "
-        "function called in the body of a `for` loop, and a step written at the start of a `for` loop's body; "
+        "function called in the body of a `for` loop, and a step written inline in a loop's body (or an `if` in it); "
         "this rule reports each other `GradientTape` with what stops the rewrite: a training step written "
-        "inline elsewhere (in a `while` loop, after other statements, at module level), a step that "
+        "inline elsewhere (in a `with` or a `try`, outside any loop), a step that "
         "is a method of a plain class, a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
@@ -288,7 +288,8 @@ class GradientTape(Rule):
                     "the IPU from TensorFlow 2, \"On-device loops\")")
         if loop is not None or function is None:
             return ("the training step is written inline where the porter cannot move it into a function (it "
-                    "moves a step that opens the body of a `for` loop): move the tape, the gradients and the "
+                    "moves a step written in the body of a loop or of an `if` in it, not in a `with`, a `try` or outside a "
+                    "loop): move the tape, the gradients and the "
                     "optimizer step into a function; the porter then compiles it (`@tf.function(jit_compile=True)`) "
                     "and calls it through `strategy.run` inside `strategy.scope()`")
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "

@@ -7,7 +7,7 @@ import libcst as cst
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import RUNNING_METHODS, Plan, is_keras_run, model_plan
+from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan, runs_model
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
@@ -169,19 +169,11 @@ classifier = LogisticRegression().fit(features, labels)
 
 
 def _training_calls(ctx) -> List[cst.Call]:
-    """Calls that train or run a Keras model: ``fit``/``evaluate``/``predict``... on a model the
-    file creates or compiles, or with arguments only Keras takes."""
+    """Calls that train or run a Keras model: ``fit``/``evaluate``/``predict``... on a
+    model the file creates or compiles (or a part of one), what a tuner given a builder of the file
+    runs, or calls with arguments only Keras takes."""
     plan = model_plan(ctx)
-    models = plan.model_names | plan.compiled_names
-    found = []
-    for call in ctx.nodes(cst.Call):
-        func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in RUNNING_METHODS:
-            continue
-        receiver = func.value.value if isinstance(func.value, cst.Name) else None
-        if receiver in models or is_keras_run(call):
-            found.append(call)
-    return found
+    return [call for call in ctx.nodes(cst.Call) if runs_model(call, plan) and call.func.attr.value != "compile"]
 
 
 class _Coverage:
@@ -200,7 +192,6 @@ class _Coverage:
             body = list(region.block.body)
             self.regions.setdefault(id(region.block), []).append(
                 range(body.index(region.first), body.index(region.last) + 1))
-        self._calls_by_name: Optional[Dict[str, List[cst.Call]]] = None
 
     def missing(self, call: cst.Call) -> Optional[str]:
         what = _describe(call)
@@ -252,15 +243,7 @@ class _Coverage:
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
         """The calls of ``function`` by its name (``f(...)``, or ``x.f(...)`` for a method)."""
-        if self._calls_by_name is None:
-            self._calls_by_name = {}
-            for call in self.ctx.nodes(cst.Call):
-                func = call.func
-                name = func.value if isinstance(func, cst.Name) else (
-                    func.attr.value if isinstance(func, cst.Attribute) else None)
-                if name is not None:
-                    self._calls_by_name.setdefault(name, []).append(call)
-        return self._calls_by_name.get(function.name.value, [])
+        return calls_by_name(self.ctx).get(function.name.value, [])
 
 
 def _is_scope(with_node: cst.With) -> bool:

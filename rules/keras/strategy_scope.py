@@ -3,6 +3,7 @@ import libcst as cst
 from porter.context import walk
 from porter.cstutil import expression, single_small, statement
 from porter.rules.keras._analysis.model_plan import in_model_class, in_region, model_plan, setup_anchors
+from porter.rules.keras._analysis.steps import step_functions
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 
@@ -53,6 +54,20 @@ def _only_displays(ctx, statement_node: cst.BaseStatement) -> bool:
         or ctx.keras_name(func) in _DISPLAY_FUNCTIONS or ctx.qualified_name(func) in _DISPLAY_FUNCTIONS
     )
     return shows and all(_plain(arg.value) for arg in value.args)
+
+
+def _kept_out(ctx):
+    """Which statements of a region stay out of the scope: a plain function or class defined among
+    the model code. Defining it creates nothing on a device (its body runs where it is called), so
+    the code reads as before. A decorated one (a `tf.function`) or a training step (IPU111 compiles
+    it) stays with the model code, as in the guides."""
+    steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
+
+    def kept_out(statement_node: cst.BaseStatement) -> bool:
+        return (isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)) and not statement_node.decorators
+                and id(statement_node) not in steps)
+
+    return kept_out
 
 
 class StrategyScope(Rule):
@@ -338,6 +353,158 @@ run_experiment(net)
                 model.fit(images, labels, epochs=2)
             """,
         ),
+        # A model run after the statements that train it, through an alias and a function called
+        # later: the scope grows to take in the call that runs it (fit/evaluate/predict run in it).
+        Example(
+            """\
+            import tensorflow as tf
+
+            autoencoder = tf.keras.Sequential([tf.keras.layers.Dense(4, name="code"), tf.keras.layers.Dense(8)])
+            autoencoder.compile(optimizer="adam", loss="mse")
+            autoencoder.fit(x, x, epochs=2)
+            encoder = autoencoder.get_layer("code")
+
+
+            def embed(samples):
+                return encoder.predict(samples)
+
+
+            codes = embed(x)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                autoencoder = tf.keras.Sequential([tf.keras.layers.Dense(4, name="code"), tf.keras.layers.Dense(8)])
+                autoencoder.compile(optimizer="adam", loss="mse")
+                autoencoder.fit(x, x, epochs=2)
+                encoder = autoencoder.get_layer("code")
+
+
+            def embed(samples):
+                return encoder.predict(samples)
+
+
+            with strategy.scope():
+                codes = embed(x)
+            """,
+        ),
+        # A function that trains a model and returns it to a caller that runs it again: the function
+        # runs in its caller's scope, which takes in both.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def run_experiment(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                history = model.fit(x, y, epochs=2)
+                return history, model
+
+
+            _, model = run_experiment(x, y)
+            print(model.predict(x_new))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def run_experiment(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                history = model.fit(x, y, epochs=2)
+                return history, model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                _, model = run_experiment(x, y)
+                print(model.predict(x_new))
+            """,
+        ),
+        # A builder handed to a tuner, which builds and trains models with it: the scope takes in
+        # the tuner, from its creation to the last run of what it built.
+        Example(
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            best = tuner.get_best_models(num_models=1)[0]
+            best.evaluate(x_val, y_val)
+            """,
+            """\
+            import keras_tuner
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4)
+                tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+                best = tuner.get_best_models(num_models=1)[0]
+                best.evaluate(x_val, y_val)
+            """,
+        ),
+        # A function with model code of its own, called only where the script already has a scope:
+        # its call joins that scope (one strategy for the program, never one inside another).
+        Example(
+            """\
+            import tensorflow as tf
+
+            encoder = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            encoder.compile(optimizer="adam", loss="mse")
+            encoder.fit(x, z, epochs=2)
+
+
+            def train_head(features, labels):
+                head = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                head.compile(optimizer="sgd", loss="mse")
+                head.fit(features, labels, epochs=2)
+
+
+            train_head(encoder.predict(x), y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                encoder = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                encoder.compile(optimizer="adam", loss="mse")
+                encoder.fit(x, z, epochs=2)
+
+
+            def train_head(features, labels):
+                head = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                head.compile(optimizer="sgd", loss="mse")
+                head.fit(features, labels, epochs=2)
+
+
+            with strategy.scope():
+                train_head(encoder.predict(x), y)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -384,7 +551,7 @@ run_experiment(net)
         wrapped = []
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
-                        display=lambda line: _only_displays(ctx, line)):
+                        display=lambda line: _only_displays(ctx, line), keep_out=_kept_out(ctx)):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)

@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext, SharedKey, code_of, in_loop
+from porter.context import FileContext, SharedKey, code_of, in_loop, walk
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules._tf.tfdata import is_dataset
@@ -480,6 +480,20 @@ def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
 # Calls that add a leading axis of one: one sample made into a batch of one.
 _ADD_AXIS_FUNCTIONS = ("numpy.expand_dims", "tensorflow.expand_dims")
 _WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor")
+
+
+def repeatable(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """An expression that gives the same value each time it runs and changes nothing: names,
+    attributes, subscripts, constants, lists and tuples of them, and the NumPy/TensorFlow calls
+    that add a batch axis or stack samples (``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``)."""
+    for part in walk(node):
+        if isinstance(part, (cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield, cst.BaseComp)):
+            return False
+        if isinstance(part, cst.Call) and not (
+                (ctx.qualified_name(part.func) or "") in _ADD_AXIS_FUNCTIONS + _WRAP_FUNCTIONS
+                or isinstance(part.func, cst.Attribute) and part.func.attr.value == "reshape"):
+            return False
+    return True
 
 
 def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode, follow: bool = True) -> bool:

@@ -1,5 +1,5 @@
-"""Training steps written inline in a loop: the tape, the gradients and the optimizer step as the
-first statements of a ``for`` loop's body. IPU111 moves them into a step function, compiled and
+"""Training steps written inline in a loop: the tape, the gradients and the optimizer step as
+statements of a ``for`` loop's body. IPU111 moves them into a step function, compiled and
 run through ``strategy.run`` (Targeting the IPU from TensorFlow 2, "On-device loops"), or says what
 stops the move.
 """
@@ -7,7 +7,7 @@ stops the move.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Union
 
 import libcst as cst
 
@@ -27,8 +27,8 @@ _INLINE_STEPS: SharedKey[List["InlineStep"]] = SharedKey("keras-inline-steps")
 
 @dataclass
 class InlineStep:
-    loop: cst.For
-    statements: List[cst.BaseStatement]  # the first statements of the loop's body: the step
+    loop: Union[cst.For, cst.While]  # the loop the step runs in (its body, or an `if` in it)
+    statements: List[cst.BaseStatement]  # the statements of the loop's body that are the step
     anchor: cst.BaseStatement  # the outermost loop around it: the step function goes before it, once
     inputs: List[str] = field(default_factory=list)  # the step function's parameters
     outputs: List[str] = field(default_factory=list)  # what it returns: names the code after it reads
@@ -65,19 +65,24 @@ def _tape_with(ctx: FileContext, tape: cst.Call) -> List[cst.With]:
 
 def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineStep]:
     """The step that starts with ``start`` (the ``with`` of a tape, or a call of a helper that
-    takes gradients), when it opens the body of a ``for`` loop (not inside a step function) and
-    the body goes on to update weights."""
+    takes gradients), when it is a statement of the body of a loop, or of a branch of an ``if`` in
+    it (an update every k batches, an RL agent's learning step), not inside a step function, and
+    its block goes on to update weights. Statements before it (reading the batch, host-side
+    bookkeeping) stay where they are."""
     block = ctx.parent(start)
-    loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-    if not isinstance(loop, cst.For) or loop.body is not block or block.body[0] is not start:
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    loop = _loop_around(ctx, block)
+    if loop is None:
         return None
     if ctx.enclosing(loop, cst.ClassDef) is not None:
         return None  # a method: a Keras `train_step` override (`fit` compiles it) or a trainer's (IPU153)
     function = ctx.enclosing_function(loop)
     if function is not None and any(function is call.function for call in step_calls(ctx)):
         return None  # a loop inside a step function called per batch: the function is the step
+    first = list(block.body).index(start)
     updates = [index for index, statement in enumerate(block.body)
-               if any(updates_weights(node) for node in walk(statement))]
+               if index >= first and any(updates_weights(node) for node in walk(statement))]
     if not updates:
         return None  # gradients only (IPU153 reports them)
     anchor: cst.BaseStatement = loop
@@ -86,7 +91,25 @@ def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineS
             break
         if isinstance(ancestor, (cst.For, cst.While)):
             anchor = ancestor
-    return InlineStep(loop, list(block.body[:updates[-1] + 1]), anchor)
+    return InlineStep(loop, list(block.body[first:updates[-1] + 1]), anchor)
+
+
+def _loop_around(ctx: FileContext, block: cst.IndentedBlock) -> Optional[Union[cst.For, cst.While]]:
+    """The loop whose body ``block`` is, directly or through branches of ``if`` statements."""
+    node: cst.CSTNode = block
+    while True:
+        owner = ctx.parent(node)
+        if isinstance(owner, (cst.For, cst.While)) and owner.body is node:
+            return owner
+        if isinstance(owner, cst.Else):
+            owner = ctx.parent(owner)
+        if not isinstance(owner, cst.If):
+            return None
+        while isinstance(ctx.parent(owner), cst.If):  # an `elif` hangs off the `if` before it
+            owner = ctx.parent(owner)
+        node = ctx.parent(owner)
+        if not isinstance(node, cst.IndentedBlock):
+            return None
 
 
 def moved(ctx: FileContext, node: cst.CSTNode) -> bool:
@@ -109,7 +132,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     if eager:
         return (f"the training step written inline in this loop needs Python while it runs ({', '.join(eager)}): "
                 f"it cannot be compiled for the IPU as it is; {advice}")
-    if not all(isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
+    if isinstance(step.loop, cst.For) and not all(
+            isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
         return f"the loop's target is not plain names: {advice}"
     owner = ctx.enclosing_function(step.loop)
     assigned = _bound_in(step.statements)
@@ -125,7 +149,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     if tapes & set(step.outputs):
         return f"the code after the inline training step uses its tape: {advice}"
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
-              for name in _names_bound_by(binder)} | set(bound_names(step.loop.target))
+              for name in _names_bound_by(binder)} | (
+        set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
     read = [name.value for statement in step.statements for name in _loads_in(statement)]
     step.inputs = list(dict.fromkeys(name for name in read if name in around and name not in assigned))
     if not model.has_ipu_strategy and not model.regions:

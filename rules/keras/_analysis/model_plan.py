@@ -70,7 +70,11 @@ _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Statements a model assigned inside is not lifted out of: a loop makes one model per iteration.
 _LOOPS = (cst.For, cst.While)
 
+# How far up the chain of callers a run of the model is followed to the statement that leads to it.
+_DEPTH = 4
+
 _MODEL_PLAN: SharedKey["Plan"] = SharedKey("keras-model-plan")
+_CALLS_BY_NAME: SharedKey[Dict[str, List[cst.Call]]] = SharedKey("keras-calls-by-name")
 
 
 @dataclass
@@ -98,6 +102,28 @@ class Plan:
     compiled_names: Set[str] = field(default_factory=set)  # names whose `.compile(...)` the file calls
     builders: Set[str] = field(default_factory=set)  # functions of the file that return a model
     model_classes: Set[str] = field(default_factory=set)  # Keras model classes of the file
+    # Names that hold a model or a part of one (aliases included), and names that hold an object
+    # that builds and trains models with a builder of the file (a tuner): what runs them is model code.
+    model_like: Set[str] = field(default_factory=set)
+    holders: Set[str] = field(default_factory=set)
+
+
+def _part_of(value: cst.BaseExpression) -> Optional[str]:
+    """The name at the root of ``value`` when it is what that name holds or a part of it: the name,
+    attributes, items and method calls (``trainer.model``, ``model.get_layer("x")``), not a call that runs
+    or compiles a model (its result is data or a history)."""
+    node = value
+    while True:
+        if isinstance(node, cst.Call):
+            if not isinstance(node.func, cst.Attribute) or node.func.attr.value in RUNNING_METHODS | {"compile"}:
+                return None
+            node = node.func
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        elif isinstance(node, cst.Name):
+            return node.value
+        else:
+            return None
 
 
 def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
@@ -123,6 +149,22 @@ def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
             and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
+
+
+def runs_model(call: cst.Call, plan: Plan) -> bool:
+    """Whether ``call`` compiles or runs a model: ``fit``/``evaluate``/``predict``... or
+    ``compile(...)`` on a name that holds one (or a part of one), any method of a tuner given a
+    builder (``tuner.search(...)``), or a call with an argument only Keras' methods take."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if is_keras_run(call):
+        return True
+    receiver = func.value.value if isinstance(func.value, cst.Name) else None
+    if receiver in plan.holders:
+        return True
+    return receiver in plan.model_like and (func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(
+        call.args or call.keywords))
 
 
 def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
@@ -153,6 +195,22 @@ def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
     return list(first.values())
 
 
+def calls_by_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    """The calls of the file by the name they call: ``f(...)`` and ``x.f(...)`` (a method is
+    called through any receiver)."""
+    def find() -> Dict[str, List[cst.Call]]:
+        found: Dict[str, List[cst.Call]] = {}
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            name = func.value if isinstance(func, cst.Name) else (
+                func.attr.value if isinstance(func, cst.Attribute) else None)
+            if name is not None:
+                found.setdefault(name, []).append(call)
+        return found
+
+    return ctx.shared(_CALLS_BY_NAME, find)
+
+
 def model_plan(ctx: FileContext) -> Plan:
     return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
@@ -163,18 +221,22 @@ class _Analysis:
         self.plan_ = Plan()
         self.model_classes: Set[str] = set()
         self.builders: Set[str] = set()  # functions of the file that return a model
+        # Functions of the file that train a model and return it to callers that keep it
+        # (``model = run_experiment()``): their callers' scope covers them, as it covers builders.
+        self.returners: Set[str] = set()
         # Functions of the file that compile or train a model passed to them: name -> the
         # trained parameters (name -> position), and the functions by name.
         self.trainers: Dict[str, Dict[str, int]] = {}
         self._functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self._assignments: List[cst.Assign] = []
-        self._assignments_key = -1
+        self._assignments_key: Tuple[int, int] = (-1, -1)
         self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
         self._variables: Dict[int, Set[str]] = {}
-        self._variables_key = -1
+        self._variables_key: Tuple[int, int] = (-1, -1)
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
+        self._handovers: Optional[Dict[str, List[cst.Call]]] = None
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -185,12 +247,14 @@ class _Analysis:
         )
         self._find_trainers()
         self._find_builders()
+        self._find_returners()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
         plan.model_assignments = list(self._model_assignments())
         plan.compiled_names = set().union(*self._compiled_names().values())
         plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
                             for name in bound_names(target.target)}
+        plan.model_like, plan.holders = self._model_like_names()
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
@@ -246,8 +310,8 @@ class _Analysis:
             return True
         if isinstance(node.func, cst.Name):
             name = node.func.value
-            return (name in self.model_classes or name in self.builders) and self.ctx.qualified_name(
-                node.func) is None
+            return (name in self.model_classes or name in self.builders or name in self.returners
+                    ) and self.ctx.qualified_name(node.func) is None
         return False
 
     def _find_builders(self) -> None:
@@ -263,6 +327,20 @@ class _Analysis:
                 if self._returns_model(function) and not self._runs_model(function):
                     self.builders.add(name)
                     changed = True
+
+    def _find_returners(self) -> None:
+        """Functions that train a model and return it (alone or in a tuple), whose every call
+        keeps the result (``_, model = run_experiment()``): the model lives on in the caller, which
+        runs it again (``model.predict``) in the same strategy's scope. Like a builder, such a
+        function runs in its caller's scope; one whose result some call drops keeps its own."""
+        for function in self.ctx.nodes(cst.FunctionDef):
+            name = function.name.value
+            if name in self.builders or not is_module_function(self.ctx, function):
+                continue
+            calls = local_calls(self.ctx, function)
+            if calls and self._returns_model(function) and all(
+                    isinstance(self.ctx.parent(call), cst.Assign) for call in calls):
+                self.returners.add(name)
 
     def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
         """The nodes of a type whose innermost enclosing function is ``function`` (None: the
@@ -280,8 +358,10 @@ class _Analysis:
         for node in self._in_function(cst.Return, function):
             if node.value is None:
                 continue
-            value = node.value
-            if self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models):
+            values = [element.value for element in node.value.elements] if isinstance(
+                node.value, cst.Tuple) else [node.value]
+            if any(self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models)
+                   for value in values):
                 return True
         return False
 
@@ -338,7 +418,7 @@ class _Analysis:
 
     def _model_assignments(self) -> List[cst.Assign]:
         # Depends on the builders found so far, so it is cached per number of builders.
-        key = len(self.builders)
+        key = (len(self.builders), len(self.returners))
         if self._assignments_key != key:
             self._assignments = [assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_assignment(assign)]
             self._assignments_key = key
@@ -373,7 +453,7 @@ class _Analysis:
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
-        key = len(self.builders)
+        key = (len(self.builders), len(self.returners))
         if self._variables_key != key:
             self._variables = {}
             for assign in self._model_assignments():
@@ -419,11 +499,15 @@ class _Analysis:
             if region is not None:
                 plan.regions.append(region)
         self._cover_inline_models(regions)
+        self._cover_handovers(regions)
         self._cover_scopes(regions)
+        self._cover_later_runs(regions)
+        self._hoist_functions(regions)
         # A region inside another one (a model trained in a loop, then the loop in the region of
         # the block around it) is in the scope already.
         plan.regions = [region for region in plan.regions if not any(
-            other is not region and in_region(ctx, other, region.block) for other in plan.regions)]
+            other is not region and self._top_in(other.block, region.block) is not None
+            and in_region(ctx, other, region.block) for other in plan.regions)]
 
     def _lifted(self, block: Optional[Block]) -> Optional[Block]:
         """``block``, or, when a model it assigns is used after the compound statement that holds
@@ -461,14 +545,174 @@ class _Analysis:
         porter sees is left to the audit (IPU190)."""
         for name in self.trainers:
             for call in local_calls(self.ctx, self._functions[name]):
-                if not any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
+                if any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
+                    self._take_in_call(regions, call)
+
+    def _cover_handovers(self, regions: Dict[int, Optional[Region]]) -> None:
+        """``tuner = kt.Hyperband(build_model, ...)``: a builder handed to a call that builds models
+        with it. The builder runs where that object trains them: the statement goes in the scope."""
+        for calls in self._builder_handovers().values():
+            for call in calls:
+                self._take_in_call(regions, call)
+
+    def _take_in_call(self, regions: Dict[int, Optional[Region]], call: cst.Call) -> None:
+        """The region of the block around ``call`` (past branches a model leaves) takes in the
+        statement that makes it, unless the block is a builder's, which runs in its caller's scope."""
+        statement = self.ctx.statement_of(call)
+        block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
+        if block is not None and not self._inside_builder(block):
+            top = self._statement_in(block, statement)
+            self._take_in(regions, block, top, top)
+
+    # --------------------------------------------------------------- runs after the region
+    def _cover_later_runs(self, regions: Dict[int, Optional[Region]]) -> None:
+        """A model is often run after the statements that create and train it: ``predict`` in a
+        function called later, on an alias (``decoder = trainer.vqvae.get_layer("decoder")``), or
+        on what a tuner built. Keras on the IPU runs a model's ``fit``/``evaluate``/``predict`` in the
+        IPU strategy's scope, so the region of the block that leads to each such run (directly, or
+        through the calls of the functions that hold it) grows to take in that statement. A
+        statement that calls a function with a scope of its own is left out: that function makes
+        its own strategy, and two strategies cannot nest."""
+        if not any(regions.values()):
+            return
+        calls_by = calls_by_name(self.ctx)
+        for call in self.ctx.nodes(cst.Call):
+            if runs_model(call, self.plan_):
+                self._grow_to(regions, call, calls_by, _DEPTH, set())
+
+    def _grow_to(self, regions: Dict[int, Optional[Region]], node: cst.CSTNode,
+                 calls_by_name: Dict[str, List[cst.Call]], depth: int, seen: Set[int]) -> None:
+        """Take ``node`` into the region of a block around it, in its function (or the module);
+        when there is none there, take in the calls of that function instead."""
+        for ancestor in (node, *self.ctx.ancestors(node)):
+            if isinstance(ancestor, (cst.ClassDef, cst.Lambda)):
+                return
+            if isinstance(ancestor, cst.FunctionDef):
+                if depth == 0 or id(ancestor) in seen:
+                    return
+                seen.add(id(ancestor))
+                for caller in calls_by_name.get(ancestor.name.value, []):
+                    self._grow_to(regions, caller, calls_by_name, depth - 1, seen)
+                return
+            if not isinstance(ancestor, cst.BaseStatement):
+                continue
+            block = self.ctx.block_of(ancestor)
+            region = regions.get(id(block)) if block is not None else None
+            if region is None:
+                continue
+            if not in_region(self.ctx, region, ancestor) and not self._nests_a_strategy(regions, region, ancestor):
+                self._take_in(regions, block, ancestor, ancestor)
+            return
+
+    def _nests_a_strategy(self, regions: Dict[int, Optional[Region]], region: Region,
+                          statement: cst.BaseStatement) -> bool:
+        """Whether taking ``statement`` into ``region`` would leave a function with a scope of its
+        own called both inside and outside the region: that function makes its own strategy, and
+        two strategies cannot nest. (Called only inside, it runs in the region's scope instead.)"""
+        scoped = {id(self.ctx.enclosing_function(other.block)) for other in regions.values()
+                  if other is not None and not isinstance(other.block, cst.Module)}
+        order = {id(top): index for index, top in enumerate(region.block.body)}
+        low = min(order[id(region.first)], order[id(statement)])
+        high = max(order[id(region.last)], order[id(statement)])
+        for node in walk(statement, skip=_CODE_ELSEWHERE):
+            if type(node) is not cst.Call or not isinstance(node.func, cst.Name):
+                continue
+            function = self._functions.get(node.func.value)
+            if function is None or id(function) not in scoped:
+                continue
+            for call in local_calls(self.ctx, function):
+                top = self._top_in(region.block, call)
+                if top is None or not low <= order[id(top)] <= high:
+                    return True
+        return False
+
+    def _top_in(self, block: Block, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+        """The statement of ``block`` that runs ``node`` where it is written (not in a function
+        or class defined there), or None."""
+        for candidate in (node, *self.ctx.ancestors(node)):
+            if isinstance(candidate, _CODE_ELSEWHERE):
+                return None
+            if isinstance(candidate, cst.BaseStatement) and self.ctx.block_of(candidate) is block:
+                return candidate
+        return None
+
+    def _hoist_functions(self, regions: Dict[int, Optional[Region]]) -> None:
+        """A function with a region of its own, called only where the caller has a region (a
+        script whose module code has a scope, calling ``train_head(...)``), runs in the caller's
+        scope: its calls are taken in there, and it has no region (one IPU configuration and one
+        strategy for the program, never a second strategy inside the first). A function that makes
+        or enters a strategy itself keeps its own."""
+        plan = self.plan_
+        changed = True
+        while changed:
+            changed = False
+            for region in list(plan.regions):
+                function = self._function_of(region.block)
+                if function is None or self._has_own_strategy(function):
                     continue
-                statement = self.ctx.statement_of(call)
-                block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
-                if block is None or self._inside_builder(block):
+                del regions[id(region.block)]
+                tops = self._caller_tops(regions, function)
+                if tops is None or any(self._nests_a_strategy(regions, other, top) for other, top in tops):
+                    regions[id(region.block)] = region
                     continue
-                top = self._statement_in(block, statement)
-                self._take_in(regions, block, top, top)
+                for other, top in tops:
+                    self._take_in(regions, other.block, top, top)
+                plan.regions.remove(region)
+                changed = True
+
+    def _function_of(self, block: Block) -> Optional[cst.FunctionDef]:
+        """The module-level function whose body ``block`` is in, if any."""
+        function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
+        return function if function is not None and self._functions.get(function.name.value) is function else None
+
+    def _has_own_strategy(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function`` creates a distribution strategy or enters a device or strategy scope."""
+        owned = {id(node) for node in self.plan_.replaced_strategies} | {id(node) for node in self.plan_.transparent}
+        return any(id(node) in owned for node in walk(function))
+
+    def _caller_tops(self, regions: Dict[int, Optional[Region]],
+                     function: cst.FunctionDef) -> Optional[List[Tuple[Region, cst.BaseStatement]]]:
+        """For every call of ``function``, the region of a block around it in its own function (or
+        the module) and the statement of that block that holds it; None when a call has none."""
+        calls = local_calls(self.ctx, function)
+        if not calls:
+            return None
+        found = []
+        for call in calls:
+            for ancestor in self.ctx.ancestors(call):
+                if isinstance(ancestor, _CODE_ELSEWHERE):
+                    return None
+                block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
+                region = regions.get(id(block)) if block is not None else None
+                if region is not None:
+                    found.append((region, ancestor))
+                    break
+            else:
+                return None
+        return found
+
+    def _model_like_names(self) -> Tuple[Set[str], Set[str]]:
+        """Names that hold a model, and names that hold an object building models (a tuner given
+        a builder). A model's names include its aliases: names assigned a part of it
+        (``trainer.model``, ``model.get_layer("encoder")``), not what running it gives."""
+        plan = self.plan_
+        names = set(plan.model_names | plan.compiled_names)
+        holders = {name for calls in self._builder_handovers().values() for call in calls
+                   if isinstance(self.ctx.parent(call), cst.Assign)
+                   for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
+        changed = True
+        while changed:  # an alias of an alias
+            changed = False
+            for assign in self.ctx.nodes(cst.Assign):
+                root = _part_of(assign.value)
+                if root is None or root not in names | holders:
+                    continue
+                for target in assign.targets:
+                    for name in bound_names(target.target):
+                        if name not in names:
+                            names.add(name)
+                            changed = True
+        return names - holders, holders
 
     def _outer_block(self, block: Optional[Block]) -> Optional[Block]:
         """``block``, or the block around the transparent scopes that hold it."""
@@ -539,11 +783,27 @@ class _Analysis:
             return False
         if in_model_class(self.ctx, function, self.model_classes):
             return True
-        return function.name.value in self.builders and self._is_called(function)
+        name = function.name.value
+        return (name in self.builders or name in self.returners) and self._is_called(function)
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
+        """Whether the file calls ``function`` by its name, or hands it to a call that will
+        (``kt.Hyperband(build_model, ...)``)."""
         name = function.name.value
-        return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call))
+        return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call)
+                   ) or bool(self._builder_handovers().get(name))
+
+    def _builder_handovers(self) -> Dict[str, List[cst.Call]]:
+        """Per builder of the file, the calls that take it as an argument (not calling it):
+        a tuner or a factory that builds models with it."""
+        if self._handovers is None:
+            self._handovers = {}
+            for call in self.ctx.nodes(cst.Call):
+                for arg in call.args:
+                    if (isinstance(arg.value, cst.Name) and arg.value.value in self.builders
+                            and self.ctx.qualified_name(arg.value) is None):
+                        self._handovers.setdefault(arg.value.value, []).append(call)
+        return self._handovers
 
     def _model_names_in(self, block: Block) -> Set[str]:
         """The names the statements of ``block`` assign a model to."""

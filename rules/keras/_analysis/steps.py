@@ -121,13 +121,25 @@ def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
 
 
 def trained_names(ctx: FileContext) -> Set[str]:
-    """Names whose ``.trainable_variables`` a step function differentiates: models, even when the
-    file cannot see how they are built (``pix2pix.unet_generator(...)``, a hub module)."""
+    """Names whose ``.trainable_variables`` a step function differentiates, or whose variables a
+    training step written inline in a loop differentiates and updates (``tape.gradient(loss,
+    net.variables)`` then ``apply_gradients``/``assign_sub``): models, even when the file cannot see
+    how they are built (``pix2pix.unet_generator(...)``, a hub module, a ``tf.Module``)."""
     def find() -> Set[str]:
         found: Set[str] = set()
         for function in (function for same_name in step_functions(ctx).values() for function in same_name):
             for node in walk(function.body):
                 if (isinstance(node, cst.Attribute) and node.attr.value in TRAINED_ATTRIBUTES
+                        and isinstance(node.value, cst.Name)):
+                    found.add(node.value.value)
+        for call in ctx.nodes(cst.Call):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "gradient" and len(call.args) >= 2):
+                continue
+            loop = ctx.enclosing(call, cst.For)
+            if loop is None or not any(updates_weights(node) for node in walk(loop.body)):
+                continue
+            for node in walk(call.args[1].value):
+                if (isinstance(node, cst.Attribute) and node.attr.value in TRAINED_ATTRIBUTES | {"variables"}
                         and isinstance(node.value, cst.Name)):
                     found.add(node.value.value)
         return found
