@@ -247,6 +247,17 @@ def _rule_severity(code: str) -> str:
     return rule.severity if rule is not None else WARNING
 
 
+def _without_edges(body: Sequence[cst.BaseStatement], low: int, high: int,
+                   edges: Callable[[cst.BaseStatement], bool]) -> Tuple[int, int]:
+    """The piece ``low..high`` of ``body`` without the statements ``edges`` accepts at its start
+    and end."""
+    while low <= high and edges(body[low]):
+        low += 1
+    while high >= low and edges(body[high]):
+        high -= 1
+    return low, high
+
+
 class FileContext:
     """What rules know about one file, and what they ask to change in it."""
 
@@ -679,7 +690,8 @@ class FileContext:
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement],
              display: Optional[Callable[[cst.BaseStatement], bool]] = None,
-             keep_out: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
+             keep_out: Optional[Callable[[cst.BaseStatement], bool]] = None,
+             edges: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
         stay outside, in front of it. In a notebook, a range that spans cells becomes one block
@@ -687,7 +699,8 @@ class FileContext:
         that a statement only shows a value: at the end of a notebook cell, such statements stay
         after the block, where the cell still shows what the last one gives. ``keep_out(statement)``,
         when given, says that a statement is the same inside the block or out (a definition): it
-        stays out, between two blocks."""
+        stays out, between two blocks. ``edges(statement)``, when given, says the same of
+        statements that stay out only where they begin or end a block (prose in a string)."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -714,6 +727,9 @@ class FileContext:
             pieces.append((piece_start, end))
         if display is not None and block is self.module and self.barriers:
             pieces = [(low, self._before_display(body, low, high, display)) for low, high in pieces]
+            pieces = [(low, high) for low, high in pieces if high >= low]
+        if edges is not None:
+            pieces = [_without_edges(body, low, high, edges) for low, high in pieces]
             pieces = [(low, high) for low, high in pieces if high >= low]
         if not pieces:
             return False

@@ -48,6 +48,10 @@ def resume(trainer):
         "train.py:6:5: IPU190 `model.fit()` runs outside the IPU strategy's scope (on the CPU) when called "
         "through `train(trainer.model, load())`: the port is not complete; create, compile and train the "
         "model inside `with strategy.scope():`, directly or through the functions that call this code [error]",
+        "train.py:6:15: IPU105 `fit` gets `data` from the parameter `data` of `train`: the porter cannot see how "
+        "it is batched, and the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where "
+        "it is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a multiple of the "
+        "batch size [warning]",
         "train.py:10:5: IPU102 IPU system configured with 1 IPU before the model code [fixed]",
         "train.py:10:5: IPU103 model code runs in `with strategy.scope():` [fixed]",
     ]

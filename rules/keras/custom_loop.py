@@ -237,6 +237,33 @@ class CustomLoop(Rule):
         "stops the rewrite."
     )
     examples = (
+        # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
+        # cannot be compiled: reported, left as it is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            optimizer = tf.keras.optimizers.Adam(0.01)
+
+
+            @tf.numpy_function(Tout=tf.float32)
+            def simulate(action):
+                return environment.step(action)
+
+
+            def train_step(state):
+                with tf.GradientTape() as tape:
+                    reward = simulate(tf.argmax(model(state), axis=-1))
+                    loss = -tf.reduce_mean(reward)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+            for state in states:
+                train_step(state)
+            """,
+        ),
         # A step in an `if` of a `while` loop (an agent that learns every 4 frames) moves too.
         Example(
             """\

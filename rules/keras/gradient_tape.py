@@ -214,6 +214,25 @@ class GradientTape(Rule):
                     return loss
             """,
         ),
+        # A tape in a method that a Keras `train_step` override calls (a gradient penalty): `fit`
+        # compiles it with the step.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Critic(tf.keras.Model):
+                def penalty(self, real):
+                    with tf.GradientTape() as tape:
+                        tape.watch(real)
+                        score = self(real, training=True)
+                    return tf.reduce_mean(tape.gradient(score, real) ** 2)
+
+                def train_step(self, real):
+                    with tf.GradientTape() as tape:
+                        loss = self.penalty(real)
+                    self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+                    return {"loss": loss}
+            """, reported=False),
         Example("""\
             import tensorflow as tf
 
@@ -241,8 +260,8 @@ class GradientTape(Rule):
             name = function.name.value if function is not None else None
             if name in handled or id(call) in inline:
                 continue
-            if name in ("train_step", "test_step") and self._method_of(ctx, function, keras_models):
-                continue  # a Keras `train_step` override: `fit` compiles it (IPU103 reports the override)
+            if self._method_of(ctx, function, keras_models) and self._run_by_keras_step(ctx, function):
+                continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)
             if name in run_calls:
                 if is_tf_function(ctx, function) or any(
                         is_tf_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):
@@ -354,6 +373,24 @@ class GradientTape(Rule):
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
         return found
+
+    @staticmethod
+    def _run_by_keras_step(ctx, method: cst.FunctionDef) -> bool:
+        """Whether ``method`` is the ``train_step``/``test_step`` of its class, or a method that one
+        of them calls through ``self`` (a gradient penalty, say), directly or not."""
+        owner = ctx.parent(ctx.parent(method))
+        methods = {node.name.value: node for node in owner.body.body if isinstance(node, cst.FunctionDef)}
+        reached, pending = set(), [name for name in ("train_step", "test_step") if name in methods]
+        while pending:
+            name = pending.pop()
+            if name in reached:
+                continue
+            reached.add(name)
+            pending.extend(node.func.attr.value for node in walk(methods[name].body)
+                           if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                           and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
+                           and node.func.attr.value in methods)
+        return method.name.value in reached
 
     @staticmethod
     def _method_of(ctx, function, classes) -> bool:

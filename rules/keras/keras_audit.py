@@ -216,6 +216,8 @@ class _Coverage:
         if self._in_scope(node):
             return None
         function = self.ctx.enclosing_function(node)
+        if function is not None and self._is_callback_method(function):
+            return None  # Keras calls it from `fit`/`evaluate`/`predict`, which are checked themselves
         if function is None or depth == 0 or id(function) in seen:
             return node
         seen.add(id(function))
@@ -240,6 +242,12 @@ class _Coverage:
             if extents and any(block.body.index(ancestor) in extent for extent in extents):
                 return True
         return False
+
+    def _is_callback_method(self, function: cst.FunctionDef) -> bool:
+        """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``)."""
+        owner = self.ctx.enclosing(function, cst.ClassDef)
+        return owner is not None and self.ctx.enclosing_function(function) is None and any(
+            (self.ctx.keras_name(base.value) or "").startswith("keras.callbacks.") for base in owner.bases)
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
         """The calls of ``function`` by its name (``f(...)``, or ``x.f(...)`` for a method)."""

@@ -2,10 +2,13 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import expression, single_small, statement
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules._tf.tfdata import is_dataset
+from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import in_model_class, in_region, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import step_functions
-from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
+from porter.scopes import module_definitions, owner
 
 
 def _strategy_code(plan) -> str:
@@ -56,18 +59,46 @@ def _only_displays(ctx, statement_node: cst.BaseStatement) -> bool:
     return shows and all(_plain(arg.value) for arg in value.args)
 
 
-def _kept_out(ctx):
-    """Which statements of a region stay out of the scope: a plain function or class defined among
-    the model code. Defining it creates nothing on a device (its body runs where it is called), so
-    the code reads as before. A decorated one (a `tf.function`) or a training step (IPU111 compiles
-    it) stays with the model code, as in the guides."""
+def _kept_out(ctx, plan):
+    """Which statements of a region stay out of the scope, where they read as before and do what
+    they did: a plain function defined among the model code (defining it creates nothing on a
+    device; its body runs where it is called, in the scope when its callers are), and a look at a
+    dataset on the host (a loop over `ds.take(1)` that plots, `next(iter(ds))`), since in the scope
+    iterating a dataset makes an IPU infeed (Targeting the IPU from TensorFlow 2). A decorated
+    function (a `tf.function`), a training step (IPU111 compiles it) and a class (a callback or a
+    model whose methods run the model) stay with the model code, as in the guides."""
     steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
+    functions = module_definitions(ctx)
+    models = plan.model_like | plan.holders | plan.model_names
+
+    def host_iteration(statement_node: cst.BaseStatement) -> bool:
+        iterates = False
+        for node in walk(statement_node):
+            if isinstance(node, cst.Name) and node.value in models | functions or isinstance(node, cst.With):
+                return False  # runs a model, calls code of the file, or opens a tape
+            if isinstance(node, cst.For) and _is_dataset(ctx, node.iter) or (
+                    isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("iter", "list")
+                    and ctx.qualified_name(node.func) is None and node.args and _is_dataset(ctx, node.args[0].value)):
+                iterates = True
+        return iterates
 
     def kept_out(statement_node: cst.BaseStatement) -> bool:
-        return (isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)) and not statement_node.decorators
-                and id(statement_node) not in steps)
+        if isinstance(statement_node, cst.FunctionDef):
+            return not statement_node.decorators and id(statement_node) not in steps
+        return not isinstance(statement_node, cst.ClassDef) and host_iteration(statement_node)
 
     return kept_out
+
+
+def _is_dataset(ctx, node: cst.BaseExpression) -> bool:
+    """A `tf.data` dataset, or one Keras made (`image_dataset_from_directory`...)."""
+    return is_dataset(ctx, node) or keras_batched_source(ctx, node, owner(ctx, node)) is not None
+
+
+def _only_text(statement_node: cst.BaseStatement) -> bool:
+    """A string standing alone as a statement: a docstring-like block of prose, which does nothing."""
+    small = single_small(statement_node)
+    return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 class StrategyScope(Rule):
@@ -505,6 +536,35 @@ run_experiment(net)
                 train_head(encoder.predict(x), y)
             """,
         ),
+        # A look at a batch on the host stays out of the scope: there, iterating a dataset makes an IPU infeed.
+        Example(
+            """\
+            import matplotlib.pyplot as plt
+            import tensorflow as tf
+
+            train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            for images, labels in train_ds.take(1):
+                plt.imshow(images[0].numpy())
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import matplotlib.pyplot as plt
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            for images, labels in train_ds.take(1):
+                plt.imshow(images[0].numpy())
+            with strategy.scope():
+                model.fit(train_ds, epochs=2)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -551,7 +611,7 @@ run_experiment(net)
         wrapped = []
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
-                        display=lambda line: _only_displays(ctx, line), keep_out=_kept_out(ctx)):
+                        display=lambda line: _only_displays(ctx, line), keep_out=_kept_out(ctx, plan), edges=_only_text):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)

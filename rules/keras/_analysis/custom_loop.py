@@ -10,15 +10,18 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import StepCall, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.steps import StepCall, functions_called_from, step_calls, trains, updates_weights
 from porter.throughput import config_steps
 
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
+# Calls back into Python, which a compiled IPU program cannot make (IPU156).
+_HOST_FUNCTIONS = frozenset({"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func",
+                             "tensorflow.compat.v1.numpy_function"})
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
 _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
@@ -28,7 +31,8 @@ _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 
 def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
     """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
-    ``print``, list appends...)."""
+    ``print``, list appends...), and what in the functions of the file it calls cannot be compiled
+    at all (``tf.numpy_function``, ``.numpy()``)."""
     found: List[str] = []
     for node in walk(root):
         if isinstance(node, cst.Call):
@@ -37,8 +41,15 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
                 found.append(f"`.{func.attr.value}()`")
             elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
                 found.append(f"`{func.value}()`")
+            elif ctx.qualified_name(func) in _HOST_FUNCTIONS:
+                found.append(f"`{code_of(ctx, func)}()`")
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             found.append("`global`/`nonlocal` state")
+    for function in functions_called_from(ctx, [root]):
+        for node in walk(function):  # its decorators too: `@tf.numpy_function(...)` makes it host code
+            if isinstance(node, cst.Call) and (ctx.qualified_name(node.func) in _HOST_FUNCTIONS or isinstance(
+                    node.func, cst.Attribute) and node.func.attr.value == "numpy"):
+                found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
     return sorted(set(found))
 
 

@@ -112,7 +112,8 @@ def _legacy_models(ctx: FileContext) -> set:
 
 
 def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
-    names = model_plan(ctx).model_names | _legacy_models(ctx)
+    plan = model_plan(ctx)
+    names = plan.model_names | plan.model_like | _legacy_models(ctx)
     found: List[TrainingCall] = []
     if not names:
         return found

@@ -12,7 +12,14 @@ The plan is computed once per file and shared by both rules:
   its region in the block around the branches, so that they share one scope. A function that only
   builds and returns a model is not a region: its caller's scope covers it. A model created as the
   argument of a function of the file that trains it (``train(build())``) makes the statement of
-  that call a region: it both creates and trains the model;
+  that call a region: it both creates and trains the model. So does a builder handed to a call
+  that builds models with it (``kt.Hyperband(build_model, ...)``). A function that trains a model
+  and returns it to callers that keep it (``model = run_experiment()``) runs in its callers' scope
+  too, like a builder;
+- later runs: a region grows to take in the statements that run its models afterwards (``predict``
+  in a function called later, on an alias such as ``encoder = model.get_layer("encoder")``, on
+  what a tuner built), and a function with model code of its own, called only where its caller
+  has a region, runs in that region's scope: one strategy for the program;
 - the anchor of each region: the statement of the function (or module) body that holds the region,
   where the IPU configuration and the strategy go, once, outside any loop.
 """
@@ -149,6 +156,12 @@ def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
             and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
+
+
+def is_application(keras_name: str) -> bool:
+    """A pre-trained network of ``keras.applications`` (``ResNet50``, ``applications.efficientnet.
+    EfficientNetB0``): a class, capitalised, unlike the module's ``preprocess_input`` functions."""
+    return keras_name.startswith("keras.applications.") and keras_name.rsplit(".", 1)[-1][:1].isupper()
 
 
 def runs_model(call: cst.Call, plan: Plan) -> bool:
@@ -306,7 +319,8 @@ class _Analysis:
     def _is_model_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):
             return False
-        if self.ctx.keras_name(node.func) in MODEL_CONSTRUCTORS:
+        keras_name = self.ctx.keras_name(node.func) or ""
+        if keras_name in MODEL_CONSTRUCTORS or is_application(keras_name):
             return True
         if isinstance(node.func, cst.Name):
             name = node.func.value
@@ -570,9 +584,9 @@ class _Analysis:
         function called later, on an alias (``decoder = trainer.vqvae.get_layer("decoder")``), or
         on what a tuner built. Keras on the IPU runs a model's ``fit``/``evaluate``/``predict`` in the
         IPU strategy's scope, so the region of the block that leads to each such run (directly, or
-        through the calls of the functions that hold it) grows to take in that statement. A
-        statement that calls a function with a scope of its own is left out: that function makes
-        its own strategy, and two strategies cannot nest."""
+        through the calls of the functions that hold it) grows to take in that statement. Not when
+        that would leave a function with a scope of its own called both inside the region and out:
+        it makes its own strategy, and two strategies cannot nest (IPU190 reports the run)."""
         if not any(regions.values()):
             return
         calls_by = calls_by_name(self.ctx)
@@ -832,13 +846,14 @@ class _Analysis:
         return Region(block, first, last, self._anchor(first))
 
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
-        """Statements of ``block`` that create Keras inputs or layers."""
+        """Statements of ``block`` that create Keras inputs or layers, or a pre-trained network of
+        ``keras.applications`` (a backbone the model is built on: its weights are variables too)."""
         found = []
         for top, node in self._code_of_block(block):
             if type(node) is not cst.Call:
                 continue
             name = self.ctx.keras_name(node.func)
-            if name is not None and (name.startswith("keras.layers.") or name == "keras.Input"):
+            if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"):
                 found.append(top)
         return found
 
