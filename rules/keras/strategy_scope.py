@@ -565,6 +565,39 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # A function with model code called in a loop would configure the IPU and make a strategy on
+        # every call: the loop that calls it goes in the scope instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def probe(features, width):
+                head = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                head.compile(optimizer="sgd", loss="mse")
+                head.fit(features, targets, epochs=1)
+
+
+            for width in (8, 16, 32):
+                probe(features, width)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def probe(features, width):
+                head = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                head.compile(optimizer="sgd", loss="mse")
+                head.fit(features, targets, epochs=1)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for width in (8, 16, 32):
+                    probe(features, width)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

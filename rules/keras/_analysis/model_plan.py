@@ -667,12 +667,51 @@ class _Analysis:
                 del regions[id(region.block)]
                 tops = self._caller_tops(regions, function)
                 if tops is None or any(self._nests_a_strategy(regions, other, top) for other, top in tops):
-                    regions[id(region.block)] = region
-                    continue
-                for other, top in tops:
-                    self._take_in(regions, other.block, top, top)
+                    repeated = self._repeated_calls(function)
+                    if repeated is None:
+                        regions[id(region.block)] = region
+                        continue
+                    for block, top in repeated:
+                        self._take_in(regions, block, top, top)
+                else:
+                    for other, top in tops:
+                        self._take_in(regions, other.block, top, top)
                 plan.regions.remove(region)
                 changed = True
+
+    def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
+        """When ``function`` is called several times, or in a loop, from one function (or the
+        module), and from nowhere else: the statements of that function's body that make the calls.
+        With its own region it would configure the IPU and make a strategy on every call; its
+        callers' scope takes them in instead. None otherwise."""
+        calls = local_calls(self.ctx, function)
+        if not calls:
+            return None
+        callers = {id(self.ctx.enclosing_function(call)) for call in calls}
+        looped = any(isinstance(ancestor, _LOOPS) for call in calls for ancestor in self._ancestors_in_function(call))
+        if len(callers) != 1 or not (len(calls) > 1 or looped):
+            return None
+        found = []
+        for call in calls:
+            owner_body = self._body_of(self.ctx.enclosing_function(call))
+            top = self._top_in(owner_body, call) if owner_body is not None else None
+            if top is None or self._inside_builder(owner_body):
+                return None
+            found.append((owner_body, top))
+        return found
+
+    def _ancestors_in_function(self, node: cst.CSTNode):
+        """The ancestors of ``node`` up to the function (or class, or module) it is written in."""
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, _CODE_ELSEWHERE):
+                return
+            yield ancestor
+
+    def _body_of(self, function: Optional[cst.FunctionDef]) -> Optional[Block]:
+        """The block of statements of ``function`` (the module when None)."""
+        if function is None:
+            return self.ctx.module
+        return function.body if isinstance(function.body, cst.IndentedBlock) else None
 
     def _function_of(self, block: Block) -> Optional[cst.FunctionDef]:
         """The module-level function whose body ``block`` is in, if any."""
