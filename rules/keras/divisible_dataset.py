@@ -512,7 +512,7 @@ class DivisibleDataset(Rule):
         ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` cuts the inputs into parts "
                    "that need not be whole batches, which the IPU rejects: the split is made before the call, "
                    f"as Keras makes it (the last samples validate), and both parts are trimmed to a multiple of "
-                   f"`{arguments.split(', ')[0]}` samples; `fit` gets `validation_data`", fixed=True)
+                   f"`{arguments.split(', ')[0]}` samples; `{entry.method}` gets `validation_data`", fixed=True)
         return statement
 
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:

@@ -1,6 +1,9 @@
-from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, method_calls
+import libcst as cst
+
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, method_calls
 
 _ROLES = ("x", "y", "features", "labels")
 
@@ -16,13 +19,49 @@ class Uint8Cast(Rule):
         "(Targeting the IPU from TensorFlow 2, \"Supported types\"), and Graphcore's TensorFlow 1 tutorial "
         "\"Porting a simple example\" casts uint8 features to float32 on the host. "
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
-        "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` or `Dataset.from_tensor_slices` "
+        "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` (or the `search` of a tuner given a "
+        "builder of the file, which hands them to `fit`) or `Dataset.from_tensor_slices` "
         "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
         "reach the loss as class ids). A `tfds.load` of such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
         "alone, and so is data whose flow is not clear within one function (a branch, a helper, a "
         "dataset with its own `map`)."
     )
     examples = (
+        # A tuner given a builder of the file trains with what `search` gets.
+        Example(
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+
+
+            def build(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(hp.Int("units", 16, 64))])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+
+
+            tuner = keras_tuner.RandomSearch(build, objective="loss", max_trials=3)
+            tuner.search(x_train, y_train, epochs=2)
+            """,
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+
+
+            def build(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(hp.Int("units", 16, 64))])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+
+
+            tuner = keras_tuner.RandomSearch(build, objective="loss", max_trials=3)
+            tuner.search(x_train.astype("float32"), y_train.astype("int32"), epochs=2)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -245,7 +284,10 @@ class Uint8Cast(Rule):
     )
 
     def run(self, ctx) -> None:
-        for call, method in method_calls(ctx, *DATA_METHODS):
+        holders = model_plan(ctx).holders
+        for call, method in method_calls(ctx, *DATA_METHODS, "search"):
+            if method == "search" and not (isinstance(call.func.value, cst.Name) and call.func.value.value in holders):
+                continue  # `search` trains only on a tuner given a builder of the file (it passes its data to `fit`)
             for role, value in data_arguments(call, method):
                 if role in _ROLES:
                     cast_uint8(ctx, self.code, value, role, f"`{method}()`")

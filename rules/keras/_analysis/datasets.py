@@ -57,7 +57,7 @@ def training_inputs(ctx: FileContext):
         if entry.data is not None:
             yield entry, entry.data
         validation = keyword(entry.call, "validation_data")
-        if entry.method == "fit" and validation is not None:
+        if entry.method in ("fit", "search") and validation is not None:
             yield entry, validation.value
 
 

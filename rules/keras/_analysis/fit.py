@@ -24,7 +24,7 @@ from porter.scopes import owner
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
 # Where x, y and batch_size sit when passed by position.
-_POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1)}
+_POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1), "search": (0, 1, 2)}
 _ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
 
 _TRAINING_CALLS: SharedKey[List["TrainingCall"]] = SharedKey("keras-training-calls")  # per trimming helper
@@ -115,12 +115,15 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     plan = model_plan(ctx)
     names = plan.model_names | plan.model_like | _legacy_models(ctx)
     found: List[TrainingCall] = []
-    if not names:
+    if not names and not plan.holders:
         return found
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS and isinstance(func.value, cst.Name)
-                and func.value.value in names and ctx.qualified_name(func.value) is None):
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and ctx.qualified_name(func.value) is None and (
+                    func.attr.value in METHODS and func.value.value in names
+                    # a tuner given a builder of the file hands its data to `fit`
+                    or func.attr.value == "search" and func.value.value in plan.holders)):
             continue
         scope = owner(ctx, call)
         entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), scope,
