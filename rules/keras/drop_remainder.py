@@ -34,6 +34,35 @@ class DropRemainder(Rule):
         "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone."
     )
     examples = (
+        # Batched in a helper, then zipped into what `fit` gets: the helper's batches reach training.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def batched(stream, size):
+                return stream.shuffle(512).batch(size)
+
+
+            images = batched(tf.data.Dataset.from_tensor_slices(x), 64)
+            labels = batched(tf.data.Dataset.from_tensor_slices(y), 64)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(tf.data.Dataset.zip((images, labels)), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def batched(stream, size):
+                return stream.shuffle(512).batch(size, drop_remainder=True)
+
+
+            images = batched(tf.data.Dataset.from_tensor_slices(x), 64)
+            labels = batched(tf.data.Dataset.from_tensor_slices(y), 64)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(tf.data.Dataset.zip((images, labels)), epochs=2)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

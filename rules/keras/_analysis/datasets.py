@@ -37,6 +37,9 @@ KERAS_BATCHED_SOURCES = {
 BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bucket_by_sequence_length",
                               "ragged_batch"})
 
+# Joins datasets element by element: what it joins feeds what the joined dataset feeds.
+_ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
+
 _TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
 
 
@@ -62,16 +65,29 @@ def training_inputs(ctx: FileContext):
 
 
 def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
-    """(function id, variable) and call ids at the root of the inputs of the training calls."""
+    """(function id, variable) and call ids at the root of the inputs of the training calls, and of
+    what those variables are made from in their function: the datasets a ``Dataset.zip`` joins
+    (``total = tf.data.Dataset.zip((labelled, unlabelled))``), the variable a chain starts at."""
     def find():
         names: Set[Tuple[int, str]] = set()
         calls: Set[int] = set()
-        for entry, value in training_inputs(ctx):
+        pending = [(entry.owner, value) for entry, value in training_inputs(ctx)]
+        while pending:
+            scope, value = pending.pop()
             root = chain(ctx, value)[1]
             if isinstance(root, cst.Name):
-                names.add((id(entry.owner), root.value))
+                if (id(scope), root.value) in names:
+                    continue
+                names.add((id(scope), root.value))
+                pending.extend((scope, made) for _, name, made in assignments(ctx, scope)
+                               if name == root.value and made is not None)
             elif isinstance(root, cst.Call):
                 calls.add(id(root))
+                if ctx.qualified_name(root.func) in _ZIP and root.args:
+                    joined = root.args[0].value
+                    parts = [element.value for element in joined.elements] if isinstance(
+                        joined, (cst.Tuple, cst.List)) else [joined]
+                    pending.extend((scope, part) for part in parts)
         return names, calls
 
     return ctx.shared(_TRAINING_ROOTS, find)
