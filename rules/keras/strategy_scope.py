@@ -68,13 +68,12 @@ def _kept_out(ctx, plan):
     function (a `tf.function`), a training step (IPU111 compiles it) and a class (a callback or a
     model whose methods run the model) stay with the model code, as in the guides."""
     steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
-    functions = module_definitions(ctx)
-    models = plan.model_like | plan.holders | plan.model_names
+    model_code = plan.model_like | plan.holders | plan.model_names | module_definitions(ctx)
 
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
         for node in walk(statement_node):
-            if isinstance(node, cst.Name) and node.value in models | functions or isinstance(node, cst.With):
+            if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With):
                 return False  # runs a model, calls code of the file, or opens a tape
             if isinstance(node, cst.For) and _is_dataset(ctx, node.iter) or (
                     isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("iter", "list")
@@ -120,9 +119,16 @@ class StrategyScope(Rule):
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
         "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
-        "in an `if`/`else` gets one scope around the choice and the training. In a notebook, statements at "
-        "the end of a cell that only display a value (`model.summary()`, a bare expression) stay after the "
-        "scope, so that the cell still shows its output."
+        "in an `if`/`else` gets one scope around the choice and the training. The scope also takes in the "
+        "statements that run a model after it is trained (`predict` in a function called later, on an alias "
+        "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
+        "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
+        "caller has a scope or calls it several times: one IPU configuration and one strategy for the "
+        "program, never a strategy inside another's scope. Plain functions defined among the model code, "
+        "prose strings at the edges and host-side looks at a dataset stay out of the scope (in it, "
+        "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
+        "statements at the end of a cell that only display a value (`model.summary()`, a bare expression) "
+        "stay after the scope, so that the cell still shows its output."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
