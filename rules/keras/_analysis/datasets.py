@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey
+from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import keyword
 from porter.rules.keras._analysis.fit import training_calls
 from porter.scopes import assignments, owner
@@ -121,21 +121,8 @@ def returned_batches(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Ca
 
 def _returns(function: cst.FunctionDef) -> List[cst.Return]:
     """The ``return <value>`` statements of ``function`` (not of the functions nested in it)."""
-    found = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None:
-                found.append(node)
-
-    function.visit(Visitor())
-    return found
+    return [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
+            if isinstance(node, cst.Return) and node.value is not None]
 
 
 def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode,

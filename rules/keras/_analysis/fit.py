@@ -10,7 +10,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -28,7 +28,9 @@ _POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1), 
 _ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
 
 _TRAINING_CALLS: SharedKey[List["TrainingCall"]] = SharedKey("keras-training-calls")  # per trimming helper
-_CALL_COLUMNS: SharedKey[Tuple[int, int]] = SharedKey("keras-call-columns")  # per training call
+# (line, column) of the training calls of the file and of their statements, by node id.
+_CALL_COLUMNS: SharedKey[Dict[int, Tuple[int, int]]] = SharedKey("keras-call-columns")
+_COLUMN_METHODS = frozenset(METHODS) | {"search"}
 
 
 @dataclass
@@ -243,20 +245,32 @@ def _render(node: cst.CSTNode) -> str:
 
 def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     """(indentation of the call's statement, column of the call relative to it), from the original
-    code; both move together when a block is indented later, so the relative column stays true."""
-    return ctx.shared(_CALL_COLUMNS, lambda: _columns(ctx, entry), per=id(entry.call))
-
-
-def _columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
-    from porter.positions import positions
-
-    statement = entry.statement
-    where = positions(ctx.module, [entry.call, statement] if statement is not None else [entry.call])
+    code; both move together when a block is indented later, so the relative column stays true.
+    The positions of every training call of the file are found in one pass over it."""
+    where = ctx.shared(_CALL_COLUMNS, lambda: _positions_of_calls(ctx, entry))
+    if id(entry.call) not in where:  # a call the first pass did not know (another helper's list)
+        where.update(_positions_of_calls(ctx, entry))
     call_line, call_column = where.get(id(entry.call), (1, 1))
-    statement_line, statement_column = where.get(id(statement), (call_line, 1))
+    statement_line, statement_column = where.get(id(entry.statement), (call_line, 1)) if (
+        entry.statement is not None) else (call_line, 1)
     if statement_line != call_line:
         statement_column = call_column
     return statement_column - 1, call_column - statement_column
+
+
+def _positions_of_calls(ctx: FileContext, entry: TrainingCall) -> Dict[int, Tuple[int, int]]:
+    """(line, column) of ``entry``'s call and statement, and of every call of a training method
+    of the file and its statement: one pass over the file for all of them."""
+    from porter.positions import positions
+
+    nodes: List[cst.CSTNode] = [entry.call] + ([entry.statement] if entry.statement is not None else [])
+    for call in ctx.nodes(cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _COLUMN_METHODS:
+            nodes.append(call)
+            statement = ctx.statement_of(call)
+            if statement is not None:
+                nodes.append(statement)
+    return dict(positions(ctx.module, nodes))
 
 
 def layout(indent: int, offset: int, extra_indent: int = 4):

@@ -282,11 +282,33 @@ def hoistable(ctx: FileContext, body: List[cst.BaseStatement]) -> Tuple[List[cst
     return hoisted, kinds
 
 
+# Names used and bound by a statement, asked again and again by the step analysis: kept with
+# the node itself (ids are reused once a tree is gone), and forgotten when there are many.
+_NAMES_CACHE: Dict[Tuple[str, int], Tuple[cst.CSTNode, Set[str]]] = {}
+_NAMES_CACHE_SIZE = 20000
+
+
+def _cached(kind: str, node: cst.CSTNode, compute: Callable[[cst.CSTNode], Set[str]]) -> Set[str]:
+    key = (kind, id(node))
+    hit = _NAMES_CACHE.get(key)
+    if hit is not None and hit[0] is node:
+        return set(hit[1])
+    if len(_NAMES_CACHE) >= _NAMES_CACHE_SIZE:
+        _NAMES_CACHE.clear()
+    found = compute(node)
+    _NAMES_CACHE[key] = (node, found)
+    return set(found)
+
+
 def names_used(node: cst.CSTNode) -> Set[str]:
-    return {sub.value for sub in walk(node) if isinstance(sub, cst.Name)}
+    return _cached("used", node, lambda root: {sub.value for sub in walk(root) if isinstance(sub, cst.Name)})
 
 
 def names_bound(statement: cst.BaseStatement) -> Set[str]:
+    return _cached("bound", statement, _names_bound)
+
+
+def _names_bound(statement: cst.BaseStatement) -> Set[str]:
     found: Set[str] = set()
     for sub in walk(statement):
         if isinstance(sub, cst.AssignTarget):

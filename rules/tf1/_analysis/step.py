@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set, Union
 
 import libcst as cst
 
-from porter.context import FileContext, dotted_name, walk
+from porter.context import FileContext, SharedKey, dotted_name, walk
 from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation, local_function,
                                               names_bound, names_used, returned_values, session_calls,
                                               tf_call_name)
@@ -180,13 +180,48 @@ def step_owners(ctx: FileContext) -> List[cst.CSTNode]:
 
 def _session_index(ctx: FileContext, body: List[cst.BaseStatement]) -> int:
     """The position of the first statement of ``body`` that creates a session (its length if none)."""
-    sessions = {id(call) for call in session_calls(ctx)}
+    sessions = _holders_of(ctx).sessions
     for index, statement in enumerate(body):
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue
-        if any(id(node) in sessions for node in walk(statement)):
+        if id(statement) in sessions:
             return index
     return len(body)
+
+
+@dataclass
+class _Holders:
+    """Ids of the statements (at every level) that hold a session call, a training op
+    (``minimize``/``apply_gradients``) or any call: found once per file, by climbing from the calls,
+    instead of walking every statement of every body again."""
+    sessions: Set[int] = field(default_factory=set)
+    training: Set[int] = field(default_factory=set)
+    calls: Set[int] = field(default_factory=set)
+
+
+_HOLDERS: SharedKey[_Holders] = SharedKey("tf1-step-holders")
+
+
+def _holders_of(ctx: FileContext) -> _Holders:
+    def find() -> _Holders:
+        holders = _Holders()
+        sessions = {id(call) for call in session_calls(ctx)}
+        for call in ctx.nodes(cst.Call):
+            sets = [holders.calls]
+            if id(call) in sessions:
+                sets.append(holders.sessions)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _TRAINING_METHODS:
+                sets.append(holders.training)
+            for ancestor in ctx.ancestors(call):
+                if not isinstance(ancestor, cst.BaseStatement):
+                    continue
+                definition = isinstance(ancestor, (cst.FunctionDef, cst.ClassDef))
+                for found in sets:
+                    if not (definition and found is holders.training):  # as `is_training_statement`
+                        found.add(id(ancestor))
+        return holders
+
+    return ctx.shared(_HOLDERS, find)
 
 
 def makes_inputs(ctx: FileContext, statement: cst.BaseStatement) -> Optional[str]:
@@ -203,10 +238,13 @@ def find_block(ctx: FileContext, owner: cst.CSTNode) -> Optional[Union[List[cst.
     evaluation tensors after it (graph inputs made in between included: the rule moves them in
     front); None when ``owner`` builds no training op before its session."""
     body = _owner_body(owner)
+    holders = _holders_of(ctx)
+    if not any(id(statement) in holders.training or id(statement) in holders.calls for statement in body):
+        return None  # no training op and no call in this body: nothing to look at (most functions)
     limit = _session_index(ctx, body)
     # a loop that calls `minimize` runs eagerly or builds a graph per iteration: not a step built once
     training = [index for index in range(limit) if isinstance(body[index], (cst.SimpleStatementLine, cst.With))
-                and (is_training_statement(body[index]) or _calls_step_function(ctx, body[index]) is not None)]
+                and (id(body[index]) in holders.training or _calls_step_function(ctx, body[index]) is not None)]
     if not training:
         return None
     end = training[-1]
