@@ -406,7 +406,7 @@ class DivisibleDataset(Rule):
         for node in inputs:
             ctx.replace(node, _trimmed(pad, arguments))
         indent, offset = call_columns(ctx, entry)
-        data = cst.parse_expression(code_of(ctx, entry.data))
+        data = entry.data.deep_clone()  # a node of its own: the input itself is replaced by its padding
         ctx.replace(entry.call, lambda node: layout(indent, offset)(cst.Call(cst.Name(cut), args=[
             cst.Arg(layout(indent, offset + len(cut) + 1)(node),
                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.cstutil import argument, string_value
 from porter.rules.keras._analysis.util import last_name
-from porter.rules.keras.py_function import HOST_FUNCTIONS
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import KERAS, WARN, Example, Rule
 
 _DTYPES = frozenset({

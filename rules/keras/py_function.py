@@ -2,12 +2,8 @@ import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import is_dataset
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 
-# Functions that run Python (NumPy) code on the host, inside a TensorFlow graph.
-HOST_FUNCTIONS = (
-    "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
-    "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
-)
 _OUTSIDE = ("tensorflow.python.ipu.scopes.outside_compilation_scope", "tensorflow.python.ipu.outside_compilation_scope")
 
 

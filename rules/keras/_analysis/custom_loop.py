@@ -14,14 +14,12 @@ from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import StepCall, functions_called_from, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.throughput import config_steps
 
 # Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
 _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
-# Calls back into Python, which a compiled IPU program cannot make (IPU156).
-_HOST_FUNCTIONS = frozenset({"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func",
-                             "tensorflow.compat.v1.numpy_function"})
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
 _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
@@ -41,16 +39,21 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
                 found.append(f"`.{func.attr.value}()`")
             elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
                 found.append(f"`{func.value}()`")
-            elif ctx.qualified_name(func) in _HOST_FUNCTIONS:
+            elif _calls_host(ctx, node):
                 found.append(f"`{code_of(ctx, func)}()`")
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             found.append("`global`/`nonlocal` state")
     for function in functions_called_from(ctx, [root]):
         for node in walk(function):  # its decorators too: `@tf.numpy_function(...)` makes it host code
-            if isinstance(node, cst.Call) and (ctx.qualified_name(node.func) in _HOST_FUNCTIONS or isinstance(
+            if isinstance(node, cst.Call) and (_calls_host(ctx, node) or isinstance(
                     node.func, cst.Attribute) and node.func.attr.value == "numpy"):
                 found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
     return sorted(set(found))
+
+
+def _calls_host(ctx: FileContext, call: cst.Call) -> bool:
+    """``tf.numpy_function(...)``, ``tf.py_function(...)``: Python called back from the graph."""
+    return ctx.qualified_name(call.func) in HOST_FUNCTIONS
 
 
 def tensorflow_alias(ctx: FileContext) -> Optional[str]:

@@ -247,9 +247,7 @@ def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     """(indentation of the call's statement, column of the call relative to it), from the original
     code; both move together when a block is indented later, so the relative column stays true.
     The positions of every training call of the file are found in one pass over it."""
-    where = ctx.shared(_CALL_COLUMNS, lambda: _positions_of_calls(ctx, entry))
-    if id(entry.call) not in where:  # a call the first pass did not know (another helper's list)
-        where.update(_positions_of_calls(ctx, entry))
+    where = ctx.shared(_CALL_COLUMNS, lambda: _positions_of_calls(ctx))
     call_line, call_column = where.get(id(entry.call), (1, 1))
     statement_line, statement_column = where.get(id(entry.statement), (call_line, 1)) if (
         entry.statement is not None) else (call_line, 1)
@@ -258,12 +256,12 @@ def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
     return statement_column - 1, call_column - statement_column
 
 
-def _positions_of_calls(ctx: FileContext, entry: TrainingCall) -> Dict[int, Tuple[int, int]]:
-    """(line, column) of ``entry``'s call and statement, and of every call of a training method
-    of the file and its statement: one pass over the file for all of them."""
+def _positions_of_calls(ctx: FileContext) -> Dict[int, Tuple[int, int]]:
+    """(line, column) of every call of a training method of the file (every ``TrainingCall``'s
+    call is one) and of its statement: one pass over the file for all of them."""
     from porter.positions import positions
 
-    nodes: List[cst.CSTNode] = [entry.call] + ([entry.statement] if entry.statement is not None else [])
+    nodes: List[cst.CSTNode] = []
     for call in ctx.nodes(cst.Call):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _COLUMN_METHODS:
             nodes.append(call)

@@ -10,6 +10,13 @@ import libcst as cst
 from porter.context import FileContext, SharedKey
 from porter.cstutil import argument, keyword
 
+# Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
+# program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
+HOST_FUNCTIONS = (
+    "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
+    "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
+)
+
 # Model methods that take data, and where their x / y arguments sit.
 DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch")
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
