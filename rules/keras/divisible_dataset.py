@@ -5,12 +5,14 @@ import libcst as cst
 from porter.context import code_of
 
 from porter import throughput
-from porter.cstutil import keyword, keyword_arg, statements
+from porter.cstutil import argument, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
                              repeatable, samples_per_execution, single_sample, smallest_per_execution, speed_asked,
                              static_int, static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
+from porter.rules._tf.tfdata import is_dataset
+from porter.rules.keras._analysis.util import is_callback_method, method_calls
 from porter.scopes import assignments, fresh_name
 
 MARKER = "(ipu-port)"
@@ -302,6 +304,49 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
             """),
         ),
+        # A variable last made by NumPy (or a list of such arrays) is an array input, not a dataset.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def label_rows(rows):
+                model = tf.keras.models.load_model("rows.keras")
+                window = np.stack([np.asarray(row, dtype="float32") for row in rows])
+                return model.predict(window, verbose=0).argmax(axis=1)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            def label_rows(rows):
+                model = tf.keras.models.load_model("rows.keras")
+                window = np.stack([np.asarray(row, dtype="float32") for row in rows])
+                return cut_to_samples(model.predict(pad_to_multiple(window, 32), verbose=0), window).argmax(axis=1)
+            """),
+        ),
+        # A callback predicts during `fit` on data it was handed: reported, not guessed.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class RecallLogger(tf.keras.callbacks.Callback):
+                def __init__(self, images, labels):
+                    super().__init__()
+                    self.images, self.labels = images, labels
+
+                def on_epoch_end(self, epoch, logs=None):
+                    scores = self.model.predict(self.images)
+                    print(epoch, (scores.argmax(axis=1) == self.labels).mean())
+            """,
+        ),
         # An input that cannot be read twice is trimmed: `predict` answers for fewer samples.
         Example(
             """\
@@ -371,6 +416,8 @@ class DivisibleDataset(Rule):
                     splits.append(statement)
                 continue
             trimmed |= self._trim(ctx, entry, name, helpers)
+        if _unknown_lengths_trimmed(ctx):
+            self._report_callback_inputs(ctx)
         helpers_code = []
         if (trimmed or splits) and existing_helper(ctx) is None:
             helpers_code.append(_HELPER.format(name=name, marker=MARKER))
@@ -530,6 +577,26 @@ class DivisibleDataset(Rule):
             return False
         split_at = int(samples * (1.0 - value))  # as Keras splits
         return split_at % multiple == 0 and (samples - split_at) % multiple == 0
+
+    def _report_callback_inputs(self, ctx) -> None:
+        """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
+        on data the callback was given: the porter cannot see how many samples it holds."""
+        for call, method in method_calls(ctx, "predict", "evaluate"):
+            receiver = call.func.value
+            function = ctx.enclosing_function(call)
+            if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "model"
+                    and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"
+                    and function is not None and is_callback_method(ctx, function)):
+                continue
+            data = argument(call, "x", 0)
+            if data is None or data.star or is_dataset(ctx, data.value) or static_length(ctx, data.value, function):
+                continue
+            ctx.report(self.code, call.func.attr, f"`self.model.{method}()` in the callback "
+                       f"`{ctx.enclosing(function, cst.ClassDef).name.value}` runs on the IPU during `fit`, on "
+                       f"`{code_of(ctx, data.value)}`, whose length the porter cannot see: the IPU rejects a "
+                       "partial batch; give the callback arrays whose length is a multiple of the batch size "
+                       "(pad them and cut the predictions back), or a dataset batched with "
+                       "`drop_remainder=True`", fixed=False)
 
     def _report_single_sample(self, ctx, entry) -> None:
         ctx.report(self.code, entry.call.func.attr,

@@ -6,7 +6,7 @@ from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops,
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
-from porter.rules.keras._analysis.util import method_calls, subclasses_of
+from porter.rules.keras._analysis.util import method_calls, run_by_keras, subclasses_of
 from porter.rule import KERAS, TF1, WARN, Example, Rule
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
@@ -260,7 +260,8 @@ class GradientTape(Rule):
             name = function.name.value if function is not None else None
             if name in handled or id(call) in inline:
                 continue
-            if self._method_of(ctx, function, keras_models) and self._run_by_keras_step(ctx, function):
+            if self._method_of(ctx, function, keras_models) and run_by_keras(
+                    function, ctx.parent(ctx.parent(function))):
                 continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)
             if name in run_calls:
                 if is_tf_function(ctx, function) or any(
@@ -373,24 +374,6 @@ class GradientTape(Rule):
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
         return found
-
-    @staticmethod
-    def _run_by_keras_step(ctx, method: cst.FunctionDef) -> bool:
-        """Whether ``method`` is the ``train_step``/``test_step`` of its class, or a method that one
-        of them calls through ``self`` (a gradient penalty, say), directly or not."""
-        owner = ctx.parent(ctx.parent(method))
-        methods = {node.name.value: node for node in owner.body.body if isinstance(node, cst.FunctionDef)}
-        reached, pending = set(), [name for name in ("train_step", "test_step") if name in methods]
-        while pending:
-            name = pending.pop()
-            if name in reached:
-                continue
-            reached.add(name)
-            pending.extend(node.func.attr.value for node in walk(methods[name].body)
-                           if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                           and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
-                           and node.func.attr.value in methods)
-        return method.name.value in reached
 
     @staticmethod
     def _method_of(ctx, function, classes) -> bool:

@@ -7,8 +7,9 @@ import libcst as cst
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan, runs_model
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, model_plan, runs_model
 from porter.rules.keras._analysis.steps import trains
+from porter.rules.keras._analysis.util import is_callback_method, run_by_keras, subclasses_of
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
@@ -80,6 +81,43 @@ def main():
         net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         net.compile(loss="mse")
         fit_model(net, x, y)
+""",
+            reported=False,
+        ),
+        # A helper that a model class's `train_step` calls runs inside `fit`, where Keras runs it.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def shade(net, rays, training=True):
+    return net(rays) if training else net.predict(rays, batch_size=64)
+
+
+class Renderer(tf.keras.Model):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def train_step(self, data):
+        rays, colours = data
+        with tf.GradientTape() as tape:
+            loss = self.compiled_loss(colours, shade(self.net, rays))
+        grads = tape.gradient(loss, self.net.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.net.trainable_variables))
+        return {"loss": loss}
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    renderer = Renderer(tf.keras.Sequential([tf.keras.layers.Dense(3)]))
+    renderer.compile(optimizer="adam", loss="mse")
+    renderer.fit(ray_batches, epochs=2)
+    image = shade(renderer.net, test_rays, training=False)
 """,
             reported=False,
         ),
@@ -187,6 +225,7 @@ class _Coverage:
         configures = is_selected(CONFIG_RULE.code, config.select, config.ignore) and (
             plan.regions or plan.strategy_statement is not None)
         self.configured = plan.configured or plan.has_ipu_strategy or bool(configures)
+        self.models = subclasses_of(ctx, *MODEL_BASES)
         self.regions: Dict[int, List[range]] = {}
         for region in plan.regions:
             body = list(region.block.body)
@@ -216,7 +255,7 @@ class _Coverage:
         if self._in_scope(node):
             return None
         function = self.ctx.enclosing_function(node)
-        if function is not None and self._is_callback_method(function):
+        if function is not None and (is_callback_method(self.ctx, function) or self._keras_step(function)):
             return None  # Keras calls it from `fit`/`evaluate`/`predict`, which are checked themselves
         if function is None or depth == 0 or id(function) in seen:
             return node
@@ -243,11 +282,12 @@ class _Coverage:
                 return True
         return False
 
-    def _is_callback_method(self, function: cst.FunctionDef) -> bool:
-        """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``)."""
-        owner = self.ctx.enclosing(function, cst.ClassDef)
-        return owner is not None and self.ctx.enclosing_function(function) is None and any(
-            (self.ctx.keras_name(base.value) or "").startswith("keras.callbacks.") for base in owner.bases)
+    def _keras_step(self, function: cst.FunctionDef) -> bool:
+        """A step of a Keras model class (``train_step``, ``call``...), or a method one calls:
+        Keras runs it inside ``fit``/``evaluate``/``predict``."""
+        owner = self.ctx.parent(self.ctx.parent(function))
+        return isinstance(owner, cst.ClassDef) and owner.name.value in self.models and run_by_keras(
+            function, owner, ("train_step", "test_step", "predict_step", "call"))
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
         """The calls of ``function`` by its name (``f(...)``, or ``x.f(...)`` for a method)."""

@@ -604,6 +604,38 @@ run_experiment(net)
                     probe(features, width)
             """,
         ),
+        # A function the file never calls (left for a user or an importer) that runs the module's
+        # model: the statement that runs it gets a scope of its own, from the module's strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def score_folder(images):
+                for batch in images:
+                    print(classifier.predict(batch, batch_size=8).argmax(axis=1))
+
+
+            classifier = tf.keras.models.load_model("classifier.keras")
+            classifier.evaluate(test_ds)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def score_folder(images):
+                with strategy.scope():
+                    for batch in images:
+                        print(classifier.predict(batch, batch_size=8).argmax(axis=1))
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                classifier = tf.keras.models.load_model("classifier.keras")
+                classifier.evaluate(test_ds)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

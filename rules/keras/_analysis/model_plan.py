@@ -598,6 +598,7 @@ class _Analysis:
                  calls_by_name: Dict[str, List[cst.Call]], depth: int, seen: Set[int]) -> None:
         """Take ``node`` into the region of a block around it, in its function (or the module);
         when there is none there, take in the calls of that function instead."""
+        top = None  # the statement of the function body (or the module) that holds ``node``
         for ancestor in (node, *self.ctx.ancestors(node)):
             if isinstance(ancestor, (cst.ClassDef, cst.Lambda)):
                 return
@@ -605,11 +606,15 @@ class _Analysis:
                 if depth == 0 or id(ancestor) in seen:
                     return
                 seen.add(id(ancestor))
-                for caller in calls_by_name.get(ancestor.name.value, []):
+                callers = calls_by_name.get(ancestor.name.value, [])
+                for caller in callers:
                     self._grow_to(regions, caller, calls_by_name, depth - 1, seen)
+                if not callers and top is not None:
+                    self._scope_uncalled(regions, ancestor, top)
                 return
             if not isinstance(ancestor, cst.BaseStatement):
                 continue
+            top = ancestor
             block = self.ctx.block_of(ancestor)
             region = regions.get(id(block)) if block is not None else None
             if region is None:
@@ -617,6 +622,22 @@ class _Analysis:
             if not in_region(self.ctx, region, ancestor) and not self._nests_a_strategy(regions, region, ancestor):
                 self._take_in(regions, block, ancestor, ancestor)
             return
+
+    def _scope_uncalled(self, regions: Dict[int, Optional[Region]], function: cst.FunctionDef,
+                        top: cst.BaseStatement) -> None:
+        """A module-level function the file never calls nor hands on (left for a user or an
+        importer to call) that runs a model made in the module's region: the statement that runs it
+        gets a scope of its own in the function, from the strategy the module makes (whenever
+        it is called, the module has run). Its region borrows the module region's anchor: no
+        set-up goes in the function."""
+        module_region = regions.get(id(self.ctx.module))
+        name = function.name.value
+        if (module_region is None or self.ctx.parent(function) is not self.ctx.module or function.decorators
+                or not isinstance(function.body, cst.IndentedBlock) or id(function.body) in regions
+                or any(node.value == name and node is not function.name for node in self.ctx.nodes(cst.Name))):
+            return
+        region = regions[id(function.body)] = Region(function.body, top, top, module_region.anchor)
+        self.plan_.regions.append(region)
 
     def _nests_a_strategy(self, regions: Dict[int, Optional[Region]], region: Region,
                           statement: cst.BaseStatement) -> bool:
@@ -802,7 +823,10 @@ class _Analysis:
             return
         order = {id(statement): index for index, statement in enumerate(block.body)}
         if order[id(first)] < order[id(region.first)]:
-            region.first, region.anchor = first, self._anchor(first)
+            region.first = first
+            if self.ctx.block_of(region.anchor) is block or self.ctx.enclosing_function(region.anchor) is \
+                    self.ctx.enclosing_function(first):  # not an anchor borrowed from the module
+                region.anchor = self._anchor(first)
         if order[id(last)] > order[id(region.last)]:
             region.last = last
 

@@ -7,7 +7,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey
+from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import argument, keyword
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
@@ -97,6 +97,32 @@ def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:
                     changed = True
                     break
     return found
+
+
+def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``):
+    Keras calls it from ``fit``/``evaluate``/``predict``, where ``self.model`` is the model."""
+    owner = ctx.enclosing(function, cst.ClassDef)
+    return owner is not None and ctx.enclosing_function(function) is None and any(
+        (ctx.keras_name(base.value) or "").startswith("keras.callbacks.") for base in owner.bases)
+
+
+def run_by_keras(method: cst.FunctionDef, owner: cst.ClassDef, entries=("train_step", "test_step")) -> bool:
+    """Whether ``method`` of the Keras model class ``owner`` is one of ``entries`` (the steps Keras
+    runs), or a method that one of them calls through ``self`` (a gradient penalty, say), directly
+    or not."""
+    methods = {node.name.value: node for node in owner.body.body if isinstance(node, cst.FunctionDef)}
+    reached, pending = set(), [name for name in entries if name in methods]
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        pending.extend(node.func.attr.value for node in walk(methods[name].body)
+                       if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                       and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
+                       and node.func.attr.value in methods)
+    return methods.get(method.name.value) is method and method.name.value in reached
 
 
 def is_literal_false(node: Optional[cst.CSTNode]) -> bool:
