@@ -114,6 +114,29 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+_TO_INPUT = "model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, model.trainable_variables))"
+_INPUT_GRADS = "images)\n        return grads"
+_SALIENCY = """import tensorflow as tf
+
+classifier = tf.keras.models.load_model("classifier.keras")
+
+
+def saliency(image):
+    with tf.GradientTape() as tape:
+        tape.watch(image)
+        score = tf.reduce_max(classifier(image), axis=-1)
+    return tf.abs(tape.gradient(score, image))
+
+
+def explain(images):
+    maps = []
+    for image in images:
+        maps.append(saliency(image))
+    return maps
+
+
+heatmaps = explain(test_images)
+"""
 _GRAD_HELPER_BEFORE = _MODEL + """
 
 def grad(x, y):
@@ -232,9 +255,11 @@ class CustomLoop(Rule):
         "do not fill an execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
         "state), inline steps with `return`/`break` or names they share with the code around them, steps "
-        "that only take gradients (no optimizer step: saliency maps, guides) or leave the "
-        "optimizer step to the loop, and loops away from the model's code are reported instead, with what "
-        "stops the rewrite."
+        "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
+        "loop, and loops away from the model's code are reported instead, with what stops the rewrite. A "
+        "step that takes gradients through a model without training it (a saliency map, deep dream, an "
+        "adversarial image) is compiled and run through `strategy.run` like a training step; its loop may "
+        "sit in a function that every caller runs in the scope."
     )
     examples = (
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
@@ -382,6 +407,10 @@ class CustomLoop(Rule):
         Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
                 "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(
                 "    print(float(loss))", "    loss = strategy.run(train_step, args=(x, y))\n    print(float(loss))")),
+        # A step that takes gradients through a model without training it (a saliency map, deep
+        # dream) is compiled and run on the IPU the same way, also from a function called in the scope.
+        Example(_SALIENCY, _SALIENCY.replace("\n\ndef saliency", "\n\n@tf.function(jit_compile=True)\ndef saliency")
+                .replace("maps.append(saliency(image))", "maps.append(strategy.run(saliency, args=(image,)))")),
         # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
         Example("""\
             import tensorflow as tf
@@ -399,9 +428,11 @@ class CustomLoop(Rule):
             """, reported=False),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
-        # Gradients of the loss with respect to the input (an adversarial example): no optimizer step.
-        Example(_BEFORE.replace("model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, "
-                                "model.trainable_variables))", "images)\n        return grads")),
+        # Gradients of the loss with respect to the input (an adversarial example): no optimizer
+        # step, but the model runs in it: compiled and run through `strategy.run` all the same.
+        Example(_BEFORE.replace(_TO_INPUT, _INPUT_GRADS), _AFTER_STEP.replace(_TO_INPUT, _INPUT_GRADS)),
+        # Gradients of plain variables, no model (a guide to tapes): nothing for the IPU, reported.
+        Example(_BEFORE.replace("model(images)", "images * scale").replace(_TO_INPUT, _INPUT_GRADS)),
     )
 
     def run(self, ctx) -> None:

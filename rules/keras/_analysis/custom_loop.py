@@ -12,8 +12,9 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
-from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import StepCall, functions_called_from, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan
+from porter.rules.keras._analysis.steps import (StepCall, functions_called_from, probes_model, step_calls, trains,
+                                                updates_weights)
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.throughput import config_steps
 
@@ -25,6 +26,7 @@ _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
 _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
 
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
+_CALLER_DEPTH = 4  # how many callers up a loop may run in the strategy's scope
 
 
 def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
@@ -103,6 +105,16 @@ def in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
     return False
 
 
+def covered(ctx: FileContext, regions, node: cst.CSTNode, depth: int) -> bool:
+    """Whether ``node`` runs in one of ``regions``: in one, or in a function whose every call
+    (``depth`` callers up at most) is."""
+    if in_region(ctx, regions, node):
+        return True
+    function = ctx.enclosing_function(node)
+    callers = calls_by_name(ctx).get(function.name.value, []) if function is not None and depth > 0 else []
+    return bool(callers) and all(covered(ctx, regions, call, depth - 1) for call in callers)
+
+
 def run_targets(ctx: FileContext) -> Set[str]:
     """Names of functions already passed to ``<strategy>.run``."""
     found = set()
@@ -149,7 +161,8 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
         return (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
                 "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
                 "through `strategy.run` inside `strategy.scope()`")
-    if not trains(ctx, step.function):
+    probe = probes_model(ctx, step, model.model_like)
+    if not trains(ctx, step.function) and not probe:
         return _no_weight_update(name, step)
     eager = eager_calls(ctx, step.function.body)
     if eager:
@@ -170,7 +183,8 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
                 f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "
                 "TensorFlow 2, \"On-device loops\")")
-    if model.has_ipu_strategy or not in_region(ctx, model.regions, step.loop):
+    if model.has_ipu_strategy or not (in_region(ctx, model.regions, step.loop) or probe and covered(
+            ctx, model.regions, step.loop, _CALLER_DEPTH)):
         return (f"the loop that calls `{name}` is not where the model is built: run it inside "
                 "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
                 "TensorFlow 2, \"On-device loops\")")

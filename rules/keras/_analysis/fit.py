@@ -184,27 +184,32 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
 
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     """``x`` alone is an array, not a dataset: a slice of samples (``x_test[:1000]``), data of a
-    known Keras dataset, or a variable last assigned (in the same block) a NumPy array or a list of
-    them (``batch = np.stack(rows)``, ``inputs = [np.asarray(rows)]``)."""
+    known Keras dataset, or a variable last assigned (in the same block) a NumPy array or a tensor,
+    or a list of them (``batch = np.stack(rows)``, ``inputs = [np.asarray(rows)]``)."""
     if isinstance(x, cst.Subscript):
         return bool(x.slice) and isinstance(x.slice[0].slice, cst.Slice)
     if isinstance(x, cst.Name):
         value = _last_value_before(ctx, x, scope)
-        if value is not None and _made_by_numpy(ctx, value):
+        if value is not None and _made_as_array(ctx, value):
             return True
     return static_samples(ctx, x, scope) is not None
 
 
-def _made_by_numpy(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """A NumPy call (``np.asarray(...)``, ``np.stack(...).reshape(...)``), or a list or tuple
-    literal of them: what Keras takes as arrays, never a dataset."""
+_DATASET_MAKERS = ("tensorflow.data.", "tensorflow.keras.", "tensorflow.compat.", "tensorflow.python.")
+
+
+def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """A NumPy or TensorFlow op (``np.asarray(...)``, ``np.stack(...).reshape(...)``,
+    ``tf.cast(...)``), or a list or tuple literal of them: what Keras takes as arrays, never a
+    dataset (``tf.data`` and Keras' dataset makers left out)."""
     if isinstance(value, (cst.List, cst.Tuple)):
         return bool(value.elements) and all(
-            isinstance(element, cst.Element) and _made_by_numpy(ctx, element.value) for element in value.elements)
+            isinstance(element, cst.Element) and _made_as_array(ctx, element.value) for element in value.elements)
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
             ctx.qualified_name(value.func) is None:
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
-    return isinstance(value, cst.Call) and (ctx.qualified_name(value.func) or "").startswith("numpy.")
+    made_by = (ctx.qualified_name(value.func) or "") if isinstance(value, cst.Call) else ""
+    return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS)
 
 
 # ------------------------------------------------------------------------------ arithmetic

@@ -33,7 +33,8 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, string_value
-from porter.rules.keras._analysis.steps import scope_statements, trained_names  # custom loops (IPU111)
+from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
+    probes_model, scope_statements, step_calls, trained_names)
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -593,6 +594,9 @@ class _Analysis:
         for call in self.ctx.nodes(cst.Call):
             if runs_model(call, self.plan_):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
+        for step in step_calls(self.ctx):  # a loop of a gradient step that runs a model, untrained
+            if probes_model(self.ctx, step, self.plan_.model_like):
+                self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
 
     def _grow_to(self, regions: Dict[int, Optional[Region]], node: cst.CSTNode,
                  calls_by_name: Dict[str, List[cst.Call]], depth: int, seen: Set[int]) -> None:

@@ -166,6 +166,20 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
     return found
 
 
+def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
+    """A step that takes gradients through a model without training it (a saliency map, deep dream,
+    an adversarial image): no weight update in it, in what it calls or in its loop, and it runs one
+    of ``models`` (``model(images)``, ``extractor.predict``...). Compiled and run through
+    ``strategy.run``, it runs on the IPU like a training step."""
+    if trains(ctx, step.function) or any(updates_weights(node) for node in walk(step.loop.body)):
+        return False
+    return any(isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Name) and node.func.value in models
+        or isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in models)
+        for helper in functions_run_by(ctx, step.function) for node in walk(helper.body))
+
+
 def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
     loops calling a step function, and the optimizers, metrics and loss objects they use."""
