@@ -114,6 +114,28 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+_LOOP_IN_FUNCTION = """import tensorflow as tf
+
+
+@tf.function
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+def fit_epochs(dataset, epochs):
+    for epoch in range(epochs):
+        for x, y in dataset:
+            loss = step(x, y)
+        print(epoch, float(loss))
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+fit_epochs(train_ds, 3)
+"""
 _TO_INPUT = "model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, model.trainable_variables))"
 _INPUT_GRADS = "images)\n        return grads"
 _SALIENCY = """import tensorflow as tf
@@ -258,8 +280,9 @@ class CustomLoop(Rule):
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite. A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
-        "adversarial image) is compiled and run through `strategy.run` like a training step; its loop may "
-        "sit in a function that every caller runs in the scope."
+        "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
+        "in a function that every caller runs in the scope when the strategy is made at module level; a "
+        "strategy made in another function is out of its reach, and that is reported."
     )
     examples = (
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
@@ -411,6 +434,12 @@ class CustomLoop(Rule):
         # dream) is compiled and run on the IPU the same way, also from a function called in the scope.
         Example(_SALIENCY, _SALIENCY.replace("\n\ndef saliency", "\n\n@tf.function(jit_compile=True)\ndef saliency")
                 .replace("maps.append(saliency(image))", "maps.append(strategy.run(saliency, args=(image,)))")),
+        # The loop sits in a function the module calls in the scope: the module's strategy runs it.
+        Example(_LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n")
+                .replace("loss = step(x, y)", "loss = strategy.run(step, args=(x, y))")),
+        # The same function called from `main()`, where the strategy is made: out of its reach, reported.
+        Example(_LOOP_IN_FUNCTION.replace("\n\nmodel = ", "\n\ndef main():\n    model = ").replace(
+            "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ")),
         # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
         Example("""\
             import tensorflow as tf

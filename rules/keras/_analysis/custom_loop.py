@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
-from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan
+from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (StepCall, functions_called_from, probes_model, step_calls, trains,
                                                 updates_weights)
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
@@ -115,6 +115,13 @@ def covered(ctx: FileContext, regions, node: cst.CSTNode, depth: int) -> bool:
     return bool(callers) and all(covered(ctx, regions, call, depth - 1) for call in callers)
 
 
+def _global_strategy(ctx: FileContext, model: Plan) -> bool:
+    """Whether the strategy the port uses is bound at module level: a loop in a function called
+    in the scope can then call its ``run``."""
+    anchors = [model.strategy_statement] if model.strategy_statement is not None else setup_anchors(ctx, model)
+    return bool(anchors) and all(ctx.parent(anchor) is ctx.module for anchor in anchors)
+
+
 def run_targets(ctx: FileContext) -> Set[str]:
     """Names of functions already passed to ``<strategy>.run``."""
     found = set()
@@ -183,12 +190,25 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
                 f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "
                 "TensorFlow 2, \"On-device loops\")")
-    if model.has_ipu_strategy or not (in_region(ctx, model.regions, step.loop) or probe and covered(
-            ctx, model.regions, step.loop, _CALLER_DEPTH)):
-        return (f"the loop that calls `{name}` is not where the model is built: run it inside "
-                "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
-                "TensorFlow 2, \"On-device loops\")")
+    if model.has_ipu_strategy:
+        return _NOT_WHERE_BUILT.format(name=name)
+    if in_region(ctx, model.regions, step.loop):
+        return None
+    if not covered(ctx, model.regions, step.loop, _CALLER_DEPTH):
+        return _NOT_WHERE_BUILT.format(name=name)
+    if not _global_strategy(ctx, model):
+        holder = ctx.enclosing_function(step.loop)
+        return (f"the loop that calls `{name}` runs in `{holder.name.value}`, which is called in the IPU "
+                f"strategy's scope, but the strategy is made in another function, out of its reach: pass "
+                f"`{model.strategy_name}` to `{holder.name.value}` and call `{name}` through "
+                f"`{model.strategy_name}.run(...)` in a `@tf.function(jit_compile=True)` (Targeting the IPU "
+                "from TensorFlow 2, \"On-device loops\")")
     return None
+
+
+_NOT_WHERE_BUILT = ("the loop that calls `{name}` is not where the model is built: run it inside "
+                    "`with strategy.scope():` through `strategy.run` (Targeting the IPU from "
+                    "TensorFlow 2, \"On-device loops\")")
 
 
 def _python_generator(ctx: FileContext, source: cst.BaseExpression) -> Optional[str]:

@@ -34,7 +34,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    probes_model, scope_statements, step_calls, trained_names)
+    probes_model, scope_statements, step_calls, trained_names, trains)
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -582,9 +582,10 @@ class _Analysis:
     # --------------------------------------------------------------- runs after the region
     def _cover_later_runs(self, regions: Dict[int, Optional[Region]]) -> None:
         """A model is often run after the statements that create and train it: ``predict`` in a
-        function called later, on an alias (``decoder = trainer.vqvae.get_layer("decoder")``), or
-        on what a tuner built. Keras on the IPU runs a model's ``fit``/``evaluate``/``predict`` in the
-        IPU strategy's scope, so the region of the block that leads to each such run (directly, or
+        function called later, on an alias (``decoder = trainer.vqvae.get_layer("decoder")``), on
+        what a tuner built, or in a custom loop in a function called later. Keras on the IPU runs a
+        model's ``fit``/``evaluate``/``predict`` (and a loop its ``strategy.run``) in the IPU
+        strategy's scope, so the region of the block that leads to each such run (directly, or
         through the calls of the functions that hold it) grows to take in that statement. Not when
         that would leave a function with a scope of its own called both inside the region and out:
         it makes its own strategy, and two strategies cannot nest (IPU190 reports the run)."""
@@ -594,8 +595,8 @@ class _Analysis:
         for call in self.ctx.nodes(cst.Call):
             if runs_model(call, self.plan_):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
-        for step in step_calls(self.ctx):  # a loop of a gradient step that runs a model, untrained
-            if probes_model(self.ctx, step, self.plan_.model_like):
+        for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
+            if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
 
     def _grow_to(self, regions: Dict[int, Optional[Region]], node: cst.CSTNode,
