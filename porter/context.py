@@ -655,10 +655,14 @@ class FileContext:
     def is_removed(self, statement: cst.BaseStatement) -> bool:
         return id(statement) in self.removed
 
-    def insert_before(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:
+    def insert_before(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement],
+                      first: bool = False) -> bool:
+        """Insert ``new`` before ``statement``, after what other rules inserted there already, or
+        ahead of it when ``first`` (definitions that belong right after the imports)."""
         if not self._block_request(statement, inside=False):
             return False
-        self.inserted_before.setdefault(id(statement), []).extend(new)
+        inserted = self.inserted_before.setdefault(id(statement), [])
+        inserted[0 if first else len(inserted):0 if first else len(inserted)] = list(new)
         return True
 
     def insert_after(self, statement: cst.BaseStatement, new: Sequence[cst.BaseStatement]) -> bool:

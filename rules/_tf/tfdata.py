@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Set
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -109,26 +109,28 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
 _DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
 
 
-def fix_drop_remainder(ctx: FileContext, code: str) -> None:
+def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[str, bool]] = {}) -> None:
     """``.batch(n)`` / ``.padded_batch(...)`` of a dataset get ``drop_remainder=True``; an explicit
     False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
-    TF1 (IPU206) rules."""
+    TF1 (IPU206) rules. ``explained``: per call id, what the message adds and whether the port is
+    complete with it (a dataset ``predict`` answers for loses its last answers)."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-        fix_batch_call(ctx, code, call, method)
+        fix_batch_call(ctx, code, call, method, *explained.get(id(call), ("", True)))
 
 
-def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "") -> None:
+def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "",
+                   fixed: bool = True) -> None:
     """One ``.batch(...)`` / ``.padded_batch(...)`` call gets ``drop_remainder=True`` (``why``: what
-    the message adds about where the dataset goes)."""
+    the message adds about where the dataset goes; not ``fixed`` when that leaves work)."""
     current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
     if current is None:
         ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-        ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}", fixed=True)
+        ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}", fixed=fixed)
     elif is_false(current.value):
         new = current.with_changes(value=cst.Name("True"))
         ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
         ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
-                   f"the last partial batch is now dropped{why}", fixed=True)
+                   f"the last partial batch is now dropped{why}", fixed=fixed)
     elif not is_true(current.value):
         ctx.report(code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
                    "make sure this value is True", fixed=False)

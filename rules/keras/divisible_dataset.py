@@ -331,6 +331,44 @@ class DivisibleDataset(Rule):
                 return cut_to_samples(model.predict(pad_to_multiple(window, 32), verbose=0), window).argmax(axis=1)
             """),
         ),
+        # A table's columns (`dict(frame)`) are arrays too, and so are samples picked by index.
+        Example(
+            """\
+            import pandas as pd
+            import tensorflow as tf
+
+            frame = pd.read_csv("reviews.csv")
+            model = tf.keras.models.load_model("sentiment.keras")
+            model.evaluate(dict(frame), frame["label"], batch_size=16)
+            print(model.predict(frame.values[picked]))
+            """,
+            snippet("""\
+            import pandas as pd
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" + _PADDING_HELPERS +
+            snippet("""\
+
+
+            frame = pd.read_csv("reviews.csv")
+            model = tf.keras.models.load_model("sentiment.keras")
+            model.evaluate(trim_to_multiple(dict(frame), 16), trim_to_multiple(frame["label"], 16),
+                           batch_size=16)
+            print(cut_to_samples(model.predict(pad_to_multiple(frame.values[picked], 32)),
+                                 frame.values[picked]))
+            """),
+        ),
+        # Batches of one sample: every length is whole, nothing to trim.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("stateful.keras")
+            model.fit(x_train, y_train, batch_size=1, shuffle=False)
+            """,
+            reported=False,
+        ),
         # A callback predicts during `fit` on data it was handed: reported, not guessed.
         Example(
             """\
@@ -445,7 +483,7 @@ class DivisibleDataset(Rule):
             return None
         multiple = self._multiple(ctx, entry)
         length = 1 if single else static_length(ctx, entry.data, entry.owner)
-        if length is not None and multiple is not None and length % multiple == 0:
+        if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             return False
         if length is None and not _unknown_lengths_trimmed(ctx):
             return False
@@ -479,14 +517,14 @@ class DivisibleDataset(Rule):
         if length is not None and multiple is not None and length < multiple:
             self._report_too_few(ctx, entry, length, multiple)
             return False
-        if length is not None and multiple is not None and length % multiple == 0:
-            targets = []
+        if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
+            targets = []  # whole executions already, or executions of one sample: nothing to trim
         for validation in entry.validation:
             first = validation.elements[0].value
             if _already_trimmed(ctx, first, entry.owner, helpers):
                 continue
             counted = static_length(ctx, first, entry.owner)
-            if counted is None and not _unknown_lengths_trimmed(ctx):
+            if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
             if counted is None or multiple is None or counted % multiple:
                 targets.append(validation)
@@ -650,7 +688,7 @@ class DivisibleDataset(Rule):
         # Two blank lines around them: the helpers own them, the statement after keeps its comments.
         helpers[0] = helpers[0].with_changes(leading_lines=[blank, blank])
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
-        ctx.insert_before(anchor, helpers)
+        ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
 
 

@@ -7,7 +7,8 @@ from porter.scopes import owner
 from porter.rules._tf.tfdata import fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, layout
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, feeds_training, keras_batched_source,
-                                                   parameter_input, returned_batches, training_inputs)
+                                                   parameter_input, returned_batches, training_batches,
+                                                   training_inputs)
 
 
 class DropRemainder(Rule):
@@ -125,6 +126,58 @@ class DropRemainder(Rule):
                 model.fit(train, epochs=3)
             """,
         ),
+        # A dataset that comes from where the porter does not look (a loader of the file, a builder)
+        # is batched in sight of `fit`: that batch gets it.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train_split, test_split = tfds.builder("digits").as_dataset(split=("train", "test"))
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(train_split.shuffle(512).batch(64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train_split, test_split = tfds.builder("digits").as_dataset(split=("train", "test"))
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(train_split.shuffle(512).batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
+        # Only `predict` reads it: the last answers are lost, which the port says.
+        Example(
+            """\
+            import tensorflow as tf
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = encoder.predict(tf.data.Dataset.from_tensor_slices(rows).batch(128))
+            """,
+            """\
+            import tensorflow as tf
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = encoder.predict(tf.data.Dataset.from_tensor_slices(rows).batch(128, drop_remainder=True))
+            """,
+        ),
+        # A helper that batches for training and for other code: reported, not changed for all.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds):
+                return ds.shuffle(1000).batch(100)
+
+
+            def main(train, test):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(prepare(train), epochs=3)
+                for images, labels in prepare(test).take(1):
+                    print(labels)
+            """,
+        ),
         Example(
             """\
             from tensorflow import keras
@@ -187,10 +240,25 @@ class DropRemainder(Rule):
 
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
-        fix_drop_remainder(ctx, self.code)
+        batches = training_batches(ctx)
+        fix_drop_remainder(ctx, self.code, _predicted_only(batches))
+        self._fix_traced_batches(ctx, batches)
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
+
+    def _fix_traced_batches(self, ctx, batches) -> None:
+        """The ``.batch()`` that makes a training input, when the dataset it batches comes from
+        where the porter does not follow (a function of the file, ``builder.as_dataset``): what
+        Keras trains on is a dataset, so it gets ``drop_remainder=True`` there."""
+        predicted = _predicted_only(batches)
+        done = set()
+        for method, call in batches:
+            if id(call) in done or is_dataset(ctx, call.func.value):
+                continue  # a `tf.data` chain: fixed with the others
+            done.add(id(call))
+            why, fixed = predicted.get(id(call), (f": the dataset it makes feeds `{method}`", True))
+            fix_batch_call(ctx, self.code, call, call.func.attr.value, why, fixed)
 
     def _fix_returned_batches(self, ctx) -> None:
         """A function that batches a dataset it was given and returns it, when every call of it
@@ -202,7 +270,16 @@ class DropRemainder(Rule):
         for function in ctx.nodes(cst.FunctionDef):
             batches = [call for call in returned_batches(ctx, function) if not is_dataset(ctx, call.func.value)]
             calls = callers.get(function.name.value, [])
-            if not batches or not calls or not all(feeds_training(ctx, call) for call in calls):
+            training = [call for call in calls if feeds_training(ctx, call)]
+            if not batches or not training:
+                continue
+            if len(training) < len(calls):
+                for call in batches:
+                    ctx.report(self.code, call.func.attr, f"`{function.name.value}` returns this batched dataset to "
+                               "Keras training and to other code: the IPU rejects a partial last batch, and "
+                               "`drop_remainder=True` here would drop samples from the other uses too; give "
+                               f"`{function.name.value}` a `drop_remainder` parameter, True for the training data",
+                               fixed=False)
                 continue
             for call in batches:
                 fix_batch_call(ctx, self.code, call, call.func.attr.value,
@@ -267,6 +344,17 @@ class DropRemainder(Rule):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
+
+
+def _predicted_only(batches) -> dict:
+    """Per ``.batch()`` call id that only ``predict`` reads: the message that says what
+    ``drop_remainder`` costs there, and that the port is not complete with it."""
+    methods: dict = {}
+    for method, call in batches:
+        methods.setdefault(id(call), set()).add(method)
+    return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
+                  "batch; to keep them, pad the data to a multiple of the batch size before batching", False)
+            for key, used in methods.items() if used == {"predict"}}
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:

@@ -604,6 +604,28 @@ run_experiment(net)
                     probe(features, width)
             """,
         ),
+        # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+                model.fit(train_ds, epochs=2)
+            """,
+        ),
         # A function the file never calls (left for a user or an importer) that runs the module's
         # model: the statement that runs it gets a scope of its own, from the module's strategy.
         Example(

@@ -41,6 +41,7 @@ BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bu
 _ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
 
 _TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
+_TRAINING_BATCHES: SharedKey[List[Tuple[str, cst.Call]]] = SharedKey("keras-training-batches")
 
 
 def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
@@ -91,6 +92,32 @@ def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
         return names, calls
 
     return ctx.shared(_TRAINING_ROOTS, find)
+
+
+def training_batches(ctx: FileContext) -> List[Tuple[str, cst.Call]]:
+    """(method, ``.batch(...)`` call) for the batching that makes each input of a training call
+    (``fit``, ``predict``...), found through method chains and the variables of its function,
+    wherever the dataset comes from: the last batching of the chain (``ds.shuffle(n).batch(64)``,
+    ``train_ds = train_ds.batch(32)``); a chain that unbatches last, or none found, gives none."""
+    def find() -> List[Tuple[str, cst.Call]]:
+        found: List[Tuple[str, cst.Call]] = []
+        for entry, value in training_inputs(ctx):
+            seen: Set[Tuple[int, str]] = set()
+            pending = [value]
+            while pending:
+                calls, root = chain(ctx, pending.pop())
+                batching = [call for call in calls if call.func.attr.value in BATCHING_METHODS]
+                if batching:
+                    if batching[0].func.attr.value in ("batch", "padded_batch"):
+                        found.append((entry.method, batching[0]))
+                    continue
+                if isinstance(root, cst.Name) and (id(entry.owner), root.value) not in seen:
+                    seen.add((id(entry.owner), root.value))
+                    pending.extend(made for _, name, made in assignments(ctx, entry.owner)
+                                   if name == root.value and made is not None)
+        return found
+
+    return ctx.shared(_TRAINING_BATCHES, find)
 
 
 def feeds_training(ctx: FileContext, call: cst.Call) -> bool:

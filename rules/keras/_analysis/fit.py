@@ -64,7 +64,16 @@ def is_array_expression(node: cst.BaseExpression, helper: Optional[str] = None) 
         return bool(node.elements) and all(
             isinstance(element, cst.DictElement) and is_array_expression(element.value, helper)
             for element in node.elements)
+    if _columns_of(node):
+        return True
     return is_helper_call(node, helper)
+
+
+def _columns_of(node: cst.BaseExpression) -> bool:
+    """``dict(frame)``: the columns of a table, by name (a dict of arrays)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" \
+        and len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None \
+        and isinstance(node.args[0].value, _ARRAY_NODES)
 
 
 def is_helper_call(node: cst.CSTNode, helper: Optional[str]) -> bool:
@@ -182,15 +191,23 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         entry.validation = [validation.value]  # the helper trims every array of the tuple
 
 
-def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode) -> bool:
-    """``x`` alone is an array, not a dataset: a slice of samples (``x_test[:1000]``), data of a
-    known Keras dataset, or a variable last assigned (in the same block) a NumPy array or a tensor,
-    or a list of them (``batch = np.stack(rows)``, ``inputs = [np.asarray(rows)]``)."""
+def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True) -> bool:
+    """``x`` alone is an array, not a dataset: samples picked from one (``x_test[:1000]``,
+    ``x_test[picked]``: a dataset has no items, a dict may hold one), a table's values or columns
+    (``frame.values``, ``dict(frame)``), data of a known Keras dataset, a NumPy array or a tensor
+    or a list of them, or a variable last assigned (in the same block) one of these."""
     if isinstance(x, cst.Subscript):
-        return bool(x.slice) and isinstance(x.slice[0].slice, cst.Slice)
-    if isinstance(x, cst.Name):
+        first = x.slice[0].slice if x.slice else None
+        return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and not isinstance(
+            first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+    if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
+            x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
+        return True
+    if _made_as_array(ctx, x):
+        return True
+    if isinstance(x, cst.Name) and follow:
         value = _last_value_before(ctx, x, scope)
-        if value is not None and _made_as_array(ctx, value):
+        if value is not None and _surely_array(ctx, value, scope, follow=False):
             return True
     return static_samples(ctx, x, scope) is not None
 

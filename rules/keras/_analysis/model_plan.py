@@ -116,6 +116,15 @@ class Plan:
     holders: Set[str] = field(default_factory=set)
 
 
+def _without_compat(qualified: Optional[str]) -> Optional[str]:
+    """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
+    under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
+    for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2."):
+        if qualified is not None and qualified.startswith(prefix):
+            return "tensorflow." + qualified[len(prefix):]
+    return qualified
+
+
 def _part_of(value: cst.BaseExpression) -> Optional[str]:
     """The name at the root of ``value`` when it is what that name holds or a part of it: the name,
     attributes, items and method calls (``trainer.model``, ``model.get_layer("x")``), not a call that runs
@@ -304,7 +313,7 @@ class _Analysis:
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
                 plan.has_ipu_strategy = True
-            elif qualified in DISTRIBUTION_STRATEGIES:
+            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES:
                 plan.replaced_strategies.append(call)
                 parent = ctx.parent(call)
                 if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
