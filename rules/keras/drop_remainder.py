@@ -6,6 +6,7 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner
 from porter.rules._tf.tfdata import fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, layout
+from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, feeds_training, keras_batched_source,
                                                    parameter_input, returned_batches, training_batches,
                                                    training_inputs)
@@ -161,6 +162,26 @@ class DropRemainder(Rule):
             vectors = encoder.predict(tf.data.Dataset.from_tensor_slices(rows).batch(128, drop_remainder=True))
             """,
         ),
+        # A string layer mapped over whole batches gives batches of no static size: batched again
+        # where `fit` reads them.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            train_ds = raw_train.batch(32, drop_remainder=True).map(lambda text, label: (vectorizer(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            train_ds = raw_train.batch(32, drop_remainder=True).map(lambda text, label: (vectorizer(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
         # A helper that batches for training and for other code: reported, not changed for all.
         Example(
             """\
@@ -243,6 +264,7 @@ class DropRemainder(Rule):
         batches = training_batches(ctx)
         fix_drop_remainder(ctx, self.code, _predicted_only(batches))
         self._fix_traced_batches(ctx, batches)
+        self._rebatch_string_maps(ctx, batches, rebatched)
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
@@ -253,12 +275,34 @@ class DropRemainder(Rule):
         Keras trains on is a dataset, so it gets ``drop_remainder=True`` there."""
         predicted = _predicted_only(batches)
         done = set()
-        for method, call in batches:
+        for found in batches:
+            call = found.batch
             if id(call) in done or is_dataset(ctx, call.func.value):
                 continue  # a `tf.data` chain: fixed with the others
             done.add(id(call))
-            why, fixed = predicted.get(id(call), (f": the dataset it makes feeds `{method}`", True))
+            why, fixed = predicted.get(id(call), (f": the dataset it makes feeds `{found.method}`", True))
             fix_batch_call(ctx, self.code, call, call.func.attr.value, why, fixed)
+
+    def _rebatch_string_maps(self, ctx, batches, rebatched: set) -> None:
+        """A ``.map()`` after the ``.batch()`` that runs a string layer (``TextVectorization``) on
+        each batch gives batches of no static size, even with ``drop_remainder=True``: the input
+        of the training call is batched again, after it."""
+        names = string_layer_names(ctx)
+        for found in batches if names else ():
+            layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
+                          for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
+                          and isinstance(node.func, cst.Name) and node.func.value in names), None)
+            size = found.batch.args[0].value if found.batch.args and not found.batch.args[0].keyword else None
+            if layer is None or size is None or id(found.value) in rebatched:
+                continue
+            rebatched.add(id(found.value))
+            size_code = code_of(ctx, size)
+            ctx.replace(found.value, lambda node, size_code=size_code: _rebatched(node, size_code))
+            ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
+            ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
+                       f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
+                       f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
+                       "requires", fixed=True)
 
     def _fix_returned_batches(self, ctx) -> None:
         """A function that batches a dataset it was given and returns it, when every call of it
@@ -350,8 +394,8 @@ def _predicted_only(batches) -> dict:
     """Per ``.batch()`` call id that only ``predict`` reads: the message that says what
     ``drop_remainder`` costs there, and that the port is not complete with it."""
     methods: dict = {}
-    for method, call in batches:
-        methods.setdefault(id(call), set()).add(method)
+    for found in batches:
+        methods.setdefault(id(found.batch), set()).add(found.method)
     return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
                   "batch; to keep them, pad the data to a multiple of the batch size before batching", False)
             for key, used in methods.items() if used == {"predict"}}

@@ -604,6 +604,31 @@ run_experiment(net)
                     probe(features, width)
             """,
         ),
+        # A layer only the tf.data pipeline runs (here a text vectorizer) is host code: its
+        # variables stay on the host, out of the scope.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            train_ds = raw_train.map(lambda text, label: (vectorizer(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            train_ds = raw_train.map(lambda text, label: (vectorizer(text), label))
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+                model.fit(train_ds, epochs=2)
+            """,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\

@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import keyword
-from porter.rules.keras._analysis.fit import training_calls
+from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
 from porter.scopes import assignments, owner
 
 # Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
@@ -41,7 +42,7 @@ BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bu
 _ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
 
 _TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
-_TRAINING_BATCHES: SharedKey[List[Tuple[str, cst.Call]]] = SharedKey("keras-training-batches")
+_TRAINING_BATCHES: SharedKey[List["TrainingBatch"]] = SharedKey("keras-training-batches")
 
 
 def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
@@ -94,26 +95,48 @@ def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
     return ctx.shared(_TRAINING_ROOTS, find)
 
 
-def training_batches(ctx: FileContext) -> List[Tuple[str, cst.Call]]:
-    """(method, ``.batch(...)`` call) for the batching that makes each input of a training call
-    (``fit``, ``predict``...), found through method chains and the variables of its function,
-    wherever the dataset comes from: the last batching of the chain (``ds.shuffle(n).batch(64)``,
-    ``train_ds = train_ds.batch(32)``); a chain that unbatches last, or none found, gives none."""
-    def find() -> List[Tuple[str, cst.Call]]:
-        found: List[Tuple[str, cst.Call]] = []
+@dataclass
+class TrainingBatch:
+    """The batching that makes an input of a training call: ``entry`` (the call), ``value`` (its
+    input expression), ``batch`` (the ``.batch(...)`` call) and ``later`` (the dataset methods
+    applied after it on the way to the call: a ``.map`` there runs on whole batches)."""
+    entry: "TrainingCall"
+    value: cst.BaseExpression
+    batch: cst.Call
+    later: List[cst.Call]
+
+    @property
+    def method(self) -> str:
+        return self.entry.method
+
+
+def training_batches(ctx: FileContext) -> List[TrainingBatch]:
+    """The batching that makes each input of a training call (``fit``, ``predict``...), found
+    through method chains and the variables of its function, wherever the dataset comes from: the
+    last batching of the chain (``ds.shuffle(n).batch(64)``, ``train_ds = train_ds.batch(32)``); a
+    chain that unbatches last, or none found, gives none."""
+    def find() -> List[TrainingBatch]:
+        found: List[TrainingBatch] = []
         for entry, value in training_inputs(ctx):
             seen: Set[Tuple[int, str]] = set()
-            pending = [value]
+            pending: List[Tuple[cst.BaseExpression, List[cst.Call]]] = [(value, [])]
             while pending:
-                calls, root = chain(ctx, pending.pop())
-                batching = [call for call in calls if call.func.attr.value in BATCHING_METHODS]
+                expression, later = pending.pop()
+                calls, root = chain(ctx, expression)
+                batching = [index for index, call in enumerate(calls) if call.func.attr.value in BATCHING_METHODS]
                 if batching:
-                    if batching[0].func.attr.value in ("batch", "padded_batch"):
-                        found.append((entry.method, batching[0]))
+                    batch = calls[batching[0]]
+                    if batch.func.attr.value in ("batch", "padded_batch"):
+                        found.append(TrainingBatch(entry, value, batch, later + calls[:batching[0]]))
                     continue
-                if isinstance(root, cst.Name) and (id(entry.owner), root.value) not in seen:
+                if not isinstance(root, cst.Name):
+                    continue
+                value_then = last_value_before(ctx, root, entry.owner)  # `ds = ds.map(f)`: ds before it
+                if value_then is not None:
+                    pending.append((value_then, later + calls))
+                elif (id(entry.owner), root.value) not in seen:
                     seen.add((id(entry.owner), root.value))
-                    pending.extend(made for _, name, made in assignments(ctx, entry.owner)
+                    pending.extend((made, later + calls) for _, name, made in assignments(ctx, entry.owner)
                                    if name == root.value and made is not None)
         return found
 

@@ -206,7 +206,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if _made_as_array(ctx, x):
         return True
     if isinstance(x, cst.Name) and follow:
-        value = _last_value_before(ctx, x, scope)
+        value = last_value_before(ctx, x, scope)
         if value is not None and _surely_array(ctx, value, scope, follow=False):
             return True
     return static_samples(ctx, x, scope) is not None
@@ -556,7 +556,7 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``, or a
     variable of ``owner`` assigned one of these (and nothing else)."""
     if isinstance(data, cst.Name) and follow:
-        value = _last_value_before(ctx, data, owner)
+        value = last_value_before(ctx, data, owner)
         return value is not None and single_sample(ctx, value, owner, follow=False)
     if isinstance(data, cst.Subscript) and data.slice:
         first = data.slice[0].slice
@@ -578,7 +578,7 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     return False
 
 
-def _last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
+def last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """The value of the last assignment to ``name`` in ``scope`` before the statement that reads it,
     when that statement and the assignment are in the same block (straight-line code)."""
     from porter.scopes import assignments

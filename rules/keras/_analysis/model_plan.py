@@ -35,6 +35,7 @@ from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
+from porter.rules.keras._analysis.util import mapped_nodes
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -260,6 +261,7 @@ class _Analysis:
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
+        self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -926,13 +928,39 @@ class _Analysis:
         """Statements of ``block`` that create Keras inputs or layers, or a pre-trained network of
         ``keras.applications`` (a backbone the model is built on: its weights are variables too)."""
         found = []
+        host = self._host_layers()
         for top, node in self._code_of_block(block):
             if type(node) is not cst.Call:
                 continue
             name = self.ctx.keras_name(node.func)
             if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"):
-                found.append(top)
+                parent = self.ctx.parent(node)
+                if not (isinstance(parent, cst.Assign) and any(
+                        isinstance(target.target, cst.Name) and target.target.value in host for target in parent.targets)):
+                    found.append(top)
         return found
+
+    def _host_layers(self) -> Set[str]:
+        """Names of layers that only the ``tf.data`` pipeline runs (a ``TextVectorization`` or an
+        augmentation used in ``dataset.map``), or that are only adapted or read: not model layers,
+        their variables belong on the host."""
+        if self._host is None:
+            mapped = {id(node) for call in self.ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                      and call.func.attr.value == "map" for node in mapped_nodes(self.ctx, call)}
+            candidates = {target.target.value for assign in self.ctx.nodes(cst.Assign)
+                          if isinstance(assign.value, cst.Call) and (self.ctx.keras_name(assign.value.func) or ""
+                                                                      ).startswith("keras.layers.")
+                          for target in assign.targets if isinstance(target.target, cst.Name)}
+            used_elsewhere = set()
+            for node in self.ctx.nodes(cst.Name):
+                if node.value not in candidates or id(node) in mapped:
+                    continue
+                parent = self.ctx.parent(node)
+                if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node:
+                    continue  # its assignment, or `layer.adapt(...)`, `layer.get_vocabulary()`
+                used_elsewhere.add(node.value)
+            self._host = candidates - used_elsewhere
+        return self._host
 
     def _code_of_block(self, block: Block) -> List[Tuple[cst.BaseStatement, cst.CSTNode]]:
         """``(statement of block, node)`` for every node of the block's statements, nested

@@ -99,6 +99,37 @@ def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:
     return found
 
 
+# Layers that look strings up or split them: ops on strings and hash tables, which the IPU has no
+# kernels for, and whose output on a batch has no static batch size.
+STRING_LAYERS = frozenset({
+    "keras.layers.TextVectorization", "keras.layers.StringLookup",
+    "keras.layers.experimental.preprocessing.TextVectorization",
+    "keras.layers.experimental.preprocessing.StringLookup",
+})
+
+
+def string_layer_names(ctx: FileContext) -> set:
+    """Names assigned a string layer (``vectorizer = layers.TextVectorization(...)``)."""
+    names = set()
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if isinstance(value, cst.Call) and ctx.keras_name(value.func) in STRING_LAYERS:
+            names.update(target.target.value for target in assign.targets if isinstance(target.target, cst.Name))
+    return names
+
+
+def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
+    """The nodes of what ``dataset.map(fn)`` runs on the host: its lambda, or the function of the
+    file it names."""
+    if not call.args:
+        return
+    function = call.args[0].value
+    roots = [function] if not isinstance(function, cst.Name) else [
+        node for node in ctx.nodes(cst.FunctionDef) if node.name.value == function.value]
+    for root in roots:
+        yield from walk(root)
+
+
 def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``):
     Keras calls it from ``fit``/``evaluate``/``predict``, where ``self.model`` is the model."""

@@ -1,0 +1,113 @@
+import libcst as cst
+
+from porter.context import code_of
+from porter.cstutil import keyword
+from porter.rule import KERAS, WARN, Example, Rule
+from porter.rules.keras._analysis.util import STRING_LAYERS, string_layer_names
+
+_INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
+_STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
+_HUB_LAYER = "tensorflow_hub.KerasLayer"
+_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
+_ADVICE = ("string ops do not run on the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
+           "operations\"); do the text processing in the `tf.data` pipeline (`dataset.map`) and give the "
+           "model integer ids")
+
+
+class StringModel(Rule):
+    code = "IPU157"
+    name = "string-model"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Warn about Keras models that take strings or hold string lookup layers."
+    rationale = (
+        "The IPU has no kernels for ops on strings and for the hash tables of lookups: a model that "
+        "takes strings (`keras.Input(dtype=\"string\")`, a TF Hub layer given `dtype=tf.string`) or "
+        "holds a `TextVectorization` or `StringLookup` layer (in a `Sequential`, or added with `add`) "
+        "fails to compile for the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
+        "operations\"). Such layers belong in the `tf.data` pipeline, where they run on the host "
+        "(`dataset.map(lambda text, label: (vectorize(text), label))`), and the model takes the ids "
+        "they make. This is reported, not changed: where the model ends and the pipeline starts is a "
+        "choice for the author. The same layers used in a `map` function or for `adapt` are not "
+        "reported."
+    )
+    examples = (
+        Example(
+            """\
+            import tensorflow as tf
+
+            text = tf.keras.Input(shape=(1,), dtype="string")
+            ids = vectorizer(text)
+            logits = tf.keras.layers.Dense(2)(tf.keras.layers.Embedding(20000, 64)(ids))
+            model = tf.keras.Model(text, logits)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=20000, output_sequence_length=200)
+            vectorizer.adapt(train_text)
+            export = tf.keras.Sequential([vectorizer, classifier, tf.keras.layers.Activation("sigmoid")])
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=20000, output_sequence_length=200)
+            vectorizer.adapt(train_text)
+            train_ds = raw_train_ds.map(lambda text, label: (vectorizer(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(20000, 64), tf.keras.layers.Dense(1)])
+            """,
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        string_layers = string_layer_names(ctx)
+        for call in ctx.nodes(cst.Call):
+            name = ctx.keras_name(call.func)
+            if name in _INPUTS and self._takes_strings(ctx, call):
+                ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
+                           fixed=False)
+            elif ctx.qualified_name(call.func) == _HUB_LAYER and self._takes_strings(ctx, call):
+                ctx.report(self.code, call, f"this TF Hub layer takes strings: {_ADVICE}", fixed=False)
+            elif name in _SEQUENTIAL or self._is_add(call):
+                for layer in self._layers_given(call):
+                    if self._is_string_layer(ctx, layer, string_layers):
+                        ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` in the model works on strings: "
+                                   f"{_ADVICE}", fixed=False)
+
+    @staticmethod
+    def _takes_strings(ctx, call: cst.Call) -> bool:
+        dtype = keyword(call, "dtype")
+        if dtype is None:
+            return False
+        value = dtype.value
+        if isinstance(value, cst.SimpleString):
+            return value.evaluated_value == "string"
+        return ctx.qualified_name(value) in _STRING_DTYPES
+
+    @staticmethod
+    def _is_add(call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "add" and len(call.args) == 1
+
+    @staticmethod
+    def _layers_given(call: cst.Call):
+        """The layers of ``Sequential([...])``, or the one of ``model.add(layer)``."""
+        if not call.args:
+            return []
+        first = call.args[0].value
+        if isinstance(first, (cst.List, cst.Tuple)):
+            return [element.value for element in first.elements if isinstance(element, cst.Element)]
+        return [first] if isinstance(call.func, cst.Attribute) else []
+
+    @staticmethod
+    def _is_string_layer(ctx, layer: cst.BaseExpression, names: set) -> bool:
+        if isinstance(layer, cst.Name):
+            return layer.value in names and ctx.qualified_name(layer) is None
+        return isinstance(layer, cst.Call) and ctx.keras_name(layer.func) in STRING_LAYERS
+
+
+RULE = StringModel()
