@@ -112,7 +112,7 @@ def findings(path: str) -> str:
     """The four findings SCRIPT gets, as the report prints them for ``path``."""
     return (
         f"{path}:2:1: IPU101 added `from tensorflow.python import ipu` [fixed]\n"
-        f"{path}:7:34: IPU105 `.batch()` gets `drop_remainder=True` [fixed]\n"
+        f"{path}:7:34: IPU105 `.batch()` gets `drop_remainder=True`: a last partial batch is dropped [fixed]\n"
         f"{path}:13:1: IPU102 IPU system configured with 1 IPU before the model code [fixed]\n"
         f"{path}:13:1: IPU103 model code runs in `with strategy.scope():` [fixed]\n"
     )

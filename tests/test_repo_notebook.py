@@ -64,7 +64,7 @@ def test_a_notebook_is_ported_as_one_program_cell_by_cell(tmp_path):
 def test_findings_name_the_cell_and_the_line_in_it(tmp_path):
     write_notebook(tmp_path, "train.ipynb", notebook(CELLS))
     lines = cli(["train.ipynb"], cwd=tmp_path).stdout.splitlines()
-    assert "train.ipynb:cell 3:2:62: IPU105 `.batch()` gets `drop_remainder=True` [fixed]" in lines
+    assert "train.ipynb:cell 3:2:62: IPU105 `.batch()` gets `drop_remainder=True`: a last partial batch is dropped [fixed]" in lines
     assert "train.ipynb:cell 4:1:1: IPU103 model code runs in `with strategy.scope():` [fixed]" in lines
     assert "train.ipynb:cell 2:3:1: IPU101 added `from tensorflow.python import ipu` [fixed]" in lines
 

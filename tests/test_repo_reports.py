@@ -35,7 +35,7 @@ def test_json_lists_findings_per_file_and_a_summary(tmp_path):
     assert files["src/bad.py"]["error"].startswith("syntax error")
     finding = files["src/pipeline.py"]["findings"][-1]
     assert finding == {"code": "IPU105", "name": "drop-remainder", "line": 6, "column": 20, "cell": None,
-                       "message": "`.batch()` gets `drop_remainder=True`", "fixed": True,
+                       "message": "`.batch()` gets `drop_remainder=True`: a last partial batch is dropped", "fixed": True,
                        "severity": None}
     cells = files["notebooks/explore.ipynb"]["findings"]
     assert {(entry["code"], entry["cell"], entry["fixed"]) for entry in cells} >= {
@@ -89,7 +89,7 @@ def test_github_prints_workflow_annotations(tmp_path):
     result = cli(["src", "notebooks", "--check", "--format", "github"], cwd=tmp_path)
     lines = result.stdout.splitlines()
     assert "::warning file=src/pipeline.py,line=6,col=20,title=IPU105::`.batch()` gets " \
-           "`drop_remainder=True` (fixed by ipu-port --write)" in lines
+           "`drop_remainder=True`: a last partial batch is dropped (fixed by ipu-port --write)" in lines
     assert "::warning file=notebooks/explore.ipynb,line=19,title=IPU801::cell 2, line 1: cell not ported, it does not " \
            "parse: invalid syntax (needs a person)" in lines
     assert any(line.startswith("::error file=src/bad.py,title=ipu-port::syntax error") for line in lines)

@@ -125,7 +125,8 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
     current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
     if current is None:
         ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-        ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}", fixed=fixed)
+        dropped = ("; " if why else ": ") + "a last partial batch is dropped" if fixed else ""
+        ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}{dropped}", fixed=fixed)
     elif is_false(current.value):
         new = current.with_changes(value=cst.Name("True"))
         ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
@@ -266,10 +267,8 @@ class _Uint8Flow:
                             if isinstance(element.value, cst.Name):
                                 self._set(element.value.value, Uint8Data(UINT8, f"`{loaded}.load_data()`", role))
                 return
-            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
-                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
-            ):
-                kinds = [(element.value, self._kind(item.value)) for element, item in zip(target.elements, value.elements)]
+            kinds = self._unpacked_kinds(target, value)
+            if kinds is not None:
                 for element, kind in kinds:  # all values are read before any name is bound
                     if isinstance(element, cst.Name):
                         self._set(element.value, kind)
@@ -277,6 +276,20 @@ class _Uint8Flow:
                         self._forget(_bound(element))
                 return
         self._forget(_bound(target))
+
+    def _unpacked_kinds(self, target, value) -> Optional[list]:
+        """``(target part, what its value holds)`` for ``a, b = c, d``, also nested
+        (``(x_fit, y_fit), (x_val, y_val) = (x[:n], y[:n]), (x[n:], y[n:])``); None when the value
+        is not a tuple of the same shape."""
+        if not (isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements))):
+            return None
+        kinds = []
+        for element, item in zip(target.elements, value.elements):
+            nested = self._unpacked_kinds(element.value, item.value) if isinstance(
+                element.value, (cst.Tuple, cst.List)) else None
+            kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value))])
+        return kinds
 
     def _loaded_dataset(self, value) -> Optional[str]:
         """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import code_of, walk
 from porter.cstutil import argument, is_name, keyword, keyword_arg
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner
@@ -182,6 +182,35 @@ class DropRemainder(Rule):
             model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=2)
             """,
         ),
+        # What the helper makes for the test split is never read: the training use decides.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds):
+                return ds.shuffle(1000).batch(100)
+
+
+            train = prepare(train)
+            test = prepare(test)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(train, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds):
+                return ds.shuffle(1000).batch(100, drop_remainder=True)
+
+
+            train = prepare(train)
+            test = prepare(test)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.fit(train, epochs=3)
+            """,
+        ),
         # A helper that batches for training and for other code: reported, not changed for all.
         Example(
             """\
@@ -317,7 +346,7 @@ class DropRemainder(Rule):
             training = [call for call in calls if feeds_training(ctx, call)]
             if not batches or not training:
                 continue
-            if len(training) < len(calls):
+            if any(call not in training and not _result_unused(ctx, call) for call in calls):
                 for call in batches:
                     ctx.report(self.code, call.func.attr, f"`{function.name.value}` returns this batched dataset to "
                                "Keras training and to other code: the IPU rejects a partial last batch, and "
@@ -388,6 +417,21 @@ class DropRemainder(Rule):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
+
+
+def _result_unused(ctx, call: cst.Call) -> bool:
+    """``test_ds = prepare(test_ds)`` and ``test_ds`` never read after it: what it makes is not used."""
+    parent = ctx.parent(call)
+    if not (isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)):
+        return False
+    name = parent.targets[0].target.value
+    statement = ctx.statement_of(call)
+    block = ctx.block_of(statement)
+    if block is None:
+        return False
+    later = list(block.body)[list(block.body).index(statement) + 1:]
+    return not any(isinstance(node, cst.Name) and node.value == name for top in later for node in walk(top))
 
 
 def _predicted_only(batches) -> dict:

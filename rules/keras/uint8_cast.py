@@ -28,6 +28,25 @@ class Uint8Cast(Rule):
     )
     examples = (
         # A tuner given a builder of the file trains with what `search` gets.
+        # Split again by nested unpacking: every part still holds the uint8 data.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.cifar10.load_data()
+            (x_fit, y_fit), (x_val, y_val) = (x_train[:40000], y_train[:40000]), (x_train[40000:], y_train[40000:])
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(x_fit, y_fit, validation_data=(x_val, y_val), batch_size=100)
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.cifar10.load_data()
+            (x_fit, y_fit), (x_val, y_val) = (x_train[:40000], y_train[:40000]), (x_train[40000:], y_train[40000:])
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(x_fit.astype("float32"), y_fit.astype("int32"), validation_data=(x_val.astype("float32"), y_val.astype("int32")), batch_size=100)
+            """,
+        ),
         Example(
             """\
             import keras_tuner

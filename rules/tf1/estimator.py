@@ -10,6 +10,7 @@ IPU_ESTIMATORS = ("tensorflow.python.ipu.ipu_estimator.IPUEstimator",
 # their model is built inside TensorFlow, out of reach of a `model_fn` for `IPUEstimator`.
 _PREMADE_SUFFIXES = ("Classifier", "Regressor", "Estimator")
 _PREMADE_MODULES = ("tensorflow.estimator.", "tensorflow.compat.v1.estimator.", "tensorflow.contrib.")
+_TO_ESTIMATOR = ("keras.estimator.model_to_estimator",)
 _ESTIMATOR_MESSAGE = ("use `ipu.ipu_estimator.IPUEstimator` with an `ipu.ipu_run_config.RunConfig(ipu_run_config="
                       "IPURunConfig(iterations_per_loop=..., ipu_options=...))`, and `drop_remainder=True` in "
                       "`input_fn` (see the IPUEstimator example of Targeting the IPU from TensorFlow 1)")
@@ -43,9 +44,20 @@ class Estimator(Rule):
         "raises a `ValueError` saying so. Pre-made estimators (`DNNClassifier`, `BoostedTreesRegressor`, "
         "the `tf.contrib` ones) build their model inside TensorFlow and have no IPU version: the model must "
         "be written as a `model_fn` for `IPUEstimator`, or in Keras; `TPUEstimator` takes a `model_fn` "
-        "that `IPUEstimator` can take instead."
+        "that `IPUEstimator` can take instead. An estimator made from a Keras model (`model_to_estimator`) "
+        "runs on the CPU: the Keras model trains on the IPU with `fit` instead."
     )
     examples = (
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(4,))])
+            model.compile(loss="mse", optimizer="sgd")
+            estimator = tf.keras.estimator.model_to_estimator(keras_model=model)
+            estimator.train(input_fn=input_fn, steps=100)
+            """,
+        ),
         Example(
             """\
             import tensorflow.compat.v1 as tf
@@ -96,6 +108,11 @@ class Estimator(Rule):
                 ctx.report(self.code, call, f"`{name}` is a pre-made estimator, which has no IPU version: write "
                            f"its model as a `model_fn` and {_ESTIMATOR_MESSAGE}; or build the model with Keras",
                            fixed=False)
+        for call in ctx.nodes(cst.Call):
+            if ctx.keras_name(call.func) in _TO_ESTIMATOR:
+                ctx.report(self.code, call, "an estimator made from a Keras model (`model_to_estimator`) runs on the "
+                           "CPU, not the IPU: train the Keras model with `fit` in the `IPUStrategy` scope, or write "
+                           f"its model as a `model_fn` and {_ESTIMATOR_MESSAGE}", fixed=False)
         for call in find_calls(ctx, *IPU_ESTIMATORS):
             self._compiled_model_fn(ctx, call)
 

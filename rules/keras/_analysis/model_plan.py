@@ -315,7 +315,8 @@ class _Analysis:
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
                 plan.has_ipu_strategy = True
-            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES:
+            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES and not isinstance(ctx.parent(call), cst.Arg):
+                # (a strategy handed to a call, `RunConfig(train_distribute=...)`, is not this program's)
                 plan.replaced_strategies.append(call)
                 parent = ctx.parent(call)
                 if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
