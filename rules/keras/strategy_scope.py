@@ -84,9 +84,27 @@ def _kept_out(ctx, plan):
     def kept_out(statement_node: cst.BaseStatement) -> bool:
         if isinstance(statement_node, cst.FunctionDef):
             return not statement_node.decorators and id(statement_node) not in steps
-        return not isinstance(statement_node, cst.ClassDef) and host_iteration(statement_node)
+        return not isinstance(statement_node, cst.ClassDef) and (
+            host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None)
 
     return kept_out
+
+
+def dataset_loop(ctx, statement_node: cst.BaseStatement):
+    """A ``for`` loop over a dataset whose body runs the model but trains nothing (``for images,
+    labels in val_ds.take(1): print(model.predict(images))``): the loop iterates on the host, out
+    of the scope, where a dataset of any shape can be read, and its body goes in the scope. (In the
+    scope the loop would make an IPU infeed, which takes only fully defined shapes.) A loop with a
+    training step, or a tape, is the on-device loop of the guides: it stays whole."""
+    if not (isinstance(statement_node, cst.For) and _is_dataset(ctx, statement_node.iter)
+            and isinstance(statement_node.body, cst.IndentedBlock)):
+        return None
+    steps = {name for name in step_functions(ctx)}
+    for node in walk(statement_node.body):
+        if isinstance(node, cst.With) or isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
+                node.func.value in steps):
+            return None
+    return statement_node
 
 
 def _is_dataset(ctx, node: cst.BaseExpression) -> bool:
@@ -629,6 +647,32 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # A loop over a dataset that runs the model after training iterates on the host: the loop
+        # stays out (in the scope it would make an IPU infeed), its body goes in.
+        Example(
+            """\
+            import tensorflow as tf
+
+            full_size_images = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            model = tf.keras.models.load_model("denoiser.keras")
+            model.fit(noisy_ds, epochs=2)
+            for image in full_size_images.take(3):
+                show(image, model(image[None]))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            full_size_images = tf.data.Dataset.from_tensor_slices(paths).map(load_image)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.models.load_model("denoiser.keras")
+                model.fit(noisy_ds, epochs=2)
+            for image in full_size_images.take(3):
+                with strategy.scope():
+                    show(image, model(image[None]))
+            """,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\
@@ -727,19 +771,35 @@ run_experiment(net)
             for anchor in setup_anchors(ctx, plan):
                 ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {_strategy_code(plan)}")])
         wrapped = []
+        kept_out = _kept_out(ctx, plan)
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
-                        display=lambda line: _only_displays(ctx, line), keep_out=_kept_out(ctx, plan), edges=_only_text):
+                        display=lambda line: _only_displays(ctx, line), keep_out=kept_out, edges=_only_text):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)
                 changed = True
+                self._wrap_loop_bodies(ctx, plan, region, kept_out)
         for with_node in plan.transparent:
             ctx.unwrap(with_node)
             ctx.report(self.code, with_node, _unwrapped_message(ctx, plan, with_node, wrapped), fixed=True)
             changed = True
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
+
+
+    @staticmethod
+    def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:
+        """The bodies of the dataset loops kept out of ``region`` that run the model go in the scope."""
+        body = list(region.block.body)
+        model_code = plan.model_like | plan.holders | plan.model_names | module_definitions(ctx)
+        for statement_node in body[body.index(region.first):body.index(region.last) + 1]:
+            loop = dataset_loop(ctx, statement_node) if kept_out(statement_node) else None
+            if loop is None or not any(isinstance(node, cst.Name) and node.value in model_code
+                                       for node in walk(loop.body)):
+                continue
+            inner = list(loop.body.body)
+            ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
 
 
 def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
