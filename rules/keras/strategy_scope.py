@@ -59,6 +59,11 @@ def _only_displays(ctx, statement_node: cst.BaseStatement) -> bool:
     return shows and all(_plain(arg.value) for arg in value.args)
 
 
+def _model_code(ctx, plan) -> set:
+    """Names whose use is model code: models, their parts, tuners, and the functions of the file."""
+    return plan.model_like | plan.holders | plan.model_names | module_definitions(ctx)
+
+
 def _kept_out(ctx, plan):
     """Which statements of a region stay out of the scope, where they read as before and do what
     they did: a plain function defined among the model code (defining it creates nothing on a
@@ -68,7 +73,7 @@ def _kept_out(ctx, plan):
     function (a `tf.function`), a training step (IPU111 compiles it) and a class (a callback or a
     model whose methods run the model) stay with the model code, as in the guides."""
     steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
-    model_code = plan.model_like | plan.holders | plan.model_names | module_definitions(ctx)
+    model_code = _model_code(ctx, plan)
 
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
@@ -792,7 +797,7 @@ run_experiment(net)
     def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:
         """The bodies of the dataset loops kept out of ``region`` that run the model go in the scope."""
         body = list(region.block.body)
-        model_code = plan.model_like | plan.holders | plan.model_names | module_definitions(ctx)
+        model_code = _model_code(ctx, plan)
         for statement_node in body[body.index(region.first):body.index(region.last) + 1]:
             loop = dataset_loop(ctx, statement_node) if kept_out(statement_node) else None
             if loop is None or not any(isinstance(node, cst.Name) and node.value in model_code
