@@ -26,6 +26,7 @@ The plan is computed once per file and shared by both rules:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple, Union
 
@@ -262,6 +263,7 @@ class _Analysis:
         self._compiled: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
+        self._names: Optional[Dict[str, int]] = None
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -651,10 +653,16 @@ class _Analysis:
         name = function.name.value
         if (module_region is None or self.ctx.parent(function) is not self.ctx.module or function.decorators
                 or not isinstance(function.body, cst.IndentedBlock) or id(function.body) in regions
-                or any(node.value == name and node is not function.name for node in self.ctx.nodes(cst.Name))):
+                or self._name_counts().get(name, 0) > 1):  # named elsewhere: handed on, called unseen
             return
         region = regions[id(function.body)] = Region(function.body, top, top, module_region.anchor)
         self.plan_.regions.append(region)
+
+    def _name_counts(self) -> Dict[str, int]:
+        """How many times each name is written in the file (a ``def``'s name counts once)."""
+        if self._names is None:
+            self._names = Counter(node.value for node in self.ctx.nodes(cst.Name))
+        return self._names
 
     def _nests_a_strategy(self, regions: Dict[int, Optional[Region]], region: Region,
                           statement: cst.BaseStatement) -> bool:
