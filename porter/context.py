@@ -536,7 +536,8 @@ class FileContext:
     def _is_tf1(self) -> bool:
         """Graph-mode TensorFlow: sessions, placeholders. A file that only reaches TensorFlow
         through the ``compat.v1`` alias, or trains with a v1 optimizer (``tf.train.AdamOptimizer``),
-        is TF1 too, unless it trains a Keras model or runs eagerly."""
+        is TF1 too, unless it trains a Keras model or runs eagerly (switches eager execution on, or
+        reads tensors' values with ``.numpy()``)."""
         graph_mode = self.imports_module("tensorflow.compat.v1")
         eager = False
         for node in self.nodes(cst.Attribute):
@@ -551,7 +552,13 @@ class FileContext:
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 graph_mode = True
             eager = eager or qualified in self._EAGER
-        return graph_mode and not eager and not self._trains_keras()
+        return graph_mode and not eager and not self._reads_eager_values() and not self._trains_keras()
+
+    def _reads_eager_values(self) -> bool:
+        """``x.numpy()``: a tensor's value read right away, which only eager TensorFlow 2 has (a
+        ``compat.v1`` import for one name, ``estimator`` say, does not make such code a graph)."""
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "numpy" and not call.args
+                   for call in self.nodes(cst.Call))
 
     def _trains_keras(self) -> bool:
         if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \

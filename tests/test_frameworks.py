@@ -73,6 +73,12 @@ def frameworks(source: str) -> frozenset:
      optimizer.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
      """, {KERAS}),
     ("""\
+     import tensorflow as tf
+     from tensorflow.compat.v1 import estimator as v1_estimator
+     step = tf.Variable(0, dtype=tf.int64)
+     print(step.numpy())
+     """, {KERAS}),
+    ("""\
      import tensorflow.compat.v1 as tf
      tf.disable_v2_behavior()
      """, {TF1}),

@@ -97,6 +97,23 @@ def is_dataset(ctx: FileContext, node: cst.BaseExpression) -> bool:
     return _is_dataset_in(ctx, node, _dataset_variables(ctx, owner(ctx, node)))
 
 
+# Methods of `tf.data.Dataset` that lists, arrays and tables do not have.
+DATASET_ONLY_METHODS = frozenset({"take", "skip", "shuffle", "batch", "padded_batch", "unbatch", "prefetch",
+                                  "cache", "as_numpy_iterator"})
+
+
+def dataset_like(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """A dataset: one ``is_dataset`` follows, or what a method only datasets have gives
+    (``test_ds.take(1)``, ``ds.shuffle(64).batch(8)``), wherever ``ds`` comes from."""
+    if is_dataset(ctx, node):
+        return True
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in DATASET_ONLY_METHODS:
+            return True
+        node = node.func.value
+    return False
+
+
 def dataset_method_calls(ctx: FileContext, *methods: str):
     """Calls ``<dataset>.method(...)`` for the given method names."""
     for call in ctx.nodes(cst.Call):

@@ -359,6 +359,61 @@ class DivisibleDataset(Rule):
                                  frame.values[picked]))
             """),
         ),
+        # A batch a dataset gives in a loop is a tensor: padded too (the last batch may be partial).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("flowers.keras")
+            for images, labels in val_ds.take(3):
+                print(model.predict(images).argmax(axis=1), labels)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("flowers.keras")
+            for images, labels in val_ds.take(3):
+                print(cut_to_samples(model.predict(pad_to_multiple(images, 32)), images).argmax(axis=1), labels)
+            """),
+        ),
+        # A helper given the trained model under another name runs it too.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def label(net, rows):
+                batch = np.stack(rows)
+                return net.predict(batch, verbose=0).argmax(axis=1)
+
+
+            classifier = tf.keras.models.load_model("rows.keras")
+            print(label(classifier, recent_rows))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            def label(net, rows):
+                batch = np.stack(rows)
+                return cut_to_samples(net.predict(pad_to_multiple(batch, 32), verbose=0), batch).argmax(axis=1)
+
+
+            classifier = tf.keras.models.load_model("rows.keras")
+            print(label(classifier, recent_rows))
+            """),
+        ),
         # Batches of one sample: every length is whole, nothing to trim.
         Example(
             """\

@@ -1,15 +1,15 @@
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.cstutil import argument, is_name, keyword, keyword_arg
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner
 from porter.rules._tf.tfdata import fix_batch_call, fix_drop_remainder, is_dataset
-from porter.rules.keras._analysis.fit import call_columns, layout
+from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
-from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, feeds_training, keras_batched_source,
-                                                   parameter_input, returned_batches, training_batches,
-                                                   training_inputs)
+from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
+                                                   keras_batched_source, parameter_input, returned_batches,
+                                                   training_batches, training_inputs)
 
 
 class DropRemainder(Rule):
@@ -294,6 +294,7 @@ class DropRemainder(Rule):
         fix_drop_remainder(ctx, self.code, _predicted_only(batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
+        self._library_datasets(ctx)
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
@@ -332,6 +333,28 @@ class DropRemainder(Rule):
                        f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
                        f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
                        "requires", fixed=True)
+
+    def _library_datasets(self, ctx) -> None:
+        """``hf_dataset.to_tf_dataset(batch_size=...)`` (Hugging Face) batches with a partial last
+        batch unless told not to; with a padding collator every batch has its own length."""
+        for entry, value in training_inputs(ctx):
+            made = chain(ctx, value)[1]
+            if isinstance(made, cst.Name):
+                made = last_value_before(ctx, made, entry.owner)
+            if not (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
+                    and made.func.attr.value in _LIBRARY_BATCHERS):
+                continue
+            method = made.func.attr.value
+            drop = keyword(made, "drop_remainder")
+            if drop is None:
+                ctx.replace(made, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
+                ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last partial "
+                           "batch is dropped", fixed=True)
+            if keyword(made, "collate_fn") is not None:
+                ctx.report(self.code, made.func.attr, f"`.{method}()` batches with a collator, which pads each "
+                           "batch to its own longest sequence: the IPU needs the same shapes in every batch; pad "
+                           "to a fixed length (a collator or tokenizer with `padding=\"max_length\"`, "
+                           "`max_length=...`)", fixed=False)
 
     def _fix_returned_batches(self, ctx) -> None:
         """A function that batches a dataset it was given and returns it, when every call of it
@@ -372,9 +395,10 @@ class DropRemainder(Rule):
         if source is None or id(value) in rebatched:
             return source is not None
         rebatched.add(id(value))
-        function = ctx.keras_name(source.func)
-        batch = keyword(source, "batch_size")
-        if batch is not None and is_name(batch.value, "None"):
+        function = batched_source_name(ctx, source)
+        keras = function in KERAS_BATCHED_SOURCES  # a batch size of its own; tf.data's takes it second
+        batch = keyword(source, "batch_size") if keras else argument(source, "batch_size", 1)
+        if batch is not None and is_name(batch.value, "None") or batch is None and not keras:
             return False
         size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
         what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
@@ -417,6 +441,10 @@ class DropRemainder(Rule):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
+
+
+# Methods of other libraries that batch a dataset for Keras (Hugging Face `datasets`, `transformers`).
+_LIBRARY_BATCHERS = frozenset({"to_tf_dataset", "prepare_tf_dataset"})
 
 
 def _result_unused(ctx, call: cst.Call) -> bool:

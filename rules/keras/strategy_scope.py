@@ -1,18 +1,18 @@
 import libcst as cst
 
-from porter.context import walk
+from porter.context import code_of, walk
 from porter.cstutil import expression, single_small, statement
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.rules._tf.tfdata import is_dataset
+from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import in_model_class, in_region, model_plan, setup_anchors
+from porter.rules.keras._analysis.model_plan import TPU_SETUP, in_model_class, in_region, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import step_functions
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import module_definitions, owner
 
 
 def _strategy_code(plan) -> str:
-    if plan.overridden_hooks:
+    if plan.overridden_hooks or plan.library_overrides:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
     return "ipu.ipu_strategy.IPUStrategy()"
 
@@ -113,8 +113,9 @@ def dataset_loop(ctx, statement_node: cst.BaseStatement):
 
 
 def _is_dataset(ctx, node: cst.BaseExpression) -> bool:
-    """A `tf.data` dataset, or one Keras made (`image_dataset_from_directory`...)."""
-    return is_dataset(ctx, node) or keras_batched_source(ctx, node, owner(ctx, node)) is not None
+    """A `tf.data` dataset, one Keras made (`image_dataset_from_directory`...), or what a method
+    only datasets have gives (`test_ds.take(1)`, `ds.shuffle(64).batch(8)`, wherever `ds` comes from)."""
+    return dataset_like(ctx, node) or keras_batched_source(ctx, node, owner(ctx, node)) is not None
 
 
 def _only_text(statement_node: cst.BaseStatement) -> bool:
@@ -137,7 +138,8 @@ class StrategyScope(Rule):
         "constructed inside the scope (Graphcore's Keras tutorial, \"Wrap the model within the IPU strategy "
         "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
-        "`get_strategy()` become the `IPUStrategy` (the variable name is kept) and the model code after "
+        "`TPUStrategy`/`get_strategy()` become the `IPUStrategy` (the variable name is kept; TPU set-up "
+        "before it is reported) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
@@ -678,6 +680,30 @@ run_experiment(net)
                     show(image, model(image[None]))
             """,
         ),
+        # A TPU strategy is replaced too; the TPU set-up before it is reported (it fails on an IPU system).
+        Example(
+            """\
+            import tensorflow as tf
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+            strategy = tf.distribute.TPUStrategy(resolver)
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\
@@ -762,12 +788,19 @@ run_experiment(net)
             ctx.report(self.code, hook, f"`{hook.name.value}` is overridden: the port uses "
                        "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features "
                        "(pipelining, infeeds); remove the override to keep them", fixed=False)
+        for call in plan.library_overrides:
+            ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` makes a Hugging Face model, which overrides "
+                       "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
+                       "which loses IPU Keras features (pipelining, infeeds) and the float64 to float32 cast of "
+                       "`fit`'s data", fixed=False)
         for with_node in plan.unsafe_withs:
             ctx.report(self.code, with_node, "GPU device scope with several items or `as`: replace it "
                        "with `with strategy.scope():` by hand", fixed=False)
         if plan.has_ipu_strategy:
             return
         changed = False
+        if plan.replaced_strategies:
+            self._report_tpu_setup(ctx)
         for call in plan.replaced_strategies:
             ctx.replace(call, expression(_strategy_code(plan)))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
@@ -792,6 +825,15 @@ run_experiment(net)
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
+
+    def _report_tpu_setup(self, ctx) -> None:
+        """TPU set-up before a TPU strategy the port replaces: it fails on an IPU system."""
+        for call in ctx.nodes(cst.Call):
+            qualified = ctx.qualified_name(call.func)
+            if qualified in TPU_SETUP or qualified is not None and qualified.startswith(
+                    "tensorflow.compat.v1.") and "tensorflow." + qualified[len("tensorflow.compat.v1."):] in TPU_SETUP:
+                ctx.report(self.code, call, f"TPU set-up (`{qualified.rsplit('.', 1)[1]}`): an IPU system has no TPU, "
+                           "and the IPU strategy replaces the TPU one; remove it", fixed=False)
 
     @staticmethod
     def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:

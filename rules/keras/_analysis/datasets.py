@@ -34,6 +34,23 @@ KERAS_BATCHED_SOURCES = {
     "keras.preprocessing.text_dataset_from_directory": 32,
     "keras.preprocessing.timeseries_dataset_from_array": 128,
 }
+# tf.data functions that batch internally (a partial last batch, an unknown batch dimension); the
+# batch size is their second argument, with no default.
+TF_BATCHED_SOURCES = frozenset({
+    "tensorflow.data.experimental.make_csv_dataset", "tensorflow.data.experimental.make_batched_features_dataset",
+})
+
+
+def batched_source_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """The canonical name of the Keras or tf.data function ``call`` runs when it makes a dataset in
+    batches with a partial last one, else None."""
+    keras = ctx.keras_name(call.func)
+    if keras in KERAS_BATCHED_SOURCES:
+        return keras
+    qualified = ctx.qualified_name(call.func)
+    return qualified if qualified in TF_BATCHED_SOURCES else None
+
+
 # Dataset methods that batch (or unbatch) again: what comes after them is not the source's batches.
 BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bucket_by_sequence_length",
                               "ragged_batch"})
@@ -183,7 +200,7 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
     if any(call.func.attr.value in BATCHING_METHODS for call in calls):
         return None
     if isinstance(root, cst.Call):
-        return root if ctx.keras_name(root.func) in KERAS_BATCHED_SOURCES else None
+        return root if batched_source_name(ctx, root) is not None else None
     if not isinstance(root, cst.Name) or depth > 8:
         return None
     sources: Dict[int, cst.Call] = {}

@@ -15,11 +15,11 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext, SharedKey, code_of, in_loop, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules._tf.tfdata import is_dataset
-from porter.scopes import owner
+from porter.rules._tf.tfdata import dataset_like, is_dataset
+from porter.scopes import assignments, owner
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -191,7 +191,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         entry.validation = [validation.value]  # the helper trims every array of the tuple
 
 
-def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True) -> bool:
+def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
+                  depth: int = 0) -> bool:
     """``x`` alone is an array, not a dataset: samples picked from one (``x_test[:1000]``,
     ``x_test[picked]``: a dataset has no items, a dict may hold one), a table's values or columns
     (``frame.values``, ``dict(frame)``), data of a known Keras dataset, a NumPy array or a tensor
@@ -207,9 +208,39 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
-        if value is not None and _surely_array(ctx, value, scope, follow=False):
+        if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x):
+            return True
+        if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
+
+
+def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:
+    """``name`` is a parameter of ``scope`` that every call of it in the file gives an array
+    (``describe(model, rows)`` in a loop over a dataset's batches)."""
+    if not isinstance(scope, cst.FunctionDef) or ctx.enclosing(scope, cst.ClassDef) is not None:
+        return False
+    params = [param.name.value for param in scope.params.params]
+    if name.value not in params or any(
+            assigned == name.value for _, assigned, _ in assignments(ctx, scope)):
+        return False
+    position = params.index(name.value)
+    calls = [call for call in ctx.nodes(cst.Call)
+             if isinstance(call.func, cst.Name) and call.func.value == scope.name.value]
+    given = [argument(call, name.value, position) for call in calls]
+    return bool(calls) and all(
+        arg is not None and not arg.star and _surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)
+        for arg, call in zip(given, calls) if ctx.enclosing_function(call) is not scope)
+
+
+def _batch_of_loop(ctx: FileContext, name: cst.Name) -> bool:
+    """``images`` in ``for images, labels in val_ds.take(1):``: a batch of tensors a dataset gives."""
+    for ancestor in ctx.ancestors(name):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.For) and name.value in bound_names(ancestor.target):
+            return dataset_like(ctx, ancestor.iter)
+    return False
 
 
 _DATASET_MAKERS = ("tensorflow.data.", "tensorflow.keras.", "tensorflow.compat.", "tensorflow.python.")

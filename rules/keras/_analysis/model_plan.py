@@ -51,6 +51,12 @@ DISTRIBUTION_STRATEGIES = frozenset({
     "tensorflow.distribute.experimental.CentralStorageStrategy",
     "tensorflow.distribute.experimental.ParameterServerStrategy",
     "tensorflow.distribute.CentralStorageStrategy",
+    "tensorflow.distribute.TPUStrategy", "tensorflow.distribute.experimental.TPUStrategy",
+})
+# Set-up of a TPU system, which an IPU system does not have: reported where the strategy is replaced.
+TPU_SETUP = frozenset({
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver", "tensorflow.config.experimental_connect_to_cluster",
+    "tensorflow.tpu.experimental.initialize_tpu_system",
 })
 IPU_STRATEGIES = frozenset({
     "tensorflow.python.ipu.ipu_strategy.IPUStrategy", "tensorflow.python.ipu.ipu_strategy.IPUStrategyV1",
@@ -72,6 +78,7 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
                             "steps_per_epoch", "validation_steps", "initial_epoch"})
 # Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
 # TensorFlow 2, "Keras with IPUs").
+OVERRIDING_LIBRARIES = ("transformers.",)
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -106,6 +113,8 @@ class Plan:
     has_ipu_strategy: bool = False
     configured: bool = False
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
+    # Models of libraries whose classes override `train_step` (Hugging Face Transformers' TF models).
+    library_overrides: List[cst.Call] = field(default_factory=list)
     # Every assignment of a Keras model in the file (also in builder functions), and the names bound.
     model_assignments: List[cst.Assign] = field(default_factory=list)
     model_names: Set[str] = field(default_factory=set)
@@ -125,6 +134,24 @@ def _without_compat(qualified: Optional[str]) -> Optional[str]:
         if qualified is not None and qualified.startswith(prefix):
             return "tensorflow." + qualified[len(prefix):]
     return qualified
+
+
+def _binds_on_every_path(compound: cst.BaseCompoundStatement, name: str) -> bool:
+    """A ``try`` whose body and every handler assign ``name``, or an ``if`` whose every branch does."""
+    if isinstance(compound, cst.Try):
+        return _assigns(compound.body, name) and bool(compound.handlers) and all(
+            _assigns(handler.body, name) for handler in compound.handlers)
+    if isinstance(compound, cst.If):
+        orelse = compound.orelse
+        if orelse is None or not _assigns(compound.body, name):
+            return False
+        return _binds_on_every_path(orelse, name) if isinstance(orelse, cst.If) else _assigns(orelse.body, name)
+    return False
+
+
+def _assigns(block: cst.BaseSuite, name: str) -> bool:
+    return any(isinstance(node, cst.Assign) and any(name in bound_names(target.target) for target in node.targets)
+               for node in walk(block, skip=_CODE_ELSEWHERE))
 
 
 def _part_of(value: cst.BaseExpression) -> Optional[str]:
@@ -268,6 +295,7 @@ class _Analysis:
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
         self._find_model_classes()
+        self._find_library_overrides()
         self._find_strategies()
         plan.configured = any(
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
@@ -285,10 +313,27 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            if plan.strategy_statement is not None:
+                plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
             if plan.strategy_statement is not None and not all(
                     self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
                 plan.strategy_statement = None  # too late for some model code: make one where it starts
         return plan
+
+    def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> Optional[cst.BaseStatement]:
+        """The statement of its function's body (or the module's) that binds the strategy on every
+        path: ``assignment`` itself, or the ``try``/``if`` around it when every branch assigns
+        ``name`` (``try: strategy = TPUStrategy(...) except ValueError: strategy = get_strategy()``);
+        None when a path leaves it unbound."""
+        top = assignment
+        for ancestor in self.ctx.ancestors(assignment):
+            if isinstance(ancestor, (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return top
+            if isinstance(ancestor, cst.BaseCompoundStatement) and self.ctx.block_of(ancestor) is not None:
+                if not _binds_on_every_path(ancestor, name):
+                    return None
+                top = ancestor
+        return top
 
     def _bound_before(self, assignment: cst.BaseStatement, statement: cst.BaseStatement) -> bool:
         """Whether what ``assignment`` binds is bound when ``statement`` runs: it comes earlier in a
@@ -310,6 +355,15 @@ class _Analysis:
                 for statement in cls.body.body:
                     if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
                         self.plan_.overridden_hooks.append(statement)
+
+    def _find_library_overrides(self) -> None:
+        """``TFAutoModelForSequenceClassification.from_pretrained(...)``: Transformers' TF models
+        override ``train_step`` and ``test_step``, which the IPU Keras extensions refuse."""
+        for call in self.ctx.nodes(cst.Call):
+            qualified = self.ctx.qualified_name(call.func) or ""
+            if qualified.startswith(OVERRIDING_LIBRARIES) and qualified.rsplit(".", 2)[-2][:2] == "TF" and (
+                    qualified.endswith(".from_pretrained")):
+                self.plan_.library_overrides.append(call)
 
     def _find_strategies(self) -> None:
         ctx, plan = self.ctx, self.plan_
@@ -811,7 +865,29 @@ class _Analysis:
                         if name not in names:
                             names.add(name)
                             changed = True
+            for name in self._parameters_given(names):
+                if name not in names:
+                    names.add(name)
+                    changed = True
         return names - holders, holders
+
+    def _parameters_given(self, names: Set[str]) -> Set[str]:
+        """Parameters of the file's functions that a call gives one of ``names`` (a model): in
+        ``show(conv_model)``, ``def show(model): model.predict(...)`` runs that model."""
+        found: Set[str] = set()
+        for call in self.ctx.nodes(cst.Call):
+            function = self._functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+            if function is None:
+                continue
+            params = [param.name.value for param in function.params.params]
+            for index, arg in enumerate(call.args):
+                if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value in names):
+                    continue
+                if arg.keyword is not None:
+                    found.add(arg.keyword.value)
+                elif index < len(params):
+                    found.add(params[index])
+        return found
 
     def _outer_block(self, block: Optional[Block]) -> Optional[Block]:
         """``block``, or the block around the transparent scopes that hold it."""
