@@ -704,6 +704,28 @@ run_experiment(net)
                 model.compile(loss="mse", optimizer="adam")
             """,
         ),
+        # An augmentation stack that only the tf.data pipeline runs is host code, not the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            augment = tf.keras.Sequential([tf.keras.layers.RandomFlip("horizontal")])
+            train_ds = raw_train.map(lambda x, y: (augment(x), y))
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            augment = tf.keras.Sequential([tf.keras.layers.RandomFlip("horizontal")])
+            train_ds = raw_train.map(lambda x, y: (augment(x), y))
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+                model.fit(train_ds, epochs=2)
+            """,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\

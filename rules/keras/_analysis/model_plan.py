@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import argument, keyword, string_value
+from porter.cstutil import argument, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import mapped_nodes
@@ -79,6 +79,11 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
 # Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
 # TensorFlow 2, "Keras with IPUs").
 OVERRIDING_LIBRARIES = ("transformers.",)
+# What makes a layer, or a stack of them, that the tf.data pipeline may run on the host.
+_LAYER_MAKERS = ("keras.layers.", "keras.Sequential", "keras.models.Sequential")
+# What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
+_HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "set_vocabulary", "get_config",
+                                 "update_state"})
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -513,7 +518,7 @@ class _Analysis:
         ``keras.applications``, an imported builder, a method), or trained by a custom step: any
         callable whose result is compiled and trained is a model."""
         if self._is_model_call(assign.value):
-            return True
+            return not self._host_pipeline(assign)
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
@@ -1019,11 +1024,17 @@ class _Analysis:
                 continue
             name = self.ctx.keras_name(node.func)
             if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"):
-                parent = self.ctx.parent(node)
-                if not (isinstance(parent, cst.Assign) and any(
-                        isinstance(target.target, cst.Name) and target.target.value in host for target in parent.targets)):
+                small = single_small(top)
+                if not (isinstance(small, cst.Assign) and any(
+                        isinstance(target.target, cst.Name) and target.target.value in host for target in small.targets)):
                     found.append(top)
         return found
+
+    def _host_pipeline(self, assign: cst.Assign) -> bool:
+        """``augment = keras.Sequential([layers.RandomFlip(), ...])`` used only in ``dataset.map``:
+        preprocessing on the host, not a model the IPU trains."""
+        names = [target.target.value for target in assign.targets if isinstance(target.target, cst.Name)]
+        return bool(names) and all(name in self._host_layers() for name in names)
 
     def _host_layers(self) -> Set[str]:
         """Names of layers that only the ``tf.data`` pipeline runs (a ``TextVectorization`` or an
@@ -1034,14 +1045,15 @@ class _Analysis:
                       and call.func.attr.value == "map" for node in mapped_nodes(self.ctx, call)}
             candidates = {target.target.value for assign in self.ctx.nodes(cst.Assign)
                           if isinstance(assign.value, cst.Call) and (self.ctx.keras_name(assign.value.func) or ""
-                                                                      ).startswith("keras.layers.")
+                                                                      ).startswith(_LAYER_MAKERS)
                           for target in assign.targets if isinstance(target.target, cst.Name)}
             used_elsewhere = set()
             for node in self.ctx.nodes(cst.Name):
                 if node.value not in candidates or id(node) in mapped:
                     continue
                 parent = self.ctx.parent(node)
-                if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node:
+                if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node \
+                        and parent.attr.value in _HOST_LAYER_METHODS:
                     continue  # its assignment, or `layer.adapt(...)`, `layer.get_vocabulary()`
                 used_elsewhere.add(node.value)
             self._host = candidates - used_elsewhere
