@@ -6,7 +6,7 @@ from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops,
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
-from porter.rules.keras._analysis.util import method_calls, run_by_keras, subclasses_of
+from porter.rules.keras._analysis.util import called_by_keras_steps, method_calls, run_by_keras, subclasses_of
 from porter.rule import KERAS, TF1, WARN, Example, Rule
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
@@ -239,6 +239,24 @@ class GradientTape(Rule):
             with tf.device("/cpu:0"):
                 x = tf.constant(1.0)
             """, reported=False),
+        # A layer trained locally by a method that the model's `train_step` calls: inside `fit`.
+        Example("""\
+            import tensorflow as tf
+
+
+            class LocalBlock(tf.keras.layers.Layer):
+                def local_update(self, x):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(self.dense(x) ** 2)
+                    grads = tape.gradient(loss, self.dense.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.dense.trainable_weights))
+                    return loss
+
+
+            class Stack(tf.keras.Model):
+                def train_step(self, data):
+                    return {"loss": self.block.local_update(data[0])}
+            """, reported=False),
     )
 
     def run(self, ctx) -> None:
@@ -255,6 +273,7 @@ class GradientTape(Rule):
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
+        in_keras_steps = called_by_keras_steps(ctx, keras_models)
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
@@ -263,6 +282,8 @@ class GradientTape(Rule):
             if self._method_of(ctx, function, keras_models) and run_by_keras(
                     function, ctx.parent(ctx.parent(function))):
                 continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)
+            if ctx.enclosing(function, cst.ClassDef) is not None and name in in_keras_steps:
+                continue  # a layer's method that a Keras `train_step` calls: it runs in the compiled step
             if name in run_calls:
                 if is_tf_function(ctx, function) or any(
                         is_tf_function(ctx, ctx.enclosing_function(run)) for run in run_calls[name]):

@@ -156,6 +156,19 @@ def run_by_keras(method: cst.FunctionDef, owner: cst.ClassDef, entries=("train_s
     return methods.get(method.name.value) is method and method.name.value in reached
 
 
+def called_by_keras_steps(ctx: FileContext, models: Dict[str, cst.ClassDef]) -> set:
+    """Names of the methods that the steps Keras runs (a model class's ``train_step``, ``test_step``
+    and what they call through ``self``) call on other objects: ``self.block.local_update(x)``
+    runs inside ``fit`` too."""
+    names = set()
+    for owner in models.values():
+        for method in owner.body.body:
+            if isinstance(method, cst.FunctionDef) and run_by_keras(method, owner):
+                names.update(node.func.attr.value for node in walk(method.body)
+                             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute))
+    return names
+
+
 def is_literal_false(node: Optional[cst.CSTNode]) -> bool:
     return isinstance(node, cst.Name) and node.value in ("False", "None")
 
