@@ -96,6 +96,27 @@ def test_a_scope_never_spans_cells_each_cell_gets_its_own(tmp_path):
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_what_a_cell_shows_at_its_end_stays_after_the_scope(tmp_path):
+    cells = [
+        code_cell("import os\nimport tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")\n"
+                  "model.summary()"),
+        code_cell("model.fit(dataset)\nmodel.save_weights(\"ckpt/weights\")\nsorted(os.listdir(\"ckpt\"))"),
+        code_cell("model.evaluate(dataset)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[1].endswith("with strategy.scope():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                               "    model.compile(loss=\"mse\")\nmodel.summary()")
+    # A look at the files the training wrote touches neither the model nor TensorFlow.
+    assert sources[2] == ("with strategy.scope():\n    model.fit(dataset)\n    model.save_weights(\"ckpt/weights\")\n"
+                          "sorted(os.listdir(\"ckpt\"))")
+    # Evaluating runs the model: it needs the scope, whatever the cell shows.
+    assert sources[3] == "with strategy.scope():\n    model.evaluate(dataset)"
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]

@@ -5,7 +5,7 @@ import libcst as cst
 from porter.context import code_of
 
 from porter import throughput
-from porter.cstutil import argument, keyword, keyword_arg, statements
+from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
                              repeatable, samples_per_execution, single_sample, smallest_per_execution, speed_asked,
@@ -414,6 +414,27 @@ class DivisibleDataset(Rule):
             print(label(classifier, recent_rows))
             """),
         ),
+        # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(features, labels, batch_size=64, steps_per_epoch=len(features) // 64 + 1)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(trim_to_multiple(features, 64), trim_to_multiple(labels, 64), batch_size=64,
+                      steps_per_epoch=len(features) // 64 + 1)
+            """),
+        ),
         # Batches of one sample: every length is whole, nothing to trim.
         Example(
             """\
@@ -590,6 +611,12 @@ class DivisibleDataset(Rule):
             ctx.replace(node, _trimmed(name, arguments))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, length), fixed=True)
+        for counted in ("steps_per_epoch", "validation_steps", "steps"):
+            given = keyword(entry.call, counted)
+            if given is not None and not isinstance(given.value, cst.Integer) and not is_name(given.value, "None"):
+                ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
+                           "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras stops when "
+                           f"they run out; count `{counted}` on the trimmed inputs", fixed=False)
         return True
 
     @staticmethod

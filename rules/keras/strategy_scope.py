@@ -1,3 +1,5 @@
+import builtins
+
 import libcst as cst
 
 from porter.context import code_of, walk
@@ -57,6 +59,26 @@ def _only_displays(ctx, statement_node: cst.BaseStatement) -> bool:
         or ctx.keras_name(func) in _DISPLAY_FUNCTIONS or ctx.qualified_name(func) in _DISPLAY_FUNCTIONS
     )
     return shows and all(_plain(arg.value) for arg in value.args)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _host_expression(ctx, model_code: set, statement_node: cst.BaseStatement) -> bool:
+    """A bare expression whose value a notebook cell shows, and that touches neither the model
+    nor TensorFlow (``os.listdir(checkpoint_dir)``): it may run after the strategy's scope."""
+    small = single_small(statement_node)
+    if not isinstance(small, cst.Expr) or isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return False
+    for node in walk(small.value):
+        if isinstance(node, cst.Name) and node.value in model_code:
+            return False
+        if isinstance(node, (cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield)):
+            return False
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS) and (
+                ctx.qualified_name(node.func) or "tensorflow").startswith(("tensorflow", "keras", "tf_keras")):
+            return False  # TensorFlow's, or a call the porter cannot name
+    return True
 
 
 def _model_code(ctx, plan) -> set:
@@ -832,9 +854,11 @@ run_experiment(net)
                 ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {_strategy_code(plan)}")])
         wrapped = []
         kept_out = _kept_out(ctx, plan)
+        model_code = _model_code(ctx, plan)
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
-                        display=lambda line: _only_displays(ctx, line), keep_out=kept_out, edges=_only_text):
+                        display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
+                        keep_out=kept_out, edges=_only_text):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)
