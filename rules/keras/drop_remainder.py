@@ -211,6 +211,42 @@ class DropRemainder(Rule):
             model.fit(train, epochs=3)
             """,
         ),
+        # tf.data's CSV reader batches with a partial last batch: batched again where `fit` reads it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            rows = tf.data.experimental.make_csv_dataset("train.csv", 64, label_name="price", num_epochs=1)
+            model = tf.keras.models.load_model("prices.keras")
+            model.fit(rows, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+            rows = tf.data.experimental.make_csv_dataset("train.csv", 64, label_name="price", num_epochs=1)
+            model = tf.keras.models.load_model("prices.keras")
+            model.fit(rows.unbatch().batch(64, drop_remainder=True), epochs=3)
+            """,
+        ),
+        # A Hugging Face dataset batched for Keras: whole batches, and a padding collator reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = reviews.to_tf_dataset(columns=["input_ids"], label_cols=["label"], batch_size=16,
+                                             collate_fn=collator)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train_ds, epochs=1)
+            """,
+            """\
+            import tensorflow as tf
+
+            train_ds = reviews.to_tf_dataset(columns=["input_ids"], label_cols=["label"], batch_size=16,
+                                             collate_fn=collator, drop_remainder=True)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train_ds, epochs=1)
+            """,
+        ),
         # A helper that batches for training and for other code: reported, not changed for all.
         Example(
             """\

@@ -748,6 +748,28 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # Hugging Face's TF models override `train_step`: the IPU Keras extensions would refuse them.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            model = TFAutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+            model.compile(optimizer=tf.keras.optimizers.Adam(3e-5))
+            model.fit(train_ds, epochs=1)
+            """,
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                model = TFAutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+                model.compile(optimizer=tf.keras.optimizers.Adam(3e-5))
+                model.fit(train_ds, epochs=1)
+            """,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\
