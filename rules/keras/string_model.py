@@ -1,14 +1,15 @@
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import code_of, walk
 from porter.cstutil import keyword
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.rules.keras._analysis.util import STRING_LAYERS, string_layer_names
+from porter.rules.keras._analysis.util import STRING_LAYERS, host_only, string_layer_names
 
 _INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 _HUB_LAYER = "tensorflow_hub.KerasLayer"
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
+_MODELS = _SEQUENTIAL | {"keras.Model", "keras.models.Model"}
 _ADVICE = ("string ops do not run on the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
            "operations\"); do the text processing in the `tf.data` pipeline (`dataset.map`) and give the "
            "model integer ids")
@@ -66,18 +67,50 @@ class StringModel(Rule):
 
     def run(self, ctx) -> None:
         string_layers = string_layer_names(ctx)
+        reported = set()  # the models reported already: one finding each
         for call in ctx.nodes(cst.Call):
             name = ctx.keras_name(call.func)
             if name in _INPUTS and self._takes_strings(ctx, call):
+                models = self._models_of(ctx, call)
+                if models and (host_only(ctx, models) == models or models <= reported):
+                    continue  # a preprocessing model the tf.data pipeline runs, or one said already
+                reported |= models
                 ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
                            fixed=False)
             elif ctx.qualified_name(call.func) == _HUB_LAYER and self._takes_strings(ctx, call):
                 ctx.report(self.code, call, f"this TF Hub layer takes strings: {_ADVICE}", fixed=False)
             elif name in _SEQUENTIAL or self._is_add(call):
+                if self._assigned_only_to_maps(ctx, call):
+                    continue
                 for layer in self._layers_given(call):
                     if self._is_string_layer(ctx, layer, string_layers):
                         ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` in the model works on strings: "
                                    f"{_ADVICE}", fixed=False)
+
+    @staticmethod
+    def _models_of(ctx, input_call: cst.Call) -> set:
+        """The names of the models built on an ``Input``: ``keras.Model(...)`` or ``Sequential([...])``
+        calls assigned to a name that mention the input (or the variable it is assigned to)."""
+        parent = ctx.parent(input_call)
+        variable = parent.targets[0].target.value if isinstance(parent, cst.Assign) and isinstance(
+            parent.targets[0].target, cst.Name) else None
+        models = set()
+        for call in ctx.nodes(cst.Call):
+            if ctx.keras_name(call.func) not in _MODELS or not isinstance(ctx.parent(call), cst.Assign):
+                continue
+            target = ctx.parent(call).targets[0].target
+            if isinstance(target, cst.Name) and any(
+                    node is input_call or isinstance(node, cst.Name) and node.value == variable
+                    for arg in call.args for node in walk(arg.value)):
+                models.add(target.value)
+        return models
+
+    @staticmethod
+    def _assigned_only_to_maps(ctx, call: cst.Call) -> bool:
+        """``preprocess = Sequential([lookup, ...])`` that only the tf.data pipeline runs."""
+        parent = ctx.parent(call)
+        return isinstance(parent, cst.Assign) and isinstance(parent.targets[0].target, cst.Name) and bool(
+            host_only(ctx, {parent.targets[0].target.value}))
 
     @staticmethod
     def _takes_strings(ctx, call: cst.Call) -> bool:

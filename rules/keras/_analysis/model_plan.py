@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
-from porter.rules.keras._analysis.util import mapped_nodes
+from porter.rules.keras._analysis.util import host_only
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -81,9 +81,6 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
 OVERRIDING_LIBRARIES = ("transformers.",)
 # What makes a layer, or a stack of them, that the tf.data pipeline may run on the host.
 _LAYER_MAKERS = ("keras.layers.", "keras.Sequential", "keras.models.Sequential")
-# What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
-_HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "set_vocabulary", "get_config",
-                                 "update_state"})
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -1037,26 +1034,15 @@ class _Analysis:
         return bool(names) and all(name in self._host_layers() for name in names)
 
     def _host_layers(self) -> Set[str]:
-        """Names of layers that only the ``tf.data`` pipeline runs (a ``TextVectorization`` or an
-        augmentation used in ``dataset.map``), or that are only adapted or read: not model layers,
-        their variables belong on the host."""
+        """Names of layers (or stacks of them) that only the ``tf.data`` pipeline runs (a
+        ``TextVectorization`` or an augmentation used in ``dataset.map``, and otherwise only adapted
+        or read): not model layers, their variables belong on the host."""
         if self._host is None:
-            mapped = {id(node) for call in self.ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                      and call.func.attr.value == "map" for node in mapped_nodes(self.ctx, call)}
             candidates = {target.target.value for assign in self.ctx.nodes(cst.Assign)
                           if isinstance(assign.value, cst.Call) and (self.ctx.keras_name(assign.value.func) or ""
                                                                       ).startswith(_LAYER_MAKERS)
                           for target in assign.targets if isinstance(target.target, cst.Name)}
-            used_elsewhere = set()
-            for node in self.ctx.nodes(cst.Name):
-                if node.value not in candidates or id(node) in mapped:
-                    continue
-                parent = self.ctx.parent(node)
-                if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node \
-                        and parent.attr.value in _HOST_LAYER_METHODS:
-                    continue  # its assignment, or `layer.adapt(...)`, `layer.get_vocabulary()`
-                used_elsewhere.add(node.value)
-            self._host = candidates - used_elsewhere
+            self._host = host_only(self.ctx, candidates)
         return self._host
 
     def _code_of_block(self, block: Block) -> List[Tuple[cst.BaseStatement, cst.CSTNode]]:

@@ -3,7 +3,7 @@ which classes subclass Keras ones. All of it is static and local to one file."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -128,6 +128,32 @@ def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
         node for node in ctx.nodes(cst.FunctionDef) if node.name.value == function.value]
     for root in roots:
         yield from walk(root)
+
+
+# What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
+HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "set_vocabulary", "get_config",
+                                "update_state"})
+_MAPPED: SharedKey[Set[int]] = SharedKey("keras-mapped-nodes")
+
+
+def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
+    """Those of ``names`` that only ``dataset.map(...)`` runs: read there, and elsewhere only
+    assigned, adapted or asked their vocabulary (a preprocessing layer or model of the host
+    pipeline, whose variables belong on the host)."""
+    mapped = ctx.shared(_MAPPED, lambda: {
+        id(node) for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "map" for node in mapped_nodes(ctx, call)})
+    in_maps, elsewhere = set(), set()
+    for node in ctx.nodes(cst.Name):
+        if node.value not in names:
+            continue
+        parent = ctx.parent(node)
+        if id(node) in mapped:
+            in_maps.add(node.value)
+        elif not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node
+                  and parent.attr.value in HOST_LAYER_METHODS):
+            elsewhere.add(node.value)
+    return in_maps - elsewhere
 
 
 def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
