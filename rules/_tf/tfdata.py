@@ -126,13 +126,16 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
 _DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
 
 
-def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[str, bool]] = {}) -> None:
+def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[str, bool]] = {},
+                       skip: Set[int] = frozenset()) -> None:
     """``.batch(n)`` / ``.padded_batch(...)`` of a dataset get ``drop_remainder=True``; an explicit
     False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
     TF1 (IPU206) rules. ``explained``: per call id, what the message adds and whether the port is
-    complete with it (a dataset ``predict`` answers for loses its last answers)."""
+    complete with it (a dataset ``predict`` answers for loses its last answers); ``skip``: the ids
+    of calls left as they are."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-        fix_batch_call(ctx, code, call, method, *explained.get(id(call), ("", True)))
+        if id(call) not in skip:
+            fix_batch_call(ctx, code, call, method, *explained.get(id(call), ("", True)))
 
 
 def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "",

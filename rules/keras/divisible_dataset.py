@@ -615,8 +615,8 @@ class DivisibleDataset(Rule):
             given = keyword(entry.call, counted)
             if given is not None and not isinstance(given.value, cst.Integer) and not is_name(given.value, "None"):
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
-                           "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras stops when "
-                           f"they run out; count `{counted}` on the trimmed inputs", fixed=False)
+                           "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
+                           f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
         return True
 
     @staticmethod

@@ -1,10 +1,10 @@
 import libcst as cst
 
-from porter.context import code_of, walk
+from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner
-from porter.rules._tf.tfdata import fix_batch_call, fix_drop_remainder, is_dataset
+from porter.rules._tf.tfdata import dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
@@ -247,6 +247,20 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=1)
             """,
         ),
+        # A dataset only a host loop reads keeps its last batch: the loop runs out of the scope,
+        # and `predict` pads a partial batch (IPU107).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(train_ds, epochs=2)
+            samples = tf.data.Dataset.from_tensor_slices(images).batch(16)
+            for batch in samples:
+                print(model.predict(batch).argmax(axis=1))
+            """,
+            reported=False,
+        ),
         # A helper that batches for training and for other code: reported, not changed for all.
         Example(
             """\
@@ -327,7 +341,7 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        fix_drop_remainder(ctx, self.code, _predicted_only(batches))
+        fix_drop_remainder(ctx, self.code, _predicted_only(batches), skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
         self._library_datasets(ctx)
@@ -405,11 +419,12 @@ class DropRemainder(Rule):
             training = [call for call in calls if feeds_training(ctx, call)]
             if not batches or not training:
                 continue
-            if any(call not in training and not _result_unused(ctx, call) for call in calls):
+            if any(call not in training and not _result_unused(ctx, call) or feeds_training(ctx, call, predict=True)
+                   for call in calls):
                 for call in batches:
                     ctx.report(self.code, call.func.attr, f"`{function.name.value}` returns this batched dataset to "
-                               "Keras training and to other code: the IPU rejects a partial last batch, and "
-                               "`drop_remainder=True` here would drop samples from the other uses too; give "
+                               "Keras training and to other code (or to `predict`): the IPU rejects a partial last "
+                               "batch, and `drop_remainder=True` here would drop samples from the other uses too; give "
                                f"`{function.name.value}` a `drop_remainder` parameter, True for the training data",
                                fixed=False)
                 continue
@@ -496,6 +511,68 @@ def _result_unused(ctx, call: cst.Call) -> bool:
         return False
     later = list(block.body)[list(block.body).index(statement) + 1:]
     return not any(isinstance(node, cst.Name) and node.value == name for top in later for node in walk(top))
+
+
+def _host_loop_batches(ctx, batches) -> set:
+    """Ids of the ``.batch()`` calls whose datasets only host loops read (``for images, labels in
+    ds.take(1): show(model.predict(images))``): they stay out of the scope, where a partial last
+    batch is no error (and ``predict`` pads it), so no sample is dropped there."""
+    training = {id(found.batch) for found in batches}
+    found = set()
+    for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
+        if id(call) in training:
+            continue
+        outer = _outermost_chain(ctx, call)
+        parent = ctx.parent(outer)
+        if isinstance(parent, cst.For) and parent.iter is outer:
+            host = _host_loop(parent)
+        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            host = _read_by_host_loops(ctx, parent.targets[0].target.value)
+        else:
+            host = False
+        if host:
+            found.add(id(call))
+    return found
+
+
+def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
+    """``ds.batch(8).prefetch(2).take(1)`` for its ``.batch(8)``: the whole method chain."""
+    node = call
+    while True:
+        attribute = ctx.parent(node)
+        outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
+        if not isinstance(outer, cst.Call) or outer.func is not attribute:
+            return node
+        node = outer
+
+
+def _host_loop(loop: cst.For) -> bool:
+    """A loop that does not train (a tape, a step, ``strategy.run``, ``train_on_batch``): the
+    port iterates it on the host, with only its body in the strategy's scope."""
+    return not any(isinstance(node, cst.With) and not _is_scope(node) or isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute) and node.func.attr.value in ("run", "train_on_batch", "test_on_batch")
+        or isinstance(node.func, cst.Name) and "step" in node.func.value) for node in walk(loop.body))
+
+
+def _is_scope(with_node: cst.With) -> bool:
+    return all(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
+               and item.item.func.attr.value == "scope" for item in with_node.items)
+
+
+def _read_by_host_loops(ctx, name: str) -> bool:
+    """Every read of the variable ``name`` is a host loop's iteration over it (``for x in
+    name.take(3):``) or its own next version (``name = name.prefetch(2)``)."""
+    reads = [node for node in ctx.nodes(cst.Name) if node.value == name
+             and not isinstance(ctx.parent(node), cst.AssignTarget)]
+    for node in reads:
+        outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
+        parent = ctx.parent(outer)
+        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(parent):
+            continue
+        if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
+            continue
+        return False
+    return bool(reads)
 
 
 def _predicted_only(batches) -> dict:

@@ -6,7 +6,8 @@ from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops,
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
-from porter.rules.keras._analysis.util import called_by_keras_steps, method_calls, run_by_keras, subclasses_of
+from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
+                                              subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
@@ -274,11 +275,12 @@ class GradientTape(Rule):
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
         in_keras_steps = called_by_keras_steps(ctx, keras_models)
+        model_fns = estimator_model_fns(ctx)
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
-            if name in handled or id(call) in inline:
-                continue
+            if name in handled or id(call) in inline or name in model_fns:
+                continue  # (an Estimator's `model_fn`: IPU211 reports the Estimator)
             if self._method_of(ctx, function, keras_models) and run_by_keras(
                     function, ctx.parent(ctx.parent(function))):
                 continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)

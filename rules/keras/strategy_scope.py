@@ -770,6 +770,25 @@ run_experiment(net)
                 model.fit(train_ds, epochs=1)
             """,
         ),
+        # A strategy only handed to an Estimator's configuration is the Estimator's (IPU211 reports
+        # it), and a model built in an Estimator's `model_fn` is the Estimator's graph.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def model_fn(features, labels, mode):
+                net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                loss = tf.reduce_mean(tf.square(net(features) - labels))
+                return tf.estimator.EstimatorSpec(mode, loss=loss)
+
+
+            strategy = tf.distribute.MirroredStrategy()
+            config = tf.estimator.RunConfig(train_distribute=strategy)
+            estimator = tf.estimator.Estimator(model_fn, config=config)
+            """,
+            reported=False,
+        ),
         # The same strategies under `import tensorflow.compat.v1 as tf` are replaced too.
         Example(
             """\
@@ -901,7 +920,8 @@ run_experiment(net)
             if qualified in TPU_SETUP or qualified is not None and qualified.startswith(
                     "tensorflow.compat.v1.") and "tensorflow." + qualified[len("tensorflow.compat.v1."):] in TPU_SETUP:
                 ctx.report(self.code, call, f"TPU set-up (`{qualified.rsplit('.', 1)[1]}`): an IPU system has no TPU, "
-                           "and the IPU strategy replaces the TPU one; remove it", fixed=False)
+                           "and the IPU strategy replaces the TPU one; remove it, with what else uses it (a "
+                           "`TPUEstimator` is reported on its own)", fixed=False)
 
     @staticmethod
     def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:

@@ -83,14 +83,16 @@ def training_inputs(ctx: FileContext):
             yield entry, validation.value
 
 
-def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
-    """(function id, variable) and call ids at the root of the inputs of the training calls, and of
-    what those variables are made from in their function: the datasets a ``Dataset.zip`` joins
-    (``total = tf.data.Dataset.zip((labelled, unlabelled))``), the variable a chain starts at."""
+def _training_roots(ctx: FileContext, predict: bool = False) -> Tuple[Set[Tuple[int, str]], Set[int]]:
+    """(function id, variable) and call ids at the root of the inputs of the training calls (of the
+    ``predict`` calls only, with ``predict``), and of what those variables are made from in their
+    function: the datasets a ``Dataset.zip`` joins (``total = tf.data.Dataset.zip((labelled,
+    unlabelled))``), the variable a chain starts at."""
     def find():
         names: Set[Tuple[int, str]] = set()
         calls: Set[int] = set()
-        pending = [(entry.owner, value) for entry, value in training_inputs(ctx)]
+        pending = [(entry.owner, value) for entry, value in training_inputs(ctx)
+                   if not predict or entry.method == "predict"]
         while pending:
             scope, value = pending.pop()
             root = chain(ctx, value)[1]
@@ -109,7 +111,7 @@ def _training_roots(ctx: FileContext) -> Tuple[Set[Tuple[int, str]], Set[int]]:
                     pending.extend((scope, part) for part in parts)
         return names, calls
 
-    return ctx.shared(_TRAINING_ROOTS, find)
+    return ctx.shared(_TRAINING_ROOTS, find, per=predict)
 
 
 @dataclass
@@ -160,9 +162,10 @@ def training_batches(ctx: FileContext) -> List[TrainingBatch]:
     return ctx.shared(_TRAINING_BATCHES, find)
 
 
-def feeds_training(ctx: FileContext, call: cst.Call) -> bool:
-    """The value of ``call`` is the root of a training input, or is assigned to a variable that is."""
-    names, calls = _training_roots(ctx)
+def feeds_training(ctx: FileContext, call: cst.Call, predict: bool = False) -> bool:
+    """The value of ``call`` is the root of a training input (of a ``predict`` input, with
+    ``predict``), or is assigned to a variable that is."""
+    names, calls = _training_roots(ctx, predict)
     if id(call) in calls:
         return True
     parent = ctx.parent(call)

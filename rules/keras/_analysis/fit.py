@@ -206,6 +206,9 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if _made_as_array(ctx, x):
         return True
+    if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
+        return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
+            ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
         if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x):
@@ -571,13 +574,15 @@ _WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.st
 def repeatable(ctx: FileContext, node: cst.BaseExpression) -> bool:
     """An expression that gives the same value each time it runs and changes nothing: names,
     attributes, subscripts, constants, lists and tuples of them, and the NumPy/TensorFlow calls
-    that add a batch axis or stack samples (``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``)."""
+    that add a batch axis or stack samples (``np.expand_dims(x, 0)``, ``x.reshape(1, -1)``), and the
+    columns of a table (``dict(frame)``)."""
     for part in walk(node):
         if isinstance(part, (cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield, cst.BaseComp)):
             return False
         if isinstance(part, cst.Call) and not (
                 (ctx.qualified_name(part.func) or "") in _ADD_AXIS_FUNCTIONS + _WRAP_FUNCTIONS
-                or isinstance(part.func, cst.Attribute) and part.func.attr.value == "reshape"):
+                or isinstance(part.func, cst.Attribute) and part.func.attr.value == "reshape"
+                or _columns_of(part)):
             return False
     return True
 

@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
-from porter.rules.keras._analysis.util import host_only
+from porter.rules.keras._analysis.util import estimator_model_fns, host_only
 from porter.scopes import fresh_name, is_module_function, local_calls
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -293,6 +293,7 @@ class _Analysis:
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
         self._names: Optional[Dict[str, int]] = None
+        self._model_fns: Optional[Set[str]] = None  # functions handed to an Estimator
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -358,14 +359,29 @@ class _Analysis:
                     if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
                         self.plan_.overridden_hooks.append(statement)
 
+    def _only_handed_on(self, name: str) -> bool:
+        """Whether the strategy variable ``name`` is only ever an argument of calls
+        (``RunConfig(train_distribute=strategy)``), never entered or run by the file."""
+        uses = [node for node in self.ctx.nodes(cst.Name) if node.value == name
+                and not isinstance(self.ctx.parent(node), cst.AssignTarget)]
+        return bool(uses) and all(isinstance(self.ctx.parent(node), cst.Arg) for node in uses)
+
     def _find_library_overrides(self) -> None:
         """``TFAutoModelForSequenceClassification.from_pretrained(...)``: Transformers' TF models
         override ``train_step`` and ``test_step``, which the IPU Keras extensions refuse."""
         for call in self.ctx.nodes(cst.Call):
             qualified = self.ctx.qualified_name(call.func) or ""
             if qualified.startswith(OVERRIDING_LIBRARIES) and qualified.rsplit(".", 2)[-2][:2] == "TF" and (
-                    qualified.endswith(".from_pretrained")):
+                    qualified.endswith(".from_pretrained")) and self._compiled_itself(call):
                 self.plan_.library_overrides.append(call)
+
+    def _compiled_itself(self, call: cst.Call) -> bool:
+        """The model ``call`` makes is assigned to a name the file compiles (not only used as a
+        layer of another model, whose own steps Keras runs)."""
+        parent = self.ctx.parent(call)
+        compiled = set().union(*self._compiled_names().values())
+        return isinstance(parent, cst.Assign) and any(
+            name in compiled for target in parent.targets for name in bound_names(target.target))
 
     def _find_strategies(self) -> None:
         ctx, plan = self.ctx, self.plan_
@@ -373,13 +389,14 @@ class _Analysis:
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
                 plan.has_ipu_strategy = True
-            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES and not isinstance(ctx.parent(call), cst.Arg):
-                # (a strategy handed to a call, `RunConfig(train_distribute=...)`, is not this program's)
-                plan.replaced_strategies.append(call)
+            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES:
                 parent = ctx.parent(call)
-                if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(
-                        parent.targets[0].target, cst.Name):
-                    name = parent.targets[0].target.value
+                name = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(
+                    parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) else None
+                if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
+                    continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
+                plan.replaced_strategies.append(call)
+                if name is not None:
                     self.strategy_vars.add(name)
                     if plan.strategy_statement is None:
                         plan.strategy_statement = ctx.statement_of(parent)
@@ -578,7 +595,7 @@ class _Analysis:
                 continue
             statement = ctx.statement_of(assign)
             block = self._lifted(self._outer_block(ctx.block_of(statement) if statement is not None else None))
-            if block is None or id(block) in regions or self._inside_builder(block):
+            if block is None or id(block) in regions or self._inside_builder(block) or self._in_model_fn(block):
                 continue
             regions[id(block)] = region = self._region_in(block)
             if region is not None:
@@ -953,6 +970,13 @@ class _Analysis:
                     and order[id(top)] > order[id(last)]):
                 last = top
         return last
+
+    def _in_model_fn(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is in a function the file hands to an Estimator as its ``model_fn``."""
+        if self._model_fns is None:
+            self._model_fns = estimator_model_fns(self.ctx)
+        function = self.ctx.enclosing_function(node) if not isinstance(node, cst.Module) else None
+        return function is not None and function.name.value in self._model_fns
 
     def _inside_builder(self, block: Block) -> bool:
         """Whether ``block`` runs in its callers' scope: in a function that builds a model and is

@@ -156,6 +156,18 @@ def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
     return in_maps - elsewhere
 
 
+def estimator_model_fns(ctx: FileContext) -> Set[str]:
+    """Names of the functions the file hands to an Estimator as its ``model_fn``: the Estimator
+    builds its graph there (IPU211 reports it); they are not Keras programs or training steps."""
+    found = set()
+    for call in ctx.nodes(cst.Call):
+        if (ctx.qualified_name(call.func) or "").endswith("Estimator"):
+            given = argument(call, "model_fn", 0)
+            if given is not None and isinstance(given.value, cst.Name):
+                found.add(given.value.value)
+    return found
+
+
 def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``):
     Keras calls it from ``fit``/``evaluate``/``predict``, where ``self.model`` is the model."""
