@@ -261,6 +261,29 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # The same loop inside the epoch loop runs in the scope, where it makes an infeed: whole batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            test_ds = tf.data.Dataset.from_tensor_slices(images).batch(16)
+            for epoch in range(3):
+                model.fit(train_ds, epochs=1)
+                for batch in test_ds:
+                    print(model(batch).shape)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            test_ds = tf.data.Dataset.from_tensor_slices(images).batch(16, drop_remainder=True)
+            for epoch in range(3):
+                model.fit(train_ds, epochs=1)
+                for batch in test_ds:
+                    print(model(batch).shape)
+            """,
+        ),
         # A helper that batches for training and for other code: reported, not changed for all.
         Example(
             """\
@@ -525,7 +548,7 @@ def _host_loop_batches(ctx, batches) -> set:
         outer = _outermost_chain(ctx, call)
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
-            host = _host_loop(parent)
+            host = _host_loop(ctx, parent)
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
         else:
@@ -546,9 +569,13 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         node = outer
 
 
-def _host_loop(loop: cst.For) -> bool:
-    """A loop that does not train (a tape, a step, ``strategy.run``, ``train_on_batch``): the
-    port iterates it on the host, with only its body in the strategy's scope."""
+def _host_loop(ctx, loop: cst.For) -> bool:
+    """A loop of a function's body (or the module's) that does not train (a tape, a step,
+    ``strategy.run``, ``train_on_batch``): the port iterates it on the host, with only its body in
+    the strategy's scope. (A loop nested in another statement may run in the scope.)"""
+    block = ctx.block_of(loop)
+    if not (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)):
+        return False
     return not any(isinstance(node, cst.With) and not _is_scope(node) or isinstance(node, cst.Call) and (
         isinstance(node.func, cst.Attribute) and node.func.attr.value in ("run", "train_on_batch", "test_on_batch")
         or isinstance(node.func, cst.Name) and "step" in node.func.value) for node in walk(loop.body))
@@ -567,7 +594,7 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     for node in reads:
         outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
-        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(parent):
+        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
