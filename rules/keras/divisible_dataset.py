@@ -435,6 +435,17 @@ class DivisibleDataset(Rule):
                       steps_per_epoch=len(features) // 64 + 1)
             """),
         ),
+        # Data TensorFlow makes with a static length, fewer samples than one batch: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            x = tf.linspace(-2.0, 2.0, 201)
+            y = 3.0 * x + 2.0
+            model = tf.keras.models.load_model("line.keras")
+            model.fit(x, y, epochs=10, batch_size=1000)
+            """,
+        ),
         # Batches of one sample: every length is whole, nothing to trim.
         Example(
             """\

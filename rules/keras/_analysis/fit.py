@@ -467,14 +467,18 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
 
 
 # NumPy functions (and Generator methods) that make an array of a given shape: where the shape is.
-_SHAPE_FIRST = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full")
+_SHAPE_FIRST = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "tensorflow.zeros", "tensorflow.ones",
+                "tensorflow.fill", "tensorflow.random.normal", "tensorflow.random.uniform",
+                "tensorflow.random.truncated_normal")
+_COUNTS = ("numpy.linspace", "tensorflow.linspace")  # (start, stop, num): num samples
 _DIMENSIONS = ("numpy.random.rand", "numpy.random.randn")
 _RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standard_normal", "random_sample",
                    "binomial", "poisson", "choice", "exponential")
 
 
 def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
-    """The first dimension of an array NumPy makes with a static shape, through ``.astype(...)``."""
+    """The first dimension of an array NumPy (or TensorFlow) makes with a static shape, through
+    ``.astype(...)``."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
         value = value.func.value
     if not isinstance(value, cst.Call):
@@ -482,6 +486,9 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     qualified = ctx.qualified_name(value.func) or ""
     if qualified in _DIMENSIONS:
         return static_int(ctx, value.args[0].value) if value.args and value.args[0].keyword is None else None
+    if qualified in _COUNTS:
+        count = argument(value, "num", 2)
+        return static_int(ctx, count.value) if count is not None else None
     shape = argument(value, "shape", 0) if qualified in _SHAPE_FIRST else None
     if shape is None and (qualified.startswith("numpy.random.") or isinstance(value.func, cst.Attribute)
                           and value.func.attr.value in _RANDOM_METHODS):
