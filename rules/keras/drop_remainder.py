@@ -6,6 +6,7 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner
 from porter.rules._tf.tfdata import dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout
+from porter.rules.keras._analysis.steps import loop_trains
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, parameter_input, returned_batches,
@@ -570,20 +571,12 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
 
 
 def _host_loop(ctx, loop: cst.For) -> bool:
-    """A loop of a function's body (or the module's) that does not train (a tape, a step,
-    ``strategy.run``, ``train_on_batch``): the port iterates it on the host, with only its body in
-    the strategy's scope. (A loop nested in another statement may run in the scope.)"""
+    """A loop of a function's body (or the module's) that does not train (``loop_trains``): the
+    port iterates it on the host, with only its body in the strategy's scope. (A loop nested in
+    another statement may run in the scope.)"""
     block = ctx.block_of(loop)
-    if not (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)):
-        return False
-    return not any(isinstance(node, cst.With) and not _is_scope(node) or isinstance(node, cst.Call) and (
-        isinstance(node.func, cst.Attribute) and node.func.attr.value in ("run", "train_on_batch", "test_on_batch")
-        or isinstance(node.func, cst.Name) and "step" in node.func.value) for node in walk(loop.body))
-
-
-def _is_scope(with_node: cst.With) -> bool:
-    return all(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
-               and item.item.func.attr.value == "scope" for item in with_node.items)
+    return (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)) and not loop_trains(
+        ctx, loop)
 
 
 def _read_by_host_loops(ctx, name: str) -> bool:

@@ -8,7 +8,7 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import TPU_SETUP, in_model_class, in_region, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import step_functions
+from porter.rules.keras._analysis.steps import loop_trains, step_functions
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import module_definitions, owner
 
@@ -124,13 +124,8 @@ def dataset_loop(ctx, statement_node: cst.BaseStatement):
     scope the loop would make an IPU infeed, which takes only fully defined shapes.) A loop with a
     training step, or a tape, is the on-device loop of the guides: it stays whole."""
     if not (isinstance(statement_node, cst.For) and _is_dataset(ctx, statement_node.iter)
-            and isinstance(statement_node.body, cst.IndentedBlock)):
+            and isinstance(statement_node.body, cst.IndentedBlock)) or loop_trains(ctx, statement_node):
         return None
-    steps = {name for name in step_functions(ctx)}
-    for node in walk(statement_node.body):
-        if isinstance(node, cst.With) or isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and (
-                node.func.value in steps):
-            return None
     return statement_node
 
 

@@ -19,7 +19,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.scopes import assignments, owner
+from porter.scopes import assignments, local_calls, owner
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -228,8 +228,7 @@ def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: i
             assigned == name.value for _, assigned, _ in assignments(ctx, scope)):
         return False
     position = params.index(name.value)
-    calls = [call for call in ctx.nodes(cst.Call)
-             if isinstance(call.func, cst.Name) and call.func.value == scope.name.value]
+    calls = local_calls(ctx, scope)
     given = [argument(call, name.value, position) for call in calls]
     return bool(calls) and all(
         arg is not None and not arg.star and _surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)

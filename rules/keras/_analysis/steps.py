@@ -21,6 +21,8 @@ FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
 WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign_add", "assign"})
+# Methods a loop's body calls when it trains (or evaluates) batch by batch.
+_TRAINING_METHODS = frozenset({"run", "train_on_batch", "test_on_batch"})
 # What a step differentiates and updates: the object these are read from is a model.
 TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
 
@@ -178,6 +180,29 @@ def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
         or isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
         and node.func.value.value in models)
         for helper in functions_run_by(ctx, step.function) for node in walk(helper.body))
+
+
+def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
+    """Whether the body of ``loop`` trains, or may: it opens a tape (any ``with`` but a strategy's
+    scope), calls a step function of the file (or one named like a step), ``strategy.run`` or
+    Keras' ``train_on_batch``/``test_on_batch``. Such a loop is the on-device loop of the guides: the
+    port keeps it, and the dataset it reads, whole in the scope; another loop over a dataset
+    iterates on the host, with only its body in the scope."""
+    steps = step_functions(ctx)
+    for node in walk(loop.body):
+        if isinstance(node, cst.With) and not _enters_scopes(node):
+            return True
+        if isinstance(node, cst.Call) and (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING_METHODS
+                or isinstance(node.func, cst.Name) and (node.func.value in steps or "step" in node.func.value)):
+            return True
+    return False
+
+
+def _enters_scopes(with_node: cst.With) -> bool:
+    """``with strategy.scope():``, and nothing else."""
+    return all(isinstance(item.item, cst.Call) and isinstance(item.item.func, cst.Attribute)
+               and item.item.func.attr.value == "scope" for item in with_node.items)
 
 
 def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
