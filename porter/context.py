@@ -13,6 +13,7 @@ pass at the end (see ``porter.edits``).
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import (Any, Callable, Dict, Generic, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar,
                     Union)
 
@@ -275,6 +276,7 @@ class FileContext:
             for local, _ in import_bindings(node)
         }
         self._unshadowed: Dict[str, str] = self._unshadowed_imports()
+        self.imported_names |= self._unshadowed.keys()
         self.frameworks = self._detect_frameworks()
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
@@ -456,22 +458,47 @@ class FileContext:
         definition, ``as`` target, nor an import of something different): such a name means the
         same everywhere, so ``qualified_name`` can skip the scope lookup (the same answer, found
         once instead of walking every function around every use)."""
-        rebound: Set[str] = {param.name.value for param in self.nodes(cst.Param)}
+        bindings: Counter = Counter(param.name.value for param in self.nodes(cst.Param))
         for node_type in (cst.FunctionDef, cst.ClassDef):
-            rebound.update(node.name.value for node in self.nodes(node_type))
+            bindings.update(node.name.value for node in self.nodes(node_type))
         for node_type in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr):
             for node in self.nodes(node_type):
-                rebound.update(bound_names(node.target))
+                bindings.update(bound_names(node.target))
         for node in self.nodes(cst.AsName):
             if not isinstance(self.parent(node), cst.ImportAlias):
-                rebound.update(bound_names(node.name))
+                bindings.update(bound_names(node.name))
         targets: Dict[str, Set[str]] = {}
         for node_type in (cst.Import, cst.ImportFrom):
             for node in self.nodes(node_type):
                 for local, full in import_bindings(node):
                     targets.setdefault(local, set()).add(full)
-        return {local: full for local, full in self.aliases.items()
-                if local not in rebound and targets.get(local) == {full}}
+        unshadowed = {local: full for local, full in self.aliases.items()
+                      if local not in bindings and targets.get(local) == {full}}
+        unshadowed.update(self._module_aliases(unshadowed, bindings, targets))
+        return unshadowed
+
+    def _module_aliases(self, unshadowed: Dict[str, str], bindings: Counter,
+                        targets: Dict[str, Set[str]]) -> Dict[str, str]:
+        """``Net = keras.applications.ResNet50`` at module level, the only binding of ``Net`` in
+        the file: ``Net`` names ``keras.applications.ResNet50`` everywhere, as an import would (a
+        constructor or a function picked once, then called: ``model = Net(weights=None)``)."""
+        found: Dict[str, str] = {}
+        for line in self.module.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)):
+                    continue
+                local = small.targets[0].target.value
+                dotted = dotted_name(small.value)
+                if dotted is None or bindings[local] != 1 or local in targets:
+                    continue
+                head, _, rest = dotted.partition(".")
+                target = unshadowed.get(head) or found.get(head)
+                if target is not None:
+                    found[local] = f"{target}.{rest}" if rest else target
+        return found
 
     def _owners(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """The function scopes around ``node``, innermost first, then the module."""

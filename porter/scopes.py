@@ -177,6 +177,31 @@ def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
             if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
 
 
+def local_function(ctx: FileContext, name: str, at: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    """The function ``name`` refers to at ``at``: defined in the enclosing function or module."""
+    owners: List[cst.CSTNode] = [a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)]
+    owners.append(ctx.module)
+    for owner in owners:
+        body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
+        found = None
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+                found = statement
+            elif isinstance(statement, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Assign) and any(name in bound_names(t.target) for t in small.targets)
+                    for small in statement.body):
+                return None
+        if found is not None:
+            return found
+    return None
+
+
+def returns_of(function: cst.FunctionDef) -> List[cst.Return]:
+    """The ``return <value>`` statements of ``function`` (not of the functions nested in it)."""
+    return [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
+            if isinstance(node, cst.Return) and node.value is not None]
+
+
 def module_globals(ctx: FileContext) -> Set[str]:
     """Names bound at module level (imports, defs, classes, assignments)."""
     def compute():

@@ -7,9 +7,10 @@ from porter.context import code_of
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, multiple_code,
-                             repeatable, samples_per_execution, single_sample, smallest_per_execution, speed_asked,
-                             static_int, static_length, training_calls)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_array_expression, is_helper_call,
+                                               layout, multiple_code, repeatable, samples_per_execution, single_sample,
+                                               smallest_per_execution, speed_asked, static_int, static_length,
+                                               training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -532,6 +533,10 @@ class DivisibleDataset(Rule):
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
                 continue
+            if entry.method == "predict" and any(isinstance(arg.value, cst.Call) and not repeatable(ctx, arg.value)
+                                                 and not is_array_expression(arg.value) for arg in entry.arrays):
+                self._report_read_once(ctx, entry)
+                continue
             if not entry.arrays:
                 continue
             split = keyword(entry.call, "validation_split")
@@ -735,6 +740,19 @@ class DivisibleDataset(Rule):
                    f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
                    "rejects a partial one; predict on a batch of samples, or pass `batch_size=1` (which compiles "
                    "a separate executable, and a model built with a fixed batch size rejects)", fixed=False)
+
+    def _report_read_once(self, ctx, entry) -> None:
+        """``predict(load_batch(path))``: padding needs the inputs twice (to pad them, then to count
+        the answers to keep), and a call cannot be run again; trimming an input of unknown length
+        could leave no sample at all."""
+        multiple = self._multiple(ctx, entry)
+        if multiple == 1 or not _unknown_lengths_trimmed(ctx):
+            return
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` on `{code_of(ctx, entry.data)}`, whose number of samples the port cannot see: Keras "
+                   f"on the IPU rejects a partial batch of `{multiple_code(ctx, entry, ctx.config)}` samples; assign "
+                   "the input to a variable first (the port then pads it and cuts the predictions back), or pad it "
+                   "to whole batches yourself", fixed=False)
 
     def _report_too_few(self, ctx, entry, length: int, multiple: int) -> None:
         ctx.report(self.code, entry.call.func.attr,

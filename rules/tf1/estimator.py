@@ -2,7 +2,8 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import KERAS, TF1, WARN, Example, Rule
-from porter.rules.tf1._analysis.graph import IPU_COMPILE, calls_named, find_calls, local_function
+from porter.rules.tf1._analysis.graph import IPU_COMPILE, calls_named, find_calls
+from porter.scopes import local_function
 
 IPU_ESTIMATORS = ("tensorflow.python.ipu.ipu_estimator.IPUEstimator",
                   "tensorflow.python.ipu.ipu_pipeline_estimator.IPUPipelineEstimator")

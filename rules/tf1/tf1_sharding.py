@@ -5,7 +5,8 @@ import libcst as cst
 from porter.context import dotted_name, walk
 from porter.cstutil import argument
 from porter.rule import FIX, TF1, Example, Rule, snippet
-from porter.rules.tf1._analysis.graph import (IPU_COMPILE, compiled_now, find_calls, local_function, names_bound, set_body_hook)
+from porter.rules.tf1._analysis.graph import (IPU_COMPILE, compiled_now, find_calls, names_bound, set_body_hook)
+from porter.scopes import local_function
 
 IPU_SHARD = "tensorflow.python.ipu.scopes.ipu_shard"
 # Calls that make weights and the big matrix work: they weigh more in the size estimate.

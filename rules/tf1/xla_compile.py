@@ -4,9 +4,9 @@ import libcst as cst
 
 from porter.context import walk
 from porter.rule import FIX, TF1, Example, Rule
-from porter.scopes import fresh_name
+from porter.scopes import fresh_name, local_function
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, graph_inputs,
-                            hoistable, ipu_bound_scopes, is_operation, local_function, names_bound, names_used,
+                            hoistable, ipu_bound_scopes, is_operation, names_bound, names_used,
                             note_compiled, returned_values)
 from porter.rules.tf1._analysis.step import compiled_lines, evaluation_runs, makes_variables, ops_note, output_kind
 

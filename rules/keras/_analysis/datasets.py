@@ -18,10 +18,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey
 from porter.cstutil import keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
-from porter.scopes import assignments, owner
+from porter.scopes import assignments, owner, returns_of
 
 # Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
 # and their default batch size.
@@ -179,7 +179,7 @@ def returned_batches(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Ca
     """The ``.batch(...)``/``.padded_batch(...)`` calls in the chains ``function`` returns, directly
     (``return ds.shuffle(100).batch(n)``) or through a variable it assigns them to."""
     found: List[cst.Call] = []
-    for node in _returns(function):
+    for node in returns_of(function):
         calls, root = chain(ctx, node.value)
         values = [value for _, name, value in assignments(ctx, function)
                   if isinstance(root, cst.Name) and name == root.value]
@@ -187,12 +187,6 @@ def returned_batches(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Ca
             found.extend(call for call in chain(ctx, value)[0] if call.func.attr.value in ("batch", "padded_batch")
                          and call not in found)
     return found
-
-
-def _returns(function: cst.FunctionDef) -> List[cst.Return]:
-    """The ``return <value>`` statements of ``function`` (not of the functions nested in it)."""
-    return [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
-            if isinstance(node, cst.Return) and node.value is not None]
 
 
 def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode,

@@ -19,7 +19,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.scopes import assignments, local_calls, owner
+from porter.scopes import assignments, local_calls, local_function, owner, returns_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -182,7 +182,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
     candidates = [x, y, keyword(call, "sample_weight")]
-    if not all(arg is None or is_array_expression(arg.value, helper) for arg in candidates):
+    if not all(arg is None or is_array_expression(arg.value, helper) or isinstance(arg.value, cst.Call)
+               and _surely_array(ctx, arg.value, entry.owner) for arg in candidates):
         return
     entry.arrays = [arg for arg in candidates if arg is not None]
     validation = keyword(call, "validation_data")
@@ -209,6 +210,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+    if isinstance(x, cst.Call) and isinstance(x.func, cst.Name) and depth < 3 and _returns_arrays(ctx, x, depth):
+        return True
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
         if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x):
@@ -216,6 +219,17 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
+
+
+def _returns_arrays(ctx: FileContext, call: cst.Call, depth: int) -> bool:
+    """``call`` runs a function of the file whose every ``return`` gives an array (a loader ending in
+    ``return np.expand_dims(image, 0)``, ``return images[keep]``)."""
+    if ctx.qualified_name(call.func) is not None:
+        return False
+    function = local_function(ctx, call.func.value, call)
+    returned = returns_of(function) if function is not None else []
+    return bool(returned) and all(
+        _surely_array(ctx, node.value, function, depth=depth + 1) for node in returned)
 
 
 def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:
@@ -245,6 +259,9 @@ def _batch_of_loop(ctx: FileContext, name: cst.Name) -> bool:
     return False
 
 
+# Keras utilities that give back arrays (or a tensor of the same samples): labels one-hot encoded,
+# padded sequences, an image read into an array, inputs scaled for an application model.
+_KERAS_ARRAY_MAKERS = {"to_categorical", "pad_sequences", "img_to_array", "preprocess_input", "normalize"}
 _DATASET_MAKERS = ("tensorflow.data.", "tensorflow.keras.", "tensorflow.compat.", "tensorflow.python.")
 
 
@@ -259,7 +276,9 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
             ctx.qualified_name(value.func) is None:
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
     made_by = (ctx.qualified_name(value.func) or "") if isinstance(value, cst.Call) else ""
-    return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS)
+    keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
+    return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
+        keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
 
 
 # ------------------------------------------------------------------------------ arithmetic

@@ -370,25 +370,6 @@ def is_operation(ctx: FileContext, expr: cst.BaseExpression, function: Optional[
     return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _OP_METHODS
 
 
-def local_function(ctx: FileContext, name: str, at: cst.CSTNode) -> Optional[cst.FunctionDef]:
-    """The function ``name`` refers to at ``at``: defined in the enclosing function or module."""
-    owners: List[cst.CSTNode] = [a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)]
-    owners.append(ctx.module)
-    for owner in owners:
-        body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
-        found = None
-        for statement in body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-                found = statement
-            elif isinstance(statement, cst.SimpleStatementLine) and any(
-                    isinstance(small, cst.Assign) and any(name in bound_names(t.target) for t in small.targets)
-                    for small in statement.body):
-                return None
-        if found is not None:
-            return found
-    return None
-
-
 def returned_values(function: cst.FunctionDef) -> Optional[List[cst.BaseExpression]]:
     """The values ``function`` returns, when it has one ``return`` (at the end of its body)."""
     returns = [node for node in walk(function.body) if isinstance(node, cst.Return)]

@@ -14,9 +14,10 @@ from typing import Dict, List, Optional, Set, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, dotted_name, walk
-from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation, local_function,
+from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation,
                                               names_bound, names_used, returned_values, session_calls,
                                               tf_call_name)
+from porter.scopes import local_function
 
 _TRAINING_METHODS = {"minimize", "apply_gradients"}
 # Graph pieces that run on the host: the block stops in front of them.
