@@ -20,6 +20,7 @@ from typing import (Any, Callable, Dict, Generic, Hashable, Iterator, List, Opti
 import libcst as cst
 
 from porter.config import Config
+from porter.markers import SHELL_LINE
 from porter.rule import KERAS, TF1, TORCH, Finding
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
@@ -246,6 +247,13 @@ def _rule_severity(code: str) -> str:
 
     rule = rule_by_code(code)
     return rule.severity if rule is not None else WARNING
+
+
+def _is_shell_line(statement: cst.BaseStatement) -> bool:
+    """The placeholder of a notebook's shell escape or magic that runs no Python (porter.notebook)."""
+    return (type(statement) is cst.SimpleStatementLine and len(statement.body) == 1
+            and type(statement.body[0]) is cst.Expr and type(statement.body[0].value) is cst.Name
+            and statement.body[0].value.value.startswith(SHELL_LINE))
 
 
 def _without_edges(body: Sequence[cst.BaseStatement], low: int, high: int,
@@ -737,8 +745,9 @@ class FileContext:
         that a statement only shows a value: at the end of a notebook cell, such statements stay
         after the block, where the cell still shows what the last one gives. ``keep_out(statement)``,
         when given, says that a statement is the same inside the block or out (a definition): it
-        stays out, between two blocks. ``edges(statement)``, when given, says the same of
-        statements that stay out only where they begin or end a block (prose in a string)."""
+        stays out, between two blocks, and so does a notebook's shell escape (``!mkdir out``), at
+        the margin where it was. ``edges(statement)``, when given, says the same of statements
+        that stay out only where they begin or end a block (prose in a string)."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -752,7 +761,8 @@ class FileContext:
         pieces: List[Tuple[int, int]] = []
         piece_start = None
         for index in range(start, end + 1):
-            if id(body[index]) in self.barriers or keep_out is not None and keep_out(body[index]):
+            if id(body[index]) in self.barriers or keep_out is not None and keep_out(body[index]) or (
+                    self.barriers and _is_shell_line(body[index])):
                 if piece_start is not None:
                     pieces.append((piece_start, index - 1))
                 piece_start = None

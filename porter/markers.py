@@ -9,6 +9,11 @@ them, so none of them has to import another just for a name.
 # (porter.notebook); the engine keeps these lines and wraps no block across them.
 CELL_MARKER = "__ipu_port_cell__"
 
+# ``__ipu_port_shell_N__``: a masked IPython line that runs no Python of the notebook (a shell
+# escape, ``%matplotlib``, help); the engine wraps no block around it, so it stays at the margin
+# where it was (tools that read notebooks line by line take an indented one for Python).
+SHELL_LINE = "__ipu_port_shell_"
+
 UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
 UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
 

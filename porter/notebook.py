@@ -28,13 +28,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.config import Config
 from porter.detect import uses_framework
-from porter.markers import CELL_MARKER, UNPARSABLE
+from porter.markers import CELL_MARKER, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
 from porter.rule import Finding, is_selected
 
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
 CELL_MAGIC = "#__ipu_port_cell_magic__"
-_PLACEHOLDER = re.compile(r"^([ \t]*)__ipu_port_magic_(\d+)__[ \t]*$")
+_PLACEHOLDER = re.compile(rf"^([ \t]*)(?:__ipu_port_magic_|{SHELL_LINE})(\d+)__[ \t]*$")
 
 # Cell magics whose body is Python: the magic line is masked, the body ported.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pypy", "python",
@@ -118,9 +118,23 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         if first_magic_line:  # a cell magic: a comment, so that it is never wrapped into a block
             out.append(f"{CELL_MAGIC}{ending}")
             continue
-        out.append(f"{indent}__ipu_port_magic_{number}__{ending}")
+        if continued_indent is None:
+            placeholder = "__ipu_port_magic_" if _runs_python(stripped) else SHELL_LINE
+        out.append(f"{indent}{placeholder}{number}__{ending}")
         continued_indent = indent if body.endswith("\\") else None
     return "".join(out), magics
+
+
+def _runs_python(line: str) -> bool:
+    """A masked line that runs Python of the notebook (``%time model.fit(x, y)``), which must stay
+    where the port puts it; shell escapes, other magics and help do not."""
+    assignment = _MAGIC_ASSIGNMENT.match(line)
+    if assignment is not None:  # `timing = %timeit -o model.predict(x)`
+        line = line[assignment.end() - 1:]
+    if not line.startswith("%"):
+        return False
+    name = line.lstrip("%").split(None, 1)[0] if line.lstrip("%") else ""
+    return name in PYTHON_CELL_MAGICS
 
 
 def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:

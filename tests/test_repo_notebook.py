@@ -117,6 +117,25 @@ def test_what_a_cell_shows_at_its_end_stays_after_the_scope(tmp_path):
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_shell_escapes_stay_at_the_margin_between_two_scopes(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")\n"
+                  "model.fit(dataset)\n# keep a copy\n!mkdir -p saved\nmodel.save(\"saved/net.keras\")"),
+        code_cell("%time history = model.fit(dataset)\nmodel.evaluate(dataset)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # A shell escape runs no Python: it stays where it was, and the scope is entered again after it.
+    assert sources[1].endswith("with strategy.scope():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                               "    model.compile(loss=\"mse\")\n    model.fit(dataset)\n# keep a copy\n"
+                               "!mkdir -p saved\nwith strategy.scope():\n    model.save(\"saved/net.keras\")")
+    # `%time` runs the Python after it: in the scope with the rest.
+    assert sources[2] == "with strategy.scope():\n    %time history = model.fit(dataset)\n    model.evaluate(dataset)"
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
