@@ -133,6 +133,30 @@ def test_a_parameter_or_a_local_import_shadows_the_module_import():
     assert ctx.keras_name(dense.func) == "keras.layers.Dense"
 
 
+def test_a_name_bound_once_at_module_level_to_an_imported_name_is_an_alias():
+    ctx = context("""\
+        import tensorflow as tf
+        from tensorflow import keras
+
+        Net = keras.applications.ResNet50
+        Head = Net
+        Layer = tf.keras.layers.Dense
+        Layer = tf.keras.layers.Conv2D
+        if fast:
+            Opt = tf.keras.optimizers.SGD
+
+
+        def build(weights):
+            return Net(weights=weights), Head(), Layer(1), Opt(0.1)
+        """)
+    assert {code_of(ctx, call.func): ctx.qualified_name(call.func) for call in ctx.nodes(cst.Call)} == {
+        "Net": "tensorflow.keras.applications.ResNet50",
+        "Head": "tensorflow.keras.applications.ResNet50",
+        "Layer": None,  # bound twice: which one is not known
+        "Opt": None,  # bound in an `if`
+    }
+
+
 def test_calls_to_finds_qualified_and_keras_spellings():
     ctx = context(ALIASES)
     found = [(code_of(ctx, call), name) for call, name in ctx.calls_to("keras.layers.LSTM", "torch.nn.Linear")]

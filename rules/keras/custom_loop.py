@@ -4,7 +4,7 @@ from typing import List, Set
 import libcst as cst
 
 from porter.context import code_of, dotted_name, walk
-from porter.cstutil import append_args, keyword, keyword_arg, positional
+from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.steps import definition_before, functions_called_from, is_tf_function, step_functions
@@ -203,9 +203,14 @@ def _decorated(tf: str):
             if dotted_name(target) != f"{tf}.function":
                 continue
             if isinstance(node, cst.Call):
-                if keyword(node, "jit_compile") or keyword(node, "experimental_compile"):
+                given = keyword(node, "jit_compile") or keyword(node, "experimental_compile")
+                if given is not None and is_name(given.value, "True"):
                     return function
-                node = append_args(node, keyword_arg("jit_compile", cst.Name("True")))
+                if given is not None:  # `jit_compile=False`, or a flag: the IPU runs compiled code only
+                    node = node.with_changes(args=[arg.with_changes(value=cst.Name("True")) if arg is given else arg
+                                                   for arg in node.args])
+                else:
+                    node = append_args(node, keyword_arg("jit_compile", cst.Name("True")))
             else:
                 node = cst.parse_expression(f"{tf}.function(jit_compile=True)")
             decorators[index] = decorator.with_changes(decorator=node)
@@ -218,14 +223,16 @@ def _decorated(tf: str):
 
 def _run_call(strategy: str, step: str):
     def build(call: cst.Call) -> cst.Call:
-        positional = [arg for arg in call.args if arg.keyword is None]
-        named = [arg for arg in call.args if arg.keyword is not None]
+        # `step(*batch)` and `step(**features)` keep their unpacking: `args=(*batch,)`, `kwargs={**features}`.
+        positional = [arg for arg in call.args if arg.keyword is None and arg.star != "**"]
+        named = [arg for arg in call.args if arg.keyword is not None or arg.star == "**"]
         parts = [step]
         if positional:
-            values = ", ".join(_rendered(arg.value) for arg in positional)
+            values = ", ".join(arg.star + _rendered(arg.value) for arg in positional)
             parts.append(f"args=({values},)" if len(positional) == 1 else f"args=({values})")
         if named:
-            values = ", ".join(f"{arg.keyword.value!r}: {_rendered(arg.value)}" for arg in named)
+            values = ", ".join(f"**{_rendered(arg.value)}" if arg.keyword is None else
+                               f"{arg.keyword.value!r}: {_rendered(arg.value)}" for arg in named)
             parts.append(f"kwargs={{{values}}}")
         return cst.parse_expression(f"{strategy}.run({', '.join(parts)})")
 
@@ -401,6 +408,17 @@ class CustomLoop(Rule):
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
         Example(_BEFORE, _AFTER_STEP),
+        # Batches unpacked into the step keep their unpacking in `strategy.run`.
+        Example(_BEFORE.replace("for images, labels in dataset:\n            train_step(images, labels)",
+                                "for batch in dataset:\n            train_step(*batch)"),
+                _AFTER_STEP.replace("for images, labels in dataset:\n            strategy.run(train_step, args=(images, labels))",
+                                    "for batch in dataset:\n            strategy.run(train_step, args=(*batch,))")),
+        Example(_BEFORE.replace("for images, labels in dataset:\n            train_step(images, labels)",
+                                "for features in dataset:\n            train_step(**features)"),
+                _AFTER_STEP.replace("for images, labels in dataset:\n            strategy.run(train_step, args=(images, labels))",
+                                    "for features in dataset:\n            strategy.run(train_step, kwargs={**features})")),
+        # A step compiled by TensorFlow but kept off XLA: the IPU runs compiled code only.
+        Example(_BEFORE.replace("    def train_step", "    @tf.function(jit_compile=False)\n    def train_step"), _AFTER_STEP),
         # Batches from a Python generator: the IPU streams a `tf.data.Dataset` of static shapes.
         Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
                                 "    def batches():\n        while True:\n            yield next_batch()\n\n"

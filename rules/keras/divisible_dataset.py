@@ -415,6 +415,54 @@ class DivisibleDataset(Rule):
             print(label(classifier, recent_rows))
             """),
         ),
+        # Arrays a function of the file returns, and arithmetic on arrays, are arrays too: padded.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def load_rows(path):
+                return np.loadtxt(path, delimiter=",", dtype="float32")
+
+
+            model = tf.keras.models.load_model("rows.keras")
+            recent = load_rows("recent.csv")
+            print(model.predict(recent / 255.0).argmax(axis=1))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            def load_rows(path):
+                return np.loadtxt(path, delimiter=",", dtype="float32")
+
+
+            model = tf.keras.models.load_model("rows.keras")
+            recent = load_rows("recent.csv")
+            print(cut_to_samples(model.predict(pad_to_multiple(recent / 255.0, 32)), recent / 255.0).argmax(axis=1))
+            """),
+        ),
+        # The same input read in the call itself cannot be read again to cut the answers back: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def load_rows(path):
+                return np.loadtxt(path, delimiter=",", dtype="float32")
+
+
+            model = tf.keras.models.load_model("rows.keras")
+            print(model.predict(load_rows("recent.csv")).argmax(axis=1))
+            """,
+        ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
         Example(
             """\
@@ -533,8 +581,8 @@ class DivisibleDataset(Rule):
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
                 continue
-            if entry.method == "predict" and any(isinstance(arg.value, cst.Call) and not repeatable(ctx, arg.value)
-                                                 and not is_array_expression(arg.value) for arg in entry.arrays):
+            if entry.method == "predict" and any(not repeatable(ctx, arg.value) and not is_array_expression(arg.value)
+                                                 for arg in entry.arrays):
                 self._report_read_once(ctx, entry)
                 continue
             if not entry.arrays:

@@ -84,6 +84,30 @@ def main():
 """,
             reported=False,
         ),
+        # A helper named like the Keras method it calls: `model.evaluate(...)` is not a call of it,
+        # and its one caller runs in the scope.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def evaluate(model, x, y):
+    return model.evaluate(x, y, batch_size=32)
+
+
+def main():
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        net.compile(loss="mse")
+        print(evaluate(net, x, y))
+""",
+            reported=False,
+        ),
         # A helper that a model class's `train_step` calls runs inside `fit`, where Keras runs it.
         Example(
             """\
@@ -290,8 +314,13 @@ class _Coverage:
             function, owner, ("train_step", "test_step", "predict_step", "call"))
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
-        """The calls of ``function`` by its name (``f(...)``, or ``x.f(...)`` for a method)."""
-        return calls_by_name(self.ctx).get(function.name.value, [])
+        """The calls of ``function`` by its name: ``f(...)``, or ``x.f(...)`` for a method. Calls in
+        the function itself are not its callers: in ``def evaluate(model, x)`` (a function, or a
+        trainer's method), ``model.evaluate(x)`` is the Keras method of the same name."""
+        method = isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef)
+        return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
+                if (method or isinstance(call.func, cst.Name))
+                and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
 
 
 def _is_scope(with_node: cst.With) -> bool:

@@ -182,7 +182,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
     candidates = [x, y, keyword(call, "sample_weight")]
-    if not all(arg is None or is_array_expression(arg.value, helper) or isinstance(arg.value, cst.Call)
+    if not all(arg is None or is_array_expression(arg.value, helper) or isinstance(arg.value, _DERIVED_NODES)
                and _surely_array(ctx, arg.value, entry.owner) for arg in candidates):
         return
     entry.arrays = [arg for arg in candidates if arg is not None]
@@ -190,6 +190,10 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if validation is not None and isinstance(validation.value, cst.Tuple) and all(
             is_array_expression(element.value, helper) for element in validation.value.elements):
         entry.validation = [validation.value]  # the helper trims every array of the tuple
+
+
+# Inputs computed in the call itself (`load_split(10)`, `x / 255.0`): arrays when _surely_array says so.
+_DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation)
 
 
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
@@ -205,8 +209,15 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
-    if _made_as_array(ctx, x):
+    if _made_as_array(ctx, x) or isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute) \
+            and x.func.attr.value == "predict" and bool(x.args):  # what another model predicted
         return True
+    if isinstance(x, cst.BinaryOperation):  # `x / 255.0`, `x - mean`: arithmetic on an array
+        return any(_surely_array(ctx, side, scope, follow, depth) for side in (x.left, x.right)) and all(
+            isinstance(side, (cst.Integer, cst.Float)) or _surely_array(ctx, side, scope, follow, depth)
+            or isinstance(side, cst.Name) for side in (x.left, x.right))
+    if isinstance(x, cst.UnaryOperation):
+        return _surely_array(ctx, x.expression, scope, follow, depth)
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
