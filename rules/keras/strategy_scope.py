@@ -303,6 +303,61 @@ run_experiment(net)
                 model.fit(x, y)
             """,
         ),
+        # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
+        # (a second strategy entered inside the first would be refused).
+        Example(
+            """\
+            import tensorflow as tf
+
+            with tf.distribute.MirroredStrategy().scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y)
+            """,
+        ),
+        # A strategy a function of the file returns: the variable given its result is the strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def get_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            strategy = get_strategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def get_strategy():
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            strategy = get_strategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y)
+            """,
+        ),
         Example(
             """\
             from tensorflow import keras
@@ -882,7 +937,8 @@ run_experiment(net)
         if plan.replaced_strategies:
             self._report_tpu_setup(ctx)
         for call in plan.replaced_strategies:
-            ctx.replace(call, expression(_strategy_code(plan)))
+            made = plan.strategy_name if _entered_in_region(ctx, plan, call) else _strategy_code(plan)
+            ctx.replace(call, expression(made))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
             changed = True
         if plan.strategy_statement is None:
@@ -930,6 +986,22 @@ run_experiment(net)
                 continue
             inner = list(loop.body.body)
             ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+
+
+def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
+    """``with tf.distribute.MirroredStrategy().scope():`` inside model code the port puts in the
+    scope of the strategy it makes: the block enters that strategy again (a second strategy
+    entered inside the first is refused: "Mixing different tf.distribute.Strategy objects")."""
+    parent = ctx.parent(call)
+    if plan.strategy_statement is not None or not (isinstance(parent, cst.Attribute) and parent.attr.value == "scope"):
+        return False
+    with_node = ctx.enclosing(call, cst.With)
+    for region in plan.regions:
+        body = list(region.block.body)
+        extent = body[body.index(region.first):body.index(region.last) + 1]
+        if any(statement is with_node or any(node is with_node for node in walk(statement)) for statement in extent):
+            return True
+    return False
 
 
 def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:

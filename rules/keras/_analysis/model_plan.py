@@ -396,13 +396,28 @@ class _Analysis:
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
                 plan.replaced_strategies.append(call)
-                if name is not None:
+                binding = parent if name is not None else self._returned_strategy(call)
+                if binding is not None:
+                    name = binding.targets[0].target.value
                     self.strategy_vars.add(name)
                     if plan.strategy_statement is None:
-                        plan.strategy_statement = ctx.statement_of(parent)
+                        plan.strategy_statement = ctx.statement_of(binding)
                         plan.strategy_name = name
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _returned_strategy(self, call: cst.Call) -> Optional[cst.Assign]:
+        """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
+        module returns (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``): the
+        one assignment of its result is the program's strategy (replaced inside the function)."""
+        function = self.ctx.enclosing_function(call)
+        if not isinstance(self.ctx.parent(call), cst.Return) or not is_module_function(self.ctx, function):
+            return None
+        bindings = [self.ctx.parent(caller) for caller in local_calls(self.ctx, function)]
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1 \
+                or not isinstance(bindings[0].targets[0].target, cst.Name):
+            return None
+        return bindings[0]
 
     def _is_model_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):
