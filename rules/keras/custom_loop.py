@@ -7,7 +7,8 @@ from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
-from porter.rules.keras._analysis.steps import definition_before, functions_called_from, is_tf_function, step_functions
+from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled, is_tf_function,
+                                               step_functions)
 from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
@@ -188,6 +189,15 @@ for x, y in dataset:
 _EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n")
+_DISTRIBUTED = """@tf.function
+def distributed_step(x, y):
+    losses = strategy.run(step, args=(x, y))
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+
+for x, y in dist_dataset:
+    distributed_step(x, y)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -431,6 +441,11 @@ class CustomLoop(Rule):
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
         # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
         Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step")),
+        # A MirroredStrategy loop's step, run by `strategy.run` in a `tf.function` that reduces the
+        # replicas' losses: the step is what runs on the IPU, and it must be compiled.
+        Example(_EAGER_RUN_BEFORE.replace("for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED),
+                _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step").replace(
+                    "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED)),
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
@@ -539,16 +554,19 @@ class CustomLoop(Rule):
         for call, _ in method_calls(ctx, "run"):
             args = positional(call)
             target = args[0].value if args else None
-            if not isinstance(target, cst.Name) or target.value not in steps or is_tf_function(
+            if not isinstance(target, cst.Name) or target.value not in steps or is_jit_compiled(
                     ctx, ctx.enclosing_function(call)):
                 continue
             function = definition_before(ctx, call, steps[target.value])
-            if is_tf_function(ctx, function) or id(function) in done:
+            if is_jit_compiled(ctx, function) or id(function) in done:
                 continue
             done.add(id(function))
             ctx.replace(function, _decorated(tf))
-            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` outside a `tf.function`, which "
-                       f"the IPU strategy refuses for a Python function: it is compiled "
+            if is_tf_function(ctx, function) or is_tf_function(ctx, ctx.enclosing_function(call)):
+                why = "the IPU runs compiled code only"  # `strategy.run` in a `tf.function` step
+            else:
+                why = "outside a `tf.function`, which the IPU strategy refuses for a Python function"
+            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:

@@ -100,8 +100,9 @@ def _kept_out(ctx, plan):
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
         for node in walk(statement_node):
-            if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With):
-                return False  # runs a model, calls code of the file, or opens a tape
+            if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With) or (
+                    isinstance(node, cst.For) and loop_trains(ctx, node)):
+                return False  # runs a model, calls code of the file (a step defined beside it), or opens a tape
             if isinstance(node, cst.For) and _is_dataset(ctx, node.iter) or (
                     isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("iter", "list")
                     and ctx.qualified_name(node.func) is None and node.args and _is_dataset(ctx, node.args[0].value)):
@@ -301,6 +302,49 @@ run_experiment(net)
                 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
                 model.compile(loss="mse")
                 model.fit(x, y)
+            """,
+        ),
+        # A training loop over a dataset, calling a step defined beside it: the on-device loop of the
+        # guides, in the scope with the step (only a loop that trains nothing iterates on the host).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.1)
+
+                def step(x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((model(x) - y) ** 2)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                for x, y in dataset:
+                    step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    optimizer = tf.keras.optimizers.SGD(0.1)
+
+                    def step(x, y):
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean((model(x) - y) ** 2)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                    for x, y in dataset:
+                        step(x, y)
             """,
         ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes

@@ -83,6 +83,18 @@ def is_tf_function(ctx: FileContext, function: Optional[cst.FunctionDef]) -> boo
     return False
 
 
+def is_jit_compiled(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bool:
+    """Whether ``function`` is decorated with ``tf.function(jit_compile=True)`` (or the older
+    ``experimental_compile=True``)."""
+    for decorator in function.decorators if function is not None else ():
+        node = decorator.decorator
+        if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in FUNCTIONS and any(
+                arg.keyword is not None and arg.keyword.value in ("jit_compile", "experimental_compile")
+                and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args):
+            return True
+    return False
+
+
 def updates_weights(node: cst.CSTNode) -> bool:
     """An optimizer step, or a hand-written update of a variable (``w.assign_sub(lr * dw)``)."""
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
