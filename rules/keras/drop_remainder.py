@@ -183,6 +183,48 @@ class DropRemainder(Rule):
             model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=2)
             """,
         ),
+        # A Keras-made dataset a helper returns is rebatched where `fit` reads it; when the helper
+        # picks the batch size from its own parameter, the size is not known there: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=16)
+
+
+            train_ds = folder_dataset("train")
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=16)
+
+
+            train_ds = folder_dataset("train")
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.fit(train_ds.unbatch().batch(16, drop_remainder=True), epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+
+
+            train_ds = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.fit(train_ds, epochs=2)
+            """,
+        ),
         # What the helper makes for the test split is never read: the training use decides.
         Example(
             """\
@@ -460,7 +502,8 @@ class DropRemainder(Rule):
         """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
-            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched):
+            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched) \
+                    and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
     def _rebatch(self, ctx, value, scope, where: str, rebatched: set) -> bool:
@@ -469,7 +512,6 @@ class DropRemainder(Rule):
         source = keras_batched_source(ctx, value, scope)
         if source is None or id(value) in rebatched:
             return source is not None
-        rebatched.add(id(value))
         function = batched_source_name(ctx, source)
         keras = function in KERAS_BATCHED_SOURCES  # a batch size of its own; tf.data's takes it second
         batch = keyword(source, "batch_size") if keras else argument(source, "batch_size", 1)
@@ -478,9 +520,12 @@ class DropRemainder(Rule):
         size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
         what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
-        if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
+        elsewhere = ctx.enclosing_function(source) is not ctx.enclosing_function(value)  # made in a helper
+        if batch is not None and not (isinstance(batch.value, cst.Integer) or not elsewhere and isinstance(
+                batch.value, (cst.Name, cst.Attribute))):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
             return True
+        rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`", fixed=True)
         return True

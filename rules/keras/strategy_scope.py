@@ -199,6 +199,32 @@ with strategy.scope():
     net.fit(x, y, batch_size=16)
 """,
         ),
+        # A device chosen once (the GPU when there is one) is a GPU scope all the same; and a
+        # constructor picked once by name (`Net = ...ResNet50`) makes a model like the name it holds.
+        Example(
+            """\
+import tensorflow as tf
+
+Net = tf.keras.applications.ResNet50
+device = "/gpu:0" if tf.config.list_physical_devices("GPU") else "/cpu:0"
+with tf.device(device):
+    net = Net(weights=None, classes=10)
+    net.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+net.fit(images, labels, batch_size=32)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+Net = tf.keras.applications.ResNet50
+device = "/gpu:0" if tf.config.list_physical_devices("GPU") else "/cpu:0"
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = Net(weights=None, classes=10)
+    net.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    net.fit(images, labels, batch_size=32)
+""",
+        ),
         # Any callable whose result is compiled is a model: keras.applications here.
         Example(
             """\

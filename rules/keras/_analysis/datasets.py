@@ -21,7 +21,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey
 from porter.cstutil import keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
-from porter.scopes import assignments, owner, returns_of
+from porter.scopes import assignments, local_function, owner, returns_of
 
 # Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
 # and their default batch size.
@@ -197,7 +197,9 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
     if any(call.func.attr.value in BATCHING_METHODS for call in calls):
         return None
     if isinstance(root, cst.Call):
-        return root if batched_source_name(ctx, root) is not None else None
+        if batched_source_name(ctx, root) is not None:
+            return root
+        return _returned_source(ctx, root, depth) if depth <= 8 else None
     if not isinstance(root, cst.Name) or depth > 8:
         return None
     sources: Dict[int, cst.Call] = {}
@@ -216,6 +218,20 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
             return None
         sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
+
+
+def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.Call]:
+    """The Keras call that made the batched dataset a function of the file returns (``def
+    make_ds(path): return keras.utils.image_dataset_from_directory(path, batch_size=32)``), the
+    same on every ``return``."""
+    if not isinstance(call.func, cst.Name) or ctx.qualified_name(call.func) is not None:
+        return None
+    function = local_function(ctx, call.func.value, call)
+    sources = [keras_batched_source(ctx, node.value, function, depth + 1)
+               for node in (returns_of(function) if function is not None else [])]
+    if not sources or None in sources or any(source is not sources[0] for source in sources):
+        return None
+    return sources[0]
 
 
 def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:

@@ -180,10 +180,24 @@ def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
         "tensorflow.device", "tensorflow.compat.v1.device"
     ):
         return False
-    if not call.args:
-        return False
-    device = string_value(call.args[0].value)
-    return device is not None and "gpu" in device.lower()
+    return bool(call.args) and _names_gpu(ctx, call.args[0].value)
+
+
+def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True) -> bool:
+    """A device string that names a GPU: a literal, a choice of one (``"/gpu:0" if gpus else
+    "/cpu:0"``, the GPU when there is one), or a variable only ever given such values
+    (``DEVICE = "/GPU:0"``)."""
+    text = string_value(device)
+    if text is not None:
+        return "gpu" in text.lower()
+    if isinstance(device, cst.IfExp):
+        return _names_gpu(ctx, device.body, follow) or _names_gpu(ctx, device.orelse, follow)
+    if isinstance(device, cst.Name) and follow:
+        values = [assign.value for assign in ctx.nodes(cst.Assign) if any(
+            device.value in bound_names(target.target) and isinstance(target.target, cst.Name)
+            for target in assign.targets)]
+        return bool(values) and all(_names_gpu(ctx, value, follow=False) for value in values)
+    return False
 
 
 def _single_item(with_node: cst.With) -> Optional[cst.Call]:
