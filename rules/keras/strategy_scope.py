@@ -373,6 +373,37 @@ run_experiment(net)
                         step(x, y)
             """,
         ),
+        # A function that trains a model, run once for each width by a comprehension (or `map`):
+        # the scope goes around the comprehension, so the IPU is configured and the strategy made once.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(width):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                return model.fit(x, y, batch_size=32).history["loss"][-1]
+
+
+            losses = [train(width) for width in (8, 16, 32)]
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train(width):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                return model.fit(x, y, batch_size=32).history["loss"][-1]
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                losses = [train(width) for width in (8, 16, 32)]
+            """,
+        ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
         # (a second strategy entered inside the first would be refused).
         Example(

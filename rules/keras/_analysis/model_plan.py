@@ -88,6 +88,8 @@ Block = Union[cst.Module, cst.IndentedBlock]
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Statements a model assigned inside is not lifted out of: a loop makes one model per iteration.
 _LOOPS = (cst.For, cst.While)
+# What runs the code in it any number of times: loops and comprehensions.
+_REPEATING = _LOOPS + (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 # How far up the chain of callers a run of the model is followed to the statement that leads to it.
 _DEPTH = 4
@@ -828,15 +830,21 @@ class _Analysis:
                 changed = True
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
-        """When ``function`` is called several times, or in a loop, from one function (or the
+        """When ``function`` is called several times, or in a loop or a comprehension, or handed
+        to a call that runs it (``map(train, widths)``), from one function (or the
         module), and from nowhere else: the statements of that function's body that make the calls.
         With its own region it would configure the IPU and make a strategy on every call; its
         callers' scope takes them in instead. None otherwise."""
-        calls = local_calls(self.ctx, function)
+        calls: List[cst.CSTNode] = list(local_calls(self.ctx, function))
+        # Handed to a call (`map(train, widths)`, `partial(train, x)`): run any number of times.
+        handed = [node for node in self.ctx.nodes(cst.Name) if node.value == function.name.value
+                  and isinstance(self.ctx.parent(node), cst.Arg) and self.ctx.qualified_name(node) is None]
+        calls += handed
         if not calls:
             return None
         callers = {id(self.ctx.enclosing_function(call)) for call in calls}
-        looped = any(isinstance(ancestor, _LOOPS) for call in calls for ancestor in self._ancestors_in_function(call))
+        looped = bool(handed) or any(isinstance(ancestor, _REPEATING) for call in calls
+                                     for ancestor in self._ancestors_in_function(call))
         if len(callers) != 1 or not (len(calls) > 1 or looped):
             return None
         found = []
