@@ -16,12 +16,18 @@ SHELL_LINE = "__ipu_port_shell_"
 
 UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
 UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
+HIDDEN_RUN = "IPU803"  # a line magic (``%time model.fit(...)``) that runs model code out of the port's sight
 
 # Findings the porter itself reports (not rules): code -> (name, summary, help).
 NOTICES = {
     UNPARSABLE: ("unparsable-cell", "A notebook code cell that is not valid Python is left as it is.",
                  "The cell could not be parsed, even with its IPython magics, shell escapes and help "
                  "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
+    HIDDEN_RUN: ("hidden-run", "A line magic runs model code that the port cannot see.",
+                 "A line magic such as `%time` or `%timeit` runs the Python after it, but the port reads "
+                 "the line as IPython syntax: the `fit`, `evaluate`, `predict` or step it runs is not "
+                 "checked (the IPU strategy's scope, whole batches). Write the call as Python (time the "
+                 "cell with `%%time` instead), or check it by hand."),
     UNUSED_SUPPRESSION: ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
                          "No rule edited or reported anything the comment covers (the comment is on a line "
                          "by itself, or the codes it names do not apply there). Remove it."),

@@ -28,9 +28,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.config import Config
 from porter.detect import uses_framework
-from porter.markers import CELL_MARKER, SHELL_LINE, UNPARSABLE
+from porter.markers import CELL_MARKER, HIDDEN_RUN, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
-from porter.rule import Finding, is_selected
+from porter.rule import WARNING, Finding, is_selected
 
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
 CELL_MAGIC = "#__ipu_port_cell_magic__"
@@ -226,6 +226,8 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         number, line = _map_line(finding.line, starts)
         findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number,
                                     finding.severity))
+    if result.changed and is_selected(HIDDEN_RUN, config.select, config.ignore):
+        findings.extend(_hidden_runs(parsed))
     findings.sort(key=Finding.sort_key)
     if not result.changed:
         return FileOutcome(path, text, text, tuple(findings), cells=())
@@ -243,6 +245,30 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
             original = cell.cell.get("source")
             cell.cell["source"] = new_source.splitlines(keepends=True) if isinstance(original, list) else new_source
     return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+
+
+# What runs a model in a line of Python: Keras' methods, a strategy's `run`, a PyTorch backward pass.
+_MODEL_RUN = re.compile(r"\.(fit|fit_generator|evaluate|predict|train_on_batch|test_on_batch|predict_on_batch"
+                        r"|run|backward)\(")
+
+
+def _hidden_runs(cells: Sequence[_Cell]) -> List[Finding]:
+    """``%time history = model.fit(x, y)`` in a notebook the port changed: the call is masked
+    from the port (it is IPython syntax), so nothing made it run on the IPU."""
+    found = []
+    for cell in cells:
+        lines = cell.source.splitlines()
+        for original, _ in cell.magics.values():
+            stripped = original.strip()
+            if not _runs_python(stripped) or _MODEL_RUN.search(stripped) is None:
+                continue
+            line = lines.index(original) + 1 if original in lines else 1
+            found.append(Finding(HIDDEN_RUN, line, len(original) - len(original.lstrip()) + 1,
+                                 f"`{stripped}` runs model code inside a line magic, which the port cannot see: it "
+                                 "is not checked for the IPU (the strategy's scope, whole batches); write it as "
+                                 "Python (time the cell with `%%time`), or check it by hand", False, cell.number,
+                                 WARNING))
+    return found
 
 
 def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:

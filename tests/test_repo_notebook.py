@@ -136,6 +136,23 @@ def test_shell_escapes_stay_at_the_margin_between_two_scopes(tmp_path):
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_model_code_a_line_magic_runs_is_reported(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "model.compile(loss=\"mse\")"),
+        code_cell("%matplotlib inline\n%time history = model.fit(x, y, batch_size=64)"),
+    ]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--check"], cwd=tmp_path)
+    assert result.exit_code == 1
+    reported = [line for line in result.output.splitlines() if "IPU803" in line]
+    assert reported == ["nb.ipynb:cell 2:2:1: IPU803 `%time history = model.fit(x, y, batch_size=64)` runs model "
+                        "code inside a line magic, which the port cannot see: it is not checked for the IPU (the "
+                        "strategy's scope, whole batches); write it as Python (time the cell with `%%time`), or "
+                        "check it by hand [warning]"]
+    assert "IPU803" not in cli(["nb.ipynb", "--ignore", "IPU803"], cwd=tmp_path).output
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
