@@ -463,6 +463,19 @@ class DivisibleDataset(Rule):
             print(model.predict(load_rows("recent.csv")).argmax(axis=1))
             """,
         ),
+        # The batch size passed in a dict of options is out of the port's sight: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            options = {"batch_size": 64, "epochs": 2}
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(x, y, **options)
+            """,
+        ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
         Example(
             """\
@@ -573,6 +586,9 @@ class DivisibleDataset(Rule):
         pad, cut = pad_helper_names(ctx)
         padded = False
         for entry in training_calls(ctx, name):
+            if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
+                self._report_hidden_batch(ctx, entry)
+                continue
             if entry.method == "predict" and entry.data is not None:
                 handled = self._pad(ctx, entry, pad, cut, helpers)
                 if handled is not None:
@@ -788,6 +804,15 @@ class DivisibleDataset(Rule):
                    f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
                    "rejects a partial one; predict on a batch of samples, or pass `batch_size=1` (which compiles "
                    "a separate executable, and a model built with a fixed batch size rejects)", fixed=False)
+
+    def _report_hidden_batch(self, ctx, entry) -> None:
+        options = code_of(ctx, entry.hidden_options)
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets arrays and its options through `**{options}`, which may hold the batch "
+                   f"size: the port cannot see it, and Keras on the IPU rejects a partial batch; trim the inputs "
+                   f"to a multiple of the batch size (and of the replicas and steps per execution)"
+                   + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
+                      else ""), fixed=False)
 
     def _report_read_once(self, ctx, entry) -> None:
         """``predict(load_batch(path))``: padding needs the inputs twice (to pad them, then to count

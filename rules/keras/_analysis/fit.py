@@ -47,6 +47,8 @@ class TrainingCall:
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
+    # `fit(x, y, **params)` on arrays: the `**` argument that may hold the batch size, out of sight.
+    hidden_options: Optional[cst.BaseExpression] = None
 
     @property
     def has_arrays(self) -> bool:
@@ -165,6 +167,10 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
     call = entry.call
     if any(arg.star for arg in call.args):
+        options = [arg for arg in call.args if arg.star == "**"]
+        x = call.args[0] if call.args and not call.args[0].star and call.args[0].keyword is None else None
+        if options and x is not None and keyword(call, "batch_size") is None and _surely_array(ctx, x.value, entry.owner):
+            entry.hidden_options = options[0].value
         return
     x_at, y_at, batch_at = _POSITIONS[entry.method]
     x = argument(call, "x", x_at)
