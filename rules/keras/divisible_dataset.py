@@ -1,3 +1,4 @@
+import dataclasses
 from typing import Optional
 
 import libcst as cst
@@ -463,6 +464,32 @@ class DivisibleDataset(Rule):
             print(model.predict(load_rows("recent.csv")).argmax(axis=1))
             """,
         ),
+        # The script's own `steps_per_execution`: an epoch must be whole executions of 4 batches.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+            model.fit(x, x, batch_size=24)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            x = np.random.rand(1000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+            model.fit(trim_to_multiple(x, 96, 24), trim_to_multiple(x, 96, 24), batch_size=24)
+            """),
+        ),
         # The batch size passed in a dict of options is out of the port's sight: reported.
         Example(
             """\
@@ -643,7 +670,7 @@ class DivisibleDataset(Rule):
             return False
         if length is None and not _unknown_lengths_trimmed(ctx):
             return False
-        arguments = multiple_code(ctx, entry, ctx.config)
+        arguments = multiple_code(ctx, entry, _entry_config(ctx, entry))
         for node in inputs:
             ctx.replace(node, _trimmed(pad, arguments))
         indent, offset = call_columns(ctx, entry)
@@ -703,13 +730,13 @@ class DivisibleDataset(Rule):
     def _multiple(ctx, entry) -> Optional[int]:
         """Samples of one execution when the batch size is known statically."""
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
-        return batch * samples_per_execution(ctx.config) if batch is not None else None
+        return batch * samples_per_execution(_entry_config(ctx, entry)) if batch is not None else None
 
     @staticmethod
     def _arguments(ctx, entry) -> str:
         """The helper's arguments after the data: the multiple, and the smallest execution's when
         it differs."""
-        config = ctx.config
+        config = _entry_config(ctx, entry)
         arguments = multiple_code(ctx, entry, config)
         if smallest_per_execution(config) != samples_per_execution(config):
             arguments += ", " + multiple_code(ctx, entry, config, smallest_per_execution(config))
@@ -823,7 +850,7 @@ class DivisibleDataset(Rule):
             return
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` on `{code_of(ctx, entry.data)}`, whose number of samples the port cannot see: Keras "
-                   f"on the IPU rejects a partial batch of `{multiple_code(ctx, entry, ctx.config)}` samples; assign "
+                   f"on the IPU rejects a partial batch of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign "
                    "the input to a variable first (the port then pads it and cuts the predictions back), or pad it "
                    "to whole batches yourself", fixed=False)
 
@@ -835,7 +862,7 @@ class DivisibleDataset(Rule):
 
     @staticmethod
     def _message(ctx, entry, targets, samples: Optional[int]) -> str:
-        config = ctx.config
+        config = _entry_config(ctx, entry)
         multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
         replicas = throughput.config_replicas(config)
@@ -881,6 +908,21 @@ def _without_leading_blank_lines(statement):
     while lines and lines[0].comment is None:
         lines.pop(0)
     return statement.with_changes(leading_lines=lines)
+
+
+def _entry_config(ctx, entry):
+    """The options a call's batch arithmetic follows: the command line's, or, when it asks for no
+    steps per execution, the ``steps_per_execution=K`` the script compiles the model with (the
+    batches of an epoch must be a multiple of K on the IPU)."""
+    config = ctx.config
+    if config.steps_per_execution is not None:
+        return config
+    compiles = [other.call for other in training_calls(ctx, helper_name(ctx))
+                if other.method == "compile" and other.model == entry.model]
+    given = {static_int(ctx, keyword(call, "steps_per_execution").value) for call in compiles
+             if keyword(call, "steps_per_execution") is not None}
+    steps = given.pop() if len(given) == 1 else None
+    return dataclasses.replace(config, steps_per_execution=steps) if isinstance(steps, int) and steps > 1 else config
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:
