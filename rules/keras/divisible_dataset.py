@@ -694,7 +694,9 @@ class DivisibleDataset(Rule):
         multiple = self._multiple(ctx, entry)
         inputs = [arg.value for arg in entry.arrays]
         targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
-        length = static_length(ctx, entry.data, entry.owner) if targets else None
+        # Every input holds the same samples: the first whose count shows gives it (`y` may show it).
+        counts = (static_length(ctx, node, entry.owner) for node in inputs) if targets else iter(())
+        length = next((count for count in counts if count is not None), None)
         if length is None and not _unknown_lengths_trimmed(ctx):
             targets = []
         if length is not None and multiple is not None and length < multiple:

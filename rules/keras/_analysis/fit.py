@@ -511,6 +511,10 @@ _RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standa
                    "binomial", "poisson", "choice", "exponential")
 
 
+# Makers of an array from the values written out (a list: one sample an element).
+_FROM_LITERAL = frozenset({"numpy.array", "numpy.asarray", "tensorflow.constant", "tensorflow.convert_to_tensor"})
+
+
 def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     """The first dimension of an array NumPy (or TensorFlow) makes with a static shape, through
     ``.astype(...)``."""
@@ -519,6 +523,10 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     if not isinstance(value, cst.Call):
         return None
     qualified = ctx.qualified_name(value.func) or ""
+    literal = value.args[0].value if value.args and value.args[0].keyword is None else None
+    if qualified in _FROM_LITERAL and isinstance(literal, (cst.List, cst.Tuple)) and not any(
+            isinstance(element, cst.StarredElement) for element in literal.elements):
+        return len(literal.elements)  # `np.array([[1], [0], [1]])`, `tf.constant([...])`: one sample an element
     if qualified in _DIMENSIONS:
         return static_int(ctx, value.args[0].value) if value.args and value.args[0].keyword is None else None
     if qualified in _COUNTS:
@@ -572,7 +580,10 @@ def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[
 
 def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
     """The number of samples of ``data`` when the porter can count them: a known dataset's
-    variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``)."""
+    variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``), or an
+    array made in the call itself with a static shape (``tf.constant([[1], [0]])``)."""
+    if isinstance(data, cst.Call):
+        return _made_length(ctx, data)
     if not isinstance(data, cst.Subscript):
         return static_samples(ctx, data, owner)
     bounds = _slice_bounds(ctx, data)
