@@ -5,7 +5,7 @@ from porter.cstutil import keyword, positional
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
-from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, is_tf_function, updates_weights
+from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, functions_run_by, is_tf_function, updates_weights
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule
@@ -267,8 +267,9 @@ class GradientTape(Rule):
         run_calls = self._run_calls(ctx)
         # IPU111 rewrites (or reports) the loops it plans, in TensorFlow 2 files.
         rewritten = rewrites_loops(ctx, _CUSTOM_LOOP)
-        handled = {plan.step.function.name.value for plan in loop_plans(ctx)  # IPU111 rewrites or reports them
-                   if rewritten}
+        steps = [plan.step.function for plan in loop_plans(ctx)] if rewritten else []  # IPU111 rewrites or reports them
+        # ... with the helpers they call (a gradient penalty's own tape): they run inside the step.
+        handled = {function.name.value for step in steps for function in functions_run_by(ctx, step)}
         inline = {id(node) for step in inline_steps(ctx) if rewritten for statement in step.statements
                   for node in walk(statement)}
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
