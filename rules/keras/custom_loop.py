@@ -189,6 +189,16 @@ for x, y in dataset:
 _EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n")
+_TEST_STEP = """
+
+@tf.function
+def test_step(x, y):
+    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))
+
+
+for x, y in test_batches:
+    test_step(x, y)
+"""
 _DISTRIBUTED = """@tf.function
 def distributed_step(x, y):
     losses = strategy.run(step, args=(x, y))
@@ -441,6 +451,10 @@ class CustomLoop(Rule):
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
         # A MirroredStrategy loop keeps its `strategy.run`; the step it passes eagerly gets compiled.
         Example(_EAGER_RUN_BEFORE, _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step")),
+        # A test step beside the training step: a `tf.function` that only runs the model, in a loop.
+        Example(_PER_STEP_BEFORE + _TEST_STEP, _PER_STEP_AFTER + _TEST_STEP.replace(
+            "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "    test_step(x, y)", "    strategy.run(test_step, args=(x, y))")),
         # A MirroredStrategy loop's step, run by `strategy.run` in a `tf.function` that reduces the
         # replicas' losses: the step is what runs on the IPU, and it must be compiled.
         Example(_EAGER_RUN_BEFORE.replace("for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED),

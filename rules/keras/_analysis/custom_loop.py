@@ -13,8 +13,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (StepCall, functions_called_from, probes_model, step_calls, trains,
-                                                updates_weights)
+from porter.rules.keras._analysis.steps import (StepCall, evaluation_calls, functions_called_from, probes_model,
+                                                step_calls, trains, updates_weights)
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.throughput import config_steps
 
@@ -145,14 +145,15 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     model = model_plan(ctx)
     done = run_targets(ctx)
     steps = config_steps(ctx.config)
-    for step in step_calls(ctx):
+    evaluations = evaluation_calls(ctx, model.model_like)
+    for step in step_calls(ctx) + evaluations:
         name = step.function.name.value
         if name in done or any(isinstance(node, cst.FunctionDef) and node.name.value in done
                                for node in ctx.ancestors(step.call)):
             continue  # already run through strategy.run, or inside what is
         plan = LoopPlan(step, strategy=model.strategy_name)
         existing = strategy_scope_name(ctx, step.loop)
-        plan.problem = _problem(ctx, step, model, existing)
+        plan.problem = _problem(ctx, step, model, existing, evaluates=step in evaluations)
         if plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
         if plan.problem is None:
@@ -161,15 +162,16 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     return plans
 
 
-def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str]) -> Optional[str]:
-    """What stops the rewrite of the loop around ``step``, if anything."""
+def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str],
+             evaluates: bool = False) -> Optional[str]:
+    """What stops the rewrite of the loop around ``step`` (a training step, or with ``evaluates``
+    a test step that only runs the model), if anything."""
     name = step.function.name.value
     if ctx.imports_module(*_DTENSOR):
         return (f"`{name}` trains DTensor variables (meshes and layouts), which have no IPU "
                 "equivalent: rewrite the model with Keras layers or `tf.Variable`s, then run the step "
                 "through `strategy.run` inside `strategy.scope()`")
-    probe = probes_model(ctx, step, model.model_like)
-    if not trains(ctx, step.function) and not probe:
+    if not evaluates and not trains(ctx, step.function) and not probes_model(ctx, step, model.model_like):
         return _no_weight_update(name, step)
     eager = eager_calls(ctx, step.function.body)
     if eager:

@@ -1060,7 +1060,7 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        uses.extend(scope_statements(self.ctx, block))
+        uses.extend(scope_statements(self.ctx, block, names))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]

@@ -1,5 +1,6 @@
 """Custom training loops as a script has them: functions that open a ``tf.GradientTape`` (the
-steps) and the ``for`` loops that call them. ``porter.rules.keras._analysis.custom_loop`` plans their
+steps), the ``tf.function`` test steps beside them that only run the model, and the ``for`` loops
+that call them. ``porter.rules.keras._analysis.custom_loop`` plans their
 rewrite (IPU111); ``porter.rules.keras._analysis.model_plan`` asks which statements of a block the
 strategy scope must also cover when they are rewritten: the loops, and the optimizers and metrics
 they use.
@@ -180,6 +181,39 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
     return found
 
 
+def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
+    """Calls, directly in the body of a ``for`` loop, of a ``tf.function`` of the file (not a
+    method) that opens no tape and runs one of ``models``: the test step of a custom loop
+    (``@tf.function def test_step(x, y): predictions = model(x, training=False)...``). Compiled
+    and run through ``strategy.run``, it runs on the IPU like the training step beside it."""
+    steps = step_functions(ctx)
+    candidates: Dict[str, List[cst.FunctionDef]] = {}
+    for function in ctx.nodes(cst.FunctionDef):
+        if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
+                and is_tf_function(ctx, function) and _runs(ctx, function, models)):
+            candidates.setdefault(function.name.value, []).append(function)
+    found = []
+    for call in ctx.nodes(cst.Call) if candidates else ():
+        if not (isinstance(call.func, cst.Name) and call.func.value in candidates) or ctx.qualified_name(
+                call.func) is not None:
+            continue
+        statement = ctx.statement_of(call)
+        block = ctx.parent(statement) if statement is not None else None
+        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if isinstance(loop, cst.For) and loop.body is block:
+            found.append(StepCall(definition_before(ctx, call, candidates[call.func.value]), call, statement, loop))
+    return found
+
+
+def _runs(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
+    """Whether ``function`` (or a helper it calls) calls one of ``models`` or a method of one."""
+    return any(isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Name) and node.func.value in models
+        or isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in models)
+        for helper in functions_run_by(ctx, function) for node in walk(helper.body))
+
+
 def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     """A step that takes gradients through a model without training it (a saliency map, deep dream,
     an adversarial image): no weight update in it, in what it calls or in its loop, and it runs one
@@ -187,11 +221,7 @@ def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     ``strategy.run``, it runs on the IPU like a training step."""
     if trains(ctx, step.function) or any(updates_weights(node) for node in walk(step.loop.body)):
         return False
-    return any(isinstance(node, cst.Call) and (
-        isinstance(node.func, cst.Name) and node.func.value in models
-        or isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
-        and node.func.value.value in models)
-        for helper in functions_run_by(ctx, step.function) for node in walk(helper.body))
+    return _runs(ctx, step.function, models)
 
 
 def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
@@ -217,19 +247,22 @@ def _enters_scopes(with_node: cst.With) -> bool:
                and item.item.func.attr.value == "scope" for item in with_node.items)
 
 
-def scope_statements(ctx: FileContext, block) -> List[cst.BaseStatement]:
+def scope_statements(ctx: FileContext, block, models: Set[str]) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
-    loops calling a step function, and the optimizers, metrics and loss objects they use."""
-    if not step_functions(ctx):
+    loops calling a step function, or a test step running one of ``models``, and the optimizers,
+    metrics and loss objects they use."""
+    training = bool(step_functions(ctx))
+    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)} if training else set()
+    loops |= {id(step.loop) for step in evaluation_calls(ctx, models)}
+    if not loops and not training:
         return []
-    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)}
     found = []
     for statement in block.body:
         for node in walk(statement):
             if id(node) in loops:
                 found.append(statement)
                 break
-            if isinstance(node, cst.Call):
+            if isinstance(node, cst.Call) and training:
                 name = ctx.keras_name(node.func) or ""
                 created = name.startswith(IN_SCOPE_PREFIXES) or (
                     name.startswith(LOSSES) and name.rpartition(".")[2][:1].isupper())
