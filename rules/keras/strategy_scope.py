@@ -1,9 +1,10 @@
 import builtins
+from typing import Optional
 
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.cstutil import expression, single_small, statement
+from porter.cstutil import expression, is_name, single_small, statement
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
@@ -402,6 +403,33 @@ run_experiment(net)
             strategy = ipu.ipu_strategy.IPUStrategy()
             with strategy.scope():
                 losses = [train(width) for width in (8, 16, 32)]
+            """,
+        ),
+        # The model's layers come before the strategy: the port's strategy is made before them, and
+        # the script's own, which would be a second one, is left out.
+        Example(
+            """\
+            import tensorflow as tf
+
+            inputs = tf.keras.Input((4,))
+            outputs = tf.keras.layers.Dense(1)(inputs)
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = tf.keras.Model(inputs, outputs)
+                model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                inputs = tf.keras.Input((4,))
+                outputs = tf.keras.layers.Dense(1)(inputs)
+                model = tf.keras.Model(inputs, outputs)
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, batch_size=32)
             """,
         ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
@@ -1038,6 +1066,13 @@ run_experiment(net)
         if plan.replaced_strategies:
             self._report_tpu_setup(ctx)
         for call in plan.replaced_strategies:
+            again = _made_again(ctx, plan, call)
+            if again is not None:  # the port's own strategy, of the same name, is made before it
+                ctx.remove(again)
+                ctx.report(self.code, call, f"distribution strategy replaced by the `IPUStrategy` made as "
+                           f"`{plan.strategy_name}` before the model code", fixed=True)
+                changed = True
+                continue
             made = plan.strategy_name if _entered_in_region(ctx, plan, call) else _strategy_code(plan)
             ctx.replace(call, expression(made))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
@@ -1096,11 +1131,28 @@ def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
     parent = ctx.parent(call)
     if plan.strategy_statement is not None or not (isinstance(parent, cst.Attribute) and parent.attr.value == "scope"):
         return False
-    with_node = ctx.enclosing(call, cst.With)
+    return _in_regions(plan, ctx.enclosing(call, cst.With))
+
+
+def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:
+    """``strategy = tf.distribute.MirroredStrategy()`` inside model code the port puts in the scope
+    of the strategy it makes under the same name, before it (the model's layers come first): the
+    statement would make a second strategy, which the one already entered would not run."""
+    assign = ctx.parent(call)
+    statement = ctx.statement_of(call)
+    if (plan.strategy_statement is not None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
+            or not is_name(assign.targets[0].target, plan.strategy_name)
+            or not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1)):
+        return None
+    return statement if _in_regions(plan, statement) else None
+
+
+def _in_regions(plan, node: Optional[cst.CSTNode]) -> bool:
+    """Whether ``node`` is in the statements of one of the plan's regions."""
     for region in plan.regions:
         body = list(region.block.body)
         extent = body[body.index(region.first):body.index(region.last) + 1]
-        if any(statement is with_node or any(node is with_node for node in walk(statement)) for statement in extent):
+        if any(statement is node or any(inner is node for inner in walk(statement)) for statement in extent):
             return True
     return False
 
