@@ -470,6 +470,11 @@ class CustomLoop(Rule):
                 + "\nfor x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n\n@tf.function(jit_compile=True)\n"
                 "def ipu_train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                 + "\nfor x, y in finetune:\n    strategy.run(ipu_train_step, args=(x, y))\n"),
+        # The step reads a counter the loop moves on every pass: each new Python number would compile
+        # the step again; reported.
+        Example(_INLINE_BEFORE.replace("for epoch in range(3):", "seen = 0\nfor epoch in range(3):").replace(
+            "loss = tf.reduce_mean((model(x) - y) ** 2)", "loss = tf.reduce_mean((model(x) - y) ** 2) / (1 + seen)").replace(
+            "        print(float(loss))", "        print(float(loss))\n        seen += 1")),
         # The step reads `running` from the pass before: a function of its own cannot; reported.
         Example(_INLINE_BEFORE.replace("for epoch in range(3):", "running = 0.0\nfor epoch in range(3):").replace(
             "        optimizer.apply_gradients", "        running = 0.9 * running + 0.1 * loss\n        optimizer.apply_gradients")),

@@ -153,6 +153,11 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
     read = [name.value for statement in step.statements for name in _loads_in(statement)]
     step.inputs = list(dict.fromkeys(name for name in read if name in around and name not in assigned))
+    changing = sorted(_python_numbers(ctx, step.loop, inside) & set(step.inputs))
+    if changing:
+        return (f"the training step written inline in this loop reads `{changing[0]}`, which the loop changes on "
+                "every pass: given to a compiled step, each new Python value would compile it again; make it a "
+                f"`tf.Variable` the step reads (and `assign` it), or keep it out of the step, then {advice}")
     if not model.has_ipu_strategy and not model.regions:
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
@@ -161,6 +166,28 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
+
+
+def _python_numbers(ctx: FileContext, loop: Union[cst.For, cst.While], inside: Set[int]) -> Set[str]:
+    """Names a loop gives a new Python number on every pass: counters (``i += 1``, ``step = step +
+    1``), and the index ``enumerate`` gives (``for i, batch in enumerate(ds)``). Batches it reads are
+    tensors or arrays, which a compiled step takes without compiling again."""
+    found: Set[str] = set()
+    if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) \
+            and loop.iter.func.value == "enumerate" and isinstance(loop.target, cst.Tuple) and loop.target.elements:
+        found.update(bound_names(loop.target.elements[0].value))
+    for node in walk(loop.body):
+        if id(node) in inside:
+            continue
+        if isinstance(node, cst.AugAssign) and isinstance(node.value, (cst.Integer, cst.Float)):
+            found.update(bound_names(node.target))  # `i += 1`
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value  # `step = 0`, `step = step + 1`
+            if all(isinstance(part, (cst.Integer, cst.Float)) or isinstance(part, cst.Name) and part.value == name
+                   for part in walk(node.value) if isinstance(part, (cst.Name, cst.Integer, cst.Float, cst.Call,
+                                                                     cst.Attribute, cst.Subscript))):
+                found.add(name)
+    return found
 
 
 def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
