@@ -184,7 +184,7 @@ class DropRemainder(Rule):
             """,
         ),
         # A Keras-made dataset a helper returns is rebatched where `fit` reads it; when the helper
-        # picks the batch size from its own parameter, the size is not known there: reported.
+        # picks the batch size from its own parameter, where the helper makes it.
         Example(
             """\
             import tensorflow as tf
@@ -218,6 +218,18 @@ class DropRemainder(Rule):
 
             def folder_dataset(path, batch_size):
                 return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+
+
+            train_ds = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size).unbatch().batch(batch_size, drop_remainder=True)
 
 
             train_ds = folder_dataset("train", 16)
@@ -520,10 +532,17 @@ class DropRemainder(Rule):
         size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
         what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
-        elsewhere = ctx.enclosing_function(source) is not ctx.enclosing_function(value)  # made in a helper
-        if batch is not None and not (isinstance(batch.value, cst.Integer) or not elsewhere and isinstance(
-                batch.value, (cst.Name, cst.Attribute))):
+        if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
+            return True
+        helper = ctx.enclosing_function(source)
+        if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer):
+            # Made in a helper, in batches of its own size (a parameter): rebatched where it is made.
+            if ("source", id(source)) not in rebatched:
+                rebatched.add(("source", id(source)))
+                ctx.replace(source, lambda node: _rebatched(node, size))
+            ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` in "
+                       f"`{helper.name.value}`, where it is made", fixed=True)
             return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
