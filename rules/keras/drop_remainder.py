@@ -10,7 +10,7 @@ from porter.rules.keras._analysis.steps import loop_trains
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, parameter_input, returned_batches,
-                                                   training_batches, training_inputs)
+                                                   training_batches, training_inputs, uneven_batches)
 
 
 class DropRemainder(Rule):
@@ -237,6 +237,17 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # Ragged batches, or buckets of lengths: more than one shape, which the IPU cannot take.
+        Example(
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices((tokens, labels))
+            ds = ds.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], [16, 32], [64, 32, 16])
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D()])
+            model.fit(ds, epochs=2)
+            """,
+        ),
         # What the helper makes for the test split is never read: the training use decides.
         Example(
             """\
@@ -426,6 +437,21 @@ class DropRemainder(Rule):
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
+        self._report_uneven(ctx)
+
+    def _report_uneven(self, ctx) -> None:
+        """Ragged batches and buckets: batches of more than one shape, which a compiled IPU program
+        (of one static shape) cannot take."""
+        done = set()
+        for found in uneven_batches(ctx):
+            if id(found.batch) in done:
+                continue
+            done.add(id(found.batch))
+            ctx.report(self.code, found.batch, f"`{found.method}` gets `{code_of(ctx, found.value)}`, batched by "
+                       f"`{found.batching}` in batches of more than one shape, which the IPU cannot take (a compiled "
+                       "program has one static shape): pad the elements to one length and batch them with "
+                       "`.batch(n, drop_remainder=True)`, or `.padded_batch(n, padded_shapes=..., "
+                       "drop_remainder=True)`", fixed=False)
 
     def _fix_traced_batches(self, ctx, batches) -> None:
         """The ``.batch()`` that makes a training input, when the dataset it batches comes from

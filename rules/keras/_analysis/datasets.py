@@ -123,6 +123,7 @@ class TrainingBatch:
     value: cst.BaseExpression
     batch: cst.Call
     later: List[cst.Call]
+    batching: str = "batch"  # how `batch` batches: `batch`, `padded_batch`, `ragged_batch`...
 
     @property
     def method(self) -> str:
@@ -134,6 +135,30 @@ def training_batches(ctx: FileContext) -> List[TrainingBatch]:
     through method chains and the variables of its function, wherever the dataset comes from: the
     last batching of the chain (``ds.shuffle(n).batch(64)``, ``train_ds = train_ds.batch(32)``); a
     chain that unbatches last, or none found, gives none."""
+    return [batch for batch in _traced_batches(ctx) if batch.batching in ("batch", "padded_batch")]
+
+
+def uneven_batches(ctx: FileContext) -> List[TrainingBatch]:
+    """The inputs of training calls batched last in batches of varying shapes: ragged batches
+    (``.ragged_batch(n)``, ``.apply(dense_to_ragged_batch(n))``) or buckets of sequence lengths."""
+    return [batch for batch in _traced_batches(ctx) if batch.batching in _UNEVEN]
+
+
+# Batchings whose batches have no one static shape, as methods and as `Dataset.apply` transformations.
+_UNEVEN = frozenset({"ragged_batch", "bucket_by_sequence_length", "dense_to_ragged_batch"})
+
+
+def _batching_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``batch`` for ``.batch(...)``; ``dense_to_ragged_batch`` for ``.apply(tf.data.experimental.
+    dense_to_ragged_batch(32))``; None for a method that does not batch."""
+    name = call.func.attr.value
+    if name == "apply" and call.args and isinstance(call.args[0].value, cst.Call):
+        applied = (ctx.qualified_name(call.args[0].value.func) or "").rpartition(".")[2]
+        return applied if applied in _UNEVEN else None
+    return name if name in BATCHING_METHODS else None
+
+
+def _traced_batches(ctx: FileContext) -> List[TrainingBatch]:
     def find() -> List[TrainingBatch]:
         found: List[TrainingBatch] = []
         for entry, value in training_inputs(ctx):
@@ -142,11 +167,12 @@ def training_batches(ctx: FileContext) -> List[TrainingBatch]:
             while pending:
                 expression, later = pending.pop()
                 calls, root = chain(ctx, expression)
-                batching = [index for index, call in enumerate(calls) if call.func.attr.value in BATCHING_METHODS]
+                batching = [index for index, call in enumerate(calls) if _batching_name(ctx, call) is not None]
                 if batching:
                     batch = calls[batching[0]]
-                    if batch.func.attr.value in ("batch", "padded_batch"):
-                        found.append(TrainingBatch(entry, value, batch, later + calls[:batching[0]]))
+                    name = _batching_name(ctx, batch)
+                    if name in _UNEVEN | {"batch", "padded_batch"}:
+                        found.append(TrainingBatch(entry, value, batch, later + calls[:batching[0]], name))
                     continue
                 if not isinstance(root, cst.Name):
                     continue
