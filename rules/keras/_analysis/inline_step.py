@@ -153,6 +153,10 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
     read = [name.value for statement in step.statements for name in _loads_in(statement)]
     step.inputs = list(dict.fromkeys(name for name in read if name in around and name not in assigned))
+    # The batch in the order the loop unpacks it (`for images, labels in ds` gives `(images, labels)`).
+    order = {name: index for index, name in enumerate(
+        bound_names(step.loop.target) if isinstance(step.loop, cst.For) else [])}
+    step.inputs.sort(key=lambda name: order.get(name, len(order)))
     changing = sorted(_python_numbers(ctx, step.loop, inside) & set(step.inputs))
     if changing:
         return (f"the training step written inline in this loop reads `{changing[0]}`, which the loop changes on "
