@@ -164,14 +164,15 @@ def trained_names(ctx: FileContext) -> Set[str]:
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
     """Calls of a step function directly in the body of a ``for`` loop."""
-    functions = step_functions(ctx)
-    found = []
-    if not functions:
-        return found
-    for call in ctx.nodes(cst.Call):
-        if not (isinstance(call.func, cst.Name) and call.func.value in functions):
-            continue
-        if ctx.qualified_name(call.func) is not None:
+    return _loop_calls(ctx, step_functions(ctx))
+
+
+def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]]) -> List[StepCall]:
+    """Calls of ``functions`` (by name: those defined with it) directly in the body of a ``for`` loop."""
+    found: List[StepCall] = []
+    for call in ctx.nodes(cst.Call) if functions else ():
+        if not (isinstance(call.func, cst.Name) and call.func.value in functions) or ctx.qualified_name(
+                call.func) is not None:
             continue
         statement = ctx.statement_of(call)
         block = ctx.parent(statement) if statement is not None else None
@@ -192,17 +193,7 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
         if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
                 and is_tf_function(ctx, function) and _runs(ctx, function, models)):
             candidates.setdefault(function.name.value, []).append(function)
-    found = []
-    for call in ctx.nodes(cst.Call) if candidates else ():
-        if not (isinstance(call.func, cst.Name) and call.func.value in candidates) or ctx.qualified_name(
-                call.func) is not None:
-            continue
-        statement = ctx.statement_of(call)
-        block = ctx.parent(statement) if statement is not None else None
-        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(definition_before(ctx, call, candidates[call.func.value]), call, statement, loop))
-    return found
+    return _loop_calls(ctx, candidates)
 
 
 def _runs(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
