@@ -449,6 +449,29 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(recent / 255.0, 32)), recent / 255.0).argmax(axis=1))
             """),
         ),
+        # In a lambda (a `LambdaCallback`) the padded call is an expression all the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("rows.keras")
+            probe = held_out[:6]
+            show = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(model.predict(probe)))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("rows.keras")
+            probe = held_out[:6]
+            show = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(cut_to_samples(model.predict(pad_to_multiple(probe, 32)),
+                                                                                                           probe)))
+            """),
+        ),
         # The same input read in the call itself cannot be read again to cut the answers back: reported.
         Example(
             """\
@@ -662,7 +685,7 @@ class DivisibleDataset(Rule):
             return None
         if any(is_helper_call(node, pad) for node in inputs):
             return False
-        if not all(repeatable(ctx, node) for node in inputs) or ctx.enclosing(entry.call, cst.Lambda) is not None:
+        if not all(repeatable(ctx, node) for node in inputs):
             return None
         multiple = self._multiple(ctx, entry)
         length = 1 if single else static_length(ctx, entry.data, entry.owner)

@@ -108,6 +108,24 @@ def main():
 """,
             reported=False,
         ),
+        # A lambda given to `LambdaCallback` runs inside `fit`, which is in the scope.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    net.compile(loss="mse")
+    show = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(net.predict(probe)))
+    net.fit(x, y, batch_size=32, callbacks=[show])
+""",
+            reported=False,
+        ),
         # A helper that a model class's `train_step` calls runs inside `fit`, where Keras runs it.
         Example(
             """\
@@ -276,7 +294,7 @@ class _Coverage:
     def _outside(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> Optional[cst.CSTNode]:
         """None when ``node`` runs in the scope, directly or through every call of its function;
         else where it does not: ``node`` itself or the first call of it that runs outside."""
-        if self._in_scope(node):
+        if self._in_scope(node) or self._in_lambda_callback(node):
             return None
         function = self.ctx.enclosing_function(node)
         if function is not None and (is_callback_method(self.ctx, function) or self._keras_step(function)):
@@ -305,6 +323,14 @@ class _Coverage:
             if extents and any(block.body.index(ancestor) in extent for extent in extents):
                 return True
         return False
+
+    def _in_lambda_callback(self, node: cst.CSTNode) -> bool:
+        """In a lambda given to ``keras.callbacks.LambdaCallback``: Keras runs it from ``fit``, which
+        is checked itself."""
+        lambda_node = self.ctx.enclosing(node, cst.Lambda)
+        arg = self.ctx.parent(lambda_node) if lambda_node is not None else None
+        call = self.ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        return isinstance(call, cst.Call) and self.ctx.keras_name(call.func) == "keras.callbacks.LambdaCallback"
 
     def _keras_step(self, function: cst.FunctionDef) -> bool:
         """A step of a Keras model class (``train_step``, ``call``...), or a method one calls:

@@ -331,6 +331,46 @@ run_experiment(net)
                 model.fit(x, y)
             """,
         ),
+        # ... also through a local the function returns, whichever branch makes it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def get_strategy():
+                if tf.config.list_physical_devices("GPU"):
+                    strategy = tf.distribute.MirroredStrategy()
+                else:
+                    strategy = tf.distribute.get_strategy()
+                return strategy
+
+
+            STRATEGY = get_strategy()
+            with STRATEGY.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def get_strategy():
+                if tf.config.list_physical_devices("GPU"):
+                    strategy = ipu.ipu_strategy.IPUStrategy()
+                else:
+                    strategy = ipu.ipu_strategy.IPUStrategy()
+                return strategy
+
+
+            STRATEGY = get_strategy()
+            with STRATEGY.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y)
+            """,
+        ),
         # A training loop over a dataset, calling a step defined beside it: the on-device loop of the
         # guides, in the scope with the step (only a loop that trains nothing iterates on the host).
         Example(

@@ -33,11 +33,11 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import argument, keyword, single_small, string_value
+from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import estimator_model_fns, host_only
-from porter.scopes import fresh_name, is_module_function, local_calls
+from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -200,6 +200,14 @@ def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True
             for target in assign.targets)]
         return bool(values) and all(_names_gpu(ctx, value, follow=False) for value in values)
     return False
+
+
+def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
+    """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    returned = returns_of(function)
+    return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
 
 
 def _single_item(with_node: cst.With) -> Optional[cst.Call]:
@@ -412,7 +420,7 @@ class _Analysis:
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
                 plan.replaced_strategies.append(call)
-                binding = parent if name is not None else self._returned_strategy(call)
+                binding = self._returned_strategy(call) or (parent if name is not None else None)
                 if binding is not None:
                     name = binding.targets[0].target.value
                     self.strategy_vars.add(name)
@@ -424,10 +432,13 @@ class _Analysis:
 
     def _returned_strategy(self, call: cst.Call) -> Optional[cst.Assign]:
         """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
-        module returns (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``): the
-        one assignment of its result is the program's strategy (replaced inside the function)."""
+        module returns (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``, or
+        a local it assigns and returns): the one assignment of its result is the program's
+        strategy (replaced inside the function)."""
         function = self.ctx.enclosing_function(call)
-        if not isinstance(self.ctx.parent(call), cst.Return) or not is_module_function(self.ctx, function):
+        parent = self.ctx.parent(call)
+        if not is_module_function(self.ctx, function) or not (isinstance(parent, cst.Return) or _returned_local(
+                function, parent)):
             return None
         bindings = [self.ctx.parent(caller) for caller in local_calls(self.ctx, function)]
         if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1 \
