@@ -237,6 +237,38 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # Sliding windows: each window is batched whole, with a static length.
+        Example(
+            """\
+            import tensorflow as tf
+
+            series = tf.data.Dataset.from_tensor_slices(readings)
+            windows = series.window(25, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(25))
+            pairs = windows.map(lambda w: (w[:-1], w[-1:])).batch(64, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(pairs, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            series = tf.data.Dataset.from_tensor_slices(readings)
+            windows = series.window(25, shift=1, drop_remainder=True).flat_map(lambda w: w.batch(25, drop_remainder=True))
+            pairs = windows.map(lambda w: (w[:-1], w[-1:])).batch(64, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(pairs, epochs=2)
+            """,
+        ),
+        # Batches padded to their longest element change length: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_generator(sentences, output_signature=tf.TensorSpec([None], tf.int32))
+            ds = ds.map(lambda tokens: (tokens, 1)).padded_batch(16, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D()])
+            model.fit(ds, epochs=2)
+            """,
+        ),
         # Ragged batches, or buckets of lengths: more than one shape, which the IPU cannot take.
         Example(
             """\
@@ -438,6 +470,37 @@ class DropRemainder(Rule):
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
         self._report_uneven(ctx)
+        self._report_padded_to_longest(ctx, batches)
+        self._fix_window_batches(ctx)
+
+    def _report_padded_to_longest(self, ctx, batches) -> None:
+        """``.padded_batch(n)`` with no ``padded_shapes`` pads each batch to its longest element:
+        the padded length changes from batch to batch, and a compiled IPU program has one shape."""
+        done = set()
+        for found in batches:
+            call = found.batch
+            if found.batching != "padded_batch" or id(call) in done or argument(call, "padded_shapes", 1) is not None:
+                continue
+            done.add(id(call))
+            ctx.report(self.code, call.func.attr, "`.padded_batch()` without `padded_shapes` pads each batch to its "
+                       "longest element, so the padded length changes from batch to batch, which the IPU cannot "
+                       "take (a compiled program has one static shape): pass `padded_shapes` with fixed lengths",
+                       fixed=False)
+
+    def _fix_window_batches(self, ctx) -> None:
+        """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
+        is batched whole, but without ``drop_remainder`` its length is not static (a window near the
+        end may be short). The inner batch gets ``drop_remainder=True``, when the dataset trains."""
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "flat_map" and call.args
+                    and isinstance(call.args[0].value, cst.Lambda) and _windows(func.value)):
+                continue
+            body = call.args[0].value.body
+            if isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and body.func.attr.value == "batch" \
+                    and _feeds_training_chain(ctx, call):
+                fix_batch_call(ctx, self.code, body, "batch", ": each window is batched whole, and the IPU "
+                               "needs windows of one static length")
 
     def _report_uneven(self, ctx) -> None:
         """Ragged batches and buckets: batches of more than one shape, which a compiled IPU program
@@ -694,6 +757,19 @@ def _predicted_only(batches) -> dict:
     return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
                   "batch; to keep them, pad the data to a multiple of the batch size before batching", False)
             for key, used in methods.items() if used == {"predict"}}
+
+
+def _windows(node: cst.BaseExpression) -> bool:
+    """``ds.window(...)``, the receiver of a ``flat_map`` that batches each window."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "window"
+
+
+def _feeds_training_chain(ctx, call: cst.Call) -> bool:
+    """The dataset ``call`` makes (through the rest of its chain) feeds a training call."""
+    outer = call
+    while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
+        outer = ctx.parent(ctx.parent(outer))
+    return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:
