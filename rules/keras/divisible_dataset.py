@@ -513,6 +513,39 @@ class DivisibleDataset(Rule):
             model.fit(trim_to_multiple(x, 96, 24), trim_to_multiple(x, 96, 24), batch_size=24)
             """),
         ),
+        # A model an object holds, trained in a method with Keras' own arguments: trimmed the same way.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model, batch_size):
+                    self.model = model
+                    self.batch_size = batch_size
+
+                def train(self, x, y):
+                    return self.model.fit(x, y, batch_size=self.batch_size, epochs=3)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            class Trainer:
+                def __init__(self, model, batch_size):
+                    self.model = model
+                    self.batch_size = batch_size
+
+                def train(self, x, y):
+                    return self.model.fit(trim_to_multiple(x, self.batch_size),
+                                          trim_to_multiple(y, self.batch_size), batch_size=self.batch_size,
+                                          epochs=3)
+            """),
+        ),
         # The batch size passed in a dict of options is out of the port's sight: reported.
         Example(
             """\

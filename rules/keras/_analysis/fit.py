@@ -17,7 +17,7 @@ import libcst as cst
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import argument, keyword
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.scopes import assignments, local_calls, local_function, owner, returns_of
 
@@ -128,18 +128,17 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     plan = model_plan(ctx)
     names = plan.model_names | plan.model_like | _legacy_models(ctx)
     found: List[TrainingCall] = []
-    if not names and not plan.holders:
-        return found
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and ctx.qualified_name(func.value) is None and (
+        held = _held_model(ctx, call)
+        if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                                 and ctx.qualified_name(func.value) is None and (
                     func.attr.value in METHODS and func.value.value in names
                     # a tuner given a builder of the file hands its data to `fit`
                     or func.attr.value == "search" and func.value.value in plan.holders)):
             continue
         scope = owner(ctx, call)
-        entry = TrainingCall(call, func.attr.value, func.value.value, ctx.statement_of(call), scope,
+        entry = TrainingCall(call, func.attr.value, held or func.value.value, ctx.statement_of(call), scope,
                              in_loop(ctx, call, scope))
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
@@ -162,6 +161,17 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
         if entry.dataset_input and isinstance(data, cst.Name) and (id(entry.owner), data.value) in arrays:
             entry.dataset_input = False
             entry.arrays = [arg for arg in entry.call.args if arg.value is data]
+
+
+def _held_model(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``self.model`` for ``self.model.fit(x, y, batch_size=...)`` in a method: a model an object
+    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:] and is_keras_run(call)
+            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)
+            and func.value.value.value == "self"):
+        return None
+    return code_of(ctx, func.value)
 
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
