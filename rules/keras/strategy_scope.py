@@ -472,6 +472,48 @@ run_experiment(net)
                 model.fit(x, y, batch_size=32)
             """,
         ),
+        # Two models made in one assignment (a GAN's) are models all the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            gen, disc = tf.keras.Sequential([tf.keras.layers.Dense(2)]), tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            opt = tf.keras.optimizers.Adam()
+            ds = tf.data.Dataset.from_tensor_slices(tf.random.normal((640, 2))).batch(64)
+
+
+            @tf.function
+            def step(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(disc(x)) - tf.reduce_mean(disc(gen(x)))
+                opt.apply_gradients(zip(tape.gradient(loss, disc.trainable_variables), disc.trainable_variables))
+
+
+            for x in ds:
+                step(x)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                gen, disc = tf.keras.Sequential([tf.keras.layers.Dense(2)]), tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                opt = tf.keras.optimizers.Adam()
+                ds = tf.data.Dataset.from_tensor_slices(tf.random.normal((640, 2))).batch(64)
+
+
+                @tf.function
+                def step(x):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(disc(x)) - tf.reduce_mean(disc(gen(x)))
+                    opt.apply_gradients(zip(tape.gradient(loss, disc.trainable_variables), disc.trainable_variables))
+
+
+                for x in ds:
+                    step(x)
+            """,
+        ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
         # (a second strategy entered inside the first would be refused).
         Example(

@@ -575,6 +575,9 @@ class _Analysis:
         callable whose result is compiled and trained is a model."""
         if self._is_model_call(assign.value):
             return not self._host_pipeline(assign)
+        if isinstance(assign.value, cst.Tuple) and any(self._is_model_call(element.value)
+                                                       for element in assign.value.elements):
+            return True  # `generator, critic = make_generator(), make_critic()`
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
