@@ -7,8 +7,8 @@ from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
-from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled, is_tf_function,
-                                               step_functions)
+from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
+                                                is_tf_function, step_functions)
 from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name

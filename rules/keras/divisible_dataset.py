@@ -904,13 +904,17 @@ class DivisibleDataset(Rule):
         the answers to keep), and a call cannot be run again; trimming an input of unknown length
         could leave no sample at all."""
         multiple = self._multiple(ctx, entry)
-        if multiple == 1 or not _unknown_lengths_trimmed(ctx):
+        length = static_length(ctx, entry.data, entry.owner)
+        whole = length is not None and multiple is not None and length % multiple == 0
+        if multiple == 1 or whole or not _unknown_lengths_trimmed(ctx):
             return
+        samples = (f"{length} samples, not whole batches" if length is not None
+                   else "whose number of samples the port cannot see")
         ctx.report(self.code, entry.call.func.attr,
-                   f"`predict` on `{code_of(ctx, entry.data)}`, whose number of samples the port cannot see: Keras "
-                   f"on the IPU rejects a partial batch of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign "
-                   "the input to a variable first (the port then pads it and cuts the predictions back), or pad it "
-                   "to whole batches yourself", fixed=False)
+                   f"`predict` on `{code_of(ctx, entry.data)}`, {samples}: Keras on the IPU rejects a partial batch "
+                   f"of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign the input to a "
+                   "variable first (the port then pads it and cuts the predictions back), or pad it to whole batches "
+                   "yourself", fixed=False)
 
     def _report_too_few(self, ctx, entry, length: int, multiple: int) -> None:
         ctx.report(self.code, entry.call.func.attr,

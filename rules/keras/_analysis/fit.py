@@ -130,7 +130,7 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     found: List[TrainingCall] = []
     for call in ctx.nodes(cst.Call):
         func = call.func
-        held = _held_model(ctx, call)
+        held = _held_model(ctx, call, names)
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
                     func.attr.value in METHODS and func.value.value in names
@@ -163,15 +163,18 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
             entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
-def _held_model(ctx: FileContext, call: cst.Call) -> Optional[str]:
+def _held_model(ctx: FileContext, call: cst.Call, models: set) -> Optional[str]:
     """``self.model`` for ``self.model.fit(x, y, batch_size=...)`` in a method: a model an object
-    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``)."""
+    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``); or
+    ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``."""
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:] and is_keras_run(call)
-            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)
-            and func.value.value.value == "self"):
+    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]
+            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
         return None
-    return code_of(ctx, func.value)
+    holder = func.value.value.value
+    if holder == "self" and is_keras_run(call) or holder in models and ctx.qualified_name(func.value.value) is None:
+        return code_of(ctx, func.value)
+    return None
 
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
@@ -179,7 +182,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if any(arg.star for arg in call.args):
         options = [arg for arg in call.args if arg.star == "**"]
         x = call.args[0] if call.args and not call.args[0].star and call.args[0].keyword is None else None
-        if options and x is not None and keyword(call, "batch_size") is None and _surely_array(ctx, x.value, entry.owner):
+        if options and x is not None and keyword(call, "batch_size") is None and _surely_array(
+                ctx, x.value, entry.owner):
             entry.hidden_options = options[0].value
         return
     x_at, y_at, batch_at = _POSITIONS[entry.method]

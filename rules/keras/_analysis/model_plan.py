@@ -204,7 +204,8 @@ def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True
 
 def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
     """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
         return False
     returned = returns_of(function)
     return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
