@@ -546,6 +546,30 @@ class DivisibleDataset(Rule):
                                           epochs=3)
             """),
         ),
+        # A part of a model (a GAN's generator) predicts like the model.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            gan = tf.keras.models.load_model("gan.keras")
+            noise = np.random.normal(size=(16, 8))
+            samples = gan.generator.predict(noise)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            gan = tf.keras.models.load_model("gan.keras")
+            noise = np.random.normal(size=(16, 8))
+            samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
+            """),
+        ),
         # The batch size passed in a dict of options is out of the port's sight: reported.
         Example(
             """\
