@@ -12,7 +12,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.rules.keras._analysis.util import last_name
-from porter.scopes import assignments, owner, sub_blocks
+from porter.scopes import assignments, local_function, owner, returns_of, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -22,6 +22,7 @@ _ASSIGNS_BY_OWNER: SharedKey[Dict[int, List[cst.Assign]]] = SharedKey("assigns-b
 _UINT8_FLOWS: SharedKey["_Uint8Flow"] = SharedKey("uint8-flows")  # per function (or module)
 _UINT8_POSSIBLE: SharedKey[bool] = SharedKey("uint8-possible")
 _OWNERS_OF_MAPS: SharedKey[Set[int]] = SharedKey("owners-of-maps")
+_RETURNS_VISITED: SharedKey[Set[int]] = SharedKey("dataset-returns-visited")  # functions being followed
 
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
@@ -36,11 +37,33 @@ def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
         target = assign.targets[0].target
         if isinstance(target, (cst.Tuple, cst.List)):
             found.update(_unpacked_tfds_splits(ctx, target, assign.value))
+            found.update(_unpacked_returns(ctx, target, assign.value))
         elif isinstance(target, cst.Name):
             if _is_dataset_in(ctx, assign.value, found):
                 found.add(target.value)
             else:
                 found.discard(target.value)
+    return found
+
+
+def _unpacked_returns(ctx: FileContext, target: cst.BaseExpression, value: cst.BaseExpression) -> List[str]:
+    """The names ``train, val = make_datasets()`` binds to datasets, when every ``return`` of that
+    function of the file gives a tuple whose element at each such place is one of its datasets."""
+    function = local_function(ctx, value.func.value, value) if isinstance(value, cst.Call) and isinstance(
+        value.func, cst.Name) and ctx.qualified_name(value.func) is None else None
+    visiting = ctx.shared(_RETURNS_VISITED, set)
+    if function is None or id(function) in visiting:
+        return []
+    visiting.add(id(function))  # a function that calls itself: not followed again
+    returned = [node.value for node in returns_of(function)]
+    names = [element.value for element in target.elements]
+    found = []
+    if returned and all(isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names)
+                        for value in returned):
+        for index, name in enumerate(names):
+            if isinstance(name, cst.Name) and all(is_dataset(ctx, value.elements[index].value) for value in returned):
+                found.append(name.value)
+    visiting.discard(id(function))
     return found
 
 

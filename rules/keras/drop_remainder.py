@@ -237,6 +237,42 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # Both splits a helper returns together are followed to the Keras call that made them.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folders(path):
+                train = tf.keras.utils.image_dataset_from_directory(path, subset="training", validation_split=0.2,
+                                                                    seed=3, batch_size=16)
+                val = tf.keras.utils.image_dataset_from_directory(path, subset="validation", validation_split=0.2,
+                                                                  seed=3, batch_size=16)
+                return train, val
+
+
+            train_ds, val_ds = folders("flowers")
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(5)])
+            model.fit(train_ds, validation_data=val_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folders(path):
+                train = tf.keras.utils.image_dataset_from_directory(path, subset="training", validation_split=0.2,
+                                                                    seed=3, batch_size=16)
+                val = tf.keras.utils.image_dataset_from_directory(path, subset="validation", validation_split=0.2,
+                                                                  seed=3, batch_size=16)
+                return train, val
+
+
+            train_ds, val_ds = folders("flowers")
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(5)])
+            model.fit(train_ds.unbatch().batch(16, drop_remainder=True),
+                      validation_data=val_ds.unbatch().batch(16, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Sliding windows: each window is batched whole, with a static length.
         Example(
             """\

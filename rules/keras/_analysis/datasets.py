@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey
-from porter.cstutil import keyword
+from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
 from porter.scopes import assignments, local_function, owner, returns_of
 
@@ -229,11 +229,16 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
     if not isinstance(root, cst.Name) or depth > 8:
         return None
     sources: Dict[int, cst.Call] = {}
-    for _, name, value in assignments(ctx, scope):
+    for statement, name, value in assignments(ctx, scope):
         if name != root.value:
             continue
         if value is None:
-            return None
+            unpacked = _unpacked_return(ctx, statement, name)  # `train, val = load_folders()`
+            found = keras_batched_source(ctx, unpacked[0], unpacked[1], depth + 1) if unpacked else None
+            if found is None:
+                return None
+            sources[id(found)] = found
+            continue
         more, again = chain(ctx, value)
         if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
             if any(call.func.attr.value in BATCHING_METHODS for call in more):
@@ -244,6 +249,25 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
             return None
         sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
+
+
+def _unpacked_return(ctx: FileContext, statement: cst.BaseStatement,
+                     name: str) -> Optional[Tuple[cst.BaseExpression, cst.FunctionDef]]:
+    """What ``name`` gets in ``train, val = load_folders()`` (the statement), and the function that
+    makes it: the element at its place in what that function of the file returns, when it returns
+    one tuple of that size."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple)
+            and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)
+            and ctx.qualified_name(small.value.func) is None):
+        return None
+    names = [element.value for element in small.targets[0].target.elements]
+    position = next((index for index, element in enumerate(names) if is_name(element, name)), None)
+    function = local_function(ctx, small.value.func.value, small.value)
+    returned = returns_of(function) if function is not None and position is not None else []
+    if len(returned) != 1 or not isinstance(returned[0].value, cst.Tuple) or len(returned[0].value.elements) != len(names):
+        return None
+    return returned[0].value.elements[position].value, function
 
 
 def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.Call]:
