@@ -189,6 +189,27 @@ for x, y in dataset:
 _EAGER_RUN_BEFORE = _PER_STEP_BEFORE.replace("@tf.function\n", "").replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n")
+_ACCUMULATE = _MODEL + """accumulated = [tf.Variable(tf.zeros_like(v)) for v in model.trainable_variables]
+
+
+@tf.function
+def accumulate(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    for total, grad in zip(accumulated, tape.gradient(loss, model.trainable_variables)):
+        total.assign_add(grad)
+
+
+@tf.function
+def apply():
+    optimizer.apply_gradients(zip(accumulated, model.trainable_variables))
+
+
+for i, (x, y) in enumerate(dataset):
+    accumulate(x, y)
+    if i % 4 == 3:
+        apply()
+"""
 _TEST_STEP = """
 
 @tf.function
@@ -455,6 +476,11 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE + _TEST_STEP, _PER_STEP_AFTER + _TEST_STEP.replace(
             "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    test_step(x, y)", "    strategy.run(test_step, args=(x, y))")),
+        # Gradients accumulated over four batches, then applied by a step of its own (no tape): both
+        # are compiled and run through `strategy.run`, also the one called in an `if`.
+        Example(_ACCUMULATE, _ACCUMULATE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "    accumulate(x, y)", "    strategy.run(accumulate, args=(x, y))").replace(
+            "        apply()", "        strategy.run(apply)")),
         # A MirroredStrategy loop's step, run by `strategy.run` in a `tf.function` that reduces the
         # replicas' losses: the step is what runs on the IPU, and it must be compiled.
         Example(_EAGER_RUN_BEFORE.replace("for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED),

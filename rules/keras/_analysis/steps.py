@@ -167,33 +167,42 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
     return _loop_calls(ctx, step_functions(ctx))
 
 
-def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]]) -> List[StepCall]:
-    """Calls of ``functions`` (by name: those defined with it) directly in the body of a ``for`` loop."""
+def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]],
+                nested: bool = False) -> List[StepCall]:
+    """Calls of ``functions`` (by name: those defined with it) directly in the body of a ``for``
+    loop, or with ``nested`` anywhere in it (``if step % 4 == 3: apply()``)."""
     found: List[StepCall] = []
     for call in ctx.nodes(cst.Call) if functions else ():
         if not (isinstance(call.func, cst.Name) and call.func.value in functions) or ctx.qualified_name(
                 call.func) is not None:
             continue
         statement = ctx.statement_of(call)
-        block = ctx.parent(statement) if statement is not None else None
-        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-        if isinstance(loop, cst.For) and loop.body is block:
-            found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
+        while statement is not None:
+            block = ctx.parent(statement)
+            loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+            if isinstance(loop, cst.For) and loop.body is block:
+                found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
+                break
+            holder = ctx.statement_of(loop if loop is not None else block) if nested and block is not None else None
+            if holder is None or isinstance(holder, (cst.FunctionDef, cst.ClassDef)) or holder is statement:
+                break
+            statement = holder
     return found
 
 
 def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
-    """Calls, directly in the body of a ``for`` loop, of a ``tf.function`` of the file (not a
-    method) that opens no tape and runs one of ``models``: the test step of a custom loop
-    (``@tf.function def test_step(x, y): predictions = model(x, training=False)...``). Compiled
-    and run through ``strategy.run``, it runs on the IPU like the training step beside it."""
+    """Calls, in the body of a ``for`` loop, of a ``tf.function`` of the file (not a method) that
+    opens no tape and runs one of ``models`` or updates weights: the test step of a custom loop
+    (``@tf.function def test_step(x, y): predictions = model(x, training=False)...``), the
+    optimizer step of gradients accumulated over batches. Compiled and run through
+    ``strategy.run``, it runs on the IPU like the training step beside it."""
     steps = step_functions(ctx)
     candidates: Dict[str, List[cst.FunctionDef]] = {}
     for function in ctx.nodes(cst.FunctionDef):
         if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
-                and is_tf_function(ctx, function) and _runs(ctx, function, models)):
+                and is_tf_function(ctx, function) and (_runs(ctx, function, models) or trains(ctx, function))):
             candidates.setdefault(function.name.value, []).append(function)
-    return _loop_calls(ctx, candidates)
+    return _loop_calls(ctx, candidates, nested=True)
 
 
 def _runs(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
