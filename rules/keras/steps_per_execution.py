@@ -106,6 +106,16 @@ class StepsPerExecution(Rule):
         "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
+        # The script's own `steps_per_execution`, with no option: `steps_per_epoch` must be a multiple of it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+            model.fit(train_ds.repeat(), steps_per_epoch=10, epochs=3)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -195,6 +205,7 @@ class StepsPerExecution(Rule):
         auto = throughput.is_auto(config)
         fixed = throughput.config_steps(config) or config.gradient_accumulation
         if not auto and fixed is None:
+            self._check_own_steps(ctx)
             return
         helper = helper_name(ctx)
         calls = training_calls(ctx, helper)
@@ -331,6 +342,19 @@ class StepsPerExecution(Rule):
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         value = f"len({code_of(ctx, data)}) // {divisor}"
         return f"{value} * {accumulation}" if accumulation > 1 else value
+
+    def _check_own_steps(self, ctx) -> None:
+        """No option asked for: the script's own ``compile(steps_per_execution=K)`` binds the
+        ``fit`` calls after it the same way."""
+        calls = training_calls(ctx, helper_name(ctx))
+        for index, entry in enumerate(calls):
+            given = keyword(entry.call, "steps_per_execution") if entry.method == "compile" else None
+            own = int_value(given.value) if given is not None else None
+            if own is None or own <= 1:
+                continue
+            later = [other for other in calls[index + 1:] if other.model == entry.model]
+            later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
+            self._check_fits(ctx, later, own)
 
     def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
         for entry in later:
