@@ -101,7 +101,9 @@ class StepsPerExecution(Rule):
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only). A "
-        "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing `steps_per_execution` is kept. Per-batch callbacks "
+        "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
+        "`steps_per_execution` is kept; without the option, the `fit` calls after it are checked against it "
+        "the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
         "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
