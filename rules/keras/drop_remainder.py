@@ -34,7 +34,10 @@ class DropRemainder(Rule):
         "last batch: where such a dataset reaches training it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported. "
-        "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone."
+        "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone. Batches of more "
+        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
+        "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
+        "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch."
     )
     examples = (
         # Batched in a helper, then zipped into what `fit` gets: the helper's batches reach training.
