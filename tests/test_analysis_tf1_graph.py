@@ -9,6 +9,7 @@ import libcst as cst
 from porter.config import Config
 from porter.context import FileContext, code_of
 from porter.rules.tf1._analysis import graph
+from porter.scopes import local_function
 
 
 def context(source: str) -> FileContext:
@@ -179,6 +180,6 @@ def test_local_function_is_the_one_the_name_refers_to_there():
         """)
     outer, _, inner = ctx.nodes(cst.FunctionDef)[:3]
     main_call, other_call = [call for call in ctx.nodes(cst.Call) if code_of(ctx, call) == "step(1)"]
-    assert graph.local_function(ctx, "step", main_call) is inner
-    assert graph.local_function(ctx, "step", other_call) is None  # rebound by an assignment there
-    assert graph.local_function(ctx, "step", ctx.module.body[0]) is outer
+    assert local_function(ctx, "step", main_call) is inner
+    assert local_function(ctx, "step", other_call) is None  # rebound by an assignment there
+    assert local_function(ctx, "step", ctx.module.body[0]) is outer
