@@ -238,6 +238,9 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
             or isinstance(side, cst.Name) for side in (x.left, x.right))
     if isinstance(x, cst.UnaryOperation):
         return _surely_array(ctx, x.expression, scope, follow, depth)
+    if isinstance(x, (cst.List, cst.Tuple)):  # several inputs: `[adjacency[:800], features[:800]]`
+        return bool(x.elements) and all(isinstance(element, cst.Element) and _surely_array(
+            ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
