@@ -799,7 +799,9 @@ class DivisibleDataset(Rule):
         for node in targets:
             ctx.replace(node, _trimmed(name, arguments))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
-        ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, length), fixed=True)
+        # The count is of the inputs, not of the validation data: said only when they are trimmed.
+        trimmed_samples = length if any(node is target for node in inputs for target in targets) else None
+        ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples), fixed=True)
         for counted in ("steps_per_epoch", "validation_steps", "steps"):
             given = keyword(entry.call, counted)
             if given is not None and not isinstance(given.value, cst.Integer) and not is_name(given.value, "None"):

@@ -514,6 +514,43 @@ run_experiment(net)
                     step(x)
             """,
         ),
+        # Trained twice from `__main__`: one scope around both calls (a keyword named like the
+        # function, `train=True`, hands nothing on).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(width, epochs):
+                images, labels = load_split(train=True)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(images, labels, batch_size=32, epochs=epochs)
+
+
+            if __name__ == "__main__":
+                train(64, 2)
+                train(128, 4)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train(width, epochs):
+                images, labels = load_split(train=True)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(images, labels, batch_size=32, epochs=epochs)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                if __name__ == "__main__":
+                    train(64, 2)
+                    train(128, 4)
+            """,
+        ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
         # (a second strategy entered inside the first would be refused).
         Example(

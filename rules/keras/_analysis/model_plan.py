@@ -853,7 +853,8 @@ class _Analysis:
         calls: List[cst.CSTNode] = list(local_calls(self.ctx, function))
         # Handed to a call (`map(train, widths)`, `partial(train, x)`): run any number of times.
         handed = [node for node in self.ctx.nodes(cst.Name) if node.value == function.name.value
-                  and isinstance(self.ctx.parent(node), cst.Arg) and self.ctx.qualified_name(node) is None]
+                  and isinstance(self.ctx.parent(node), cst.Arg) and self.ctx.parent(node).value is node
+                  and self.ctx.qualified_name(node) is None]
         calls += handed
         if not calls:
             return None
