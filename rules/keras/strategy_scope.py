@@ -551,6 +551,64 @@ run_experiment(net)
                     train(128, 4)
             """,
         ),
+        # A `train_step` override in a subclass of a subclass of `keras.Model`: the Keras extensions off.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Base(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = tf.keras.layers.Dense(1)
+
+                def call(self, x):
+                    return self.dense(x)
+
+
+            class Regressor(Base):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+                    return {"loss": loss}
+
+
+            model = Regressor()
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Base(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = tf.keras.layers.Dense(1)
+
+                def call(self, x):
+                    return self.dense(x)
+
+
+            class Regressor(Base):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+                    return {"loss": loss}
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                model = Regressor()
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
         # (a second strategy entered inside the first would be refused).
         Example(

@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
-from porter.rules.keras._analysis.util import estimator_model_fns, host_only
+from porter.rules.keras._analysis.util import estimator_model_fns, host_only, subclasses_of
 from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -377,12 +377,12 @@ class _Analysis:
 
     # ------------------------------------------------------------------ what the file defines
     def _find_model_classes(self) -> None:
-        for cls in self.ctx.nodes(cst.ClassDef):
-            if any(self.ctx.keras_name(base.value) in MODEL_BASES for base in cls.bases):
-                self.model_classes.add(cls.name.value)
-                for statement in cls.body.body:
-                    if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
-                        self.plan_.overridden_hooks.append(statement)
+        """Subclasses of ``keras.Model``, also through classes of the file (``Trained(Base)``)."""
+        for name, cls in subclasses_of(self.ctx, *MODEL_BASES).items():
+            self.model_classes.add(name)
+            for statement in cls.body.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
+                    self.plan_.overridden_hooks.append(statement)
 
     def _only_handed_on(self, name: str) -> bool:
         """Whether the strategy variable ``name`` is only ever an argument of calls
