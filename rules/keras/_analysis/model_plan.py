@@ -202,6 +202,17 @@ def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True
     return False
 
 
+# Calls that run the function they are given once for each item (or return one that will).
+_MAPPERS = frozenset({"map", "starmap", "imap", "imap_unordered", "partial"})
+
+
+def _maps(call: cst.CSTNode) -> bool:
+    """``map(train, widths)``, ``pool.starmap(train, ...)``, ``partial(train, x)``."""
+    func = call.func if isinstance(call, cst.Call) else None
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    return name in _MAPPERS
+
+
 def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
     """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
@@ -851,7 +862,7 @@ class _Analysis:
         With its own region it would configure the IPU and make a strategy on every call; its
         callers' scope takes them in instead. None otherwise."""
         calls: List[cst.CSTNode] = list(local_calls(self.ctx, function))
-        # Handed to a call (`map(train, widths)`, `partial(train, x)`): run any number of times.
+        # Handed to a call: run by it (`app.run(main)`, once), or any number of times by a mapper.
         handed = [node for node in self.ctx.nodes(cst.Name) if node.value == function.name.value
                   and isinstance(self.ctx.parent(node), cst.Arg) and self.ctx.parent(node).value is node
                   and self.ctx.qualified_name(node) is None]
@@ -859,8 +870,8 @@ class _Analysis:
         if not calls:
             return None
         callers = {id(self.ctx.enclosing_function(call)) for call in calls}
-        looped = bool(handed) or any(isinstance(ancestor, _REPEATING) for call in calls
-                                     for ancestor in self._ancestors_in_function(call))
+        looped = any(_maps(self.ctx.parent(self.ctx.parent(node))) for node in handed) or any(
+            isinstance(ancestor, _REPEATING) for call in calls for ancestor in self._ancestors_in_function(call))
         if len(callers) != 1 or not (len(calls) > 1 or looped):
             return None
         found = []
