@@ -8,7 +8,8 @@ from porter.cstutil import expression, is_name, single_small, statement
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import TPU_SETUP, in_model_class, in_region, model_plan, setup_anchors
+from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
+                                                    setup_anchors)
 from porter.rules.keras._analysis.steps import loop_trains, step_functions
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import module_definitions, owner
@@ -1308,7 +1309,8 @@ def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
     parent = ctx.parent(call)
     if plan.strategy_statement is not None or not (isinstance(parent, cst.Attribute) and parent.attr.value == "scope"):
         return False
-    return _in_regions(plan, ctx.enclosing(call, cst.With))
+    with_node = ctx.enclosing(call, cst.With)
+    return with_node is not None and in_regions(ctx, plan.regions, with_node)
 
 
 def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:
@@ -1321,17 +1323,7 @@ def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:
             or not is_name(assign.targets[0].target, plan.strategy_name)
             or not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1)):
         return None
-    return statement if _in_regions(plan, statement) else None
-
-
-def _in_regions(plan, node: Optional[cst.CSTNode]) -> bool:
-    """Whether ``node`` is in the statements of one of the plan's regions."""
-    for region in plan.regions:
-        body = list(region.block.body)
-        extent = body[body.index(region.first):body.index(region.last) + 1]
-        if any(statement is node or any(inner is node for inner in walk(statement)) for statement in extent):
-            return True
-    return False
+    return statement if in_regions(ctx, plan.regions, statement) else None
 
 
 def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:

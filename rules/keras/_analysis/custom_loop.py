@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.rule import KERAS, is_selected
-from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, model_plan, setup_anchors
+from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (StepCall, evaluation_calls, functions_called_from, probes_model,
                                                 step_calls, trains, updates_weights)
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
@@ -92,23 +92,10 @@ def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def in_region(ctx: FileContext, regions, node: cst.CSTNode) -> bool:
-    for region in regions:
-        body = list(region.block.body)
-        start, end = body.index(region.first), body.index(region.last)
-        chain = [node, *ctx.ancestors(node)]
-        for ancestor in chain:
-            if ctx.parent(ancestor) is region.block:
-                if any(ancestor is statement for statement in body[start:end + 1]):
-                    return True
-                break
-    return False
-
-
 def covered(ctx: FileContext, regions, node: cst.CSTNode, depth: int) -> bool:
     """Whether ``node`` runs in one of ``regions``: in one, or in a function whose every call
     (``depth`` callers up at most) is."""
-    if in_region(ctx, regions, node):
+    if in_regions(ctx, regions, node):
         return True
     function = ctx.enclosing_function(node)
     callers = calls_by_name(ctx).get(function.name.value, []) if function is not None and depth > 0 else []
@@ -194,7 +181,7 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "TensorFlow 2, \"On-device loops\")")
     if model.has_ipu_strategy:
         return _NOT_WHERE_BUILT.format(name=name)
-    if in_region(ctx, model.regions, step.loop):
+    if in_regions(ctx, model.regions, step.loop):
         return None
     if not covered(ctx, model.regions, step.loop, _CALLER_DEPTH):
         return _NOT_WHERE_BUILT.format(name=name)

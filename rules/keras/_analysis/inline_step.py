@@ -12,8 +12,8 @@ from typing import List, Optional, Set, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.rules.keras._analysis.custom_loop import eager_calls, in_region, strategy_scope_name
-from porter.rules.keras._analysis.model_plan import Plan, model_plan
+from porter.rules.keras._analysis.custom_loop import eager_calls, strategy_scope_name
+from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import TAPES, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
@@ -166,7 +166,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
     if model.has_ipu_strategy and strategy_scope_name(ctx, step.loop) is None or (
-            not model.has_ipu_strategy and not in_region(ctx, model.regions, step.loop)):
+            not model.has_ipu_strategy and not in_regions(ctx, model.regions, step.loop)):
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None

@@ -272,6 +272,11 @@ def in_region(ctx: FileContext, region: Region, node: cst.CSTNode) -> bool:
     return False
 
 
+def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the statements of one of ``regions``."""
+    return any(in_region(ctx, region, node) for region in regions)
+
+
 def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
     """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
     each block only (one after it in the same block runs later, when both are made already)."""
