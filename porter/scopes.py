@@ -202,6 +202,16 @@ def returns_of(function: cst.FunctionDef) -> List[cst.Return]:
             if isinstance(node, cst.Return) and node.value is not None]
 
 
+def called_returns(ctx: FileContext, call: cst.BaseExpression
+                   ) -> Tuple[Optional[cst.FunctionDef], List[cst.BaseExpression]]:
+    """For ``f(...)``, a call by name of a function of the file: that function and what each of its
+    ``return``s gives; ``(None, [])`` for any other expression."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and ctx.qualified_name(call.func) is None):
+        return None, []
+    function = local_function(ctx, call.func.value, call)
+    return function, [node.value for node in returns_of(function)] if function is not None else []
+
+
 def module_globals(ctx: FileContext) -> Set[str]:
     """Names bound at module level (imports, defs, classes, assignments)."""
     def compute():

@@ -12,7 +12,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, canonical_keras, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.rules.keras._analysis.util import last_name
-from porter.scopes import assignments, local_function, owner, returns_of, sub_blocks
+from porter.scopes import assignments, called_returns, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -49,13 +49,11 @@ def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
 def _unpacked_returns(ctx: FileContext, target: cst.BaseExpression, value: cst.BaseExpression) -> List[str]:
     """The names ``train, val = make_datasets()`` binds to datasets, when every ``return`` of that
     function of the file gives a tuple whose element at each such place is one of its datasets."""
-    function = local_function(ctx, value.func.value, value) if isinstance(value, cst.Call) and isinstance(
-        value.func, cst.Name) and ctx.qualified_name(value.func) is None else None
+    function, returned = called_returns(ctx, value)
     visiting = ctx.shared(_RETURNS_VISITED, set)
     if function is None or id(function) in visiting:
         return []
     visiting.add(id(function))  # a function that calls itself: not followed again
-    returned = [node.value for node in returns_of(function)]
     names = [element.value for element in target.elements]
     found = []
     if returned and all(isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names)

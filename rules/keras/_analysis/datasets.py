@@ -21,7 +21,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey
 from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
-from porter.scopes import assignments, local_function, owner, returns_of
+from porter.scopes import assignments, called_returns, owner, returns_of
 
 # Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
 # and their default batch size.
@@ -257,28 +257,23 @@ def _unpacked_return(ctx: FileContext, statement: cst.BaseStatement,
     makes it: the element at its place in what that function of the file returns, when it returns
     one tuple of that size."""
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple)
-            and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)
-            and ctx.qualified_name(small.value.func) is None):
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple)):
         return None
     names = [element.value for element in small.targets[0].target.elements]
     position = next((index for index, element in enumerate(names) if is_name(element, name)), None)
-    function = local_function(ctx, small.value.func.value, small.value)
-    returned = returns_of(function) if function is not None and position is not None else []
-    if len(returned) != 1 or not isinstance(returned[0].value, cst.Tuple) or len(returned[0].value.elements) != len(names):
+    function, returned = called_returns(ctx, small.value)
+    if position is None or len(returned) != 1 or not isinstance(returned[0], cst.Tuple) or len(
+            returned[0].elements) != len(names):
         return None
-    return returned[0].value.elements[position].value, function
+    return returned[0].elements[position].value, function
 
 
 def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.Call]:
     """The Keras call that made the batched dataset a function of the file returns (``def
     make_ds(path): return keras.utils.image_dataset_from_directory(path, batch_size=32)``), the
     same on every ``return``."""
-    if not isinstance(call.func, cst.Name) or ctx.qualified_name(call.func) is not None:
-        return None
-    function = local_function(ctx, call.func.value, call)
-    sources = [keras_batched_source(ctx, node.value, function, depth + 1)
-               for node in (returns_of(function) if function is not None else [])]
+    function, returned = called_returns(ctx, call)
+    sources = [keras_batched_source(ctx, value, function, depth + 1) for value in returned]
     if not sources or None in sources or any(source is not sources[0] for source in sources):
         return None
     return sources[0]

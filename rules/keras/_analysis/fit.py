@@ -19,7 +19,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import argument, keyword
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.scopes import assignments, local_calls, local_function, owner, returns_of
+from porter.scopes import assignments, called_returns, local_calls, owner
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -258,12 +258,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
 def _returns_arrays(ctx: FileContext, call: cst.Call, depth: int) -> bool:
     """``call`` runs a function of the file whose every ``return`` gives an array (a loader ending in
     ``return np.expand_dims(image, 0)``, ``return images[keep]``)."""
-    if ctx.qualified_name(call.func) is not None:
-        return False
-    function = local_function(ctx, call.func.value, call)
-    returned = returns_of(function) if function is not None else []
-    return bool(returned) and all(
-        _surely_array(ctx, node.value, function, depth=depth + 1) for node in returned)
+    function, returned = called_returns(ctx, call)
+    return bool(returned) and all(_surely_array(ctx, value, function, depth=depth + 1) for value in returned)
 
 
 def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:
