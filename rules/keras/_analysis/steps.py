@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
+from porter.cstutil import is_name, keyword
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -30,6 +31,7 @@ TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
 _STEP_FUNCTIONS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-step-functions")
 _TRAINS: SharedKey[bool] = SharedKey("keras-step-trains")
 _TRAINED_NAMES: SharedKey[Set[str]] = SharedKey("keras-trained-names")
+_EVALUATION_CALLS: SharedKey[List["StepCall"]] = SharedKey("keras-evaluation-calls")  # per set of models
 
 
 @dataclass
@@ -89,10 +91,10 @@ def is_jit_compiled(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bo
     ``experimental_compile=True``)."""
     for decorator in function.decorators if function is not None else ():
         node = decorator.decorator
-        if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in FUNCTIONS and any(
-                arg.keyword is not None and arg.keyword.value in ("jit_compile", "experimental_compile")
-                and isinstance(arg.value, cst.Name) and arg.value.value == "True" for arg in node.args):
-            return True
+        if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in FUNCTIONS:
+            given = keyword(node, "jit_compile") or keyword(node, "experimental_compile")
+            if given is not None and is_name(given.value, "True"):
+                return True
     return False
 
 
@@ -183,10 +185,10 @@ def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]],
             if isinstance(loop, cst.For) and loop.body is block:
                 found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
                 break
-            holder = ctx.statement_of(loop if loop is not None else block) if nested and block is not None else None
-            if holder is None or isinstance(holder, (cst.FunctionDef, cst.ClassDef)) or holder is statement:
-                break
-            statement = holder
+            # With `nested`, up to the statement whose block holds this one (an `if`, a `while`).
+            around = ctx.statement_of(block) if nested and isinstance(block, cst.IndentedBlock) else None
+            statement = around if around is not statement and not isinstance(
+                around, (cst.FunctionDef, cst.ClassDef)) else None
     return found
 
 
@@ -196,13 +198,17 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
     (``@tf.function def test_step(x, y): predictions = model(x, training=False)...``), the
     optimizer step of gradients accumulated over batches. Compiled and run through
     ``strategy.run``, it runs on the IPU like the training step beside it."""
-    steps = step_functions(ctx)
-    candidates: Dict[str, List[cst.FunctionDef]] = {}
-    for function in ctx.nodes(cst.FunctionDef):
-        if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
-                and is_tf_function(ctx, function) and (_runs(ctx, function, models) or trains(ctx, function))):
-            candidates.setdefault(function.name.value, []).append(function)
-    return _loop_calls(ctx, candidates, nested=True)
+    def find() -> List[StepCall]:
+        steps = step_functions(ctx)
+        candidates: Dict[str, List[cst.FunctionDef]] = {}
+        for function in ctx.nodes(cst.FunctionDef):
+            if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
+                    and is_tf_function(ctx, function) and (_runs(ctx, function, models) or trains(ctx, function))):
+                candidates.setdefault(function.name.value, []).append(function)
+        return _loop_calls(ctx, candidates, nested=True)
+
+    # Asked by the placement for each block with models, and by the loop plans: found once per models.
+    return ctx.shared(_EVALUATION_CALLS, find, per=frozenset(models))
 
 
 def _runs(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
