@@ -3,7 +3,7 @@ from typing import Optional
 
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import SharedKey, code_of
 
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
@@ -998,6 +998,9 @@ def _without_leading_blank_lines(statement):
     return statement.with_changes(leading_lines=lines)
 
 
+_OWN_STEPS: SharedKey[dict] = SharedKey("keras-own-steps-per-execution")
+
+
 def _entry_config(ctx, entry):
     """The options a call's batch arithmetic follows: the command line's, or, when it asks for no
     steps per execution, the ``steps_per_execution=K`` the script compiles the model with (the
@@ -1005,12 +1008,23 @@ def _entry_config(ctx, entry):
     config = ctx.config
     if config.steps_per_execution is not None:
         return config
-    compiles = [other.call for other in training_calls(ctx, helper_name(ctx))
-                if other.method == "compile" and other.model == entry.model]
-    given = {static_int(ctx, keyword(call, "steps_per_execution").value) for call in compiles
-             if keyword(call, "steps_per_execution") is not None}
-    steps = given.pop() if len(given) == 1 else None
-    return dataclasses.replace(config, steps_per_execution=steps) if isinstance(steps, int) and steps > 1 else config
+    steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
+    return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
+
+
+def _own_steps(ctx) -> dict:
+    """Per model, the ``steps_per_execution=K`` (K > 1) of its ``compile`` calls, when they agree."""
+    given: dict = {}
+    for entry in training_calls(ctx, helper_name(ctx)):
+        value = keyword(entry.call, "steps_per_execution") if entry.method == "compile" else None
+        if value is not None:
+            given.setdefault(entry.model, set()).add(static_int(ctx, value.value))
+    own = {}
+    for model, values in given.items():
+        steps = values.pop() if len(values) == 1 else None
+        if isinstance(steps, int) and steps > 1:
+            own[model] = steps
+    return own
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:

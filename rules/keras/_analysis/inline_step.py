@@ -187,11 +187,17 @@ def _python_numbers(ctx: FileContext, loop: Union[cst.For, cst.While], inside: S
             found.update(bound_names(node.target))  # `i += 1`
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             name = node.targets[0].target.value  # `step = 0`, `step = step + 1`
-            if all(isinstance(part, (cst.Integer, cst.Float)) or isinstance(part, cst.Name) and part.value == name
-                   for part in walk(node.value) if isinstance(part, (cst.Name, cst.Integer, cst.Float, cst.Call,
-                                                                     cst.Attribute, cst.Subscript))):
+            if _numbers_and(node.value, name):
                 found.add(name)
     return found
+
+
+def _numbers_and(value: cst.BaseExpression, name: str) -> bool:
+    """``value`` reads nothing but numbers and ``name`` itself (``0``, ``step + 1``): no call, no
+    attribute or item, no other variable."""
+    reads = (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Attribute, cst.Subscript)
+    return all(isinstance(part, (cst.Integer, cst.Float)) or isinstance(part, cst.Name) and part.value == name
+               for part in walk(value) if isinstance(part, reads))
 
 
 def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
