@@ -7,8 +7,9 @@ from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
+from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, step_functions)
+                                                is_tf_function, runs_models, step_functions)
 from porter.rules.keras._analysis.util import method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
@@ -229,6 +230,15 @@ def distributed_step(x, y):
 for x, y in dist_dataset:
     distributed_step(x, y)
 """
+_PLAIN_TEST_STEP = """
+
+def test_step(x, y):
+    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))
+"""
+_EPOCHS_WITH_TEST = _PER_STEP_BEFORE.replace(
+    "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
+    _PLAIN_TEST_STEP.lstrip("\n") + "\n\nfor epoch in range(3):\n    for x, y in batches:\n        step(x, y)\n"
+    "    for x, y in test_batches:\n        test_step(x, y)\n")
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -477,6 +487,21 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE + _TEST_STEP, _PER_STEP_AFTER + _TEST_STEP.replace(
             "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    test_step(x, y)", "    strategy.run(test_step, args=(x, y))")),
+        # A plain test step the epoch loop runs beside the training step: compiled and run the same way.
+        Example(_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(
+            "        step(x, y)", "        strategy.run(step, args=(x, y))").replace(
+            "        test_step(x, y)", "        strategy.run(test_step, args=(x, y))")),
+        # A MirroredStrategy loop hands its test step to `strategy.run` too: it is compiled like the step.
+        Example(*(code.replace("\nmodel = ", "\nstrategy = tf.distribute.MirroredStrategy()\nmodel = ") for code in (
+            _EAGER_RUN_BEFORE + _PLAIN_TEST_STEP + "\n\nfor x, y in dist_test:\n    strategy.run(test_step, args=(x, y))\n",
+            (_EAGER_RUN_BEFORE + _PLAIN_TEST_STEP + "\n\nfor x, y in dist_test:\n    strategy.run(test_step, args=(x, y))\n"
+             ).replace("\n\ndef ", "\n\n@tf.function(jit_compile=True)\ndef ")))),
+        # A plain function the loop calls that plots what the model makes is host code: left alone.
+        Example(*(code.replace("for x, y in batches:", "def show(x):\n    plt.imshow(model(x)[0])\n\n\n"
+                               "for x, y in batches:\n    show(x)").replace(
+            "import tensorflow as tf\n", "import matplotlib.pyplot as plt\nimport tensorflow as tf\n")
+            for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
         # Gradients accumulated over four batches, then applied by a step of its own (no tape): both
         # are compiled and run through `strategy.run`, also the one called in an `if`.
         Example(_ACCUMULATE, _ACCUMULATE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
@@ -596,14 +621,18 @@ class CustomLoop(Rule):
         """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), outside any
         `tf.function`, gets compiled: in eager mode the IPU strategy refuses a plain Python function."""
         steps = step_functions(ctx)
+        plan = model_plan(ctx)
         done = set()
         for call, _ in method_calls(ctx, "run"):
             args = positional(call)
             target = args[0].value if args else None
-            if not isinstance(target, cst.Name) or target.value not in steps or is_jit_compiled(
-                    ctx, ctx.enclosing_function(call)):
+            if not isinstance(target, cst.Name) or is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
-            function = definition_before(ctx, call, steps[target.value])
+            candidates = steps.get(target.value) or (
+                _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name) else [])
+            if not candidates:
+                continue
+            function = definition_before(ctx, call, candidates)
             if is_jit_compiled(ctx, function) or id(function) in done:
                 continue
             done.add(id(function))
@@ -737,5 +766,12 @@ class CustomLoop(Rule):
                    f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass; the "
                    f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
 
+
+
+def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:
+    """Functions of the file (not methods) named ``name`` that run one of ``models``: a test step
+    the script hands to its strategy's ``run`` beside the training step."""
+    return [function for function in ctx.nodes(cst.FunctionDef) if function.name.value == name
+            and ctx.enclosing(function, cst.ClassDef) is None and runs_models(ctx, function, models)]
 
 RULE = CustomLoop()

@@ -10,52 +10,18 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, code_of, walk
+from porter.context import FileContext, SharedKey, walk
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (StepCall, evaluation_calls, functions_called_from, probes_model,
-                                                step_calls, trains, updates_weights)
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS
+from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, probes_model, step_calls,
+                                                trains, updates_weights)
 from porter.throughput import config_steps
-
-# Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
-_EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
-_EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
 _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
 
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
 _CALLER_DEPTH = 4  # how many callers up a loop may run in the strategy's scope
-
-
-def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
-    """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
-    ``print``, list appends...), and what in the functions of the file it calls cannot be compiled
-    at all (``tf.numpy_function``, ``.numpy()``)."""
-    found: List[str] = []
-    for node in walk(root):
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
-                found.append(f"`.{func.attr.value}()`")
-            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
-                found.append(f"`{func.value}()`")
-            elif _calls_host(ctx, node):
-                found.append(f"`{code_of(ctx, func)}()`")
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            found.append("`global`/`nonlocal` state")
-    for function in functions_called_from(ctx, [root]):
-        for node in walk(function):  # its decorators too: `@tf.numpy_function(...)` makes it host code
-            if isinstance(node, cst.Call) and (_calls_host(ctx, node) or isinstance(
-                    node.func, cst.Attribute) and node.func.attr.value == "numpy"):
-                found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
-    return sorted(set(found))
-
-
-def _calls_host(ctx: FileContext, call: cst.Call) -> bool:
-    """``tf.numpy_function(...)``, ``tf.py_function(...)``: Python called back from the graph."""
-    return ctx.qualified_name(call.func) in HOST_FUNCTIONS
 
 
 def tensorflow_alias(ctx: FileContext) -> Optional[str]:

@@ -12,9 +12,9 @@ from typing import List, Optional, Set, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.rules.keras._analysis.custom_loop import eager_calls, strategy_scope_name
+from porter.rules.keras._analysis.custom_loop import strategy_scope_name
 from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
-from porter.rules.keras._analysis.steps import TAPES, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
 _UNSUPPORTED = (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal, cst.AugAssign,

@@ -13,8 +13,9 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -27,6 +28,10 @@ WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign
 _TRAINING_METHODS = frozenset({"run", "train_on_batch", "test_on_batch"})
 # What a step differentiates and updates: the object these are read from is a model.
 TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
+
+# Calls in a step that only make sense in Python, eagerly: the step cannot be compiled as it is.
+_EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
+_EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
 
 _STEP_FUNCTIONS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-step-functions")
 _TRAINS: SharedKey[bool] = SharedKey("keras-step-trains")
@@ -130,6 +135,35 @@ def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
     return found
 
 
+def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
+    """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
+    ``print``, list appends...), and what in the functions of the file it calls cannot be compiled
+    at all (``tf.numpy_function``, ``.numpy()``)."""
+    found: List[str] = []
+    for node in walk(root):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
+                found.append(f"`.{func.attr.value}()`")
+            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
+                found.append(f"`{func.value}()`")
+            elif _calls_host(ctx, node):
+                found.append(f"`{code_of(ctx, func)}()`")
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            found.append("`global`/`nonlocal` state")
+    for function in functions_called_from(ctx, [root]):
+        for node in walk(function):  # its decorators too: `@tf.numpy_function(...)` makes it host code
+            if isinstance(node, cst.Call) and (_calls_host(ctx, node) or isinstance(
+                    node.func, cst.Attribute) and node.func.attr.value == "numpy"):
+                found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
+    return sorted(set(found))
+
+
+def _calls_host(ctx: FileContext, call: cst.Call) -> bool:
+    """``tf.numpy_function(...)``, ``tf.py_function(...)``: Python called back from the graph."""
+    return ctx.qualified_name(call.func) in HOST_FUNCTIONS
+
+
 def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """Whether a step updates weights, itself or through the helpers it calls (else it only takes
     gradients: a guide, a saliency map, not a training step)."""
@@ -201,17 +235,49 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
     def find() -> List[StepCall]:
         steps = step_functions(ctx)
         candidates: Dict[str, List[cst.FunctionDef]] = {}
+        plain: Set[int] = set()  # candidates that are not `tf.function`s
         for function in ctx.nodes(cst.FunctionDef):
-            if (function.name.value not in steps and ctx.enclosing(function, cst.ClassDef) is None
-                    and is_tf_function(ctx, function) and (_runs(ctx, function, models) or trains(ctx, function))):
+            if (function.name.value in steps or ctx.enclosing(function, cst.ClassDef) is not None
+                    or not (runs_models(ctx, function, models) or trains(ctx, function))):
+                continue
+            if is_tf_function(ctx, function):
                 candidates.setdefault(function.name.value, []).append(function)
-        return _loop_calls(ctx, candidates, nested=True)
+            elif _compiles_as_step(ctx, function):
+                candidates.setdefault(function.name.value, []).append(function)
+                plain.add(id(function))
+        return [call for call in _loop_calls(ctx, candidates, nested=True)
+                if id(call.function) not in plain or _in_training_loops(ctx, call.loop)]
 
     # Asked by the placement for each block with models, and by the loop plans: found once per models.
     return ctx.shared(_EVALUATION_CALLS, find, per=frozenset(models))
 
 
-def _runs(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
+def _compiles_as_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A plain function that could be a test step: it works on one batch (no loop of its own) with
+    TensorFlow only (no Python at run time, no call of another library: a plot, NumPy)."""
+    helpers = functions_run_by(ctx, function)
+    if eager_calls(ctx, function.body) or any(isinstance(node, (cst.For, cst.While)) for node in walk(function.body)):
+        return False
+    for helper in helpers:
+        for node in walk(helper.body):
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = ctx.qualified_name(node.func)
+            if qualified is not None and not qualified.startswith(_TENSORFLOW_MODULES):
+                return False  # NumPy, matplotlib, a builtin: host code
+    return True
+
+
+_TENSORFLOW_MODULES = ("tensorflow.", "keras.", "tf_keras.")
+
+
+def _in_training_loops(ctx: FileContext, loop: cst.For) -> bool:
+    """Whether ``loop``, or a loop around it, trains: a plain function it calls beside a training
+    step is that step's test step (the epoch loop runs both)."""
+    return any(isinstance(node, cst.For) and loop_trains(ctx, node) for node in (loop, *ctx.ancestors(loop)))
+
+
+def runs_models(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
     """Whether ``function`` (or a helper it calls) calls one of ``models`` or a method of one."""
     return any(isinstance(node, cst.Call) and (
         isinstance(node.func, cst.Name) and node.func.value in models
@@ -227,7 +293,7 @@ def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     ``strategy.run``, it runs on the IPU like a training step."""
     if trains(ctx, step.function) or any(updates_weights(node) for node in walk(step.loop.body)):
         return False
-    return _runs(ctx, step.function, models)
+    return runs_models(ctx, step.function, models)
 
 
 def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
