@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 import libcst as cst
+import numpy
 import pytest
 
 from porter.config import Config
@@ -311,3 +312,24 @@ def main():
     model.fit(trim_to_multiple2(x_train, 1024, 128), trim_to_multiple2(y_train, 1024, 128),
               batch_size=64, epochs=3)
 ''')
+
+
+def test_trimming_helper_keeps_a_missing_target():
+    """``validation_data=(x_val, None)`` (an autoencoder's): the helper the port adds trims the
+    arrays and keeps the ``None``, as Keras takes it."""
+    ported = _port_twice('''\
+import numpy as np
+import tensorflow as tf
+
+x_train = np.zeros((1000, 8), dtype="float32")
+x_val = np.zeros((300, 8), dtype="float32")
+model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+model.compile(optimizer="adam", loss="mse")
+model.fit(x_train, x_train, batch_size=128, validation_data=(x_val, None))
+''', select=("IPU107",))
+    assert "validation_data=trim_to_multiple((x_val, None), 128))" in ported
+    helper = ported[ported.index("def trim_to_multiple"):ported.index("\n\n\n", ported.index("def trim_to_multiple"))]
+    namespace = {}
+    exec(helper, namespace)
+    images, targets = namespace["trim_to_multiple"]((numpy.zeros((300, 8)), None), 128)
+    assert images.shape == (256, 8) and targets is None

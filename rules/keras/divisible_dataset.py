@@ -23,7 +23,10 @@ _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
 _HELPER = '''def {name}(data, multiple, smallest=None):
     """Drop the last samples of `data` so that its length is a multiple of `multiple`, or of
     `smallest` when it holds less than `multiple` {marker}: the IPU only runs whole executions
-    of full batches. `data` is an array or a tensor, or a list, tuple or dict of them."""
+    of full batches. `data` is an array or a tensor, or a list, tuple or dict of them (a `None`
+    in them, as in `validation_data=(x, None)`, is kept)."""
+    if data is None:
+        return data
     if isinstance(data, dict):
         return {{key: {name}(value, multiple, smallest) for key, value in data.items()}}
     if isinstance(data, (list, tuple)):
