@@ -582,12 +582,33 @@ class FileContext:
             if qualified.startswith(self._COMPAT_V1):
                 graph_mode = True
                 qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
-            if qualified in self._TF1_MARKERS:
+            if qualified in self._TF1_MARKERS and not self._keras_session(node):
                 return True
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 graph_mode = True
             eager = eager or qualified in self._EAGER
         return graph_mode and not eager and not self._reads_eager_values() and not self._trains_keras()
+
+    def _keras_session(self, node: cst.Attribute) -> bool:
+        """``set_session(tf.compat.v1.Session(config=config))`` in a file that trains with Keras:
+        the session only sets GPU options up for Keras (directly, or through a name that only
+        ``set_session`` reads), so the file is Keras code, not a TF1 graph."""
+        call = self.parent(node)
+        if not (isinstance(call, cst.Call) and call.func is node and self._trains_keras()):
+            return False
+        holder = self.parent(call)
+        if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+            name = holder.targets[0].target.value
+            uses = [used for used in self.nodes(cst.Name) if used.value == name and used is not holder.targets[0].target]
+            return bool(uses) and all(self._given_to_set_session(used) for used in uses)
+        return self._given_to_set_session(call)
+
+    def _given_to_set_session(self, node: cst.CSTNode) -> bool:
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        func = call.func if isinstance(call, cst.Call) else None
+        return (isinstance(func, cst.Attribute) and func.attr.value == "set_session"
+                or isinstance(func, cst.Name) and func.value == "set_session")
 
     def _reads_eager_values(self) -> bool:
         """``x.numpy()``: a tensor's value read right away, which only eager TensorFlow 2 has (a

@@ -86,6 +86,31 @@ def frameworks(source: str) -> frozenset:
      import tensorflow.compat.v1 as tf
      graph = tf.get_default_graph()
      """, {TF1}),
+    # A session made only to set Keras' GPU options: a Keras script, directly or through a name.
+    ("""\
+     import tensorflow as tf
+     from keras.models import Sequential
+     config = tf.compat.v1.ConfigProto()
+     tf.compat.v1.keras.backend.set_session(tf.compat.v1.Session(config=config))
+     model = Sequential()
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    ("""\
+     import tensorflow as tf
+     from keras import backend as K
+     session = tf.compat.v1.Session(config=config)
+     K.set_session(session)
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    # The session also runs the graph: TF1, even with Keras' `fit` in the file.
+    ("""\
+     import tensorflow as tf
+     from keras import backend as K
+     session = tf.compat.v1.Session()
+     K.set_session(session)
+     session.run(init)
+     model.fit(x, y, batch_size=8)
+     """, {TF1}),
     ("""\
      import torch
      import tensorflow.compat.v1 as tf
