@@ -487,6 +487,11 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE + _TEST_STEP, _PER_STEP_AFTER + _TEST_STEP.replace(
             "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    test_step(x, y)", "    strategy.run(test_step, args=(x, y))")),
+        # `int()` of a static dimension, `float()` of a module constant: numbers known when the step
+        # is traced, which a compiled step may convert.
+        Example(*(code.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nSCALE = 2\n").replace(
+            "    return loss\n", "    return loss / int(y.shape[1]) * float(SCALE)\n")
+            for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
         # A plain test step the epoch loop runs beside the training step: compiled and run the same way.
         Example(_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(

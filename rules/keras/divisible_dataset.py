@@ -309,6 +309,36 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
             """),
         ),
+        # Scaled in pairs after `load_data()`, and split by scikit-learn: arrays, padded for `predict`.
+        Example(
+            """\
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train, x_test = x_train / 255.0, x_test / 255.0
+            x_fit, x_held, y_fit, y_held = train_test_split(x_train, y_train, test_size=0.1)
+            model = tf.keras.models.load_model("digits.h5")
+            digits = model.predict(x_test)
+            held = model.predict(x_held)
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train, x_test = x_train / 255.0, x_test / 255.0
+            x_fit, x_held, y_fit, y_held = train_test_split(x_train, y_train, test_size=0.1)
+            model = tf.keras.models.load_model("digits.h5")
+            digits = cut_to_samples(model.predict(pad_to_multiple(x_test, 32)), x_test)
+            held = cut_to_samples(model.predict(pad_to_multiple(x_held, 32)), x_held)
+            """),
+        ),
         # A variable last made by NumPy (or a list of such arrays) is an array input, not a dataset.
         Example(
             """\

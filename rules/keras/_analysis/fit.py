@@ -248,11 +248,26 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
-        if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x):
+        if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x) or \
+                _split_from_arrays(ctx, x, scope):
             return True
         if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
+
+
+# Functions that split or shuffle the arrays they get, and return arrays (one a name they bind).
+_ARRAY_SPLITTERS = frozenset({"sklearn.model_selection.train_test_split", "sklearn.utils.shuffle",
+                              "sklearn.utils.resample"})
+
+
+def _split_from_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> bool:
+    """``x_train, x_val, y_train, y_val = train_test_split(x, y)``: ``name`` was last bound, in the
+    block that reads it, by unpacking what scikit-learn's splitter returned: arrays."""
+    last = last_binding_before(ctx, name, scope)[0]
+    small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+    return (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+            and ctx.qualified_name(small.value.func) in _ARRAY_SPLITTERS)
 
 
 def _returns_arrays(ctx: FileContext, call: cst.Call, depth: int) -> bool:
@@ -495,15 +510,19 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
             position = _unpacked_position(target.target, name)
             if position is None:
                 continue
-            if isinstance(assign.value, cst.Call) and canonical(
-                    ctx.qualified_name(assign.value.func) or "") in KNOWN_DATASETS and size is None and position[0] < 2:
-                size = KNOWN_DATASETS[canonical(ctx.qualified_name(assign.value.func))][position[0]]
-            elif position == (-1, -1) and size is not None and _same_length_source(ctx, assign.value, name):
+            value = assign.value
+            if position[0] == 99 and _pairs_up(target.target, value):
+                # `x_train, x_test = x_train / 255.0, x_test / 255.0`: each name gets its own value.
+                value, position = value.elements[position[1]].value, (-1, -1)
+            if isinstance(value, cst.Call) and canonical(
+                    ctx.qualified_name(value.func) or "") in KNOWN_DATASETS and size is None and position[0] < 2:
+                size = KNOWN_DATASETS[canonical(ctx.qualified_name(value.func))][position[0]]
+            elif position == (-1, -1) and size is not None and _same_length_source(ctx, value, name):
                 continue
-            elif position == (-1, -1) and size is None and _made_length(ctx, assign.value) is not None:
-                size = _made_length(ctx, assign.value)
-            elif position == (-1, -1) and size is not None and _reshaped_length(ctx, assign.value, name) is not None:
-                size = _reshaped_length(ctx, assign.value, name)
+            elif position == (-1, -1) and size is None and _made_length(ctx, value) is not None:
+                size = _made_length(ctx, value)
+            elif position == (-1, -1) and size is not None and _reshaped_length(ctx, value, name) is not None:
+                size = _reshaped_length(ctx, value, name)
             else:
                 return None
     for node in ctx.nodes(cst.AugAssign):
@@ -572,6 +591,13 @@ def _reshaped_length(ctx: FileContext, value: cst.BaseExpression, name: str) -> 
         first = first.elements[0].value if first.elements else None
     length = static_int(ctx, first) if first is not None else None
     return length if length is not None and length > 0 else None
+
+
+def _pairs_up(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """``a, b = f(a), g(b)``: a flat tuple of names given a tuple of as many values, one each."""
+    return (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(element, cst.StarredElement) for element in (*target.elements, *value.elements)))
 
 
 def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, int]]:
@@ -683,17 +709,22 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
 def last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """The value of the last assignment to ``name`` in ``scope`` before the statement that reads it,
     when that statement and the assignment are in the same block (straight-line code)."""
-    from porter.scopes import assignments
+    return last_binding_before(ctx, name, scope)[1]
 
+
+def last_binding_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode
+                        ) -> Tuple[Optional[cst.BaseStatement], Optional[cst.BaseExpression]]:
+    """The statement of the last assignment to ``name`` in ``scope`` before the statement that
+    reads it, in the same block, and the value it gives ``name`` (None when unpacked from a call)."""
     statement = ctx.statement_of(name)
     block = ctx.block_of(statement) if statement is not None else None
     if block is None:
-        return None
+        return None, None
     body = list(block.body)
-    found = None
+    found = (None, None)
     for assigned, bound, value in assignments(ctx, scope):
         if bound == name.value and assigned in body and body.index(assigned) < body.index(statement):
-            found = value
+            found = (assigned, value)
     return found
 
 

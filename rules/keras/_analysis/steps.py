@@ -16,6 +16,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
+from porter.scopes import assignments
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -145,7 +146,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
                 found.append(f"`.{func.attr.value}()`")
-            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None:
+            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None \
+                    and not _static_conversion(ctx, node):
                 found.append(f"`{func.value}()`")
             elif _calls_host(ctx, node):
                 found.append(f"`{code_of(ctx, func)}()`")
@@ -157,6 +159,25 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
                     node.func, cst.Attribute) and node.func.attr.value == "numpy"):
                 found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
     return sorted(set(found))
+
+
+def _static_conversion(ctx: FileContext, call: cst.Call) -> bool:
+    """``int(targ.shape[1])``, ``float(BATCH)``: a number known when the step is traced (a static
+    dimension, a constant of the module), which a compiled step may convert."""
+    if call.func.value not in ("int", "float") or len(call.args) != 1:
+        return False
+    value = call.args[0].value
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "shape":
+        return True
+    return isinstance(value, cst.Name) and _module_constant(ctx, value.value)
+
+
+def _module_constant(ctx: FileContext, name: str) -> bool:
+    """``name`` is bound at module level to numbers only (``BATCH = 64``)."""
+    values = [value for _, bound, value in assignments(ctx, ctx.module) if bound == name]
+    return bool(values) and all(isinstance(value, (cst.Integer, cst.Float)) for value in values)
 
 
 def _calls_host(ctx: FileContext, call: cst.Call) -> bool:
