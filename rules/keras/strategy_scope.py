@@ -247,6 +247,33 @@ with strategy.scope():
     net.fit(images, labels, batch_size=32)
 """,
         ),
+        # A TF Hub layer made before the model it is part of: its weights are the model's, made in
+        # the scope too.
+        Example(
+            """\
+import tensorflow as tf
+import tensorflow_hub as hub
+
+encoder = hub.KerasLayer(ENCODER_URL, trainable=True)
+head = tf.keras.layers.Dense(5)
+net = tf.keras.Sequential([encoder, head])
+net.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+net.fit(train_batches, epochs=3)
+""",
+            """\
+import tensorflow as tf
+import tensorflow_hub as hub
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    encoder = hub.KerasLayer(ENCODER_URL, trainable=True)
+    head = tf.keras.layers.Dense(5)
+    net = tf.keras.Sequential([encoder, head])
+    net.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    net.fit(train_batches, epochs=3)
+""",
+        ),
         # A GPU scope around a model the porter cannot see is still the IPU strategy's scope.
         Example(
             """\

@@ -131,6 +131,21 @@ class Plan:
     holders: Set[str] = field(default_factory=set)
 
 
+def _pretrained_layer(qualified: Optional[str]) -> bool:
+    """``hub.KerasLayer(url)``, ``keras_hub.models.Backbone.from_preset(...)``,
+    ``TFAutoModel.from_pretrained(...)``: a layer or network other libraries make with weights."""
+    if qualified is None:
+        return False
+    if qualified in _PRETRAINED_LAYERS:
+        return True
+    method = qualified.rsplit(".", 1)[-1]
+    return (method == "from_preset" and qualified.startswith(("keras_hub.", "keras_nlp.", "keras_cv."))
+            or method == "from_pretrained" and qualified.startswith("transformers.TF"))
+
+
+_PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
+
+
 def _without_compat(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
     under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
@@ -1106,14 +1121,16 @@ class _Analysis:
 
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
         """Statements of ``block`` that create Keras inputs or layers, or a pre-trained network of
-        ``keras.applications`` (a backbone the model is built on: its weights are variables too)."""
+        ``keras.applications``, TF Hub, KerasHub or Hugging Face (a backbone the model is built on:
+        its weights are variables too)."""
         found = []
         host = self._host_layers()
         for top, node in self._code_of_block(block):
             if type(node) is not cst.Call:
                 continue
             name = self.ctx.keras_name(node.func)
-            if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"):
+            if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input") \
+                    or _pretrained_layer(self.ctx.qualified_name(node.func)):
                 small = single_small(top)
                 if not (isinstance(small, cst.Assign) and any(
                         isinstance(target.target, cst.Name) and target.target.value in host for target in small.targets)):
