@@ -155,8 +155,23 @@ def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[s
     complete with it (a dataset ``predict`` answers for loses its last answers); ``skip``: the ids
     of calls left as they are."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-        if id(call) not in skip:
+        if id(call) not in skip and not _unbatched_later(ctx, call):
             fix_batch_call(ctx, code, call, method, *explained.get(id(call), ("", True)))
+
+
+def _unbatched_later(ctx: FileContext, call: cst.Call) -> bool:
+    """``ds.batch(10000).map(parse).unbatch()``: batches made only to run a ``map`` on many rows
+    at once, split back into rows by the same chain. They never reach the model, and dropping the
+    last one would lose up to a whole batch of rows."""
+    node: cst.BaseExpression = call
+    while True:
+        attribute = ctx.parent(node)
+        outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
+        if not (isinstance(outer, cst.Call) and outer.func is attribute):
+            return False
+        if attribute.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
+            return attribute.attr.value == "unbatch"  # split back into rows, or batched again first
+        node = outer
 
 
 def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "",

@@ -40,6 +40,24 @@ class DropRemainder(Rule):
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch."
     )
     examples = (
+        # Batched only to parse many rows at once, then split back into rows: left alone; the
+        # batches the model gets are whole.
+        Example(
+            """\
+            import tensorflow as tf
+
+            rows = tf.data.experimental.CsvDataset("table.csv", [0.0] * 9)
+            rows = rows.batch(4096).map(split_features).unbatch()
+            model.fit(rows.shuffle(512).batch(64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            rows = tf.data.experimental.CsvDataset("table.csv", [0.0] * 9)
+            rows = rows.batch(4096).map(split_features).unbatch()
+            model.fit(rows.shuffle(512).batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Batched in a helper, then zipped into what `fit` gets: the helper's batches reach training.
         Example(
             """\
