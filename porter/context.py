@@ -758,7 +758,8 @@ class FileContext:
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement],
              display: Optional[Callable[[cst.BaseStatement], bool]] = None,
              keep_out: Optional[Callable[[cst.BaseStatement], bool]] = None,
-             edges: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
+             edges: Optional[Callable[[cst.BaseStatement], bool]] = None,
+             shows: Optional[Callable[[cst.BaseStatement], bool]] = None, shown_as: str = "output") -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
         stay outside, in front of it. In a notebook, a range that spans cells becomes one block
@@ -768,7 +769,10 @@ class FileContext:
         when given, says that a statement is the same inside the block or out (a definition): it
         stays out, between two blocks, and so does a notebook's shell escape (``!mkdir out``), at
         the margin where it was. ``edges(statement)``, when given, says the same of statements
-        that stay out only where they begin or end a block (prose in a string)."""
+        that stay out only where they begin or end a block (prose in a string). ``shows(statement)``,
+        when given, says that a bare expression which ends a notebook cell gives the value the cell
+        shows (``model.evaluate(x, y)``) and must run in the block: it is assigned to ``shown_as``
+        there, and ``shown_as`` alone follows the block, so that the cell still shows it."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -803,8 +807,14 @@ class FileContext:
         if not pieces:
             return False
         self._mark_dirty(block)
-        self.wraps.setdefault(id(block), []).extend(Wrap(low, high, build) for low, high in pieces)
+        notebook = block is self.module and bool(self.barriers)
+        self.wraps.setdefault(id(block), []).extend(
+            Wrap(low, high, build, shown_as if notebook and shows is not None and self._ends_cell(body, high)
+                 and shows(body[high]) else None) for low, high in pieces)
         return True
+
+    def _ends_cell(self, body: Sequence[cst.BaseStatement], index: int) -> bool:
+        return index + 1 == len(body) or id(body[index + 1]) in self.barriers
 
     def _before_display(self, body: Sequence[cst.BaseStatement], low: int, high: int,
                         display: Callable[[cst.BaseStatement], bool]) -> int:
@@ -880,3 +890,4 @@ class Wrap:
     start: int
     end: int
     build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement]
+    shown_as: Optional[str] = None  # the name the cell's last value is kept in, to show after the block

@@ -64,10 +64,11 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
             if position != wrap.end:
                 inner += trailing[position]
         inner = [_unindented_blank_lines(statement) for statement in inner]
+        shown = _kept_value(inner, wrap.shown_as)
         body += leading[wrap.start]
         if inner:
             body.append(_lift_leading_lines(wrap.build(inner), inner))
-        body += trailing[wrap.end]
+        body += shown + trailing[wrap.end]
         index = wrap.end + 1
     while index < len(originals):
         body += leading[index] + segments[index] + trailing[index]
@@ -78,6 +79,17 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     if isinstance(updated, cst.IndentedBlock) and not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
     return updated.with_changes(body=body)
+
+
+def _kept_value(inner: List[cst.BaseStatement], name) -> List[cst.BaseStatement]:
+    """A notebook cell's last value, computed in the block: the bare expression that ends
+    ``inner`` becomes ``name = ...`` (in place), and the statement returned shows ``name`` after
+    the block, as the cell's output."""
+    last = inner[-1] if inner and name is not None else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Expr)):
+        return []
+    inner[-1] = last.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=last.body[0].value)])
+    return [cst.SimpleStatementLine(body=[cst.Expr(cst.Name(name))])]
 
 
 def _expand(statements) -> List[cst.BaseStatement]:

@@ -112,8 +112,8 @@ def test_what_a_cell_shows_at_its_end_stays_after_the_scope(tmp_path):
     # A look at the files the training wrote touches neither the model nor TensorFlow.
     assert sources[2] == ("with strategy.scope():\n    model.fit(dataset)\n    model.save_weights(\"ckpt/weights\")\n"
                           "sorted(os.listdir(\"ckpt\"))")
-    # Evaluating runs the model: it needs the scope, whatever the cell shows.
-    assert sources[3] == "with strategy.scope():\n    model.evaluate(dataset)"
+    # Evaluating runs the model: it needs the scope, and the scores it gives are shown after it.
+    assert sources[3] == "with strategy.scope():\n    result = model.evaluate(dataset)\nresult"
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
@@ -132,7 +132,8 @@ def test_shell_escapes_stay_at_the_margin_between_two_scopes(tmp_path):
                                "    model.compile(loss=\"mse\")\n    model.fit(dataset)\n# keep a copy\n"
                                "!mkdir -p saved\nwith strategy.scope():\n    model.save(\"saved/net.keras\")")
     # `%time` runs the Python after it: in the scope with the rest.
-    assert sources[2] == "with strategy.scope():\n    %time history = model.fit(dataset)\n    model.evaluate(dataset)"
+    assert sources[2] == ("with strategy.scope():\n    %time history = model.fit(dataset)\n"
+                          "    result = model.evaluate(dataset)\nresult")
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
@@ -230,3 +231,29 @@ def test_findings_map_to_the_lines_of_the_notebook_file(tmp_path, indent):
         json.dumps(source[-1])]
     assert file_line(lines, 3, 2) == file_line(lines, 3, 1) and '"a = 1\\nb = 2"' in rows[file_line(lines, 3, 1) - 1]
     assert json_lines("{not json") == {}
+
+
+def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
+    cells = [
+        code_cell("import numpy as np\nimport pandas as pd\nimport tensorflow as tf"),
+        code_cell("labels = np.zeros(64)\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "model.compile(loss=\"mse\")\nlen(model.trainable_variables)"),
+        code_cell("history = model.fit(features, labels, batch_size=32)\nhistory.history.keys()"),
+        code_cell("frame = pd.DataFrame(history.history)\nframe.tail()"),
+        code_cell("scores = model.predict(features, batch_size=32)\nclasses = scores.ravel().round()\n"
+                  "(classes == labels).mean()"),
+        code_cell("model(features[:4])"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # Reading the model's variables, the History, a pandas table or NumPy arrays runs nothing on
+    # the IPU: the cell ends with it, after the scope, and still shows it.
+    assert sources[1].endswith("    model.compile(loss=\"mse\")\nlen(model.trainable_variables)")
+    assert sources[2] == "with strategy.scope():\n    history = model.fit(features, labels, batch_size=32)\n" \
+                         "history.history.keys()"
+    assert sources[4].endswith("    classes = scores.ravel().round()\n(classes == labels).mean()")
+    # The model's answer needs the scope: kept there under a name, and shown after it.
+    assert sources[5] == "with strategy.scope():\n    result = model(features[:4])\nresult"
+    assert sources[3].endswith("    frame = pd.DataFrame(history.history)\nframe.tail()")
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

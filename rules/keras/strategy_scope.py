@@ -3,7 +3,7 @@ from typing import Optional
 
 import libcst as cst
 
-from porter.context import code_of, walk
+from porter.context import SharedKey, code_of, walk
 from porter.cstutil import expression, is_name, single_small, statement
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
@@ -12,7 +12,7 @@ from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, 
                                                     setup_anchors)
 from porter.rules.keras._analysis.steps import loop_trains, step_functions
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import module_definitions, owner
+from porter.scopes import assignments, fresh_name, module_definitions, owner
 
 
 def _strategy_code(plan) -> str:
@@ -72,15 +72,105 @@ def _host_expression(ctx, model_code: set, statement_node: cst.BaseStatement) ->
     small = single_small(statement_node)
     if not isinstance(small, cst.Expr) or isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
         return False
+    host = _host_names(ctx)
     for node in walk(small.value):
-        if isinstance(node, cst.Name) and node.value in model_code:
+        if isinstance(node, cst.Name) and node.value in model_code and not _read_only(ctx, node):
             return False
         if isinstance(node, (cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield)):
             return False
         if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Name) and node.func.value in _BUILTINS) and (
-                ctx.qualified_name(node.func) or "tensorflow").startswith(("tensorflow", "keras", "tf_keras")):
+                ctx.qualified_name(node.func) or "tensorflow").startswith(("tensorflow", "keras", "tf_keras")) \
+                and not _of_host_values(ctx, node.func, host):
             return False  # TensorFlow's, or a call the porter cannot name
     return True
+
+
+# Model methods whose answer a notebook cell ends with, to show it: scores, predictions.
+_ANSWERS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch", "evaluate_generator",
+                      "predict_generator"})
+
+
+def _shows_result(plan, statement_node: cst.BaseStatement) -> bool:
+    """``model.evaluate(x_test, y_test)`` or ``model(x[:5])`` as the last line of a cell: the cell
+    shows what the model answers, and the model must answer in the scope."""
+    small = single_small(statement_node)
+    call = small.value if isinstance(small, cst.Expr) else None
+    if not isinstance(call, cst.Call):
+        return False
+    func = call.func
+    return (isinstance(func, cst.Attribute) and func.attr.value in _ANSWERS
+            or isinstance(func, cst.Name) and func.value in plan.model_like)
+
+
+# What a model has that a cell may show without running it: its weights' list, its size, its config.
+_MODEL_READS = frozenset({"trainable_variables", "trainable_weights", "non_trainable_variables", "variables",
+                          "weights", "layers", "name", "count_params", "get_config", "to_json", "input_shape",
+                          "output_shape", "inputs", "outputs", "metrics_names"})
+
+
+def _read_only(ctx, name: cst.Name) -> bool:
+    """``model.trainable_variables``, ``model.count_params()``: a look at the model, which runs
+    nothing on a device, whether in the scope or after it."""
+    attribute = ctx.parent(name)
+    return isinstance(attribute, cst.Attribute) and attribute.value is name and attribute.attr.value in _MODEL_READS
+
+
+def _of_host_values(ctx, func: cst.BaseExpression, host: set) -> bool:
+    """``hist.tail``, ``history.history.keys``, ``(classes == labels).mean``: a method of a value
+    made of host values only."""
+    return isinstance(func, cst.Attribute) and _host_expr(ctx, func.value, host)
+
+
+def _host_expr(ctx, node: cst.BaseExpression, host: set) -> bool:
+    """An expression of host values: names bound to them, NumPy and pandas, literals, and what
+    their items, methods and arithmetic give."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in host or (ctx.qualified_name(node) or "").startswith(_HOST_LIBRARIES)
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return _host_expr(ctx, node.value, host)
+    if isinstance(node, cst.Call):
+        return (ctx.qualified_name(node.func) or "").startswith(_HOST_LIBRARIES) or _of_host_values(ctx, node.func, host)
+    if isinstance(node, cst.BinaryOperation):
+        return _host_expr(ctx, node.left, host) and _host_expr(ctx, node.right, host)
+    if isinstance(node, cst.Comparison):
+        return _host_expr(ctx, node.left, host) and all(_host_expr(ctx, target.comparator, host)
+                                                        for target in node.comparisons)
+    if isinstance(node, cst.UnaryOperation):
+        return _host_expr(ctx, node.expression, host)
+    return False
+
+
+_HOST_LIBRARIES = ("numpy", "pandas")
+
+
+def _host_names(ctx) -> set:
+    """Names of the module bound only to host values: what pandas or NumPy made, the ``History``
+    that ``fit`` returns, ``predict``'s arrays, literals, and what their methods and arithmetic
+    give. Their methods (``hist.tail()``, ``history.history.keys()``) run in Python."""
+    def find() -> set:
+        values = {}
+        for _, bound, value in assignments(ctx, ctx.module):
+            values.setdefault(bound, []).append(value)
+        host: set = set()
+        for _ in range(3):  # names made from names made from host values
+            host |= {name for name, bound in values.items() if all(_host_value(ctx, value, host) for value in bound)}
+        return host
+
+    return ctx.shared(_HOST_NAMES, find)
+
+
+def _host_value(ctx, value: Optional[cst.BaseExpression], host: set) -> bool:
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+            "fit", "fit_generator", "predict"):
+        return True  # Keras' `History`, or NumPy arrays
+    return value is not None and _host_expr(ctx, value, host)
+
+
+_HOST_NAMES: SharedKey[set] = SharedKey("keras-host-names")
 
 
 def _model_code(ctx, plan) -> set:
@@ -172,8 +262,10 @@ class StrategyScope(Rule):
         "program, never a strategy inside another's scope. Plain functions defined among the model code, "
         "prose strings at the edges and host-side looks at a dataset stay out of the scope (in it, "
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
-        "statements at the end of a cell that only display a value (`model.summary()`, a bare expression) "
-        "stay after the scope, so that the cell still shows its output."
+        "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
+        "host values: `history.history.keys()`, a pandas table, `len(model.layers)`) stay after the scope, "
+        "so that the cell still shows its output; a cell that ends with the model's answer "
+        "(`model.evaluate(x, y)`) keeps it as `result = ...` in the scope and shows `result` after it."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
@@ -1291,7 +1383,8 @@ run_experiment(net)
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
-                        keep_out=kept_out, edges=_only_text):
+                        keep_out=kept_out, edges=_only_text, shows=lambda line: _shows_result(plan, line),
+                        shown_as=fresh_name(ctx, "result", "cell_result")):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)
