@@ -35,7 +35,16 @@ def _find_dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
         if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List)) and len(
+                target.elements) == len(assign.value.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*target.elements, *assign.value.elements)):
+            # `train, val = full.take(900), full.skip(900)`: each name gets its own value.
+            for element, value in zip(target.elements, assign.value.elements):
+                if isinstance(element.value, cst.Name) and _is_dataset_in(ctx, value.value, found):
+                    found.add(element.value.value)
+                elif isinstance(element.value, cst.Name):
+                    found.discard(element.value.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
             found.update(_unpacked_tfds_splits(ctx, target, assign.value))
             found.update(_unpacked_returns(ctx, target, assign.value))
         elif isinstance(target, cst.Name):

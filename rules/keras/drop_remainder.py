@@ -58,6 +58,23 @@ class DropRemainder(Rule):
             model.fit(rows.shuffle(512).batch(64, drop_remainder=True), epochs=2)
             """,
         ),
+        # Split in one line (`train, val = full.take(n), full.skip(n)`): each part is a dataset.
+        Example(
+            """\
+            import tensorflow as tf
+
+            full = tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(2048)
+            train, val = full.take(1800), full.skip(1800)
+            model.fit(train.batch(64), validation_data=val.batch(64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            full = tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(2048)
+            train, val = full.take(1800), full.skip(1800)
+            model.fit(train.batch(64, drop_remainder=True), validation_data=val.batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Batched in a helper, then zipped into what `fit` gets: the helper's batches reach training.
         Example(
             """\
