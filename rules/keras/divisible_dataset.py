@@ -309,6 +309,28 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
             """),
         ),
+        # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
+        Example(
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(64, drop_remainder=True)
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(train, epochs=3, validation_data=(x_val, y_val))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            snippet("""\
+
+
+            train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(64, drop_remainder=True)
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(train, epochs=3, validation_data=trim_to_multiple((x_val, y_val), 32))
+            """),
+        ),
         # Scaled in pairs after `load_data()`, and split by scikit-learn: arrays, padded for `predict`.
         Example(
             """\
@@ -741,10 +763,10 @@ class DivisibleDataset(Rule):
                                                  for arg in entry.arrays):
                 self._report_read_once(ctx, entry)
                 continue
-            if not entry.arrays:
+            if not entry.arrays and not entry.validation:
                 continue
             split = keyword(entry.call, "validation_split")
-            if split is not None:
+            if split is not None and entry.arrays:
                 statement = self._split(ctx, entry, split, helpers, taken)
                 if statement is not None:
                     splits.append(statement)

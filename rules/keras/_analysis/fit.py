@@ -194,6 +194,12 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if x is None:
         return
     entry.data = x.value
+    # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
+    # dataset, a generator or arrays. The helper trims every array of the tuple.
+    validation = keyword(call, "validation_data")
+    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
+            is_array_expression(element.value, helper) for element in validation.value.elements):
+        entry.validation = [validation.value]
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
@@ -206,10 +212,6 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
                and _surely_array(ctx, arg.value, entry.owner) for arg in candidates):
         return
     entry.arrays = [arg for arg in candidates if arg is not None]
-    validation = keyword(call, "validation_data")
-    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
-            is_array_expression(element.value, helper) for element in validation.value.elements):
-        entry.validation = [validation.value]  # the helper trims every array of the tuple
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`): arrays when _surely_array says so.
