@@ -410,14 +410,15 @@ def _positions_of_calls(ctx: FileContext) -> Dict[int, Tuple[int, int]]:
 
 
 def layout(indent: int, offset: int, extra_indent: int = 4):
-    """A replacement that breaks a one-line call after commas when it grows past the line limit;
-    continuation lines line up after the opening parenthesis. ``extra_indent`` allows for a
-    ``with strategy.scope():`` block the port may add around the statement."""
+    """A replacement that breaks a call after commas when its first line grows past the line
+    limit; continuation lines line up after the opening parenthesis (a call already written on
+    several lines keeps its breaks). ``extra_indent`` allows for a ``with strategy.scope():``
+    block the port may add around the statement."""
 
     def build(call: cst.Call) -> cst.Call:
         text = _render(call)
         limit = LINE_LIMIT - indent - extra_indent
-        if "\n" in text or offset + len(text) <= limit or not call.args:
+        if offset + len(text.split("\n", 1)[0]) <= limit or not call.args:
             return call
         column = offset + len(_render(call.func)) + 1
         args = list(call.args)
@@ -425,7 +426,10 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
         for index, arg in enumerate(args):
             piece = len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
             tail = 2 if index < len(args) - 1 else 1
-            if index > 0 and width + piece + tail > limit:
+            if index > 0 and isinstance(getattr(args[index - 1].comma, "whitespace_after", None),
+                                        cst.ParenthesizedWhitespace):
+                width = column  # the script breaks the line here already
+            elif index > 0 and width + piece + tail > limit:
                 args[index - 1] = args[index - 1].with_changes(comma=cst.Comma(
                     whitespace_after=cst.ParenthesizedWhitespace(
                         indent=True, last_line=cst.SimpleWhitespace(" " * column))))
