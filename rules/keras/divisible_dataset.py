@@ -309,6 +309,31 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
             """),
         ),
+        # Flattened sample by sample (`reshape(-1, 784)`) and scaled in the call: still 10000 samples.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_test = x_test.reshape(-1, 784).astype("float32")
+            model = tf.keras.models.load_model("digits.h5")
+            logits = model.predict(x_test / 255.0, batch_size=64)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_test = x_test.reshape(-1, 784).astype("float32")
+            model = tf.keras.models.load_model("digits.h5")
+            logits = cut_to_samples(model.predict(pad_to_multiple(x_test / 255.0, 64), batch_size=64),
+                                    x_test / 255.0)
+            """),
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\

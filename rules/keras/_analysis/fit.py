@@ -482,10 +482,23 @@ def _same_length_source(ctx: FileContext, value: cst.BaseExpression, name: str) 
     if isinstance(value, cst.Call):
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_LENGTH_METHODS:
             return _same_length_source(ctx, value.func.value, name)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "reshape" and _flattens_samples(value):
+            return _same_length_source(ctx, value.func.value, name)
         qualified = ctx.qualified_name(value.func) or ""
         if qualified in _SAME_LENGTH_FUNCTIONS or canonical(qualified) in _SAME_LENGTH_FUNCTIONS:
             return bool(value.args) and _same_length_source(ctx, value.args[0].value, name)
     return False
+
+
+def _flattens_samples(call: cst.Call) -> bool:
+    """``x.reshape(-1, 784)``, ``x.reshape((-1, 28, 28, 1))``: the samples stay on the first axis,
+    each one reshaped (a ``-1`` first, and the shape of one sample after it)."""
+    dims = [arg.value for arg in call.args if arg.keyword is None]
+    if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+        dims = [element.value for element in dims[0].elements]
+    first = dims[0] if dims else None
+    return (len(dims) >= 2 and isinstance(first, cst.UnaryOperation) and isinstance(first.operator, cst.Minus)
+            and isinstance(first.expression, cst.Integer) and first.expression.value == "1")
 
 
 def canonical(qualified: str) -> str:
