@@ -492,6 +492,9 @@ class CustomLoop(Rule):
         Example(*(code.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nSCALE = 2\n").replace(
             "    return loss\n", "    return loss / int(y.shape[1]) * float(SCALE)\n")
             for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        # A step that writes TensorBoard summaries: XLA compiles no summary op, so it is reported.
+        Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.summary.scalar(\"loss\", loss, step=optimizer.iterations)\n"
+                                         "    return loss\n")),
         # A plain test step the epoch loop runs beside the training step: compiled and run the same way.
         Example(_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(

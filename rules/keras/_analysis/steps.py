@@ -151,6 +151,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
                 found.append(f"`{func.value}()`")
             elif _calls_host(ctx, node):
                 found.append(f"`{code_of(ctx, func)}()`")
+            elif (ctx.qualified_name(func) or "").startswith(_SUMMARIES):
+                found.append(f"`{code_of(ctx, func)}()`, which writes on the host")
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             found.append("`global`/`nonlocal` state")
     for function in functions_called_from(ctx, [root]):
@@ -159,6 +161,10 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
                     node.func, cst.Attribute) and node.func.attr.value == "numpy"):
                 found.append(f"`{code_of(ctx, node.func)}()` in `{function.name.value}`")
     return sorted(set(found))
+
+
+# TensorBoard summaries: their writer ops run on the host, and XLA compiles none of them.
+_SUMMARIES = ("tensorflow.summary.", "tensorflow.compat.v2.summary.")
 
 
 def _static_conversion(ctx: FileContext, call: cst.Call) -> bool:
