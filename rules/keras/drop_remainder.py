@@ -1,11 +1,11 @@
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import owner
-from porter.rules._tf.tfdata import dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
-from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout
+from porter.scopes import owner, values_of
+from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
+from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.steps import loop_trains
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
@@ -33,13 +33,27 @@ class DropRemainder(Rule):
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
         "last batch: where such a dataset reaches training it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
-        "training function gets as a parameter from callers the porter cannot follow is reported. "
+        "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
+        "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
+        "an object's method returns. "
         "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch."
     )
     examples = (
+        # Data from where the porter cannot look: an object's attribute, another module's loader.
+        Example(
+            """\
+            import tensorflow as tf
+            from readings import load_split
+
+            windows = WindowMaker(width=24)
+            model = tf.keras.models.load_model("forecaster.keras")
+            model.fit(windows.train, epochs=5)
+            model.evaluate(load_split("test"))
+            """,
+        ),
         # Batched only to parse many rows at once, then split back into rows: left alone; the
         # batches the model gets are whole.
         Example(
@@ -543,6 +557,7 @@ class DropRemainder(Rule):
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
+        self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
         self._report_padded_to_longest(ctx, batches)
         self._fix_window_batches(ctx)
@@ -727,6 +742,26 @@ class DropRemainder(Rule):
                        "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a "
                        "multiple of the batch size", fixed=False)
 
+    def _report_out_of_sight(self, ctx) -> None:
+        """What a training call gets from where the porter cannot look: an object's attribute
+        (``window.train``), what a function of another module or an object's method returns. How it
+        is batched cannot be checked, so it is reported instead of passed as complete."""
+        for entry in training_calls(ctx):
+            value = entry.data
+            if (value is None or entry.arrays or entry.batch is not None or len(positional(entry.call)) > 1
+                    or keyword(entry.call, "y") is not None or dataset_like(ctx, value)
+                    or keras_batched_source(ctx, value, entry.owner) is not None
+                    or parameter_input(ctx, value, entry.owner) is not None):
+                continue
+            origin = _out_of_sight(ctx, value)
+            if origin is None:
+                continue
+            ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}`, {origin}: the porter cannot "
+                       "see how it is batched, and the IPU rejects a partial last batch or a batch dimension it does "
+                       "not know; batch a dataset with `drop_remainder=True` where it is made (a Keras-made one, "
+                       "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), trim "
+                       "arrays to a multiple of the batch size", fixed=False)
+
     def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
         porter traces (and batches whole where it is made), or a Keras-made one it rebatches there."""
@@ -743,6 +778,43 @@ class DropRemainder(Rule):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
+
+
+# Where data comes from that the porter sees whole: TensorFlow and the array libraries.
+_SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
+# ImageDataGenerator's iterators: IPU151 reports them.
+_FLOWS = frozenset({"flow", "flow_from_directory", "flow_from_dataframe"})
+
+
+def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
+    """Where ``value`` comes from, said for a finding, when the porter cannot look there: an
+    attribute of an object, what a function of another module or a method of an object returns."""
+    if isinstance(value, cst.Attribute) and ctx.qualified_name(value) is None:
+        return "an attribute of an object"
+    if isinstance(value, cst.Call):
+        func = value.func
+        qualified = ctx.qualified_name(func)
+        if qualified is not None and not qualified.startswith(_SEEN_LIBRARIES):
+            return f"what `{qualified}` of another module returns"
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value not in _FLOWS \
+                and not dataset_like(ctx, value) and not _made_by_seen_code(ctx, chain(ctx, value)[1]):
+            return f"what the method `{code_of(ctx, func)}` returns"
+        return None
+    if isinstance(value, cst.Name) and depth == 0:
+        origins = [_out_of_sight(ctx, made, depth + 1) if made is not None else None for made in values_of(ctx, value)]
+        return origins[-1] if origins and all(origins) else None
+    return None
+
+
+def _made_by_seen_code(ctx, root: cst.BaseExpression, seen: frozenset = frozenset()) -> bool:
+    """The root of a method chain is made where the porter looks: a call of TensorFlow or an array
+    library, or a variable (of the function, else of the module) assigned a dataset."""
+    if isinstance(root, cst.Call):
+        return (ctx.qualified_name(root.func) or "").startswith(_SEEN_LIBRARIES)
+    if isinstance(root, cst.Name) and root.value not in seen:
+        return any(made is not None and (dataset_like(ctx, made) or _made_by_seen_code(
+            ctx, chain(ctx, made)[1], seen | {root.value})) for made in values_of(ctx, root))
+    return False
 
 
 # Methods of other libraries that batch a dataset for Keras (Hugging Face `datasets`, `transformers`).
