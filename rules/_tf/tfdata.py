@@ -218,6 +218,7 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
 
 UINT8 = "uint8"
 CONVERTED = "converted"
+FLOAT64 = "float64"  # converted by a true division alone (`x / 255.0`): NumPy gives float64
 # keras.datasets whose load_data() returns uint8 images and uint8 labels.
 UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
 _UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
@@ -237,7 +238,7 @@ _SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.
 
 
 class Uint8Data(NamedTuple):
-    """What the flow knows about a variable: ``kind`` (UINT8 or CONVERTED), where its data comes
+    """What the flow knows about a variable: ``kind`` (UINT8, CONVERTED or FLOAT64), where its data comes
     from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else "array"."""
 
     kind: str
@@ -381,8 +382,14 @@ class _Uint8Flow:
         sources = [self.state[node.value] for node in walk(value) if isinstance(node, cst.Name)
                    and node.value in self.state and self.state[node.value].kind == UINT8] if self.state else []
         if sources and self._converts(value):
-            return sources[0]._replace(kind=CONVERTED)
+            return sources[0]._replace(kind=FLOAT64 if self._divides_only(value) else CONVERTED)
         return None
+
+    def _divides_only(self, value) -> bool:
+        """``x / 255.0``, ``(x - 127.5) / 127.5``: NumPy arithmetic ending in a true division, with no
+        cast in it, which makes float64 of integer data."""
+        return (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)
+                and not any(isinstance(node, cst.Call) for node in walk(value)))
 
     def _kept_name(self, value) -> Optional[str]:
         """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
@@ -465,6 +472,16 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
 def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
     """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
     data at this point (where from, images or labels); else None."""
+    return _data_of_kind(ctx, expr, UINT8)
+
+
+def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
+    """What ``expr`` holds when it is a variable (or a slice of one) that certainly holds float64
+    data NumPy made from uint8 data by a division (``x_train = x_train / 255.0``); else None."""
+    return _data_of_kind(ctx, expr, FLOAT64)
+
+
+def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Optional[Uint8Data]:
     if not _may_hold_uint8(ctx):
         return None
     node = expr
@@ -476,7 +493,7 @@ def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data
     flow = _flow(ctx, node)
     before = flow.before.get(id(statement)) if statement is not None else None
     data = before.get(node.value) if before is not None else None
-    return data if data is not None and data.kind == UINT8 else None
+    return data if data is not None and data.kind == kind else None
 
 
 def tensor_slices_inputs(ctx: FileContext):

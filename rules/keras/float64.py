@@ -2,7 +2,11 @@ from typing import Set
 
 import libcst as cst
 
+from porter.context import code_of
 from porter.cstutil import argument, string_value
+from porter.rules._tf.tfdata import float64_data, tensor_slices_inputs
+from porter.rules.keras._analysis.custom_loop import run_targets
+from porter.rules.keras._analysis.steps import step_functions
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import KERAS, WARN, Example, Rule
@@ -39,7 +43,8 @@ class Float64(Rule):
         "Each float64 dtype that reaches the device is reported, to be changed to float32: in TensorFlow "
         "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). Host-side data code is "
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
-        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`."
+        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. uint8 data divided in NumPy "
+        "(`images / 255.0`) is float64: where a custom loop's dataset is made of it, it is reported too."
     )
     examples = (
         Example("""\
@@ -89,6 +94,40 @@ class Float64(Rule):
             """,
             reported=False,
         ),
+        # uint8 images divided in NumPy are float64, and the custom loop feeds them to `strategy.run`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (images, labels), _ = tf.keras.datasets.mnist.load_data()
+            images = images / 255.0
+            batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            (images, labels), _ = tf.keras.datasets.mnist.load_data()
+            images = images.astype("float32") / 255.0
+            batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            """,
+            reported=False,
+        ),
         # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
         Example(
             """\
@@ -131,6 +170,21 @@ class Float64(Rule):
         for node, numpy_dtype in found:
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _MESSAGE, fixed=False)
+        self._report_divided_data(ctx)
+
+    def _report_divided_data(self, ctx) -> None:
+        """``x_train = x_train / 255.0`` of uint8 data is float64 in NumPy; Keras' ``fit`` casts it,
+        but a custom loop hands its dataset's batches to ``strategy.run``, which does not."""
+        if not (step_functions(ctx) or run_targets(ctx)):
+            return
+        for _, inputs in tensor_slices_inputs(ctx):
+            for _, expr in inputs:
+                data = float64_data(ctx, expr)
+                if data is not None:
+                    ctx.report(self.code, expr, f"`{code_of(ctx, expr)}` is float64: NumPy divides the uint8 data of "
+                               f"{data.origin} into float64, and a custom loop hands its batches to `strategy.run`, "
+                               "which raises TypeError for float64 inputs (Keras' `fit` casts them, `strategy.run` "
+                               "does not): divide `.astype(\"float32\")` data instead", fixed=False)
 
     @staticmethod
     def _only_inspected(ctx, node) -> bool:
