@@ -28,6 +28,22 @@ _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in
             "raises TypeError; use float32 (or float16)")
 
 
+_DIVIDED_IMAGES = """\
+import tensorflow as tf
+
+(images, labels), _ = tf.keras.datasets.mnist.load_data()
+images = {scaled}
+batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+"""
+
+
 class Float64(Rule):
     code = "IPU155"
     name = "float64"
@@ -94,40 +110,10 @@ class Float64(Rule):
             """,
             reported=False,
         ),
-        # uint8 images divided in NumPy are float64, and the custom loop feeds them to `strategy.run`.
-        Example(
-            """\
-            import tensorflow as tf
-
-            (images, labels), _ = tf.keras.datasets.mnist.load_data()
-            images = images / 255.0
-            batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
-
-
-            @tf.function
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(y, model(x))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            """,
-        ),
-        Example(
-            """\
-            import tensorflow as tf
-
-            (images, labels), _ = tf.keras.datasets.mnist.load_data()
-            images = images.astype("float32") / 255.0
-            batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
-
-
-            @tf.function
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(y, model(x))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            """,
-            reported=False,
-        ),
+        # uint8 images divided in NumPy are float64, and the custom loop feeds them to `strategy.run`;
+        # cast first, they are float32.
+        Example(_DIVIDED_IMAGES.format(scaled="images / 255.0")),
+        Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0"), reported=False),
         # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
         Example(
             """\
