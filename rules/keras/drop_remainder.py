@@ -6,10 +6,11 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import owner, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
-from porter.rules.keras._analysis.steps import loop_trains
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
-                                                   keras_batched_source, parameter_input, returned_batches,
+                                                   keras_batched_source, makes_both, parameter_input, returned_batches,
                                                    training_batches, training_inputs, uneven_batches)
 
 
@@ -31,7 +32,8 @@ class DropRemainder(Rule):
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
-        "last batch: where such a dataset reaches training it gets `.unbatch().batch(n, "
+        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
+        "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
@@ -42,6 +44,60 @@ class DropRemainder(Rule):
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch."
     )
     examples = (
+        # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train, val = tf.keras.utils.image_dataset_from_directory(
+                "photos", validation_split=0.2, subset="both", seed=7, batch_size=64)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train, validation_data=val, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+            train, val = tf.keras.utils.image_dataset_from_directory(
+                "photos", validation_split=0.2, subset="both", seed=7, batch_size=64)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train.unbatch().batch(64, drop_remainder=True),
+                      validation_data=val.unbatch().batch(64, drop_remainder=True), epochs=3)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            folders = tf.keras.utils.image_dataset_from_directory("photos", batch_size=16)
+
+
+            @tf.function
+            def train_step(images, labels):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(labels, model(images, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for step, (images, labels) in enumerate(folders):
+                train_step(images, labels)
+            """,
+            """\
+            import tensorflow as tf
+
+            folders = tf.keras.utils.image_dataset_from_directory("photos", batch_size=16)
+
+
+            @tf.function
+            def train_step(images, labels):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(labels, model(images, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for step, (images, labels) in enumerate(folders.unbatch().batch(16, drop_remainder=True)):
+                train_step(images, labels)
+            """,
+        ),
         # Data from where the porter cannot look: an object's attribute, another module's loader.
         Example(
             """\
@@ -556,6 +612,7 @@ class DropRemainder(Rule):
         self._library_datasets(ctx)
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
+        self._rebatch_loop_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
@@ -696,6 +753,17 @@ class DropRemainder(Rule):
                     and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
+    def _rebatch_loop_sources(self, ctx, rebatched: set) -> None:
+        """The same for what a custom loop iterates over to feed its step: ``strategy.run`` takes
+        batches of one static shape too."""
+        loops = {id(step.loop): step for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like)}
+        for step in loops.values():
+            source = step.loop.iter
+            if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
+                source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
+            self._rebatch(ctx, source, owner(ctx, step.loop), f"the loop that calls `{step.function.name.value}` "
+                          f"iterates over `{code_of(ctx, source)}`", rebatched)
+
     def _rebatch(self, ctx, value, scope, where: str, rebatched: set) -> bool:
         """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
         in batches; True when it did (or reported why it could not)."""
@@ -714,7 +782,9 @@ class DropRemainder(Rule):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
             return True
         helper = ctx.enclosing_function(source)
-        if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer):
+        both = makes_both(source)
+        if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer) \
+                and not both:  # a call that makes two datasets is rebatched where each is used
             # Made in a helper, in batches of its own size (a parameter): rebatched where it is made.
             if ("source", id(source)) not in rebatched:
                 rebatched.add(("source", id(source)))

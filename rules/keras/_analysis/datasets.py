@@ -234,7 +234,8 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
             continue
         if value is None:
             unpacked = _unpacked_return(ctx, statement, name)  # `train, val = load_folders()`
-            found = keras_batched_source(ctx, unpacked[0], unpacked[1], depth + 1) if unpacked else None
+            found = keras_batched_source(ctx, unpacked[0], unpacked[1], depth + 1) if unpacked else (
+                both_subsets(ctx, statement))
             if found is None:
                 return None
             sources[id(found)] = found
@@ -249,6 +250,22 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
             return None
         sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
+
+
+def both_subsets(ctx: FileContext, statement: cst.BaseStatement) -> Optional[cst.Call]:
+    """``train, val = image_dataset_from_directory(..., subset="both")``: the Keras call that
+    makes both datasets of the statement, each batched with a partial last batch."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    value = small.value if isinstance(small, cst.Assign) else None
+    if not (isinstance(value, cst.Call) and makes_both(value)):
+        return None
+    return value if batched_source_name(ctx, value) is not None else None
+
+
+def makes_both(source: cst.Call) -> bool:
+    """``subset="both"``: the call gives a (training, validation) pair, not one dataset."""
+    subset = keyword(source, "subset")
+    return subset is not None and isinstance(subset.value, cst.SimpleString) and subset.value.evaluated_value == "both"
 
 
 def _unpacked_return(ctx: FileContext, statement: cst.BaseStatement,
