@@ -234,6 +234,24 @@ def _only_text(statement_node: cst.BaseStatement) -> bool:
     return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
+def _at_edges(statement_node: cst.BaseStatement) -> bool:
+    """What may stay out where a scope begins or ends: prose, and constants (``BATCH_SIZE = 64``),
+    which are the same in the scope or out."""
+    return _only_text(statement_node) or isinstance(statement_node, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets)
+        and _literal(small.value) for small in statement_node.body)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(isinstance(element, cst.Element) and _literal(element.value) for element in node.elements)
+    return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
 class StrategyScope(Rule):
     code = "IPU103"
     name = "strategy-scope"
@@ -1383,7 +1401,7 @@ run_experiment(net)
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
-                        keep_out=kept_out, edges=_only_text, shows=lambda line: _shows_result(plan, line),
+                        keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(plan, line),
                         shown_as=fresh_name(ctx, "result", "cell_result")):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
