@@ -505,6 +505,20 @@ class CustomLoop(Rule):
             _EAGER_RUN_BEFORE + _PLAIN_TEST_STEP + "\n\nfor x, y in dist_test:\n    strategy.run(test_step, args=(x, y))\n",
             (_EAGER_RUN_BEFORE + _PLAIN_TEST_STEP + "\n\nfor x, y in dist_test:\n    strategy.run(test_step, args=(x, y))\n"
              ).replace("\n\ndef ", "\n\n@tf.function(jit_compile=True)\ndef ")))),
+        # The loss a training step calls, also the epoch loop's test step: compiled, and run inside the
+        # step as it was.
+        Example(*(code.replace("loss = tf.reduce_mean(tf.abs(model(x) - y))", "loss = error(x, y)") for code in (
+            _EPOCHS_WITH_TEST.replace("def test_step(x, y):\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))",
+                                      "def error(x, y):\n    return tf.reduce_mean(tf.abs(model(x) - y))").replace(
+                "        test_step(x, y)", "        test_error(error(x, y))").replace(
+                "loss = tf.reduce_mean((model(x) - y) ** 2)", "loss = error(x, y)"),
+            _EPOCHS_WITH_TEST.replace("def test_step(x, y):\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))",
+                                      "def error(x, y):\n    return tf.reduce_mean(tf.abs(model(x) - y))").replace(
+                "        test_step(x, y)", "        test_error(strategy.run(error, args=(x, y)))").replace(
+                "loss = tf.reduce_mean((model(x) - y) ** 2)", "loss = error(x, y)").replace(
+                "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+                "\n\ndef error", "\n\n@tf.function(jit_compile=True)\ndef error").replace(
+                "        step(x, y)", "        strategy.run(step, args=(x, y))")))),
         # A plain function the loop calls that plots what the model makes is host code: left alone.
         Example(*(code.replace("for x, y in batches:", "def show(x):\n    plt.imshow(model(x)[0])\n\n\n"
                                "for x, y in batches:\n    show(x)").replace(
@@ -656,7 +670,8 @@ class CustomLoop(Rule):
         """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up
         call, a loop the rewrite does not take) are reported."""
         rewritten = {id(plan.step.call) for plan in plans}
-        runners = run_targets(ctx)
+        # Functions that run through `strategy.run`: the script's, and the steps of the rewritten loops.
+        runners = run_targets(ctx) | {plan.step.function.name.value for plan in plans if plan.problem is None}
         for call in ctx.nodes(cst.Call):
             func = call.func
             if (not isinstance(func, cst.Name) or func.value not in compiled or id(call) in rewritten
