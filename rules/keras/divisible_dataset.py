@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Optional
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -135,6 +135,14 @@ def _trimmed(name: str, multiple: str):
         return template.with_changes(args=[first, *template.args[1:]])
 
     return build
+
+
+def _fraction(node: cst.BaseExpression) -> Optional[float]:
+    """The number a ``validation_split`` literal gives, else None."""
+    try:
+        return float(node.evaluated_value) if isinstance(node, (cst.Float, cst.Integer)) else None
+    except ValueError:
+        return None
 
 
 class DivisibleDataset(Rule):
@@ -333,6 +341,18 @@ class DivisibleDataset(Rule):
             logits = cut_to_samples(model.predict(pad_to_multiple(x_test / 255.0, 64), batch_size=64),
                                     x_test / 255.0)
             """),
+        ),
+        # A tenth of 1000 samples validates: 100, less than a batch of 128; trimmed, nothing would be left.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            rows = np.zeros((1000, 20), dtype="float32")
+            flags = np.zeros(1000, dtype="int32")
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(rows, flags, batch_size=128, epochs=5, validation_split=0.1)
+            """,
         ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
@@ -922,6 +942,8 @@ class DivisibleDataset(Rule):
                 or ctx.enclosing(entry.call, cst.Lambda) is not None:
             problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
+        else:
+            problem = self._split_too_small(ctx, entry, split.value)
         if problem is None and (all(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs)
                                 or self._whole_split(ctx, entry, split.value)):
             return None
@@ -956,18 +978,34 @@ class DivisibleDataset(Rule):
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
         """Both parts of a split of a known number of samples are whole executions already (or
         there is no split: ``validation_split=0``)."""
-        try:
-            value = float(fraction.evaluated_value) if isinstance(fraction, (cst.Float, cst.Integer)) else None
-        except ValueError:
-            value = None
-        if value == 0:
+        if _fraction(fraction) == 0:
             return True
+        counts = self._split_counts(ctx, entry, fraction)
+        return counts is not None and counts[1] % counts[2] == 0 and (counts[0] - counts[1]) % counts[2] == 0
+
+    def _split_counts(self, ctx, entry, fraction: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:
+        """(samples, where Keras splits them, samples of an execution), when all are known."""
+        value = _fraction(fraction)
         samples = static_length(ctx, entry.data, entry.owner)
         multiple = self._multiple(ctx, entry)
         if value is None or samples is None or multiple is None:
-            return False
-        split_at = int(samples * (1.0 - value))  # as Keras splits
-        return split_at % multiple == 0 and (samples - split_at) % multiple == 0
+            return None
+        return samples, int(samples * (1.0 - value)), multiple
+
+    def _split_too_small(self, ctx, entry, fraction: cst.BaseExpression) -> Optional[str]:
+        """Why a split cannot be trimmed to whole executions: a part smaller than one."""
+        counts = self._split_counts(ctx, entry, fraction)
+        if counts is None:
+            return None
+        samples, split_at, multiple = counts
+        small = [(part, count) for part, count in (("training", split_at), ("validation", samples - split_at))
+                 if 0 < count < multiple]
+        if not small:
+            return None
+        part, count = small[0]
+        return (f"the {part} part holds {count} samples, fewer than the {multiple} of one execution, and trimming "
+                "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
+                "`validation_data`")
 
     def _report_callback_inputs(self, ctx) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
