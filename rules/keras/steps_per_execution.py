@@ -142,6 +142,30 @@ class StepsPerExecution(Rule):
                 'steps_per_execution=math.gcd(len(x_train) // 128, len(x_test) // 128))\n', 1),
             options={"steps_per_execution": "auto", "ipus": 2},
         ),
+        # `fit` validates on arrays in executions of the same size: their batches count too.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((6000, 8), "float32"), np.zeros(6000, "int32")
+            x_val, y_val = np.zeros((1000, 8), "float32"), np.zeros(1000, "int32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(x_train, y_train, batch_size=100, validation_data=(x_val, y_val))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((6000, 8), "float32"), np.zeros(6000, "int32")
+            x_val, y_val = np.zeros((1000, 8), "float32"), np.zeros(1000, "int32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=10)
+            model.fit(x_train, y_train, batch_size=100, validation_data=(x_val, y_val))
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -245,15 +269,17 @@ class StepsPerExecution(Rule):
         for entry in runs:
             if entry is not runs[0] and not (entry.has_arrays or self._finite_dataset(ctx, entry)):
                 continue
-            value = self._auto_value(ctx, compile_entry, entry, helper)
-            if value is None:
+            # `fit` validates in executions of the same size: its validation arrays count too.
+            found = [self._auto_value(ctx, compile_entry, entry, helper)] + [
+                self._arrays_value(ctx, compile_entry, entry, _unwrapped(validation.elements[0].value, helper))
+                for validation in entry.validation]
+            if None in found:
                 ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
                            f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
                            "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
                            "of one replica of every call", fixed=False)
                 return
-            if value not in values:
-                values.append(value)
+            values.extend(value for value in found if value not in values)
         self._set(ctx, compile_entry, self._common(ctx, values))
         what = ("a whole epoch of one replica per device execution" if len(values) == 1 else
                 "the greatest common divisor of the batches per replica of its calls (" + ", ".join(values) +
@@ -279,7 +305,11 @@ class StepsPerExecution(Rule):
             return self._expression(ctx, entry, entry.data)
         if not entry.has_arrays:
             return None
-        data = _unwrapped(entry.data, helper)
+        return self._arrays_value(ctx, compile_entry, entry, _unwrapped(entry.data, helper))
+
+    def _arrays_value(self, ctx, compile_entry, entry, data) -> Optional[str]:
+        """The batches per replica of arrays ``data`` that ``entry`` runs on, known statically or
+        written as an expression where the model is compiled."""
         static = self._static(ctx, entry, data)
         if static is not None:
             return static
