@@ -354,6 +354,28 @@ class DivisibleDataset(Rule):
             model.fit(rows, flags, batch_size=128, epochs=5, validation_split=0.1)
             """,
         ),
+        # One row of named inputs, made by a comprehension of tensors: padded like a dict of arrays.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("heart.keras")
+            row = {name: tf.convert_to_tensor([value]) for name, value in patient.items()}
+            risk = model.predict(row)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("heart.keras")
+            row = {name: tf.convert_to_tensor([value]) for name, value in patient.items()}
+            risk = cut_to_samples(model.predict(pad_to_multiple(row, 32)), row)
+            """),
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\

@@ -246,6 +246,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+    if isinstance(x, (cst.DictComp, cst.ListComp)):  # `{name: tf.constant([[v]]) for name, v in row.items()}`
+        return _made_as_array(ctx, x.value if isinstance(x, cst.DictComp) else x.elt)
     if isinstance(x, cst.Call) and isinstance(x.func, cst.Name) and depth < 3 and _returns_arrays(ctx, x, depth):
         return True
     if isinstance(x, cst.Name) and follow:
