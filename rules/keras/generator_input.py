@@ -1,5 +1,6 @@
 import libcst as cst
 
+from porter.cstutil import keyword
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
 from porter.rules.keras._analysis.util import subclasses_of
 from porter.rule import KERAS, WARN, Example, Rule
@@ -8,6 +9,7 @@ from porter.scopes import values_of
 _SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 _FLOWS = ("flow", "flow_from_directory", "flow_from_dataframe")
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+_FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
 _ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
            "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
            "`.batch(..., drop_remainder=True)`")
@@ -24,9 +26,31 @@ class GeneratorInput(Rule):
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you."
+        "`output_signature` of static shapes, which the porter cannot write for you; a `from_generator` "
+        "given `output_types` only (elements of no known shape) is reported for the same reason."
     )
     examples = (
+        # A dataset from a generator whose elements have no declared shape.
+        Example(
+            """\
+            import tensorflow as tf
+
+            readings = tf.data.Dataset.from_generator(read_rows, output_types=(tf.float32, tf.int32))
+            model = tf.keras.models.load_model("sensor.keras")
+            model.fit(readings.batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            readings = tf.data.Dataset.from_generator(read_rows, output_signature=(
+                tf.TensorSpec(shape=(12,), dtype=tf.float32), tf.TensorSpec(shape=(), dtype=tf.int32)))
+            model = tf.keras.models.load_model("sensor.keras")
+            model.fit(readings.batch(64, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -129,6 +153,13 @@ class GeneratorInput(Rule):
                 what = self._kind(ctx, value, generators, sequences, depth=0)
                 if what is not None:
                     ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
+        for call, _ in ctx.calls_to(*_FROM_GENERATOR):
+            if keyword(call, "output_signature") is None and keyword(call, "output_shapes") is None \
+                    and len(call.args) < 3:
+                ctx.report(self.code, call, "`from_generator` is given `output_types` only: its elements have no "
+                           "known shape, and the IPU needs every shape fully defined (a ValueError: \"not fully "
+                           "defined\"); give `output_signature=(tf.TensorSpec(shape=..., dtype=...), ...)` with "
+                           "the static shape of one element", fixed=False)
 
     def _kind(self, ctx, value, generators, sequences, depth):
         if isinstance(value, cst.GeneratorExp):
