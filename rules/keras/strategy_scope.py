@@ -1242,6 +1242,44 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # The same with a list of layers that a function of the file, run by the pipeline, applies.
+        Example(
+            """\
+            import tensorflow as tf
+
+            flips = [tf.keras.layers.RandomFlip("horizontal"), tf.keras.layers.RandomRotation(0.1)]
+
+
+            def augment(images):
+                for layer in flips:
+                    images = layer(images)
+                return images
+
+
+            train_ds = raw_train.map(lambda x, y: (augment(x), y))
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            flips = [tf.keras.layers.RandomFlip("horizontal"), tf.keras.layers.RandomRotation(0.1)]
+
+
+            def augment(images):
+                for layer in flips:
+                    images = layer(images)
+                return images
+
+
+            train_ds = raw_train.map(lambda x, y: (augment(x), y))
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+                model.fit(train_ds, epochs=2)
+            """,
+        ),
         # Hugging Face's TF models override `train_step`: the IPU Keras extensions would refuse them.
         Example(
             """\

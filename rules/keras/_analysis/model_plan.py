@@ -1149,11 +1149,16 @@ class _Analysis:
         or read): not model layers, their variables belong on the host."""
         if self._host is None:
             candidates = {target.target.value for assign in self.ctx.nodes(cst.Assign)
-                          if isinstance(assign.value, cst.Call) and (self.ctx.keras_name(assign.value.func) or ""
-                                                                      ).startswith(_LAYER_MAKERS)
+                          if self._makes_layers(assign.value)
                           for target in assign.targets if isinstance(target.target, cst.Name)}
             self._host = host_only(self.ctx, candidates)
         return self._host
+
+    def _makes_layers(self, value: cst.BaseExpression) -> bool:
+        """A layer, a stack of them, or a list of layers (``[layers.RandomFlip(), ...]``)."""
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return bool(value.elements) and all(self._makes_layers(element.value) for element in value.elements)
+        return isinstance(value, cst.Call) and (self.ctx.keras_name(value.func) or "").startswith(_LAYER_MAKERS)
 
     def _code_of_block(self, block: Block) -> List[Tuple[cst.BaseStatement, cst.CSTNode]]:
         """``(statement of block, node)`` for every node of the block's statements, nested

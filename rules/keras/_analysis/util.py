@@ -120,14 +120,24 @@ def string_layer_names(ctx: FileContext) -> set:
 
 def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
     """The nodes of what ``dataset.map(fn)`` runs on the host: its lambda, or the function of the
-    file it names."""
+    file it names, and the functions of the file these call (``lambda x, y: (augment(x), y)``)."""
     if not call.args:
         return
     function = call.args[0].value
-    roots = [function] if not isinstance(function, cst.Name) else [
-        node for node in ctx.nodes(cst.FunctionDef) if node.name.value == function.value]
-    for root in roots:
-        yield from walk(root)
+    functions: dict = {}
+    for node in ctx.nodes(cst.FunctionDef):
+        functions.setdefault(node.name.value, []).append(node)
+    roots = [function] if not isinstance(function, cst.Name) else list(functions.get(function.value, ()))
+    seen = {id(root) for root in roots}
+    while roots:
+        root = roots.pop()
+        for node in walk(root):
+            yield node
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                for called in functions.get(node.func.value, ()):
+                    if id(called) not in seen:
+                        seen.add(id(called))
+                        roots.append(called)
 
 
 # What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
