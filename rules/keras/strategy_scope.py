@@ -252,6 +252,24 @@ def _literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("True", "False", "None")
 
 
+_FLIPS = """\
+import tensorflow as tf
+
+flips = [tf.keras.layers.RandomFlip("horizontal"), tf.keras.layers.RandomRotation(0.1)]
+
+
+def augment(images):
+    for layer in flips:
+        images = layer(images)
+    return images
+
+
+train_ds = raw_train.map(lambda x, y: (augment(x), y))
+model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+model.fit(train_ds, epochs=2)
+"""
+
+
 class StrategyScope(Rule):
     code = "IPU103"
     name = "strategy-scope"
@@ -1243,43 +1261,11 @@ run_experiment(net)
             """,
         ),
         # The same with a list of layers that a function of the file, run by the pipeline, applies.
-        Example(
-            """\
-            import tensorflow as tf
-
-            flips = [tf.keras.layers.RandomFlip("horizontal"), tf.keras.layers.RandomRotation(0.1)]
-
-
-            def augment(images):
-                for layer in flips:
-                    images = layer(images)
-                return images
-
-
-            train_ds = raw_train.map(lambda x, y: (augment(x), y))
-            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
-            model.fit(train_ds, epochs=2)
-            """,
-            """\
-            import tensorflow as tf
-            from tensorflow.python import ipu
-
-            flips = [tf.keras.layers.RandomFlip("horizontal"), tf.keras.layers.RandomRotation(0.1)]
-
-
-            def augment(images):
-                for layer in flips:
-                    images = layer(images)
-                return images
-
-
-            train_ds = raw_train.map(lambda x, y: (augment(x), y))
-            strategy = ipu.ipu_strategy.IPUStrategy()
-            with strategy.scope():
-                model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
-                model.fit(train_ds, epochs=2)
-            """,
-        ),
+        Example(_FLIPS, _FLIPS.replace("import tensorflow as tf\n", "import tensorflow as tf\nfrom tensorflow.python import ipu\n").replace(
+            "model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])\nmodel.fit(train_ds, epochs=2)\n",
+            "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
+            "    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])\n"
+            "    model.fit(train_ds, epochs=2)\n")),
         # Hugging Face's TF models override `train_step`: the IPU Keras extensions would refuse them.
         Example(
             """\
