@@ -243,6 +243,10 @@ _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_c
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
 
+# `tf.function` options that say the step gets inputs of changing shapes.
+_RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
+
+
 def _decorated(tf: str):
     """``@tf.function(jit_compile=True)`` on a step function, keeping an existing decorator's options."""
 
@@ -492,6 +496,10 @@ class CustomLoop(Rule):
         Example(*(code.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nSCALE = 2\n").replace(
             "    return loss\n", "    return loss / int(y.shape[1]) * float(SCALE)\n")
             for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
+        Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
+                _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
+                                        "@tf.function(reduce_retracing=True, jit_compile=True)\n")),
         # A step that writes TensorBoard summaries: XLA compiles no summary op, so it is reported.
         Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.summary.scalar(\"loss\", loss, step=optimizer.iterations)\n"
                                          "    return loss\n")),
@@ -626,6 +634,7 @@ class CustomLoop(Rule):
                     decorated.add(id(step.function))
                     compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
+                    self._report_changing_shapes(ctx, step.function, tf)
                 ctx.replace(step.call, _run_call(plan.strategy, name))
                 steps = config_steps(ctx.config)
                 detail = (f"; the loop does more than call the step on each batch, so it stays one step per "
@@ -665,6 +674,20 @@ class CustomLoop(Rule):
                 why = "outside a `tf.function`, which the IPU strategy refuses for a Python function"
             ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
+
+    def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+        """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
+        ``experimental_relax_shapes=True``): compiled for the IPU, each new shape is a new program."""
+        for decorator in function.decorators:
+            node = decorator.decorator
+            if not (isinstance(node, cst.Call) and dotted_name(node.func) == f"{tf}.function"):
+                continue
+            relaxed = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value in _RELAXED_SHAPES
+                       and is_name(arg.value, "True")]
+            if relaxed:
+                ctx.report(self.code, relaxed[0], f"`{function.name.value}` is traced for inputs of changing shapes "
+                           f"(`{relaxed[0].keyword.value}=True`): compiled for the IPU, each new shape is compiled "
+                           "again, which takes minutes; pad or bucket its inputs to a few fixed shapes", fixed=False)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
         """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up
