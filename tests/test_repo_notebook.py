@@ -243,6 +243,7 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
         code_cell("scores = model.predict(features, batch_size=32)\nclasses = scores.ravel().round()\n"
                   "(classes == labels).mean()"),
         code_cell("model(features[:4])"),
+        code_cell("np.argmax(model.predict(features, batch_size=32), axis=1)"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
@@ -255,5 +256,7 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     assert sources[4].endswith("    classes = scores.ravel().round()\n(classes == labels).mean()")
     # The model's answer needs the scope: kept there under a name, and shown after it.
     assert sources[5] == "with strategy.scope():\n    result = model(features[:4])\nresult"
+    assert sources[6] == ("with strategy.scope():\n    result = np.argmax(model.predict(features, batch_size=32), "
+                          "axis=1)\nresult")
     assert sources[3].endswith("    frame = pd.DataFrame(history.history)\nframe.tail()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -595,15 +595,22 @@ def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str
                f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
 
 
+def _keras_labels(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    data = uint8_data(ctx, value)
+    return data is not None and data.role == "labels"
+
+
 def cast_uint8_datasets(ctx: FileContext, code: str) -> None:
     """The uint8 arrays ``Dataset.from_tensor_slices`` / ``from_tensors`` are built from get cast
-    (``cast_uint8``), and a ``tfds.load`` of a uint8 image set gets a ``tf.cast`` map; datasets
-    with their own ``map`` are left to the user. Used by the Keras (IPU106) and TF1 (IPU206) rules."""
+    (``cast_uint8``), and a ``tfds.load`` of a uint8 image set gets a ``tf.cast`` map. In a dataset
+    with its own ``map`` only a Keras dataset's labels are cast (a map passes labels through, and
+    takes class ids of any integer type); its images are left to the user, since casting them first
+    would change what ``convert_image_dtype`` does. Used by the Keras (IPU106) and TF1 (IPU206) rules."""
     for call, inputs in tensor_slices_inputs(ctx):
-        if is_mapped(ctx, call):
-            continue
+        mapped = is_mapped(ctx, call)
         for role, value in inputs:
-            cast_uint8(ctx, code, value, role, "the dataset")
+            if not mapped or role == "labels" and _keras_labels(ctx, value):
+                cast_uint8(ctx, code, value, role, "the dataset")
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):
             continue

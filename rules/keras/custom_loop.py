@@ -496,6 +496,11 @@ class CustomLoop(Rule):
         Example(*(code.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nSCALE = 2\n").replace(
             "    return loss\n", "    return loss / int(y.shape[1]) * float(SCALE)\n")
             for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        # `tf.print` in a step prints from the graph, which no compiled program holds: reported. A
+        # Python `print` in a `tf.function` runs once, while it is traced: the step is compiled.
+        Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.print(\"loss\", loss)\n    return loss\n")),
+        Example(*(code.replace("    return loss\n", "    print(\"tracing step\")\n    return loss\n")
+                  for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",

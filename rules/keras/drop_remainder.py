@@ -3,15 +3,45 @@ import libcst as cst
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import owner, values_of
+from porter.scopes import assignments, owner, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls
+from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls, trains
 from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, makes_both, parameter_input, returned_batches,
                                                    training_batches, training_inputs, uneven_batches)
+
+
+_ANSWERS_KEPT = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 16), tf.keras.layers.Dense(1)])
+sentences = tf.data.Dataset.from_generator(read_pairs, output_signature=pair_spec)
+sentences = sentences.padded_batch(32, padded_shapes=([None], []){drop})
+held_out = tf.data.Dataset.from_tensor_slices(features).batch(32{drop})
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+@tf.function
+def predict_step(x):
+    return model(x, training=False)
+
+
+for epoch in range(3):
+    for x, y in sentences:
+        train_step(x, y)
+    scores = []
+    for x in held_out:
+        scores.append(predict_step(x))
+"""
 
 
 class DropRemainder(Rule):
@@ -98,6 +128,9 @@ class DropRemainder(Rule):
                 train_step(images, labels)
             """,
         ),
+        # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
+        # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
+        Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
         # Data from where the porter cannot look: an object's attribute, another module's loader.
         Example(
             """\
@@ -606,7 +639,8 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        fix_drop_remainder(ctx, self.code, _predicted_only(batches), skip=_host_loop_batches(ctx, batches))
+        explained = {**_predicted_only(batches), **_collected_answers(ctx)}
+        fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
         self._library_datasets(ctx)
@@ -620,15 +654,24 @@ class DropRemainder(Rule):
         self._fix_window_batches(ctx)
 
     def _report_padded_to_longest(self, ctx, batches) -> None:
-        """``.padded_batch(n)`` with no ``padded_shapes`` pads each batch to its longest element:
-        the padded length changes from batch to batch, and a compiled IPU program has one shape."""
+        """``.padded_batch(n)`` with no ``padded_shapes``, or with a ``None`` in them, pads each
+        batch to its longest element: the padded length changes from batch to batch, and a compiled
+        IPU program has one shape. Batches ``fit`` takes, or a custom loop feeds to its step."""
+        calls = [found.batch for found in batches if found.batching == "padded_batch"]
+        for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like):
+            source = step.loop.iter
+            if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
+                source = source.args[0].value
+            calls.extend(call for call in _batches_of(ctx, source, owner(ctx, step.loop))
+                         if call.func.attr.value == "padded_batch")
         done = set()
-        for found in batches:
-            call = found.batch
-            if found.batching != "padded_batch" or id(call) in done or argument(call, "padded_shapes", 1) is not None:
+        for call in calls:
+            shapes = argument(call, "padded_shapes", 1)
+            if id(call) in done or shapes is not None and not any(is_name(node, "None") for node in walk(shapes.value)):
                 continue
             done.add(id(call))
-            ctx.report(self.code, call.func.attr, "`.padded_batch()` without `padded_shapes` pads each batch to its "
+            how = "without `padded_shapes`" if shapes is None else "with `None` in `padded_shapes`"
+            ctx.report(self.code, call.func.attr, f"`.padded_batch()` {how} pads each batch to its "
                        "longest element, so the padded length changes from batch to batch, which the IPU cannot "
                        "take (a compiled program has one static shape): pass `padded_shapes` with fixed lengths",
                        fixed=False)
@@ -973,6 +1016,35 @@ def _predicted_only(batches) -> dict:
     return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
                   "batch; to keep them, pad the data to a multiple of the batch size before batching", False)
             for key, used in methods.items() if used == {"predict"}}
+
+
+def _collected_answers(ctx) -> dict:
+    """The same for a dataset a custom loop feeds to a step that only answers (a test or predict
+    step, no training) and keeps what it answers (``probs.append(predict_step(x))``): the answers
+    for the samples of the dropped last batch are missing where they are lined up with labels."""
+    found = {}
+    for step in evaluation_calls(ctx, model_plan(ctx).model_like):
+        statement = step.statement
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Expr) and small.value is step.call or trains(ctx, step.function):
+            continue  # its answer is not kept (a metric updated in the step), or it trains
+        for batch in _batches_of(ctx, step.loop.iter, owner(ctx, step.loop)):
+            found[id(batch)] = (f": `{step.function.name.value}` answers for this dataset and the loop keeps the "
+                                "answers, which lack the samples of the dropped last batch; line them up with "
+                                "labels trimmed the same way, or pad the data to a multiple of the batch size "
+                                "before batching", False)
+    return found
+
+
+def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:
+    """The ``.batch()`` calls of the chains that make ``source`` (a dataset variable of ``scope``)."""
+    calls, root = chain(ctx, source)
+    found = [call for call in calls if call.func.attr.value in ("batch", "padded_batch")]
+    if not found and isinstance(root, cst.Name):
+        for _, name, made in assignments(ctx, scope):
+            if name == root.value and made is not None and not (isinstance(made, cst.Name) and made.value == name):
+                found.extend(call for call in chain(ctx, made)[0] if call.func.attr.value in ("batch", "padded_batch"))
+    return found
 
 
 def _windows(node: cst.BaseExpression) -> bool:

@@ -91,15 +91,16 @@ _ANSWERS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"
 
 
 def _shows_result(plan, statement_node: cst.BaseStatement) -> bool:
-    """``model.evaluate(x_test, y_test)`` or ``model(x[:5])`` as the last line of a cell: the cell
-    shows what the model answers, and the model must answer in the scope."""
+    """``model.evaluate(x_test, y_test)``, ``model(x[:5])`` or ``np.argmax(model.predict(x), 1)``
+    as the last line of a cell: the cell shows what the model answers, and the model must answer in
+    the scope."""
     small = single_small(statement_node)
-    call = small.value if isinstance(small, cst.Expr) else None
-    if not isinstance(call, cst.Call):
+    value = small.value if isinstance(small, cst.Expr) else None
+    if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         return False
-    func = call.func
-    return (isinstance(func, cst.Attribute) and func.attr.value in _ANSWERS
-            or isinstance(func, cst.Name) and func.value in plan.model_like)
+    return any(isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
+        or isinstance(node.func, cst.Name) and node.func.value in plan.model_like) for node in walk(value))
 
 
 # What a model has that a cell may show without running it: its weights' list, its size, its config.

@@ -8,6 +8,19 @@ from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, meth
 _ROLES = ("x", "y", "features", "labels")
 
 
+_BRANCH = """\
+import tensorflow as tf
+
+
+def load(augment):
+    (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()
+    if augment:
+        x = flip(x)
+    model.fit(x.astype("float32"), y.astype("int32"))
+    ds = tf.data.Dataset.from_tensor_slices((x, {labels})).map(normalize).batch(32)
+"""
+
+
 class Uint8Cast(Rule):
     code = "IPU106"
     name = "uint8-cast"
@@ -23,8 +36,8 @@ class Uint8Cast(Rule):
         "builder of the file, which hands them to `fit`) or `Dataset.from_tensor_slices` "
         "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
         "reach the loss as class ids). A `tfds.load` of such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
-        "alone, and so is data whose flow is not clear within one function (a branch, a helper, a "
-        "dataset with its own `map`)."
+        "alone, and so is data whose flow is not clear within one function (a branch, a helper), and the "
+        "images of a dataset with its own `map` (its labels, which a map passes through, are cast)."
     )
     examples = (
         # A tuner given a builder of the file trains with what `search` gets.
@@ -277,19 +290,23 @@ class Uint8Cast(Rule):
             """,
             reported=False,
         ),
+        # Images changed in a branch: left alone; the labels, which a map passes through, are cast.
+        Example(*(_BRANCH.format(labels=labels) for labels in ("y", 'y.astype("int32")'))),
+        # A dataset with its own map: the map passes the labels through, so they are cast; what it
+        # does to the images is its own (`convert_image_dtype` scales uint8 images, not float ones).
         Example(
             """\
             import tensorflow as tf
 
-
-            def load(augment):
-                (x, y), _ = tf.keras.datasets.fashion_mnist.load_data()
-                if augment:
-                    x = flip(x)
-                model.fit(x.astype("float32"), y.astype("int32"))
-                ds = tf.data.Dataset.from_tensor_slices((x, y)).map(normalize).batch(32)
+            (images, labels), _ = tf.keras.datasets.cifar10.load_data()
+            train = tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(64)
             """,
-            reported=False,
+            """\
+            import tensorflow as tf
+
+            (images, labels), _ = tf.keras.datasets.cifar10.load_data()
+            train = tf.data.Dataset.from_tensor_slices((images, labels.astype("int32"))).map(augment).batch(64)
+            """,
         ),
         Example(
             """\

@@ -13,8 +13,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, walk
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, probes_model, step_calls,
-                                                trains, updates_weights)
+from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function, probes_model,
+                                                step_calls, trains, updates_weights)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -126,7 +126,7 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "through `strategy.run` inside `strategy.scope()`")
     if not evaluates and not trains(ctx, step.function) and not probes_model(ctx, step, model.model_like):
         return _no_weight_update(name, step)
-    eager = eager_calls(ctx, step.function.body)
+    eager = eager_calls(ctx, step.function.body, traced=is_tf_function(ctx, step.function))
     if eager:
         return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                 "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "

@@ -136,24 +136,28 @@ def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
     return found
 
 
-def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
+def eager_calls(ctx: FileContext, root: cst.CSTNode, traced: bool = False) -> List[str]:
     """What in a step (a function's body, a statement) needs Python at run time (``.numpy()``,
     ``print``, list appends...), and what in the functions of the file it calls cannot be compiled
-    at all (``tf.numpy_function``, ``.numpy()``)."""
+    at all (``tf.numpy_function``, ``.numpy()``, summaries, ``tf.print``). With ``traced`` (the step
+    is a ``tf.function`` already), Python's own calls run once, while it is traced: only what the
+    compiled program cannot hold counts."""
     found: List[str] = []
     for node in walk(root):
         if isinstance(node, cst.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
+            if not traced and isinstance(func, cst.Attribute) and func.attr.value in _EAGER_METHODS:
                 found.append(f"`.{func.attr.value}()`")
-            elif isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS and ctx.qualified_name(func) is None \
-                    and not _static_conversion(ctx, node):
+            elif not traced and isinstance(func, cst.Name) and func.value in _EAGER_FUNCTIONS \
+                    and ctx.qualified_name(func) is None and not _static_conversion(ctx, node):
                 found.append(f"`{func.value}()`")
             elif _calls_host(ctx, node):
                 found.append(f"`{code_of(ctx, func)}()`")
             elif (ctx.qualified_name(func) or "").startswith(_SUMMARIES):
                 found.append(f"`{code_of(ctx, func)}()`, which writes on the host")
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            elif ctx.qualified_name(func) in _PRINTS:
+                found.append(f"`{code_of(ctx, func)}()`, which prints on the host")
+        elif isinstance(node, (cst.Global, cst.Nonlocal)) and not traced:
             found.append("`global`/`nonlocal` state")
     for function in functions_called_from(ctx, [root]):
         for node in walk(function):  # its decorators too: `@tf.numpy_function(...)` makes it host code
@@ -165,6 +169,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode) -> List[str]:
 
 # TensorBoard summaries: their writer ops run on the host, and XLA compiles none of them.
 _SUMMARIES = ("tensorflow.summary.", "tensorflow.compat.v2.summary.")
+# `tf.print` formats strings and prints from the graph: not compiled either.
+_PRINTS = frozenset({"tensorflow.print", "tensorflow.compat.v1.print", "tensorflow.compat.v2.print"})
 
 
 def _static_conversion(ctx: FileContext, call: cst.Call) -> bool:
