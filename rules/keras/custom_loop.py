@@ -243,6 +243,12 @@ _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_c
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
 
+def _slices_from(subscript: cst.Subscript, index: str) -> bool:
+    """``x[i:i + bs]``: a slice that starts at the loop's index."""
+    piece = subscript.slice[0].slice if subscript.slice else None
+    return isinstance(piece, cst.Slice) and is_name(piece.lower, index) and piece.upper is not None
+
+
 # `tf.function` options that say the step gets inputs of changing shapes.
 _RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
 
@@ -501,6 +507,13 @@ class CustomLoop(Rule):
         Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.print(\"loss\", loss)\n    return loss\n")),
         Example(*(code.replace("    return loss\n", "    print(\"tracing step\")\n    return loss\n")
                   for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        # Batches sliced from arrays by the loop: the last may be shorter, which is said.
+        Example(_PER_STEP_BEFORE.replace("for x, y in batches:\n    loss = step(x, y)\n",
+                                         "for i in range(0, len(features), 64):\n"
+                                         "    loss = step(features[i:i + 64], targets[i:i + 64])\n"),
+                _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
+                                        "for i in range(0, len(features), 64):\n"
+                                        "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
@@ -641,6 +654,7 @@ class CustomLoop(Rule):
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
                 ctx.replace(step.call, _run_call(plan.strategy, name))
+                self._report_sliced_batches(ctx, step)
                 steps = config_steps(ctx.config)
                 detail = (f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
@@ -679,6 +693,22 @@ class CustomLoop(Rule):
                 why = "outside a `tf.function`, which the IPU strategy refuses for a Python function"
             ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
+
+    def _report_sliced_batches(self, ctx, step) -> None:
+        """``for i in range(0, len(x), bs): step(x[i:i + bs], ...)``: the last slice is shorter when
+        ``len(x)`` is not a multiple of ``bs``, a shape the compiled step has not seen."""
+        loop = step.loop
+        if not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range") and len(loop.iter.args) == 3
+                and isinstance(loop.target, cst.Name)):
+            return
+        index, stride = loop.target.value, loop.iter.args[2].value
+        sliced = [arg.value for arg in step.call.args if isinstance(arg.value, cst.Subscript)
+                  and _slices_from(arg.value, index)]
+        if sliced:
+            ctx.report(self.code, sliced[0], f"the loop slices batches of `{code_of(ctx, stride)}` samples: the last "
+                       f"one is shorter unless the data holds a multiple of `{code_of(ctx, stride)}`, and `strategy.run` "
+                       "compiles the step again for it (static shapes only); trim the arrays to a multiple of the batch "
+                       "size before the loop", fixed=False)
 
     def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
