@@ -226,6 +226,31 @@ class AddonsRnn(Rule):
             model.add(layers.LSTM(8))
             """,
         ),
+        # A mask given by hand: to the layer itself, to the one before it (which passes it on), or to
+        # the layer a model subclass holds.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(frames, steps):
+                features = keras.Input((steps, frames))
+                valid = keras.Input((steps,), dtype="bool")
+                x = keras.layers.GRU(16, return_sequences=True)(features, mask=valid)
+                x = keras.layers.GRU(8)(x)
+                return keras.Model([features, valid], keras.layers.Dense(5)(x))
+
+
+            class Clips(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = keras.layers.LSTM(32)
+
+                def call(self, inputs):
+                    frames, valid = inputs
+                    return self.rnn(frames, mask=valid)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -11,8 +11,8 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings
-from porter.cstutil import argument, keyword
+from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
+from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import is_literal_false, last_name
 from porter.scopes import values_of
 
@@ -174,7 +174,8 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
     """Raise ``Unsafe`` when a mask (a ``mask=`` argument, an upstream ``Masking`` layer or
     ``Embedding(mask_zero=True)``) may reach the layer ``call`` makes."""
     parent = ctx.parent(call)
-    if isinstance(parent, cst.Call) and parent.func is call and keyword(parent, "mask") is not None:
+    if isinstance(parent, cst.Call) and parent.func is call and keyword(parent, "mask") is not None \
+            or _held_and_called_with_mask(ctx, call):
         raise Unsafe("it is called with a `mask`, which the IPU layer does not support")
     sequence = sequential_prefix(ctx, call)
     if sequence is not None:
@@ -184,13 +185,27 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
     if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
         masked = Tracer(ctx).any_masked([arg.value for arg in parent.args])
         if masked:
-            raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
+            raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)` or a layer given "
+                         "`mask=`)")
         if masked is False:
             return
     region = _region(ctx, call)
     if any(_region(ctx, mask) is region if region is None else
            any(ancestor is region for ancestor in ctx.ancestors(mask)) for mask in _masks(ctx)):
         raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` in the same model may feed it a mask")
+
+
+def _held_and_called_with_mask(ctx: FileContext, call: cst.Call) -> bool:
+    """``self.gru = layers.GRU(16)`` in a class whose methods call ``self.gru(x, mask=mask)``."""
+    assign = ctx.parent(call)
+    if not (isinstance(assign, cst.Assign) and assign.value is call):
+        return False
+    held = [target.target.attr.value for target in assign.targets if isinstance(target.target, cst.Attribute)
+            and is_name(target.target.value, "self")]
+    owner = ctx.enclosing(call, cst.ClassDef)
+    return bool(held) and owner is not None and any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in held
+        and is_name(node.func.value, "self") and keyword(node, "mask") is not None for node in walk(owner))
 
 
 def _region(ctx: FileContext, node):
@@ -223,8 +238,8 @@ class Tracer:
             if makes_mask(ctx, node):
                 return True
             if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
-                if makes_mask(ctx, node.func):
-                    return True
+                if makes_mask(ctx, node.func) or keyword(node, "mask") is not None:
+                    return True  # a layer given a mask passes it on
                 return self.any_masked([arg.value for arg in node.args])
             name = ctx.keras_name(node.func)
             if name in INPUTS:
