@@ -128,6 +128,25 @@ class DropRemainder(Rule):
                 train_step(images, labels)
             """,
         ),
+        # `predict` reads a dataset `evaluate` reads too: it lacks answers for the dropped last batch.
+        Example(
+            """\
+            import tensorflow as tf
+
+            test = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64)
+            model = tf.keras.models.load_model("digits.keras")
+            model.evaluate(test)
+            predicted = model.predict(test).argmax(axis=1)
+            """,
+            """\
+            import tensorflow as tf
+
+            test = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
+            model = tf.keras.models.load_model("digits.keras")
+            model.evaluate(test)
+            predicted = model.predict(test).argmax(axis=1)
+            """,
+        ),
         # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
         # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
         Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
@@ -792,7 +811,8 @@ class DropRemainder(Rule):
         """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
-            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched) \
+            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched,
+                             predicts=entry.method == "predict") \
                     and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
@@ -807,7 +827,7 @@ class DropRemainder(Rule):
             self._rebatch(ctx, source, owner(ctx, step.loop), f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
-    def _rebatch(self, ctx, value, scope, where: str, rebatched: set) -> bool:
+    def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False) -> bool:
         """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
         in batches; True when it did (or reported why it could not)."""
         source = keras_batched_source(ctx, value, scope)
@@ -837,7 +857,10 @@ class DropRemainder(Rule):
             return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
-        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`", fixed=True)
+        lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
+                "labels trimmed the same way" if predicts else "")
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`{lost}",
+                   fixed=not predicts)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1008,14 +1031,16 @@ def _read_by_host_loops(ctx, name: str) -> bool:
 
 
 def _predicted_only(batches) -> dict:
-    """Per ``.batch()`` call id that only ``predict`` reads: the message that says what
-    ``drop_remainder`` costs there, and that the port is not complete with it."""
+    """Per ``.batch()`` call id that ``predict`` reads (alone, or besides ``fit``/``evaluate``):
+    the message that says what ``drop_remainder`` costs there, and that the port is not complete
+    with it."""
     methods: dict = {}
     for found in batches:
         methods.setdefault(id(found.batch), set()).add(found.method)
     return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
-                  "batch; to keep them, pad the data to a multiple of the batch size before batching", False)
-            for key, used in methods.items() if used == {"predict"}}
+                  "batch; line its answers up with labels trimmed the same way, or pad the data to a multiple of "
+                  "the batch size before batching", False)
+            for key, used in methods.items() if "predict" in used}
 
 
 def _collected_answers(ctx) -> dict:
