@@ -239,6 +239,29 @@ _EPOCHS_WITH_TEST = _PER_STEP_BEFORE.replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     _PLAIN_TEST_STEP.lstrip("\n") + "\n\nfor epoch in range(3):\n    for x, y in batches:\n        step(x, y)\n"
     "    for x, y in test_batches:\n        test_step(x, y)\n")
+_NESTED_STEP = """import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+@tf.function
+def distributed_step(batch):
+    def step_fn(inputs):
+        x, y = inputs
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    losses = strategy.run(step_fn, args=(batch,))
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+
+for batch in dist_dataset:
+    distributed_step(batch)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -514,6 +537,9 @@ class CustomLoop(Rule):
                 _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
                                         "for i in range(0, len(features), 64):\n"
                                         "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
+        # The step defined inside the distributed step that hands it to `strategy.run` (the
+        # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
+        Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",

@@ -102,8 +102,8 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     for step in step_calls(ctx) + evaluations:
         name = step.function.name.value
         if name in done or any(isinstance(node, cst.FunctionDef) and node.name.value in done
-                               for node in ctx.ancestors(step.call)):
-            continue  # already run through strategy.run, or inside what is
+                               for node in ctx.ancestors(step.call)) or _hands_on_a_step(ctx, step.function):
+            continue  # already run through strategy.run, or inside what is, or it runs one itself
         plan = LoopPlan(step, strategy=model.strategy_name)
         existing = strategy_scope_name(ctx, step.loop)
         plan.problem = _problem(ctx, step, model, existing, evaluates=step in evaluations)
@@ -113,6 +113,16 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
     return plans
+
+
+def _hands_on_a_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """A distributed step: ``strategy.run(step_fn, ...)`` inside it hands a function of the file
+    (often one it defines) to the strategy, then reduces what the replicas give. The function it
+    hands on is the step; this one stays the host's."""
+    defined = {node.name.value for node in ctx.nodes(cst.FunctionDef)}
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
+               and node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in defined
+               for node in walk(function.body))
 
 
 def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str],
