@@ -129,7 +129,7 @@ def is_dataset(ctx: FileContext, node: cst.BaseExpression) -> bool:
 
 # Methods of `tf.data.Dataset` that lists, arrays and tables do not have.
 DATASET_ONLY_METHODS = frozenset({"take", "skip", "shuffle", "batch", "padded_batch", "unbatch", "prefetch",
-                                  "cache", "as_numpy_iterator"})
+                                  "cache", "as_numpy_iterator", "with_options", "interleave", "flat_map"})
 
 
 def dataset_like(ctx: FileContext, node: cst.BaseExpression) -> bool:

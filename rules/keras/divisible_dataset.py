@@ -376,6 +376,31 @@ class DivisibleDataset(Rule):
             risk = cut_to_samples(model.predict(pad_to_multiple(row, 32)), row)
             """),
         ),
+        # The arrays of a NumPy archive, by name: arrays, padded for `predict`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            archive = np.load("held_out.npz")
+            model = tf.keras.models.load_model("digits.keras")
+            scores = model.predict(archive["images"])
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            archive = np.load("held_out.npz")
+            model = tf.keras.models.load_model("digits.keras")
+            scores = cut_to_samples(model.predict(pad_to_multiple(archive["images"], 32)),
+                                    archive["images"])
+            """),
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\

@@ -128,6 +128,17 @@ class DropRemainder(Rule):
                 train_step(images, labels)
             """,
         ),
+        # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
+        Example(
+            """\
+            import tensorflow as tf
+
+            lines = tf.data.TextLineDataset("corpus.txt")
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(lines.batch(1024))
+            """,
+            reported=False,
+        ),
         # `predict` reads a dataset `evaluate` reads too: it lacks answers for the dropped last batch.
         Example(
             """\
@@ -944,9 +955,11 @@ def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
 
 def _made_by_seen_code(ctx, root: cst.BaseExpression, seen: frozenset = frozenset()) -> bool:
     """The root of a method chain is made where the porter looks: a call of TensorFlow or an array
-    library, or a variable (of the function, else of the module) assigned a dataset."""
+    library or of a function of the file, or a variable (of the function, else of the module)
+    assigned a dataset."""
     if isinstance(root, cst.Call):
-        return (ctx.qualified_name(root.func) or "").startswith(_SEEN_LIBRARIES)
+        return (ctx.qualified_name(root.func) or "").startswith(_SEEN_LIBRARIES) or isinstance(
+            root.func, cst.Name) and any(function.name.value == root.func.value for function in ctx.nodes(cst.FunctionDef))
     if isinstance(root, cst.Name) and root.value not in seen:
         return any(made is not None and (dataset_like(ctx, made) or _made_by_seen_code(
             ctx, chain(ctx, made)[1], seen | {root.value})) for made in values_of(ctx, root))
@@ -974,8 +987,9 @@ def _result_unused(ctx, call: cst.Call) -> bool:
 
 def _host_loop_batches(ctx, batches) -> set:
     """Ids of the ``.batch()`` calls whose datasets only host loops read (``for images, labels in
-    ds.take(1): show(model.predict(images))``): they stay out of the scope, where a partial last
-    batch is no error (and ``predict`` pads it), so no sample is dropped there."""
+    ds.take(1): show(model.predict(images))``), or that a layer's ``adapt`` is given: they stay out
+    of the scope, where a partial last batch is no error (and ``predict`` pads it), so no sample is
+    dropped there."""
     training = {id(found.batch) for found in batches}
     found = set()
     for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
@@ -985,6 +999,8 @@ def _host_loop_batches(ctx, batches) -> set:
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
             host = _host_loop(ctx, parent)
+        elif _adapted_on(ctx, outer):
+            host = True  # `layer.adapt(ds.batch(1024))`: statistics or a vocabulary made on the host
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
         else:
@@ -1003,6 +1019,14 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         if not isinstance(outer, cst.Call) or outer.func is not attribute:
             return node
         node = outer
+
+
+def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
+    """``node`` is what a preprocessing layer's ``adapt`` is given."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "adapt"
+            and arg is call.args[0])
 
 
 def _host_loop(ctx, loop: cst.For) -> bool:

@@ -226,8 +226,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     or a list of them, or a variable last assigned (in the same block) one of these."""
     if isinstance(x, cst.Subscript):
         first = x.slice[0].slice if x.slice else None
-        return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and not isinstance(
-            first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+        return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
+            first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope))
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
@@ -258,6 +258,14 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
+
+
+def _npz(ctx: FileContext, node: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """``np.load("data.npz")`` (or a variable last assigned it): a NumPy archive, whose items are
+    arrays (``data["x"]``)."""
+    if isinstance(node, cst.Name):
+        node = last_value_before(ctx, node, scope)
+    return isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "numpy.load"
 
 
 # Functions that split or shuffle the arrays they get, and return arrays (one a name they bind).
