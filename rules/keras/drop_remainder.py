@@ -128,6 +128,33 @@ class DropRemainder(Rule):
                 train_step(images, labels)
             """,
         ),
+        # A folder dataset a helper of the file maps: still batched by Keras, rebatched where trained on.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def to_spectrograms(ds):
+                return ds.map(lambda audio, label: (tf.abs(tf.signal.stft(audio, 255, 128)), label))
+
+
+            clips = tf.keras.utils.audio_dataset_from_directory("clips", batch_size=64)
+            model = tf.keras.models.load_model("words.keras")
+            model.fit(to_spectrograms(clips), epochs=10)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def to_spectrograms(ds):
+                return ds.map(lambda audio, label: (tf.abs(tf.signal.stft(audio, 255, 128)), label))
+
+
+            clips = tf.keras.utils.audio_dataset_from_directory("clips", batch_size=64)
+            model = tf.keras.models.load_model("words.keras")
+            model.fit(to_spectrograms(clips).unbatch().batch(64, drop_remainder=True), epochs=10)
+            """,
+        ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
         Example(
             """\

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey
-from porter.cstutil import is_name, keyword
+from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
 from porter.scopes import assignments, called_returns, owner, returns_of
 
@@ -290,10 +290,26 @@ def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[c
     make_ds(path): return keras.utils.image_dataset_from_directory(path, batch_size=32)``), the
     same on every ``return``."""
     function, returned = called_returns(ctx, call)
-    sources = [keras_batched_source(ctx, value, function, depth + 1) for value in returned]
+    sources = [_given_source(ctx, call, function, value, depth) or keras_batched_source(ctx, value, function, depth + 1)
+               for value in returned]
     if not sources or None in sources or any(source is not sources[0] for source in sources):
         return None
     return sources[0]
+
+
+def _given_source(ctx: FileContext, call: cst.Call, function, value: cst.BaseExpression,
+                  depth: int) -> Optional[cst.Call]:
+    """``def prepare(ds): return ds.map(to_spectrogram)``: what ``function`` returns is a chain of
+    its parameter, so the Keras call that made the dataset ``call`` gives it, if any, made it."""
+    calls, root = chain(ctx, value)
+    parameter = parameter_input(ctx, value, function) if function is not None else None
+    if parameter is None or any(step.func.attr.value in BATCHING_METHODS for step in calls):
+        return None
+    names = [param.name.value for param in function.params.params]
+    given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)
+    if given is None or given.star:
+        return None
+    return keras_batched_source(ctx, given.value, ctx.enclosing_function(call) or ctx.module, depth + 1)
 
 
 def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
