@@ -15,6 +15,14 @@ from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import assignments, fresh_name, module_definitions, owner
 
 
+# Strategies of several hosts, and what else of theirs the script must lose.
+_MULTI_HOST = {
+    "MultiWorkerMirroredStrategy": "",
+    "ParameterServerStrategy": "; `ClusterCoordinator` and `schedule` take no IPU strategy, so the loop that uses "
+                               "them must become a plain loop over the dataset",
+}
+
+
 def _strategy_code(plan) -> str:
     if plan.overridden_hooks or plan.library_overrides:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
@@ -1267,6 +1275,28 @@ run_experiment(net)
             "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
             "    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])\n"
             "    model.fit(train_ds, epochs=2)\n")),
+        # A strategy over several hosts: replaced, and what that loses said.
+        Example(
+            """\
+            import tensorflow as tf
+
+            strategy = tf.distribute.MultiWorkerMirroredStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse")
+            model.fit(shards, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse")
+                model.fit(shards, epochs=3)
+            """,
+        ),
         # Hugging Face's TF models override `train_step`: the IPU Keras extensions would refuse them.
         Example(
             """\
@@ -1405,6 +1435,7 @@ run_experiment(net)
         changed = False
         if plan.replaced_strategies:
             self._report_tpu_setup(ctx)
+            self._report_multi_host(ctx, plan)
         for call in plan.replaced_strategies:
             again = _made_again(ctx, plan, call)
             if again is not None:  # the port's own strategy, of the same name, is made before it
@@ -1440,6 +1471,18 @@ run_experiment(net)
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
 
+
+    def _report_multi_host(self, ctx, plan) -> None:
+        """A strategy that trains over several hosts (workers read ``TF_CONFIG``, a parameter server
+        and its coordinator): the IPU strategy runs the program on one host."""
+        for call in plan.replaced_strategies:
+            qualified = (ctx.qualified_name(call.func) or "").replace("compat.v1.", "").replace("compat.v2.", "")
+            kind = qualified.rsplit(".", 1)[-1]
+            if kind in _MULTI_HOST:
+                ctx.report(self.code, call, f"`{kind}` trains over several hosts; the `IPUStrategy` that replaces it "
+                           "runs this program on one host, and each worker started with `TF_CONFIG` would train alone: "
+                           "run one process, replicated over IPUs (`--replicas N`), or PopDist's `PopDistStrategy` "
+                           f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
     def _report_tpu_setup(self, ctx) -> None:
         """TPU set-up before a TPU strategy the port replaces: it fails on an IPU system."""
