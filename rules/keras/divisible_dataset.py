@@ -401,6 +401,36 @@ class DivisibleDataset(Rule):
                                     archive["images"])
             """),
         ),
+        # Several inputs as a list of arrays, and a batch a loop takes apart: padded for `predict`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pairs.keras")
+            left, right = np.load("left.npy"), np.load("right.npy")
+            same = model.predict([left, right])
+            for batch in pairs.take(1):
+                images, labels = batch
+                guesses = model.predict(images)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("pairs.keras")
+            left, right = np.load("left.npy"), np.load("right.npy")
+            same = cut_to_samples(model.predict(pad_to_multiple([left, right], 32)), [left, right])
+            for batch in pairs.take(1):
+                images, labels = batch
+                guesses = cut_to_samples(model.predict(pad_to_multiple(images, 32)), images)
+            """),
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\

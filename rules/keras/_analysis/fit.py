@@ -16,10 +16,10 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import argument, keyword
+from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.scopes import assignments, called_returns, local_calls, owner
+from porter.scopes import assignments, called_returns, local_calls, owner, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -227,7 +227,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Subscript):
         first = x.slice[0].slice if x.slice else None
         return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
-            first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope))
+            first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope)
+            or isinstance(x.value, cst.Name) and _batch_of_loop(ctx, x.value))  # `batch["image"]`
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
@@ -242,7 +243,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return _surely_array(ctx, x.expression, scope, follow, depth)
     if isinstance(x, (cst.List, cst.Tuple)):  # several inputs: `[adjacency[:800], features[:800]]`
         return bool(x.elements) and all(isinstance(element, cst.Element) and _surely_array(
-            ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+            ctx, element.value, scope, follow=follow and depth < 2, depth=depth + 1) for element in x.elements)
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
@@ -255,6 +256,9 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x) or \
                 _split_from_arrays(ctx, x, scope):
             return True
+        made = values_of(ctx, x) if value is None else []
+        if made and all(one is not None and _surely_array(ctx, one, scope, follow=False) for one in made):
+            return True  # every value the variable is given is an array (in a loop, say)
         if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
@@ -307,13 +311,22 @@ def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: i
 
 
 def _batch_of_loop(ctx: FileContext, name: cst.Name) -> bool:
-    """``images`` in ``for images, labels in val_ds.take(1):``: a batch of tensors a dataset gives."""
+    """``images`` in ``for images, labels in val_ds.take(1):``, or in ``images, labels = batch``
+    in the body of ``for batch in val_ds.take(1):``: a batch of tensors a dataset gives."""
     for ancestor in ctx.ancestors(name):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
-        if isinstance(ancestor, cst.For) and name.value in bound_names(ancestor.target):
+        if isinstance(ancestor, cst.For) and (name.value in bound_names(ancestor.target) or isinstance(
+                ancestor.target, cst.Name) and _unpacked_in(ancestor.body, name.value, ancestor.target.value)):
             return dataset_like(ctx, ancestor.iter)
     return False
+
+
+def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
+    """``name`` is bound in ``body`` by unpacking ``element`` (``images, labels = batch``)."""
+    return any(isinstance(node, cst.Assign) and is_name(node.value, element) and any(
+        isinstance(target.target, (cst.Tuple, cst.List)) and name in bound_names(target.target)
+        for target in node.targets) for node in walk(body))
 
 
 # Keras utilities that give back arrays (or a tensor of the same samples): labels one-hot encoded,
