@@ -543,7 +543,9 @@ def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
 
 
 # TensorFlow Datasets image sets whose images come as tf.uint8.
-UINT8_TFDS = ("mnist", "fashion_mnist", "kmnist", "emnist", "cifar10", "cifar100", "svhn_cropped")
+UINT8_TFDS = ("mnist", "fashion_mnist", "kmnist", "emnist", "cifar10", "cifar100", "svhn_cropped", "stl10",
+              "rock_paper_scissors", "horses_or_humans", "colorectal_histology", "eurosat", "patch_camelyon", "beans",
+              "tf_flowers", "cats_vs_dogs", "oxford_flowers102", "food101", "caltech101", "imagenette", "malaria")
 
 
 def uint8_tfds_loads(ctx: FileContext):
