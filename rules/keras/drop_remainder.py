@@ -913,8 +913,8 @@ class DropRemainder(Rule):
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
                        "the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where it "
-                       "is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), trim arrays to a "
-                       "multiple of the batch size", fixed=False)
+                       f"is made (or give it `.unbatch().batch(n, drop_remainder=True)` here), {_arrays_advice(entry)}",
+                       fixed=False)
 
     def _report_out_of_sight(self, ctx) -> None:
         """What a training call gets from where the porter cannot look: an object's attribute
@@ -933,8 +933,8 @@ class DropRemainder(Rule):
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}`, {origin}: the porter cannot "
                        "see how it is batched, and the IPU rejects a partial last batch or a batch dimension it does "
                        "not know; batch a dataset with `drop_remainder=True` where it is made (a Keras-made one, "
-                       "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), trim "
-                       "arrays to a multiple of the batch size", fixed=False)
+                       "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), "
+                       f"{_arrays_advice(entry)}", fixed=False)
 
     def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
@@ -1092,6 +1092,14 @@ def _predicted_only(batches) -> dict:
                   "batch; line its answers up with labels trimmed the same way, or pad the data to a multiple of "
                   "the batch size before batching", False)
             for key, used in methods.items() if "predict" in used}
+
+
+def _arrays_advice(entry) -> str:
+    """What to do with arrays a call gets from out of sight: trimmed for training, padded for
+    ``predict``, which must answer for every sample."""
+    if entry.method == "predict":
+        return "pad arrays to a multiple of the batch size and keep the answers for the real samples only"
+    return "trim arrays to a multiple of the batch size"
 
 
 def _collected_answers(ctx) -> dict:
