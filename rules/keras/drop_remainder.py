@@ -8,7 +8,7 @@ from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batc
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls, trains
-from porter.rules.keras._analysis.util import mapped_nodes, string_layer_names
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, makes_both, parameter_input, returned_batches,
                                                    training_batches, training_inputs, uneven_batches)
@@ -71,7 +71,9 @@ class DropRemainder(Rule):
         "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
-        "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch."
+        "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
+        "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
+        "batch) is reported, unless it sets one (`tf.ensure_shape`)."
     )
     examples = (
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
@@ -153,6 +155,17 @@ class DropRemainder(Rule):
             clips = tf.keras.utils.audio_dataset_from_directory("clips", batch_size=64)
             model = tf.keras.models.load_model("words.keras")
             model.fit(to_spectrograms(clips).unbatch().batch(64, drop_remainder=True), epochs=10)
+            """,
+        ),
+        # Elements of no static shape: Python through `tf.numpy_function`, or ragged batches made dense.
+        Example(
+            """\
+            import tensorflow as tf
+
+            pairs = tf.data.Dataset.from_tensor_slices((paths, captions))
+            pairs = pairs.map(lambda path, caption: (tf.numpy_function(load_features, [path], tf.float32), caption))
+            model = tf.keras.models.load_model("captioner.keras")
+            model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
         ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
@@ -708,6 +721,8 @@ class DropRemainder(Rule):
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
         self._report_padded_to_longest(ctx, batches)
+        if batches or step_calls(ctx):
+            self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
 
     def _report_padded_to_longest(self, ctx, batches) -> None:
@@ -732,6 +747,27 @@ class DropRemainder(Rule):
                        "longest element, so the padded length changes from batch to batch, which the IPU cannot "
                        "take (a compiled program has one static shape): pass `padded_shapes` with fixed lengths",
                        fixed=False)
+
+    def _report_unknown_shapes(self, ctx) -> None:
+        """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
+        or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
+        its longest element), unless the map sets the shape (``tf.ensure_shape``, ``set_shape``)."""
+        for call, _ in dataset_method_calls(ctx, "map"):
+            nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
+            if any(last_name(node.func) in _SHAPE_SETTERS for node in nodes):
+                continue
+            host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
+            ragged = next((node for node in nodes if isinstance(node.func, cst.Attribute)
+                           and node.func.attr.value == "to_tensor" and not node.args), None)
+            if host is not None:
+                why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
+            elif ragged is not None:
+                why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
+            else:
+                continue
+            ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
+                       "the IPU needs every shape fully defined (\"not fully defined\"): give them one in the map "
+                       "(`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)", fixed=False)
 
     def _fix_window_batches(self, ctx) -> None:
         """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
@@ -954,6 +990,8 @@ class DropRemainder(Rule):
         return whole
 
 
+# Calls that give a tensor a static shape in a map.
+_SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 # ImageDataGenerator's iterators: IPU151 reports them.
