@@ -1,9 +1,10 @@
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.cstutil import keyword
+from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.rules.keras._analysis.util import STRING_LAYERS, host_only, string_layer_names
+from porter.rules.keras._analysis.steps import step_functions
+from porter.rules.keras._analysis.util import STRING_LAYERS, host_only, string_layer_names, subclasses_of
 
 _INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
@@ -13,6 +14,23 @@ _MODELS = _SEQUENTIAL | {"keras.Model", "keras.models.Model"}
 _ADVICE = ("string ops do not run on the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
            "operations\"); do the text processing in the `tf.data` pipeline (`dataset.map`) and give the "
            "model integer ids")
+
+
+# The methods of a model subclass that Keras (or a custom loop) compiles.
+_COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+_MODEL_CLASSES = ("keras.Model", "keras.models.Model")
+
+
+def _held_string_layer(ctx, func: cst.BaseExpression) -> bool:
+    """``self.vectorize`` where the class assigns ``self.vectorize = TextVectorization(...)``."""
+    if not (isinstance(func, cst.Attribute) and is_name(func.value, "self")):
+        return False
+    owner = ctx.enclosing(func, cst.ClassDef)
+    return owner is not None and any(
+        isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and ctx.keras_name(node.value.func) in
+        STRING_LAYERS and any(isinstance(target.target, cst.Attribute) and target.target.attr.value == func.attr.value
+                              and is_name(target.target.value, "self") for target in node.targets)
+        for node in walk(owner))
 
 
 class StringModel(Rule):
@@ -28,11 +46,43 @@ class StringModel(Rule):
         "fails to compile for the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
         "operations\"). Such layers belong in the `tf.data` pipeline, where they run on the host "
         "(`dataset.map(lambda text, label: (vectorize(text), label))`), and the model takes the ids "
-        "they make. This is reported, not changed: where the model ends and the pipeline starts is a "
+        "they make. A string layer a custom training step runs, or that a model subclass holds (or is given) "
+        "and calls, is reported too. This is reported, not changed: where the model ends and the pipeline starts is a "
         "choice for the author. The same layers used in a `map` function or for `adapt` are not "
         "reported."
     )
     examples = (
+        # A string layer a custom step runs, or that a model subclass holds and calls: compiled code.
+        Example(
+            """\
+            import tensorflow as tf
+
+            to_ids = tf.keras.layers.StringLookup(vocabulary=["<start>", "a", "b"])
+
+
+            @tf.function
+            def train_step(images, captions):
+                start = to_ids("<start>")
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(captions, model([images, start]))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Tagger(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.words = tf.keras.layers.TextVectorization(max_tokens=2000)
+                    self.scores = tf.keras.layers.Dense(3)
+
+                def call(self, text):
+                    return self.scores(tf.cast(self.words(text), tf.float32))
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -67,6 +117,7 @@ class StringModel(Rule):
 
     def run(self, ctx) -> None:
         string_layers = string_layer_names(ctx)
+        self._report_compiled_uses(ctx, string_layers)
         reported = set()  # the models reported already: one finding each
         for call in ctx.nodes(cst.Call):
             name = ctx.keras_name(call.func)
@@ -86,6 +137,35 @@ class StringModel(Rule):
                     if self._is_string_layer(ctx, layer, string_layers):
                         ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` in the model works on strings: "
                                    f"{_ADVICE}", fixed=False)
+
+    def _report_compiled_uses(self, ctx, string_layers: set) -> None:
+        """A string layer called in a training step of a custom loop, or in the ``call`` or
+        ``train_step`` of a model subclass (``self.vectorize = TextVectorization(...)``): that code is
+        compiled for the IPU."""
+        steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
+        reported = set()
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            held = _held_string_layer(ctx, func)
+            if not (isinstance(func, cst.Name) and func.value in string_layers or held):
+                continue
+            function = ctx.enclosing_function(call)
+            if function is None or not (id(function) in steps or held and function.name.value in _COMPILED_METHODS):
+                continue
+            what = code_of(ctx, func)
+            if what not in reported:
+                reported.add(what)
+                ctx.report(self.code, call, f"`{what}` works on strings in `{function.name.value}`, which is compiled "
+                           f"for the IPU: {_ADVICE}", fixed=False)
+        models = subclasses_of(ctx, *_MODEL_CLASSES)
+        for call in ctx.nodes(cst.Call):
+            if not (isinstance(call.func, cst.Name) and call.func.value in models):
+                continue
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in string_layers and arg.value.value not in reported:
+                    reported.add(arg.value.value)
+                    ctx.report(self.code, arg, f"`{arg.value.value}`, a string layer, is given to the model "
+                               f"`{call.func.value}`, whose compiled code may run it: {_ADVICE}", fixed=False)
 
     @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:
