@@ -137,6 +137,31 @@ class AddonsLayers(Rule):
             ])
             """,
         ),
+        # One layer class makes a mask, another holds a Dropout: put together in a model, the mask
+        # reaches the Dropout, which the IPU one would drop.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class TokenEmbedding(tf.keras.layers.Layer):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.embed = tf.keras.layers.Embedding(vocab, width, mask_zero=True)
+
+                def call(self, tokens):
+                    return self.embed(tokens)
+
+
+            class Block(tf.keras.layers.Layer):
+                def __init__(self, rate):
+                    super().__init__()
+                    self.drop = tf.keras.layers.Dropout(rate)
+
+                def call(self, x):
+                    return self.drop(x)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

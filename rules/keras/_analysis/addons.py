@@ -193,6 +193,10 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
     if any(_region(ctx, mask) is region if region is None else
            any(ancestor is region for ancestor in ctx.ancestors(mask)) for mask in _masks(ctx)):
         raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` in the same model may feed it a mask")
+    if isinstance(region, cst.ClassDef) and any(isinstance(_region(ctx, mask), cst.ClassDef) for mask in _masks(ctx)):
+        # Layer classes are put together in other classes: a mask one makes reaches the next.
+        raise Unsafe("a layer class of the file makes a mask (`Embedding(mask_zero=True)`, `Masking`), which may "
+                     "reach this one through the model that puts them together")
 
 
 def _held_and_called_with_mask(ctx: FileContext, call: cst.Call) -> bool:
