@@ -69,9 +69,19 @@ class GpuBoilerplate(Rule):
         "`CUDA_VISIBLE_DEVICES`, `tf.debugging.set_log_device_placement`) does nothing or fails "
         "there, so it is deleted. Whole statements go: a loop over the "
         "GPUs, an `if gpus:` block that only sets GPUs up, and the `gpus = ...` list itself. A GPU list "
-        "that is also used for something else is kept and that use is reported."
+        "that is also used for something else is kept and that use is reported, and so is a choice made on "
+        "the query itself (`64 if not tf.test.is_gpu_available() else 4096`), whose no-GPU branch runs."
     )
     examples = (
+        # Sizes chosen on the GPU query itself: the no-GPU branch runs on an IPU system; reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            width = 4096 if tf.config.list_physical_devices("GPU") else 64
+            model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(10)])
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -288,6 +298,22 @@ class _Scan:
         for function in self.emptied:
             self._remove_function(ctx, function)
         self._session_gpu_options(ctx)
+        self._report_gpu_choices(ctx)
+
+    def _report_gpu_choices(self, ctx) -> None:
+        """``if tf.config.list_physical_devices("GPU"): units = 4096 else: units = 64`` and ``256 if
+        tf.test.is_gpu_available() else 32``: a choice made on the GPU query itself, which an IPU
+        system always answers with the no-GPU branch. Reported where it is not removed."""
+        for call in ctx.nodes(cst.Call):
+            if _call_name(ctx, call) not in _QUERIES | _GPU_TESTS:
+                continue
+            choice = next((node for node in ctx.ancestors(call) if isinstance(node, (cst.If, cst.IfExp))
+                           or isinstance(node, cst.BaseStatement)), None)
+            if not isinstance(choice, (cst.If, cst.IfExp)) or not _contains(choice.test, call) \
+                    or ctx.is_removed(choice) or choice.orelse is None:
+                continue
+            ctx.report(self.code, call, "this choice asks for GPUs, and an IPU system has none: the branch for no "
+                       "GPU runs (smaller sizes, a CPU path, say); choose for the IPU", fixed=False)
 
     # --------------------------------------------------------------------------- finding them
     def _seeds(self, ctx) -> List[cst.CSTNode]:
