@@ -373,8 +373,9 @@ class CustomLoop(Rule):
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite. A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
         "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
-        "in a function that every caller runs in the scope when the strategy is made at module level; a "
-        "strategy made in another function is out of its reach, and that is reported."
+        "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
+        "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
+        "which in the scope is the IPU strategy."
     )
     examples = (
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
@@ -615,9 +616,12 @@ class CustomLoop(Rule):
         # The loop sits in a function the module calls in the scope: the module's strategy runs it.
         Example(_LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n")
                 .replace("loss = step(x, y)", "loss = strategy.run(step, args=(x, y))")),
-        # The same function called from `main()`, where the strategy is made: out of its reach, reported.
-        Example(_LOOP_IN_FUNCTION.replace("\n\nmodel = ", "\n\ndef main():\n    model = ").replace(
-            "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ")),
+        # The same function called from `main()`, where the strategy is made, a local out of its
+        # reach: in the scope, TensorFlow's current strategy is the IPU strategy, and it runs the step.
+        Example(*(code.replace("\n\nmodel = ", "\n\ndef main():\n    model = ").replace(
+            "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ") for code in (
+            _LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+                "loss = step(x, y)", "loss = tf.distribute.get_strategy().run(step, args=(x, y))")))),
         # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
         Example("""\
             import tensorflow as tf

@@ -109,6 +109,10 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         plan.problem = _problem(ctx, step, model, existing, evaluates=step in evaluations)
         if plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
+        elif plan.problem is None and _out_of_reach(ctx, step, model, existing):
+            # The loop runs in a function called in the scope, the strategy is a local of another
+            # function: in the scope, TensorFlow's current strategy is the IPU strategy.
+            plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
@@ -161,14 +165,14 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
         return None
     if not covered(ctx, model.regions, step.loop, _CALLER_DEPTH):
         return _NOT_WHERE_BUILT.format(name=name)
-    if not _global_strategy(ctx, model):
-        holder = ctx.enclosing_function(step.loop)
-        return (f"the loop that calls `{name}` runs in `{holder.name.value}`, which is called in the IPU "
-                f"strategy's scope, but the strategy is made in another function, out of its reach: pass "
-                f"`{model.strategy_name}` to `{holder.name.value}` and call `{name}` through "
-                f"`{model.strategy_name}.run(...)` in a `@tf.function(jit_compile=True)` (Targeting the IPU "
-                "from TensorFlow 2, \"On-device loops\")")
     return None
+
+
+def _out_of_reach(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str]) -> bool:
+    """The loop runs in a function called in the IPU strategy's scope (not in a region itself),
+    and the strategy variable is a local of another function."""
+    return (existing is None and not model.has_ipu_strategy and not in_regions(ctx, model.regions, step.loop)
+            and not _global_strategy(ctx, model))
 
 
 _NOT_WHERE_BUILT = ("the loop that calls `{name}` is not where the model is built: run it inside "
