@@ -10,7 +10,7 @@ from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, m
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, runs_models, step_functions)
-from porter.rules.keras._analysis.util import method_calls
+from porter.rules.keras._analysis.util import auto_loss_objects, method_calls
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
@@ -325,19 +325,6 @@ def _run_call(strategy: str, step: str):
 
 def _rendered(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-def _loss_objects(ctx):
-    """Variables assigned a Keras loss object without an explicit reduction."""
-    found = {}
-    for assign in ctx.nodes(cst.Assign):
-        value = assign.value
-        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                and isinstance(value, cst.Call) and keyword(value, "reduction") is None):
-            name = ctx.keras_name(value.func) or ""
-            if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
-                found[assign.targets[0].target.value] = assign
-    return found
 
 
 class CustomLoop(Rule):
@@ -779,7 +766,7 @@ class CustomLoop(Rule):
         computed. ``where`` names the step in the report."""
         helpers = functions_called_from(ctx, step)
         step_code = {id(node) for root in [*step, *helpers] for node in walk(root)}
-        for name, assign in _loss_objects(ctx).items():
+        for name, assign in auto_loss_objects(ctx).items():
             if name in done:
                 continue  # a helper shared by two steps: rewritten once
             calls = [node for node in ctx.nodes(cst.Call)

@@ -10,7 +10,8 @@ from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
                                                     setup_anchors)
-from porter.rules.keras._analysis.steps import loop_trains, step_functions
+from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
+from porter.rules.keras._analysis.util import auto_loss_objects
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import assignments, fresh_name, module_definitions, owner
 
@@ -210,11 +211,22 @@ def _kept_out(ctx, plan):
                 iterates = True
         return iterates
 
+    losses = set(auto_loss_objects(ctx))
+
+    def host_loss(statement_node: cst.BaseStatement) -> bool:
+        """``print(loss_fn(y[:1], predictions).numpy())``: a loss object of automatic reduction
+        called on host values; in the scope Keras would refuse it (a ValueError)."""
+        names = [node.value for node in walk(statement_node) if isinstance(node, cst.Name)]
+        return isinstance(statement_node, cst.SimpleStatementLine) and any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in losses
+            for node in walk(statement_node)) and not any(name in model_code for name in names)
+
     def kept_out(statement_node: cst.BaseStatement) -> bool:
         if isinstance(statement_node, cst.FunctionDef):
             return not statement_node.decorators and id(statement_node) not in steps
         return not isinstance(statement_node, cst.ClassDef) and (
-            host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None)
+            host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None
+            or bool(losses) and host_loss(statement_node))
 
     return kept_out
 
@@ -241,6 +253,16 @@ def _only_text(statement_node: cst.BaseStatement) -> bool:
     """A string standing alone as a statement: a docstring-like block of prose, which does nothing."""
     small = single_small(statement_node)
     return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _stepped_losses(ctx) -> set:
+    """Loss objects a training step calls (a step function, or a tape block of a loop): IPU111 gives
+    them an explicit reduction when it compiles the step."""
+    steps = [function for same_name in step_functions(ctx).values() for function in same_name]
+    tapes = [node for node in ctx.nodes(cst.With) if any(
+        isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in TAPES for item in node.items)]
+    return {node.func.value for root in (*steps, *tapes) for node in walk(root)
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)}
 
 
 def _at_edges(statement_node: cst.BaseStatement) -> bool:
@@ -309,7 +331,9 @@ class StrategyScope(Rule):
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
         "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
         "host values: `history.history.keys()`, a pandas table, `len(model.layers)`) stay after the scope, "
-        "so that the cell still shows its output; a cell that ends with the model's answer "
+        "so that the cell still shows its output; so does a statement that calls a Keras loss object of "
+        "automatic reduction on host values, which Keras refuses in a strategy's scope outside `fit` (such a "
+        "call on the model in the scope is reported); a cell that ends with the model's answer "
         "(`model.evaluate(x, y)`) keeps it as `result = ...` in the scope and shows `result` after it."
     )
     examples = (
@@ -1275,6 +1299,35 @@ run_experiment(net)
             "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
             "    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])\n"
             "    model.fit(train_ds, epochs=2)\n")),
+        # A loss object called on host values (the quickstart's first look at the loss) stays out of the
+        # scope: in it, Keras refuses the automatic reduction outside `fit`. Called on the model in the
+        # scope, it is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            scores = model(images[:1]).numpy()
+            loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            print(loss_fn(labels[:1], scores).numpy())
+            model.compile(optimizer="adam", loss=loss_fn)
+            model.fit(images, labels, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                scores = model(images[:1]).numpy()
+                loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            print(loss_fn(labels[:1], scores).numpy())
+            with strategy.scope():
+                model.compile(optimizer="adam", loss=loss_fn)
+                model.fit(images, labels, epochs=2)
+            """,
+        ),
         # A strategy over several hosts: replaced, and what that loses said.
         Example(
             """\
@@ -1470,6 +1523,24 @@ run_experiment(net)
             changed = True
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
+        if wrapped:
+            self._report_losses_in_scope(ctx, wrapped, kept_out)
+
+    def _report_losses_in_scope(self, ctx, regions, kept_out) -> None:
+        """A Keras loss object of automatic reduction called in the scope, outside ``fit`` and the
+        steps (``loss_fn(labels, model(images))``): Keras raises a ValueError there."""
+        losses = set(auto_loss_objects(ctx)) - _stepped_losses(ctx)
+        for call in ctx.nodes(cst.Call) if losses else ():
+            if not (isinstance(call.func, cst.Name) and call.func.value in losses):
+                continue
+            statement = ctx.statement_of(call)
+            owners = {id(ctx.enclosing_function(region.first)) for region in regions if in_region(ctx, region, call)}
+            if id(ctx.enclosing_function(call)) not in owners or statement is None or kept_out(statement):
+                continue  # not in a scope, or in a function defined there (a step: IPU111 sets its reduction)
+            ctx.report(self.code, call, f"`{call.func.value}` has the automatic loss reduction, which Keras refuses in a "
+                       "strategy's scope outside `fit` (a ValueError): give it "
+                       "`reduction=tf.keras.losses.Reduction.NONE` and average what it gives with `tf.reduce_mean`, "
+                       "or call it after the scope", fixed=False)
 
 
     def _report_multi_host(self, ctx, plan) -> None:

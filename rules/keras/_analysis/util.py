@@ -233,3 +233,17 @@ def number_value(node: Optional[cst.CSTNode]) -> Optional[float]:
         except (TypeError, ValueError):
             return None
     return None
+
+
+def auto_loss_objects(ctx: FileContext) -> Dict[str, cst.Assign]:
+    """Variables assigned a Keras loss object without an explicit reduction (``AUTO``), which
+    Keras refuses to compute in a distribution strategy's scope outside ``fit``."""
+    found = {}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and isinstance(value, cst.Call) and keyword(value, "reduction") is None):
+            name = ctx.keras_name(value.func) or ""
+            if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
+                found[assign.targets[0].target.value] = assign
+    return found
