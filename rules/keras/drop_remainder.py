@@ -1008,7 +1008,7 @@ def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
         qualified = ctx.qualified_name(func)
         if qualified is not None and not qualified.startswith(_SEEN_LIBRARIES):
             return f"what `{qualified}` of another module returns"
-        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value not in _FLOWS \
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value not in _FLOWS | _LIBRARY_BATCHERS \
                 and not dataset_like(ctx, value) and not _made_by_seen_code(ctx, chain(ctx, value)[1]):
             return f"what the method `{code_of(ctx, func)}` returns"
         return None
