@@ -431,6 +431,15 @@ class DivisibleDataset(Rule):
                 guesses = cut_to_samples(model.predict(pad_to_multiple(images, 32)), images)
             """),
         ),
+        # Inputs unpacked in the call: out of sight, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(*training_arrays, batch_size=64, epochs=2)
+            """,
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\
@@ -873,6 +882,9 @@ class DivisibleDataset(Rule):
             if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
                 self._report_hidden_batch(ctx, entry)
                 continue
+            if entry.unpacked is not None and _unknown_lengths_trimmed(ctx):
+                self._report_unpacked(ctx, entry)
+                continue
             if entry.method == "predict" and entry.data is not None:
                 handled = self._pad(ctx, entry, pad, cut, helpers)
                 if handled is not None:
@@ -1119,6 +1131,14 @@ class DivisibleDataset(Rule):
                    f"to a multiple of the batch size (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _report_unpacked(self, ctx, entry) -> None:
+        """``fit(*train_data)``: the arrays are unpacked in the call, out of the port's sight."""
+        held = code_of(ctx, entry.unpacked)
+        advice = ("pad them to a multiple of the batch size and cut the predictions back" if entry.method == "predict"
+                  else "trim them to a multiple of the batch size (and of the replicas and steps per execution)")
+        ctx.report(self.code, entry.call.func.attr, f"`{entry.method}` gets its inputs unpacked from `{held}`: the "
+                   f"port cannot see them, and Keras on the IPU rejects a partial batch; {advice}", fixed=False)
 
     def _report_read_once(self, ctx, entry) -> None:
         """``predict(load_batch(path))``: padding needs the inputs twice (to pad them, then to count

@@ -47,6 +47,8 @@ class TrainingCall:
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
+    # `fit(*train_data)`: what holds the inputs, unpacked in the call.
+    unpacked: Optional[cst.BaseExpression] = None
     # `fit(x, y, **params)` on arrays: the `**` argument that may hold the batch size, out of sight.
     hidden_options: Optional[cst.BaseExpression] = None
 
@@ -185,6 +187,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         if options and x is not None and keyword(call, "batch_size") is None and _surely_array(
                 ctx, x.value, entry.owner):
             entry.hidden_options = options[0].value
+        elif call.args and call.args[0].star == "*":
+            entry.unpacked = call.args[0].value  # `fit(*train_data)`: the inputs, out of sight
         return
     x_at, y_at, batch_at = _POSITIONS[entry.method]
     x = argument(call, "x", x_at)
