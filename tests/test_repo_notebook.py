@@ -244,6 +244,7 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
                   "(classes == labels).mean()"),
         code_cell("model(features[:4])"),
         code_cell("np.argmax(model.predict(features, batch_size=32), axis=1)"),
+        code_cell("print(model.evaluate(features, labels, batch_size=32))"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
@@ -258,5 +259,7 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     assert sources[5] == "with strategy.scope():\n    result = model(features[:4])\nresult"
     assert sources[6] == ("with strategy.scope():\n    result = np.argmax(model.predict(features, batch_size=32), "
                           "axis=1)\nresult")
+    # A `print` shows what it gives by itself: nothing to keep.
+    assert sources[7] == "with strategy.scope():\n    print(model.evaluate(features, labels, batch_size=32))"
     assert sources[3].endswith("    frame = pd.DataFrame(history.history)\nframe.tail()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -105,8 +105,9 @@ def _shows_result(plan, statement_node: cst.BaseStatement) -> bool:
     the scope."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
-    if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-        return False
+    if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
+            value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
+        return False  # prose, or a `print(...)` that shows what it gives by itself
     return any(isinstance(node, cst.Call) and (
         isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
         or isinstance(node.func, cst.Name) and node.func.value in plan.model_like) for node in walk(value))
