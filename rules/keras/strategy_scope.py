@@ -227,9 +227,20 @@ def _kept_out(ctx, plan):
             return not statement_node.decorators and id(statement_node) not in steps
         return not isinstance(statement_node, cst.ClassDef) and (
             host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None
-            or bool(losses) and host_loss(statement_node))
+            or bool(losses) and host_loss(statement_node) or clears_session(ctx, statement_node))
 
     return kept_out
+
+
+def clears_session(ctx, statement_node: cst.BaseStatement) -> bool:
+    """``K.clear_session()``, or a loop whose body calls it (a model per fold, per learning rate):
+    it drops the graph that holds the strategy's scope, so it runs out of the scope, and the loop's
+    body after it goes in the scope again."""
+    return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _CLEAR_SESSION
+               for node in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+
+
+_CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
 
 
 def dataset_loop(ctx, statement_node: cst.BaseStatement):
@@ -332,6 +343,8 @@ class StrategyScope(Rule):
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
         "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
         "host values: `history.history.keys()`, a pandas table, `len(model.layers)`) stay after the scope, "
+        "`clear_session()` (which drops the graph that holds the scope) runs out of it, the scope beginning "
+        "again after it (in a loop's body too), "
         "so that the cell still shows its output; so does a statement that calls a Keras loss object of "
         "automatic reduction on host values, which Keras refuses in a strategy's scope outside `fit` (such a "
         "call on the model in the scope is reported); a cell that ends with the model's answer "
@@ -1329,6 +1342,31 @@ run_experiment(net)
                 model.fit(images, labels, epochs=2)
             """,
         ),
+        # `clear_session()` drops the graph that holds the scope: it runs out of it, and the scope
+        # begins again after it, in the loop that makes a model per learning rate.
+        Example(
+            """\
+            import tensorflow as tf
+
+            for rate in (0.01, 0.001):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                model.fit(features, targets, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for rate in (0.01, 0.001):
+                tf.keras.backend.clear_session()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                    model.fit(features, targets, epochs=2)
+            """,
+        ),
         # A strategy over several hosts: replaced, and what that loses said.
         Example(
             """\
@@ -1572,12 +1610,19 @@ run_experiment(net)
         body = list(region.block.body)
         model_code = _model_code(ctx, plan)
         for statement_node in body[body.index(region.first):body.index(region.last) + 1]:
-            loop = dataset_loop(ctx, statement_node) if kept_out(statement_node) else None
-            if loop is None or not any(isinstance(node, cst.Name) and node.value in model_code
-                                       for node in walk(loop.body)):
+            if not kept_out(statement_node):
                 continue
-            inner = list(loop.body.body)
-            ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+            loop = dataset_loop(ctx, statement_node)
+            if loop is None and isinstance(statement_node, (cst.For, cst.While)) and clears_session(ctx, statement_node):
+                loop = statement_node
+            if loop is None or not isinstance(loop.body, cst.IndentedBlock) or not any(
+                    isinstance(node, cst.Name) and node.value in model_code for node in walk(loop.body)):
+                continue
+            # After the last statement that clears the session, if any: the scope begins again there.
+            clearing = [index for index, statement in enumerate(loop.body.body) if clears_session(ctx, statement)]
+            inner = list(loop.body.body)[clearing[-1] + 1 if clearing else 0:]
+            if inner:
+                ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
