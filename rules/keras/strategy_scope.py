@@ -1342,6 +1342,27 @@ run_experiment(net)
                 model.fit(images, labels, epochs=2)
             """,
         ),
+        # Metric objects made before the model: made in the scope too (compile refuses metrics made
+        # under another strategy).
+        Example(
+            """\
+            import tensorflow as tf
+
+            METRICS = [tf.keras.metrics.AUC(name="auc"), tf.keras.metrics.Recall(name="recall")]
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+            model.compile(optimizer="adam", loss="binary_crossentropy", metrics=METRICS)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                METRICS = [tf.keras.metrics.AUC(name="auc"), tf.keras.metrics.Recall(name="recall")]
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+                model.compile(optimizer="adam", loss="binary_crossentropy", metrics=METRICS)
+            """,
+        ),
         # `clear_session()` drops the graph that holds the scope: it runs out of it, and the scope
         # begins again after it, in the loop that makes a model per learning rate.
         Example(

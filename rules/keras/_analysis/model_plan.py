@@ -131,6 +131,12 @@ class Plan:
     holders: Set[str] = field(default_factory=set)
 
 
+def _metric_object(keras_name: str) -> bool:
+    """``keras.metrics.AUC(name="auc")``: a metric object, whose variables Keras refuses in
+    ``compile`` when they were made under another strategy (or none)."""
+    return keras_name.startswith("keras.metrics.") and keras_name.rpartition(".")[2][:1].isupper()
+
+
 def _pretrained_layer(qualified: Optional[str]) -> bool:
     """``hub.KerasLayer(url)``, ``keras_hub.models.Backbone.from_preset(...)``,
     ``TFAutoModel.from_pretrained(...)``: a layer or network other libraries make with weights."""
@@ -1120,17 +1126,17 @@ class _Analysis:
         return Region(block, first, last, self._anchor(first))
 
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
-        """Statements of ``block`` that create Keras inputs or layers, or a pre-trained network of
+        """Statements of ``block`` that create Keras inputs or layers, a pre-trained network of
         ``keras.applications``, TF Hub, KerasHub or Hugging Face (a backbone the model is built on:
-        its weights are variables too)."""
+        its weights are variables too), or metric objects the model is compiled with."""
         found = []
         host = self._host_layers()
         for top, node in self._code_of_block(block):
             if type(node) is not cst.Call:
                 continue
             name = self.ctx.keras_name(node.func)
-            if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input") \
-                    or _pretrained_layer(self.ctx.qualified_name(node.func)):
+            if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"
+                                     or _metric_object(name)) or _pretrained_layer(self.ctx.qualified_name(node.func)):
                 small = single_small(top)
                 if not (isinstance(small, cst.Assign) and any(
                         isinstance(target.target, cst.Name) and target.target.value in host for target in small.targets)):
