@@ -440,6 +440,37 @@ class DivisibleDataset(Rule):
             model.fit(*training_arrays, batch_size=64, epochs=2)
             """,
         ),
+        # A table's values, a fitted scaler's output, and the batches a generator of image files gives:
+        # arrays, padded for `predict`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("digits.keras")
+            pixels = (test_frame.values / 255.0).reshape(-1, 28, 28, 1)
+            labels = model.predict(pixels)
+            rows = scaler.transform(submission_frame)
+            scores = model.predict(rows)
+            for images, _ in image_reader.flow_from_directory("extra", batch_size=20):
+                features = model.predict(images)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _PADDING_HELPERS +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("digits.keras")
+            pixels = (test_frame.values / 255.0).reshape(-1, 28, 28, 1)
+            labels = cut_to_samples(model.predict(pad_to_multiple(pixels, 32)), pixels)
+            rows = scaler.transform(submission_frame)
+            scores = cut_to_samples(model.predict(pad_to_multiple(rows, 32)), rows)
+            for images, _ in image_reader.flow_from_directory("extra", batch_size=20):
+                features = cut_to_samples(model.predict(pad_to_multiple(images, 32)), images)
+            """),
+        ),
         # A dataset to train on, arrays to validate: Keras batches the arrays by 32 (no `batch_size`).
         Example(
             """\

@@ -239,6 +239,9 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if _made_as_array(ctx, x) or isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute) \
             and x.func.attr.value == "predict" and bool(x.args):  # what another model predicted
         return True
+    if isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value in _RESHAPING \
+            and ctx.qualified_name(x.func) is None:  # `(frame.values / 255.0).reshape(-1, 28, 28, 1)`
+        return _surely_array(ctx, x.func.value, scope, follow, depth)
     if isinstance(x, cst.BinaryOperation):  # `x / 255.0`, `x - mean`: arithmetic on an array
         return any(_surely_array(ctx, side, scope, follow, depth) for side in (x.left, x.right)) and all(
             isinstance(side, (cst.Integer, cst.Float)) or _surely_array(ctx, side, scope, follow, depth)
@@ -322,8 +325,25 @@ def _batch_of_loop(ctx: FileContext, name: cst.Name) -> bool:
             return False
         if isinstance(ancestor, cst.For) and (name.value in bound_names(ancestor.target) or isinstance(
                 ancestor.target, cst.Name) and _unpacked_in(ancestor.body, name.value, ancestor.target.value)):
-            return dataset_like(ctx, ancestor.iter)
+            return dataset_like(ctx, ancestor.iter) or _image_flow(ctx, ancestor.iter)
     return False
+
+
+def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
+    """``datagen.flow_from_directory(...)``, ``image_dataset_from_directory(...)`` (or a variable
+    assigned one): batches of arrays or tensors read from files."""
+    if isinstance(source, cst.Name):
+        made = values_of(ctx, source)
+        return bool(made) and all(value is not None and _image_flow(ctx, value) for value in made)
+    return isinstance(source, cst.Call) and (
+        isinstance(source.func, cst.Attribute) and source.func.attr.value in (
+            "flow", "flow_from_directory", "flow_from_dataframe")
+        or (ctx.keras_name(source.func) or "").rpartition(".")[2] in _KERAS_READERS)
+
+
+# Keras' readers of folders and series, which give batched datasets.
+_KERAS_READERS = frozenset({"image_dataset_from_directory", "text_dataset_from_directory",
+                            "audio_dataset_from_directory", "timeseries_dataset_from_array"})
 
 
 def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
@@ -337,6 +357,10 @@ def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
 # padded sequences, an image read into an array, inputs scaled for an application model.
 _KERAS_ARRAY_MAKERS = {"to_categorical", "pad_sequences", "img_to_array", "preprocess_input", "normalize"}
 _DATASET_MAKERS = ("tensorflow.data.", "tensorflow.keras.", "tensorflow.compat.", "tensorflow.python.")
+# Array methods that give back an array of what they are called on.
+_RESHAPING = frozenset({"reshape", "astype", "copy", "ravel", "flatten", "squeeze", "transpose"})
+# Methods that give back arrays whatever they are called on: scikit-learn's transformers, pandas.
+_ARRAY_METHODS = frozenset({"transform", "fit_transform", "to_numpy", "inverse_transform"})
 
 
 def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
@@ -348,7 +372,11 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
             isinstance(element, cst.Element) and _made_as_array(ctx, element.value) for element in value.elements)
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
             ctx.qualified_name(value.func) is None:
+        if value.func.attr.value in _ARRAY_METHODS:
+            return True  # a fitted scaler's `transform(...)`, a table's `to_numpy()`
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
+    if isinstance(value, cst.Attribute) and value.attr.value == "values":
+        return True  # a pandas table's (or column's) values: `test.values.reshape(-1, 28, 28, 1)`
     made_by = (ctx.qualified_name(value.func) or "") if isinstance(value, cst.Call) else ""
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
