@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, runs_models, step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, method_calls
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
 
@@ -513,6 +513,10 @@ class CustomLoop(Rule):
         Example(*(code.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nSCALE = 2\n").replace(
             "    return loss\n", "    return loss / int(y.shape[1]) * float(SCALE)\n")
             for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        # A string lookup in a step: no compiled program holds its hash table, so it is reported.
+        Example(_PER_STEP_BEFORE.replace("model = tf.keras", "to_ids = tf.keras.layers.StringLookup(vocabulary=words)\n"
+                                         "model = tf.keras", 1).replace(
+            "    return loss\n", "    start = to_ids(\"<start>\")\n    return loss\n")),
         # `tf.print` in a step prints from the graph, which no compiled program holds: reported. A
         # Python `print` in a `tf.function` runs once, while it is traced: the step is compiled.
         Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.print(\"loss\", loss)\n    return loss\n")),
@@ -738,8 +742,9 @@ class CustomLoop(Rule):
                        and is_name(arg.value, "True")]
             if relaxed:
                 ctx.report(self.code, relaxed[0], f"`{function.name.value}` is traced for inputs of changing shapes "
-                           f"(`{relaxed[0].keyword.value}=True`): compiled for the IPU, each new shape is compiled "
-                           "again, which takes minutes; pad or bucket its inputs to a few fixed shapes", fixed=False)
+                           f"(`{relaxed[0].keyword.value}=True`): if they change, each new shape is compiled again "
+                           "for the IPU, which takes minutes; pad or bucket its inputs to a few fixed shapes",
+                           fixed=False, severity=NOTE)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
         """A compiled step runs on the IPU only through `strategy.run`: its other calls (a warm-up

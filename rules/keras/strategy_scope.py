@@ -99,7 +99,7 @@ _ANSWERS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"
                       "predict_generator"})
 
 
-def _shows_result(plan, statement_node: cst.BaseStatement) -> bool:
+def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
     """``model.evaluate(x_test, y_test)``, ``model(x[:5])`` or ``np.argmax(model.predict(x), 1)``
     as the last line of a cell: the cell shows what the model answers, and the model must answer in
     the scope."""
@@ -108,9 +108,23 @@ def _shows_result(plan, statement_node: cst.BaseStatement) -> bool:
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
             value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
         return False  # prose, or a `print(...)` that shows what it gives by itself
+    runners = plan.model_like | _layer_names(ctx)
     return any(isinstance(node, cst.Call) and (
         isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
-        or isinstance(node.func, cst.Name) and node.func.value in plan.model_like) for node in walk(value))
+        or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value))
+
+
+def _layer_names(ctx) -> set:
+    """Names the module assigns a Keras layer or a TF Hub layer: calling one runs it."""
+    def find() -> set:
+        return {bound for _, bound, value in assignments(ctx, ctx.module) if isinstance(value, cst.Call) and (
+            (ctx.keras_name(value.func) or "").startswith("keras.layers.")
+            or ctx.qualified_name(value.func) == "tensorflow_hub.KerasLayer")}
+
+    return ctx.shared(_LAYER_NAMES, find)
+
+
+_LAYER_NAMES: SharedKey[set] = SharedKey("keras-module-layer-names")
 
 
 # What a model has that a cell may show without running it: its weights' list, its size, its config.
@@ -1570,7 +1584,7 @@ run_experiment(net)
         for region in plan.regions:
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
-                        keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(plan, line),
+                        keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(ctx, plan, line),
                         shown_as=fresh_name(ctx, "result", "cell_result")):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)

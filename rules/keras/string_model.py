@@ -21,6 +21,23 @@ _COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"
 _MODEL_CLASSES = ("keras.Model", "keras.models.Model")
 
 
+def _parameters_run(model: cst.ClassDef) -> dict:
+    """{position: name} of the constructor's parameters that the model keeps (``self.words =
+    words``) and calls in ``call``/``train_step`` (``self.words(text)``)."""
+    methods = {node.name.value: node for node in model.body.body if isinstance(node, cst.FunctionDef)}
+    init = methods.get("__init__")
+    if init is None:
+        return {}
+    names = [param.name.value for param in init.params.params][1:]
+    kept = {node.targets[0].target.attr.value: node.value.value for node in walk(init)
+            if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Attribute)
+            and is_name(node.targets[0].target.value, "self") and isinstance(node.value, cst.Name)}
+    called = {node.func.attr.value for name in _COMPILED_METHODS if name in methods for node in walk(methods[name])
+              if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")}
+    run = {kept[attribute] for attribute in called if attribute in kept}
+    return {index: name for index, name in enumerate(names) if name in run}
+
+
 def _held_string_layer(ctx, func: cst.BaseExpression) -> bool:
     """``self.vectorize`` where the class assigns ``self.vectorize = TextVectorization(...)``."""
     if not (isinstance(func, cst.Attribute) and is_name(func.value, "self")):
@@ -67,6 +84,32 @@ class StringModel(Rule):
                     loss = loss_fn(captions, model([images, start]))
                 optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
             """,
+        ),
+        # Given to a model that only keeps it for a host-side method: not compiled, not reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            to_chars = tf.keras.layers.StringLookup(vocabulary=letters, invert=True)
+
+
+            class Sampler(tf.keras.Model):
+                def __init__(self, net, to_chars):
+                    super().__init__()
+                    self.net = net
+                    self.to_chars = to_chars
+
+                def call(self, ids):
+                    return self.net(ids)
+
+                @tf.function
+                def generate(self, ids):
+                    return self.to_chars(tf.argmax(self.net(ids), -1))
+
+
+            sampler = Sampler(net, to_chars)
+            """,
+            reported=False,
         ),
         Example(
             """\
@@ -155,17 +198,21 @@ class StringModel(Rule):
             what = code_of(ctx, func)
             if what not in reported:
                 reported.add(what)
-                ctx.report(self.code, call, f"`{what}` works on strings in `{function.name.value}`, which is compiled "
-                           f"for the IPU: {_ADVICE}", fixed=False)
+                ctx.report(self.code, call, f"`{what}` works on strings in `{function.name.value}`, code the IPU "
+                           f"must compile: {_ADVICE}", fixed=False)
         models = subclasses_of(ctx, *_MODEL_CLASSES)
         for call in ctx.nodes(cst.Call):
             if not (isinstance(call.func, cst.Name) and call.func.value in models):
                 continue
-            for arg in call.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value in string_layers and arg.value.value not in reported:
-                    reported.add(arg.value.value)
-                    ctx.report(self.code, arg, f"`{arg.value.value}`, a string layer, is given to the model "
-                               f"`{call.func.value}`, whose compiled code may run it: {_ADVICE}", fixed=False)
+            run = _parameters_run(models[call.func.value])
+            for index, arg in enumerate(call.args):
+                parameter = arg.keyword.value if arg.keyword is not None else run.get(index)
+                if not (isinstance(arg.value, cst.Name) and arg.value.value in string_layers
+                        and parameter in run.values() and arg.value.value not in reported):
+                    continue
+                reported.add(arg.value.value)
+                ctx.report(self.code, arg, f"`{arg.value.value}`, a string layer, is given to the model "
+                           f"`{call.func.value}`, whose `call` or `train_step` runs it: {_ADVICE}", fixed=False)
 
     @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:
