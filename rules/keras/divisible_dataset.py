@@ -1022,9 +1022,13 @@ class DivisibleDataset(Rule):
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if any(node is target for node in inputs for target in targets) else None
         ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples), fixed=True)
-        for counted in ("steps_per_epoch", "validation_steps", "steps"):
+        inputs_trimmed = any(node is target for node in inputs for target in targets)
+        validation_trimmed = any(target in entry.validation for target in targets)
+        for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
+                                 ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
-            if given is not None and not isinstance(given.value, cst.Integer) and not is_name(given.value, "None"):
+            if trimmed and given is not None and not isinstance(given.value, cst.Integer) \
+                    and not is_name(given.value, "None"):
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
