@@ -18,6 +18,12 @@ from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
 _DEPTH = 4
 
 
+
+# Keras models wrapped for scikit-learn, which builds and fits them itself.
+_SKLEARN_WRAPPERS = ("tensorflow.keras.wrappers.scikit_learn.KerasClassifier",
+                     "tensorflow.keras.wrappers.scikit_learn.KerasRegressor",
+                     "keras.wrappers.scikit_learn.KerasClassifier", "keras.wrappers.scikit_learn.KerasRegressor",
+                     "scikeras.wrappers.KerasClassifier", "scikeras.wrappers.KerasRegressor")
 class KerasAudit(Rule):
     code = "IPU190"
     name = "keras-audit"
@@ -40,6 +46,17 @@ class KerasAudit(Rule):
         "partial port is never taken for a complete one."
     )
     examples = (
+        # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from sklearn.model_selection import cross_val_score
+            from tensorflow.keras.wrappers.scikit_learn import KerasClassifier
+
+            classifier = KerasClassifier(build_fn=make_net, epochs=10, batch_size=16)
+            print(cross_val_score(classifier, features, labels, cv=5).mean())
+            """,
+        ),
         Example(
             """\
 import tensorflow as tf
@@ -225,6 +242,18 @@ classifier = LogisticRegression().fit(features, labels)
                     ctx.report(self.code, call, missing, fixed=False)
                     return
         self._custom_loops(ctx)
+        self._wrapped_models(ctx)
+
+    def _wrapped_models(self, ctx) -> None:
+        """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the
+        model inside scikit-learn's calls (``cross_val_score``, ``GridSearchCV``), where the port
+        cannot place the IPU strategy's scope."""
+        for call, qualified in ctx.calls_to(*_SKLEARN_WRAPPERS):
+            ctx.report(self.code, call, f"`{qualified.rsplit('.', 1)[1]}` builds and trains its Keras model inside "
+                       "scikit-learn's calls, out of the IPU strategy's scope (it trains on the CPU): the port is not "
+                       "complete; make those calls inside `with strategy.scope():`, with inputs of whole batches",
+                       fixed=False)
+            return
 
     def _custom_loops(self, ctx) -> None:
         """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)
