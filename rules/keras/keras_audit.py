@@ -43,7 +43,8 @@ class KerasAudit(Rule):
         "functions that call it, and every custom training loop must run its step through `strategy.run` "
         "(IPU111). The first call or loop that does not is reported, with what is missing (and, when "
         "a function that trains is called with a model the porter cannot see created, that call), so that a "
-        "partial port is never taken for a complete one."
+        "partial port is never taken for a complete one. A Keras model wrapped for scikit-learn "
+        "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too."
     )
     examples = (
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
