@@ -1402,7 +1402,7 @@ run_experiment(net)
                     model.fit(features, targets, epochs=2)
             """,
         ),
-        # A CPU baseline a course times: put in the IPU strategy's scope, it measures nothing; said.
+        # A CPU baseline a course times: with the IPU strategy's scope in it, it measures nothing; said.
         Example(
             """\
             import time
@@ -1422,14 +1422,14 @@ run_experiment(net)
             import tensorflow as tf
             from tensorflow.python import ipu
 
-            strategy = ipu.ipu_strategy.IPUStrategy()
-            with strategy.scope():
-                with tf.device("/CPU:0"):
+            with tf.device("/CPU:0"):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
                     baseline = tf.keras.Sequential([tf.keras.layers.Dense(10)])
                     baseline.compile(optimizer="sgd", loss="mse")
                     start = time.time()
                     baseline.fit(features, targets, epochs=1)
-                    print("CPU seconds", time.time() - start)
+                print("CPU seconds", time.time() - start)
             """,
         ),
         # A strategy over several hosts: replaced, and what that loses said.
@@ -1632,18 +1632,19 @@ run_experiment(net)
             self._report_cpu_blocks(ctx, wrapped)
 
     def _report_cpu_blocks(self, ctx, regions) -> None:
-        """``with tf.device("/CPU:0"):`` around model code the port puts in the IPU strategy's scope
-        (a CPU baseline a course times against the accelerator): the block asks for the CPU inside
-        the IPU's scope, and what it measures is no longer the CPU."""
+        """``with tf.device("/CPU:0"):`` in or around model code the port puts in the IPU strategy's
+        scope (a CPU baseline a course times against the accelerator): the model is the strategy's,
+        and what the block measures is no longer the CPU."""
         for with_node in ctx.nodes(cst.With):
             devices = [item.item for item in with_node.items if isinstance(item.item, cst.Call)
                        and ctx.qualified_name(item.item.func) in ("tensorflow.device", "tensorflow.compat.v1.device")
                        and item.item.args and "cpu" in code_of(ctx, item.item.args[0].value).lower()]
-            if devices and in_regions(ctx, regions, with_node):
-                ctx.report(self.code, devices[0], "this block asks for the CPU inside the IPU strategy's scope: its "
-                           "model is placed by the strategy and trained through the IPU's Keras, so a CPU baseline "
-                           "measures nothing; run the block before the IPU is configured, out of the scope (or drop "
-                           "it)", fixed=False)
+            if devices and (in_regions(ctx, regions, with_node) or any(
+                    any(ancestor is with_node for ancestor in ctx.ancestors(region.first)) for region in regions)):
+                ctx.report(self.code, devices[0], "this block asks for the CPU, but its model code is in the IPU "
+                           "strategy's scope: the model is placed by the strategy and trained through the IPU's Keras, "
+                           "so a CPU baseline measures nothing; run it before the IPU is configured, out of the scope "
+                           "(or drop it)", fixed=False)
 
     def _report_losses_in_scope(self, ctx, regions, kept_out) -> None:
         """A Keras loss object of automatic reduction called in the scope, outside ``fit`` and the
