@@ -238,8 +238,9 @@ _SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.
 
 
 class Uint8Data(NamedTuple):
-    """What the flow knows about a variable: ``kind`` (UINT8, CONVERTED or FLOAT64), where its data comes
-    from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else "array"."""
+    """What the flow knows about a variable: ``kind`` (UINT8, CONVERTED or FLOAT64), where its data
+    comes from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else
+    "array"."""
 
     kind: str
     origin: str
@@ -598,6 +599,7 @@ def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str
 
 
 def _keras_labels(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """``value`` holds the uint8 labels of a Keras dataset (``y_train`` of ``mnist.load_data()``)."""
     data = uint8_data(ctx, value)
     return data is not None and data.role == "labels"
 
