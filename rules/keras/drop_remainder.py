@@ -1146,16 +1146,29 @@ def _collected_answers(ctx) -> dict:
     for the samples of the dropped last batch are missing where they are lined up with labels."""
     found = {}
     for step in evaluation_calls(ctx, model_plan(ctx).model_like):
-        statement = step.statement
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if isinstance(small, cst.Expr) and small.value is step.call or trains(ctx, step.function):
-            continue  # its answer is not kept (a metric updated in the step), or it trains
+        if not _answer_kept(ctx, step.call) or trains(ctx, step.function):
+            continue  # its answer is not kept (a metric updated with it), or it trains
         for batch in _batches_of(ctx, step.loop.iter, owner(ctx, step.loop)):
             found[id(batch)] = (f": `{step.function.name.value}` answers for this dataset and the loop keeps the "
                                 "answers, which lack the samples of the dropped last batch; line them up with "
                                 "labels trimmed the same way, or pad the data to a multiple of the batch size "
                                 "before batching", False)
     return found
+
+
+def _answer_kept(ctx, call: cst.Call) -> bool:
+    """What ``call`` answers is kept to be lined up with something later: assigned to a name, or
+    appended to a list (``probs.append(predict_step(x))``); not when a metric takes it."""
+    node = ctx.parent(call)
+    while isinstance(node, (cst.Arg, cst.Call, cst.Attribute, cst.Subscript, cst.BinaryOperation)):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "append", "extend"):
+            return True
+        if isinstance(node, cst.Call) and node.func is not call and not isinstance(node.func, cst.Attribute) \
+                or isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "update_state":
+            return False  # handed to a metric (`test_loss(step(x))`, `metric.update_state(...)`)
+        node = ctx.parent(node)
+    return isinstance(node, (cst.Assign, cst.AugAssign))
 
 
 def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:
