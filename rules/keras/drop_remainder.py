@@ -14,6 +14,22 @@ from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batche
                                                    training_batches, training_inputs, uneven_batches)
 
 
+_FOLDER_LOOP = """\
+import tensorflow as tf
+
+folders = tf.keras.utils.image_dataset_from_directory("photos", batch_size=16)
+
+
+@tf.function
+def train_step(images, labels):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images, training=True))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for step, (images, labels) in enumerate({folders}):
+    train_step(images, labels)
+"""
 _ANSWERS_KEPT = """\
 import tensorflow as tf
 
@@ -96,40 +112,8 @@ class DropRemainder(Rule):
                       validation_data=val.unbatch().batch(64, drop_remainder=True), epochs=3)
             """,
         ),
-        Example(
-            """\
-            import tensorflow as tf
-
-            folders = tf.keras.utils.image_dataset_from_directory("photos", batch_size=16)
-
-
-            @tf.function
-            def train_step(images, labels):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(labels, model(images, training=True))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-
-
-            for step, (images, labels) in enumerate(folders):
-                train_step(images, labels)
-            """,
-            """\
-            import tensorflow as tf
-
-            folders = tf.keras.utils.image_dataset_from_directory("photos", batch_size=16)
-
-
-            @tf.function
-            def train_step(images, labels):
-                with tf.GradientTape() as tape:
-                    loss = loss_fn(labels, model(images, training=True))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-
-
-            for step, (images, labels) in enumerate(folders.unbatch().batch(16, drop_remainder=True)):
-                train_step(images, labels)
-            """,
-        ),
+        Example(*(_FOLDER_LOOP.format(folders=folders) for folders in (
+            "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
         # A folder dataset a helper of the file maps: still batched by Keras, rebatched where trained on.
         Example(
             """\
