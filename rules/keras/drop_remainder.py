@@ -8,7 +8,7 @@ from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batc
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls, trains
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS, last_name, mapped_nodes, string_layer_names
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, makes_both, parameter_input, returned_batches,
                                                    training_batches, training_inputs, uneven_batches)
@@ -714,10 +714,7 @@ class DropRemainder(Rule):
         batch to its longest element: the padded length changes from batch to batch, and a compiled
         IPU program has one shape. Batches ``fit`` takes, or a custom loop feeds to its step."""
         calls = [found.batch for found in batches if found.batching == "padded_batch"]
-        for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like):
-            source = step.loop.iter
-            if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
-                source = source.args[0].value
+        for step, source in _fed_loops(ctx):
             calls.extend(call for call in _batches_of(ctx, source, owner(ctx, step.loop))
                          if call.func.attr.value == "padded_batch")
         done = set()
@@ -877,11 +874,7 @@ class DropRemainder(Rule):
     def _rebatch_loop_sources(self, ctx, rebatched: set) -> None:
         """The same for what a custom loop iterates over to feed its step: ``strategy.run`` takes
         batches of one static shape too."""
-        loops = {id(step.loop): step for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like)}
-        for step in loops.values():
-            source = step.loop.iter
-            if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
-                source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
+        for step, source in _fed_loops(ctx):
             self._rebatch(ctx, source, owner(ctx, step.loop), f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
@@ -978,8 +971,6 @@ class DropRemainder(Rule):
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
-# ImageDataGenerator's iterators: IPU151 reports them.
-_FLOWS = frozenset({"flow", "flow_from_directory", "flow_from_dataframe"})
 
 
 def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
@@ -992,7 +983,7 @@ def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
         qualified = ctx.qualified_name(func)
         if qualified is not None and not qualified.startswith(_SEEN_LIBRARIES):
             return f"what `{qualified}` of another module returns"
-        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value not in _FLOWS | _LIBRARY_BATCHERS \
+        if qualified is None and isinstance(func, cst.Attribute) and func.attr.value not in IMAGE_FLOWS | _LIBRARY_BATCHERS \
                 and not dataset_like(ctx, value) and not _made_by_seen_code(ctx, chain(ctx, value)[1]):
             return f"what the method `{code_of(ctx, func)}` returns"
         return None
@@ -1153,6 +1144,19 @@ def _answer_kept(ctx, call: cst.Call) -> bool:
             return False  # handed to a metric (`test_loss(step(x))`, `metric.update_state(...)`)
         node = ctx.parent(node)
     return isinstance(node, (cst.Assign, cst.AugAssign))
+
+
+def _fed_loops(ctx) -> list:
+    """``(step call, dataset)`` for each loop of the file that feeds a custom step, training or
+    test (the last step of a loop that calls several): what it iterates over, through ``enumerate``."""
+    loops = {id(step.loop): step for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like)}
+    found = []
+    for step in loops.values():
+        source = step.loop.iter
+        if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
+            source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
+        found.append((step, source))
+    return found
 
 
 def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:

@@ -1,13 +1,12 @@
 import libcst as cst
 
 from porter.cstutil import keyword
-from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, generator_functions, method_calls
+from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, IMAGE_FLOWS, data_arguments, generator_functions, method_calls
 from porter.rules.keras._analysis.util import subclasses_of
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.scopes import values_of
 
 _SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
-_FLOWS = ("flow", "flow_from_directory", "flow_from_dataframe")
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
 _FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
 _ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
@@ -179,7 +178,7 @@ class GeneratorInput(Rule):
                 return "a NumPy iterator"
             if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
                 return "a Python iterator"
-            if isinstance(func, cst.Attribute) and func.attr.value in _FLOWS and self._image_generator(ctx, func.value):
+            if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and self._image_generator(ctx, func.value):
                 return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
             return None
         if isinstance(value, cst.Name) and depth < 3:

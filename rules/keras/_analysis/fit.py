@@ -19,6 +19,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
+from porter.rules.keras._analysis.util import IMAGE_FLOWS
 from porter.scopes import assignments, called_returns, local_calls, owner, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -336,8 +337,7 @@ def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
         made = values_of(ctx, source)
         return bool(made) and all(value is not None and _image_flow(ctx, value) for value in made)
     return isinstance(source, cst.Call) and (
-        isinstance(source.func, cst.Attribute) and source.func.attr.value in (
-            "flow", "flow_from_directory", "flow_from_dataframe")
+        isinstance(source.func, cst.Attribute) and source.func.attr.value in IMAGE_FLOWS
         or (ctx.keras_name(source.func) or "").rpartition(".")[2] in _KERAS_READERS)
 
 

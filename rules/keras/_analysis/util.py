@@ -20,6 +20,8 @@ HOST_FUNCTIONS = (
 # Model methods that take data, and where their x / y arguments sit.
 DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch")
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
+# `ImageDataGenerator`'s methods that give an iterator of NumPy batches read from arrays or files.
+IMAGE_FLOWS = frozenset({"flow", "flow_from_directory", "flow_from_dataframe"})
 
 _GENERATORS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-generators")
 
