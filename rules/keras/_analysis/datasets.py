@@ -21,19 +21,9 @@ import libcst as cst
 from porter.context import FileContext, SharedKey
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
+from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
 from porter.scopes import assignments, called_returns, owner, returns_of
 
-# Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
-# and their default batch size.
-KERAS_BATCHED_SOURCES = {
-    "keras.utils.image_dataset_from_directory": 32,
-    "keras.utils.text_dataset_from_directory": 32,
-    "keras.utils.audio_dataset_from_directory": 32,
-    "keras.utils.timeseries_dataset_from_array": 128,
-    "keras.preprocessing.image_dataset_from_directory": 32,
-    "keras.preprocessing.text_dataset_from_directory": 32,
-    "keras.preprocessing.timeseries_dataset_from_array": 128,
-}
 # tf.data functions that batch internally (a partial last batch, an unknown batch dimension); the
 # batch size is their second argument, with no default.
 TF_BATCHED_SOURCES = frozenset({

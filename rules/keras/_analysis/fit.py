@@ -19,7 +19,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.rules.keras._analysis.util import IMAGE_FLOWS
+from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES
 from porter.scopes import assignments, called_returns, local_calls, owner, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -342,8 +342,7 @@ def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
 
 
 # Keras' readers of folders and series, which give batched datasets.
-_KERAS_READERS = frozenset({"image_dataset_from_directory", "text_dataset_from_directory",
-                            "audio_dataset_from_directory", "timeseries_dataset_from_array"})
+_KERAS_READERS = frozenset(name.rpartition(".")[2] for name in KERAS_BATCHED_SOURCES)
 
 
 def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:

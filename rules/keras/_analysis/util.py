@@ -20,6 +20,17 @@ HOST_FUNCTIONS = (
 # Model methods that take data, and where their x / y arguments sit.
 DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch")
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
+# Keras functions that make a dataset in batches (a partial last one, an unknown batch dimension),
+# and their default batch size.
+KERAS_BATCHED_SOURCES = {
+    "keras.utils.image_dataset_from_directory": 32,
+    "keras.utils.text_dataset_from_directory": 32,
+    "keras.utils.audio_dataset_from_directory": 32,
+    "keras.utils.timeseries_dataset_from_array": 128,
+    "keras.preprocessing.image_dataset_from_directory": 32,
+    "keras.preprocessing.text_dataset_from_directory": 32,
+    "keras.preprocessing.timeseries_dataset_from_array": 128,
+}
 # `ImageDataGenerator`'s methods that give an iterator of NumPy batches read from arrays or files.
 IMAGE_FLOWS = frozenset({"flow", "flow_from_directory", "flow_from_dataframe"})
 
