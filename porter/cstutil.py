@@ -113,7 +113,30 @@ def with_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
 
 
 def append_args(call: cst.Call, *new: cst.Arg) -> cst.Call:
-    return with_args(call, [*call.args, *new])
+    """``call`` with ``new`` arguments after its own. A call written on several lines gives each
+    new argument a line of its own, lined up as its last line break does, when each of its
+    arguments has a line of its own or the new ones would make its last line too long."""
+    appended = with_args(call, [*call.args, *new])
+    old = list(call.args)
+    breaks = [arg.comma for arg in old[:-1] if _breaks_line(arg.comma)]
+    if not breaks or not new:
+        return appended
+    last_line = cst.Module(body=[]).code_for_node(appended).rsplit("\n", 1)[-1]
+    # (4 more columns: the port may put the statement in a `with` block)
+    if len(breaks) < len(old) - 1 and len(last_line) + 4 <= LINE_LIMIT:
+        return appended
+    args = list(appended.args)
+    for index in range(len(old) - 1, len(args) - 1):
+        args[index] = args[index].with_changes(comma=breaks[-1])
+    return appended.with_changes(args=args)
+
+
+# The longest line the port writes when it breaks a call it changes.
+LINE_LIMIT = 100
+
+
+def _breaks_line(comma) -> bool:
+    return isinstance(getattr(comma, "whitespace_after", None), cst.ParenthesizedWhitespace)
 
 
 def replace_arg(call: cst.Call, index: int, new: cst.Arg) -> cst.Call:

@@ -4,14 +4,14 @@ from typing import Optional
 import libcst as cst
 
 from porter.context import SharedKey, code_of, walk
-from porter.cstutil import expression, is_name, single_small, statement
+from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
                                                     setup_anchors)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
-from porter.rules.keras._analysis.util import auto_loss_objects
+from porter.rules.keras._analysis.util import auto_loss_objects, tuner_builds, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import assignments, fresh_name, module_definitions, owner
 
@@ -247,11 +247,13 @@ def _kept_out(ctx, plan):
 
 
 def clears_session(ctx, statement_node: cst.BaseStatement) -> bool:
-    """``K.clear_session()``, or a loop whose body calls it (a model per fold, per learning rate):
-    it drops the graph that holds the strategy's scope, so it runs out of the scope, and the loop's
-    body after it goes in the scope again."""
+    """``K.clear_session()``, or a loop whose body calls it (a model per fold, per learning rate),
+    or a Keras Tuner's ``search`` (which clears it before each trial): it drops the graph that
+    holds the strategy's scope, so it runs out of the scope, and the loop's body after it goes in
+    the scope again."""
     return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _CLEAR_SESSION
-               for node in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+               for node in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))) or any(
+        True for _ in tuner_builds(ctx, statement_node))
 
 
 _CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
@@ -1083,8 +1085,9 @@ run_experiment(net)
                 print(model.predict(x_new))
             """,
         ),
-        # A builder handed to a tuner, which builds and trains models with it: the scope takes in
-        # the tuner, from its creation to the last run of what it built.
+        # A builder handed to a Keras Tuner, which builds and trains models with it after clearing
+        # the session (which would end a scope around it): the tuner builds them in the IPU
+        # strategy's scope itself, and its `search` and `get_best_models` run out of the scope.
         Example(
             """\
             import keras_tuner
@@ -1116,9 +1119,10 @@ run_experiment(net)
 
             strategy = ipu.ipu_strategy.IPUStrategy()
             with strategy.scope():
-                tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4)
-                tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
-                best = tuner.get_best_models(num_models=1)[0]
+                tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4, distribution_strategy=strategy)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            best = tuner.get_best_models(num_models=1)[0]
+            with strategy.scope():
                 best.evaluate(x_val, y_val)
             """,
         ),
@@ -1630,6 +1634,27 @@ run_experiment(net)
         if wrapped:
             self._report_losses_in_scope(ctx, wrapped, kept_out)
             self._report_cpu_blocks(ctx, wrapped)
+            self._give_tuners_the_strategy(ctx, plan, wrapped)
+
+    def _give_tuners_the_strategy(self, ctx, plan, regions) -> None:
+        """A Keras Tuner clears the Keras session before it builds each trial's model, which ends
+        a strategy's scope around ``search``: ``search`` runs out of the scope (``clears_session``),
+        and the tuner builds its models in the IPU strategy's scope itself (its documented
+        ``distribution_strategy`` argument); ``fit`` runs in the strategy its model was made in."""
+        for calls in tuners(ctx).values():
+            for call in calls:
+                if keyword(call, "distribution_strategy") is not None:
+                    continue
+                if not in_regions(ctx, regions, call):
+                    ctx.report(self.code, call, "Keras Tuner clears the Keras session before each trial's model, "
+                               "which ends a strategy's scope: give the tuner `distribution_strategy=` the IPU "
+                               "strategy, made before it, and call its `search` out of the strategy's scope",
+                               fixed=False)
+                    continue
+                ctx.replace(call, append_args(call, keyword_arg("distribution_strategy", cst.Name(plan.strategy_name))))
+                ctx.report(self.code, call, "Keras Tuner clears the Keras session before each trial's model, which "
+                           f"would end the scope: the tuner builds them in `{plan.strategy_name}`'s scope itself "
+                           "(`distribution_strategy`), and its `search` runs out of the scope", fixed=True)
 
     def _report_cpu_blocks(self, ctx, regions) -> None:
         """``with tf.device("/CPU:0"):`` in or around model code the port puts in the IPU strategy's

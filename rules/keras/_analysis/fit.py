@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import argument, is_name, keyword
+from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES
@@ -427,7 +427,6 @@ def speed_asked(config) -> bool:
 
 
 # ---------------------------------------------------------------------------------- layout
-LINE_LIMIT = 100
 _EMPTY = cst.Module(body=[])
 
 

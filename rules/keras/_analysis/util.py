@@ -260,3 +260,47 @@ def auto_loss_objects(ctx: FileContext) -> Dict[str, cst.Assign]:
             if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
                 found[assign.targets[0].target.value] = assign
     return found
+
+
+# Keras Tuner's tuners, and their methods that build models: each build is preceded by
+# `keras.backend.clear_session()`, which drops the graph that holds a strategy's scope.
+_TUNER_MODULES = ("keras_tuner.", "kerastuner.")
+_TUNER_CLASSES = frozenset({"RandomSearch", "Hyperband", "BayesianOptimization", "GridSearch", "Tuner"})
+TUNER_BUILDS = frozenset({"search", "get_best_models", "load_model"})
+_TUNERS: SharedKey[Dict[str, List[cst.Call]]] = SharedKey("keras-tuners")
+
+
+def tuners(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    """Names bound to a Keras Tuner tuner (``kt.Hyperband(build_model, ...)``, or a class of the
+    file derived from one), with the calls that make them."""
+    def is_tuner_class(node: cst.BaseExpression, derived: Set[str]) -> bool:
+        if isinstance(node, cst.Name) and node.value in derived:
+            return True
+        qualified = ctx.qualified_name(node) or ""
+        return qualified.startswith(_TUNER_MODULES) and qualified.rpartition(".")[2] in _TUNER_CLASSES
+
+    def find() -> Dict[str, List[cst.Call]]:
+        derived: Set[str] = set()
+        for _ in range(3):  # a tuner class of the file derived from another one of the file
+            derived |= {node.name.value for node in ctx.nodes(cst.ClassDef)
+                        if any(is_tuner_class(base.value, derived) for base in node.bases)}
+        found: Dict[str, List[cst.Call]] = {}
+        for assign in ctx.nodes(cst.Assign):
+            value = assign.value
+            if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                    and isinstance(value, cst.Call) and is_tuner_class(value.func, derived)):
+                found.setdefault(assign.targets[0].target.value, []).append(value)
+        return found
+
+    return ctx.shared(_TUNERS, find)
+
+
+def tuner_builds(ctx: FileContext, node: cst.CSTNode) -> Iterator[cst.Call]:
+    """Calls in ``node`` of a tuner's methods that build models (``tuner.search(...)``)."""
+    names = tuners(ctx)
+    if not names:
+        return
+    for call in walk(node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in TUNER_BUILDS
+                and isinstance(call.func.value, cst.Name) and call.func.value.value in names):
+            yield call
