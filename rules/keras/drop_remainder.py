@@ -844,9 +844,11 @@ class DropRemainder(Rule):
             if isinstance(call.func, cst.Name):
                 callers.setdefault(call.func.value, []).append(call)
         for function in ctx.nodes(cst.FunctionDef):
-            batches = [call for call in returned_batches(ctx, function) if not is_dataset(ctx, call.func.value)]
             calls = callers.get(function.name.value, [])
-            training = [call for call in calls if feeds_training(ctx, call)]
+            if not calls:
+                continue
+            batches = [call for call in returned_batches(ctx, function) if not is_dataset(ctx, call.func.value)]
+            training = [call for call in calls if feeds_training(ctx, call)] if batches else []
             if not batches or not training:
                 continue
             if any(call not in training and not _result_unused(ctx, call) or feeds_training(ctx, call, predict=True)

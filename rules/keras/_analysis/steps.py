@@ -9,7 +9,7 @@ they use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -35,9 +35,12 @@ _EAGER_METHODS = frozenset({"numpy", "item", "append", "extend", "tolist"})
 _EAGER_FUNCTIONS = frozenset({"print", "float", "int", "input", "open"})
 
 _STEP_FUNCTIONS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-step-functions")
-_TRAINS: SharedKey[bool] = SharedKey("keras-step-trains")
 _TRAINED_NAMES: SharedKey[Set[str]] = SharedKey("keras-trained-names")
 _EVALUATION_CALLS: SharedKey[List["StepCall"]] = SharedKey("keras-evaluation-calls")  # per set of models
+_RUN_BY: SharedKey[Tuple[cst.FunctionDef, ...]] = SharedKey("keras-functions-run-by")  # per function
+_OWN_CALLS: SharedKey[Tuple[FrozenSet[str], bool]] = SharedKey("keras-own-calls")  # per function
+_CALLED_IN_LOOPS: SharedKey[Set[str]] = SharedKey("keras-called-in-loops")
+_PLAIN_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-plain-functions")
 
 
 @dataclass
@@ -110,20 +113,31 @@ def updates_weights(node: cst.CSTNode) -> bool:
             and node.func.attr.value in WEIGHT_UPDATES)
 
 
-def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> List[cst.FunctionDef]:
+def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> Tuple[cst.FunctionDef, ...]:
     """``function`` and the functions of the file it calls by name, transitively: the helpers a
-    step calls (its loss, its optimizer step) run inside ``strategy.run`` too."""
-    return [function, *functions_called_from(ctx, [function.body], exclude=function)]
+    step calls (its loss, its optimizer step) run inside ``strategy.run`` too. (Asked of every
+    function by the analyses of steps: found once for each.)"""
+    return ctx.shared(_RUN_BY, lambda: (function, *functions_called_from(ctx, [function.body], exclude=function)),
+                      per=id(function))
+
+
+def _plain_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
+    """The functions of the file that are not methods, by name (the first of a name)."""
+    def find() -> Dict[str, cst.FunctionDef]:
+        functions: Dict[str, cst.FunctionDef] = {}
+        for node in ctx.nodes(cst.FunctionDef):
+            if ctx.enclosing(node, cst.ClassDef) is None:
+                functions.setdefault(node.name.value, node)
+        return functions
+
+    return ctx.shared(_PLAIN_FUNCTIONS, find)
 
 
 def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
                           exclude: Optional[cst.FunctionDef] = None) -> List[cst.FunctionDef]:
     """The functions of the file (not methods) that the code under ``roots`` calls by name, and
     those they call, transitively."""
-    functions: Dict[str, cst.FunctionDef] = {}
-    for node in ctx.nodes(cst.FunctionDef):
-        if ctx.enclosing(node, cst.ClassDef) is None:
-            functions.setdefault(node.name.value, node)
+    functions = _plain_functions(ctx)
     found: List[cst.FunctionDef] = []
     pending: List[cst.CSTNode] = list(roots)
     while pending:
@@ -203,8 +217,7 @@ def _calls_host(ctx: FileContext, call: cst.Call) -> bool:
 def trains(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """Whether a step updates weights, itself or through the helpers it calls (else it only takes
     gradients: a guide, a saliency map, not a training step)."""
-    return ctx.shared(_TRAINS, lambda: any(updates_weights(node) for helper in functions_run_by(ctx, function)
-                                           for node in walk(helper.body)), per=id(function))
+    return any(_own_calls(ctx, helper)[1] for helper in functions_run_by(ctx, function))
 
 
 def trained_names(ctx: FileContext) -> Set[str]:
@@ -272,8 +285,10 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
         steps = step_functions(ctx)
         candidates: Dict[str, List[cst.FunctionDef]] = {}
         plain: Set[int] = set()  # candidates that are not `tf.function`s
+        in_loops = _called_in_loops(ctx)
         for function in ctx.nodes(cst.FunctionDef):
-            if (function.name.value in steps or ctx.enclosing(function, cst.ClassDef) is not None
+            if (function.name.value in steps or function.name.value not in in_loops
+                    or ctx.enclosing(function, cst.ClassDef) is not None
                     or not (runs_models(ctx, function, models) or trains(ctx, function))):
                 continue
             if is_tf_function(ctx, function):
@@ -286,6 +301,15 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
 
     # Asked by the placement for each block with models, and by the loop plans: found once per models.
     return ctx.shared(_EVALUATION_CALLS, find, per=frozenset(models))
+
+
+def _called_in_loops(ctx: FileContext) -> Set[str]:
+    """The names called in the body of a ``for`` loop (``test_step(x, y)``)."""
+    def find() -> Set[str]:
+        return {call.func.value for call in ctx.nodes(cst.Call)
+                if isinstance(call.func, cst.Name) and ctx.enclosing(call, cst.For) is not None}
+
+    return ctx.shared(_CALLED_IN_LOOPS, find)
 
 
 def _compiles_as_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
@@ -315,11 +339,30 @@ def _in_training_loops(ctx: FileContext, loop: cst.For) -> bool:
 
 def runs_models(ctx: FileContext, function: cst.FunctionDef, models: Set[str]) -> bool:
     """Whether ``function`` (or a helper it calls) calls one of ``models`` or a method of one."""
-    return any(isinstance(node, cst.Call) and (
-        isinstance(node.func, cst.Name) and node.func.value in models
-        or isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
-        and node.func.value.value in models)
-        for helper in functions_run_by(ctx, function) for node in walk(helper.body))
+    return not _called_names(ctx, function).isdisjoint(models)
+
+
+def _called_names(ctx: FileContext, function: cst.FunctionDef) -> FrozenSet[str]:
+    """The names ``function`` and its helpers call (``model(x)``), or call a method of
+    (``model.predict(x)``)."""
+    return frozenset().union(*(_own_calls(ctx, helper)[0] for helper in functions_run_by(ctx, function)))
+
+
+def _own_calls(ctx: FileContext, function: cst.FunctionDef) -> Tuple[FrozenSet[str], bool]:
+    """What ``function``'s own body calls, from one walk of it: the names it calls or calls a
+    method of, and whether it updates weights."""
+    def find() -> Tuple[FrozenSet[str], bool]:
+        names = set()
+        updates = False
+        for node in walk(function.body):
+            if isinstance(node, cst.Call):
+                updates = updates or updates_weights(node)
+                func = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+                if isinstance(func, cst.Name):
+                    names.add(func.value)
+        return frozenset(names), updates
+
+    return ctx.shared(_OWN_CALLS, find, per=id(function))
 
 
 def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
