@@ -5,15 +5,15 @@ import libcst as cst
 
 from porter.context import SharedKey, code_of, walk
 from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
                                                     setup_anchors)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
-from porter.rules.keras._analysis.util import auto_loss_objects, tuner_builds, tuners
+from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import assignments, fresh_name, module_definitions, owner
+from porter.scopes import assignments, fresh_name, local_function, module_definitions, owner
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -246,17 +246,11 @@ def _kept_out(ctx, plan):
     return kept_out
 
 
-def clears_session(ctx, statement_node: cst.BaseStatement) -> bool:
-    """``K.clear_session()``, or a loop whose body calls it (a model per fold, per learning rate),
-    or a Keras Tuner's ``search`` (which clears it before each trial): it drops the graph that
-    holds the strategy's scope, so it runs out of the scope, and the loop's body after it goes in
-    the scope again."""
-    return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _CLEAR_SESSION
-               for node in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))) or any(
-        True for _ in tuner_builds(ctx, statement_node))
-
-
-_CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
+def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
+    """Whether ``function``'s own body clears the Keras session outside any ``with`` block."""
+    return isinstance(function.body, cst.IndentedBlock) and any(
+        not isinstance(statement_node, cst.With) and clears_session(ctx, statement_node)
+        for statement_node in function.body.body)
 
 
 def dataset_loop(ctx, statement_node: cst.BaseStatement):
@@ -1406,6 +1400,101 @@ run_experiment(net)
                     model.fit(features, targets, epochs=2)
             """,
         ),
+        # The same in a grid of two loops, with a last model trained after the grid.
+        Example(
+            """\
+            import tensorflow as tf
+
+            for width in (8, 16):
+                for rate in (0.01, 0.001):
+                    tf.keras.backend.clear_session()
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                    model.fit(features, targets, epochs=2)
+            final = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            final.compile(optimizer="adam", loss="mse")
+            final.fit(features, targets, epochs=4)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 16):
+                for rate in (0.01, 0.001):
+                    tf.keras.backend.clear_session()
+                    with strategy.scope():
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                        model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                        model.fit(features, targets, epochs=2)
+            with strategy.scope():
+                final = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                final.compile(optimizer="adam", loss="mse")
+                final.fit(features, targets, epochs=4)
+            """,
+        ),
+        # A function that clears the session, then trains a fresh model, called per fold: its
+        # scope stays in it, after the clearing (around its call, the clearing would drop it).
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train_fold(train_x, train_y):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model.fit(train_x, train_y, epochs=2)
+
+            for fold_x, fold_y in folds:
+                train_fold(fold_x, fold_y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            def train_fold(train_x, train_y):
+                tf.keras.backend.clear_session()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model.fit(train_x, train_y, epochs=2)
+
+            for fold_x, fold_y in folds:
+                train_fold(fold_x, fold_y)
+            """,
+        ),
+        # A builder that begins by clearing the session, called where its model is trained: the
+        # clearing would drop the scope around the call; said.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def build(width):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+            model = build(16)
+            model.fit(features, targets, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            def build(width):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = build(16)
+                model.fit(features, targets, epochs=2)
+            """,
+        ),
         # A CPU baseline a course times: with the IPU strategy's scope in it, it measures nothing; said.
         Example(
             """\
@@ -1635,6 +1724,30 @@ run_experiment(net)
             self._report_losses_in_scope(ctx, wrapped, kept_out)
             self._report_cpu_blocks(ctx, wrapped)
             self._give_tuners_the_strategy(ctx, plan, wrapped)
+            self._report_clearing_calls(ctx, wrapped, kept_out)
+
+    def _report_clearing_calls(self, ctx, regions, kept_out) -> None:
+        """A function of the file that clears the Keras session (a builder that begins with
+        ``clear_session()``), called in a scope the port adds: the clearing drops the graph that
+        holds the scope, so the model is built without the IPU strategy and leaving the scope
+        fails. (Such a function with a scope of its own is left there, after the clearing.)"""
+        reported = set()
+        for region in regions:
+            body = list(region.block.body)
+            for statement_node in body[body.index(region.first):body.index(region.last) + 1]:
+                if kept_out(statement_node):
+                    continue
+                for call in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                        continue
+                    function = local_function(ctx, call.func.value, call)
+                    if function is None or id(call) in reported or not _clears_unscoped(ctx, function):
+                        continue
+                    reported.add(id(call))
+                    ctx.report(self.code, call, f"`{call.func.value}()` clears the Keras session, which drops the graph "
+                               "that holds the IPU strategy's scope it is called in (its model would be built without "
+                               "the IPU strategy, and leaving the scope fails): clear the session before the scope, "
+                               "out of the function", fixed=False, severity=ERROR)
 
     def _give_tuners_the_strategy(self, ctx, plan, regions) -> None:
         """A Keras Tuner clears the Keras session before it builds each trial's model, which ends
@@ -1721,14 +1834,24 @@ run_experiment(net)
             loop = dataset_loop(ctx, statement_node)
             if loop is None and isinstance(statement_node, (cst.For, cst.While)) and clears_session(ctx, statement_node):
                 loop = statement_node
-            if loop is None or not isinstance(loop.body, cst.IndentedBlock) or not any(
-                    isinstance(node, cst.Name) and node.value in model_code for node in walk(loop.body)):
-                continue
-            # After the last statement that clears the session, if any: the scope begins again there.
-            clearing = [index for index, statement in enumerate(loop.body.body) if clears_session(ctx, statement)]
-            inner = list(loop.body.body)[clearing[-1] + 1 if clearing else 0:]
-            if inner:
-                ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+            if loop is not None:
+                StrategyScope._wrap_after_clearing(ctx, plan, loop, model_code)
+
+    @staticmethod
+    def _wrap_after_clearing(ctx, plan, loop, model_code) -> None:
+        """The body of ``loop`` goes in the scope after its last statement that clears the
+        session, if any; a loop nested in it that clears it (a grid of two hyperparameters) is
+        wrapped the same way inside."""
+        if not isinstance(loop.body, cst.IndentedBlock) or not any(
+                isinstance(node, cst.Name) and node.value in model_code for node in walk(loop.body)):
+            return
+        body = list(loop.body.body)
+        clearing = [index for index, statement in enumerate(body) if clears_session(ctx, statement)]
+        inner = body[clearing[-1] + 1 if clearing else 0:]
+        if inner:
+            ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+        if clearing and isinstance(body[clearing[-1]], (cst.For, cst.While)):
+            StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:

@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
-from porter.rules.keras._analysis.util import estimator_model_fns, host_only, subclasses_of
+from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
 from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -864,7 +864,7 @@ class _Analysis:
             changed = False
             for region in list(plan.regions):
                 function = self._function_of(region.block)
-                if function is None or self._has_own_strategy(function):
+                if function is None or self._has_own_strategy(function) or self._clears_session(region):
                     continue
                 del regions[id(region.block)]
                 tops = self._caller_tops(regions, function)
@@ -926,6 +926,13 @@ class _Analysis:
         """The module-level function whose body ``block`` is in, if any."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
         return function if function is not None and self._functions.get(function.name.value) is function else None
+
+    def _clears_session(self, region: Region) -> bool:
+        """Whether the body that holds ``region`` clears the Keras session before it (a function
+        that trains a fresh model per fold): that drops the graph of a scope around its call, so
+        the function keeps its own scope, after the clearing."""
+        body = list(region.block.body)
+        return any(clears_session(self.ctx, statement) for statement in body[:body.index(region.first)])
 
     def _has_own_strategy(self, function: cst.FunctionDef) -> bool:
         """Whether ``function`` creates a distribution strategy or enters a device or strategy scope."""

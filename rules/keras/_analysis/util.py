@@ -304,3 +304,16 @@ def tuner_builds(ctx: FileContext, node: cst.CSTNode) -> Iterator[cst.Call]:
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in TUNER_BUILDS
                 and isinstance(call.func.value, cst.Name) and call.func.value.value in names):
             yield call
+
+
+def clears_session(ctx: FileContext, statement_node: cst.BaseStatement) -> bool:
+    """``K.clear_session()``, or a loop whose body calls it (a model per fold, per learning rate),
+    or a Keras Tuner's ``search`` (which clears it before each trial): it drops the graph that
+    holds the strategy's scope, so it runs out of the scope, and the loop's body after it goes in
+    the scope again."""
+    return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _CLEAR_SESSION
+               for node in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))) or any(
+        True for _ in tuner_builds(ctx, statement_node))
+
+
+_CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
