@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import List, Set
+from typing import Dict, List, Set
 
 import libcst as cst
 
@@ -7,11 +7,12 @@ from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.losses import attribute_losses, is_auto_loss, is_self, step_methods
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, runs_models, step_functions)
-from porter.rules.keras._analysis.util import auto_loss_objects, method_calls
-from porter.rule import FIX, KERAS, NOTE, Example, Rule
+from porter.rules.keras._analysis.util import auto_loss_objects, method_calls, subclasses_of
+from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
 
@@ -362,7 +363,13 @@ class CustomLoop(Rule):
         "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
         "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
-        "which in the scope is the IPU strategy."
+        "which in the scope is the IPU strategy. Keras refuses a loss object's automatic reduction inside "
+        "`strategy.run` outside its compiled losses (a ValueError): a loss object that a step calls, or that "
+        "a Keras model's own `train_step`/`test_step` calls (run by `fit` through the strategy), whether a "
+        "module variable, one made in the step, or one held as `self.loss_fn` from what its `compile` is "
+        "given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
+        "what the automatic reduction computed; one that cannot be followed, or is called out of the steps "
+        "too, is reported."
     )
     examples = (
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
@@ -628,6 +635,116 @@ class CustomLoop(Rule):
                         self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
                     return {"loss": loss}
             """, reported=False),
+        # A Keras model's own `train_step`, which `fit` runs through the strategy: the loss object
+        # its `compile` is given gets `reduction=NONE`, and the step averages what it gives.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Critic(tf.keras.Model):
+                def compile(self, optimizer, loss_fn):
+                    super().compile()
+                    self.optimizer = optimizer
+                    self.loss_fn = loss_fn
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.loss_fn(y, self(x, training=True))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+
+            critic = Critic()
+            critic.compile(optimizer=tf.keras.optimizers.Adam(), loss_fn=tf.keras.losses.MeanSquaredError())
+            critic.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Critic(tf.keras.Model):
+                def compile(self, optimizer, loss_fn):
+                    super().compile()
+                    self.optimizer = optimizer
+                    self.loss_fn = loss_fn
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(self.loss_fn(y, self(x, training=True)))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+
+            critic = Critic()
+            critic.compile(optimizer=tf.keras.optimizers.Adam(), loss_fn=tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE))
+            critic.fit(x, y, epochs=2)
+            """,
+        ),
+        # The loss object is also called out of the steps, where its reduction must stay: reported.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Critic(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.loss_fn = tf.keras.losses.MeanSquaredError()
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.loss_fn(y, self(x, training=True))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+                def score(self, x, y):
+                    return self.loss_fn(y, self(x))
+            """),
+        # A loss object made and called at once in a custom step.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.keras.losses.MeanSquaredError()(y, model(x, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            for x, y in dataset:
+                train_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)(y, model(x, training=True)))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            for x, y in dataset:
+                strategy.run(train_step, args=(x, y))
+            """,
+        ),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer
@@ -687,6 +804,51 @@ class CustomLoop(Rule):
                 loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
+        self._keras_step_losses(ctx, tf, losses)
+
+    def _keras_step_losses(self, ctx, tf: str, done: Set[str]) -> None:
+        """Overridden ``train_step``/``test_step``, which ``fit`` runs through the strategy's ``run``,
+        calling a loss object of automatic reduction (a GAN's ``self.loss_fn`` given to its
+        ``compile``, a module's ``mse``): the loss object gets ``reduction=NONE`` and each call in
+        the steps is averaged with ``reduce_mean``, which is what the automatic reduction computed."""
+        for owner in subclasses_of(ctx, *MODEL_BASES).values():
+            hooks = [statement for statement in owner.body.body
+                     if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
+            if not hooks:
+                continue
+            methods = [method for hook in hooks for method in step_methods(ctx, hook)]
+            methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
+            where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
+            self._explicit_loss_reduction(ctx, [method.body for method in methods], where, tf, done)
+            in_steps = _self_calls(methods)
+            everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
+            for attribute, calls in in_steps.items():
+                sources = attribute_losses(ctx, owner, attribute)
+                if not sources:
+                    if sources is None:
+                        self._report_held_loss(ctx, calls[0], attribute, where, tf)
+                    continue
+                if len(everywhere[attribute]) != len(calls):  # called out of the steps too
+                    self._report_held_loss(ctx, calls[0], attribute, where, tf)
+                    continue
+                for constructor in sources:
+                    prefix = (dotted_name(constructor.func) or "").rpartition(".")[0]
+                    reduction = cst.parse_expression(f"{prefix}.Reduction.NONE")
+                    ctx.replace(constructor, lambda node, value=reduction: append_args(
+                        node, keyword_arg("reduction", value)))
+                for call in calls:
+                    ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
+                        args=[cst.Arg(node)]))
+                ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(hooks) == 1 else 'call'} as `self.{attribute}` gets "
+                           f"`reduction=NONE`, and its calls there are averaged with `{tf}.reduce_mean`: under a "
+                           "distribution strategy Keras refuses the automatic reduction outside its compiled "
+                           "losses", fixed=True)
+
+    def _report_held_loss(self, ctx, call: cst.Call, attribute: str, where: str, tf: str) -> None:
+        ctx.report(self.code, call, f"`self.{attribute}` holds a Keras loss object that reduces its loss "
+                   f"automatically, which Keras refuses in {where} under a distribution strategy (a ValueError): "
+                   f"create it with `reduction=...Reduction.NONE` and average its result with `{tf}.reduce_mean`",
+                   fixed=False, severity=ERROR)
 
     def _eager_runs(self, ctx, tf: str) -> None:
         """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), outside any
@@ -798,6 +960,21 @@ class CustomLoop(Rule):
             ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
                        f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
                        f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
+        for root in [*step, *helpers]:
+            for call in walk(root):
+                if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
+                    self._reduce_inline_loss(ctx, call, where, tf)
+
+    def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
+        """``tf.keras.losses.BinaryCrossentropy()(labels, logits)``: a loss object made and called at
+        once in the step: made with `reduction=NONE`, its result averaged."""
+        prefix = (dotted_name(call.func.func) or "").rpartition(".")[0]
+        reduction = keyword_arg("reduction", cst.parse_expression(f"{prefix}.Reduction.NONE"))
+        ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
+            args=[cst.Arg(node.with_changes(func=append_args(node.func, reduction)))]))
+        ctx.report(self.code, call, f"the loss object made and called here in {where} gets `reduction=NONE`, and "
+                   f"its result is averaged with `{tf}.reduce_mean`: Keras refuses the automatic reduction "
+                   "inside `strategy.run`", fixed=True)
 
     def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str], named: Set[str]) -> None:
         """The statements of an inline step move into a step function before the loops, compiled
@@ -869,6 +1046,20 @@ class CustomLoop(Rule):
                    f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass; the "
                    f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
 
+
+
+# The methods of a Keras model that `fit`, `evaluate` and `predict` run through the strategy's `run`.
+_KERAS_STEPS = ("train_step", "test_step", "predict_step")
+
+
+def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
+    """The calls ``self.<attribute>(...)`` in ``methods``, by attribute (methods of the class too)."""
+    found: Dict[str, List[cst.Call]] = {}
+    for method in methods:
+        for node in walk(method.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_self(node.func.value):
+                found.setdefault(node.func.attr.value, []).append(node)
+    return found
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:

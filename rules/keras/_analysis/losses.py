@@ -1,0 +1,143 @@
+"""Keras loss objects of automatic reduction that a step a strategy runs calls: Keras refuses that
+reduction inside ``strategy.run`` outside its compiled losses ("Please use
+`tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops")."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from porter.context import FileContext, walk
+from porter.cstutil import keyword
+from porter.rules.keras._analysis.util import auto_loss_objects
+from porter.scopes import loads
+
+
+def is_auto_loss(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``keras.losses.BinaryCrossentropy(from_logits=True)``: a Keras loss object made without a
+    ``reduction``, which reduces automatically."""
+    if not isinstance(node, cst.Call) or keyword(node, "reduction") is not None:
+        return False
+    name = ctx.keras_name(node.func) or ""
+    return name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper()
+
+
+def step_methods(ctx: FileContext, hook: cst.FunctionDef) -> List[cst.FunctionDef]:
+    """``hook`` and the methods of its class it calls through ``self``, transitively."""
+    owner = ctx.enclosing(hook, cst.ClassDef)
+    methods = {statement.name.value: statement for statement in owner.body.body
+               if isinstance(statement, cst.FunctionDef)} if owner is not None else {}
+    found = [hook]
+    for method in found:
+        for node in walk(method.body):
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_self(node.func.value)
+                    and node.func.attr.value in methods and methods[node.func.attr.value] not in found):
+                found.append(methods[node.func.attr.value])
+    return found
+
+
+def is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def attribute_losses(ctx: FileContext, owner: cst.ClassDef, attribute: str) -> Optional[List[cst.Call]]:
+    """The loss objects of automatic reduction that ``self.<attribute>`` holds: what the class's
+    methods assign it, directly (``self.loss_fn = keras.losses.MeanSquaredError()``), through a
+    module variable, or through a parameter of the method (``def compile(self, ..., loss_fn)``)
+    from every call of that method. Empty when it holds none; None when something it is assigned
+    cannot be followed while a loss object of automatic reduction is among what can."""
+    found: List[cst.Call] = []
+    given: List[cst.CSTNode] = []  # the expressions that hand the objects on
+    unknown = False
+    for method in (statement for statement in owner.body.body if isinstance(statement, cst.FunctionDef)):
+        for value in _assigned(method, attribute):
+            for source in _sources(ctx, owner, method, value, given):
+                if source is None:
+                    unknown = True
+                elif is_auto_loss(ctx, source) and source not in found:
+                    found.append(source)
+    # A module variable's object used anywhere else too would change there as well.
+    return None if found and (unknown or not all(_only_given(ctx, source, given) for source in found)) else found
+
+
+def _only_given(ctx: FileContext, constructor: cst.Call, given: List[cst.CSTNode]) -> bool:
+    """Whether the object ``constructor`` makes is used only where it is handed on: made inline,
+    or held by a module variable named nowhere else."""
+    assign = ctx.parent(constructor)
+    if not isinstance(assign, cst.Assign):
+        return True
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    handed = {id(node) for node in given}
+    return all(id(node) in handed for node in loads(ctx.module)
+               if node.value == target.value and not _local_there(ctx, node))
+
+
+def _local_there(ctx: FileContext, name: cst.Name) -> bool:
+    """A parameter, or a name the function it is read in takes as a parameter (``def
+    compile(self, loss_fn)``): not the module variable of that name."""
+    if isinstance(ctx.parent(name), cst.Param):
+        return True
+    function = ctx.enclosing_function(name)
+    return function is not None and name.value in {param.name.value for param in function.params.params}
+
+
+def _assigned(method: cst.FunctionDef, attribute: str) -> List[cst.BaseExpression]:
+    """What ``method`` assigns ``self.<attribute>``, also in ``self.a, self.b = a, b``."""
+    values = []
+    for assign in walk(method.body):
+        if not isinstance(assign, cst.Assign):
+            continue
+        for target in assign.targets:
+            pairs = [(target.target, assign.value)]
+            if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) and len(
+                    target.target.elements) == len(assign.value.elements):
+                pairs = [(left.value, right.value) for left, right in zip(target.target.elements, assign.value.elements)]
+            values += [value for left, value in pairs if isinstance(left, cst.Attribute) and is_self(left.value)
+                       and left.attr.value == attribute]
+    return values
+
+
+def _sources(ctx: FileContext, owner: cst.ClassDef, method: cst.FunctionDef, value: cst.BaseExpression,
+             given: List[cst.CSTNode]) -> List[Optional[cst.Call]]:
+    """The calls that made ``value``, assigned in ``method``: itself when it is a call, the
+    constructor of a module variable, or the arguments every call of ``method`` (on an instance
+    of ``owner``) gives the parameter it names; None for one that cannot be followed."""
+    if isinstance(value, cst.Call):
+        return [value]
+    if not isinstance(value, cst.Name):
+        return [None]
+    module_losses = auto_loss_objects(ctx)
+    params = [param.name.value for param in method.params.params]
+    if value.value not in params:
+        given.append(value)
+        return [module_losses[value.value].value] if value.value in module_losses else [None]
+    index = params.index(value.value) - 1  # `self` is not passed
+    found: List[Optional[cst.Call]] = []
+    for call in _calls_of(ctx, owner, method):
+        by_keyword = keyword(call, value.value)
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        argument = (by_keyword.value if by_keyword is not None
+                    else positional[index].value if 0 <= index < len(positional) else None)
+        if isinstance(argument, cst.Name) and argument.value in module_losses:
+            given.append(argument)
+            argument = module_losses[argument.value].value
+        found.append(argument if isinstance(argument, cst.Call) else None)
+    return found
+
+
+def _calls_of(ctx: FileContext, owner: cst.ClassDef, method: cst.FunctionDef) -> List[cst.Call]:
+    """The calls of ``method`` on the instances of ``owner`` the file makes (``gan.compile(...)``
+    for ``gan = GAN(...)``), or of the class itself for ``__init__``."""
+    name = owner.name.value
+    if method.name.value == "__init__":
+        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Name) and call.func.value == name]
+    instances = {target.target.value for assign in ctx.nodes(cst.Assign)
+                 if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name)
+                 and assign.value.func.value == name
+                 for target in assign.targets if isinstance(target.target, cst.Name)}
+    return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == method.name.value and isinstance(call.func.value, cst.Name)
+            and call.func.value.value in instances]
