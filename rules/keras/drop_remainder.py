@@ -432,6 +432,22 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # The helper counts the batches to carve a test set out (`take`/`skip` by `cardinality`):
+        # rebatched, the dataset would no longer know its count; reported.
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_splits(path, batch_size):
+                val_ds = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+                count = tf.data.experimental.cardinality(val_ds)
+                return val_ds.skip(count // 5), val_ds.take(count // 5)
+
+
+            val_ds, test_ds = folder_splits("val", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.evaluate(test_ds)
+            """),
         # Both splits a helper returns together are followed to the Keras call that made them.
         Example(
             """\
@@ -901,7 +917,14 @@ class DropRemainder(Rule):
         both = makes_both(source)
         if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer) \
                 and not both:  # a call that makes two datasets is rebatched where each is used
-            # Made in a helper, in batches of its own size (a parameter): rebatched where it is made.
+            # Made in a helper, in batches of its own size (a parameter): rebatched where it is made,
+            # unless the helper counts its batches (a split by `cardinality`, which a rebatched
+            # dataset no longer knows).
+            if _batches_counted(ctx, source, helper):
+                ctx.report(self.code, value, f"{what}; `{helper.name.value}` counts its batches (`cardinality`) to "
+                           "split it, which a rebatched dataset no longer knows: give each part "
+                           "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
+                return True
             if ("source", id(source)) not in rebatched:
                 rebatched.add(("source", id(source)))
                 ctx.replace(source, lambda node: _rebatched(node, size))
@@ -1183,6 +1206,23 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
         outer = ctx.parent(ctx.parent(outer))
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
+
+
+def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` counts the batches of the dataset ``source`` makes and assigns
+    (``tf.data.experimental.cardinality(val_ds)``, ``val_ds.cardinality()``)."""
+    assign = ctx.parent(source)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    name = assign.targets[0].target.value
+    for call in walk(function.body):
+        if not isinstance(call, cst.Call) or last_name(call.func) != "cardinality":
+            continue
+        counted = call.func.value if isinstance(call.func, cst.Attribute) and not call.args else (
+            call.args[0].value if call.args else None)
+        if is_name(counted, name):
+            return True
+    return False
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:
