@@ -448,6 +448,37 @@ class DropRemainder(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
             model.evaluate(test_ds)
             """),
+        # A helper's dataset that `predict` reads too: its last samples get no answer; said.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_ds(x, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((x, x))
+                return ds.batch(batch_size)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(make_ds(x_train, 64), epochs=5)
+            reconstructed = model.predict(make_ds(x_test, 64))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_ds(x, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((x, x))
+                return ds.batch(batch_size, drop_remainder=True)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(make_ds(x_train, 64), epochs=5)
+            reconstructed = model.predict(make_ds(x_test, 64))
+            """,
+        ),
         # Both splits a helper returns together are followed to the Keras call that made them.
         Example(
             """\
@@ -749,10 +780,14 @@ class DropRemainder(Rule):
         """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
         or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
         its longest element), unless the map sets the shape (``tf.ensure_shape``, ``set_shape``)."""
-        for call, _ in dataset_method_calls(ctx, "map"):
+        maps = [call for call, _ in dataset_method_calls(ctx, "map")]
+        shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
+                                                for node in mapped_nodes(ctx, call))]
+        for call in maps:
             nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
-            if any(last_name(node.func) in _SHAPE_SETTERS for node in nodes):
-                continue
+            if call in shaping or any(later is not call and owner(ctx, later) is owner(ctx, call)
+                                      and maps.index(later) > maps.index(call) for later in shaping):
+                continue  # the shape is set here, or by a map after it (`.map(lambda x: tf.ensure_shape(...))`)
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
             ragged = next((node for node in nodes if isinstance(node.func, cst.Attribute)
                            and node.func.attr.value == "to_tensor" and not node.args), None)
@@ -803,8 +838,8 @@ class DropRemainder(Rule):
         done = set()
         for found in batches:
             call = found.batch
-            if id(call) in done or is_dataset(ctx, call.func.value):
-                continue  # a `tf.data` chain: fixed with the others
+            if id(call) in done or is_dataset(ctx, call.func.value) or owner(ctx, call) is not found.entry.owner:
+                continue  # a `tf.data` chain, fixed with the others; a helper's, fixed for all its callers
             done.add(id(call))
             why, fixed = predicted.get(id(call), (f": the dataset it makes feeds `{found.method}`", True))
             fix_batch_call(ctx, self.code, call, call.func.attr.value, why, fixed)

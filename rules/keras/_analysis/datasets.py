@@ -153,9 +153,10 @@ def _traced_batches(ctx: FileContext) -> List[TrainingBatch]:
         found: List[TrainingBatch] = []
         for entry, value in training_inputs(ctx):
             seen: Set[Tuple[int, str]] = set()
-            pending: List[Tuple[cst.BaseExpression, List[cst.Call]]] = [(value, [])]
+            # (what is batched, the calls after it, the function or module whose names it reads)
+            pending: List[Tuple[cst.BaseExpression, List[cst.Call], cst.CSTNode]] = [(value, [], entry.owner)]
             while pending:
-                expression, later = pending.pop()
+                expression, later, scope = pending.pop()
                 calls, root = chain(ctx, expression)
                 batching = [index for index, call in enumerate(calls) if _batching_name(ctx, call) is not None]
                 if batching:
@@ -164,14 +165,18 @@ def _traced_batches(ctx: FileContext) -> List[TrainingBatch]:
                     if name in _UNEVEN | {"batch", "padded_batch"}:
                         found.append(TrainingBatch(entry, value, batch, later + calls[:batching[0]], name))
                     continue
+                function, returned = called_returns(ctx, root)  # `make_ds(x_test, 64)`: what it returns
+                if function is not None and (id(function), "") not in seen:
+                    seen.add((id(function), ""))
+                    pending.extend((made, later + calls, function) for made in returned)
                 if not isinstance(root, cst.Name):
                     continue
-                value_then = last_value_before(ctx, root, entry.owner)  # `ds = ds.map(f)`: ds before it
+                value_then = last_value_before(ctx, root, scope)  # `ds = ds.map(f)`: ds before it
                 if value_then is not None:
-                    pending.append((value_then, later + calls))
-                elif (id(entry.owner), root.value) not in seen:
-                    seen.add((id(entry.owner), root.value))
-                    pending.extend((made, later + calls) for _, name, made in assignments(ctx, entry.owner)
+                    pending.append((value_then, later + calls, scope))
+                elif (id(scope), root.value) not in seen:
+                    seen.add((id(scope), root.value))
+                    pending.extend((made, later + calls, scope) for _, name, made in assignments(ctx, scope)
                                    if name == root.value and made is not None)
         return found
 
