@@ -2,9 +2,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import INPUTS, Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
+from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
 from porter.cstutil import argument, is_name, is_true, keyword, string_value
-from porter.rules.keras._analysis.util import is_literal_false, last_name
+from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import values_of
 

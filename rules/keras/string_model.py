@@ -1,24 +1,74 @@
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
 import libcst as cst
 
 from porter.context import code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
+from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
-from porter.rules.keras._analysis.util import STRING_LAYERS, host_only, string_layer_names, subclasses_of
+from porter.rules.keras._analysis.util import (INPUTS, LOOKUP_LAYERS, assigned_layers, host_only,
+                                               layer_made, subclasses_of)
 
-_INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 _HUB_LAYER = "tensorflow_hub.KerasLayer"
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _MODELS = _SEQUENTIAL | {"keras.Model", "keras.models.Model"}
-_ADVICE = ("string ops do not run on the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
-           "operations\"); do the text processing in the `tf.data` pipeline (`dataset.map`) and give the "
-           "model integer ids")
+_UNSUPPORTED = "(Targeting the IPU from TensorFlow 2, \"Unsupported operations\")"
+_ADVICE = (f"string ops do not run on the IPU {_UNSUPPORTED}; do the text processing in the `tf.data` pipeline "
+           "(`dataset.map`) and give the model integer ids")
+_LOOKUP_ADVICE = (f"the IPU has no kernels for the hash tables and hashing of lookup layers {_UNSUPPORTED}; do the "
+                  "lookup in the `tf.data` pipeline on the host (`dataset.map`) and give the model the integer "
+                  "indices it makes")
+_COLUMNS_ADVICE = (f"the IPU has no kernels for the lookups, hashing and sparse tensors of categorical feature "
+                   f"columns {_UNSUPPORTED}; do the lookups in the `tf.data` pipeline on the host with "
+                   "preprocessing layers (`StringLookup`, `IntegerLookup`, `Hashing`) in `dataset.map` and give "
+                   "the model the integer indices they make")
+# Keras layers that read feature columns, and the feature columns that look values up or hash them.
+_FEATURE_LAYERS = frozenset({"keras.layers.DenseFeatures", "keras.experimental.SequenceFeatures"})
+_CATEGORICAL_COLUMNS = ("categorical_column_with_", "crossed_column", "sequence_categorical_column_with_")
 
 
 # The methods of a model subclass that Keras (or a custom loop) compiles.
 _COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
 _MODEL_CLASSES = ("keras.Model", "keras.models.Model")
+
+
+@dataclass
+class _Lookups:
+    """The layers of a file that the IPU cannot run: their classes (``DenseFeatures`` only when the
+    file makes categorical feature columns), the names assigned one, and those feature columns."""
+
+    kinds: frozenset
+    names: Dict[str, str]
+    columns: List[str]
+
+    def of(self, ctx, layer: cst.BaseExpression) -> Optional[str]:
+        """The class of ``layer``: a name assigned one (not an import), or a construction."""
+        if isinstance(layer, cst.Name):
+            return self.names.get(layer.value) if ctx.qualified_name(layer) is None else None
+        return layer_made(ctx, layer, self.kinds)
+
+    def what(self, kind: str) -> Tuple[str, str]:
+        """What a layer of ``kind`` does, and what to do instead."""
+        if kind in _FEATURE_LAYERS:
+            columns = ", ".join(f"`{column}`" for column in self.columns)
+            return f"reads categorical feature columns ({columns})", _COLUMNS_ADVICE
+        if kind.endswith("TextVectorization"):
+            return "works on strings", _ADVICE
+        if kind.endswith("Lookup"):
+            return "looks values up in a hash table", _LOOKUP_ADVICE
+        return "hashes values", _LOOKUP_ADVICE
+
+
+def _lookups(ctx) -> _Lookups:
+    """The lookup layers of the file, and its categorical feature columns (by function name)."""
+    columns = sorted({qualified.rsplit(".", 1)[-1] for call in ctx.nodes(cst.Call)
+                      for qualified in [ctx.qualified_name(call.func) or ""] if ".feature_column." in qualified
+                      and qualified.rsplit(".", 1)[-1].startswith(_CATEGORICAL_COLUMNS)})
+    kinds = (LOOKUP_LAYERS | _FEATURE_LAYERS) if columns else LOOKUP_LAYERS
+    return _Lookups(kinds, assigned_layers(ctx, kinds), columns)
 
 
 def _parameters_run(model: cst.ClassDef) -> dict:
@@ -38,16 +88,43 @@ def _parameters_run(model: cst.ClassDef) -> dict:
     return {index: name for index, name in enumerate(names) if name in run}
 
 
-def _held_string_layer(ctx, func: cst.BaseExpression) -> bool:
-    """``self.vectorize`` where the class assigns ``self.vectorize = TextVectorization(...)``."""
+def _held_layer(ctx, func: cst.BaseExpression, kinds) -> Optional[str]:
+    """The class of ``self.vectorize`` where the class assigns ``self.vectorize = TextVectorization(...)``."""
     if not (isinstance(func, cst.Attribute) and is_name(func.value, "self")):
-        return False
+        return None
     owner = ctx.enclosing(func, cst.ClassDef)
-    return owner is not None and any(
-        isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and ctx.keras_name(node.value.func) in
-        STRING_LAYERS and any(isinstance(target.target, cst.Attribute) and target.target.attr.value == func.attr.value
-                              and is_name(target.target.value, "self") for target in node.targets)
-        for node in walk(owner))
+    if owner is None:
+        return None
+    for node in walk(owner):
+        if isinstance(node, cst.Assign) and any(
+                isinstance(target.target, cst.Attribute) and target.target.attr.value == func.attr.value
+                and is_name(target.target.value, "self") for target in node.targets):
+            kind = layer_made(ctx, node.value, kinds)
+            if kind is not None:
+                return kind
+    return None
+
+
+def _holder(ctx, value: cst.BaseExpression) -> Optional[str]:
+    """The variable that holds ``value``: ``x = value``, or the container of ``inputs[name] = value``,
+    ``inputs = {"name": value}`` and ``inputs.append(value)``."""
+    parent = ctx.parent(value)
+    while isinstance(parent, (cst.Element, cst.DictElement, cst.List, cst.Tuple, cst.Dict)):
+        parent = ctx.parent(parent)
+    if isinstance(parent, cst.Assign):
+        target = parent.targets[0].target
+        target = target.value if isinstance(target, cst.Subscript) else target
+        return target.value if isinstance(target, cst.Name) else None
+    call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \
+            and isinstance(call.func.value, cst.Name):
+        return call.func.value.value
+    return None
+
+
+def _layer_key(ctx, layer: cst.BaseExpression):
+    """One finding per layer: a name (or ``self.name``) by its text, a construction by itself."""
+    return code_of(ctx, layer) if isinstance(layer, (cst.Name, cst.Attribute)) else id(layer)
 
 
 class StringModel(Rule):
@@ -55,18 +132,24 @@ class StringModel(Rule):
     name = "string-model"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Warn about Keras models that take strings or hold string lookup layers."
+    summary = "Warn about Keras models that take strings, hold lookup layers or read categorical feature columns."
     rationale = (
         "The IPU has no kernels for ops on strings and for the hash tables of lookups: a model that "
         "takes strings (`keras.Input(dtype=\"string\")`, a TF Hub layer given `dtype=tf.string`) or "
-        "holds a `TextVectorization` or `StringLookup` layer (in a `Sequential`, or added with `add`) "
-        "fails to compile for the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
-        "operations\"). Such layers belong in the `tf.data` pipeline, where they run on the host "
-        "(`dataset.map(lambda text, label: (vectorize(text), label))`), and the model takes the ids "
-        "they make. A string layer a custom training step runs, or that a model subclass holds (or is given) "
-        "and calls, is reported too. This is reported, not changed: where the model ends and the pipeline starts is a "
-        "choice for the author. The same layers used in a `map` function or for `adapt` are not "
-        "reported."
+        "holds a lookup layer (`TextVectorization`, `StringLookup`, `IntegerLookup`, `Hashing`, "
+        "`HashedCrossing`, under any spelling) fails to compile for the IPU (Targeting the IPU from TensorFlow 2, "
+        "\"Unsupported operations\"). A lookup layer is in the model when a `Sequential` lists it or `add` "
+        "adds it, when it is called on the tensors of a functional model's `keras.Input`s (followed through "
+        "variables, dicts and lists of inputs, loops over them and the parameters of the file's functions), "
+        "when a custom training step runs it, or when a model subclass holds (or is given) it and calls it. "
+        "A `DenseFeatures` layer given categorical feature columns (`categorical_column_with_*`, "
+        "`crossed_column`) does the same lookups, and hashing, into sparse tensors. Such layers belong in the "
+        "`tf.data` pipeline, where they run on the host (`dataset.map(lambda text, label: (vectorize(text), "
+        "label))`), and the model takes the integer indices they make; feature columns are replaced by "
+        "preprocessing layers in the `map`. This is reported, not changed: where the model ends and the "
+        "pipeline starts is a choice for the author. The same layers used in a `map` function, on host data "
+        "(arrays, eager tensors, a model's predictions) or for `adapt` are not reported, nor a preprocessing "
+        "model that only the `map` runs."
     )
     examples = (
         # A string layer a custom step runs, or that a model subclass holds and calls: compiled code.
@@ -156,19 +239,160 @@ class StringModel(Rule):
             """,
             reported=False,
         ),
+        # Lookup layers called on a functional model's inputs: the dtype of each input is chosen per
+        # column, and the layers are called in a loop over a dict of inputs.
+        Example(
+            """\
+            import tensorflow as tf
+
+            inputs = {}
+            for name, column in columns.items():
+                dtype = tf.string if column.dtype == object else tf.float32
+                inputs[name] = tf.keras.Input(shape=(1,), name=name, dtype=dtype)
+            encoded = []
+            for name, tensor in inputs.items():
+                if tensor.dtype == tf.string:
+                    lookup = tf.keras.layers.StringLookup(vocabulary=vocabularies[name], output_mode="one_hot")
+                    encoded.append(lookup(tensor))
+                else:
+                    encoded.append(tensor)
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(tf.keras.layers.Concatenate()(encoded)))
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+            chest_pain = keras.Input(shape=(1,), name="cp", dtype="int64")
+            lookup = keras.layers.IntegerLookup(output_mode="one_hot")
+            lookup.adapt(train_features["cp"])
+            model = keras.Model(chest_pain, keras.layers.Dense(1)(lookup(chest_pain)))
+            """,
+        ),
+        # Called in a helper that the model's input is given to, with a class chosen by a condition.
+        Example(
+            """\
+            from tensorflow import keras
+            from tensorflow.keras.layers import IntegerLookup, StringLookup
+
+
+            def encode(feature, values, is_string):
+                lookup_class = StringLookup if is_string else IntegerLookup
+                lookup = lookup_class(output_mode="binary")
+                lookup.adapt(values)
+                return lookup(feature)
+
+
+            sex = keras.Input(shape=(1,), name="sex", dtype="int64")
+            model = keras.Model(sex, keras.layers.Dense(1)(encode(sex, train_sex, False)))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.layers.experimental import preprocessing
+
+            model = tf.keras.Sequential([preprocessing.Hashing(num_bins=64), tf.keras.layers.Embedding(64, 8)])
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Recommender(tf.keras.Model):
+                def __init__(self, user_ids):
+                    super().__init__()
+                    self.users = tf.keras.layers.IntegerLookup(vocabulary=user_ids)
+                    self.embed = tf.keras.layers.Embedding(len(user_ids) + 1, 16)
+
+                def call(self, users):
+                    return self.embed(self.users(users))
+            """,
+        ),
+        # Categorical feature columns read by the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            animal = tf.feature_column.categorical_column_with_vocabulary_list("Type", ["Cat", "Dog"])
+            breed = tf.feature_column.categorical_column_with_hash_bucket("Breed1", hash_bucket_size=100)
+            columns = [tf.feature_column.indicator_column(animal), tf.feature_column.embedding_column(breed, 8)]
+            model = tf.keras.Sequential([tf.keras.layers.DenseFeatures(columns), tf.keras.layers.Dense(1)])
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            rooms = tf.feature_column.categorical_column_with_identity("rooms", num_buckets=8)
+            inputs = {"rooms": tf.keras.Input(shape=(1,), name="rooms", dtype=tf.int64)}
+            dense = tf.compat.v1.keras.layers.DenseFeatures([tf.feature_column.indicator_column(rooms)])(inputs)
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(dense))
+            model.fit(train_ds, epochs=5)
+            """,
+        ),
+        # Numeric columns only: no lookups.
+        Example(
+            """\
+            import tensorflow as tf
+
+            columns = [tf.feature_column.numeric_column("age"), tf.feature_column.numeric_column("fare")]
+            model = tf.keras.Sequential([tf.keras.layers.DenseFeatures(columns), tf.keras.layers.Dense(1)])
+            """,
+            reported=False,
+        ),
+        # Lookups in the tf.data pipeline, on host data, and on a model's predictions: host code.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            lookup = tf.keras.layers.IntegerLookup(output_mode="one_hot")
+            lookup.adapt(train_codes)
+            print(lookup(np.array([[1], [2]])))
+            train_ds = train_ds.map(lambda codes, label: (lookup(codes), label))
+            codes = tf.keras.Input(shape=(lookup.vocabulary_size(),))
+            model = tf.keras.Model(codes, tf.keras.layers.Dense(3)(codes))
+            model.fit(train_ds, epochs=2)
+            to_names = tf.keras.layers.StringLookup(vocabulary=["cat", "dog", "bird"], invert=True)
+            print(to_names(tf.argmax(model(test_codes), -1)))
+            """,
+            reported=False,
+        ),
+        # A preprocessing model of lookups, and feature columns, that only the tf.data pipeline runs.
+        Example(
+            """\
+            import tensorflow as tf
+
+            inputs = {"city": tf.keras.Input(shape=(1,), name="city", dtype=tf.string)}
+            preprocess = tf.keras.Model(inputs, tf.keras.layers.StringLookup(vocabulary=cities)(inputs["city"]))
+            city = tf.feature_column.categorical_column_with_vocabulary_list("city", cities)
+            features = tf.keras.layers.DenseFeatures([tf.feature_column.indicator_column(city)])
+            train_ds = raw_ds.map(lambda x, y: (preprocess(x), y))
+            dense_ds = raw_ds.map(lambda x, y: (features(x), y))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 8), tf.keras.layers.Dense(1)])
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
-        string_layers = string_layer_names(ctx)
-        self._report_compiled_uses(ctx, string_layers)
-        reported = set()  # the models reported already: one finding each
+        lookups = _lookups(ctx)
+        reported: Set[object] = set()  # the layers reported already (_layer_key): one finding each
+        self._report_compiled_uses(ctx, lookups, reported)
+        models_reported: Set[str] = set()  # one finding per model that takes strings
+        string_inputs: Set[int] = set()  # the string inputs of the models reported
         for call in ctx.nodes(cst.Call):
             name = ctx.keras_name(call.func)
-            if name in _INPUTS and self._takes_strings(ctx, call):
+            if name in INPUTS and self._takes_strings(ctx, call):
                 models = self._models_of(ctx, call)
-                if models and (host_only(ctx, models) == models or models <= reported):
-                    continue  # a preprocessing model the tf.data pipeline runs, or one said already
-                reported |= models
+                if models and host_only(ctx, models) == models:
+                    continue  # a preprocessing model the tf.data pipeline runs
+                string_inputs.add(id(call))
+                if models and models <= models_reported:
+                    continue
+                models_reported |= models
                 ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
                            fixed=False)
             elif ctx.qualified_name(call.func) == _HUB_LAYER and self._takes_strings(ctx, call):
@@ -177,29 +401,53 @@ class StringModel(Rule):
                 if self._assigned_only_to_maps(ctx, call):
                     continue
                 for layer in self._layers_given(call):
-                    if self._is_string_layer(ctx, layer, string_layers):
-                        ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` in the model works on strings: "
-                                   f"{_ADVICE}", fixed=False)
+                    kind = lookups.of(ctx, layer)
+                    if kind is not None and _layer_key(ctx, layer) not in reported:
+                        reported.add(_layer_key(ctx, layer))
+                        doing, advice = lookups.what(kind)
+                        ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` in the model {doing}: {advice}",
+                                   fixed=False)
+        self._report_functional_calls(ctx, lookups, reported, string_inputs)
 
-    def _report_compiled_uses(self, ctx, string_layers: set) -> None:
-        """A string layer called in a training step of a custom loop, or in the ``call`` or
+    def _report_functional_calls(self, ctx, lookups: _Lookups, reported: set, string_inputs: Set[int]) -> None:
+        """A lookup layer called on the symbolic tensors of a functional model (``lookup(inputs["sex"])``),
+        unless the model is one the tf.data pipeline runs or the layer only reads string inputs
+        reported already."""
+        for call in ctx.nodes(cst.Call):
+            kind = lookups.of(ctx, call.func) if call.args and not call.args[0].keyword else None
+            if kind is None or _layer_key(ctx, call.func) in reported:
+                continue
+            inputs = keras_inputs_of(ctx, call.args[0].value)
+            models = {model for found in inputs for model in self._models_of(ctx, found)}
+            if not inputs or all(id(found) in string_inputs for found in inputs) or (
+                    models and host_only(ctx, models) == models):
+                continue
+            reported.add(_layer_key(ctx, call.func))
+            # the call as written, with a construction's arguments left out: `StringLookup(...)(inputs["city"])`
+            layer = code_of(ctx, call.func) if isinstance(call.func, cst.Name) else f"{kind.rsplit('.', 1)[-1]}(...)"
+            doing, advice = lookups.what(kind)
+            ctx.report(self.code, call, f"`{layer}({code_of(ctx, call.args[0].value)})` in the model {doing}: {advice}",
+                       fixed=False)
+
+    def _report_compiled_uses(self, ctx, lookups: _Lookups, reported: set) -> None:
+        """A lookup layer called in a training step of a custom loop, or in the ``call`` or
         ``train_step`` of a model subclass (``self.vectorize = TextVectorization(...)``): that code is
         compiled for the IPU."""
         steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
-        reported = set()
         for call in ctx.nodes(cst.Call):
             func = call.func
-            held = _held_string_layer(ctx, func)
-            if not (isinstance(func, cst.Name) and func.value in string_layers or held):
+            held = _held_layer(ctx, func, lookups.kinds)
+            kind = held or (lookups.names.get(func.value) if isinstance(func, cst.Name) else None)
+            if kind is None:
                 continue
             function = ctx.enclosing_function(call)
             if function is None or not (id(function) in steps or held and function.name.value in _COMPILED_METHODS):
                 continue
-            what = code_of(ctx, func)
-            if what not in reported:
-                reported.add(what)
-                ctx.report(self.code, call, f"`{what}` works on strings in `{function.name.value}`, code the IPU "
-                           f"must compile: {_ADVICE}", fixed=False)
+            if _layer_key(ctx, func) not in reported:
+                reported.add(_layer_key(ctx, func))
+                doing, advice = lookups.what(kind)
+                ctx.report(self.code, call, f"`{code_of(ctx, func)}` {doing} in `{function.name.value}`, code the "
+                           f"IPU must compile: {advice}", fixed=False)
         models = subclasses_of(ctx, *_MODEL_CLASSES)
         for call in ctx.nodes(cst.Call):
             if not (isinstance(call.func, cst.Name) and call.func.value in models):
@@ -207,20 +455,19 @@ class StringModel(Rule):
             run = _parameters_run(models[call.func.value])
             for index, arg in enumerate(call.args):
                 parameter = arg.keyword.value if arg.keyword is not None else run.get(index)
-                if not (isinstance(arg.value, cst.Name) and arg.value.value in string_layers
+                if not (isinstance(arg.value, cst.Name) and arg.value.value in lookups.names
                         and parameter in run.values() and arg.value.value not in reported):
                     continue
                 reported.add(arg.value.value)
-                ctx.report(self.code, arg, f"`{arg.value.value}`, a string layer, is given to the model "
-                           f"`{call.func.value}`, whose `call` or `train_step` runs it: {_ADVICE}", fixed=False)
+                doing, advice = lookups.what(lookups.names[arg.value.value])
+                ctx.report(self.code, arg, f"`{arg.value.value}`, which {doing}, is given to the model "
+                           f"`{call.func.value}`, whose `call` or `train_step` runs it: {advice}", fixed=False)
 
     @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:
         """The names of the models built on an ``Input``: ``keras.Model(...)`` or ``Sequential([...])``
-        calls assigned to a name that mention the input (or the variable it is assigned to)."""
-        parent = ctx.parent(input_call)
-        variable = parent.targets[0].target.value if isinstance(parent, cst.Assign) and isinstance(
-            parent.targets[0].target, cst.Name) else None
+        calls assigned to a name that mention the input (or the variable or container that holds it)."""
+        variable = _holder(ctx, input_call)
         models = set()
         for call in ctx.nodes(cst.Call):
             if ctx.keras_name(call.func) not in _MODELS or not isinstance(ctx.parent(call), cst.Assign):
@@ -262,12 +509,6 @@ class StringModel(Rule):
         if isinstance(first, (cst.List, cst.Tuple)):
             return [element.value for element in first.elements if isinstance(element, cst.Element)]
         return [first] if isinstance(call.func, cst.Attribute) else []
-
-    @staticmethod
-    def _is_string_layer(ctx, layer: cst.BaseExpression, names: set) -> bool:
-        if isinstance(layer, cst.Name):
-            return layer.value in names and ctx.qualified_name(layer) is None
-        return isinstance(layer, cst.Call) and ctx.keras_name(layer.func) in STRING_LAYERS
 
 
 RULE = StringModel()

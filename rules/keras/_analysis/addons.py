@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword
-from porter.rules.keras._analysis.util import is_literal_false, last_name
+from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.scopes import values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"
@@ -23,7 +23,6 @@ ALIAS = "ipu_layers"
 MASKING = "keras.layers.Masking"
 EMBEDDING = "keras.layers.Embedding"
 SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
-INPUTS = ("keras.Input", "keras.layers.Input")
 
 _MASKS: SharedKey[List[cst.Call]] = SharedKey("keras-masks")
 # The names each ``from ... import`` lost to the swaps so far, by the import's id: IPU104 and IPU112

@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS, string_layer_names
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
 from porter.scopes import assignments
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
@@ -157,7 +157,7 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode, traced: bool = False) -> Li
     is a ``tf.function`` already), Python's own calls run once, while it is traced: only what the
     compiled program cannot hold counts."""
     found: List[str] = []
-    strings = string_layer_names(ctx)
+    lookups = assigned_layers(ctx, LOOKUP_LAYERS)
     for node in walk(root):
         if isinstance(node, cst.Call):
             func = node.func
@@ -172,8 +172,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode, traced: bool = False) -> Li
                 found.append(f"`{code_of(ctx, func)}()`, which writes on the host")
             elif ctx.qualified_name(func) in _PRINTS:
                 found.append(f"`{code_of(ctx, func)}()`, which prints on the host")
-            elif isinstance(func, cst.Name) and func.value in strings:
-                found.append(f"`{func.value}()`, a lookup of strings")
+            elif isinstance(func, cst.Name) and func.value in lookups:
+                found.append(f"`{func.value}()`, a lookup layer")
         elif isinstance(node, (cst.Global, cst.Nonlocal)) and not traced:
             found.append("`global`/`nonlocal` state")
     for function in functions_called_from(ctx, [root]):

@@ -3,12 +3,13 @@ which classes subclass Keras ones. All of it is static and local to one file."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import argument, keyword
+from porter.scopes import values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
 # program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
@@ -119,16 +120,56 @@ STRING_LAYERS = frozenset({
     "keras.layers.experimental.preprocessing.TextVectorization",
     "keras.layers.experimental.preprocessing.StringLookup",
 })
+# Layers that look values up in a hash table or hash them (string ops): no IPU kernels either.
+LOOKUP_LAYERS = STRING_LAYERS | {
+    "keras.layers.IntegerLookup", "keras.layers.Hashing", "keras.layers.HashedCrossing",
+    "keras.layers.experimental.preprocessing.IntegerLookup", "keras.layers.experimental.preprocessing.Hashing",
+}
+INPUTS = ("keras.Input", "keras.layers.Input")
+_ASSIGNED_LAYERS: SharedKey[Dict[str, str]] = SharedKey("keras-assigned-layers")
+
+
+def assigned_layers(ctx: FileContext, kinds: AbstractSet[str]) -> Dict[str, str]:
+    """{name: layer} for the names assigned one of the Keras layers ``kinds``
+    (``vectorizer = layers.TextVectorization(...)``), also through a class chosen by a condition
+    (``lookup = (StringLookup if text else IntegerLookup)(...)``, or a variable holding it)."""
+    def find() -> Dict[str, str]:
+        names = {}
+        for assign in ctx.nodes(cst.Assign):
+            kind = layer_made(ctx, assign.value, kinds)
+            if kind is not None:
+                names.update((target.target.value, kind) for target in assign.targets
+                             if isinstance(target.target, cst.Name))
+        return names
+
+    return ctx.shared(_ASSIGNED_LAYERS, find, per=frozenset(kinds))
 
 
 def string_layer_names(ctx: FileContext) -> set:
     """Names assigned a string layer (``vectorizer = layers.TextVectorization(...)``)."""
-    names = set()
-    for assign in ctx.nodes(cst.Assign):
-        value = assign.value
-        if isinstance(value, cst.Call) and ctx.keras_name(value.func) in STRING_LAYERS:
-            names.update(target.target.value for target in assign.targets if isinstance(target.target, cst.Name))
-    return names
+    return set(assigned_layers(ctx, STRING_LAYERS))
+
+
+def layer_made(ctx: FileContext, value: cst.BaseExpression, kinds: AbstractSet[str]) -> Optional[str]:
+    """The layer of ``kinds`` that ``value`` makes: ``StringLookup(...)``, one of the branches of a
+    conditional, or a call of a class held by a variable of the same function."""
+    if isinstance(value, cst.IfExp):
+        return layer_made(ctx, value.body, kinds) or layer_made(ctx, value.orelse, kinds)
+    if not isinstance(value, cst.Call):
+        return None
+    return _layer_class(ctx, value.func, kinds, follow=True)
+
+
+def _layer_class(ctx: FileContext, node: cst.BaseExpression, kinds: AbstractSet[str], follow: bool) -> Optional[str]:
+    name = ctx.keras_name(node)
+    if name in kinds:
+        return name
+    if isinstance(node, cst.IfExp):
+        return _layer_class(ctx, node.body, kinds, follow) or _layer_class(ctx, node.orelse, kinds, follow)
+    if follow and isinstance(node, cst.Name) and ctx.qualified_name(node) is None:
+        return next((kind for value in values_of(ctx, node) if value is not None
+                     for kind in [_layer_class(ctx, value, kinds, follow=False)] if kind is not None), None)
+    return None
 
 
 def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
