@@ -5,12 +5,14 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, canonical_keras, walk
+from porter.context import FileContext, SharedKey, bound_names, canonical_keras, code_of, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, ArrayData,
+                                     float64_value)
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, called_returns, owner, sub_blocks
 
@@ -19,7 +21,7 @@ DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow
 # Analyses of the original tree, computed once per file by whichever rule asks first.
 _DATASET_VARIABLES: SharedKey[Set[str]] = SharedKey("dataset-variables")  # per function (or module)
 _ASSIGNS_BY_OWNER: SharedKey[Dict[int, List[cst.Assign]]] = SharedKey("assigns-by-owner")
-_UINT8_FLOWS: SharedKey["_Uint8Flow"] = SharedKey("uint8-flows")  # per function (or module)
+_ARRAY_FLOWS: SharedKey["_ArrayFlow"] = SharedKey("array-flows")  # per function (or module)
 _UINT8_POSSIBLE: SharedKey[bool] = SharedKey("uint8-possible")
 _OWNERS_OF_MAPS: SharedKey[Set[int]] = SharedKey("owners-of-maps")
 _RETURNS_VISITED: SharedKey[Set[int]] = SharedKey("dataset-returns-visited")  # functions being followed
@@ -202,23 +204,27 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
                    "make sure this value is True", fixed=False)
 
 
-# ------------------------------------------------------------------------------ uint8 data
+# ------------------------------------------------------------------------------ uint8 and float64 data
 # Which arrays certainly hold uint8 data (images from ``keras.datasets.*.load_data()``, arrays made
 # with ``dtype=uint8``) at a given read, followed through one function in source order. Shared by the
 # Keras rule (IPU106) and the TF1 rule (IPU206): both cast such data on the host before it reaches
 # the IPU (Targeting the IPU from TensorFlow 2, "Supported types"), and both leave data alone when
-# its flow is not clear.
+# its flow is not clear. The same walk notes the float64 arrays NumPy makes (IPU155 casts those a
+# custom loop's dataset is made of).
 #
-#   uint8_data(ctx, expr)       -> Uint8Data(kind, origin, role) or None: ``expr`` (a variable or a
+#   uint8_data(ctx, expr)       -> ArrayData(kind, origin, role) or None: ``expr`` (a variable or a
 #                                  slice of one, e.g. a feed_dict value) holds uint8 data right there
+#   float64_data(ctx, expr)     -> the same for float64 host data (NumPy, pandas, uint8 data divided)
 #   tensor_slices_inputs(ctx)   -> (call, [(role, expr)]) for Dataset.from_tensor_slices/from_tensors
+#   sliced_arrays(call)         -> every array one of those calls is made of
 #   is_mapped(ctx, call)        -> the dataset a call makes goes through .map() (leave it to the user)
 #   astype(expr, dtype)         -> ``expr.astype("dtype")``
 #   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
 
 UINT8 = "uint8"
 CONVERTED = "converted"
-FLOAT64 = "float64"  # converted by a true division alone (`x / 255.0`): NumPy gives float64
+# FLOAT64 (from porter.rules._tf.arrays): also what a true division alone makes of uint8 data
+# (`x / 255.0`): NumPy gives float64.
 # keras.datasets whose load_data() returns uint8 images and uint8 labels.
 UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
 _UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
@@ -232,30 +238,22 @@ _CONVERTING_FUNCTIONS = frozenset({
     "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
     "keras.utils.np_utils.to_categorical",
 })
-_SINK_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
-                      "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
-                      "tensorflow.compat.v1.data.Dataset.from_tensors")
+SLICES_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
+                       "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
+                       "tensorflow.compat.v1.data.Dataset.from_tensors")
 
 
-class Uint8Data(NamedTuple):
-    """What the flow knows about a variable: ``kind`` (UINT8, CONVERTED or FLOAT64), where its data
-    comes from (for messages) and its ``role``: "images" or "labels" from a Keras dataset, else
-    "array"."""
-
-    kind: str
-    origin: str
-    role: str
-
-
-class _Uint8Flow:
+class _ArrayFlow:
     """Walks one function (or the module) in source order and notes, before each statement, which
-    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``).
-    A name bound inside a branch or a loop is no longer known: the flow there is not clear."""
+    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``),
+    and which hold float64 data (the kinds of ``porter.rules._tf.arrays``). A name bound inside a
+    branch or a loop is no longer known (the flow there is not clear), unless it may hold float64
+    data: it then ``MAYBE_FLOAT64``."""
 
     def __init__(self, ctx: FileContext, scope: cst.CSTNode) -> None:
         self.ctx = ctx
-        self.state: Dict[str, Uint8Data] = {}
-        self.before: Dict[int, Dict[str, Uint8Data]] = {}
+        self.state: Dict[str, ArrayData] = {}
+        self.before: Dict[int, Dict[str, ArrayData]] = {}
         if isinstance(scope, cst.Module):
             self._block(scope.body, linear=True)
         else:
@@ -301,6 +299,8 @@ class _Uint8Flow:
                 self._bind(target.target, small.value, linear)
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             self._bind(small.target, small.value, linear)
+        elif isinstance(small, cst.AugAssign) and self._float64_name(small.target) and linear:
+            pass  # `x -= x.mean(0)`: an array changed in place keeps its dtype
         elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
             self._forget(_bound(small.target))
         elif isinstance(small, cst.Del):
@@ -310,15 +310,19 @@ class _Uint8Flow:
         for name in names:
             self.state.pop(name, None)
 
-    def _set(self, name: str, data: Optional[Uint8Data]) -> None:
+    def _set(self, name: str, data: Optional[ArrayData]) -> None:
         if data is None:
             self.state.pop(name, None)
         else:
             self.state[name] = data
 
+    def _float64_name(self, target) -> bool:
+        return isinstance(target, cst.Name) and target.value in self.state and \
+            self.state[target.value].kind in FLOAT64_KINDS
+
     def _bind(self, target, value, linear: bool) -> None:
         if not linear:
-            self._forget(_bound(target))
+            self._bind_on_some_paths(target, value)
             return
         if isinstance(target, cst.Name):
             self._set(target.value, self._kind(value))
@@ -332,9 +336,11 @@ class _Uint8Flow:
                     if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
                         for element, role in zip(inner.elements, ("images", "labels")):
                             if isinstance(element.value, cst.Name):
-                                self._set(element.value.value, Uint8Data(UINT8, f"`{loaded}.load_data()`", role))
+                                self._set(element.value.value, ArrayData(UINT8, f"`{loaded}.load_data()`", role))
                 return
             kinds = self._unpacked_kinds(target, value)
+            if kinds is None:
+                kinds = self._sklearn_kinds(target, value)
             if kinds is not None:
                 for element, kind in kinds:  # all values are read before any name is bound
                     if isinstance(element, cst.Name):
@@ -358,6 +364,37 @@ class _Uint8Flow:
             kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value))])
         return kinds
 
+    def _bind_on_some_paths(self, target, value) -> None:
+        """A name bound in a branch or a loop: float64 data given to a name that held float64 data
+        leaves it float64; else float64 data, or a name that held some, may hold float64 data after
+        it; else it is no longer known."""
+        data = self._kind(value) if isinstance(target, cst.Name) else None
+        before = self.state.get(target.value) if self._float64_name(target) else None
+        if data is not None and data.kind == FLOAT64 and before is not None and before.kind == FLOAT64:
+            return
+        if before is not None or data is not None and data.kind in FLOAT64_KINDS:
+            data = data if data is not None and data.kind in FLOAT64_KINDS else before
+            self._set(target.value, data._replace(kind=MAYBE_FLOAT64))
+        else:
+            self._forget(_bound(target))
+
+    def _sklearn_kinds(self, target, value) -> Optional[list]:
+        """``X, y = make_regression(...)`` (both float64), ``x_fit, x_val, y_fit, y_val =
+        train_test_split(x, y, ...)`` (each part holds what its array holds)."""
+        if not isinstance(value, cst.Call) or any(isinstance(element, cst.StarredElement)
+                                                  for element in target.elements):
+            return None
+        qualified = self.ctx.qualified_name(value.func)
+        targets = [element.value for element in target.elements]
+        if qualified in SKLEARN_MADE and len(targets) == 2:
+            origin = f"`{code_of(self.ctx, value.func)}`"
+            return [(element, ArrayData(FLOAT64, origin) if made else None)
+                    for element, made in zip(targets, SKLEARN_MADE[qualified])]
+        arrays = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+        if qualified == SKLEARN_SPLIT and arrays and len(targets) == 2 * len(arrays):
+            return [(element, self._kind(arrays[index // 2])) for index, element in enumerate(targets)]
+        return None
+
     def _loaded_dataset(self, value) -> Optional[str]:
         """``mnist`` for ``tf.keras.datasets.mnist.load_data()`` (any spelling, or a variable)."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
@@ -372,19 +409,29 @@ class _Uint8Flow:
         name = module[len("keras.datasets."):]
         return name if name in UINT8_DATASETS else None
 
-    def _kind(self, value) -> Optional[Uint8Data]:
-        """What the value of an assignment holds: uint8 data, data converted from it, or None
-        (not uint8 data, or not known)."""
+    def _kind(self, value, state: Optional[Dict[str, ArrayData]] = None) -> Optional[ArrayData]:
+        """What the value of an assignment holds (with the names holding what ``state`` says, the
+        flow's current state by default): uint8 data, data converted from it, float64 data, or
+        None (none of these, or not known)."""
+        state = self.state if state is None else state
         kept = self._kept_name(value)
         if kept is not None:
-            return self.state.get(kept)
+            return state.get(kept)
         if self._makes_uint8(value):
-            return Uint8Data(UINT8, "a uint8 array", "array")
-        sources = [self.state[node.value] for node in walk(value) if isinstance(node, cst.Name)
-                   and node.value in self.state and self.state[node.value].kind == UINT8] if self.state else []
+            return ArrayData(UINT8, "a uint8 array", "array")
+        sources = [state[node.value] for node in walk(value) if isinstance(node, cst.Name)
+                   and node.value in state and state[node.value].kind == UINT8] if state else []
         if sources and self._converts(value):
-            return sources[0]._replace(kind=FLOAT64 if self._divides_only(value) else CONVERTED)
-        return None
+            if self._divides_only(value):
+                return sources[0]._replace(kind=FLOAT64, origin=f"the uint8 data of {sources[0].origin} divided "
+                                           "in NumPy")
+            return sources[0]._replace(kind=CONVERTED)
+        return float64_value(self.ctx, value, state)
+
+    def kind_at(self, statement: Optional[cst.BaseStatement], value: cst.BaseExpression) -> Optional[ArrayData]:
+        """What ``value``, read in ``statement`` (None: after the last statement), holds."""
+        state = self.state if statement is None else self.before.get(id(statement))
+        return self._kind(value, state) if state is not None else None
 
     def _divides_only(self, value) -> bool:
         """``x / 255.0``, ``(x - 127.5) / 127.5``: NumPy arithmetic ending in a true division, with no
@@ -457,9 +504,9 @@ def _assigned(ctx: FileContext, name: cst.Name):
         [item for item in assignments(ctx, ctx.module) if item[1] == name.value]
 
 
-def _flow(ctx: FileContext, node: cst.CSTNode) -> _Uint8Flow:
-    scope = owner(ctx, node)
-    return ctx.shared(_UINT8_FLOWS, lambda: _Uint8Flow(ctx, scope), per=id(scope))
+def _flow(ctx: FileContext, node: cst.CSTNode) -> _ArrayFlow:
+    scope = node if isinstance(node, cst.Module) else owner(ctx, node)
+    return ctx.shared(_ARRAY_FLOWS, lambda: _ArrayFlow(ctx, scope), per=id(scope))
 
 
 def _may_hold_uint8(ctx: FileContext) -> bool:
@@ -470,19 +517,47 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
         "uint8" in node.value for node in ctx.nodes(cst.SimpleString)))
 
 
-def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
+def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
     """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
     data at this point (where from, images or labels); else None."""
     return _data_of_kind(ctx, expr, UINT8)
 
 
-def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[Uint8Data]:
-    """What ``expr`` holds when it is a variable (or a slice of one) that certainly holds float64
-    data NumPy made from uint8 data by a division (``x_train = x_train / 255.0``); else None."""
-    return _data_of_kind(ctx, expr, FLOAT64)
+def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+    """What ``expr`` holds where it is read when that is float64 host data (a kind of
+    ``FLOAT64_KINDS``): a variable (or a slice of one, or arithmetic on one) that NumPy, pandas or
+    scikit-learn made float64 (``X = np.random.randn(n, 8)``, ``x_train = x_train / 255.0`` of uint8
+    data), or such a call itself; else None."""
+    if not _may_hold_float64(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(expr)
+    if _reads_global(ctx, expr):  # what the module made before it ran the function
+        module = _flow(ctx, ctx.module)
+        data = module.kind_at(None, expr)
+    else:
+        data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
+    return data if data is not None and data.kind in FLOAT64_KINDS else None
 
 
-def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Optional[Uint8Data]:
+def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a module variable (or a slice of one) a function reads without binding it."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    function = ctx.enclosing_function(expr)
+    if not isinstance(expr, cst.Name) or function is None:
+        return False
+    params = function.params
+    local = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    local.update(name for _, name, _ in assignments(ctx, function))
+    return expr.value not in local
+
+
+def _may_hold_float64(ctx: FileContext) -> bool:
+    """A cheap test: does the file use an array library, or load uint8 data it may divide?"""
+    return ctx.imports_module("numpy", "pandas", "sklearn") or _may_hold_uint8(ctx)
+
+
+def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Optional[ArrayData]:
     if not _may_hold_uint8(ctx):
         return None
     node = expr
@@ -503,7 +578,7 @@ def tensor_slices_inputs(ctx: FileContext):
     for call in ctx.nodes(cst.Call):
         if last_name(call.func) not in ("from_tensor_slices", "from_tensors") or not call.args:
             continue
-        if ctx.qualified_name(call.func) not in _SINK_CONSTRUCTORS:
+        if ctx.qualified_name(call.func) not in SLICES_CONSTRUCTORS:
             continue
         value = call.args[0].value
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
@@ -512,6 +587,18 @@ def tensor_slices_inputs(ctx: FileContext):
             yield call, [("features", value.elements[0].value), ("labels", value.elements[1].value)]
         elif isinstance(value, (cst.Name, cst.Subscript)):
             yield call, [("features", value)]
+
+
+def sliced_arrays(call: cst.Call) -> List[cst.BaseExpression]:
+    """What ``Dataset.from_tensor_slices(...)``/``from_tensors(...)`` is made of: each element of a
+    tuple or list (features, labels, weights), or the one value; none for a dict or starred parts."""
+    given = argument(call, "tensors", 0)
+    value = None if given is None or given.star else given.value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        if any(isinstance(element, cst.StarredElement) for element in value.elements):
+            return []
+        return [element.value for element in value.elements]
+    return [] if value is None or isinstance(value, cst.Dict) else [value]
 
 
 def is_mapped(ctx: FileContext, call: cst.Call) -> bool:

@@ -6,6 +6,7 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import assignments, owner, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
+from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
@@ -761,7 +762,7 @@ class DropRemainder(Rule):
         batch to its longest element: the padded length changes from batch to batch, and a compiled
         IPU program has one shape. Batches ``fit`` takes, or a custom loop feeds to its step."""
         calls = [found.batch for found in batches if found.batching == "padded_batch"]
-        for step, source in _fed_loops(ctx):
+        for step, source in fed_loops(ctx):
             calls.extend(call for call in _batches_of(ctx, source, owner(ctx, step.loop))
                          if call.func.attr.value == "padded_batch")
         done = set()
@@ -927,7 +928,7 @@ class DropRemainder(Rule):
     def _rebatch_loop_sources(self, ctx, rebatched: set) -> None:
         """The same for what a custom loop iterates over to feed its step: ``strategy.run`` takes
         batches of one static shape too."""
-        for step, source in _fed_loops(ctx):
+        for step, source in fed_loops(ctx):
             self._rebatch(ctx, source, owner(ctx, step.loop), f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
@@ -1204,19 +1205,6 @@ def _answer_kept(ctx, call: cst.Call) -> bool:
             return False  # handed to a metric (`test_loss(step(x))`, `metric.update_state(...)`)
         node = ctx.parent(node)
     return isinstance(node, (cst.Assign, cst.AugAssign))
-
-
-def _fed_loops(ctx) -> list:
-    """``(step call, dataset)`` for each loop of the file that feeds a custom step, training or
-    test (the last step of a loop that calls several): what it iterates over, through ``enumerate``."""
-    loops = {id(step.loop): step for step in step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like)}
-    found = []
-    for step in loops.values():
-        source = step.loop.iter
-        if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
-            source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
-        found.append((step, source))
-    return found
 
 
 def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:

@@ -1,15 +1,17 @@
-from typing import Set
+from typing import List, Set, Tuple
 
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import code_of, walk
 from porter.cstutil import argument, string_value
-from porter.rules._tf.tfdata import float64_data, tensor_slices_inputs
-from porter.rules.keras._analysis.custom_loop import run_targets
-from porter.rules.keras._analysis.steps import step_functions
+from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
+from porter.rules._tf.tfdata import astype, float64_data, sliced_arrays
+from porter.rules.keras._analysis.custom_loop import fed_loops
+from porter.rules.keras._analysis.datasets import given_arguments, made_datasets
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
-from porter.rule import KERAS, WARN, Example, Rule
+from porter.rule import FIX, KERAS, Example, Rule, snippet
+from porter.scopes import local_function, owner, returns_of
 
 _DTYPES = frozenset({
     "tensorflow.float64", "tensorflow.double", "tensorflow.dtypes.float64", "tensorflow.dtypes.double",
@@ -24,32 +26,77 @@ _INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cas
 # float64 array made there is cast by Keras `fit`, or by the code that feeds it to the model.
 _HOST_MODULES = ("numpy.", "pandas.", "scipy.")
 _HOST_METHODS = frozenset({"astype", "to_numpy"})
+_CALLERS = 3  # how many callers up a parameter's arrays are followed
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
             "raises TypeError; use float32 (or float16)")
 
 
-_DIVIDED_IMAGES = """\
-import tensorflow as tf
+# A custom training loop over `batches`; the examples make `batches` of NumPy arrays.
+_LOOP = """
 
-(images, labels), _ = tf.keras.datasets.mnist.load_data()
-images = {scaled}
-batches = tf.data.Dataset.from_tensor_slices((images, labels)).batch(64, drop_remainder=True)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
 
 
 @tf.function
 def train_step(x, y):
     with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x))
+        loss = tf.reduce_mean(tf.square(model(x) - y))
     optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for epoch in range(5):
+    for x, y in batches:
+        train_step(x, y)
 """
+_DIVIDED_IMAGES = """\
+import tensorflow as tf
+
+(images, labels), _ = tf.keras.datasets.mnist.load_data()
+images = {scaled}
+batches = tf.data.Dataset.from_tensor_slices(({sliced}, labels)).batch(64, drop_remainder=True)
+""" + _LOOP
+_REGRESSION = """\
+import numpy as np
+import tensorflow as tf
+
+features = np.random.randn(1024, 8)
+targets = features @ np.linspace(-1.0, 1.0, 8)[:, None] + 0.1 * np.random.randn(1024, 1)
+batches = tf.data.Dataset.from_tensor_slices(({features}, {targets})).batch(32, drop_remainder=True)
+""" + _LOOP
+_HELPER = """\
+import numpy as np
+import tensorflow as tf
+
+
+def make_batches(x, y):
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32, drop_remainder=True)
+
+
+rng = np.random.default_rng(0)
+features = rng.normal(size=(1024, 8))
+features = (features - features.mean(axis=0)) / features.std(axis=0)
+targets = features.sum(axis=1, keepdims=True)
+batches = make_batches({features}, {targets})
+""" + _LOOP
+_TABLE = """\
+import pandas as pd
+import tensorflow as tf
+
+table = pd.read_csv("houses.csv").dropna()
+features = table.drop(columns=["price"]).values
+prices = table["price"].to_numpy()
+batches = tf.data.Dataset.from_tensor_slices(({features}, prices)).batch(32, drop_remainder=True)
+""" + _LOOP
 
 
 class Float64(Rule):
     code = "IPU155"
     name = "float64"
-    kind = WARN
+    kind = FIX
     frameworks = frozenset({KERAS})
-    summary = "Warn about float64 dtypes that reach the IPU (`tf.float64`, `dtype=\"float64\"` in model code)."
+    summary = ("Warn about float64 dtypes that reach the IPU (`tf.float64`, `dtype=\"float64\"` in model code); cast "
+               "the float64 NumPy arrays a custom loop's dataset is made of to float32.")
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
         "(Targeting the IPU from TensorFlow 2, \"Supported types\"). Keras `fit` casts float64 arrays to "
@@ -59,8 +106,14 @@ class Float64(Rule):
         "Each float64 dtype that reaches the device is reported, to be changed to float32: in TensorFlow "
         "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). Host-side data code is "
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
-        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. uint8 data divided in NumPy "
-        "(`images / 255.0`) is float64: where a custom loop's dataset is made of it, it is reported too."
+        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. But NumPy makes float64 unless "
+        "told otherwise (`np.random.randn`, `np.linspace`, `np.zeros`, arrays of Python floats, `np.loadtxt`, "
+        "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing and "
+        "`train_test_split` keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
+        "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
+        "parameters is called. A pandas table's labels (they may be class ids), arrays that are float64 on "
+        "some paths only and arrays given to another module's function that makes the dataset are reported. "
+        "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are."
     )
     examples = (
         Example("""\
@@ -110,10 +163,58 @@ class Float64(Rule):
             """,
             reported=False,
         ),
-        # uint8 images divided in NumPy are float64, and the custom loop feeds them to `strategy.run`;
-        # cast first, they are float32.
-        Example(_DIVIDED_IMAGES.format(scaled="images / 255.0")),
-        Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0"), reported=False),
+        # uint8 images divided in NumPy are float64, and the custom loop feeds them to `strategy.run`:
+        # cast where the dataset is made of them. Cast before the division, they are float32.
+        Example(_DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images"),
+                _DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images.astype(\"float32\")")),
+        Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0", sliced="images"), reported=False),
+        # NumPy makes float64 (`np.random.randn`, `np.linspace`), and arithmetic of float64 is float64.
+        Example(_REGRESSION.format(features="features", targets="targets"),
+                _REGRESSION.format(features="features.astype(\"float32\")", targets="targets.astype(\"float32\")")),
+        # The dataset is made from the parameters of a function: cast where it is called.
+        Example(_HELPER.format(features="features", targets="targets"),
+                _HELPER.format(features="features.astype(\"float32\")", targets="targets.astype(\"float32\")")),
+        # A pandas table's values are float64 for float columns: the features are cast (integer
+        # columns make float32 features too); the labels may be class ids, which must stay integers:
+        # reported.
+        Example(_TABLE.format(features="features"), _TABLE.format(features="features.astype(\"float32\")")),
+        # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
+        # float64 itself): nothing to do.
+        Example(
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+            features = np.random.randn(1024, 8).astype(np.float32)
+            codes = np.random.randint(0, 4, size=(1024, 1))
+            noise = np.random.normal(size=(1024, 1))
+            targets = np.zeros((1024, 1), dtype=np.float32)
+            batches = tf.data.Dataset.from_tensor_slices((features, targets)).batch(32, drop_remainder=True)
+            coded = tf.data.Dataset.from_tensor_slices((codes, noise)).map(
+                lambda x, y: (tf.cast(x, tf.float32), tf.cast(y, tf.float32))).batch(32, drop_remainder=True)
+            """) + _LOOP.replace("batches:", "batches.concatenate(coded):") + snippet("""\
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(np.random.randn(1024, 8), noise, batch_size=32)
+            """),
+            reported=False,
+        ),
+        # The dataset is made by another module, or the array is float64 only on some paths: the
+        # port cannot cast it where it is made.
+        Example(
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+            import pipelines
+
+            if synthetic:
+                features = np.random.randn(1024, 8)
+            else:
+                features = np.load("features.npy")
+            batches = pipelines.batched(np.random.rand(1024, 8), batch_size=32)
+            held_out = tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True)
+            """) + _LOOP.replace("batches:", "batches.concatenate(held_out):"),
+        ),
         # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
         Example(
             """\
@@ -156,21 +257,63 @@ class Float64(Rule):
         for node, numpy_dtype in found:
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _MESSAGE, fixed=False)
-        self._report_divided_data(ctx)
+        self._cast_step_inputs(ctx)
 
-    def _report_divided_data(self, ctx) -> None:
-        """``x_train = x_train / 255.0`` of uint8 data is float64 in NumPy; Keras' ``fit`` casts it,
-        but a custom loop hands its dataset's batches to ``strategy.run``, which does not."""
-        if not (step_functions(ctx) or run_targets(ctx)):
+    def _cast_step_inputs(self, ctx) -> None:
+        """NumPy makes float64 unless told otherwise (``np.random.randn``, ``x / 255.0`` of uint8
+        data). Keras' ``fit`` casts it, but a custom loop hands its dataset's batches to
+        ``strategy.run``, which does not: the arrays a loop's dataset is made of get
+        ``.astype("float32")`` where it is made, or are reported when that is out of reach."""
+        done: Set[int] = set()
+        for step, source in fed_loops(ctx, runs=True):
+            name = step.function.name.value
+            for made in made_datasets(ctx, source, owner(ctx, step.loop)):
+                if not made.of_arrays:
+                    self._report_given_away(ctx, made.maker, name, done)
+                    continue
+                arrays = sliced_arrays(made.maker)
+                for index, array in enumerate(arrays):
+                    if all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
+                        for expr, where in _given(ctx, array, owner(ctx, made.maker), made.callers):
+                            self._cast(ctx, expr, features=index == 0, step=name, where=where, done=done)
+
+    def _cast(self, ctx, expr, features: bool, step: str, where: str, done: Set[int]) -> None:
+        """``expr`` gets ``.astype("float32")`` when it holds float64 data (the values of a pandas
+        table too, as features: integer columns make float32 features as well); reported when it
+        may not, or holds a table's labels (class ids must stay integers)."""
+        data = float64_data(ctx, expr) if id(expr) not in done else None
+        if data is None:
             return
-        for _, inputs in tensor_slices_inputs(ctx):
-            for _, expr in inputs:
-                data = float64_data(ctx, expr)
-                if data is not None:
-                    ctx.report(self.code, expr, f"`{code_of(ctx, expr)}` is float64: NumPy divides the uint8 data of "
-                               f"{data.origin} into float64, and a custom loop hands its batches to `strategy.run`, "
-                               "which raises TypeError for float64 inputs (Keras' `fit` casts them, `strategy.run` "
-                               "does not): divide `.astype(\"float32\")` data instead", fixed=False)
+        done.add(id(expr))
+        code = code_of(ctx, expr)
+        rejected = f"{_holds(code, data)}, which `strategy.run` rejects as an input of `{step}`"
+        if data.kind == FLOAT64 or data.kind == TABLE and features:
+            ctx.replace(expr, lambda node: astype(node, "float32"))
+            ctx.report(self.code, expr, f"{rejected} (Keras' `fit` casts float64, `strategy.run` does not): "
+                       f"{where} `{code}.astype(\"float32\")`", fixed=True)
+        elif data.kind == TABLE:
+            ctx.report(self.code, expr, f"{rejected}: if they are floats, cast them to float32 "
+                       "(`.astype(\"float32\")`) where the dataset is made", fixed=False)
+        else:
+            ctx.report(self.code, expr, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before the "
+                       "dataset is made", fixed=False)
+
+    def _report_given_away(self, ctx, maker: cst.Call, step: str, done: Set[int]) -> None:
+        """Float64 arrays given to another module's function that makes a custom loop's dataset:
+        what it does with them is out of sight."""
+        function = code_of(ctx, maker.func)
+        for arg in maker.args:
+            values = [element.value for element in arg.value.elements] if isinstance(
+                arg.value, (cst.Tuple, cst.List)) else [arg.value]
+            for value in values:
+                data = float64_data(ctx, value) if id(value) not in done else None
+                if data is None:
+                    continue
+                done.add(id(value))
+                ctx.report(self.code, value, f"{_holds(code_of(ctx, value), data)}, which `strategy.run` rejects as "
+                           f"an input of `{step}`, and `{function}` of another module, which the port does not "
+                           f"change, makes the dataset of it: cast it to float32 (`.astype(\"float32\")`) before "
+                           f"`{function}` gets it", fixed=False)
 
     @staticmethod
     def _only_inspected(ctx, node) -> bool:
@@ -192,6 +335,53 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+def _holds(code: str, data) -> str:
+    """What the message says ``code`` holds."""
+    if data.kind == TABLE:
+        return f"`{code}` holds the values of a pandas table ({data.origin}), float64 where its columns are floats"
+    if data.kind == MAYBE_FLOAT64:
+        return f"`{code}` may hold float64 data (from {data.origin}, assigned in a branch or a loop)"
+    return f"`{code}` holds float64 data (from {data.origin})"
+
+
+def _given(ctx, array: cst.BaseExpression, scope, callers) -> List[Tuple[cst.BaseExpression, str]]:
+    """Where ``array`` (read in ``scope``) can be cast, and the words that say where: the array
+    itself ("the dataset gets"), or, for a parameter of the function that makes the dataset, the
+    argument each call of it gives (followed up a few callers)."""
+    pending = [(array, scope, callers, 0, "the dataset gets")]
+    found = []
+    while pending:
+        expr, scope, callers, depth, where = pending.pop()
+        given = given_arguments(ctx, expr, scope, callers) if depth < _CALLERS else []
+        if not given:
+            found.append((expr, where))
+        pending.extend((value, outer_scope, outer, depth + 1, f"the call of `{scope.name.value}` gets")
+                       for value, outer_scope, outer in given)
+    return found
+
+
+def _passes_on(ctx, mapped: cst.Call, index: int, size: int) -> bool:
+    """Whether a ``.map(...)`` on the way gives element ``index`` (of ``size``) on as it is, or by
+    arithmetic alone (still float64): ``lambda x, y: ((x - mean) / std, y)``. A cast, or any other
+    call, there may change its dtype, and a function out of sight may do anything."""
+    function = mapped.args[0].value if mapped.args else None
+    if isinstance(function, cst.Lambda):
+        result = function.body
+    elif isinstance(function, cst.Name):
+        defined = local_function(ctx, function.value, mapped)
+        returned = [node.value for node in returns_of(defined)] if defined is not None else []
+        if len(returned) != 1:
+            return False
+        result = returned[0]
+    else:
+        return False
+    if size > 1:
+        if not (isinstance(result, (cst.Tuple, cst.List)) and len(result.elements) == size):
+            return False
+        result = result.elements[index].value
+    return not any(isinstance(node, cst.Call) for node in walk(result))
 
 
 def _host_functions(ctx) -> Set[int]:

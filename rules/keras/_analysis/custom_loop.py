@@ -6,15 +6,16 @@ function is rewritten for the IPU, or why it is left for a person. The loops the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
+from porter.cstutil import is_name
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function, probes_model,
-                                                step_calls, trains, updates_weights)
+                                                run_calls, step_calls, trains, updates_weights)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -117,6 +118,21 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
         plans.append(plan)
     return plans
+
+
+def fed_loops(ctx: FileContext, runs: bool = False) -> List[Tuple[StepCall, cst.BaseExpression]]:
+    """``(step call, dataset)`` for each loop of the file that feeds a custom step, training or
+    test (the last step of a loop that calls several): what it iterates over, through ``enumerate``.
+    With ``runs``, also the loops that already hand their step to ``strategy.run``."""
+    calls = step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like) + (run_calls(ctx) if runs else [])
+    loops = {id(step.loop): step for step in calls}
+    found = []
+    for step in loops.values():
+        source = step.loop.iter
+        if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
+            source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
+        found.append((step, source))
+    return found
 
 
 def _hands_on_a_step(ctx: FileContext, function: cst.FunctionDef) -> bool:

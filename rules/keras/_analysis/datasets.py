@@ -20,7 +20,9 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey
 from porter.cstutil import argument, is_name, keyword
-from porter.rules.keras._analysis.fit import TrainingCall, last_value_before, training_calls
+from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS
+from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
+from porter.rules.keras._analysis.model_plan import calls_by_name
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
 from porter.scopes import assignments, called_returns, owner, returns_of
 
@@ -318,3 +320,122 @@ def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNo
     if root.value not in names or any(name == root.value for _, name, _ in assignments(ctx, scope)):
         return None
     return root.value
+
+
+# Libraries whose functions make datasets (of files, of generators) the porter does not follow.
+_DATASET_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets")
+_FOLLOW_DEPTH = 6  # how many variables, returns and parameters a dataset is followed through
+
+
+@dataclass
+class MadeDataset:
+    """A dataset as far as it is followed back from where it is read: ``maker`` (the
+    ``from_tensor_slices``/``from_tensors`` call, or a call of another module's function), the
+    ``.map(...)`` calls on the way, and the calls of the file's functions it was followed into
+    (``callers``, innermost last), which give those functions' parameters."""
+    maker: cst.Call
+    maps: Tuple[cst.Call, ...]
+    callers: Tuple[cst.Call, ...]
+
+    @property
+    def of_arrays(self) -> bool:
+        """Made by ``from_tensor_slices``/``from_tensors``, not by another module."""
+        return isinstance(self.maker.func, cst.Attribute) and self.maker.func.attr.value in (
+            "from_tensor_slices", "from_tensors")
+
+
+def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNode) -> List[MadeDataset]:
+    """How the dataset ``source`` (read in ``scope``) is made: followed through method chains,
+    variables, ``Dataset.zip``, a strategy's ``experimental_distribute_dataset``, the functions of
+    the file that return it and the parameters their callers give."""
+    found: List[MadeDataset] = []
+    _follow(ctx, source, scope, (), (), found, set(), 0)
+    return found
+
+
+def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+            callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]], depth: int) -> None:
+    if depth > _FOLLOW_DEPTH:
+        return
+    calls, root = chain(ctx, expr)
+    for index, call in enumerate(calls):
+        method = call.func.attr.value
+        if method in ("experimental_distribute_dataset", "concatenate") and call.args:
+            # `strategy.experimental_distribute_dataset(ds)` gives `ds`; `a.concatenate(b)` gives `b` too
+            given = _maps(maps + tuple(calls[:index]))
+            _follow(ctx, call.args[0].value, scope, given, callers, found, seen, depth + 1)
+            if method == "experimental_distribute_dataset":
+                return
+    maps = _maps(maps + tuple(calls))
+    if isinstance(root, cst.Call):
+        _follow_call(ctx, root, scope, maps, callers, found, seen, depth)
+    elif isinstance(root, cst.Name):
+        _follow_name(ctx, root, scope, maps, callers, found, seen, depth)
+
+
+def _maps(calls: Tuple[cst.Call, ...]) -> Tuple[cst.Call, ...]:
+    return tuple(call for call in calls if call.func.attr.value == "map")
+
+
+def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
+                 depth: int) -> None:
+    qualified = ctx.qualified_name(root.func)
+    if qualified in SLICES_CONSTRUCTORS:  # made of arrays
+        found.append(MadeDataset(root, maps, callers))
+    elif qualified in _ZIP and root.args:
+        joined = root.args[0].value
+        parts = [element.value for element in joined.elements] if isinstance(joined, (cst.Tuple, cst.List)) else []
+        for part in parts:
+            _follow(ctx, part, scope, maps, callers, found, seen, depth + 1)
+    elif qualified is not None and not qualified.startswith(_DATASET_LIBRARIES):
+        found.append(MadeDataset(root, maps, callers))  # another module makes it
+    else:
+        function, returned = called_returns(ctx, root)
+        for value in returned:
+            _follow(ctx, value, function, maps, callers + (root,), found, seen, depth + 1)
+
+
+def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
+                 depth: int) -> None:
+    if (id(scope), root.value) in seen:
+        return
+    seen.add((id(scope), root.value))
+    last = last_binding_before(ctx, root, scope)
+    bindings = [last] if last[0] is not None else [
+        (statement, value) for statement, name, value in assignments(ctx, scope) if name == root.value]
+    for statement, value in bindings:
+        unpacked = _unpacked_return(ctx, statement, root.value) if value is None else None
+        if unpacked is not None:  # `train_ds, val_ds = make_datasets(...)`
+            made_by = statement.body[0].value
+            _follow(ctx, unpacked[0], unpacked[1], maps, callers + (made_by,), found, seen, depth + 1)
+        elif value is not None:
+            _follow(ctx, value, scope, maps, callers, found, seen, depth + 1)
+    if bindings:
+        return
+    if parameter_input(ctx, root, scope) is not None:
+        for given, scope_of_given, outer in given_arguments(ctx, root, scope, callers):
+            _follow(ctx, given, scope_of_given, maps, outer, found, seen, depth + 1)
+    elif isinstance(scope, cst.FunctionDef):  # a module variable the function reads
+        _follow(ctx, root, ctx.module, maps, (), found, seen, depth + 1)
+
+
+def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
+                    ) -> List[Tuple[cst.BaseExpression, cst.CSTNode, Tuple[cst.Call, ...]]]:
+    """When ``expr`` is a parameter of ``scope`` (a function that never assigns it): ``(argument,
+    the function or module it is passed in, the callers left)`` for the call it was followed in
+    through (the last of ``callers``), or for every call of the function by name."""
+    parameter = parameter_input(ctx, expr, scope) if isinstance(expr, cst.Name) else None
+    if parameter is None:
+        return []
+    names = [param.name.value for param in scope.params.params]
+    through = bool(callers) and is_name(callers[-1].func, scope.name.value)
+    calls = [callers[-1]] if through else [
+        call for call in calls_by_name(ctx).get(scope.name.value, []) if is_name(call.func, scope.name.value)]
+    found = []
+    for call in calls:
+        given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)
+        if given is not None and not given.star:
+            found.append((given.value, owner(ctx, call), callers[:-1] if through else ()))
+    return found

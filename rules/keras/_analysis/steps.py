@@ -261,18 +261,44 @@ def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]],
         if not (isinstance(call.func, cst.Name) and call.func.value in functions) or ctx.qualified_name(
                 call.func) is not None:
             continue
-        statement = ctx.statement_of(call)
-        while statement is not None:
-            block = ctx.parent(statement)
-            loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
-            if isinstance(loop, cst.For) and loop.body is block:
-                found.append(StepCall(definition_before(ctx, call, functions[call.func.value]), call, statement, loop))
-                break
-            # With `nested`, up to the statement whose block holds this one (an `if`, a `while`).
-            around = ctx.statement_of(block) if nested and isinstance(block, cst.IndentedBlock) else None
-            statement = around if around is not statement and not isinstance(
-                around, (cst.FunctionDef, cst.ClassDef)) else None
+        found.extend(_loop_calls_at(ctx, call, definition_before(ctx, call, functions[call.func.value]), nested))
     return found
+
+
+def _loop_calls_at(ctx: FileContext, call: cst.Call, function: cst.FunctionDef, nested: bool) -> List[StepCall]:
+    """``call`` (of ``function``) as a call in the body of a ``for`` loop, if it is one."""
+    statement = ctx.statement_of(call)
+    while statement is not None:
+        block = ctx.parent(statement)
+        loop = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if isinstance(loop, cst.For) and loop.body is block:
+            return [StepCall(function, call, statement, loop)]
+        # With `nested`, up to the statement whose block holds this one (an `if`, a `while`).
+        around = ctx.statement_of(block) if nested and isinstance(block, cst.IndentedBlock) else None
+        statement = around if around is not statement and not isinstance(
+            around, (cst.FunctionDef, cst.ClassDef)) else None
+    return []
+
+
+def run_calls(ctx: FileContext) -> List[StepCall]:
+    """Calls, in the body of a ``for`` loop, that hand a function of the file (the step) to
+    ``<strategy>.run``: ``strategy.run(train_step, args=(x, y))``, or a call of a function of the
+    file that does (``distributed_train_step(x, y)``). Code already written for a strategy."""
+    functions = _plain_functions(ctx)
+    found: List[StepCall] = []
+    handing: Dict[str, List[cst.FunctionDef]] = {}  # functions that run a step, by name
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and call.args
+                and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in functions):
+            continue
+        step = functions[call.args[0].value.value]
+        direct = _loop_calls_at(ctx, call, step, nested=True)
+        found.extend(direct)
+        around = ctx.enclosing_function(call)
+        if not direct and around is not None and around is functions.get(around.name.value):
+            handing.setdefault(around.name.value, []).append(around)
+    return found + _loop_calls(ctx, handing, nested=True)
 
 
 def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
