@@ -147,3 +147,23 @@ model.fit(x, y, epochs=1)
         "the IPU strategy's scope where it is called [fixed]",
         "train.py:17:1: IPU103 device/strategy scope replaced by the IPU strategy scope [fixed]",
     ]
+
+
+def test_a_step_with_two_tapes_in_one_with_is_reported_once():
+    source = '''\
+import tensorflow as tf
+
+
+class Trainer:
+    @tf.function
+    def step(self, real, noise):
+        with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+            d_loss = tf.reduce_mean(self.critic(self.generator(noise))) - tf.reduce_mean(self.critic(real))
+            g_loss = -tf.reduce_mean(self.critic(self.generator(noise)))
+        self.d_opt.apply_gradients(zip(d_tape.gradient(d_loss, self.critic.trainable_variables),
+                                       self.critic.trainable_variables))
+        self.g_opt.apply_gradients(zip(g_tape.gradient(g_loss, self.generator.trainable_variables),
+                                       self.generator.trainable_variables))
+'''
+    _, findings = report(source)
+    assert [line.split(": ", 1)[0] for line in findings if " IPU153 " in line] == ["train.py:7:14"]

@@ -240,6 +240,23 @@ class GradientTape(Rule):
             with tf.device("/cpu:0"):
                 x = tf.constant(1.0)
             """, reported=False),
+        # A GAN step opening two tapes in one `with`, in a method: one finding for the step.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Trainer:
+                @tf.function
+                def step(self, real, noise):
+                    with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+                        fake = self.generator(noise)
+                        d_loss = tf.reduce_mean(self.critic(fake)) - tf.reduce_mean(self.critic(real))
+                        g_loss = -tf.reduce_mean(self.critic(fake))
+                    self.d_opt.apply_gradients(zip(d_tape.gradient(d_loss, self.critic.trainable_variables),
+                                                   self.critic.trainable_variables))
+                    self.g_opt.apply_gradients(zip(g_tape.gradient(g_loss, self.generator.trainable_variables),
+                                                   self.generator.trainable_variables))
+            """),
         # A layer trained locally by a method that the model's `train_step` calls: inside `fit`.
         Example("""\
             import tensorflow as tf
@@ -277,6 +294,7 @@ class GradientTape(Rule):
         keras_models = subclasses_of(ctx, *MODEL_BASES)
         in_keras_steps = called_by_keras_steps(ctx, keras_models)
         model_fns = estimator_model_fns(ctx)
+        reported = set()
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
@@ -303,7 +321,11 @@ class GradientTape(Rule):
                            f"`strategy.run({name}, args=(...))` inside `strategy.scope()`")
             else:
                 message = self._why_not_rewritten(ctx, call, function)
-            ctx.report(self.code, call, message, fixed=False)
+            # Two tapes of one step (a GAN's) give one finding.
+            said = (id(function if function is not None else ctx.statement_of(call)), message)
+            if said not in reported:
+                reported.add(said)
+                ctx.report(self.code, call, message, fixed=False)
 
     def _why_not_rewritten(self, ctx, tape: cst.Call, function) -> str:
         """What stops IPU111 from rewriting the loop around ``tape``, and what to do instead."""
