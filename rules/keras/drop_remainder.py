@@ -3,12 +3,12 @@ import libcst as cst
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, owner, values_of
+from porter.scopes import assignments, local_function, owner, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, step_calls, trains
+from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    keras_batched_source, makes_both, parameter_input, returned_batches,
@@ -480,6 +480,29 @@ class DropRemainder(Rule):
             reconstructed = model.predict(make_ds(x_test, 64))
             """,
         ),
+        # A comprehension that runs the model on each batch and keeps the answers: said.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(train_ds, epochs=2)
+            test_ds = tf.data.Dataset.from_tensor_slices(features).batch(50)
+            predictions = np.concatenate([model(x).numpy() for x in test_ds])
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(train_ds, epochs=2)
+            test_ds = tf.data.Dataset.from_tensor_slices(features).batch(50, drop_remainder=True)
+            predictions = np.concatenate([model(x).numpy() for x in test_ds])
+            """,
+        ),
         # Both splits a helper returns together are followed to the Keras call that made them.
         Example(
             """\
@@ -741,7 +764,7 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_predicted_only(batches), **_collected_answers(ctx)}
+        explained = {**_predicted_only(batches), **_collected_answers(ctx), **_comprehended_answers(ctx)}
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
@@ -1190,6 +1213,35 @@ def _collected_answers(ctx) -> dict:
                                 "labels trimmed the same way, or pad the data to a multiple of the batch size "
                                 "before batching", False)
     return found
+
+
+def _comprehended_answers(ctx) -> dict:
+    """The same for a dataset a comprehension runs a model on, batch by batch, to keep the answers
+    (``np.concatenate([model(x).numpy() for x in test_ds])``, ``[infer(x) for x, _ in val_ds]``)."""
+    models = model_plan(ctx).model_like
+    found = {}
+    for comprehension in ctx.nodes(cst.CompFor) if models else ():
+        element = ctx.parent(comprehension)
+        if not any(_runs_model(ctx, node, models) for node in walk(getattr(element, "elt", element))):
+            continue
+        for batch in _batches_of(ctx, comprehension.iter, owner(ctx, comprehension)):
+            found[id(batch)] = (": a comprehension runs the model on its batches and keeps the answers, which lack "
+                                "the samples of the dropped last batch; line them up with labels trimmed the same "
+                                "way, or pad the data to a multiple of the batch size before batching", False)
+    return found
+
+
+def _runs_model(ctx, node: cst.CSTNode, models: set) -> bool:
+    """``model(x)``, ``model.predict(x)``, or a call of a function of the file that runs one."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("predict", "predict_on_batch") and last_name(func.value) in models
+    if not isinstance(func, cst.Name):
+        return False
+    function = local_function(ctx, func.value, node)
+    return func.value in models or function is not None and runs_models(ctx, function, models)
 
 
 def _answer_kept(ctx, call: cst.Call) -> bool:
