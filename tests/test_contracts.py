@@ -314,9 +314,22 @@ def main():
 ''')
 
 
+def _helpers_of(ported: str) -> dict:
+    """The helpers a port wrote into ``ported`` (its functions with ``(ipu-port)`` in their
+    docstring), run: their names to the functions."""
+    import ast
+
+    tree = ast.parse(ported)
+    helpers = [node for node in tree.body if isinstance(node, ast.FunctionDef)
+               and "(ipu-port)" in (ast.get_docstring(node) or "")]
+    namespace = {}
+    exec(compile(ast.Module(body=helpers, type_ignores=[]), "<helpers>", "exec"), namespace)
+    return namespace
+
+
 def test_trimming_helper_keeps_a_missing_target():
-    """``validation_data=(x_val, None)`` (an autoencoder's): the helper the port adds trims the
-    arrays and keeps the ``None``, as Keras takes it."""
+    """``validation_data=(x_val, None)`` (an autoencoder's): the port trims the arrays and keeps
+    the ``None``, as Keras takes it, and the helper keeps a ``None`` among inputs too."""
     ported = _port_twice('''\
 import numpy as np
 import tensorflow as tf
@@ -327,9 +340,56 @@ model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
 model.compile(optimizer="adam", loss="mse")
 model.fit(x_train, x_train, batch_size=128, validation_data=(x_val, None))
 ''', select=("IPU107",))
-    assert "validation_data=trim_to_multiple((x_val, None), 128))" in ported
-    helper = ported[ported.index("def trim_to_multiple"):ported.index("\n\n\n", ported.index("def trim_to_multiple"))]
-    namespace = {}
-    exec(helper, namespace)
-    images, targets = namespace["trim_to_multiple"]((numpy.zeros((300, 8)), None), 128)
+    assert "validation_data=(trim_to_multiple(x_val, 128), None))" in ported
+    images, targets = _helpers_of(ported)["trim_to_multiple"]((numpy.zeros((300, 8)), None), 128)
     assert images.shape == (256, 8) and targets is None
+
+
+_LISTS_PORTED = _port_twice('''\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("reviews.keras")
+model.fit(texts, labels, batch_size=4, validation_split=0.25)
+print(model.predict(new_texts[:100]))
+''', select=("IPU107",), steps_per_execution=2)
+# Inputs as Keras takes them: lists of numbers or strings (the samples of one input, also nested
+# and in tuples), and lists, tuples and dicts of inputs.
+_SAMPLE_LISTS = ([1, 0, 1], ["good", "bad"], [[0.5, 1.0], [2.0, 3.0]], (7, 8), [(1, 2), (3, 4)], [b"raw"])
+_INPUT_LISTS = ([numpy.zeros(3), numpy.zeros(3)], (numpy.zeros(3), [1, 2, 3]), [], [[]], [None])
+
+
+@pytest.mark.parametrize("data", _SAMPLE_LISTS + _INPUT_LISTS, ids=repr)
+def test_helpers_tell_samples_from_inputs_as_keras_does(data):
+    """A list whose first item (and its first item...) is a number or a string holds samples,
+    as Keras 2's data adapter decides (``ListsOfScalarsDataAdapter``)."""
+    adapter = pytest.importorskip("tf_keras.src.engine.data_adapter").ListsOfScalarsDataAdapter
+    assert _helpers_of(_LISTS_PORTED)["is_list_of_samples"](data) == adapter._is_list_of_scalars(data)
+
+
+def test_helpers_trim_and_pad_lists_of_samples():
+    """Labels kept as a Python list, texts as a list of strings: trimmed and padded as samples,
+    and the predictions for the padding cut back by the number of samples."""
+    helpers = _helpers_of(_LISTS_PORTED)
+    trim, pad, cut = helpers["trim_to_multiple"], helpers["pad_to_multiple"], helpers["cut_to_samples"]
+    assert trim(list(range(11)), 8, 4) == list(range(8))
+    assert trim(["a", "bb", "ccc", "d", "e"], 4) == ["a", "bb", "ccc", "d"]
+    assert trim([[0.5, 1.0]] * 6, 4) == [[0.5, 1.0]] * 4
+    images, labels = trim((numpy.zeros((10, 2)), [0, 1] * 5), 4)
+    assert images.shape == (8, 2) and labels == [0, 1] * 4
+    assert list(pad(["a", "b", "c"], 4)) == ["a", "b", "c", "c"]
+    assert len(cut(numpy.zeros((4, 1)), ["a", "b", "c"])) == 3
+    assert len(cut(numpy.zeros((8, 1)), {"text": ["a", "b", "c"]})) == 3
+    (texts_fit, labels_fit), (texts_val, labels_val) = helpers["split_validation_to_multiple"](
+        (["t"] * 20, [1] * 20), 0.25, 8, 4)
+    assert (len(texts_fit), len(labels_fit), len(texts_val), len(labels_val)) == (8, 8, 4, 4)
+
+
+def test_trimming_helper_refuses_to_leave_no_sample():
+    """Fewer samples than one execution: a ValueError that says how many and what to do, not an
+    empty input for Keras to fail on."""
+    trim = _helpers_of(_LISTS_PORTED)["trim_to_multiple"]
+    with pytest.raises(ValueError, match=r"^30 samples cannot fill one IPU execution of 32 .* smaller batch size"):
+        trim(numpy.zeros((30, 4)), 256, 32)
+    with pytest.raises(ValueError, match="^3 samples"):
+        trim([1, 0, 1], 4)
+    assert len(trim(numpy.zeros((40, 4)), 256, 32)) == 32

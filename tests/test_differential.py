@@ -86,9 +86,15 @@ BROKEN = [
     # issue 13: partial batches left in the inputs of Keras training
     ("keras/mnist_partial_batches", [("trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)", "x_test, y_test")],
      "partial batch"),
-    ("keras/mnist_partial_batches", [("validation = tuple(trim_to_multiple(array[split_at:], multiple) for array in arrays)",
+    ("keras/mnist_partial_batches", [("validation = tuple(trim_to_multiple(array[split_at:], multiple, smallest) for array in arrays)",
                                       "validation = tuple(array[split_at:] for array in arrays)")],
      "129 samples are not divisible"),
+    # labels kept as a Python list are samples, not a list of inputs; validation lists are trimmed too
+    ("keras/csv_rows_as_lists", [("if isinstance(data, (list, tuple)) and not is_list_of_samples(data):",
+                                  "if isinstance(data, (list, tuple)):")], "has no len()"),
+    ("keras/csv_rows_as_lists", [("validation_data=(trim_to_multiple(val_x, args.batch_size),\n"
+                                  "                                   trim_to_multiple(val_y, args.batch_size))",
+                                  "validation_data=(val_x, val_y)")], "63 samples are not divisible"),
     ("keras/helper_batched_dataset", [("dataset.batch(batch_size, drop_remainder=True)", "dataset.batch(batch_size)")],
      "is not fully defined"),
     ("keras/image_folder_classifier", [(".unbatch().batch(16, drop_remainder=True)", "")], "is not fully defined"),

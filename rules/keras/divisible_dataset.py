@@ -20,54 +20,59 @@ from porter.scopes import assignments, fresh_name
 MARKER = "(ipu-port)"
 _EMPTY = cst.Module(body=[])  # renders a node on its own
 _NAMES = ("trim_to_multiple", "ipu_trim_to_multiple", "trim_to_ipu_multiple")
-_HELPER = '''def {name}(data, multiple, smallest=None):
+_HELPER = '''def {trim}(data, multiple, smallest=None):
     """Drop the last samples of `data` so that its length is a multiple of `multiple`, or of
     `smallest` when it holds less than `multiple` {marker}: the IPU only runs whole executions
-    of full batches. `data` is an array or a tensor, or a list, tuple or dict of them (a `None`
-    in them, as in `validation_data=(x, None)`, is kept)."""
+    of full batches. `data` is an array, a tensor or a list of samples (numbers or strings), or
+    a list, tuple or dict of them (a `None` among them is kept). Raises a ValueError when `data`
+    holds less than one execution: trimming would leave no sample."""
     if data is None:
         return data
     if isinstance(data, dict):
-        return {{key: {name}(value, multiple, smallest) for key, value in data.items()}}
-    if isinstance(data, (list, tuple)):
-        return type(data)({name}(value, multiple, smallest) for value in data)
+        return {{key: {trim}(value, multiple, smallest) for key, value in data.items()}}
+    if isinstance(data, (list, tuple)) and not {samples}(data):
+        return type(data)({trim}(value, multiple, smallest) for value in data)
     if smallest is not None and len(data) < multiple:
         multiple = smallest
+    if len(data) < multiple:
+        raise ValueError(f"{{len(data)}} samples cannot fill one IPU execution of {{multiple}} "
+                         "(whole batches on every replica), and Keras on the IPU rejects a "
+                         "partial batch: use a smaller batch size")
     return data[:len(data) - len(data) % multiple]
 '''
 _SPLIT_NAMES = ("split_validation_to_multiple", "ipu_split_validation")
-_SPLIT_HELPER = '''def {name}(arrays, validation_split, multiple):
+_SPLIT_HELPER = '''def {split}(arrays, validation_split, multiple, smallest=None):
     """Split `arrays` as `fit(validation_split=...)` does, the last samples for validation, and
-    trim both parts to a multiple of `multiple` {marker}: the IPU only runs whole batches, and
+    trim both parts with `{trim}` {marker}: the IPU only runs whole batches, and
     `validation_split` cuts the data anywhere. Returns (training arrays, validation arrays)."""
     split_at = int(len(arrays[0]) * (1.0 - validation_split))
-    training = tuple({trim}(array[:split_at], multiple) for array in arrays)
-    validation = tuple({trim}(array[split_at:], multiple) for array in arrays)
+    training = tuple({trim}(array[:split_at], multiple, smallest) for array in arrays)
+    validation = tuple({trim}(array[split_at:], multiple, smallest) for array in arrays)
     return training, validation
 '''
 _PAD_NAMES = ("pad_to_multiple", "ipu_pad_to_multiple")
-_PAD_HELPER = '''def {name}(data, multiple):
+_PAD_HELPER = '''def {pad}(data, multiple):
     """Repeat the last sample of `data` until its length is a multiple of `multiple` {marker}:
     the IPU only runs whole batches, and `predict` must still answer for every sample (the
-    answers for the repeats are dropped by `{cut}`). `data` is an array or a tensor, or a list,
-    tuple or dict of them."""
+    answers for the repeats are dropped by `{cut}`). `data` is an array, a tensor or a
+    list of samples (numbers or strings), or a list, tuple or dict of them."""
     import numpy
 
     if isinstance(data, dict):
-        return {{key: {name}(value, multiple) for key, value in data.items()}}
-    if isinstance(data, (list, tuple)):
-        return type(data)({name}(value, multiple) for value in data)
+        return {{key: {pad}(value, multiple) for key, value in data.items()}}
+    if isinstance(data, (list, tuple)) and not {samples}(data):
+        return type(data)({pad}(value, multiple) for value in data)
     missing = -len(data) % multiple
     if missing == 0:
         return data
     return numpy.concatenate([data, numpy.repeat(data[-1:], missing, axis=0)])
 '''
 _CUT_NAMES = ("cut_to_samples", "ipu_cut_to_samples")
-_CUT_HELPER = '''def {name}(predictions, data):
+_CUT_HELPER = '''def {cut}(predictions, data):
     """The first of `predictions`, one for each sample of `data` {marker}: what `predict`
     answered for the samples repeated by `{pad}` is dropped. `predictions` is what
     `predict` returns (an array, or a list or dict of them), `data` what it was given."""
-    while isinstance(data, (dict, list, tuple)):
+    while isinstance(data, (dict, list, tuple)) and not {samples}(data):
         data = next(iter(data.values())) if isinstance(data, dict) else data[0]
     count = len(data)
     if isinstance(predictions, dict):
@@ -76,14 +81,45 @@ _CUT_HELPER = '''def {name}(predictions, data):
         return type(predictions)(value[:count] for value in predictions)
     return predictions[:count]
 '''
-# The two helpers of a padded `predict`, as the examples show them.
-_PADDING_HELPERS = (_PAD_HELPER.format(name="pad_to_multiple", marker=MARKER, cut="cut_to_samples") + "\n\n"
-                    + _CUT_HELPER.format(name="cut_to_samples", marker=MARKER, pad="pad_to_multiple"))
+_SAMPLES_NAMES = ("is_list_of_samples", "ipu_is_list_of_samples")
+_SAMPLES_HELPER = '''def {samples}(data):
+    """Whether `data` is a list (or tuple) that Keras takes as the samples of one input, not as
+    several inputs {marker}: its first item (or that item's first item, and so on) is a number
+    or a string."""
+    if not isinstance(data, (list, tuple)):
+        return False
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    return isinstance(first, (int, float, str, bytes, bytearray))
+'''
+# The helpers in the order they are written into a file, by what they do.
+_TEMPLATES = (("trim", _HELPER), ("split", _SPLIT_HELPER), ("pad", _PAD_HELPER), ("cut", _CUT_HELPER),
+              ("samples", _SAMPLES_HELPER))
+# Their usual names, as the examples show them.
+_USUAL_NAMES = {"trim": _NAMES[0], "split": _SPLIT_NAMES[0], "pad": _PAD_NAMES[0], "cut": _CUT_NAMES[0],
+                "samples": _SAMPLES_NAMES[0]}
+
+
+def _helpers_code(wanted, names=None) -> str:
+    """The text of the ``wanted`` helpers ("trim", "split", "pad", "cut", "samples"), in the order
+    they are written, calling each other by ``names`` (the usual ones when not given)."""
+    names = names or _USUAL_NAMES
+    return "\n\n".join(template.format(marker=MARKER, **names) for key, template in _TEMPLATES if key in wanted)
+
+
+def _examples_helpers(*wanted: str) -> str:
+    """The helpers an example's port adds: those ``wanted``, and the test they share."""
+    return _helpers_code(set(wanted) | {"samples"})
+
+
 # How each helper's docstring starts: what tells them apart in a file ported before.
 _TRIM_DOC = "Drop the last samples"
 _SPLIT_DOC = "Split `arrays`"
 _PAD_DOC = "Repeat the last sample"
 _CUT_DOC = "The first of `predictions`"
+_SAMPLES_DOC = "Whether `data` is a list"
+_DOCS = {"trim": _TRIM_DOC, "split": _SPLIT_DOC, "pad": _PAD_DOC, "cut": _CUT_DOC, "samples": _SAMPLES_DOC}
 
 
 def existing_helper(ctx, start: str = _TRIM_DOC) -> Optional[str]:
@@ -117,6 +153,11 @@ def pad_helper_names(ctx):
     pad = existing_helper(ctx, _PAD_DOC) or fresh_name(ctx, *_PAD_NAMES)
     cut = existing_helper(ctx, _CUT_DOC) or fresh_name(ctx, *_CUT_NAMES)
     return pad, cut
+
+
+def samples_helper_name(ctx) -> str:
+    """The name of the test the helpers share: is a list the samples of one input?"""
+    return existing_helper(ctx, _SAMPLES_DOC) or fresh_name(ctx, *_SAMPLES_NAMES)
 
 
 def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:
@@ -161,22 +202,26 @@ class DivisibleDataset(Rule):
         "`fit`/`evaluate`/`predict` (and `validation_data` arrays) are passed through one helper function, "
         "written once per file, that drops the last samples: a multiple of batch x replicas x steps per "
         "execution (which already counts the accumulated batches; with `auto`, batch x replicas x "
-        "accumulation). Inputs whose length is known to be a multiple (a Keras dataset's `load_data()`, "
-        "a slice with int bounds) are left alone; inputs of unknown length are trimmed, a no-op when they "
-        "are whole executions. `validation_split` cuts the inputs again, into parts that need not be whole "
-        "batches: the split is made before the call, as Keras makes it (the last samples validate), both "
-        "parts are trimmed and `fit` gets `validation_data`. Trimming changes what is trained on (at most "
-        "one execution's worth of samples), so every trimming is reported. `predict` must answer for every "
-        "sample, in order, as code pairs its answers with labels: its inputs are padded instead, by "
-        "repeating the last sample up to whole executions (a second helper), and what it returns is cut "
-        "back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) is "
-        "padded the same way. That reads the inputs twice, so it is done when they are variables, "
-        "attributes, subscripts or such calls; other `predict` inputs are trimmed, a single sample "
-        "reported. Inputs known to hold fewer samples than one execution of `fit`/`evaluate` are "
-        "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as "
-        "arrays when the same variable is an array input of another call. Inputs already trimmed are left "
-        "alone, and so are inputs of unknown length in a file that already makes an `IPUStrategy` (unless a "
-        "speed option is given)."
+        "accumulation), or of the smallest execution when the data holds less than one (Keras shortens it). "
+        "The helpers tell a list of samples from a list of inputs as Keras does: a list whose first item (or "
+        "that item's first item...) is a number or a string holds samples (labels kept as a Python list). "
+        "Where even the smallest execution cannot be filled the helper raises a ValueError that says so, "
+        "rather than give Keras an empty input. Inputs whose length is known to be a multiple (a Keras "
+        "dataset's `load_data()`, a slice with int bounds) are left alone; inputs of unknown length are "
+        "trimmed, a no-op when they are whole executions. `validation_split` cuts the inputs again, into "
+        "parts that need not be whole batches: the split is made before the call, as Keras makes it (the last "
+        "samples validate), both parts are trimmed and `fit` gets `validation_data`. Trimming changes what is "
+        "trained on (at most one execution's worth of samples), so every trimming is reported. `predict` must "
+        "answer for every sample, in order, as code pairs its answers with labels: its inputs are padded "
+        "instead, by repeating the last sample up to whole executions (a second helper), and what it returns "
+        "is cut back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) "
+        "is padded the same way. That reads the inputs twice, so it is done when they are variables, "
+        "attributes, subscripts or such calls; other `predict` inputs are trimmed, a single sample reported. "
+        "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
+        "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
+        "same variable is an array input of another call. Inputs already trimmed are left alone, and so are "
+        "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
+        "given)."
     )
     examples = (
         Example(
@@ -192,7 +237,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -215,7 +260,7 @@ class DivisibleDataset(Rule):
             from tensorflow import keras
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -238,7 +283,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -259,8 +304,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" +
-            _SPLIT_HELPER.format(name="split_validation_to_multiple", marker=MARKER, trim="trim_to_multiple") +
+            """) + _examples_helpers("trim", "split") +
             snippet("""\
 
 
@@ -282,7 +326,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" + _PADDING_HELPERS +
+            """) + _examples_helpers("trim", "pad", "cut") +
             snippet("""\
 
 
@@ -307,7 +351,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -331,7 +375,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -354,6 +398,88 @@ class DivisibleDataset(Rule):
             model.fit(rows, flags, batch_size=128, epochs=5, validation_split=0.1)
             """,
         ),
+        # Validation arrays of a known 20 samples, less than a batch of 32: reported, left as they are.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_val = np.random.rand(20, 8).astype("float32")
+            y_val = np.random.rand(20, 1).astype("float32")
+            model = tf.keras.models.load_model("regressor.keras")
+            model.fit(x_train, y_train, batch_size=32, validation_data=(x_val, y_val))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x_val = np.random.rand(20, 8).astype("float32")
+            y_val = np.random.rand(20, 1).astype("float32")
+            model = tf.keras.models.load_model("regressor.keras")
+            model.fit(trim_to_multiple(x_train, 32), trim_to_multiple(y_train, 32), batch_size=32,
+                      validation_data=(x_val, y_val))
+            """),
+        ),
+        # Texts and labels kept as Python lists: Keras takes each as the samples of one input, and
+        # so do the helpers (a list of arrays is several inputs).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [review["text"] for review in reviews]
+            labels = [1 if review["stars"] > 3 else 0 for review in reviews]
+            model.fit(texts, labels, batch_size=16, epochs=2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [review["text"] for review in reviews]
+            labels = [1 if review["stars"] > 3 else 0 for review in reviews]
+            model.fit(trim_to_multiple(texts, 16), trim_to_multiple(labels, 16), batch_size=16, epochs=2)
+            """),
+        ),
+        # 100 samples hold 3 batches of 32, fewer than the 8 of an execution: Keras runs a shorter
+        # one, and the helper trims to whole batches; the split helper falls back the same way.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(100, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.fit(x, x, batch_size=32)
+            model.fit(rows, flags, batch_size=32, validation_split=0.2)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            x = np.random.rand(100, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.fit(trim_to_multiple(x, 256, 32), trim_to_multiple(x, 256, 32), batch_size=32)
+            (rows_fit, flags_fit), (rows_val, flags_val) = split_validation_to_multiple((rows, flags), 0.2,
+                                                                                        256, 32)
+            model.fit(rows_fit, flags_fit, batch_size=32, validation_data=(rows_val, flags_val))
+            """),
+            options={"steps_per_execution": 8},
+        ),
         # One row of named inputs, made by a comprehension of tensors: padded like a dict of arrays.
         Example(
             """\
@@ -367,7 +493,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -391,7 +517,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -419,7 +545,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -458,7 +584,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -484,13 +610,14 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
             train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(64, drop_remainder=True)
             model = tf.keras.models.load_model("digits.h5")
-            model.fit(train, epochs=3, validation_data=trim_to_multiple((x_val, y_val), 32))
+            model.fit(train, epochs=3,
+                      validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
             """),
         ),
         # Scaled in pairs after `load_data()`, and split by scikit-learn: arrays, padded for `predict`.
@@ -511,7 +638,7 @@ class DivisibleDataset(Rule):
             from sklearn.model_selection import train_test_split
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -540,7 +667,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -566,7 +693,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" + _PADDING_HELPERS +
+            """) + _examples_helpers("trim", "pad", "cut") +
             snippet("""\
 
 
@@ -591,7 +718,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -620,7 +747,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -653,7 +780,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -679,7 +806,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -720,7 +847,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -748,7 +875,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -778,7 +905,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _PADDING_HELPERS +
+            """) + _examples_helpers("pad", "cut") +
             snippet("""\
 
 
@@ -812,7 +939,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -870,7 +997,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
 
-            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) +
+            """) + _examples_helpers("trim") +
             snippet("""\
 
 
@@ -939,17 +1066,13 @@ class DivisibleDataset(Rule):
             trimmed |= self._trim(ctx, entry, name, helpers)
         if _unknown_lengths_trimmed(ctx):
             self._report_callback_inputs(ctx)
-        helpers_code = []
-        if (trimmed or splits) and existing_helper(ctx) is None:
-            helpers_code.append(_HELPER.format(name=name, marker=MARKER))
-        if splits and existing_helper(ctx, _SPLIT_DOC) is None:
-            helpers_code.append(_SPLIT_HELPER.format(name=split_helper_name(ctx), marker=MARKER, trim=name))
-        if padded and existing_helper(ctx, _PAD_DOC) is None:
-            helpers_code.append(_PAD_HELPER.format(name=pad, marker=MARKER, cut=cut))
-        if padded and existing_helper(ctx, _CUT_DOC) is None:
-            helpers_code.append(_CUT_HELPER.format(name=cut, marker=MARKER, pad=pad))
-        if helpers_code:
-            self._emit_helper(ctx, "\n\n".join(helpers_code))
+        used = {"trim": trimmed or bool(splits), "split": bool(splits), "pad": padded, "cut": padded}
+        used["samples"] = trimmed or bool(splits) or padded
+        wanted = {key for key, needed in used.items() if needed and existing_helper(ctx, _DOCS[key]) is None}
+        if wanted:
+            names = {"trim": name, "split": split_helper_name(ctx), "pad": pad, "cut": cut,
+                     "samples": samples_helper_name(ctx)}
+            self._emit_helper(ctx, _helpers_code(wanted, names))
 
     def _pad(self, ctx, entry, pad: str, cut: str, helpers) -> Optional[bool]:
         """``predict`` on arrays (or on one sample) that may leave a partial batch: the inputs are
@@ -991,7 +1114,7 @@ class DivisibleDataset(Rule):
     def _trim(self, ctx, entry, name: str, helpers) -> bool:
         """Trims the inputs of one call that may leave a partial batch (or execution); True when
         anything was trimmed."""
-        multiple = self._multiple(ctx, entry)
+        multiple, smallest = self._multiple(ctx, entry), self._multiple(ctx, entry, smallest=True)
         inputs = [arg.value for arg in entry.arrays]
         targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
         # Every input holds the same samples: the first whose count shows gives it (`y` may show it).
@@ -999,20 +1122,26 @@ class DivisibleDataset(Rule):
         length = next((count for count in counts if count is not None), None)
         if length is None and not _unknown_lengths_trimmed(ctx):
             targets = []
-        if length is not None and multiple is not None and length < multiple:
-            self._report_too_few(ctx, entry, length, multiple)
+        if length is not None and smallest is not None and length < smallest:
+            self._report_too_few(ctx, entry, entry.data, length, smallest)
             return False
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             targets = []  # whole executions already, or executions of one sample: nothing to trim
+        inputs_trimmed = bool(targets)
+        validation_trimmed = False
         for validation in entry.validation:
-            first = validation.elements[0].value
-            if _already_trimmed(ctx, first, entry.owner, helpers):
+            # Trimmed one by one, as Keras takes them apart: a tuple of lists is not a list of samples.
+            parts = [element.value for element in validation.elements if not is_name(element.value, "None")]
+            if not parts or _already_trimmed(ctx, parts[0], entry.owner, helpers):
                 continue
-            counted = static_length(ctx, first, entry.owner)
+            counted = static_length(ctx, parts[0], entry.owner)
             if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
-            if counted is None or multiple is None or counted % multiple:
-                targets.append(validation)
+            if counted is not None and smallest is not None and counted < smallest:
+                self._report_too_few(ctx, entry, validation, counted, smallest)
+            elif counted is None or multiple is None or counted % multiple:
+                targets.extend(parts)
+                validation_trimmed = True
         if not targets:
             return False
         arguments = self._arguments(ctx, entry)
@@ -1020,10 +1149,8 @@ class DivisibleDataset(Rule):
             ctx.replace(node, _trimmed(name, arguments))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
-        trimmed_samples = length if any(node is target for node in inputs for target in targets) else None
+        trimmed_samples = length if inputs_trimmed else None
         ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples), fixed=True)
-        inputs_trimmed = any(node is target for node in inputs for target in targets)
-        validation_trimmed = any(target in entry.validation for target in targets)
         for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
@@ -1035,10 +1162,13 @@ class DivisibleDataset(Rule):
         return True
 
     @staticmethod
-    def _multiple(ctx, entry) -> Optional[int]:
-        """Samples of one execution when the batch size is known statically."""
+    def _multiple(ctx, entry, smallest: bool = False) -> Optional[int]:
+        """Samples of one execution, or of the ``smallest`` one (Keras shortens an execution to the
+        batches there are, and the helper trims to it), when the batch size is known statically."""
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
-        return batch * samples_per_execution(_entry_config(ctx, entry)) if batch is not None else None
+        config = _entry_config(ctx, entry)
+        per_batch = smallest_per_execution(config) if smallest else samples_per_execution(config)
+        return batch * per_batch if batch is not None else None
 
     @staticmethod
     def _arguments(ctx, entry) -> str:
@@ -1117,17 +1247,18 @@ class DivisibleDataset(Rule):
         return samples, int(samples * (1.0 - value)), multiple
 
     def _split_too_small(self, ctx, entry, fraction: cst.BaseExpression) -> Optional[str]:
-        """Why a split cannot be trimmed to whole executions: a part smaller than one."""
+        """Why a split cannot be trimmed to whole executions: a part smaller than the smallest one."""
         counts = self._split_counts(ctx, entry, fraction)
         if counts is None:
             return None
-        samples, split_at, multiple = counts
+        samples, split_at, _ = counts
+        smallest = self._multiple(ctx, entry, smallest=True)
         small = [(part, count) for part, count in (("training", split_at), ("validation", samples - split_at))
-                 if 0 < count < multiple]
+                 if 0 < count < smallest]
         if not small:
             return None
         part, count = small[0]
-        return (f"the {part} part holds {count} samples, fewer than the {multiple} of one execution, and trimming "
+        return (f"the {part} part holds {count} samples, fewer than the {smallest} of one execution, and trimming "
                 "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
                 "`validation_data`")
 
@@ -1192,9 +1323,12 @@ class DivisibleDataset(Rule):
                    "variable first (the port then pads it and cuts the predictions back), or pad it to whole batches "
                    "yourself", fixed=False)
 
-    def _report_too_few(self, ctx, entry, length: int, multiple: int) -> None:
+    def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int) -> None:
+        """``data`` (the inputs, or the ``validation_data`` tuple) holds fewer samples than one
+        execution: left as it is, since trimming would leave none."""
+        what = "validation samples" if data is not entry.data else "samples"
         ctx.report(self.code, entry.call.func.attr,
-                   f"`{entry.method}` gets {length} samples (`{code_of(ctx, entry.data)}`), fewer than one IPU "
+                   f"`{entry.method}` gets {length} {what} (`{code_of(ctx, data)}`), fewer than one IPU "
                    f"execution of {multiple}: trimming would leave none; pass a `batch_size` that divides "
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
@@ -1215,7 +1349,10 @@ class DivisibleDataset(Rule):
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in targets)
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if samples is not None and batch is not None:
-            kept = throughput.usable_samples(samples, batch * samples_per_execution(config))
+            # The helper trims to the smallest execution what holds less than a whole one.
+            execution = batch * samples_per_execution(config)
+            kept = throughput.usable_samples(samples, execution if samples >= execution
+                                             else batch * smallest_per_execution(config))
             counted = f"; {samples} samples become {kept}"
         elif batch is not None:
             counted = f"; at most {batch * samples_per_execution(config) - 1} samples are dropped"

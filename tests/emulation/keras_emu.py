@@ -297,10 +297,21 @@ def _is_generator_like(keras, value):
 
 
 def _first_dim(tf, value):
+    if _is_list_of_scalars(value):
+        return len(value)
     flat = [item for item in tf.nest.flatten(value) if hasattr(item, "shape")]
     if not flat:
         return None
     return int(flat[0].shape[0])
+
+
+def _is_list_of_scalars(value):
+    """A list whose first item (or that item's first item...) is a number or a string: Keras 2
+    takes it as the samples of one array (`ListsOfScalarsDataAdapter`)."""
+    first = value
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    return isinstance(value, (list, tuple)) and isinstance(first, (int, float, str, bytes, bytearray))
 
 
 def _array_batches(tf, x, batch_size):

@@ -463,15 +463,16 @@ def _positions_of_calls(ctx: FileContext) -> Dict[int, Tuple[int, int]]:
 
 
 def layout(indent: int, offset: int, extra_indent: int = 4):
-    """A replacement that breaks a call after commas when its first line grows past the line
-    limit; continuation lines line up after the opening parenthesis (a call already written on
-    several lines keeps its breaks). ``extra_indent`` allows for a ``with strategy.scope():``
-    block the port may add around the statement."""
+    """A replacement that breaks a call after commas when a line of it grows past the line limit;
+    continuation lines line up after the opening parenthesis (a call already written on several
+    lines keeps its breaks), and a keyword argument too long for its line whose value is a tuple
+    (``validation_data=(...)``) is broken after the tuple's commas too. ``extra_indent`` allows for a
+    ``with strategy.scope():`` block the port may add around the statement."""
 
     def build(call: cst.Call) -> cst.Call:
-        text = _render(call)
+        lines = _render(call).split("\n")
         limit = LINE_LIMIT - indent - extra_indent
-        if offset + len(text.split("\n", 1)[0]) <= limit or not call.args:
+        if offset + len(lines[0]) <= limit and all(len(line) <= limit for line in lines[1:]) or not call.args:
             return call
         column = offset + len(_render(call.func)) + 1
         args = list(call.args)
@@ -487,10 +488,25 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
                     whitespace_after=cst.ParenthesizedWhitespace(
                         indent=True, last_line=cst.SimpleWhitespace(" " * column))))
                 width = column
+            if width + piece + tail > limit:
+                args[index] = _broken_tuple(args[index], width)
             width += piece + tail
         return call.with_changes(args=args)
 
     return build
+
+
+def _broken_tuple(arg: cst.Arg, column: int) -> cst.Arg:
+    """``arg`` (starting at ``column``) with its value, a tuple in parentheses, written one
+    element a line, lined up after the parenthesis; any other argument as it is."""
+    value = arg.value
+    if not (arg.keyword is not None and isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
+        return arg
+    inside = column + len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))) - len(_render(value)) + 1
+    comma = cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+        indent=True, last_line=cst.SimpleWhitespace(" " * inside)))
+    elements = [element.with_changes(comma=comma) for element in value.elements[:-1]] + [value.elements[-1]]
+    return arg.with_changes(value=value.with_changes(elements=elements))
 
 
 # ------------------------------------------------------------------------- static sizes
