@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.context import walk
-from porter.cstutil import keyword, positional
+from porter.cstutil import is_name, keyword, positional
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
@@ -412,11 +412,14 @@ class GradientTape(Rule):
 
     @staticmethod
     def _run_calls(ctx):
-        """Per function name, the ``<strategy>.run(name, ...)`` calls that run it."""
+        """Per function name, the ``<strategy>.run(name, ...)`` calls that run it (a method of the
+        class the call is in for ``self.strategy.run(self.train_step, ...)``)."""
         found = {}
         for call, _ in method_calls(ctx, "run"):
             args = positional(call)
             fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
+            if isinstance(fn, cst.Attribute) and is_name(fn.value, "self"):
+                fn = fn.attr
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
         return found

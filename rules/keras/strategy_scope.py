@@ -1495,6 +1495,59 @@ run_experiment(net)
                 model.fit(features, targets, epochs=2)
             """,
         ),
+        # A trainer class that owns the strategy (makes it, enters its scope, runs its steps through
+        # it): its strategy becomes the IPU strategy, and no second one is made around its use.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model_fn):
+                    self.strategy = tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = model_fn()
+                        self.optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function
+                def distributed_step(self, x, y):
+                    return self.strategy.run(self.step, args=(x, y))
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            for x, y in dataset:
+                trainer.distributed_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, model_fn):
+                    self.strategy = ipu.ipu_strategy.IPUStrategy()
+                    with self.strategy.scope():
+                        self.model = model_fn()
+                        self.optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function
+                def distributed_step(self, x, y):
+                    return self.strategy.run(self.step, args=(x, y))
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            for x, y in dataset:
+                trainer.distributed_step(x, y)
+            """,
+        ),
         # A CPU baseline a course times: with the IPU strategy's scope in it, it measures nothing; said.
         Example(
             """\

@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
@@ -345,6 +345,7 @@ class _Analysis:
         self.trainers: Dict[str, Dict[str, int]] = {}
         self._functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
+        self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._assignments: List[cst.Assign] = []
         self._assignments_key: Tuple[int, int] = (-1, -1)
         self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
@@ -378,12 +379,28 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            self._use_owned_strategy()
             if plan.strategy_statement is not None:
                 plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
             if plan.strategy_statement is not None and not all(
                     self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
                 plan.strategy_statement = None  # too late for some model code: make one where it starts
         return plan
+
+    def _use_owned_strategy(self) -> None:
+        """A class of the file that owns the program's one strategy (``_owning_class``), with no
+        model code out of the class: the IPU is configured where the class makes its strategy,
+        which becomes the IPU strategy and stays the program's only one."""
+        plan = self.plan_
+        owned = [statement for statements in self.owned_strategies.values() for statement in statements]
+        if len(owned) != 1 or len(plan.replaced_strategies) != 1 or plan.strategy_statement is not None:
+            return
+        owner_class = self.ctx.enclosing(owned[0], cst.ClassDef)
+        if any(not any(ancestor is owner_class for ancestor in self.ctx.ancestors(region.block))
+               for region in plan.regions):
+            return
+        plan.strategy_statement = owned[0]
+        plan.strategy_name = code_of(self.ctx, self.ctx.parent(plan.replaced_strategies[0]).targets[0].target)
 
     def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> Optional[cst.BaseStatement]:
         """The statement of its function's body (or the module's) that binds the strategy on every
@@ -458,6 +475,9 @@ class _Analysis:
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
                 plan.replaced_strategies.append(call)
+                owner_class = self._owning_class(call)
+                if owner_class is not None:
+                    self.owned_strategies.setdefault(owner_class.name.value, []).append(ctx.statement_of(call))
                 binding = self._returned_strategy(call) or (parent if name is not None else None)
                 if binding is not None:
                     name = binding.targets[0].target.value
@@ -467,6 +487,22 @@ class _Analysis:
                         plan.strategy_name = name
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _owning_class(self, call: cst.Call) -> Optional[cst.ClassDef]:
+        """The class whose method makes the strategy ``call`` makes, keeps it (``self.strategy =
+        tf.distribute.MirroredStrategy()``) and enters its scope or runs steps through it: the class
+        owns the program's strategy (a trainer class), and its code is where the strategy is used."""
+        assign = self.ctx.parent(call)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Attribute)
+                and is_name(assign.targets[0].target.value, "self")):
+            return None
+        attribute = assign.targets[0].target.attr.value
+        owner_class = self.ctx.enclosing(call, cst.ClassDef)
+        uses = [node for node in walk(owner_class) if isinstance(node, cst.Attribute) and node.attr.value in ("scope", "run")
+                and isinstance(node.value, cst.Attribute) and node.value.attr.value == attribute
+                and is_name(node.value.value, "self")] if owner_class is not None else []
+        return owner_class if uses else None
 
     def _returned_strategy(self, call: cst.Call) -> Optional[cst.Assign]:
         """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
@@ -738,7 +774,8 @@ class _Analysis:
         with it. The builder runs where that object trains them: the statement goes in the scope."""
         for calls in self._builder_handovers().values():
             for call in calls:
-                self._take_in_call(regions, call)
+                if not (isinstance(call.func, cst.Name) and call.func.value in self.owned_strategies):
+                    self._take_in_call(regions, call)  # (a class with a strategy of its own uses it)
 
     def _take_in_call(self, regions: Dict[int, Optional[Region]], call: cst.Call) -> None:
         """The region of the block around ``call`` (past branches a model leaves) takes in the
@@ -967,7 +1004,8 @@ class _Analysis:
         plan = self.plan_
         names = set(plan.model_names | plan.compiled_names)
         holders = {name for calls in self._builder_handovers().values() for call in calls
-                   if isinstance(self.ctx.parent(call), cst.Assign)
+                   if isinstance(self.ctx.parent(call), cst.Assign) and not (
+                       isinstance(call.func, cst.Name) and call.func.value in self.owned_strategies)
                    for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
         changed = True
         while changed:  # an alias of an alias
