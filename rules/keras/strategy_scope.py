@@ -1548,6 +1548,67 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # Methods of a plain class that build its models (a GAN class's builders): one scope where
+        # the class's object is made and used, not one strategy per method.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class PairTrainer:
+                def __init__(self):
+                    self.encoder = self.build_encoder()
+                    self.decoder = self.build_decoder()
+                    self.decoder.compile(optimizer="adam", loss="mse")
+
+                def build_encoder(self):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+                def build_decoder(self):
+                    model = tf.keras.Sequential()
+                    model.add(tf.keras.layers.Dense(8))
+                    return model
+
+                def train(self, batches):
+                    for x in batches:
+                        self.decoder.train_on_batch(self.encoder(x), x)
+
+
+            trainer = PairTrainer()
+            trainer.train(batches)
+            print("done")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class PairTrainer:
+                def __init__(self):
+                    self.encoder = self.build_encoder()
+                    self.decoder = self.build_decoder()
+                    self.decoder.compile(optimizer="adam", loss="mse")
+
+                def build_encoder(self):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+                def build_decoder(self):
+                    model = tf.keras.Sequential()
+                    model.add(tf.keras.layers.Dense(8))
+                    return model
+
+                def train(self, batches):
+                    for x in batches:
+                        self.decoder.train_on_batch(self.encoder(x), x)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                trainer = PairTrainer()
+                trainer.train(batches)
+            print("done")
+            """,
+        ),
         # A CPU baseline a course times: with the IPU strategy's scope in it, it measures nothing; said.
         Example(
             """\

@@ -724,6 +724,7 @@ class _Analysis:
         self._cover_scopes(regions)
         self._cover_later_runs(regions)
         self._hoist_functions(regions)
+        self._hoist_methods(regions)
         # A region inside another one (a model trained in a loop, then the loop in the region of
         # the block around it) is in the scope already.
         plan.regions = [region for region in plan.regions if not any(
@@ -917,6 +918,54 @@ class _Analysis:
                         self._take_in(regions, other.block, top, top)
                 plan.regions.remove(region)
                 changed = True
+
+    def _hoist_methods(self, regions: Dict[int, Optional[Region]]) -> None:
+        """Methods of a plain class with regions of their own (a GAN class's ``build_generator``
+        and ``build_discriminator``) would each configure the IPU and make a strategy, and what
+        the class then compiles and trains with both models would mix two strategies. When only
+        code outside the class makes its objects, the regions move there: each statement that makes
+        one, to the last statement of its block that uses the object."""
+        by_class: Dict[int, Tuple[cst.ClassDef, List[Region]]] = {}
+        for region in self.plan_.regions:
+            function = self.ctx.enclosing_function(region.block) if not isinstance(region.block, cst.Module) else None
+            owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
+            if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+                by_class.setdefault(id(owner_class), (owner_class, []))[1].append(region)
+        for owner_class, methods in by_class.values():
+            places = self._construction_places(owner_class)
+            if not places:
+                continue
+            for region in methods:
+                del regions[id(region.block)]
+                self.plan_.regions.remove(region)
+            for block, first, last in places:
+                self._take_in(regions, block, first, last)
+
+    def _construction_places(self, owner_class: cst.ClassDef
+                             ) -> Optional[List[Tuple[Block, cst.BaseStatement, cst.BaseStatement]]]:
+        """Per call that makes an object of ``owner_class``: its block, the statement that makes it
+        and the last statement of the block that names the object; None when one is made inside a
+        class, or where no region can go."""
+        name = owner_class.name.value
+        calls = [call for call in self.ctx.nodes(cst.Call) if is_name(call.func, name)]
+        if not calls or any(self.ctx.enclosing(call, cst.ClassDef) is not None for call in calls):
+            return None
+        places = []
+        for call in calls:
+            statement = self.ctx.statement_of(call)
+            block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
+            if block is None or self._inside_builder(block):
+                return None
+            first = self._statement_in(block, statement)
+            assign = self.ctx.parent(call)
+            bound = {name for target in assign.targets for name in bound_names(target.target)} if isinstance(
+                assign, cst.Assign) else set()
+            last = first
+            for top, node in self._code_of_block(block):
+                if type(node) is cst.Name and node.value in bound and block.body.index(top) > block.body.index(last):
+                    last = top
+            places.append((block, first, last))
+        return places
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
