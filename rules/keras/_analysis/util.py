@@ -215,9 +215,20 @@ def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
         if id(node) in mapped:
             in_maps.add(node.value)
         elif not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node
-                  and parent.attr.value in HOST_LAYER_METHODS):
+                  and parent.attr.value in HOST_LAYER_METHODS or _on_text(parent, node)):
             elsewhere.add(node.value)
     return in_maps - elsewhere
+
+
+def _on_text(call: cst.CSTNode, func: cst.Name) -> bool:
+    """``vectorize(["a wonderful film"])``: a layer called on strings written in the code (a try of
+    the trained model on new text), which runs on the host."""
+    if not (isinstance(call, cst.Call) and call.func is func and call.args):
+        return False
+    text = call.args[0].value
+    items = [element.value for element in text.elements] if isinstance(text, (cst.List, cst.Tuple)) else [text]
+    return bool(items) and all(isinstance(item, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                               for item in items)
 
 
 def estimator_model_fns(ctx: FileContext) -> Set[str]:
