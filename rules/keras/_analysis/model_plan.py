@@ -1231,9 +1231,11 @@ class _Analysis:
             name = self.ctx.keras_name(node.func)
             if name is not None and (name.startswith(("keras.layers.", "keras.applications.")) or name == "keras.Input"
                                      or _metric_object(name)) or _pretrained_layer(self.ctx.qualified_name(node.func)):
-                small = single_small(top)
-                if not (isinstance(small, cst.Assign) and any(
-                        isinstance(target.target, cst.Name) and target.target.value in host for target in small.targets)):
+                # The assignment that holds the call, in the statement or in a block it holds (a `with tf.device`).
+                assign = next((ancestor for ancestor in self.ctx.ancestors(node)
+                               if isinstance(ancestor, cst.Assign) or ancestor is top), None)
+                if not (isinstance(assign, cst.Assign) and any(
+                        isinstance(target.target, cst.Name) and target.target.value in host for target in assign.targets)):
                     found.append(top)
         return found
 
