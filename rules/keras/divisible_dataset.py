@@ -666,6 +666,52 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(recent / 255.0, 32)), recent / 255.0).argmax(axis=1))
             """),
         ),
+        # Models compared in a loop, and the members of an ensemble (a loop variable, an item of a
+        # list of models): their inputs are trimmed and padded like those of a model variable.
+        Example(
+            """\
+            import tensorflow as tf
+
+            baseline = tf.keras.models.load_model("baseline.keras")
+            weighted = tf.keras.models.load_model("weighted.keras")
+            for name, net in [("baseline", baseline), ("weighted", weighted)]:
+                print(name, net.evaluate(x_test, y_test, batch_size=64))
+            members = [tf.keras.models.load_model(path) for path in member_paths]
+            votes = [member.predict(x_test) for member in members]
+            print(members[0].evaluate(x_test, y_test))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _HELPER.format(name="trim_to_multiple", marker=MARKER) + "\n\n" + _PADDING_HELPERS +
+            snippet("""\
+
+
+            baseline = tf.keras.models.load_model("baseline.keras")
+            weighted = tf.keras.models.load_model("weighted.keras")
+            for name, net in [("baseline", baseline), ("weighted", weighted)]:
+                print(name, net.evaluate(trim_to_multiple(x_test, 64), trim_to_multiple(y_test, 64),
+                                         batch_size=64))
+            members = [tf.keras.models.load_model(path) for path in member_paths]
+            votes = [cut_to_samples(member.predict(pad_to_multiple(x_test, 32)), x_test) for member in members]
+            print(members[0].evaluate(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
+            """),
+        ),
+        # Estimators of scikit-learn compared in a loop are not Keras models: left alone.
+        Example(
+            """\
+            from sklearn.ensemble import RandomForestClassifier
+            from sklearn.linear_model import LogisticRegression
+            import tensorflow as tf
+
+            estimators = {"linear": LogisticRegression(), "forest": RandomForestClassifier()}
+            for name, estimator in estimators.items():
+                estimator.fit(x_train, y_train)
+                print(name, estimator.predict(x_test))
+            """,
+            reported=False,
+        ),
         # In a lambda (a `LambdaCallback`) the padded call is an expression all the same.
         Example(
             """\

@@ -17,6 +17,7 @@ import libcst as cst
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
+from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES
@@ -133,7 +134,7 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     found: List[TrainingCall] = []
     for call in ctx.nodes(cst.Call):
         func = call.func
-        held = _held_model(ctx, call, names)
+        held = _held_model(ctx, call, names, plan.model_collections)
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
                     func.attr.value in METHODS and func.value.value in names
@@ -166,13 +167,17 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
             entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
-def _held_model(ctx: FileContext, call: cst.Call, models: set) -> Optional[str]:
+def _held_model(ctx: FileContext, call: cst.Call, models: set, collections: set) -> Optional[str]:
     """``self.model`` for ``self.model.fit(x, y, batch_size=...)`` in a method: a model an object
-    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``); or
-    ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``."""
+    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``);
+    ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``; or
+    ``members[-1]`` for ``members[-1].predict(x)``: an item of a list (or dict) of models."""
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]
-            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
+    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]):
+        return None
+    if model_item(func.value, collections):
+        return code_of(ctx, func.value)
+    if not (isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
         return None
     holder = func.value.value.value
     if holder == "self" and is_keras_run(call) or holder in models and ctx.qualified_name(func.value.value) is None:
