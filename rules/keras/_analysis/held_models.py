@@ -14,9 +14,9 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext
+from porter.context import FileContext, SharedKey
 from porter.cstutil import argument
-from porter.scopes import called_returns, local_calls
+from porter.scopes import called_returns
 
 Shape = Union[bool, Tuple["Shape", ...], None]
 IsModel = Callable[[cst.BaseExpression], bool]
@@ -45,12 +45,24 @@ def held_models(ctx: FileContext, is_model: IsModel) -> Tuple[Set[str], Set[str]
 
 def model_item(node: cst.CSTNode, collections: Set[str]) -> bool:
     """``models[0]``, ``members[-1]``, ``by_name["cnn"]``: one item of a collection of models."""
-    return (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in collections
-            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index))
+    held = _indexed(node)
+    return held is not None and held in collections
+
+
+def _indexed(node: cst.CSTNode) -> Optional[str]:
+    """``name`` for ``name[key]``: one item (not a slice) of what a variable holds."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Index):
+        return node.value.value
+    return None
 
 
 # A collection: whether it is a dict (iterating it gives its keys), and the shape of its items.
 _Collection = Tuple[bool, Shape]
+# What the file puts in each name, and the names each name is given: found once, asked again as
+# the model analysis learns more model names.
+_FILLINGS: SharedKey[Dict[str, Tuple[bool, List[Optional[cst.BaseExpression]]]]] = SharedKey("keras-held-fillings")
+_ALIASES: SharedKey[Dict[str, List[Optional[str]]]] = SharedKey("keras-held-aliases")
 
 
 def _collections(ctx: FileContext, is_model: IsModel) -> Dict[str, _Collection]:
@@ -58,8 +70,8 @@ def _collections(ctx: FileContext, is_model: IsModel) -> Dict[str, _Collection]:
     them has the same shape, holding a model; a list made from another one too, and a name that
     is only ever given one (a parameter, what a function returns)."""
     found: Dict[str, _Collection] = {}
-    fillings = _fillings(ctx)
-    aliases = _aliases(ctx)
+    fillings = ctx.shared(_FILLINGS, lambda: _fillings(ctx))
+    aliases = ctx.shared(_ALIASES, lambda: _aliases(ctx))
     changed = True
     while changed:  # `kept = [m for m in models if ...]`: a collection made from another one
         changed = False
@@ -91,13 +103,16 @@ def _aliases(ctx: FileContext) -> Dict[str, List[Optional[str]]]:
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
                 found.setdefault(target.target.value, []).extend(sources or [None])
-    for function in ctx.nodes(cst.FunctionDef):
-        params = [param.name.value for param in function.params.params]
-        for call in local_calls(ctx, function) if ctx.parent(function) is ctx.module else ():
-            for position, param in enumerate(params):
-                given = argument(call, param, position)
-                if given is not None and not given.star:
-                    found.setdefault(param, []).append(_name_of(given.value))
+    functions = {statement.name.value: statement for statement in ctx.module.body
+                 if isinstance(statement, cst.FunctionDef)}
+    for call in ctx.nodes(cst.Call):
+        function = functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if function is None or ctx.qualified_name(call.func) is not None:
+            continue
+        for position, param in enumerate(param.name.value for param in function.params.params):
+            given = argument(call, param, position)
+            if given is not None and not given.star:
+                found.setdefault(param, []).append(_name_of(given.value))
     return found
 
 
@@ -169,10 +184,8 @@ class _Shapes:
                 isinstance(element, cst.Element) for element in node.elements):
             shape = tuple(self.value(element.value) for element in node.elements)
             return shape if _holds_model(shape) else None
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 \
-                and isinstance(node.slice[0].slice, cst.Index) and node.value.value in self.collections:
-            return self.collections[node.value.value][1]  # `models[0]`, `by_name["cnn"]`
-        return None
+        held = _indexed(node)  # `models[0]`, `by_name["cnn"]`
+        return self.collections[held][1] if held in self.collections else None
 
     def item(self, iterable: cst.BaseExpression) -> Shape:
         """The shape of each item iterating ``iterable`` gives."""
