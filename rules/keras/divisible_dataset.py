@@ -219,7 +219,11 @@ class DivisibleDataset(Rule):
         "attributes, subscripts or such calls; other `predict` inputs are trimmed, a single sample reported. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
-        "same variable is an array input of another call. Inputs already trimmed are left alone, and so are "
+        "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
+        "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
+        "given) but that the port cannot tell are arrays are reported instead of trimmed. Models in a list or "
+        "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
+        "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
         "given)."
     )
@@ -793,6 +797,159 @@ class DivisibleDataset(Rule):
             print(cut_to_samples(model.predict(pad_to_multiple(recent / 255.0, 32)), recent / 255.0).argmax(axis=1))
             """),
         ),
+        # Arrays a function of the file returns in a tuple, unpacked: arrays, trimmed for `fit` and
+        # padded for `predict`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make_windows(series, steps):
+                xs, ys = [], []
+                for start in range(len(series) - steps):
+                    xs.append(series[start:start + steps])
+                    ys.append(series[start + steps])
+                return np.array(xs)[..., None], np.array(ys)
+
+
+            model = tf.keras.models.load_model("forecast.keras")
+            history, _ = make_windows(train_series, 10)
+            model.fit(history / 10.0, history / 10.0, batch_size=64)
+            windows, targets = make_windows(recent_series, 10)
+            forecast = model.predict(windows)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "pad", "cut") +
+            snippet("""\
+
+
+            def make_windows(series, steps):
+                xs, ys = [], []
+                for start in range(len(series) - steps):
+                    xs.append(series[start:start + steps])
+                    ys.append(series[start + steps])
+                return np.array(xs)[..., None], np.array(ys)
+
+
+            model = tf.keras.models.load_model("forecast.keras")
+            history, _ = make_windows(train_series, 10)
+            model.fit(trim_to_multiple(history / 10.0, 64), trim_to_multiple(history / 10.0, 64),
+                      batch_size=64)
+            windows, targets = make_windows(recent_series, 10)
+            forecast = cut_to_samples(model.predict(pad_to_multiple(windows, 32)), windows)
+            """),
+        ),
+        # Models compared in a loop, and the members of an ensemble (a loop variable, an item of a
+        # list of models): their inputs are trimmed and padded like those of a model variable.
+        Example(
+            """\
+            import tensorflow as tf
+
+            baseline = tf.keras.models.load_model("baseline.keras")
+            weighted = tf.keras.models.load_model("weighted.keras")
+            for name, net in [("baseline", baseline), ("weighted", weighted)]:
+                print(name, net.evaluate(x_test, y_test, batch_size=64))
+            members = [tf.keras.models.load_model(path) for path in member_paths]
+            votes = [member.predict(x_test) for member in members]
+            print(members[0].evaluate(x_test, y_test))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "pad", "cut") +
+            snippet("""\
+
+
+            baseline = tf.keras.models.load_model("baseline.keras")
+            weighted = tf.keras.models.load_model("weighted.keras")
+            for name, net in [("baseline", baseline), ("weighted", weighted)]:
+                print(name, net.evaluate(trim_to_multiple(x_test, 64), trim_to_multiple(y_test, 64),
+                                         batch_size=64))
+            members = [tf.keras.models.load_model(path) for path in member_paths]
+            votes = [cut_to_samples(member.predict(pad_to_multiple(x_test, 32)), x_test) for member in members]
+            print(members[0].evaluate(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
+            """),
+        ),
+        # Estimators of scikit-learn compared in a loop are not Keras models: left alone.
+        Example(
+            """\
+            from sklearn.ensemble import RandomForestClassifier
+            from sklearn.linear_model import LogisticRegression
+            import tensorflow as tf
+
+            estimators = {"linear": LogisticRegression(), "forest": RandomForestClassifier()}
+            for name, estimator in estimators.items():
+                estimator.fit(x_train, y_train)
+                print(name, estimator.predict(x_test))
+            """,
+            reported=False,
+        ),
+        # Named inputs made by a comprehension of arrays, in the call: trimmed like a dict of arrays.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("housing.keras")
+            model.fit({name: np.array(column) for name, column in frame.items()}, prices, batch_size=16)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("housing.keras")
+            model.fit(trim_to_multiple({name: np.array(column) for name, column in frame.items()}, 16),
+                      trim_to_multiple(prices, 16), batch_size=16)
+            """),
+        ),
+        # A variable scaled by a number is an array (a dataset takes no arithmetic), wherever it comes from.
+        Example(
+            """\
+            import tensorflow as tf
+            from loaders import load_pixels
+
+            train, test = load_pixels()
+            model = tf.keras.models.load_model("autoencoder.keras")
+            recon = model.predict(test / 255.0, batch_size=128)
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from loaders import load_pixels
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            train, test = load_pixels()
+            model = tf.keras.models.load_model("autoencoder.keras")
+            recon = cut_to_samples(model.predict(pad_to_multiple(test / 255.0, 128), batch_size=128),
+                                   test / 255.0)
+            """),
+        ),
+        # Inputs that are arrays by Keras' rules (labels are given) but made out of the port's sight:
+        # reported, not trimmed (trimming an object the port does not know could break the call).
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            model.fit(tokenizer(texts, padding=True, return_tensors="tf"), labels, batch_size=16)
+            """,
+        ),
         # In a lambda (a `LambdaCallback`) the padded call is an expression all the same.
         Example(
             """\
@@ -1055,6 +1212,8 @@ class DivisibleDataset(Rule):
                                                  for arg in entry.arrays):
                 self._report_read_once(ctx, entry)
                 continue
+            if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
+                self._report_unfollowed(ctx, entry)
             if not entry.arrays and not entry.validation:
                 continue
             split = keyword(entry.call, "validation_split")
@@ -1322,6 +1481,16 @@ class DivisibleDataset(Rule):
                    f"of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign the input to a "
                    "variable first (the port then pads it and cuts the predictions back), or pad it to whole batches "
                    "yourself", fixed=False)
+
+    def _report_unfollowed(self, ctx, entry) -> None:
+        """``fit(tokenize(texts), labels, ...)``: arrays by Keras' rules (``y`` is given), made where
+        the port cannot tell what they are; trimming an object it does not know could break the call."""
+        names = ", ".join(f"`{code_of(ctx, node)}`" for node in entry.unfollowed)
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets {names}, which the port cannot tell are arrays, so it does not trim "
+                   f"them: Keras on the IPU rejects a partial batch of "
+                   f"`{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; trim the inputs to a multiple "
+                   "of it", fixed=False)
 
     def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int) -> None:
         """``data`` (the inputs, or the ``validation_data`` tuple) holds fewer samples than one

@@ -6,6 +6,7 @@ import libcst as cst
 
 from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
+from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, model_plan, runs_model
 from porter.rules.keras._analysis.steps import trains
@@ -201,6 +202,52 @@ def resume(trainer):
     train(trainer.model, load())
 """,
         ),
+        # A member of an ensemble (an item of a list of models) evaluated after the scope.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+members = []
+with strategy.scope():
+    for seed in range(3):
+        member = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        member.compile(loss="mse")
+        member.fit(x, y, batch_size=32)
+        members.append(member)
+print(members[0].evaluate(x, y))
+""",
+        ),
+        # Models compared in a loop after the scope: the loop variable runs each of them.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def build(width):
+    net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+    net.compile(loss="mse")
+    return net
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    baseline = build(8)
+    baseline.fit(x, y, batch_size=32)
+    wide = build(64)
+    wide.fit(x, y, batch_size=32)
+for name, candidate in [("baseline", baseline), ("wide", wide)]:
+    print(name, candidate.evaluate(x, y))
+""",
+        ),
         # A step that prints while it runs cannot be compiled (IPU111): the loop stays on the CPU.
         Example(
             """\
@@ -305,7 +352,7 @@ class _Coverage:
                 range(body.index(region.first), body.index(region.last) + 1))
 
     def missing(self, call: cst.Call) -> Optional[str]:
-        what = _describe(call)
+        what = _describe(self.ctx, call)
         if not self.configured:
             return (f"{what} runs with no IPU system configured and outside an IPU strategy (on the CPU): "
                     "the port is not complete; configure the IPU system (`ipu.config.IPUConfig()`, "
@@ -390,11 +437,14 @@ def _short(code: str, width: int = 60) -> str:
     return line if len(line) <= width else line[:width - 3] + "..."
 
 
-def _describe(call: cst.Call) -> str:
+def _describe(ctx, call: cst.Call) -> str:
+    """``model.fit()``, ``models[0].evaluate()``: the call, by its receiver and method."""
     func = call.func
-    receiver = func.value.value if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) else None
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    shown = _short(ctx.module.code_for_node(receiver), 30) if isinstance(receiver, cst.Name) or model_item(
+        receiver, model_plan(ctx).model_collections) else ""
     method = func.attr.value if isinstance(func, cst.Attribute) else "call"
-    return f"`{receiver}.{method}()`" if receiver else f"`.{method}()`"
+    return f"`{shown}.{method}()`"
 
 
 RULE = KerasAudit()

@@ -17,6 +17,7 @@ import libcst as cst
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
+from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES
@@ -52,6 +53,9 @@ class TrainingCall:
     unpacked: Optional[cst.BaseExpression] = None
     # `fit(x, y, **params)` on arrays: the `**` argument that may hold the batch size, out of sight.
     hidden_options: Optional[cst.BaseExpression] = None
+    # `fit(tokenize(texts), labels)`: inputs Keras takes as arrays (`y` is given) that the port cannot
+    # tell are arrays (a call of an imported function, say), so cannot trim safely.
+    unfollowed: List[cst.BaseExpression] = field(default_factory=list)
 
     @property
     def has_arrays(self) -> bool:
@@ -133,7 +137,7 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     found: List[TrainingCall] = []
     for call in ctx.nodes(cst.Call):
         func = call.func
-        held = _held_model(ctx, call, names)
+        held = _held_model(ctx, call, names, plan.model_collections)
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
                     func.attr.value in METHODS and func.value.value in names
@@ -166,13 +170,17 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
             entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
-def _held_model(ctx: FileContext, call: cst.Call, models: set) -> Optional[str]:
+def _held_model(ctx: FileContext, call: cst.Call, models: set, collections: set) -> Optional[str]:
     """``self.model`` for ``self.model.fit(x, y, batch_size=...)`` in a method: a model an object
-    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``); or
-    ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``."""
+    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``);
+    ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``; or
+    ``members[-1]`` for ``members[-1].predict(x)``: an item of a list (or dict) of models."""
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]
-            and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
+    if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]):
+        return None
+    if model_item(func.value, collections):
+        return code_of(ctx, func.value)
+    if not (isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
         return None
     holder = func.value.value.value
     if holder == "self" and is_keras_run(call) or holder in models and ctx.qualified_name(func.value.value) is None:
@@ -212,15 +220,18 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
-    candidates = [x, y, keyword(call, "sample_weight")]
-    if not all(arg is None or is_array_expression(arg.value, helper) or isinstance(arg.value, _DERIVED_NODES)
-               and _surely_array(ctx, arg.value, entry.owner) for arg in candidates):
+    candidates = [arg for arg in (x, y, keyword(call, "sample_weight")) if arg is not None]
+    unfollowed = [arg.value for arg in candidates if not is_array_expression(arg.value, helper) and not (
+        isinstance(arg.value, _DERIVED_NODES) and _surely_array(ctx, arg.value, entry.owner))]
+    if unfollowed:
+        entry.unfollowed = unfollowed if y is not None else []
         return
-    entry.arrays = [arg for arg in candidates if arg is not None]
+    entry.arrays = candidates
 
 
-# Inputs computed in the call itself (`load_split(10)`, `x / 255.0`): arrays when _surely_array says so.
-_DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation)
+# Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
+# frame.items()}`): arrays when _surely_array says so.
+_DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.DictComp, cst.ListComp)
 
 
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
@@ -244,7 +255,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
             and ctx.qualified_name(x.func) is None:  # `(frame.values / 255.0).reshape(-1, 28, 28, 1)`
         return _surely_array(ctx, x.func.value, scope, follow, depth)
     if isinstance(x, cst.BinaryOperation):  # `x / 255.0`, `x - mean`: arithmetic on an array
-        return any(_surely_array(ctx, side, scope, follow, depth) for side in (x.left, x.right)) and all(
+        return _scaled(x) or any(_surely_array(ctx, side, scope, follow, depth) for side in (x.left, x.right)) and all(
             isinstance(side, (cst.Integer, cst.Float)) or _surely_array(ctx, side, scope, follow, depth)
             or isinstance(side, cst.Name) for side in (x.left, x.right))
     if isinstance(x, cst.UnaryOperation):
@@ -262,7 +273,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
         if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x) or \
-                _split_from_arrays(ctx, x, scope):
+                _split_from_arrays(ctx, x, scope) or depth < 3 and _unpacked_from_arrays(ctx, x, scope, depth):
             return True
         made = values_of(ctx, x) if value is None else []
         if made and all(one is not None and _surely_array(ctx, one, scope, follow=False) for one in made):
@@ -270,6 +281,23 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         if depth < 3 and _given_arrays(ctx, x, scope, depth):
             return True
     return static_samples(ctx, x, scope) is not None
+
+
+# Operators that take a number only with numbers, arrays or tensors (not `list * 2`, not `text % 3`).
+_NUMERIC_OPERATORS = (cst.Divide, cst.FloorDivide, cst.Subtract, cst.Add, cst.Power)
+
+
+def _scaled(x: cst.BinaryOperation) -> bool:
+    """``images / 255.0``, ``1 - mask``, ``(frames - 128) / 128``: a variable (attribute, item) and a
+    number in arithmetic that only numbers, arrays and tensors take. As a model's input it is an
+    array or a tensor, never a dataset (which takes no arithmetic), wherever the variable comes from."""
+    sides = (x.left, x.right)
+    number = [isinstance(side, (cst.Integer, cst.Float)) for side in sides]
+    operand = sides[number.index(True) - 1] if any(number) else None
+    numeric = isinstance(x.operator, _NUMERIC_OPERATORS) or isinstance(x.operator, cst.Multiply) and any(
+        isinstance(side, cst.Float) for side in sides)
+    return numeric and (isinstance(operand, _ARRAY_NODES) or isinstance(operand, cst.BinaryOperation)
+                        and _scaled(operand))
 
 
 def _npz(ctx: FileContext, node: cst.BaseExpression, scope: cst.CSTNode) -> bool:
@@ -299,6 +327,55 @@ def _returns_arrays(ctx: FileContext, call: cst.Call, depth: int) -> bool:
     ``return np.expand_dims(image, 0)``, ``return images[keep]``)."""
     function, returned = called_returns(ctx, call)
     return bool(returned) and all(_surely_array(ctx, value, function, depth=depth + 1) for value in returned)
+
+
+def _unpacked_from_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:
+    """``x_train, x_test = load_data()``, ``(x, y), _ = make_windows(...)``: ``name`` was last bound,
+    in the block that reads it (or else everywhere ``scope`` binds it), by unpacking what a function
+    of the file returns, and every ``return`` of it gives a tuple with an array in that place."""
+    last = last_binding_before(ctx, name, scope)[0]
+    bindings = [last] if last is not None else [
+        statement for statement, bound, _ in assignments(ctx, scope) if bound == name.value]
+    return bool(bindings) and all(_unpacks_arrays(ctx, statement, name.value, depth) for statement in bindings)
+
+
+def _unpacks_arrays(ctx: FileContext, statement: cst.BaseStatement, name: str, depth: int) -> bool:
+    """``statement`` binds ``name`` by unpacking a call of a function of the file whose every
+    ``return`` gives a tuple with an array in that place."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return False
+    place = _place_of(small.targets[0].target, name)
+    function, returned = called_returns(ctx, small.value)
+    if not place or not returned:
+        return False
+    parts = [_part_at(value, place) for value in returned]
+    return all(part is not None and _surely_array(ctx, part, function, depth=depth + 1) for part in parts)
+
+
+def _place_of(target: cst.BaseExpression, name: str) -> Optional[List[int]]:
+    """Where a tuple target binds ``name``: ``[1, 0]`` for ``x`` in ``_, (x, y) = ...``; None when it
+    does not (or a starred target makes the places uncertain)."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(
+            isinstance(element, cst.StarredElement) for element in target.elements):
+        return None
+    for index, element in enumerate(target.elements):
+        if is_name(element.value, name):
+            return [index]
+        inner = _place_of(element.value, name)
+        if inner is not None:
+            return [index, *inner]
+    return None
+
+
+def _part_at(value: cst.BaseExpression, place: List[int]) -> Optional[cst.BaseExpression]:
+    """The element of a tuple written out (``return x[:n], y[:n]``) at ``place``, through nested ones."""
+    for index in place:
+        if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) <= index or any(
+                isinstance(element, cst.StarredElement) for element in value.elements):
+            return None
+        value = value.elements[index].value
+    return value
 
 
 def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:

@@ -34,6 +34,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
+from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
@@ -129,6 +130,8 @@ class Plan:
     # that builds and trains models with a builder of the file (a tuner): what runs them is model code.
     model_like: Set[str] = field(default_factory=set)
     holders: Set[str] = field(default_factory=set)
+    # Lists and dicts whose items are models (``models[0].evaluate(...)`` runs one).
+    model_collections: Set[str] = field(default_factory=set)
 
 
 def _metric_object(keras_name: str) -> bool:
@@ -264,8 +267,9 @@ def is_application(keras_name: str) -> bool:
 
 def runs_model(call: cst.Call, plan: Plan) -> bool:
     """Whether ``call`` compiles or runs a model: ``fit``/``evaluate``/``predict``... or
-    ``compile(...)`` on a name that holds one (or a part of one), any method of a tuner given a
-    builder (``tuner.search(...)``), or a call with an argument only Keras' methods take."""
+    ``compile(...)`` on a name that holds one (or a part of one) or on an item of a list of them
+    (``models[0]``), any method of a tuner given a builder (``tuner.search(...)``), or a call with
+    an argument only Keras' methods take."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return False
@@ -274,8 +278,8 @@ def runs_model(call: cst.Call, plan: Plan) -> bool:
     receiver = func.value.value if isinstance(func.value, cst.Name) else None
     if receiver in plan.holders:
         return True
-    return receiver in plan.model_like and (func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(
-        call.args or call.keywords))
+    return (receiver in plan.model_like or model_item(func.value, plan.model_collections)) and (
+        func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(call.args or call.keywords))
 
 
 def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
@@ -375,7 +379,7 @@ class _Analysis:
         plan.compiled_names = set().union(*self._compiled_names().values())
         plan.model_names = {name for assign in plan.model_assignments for target in assign.targets
                             for name in bound_names(target.target)}
-        plan.model_like, plan.holders = self._model_like_names()
+        plan.model_like, plan.holders, plan.model_collections = self._model_like_names()
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
@@ -1046,16 +1050,19 @@ class _Analysis:
                 return None
         return found
 
-    def _model_like_names(self) -> Tuple[Set[str], Set[str]]:
-        """Names that hold a model, and names that hold an object building models (a tuner given
-        a builder). A model's names include its aliases: names assigned a part of it
-        (``trainer.model``, ``model.get_layer("encoder")``), not what running it gives."""
+    def _model_like_names(self) -> Tuple[Set[str], Set[str], Set[str]]:
+        """Names that hold a model, names that hold an object building models (a tuner given
+        a builder), and names of lists and dicts of models. A model's names include its aliases:
+        names assigned a part of it (``trainer.model``, ``model.get_layer("encoder")``), not what
+        running it gives, and the names that take it out of a list or dict (``for name, m in
+        models.items()``)."""
         plan = self.plan_
         names = set(plan.model_names | plan.compiled_names)
         holders = {name for calls in self._builder_handovers().values() for call in calls
                    if isinstance(self.ctx.parent(call), cst.Assign) and not (
                        isinstance(call.func, cst.Name) and call.func.value in self.owned_strategies)
                    for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
+        collections: Set[str] = set()
         changed = True
         while changed:  # an alias of an alias
             changed = False
@@ -1072,7 +1079,12 @@ class _Analysis:
                 if name not in names:
                     names.add(name)
                     changed = True
-        return names - holders, holders
+            taken_out, collections = held_models(self.ctx, lambda node: (
+                isinstance(node, cst.Name) and node.value in names or self._is_model_call(node)))
+            if taken_out - names:
+                names |= taken_out
+                changed = True
+        return names - holders, holders, collections
 
     def _parameters_given(self, names: Set[str]) -> Set[str]:
         """Parameters of the file's functions that a call gives one of ``names`` (a model): in
