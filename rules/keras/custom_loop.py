@@ -745,6 +745,44 @@ class CustomLoop(Rule):
                 strategy.run(train_step, args=(x, y))
             """,
         ),
+        # An inline step that adds the model's regularization losses to its loss (`+=`) moves too.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_regularizer="l2")])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+            for epoch in range(3):
+                for x, y in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                        loss += sum(model.losses)
+                    grads = tape.gradient(loss, model.trainable_weights)
+                    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                print(epoch, float(loss))
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_regularizer="l2")])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                    loss += sum(model.losses)
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                return loss
+
+            for epoch in range(3):
+                for x, y in dataset:
+                    loss = strategy.run(train_step, args=(x, y))
+                print(epoch, float(loss))
+            """,
+        ),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer

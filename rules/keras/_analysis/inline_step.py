@@ -17,8 +17,12 @@ from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
-_UNSUPPORTED = (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal, cst.AugAssign,
+# (`loss += sum(model.losses)` is fine: a name the step set before, else read before set, said below.)
+_UNSUPPORTED = (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Global, cst.Nonlocal,
                 cst.Del, cst.FunctionDef, cst.ClassDef, cst.Await)
+# How the message names them: as the code writes them.
+_WRITTEN = {cst.Return: "`return`", cst.Break: "`break`", cst.Continue: "`continue`", cst.Yield: "`yield`",
+            cst.Global: "`global`", cst.Nonlocal: "`nonlocal`", cst.Del: "`del`", cst.FunctionDef: "a `def`", cst.ClassDef: "a `class`", cst.Await: "`await`"}
 # Statements that bind names in their targets.
 _BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)
 
@@ -122,7 +126,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     """What stops the move of the step into a function, if anything; fills the step's inputs and
     outputs otherwise."""
     inside = {id(node) for statement in step.statements for node in walk(statement)}
-    unsupported = sorted({f"`{type(node).__name__.lower()}`" for statement in step.statements
+    unsupported = sorted({_WRITTEN[type(node)] for statement in step.statements
                           for node in walk(statement) if isinstance(node, _UNSUPPORTED)})
     advice = ("move the tape, the gradients and the optimizer step into a function; the porter then compiles "
               "it and calls it through `strategy.run`")
