@@ -8,7 +8,8 @@ from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, model_plan, runs_model
+from porter.rules.keras._analysis.model_plan import (MODEL_BASES, Plan, calls_by_name, in_regions, model_plan,
+                                                    runs_model)
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras._analysis.util import is_callback_method, run_by_keras, subclasses_of
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
@@ -307,22 +308,32 @@ classifier = LogisticRegression().fit(features, labels)
         """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)
         trains on the CPU: the first one is reported."""
         rewritten = rewrites_loops(ctx, CUSTOM_LOOP_RULE.code)
+        regions = model_plan(ctx).regions
         for inline in inline_steps(ctx):
             if inline.problem is not None or not rewritten:
-                ctx.report(self.code, inline.statements[0], "the training step written inline in this loop is "
-                           "left outside the IPU strategy (it trains on the CPU): the port is not complete; run it "
-                           "as a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
-                           "`strategy.scope()`", fixed=False)
+                ctx.report(self.code, inline.statements[0], "the training step written inline in this loop "
+                           f"{_not_run(ctx, regions, inline.statements[0])}: the port is not complete; run it as a "
+                           "`@tf.function(jit_compile=True)` through `strategy.run(...)` inside `strategy.scope()`",
+                           fixed=False)
                 return
         for loop in loop_plans(ctx):
             if (loop.problem is not None or not rewritten) and trains(ctx, loop.step.function) and not (
                     rewritten and moved(ctx, loop.step.call)):
                 name = loop.step.function.name.value
-                ctx.report(self.code, loop.step.call, f"the custom training loop that calls `{name}` is left "
-                           "outside the IPU strategy (it trains on the CPU): the port is not complete; run "
-                           f"`{name}` as a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
-                           "`strategy.scope()`", fixed=False)
+                ctx.report(self.code, loop.step.call, f"the custom training loop that calls `{name}` "
+                           f"{_not_run(ctx, regions, loop.step.call)}: the port is not complete; run `{name}` as a "
+                           "`@tf.function(jit_compile=True)` through `strategy.run(...)` inside `strategy.scope()`",
+                           fixed=False)
                 return
+
+
+def _not_run(ctx, regions, node: cst.CSTNode) -> str:
+    """How a training step the port leaves is run: in the scope the port puts around it, op by
+    op; else out of the IPU strategy, on the CPU."""
+    if in_regions(ctx, regions, node):
+        return ("is in the IPU strategy's scope but not compiled and run through `strategy.run` (it runs op by op, "
+                "not as an IPU program)")
+    return "is left outside the IPU strategy (it trains on the CPU)"
 
 
 def _training_calls(ctx) -> List[cst.Call]:
