@@ -3,7 +3,7 @@ import libcst as cst
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, local_function, owner, values_of
+from porter.scopes import assignments, called_returns, local_function, owner, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
@@ -503,6 +503,53 @@ class DropRemainder(Rule):
             predictions = np.concatenate([model(x).numpy() for x in test_ds])
             """,
         ),
+        # A Keras-made dataset a function's custom loop is given: rebatched where it is passed.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            def run_epochs(dataset, epochs):
+                for epoch in range(epochs):
+                    for x, y in dataset:
+                        train_step(x, y)
+
+
+            folders = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64), batch_size=16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(5)])
+            optimizer = tf.keras.optimizers.Adam()
+            run_epochs(folders, 3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            def run_epochs(dataset, epochs):
+                for epoch in range(epochs):
+                    for x, y in dataset:
+                        train_step(x, y)
+
+
+            folders = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64), batch_size=16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(5)])
+            optimizer = tf.keras.optimizers.Adam()
+            run_epochs(folders.unbatch().batch(16, drop_remainder=True), 3)
+            """,
+        ),
         # Both splits a helper returns together are followed to the Keras call that made them.
         Example(
             """\
@@ -952,7 +999,18 @@ class DropRemainder(Rule):
         """The same for what a custom loop iterates over to feed its step: ``strategy.run`` takes
         batches of one static shape too."""
         for step, source in fed_loops(ctx):
-            self._rebatch(ctx, source, owner(ctx, step.loop), f"the loop that calls `{step.function.name.value}` "
+            scope = owner(ctx, step.loop)
+            parameter = parameter_input(ctx, source, scope)
+            if parameter is not None and isinstance(scope, cst.FunctionDef):
+                # A dataset the function is given (`run_epochs(step, train_ds, 3)`): rebatched where
+                # a caller passes a Keras-made one, else said.
+                if not self._given_whole_batches(ctx, scope, parameter, rebatched):
+                    ctx.report(self.code, source, f"the loop that calls `{step.function.name.value}` iterates over "
+                               f"`{code_of(ctx, source)}`, the parameter `{parameter}` of `{scope.name.value}`: the "
+                               "porter cannot see how it is batched, and the IPU rejects a partial last batch; "
+                               "batch a dataset with `drop_remainder=True` where it is made", fixed=False)
+                continue
+            self._rebatch(ctx, source, scope, f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
     def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False) -> bool:
@@ -1045,7 +1103,7 @@ class DropRemainder(Rule):
             given = argument(call, parameter, position) if position is not None else keyword(call, parameter)
             if given is None:
                 whole = False
-            elif not is_dataset(ctx, given.value):
+            elif not is_dataset(ctx, given.value) and not _returns_batches(ctx, given.value):
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
         return whole
@@ -1281,6 +1339,13 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
         outer = ctx.parent(ctx.parent(outer))
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
+
+
+def _returns_batches(ctx, value: cst.BaseExpression) -> bool:
+    """``make_batches(x, y)``: a call of a function of the file that returns a dataset it batches
+    (``_fix_returned_batches`` makes those batches whole)."""
+    function, _ = called_returns(ctx, value)
+    return function is not None and bool(returned_batches(ctx, function))
 
 
 def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
