@@ -236,12 +236,21 @@ def _kept_out(ctx, plan):
             isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in losses
             for node in walk(statement_node)) and not any(name in model_code for name in names)
 
+    tuner_names = _tuner_results(ctx)
+
+    def tuner_results(statement_node: cst.BaseStatement) -> bool:
+        """``best = tuner.oracle.get_best_trials(1)[0]``: a look at what a tuner found, which
+        builds nothing (``search`` and ``get_best_models`` stay out too, ``hypermodel.build`` in)."""
+        names = {node.value for node in walk(statement_node) if isinstance(node, cst.Name)}
+        return bool(names & tuner_names) and not names & (model_code - tuner_names) and not names & _BUILDING
+
     def kept_out(statement_node: cst.BaseStatement) -> bool:
         if isinstance(statement_node, cst.FunctionDef):
             return not statement_node.decorators and id(statement_node) not in steps
         return not isinstance(statement_node, cst.ClassDef) and (
             host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None
-            or bool(losses) and host_loss(statement_node) or clears_session(ctx, statement_node))
+            or bool(losses) and host_loss(statement_node) or clears_session(ctx, statement_node)
+            or bool(tuner_names) and tuner_results(statement_node))
 
     return kept_out
 
@@ -251,6 +260,23 @@ def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
     return isinstance(function.body, cst.IndentedBlock) and any(
         not isinstance(statement_node, cst.With) and clears_session(ctx, statement_node)
         for statement_node in function.body.body)
+
+
+# What builds or trains a model from a tuner (`tuner.hypermodel.build(hp)`, `tuner.get_best_models()`).
+_BUILDING = frozenset({"build", "fit", "get_best_models", "load_model", "search"})
+
+
+def _tuner_results(ctx) -> set:
+    """The tuners' names, and the names the module binds to what they found (``best_hp =
+    tuner.get_best_hyperparameters()[0]``, ``trial = tuner.oracle.get_best_trials(1)[0]``), made
+    without building a model."""
+    found = set(tuners(ctx))
+    for _ in range(2):  # what was found from what was found
+        for _, name, value in assignments(ctx, ctx.module):
+            names = {node.value for node in walk(value) if isinstance(node, cst.Name)} if value is not None else set()
+            if names & found and not names & _BUILDING:
+                found.add(name)
+    return found
 
 
 def dataset_loop(ctx, statement_node: cst.BaseStatement):
@@ -1081,7 +1107,8 @@ run_experiment(net)
         ),
         # A builder handed to a Keras Tuner, which builds and trains models with it after clearing
         # the session (which would end a scope around it): the tuner builds them in the IPU
-        # strategy's scope itself, and its `search` and `get_best_models` run out of the scope.
+        # strategy's scope itself, and its `search` and `get_best_models` run out of the scope, with
+        # what only reads the tuner's results (shown as they were in a notebook).
         Example(
             """\
             import keras_tuner
@@ -1096,6 +1123,8 @@ run_experiment(net)
 
             tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4)
             tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            best_hp = tuner.get_best_hyperparameters(1)[0]
+            print("best units", best_hp.get("units"))
             best = tuner.get_best_models(num_models=1)[0]
             best.evaluate(x_val, y_val)
             """,
@@ -1115,6 +1144,8 @@ run_experiment(net)
             with strategy.scope():
                 tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4, distribution_strategy=strategy)
             tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            best_hp = tuner.get_best_hyperparameters(1)[0]
+            print("best units", best_hp.get("units"))
             best = tuner.get_best_models(num_models=1)[0]
             with strategy.scope():
                 best.evaluate(x_val, y_val)
