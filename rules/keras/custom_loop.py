@@ -783,6 +783,62 @@ class CustomLoop(Rule):
                 print(epoch, float(loss))
             """,
         ),
+        # An on-device loop written by hand (K steps in a `tf.function` on `next(iterator)`): the
+        # loop function runs through `strategy.run`, the step inside it is called as it is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            @tf.function
+            def train_loop(iterator):
+                for _ in tf.range(10):
+                    x, y = next(iterator)
+                    loss = step(x, y)
+                return loss
+
+
+            iterator = iter(dataset)
+            for i in range(100):
+                train_loop(iterator)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            @tf.function(jit_compile=True)
+            def train_loop(iterator):
+                for _ in tf.range(10):
+                    x, y = next(iterator)
+                    loss = step(x, y)
+                return loss
+
+
+            iterator = iter(dataset)
+            for i in range(100):
+                strategy.run(train_loop, args=(iterator,))
+            """,
+        ),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer

@@ -7,6 +7,7 @@ from porter.context import SharedKey, code_of, walk
 from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
+from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
                                                     setup_anchors)
@@ -214,8 +215,14 @@ def _kept_out(ctx, plan):
     steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
     model_code = _model_code(ctx, plan)
 
+    fed = _fed_iterators(ctx)
+
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
+        small = single_small(statement_node)
+        if isinstance(small, cst.Assign) and any(is_name(target.target, name) for target in small.targets
+                                                 for name in fed):
+            return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
         for node in walk(statement_node):
             if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With) or (
                     isinstance(node, cst.For) and loop_trains(ctx, node)):
@@ -260,6 +267,22 @@ def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
     return isinstance(function.body, cst.IndentedBlock) and any(
         not isinstance(statement_node, cst.With) and clears_session(ctx, statement_node)
         for statement_node in function.body.body)
+
+
+def _fed_iterators(ctx) -> set:
+    """Names given to a step run through ``strategy.run`` (``strategy.run(train_loop,
+    args=(iterator,))``) or to a function of the file a loop calls as its step: the iterator an
+    on-device loop reads with ``next``."""
+    steps = {function.name.value for same_name in step_functions(ctx).values() for function in same_name}
+    steps |= {plan.step.function.name.value for plan in loop_plans(ctx)}
+    found = set()
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        handed = isinstance(func, cst.Attribute) and func.attr.value == "run" or isinstance(func, cst.Name) and (
+            func.value in steps)
+        if handed:
+            found |= {node.value for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
+    return found
 
 
 # What builds or trains a model from a tuner (`tuner.hypermodel.build(hp)`, `tuner.get_best_models()`).

@@ -100,11 +100,15 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     done = run_targets(ctx)
     steps = config_steps(ctx.config)
     evaluations = evaluation_calls(ctx, model.model_like)
-    for step in step_calls(ctx) + evaluations:
+    calls = step_calls(ctx) + evaluations
+    # Functions whose calls become steps: a step called in a loop of one (a hand-written on-device
+    # loop, `for _ in tf.range(n): step(next(iterator))`) runs inside the outer step's replica.
+    outer = {id(step.function) for step in calls}
+    for step in calls:
         name = step.function.name.value
-        if name in done or any(isinstance(node, cst.FunctionDef) and node.name.value in done
+        if name in done or any(isinstance(node, cst.FunctionDef) and (node.name.value in done or id(node) in outer)
                                for node in ctx.ancestors(step.call)) or _hands_on_a_step(ctx, step.function):
-            continue  # already run through strategy.run, or inside what is, or it runs one itself
+            continue  # already run through strategy.run, or inside what is (or will be), or it runs one itself
         plan = LoopPlan(step, strategy=model.strategy_name)
         existing = strategy_scope_name(ctx, step.loop)
         plan.problem = _problem(ctx, step, model, existing, evaluates=step in evaluations)
