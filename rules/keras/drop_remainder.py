@@ -1267,10 +1267,15 @@ def _collected_answers(ctx) -> dict:
             continue  # its answer is not kept (a metric updated with it), or it trains
         for batch in _batches_of(ctx, step.loop.iter, owner(ctx, step.loop)):
             found[id(batch)] = (f": `{step.function.name.value}` answers for this dataset and the loop keeps the "
-                                "answers, which lack the samples of the dropped last batch; line them up with "
-                                "labels trimmed the same way, or pad the data to a multiple of the batch size "
-                                "before batching", False)
+                                f"answers{_UNANSWERED}", False)
     return found
+
+
+# What a dropped last batch costs answers kept batch by batch (labels taken from the same batches
+# line up, but lack those samples too).
+_UNANSWERED = (", which lack the samples of the dropped last batch (so do labels taken from the same batches): to "
+               "answer for every sample, pad the data to a multiple of the batch size before batching; to line the "
+               "answers up with labels kept elsewhere, trim those the same way")
 
 
 def _comprehended_answers(ctx) -> dict:
@@ -1283,9 +1288,8 @@ def _comprehended_answers(ctx) -> dict:
         if not any(_runs_model(ctx, node, models) for node in walk(getattr(element, "elt", element))):
             continue
         for batch in _batches_of(ctx, comprehension.iter, owner(ctx, comprehension)):
-            found[id(batch)] = (": a comprehension runs the model on its batches and keeps the answers, which lack "
-                                "the samples of the dropped last batch; line them up with labels trimmed the same "
-                                "way, or pad the data to a multiple of the batch size before batching", False)
+            found[id(batch)] = (f": a comprehension runs the model on its batches and keeps the answers{_UNANSWERED}",
+                                False)
     return found
 
 
