@@ -7,7 +7,7 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
-from porter.cstutil import append_args, keyword, keyword_arg
+from porter.cstutil import append_args, is_name, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
@@ -224,6 +224,24 @@ class StepsPerExecution(Rule):
             """,
             reported=False,
         ),
+        # A model's own `compile` (a GAN's, of two optimizers) takes no `steps_per_execution`: said.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Pair(tf.keras.Model):
+                def compile(self, first_optimizer, second_optimizer):
+                    super().compile()
+                    self.first_optimizer, self.second_optimizer = first_optimizer, second_optimizer
+
+
+            pair = Pair()
+            pair.compile(tf.keras.optimizers.Adam(), tf.keras.optimizers.Adam())
+            pair.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -239,6 +257,12 @@ class StepsPerExecution(Rule):
             if entry.method != "compile" or any(arg.star for arg in entry.call.args):
                 continue
             if keyword(entry.call, "steps_per_execution") is not None:
+                continue
+            own = _own_compile(ctx, entry.model)
+            if own is not None:
+                ctx.report(self.code, entry.call.func.attr, f"`{own}.compile` is the model's own and takes no "
+                           "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
+                           "`**kwargs` to pass on), then port again", fixed=False)
                 continue
             later = [other for other in calls[index + 1:] if other.model == entry.model]
             later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
@@ -437,3 +461,23 @@ def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpre
 
 
 RULE = StepsPerExecution()
+
+
+def _own_compile(ctx, model: str) -> Optional[str]:
+    """The class of the file that ``model`` is made from, when the class overrides ``compile`` with
+    parameters of its own (``def compile(self, d_optimizer, g_optimizer)``, a GAN's) that take no
+    ``steps_per_execution`` and no ``**kwargs``."""
+    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes
+                and any(is_name(target.target, model) for target in assign.targets)):
+            continue
+        owner_class = classes[value.func.value]
+        for method in owner_class.body.body:
+            if isinstance(method, cst.FunctionDef) and method.name.value == "compile":
+                params = method.params
+                names = {param.name.value for param in [*params.params, *params.kwonly_params]}
+                if not isinstance(params.star_kwarg, cst.Param) and "steps_per_execution" not in names:
+                    return owner_class.name.value
+    return None
