@@ -550,6 +550,48 @@ class DropRemainder(Rule):
             run_epochs(folders.unbatch().batch(16, drop_remainder=True), 3)
             """,
         ),
+        # A helper's CSV rows mapped through a string layer after they are rebatched where they
+        # are made: whole batches, and a second port changes nothing.
+        Example(
+            """\
+            import tensorflow as tf
+
+            label_lookup = tf.keras.layers.StringLookup(vocabulary=["no", "yes"], num_oov_indices=0)
+
+
+            def with_index(features, label):
+                return features, label_lookup(label)
+
+
+            def read_rows(path, batch_size):
+                rows = tf.data.experimental.make_csv_dataset(path, batch_size=batch_size, label_name="answer", num_epochs=1)
+                return rows.map(with_index)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="binary_crossentropy")
+            model.fit(read_rows("train.csv", 64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            label_lookup = tf.keras.layers.StringLookup(vocabulary=["no", "yes"], num_oov_indices=0)
+
+
+            def with_index(features, label):
+                return features, label_lookup(label)
+
+
+            def read_rows(path, batch_size):
+                rows = tf.data.experimental.make_csv_dataset(path, batch_size=batch_size, label_name="answer", num_epochs=1).unbatch().batch(batch_size, drop_remainder=True)
+                return rows.map(with_index)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="binary_crossentropy")
+            model.fit(read_rows("train.csv", 64), epochs=2)
+            """,
+        ),
         # Both splits a helper returns together are followed to the Keras call that made them.
         Example(
             """\
@@ -921,6 +963,8 @@ class DropRemainder(Rule):
         of the training call is batched again, after it."""
         names = string_layer_names(ctx)
         for found in batches if names else ():
+            if owner(ctx, found.batch) is not found.entry.owner:
+                continue  # batched in a function of the file that returns it: seen only once it batches
             layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
                           for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
                           and isinstance(node.func, cst.Name) and node.func.value in names), None)
