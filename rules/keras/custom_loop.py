@@ -353,8 +353,9 @@ class CustomLoop(Rule):
         "compiled, as the IPU strategy refuses a Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
-        "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length; batches that "
-        "do not fill an execution are skipped). Other loops keep their shape with the step called through "
+        "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length, so one read from "
+        "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
+        "execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
         "state), inline steps with `return`/`break` or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
@@ -839,6 +840,49 @@ class CustomLoop(Rule):
                 strategy.run(train_loop, args=(iterator,))
             """,
         ),
+        # With steps per execution, a dataset of unknown length (records read from files) keeps one
+        # step per execution: the on-device loop counts its executions with `len()`, which raises.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+            records = tf.data.TFRecordDataset(files).map(parse).batch(32, drop_remainder=True)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for epoch in range(3):
+                for x, y in records:
+                    train_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+            records = tf.data.TFRecordDataset(files).map(parse).batch(32, drop_remainder=True)
+
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for epoch in range(3):
+                for x, y in records:
+                    strategy.run(train_step, args=(x, y))
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer
@@ -888,7 +932,10 @@ class CustomLoop(Rule):
                 ctx.replace(step.call, _run_call(plan.strategy, name))
                 self._report_sliced_batches(ctx, step)
                 steps = config_steps(ctx.config)
-                detail = (f"; the loop does more than call the step on each batch, so it stays one step per "
+                detail = (f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
+                          "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
+                          f"it stays one step per execution instead of {steps}" if steps and plan.unknown_length
+                          else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
                            f"called through `{plan.strategy}.run`{detail}", fixed=True)

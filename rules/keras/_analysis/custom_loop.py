@@ -46,6 +46,7 @@ class LoopPlan:
     mode: Optional[str] = None  # "device" (an on-device loop of K steps) or "step" (strategy.run per step)
     problem: Optional[str] = None  # why it is left for a person
     strategy: str = "strategy"
+    unknown_length: bool = False  # an on-device loop would fit, but `len()` of its dataset raises
 
 
 def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -119,7 +120,9 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             # function: in the scope, TensorFlow's current strategy is the IPU strategy.
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
-            plan.mode = "device" if steps is not None and _device_loop_fits(step) else "step"
+            fits = steps is not None and _device_loop_fits(step)
+            plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
+            plan.mode = "device" if fits and not plan.unknown_length else "step"
         plans.append(plan)
     return plans
 
@@ -221,6 +224,31 @@ def _no_weight_update(name: str, step: StepCall) -> str:
     return (f"`{name}` takes gradients but applies no optimizer step (not a training step): it runs on the CPU "
             "as it is; to run it on the IPU, decorate it with `@tf.function(jit_compile=True)` and call it "
             "through `strategy.run(...)` inside `strategy.scope()`")
+
+
+# Datasets whose length TensorFlow does not know, so that `len()` of them raises a TypeError: made
+# from files or a generator, or cut by a predicate, or repeated for ever.
+_UNKNOWN_SOURCES = frozenset({"TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "from_generator",
+                              "list_files", "make_csv_dataset", "make_batched_features_dataset"})
+_UNKNOWN_METHODS = frozenset({"filter", "flat_map", "interleave", "take_while", "unbatch", "rejection_resample"})
+
+
+def _unknown_length(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+    """Whether the dataset ``dataset`` (read at ``at``) is made, as far as the function (or
+    module) that reads it shows, in a way that leaves its length unknown."""
+    from porter.rules.keras._analysis.datasets import chain
+    from porter.scopes import assignments, owner
+
+    calls, root = chain(ctx, dataset)
+    if any(call.func.attr.value in _UNKNOWN_METHODS or call.func.attr.value == "repeat" and not call.args
+           for call in calls):
+        return True
+    if isinstance(root, cst.Call):
+        return (ctx.qualified_name(root.func) or "").rpartition(".")[2] in _UNKNOWN_SOURCES
+    if not isinstance(root, cst.Name) or depth > 4:
+        return False
+    return any(_unknown_length(ctx, value, at, depth + 1) for _, name, value in assignments(ctx, owner(ctx, at))
+               if name == root.value and value is not None and value is not dataset)
 
 
 def _device_loop_fits(step: StepCall) -> bool:
