@@ -1183,6 +1183,24 @@ class DivisibleDataset(Rule):
             """,
             reported=False, options={"steps_per_execution": 4},
         ),
+        # A scikit-learn wrapper trains in the batches it is given (IPU190 reports it): not trimmed here.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.wrappers.scikit_learn import KerasClassifier
+
+
+            def build():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                return model
+
+
+            model = KerasClassifier(build_fn=build, epochs=10, batch_size=10)
+            model.fit(features, labels)
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:

@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (MODEL_BASES, Plan, calls_by_name, in_regions, model_plan,
                                                     runs_model)
 from porter.rules.keras._analysis.steps import trains
-from porter.rules.keras._analysis.util import is_callback_method, run_by_keras, subclasses_of
+from porter.rules.keras._analysis.util import SKLEARN_WRAPPERS, is_callback_method, run_by_keras, subclasses_of
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
@@ -22,10 +22,6 @@ _DEPTH = 4
 
 
 # Keras models wrapped for scikit-learn, which builds and fits them itself.
-_SKLEARN_WRAPPERS = ("tensorflow.keras.wrappers.scikit_learn.KerasClassifier",
-                     "tensorflow.keras.wrappers.scikit_learn.KerasRegressor",
-                     "keras.wrappers.scikit_learn.KerasClassifier", "keras.wrappers.scikit_learn.KerasRegressor",
-                     "scikeras.wrappers.KerasClassifier", "scikeras.wrappers.KerasRegressor")
 class KerasAudit(Rule):
     code = "IPU190"
     name = "keras-audit"
@@ -281,6 +277,8 @@ classifier = LogisticRegression().fit(features, labels)
     )
 
     def run(self, ctx) -> None:
+        if self._wrapped_models(ctx):
+            return  # scikit-learn builds and trains the model: that is what is missing
         calls = _training_calls(ctx)
         if calls:
             plan = model_plan(ctx)
@@ -291,18 +289,18 @@ classifier = LogisticRegression().fit(features, labels)
                     ctx.report(self.code, call, missing, fixed=False)
                     return
         self._custom_loops(ctx)
-        self._wrapped_models(ctx)
 
-    def _wrapped_models(self, ctx) -> None:
+    def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the
         model inside scikit-learn's calls (``cross_val_score``, ``GridSearchCV``), where the port
         cannot place the IPU strategy's scope."""
-        for call, qualified in ctx.calls_to(*_SKLEARN_WRAPPERS):
+        for call, qualified in ctx.calls_to(*SKLEARN_WRAPPERS):
             ctx.report(self.code, call, f"`{qualified.rsplit('.', 1)[1]}` builds and trains its Keras model inside "
                        "scikit-learn's calls, out of the IPU strategy's scope (it trains on the CPU): the port is not "
                        "complete; make those calls inside `with strategy.scope():`, with inputs of whole batches",
                        fixed=False)
-            return
+            return True
+        return False
 
     def _custom_loops(self, ctx) -> None:
         """A custom training loop the port leaves as it is (IPU111 reports why, or is not selected)

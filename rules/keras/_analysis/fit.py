@@ -20,7 +20,7 @@ from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES
+from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS
 from porter.scopes import assignments, called_returns, local_calls, owner, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -134,9 +134,17 @@ def _legacy_models(ctx: FileContext) -> set:
 def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
     plan = model_plan(ctx)
     names = plan.model_names | plan.model_like | _legacy_models(ctx)
+    # Names bound to a scikit-learn wrapper (`model = KerasClassifier(build_fn=..., batch_size=10)`):
+    # its `fit` trains in scikit-learn's way, in batches the wrapper is given (IPU190 reports it).
+    wrappers = {(id(owner(ctx, call)), target.target.value) for call, _ in ctx.calls_to(*SKLEARN_WRAPPERS)
+                if isinstance(ctx.parent(call), cst.Assign) for target in ctx.parent(call).targets
+                if isinstance(target.target, cst.Name)}
     found: List[TrainingCall] = []
     for call in ctx.nodes(cst.Call):
         func = call.func
+        if wrappers and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+                id(owner(ctx, call)), func.value.value) in wrappers:
+            continue
         held = _held_model(ctx, call, names, plan.model_collections)
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (

@@ -32,6 +32,12 @@ KERAS_BATCHED_SOURCES = {
     "keras.preprocessing.text_dataset_from_directory": 32,
     "keras.preprocessing.timeseries_dataset_from_array": 128,
 }
+# Wrappers that hand a Keras model to scikit-learn, which builds and trains it in its own calls
+# (with the batch size the wrapper is given).
+SKLEARN_WRAPPERS = ("tensorflow.keras.wrappers.scikit_learn.KerasClassifier",
+                    "tensorflow.keras.wrappers.scikit_learn.KerasRegressor",
+                    "keras.wrappers.scikit_learn.KerasClassifier", "keras.wrappers.scikit_learn.KerasRegressor",
+                    "scikeras.wrappers.KerasClassifier", "scikeras.wrappers.KerasRegressor")
 # `ImageDataGenerator`'s methods that give an iterator of NumPy batches read from arrays or files.
 IMAGE_FLOWS = frozenset({"flow", "flow_from_directory", "flow_from_dataframe"})
 
