@@ -686,6 +686,45 @@ class CustomLoop(Rule):
             critic.fit(x, y, epochs=2)
             """,
         ),
+        # The same for a loss object the model makes for itself.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Probe(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.head = tf.keras.layers.Dense(10)
+                    self.probe_loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.probe_loss(y, self.head(x))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Probe(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.head = tf.keras.layers.Dense(10)
+                    self.probe_loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(self.probe_loss(y, self.head(x)))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+            """,
+        ),
         # The loss object is also called out of the steps, where its reduction must stay: reported.
         Example("""\
             import tensorflow as tf

@@ -69,7 +69,7 @@ def _only_given(ctx: FileContext, constructor: cst.Call, given: List[cst.CSTNode
         return True
     target = assign.targets[0].target
     if not isinstance(target, cst.Name):
-        return False
+        return True  # made for `self.loss_fn = ...`: held by the attribute only
     handed = {id(node) for node in given}
     return all(id(node) in handed for node in loads(ctx.module)
                if node.value == target.value and not _local_there(ctx, node))
