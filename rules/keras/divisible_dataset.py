@@ -1201,6 +1201,37 @@ class DivisibleDataset(Rule):
             """,
             reported=False,
         ),
+        # A call written one argument a line: a validation tuple too long for its line is broken
+        # after its commas, lined up where the script starts the argument.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(
+                train_clips,
+                train_labels,
+                validation_data=(held_out_clips_for_checking, held_out_labels_for_checking),
+                batch_size=32,
+            )
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") + snippet("""\
+
+
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(
+                trim_to_multiple(train_clips, 32),
+                trim_to_multiple(train_labels, 32),
+                validation_data=(trim_to_multiple(held_out_clips_for_checking, 32),
+                                 trim_to_multiple(held_out_labels_for_checking, 32)),
+                batch_size=32,
+            )
+            """),
+        ),
     )
 
     def run(self, ctx) -> None:

@@ -561,13 +561,14 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
             return call
         column = offset + len(_render(call.func)) + 1
         args = list(call.args)
-        width = column
+        width = _broken_at(call.whitespace_before_args, column)
         for index, arg in enumerate(args):
             piece = len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
             tail = 2 if index < len(args) - 1 else 1
             if index > 0 and isinstance(getattr(args[index - 1].comma, "whitespace_after", None),
                                         cst.ParenthesizedWhitespace):
-                width = column  # the script breaks the line here already
+                # The script breaks the line here already: the argument starts where it puts it.
+                width = _broken_at(args[index - 1].comma.whitespace_after, column)
             elif index > 0 and width + piece + tail > limit:
                 args[index - 1] = args[index - 1].with_changes(comma=cst.Comma(
                     whitespace_after=cst.ParenthesizedWhitespace(
@@ -579,6 +580,14 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
         return call.with_changes(args=args)
 
     return build
+
+
+def _broken_at(whitespace, column: int) -> int:
+    """The column (past the statement's indentation) where what follows ``whitespace`` starts:
+    where a line break the script writes puts it, else ``column``."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace) and whitespace.indent:
+        return len(whitespace.last_line.value)
+    return column
 
 
 def _broken_tuple(arg: cst.Arg, column: int) -> cst.Arg:
