@@ -1232,6 +1232,33 @@ class DivisibleDataset(Rule):
             )
             """),
         ),
+        # The same with the arguments on a line of their own after the parenthesis (a hanging
+        # indent): the lines the port adds keep that indent.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(
+                train_clips, train_labels, epochs=5, batch_size=64, validation_data=(held_out_clips, held_out_labels)
+            )
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") + snippet("""\
+
+
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(
+                trim_to_multiple(train_clips, 64), trim_to_multiple(train_labels, 64), epochs=5,
+                batch_size=64,
+                validation_data=(trim_to_multiple(held_out_clips, 64),
+                                 trim_to_multiple(held_out_labels, 64))
+            )
+            """),
+        ),
     )
 
     def run(self, ctx) -> None:

@@ -559,9 +559,11 @@ def layout(indent: int, offset: int, extra_indent: int = 4):
         limit = LINE_LIMIT - indent - extra_indent
         if offset + len(lines[0]) <= limit and all(len(line) <= limit for line in lines[1:]) or not call.args:
             return call
-        column = offset + len(_render(call.func)) + 1
+        # Continuation lines line up after the parenthesis, or with the first argument when the
+        # script starts it on a line of its own (a hanging indent).
+        column = _broken_at(call.whitespace_before_args, offset + len(_render(call.func)) + 1)
         args = list(call.args)
-        width = _broken_at(call.whitespace_before_args, column)
+        width = column
         for index, arg in enumerate(args):
             piece = len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
             tail = 2 if index < len(args) - 1 else 1
@@ -596,7 +598,8 @@ def _broken_tuple(arg: cst.Arg, column: int) -> cst.Arg:
     value = arg.value
     if not (arg.keyword is not None and isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
         return arg
-    inside = column + len(_render(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))) - len(_render(value)) + 1
+    alone = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+    inside = column + len(_render(alone)) - len(_render(value)) + 1
     comma = cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
         indent=True, last_line=cst.SimpleWhitespace(" " * inside)))
     elements = [element.with_changes(comma=comma) for element in value.elements[:-1]] + [value.elements[-1]]
