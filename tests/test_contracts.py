@@ -393,3 +393,19 @@ def test_trimming_helper_refuses_to_leave_no_sample():
     with pytest.raises(ValueError, match="^3 samples"):
         trim([1, 0, 1], 4)
     assert len(trim(numpy.zeros((40, 4)), 256, 32)) == 32
+
+
+def test_predictions_come_back_in_their_own_structure():
+    """What ``predict`` gives for padded inputs is cut back to one answer per sample in the same
+    structure: a tuple, a list, a dict, and a namedtuple (detections of a model that ends in a
+    layer giving one, read by field afterwards)."""
+    import collections
+
+    cut = _helpers_of(_LISTS_PORTED)["cut_to_samples"]
+    detections = collections.namedtuple("Detections", ["boxes", "scores"])
+    answer = cut(detections(numpy.zeros((32, 4)), numpy.zeros((32,))), numpy.zeros((1, 8)))
+    assert type(answer) is detections and answer.boxes.shape == (1, 4) and answer.scores.shape == (1,)
+    pair = cut((numpy.zeros((8, 2)), numpy.zeros((8,))), numpy.zeros((5, 3)))
+    assert type(pair) is tuple and [len(part) for part in pair] == [5, 5]
+    assert [len(part) for part in cut([numpy.zeros((8, 2))], numpy.zeros((6, 3)))] == [6]
+    assert len(cut({"logits": numpy.zeros((8, 2))}, numpy.zeros((7, 3)))["logits"]) == 7

@@ -1003,6 +1003,8 @@ class CustomLoop(Rule):
             in_steps = _self_calls(methods)
             everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
             for attribute, calls in in_steps.items():
+                callers = [hook for hook in hooks if attribute in _self_calls(step_methods(ctx, hook))]
+                where = " and ".join(f"`{hook.name.value}`" for hook in callers)
                 sources = attribute_losses(ctx, owner, attribute)
                 if not sources:
                     if sources is None:
@@ -1019,7 +1021,7 @@ class CustomLoop(Rule):
                 for call in calls:
                     ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
                         args=[cst.Arg(node)]))
-                ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(hooks) == 1 else 'call'} as `self.{attribute}` gets "
+                ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(callers) == 1 else 'call'} as `self.{attribute}` gets "
                            f"`reduction=NONE`, and its calls there are averaged with `{tf}.reduce_mean`: under a "
                            "distribution strategy Keras refuses the automatic reduction outside its compiled "
                            "losses", fixed=True)

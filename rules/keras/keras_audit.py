@@ -329,8 +329,8 @@ def _not_run(ctx, regions, node: cst.CSTNode) -> str:
     """How a training step the port leaves is run: in the scope the port puts around it, op by
     op; else out of the IPU strategy, on the CPU."""
     if in_regions(ctx, regions, node):
-        return ("is in the IPU strategy's scope but not compiled and run through `strategy.run` (it runs op by op, "
-                "not as an IPU program)")
+        return ("is in the IPU strategy's scope but not compiled for the IPU and run through `strategy.run`, so it "
+                "does not run as an IPU program")
     return "is left outside the IPU strategy (it trains on the CPU)"
 
 

@@ -18,11 +18,11 @@ _MODELS = _SEQUENTIAL | {"keras.Model", "keras.models.Model"}
 _UNSUPPORTED = "(Targeting the IPU from TensorFlow 2, \"Unsupported operations\")"
 _ADVICE = (f"string ops do not run on the IPU {_UNSUPPORTED}; do the text processing in the `tf.data` pipeline "
            "(`dataset.map`) and give the model integer ids")
-_LOOKUP_ADVICE = (f"the IPU has no kernels for the hash tables and hashing of lookup layers {_UNSUPPORTED}; do the "
-                  "lookup in the `tf.data` pipeline on the host (`dataset.map`) and give the model the integer "
-                  "indices it makes")
-_COLUMNS_ADVICE = (f"the IPU has no kernels for the lookups, hashing and sparse tensors of categorical feature "
-                   f"columns {_UNSUPPORTED}; do the lookups in the `tf.data` pipeline on the host with "
+_LOOKUP_ADVICE = (f"lookup layers work on strings or int64 values, and string ops do not run on the IPU "
+                  f"{_UNSUPPORTED} while int64 values are narrowed to int32 on the device; do the lookup in the "
+                  "`tf.data` pipeline on the host (`dataset.map`) and give the model the integer indices it makes")
+_COLUMNS_ADVICE = (f"categorical feature columns look values up and hash them with string ops, which do not run on "
+                   f"the IPU {_UNSUPPORTED}; do the lookups in the `tf.data` pipeline on the host with "
                    "preprocessing layers (`StringLookup`, `IntegerLookup`, `Hashing`) in `dataset.map` and give "
                    "the model the integer indices they make")
 # Keras layers that read feature columns, and the feature columns that look values up or hash them.
@@ -58,7 +58,7 @@ class _Lookups:
         if kind.endswith("TextVectorization"):
             return "works on strings", _ADVICE
         if kind.endswith("Lookup"):
-            return "looks values up in a hash table", _LOOKUP_ADVICE
+            return "looks values up", _LOOKUP_ADVICE
         return "hashes values", _LOOKUP_ADVICE
 
 
@@ -134,11 +134,11 @@ class StringModel(Rule):
     frameworks = frozenset({KERAS})
     summary = "Warn about Keras models that take strings, hold lookup layers or read categorical feature columns."
     rationale = (
-        "The IPU has no kernels for ops on strings and for the hash tables of lookups: a model that "
-        "takes strings (`keras.Input(dtype=\"string\")`, a TF Hub layer given `dtype=tf.string`) or "
-        "holds a lookup layer (`TextVectorization`, `StringLookup`, `IntegerLookup`, `Hashing`, "
-        "`HashedCrossing`, under any spelling) fails to compile for the IPU (Targeting the IPU from TensorFlow 2, "
-        "\"Unsupported operations\"). A lookup layer is in the model when a `Sequential` lists it or `add` "
+        "Ops on strings do not run on the IPU (Targeting the IPU from TensorFlow 2, \"Unsupported "
+        "operations\"), and int64 values are narrowed to int32 on the device: a model that takes strings "
+        "(`keras.Input(dtype=\"string\")`, a TF Hub layer given `dtype=tf.string`) or holds a lookup layer "
+        "(`TextVectorization`, `StringLookup`, `IntegerLookup`, `Hashing`, `HashedCrossing`, under any "
+        "spelling), whose tables hold strings or int64 keys, is not a program for the IPU. A lookup layer is in the model when a `Sequential` lists it or `add` "
         "adds it, when it is called on the tensors of a functional model's `keras.Input`s (followed through "
         "variables, dicts and lists of inputs, loops over them and the parameters of the file's functions), "
         "when a custom training step runs it, or when a model subclass holds (or is given) it and calls it. "
