@@ -7,11 +7,11 @@ from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
-from porter.rules.keras._analysis.losses import attribute_losses, is_auto_loss, is_self, step_methods
+from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, runs_models, step_functions)
-from porter.rules.keras._analysis.util import auto_loss_objects, method_calls, subclasses_of
+from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import fresh_name
 from porter.throughput import config_replicas, config_steps
@@ -1014,13 +1014,9 @@ class CustomLoop(Rule):
                     self._report_held_loss(ctx, calls[0], attribute, where, tf)
                     continue
                 for constructor in sources:
-                    prefix = (dotted_name(constructor.func) or "").rpartition(".")[0]
-                    reduction = cst.parse_expression(f"{prefix}.Reduction.NONE")
-                    ctx.replace(constructor, lambda node, value=reduction: append_args(
-                        node, keyword_arg("reduction", value)))
+                    ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
                 for call in calls:
-                    ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
-                        args=[cst.Arg(node)]))
+                    ctx.replace(call, _averaged(tf))
                 ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(callers) == 1 else 'call'} as `self.{attribute}` gets "
                            f"`reduction=NONE`, and its calls there are averaged with `{tf}.reduce_mean`: under a "
                            "distribution strategy Keras refuses the automatic reduction outside its compiled "
@@ -1133,11 +1129,9 @@ class CustomLoop(Rule):
                            "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
                            f"its result with `{tf}.reduce_mean`", fixed=False)
                 continue
-            reduction = cst.parse_expression(f"{prefix}.Reduction.NONE")
-            ctx.replace(constructor, lambda node, value=reduction: append_args(node, keyword_arg("reduction", value)))
+            ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
             for call in inside:
-                ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
-                    args=[cst.Arg(node)]))
+                ctx.replace(call, _averaged(tf))
             in_helpers = any(id(call) not in {id(node) for root in step for node in walk(root)} for call in inside)
             ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
                        f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
@@ -1150,10 +1144,9 @@ class CustomLoop(Rule):
     def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
         """``tf.keras.losses.BinaryCrossentropy()(labels, logits)``: a loss object made and called at
         once in the step: made with `reduction=NONE`, its result averaged."""
-        prefix = (dotted_name(call.func.func) or "").rpartition(".")[0]
-        reduction = keyword_arg("reduction", cst.parse_expression(f"{prefix}.Reduction.NONE"))
-        ctx.replace(call, lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(
-            args=[cst.Arg(node.with_changes(func=append_args(node.func, reduction)))]))
+        average = _averaged(tf)
+        ctx.replace(call, lambda node: average(
+            node.with_changes(func=append_args(node.func, _no_reduction(node.func)))))
         ctx.report(self.code, call, f"the loss object made and called here in {where} gets `reduction=NONE`, and "
                    f"its result is averaged with `{tf}.reduce_mean`: Keras refuses the automatic reduction "
                    "inside `strategy.run`", fixed=True)
@@ -1228,6 +1221,19 @@ class CustomLoop(Rule):
                    f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass; the "
                    f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
 
+
+
+def _no_reduction(constructor: cst.Call) -> cst.Arg:
+    """``reduction=keras.losses.Reduction.NONE`` for a loss object made by ``constructor``, spelt
+    from the module it is made from."""
+    prefix = (dotted_name(constructor.func) or "").rpartition(".")[0]
+    return keyword_arg("reduction", cst.parse_expression(f"{prefix}.Reduction.NONE"))
+
+
+def _averaged(tf: str):
+    """A replacement of a loss object's call by ``tf.reduce_mean(call)``: what the automatic
+    reduction computed, from the losses per sample that ``reduction=NONE`` gives."""
+    return lambda node: cst.parse_expression(f"{tf}.reduce_mean(x)").with_changes(args=[cst.Arg(node)])
 
 
 # The methods of a Keras model that `fit`, `evaluate` and `predict` run through the strategy's `run`.

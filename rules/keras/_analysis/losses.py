@@ -10,17 +10,8 @@ import libcst as cst
 
 from porter.context import FileContext, walk
 from porter.cstutil import keyword
-from porter.rules.keras._analysis.util import auto_loss_objects
+from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss
 from porter.scopes import loads
-
-
-def is_auto_loss(ctx: FileContext, node: cst.BaseExpression) -> bool:
-    """``keras.losses.BinaryCrossentropy(from_logits=True)``: a Keras loss object made without a
-    ``reduction``, which reduces automatically."""
-    if not isinstance(node, cst.Call) or keyword(node, "reduction") is not None:
-        return False
-    name = ctx.keras_name(node.func) or ""
-    return name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper()
 
 
 def step_methods(ctx: FileContext, hook: cst.FunctionDef) -> List[cst.FunctionDef]:

@@ -309,15 +309,18 @@ def number_value(node: Optional[cst.CSTNode]) -> Optional[float]:
 def auto_loss_objects(ctx: FileContext) -> Dict[str, cst.Assign]:
     """Variables assigned a Keras loss object without an explicit reduction (``AUTO``), which
     Keras refuses to compute in a distribution strategy's scope outside ``fit``."""
-    found = {}
-    for assign in ctx.nodes(cst.Assign):
-        value = assign.value
-        if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                and isinstance(value, cst.Call) and keyword(value, "reduction") is None):
-            name = ctx.keras_name(value.func) or ""
-            if name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper():
-                found[assign.targets[0].target.value] = assign
-    return found
+    return {assign.targets[0].target.value: assign for assign in ctx.nodes(cst.Assign)
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and is_auto_loss(ctx, assign.value)}
+
+
+def is_auto_loss(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``keras.losses.BinaryCrossentropy(from_logits=True)``: a Keras loss object made without a
+    ``reduction``, which reduces automatically."""
+    if not isinstance(node, cst.Call) or keyword(node, "reduction") is not None:
+        return False
+    name = ctx.keras_name(node.func) or ""
+    return name.startswith("keras.losses.") and name.rpartition(".")[2][:1].isupper()
 
 
 # Keras Tuner's tuners, and their methods that build models: each build is preceded by
