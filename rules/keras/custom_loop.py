@@ -996,14 +996,16 @@ class CustomLoop(Rule):
                      if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
             if not hooks:
                 continue
-            methods = [method for hook in hooks for method in step_methods(ctx, hook)]
+            run_by = {id(hook): step_methods(ctx, hook) for hook in hooks}
+            methods = [method for hook in hooks for method in run_by[id(hook)]]
             methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
             where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
             self._explicit_loss_reduction(ctx, [method.body for method in methods], where, tf, done)
             in_steps = _self_calls(methods)
             everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
+            called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
             for attribute, calls in in_steps.items():
-                callers = [hook for hook in hooks if attribute in _self_calls(step_methods(ctx, hook))]
+                callers = [hook for hook in hooks if attribute in called_by[id(hook)]]
                 where = " and ".join(f"`{hook.name.value}`" for hook in callers)
                 sources = attribute_losses(ctx, owner, attribute)
                 if not sources:
