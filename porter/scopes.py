@@ -5,7 +5,7 @@ statement before which something used at several places is created once."""
 
 from __future__ import annotations
 
-from typing import AbstractSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -18,6 +18,8 @@ Assignment = Tuple[cst.BaseStatement, str, Optional[cst.BaseExpression]]
 _ASSIGNMENTS: SharedKey[List[Assignment]] = SharedKey("assignments")  # per function (or module)
 _NAMES: SharedKey[Set[str]] = SharedKey("names")
 _MODULE_GLOBALS: SharedKey[Set[str]] = SharedKey("module-globals")
+_LOCAL_CALLS: SharedKey[Dict[str, List[cst.Call]]] = SharedKey("local-calls")
+_BODY_BINDINGS: SharedKey[Tuple[Dict[str, cst.FunctionDef], Set[str]]] = SharedKey("body-bindings")  # per body
 
 
 def owner(ctx: FileContext, node: cst.CSTNode) -> Owner:
@@ -172,28 +174,45 @@ def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
 
 def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls ``name(...)`` of a module-level function of this file."""
-    name = function.name.value
-    return [call for call in ctx.nodes(cst.Call)
-            if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
+    return ctx.shared(_LOCAL_CALLS, lambda: _calls_by_local_name(ctx)).get(function.name.value, [])
+
+
+def _calls_by_local_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
+    """{name: calls ``name(...)``} of the names no import binds, in source order."""
+    calls: Dict[str, List[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        if type(call.func) is cst.Name and ctx.qualified_name(call.func) is None:
+            calls.setdefault(call.func.value, []).append(call)
+    return calls
 
 
 def local_function(ctx: FileContext, name: str, at: cst.CSTNode) -> Optional[cst.FunctionDef]:
     """The function ``name`` refers to at ``at``: defined in the enclosing function or module."""
-    owners: List[cst.CSTNode] = [a for a in ctx.ancestors(at) if isinstance(a, cst.FunctionDef)]
+    owners: List[cst.CSTNode] = [a for a in ctx.ancestors(at) if type(a) is cst.FunctionDef]
     owners.append(ctx.module)
     for owner in owners:
-        body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
-        found = None
-        for statement in body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-                found = statement
-            elif isinstance(statement, cst.SimpleStatementLine) and any(
-                    isinstance(small, cst.Assign) and any(name in bound_names(t.target) for t in small.targets)
-                    for small in statement.body):
-                return None
-        if found is not None:
-            return found
+        functions, assigned = ctx.shared(_BODY_BINDINGS, lambda: _body_bindings(owner), per=id(owner))
+        if name in assigned:
+            return None
+        if name in functions:
+            return functions[name]
     return None
+
+
+def _body_bindings(owner: cst.CSTNode) -> Tuple[Dict[str, cst.FunctionDef], Set[str]]:
+    """The functions a body defines by name (the last of each name), and the names its plain
+    assignments bind (they hide a function of that name: ``step = make_step()``)."""
+    body = owner.body.body if isinstance(owner, cst.FunctionDef) else owner.body
+    functions: Dict[str, cst.FunctionDef] = {}
+    assigned: Set[str] = set()
+    for statement in body:
+        if type(statement) is cst.FunctionDef:
+            functions[statement.name.value] = statement
+        elif type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign:
+                    assigned.update(name for target in small.targets for name in bound_names(target.target))
+    return functions, assigned
 
 
 def returns_of(function: cst.FunctionDef) -> List[cst.Return]:

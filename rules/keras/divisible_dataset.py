@@ -124,18 +124,28 @@ _PAD_DOC = "Repeat the last sample"
 _CUT_DOC = "The first of `predictions`"
 _SAMPLES_DOC = "Whether `data` is a list"
 _DOCS = {"trim": _TRIM_DOC, "split": _SPLIT_DOC, "pad": _PAD_DOC, "cut": _CUT_DOC, "samples": _SAMPLES_DOC}
+_EXISTING_HELPERS: SharedKey[dict] = SharedKey("keras-existing-helpers")
 
 
 def existing_helper(ctx, start: str = _TRIM_DOC) -> Optional[str]:
     """The name of the trimming helper (or the one whose docstring begins with ``start``) an
     earlier port wrote into the file, if any."""
+    return ctx.shared(_EXISTING_HELPERS, lambda: _existing_helpers(ctx)).get(start)
+
+
+def _existing_helpers(ctx) -> dict:
+    """{how its docstring starts: name} of the helpers an earlier port wrote into the file."""
+    found = {}
     for statement in ctx.module.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
         docstring = statement.get_docstring(clean=False)
-        if docstring and MARKER in docstring and docstring.startswith(start):
-            return statement.name.value
-    return None
+        if not (docstring and MARKER in docstring):
+            continue
+        for start in _DOCS.values():
+            if docstring.startswith(start):
+                found.setdefault(start, statement.name.value)
+    return found
 
 
 def helper_name(ctx) -> str:

@@ -435,13 +435,14 @@ class StringModel(Rule):
         compiled for the IPU."""
         steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
         for call in ctx.nodes(cst.Call):
+            # the enclosing function first: finding a held layer walks the whole class
+            function = ctx.enclosing_function(call)
+            if function is None or not (id(function) in steps or function.name.value in _COMPILED_METHODS):
+                continue
             func = call.func
             held = _held_layer(ctx, func, lookups.kinds)
             kind = held or (lookups.names.get(func.value) if isinstance(func, cst.Name) else None)
-            if kind is None:
-                continue
-            function = ctx.enclosing_function(call)
-            if function is None or not (id(function) in steps or held and function.name.value in _COMPILED_METHODS):
+            if kind is None or not (id(function) in steps or held):
                 continue
             if _layer_key(ctx, func) not in reported:
                 reported.add(_layer_key(ctx, func))
