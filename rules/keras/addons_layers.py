@@ -58,12 +58,23 @@ class AddonsLayers(Rule):
         "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
         "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does). Layers left as "
         "they "
-        "are get a finding saying why. `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
+        "are get a finding saying why, as do those of a file that reloads saved models with `load_model` "
+        "and no `custom_objects` (it would have to name the IPU layers' classes). `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
         "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
         "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "
         "swapped: the addons `Dense` (SDK 3.1+) is an FP8 layer fed by `ConvertToF8`, not a replacement."
     )
     examples = (
+        # A file that reloads its saved model without `custom_objects`: the IPU Dropout is not swapped in.
+        Example(
+            """\
+            import tensorflow as tf
+
+            net = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dropout(0.3), tf.keras.layers.Dense(1)])
+            net.save("net.keras")
+            restored = tf.keras.models.load_model("net.keras")
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -43,7 +43,8 @@ class AddonsRnn(Rule):
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
         "`Embedding(mask_zero=True)`); such layers, layers in a `Bidirectional` wrapper, and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
-        "they are and reported."
+        "they are and reported, and so are the layers of a file that reloads saved models with "
+        "`load_model` and no `custom_objects`, which would have to name the IPU layers' classes."
     )
     examples = (
         Example(
@@ -249,6 +250,17 @@ class AddonsRnn(Rule):
                 def call(self, inputs):
                     frames, valid = inputs
                     return self.rnn(frames, mask=valid)
+            """,
+        ),
+        # A model saved and loaded again by Keras without `custom_objects`: loading would have to
+        # rebuild the IPU layer from its class name, which it is not given.
+        Example(
+            """\
+            from tensorflow import keras
+
+            forecaster = keras.Sequential([keras.layers.LSTM(32, input_shape=(24, 1)), keras.layers.Dense(1)])
+            forecaster.save("forecaster.h5")
+            best = keras.models.load_model("forecaster.h5")
             """,
         ),
         Example(

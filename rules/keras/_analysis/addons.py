@@ -81,10 +81,14 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
     how many positional arguments stay positional (None: all, the orders being the same)."""
     swapped_funcs = set()
     local = addons_alias(ctx)
+    reloads = _reloads_without_classes(ctx)
     for call, layer in layer_calls(ctx, layers):
         reason = unsafe_reason(ctx, call, layer)
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
+        if reason is None and reloads:
+            reason = (f"this file reloads a saved model with `{reloads}` and no `custom_objects`, "
+                      "which a model saved with the IPU layer would need to name its class")
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -96,6 +100,22 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         ctx.report(code, call, f"`{layer}` becomes `ipu_tensorflow_addons.keras.layers.{layer}`{extra}", fixed=True)
         swapped_funcs.add(id(call.func))
     drop_unused_imports(ctx, code, swapped_funcs, layers)
+
+
+# Keras' loaders of a saved model: they rebuild each layer from its class name, so a layer class that
+# is not Keras' own must be given to them (`custom_objects`).
+_LOADERS = ("keras.models.load_model", "keras.saving.load_model", "keras.models.model_from_json",
+            "keras.models.model_from_config")
+
+
+def _reloads_without_classes(ctx: FileContext) -> Optional[str]:
+    """The loader (``load_model``) this file calls without ``custom_objects``, if any."""
+    for call in ctx.nodes(cst.Call):
+        name = ctx.keras_name(call.func)
+        if name in _LOADERS and not any(arg.keyword is not None and arg.keyword.value == "custom_objects"
+                                        for arg in call.args):
+            return name.rsplit(".", 1)[-1]
+    return None
 
 
 def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],
