@@ -21,7 +21,7 @@ import libcst as cst
 
 from porter.config import Config
 from porter.markers import SHELL_LINE
-from porter.rule import KERAS, TF1, TORCH, Finding
+from porter.rule import KERAS, SEVERITIES, TF1, TORCH, Finding
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 T = TypeVar("T")
@@ -849,6 +849,8 @@ class FileContext:
         """Record a finding at ``anchor``, a node of the original tree (unless a suppression
         comment covers it). What is not ``fixed`` has the reporting rule's severity, unless
         ``severity`` says otherwise."""
+        if severity is not None and severity not in SEVERITIES:
+            raise ValueError(f"{code}: unknown severity {severity!r} (one of {', '.join(SEVERITIES)})")
         if self.rule_code is not None and self._suppressed and not self.allowed(anchor, code, inside=False):
             return
         self.reports.append(_Report(code, anchor, message, fixed, severity))

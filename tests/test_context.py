@@ -4,6 +4,7 @@ owner lookups, qualified names through import aliases and scopes, and ``shared``
 import textwrap
 
 import libcst as cst
+import pytest
 
 from porter.config import Config
 from porter.context import FileContext, SharedKey, code_of
@@ -190,3 +191,12 @@ def test_shared_makes_a_value_once_per_key():
     assert per_node == ["train", "run", "train"]
     # another file's context shares nothing with this one
     assert context(NESTED).shared(calls, lambda: "fresh") == "fresh"
+
+
+def test_a_report_with_an_unknown_severity_is_refused():
+    ctx = context(NESTED)
+    call = ctx.nodes(cst.Call)[0]
+    with pytest.raises(ValueError, match="IPU190: unknown severity 'warn'"):
+        ctx.report("IPU190", call, "a finding", fixed=False, severity="warn")
+    ctx.report("IPU190", call, "a finding", fixed=False, severity="warning")
+    assert len(ctx.reports) == 1

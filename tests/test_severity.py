@@ -57,6 +57,39 @@ def test_an_incomplete_port_is_an_error(tmp_path):
         "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()` [error]"]
 
 
+# A model scikit-learn fits through a wrapper, all in the scope a later model pulls it into.
+WRAPPED_IN_SCOPE = '''\
+import numpy as np
+import tensorflow as tf
+from sklearn.model_selection import cross_val_score
+from tensorflow.keras.wrappers.scikit_learn import KerasClassifier
+
+
+def make_net():
+    net = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1, activation="sigmoid")])
+    net.compile(optimizer="adam", loss="binary_crossentropy")
+    return net
+
+
+features, labels = np.random.rand(600, 4).astype("float32"), np.random.randint(0, 2, 600)
+classifier = KerasClassifier(build_fn=make_net, epochs=3, batch_size=20)
+print(cross_val_score(classifier, features, labels, cv=3).mean())
+final = make_net()
+final.fit(features, labels, epochs=3, batch_size=20)
+'''
+
+
+def test_a_wrapped_model_in_the_scope_is_a_warning_about_its_splits(tmp_path):
+    check = run(tmp_path, WRAPPED_IN_SCOPE, "--check")
+    assert check.exit_code == 1
+    audit = [line for line in check.stdout.splitlines() if " IPU190 " in line]
+    assert audit == [
+        f"{tmp_path / 'train.py'}:14:14: IPU190 `KerasClassifier` builds and trains its Keras model inside "
+        "scikit-learn's calls, which run in the IPU strategy's scope, but scikit-learn chooses the samples of each "
+        "`fit` and `predict` (its folds and splits) and the IPU rejects a partial batch: make every split a whole "
+        "number of batches [warning]"]
+
+
 def test_notes_are_not_counted_as_left_for_a_person(tmp_path):
     result = run(tmp_path, NOTE_ONLY)
     assert result.exit_code == 0

@@ -4,7 +4,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.rule import ERROR, KERAS, WARN, Example, Rule, is_selected
+from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
@@ -56,7 +56,30 @@ class KerasAudit(Rule):
             print(cross_val_score(classifier, features, labels, cv=5).mean())
             """,
         ),
+        # The wrapper and scikit-learn's call in the scope a later model pulls them into: the samples
+        # of each fold are still scikit-learn's choice.
         Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.model_selection import cross_val_score
+            from tensorflow.keras.wrappers.scikit_learn import KerasRegressor
+
+
+            def make_net():
+                net = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+                net.compile(optimizer="adam", loss="mse")
+                return net
+
+
+            features, prices = np.random.rand(640, 6), np.random.rand(640)
+            regressor = KerasRegressor(build_fn=make_net, epochs=4, batch_size=32)
+            print(cross_val_score(regressor, features, prices, cv=4).mean())
+            final = make_net()
+            final.fit(features, prices, epochs=4, batch_size=32)
+            """,
+        ),
+Example(
             """\
 import tensorflow as tf
 from zoo import train
@@ -292,13 +315,23 @@ classifier = LogisticRegression().fit(features, labels)
 
     def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the
-        model inside scikit-learn's calls (``cross_val_score``, ``GridSearchCV``), where the port
-        cannot place the IPU strategy's scope."""
+        model inside scikit-learn's calls (``cross_val_score``, ``GridSearchCV``). Out of the IPU
+        strategy's scope it trains on the CPU; in it (a later model of the file can pull it in), the
+        model is the IPU's, but scikit-learn chooses the samples of each fit and predict."""
+        scoped = is_selected(SCOPE_RULE.code, ctx.config.select, ctx.config.ignore)
+        regions = model_plan(ctx).regions if scoped else []
         for call, qualified in ctx.calls_to(*SKLEARN_WRAPPERS):
-            ctx.report(self.code, call, f"`{qualified.rsplit('.', 1)[1]}` builds and trains its Keras model inside "
-                       "scikit-learn's calls, out of the IPU strategy's scope (it trains on the CPU): the port is not "
-                       "complete; make those calls inside `with strategy.scope():`, with inputs of whole batches",
-                       fixed=False)
+            wrapper = qualified.rsplit(".", 1)[1]
+            if regions and all(in_regions(ctx, regions, use) for use in _wrapper_uses(ctx, call)):
+                ctx.report(self.code, call, f"`{wrapper}` builds and trains its Keras model inside scikit-learn's "
+                           "calls, which run in the IPU strategy's scope, but scikit-learn chooses the samples of each "
+                           "`fit` and `predict` (its folds and splits) and the IPU rejects a partial batch: make "
+                           "every split a whole number of batches", fixed=False, severity=WARNING)
+            else:
+                ctx.report(self.code, call, f"`{wrapper}` builds and trains its Keras model inside scikit-learn's "
+                           "calls, out of the IPU strategy's scope (it trains on the CPU): the port is not complete; "
+                           "make those calls inside `with strategy.scope():`, with inputs of whole batches",
+                           fixed=False)
             return True
         return False
 
@@ -323,6 +356,18 @@ classifier = LogisticRegression().fit(features, labels)
                            "`@tf.function(jit_compile=True)` through `strategy.run(...)` inside `strategy.scope()`",
                            fixed=False)
                 return
+
+
+def _wrapper_uses(ctx, wrapper: cst.Call) -> List[cst.CSTNode]:
+    """The wrapper's construction and, when a name holds it (``estimator = KerasClassifier(...)``),
+    every other use of that name: the calls of scikit-learn that fit it."""
+    assign = ctx.parent(wrapper)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return [wrapper]
+    holder = assign.targets[0].target.value
+    scope = ctx.enclosing_function(wrapper)
+    return [wrapper] + [name for name in ctx.nodes(cst.Name) if name.value == holder and
+                        ctx.enclosing_function(name) is scope and name is not assign.targets[0].target]
 
 
 def _not_run(ctx, regions, node: cst.CSTNode) -> str:
