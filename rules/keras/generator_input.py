@@ -6,13 +6,11 @@ from porter.context import code_of
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets, training_inputs
-from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, IMAGE_FLOWS, data_arguments, generator_functions, method_calls
-from porter.rules.keras._analysis.util import last_name, mapped_nodes, subclasses_of
+from porter.rules.keras._analysis.python_data import python_data_kind
+from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.scopes import local_function, owner, values_of
 
-_SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
-_IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
 _FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
 _NOT_DEFINED = "the IPU needs every shape fully defined (a ValueError: \"not fully defined\")"
 # Dataset methods after which the elements may have other shapes than the generator declares.
@@ -38,7 +36,9 @@ class GeneratorInput(Rule):
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you; a `from_generator` "
+        "`output_signature` of static shapes, which the porter cannot write for you. Such data is followed "
+        "through variables, what the file's functions return and what the callers of a function give for its "
+        "parameter. A `from_generator` "
         "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
         "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
         "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
@@ -156,6 +156,49 @@ class GeneratorInput(Rule):
                 model.fit(train_data, epochs=2)
             """,
         ),
+        # A Sequence made by a helper function, and a generator given through a parameter.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class Scans(keras.utils.Sequence):
+                def __init__(self, folder):
+                    self.files = sorted(os.listdir(folder))
+
+                def __len__(self):
+                    return len(self.files) // 8
+
+                def __getitem__(self, index):
+                    return read_scans(self.files[index * 8:(index + 1) * 8])
+
+
+            def test_scans(folder):
+                return Scans(folder)
+
+
+            model = keras.models.load_model("scans.keras")
+            scans = test_scans("scans/test")
+            model.evaluate(scans)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def batches(x, y, size):
+                while True:
+                    yield x[:size], y[:size]
+
+
+            def train(model, data, steps):
+                model.fit(data, steps_per_epoch=steps, epochs=5)
+
+
+            train(tf.keras.models.load_model("net.keras"), batches(x, y, 32), 30)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -215,14 +258,12 @@ class GeneratorInput(Rule):
     )
 
     def run(self, ctx) -> None:
-        generators = generator_functions(ctx)
-        sequences = subclasses_of(ctx, *_SEQUENCES)
         for call, method in method_calls(ctx, *GENERATOR_METHODS):
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
                        f"{_ADVICE}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
-                what = self._kind(ctx, value, generators, sequences, depth=0)
+                what = python_data_kind(ctx, value)
                 if what is not None:
                     ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
@@ -251,43 +292,6 @@ class GeneratorInput(Rule):
                 if message is not None:
                     done.add(id(made.maker))
                     ctx.report(self.code, made.maker, message, fixed=False)
-
-    def _kind(self, ctx, value, generators, sequences, depth):
-        if isinstance(value, cst.GeneratorExp):
-            return "a generator expression"
-        if isinstance(value, cst.Call):
-            func = value.func
-            if isinstance(func, cst.Name) and func.value in generators:
-                return "a Python generator"
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                    and func.attr.value in generators:
-                return "a Python generator"
-            if isinstance(func, cst.Name) and func.value in sequences:
-                return "a `keras.utils.Sequence`"
-            if ctx.keras_name(func) in _SEQUENCES:
-                return "a `keras.utils.Sequence`"
-            if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
-                return "a NumPy iterator"
-            if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
-                return "a Python iterator"
-            if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and self._image_generator(ctx, func.value):
-                return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
-            return None
-        if isinstance(value, cst.Name) and depth < 3:
-            values = values_of(ctx, value)
-            kinds = [self._kind(ctx, v, generators, sequences, depth + 1) if v is not None else None for v in values]
-            if kinds and all(kinds):
-                return kinds[-1]
-        return None
-
-    def _image_generator(self, ctx, node) -> bool:
-        if isinstance(node, cst.Call):
-            return ctx.keras_name(node.func) == _IMAGE_GENERATOR
-        if isinstance(node, cst.Name):
-            values = values_of(ctx, node)
-            return bool(values) and all(isinstance(v, cst.Call) and ctx.keras_name(v.func) == _IMAGE_GENERATOR
-                                        for v in values)
-        return False
 
 
 def _batching_after(ctx, made: MadeDataset) -> Optional[Tuple[bool, bool]]:
