@@ -4,12 +4,12 @@ import libcst as cst
 
 from porter.context import code_of
 from porter.cstutil import argument, is_name, keyword
-from porter.rules.keras._analysis.custom_loop import fed_loops
-from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets, training_inputs
+from porter.rules.keras._analysis.custom_loop import read_in_training
+from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.scopes import local_function, owner, values_of
+from porter.scopes import local_function, values_of
 
 _FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
 _NOT_DEFINED = "the IPU needs every shape fully defined (a ValueError: \"not fully defined\")"
@@ -280,10 +280,8 @@ class GeneratorInput(Rule):
         ``fit``/``evaluate``/``predict`` or a custom loop's step: a ``None`` the pipeline does not
         fix on the way (a first dimension batched again after ``unbatch()``, a ``map`` that sets
         shapes) reaches the IPU, which needs every shape fully defined."""
-        sources = [(value, entry.owner) for entry, value in training_inputs(ctx)]
-        sources += [(source, owner(ctx, step.loop)) for step, source in fed_loops(ctx)]
         done = set()
-        for source, scope in sources:
+        for source, scope in read_in_training(ctx):
             for made in made_datasets(ctx, source, scope):
                 batching = _batching_after(ctx, made) if made.of_generator and id(made.maker) not in done else None
                 if batching is None:
