@@ -1284,6 +1284,8 @@ class DivisibleDataset(Rule):
         pad, cut = pad_helper_names(ctx)
         padded = False
         for entry in training_calls(ctx, name):
+            if entry.ragged_or_sparse is not None:
+                continue  # no `len()` to trim or pad by; IPU161 reports ragged and sparse inputs
             if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
                 self._report_hidden_batch(ctx, entry)
                 continue

@@ -8,6 +8,7 @@ from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batc
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
@@ -829,6 +830,25 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # A generator its callers give (IPU151 reports it: Keras on the IPU takes no generator).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def batches(x, y, size):
+                while True:
+                    yield x[:size], y[:size]
+
+
+            def train(model, data):
+                model.fit(data, steps_per_epoch=30, epochs=5)
+
+
+            train(tf.keras.models.load_model("net.keras"), batches(x, y, 32))
+            """,
+            reported=False,
+        ),
         Example(
             """\
             from tensorflow import keras
@@ -1107,8 +1127,9 @@ class DropRemainder(Rule):
             if value is entry.data and entry.arrays:
                 continue
             parameter = parameter_input(ctx, value, entry.owner)
-            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched):
-                continue
+            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched) \
+                    or python_data_kind(ctx, value) is not None:
+                continue  # whole batches; or a generator the callers give, which IPU151 reports
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
                        "the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where it "

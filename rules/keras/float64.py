@@ -268,6 +268,8 @@ class Float64(Rule):
         for step, source in fed_loops(ctx, runs=True):
             name = step.function.name.value
             for made in made_datasets(ctx, source, owner(ctx, step.loop)):
+                if made.of_generator:
+                    continue  # the generator's elements are converted to the dtypes its signature declares
                 if not made.of_arrays:
                     self._report_given_away(ctx, made.maker, name, done)
                     continue

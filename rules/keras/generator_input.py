@@ -1,14 +1,25 @@
+from typing import List, Optional, Tuple
+
 import libcst as cst
 
-from porter.cstutil import keyword
-from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, IMAGE_FLOWS, data_arguments, generator_functions, method_calls
-from porter.rules.keras._analysis.util import subclasses_of
+from porter.context import code_of
+from porter.cstutil import argument, is_name, keyword
+from porter.rules.keras._analysis.custom_loop import read_in_training
+from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
+from porter.rules.keras._analysis.python_data import python_data_kind
+from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.scopes import values_of
+from porter.scopes import local_function, values_of
 
-_SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
-_IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
 _FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
+_NOT_DEFINED = "the IPU needs every shape fully defined (a ValueError: \"not fully defined\")"
+# Dataset methods after which the elements may have other shapes than the generator declares.
+_RESHAPING_METHODS = frozenset({"padded_batch", "flat_map", "interleave", "apply", "window", "rebatch",
+                                "ragged_batch", "bucket_by_sequence_length", "scan", "group_by_window"})
+# Functions that give a `map`'s elements a shape of their own (resized images, padded or cut sequences).
+_RESHAPING_FUNCTIONS = frozenset({"ensure_shape", "set_shape", "reshape", "resize", "resize_with_pad",
+                                  "resize_with_crop_or_pad", "pad", "pad_to_bounding_box", "crop_to_bounding_box",
+                                  "random_crop", "to_tensor", "pad_sequences"})
 _ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
            "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
            "`.batch(..., drop_remainder=True)`")
@@ -25,8 +36,14 @@ class GeneratorInput(Rule):
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you; a `from_generator` "
-        "given `output_types` only (elements of no known shape) is reported for the same reason."
+        "`output_signature` of static shapes, which the porter cannot write for you. Such data is followed "
+        "through variables, what the file's functions return and what the callers of a function give for its "
+        "parameter. A `from_generator` "
+        "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
+        "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
+        "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
+        "size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from element to "
+        "element, unless a `map` on the way sets the shapes."
     )
     examples = (
         # A dataset from a generator whose elements have no declared shape.
@@ -47,6 +64,62 @@ class GeneratorInput(Rule):
                 tf.TensorSpec(shape=(12,), dtype=tf.float32), tf.TensorSpec(shape=(), dtype=tf.int32)))
             model = tf.keras.models.load_model("sensor.keras")
             model.fit(readings.batch(64, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
+        ),
+        # A generator of whole batches: the batch size is `None` in the shapes it declares.
+        Example(
+            """\
+            import tensorflow as tf
+
+            pages = tf.data.Dataset.from_generator(scanned_batches, output_signature=(
+                tf.TensorSpec(shape=(None, 128, 128, 1), dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("pages.keras")
+            model.fit(pages, epochs=2)
+            """,
+        ),
+        # Batched again after `unbatch()`: the batch size is fixed, and nothing else is unknown.
+        Example(
+            """\
+            import tensorflow as tf
+
+            pages = tf.data.Dataset.from_generator(scanned_batches, output_signature=(
+                tf.TensorSpec(shape=(None, 128, 128, 1), dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("pages.keras")
+            model.fit(pages.unbatch().batch(32, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
+        ),
+        # Elements of varying length, batched one by one for a custom loop's step.
+        Example(
+            """\
+            import tensorflow as tf
+
+            clips = tf.data.Dataset.from_generator(
+                read_clips, output_shapes=((None, 40), ()), output_types=(tf.float32, tf.int32)).batch(1)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for x, y in clips:
+                train_step(x, y)
+            """,
+        ),
+        # Resized in a `map`: the image sizes are set before the IPU sees them.
+        Example(
+            """\
+            import tensorflow as tf
+
+            photos = tf.data.Dataset.from_generator(read_photos, output_signature=(
+                tf.TensorSpec(shape=(None, None, 3), dtype=tf.uint8), tf.TensorSpec(shape=(), dtype=tf.int32)))
+            photos = photos.map(lambda image, label: (tf.image.resize(image, (224, 224)), label))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(photos.batch(16, drop_remainder=True), epochs=2)
             """,
             reported=False,
         ),
@@ -81,6 +154,49 @@ class GeneratorInput(Rule):
                 train_data = Frames()
                 model = build()
                 model.fit(train_data, epochs=2)
+            """,
+        ),
+        # A Sequence made by a helper function, and a generator given through a parameter.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class Scans(keras.utils.Sequence):
+                def __init__(self, folder):
+                    self.files = sorted(os.listdir(folder))
+
+                def __len__(self):
+                    return len(self.files) // 8
+
+                def __getitem__(self, index):
+                    return read_scans(self.files[index * 8:(index + 1) * 8])
+
+
+            def test_scans(folder):
+                return Scans(folder)
+
+
+            model = keras.models.load_model("scans.keras")
+            scans = test_scans("scans/test")
+            model.evaluate(scans)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def batches(x, y, size):
+                while True:
+                    yield x[:size], y[:size]
+
+
+            def train(model, data, steps):
+                model.fit(data, steps_per_epoch=steps, epochs=5)
+
+
+            train(tf.keras.models.load_model("net.keras"), batches(x, y, 32), 30)
             """,
         ),
         Example(
@@ -142,14 +258,12 @@ class GeneratorInput(Rule):
     )
 
     def run(self, ctx) -> None:
-        generators = generator_functions(ctx)
-        sequences = subclasses_of(ctx, *_SEQUENCES)
         for call, method in method_calls(ctx, *GENERATOR_METHODS):
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
                        f"{_ADVICE}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
-                what = self._kind(ctx, value, generators, sequences, depth=0)
+                what = python_data_kind(ctx, value)
                 if what is not None:
                     ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
@@ -159,43 +273,133 @@ class GeneratorInput(Rule):
                            "known shape, and the IPU needs every shape fully defined (a ValueError: \"not fully "
                            "defined\"); give `output_signature=(tf.TensorSpec(shape=..., dtype=...), ...)` with "
                            "the static shape of one element", fixed=False)
+        self._report_unknown_dimensions(ctx)
 
-    def _kind(self, ctx, value, generators, sequences, depth):
-        if isinstance(value, cst.GeneratorExp):
-            return "a generator expression"
-        if isinstance(value, cst.Call):
-            func = value.func
-            if isinstance(func, cst.Name) and func.value in generators:
-                return "a Python generator"
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                    and func.attr.value in generators:
-                return "a Python generator"
-            if isinstance(func, cst.Name) and func.value in sequences:
-                return "a `keras.utils.Sequence`"
-            if ctx.keras_name(func) in _SEQUENCES:
-                return "a `keras.utils.Sequence`"
-            if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
-                return "a NumPy iterator"
-            if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
-                return "a Python iterator"
-            if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and self._image_generator(ctx, func.value):
-                return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+    def _report_unknown_dimensions(self, ctx) -> None:
+        """A ``from_generator`` whose declared shapes have ``None`` in them, when its dataset feeds
+        ``fit``/``evaluate``/``predict`` or a custom loop's step: a ``None`` the pipeline does not
+        fix on the way (a first dimension batched again after ``unbatch()``, a ``map`` that sets
+        shapes) reaches the IPU, which needs every shape fully defined."""
+        done = set()
+        for source, scope in read_in_training(ctx):
+            for made in made_datasets(ctx, source, scope):
+                batching = _batching_after(ctx, made) if made.of_generator and id(made.maker) not in done else None
+                if batching is None:
+                    continue
+                message = _unknown_dimensions_message(ctx, _declared_shapes(ctx, made.maker), *batching)
+                if message is not None:
+                    done.add(id(made.maker))
+                    ctx.report(self.code, made.maker, message, fixed=False)
+
+
+def _batching_after(ctx, made: MadeDataset) -> Optional[Tuple[bool, bool]]:
+    """(unbatched, batched): whether the generator's elements are unbatched and batched on their
+    way to be read; None when a method there may give them other shapes."""
+    unbatched = batched = False
+    for call in reversed(made.methods):  # in the order they apply
+        method = call.func.attr.value
+        if method in _RESHAPING_METHODS or method == "map" and _reshapes(ctx, call):
             return None
-        if isinstance(value, cst.Name) and depth < 3:
-            values = values_of(ctx, value)
-            kinds = [self._kind(ctx, v, generators, sequences, depth + 1) if v is not None else None for v in values]
-            if kinds and all(kinds):
-                return kinds[-1]
-        return None
+        unbatched = unbatched or method == "unbatch" and not batched
+        batched = batched or method == "batch"
+    return unbatched, batched
 
-    def _image_generator(self, ctx, node) -> bool:
-        if isinstance(node, cst.Call):
-            return ctx.keras_name(node.func) == _IMAGE_GENERATOR
-        if isinstance(node, cst.Name):
-            values = values_of(ctx, node)
-            return bool(values) and all(isinstance(v, cst.Call) and ctx.keras_name(v.func) == _IMAGE_GENERATOR
-                                        for v in values)
-        return False
+
+def _reshapes(ctx, call: cst.Call) -> bool:
+    """A ``.map(fn)`` that may give its elements new shapes: ``fn`` calls a function that sets them
+    (``tf.ensure_shape``, ``tf.image.resize``...), or is out of sight."""
+    function = call.args[0].value if call.args else None
+    if not (isinstance(function, cst.Lambda) or isinstance(function, cst.Name)
+            and local_function(ctx, function.value, call) is not None):
+        return True
+    return any(isinstance(node, cst.Call) and last_name(node.func) in _RESHAPING_FUNCTIONS
+               for node in mapped_nodes(ctx, call))
+
+
+def _declared_shapes(ctx, call: cst.Call) -> List[cst.BaseExpression]:
+    """The shapes a ``from_generator`` call declares: of each ``tf.TensorSpec`` of its
+    ``output_signature``, or in its ``output_shapes``."""
+    signature = keyword(call, "output_signature")
+    if signature is not None:
+        specs = [node for node in _nodes_of(ctx, signature.value)
+                 if isinstance(node, cst.Call) and last_name(node.func) == "TensorSpec"]
+        shapes = [argument(spec, "shape", 0) for spec in specs]
+        return [_resolved(ctx, shape.value) for shape in shapes if shape is not None]
+    shapes = argument(call, "output_shapes", 2)
+    return _shapes_in(ctx, shapes.value) if shapes is not None else []
+
+
+def _nodes_of(ctx, node: cst.BaseExpression):
+    """The nodes of ``node``, and of what the names in it hold (``output_signature=pair_spec``)."""
+    pending = [node]
+    while pending:
+        current = _resolved(ctx, pending.pop())
+        yield current
+        if isinstance(current, (cst.Tuple, cst.List)):
+            pending.extend(reversed([element.value for element in current.elements]))
+        elif isinstance(current, cst.Dict):
+            pending.extend(reversed([element.value for element in current.elements
+                                     if isinstance(element, cst.DictElement)]))
+
+
+def _shapes_in(ctx, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The shapes of an ``output_shapes`` structure: a ``(None, 10)`` or ``tf.TensorShape([...])``
+    of each element."""
+    node = _resolved(ctx, node)
+    if isinstance(node, cst.Call) and last_name(node.func) == "TensorShape":
+        return [_resolved(ctx, node.args[0].value)] if node.args else []
+    if isinstance(node, cst.Dict):
+        return [shape for element in node.elements if isinstance(element, cst.DictElement)
+                for shape in _shapes_in(ctx, element.value)]
+    if not isinstance(node, (cst.Tuple, cst.List)):
+        return []
+    parts = [_resolved(ctx, element.value) for element in node.elements]
+    if any(isinstance(part, (cst.Tuple, cst.List, cst.Dict)) or isinstance(part, cst.Call)
+           and last_name(part.func) == "TensorShape" for part in parts):
+        return [shape for element in node.elements for shape in _shapes_in(ctx, element.value)]
+    return [node]
+
+
+def _resolved(ctx, node: cst.BaseExpression) -> cst.BaseExpression:
+    """What the variable ``node`` holds when it is assigned once (``IMAGE_SHAPE = (64, 64, 3)``)."""
+    if isinstance(node, cst.Name) and node.value != "None":
+        values = values_of(ctx, node)
+        if len(values) == 1 and values[0] is not None:
+            return values[0]
+    return node
+
+
+def _unknown_dimensions_message(ctx, shapes: List[cst.BaseExpression], unbatched: bool,
+                                batched: bool) -> Optional[str]:
+    """What to say of the declared ``shapes`` of one ``from_generator`` with ``None`` in them, or
+    None when the IPU gets them whole: a first ``None`` is the batch size when nothing batches the
+    elements again (fixed by ``unbatch().batch(n, drop_remainder=True)``), any other a length to make
+    fixed."""
+    if any(is_name(shape, "None") for shape in shapes):
+        return (f"`from_generator` declares an element of no known shape (`shape=None`), and {_NOT_DEFINED}: "
+                "declare the static shape of each element")
+    batches, lengths = [], []
+    for shape in shapes:
+        unknown = [index for index, element in enumerate(shape.elements) if is_name(element.value, "None")] if (
+            isinstance(shape, (cst.Tuple, cst.List))) else []
+        if unknown and unknown[0] == 0 and (unbatched or not batched):
+            unknown = unknown[1:]
+            if not unbatched:  # the batch size, unless the batching after `unbatch()` fixes it
+                batches.append(f"`{code_of(ctx, shape)}`")
+        if unknown:
+            where = ", ".join(str(index) for index in unknown)
+            lengths.append(f"`{code_of(ctx, shape)}` at dimension {where}")
+    problems, advice = [], []
+    if batches:
+        problems.append(f"elements that are batches of no known size (`None` first in {', '.join(batches)})")
+        advice.append("batch them again with `.unbatch().batch(batch_size, drop_remainder=True)`")
+    if lengths:
+        problems.append(f"a length that can change from element to element (`None` in {'; '.join(lengths)})")
+        advice.append("give each such dimension one length (pad or cut in the generator, or "
+                      "`.padded_batch(n, padded_shapes=..., drop_remainder=True)`) and declare it")
+    if not problems:
+        return None
+    return f"the shapes `from_generator` declares give {' and '.join(problems)}, and {_NOT_DEFINED}: {'; '.join(advice)}"
 
 
 RULE = GeneratorInput()

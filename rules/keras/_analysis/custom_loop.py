@@ -12,7 +12,9 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import is_name
+from porter.scopes import owner
 from porter.rule import KERAS, is_selected
+from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function, probes_model,
                                                 run_calls, step_calls, trains, updates_weights)
@@ -140,6 +142,13 @@ def fed_loops(ctx: FileContext, runs: bool = False) -> List[Tuple[StepCall, cst.
             source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
         found.append((step, source))
     return found
+
+
+def read_in_training(ctx: FileContext) -> List[Tuple[cst.BaseExpression, cst.CSTNode]]:
+    """``(data, the function or module it is read in)`` for what ``fit``/``evaluate``/``predict``
+    get and what the loops that feed a custom step iterate over."""
+    found = [(value, entry.owner) for entry, value in training_inputs(ctx)]
+    return found + [(source, owner(ctx, step.loop)) for step, source in fed_loops(ctx)]
 
 
 def _hands_on_a_step(ctx: FileContext, function: cst.FunctionDef) -> bool:

@@ -47,6 +47,8 @@ def batched_source_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
 BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bucket_by_sequence_length",
                               "ragged_batch"})
 
+FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
+
 # Joins datasets element by element: what it joins feeds what the joined dataset feeds.
 _ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
 
@@ -330,18 +332,29 @@ _FOLLOW_DEPTH = 6  # how many variables, returns and parameters a dataset is fol
 @dataclass
 class MadeDataset:
     """A dataset as far as it is followed back from where it is read: ``maker`` (the
-    ``from_tensor_slices``/``from_tensors`` call, or a call of another module's function), the
-    ``.map(...)`` calls on the way, and the calls of the file's functions it was followed into
-    (``callers``, innermost last), which give those functions' parameters."""
+    ``from_tensor_slices``/``from_tensors``/``from_generator`` call, or a call of another module's
+    function), the dataset methods called on the way (``methods``, the last applied first), and the
+    calls of the file's functions it was followed into (``callers``, innermost last), which give those
+    functions' parameters."""
     maker: cst.Call
-    maps: Tuple[cst.Call, ...]
+    methods: Tuple[cst.Call, ...]
     callers: Tuple[cst.Call, ...]
+
+    @property
+    def maps(self) -> Tuple[cst.Call, ...]:
+        """The ``.map(...)`` calls on the way."""
+        return tuple(call for call in self.methods if call.func.attr.value == "map")
 
     @property
     def of_arrays(self) -> bool:
         """Made by ``from_tensor_slices``/``from_tensors``, not by another module."""
         return isinstance(self.maker.func, cst.Attribute) and self.maker.func.attr.value in (
             "from_tensor_slices", "from_tensors")
+
+    @property
+    def of_generator(self) -> bool:
+        """Made by ``tf.data.Dataset.from_generator``."""
+        return isinstance(self.maker.func, cst.Attribute) and self.maker.func.attr.value == "from_generator"
 
 
 def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNode) -> List[MadeDataset]:
@@ -353,7 +366,7 @@ def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNo
     return found
 
 
-def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
             callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]], depth: int) -> None:
     if depth > _FOLLOW_DEPTH:
         return
@@ -362,41 +375,37 @@ def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, maps
         method = call.func.attr.value
         if method in ("experimental_distribute_dataset", "concatenate") and call.args:
             # `strategy.experimental_distribute_dataset(ds)` gives `ds`; `a.concatenate(b)` gives `b` too
-            given = _maps(maps + tuple(calls[:index]))
+            given = methods + tuple(calls[:index])
             _follow(ctx, call.args[0].value, scope, given, callers, found, seen, depth + 1)
             if method == "experimental_distribute_dataset":
                 return
-    maps = _maps(maps + tuple(calls))
+    methods = methods + tuple(calls)
     if isinstance(root, cst.Call):
-        _follow_call(ctx, root, scope, maps, callers, found, seen, depth)
+        _follow_call(ctx, root, scope, methods, callers, found, seen, depth)
     elif isinstance(root, cst.Name):
-        _follow_name(ctx, root, scope, maps, callers, found, seen, depth)
+        _follow_name(ctx, root, scope, methods, callers, found, seen, depth)
 
 
-def _maps(calls: Tuple[cst.Call, ...]) -> Tuple[cst.Call, ...]:
-    return tuple(call for call in calls if call.func.attr.value == "map")
-
-
-def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
                  callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
                  depth: int) -> None:
     qualified = ctx.qualified_name(root.func)
-    if qualified in SLICES_CONSTRUCTORS:  # made of arrays
-        found.append(MadeDataset(root, maps, callers))
+    if qualified in SLICES_CONSTRUCTORS or qualified in FROM_GENERATOR:  # made of arrays, or by a generator
+        found.append(MadeDataset(root, methods, callers))
     elif qualified in _ZIP and root.args:
         joined = root.args[0].value
         parts = [element.value for element in joined.elements] if isinstance(joined, (cst.Tuple, cst.List)) else []
         for part in parts:
-            _follow(ctx, part, scope, maps, callers, found, seen, depth + 1)
+            _follow(ctx, part, scope, methods, callers, found, seen, depth + 1)
     elif qualified is not None and not qualified.startswith(_DATASET_LIBRARIES):
-        found.append(MadeDataset(root, maps, callers))  # another module makes it
+        found.append(MadeDataset(root, methods, callers))  # another module makes it
     else:
         function, returned = called_returns(ctx, root)
         for value in returned:
-            _follow(ctx, value, function, maps, callers + (root,), found, seen, depth + 1)
+            _follow(ctx, value, function, methods, callers + (root,), found, seen, depth + 1)
 
 
-def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, maps: Tuple[cst.Call, ...],
+def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
                  callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
                  depth: int) -> None:
     if (id(scope), root.value) in seen:
@@ -409,16 +418,16 @@ def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, maps: Tup
         unpacked = _unpacked_return(ctx, statement, root.value) if value is None else None
         if unpacked is not None:  # `train_ds, val_ds = make_datasets(...)`
             made_by = statement.body[0].value
-            _follow(ctx, unpacked[0], unpacked[1], maps, callers + (made_by,), found, seen, depth + 1)
+            _follow(ctx, unpacked[0], unpacked[1], methods, callers + (made_by,), found, seen, depth + 1)
         elif value is not None:
-            _follow(ctx, value, scope, maps, callers, found, seen, depth + 1)
+            _follow(ctx, value, scope, methods, callers, found, seen, depth + 1)
     if bindings:
         return
     if parameter_input(ctx, root, scope) is not None:
         for given, scope_of_given, outer in given_arguments(ctx, root, scope, callers):
-            _follow(ctx, given, scope_of_given, maps, outer, found, seen, depth + 1)
+            _follow(ctx, given, scope_of_given, methods, outer, found, seen, depth + 1)
     elif isinstance(scope, cst.FunctionDef):  # a module variable the function reads
-        _follow(ctx, root, ctx.module, maps, (), found, seen, depth + 1)
+        _follow(ctx, root, ctx.module, methods, (), found, seen, depth + 1)
 
 
 def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]

@@ -20,7 +20,7 @@ from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS
+from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, ragged_or_sparse
 from porter.scopes import assignments, called_returns, local_calls, owner, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -56,6 +56,9 @@ class TrainingCall:
     # `fit(tokenize(texts), labels)`: inputs Keras takes as arrays (`y` is given) that the port cannot
     # tell are arrays (a call of an imported function, say), so cannot trim safely.
     unfollowed: List[cst.BaseExpression] = field(default_factory=list)
+    # `fit(tf.ragged.constant(...), labels)`: ragged or sparse inputs, which are not trimmed or padded
+    # (they have no `len()`); IPU161 reports them.
+    ragged_or_sparse: Optional[str] = None
 
     @property
     def has_arrays(self) -> bool:
@@ -215,6 +218,10 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if x is None:
         return
     entry.data = x.value
+    entry.ragged_or_sparse = next((kind for arg in (x, y) if arg is not None
+                                   for kind in [ragged_or_sparse(ctx, arg.value)] if kind), None)
+    if entry.ragged_or_sparse is not None:
+        return
     # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
     # dataset, a generator or arrays. The helper trims every array of the tuple.
     validation = keyword(call, "validation_data")

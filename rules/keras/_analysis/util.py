@@ -378,3 +378,35 @@ def clears_session(ctx: FileContext, statement_node: cst.BaseStatement) -> bool:
 
 
 _CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
+
+
+# What makes ragged and sparse tensors: the shapes of ragged ones are not fully defined.
+_RAGGED_MAKERS = ("tensorflow.ragged.", "tensorflow.RaggedTensor.from_")
+_SPARSE_MAKERS = frozenset({
+    "tensorflow.SparseTensor", "tensorflow.sparse.SparseTensor", "tensorflow.sparse.from_dense",
+    "tensorflow.sparse.reorder", "tensorflow.sparse.reshape", "tensorflow.sparse.concat", "tensorflow.sparse.slice",
+    "tensorflow.sparse.transpose", "tensorflow.sparse.retain", "tensorflow.sparse.expand_dims",
+    "tensorflow.sparse.eye",
+})
+RAGGED = "ragged"
+SPARSE = "sparse"
+
+
+def ragged_or_sparse(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+    """``RAGGED`` or ``SPARSE`` when ``node`` is made by ``tf.ragged...``/``tf.RaggedTensor.from_...``
+    or ``tf.SparseTensor(...)``/``tf.sparse...`` (also through a variable every value of which is),
+    or is a list, tuple or dict of inputs one of which is; else None."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Dict)):
+        parts = [element.value for element in node.elements if isinstance(element, (cst.Element, cst.DictElement))]
+        return next((kind for kind in (ragged_or_sparse(ctx, part, depth) for part in parts) if kind), None)
+    if isinstance(node, cst.Call):
+        qualified = ctx.qualified_name(node.func) or ""
+        if qualified.startswith(_RAGGED_MAKERS):
+            return RAGGED
+        return SPARSE if qualified in _SPARSE_MAKERS else None
+    if isinstance(node, cst.Name) and depth < 3:
+        kinds = [ragged_or_sparse(ctx, value, depth + 1) if value is not None else None
+                 for value in values_of(ctx, node)]
+        return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
+    return None
+

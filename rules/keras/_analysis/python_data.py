@@ -1,0 +1,76 @@
+"""Python data handed to Keras (IPU151): generators, iterators and ``keras.utils.Sequence``
+objects, which Keras on the IPU rejects, followed through variables, the returns of the file's
+functions and the arguments a function's callers give for its parameters."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from porter.context import FileContext
+from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
+from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
+from porter.scopes import called_returns, owner, values_of
+
+SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
+_IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+_DEPTH = 3  # how many variables, returns and parameters a value is followed through
+
+
+def python_data_kind(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
+    """What Python data ``value`` is (``"a Python generator"``...), when it surely is some: every
+    way it is followed gives one; else None."""
+    return _kind(ctx, value, generator_functions(ctx), subclasses_of(ctx, *SEQUENCES), 0)
+
+
+def _kind(ctx, value, generators, sequences, depth) -> Optional[str]:
+    if isinstance(value, cst.GeneratorExp):
+        return "a generator expression"
+    if isinstance(value, cst.Call):
+        return _call_kind(ctx, value, generators, sequences, depth)
+    if isinstance(value, cst.Name) and depth < _DEPTH:
+        scope = owner(ctx, value)
+        if parameter_input(ctx, value, scope) is not None:  # what the callers of the function give
+            values = [given for given, _, _ in given_arguments(ctx, value, scope, ())]
+        else:
+            values = values_of(ctx, value)
+        kinds = [_kind(ctx, v, generators, sequences, depth + 1) if v is not None else None for v in values]
+        if kinds and all(kinds):
+            return kinds[-1]
+    return None
+
+
+def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[str]:
+    func = value.func
+    if isinstance(func, cst.Name) and func.value in generators:
+        return "a Python generator"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+            and func.attr.value in generators:
+        return "a Python generator"
+    if isinstance(func, cst.Name) and func.value in sequences:
+        return "a `keras.utils.Sequence`"
+    if ctx.keras_name(func) in SEQUENCES:
+        return "a `keras.utils.Sequence`"
+    if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
+        return "a NumPy iterator"
+    if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
+        return "a Python iterator"
+    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
+        return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+    function, returned = called_returns(ctx, value)  # `def get_data(): return Frames(...)`
+    if function is not None and depth < _DEPTH:
+        kinds = [_kind(ctx, made, generators, sequences, depth + 1) for made in returned]
+        if kinds and all(kinds):
+            return kinds[-1]
+    return None
+
+
+def _image_generator(ctx: FileContext, node) -> bool:
+    if isinstance(node, cst.Call):
+        return ctx.keras_name(node.func) == _IMAGE_GENERATOR
+    if isinstance(node, cst.Name):
+        values = values_of(ctx, node)
+        return bool(values) and all(isinstance(v, cst.Call) and ctx.keras_name(v.func) == _IMAGE_GENERATOR
+                                    for v in values)
+    return False

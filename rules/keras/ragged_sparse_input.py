@@ -1,0 +1,130 @@
+"""IPU161: ragged and sparse tensors given to a Keras model or a custom loop's step."""
+
+import libcst as cst
+
+from porter.context import code_of
+from porter.cstutil import is_true, keyword
+from porter.rule import KERAS, NOTE, WARN, Example, Rule
+from porter.rules._tf.tfdata import sliced_arrays
+from porter.rules.keras._analysis.custom_loop import read_in_training
+from porter.rules.keras._analysis.datasets import made_datasets, training_inputs
+from porter.rules.keras._analysis.util import INPUTS, RAGGED, SPARSE, ragged_or_sparse
+
+_RAGGED_ADVICE = ("its shape is not fully defined, and the IPU needs every shape fully defined (a ValueError: "
+                  "\"not fully defined\"): pad the data to a fixed length (`.to_tensor(shape=(None, n))` of the "
+                  "ragged data, in the `tf.data` pipeline) and give the model a dense input of that length")
+_SPARSE_ADVICE = ("the IPU documentation does not say that sparse tensors run on the IPU (it confirms the support "
+                  "of few ops): if compiling fails, give the model dense data (`tf.sparse.to_dense`, in the "
+                  "`tf.data` pipeline)")
+_UNTRIMMED = ("the port does not trim it to whole batches, as it does arrays (it has no length to cut by), and "
+              "Keras on the IPU rejects a partial batch: trim it to a multiple of the batch size; and ")
+
+
+class RaggedSparseInput(Rule):
+    code = "IPU161"
+    name = "ragged-sparse-input"
+    kind = WARN
+    frameworks = frozenset({KERAS})
+    summary = "Report ragged and sparse tensors given to a Keras model or a custom loop's step."
+    rationale = (
+        "The IPU needs every shape fully defined (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"), "
+        "and a ragged tensor's is not: a model that takes one (`keras.Input(..., ragged=True)`), and data "
+        "made by `tf.ragged` or `tf.RaggedTensor.from_...` that reaches `fit`/`evaluate`/`predict` or a "
+        "custom loop, are reported with a warning; the data is not trimmed or padded to whole batches, as "
+        "arrays are (it has no length to cut by). The documentation says nothing of sparse tensors "
+        "(`keras.Input(..., sparse=True)`, `tf.SparseTensor`): they are reported with a note, since they may "
+        "not compile, and with a warning where `fit`/`evaluate`/`predict` gets them as arrays, which the port "
+        "does not trim to whole batches either."
+    )
+    examples = (
+        Example(
+            """\
+            import tensorflow as tf
+
+            words = tf.keras.Input(shape=(None,), dtype=tf.int32, ragged=True)
+            vectors = tf.keras.layers.Embedding(5000, 16)(words)
+            model = tf.keras.Model(words, tf.keras.layers.Dense(2)(tf.reduce_mean(vectors, axis=1)))
+            model.fit(sentences, labels, batch_size=32, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            sentences = tf.ragged.constant(token_lists)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(sentences, labels, batch_size=32, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            counts = tf.SparseTensor(indices, values, dense_shape=(4096, 20000))
+            model = tf.keras.models.load_model("bag_of_words.keras")
+            train_ds = tf.data.Dataset.from_tensor_slices((counts, labels)).batch(256, drop_remainder=True)
+            model.fit(train_ds, epochs=3)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            clicks = tf.sparse.reorder(tf.SparseTensor(indices, values, dense_shape=(n_users, n_items)))
+            model = tf.keras.models.load_model("recommender.keras")
+            model.fit(clicks, ratings, batch_size=128, epochs=3)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            sentences = tf.ragged.constant(token_lists).to_tensor(shape=(None, 64))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(sentences, labels, batch_size=32, epochs=2)
+            """,
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        reported = set()  # the kinds reported at a model's input: the data given it is not reported again
+        for call in ctx.nodes(cst.Call):
+            if ctx.keras_name(call.func) not in INPUTS:
+                continue
+            for kind in (RAGGED, SPARSE):
+                given = keyword(call, kind)
+                if given is not None and is_true(given.value):
+                    reported.add(kind)
+                    self._report(ctx, call, kind, f"the model's input `{code_of(ctx, call)}` is {kind}")
+        for entry, value in training_inputs(ctx):
+            kind = entry.ragged_or_sparse if value is entry.data else ragged_or_sparse(ctx, value)
+            if kind == RAGGED and kind not in reported:
+                self._report(ctx, value, kind, f"`{entry.method}` gets ragged data (`{code_of(ctx, value)}`)")
+            elif kind == SPARSE and value is entry.data:
+                ctx.report(self.code, value, f"`{entry.method}` gets sparse data (`{code_of(ctx, value)}`): "
+                           f"{_UNTRIMMED}{_SPARSE_ADVICE}", fixed=False)
+        self._report_datasets(ctx, reported)
+
+    def _report_datasets(self, ctx, reported: set) -> None:
+        """The ``from_tensor_slices`` datasets of ragged or sparse data that training reads."""
+        done = set()
+        for source, scope in read_in_training(ctx):
+            for made in made_datasets(ctx, source, scope):
+                if not made.of_arrays or id(made.maker) in done:
+                    continue
+                done.add(id(made.maker))
+                for array in sliced_arrays(made.maker):
+                    kind = ragged_or_sparse(ctx, array)
+                    if kind is not None and kind not in reported:
+                        self._report(ctx, array, kind, f"the dataset training reads is made of {kind} data "
+                                     f"(`{code_of(ctx, array)}`)")
+
+    def _report(self, ctx, node, kind: str, what: str) -> None:
+        if kind == RAGGED:
+            ctx.report(self.code, node, f"{what}: {_RAGGED_ADVICE}", fixed=False)
+        else:
+            ctx.report(self.code, node, f"{what}: {_SPARSE_ADVICE}", fixed=False, severity=NOTE)
+
+
+RULE = RaggedSparseInput()
