@@ -1,9 +1,11 @@
+from typing import Optional
+
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, called_returns, local_function, owner, values_of
+from porter.scopes import assignments, called_returns, local_function, owner, owner_body, returns_of, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
@@ -81,7 +83,8 @@ class DropRemainder(Rule):
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
         "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
-        "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
+        "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
+        "reads them rebatches it where it returns it). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
@@ -433,6 +436,48 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # The helper reads the class names, which a rebatched dataset no longer has: rebatched where
+        # it is returned, after the read; read by the caller, it is said instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+                return images.prefetch(2), len(images.class_names)
+
+
+            train_ds, classes = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(classes)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+                return images.unbatch().batch(batch_size, drop_remainder=True).prefetch(2), len(images.class_names)
+
+
+            train_ds, classes = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(classes)])
+            model.fit(train_ds, epochs=2)
+            """,
+        ),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+
+
+            train_ds = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(train_ds.class_names))])
+            model.fit(train_ds, epochs=2)
+            """),
         # The helper counts the batches to carve a test set out (`take`/`skip` by `cardinality`):
         # rebatched, the dataset would no longer know its count; reported.
         Example("""\
@@ -1086,18 +1131,39 @@ class DropRemainder(Rule):
                            "split it, which a rebatched dataset no longer knows: give each part "
                            "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
                 return True
-            if ("source", id(source)) not in rebatched:
-                rebatched.add(("source", id(source)))
-                ctx.replace(source, lambda node: _rebatched(node, size))
-            ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` in "
-                       f"`{helper.name.value}`, where it is made", fixed=True)
-            return True
+            return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
         lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
                 "labels trimmed the same way" if predicts else "")
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`{lost}",
                    fixed=not predicts)
+        return True
+
+    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set) -> bool:
+        """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
+        rebatched there: where it is made, or, when the helper reads what the rebatched dataset
+        would no longer have (``class_names``), where the helper returns it. Said, not done, when
+        the caller reads those too."""
+        variable = _assigned_variable(ctx, source)
+        read_here = _attributes_read(helper, variable) if variable else []
+        caller_root = chain(ctx, value)[1]
+        read_there = _attributes_read(owner(ctx, value), caller_root.value) if isinstance(caller_root, cst.Name) else []
+        roots = _returned_roots(ctx, helper, variable) if read_here else []
+        if read_there or read_here and not roots:
+            reads = " and ".join(f"`{name}`" for name in read_there or read_here)
+            ctx.report(self.code, value, f"{what}; it is read for its {reads}, which a rebatched dataset no longer has: "
+                       "give it `.unbatch().batch(n, drop_remainder=True)` after the last read", fixed=False)
+            return True
+        if ("source", id(source)) not in rebatched:
+            rebatched.add(("source", id(source)))
+            for node in roots or [source]:
+                ctx.replace(node, lambda node: _rebatched(node, size))
+        where = (f"where `{helper.name.value}` returns it, after reading its "
+                 + " and ".join(f"`{name}`" for name in read_here) if roots else
+                 f"in `{helper.name.value}`, where it is made")
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}",
+                   fixed=True)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1411,6 +1477,36 @@ def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
         if is_name(counted, name):
             return True
     return False
+
+
+# What a Keras-made dataset has besides its batches, which a rebatched one (a plain tf.data
+# dataset) no longer has.
+_KERAS_DATASET_ATTRIBUTES = frozenset({"class_names", "file_paths"})
+
+
+def _assigned_variable(ctx, source: cst.Call) -> Optional[str]:
+    """``train`` for ``train = image_dataset_from_directory(...)`` (through a method chain after it)."""
+    parent = ctx.parent(_outermost_chain(ctx, source))
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return name_of(parent.targets[0].target)
+    return None
+
+
+def _attributes_read(scope, name: str) -> list:
+    """The Keras dataset attributes read of the variable ``name`` in ``scope`` (``train.class_names``)."""
+    return sorted({node.attr.value for node in walk(owner_body(scope)) if isinstance(node, cst.Attribute)
+                   and node.attr.value in _KERAS_DATASET_ATTRIBUTES and is_name(node.value, name)})
+
+
+def _returned_roots(ctx, function: cst.FunctionDef, name: str) -> list:
+    """The variable ``name`` where ``function`` returns it, alone, as an element of a tuple, or at
+    the start of a method chain (``return train.prefetch(2), len(train.class_names)``)."""
+    found = []
+    for statement in returns_of(function):
+        value = statement.value
+        elements = [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
+        found.extend(root for root in (chain(ctx, element)[1] for element in elements) if is_name(root, name))
+    return found
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:
