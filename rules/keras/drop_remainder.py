@@ -88,7 +88,8 @@ class DropRemainder(Rule):
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
-        "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone. Batches of more "
+        "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
+        "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
@@ -795,6 +796,27 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # Labels batched to be read into Python all at once (for a confusion matrix): left whole.
+        Example(
+            """\
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32)
+            model = tf.keras.models.load_model("net.keras")
+            predicted = model.predict(val_ds).argmax(axis=1)
+            label_ds = val_ds.map(lambda x, y: y).unbatch()
+            true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
+            """,
+            """\
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("net.keras")
+            predicted = model.predict(val_ds).argmax(axis=1)
+            label_ds = val_ds.map(lambda x, y: y).unbatch()
+            true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
+            """,
+        ),
         # The same loop inside the epoch loop runs in the scope, where it makes an infeed: whole batches.
         Example(
             """\
@@ -1291,8 +1313,8 @@ def _host_loop_batches(ctx, batches) -> set:
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
             host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer):
-            host = True  # `layer.adapt(ds.batch(1024))`: statistics or a vocabulary made on the host
+        elif _adapted_on(ctx, outer) or _read_into_python(ctx, outer):
+            host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
         else:
@@ -1311,6 +1333,23 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         if not isinstance(outer, cst.Call) or outer.func is not attribute:
             return node
         node = outer
+
+
+# Builtins and dataset methods that read a dataset's elements into Python, on the host.
+_PYTHON_READERS = frozenset({"iter", "next", "list"})
+_PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
+
+
+def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
+    """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
+    ``labels.batch(n).as_numpy_iterator()``. No model runs on what it gives there, and a dropped
+    last batch would lose its elements (all of them, when one batch is meant to hold them all)."""
+    if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
+        return True
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
+            and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
@@ -1338,7 +1377,8 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     for node in reads:
         outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
-        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent):
+        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
+                or _read_into_python(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
