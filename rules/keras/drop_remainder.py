@@ -888,6 +888,29 @@ class DropRemainder(Rule):
                 model.fit(dataset, validation_data=validation, epochs=5)
             """,
         ),
+        # A training function given a variable every caller assigns what a helper batches: whole
+        # batches, nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(features, targets):
+                return tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(1000).batch(32, drop_remainder=True)
+
+
+            def train(model, train_ds):
+                model.fit(train_ds, epochs=3)
+
+
+            def main():
+                batches = make_batches(features, targets)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                train(model, batches)
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -1495,11 +1518,19 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
 
 
-def _returns_batches(ctx, value: cst.BaseExpression) -> bool:
+def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> bool:
     """``make_batches(x, y)``: a call of a function of the file that returns a dataset it batches
-    (``_fix_returned_batches`` makes those batches whole)."""
+    (``_fix_returned_batches`` makes those batches whole); with ``follow``, also a variable every
+    assignment of which is one, or a ``tf.data`` dataset (``ds = make_batches(x, y)``)."""
     function, _ = called_returns(ctx, value)
-    return function is not None and bool(returned_batches(ctx, function))
+    if function is not None:
+        return bool(returned_batches(ctx, function))
+    root = chain(ctx, value)[1]
+    if not (follow and isinstance(root, cst.Name)):
+        return False
+    values = [made for made in values_of(ctx, root) if not (made is not None and is_name(chain(ctx, made)[1], root.value))]
+    return bool(values) and all(made is not None and (is_dataset(ctx, made) or _returns_batches(ctx, made, follow=False))
+                              for made in values)
 
 
 def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
