@@ -62,6 +62,27 @@ for epoch in range(3):
         scores.append(predict_step(x))
 """
 
+_LOSSES_KEPT = """\
+import numpy as np
+import tensorflow as tf
+
+batches = tf.data.Dataset.from_tensor_slices((features, targets)).batch(64{drop})
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+for epoch in range(5):
+    print(epoch, np.mean([train_step(x, y).numpy() for x, y in batches]))
+"""
+
 
 class DropRemainder(Rule):
     code = "IPU105"
@@ -549,6 +570,8 @@ class DropRemainder(Rule):
             predictions = np.concatenate([model(x).numpy() for x in test_ds])
             """,
         ),
+        # A comprehension that keeps a training step's losses: no answers to line up, whole batches.
+        Example(*(_LOSSES_KEPT.format(drop=drop) for drop in ("", ", drop_remainder=True"))),
         # A Keras-made dataset a function's custom loop is given: rebatched where it is passed.
         Example(
             """\
@@ -1467,7 +1490,8 @@ def _comprehended_answers(ctx) -> dict:
 
 
 def _runs_model(ctx, node: cst.CSTNode, models: set) -> bool:
-    """``model(x)``, ``model.predict(x)``, or a call of a function of the file that runs one."""
+    """``model(x)``, ``model.predict(x)``, or a call of a function of the file that runs one and
+    does not train (a training step's answers are its losses, not predictions)."""
     if not isinstance(node, cst.Call):
         return False
     func = node.func
@@ -1476,7 +1500,8 @@ def _runs_model(ctx, node: cst.CSTNode, models: set) -> bool:
     if not isinstance(func, cst.Name):
         return False
     function = local_function(ctx, func.value, node)
-    return func.value in models or function is not None and runs_models(ctx, function, models)
+    return func.value in models or function is not None and runs_models(ctx, function, models) and not trains(
+        ctx, function)
 
 
 def _answer_kept(ctx, call: cst.Call) -> bool:
