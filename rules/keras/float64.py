@@ -112,14 +112,25 @@ class Trainer:
     def train_step(self, x, y):
         strategy.run(self.replica_step, args=(x, y))
 
+    def fit(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in strategy.experimental_distribute_dataset(dataset):
+                self.train_step(x, y)
+
 
 (images, labels), _ = tf.keras.datasets.mnist.load_data()
+{run}
+"""
+# The trainer's own loop over what it is given, or a loop of the script over a dataset it makes.
+_TRAINER_FIT = """\
+trainer = Trainer()
+trainer.fit(tf.data.Dataset.from_tensor_slices(({images}, labels)).batch(64, drop_remainder=True), 2)"""
+_SCRIPT_LOOP = """\
 batches = tf.data.Dataset.from_tensor_slices(({images}, labels)).batch(64, drop_remainder=True)
 trainer = Trainer()
 for epoch in range(2):
     for x, y in strategy.experimental_distribute_dataset(batches):
-        trainer.train_step(x, y)
-"""
+        trainer.train_step(x, y)"""
 
 
 class Float64(Rule):
@@ -201,7 +212,9 @@ class Float64(Rule):
                 _DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images.astype(\"float32\")")),
         Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0", sliced="images"), reported=False),
         # The step a strategy runs is a method, called through another method of a trainer.
-        Example(_TRAINER.format(images="images / 255.0"), _TRAINER.format(images="(images / 255.0).astype(\"float32\")")),
+        *(Example(_TRAINER.format(run=run.format(images="images / 255.0")),
+                  _TRAINER.format(run=run.format(images="(images / 255.0).astype(\"float32\")")))
+          for run in (_SCRIPT_LOOP, _TRAINER_FIT)),
         # NumPy makes float64 (`np.random.randn`, `np.linspace`), and arithmetic of float64 is float64.
         Example(_REGRESSION.format(features="features", targets="targets"),
                 _REGRESSION.format(features="features.astype(\"float32\")", targets="targets.astype(\"float32\")")),

@@ -311,29 +311,29 @@ def _method_run_calls(ctx: FileContext) -> List[StepCall]:
             and call.args else None
         owner = ctx.enclosing(call, cst.ClassDef) if isinstance(handed, cst.Attribute) and is_name(
             handed.value, "self") else None
-        step = _method(owner, handed.attr.value) if owner is not None else None
+        step = method_named(owner, handed.attr.value) if owner is not None else None
         if step is None:
             continue
         direct = _loop_calls_at(ctx, call, step, nested=True)
         found.extend(direct)
         around = ctx.enclosing_function(call)
-        if direct or around is None or _method(owner, around.name.value) is not around:
+        if direct or around is None or method_named(owner, around.name.value) is not around:
             continue
         for caller in ctx.nodes(cst.Call):
             func = caller.func
-            if isinstance(func, cst.Attribute) and func.attr.value == around.name.value and _instance_of(
+            if isinstance(func, cst.Attribute) and func.attr.value == around.name.value and instance_of(
                     ctx, func.value, owner):
                 found.extend(_loop_calls_at(ctx, caller, around, nested=True))
     return found
 
 
-def _method(owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+def method_named(owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     """The method ``name`` the class ``owner`` defines, if it does."""
     return next((node for node in owner.body.body if isinstance(node, cst.FunctionDef) and node.name.value == name),
                 None)
 
 
-def _instance_of(ctx: FileContext, receiver: cst.BaseExpression, owner: cst.ClassDef) -> bool:
+def instance_of(ctx: FileContext, receiver: cst.BaseExpression, owner: cst.ClassDef) -> bool:
     """``receiver`` is an instance of the class ``owner``: ``self`` in its methods, or a variable
     assigned ``Owner(...)``."""
     if is_name(receiver, "self"):
