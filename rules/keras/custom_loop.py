@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -10,7 +10,7 @@ from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, m
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
 from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, runs_models, step_functions)
+                                                is_tf_function, method_named, runs_models, step_functions, trains)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import fresh_name
@@ -263,6 +263,31 @@ def distributed_step(batch):
 for batch in dist_dataset:
     distributed_step(batch)
 """
+_TRAINER = """import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+
+
+class Trainer:
+    def __init__(self):
+        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        self.optimizer = tf.keras.optimizers.SGD(0.1)
+
+    {compiled}def replica_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        variables = self.model.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+    @tf.function
+    def train_step(self, x, y):
+        strategy.run(self.replica_step, args=(x, y))
+
+
+trainer = Trainer()
+for x, y in dist_dataset:
+    trainer.train_step(x, y)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -349,8 +374,9 @@ class CustomLoop(Rule):
         "function, defined before the loops, "
         "with the loop's variables it reads as parameters and the names the code after it reads returned. "
         "A loop that already calls `strategy.run` (a `MirroredStrategy` "
-        "loop, whose strategy IPU103 replaces) keeps it; a step it passes outside a `tf.function` is "
-        "compiled, as the IPU strategy refuses a Python function in eager mode. With `--steps-per-execution K` "
+        "loop, whose strategy IPU103 replaces) keeps it; the step it passes (a function, or a method of the "
+        "class, `self.step_fn`) is compiled, as the IPU runs compiled code and the IPU strategy refuses a "
+        "Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length, so one read from "
@@ -586,6 +612,8 @@ class CustomLoop(Rule):
         Example(_EAGER_RUN_BEFORE.replace("for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED),
                 _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step").replace(
                     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED)),
+        # The same step as a trainer's method: compiled where the class defines it.
+        Example(_TRAINER.format(compiled=""), _TRAINER.format(compiled="@tf.function(jit_compile=True)\n    ")),
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
@@ -1031,22 +1059,24 @@ class CustomLoop(Rule):
                    fixed=False, severity=ERROR)
 
     def _eager_runs(self, ctx, tf: str) -> None:
-        """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), outside any
-        `tf.function`, gets compiled: in eager mode the IPU strategy refuses a plain Python function."""
+        """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), a function
+        or a method of the class that passes it, gets compiled: in eager mode the IPU strategy refuses
+        a plain Python function, and the IPU runs compiled code only."""
         steps = step_functions(ctx)
         plan = model_plan(ctx)
         done = set()
         for call, _ in method_calls(ctx, "run"):
             args = positional(call)
             target = args[0].value if args else None
-            if not isinstance(target, cst.Name) or is_jit_compiled(ctx, ctx.enclosing_function(call)):
+            if is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
-            candidates = steps.get(target.value) or (
-                _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name) else [])
-            if not candidates:
-                continue
-            function = definition_before(ctx, call, candidates)
-            if is_jit_compiled(ctx, function) or id(function) in done:
+            if isinstance(target, cst.Attribute):
+                function = _training_method(ctx, call, target)
+            else:
+                candidates = (steps.get(target.value) or (_model_runners(ctx, target.value, plan.model_like) if is_name(
+                    call.func.value, plan.strategy_name) else [])) if isinstance(target, cst.Name) else []
+                function = definition_before(ctx, call, candidates) if candidates else None
+            if function is None or is_jit_compiled(ctx, function) or id(function) in done:
                 continue
             done.add(id(function))
             ctx.replace(function, _decorated(tf))
@@ -1054,7 +1084,7 @@ class CustomLoop(Rule):
                 why = "the IPU runs compiled code only"  # `strategy.run` in a `tf.function` step
             else:
                 why = "outside a `tf.function`, which the IPU strategy refuses for a Python function"
-            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` ({why}): it is compiled "
+            ctx.report(self.code, call, f"`{code_of(ctx, target)}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
     def _report_sliced_batches(self, ctx, step) -> None:
@@ -1250,6 +1280,14 @@ def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_self(node.func.value):
                 found.setdefault(node.func.attr.value, []).append(node)
     return found
+
+
+def _training_method(ctx, call: cst.Call, target: cst.Attribute) -> Optional[cst.FunctionDef]:
+    """``strategy.run(self.step_fn, ...)`` in a method: ``step_fn``, a method of the same class that
+    updates weights (a trainer's step)."""
+    owner = ctx.enclosing(call, cst.ClassDef) if is_self(target.value) else None
+    method = method_named(owner, target.attr.value) if owner is not None else None
+    return method if method is not None and trains(ctx, method) else None
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:

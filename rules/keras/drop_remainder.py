@@ -1,9 +1,11 @@
+from typing import Optional
+
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, called_returns, local_function, owner, values_of
+from porter.scopes import assignments, called_returns, local_function, owner, owner_body, returns_of, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
@@ -61,6 +63,27 @@ for epoch in range(3):
         scores.append(predict_step(x))
 """
 
+_LOSSES_KEPT = """\
+import numpy as np
+import tensorflow as tf
+
+batches = tf.data.Dataset.from_tensor_slices((features, targets)).batch(64{drop})
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+for epoch in range(5):
+    print(epoch, np.mean([train_step(x, y).numpy() for x, y in batches]))
+"""
+
 
 class DropRemainder(Rule):
     code = "IPU105"
@@ -82,11 +105,13 @@ class DropRemainder(Rule):
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
         "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
-        "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`). A dataset a "
+        "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
+        "reads them rebatches it where it returns it). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
-        "Datasets used only on the host (`TextVectorization.adapt`, say) are left alone. Batches of more "
+        "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
+        "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
@@ -434,6 +459,48 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=2)
             """,
         ),
+        # The helper reads the class names, which a rebatched dataset no longer has: rebatched where
+        # it is returned, after the read; read by the caller, it is said instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+                return images.prefetch(2), len(images.class_names)
+
+
+            train_ds, classes = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(classes)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+                return images.unbatch().batch(batch_size, drop_remainder=True).prefetch(2), len(images.class_names)
+
+
+            train_ds, classes = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(classes)])
+            model.fit(train_ds, epochs=2)
+            """,
+        ),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+
+
+            train_ds = folder_dataset("train", 16)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(train_ds.class_names))])
+            model.fit(train_ds, epochs=2)
+            """),
         # The helper counts the batches to carve a test set out (`take`/`skip` by `cardinality`):
         # rebatched, the dataset would no longer know its count; reported.
         Example("""\
@@ -504,6 +571,8 @@ class DropRemainder(Rule):
             predictions = np.concatenate([model(x).numpy() for x in test_ds])
             """,
         ),
+        # A comprehension that keeps a training step's losses: no answers to line up, whole batches.
+        Example(*(_LOSSES_KEPT.format(drop=drop) for drop in ("", ", drop_remainder=True"))),
         # A Keras-made dataset a function's custom loop is given: rebatched where it is passed.
         Example(
             """\
@@ -751,6 +820,27 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # Labels batched to be read into Python all at once (for a confusion matrix): left whole.
+        Example(
+            """\
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32)
+            model = tf.keras.models.load_model("net.keras")
+            predicted = model.predict(val_ds).argmax(axis=1)
+            label_ds = val_ds.map(lambda x, y: y).unbatch()
+            true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
+            """,
+            """\
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("net.keras")
+            predicted = model.predict(val_ds).argmax(axis=1)
+            label_ds = val_ds.map(lambda x, y: y).unbatch()
+            true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
+            """,
+        ),
         # The same loop inside the epoch loop runs in the scope, where it makes an infeed: whole batches.
         Example(
             """\
@@ -821,6 +911,29 @@ class DropRemainder(Rule):
                 model.compile(optimizer="adam", loss="mse")
                 model.fit(dataset, validation_data=validation, epochs=5)
             """,
+        ),
+        # A training function given a variable every caller assigns what a helper batches: whole
+        # batches, nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(features, targets):
+                return tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(1000).batch(32, drop_remainder=True)
+
+
+            def train(model, train_ds):
+                model.fit(train_ds, epochs=3)
+
+
+            def main():
+                batches = make_batches(features, targets)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                train(model, batches)
+            """,
+            reported=False,
         ),
         Example(
             """\
@@ -1106,18 +1219,39 @@ class DropRemainder(Rule):
                            "split it, which a rebatched dataset no longer knows: give each part "
                            "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
                 return True
-            if ("source", id(source)) not in rebatched:
-                rebatched.add(("source", id(source)))
-                ctx.replace(source, lambda node: _rebatched(node, size))
-            ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` in "
-                       f"`{helper.name.value}`, where it is made", fixed=True)
-            return True
+            return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
         lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
                 "labels trimmed the same way" if predicts else "")
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`{lost}",
                    fixed=not predicts)
+        return True
+
+    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set) -> bool:
+        """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
+        rebatched there: where it is made, or, when the helper reads what the rebatched dataset
+        would no longer have (``class_names``), where the helper returns it. Said, not done, when
+        the caller reads those too."""
+        variable = _assigned_variable(ctx, source)
+        read_here = _attributes_read(helper, variable) if variable else []
+        caller_root = chain(ctx, value)[1]
+        read_there = _attributes_read(owner(ctx, value), caller_root.value) if isinstance(caller_root, cst.Name) else []
+        roots = _returned_roots(ctx, helper, variable) if read_here else []
+        if read_there or read_here and not roots:
+            reads = " and ".join(f"`{name}`" for name in read_there or read_here)
+            ctx.report(self.code, value, f"{what}; it is read for its {reads}, which a rebatched dataset no longer has: "
+                       "give it `.unbatch().batch(n, drop_remainder=True)` after the last read", fixed=False)
+            return True
+        if ("source", id(source)) not in rebatched:
+            rebatched.add(("source", id(source)))
+            for node in roots or [source]:
+                ctx.replace(node, lambda node: _rebatched(node, size))
+        where = (f"where `{helper.name.value}` returns it, after reading its "
+                 + " and ".join(f"`{name}`" for name in read_here) if roots else
+                 f"in `{helper.name.value}`, where it is made")
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}",
+                   fixed=True)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1246,8 +1380,8 @@ def _host_loop_batches(ctx, batches) -> set:
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
             host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer):
-            host = True  # `layer.adapt(ds.batch(1024))`: statistics or a vocabulary made on the host
+        elif _adapted_on(ctx, outer) or _read_into_python(ctx, outer):
+            host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
         else:
@@ -1266,6 +1400,23 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         if not isinstance(outer, cst.Call) or outer.func is not attribute:
             return node
         node = outer
+
+
+# Builtins and dataset methods that read a dataset's elements into Python, on the host.
+_PYTHON_READERS = frozenset({"iter", "next", "list"})
+_PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
+
+
+def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
+    """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
+    ``labels.batch(n).as_numpy_iterator()``. No model runs on what it gives there, and a dropped
+    last batch would lose its elements (all of them, when one batch is meant to hold them all)."""
+    if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
+        return True
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
+            and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
@@ -1293,7 +1444,8 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     for node in reads:
         outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
-        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent):
+        if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
+                or _read_into_python(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
@@ -1359,7 +1511,8 @@ def _comprehended_answers(ctx) -> dict:
 
 
 def _runs_model(ctx, node: cst.CSTNode, models: set) -> bool:
-    """``model(x)``, ``model.predict(x)``, or a call of a function of the file that runs one."""
+    """``model(x)``, ``model.predict(x)``, or a call of a function of the file that runs one and
+    does not train (a training step's answers are its losses, not predictions)."""
     if not isinstance(node, cst.Call):
         return False
     func = node.func
@@ -1368,7 +1521,8 @@ def _runs_model(ctx, node: cst.CSTNode, models: set) -> bool:
     if not isinstance(func, cst.Name):
         return False
     function = local_function(ctx, func.value, node)
-    return func.value in models or function is not None and runs_models(ctx, function, models)
+    return func.value in models or function is not None and runs_models(ctx, function, models) and not trains(
+        ctx, function)
 
 
 def _answer_kept(ctx, call: cst.Call) -> bool:
@@ -1410,11 +1564,19 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
 
 
-def _returns_batches(ctx, value: cst.BaseExpression) -> bool:
+def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> bool:
     """``make_batches(x, y)``: a call of a function of the file that returns a dataset it batches
-    (``_fix_returned_batches`` makes those batches whole)."""
+    (``_fix_returned_batches`` makes those batches whole); with ``follow``, also a variable every
+    assignment of which is one, or a ``tf.data`` dataset (``ds = make_batches(x, y)``)."""
     function, _ = called_returns(ctx, value)
-    return function is not None and bool(returned_batches(ctx, function))
+    if function is not None:
+        return bool(returned_batches(ctx, function))
+    root = chain(ctx, value)[1]
+    if not (follow and isinstance(root, cst.Name)):
+        return False
+    values = [made for made in values_of(ctx, root) if not (made is not None and is_name(chain(ctx, made)[1], root.value))]
+    return bool(values) and all(made is not None and (is_dataset(ctx, made) or _returns_batches(ctx, made, follow=False))
+                              for made in values)
 
 
 def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
@@ -1432,6 +1594,36 @@ def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
         if is_name(counted, name):
             return True
     return False
+
+
+# What a Keras-made dataset has besides its batches, which a rebatched one (a plain tf.data
+# dataset) no longer has.
+_KERAS_DATASET_ATTRIBUTES = frozenset({"class_names", "file_paths"})
+
+
+def _assigned_variable(ctx, source: cst.Call) -> Optional[str]:
+    """``train`` for ``train = image_dataset_from_directory(...)`` (through a method chain after it)."""
+    parent = ctx.parent(_outermost_chain(ctx, source))
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        return name_of(parent.targets[0].target)
+    return None
+
+
+def _attributes_read(scope, name: str) -> list:
+    """The Keras dataset attributes read of the variable ``name`` in ``scope`` (``train.class_names``)."""
+    return sorted({node.attr.value for node in walk(owner_body(scope)) if isinstance(node, cst.Attribute)
+                   and node.attr.value in _KERAS_DATASET_ATTRIBUTES and is_name(node.value, name)})
+
+
+def _returned_roots(ctx, function: cst.FunctionDef, name: str) -> list:
+    """The variable ``name`` where ``function`` returns it, alone, as an element of a tuple, or at
+    the start of a method chain (``return train.prefetch(2), len(train.class_names)``)."""
+    found = []
+    for statement in returns_of(function):
+        value = statement.value
+        elements = [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
+        found.extend(root for root in (chain(ctx, element)[1] for element in elements) if is_name(root, name))
+    return found
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:

@@ -89,6 +89,49 @@ prices = table["price"].to_numpy()
 batches = tf.data.Dataset.from_tensor_slices(({features}, prices)).batch(32, drop_remainder=True)
 """ + _LOOP
 
+# The same loop with the steps methods of a trainer, the one `strategy.run` runs a method too.
+_TRAINER = """\
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+
+
+class Trainer:
+    def __init__(self):
+        with strategy.scope():
+            self.model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            self.optimizer = tf.keras.optimizers.Adam()
+
+    def replica_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, self.model(x), from_logits=True))
+        variables = self.model.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+    @tf.function
+    def train_step(self, x, y):
+        strategy.run(self.replica_step, args=(x, y))
+
+    def fit(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in strategy.experimental_distribute_dataset(dataset):
+                self.train_step(x, y)
+
+
+(images, labels), _ = tf.keras.datasets.mnist.load_data()
+{run}
+"""
+# The trainer's own loop over what it is given, or a loop of the script over a dataset it makes.
+_TRAINER_FIT = """\
+trainer = Trainer()
+trainer.fit(tf.data.Dataset.from_tensor_slices(({images}, labels)).batch(64, drop_remainder=True), 2)"""
+_SCRIPT_LOOP = """\
+batches = tf.data.Dataset.from_tensor_slices(({images}, labels)).batch(64, drop_remainder=True)
+trainer = Trainer()
+for epoch in range(2):
+    for x, y in strategy.experimental_distribute_dataset(batches):
+        trainer.train_step(x, y)"""
+
 
 class Float64(Rule):
     code = "IPU155"
@@ -168,6 +211,10 @@ class Float64(Rule):
         Example(_DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images"),
                 _DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images.astype(\"float32\")")),
         Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0", sliced="images"), reported=False),
+        # The step a strategy runs is a method, called through another method of a trainer.
+        *(Example(_TRAINER.format(run=run.format(images="images / 255.0")),
+                  _TRAINER.format(run=run.format(images="(images / 255.0).astype(\"float32\")")))
+          for run in (_SCRIPT_LOOP, _TRAINER_FIT)),
         # NumPy makes float64 (`np.random.randn`, `np.linspace`), and arithmetic of float64 is float64.
         Example(_REGRESSION.format(features="features", targets="targets"),
                 _REGRESSION.format(features="features.astype(\"float32\")", targets="targets.astype(\"float32\")")),
@@ -292,7 +339,7 @@ class Float64(Rule):
         if data.kind == FLOAT64 or data.kind == TABLE and features:
             ctx.replace(expr, lambda node: astype(node, "float32"))
             ctx.report(self.code, expr, f"{rejected} (Keras' `fit` casts float64, `strategy.run` does not): "
-                       f"{where} `{code}.astype(\"float32\")`", fixed=True)
+                       f"{where} `{code_of(ctx, astype(expr, 'float32'))}`", fixed=True)
         elif data.kind == TABLE:
             ctx.report(self.code, expr, f"{rejected}: if they are floats, cast them to float32 "
                        "(`.astype(\"float32\")`) where the dataset is made", fixed=False)

@@ -23,6 +23,7 @@ from porter.cstutil import argument, is_name, keyword
 from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
 from porter.rules.keras._analysis.model_plan import calls_by_name
+from porter.rules.keras._analysis.steps import instance_of, method_named
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
 from porter.scopes import assignments, called_returns, owner, returns_of
 
@@ -440,8 +441,15 @@ def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNo
         return []
     names = [param.name.value for param in scope.params.params]
     through = bool(callers) and is_name(callers[-1].func, scope.name.value)
-    calls = [callers[-1]] if through else [
-        call for call in calls_by_name(ctx).get(scope.name.value, []) if is_name(call.func, scope.name.value)]
+    owner_class = ctx.enclosing(scope, cst.ClassDef)
+    if owner_class is not None and method_named(owner_class, scope.name.value) is scope:
+        # A method: called on an instance (`trainer.train(ds, 3)`), its `self` given by the receiver.
+        names, through = names[1:], False
+        calls = [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value == scope.name.value and instance_of(ctx, call.func.value, owner_class)]
+    else:
+        calls = [callers[-1]] if through else [
+            call for call in calls_by_name(ctx).get(scope.name.value, []) if is_name(call.func, scope.name.value)]
     found = []
     for call in calls:
         given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)

@@ -16,7 +16,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
-from porter.scopes import assignments
+from porter.scopes import assignments, values_of
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -298,7 +298,48 @@ def run_calls(ctx: FileContext) -> List[StepCall]:
         around = ctx.enclosing_function(call)
         if not direct and around is not None and around is functions.get(around.name.value):
             handing.setdefault(around.name.value, []).append(around)
-    return found + _loop_calls(ctx, handing, nested=True)
+    return found + _loop_calls(ctx, handing, nested=True) + _method_run_calls(ctx)
+
+
+def _method_run_calls(ctx: FileContext) -> List[StepCall]:
+    """The same for a step that is a method: ``strategy.run(self.step_fn, args=(x, y))`` in a loop
+    of a method of its class, or in a method (``train_step``) that a loop calls on an instance of
+    the class (``trainer.train_step(x, y)``, ``self.train_step(x, y)``)."""
+    found: List[StepCall] = []
+    for call in ctx.nodes(cst.Call):
+        handed = call.args[0].value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" \
+            and call.args else None
+        owner = ctx.enclosing(call, cst.ClassDef) if isinstance(handed, cst.Attribute) and is_name(
+            handed.value, "self") else None
+        step = method_named(owner, handed.attr.value) if owner is not None else None
+        if step is None:
+            continue
+        direct = _loop_calls_at(ctx, call, step, nested=True)
+        found.extend(direct)
+        around = ctx.enclosing_function(call)
+        if direct or around is None or method_named(owner, around.name.value) is not around:
+            continue
+        for caller in ctx.nodes(cst.Call):
+            func = caller.func
+            if isinstance(func, cst.Attribute) and func.attr.value == around.name.value and instance_of(
+                    ctx, func.value, owner):
+                found.extend(_loop_calls_at(ctx, caller, around, nested=True))
+    return found
+
+
+def method_named(owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` the class ``owner`` defines, if it does."""
+    return next((node for node in owner.body.body if isinstance(node, cst.FunctionDef) and node.name.value == name),
+                None)
+
+
+def instance_of(ctx: FileContext, receiver: cst.BaseExpression, owner: cst.ClassDef) -> bool:
+    """``receiver`` is an instance of the class ``owner``: ``self`` in its methods, or a variable
+    assigned ``Owner(...)``."""
+    if is_name(receiver, "self"):
+        return ctx.enclosing(receiver, cst.ClassDef) is owner
+    return isinstance(receiver, cst.Name) and any(
+        isinstance(made, cst.Call) and is_name(made.func, owner.name.value) for made in values_of(ctx, receiver))
 
 
 def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
