@@ -9,11 +9,11 @@ from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_t
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
-from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
+from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, runs_models, step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import fresh_name
+from porter.scopes import fresh_name, local_function
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -262,6 +262,41 @@ def distributed_step(batch):
 
 for batch in dist_dataset:
     distributed_step(batch)
+"""
+# The same steps in a trainer class: defined in its distributed step, or a method of its own.
+_TRAINER = """import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, model):
+        self.strategy = tf.distribute.MirroredStrategy()
+        with self.strategy.scope():
+            self.model = model
+            self.optimizer = tf.keras.optimizers.SGD(0.1)
+"""
+_TRAINER_STEP = _TRAINER + """
+    @tf.function
+    def distributed_step(self, x, y):
+        def step_fn(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.model(x) - y))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            return loss
+
+        return self.strategy.run(step_fn, args=(x, y))
+"""
+_TRAINER_METHOD_STEP = _TRAINER + """
+    def step_fn(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    @tf.function
+    def distributed_step(self, x, y):
+        return self.strategy.run(self.step_fn, args=(x, y))
 """
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
@@ -540,6 +575,11 @@ class CustomLoop(Rule):
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
+        # The same in a trainer class, the step defined in its distributed step or a method of its own.
+        Example(_TRAINER_STEP, _TRAINER_STEP.replace("        def step_fn", "        @tf.function(jit_compile=True)\n"
+                                                                        "        def step_fn")),
+        Example(_TRAINER_METHOD_STEP, _TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n"
+                                                                                  "    def step_fn")),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
@@ -1039,10 +1079,14 @@ class CustomLoop(Rule):
         for call, _ in method_calls(ctx, "run"):
             args = positional(call)
             target = args[0].value if args else None
-            if not isinstance(target, cst.Name) or is_jit_compiled(ctx, ctx.enclosing_function(call)):
+            if is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
-            candidates = steps.get(target.value) or (
-                _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name) else [])
+            if not isinstance(target, cst.Name):
+                candidates = _method_step(ctx, call, target)
+            else:
+                candidates = steps.get(target.value) or _method_step(ctx, call, target) or (
+                    _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name)
+                    else [])
             if not candidates:
                 continue
             function = definition_before(ctx, call, candidates)
@@ -1054,7 +1098,7 @@ class CustomLoop(Rule):
                 why = "the IPU runs compiled code only"  # `strategy.run` in a `tf.function` step
             else:
                 why = "outside a `tf.function`, which the IPU strategy refuses for a Python function"
-            ctx.report(self.code, call, f"`{target.value}` is passed to `strategy.run` ({why}): it is compiled "
+            ctx.report(self.code, call, f"`{code_of(ctx, target)}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
     def _report_sliced_batches(self, ctx, step) -> None:
@@ -1250,6 +1294,23 @@ def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_self(node.func.value):
                 found.setdefault(node.func.attr.value, []).append(node)
     return found
+
+
+def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
+    """What a method of a class hands to its strategy's ``run`` (a trainer class's ``train_step``)
+    when it opens a ``GradientTape``: a function the method defines (``def step(x, y): ...``), or
+    a method of the class (``self._step_fn``). A training step, like a function of the file."""
+    if isinstance(target, cst.Name):
+        function = local_function(ctx, target.value, call)
+    elif isinstance(target, cst.Attribute) and is_name(target.value, "self"):
+        owner_class = ctx.enclosing(call, cst.ClassDef)
+        function = next((node for node in owner_class.body.body if isinstance(node, cst.FunctionDef)
+                         and node.name.value == target.attr.value), None) if owner_class is not None else None
+    else:
+        return []
+    if function is None or ctx.enclosing(function, cst.ClassDef) is None:
+        return []
+    return [function] if any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES)) else []
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:
