@@ -626,6 +626,33 @@ class CustomLoop(Rule):
         Example(_EAGER_RUN_BEFORE.replace("for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED),
                 _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step").replace(
                     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED)),
+        # A step that trains a `tf.Module`'s variables, in a file that also trains a Keras model: the
+        # variables are made out of the IPU strategy's scope, so the loop is reported, as on its own.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Line(tf.Module):
+                def __init__(self):
+                    self.w = tf.Variable(5.0)
+
+                def __call__(self, x):
+                    return self.w * x
+
+
+            def train(line, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(line(x) - y))
+                line.w.assign_sub(0.1 * tape.gradient(loss, line.w))
+
+
+            line = Line()
+            for epoch in range(10):
+                train(line, x, y)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, epochs=5, batch_size=32)
+            """),
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),

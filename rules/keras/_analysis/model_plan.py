@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    probes_model, scope_statements, step_calls, trained_names, trains)
+    probes_model, reaches_models, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
 from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
@@ -886,7 +886,10 @@ class _Analysis:
         for call in self.ctx.nodes(cst.Call):
             if runs_model(call, self.plan_):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
+        models = self._model_holders()
         for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
+            if not reaches_models(self.ctx, step, models):
+                continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
 
@@ -1298,7 +1301,7 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        uses.extend(scope_statements(self.ctx, block, names))
+        uses.extend(scope_statements(self.ctx, block, names, self._model_holders()))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
@@ -1309,6 +1312,10 @@ class _Analysis:
             if order[id(layer)] < order[id(first)]:
                 first = layer
         return Region(block, first, last, self._anchor(first))
+
+    def _model_holders(self) -> Set[str]:
+        """Names that hold a model, a part of one, an object that builds them, or a list of them."""
+        return self.plan_.model_like | self.plan_.holders | self.plan_.model_collections
 
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
         """Statements of ``block`` that create Keras inputs or layers, a pre-trained network of
