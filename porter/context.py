@@ -595,14 +595,14 @@ class FileContext:
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 graph_mode = True
             eager = eager or qualified in self._EAGER
-        return graph_mode and not eager and not self._reads_eager_values() and not self._trains_keras()
+        return graph_mode and not eager and not self._reads_eager_values() and not self.trains_keras()
 
     def _keras_session(self, node: cst.Attribute) -> bool:
         """``set_session(tf.compat.v1.Session(config=config))`` in a file that trains with Keras:
         the session only sets GPU options up for Keras (directly, or through a name that only
         ``set_session`` reads), so the file is Keras code, not a TF1 graph."""
         call = self.parent(node)
-        if not (isinstance(call, cst.Call) and call.func is node and self._trains_keras()):
+        if not (isinstance(call, cst.Call) and call.func is node and self.trains_keras()):
             return False
         holder = self.parent(call)
         if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
@@ -624,7 +624,8 @@ class FileContext:
         return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "numpy" and not call.args
                    for call in self.nodes(cst.Call))
 
-    def _trains_keras(self) -> bool:
+    def trains_keras(self) -> bool:
+        """Whether the file imports Keras and calls ``fit``, ``fit_generator`` or ``train_on_batch``."""
         if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
                 not any(self.qualified_name(node) in ("tensorflow.keras", "tensorflow.compat.v1.keras")
                         for node in self.nodes(cst.Attribute)):

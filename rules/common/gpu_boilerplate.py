@@ -82,6 +82,20 @@ class GpuBoilerplate(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(10)])
             """,
         ),
+        # A print of the answer goes, and what it chose between goes with it (nothing left to choose).
+        Example(
+            """\
+            import tensorflow as tf
+
+            print("GPU is", "available" if tf.config.list_physical_devices("GPU") else "NOT AVAILABLE")
+            model = build_model()
+            """,
+            """\
+            import tensorflow as tf
+
+            model = build_model()
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -303,14 +317,15 @@ class _Scan:
     def _report_gpu_choices(self, ctx) -> None:
         """``if tf.config.list_physical_devices("GPU"): units = 4096 else: units = 64`` and ``256 if
         tf.test.is_gpu_available() else 32``: a choice made on the GPU query itself, which an IPU
-        system always answers with the no-GPU branch. Reported where it is not removed."""
+        system always answers with the no-GPU branch. Reported where it is not removed (nor the
+        statement that holds it: a ``print`` of the answer)."""
         for call in ctx.nodes(cst.Call):
             if _call_name(ctx, call) not in _QUERIES | _GPU_TESTS:
                 continue
             choice = next((node for node in ctx.ancestors(call) if isinstance(node, (cst.If, cst.IfExp))
                            or isinstance(node, cst.BaseStatement)), None)
             if not isinstance(choice, (cst.If, cst.IfExp)) or not _contains(choice.test, call) \
-                    or ctx.is_removed(choice) or choice.orelse is None:
+                    or choice.orelse is None or any(ctx.is_removed(node) for node in (choice, *ctx.ancestors(choice))):
                 continue
             ctx.report(self.code, call, "this choice asks for GPUs, and an IPU system has none: the branch for no "
                        "GPU runs (smaller sizes, a CPU path, say); choose for the IPU", fixed=False)

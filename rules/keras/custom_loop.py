@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Set
 
 import libcst as cst
 
@@ -9,11 +9,11 @@ from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_t
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
-from porter.rules.keras._analysis.steps import (definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, method_named, runs_models, step_functions, trains)
+from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
+                                                is_tf_function, method_named, runs_models, step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import fresh_name
+from porter.scopes import fresh_name, local_function
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -263,7 +263,7 @@ def distributed_step(batch):
 for batch in dist_dataset:
     distributed_step(batch)
 """
-_TRAINER = """import tensorflow as tf
+_OWN_STRATEGY_TRAINER = """import tensorflow as tf
 
 strategy = tf.distribute.MirroredStrategy()
 
@@ -287,6 +287,41 @@ class Trainer:
 trainer = Trainer()
 for x, y in dist_dataset:
     trainer.train_step(x, y)
+"""
+# The same steps in a trainer class: defined in its distributed step, or a method of its own.
+_TRAINER = """import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, model):
+        self.strategy = tf.distribute.MirroredStrategy()
+        with self.strategy.scope():
+            self.model = model
+            self.optimizer = tf.keras.optimizers.SGD(0.1)
+"""
+_TRAINER_STEP = _TRAINER + """
+    @tf.function
+    def distributed_step(self, x, y):
+        def step_fn(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.model(x) - y))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            return loss
+
+        return self.strategy.run(step_fn, args=(x, y))
+"""
+_TRAINER_METHOD_STEP = _TRAINER + """
+    def step_fn(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    @tf.function
+    def distributed_step(self, x, y):
+        return self.strategy.run(self.step_fn, args=(x, y))
 """
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
@@ -566,6 +601,11 @@ class CustomLoop(Rule):
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
+        # The same in a trainer class, the step defined in its distributed step or a method of its own.
+        Example(_TRAINER_STEP, _TRAINER_STEP.replace("        def step_fn", "        @tf.function(jit_compile=True)\n"
+                                                                        "        def step_fn")),
+        Example(_TRAINER_METHOD_STEP, _TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n"
+                                                                                  "    def step_fn")),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
@@ -613,7 +653,34 @@ class CustomLoop(Rule):
                 _EAGER_RUN_BEFORE.replace("\n\ndef step", "\n\n@tf.function(jit_compile=True)\ndef step").replace(
                     "for x, y in dist_dataset:\n    strategy.run(step, args=(x, y))\n", _DISTRIBUTED)),
         # The same step as a trainer's method: compiled where the class defines it.
-        Example(_TRAINER.format(compiled=""), _TRAINER.format(compiled="@tf.function(jit_compile=True)\n    ")),
+        Example(_OWN_STRATEGY_TRAINER.format(compiled=""), _OWN_STRATEGY_TRAINER.format(compiled="@tf.function(jit_compile=True)\n    ")),
+        # A step that trains a `tf.Module`'s variables, in a file that also trains a Keras model: the
+        # variables are made out of the IPU strategy's scope, so the loop is reported, as on its own.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Line(tf.Module):
+                def __init__(self):
+                    self.w = tf.Variable(5.0)
+
+                def __call__(self, x):
+                    return self.w * x
+
+
+            def train(line, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(line(x) - y))
+                line.w.assign_sub(0.1 * tape.gradient(loss, line.w))
+
+
+            line = Line()
+            for epoch in range(10):
+                train(line, x, y)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, epochs=5, batch_size=32)
+            """),
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
@@ -1070,13 +1137,16 @@ class CustomLoop(Rule):
             target = args[0].value if args else None
             if is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
-            if isinstance(target, cst.Attribute):
-                function = _training_method(ctx, call, target)
+            if not isinstance(target, cst.Name):
+                candidates = _method_step(ctx, call, target)
             else:
-                candidates = (steps.get(target.value) or (_model_runners(ctx, target.value, plan.model_like) if is_name(
-                    call.func.value, plan.strategy_name) else [])) if isinstance(target, cst.Name) else []
-                function = definition_before(ctx, call, candidates) if candidates else None
-            if function is None or is_jit_compiled(ctx, function) or id(function) in done:
+                candidates = steps.get(target.value) or _method_step(ctx, call, target) or (
+                    _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name)
+                    else [])
+            if not candidates:
+                continue
+            function = definition_before(ctx, call, candidates)
+            if is_jit_compiled(ctx, function) or id(function) in done:
                 continue
             done.add(id(function))
             ctx.replace(function, _decorated(tf))
@@ -1282,12 +1352,20 @@ def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
     return found
 
 
-def _training_method(ctx, call: cst.Call, target: cst.Attribute) -> Optional[cst.FunctionDef]:
-    """``strategy.run(self.step_fn, ...)`` in a method: ``step_fn``, a method of the same class that
-    updates weights (a trainer's step)."""
-    owner = ctx.enclosing(call, cst.ClassDef) if is_self(target.value) else None
-    method = method_named(owner, target.attr.value) if owner is not None else None
-    return method if method is not None and trains(ctx, method) else None
+def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
+    """What a method of a class hands to its strategy's ``run`` (a trainer class's ``train_step``)
+    when it opens a ``GradientTape``: a function the method defines (``def step(x, y): ...``), or
+    a method of the class (``self._step_fn``). A training step, like a function of the file."""
+    if isinstance(target, cst.Name):
+        function = local_function(ctx, target.value, call)
+    elif isinstance(target, cst.Attribute) and is_name(target.value, "self"):
+        owner_class = ctx.enclosing(call, cst.ClassDef)
+        function = method_named(owner_class, target.attr.value) if owner_class is not None else None
+    else:
+        return []
+    if function is None or ctx.enclosing(function, cst.ClassDef) is None:
+        return []
+    return [function] if any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES)) else []
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:

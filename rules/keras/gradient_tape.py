@@ -4,6 +4,7 @@ from porter.context import walk
 from porter.cstutil import is_name, keyword, positional
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import inline_steps
+from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, functions_run_by, is_tf_function, updates_weights
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
@@ -257,6 +258,25 @@ class GradientTape(Rule):
                     self.g_opt.apply_gradients(zip(g_tape.gradient(g_loss, self.generator.trainable_variables),
                                                    self.generator.trainable_variables))
             """),
+        # A gradient penalty's tape in a method the class's training step calls: one finding, for the step.
+        Example("""\
+            import tensorflow as tf
+
+
+            class WGAN:
+                def penalty(self, real):
+                    with tf.GradientTape() as tape:
+                        tape.watch(real)
+                        score = self.critic(real)
+                    return tf.reduce_mean((tf.norm(tape.gradient(score, real), axis=1) - 1.0) ** 2)
+
+                @tf.function
+                def train_step(self, real):
+                    with tf.GradientTape() as tape:
+                        loss = -tf.reduce_mean(self.critic(real)) + 10.0 * self.penalty(real)
+                    grads = tape.gradient(loss, self.critic.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.critic.trainable_variables))
+            """),
         # A layer trained locally by a method that the model's `train_step` calls: inside `fit`.
         Example("""\
             import tensorflow as tf
@@ -295,11 +315,14 @@ class GradientTape(Rule):
         in_keras_steps = called_by_keras_steps(ctx, keras_models)
         model_fns = estimator_model_fns(ctx)
         reported = set()
+        taping = {id(ctx.enclosing_function(call)) for call, _ in tapes}
         for call, _ in tapes:
             function = ctx.enclosing_function(call)
             name = function.name.value if function is not None else None
             if name in handled or id(call) in inline or name in model_fns:
                 continue  # (an Estimator's `model_fn`: IPU211 reports the Estimator)
+            if self._helper_of_method_step(ctx, function, taping):
+                continue  # (a gradient penalty): part of that step, which is reported
             if self._method_of(ctx, function, keras_models) and run_by_keras(
                     function, ctx.parent(ctx.parent(function))):
                 continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)
@@ -361,6 +384,19 @@ class GradientTape(Rule):
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
                 "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    @staticmethod
+    def _helper_of_method_step(ctx, function, taping) -> bool:
+        """Whether ``function`` is a method that a training step of its class calls through
+        ``self`` (a WGAN's ``gradient_penalty``, called from its ``train_step``): a method of the
+        class, with a tape of its own (one of ``taping``, by id), that updates weights."""
+        owner = ctx.parent(ctx.parent(function)) if function is not None else None
+        if not isinstance(owner, cst.ClassDef):
+            return False
+        return any(isinstance(step, cst.FunctionDef) and step is not function and id(step) in taping
+                   and any(updates_weights(node) for node in walk(step.body))
+                   and any(method is function for method in step_methods(ctx, step)[1:])
+                   for step in owner.body.body)
 
     def _applied_by_callers(self, ctx, function: cst.FunctionDef) -> bool:
         """Whether the code around a call of ``function`` (its loop, else its function) updates weights."""

@@ -107,6 +107,50 @@ class IpuConfig(Rule):
                 model.fit(x, y)
             """,
         ),
+        # A trainer class given the strategy a function of the file makes: configured before the
+        # statement that calls that function, in the main block.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def get_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            class Trainer:
+                def __init__(self, strategy):
+                    self.strategy = strategy
+                    with strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            if __name__ == "__main__":
+                trainer = Trainer(get_strategy())
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def get_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            class Trainer:
+                def __init__(self, strategy):
+                    self.strategy = strategy
+                    with strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            if __name__ == "__main__":
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                trainer = Trainer(get_strategy())
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -1602,6 +1602,59 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # A trainer class given the strategy a function of the file picks (and entering its scope):
+        # the function gives the IPU strategy, and no second one is made around the trainer.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def get_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return tf.distribute.MirroredStrategy()
+                return tf.distribute.get_strategy()
+
+
+            class Trainer:
+                def __init__(self, strategy, model_fn):
+                    self.strategy = strategy
+                    with strategy.scope():
+                        self.model = model_fn()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            if __name__ == "__main__":
+                trainer = Trainer(get_strategy(), build)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def get_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return ipu.ipu_strategy.IPUStrategy()
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            class Trainer:
+                def __init__(self, strategy, model_fn):
+                    self.strategy = strategy
+                    with strategy.scope():
+                        self.model = model_fn()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            if __name__ == "__main__":
+                trainer = Trainer(get_strategy(), build)
+            """,
+        ),
         # Methods of a plain class that build its models (a GAN class's builders): one scope where
         # the class's object is made and used, not one strategy per method.
         Example(

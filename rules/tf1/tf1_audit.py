@@ -8,6 +8,12 @@ from porter.rules.tf1.ipu_scope import RULE as SCOPE_RULE
 from porter.rules.tf1.xla_compile import RULE as COMPILE_RULE
 
 
+# Calls that switch eager execution off, making TensorFlow 2 code run as a TF1 graph.
+_GRAPH_MODE_SWITCHES = tuple(prefix + switch for prefix in ("tensorflow.", "tensorflow.compat.v1.")
+                             for switch in ("disable_v2_behavior", "disable_eager_execution"))
+_KERAS_TRAINING = ("fit", "fit_generator", "train_on_batch")
+
+
 class Tf1Audit(Rule):
     code = "IPU290"
     name = "tf1-audit"
@@ -17,14 +23,18 @@ class Tf1Audit(Rule):
     severity = ERROR
     # It judges what the other rules made of the file.
     after = ("IPU201", "IPU202", "IPU208")
-    summary = "Report a TF1 script whose session runs no compiled IPU computation after the port."
+    summary = ("Report a TF1 script whose session runs no compiled IPU computation after the port, or that "
+               "trains a Keras model with eager execution switched off.")
     rationale = (
         "A TensorFlow 1 graph runs on the IPU when its step is built in a function compiled with "
         "`ipu.ipu_compiler.compile` inside `ipu.scopes.ipu_scope(\"/device:IPU:0\")`, and the session fetches "
         "what that returns (Graphcore, *Targeting the IPU from TensorFlow 1*, \"Compiling the graph for the "
         "IPU\"). A session that runs a graph built anywhere else runs it on the CPU. After the other rules, "
         "this check reports a script whose sessions run and whose port has no IPU computation at all, at "
-        "the first `run`, so that the port is never taken for a complete one."
+        "the first `run`, so that the port is never taken for a complete one. Keras runs on the IPU as "
+        "TensorFlow 2 Keras in an `IPUStrategy` scope (Graphcore, *Keras with IPUs*): a script that switches "
+        "eager execution off (`tf.disable_v2_behavior()`, `tf.compat.v1.disable_eager_execution()`) and "
+        "trains a Keras model with `fit` is reported at that call, with what to do."
     )
     examples = (
         Example(
@@ -64,9 +74,30 @@ class Tf1Audit(Rule):
             """,
             reported=False,
         ),
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+            tf.disable_v2_behavior()
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=32, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            tf.compat.v1.disable_eager_execution()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=32, epochs=2)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
+        self._report_graph_mode_keras(ctx)
         if not session_calls(ctx) or self._has_ipu_computation(ctx):
             return
         runs = [call for call in ctx.nodes(cst.Call)
@@ -77,6 +108,27 @@ class Tf1Audit(Rule):
                    "on the CPU): the port is not complete; build the step in a function, compile it with "
                    "`ipu.ipu_compiler.compile(step, inputs=[...])` inside "
                    "`ipu.scopes.ipu_scope(\"/device:IPU:0\")` and fetch what it returns", fixed=False)
+
+    def _report_graph_mode_keras(self, ctx) -> None:
+        """Keras trained in graph mode: no rule ports it (the IPU's Keras is TF2 Keras in an
+        IPUStrategy, the TF1 rules compile session graphs), so it would come back unchanged."""
+        if not ctx.trains_keras():
+            return
+        switches = find_calls(ctx, *_GRAPH_MODE_SWITCHES)
+        if switches:
+            ctx.report(self.code, switches[0], "this call switches eager execution off, so the Keras model "
+                       "trained below runs in TF1 graph mode, which is not ported to the IPU: remove it so that "
+                       "Keras runs as TensorFlow 2 and port the script again, or port it as TF1 (a step built "
+                       "in a function compiled with `ipu.ipu_compiler.compile` and run by a session)",
+                       fixed=False)
+            return
+        training = [call for call in ctx.nodes(cst.Call)
+                    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _KERAS_TRAINING]
+        if training:
+            ctx.report(self.code, training[0], "this Keras model trains in a TF1 graph (sessions), which is not ported "
+                       "to the IPU: train it as TensorFlow 2 Keras (no sessions) and port the script again, or "
+                       "port it as TF1 (a step built in a function compiled with `ipu.ipu_compiler.compile` "
+                       "and run by a session)", fixed=False)
 
     @staticmethod
     def _has_ipu_computation(ctx) -> bool:

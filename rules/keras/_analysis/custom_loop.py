@@ -17,7 +17,7 @@ from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function, probes_model,
-                                                run_calls, step_calls, trains, updates_weights)
+                                                reaches_models, run_calls, step_calls, trains, updates_weights)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -186,7 +186,8 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "`strategy.scope()`")
     if existing is not None and model.has_ipu_strategy:
         return None
-    if not model.has_ipu_strategy and not model.regions:
+    if not model.has_ipu_strategy and not (model.regions and reaches_models(
+            ctx, step, model.model_like | model.holders | model.model_collections)):
         return (f"the porter finds no Keras model where the loop that calls `{name}` runs (a `tf.Module` or plain "
                 "`tf.Variable`s are not taken for one): create the model, the optimizer and the loop inside "
                 f"`with strategy.scope():` and call `{name}` through `strategy.run` (Targeting the IPU from "

@@ -36,7 +36,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    probes_model, scope_statements, step_calls, trained_names, trains)
+    probes_model, reaches_models, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
 from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
@@ -246,6 +246,37 @@ def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
     return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
 
 
+def _parameter_of(owner_class: cst.ClassDef, construction: cst.Call, arg: cst.Arg) -> Optional[str]:
+    """The parameter of ``owner_class``'s ``__init__`` that ``arg`` of ``construction`` binds."""
+    init = next((node for node in owner_class.body.body
+                 if isinstance(node, cst.FunctionDef) and node.name.value == "__init__"), None)
+    if init is None or arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value
+    params = init.params.params[1:]  # after `self`
+    index = [candidate for candidate in construction.args if candidate.keyword is None].index(arg)
+    return params[index].name.value if index < len(params) else None
+
+
+def _uses_given_strategy(owner_class: cst.ClassDef, parameter: Optional[str]) -> bool:
+    """Whether ``owner_class`` enters the scope of the strategy its ``__init__`` is given as
+    ``parameter``, or runs steps through it, directly or as the attribute it keeps it in
+    (``self.strategy = strategy``)."""
+    if parameter is None:
+        return False
+    kept = {target.target.attr.value for node in walk(owner_class) if isinstance(node, cst.Assign)
+            and is_name(node.value, parameter) for target in node.targets
+            if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self")}
+    for node in walk(owner_class):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("scope", "run"):
+            holder = node.value
+            if is_name(holder, parameter) or (isinstance(holder, cst.Attribute) and holder.attr.value in kept
+                                              and is_name(holder.value, "self")):
+                return True
+    return False
+
+
 def _single_item(with_node: cst.With) -> Optional[cst.Call]:
     if len(with_node.items) != 1 or with_node.items[0].asname is not None:
         return None
@@ -350,6 +381,9 @@ class _Analysis:
         self._functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
+        # Per class given the strategy a function of the file makes (``Trainer(get_strategy())``):
+        # the class and the statement that calls that function.
+        self.given_strategies: Dict[str, Tuple[cst.ClassDef, cst.BaseStatement]] = {}
         self._assignments: List[cst.Assign] = []
         self._assignments_key: Tuple[int, int] = (-1, -1)
         self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
@@ -389,6 +423,7 @@ class _Analysis:
             if plan.strategy_statement is not None and not all(
                     self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
                 plan.strategy_statement = None  # too late for some model code: make one where it starts
+            self._use_given_strategy()
         return plan
 
     def _use_owned_strategy(self) -> None:
@@ -406,20 +441,35 @@ class _Analysis:
         plan.strategy_statement = owned[0]
         plan.strategy_name = code_of(self.ctx, self.ctx.parent(plan.replaced_strategies[0]).targets[0].target)
 
-    def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> Optional[cst.BaseStatement]:
-        """The statement of its function's body (or the module's) that binds the strategy on every
-        path: ``assignment`` itself, or the ``try``/``if`` around it when every branch assigns
-        ``name`` (``try: strategy = TPUStrategy(...) except ValueError: strategy = get_strategy()``);
-        None when a path leaves it unbound."""
+    def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> cst.BaseStatement:
+        """The outermost statement that binds the strategy on every path: ``assignment`` itself,
+        or the ``try``/``if`` around it when every branch assigns ``name`` (``try: strategy =
+        TPUStrategy(...) except ValueError: strategy = get_strategy()``). Up to a branch that leaves
+        it unbound (``if __name__ == "__main__":``), the model code after it in that branch only
+        (``_bound_before``) can use it."""
         top = assignment
         for ancestor in self.ctx.ancestors(assignment):
             if isinstance(ancestor, (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return top
             if isinstance(ancestor, cst.BaseCompoundStatement) and self.ctx.block_of(ancestor) is not None:
                 if not _binds_on_every_path(ancestor, name):
-                    return None
+                    return top
                 top = ancestor
         return top
+
+    def _use_given_strategy(self) -> None:
+        """A class of the file given the program's one strategy by the function of the file that
+        makes it (``Trainer(get_strategy(), build)``, ``_given_to_class``), with no model code out
+        of the class: the IPU is configured before the statement that calls that function, whose
+        strategy becomes the IPU strategy, and no other strategy or scope is added."""
+        plan = self.plan_
+        if len(self.given_strategies) != 1 or plan.strategy_statement is not None:
+            return
+        ((owner_class, statement),) = self.given_strategies.values()
+        if any(not any(ancestor is owner_class for ancestor in self.ctx.ancestors(region.block))
+               for region in plan.regions):
+            return
+        plan.strategy_statement = statement
 
     def _bound_before(self, assignment: cst.BaseStatement, statement: cst.BaseStatement) -> bool:
         """Whether what ``assignment`` binds is bound when ``statement`` runs: it comes earlier in a
@@ -483,6 +533,8 @@ class _Analysis:
                 if owner_class is not None:
                     self.owned_strategies.setdefault(owner_class.name.value, []).append(ctx.statement_of(call))
                 binding = self._returned_strategy(call) or (parent if name is not None else None)
+                if binding is None:
+                    self._given_to_class(call)
                 if binding is not None:
                     name = binding.targets[0].target.value
                     self.strategy_vars.add(name)
@@ -508,15 +560,38 @@ class _Analysis:
                 and is_name(node.value.value, "self")] if owner_class is not None else []
         return owner_class if uses else None
 
+    def _given_to_class(self, call: cst.Call) -> None:
+        """``Trainer(get_strategy(), build)`` when ``call`` makes the strategy that a function of
+        the module returns, called once, as an argument of a class of the file that keeps it and
+        enters its scope or runs steps through it: the class uses the program's strategy."""
+        factory = self._strategy_factory(call)
+        callers = local_calls(self.ctx, factory) if factory is not None else []
+        arg = self.ctx.parent(callers[0]) if len(callers) == 1 else None
+        constructor = self.ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is callers[0] else None
+        if not isinstance(constructor, cst.Call) or not isinstance(constructor.func, cst.Name):
+            return
+        owner_class = next((node for node in self.ctx.module.body if isinstance(node, cst.ClassDef)
+                            and node.name.value == constructor.func.value), None)
+        if owner_class is not None and _uses_given_strategy(owner_class, _parameter_of(owner_class, constructor, arg)):
+            self.given_strategies[owner_class.name.value] = (owner_class, self.ctx.statement_of(constructor))
+
+    def _strategy_factory(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function of the module that returns the strategy ``call`` makes (``return
+        tf.distribute.MirroredStrategy()``, or a local it assigns and returns), if any."""
+        function = self.ctx.enclosing_function(call)
+        parent = self.ctx.parent(call)
+        if not is_module_function(self.ctx, function) or not (isinstance(parent, cst.Return) or _returned_local(
+                function, parent)):
+            return None
+        return function
+
     def _returned_strategy(self, call: cst.Call) -> Optional[cst.Assign]:
         """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
         module returns (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``, or
         a local it assigns and returns): the one assignment of its result is the program's
         strategy (replaced inside the function)."""
-        function = self.ctx.enclosing_function(call)
-        parent = self.ctx.parent(call)
-        if not is_module_function(self.ctx, function) or not (isinstance(parent, cst.Return) or _returned_local(
-                function, parent)):
+        function = self._strategy_factory(call)
+        if function is None:
             return None
         bindings = [self.ctx.parent(caller) for caller in local_calls(self.ctx, function)]
         if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1 \
@@ -779,8 +854,12 @@ class _Analysis:
         with it. The builder runs where that object trains them: the statement goes in the scope."""
         for calls in self._builder_handovers().values():
             for call in calls:
-                if not (isinstance(call.func, cst.Name) and call.func.value in self.owned_strategies):
+                if not (isinstance(call.func, cst.Name) and self._has_strategy(call.func.value)):
                     self._take_in_call(regions, call)  # (a class with a strategy of its own uses it)
+
+    def _has_strategy(self, class_name: str) -> bool:
+        """Whether the class ``class_name`` makes, or is given, the program's strategy and uses it."""
+        return class_name in self.owned_strategies or class_name in self.given_strategies
 
     def _take_in_call(self, regions: Dict[int, Optional[Region]], call: cst.Call) -> None:
         """The region of the block around ``call`` (past branches a model leaves) takes in the
@@ -807,7 +886,10 @@ class _Analysis:
         for call in self.ctx.nodes(cst.Call):
             if runs_model(call, self.plan_):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
+        models = self._model_holders()
         for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
+            if not reaches_models(self.ctx, step, models):
+                continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
 
@@ -1060,7 +1142,7 @@ class _Analysis:
         names = set(plan.model_names | plan.compiled_names)
         holders = {name for calls in self._builder_handovers().values() for call in calls
                    if isinstance(self.ctx.parent(call), cst.Assign) and not (
-                       isinstance(call.func, cst.Name) and call.func.value in self.owned_strategies)
+                       isinstance(call.func, cst.Name) and self._has_strategy(call.func.value))
                    for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
         collections: Set[str] = set()
         changed = True
@@ -1219,7 +1301,7 @@ class _Analysis:
         uses = [top for top, node in self._code_of_block(block) if type(node) is cst.Name and node.value in names]
         if not uses:
             return None
-        uses.extend(scope_statements(self.ctx, block, names))
+        uses.extend(scope_statements(self.ctx, block, names, self._model_holders()))
         order = {id(statement): index for index, statement in enumerate(block.body)}
         uses.sort(key=lambda statement: order[id(statement)])
         first, last = uses[0], uses[-1]
@@ -1230,6 +1312,10 @@ class _Analysis:
             if order[id(layer)] < order[id(first)]:
                 first = layer
         return Region(block, first, last, self._anchor(first))
+
+    def _model_holders(self) -> Set[str]:
+        """Names that hold a model, a part of one, an object that builds them, or a list of them."""
+        return self.plan_.model_like | self.plan_.holders | self.plan_.model_collections
 
     def _layer_statements(self, block: Block) -> List[cst.BaseStatement]:
         """Statements of ``block`` that create Keras inputs or layers, a pre-trained network of

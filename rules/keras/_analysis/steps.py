@@ -442,6 +442,16 @@ def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     return runs_models(ctx, step.function, models)
 
 
+def reaches_models(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
+    """Whether ``step`` is given, or reads, one of ``models`` (names that hold a Keras model or a
+    part of one), in its call or in the code it runs. A step that reaches none trains variables
+    the porter does not know where they are made (a ``tf.Module``, plain ``tf.Variable``s)."""
+    names = {node.value for helper in functions_run_by(ctx, step.function) for node in walk(helper.body)
+             if isinstance(node, cst.Name)}
+    names.update(node.value for arg in step.call.args for node in walk(arg.value) if isinstance(node, cst.Name))
+    return not names.isdisjoint(models)
+
+
 def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
     """Whether the body of ``loop`` trains, or may: it opens a tape (any ``with`` but a strategy's
     scope), calls a step function of the file (or one named like a step), ``strategy.run`` or
@@ -465,12 +475,13 @@ def _enters_scopes(with_node: cst.With) -> bool:
                and item.item.func.attr.value == "scope" for item in with_node.items)
 
 
-def scope_statements(ctx: FileContext, block, models: Set[str]) -> List[cst.BaseStatement]:
+def scope_statements(ctx: FileContext, block, models: Set[str], known: Set[str]) -> List[cst.BaseStatement]:
     """Statements of ``block`` that the strategy scope must also cover when loops are rewritten:
-    loops calling a step function, or a test step running one of ``models``, and the optimizers,
-    metrics and loss objects they use."""
+    loops calling a step function that reaches a model of ``known`` (``reaches_models``), or a test
+    step running one of ``models``, and the optimizers, metrics and loss objects they use."""
     training = bool(step_functions(ctx))
-    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)} if training else set()
+    loops: Set[int] = {id(step.loop) for step in step_calls(ctx) if trains(ctx, step.function)
+                       and reaches_models(ctx, step, known)} if training else set()
     loops |= {id(step.loop) for step in evaluation_calls(ctx, models)}
     if not loops and not training:
         return []
