@@ -1197,6 +1197,22 @@ class DivisibleDataset(Rule):
             """,
             reported=False, options={"steps_per_execution": 4},
         ),
+        # Ragged data made by a function of the file has no length to cut by (IPU161 reports it).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def tokenize(texts, vocabulary):
+                return tf.ragged.constant([[vocabulary.get(word, 1) for word in text.split()] for text in texts])
+
+
+            reviews = tokenize(texts, vocabulary)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.evaluate(reviews, labels, batch_size=32)
+            """,
+            reported=False,
+        ),
         # A scikit-learn wrapper trains in the batches it is given (IPU190 reports it): not trimmed here.
         Example(
             """\

@@ -56,6 +56,20 @@ class RaggedSparseInput(Rule):
             model.fit(sentences, labels, batch_size=32, epochs=2)
             """,
         ),
+        # Made by a function of the file.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def tokenize(texts, vocabulary):
+                return tf.ragged.constant([[vocabulary.get(word, 1) for word in text.split()] for text in texts])
+
+
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(tokenize(texts, vocabulary), labels, batch_size=32, epochs=2)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import argument, keyword
-from porter.scopes import values_of
+from porter.scopes import called_returns, values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
 # program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
@@ -394,8 +394,8 @@ SPARSE = "sparse"
 
 def ragged_or_sparse(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> Optional[str]:
     """``RAGGED`` or ``SPARSE`` when ``node`` is made by ``tf.ragged...``/``tf.RaggedTensor.from_...``
-    or ``tf.SparseTensor(...)``/``tf.sparse...`` (also through a variable every value of which is),
-    or is a list, tuple or dict of inputs one of which is; else None."""
+    or ``tf.SparseTensor(...)``/``tf.sparse...`` (also through a variable, or a call of a function of
+    the file, every value of which is), or is a list, tuple or dict of inputs one of which is; else None."""
     if isinstance(node, (cst.List, cst.Tuple, cst.Dict)):
         parts = [element.value for element in node.elements if isinstance(element, (cst.Element, cst.DictElement))]
         return next((kind for kind in (ragged_or_sparse(ctx, part, depth) for part in parts) if kind), None)
@@ -403,10 +403,17 @@ def ragged_or_sparse(ctx: FileContext, node: cst.BaseExpression, depth: int = 0)
         qualified = ctx.qualified_name(node.func) or ""
         if qualified.startswith(_RAGGED_MAKERS):
             return RAGGED
-        return SPARSE if qualified in _SPARSE_MAKERS else None
+        if qualified in _SPARSE_MAKERS:
+            return SPARSE
+        # `def tokenize(texts): ... return tf.ragged.constant(token_lists)`
+        return _same_kind(ctx, called_returns(ctx, node)[1], depth) if depth < 3 else None
     if isinstance(node, cst.Name) and depth < 3:
-        kinds = [ragged_or_sparse(ctx, value, depth + 1) if value is not None else None
-                 for value in values_of(ctx, node)]
-        return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
+        return _same_kind(ctx, values_of(ctx, node), depth)
     return None
+
+
+def _same_kind(ctx: FileContext, values: List[Optional[cst.BaseExpression]], depth: int) -> Optional[str]:
+    """The kind of ragged or sparse data every one of ``values`` is, else None."""
+    kinds = [ragged_or_sparse(ctx, value, depth + 1) if value is not None else None for value in values]
+    return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
 
