@@ -461,6 +461,8 @@ def _render(outcomes: Sequence[FileOutcome], show_diff: bool, check: bool, outpu
         for finding in outcome.findings:
             click.echo(finding_line(outcome.path, finding), err=report_to_stderr)
     if not check:
+        # The findings first when both streams go to one place (`2>&1`): stdout is buffered there.
+        sys.stdout.flush()
         for line in summary_lines(outcomes, written):
             _error(line)
 
