@@ -1,5 +1,5 @@
 import builtins
-from typing import Optional
+from typing import AbstractSet, Optional
 
 import libcst as cst
 
@@ -14,7 +14,8 @@ from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, 
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import assignments, fresh_name, local_function, module_definitions, owner
+from porter.scopes import (assignments, fresh_name, local_function, module_definitions, owner,
+                           parameter_names)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -216,6 +217,7 @@ def _kept_out(ctx, plan):
     model_code = _model_code(ctx, plan)
 
     fed = _fed_iterators(ctx)
+    helpers = _host_helpers(ctx, model_code, steps)
 
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
@@ -224,12 +226,10 @@ def _kept_out(ctx, plan):
                                                  for name in fed):
             return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
         for node in walk(statement_node):
-            if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With) or (
-                    isinstance(node, cst.For) and loop_trains(ctx, node)):
+            if isinstance(node, cst.Name) and node.value in model_code and node.value not in helpers or isinstance(
+                    node, cst.With) or (isinstance(node, cst.For) and loop_trains(ctx, node)):
                 return False  # runs a model, calls code of the file (a step defined beside it), or opens a tape
-            if isinstance(node, cst.For) and _is_dataset(ctx, node.iter) or (
-                    isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("iter", "list")
-                    and ctx.qualified_name(node.func) is None and node.args and _is_dataset(ctx, node.args[0].value)):
+            if _iterates_dataset(ctx, node) or isinstance(node, cst.Call) and _helper_iterates(ctx, helpers, node):
                 iterates = True
         return iterates
 
@@ -260,6 +260,72 @@ def _kept_out(ctx, plan):
             or bool(tuner_names) and tuner_results(statement_node))
 
     return kept_out
+
+
+def _iterates_dataset(ctx, node: cst.CSTNode, parameters: AbstractSet[str] = frozenset()) -> bool:
+    """Whether ``node`` reads a dataset's elements: a loop or a comprehension over it, ``iter`` or
+    ``list`` of it, or its ``as_numpy_iterator()``. ``parameters``: names taken for datasets (the
+    parameters of a helper that its callers give datasets)."""
+    def dataset(value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Name) and value.value in parameters or _is_dataset(ctx, value)
+
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return dataset(node.iter)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value in ("iter", "list") and ctx.qualified_name(func) is None and bool(node.args) and dataset(
+            node.args[0].value)
+    return isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator" and dataset(func.value)
+
+
+def _host_helpers(ctx, model_code: set, steps: set) -> dict:
+    """The plain functions of the file that only do host work (``labels_of(ds)`` gathering a
+    dataset's labels with NumPy, ``count_data_items(filenames)``): no model, no Keras object, no
+    variable, no ``with`` block, and only such functions of the file called. Calling one runs
+    nothing on a device, in the scope or out. Each name maps to the names of the parameters its body
+    iterates like a dataset."""
+    functions = {statement_node.name.value: statement_node for statement_node in ctx.module.body
+                 if isinstance(statement_node, cst.FunctionDef) and not statement_node.decorators
+                 and id(statement_node) not in steps}
+    helpers = {name: function for name, function in functions.items() if not any(
+        isinstance(node, cst.With) or isinstance(node, cst.Call) and _makes_device_objects(ctx, node.func)
+        for node in walk(function.body))}
+    while True:  # a helper calls helpers only
+        kept = {name: function for name, function in helpers.items() if not any(
+            isinstance(node, cst.Name) and node.value in model_code and node.value not in helpers
+            for node in walk(function.body))}
+        if len(kept) == len(helpers):
+            break
+        helpers = kept
+    return {name: {parameter for parameter in parameter_names(function) if any(
+        _iterates_dataset(ctx, node, {parameter}) for node in walk(function.body))}
+        for name, function in helpers.items()}
+
+
+def _makes_device_objects(ctx, func: cst.BaseExpression) -> bool:
+    """A call of Keras (other than its utilities) or ``tf.Variable``: it makes objects a scope places."""
+    keras_name = ctx.keras_name(func) or ""
+    return keras_name.startswith("keras.") and not keras_name.startswith("keras.utils.") or (
+        ctx.qualified_name(func) or "").startswith(("tensorflow.Variable", "tensorflow.compat.v1.Variable"))
+
+
+def _helper_iterates(ctx, helpers: dict, call: cst.Call) -> bool:
+    """``labels_of(val_ds)``: a host helper given a dataset for a parameter its body iterates."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in helpers):
+        return False
+    function = local_function(ctx, call.func.value, call)
+    iterated = helpers[call.func.value]
+    if function is None or not iterated:
+        return False
+    positions = parameter_names(function)
+    for index, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword is not None else positions[index] if not arg.star and index < len(
+            positions) else None
+        if name in iterated and _is_dataset(ctx, arg.value):
+            return True
+    return False
 
 
 def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
@@ -1241,6 +1307,67 @@ run_experiment(net)
                 plt.imshow(images[0].numpy())
             with strategy.scope():
                 model.fit(train_ds, epochs=2)
+            """,
+        ),
+        # So do a comprehension over a dataset, its NumPy iterator, and a helper of the file that
+        # gathers a dataset's labels on the host (one that compiles a regular expression is no model).
+        Example(
+            """\
+            import re
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def labels_of(dataset):
+                return np.concatenate([labels.numpy() for _, labels in dataset])
+
+
+            def count_items(filenames):
+                return sum(int(re.compile(r"-([0-9]+)\\.").search(name).group(1)) for name in filenames)
+
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            model.fit(val_ds, epochs=2)
+            y_true = np.concatenate([labels.numpy() for _, labels in val_ds])
+            images, labels = val_ds.as_numpy_iterator().next()
+            print(model.predict_on_batch(images).argmax(1), labels)
+            y_seen = labels_of(val_ds)
+            first = next(iter(val_ds.unbatch().batch(count_items(files))))
+            y_prob = model.predict(val_ds)
+            """,
+            """\
+            import re
+
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def labels_of(dataset):
+                return np.concatenate([labels.numpy() for _, labels in dataset])
+
+
+            def count_items(filenames):
+                return sum(int(re.compile(r"-([0-9]+)\\.").search(name).group(1)) for name in filenames)
+
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                model.fit(val_ds, epochs=2)
+            y_true = np.concatenate([labels.numpy() for _, labels in val_ds])
+            images, labels = val_ds.as_numpy_iterator().next()
+            with strategy.scope():
+                print(model.predict_on_batch(images).argmax(1), labels)
+            y_seen = labels_of(val_ds)
+            first = next(iter(val_ds.unbatch().batch(count_items(files))))
+            with strategy.scope():
+                y_prob = model.predict(val_ds)
             """,
         ),
         # A function with model code called in a loop would configure the IPU and make a strategy on

@@ -619,7 +619,7 @@ class _Analysis:
         as a Keras model: ``.compile(...)``, ``.fit(...)`` with an argument only Keras takes."""
         names = {call.func.value.value for call in self._in_function(cst.Call, owner)
                  if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
-                 and (call.func.attr.value == "compile" and call.args or is_keras_run(call))}
+                 and (self._compiles(call) or is_keras_run(call))}
         return names | self._passed_to_trainers(owner)
 
     def _passed_to_trainers(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
@@ -669,12 +669,17 @@ class _Analysis:
         if self._compiled is None:
             self._compiled = {}
             for call in self.ctx.nodes(cst.Call):
-                func = call.func
-                if (isinstance(func, cst.Attribute) and func.attr.value == "compile"
-                        and isinstance(func.value, cst.Name) and call.args):
+                if self._compiles(call):
                     owner = self.ctx.enclosing_function(call)
-                    self._compiled.setdefault(id(owner), set()).add(func.value.value)
+                    self._compiled.setdefault(id(owner), set()).add(call.func.value.value)
         return self._compiled
+
+    def _compiles(self, call: cst.Call) -> bool:
+        """``name.compile(...)`` with arguments, on a name no import binds: a model compiled
+        (``re.compile(pattern)`` compiles a regular expression)."""
+        func = call.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Name)
+                and bool(call.args) and self.ctx.qualified_name(func.value) is None)
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
