@@ -1790,6 +1790,98 @@ run_experiment(net)
             print("done")
             """,
         ),
+        # A model built by a method of a plain class: the scope runs from the object to the last use
+        # of the model taken from it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Net:
+                def build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            net = Net()
+            model = net.build()
+            history = model.fit(x, y, epochs=2)
+            print(history.history["loss"])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Net:
+                def build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                net = Net()
+                model = net.build()
+                history = model.fit(x, y, epochs=2)
+            print(history.history["loss"])
+            """,
+        ),
+        # A class that keeps its model in an attribute, made in `__init__` by a method that returns
+        # it: where its object is made and used is the model code.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, classes):
+                    self.model = self.make_model(classes)
+                    self.model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+
+                @staticmethod
+                def make_model(classes):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(classes)])
+
+                def predict(self, x):
+                    return self.model.predict(x)
+
+
+            def main():
+                trainer = Trainer(4)
+                trainer.model.fit(x, y, epochs=2)
+                predictions = trainer.predict(x)
+                print(predictions.argmax(-1))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, classes):
+                    self.model = self.make_model(classes)
+                    self.model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+
+                @staticmethod
+                def make_model(classes):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(classes)])
+
+                def predict(self, x):
+                    return self.model.predict(x)
+
+
+            def main():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    trainer = Trainer(4)
+                    trainer.model.fit(x, y, epochs=2)
+                    predictions = trainer.predict(x)
+                print(predictions.argmax(-1))
+            """,
+        ),
         # A text layer of the input pipeline, also called on new text written in the code after
         # training: still the host's, made and adapted out of the scope.
         Example(

@@ -933,12 +933,16 @@ class _Analysis:
         and ``build_discriminator``) would each configure the IPU and make a strategy, and what
         the class then compiles and trains with both models would mix two strategies. When only
         code outside the class makes its objects, the regions move there: each statement that makes
-        one, to the last statement of its block that uses the object."""
-        by_class: Dict[int, Tuple[cst.ClassDef, List[Region]]] = {}
+        one, to the last statement of its block that uses the object or a model taken from it
+        (``model = Net().build()``, then ``model.fit``). So does a class whose methods only return
+        a model or keep one in an attribute (``self.model = self._make_model()``), which have no
+        region of their own: where its objects are made and used is the model code."""
+        by_class: Dict[int, Tuple[cst.ClassDef, List[Region]]] = {
+            id(owner_class): (owner_class, []) for owner_class in self._model_making_classes()}
         for region in self.plan_.regions:
             function = self.ctx.enclosing_function(region.block) if not isinstance(region.block, cst.Module) else None
-            owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
-            if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+            owner_class = self._plain_class_of(function)
+            if owner_class is not None:
                 by_class.setdefault(id(owner_class), (owner_class, []))[1].append(region)
         for owner_class, methods in by_class.values():
             places = self._construction_places(owner_class)
@@ -966,15 +970,50 @@ class _Analysis:
             if block is None or self._inside_builder(block):
                 return None
             first = self._statement_in(block, statement)
-            assign = self.ctx.parent(call)
-            bound = {name for target in assign.targets for name in bound_names(target.target)} if isinstance(
-                assign, cst.Assign) else set()
-            last = first
-            for top, node in self._code_of_block(block):
-                if type(node) is cst.Name and node.value in bound and block.body.index(top) > block.body.index(last):
-                    last = top
-            places.append((block, first, last))
+            places.append((block, first, self._last_use_of_object(block, first)))
         return places
+
+    def _last_use_of_object(self, block: Block, first: cst.BaseStatement) -> cst.BaseStatement:
+        """The last statement of ``block`` that names what ``first`` assigns (an object of a class
+        of the file, or a model its method built: ``model = Net().build()``), or a part of it taken
+        later (``model = net.build()``, ``encoder = trainer.encoder``); ``first`` when there is none."""
+        assign = single_small(first)
+        bound = {name for target in assign.targets for name in bound_names(target.target)} if isinstance(
+            assign, cst.Assign) else set()
+        names_by_statement: Dict[int, Set[str]] = {}
+        for top, node in self._code_of_block(block):
+            if type(node) is cst.Name:
+                names_by_statement.setdefault(id(top), set()).add(node.value)
+        last = first
+        for top in block.body[block.body.index(first) + 1:]:
+            if not names_by_statement.get(id(top), set()) & bound:
+                continue
+            last = top
+            taken = single_small(top)
+            if isinstance(taken, cst.Assign) and _part_of(taken.value) in bound:
+                bound |= {name for target in taken.targets for name in bound_names(target.target)}
+        return last
+
+    def _plain_class_of(self, function: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
+        """The class ``function`` is a method of, when that class is no Keras model of the file."""
+        owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
+        if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+            return owner_class
+        return None
+
+    def _model_making_classes(self) -> List[cst.ClassDef]:
+        """Plain classes of the file (no Keras model, no strategy of their own) with a method that
+        assigns a model (to a name or an attribute: ``self.model = keras.Model(...)``) or returns
+        one (``return keras.Sequential(...)``)."""
+        methods = [function for function in self.ctx.nodes(cst.FunctionDef)
+                   if self._plain_class_of(function) is not None and self._returns_model(function)]
+        methods += [self.ctx.enclosing_function(assign) for assign in self._model_assignments()]
+        found: Dict[int, cst.ClassDef] = {}
+        for method in methods:
+            owner_class = self._plain_class_of(method)
+            if owner_class is not None and owner_class.name.value not in self.owned_strategies:
+                found[id(owner_class)] = owner_class
+        return list(found.values())
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
