@@ -105,6 +105,9 @@ class Region:
     first: cst.BaseStatement
     last: cst.BaseStatement
     anchor: cst.BaseStatement  # statement of the function/module body before which set-up goes
+    # Where the IPU configuration goes instead, when the region's function is called repeatedly
+    # (a fold of a k-fold loop): once, before those calls.
+    config_anchor: Optional[cst.BaseStatement] = None
 
 
 @dataclass
@@ -303,15 +306,26 @@ def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bo
 
 
 def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
-    """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
-    each block only (one after it in the same block runs later, when both are made already)."""
+    """Where the strategy goes: the regions' anchors, the first one of each block only (one after
+    it in the same block runs later, when it is made already)."""
+    return _first_per_block(ctx, [region.anchor for region in plan.regions])
+
+
+def config_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
+    """Where the IPU configuration goes: as the strategy, but before the calls of a function
+    called repeatedly that has a region of its own (``config_anchor``), so that the IPU system is
+    configured once."""
+    return _first_per_block(ctx, [region.config_anchor or region.anchor for region in plan.regions])
+
+
+def _first_per_block(ctx: FileContext, anchors: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
     first: Dict[int, cst.BaseStatement] = {}
-    for region in plan.regions:
-        block = ctx.block_of(region.anchor)
-        key = id(block) if block is not None else id(region.anchor)
+    for anchor in anchors:
+        block = ctx.block_of(anchor)
+        key = id(block) if block is not None else id(anchor)
         current = first.get(key)
-        if current is None or (block is not None and block.body.index(region.anchor) < block.body.index(current)):
-            first[key] = region.anchor
+        if current is None or (block is not None and block.body.index(anchor) < block.body.index(current)):
+            first[key] = anchor
     return list(first.values())
 
 
@@ -383,6 +397,7 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            self._configure_before_repeated_calls()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
                 plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
@@ -1014,6 +1029,20 @@ class _Analysis:
             if owner_class is not None and owner_class.name.value not in self.owned_strategies:
                 found[id(owner_class)] = owner_class
         return list(found.values())
+
+    def _configure_before_repeated_calls(self) -> None:
+        """A function that keeps a region of its own (it clears the session first, or makes its own
+        strategy) and is called repeatedly from one place (``train_fold`` in a k-fold loop) would
+        configure the IPU system on every call: the configuration goes before the first of those
+        calls, out of any loop (the strategy and its scope stay in the function)."""
+        for region in self.plan_.regions:
+            function = self._function_of(region.block)
+            if function is None or self.ctx.enclosing_function(region.anchor) is not function:
+                continue  # module code, or a scope that borrows the module's set-up
+            repeated = self._repeated_calls(function)
+            if repeated:
+                block = repeated[0][0]
+                region.config_anchor = self._anchor(min((top for _, top in repeated), key=block.body.index))
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
