@@ -102,18 +102,29 @@ _ANSWERS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"
 
 
 def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
-    """``model.evaluate(x_test, y_test)``, ``model(x[:5])`` or ``np.argmax(model.predict(x), 1)``
-    as the last line of a cell: the cell shows what the model answers, and the model must answer in
-    the scope."""
+    """A bare expression as the last line of a cell, in the scope: ``model.evaluate(x_test,
+    y_test)``, ``np.argmax(model.predict(x), 1)``, ``tf.nn.softmax(predictions).numpy()``. The cell
+    shows its value, so it is computed in the scope and shown after it. Not prose, ``print(...)``
+    or ``model.summary()``, which show nothing, nor what a model's other methods give (``fit``'s
+    ``History``), unless an answer of the model is in it."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
             value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
         return False  # prose, or a `print(...)` that shows what it gives by itself
     runners = plan.model_like | _layer_names(ctx)
-    return any(isinstance(node, cst.Call) and (
-        isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
-        or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value))
+    if any(isinstance(node, cst.Call) and (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
+            or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value)):
+        return True
+    return not _only_displays(ctx, statement_node) and not _model_method(value, runners)
+
+
+def _model_method(value: cst.BaseExpression, runners: set) -> bool:
+    """``model.fit(x, y)``, ``model.save("m.keras")``: a method of a model called as a statement,
+    for what it does (what it gives is no answer of the model)."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(
+        value.func.value, cst.Name) and value.func.value.value in runners
 
 
 def _layer_names(ctx) -> set:
@@ -472,8 +483,9 @@ class StrategyScope(Rule):
         "again after it (in a loop's body too), "
         "so that the cell still shows its output; so does a statement that calls a Keras loss object of "
         "automatic reduction on host values, which Keras refuses in a strategy's scope outside `fit` (such a "
-        "call on the model in the scope is reported); a cell that ends with the model's answer "
-        "(`model.evaluate(x, y)`) keeps it as `result = ...` in the scope and shows `result` after it."
+        "call on the model in the scope is reported); a cell that ends with a value computed in the scope "
+        "(the model's answer `model.evaluate(x, y)`, `tf.nn.softmax(logits).numpy()`) keeps it as "
+        "`result = ...` in the scope and shows `result` after it."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
