@@ -1985,6 +1985,33 @@ run_experiment(net)
                 print("CPU seconds", time.time() - start)
             """,
         ),
+        # Predictions of the trained model asked of the CPU: no baseline; the block goes in the scope
+        # with the model, and the person is told that the model answers on the IPU there.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(features, targets, epochs=1)
+            with tf.device("/CPU:0"):
+                predictions = model.predict(test_features)
+            print(predictions.argmax(axis=1))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(features, targets, epochs=1)
+                with tf.device("/CPU:0"):
+                    predictions = model.predict(test_features)
+            print(predictions.argmax(axis=1))
+            """,
+        ),
         # A strategy over several hosts: replaced, and what that loses said.
         Example(
             """\
@@ -2182,7 +2209,7 @@ run_experiment(net)
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
         if wrapped:
             self._report_losses_in_scope(ctx, wrapped, kept_out)
-            self._report_cpu_blocks(ctx, wrapped)
+            self._report_cpu_blocks(ctx, plan, wrapped)
             self._give_tuners_the_strategy(ctx, plan, wrapped)
             self._report_clearing_calls(ctx, wrapped, kept_out)
 
@@ -2229,20 +2256,29 @@ run_experiment(net)
                            f"would end the scope: the tuner builds them in `{plan.strategy_name}`'s scope itself "
                            "(`distribution_strategy`), and its `search` runs out of the scope", fixed=True)
 
-    def _report_cpu_blocks(self, ctx, regions) -> None:
+    def _report_cpu_blocks(self, ctx, plan, regions) -> None:
         """``with tf.device("/CPU:0"):`` in or around model code the port puts in the IPU strategy's
         scope (a CPU baseline a course times against the accelerator): the model is the strategy's,
-        and what the block measures is no longer the CPU."""
+        and what the block measures is no longer the CPU. A block that only runs a model trained
+        before it (``preds = model.predict(x_test)``) is no baseline: the port put it in the scope,
+        where the model answers on the IPU."""
         for with_node in ctx.nodes(cst.With):
             devices = [item.item for item in with_node.items if isinstance(item.item, cst.Call)
                        and ctx.qualified_name(item.item.func) in ("tensorflow.device", "tensorflow.compat.v1.device")
                        and item.item.args and "cpu" in code_of(ctx, item.item.args[0].value).lower()]
-            if devices and (in_regions(ctx, regions, with_node) or any(
+            if not devices or not (in_regions(ctx, regions, with_node) or any(
                     any(ancestor is with_node for ancestor in ctx.ancestors(region.first)) for region in regions)):
-                ctx.report(self.code, devices[0], "this block asks for the CPU, but its model code is in the IPU "
-                           "strategy's scope: the model is placed by the strategy and trained through the IPU's Keras, "
-                           "so a CPU baseline measures nothing; run it before the IPU is configured, out of the scope "
-                           "(or drop it)", fixed=False)
+                continue
+            if _only_runs_models(ctx, plan, with_node):
+                ctx.report(self.code, devices[0], "this block asks for the CPU to run a model made in the IPU "
+                           "strategy's scope; the port runs the block in that scope too (the model is used there), "
+                           "where Keras runs the model on the IPU, not on the CPU: drop the `with tf.device` block",
+                           fixed=False)
+                continue
+            ctx.report(self.code, devices[0], "this block asks for the CPU, but its model code is in the IPU "
+                       "strategy's scope: the model is placed by the strategy and trained through the IPU's Keras, "
+                       "so a CPU baseline measures nothing; run it before the IPU is configured, out of the scope "
+                       "(or drop it)", fixed=False)
 
     def _report_losses_in_scope(self, ctx, regions, kept_out) -> None:
         """A Keras loss object of automatic reduction called in the scope, outside ``fit`` and the
@@ -2312,6 +2348,23 @@ run_experiment(net)
             ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
         if clearing and isinstance(body[clearing[-1]], (cst.For, cst.While)):
             StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
+
+
+# Model methods that make or change a model: a block with one builds or trains on its device.
+_TRAINING = frozenset({"compile", "fit", "fit_generator", "train_on_batch"})
+
+
+def _only_runs_models(ctx, plan, with_node: cst.With) -> bool:
+    """Whether ``with_node`` only runs models made before it (``predict``, ``evaluate``, a call):
+    it makes no model and compiles or trains none."""
+    made = {id(assign) for assign in plan.model_assignments}
+    runs = False
+    for node in walk(with_node.body):
+        if id(node) in made or isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in _TRAINING):
+            return False
+        runs = runs or isinstance(node, cst.Name) and node.value in plan.model_like
+    return runs
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
