@@ -14,7 +14,7 @@ from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, 
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import (assignments, fresh_name, local_function, module_definitions, owner,
+from porter.scopes import (assignments, called_returns, fresh_name, local_function, module_definitions, owner,
                            parameter_names)
 
 
@@ -106,7 +106,8 @@ def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
     y_test)``, ``np.argmax(model.predict(x), 1)``, ``tf.nn.softmax(predictions).numpy()``. The cell
     shows its value, so it is computed in the scope and shown after it. Not prose, ``print(...)``
     or ``model.summary()``, which show nothing, nor what a model's other methods give (``fit``'s
-    ``History``), unless an answer of the model is in it."""
+    ``History``) unless an answer of the model is in it, nor a call of a function of the file that
+    returns nothing (``train(dataset)``)."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
@@ -117,7 +118,14 @@ def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
             isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
             or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value)):
         return True
-    return not _only_displays(ctx, statement_node) and not _model_method(value, runners)
+    return not (_only_displays(ctx, statement_node) or _model_method(value, runners) or _returns_nothing(ctx, value))
+
+
+def _returns_nothing(ctx, value: cst.BaseExpression) -> bool:
+    """``train(dataset, EPOCHS)``: a call of a function of the file that returns no value, so the
+    cell shows nothing."""
+    function, returned = called_returns(ctx, value)
+    return function is not None and not returned
 
 
 def _model_method(value: cst.BaseExpression, runners: set) -> bool:
