@@ -80,12 +80,13 @@ def values_of(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpress
     name the function neither assigns nor takes as a parameter, the module's assignments."""
     scope = owner(ctx, name)
     found = [value for _, bound, value in assignments(ctx, scope) if bound == name.value]
-    if not found and isinstance(scope, cst.FunctionDef) and name.value not in _parameters(scope):
+    if not found and isinstance(scope, cst.FunctionDef) and name.value not in parameter_names(scope):
         found = [value for _, bound, value in assignments(ctx, ctx.module) if bound == name.value]
     return found
 
 
-def _parameters(function: cst.FunctionDef) -> List[str]:
+def parameter_names(function: cst.FunctionDef) -> List[str]:
+    """The names of all of ``function``'s parameters, in order (``*args`` and ``**kwargs`` last)."""
     params = function.params
     names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
     names.extend(star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))

@@ -167,3 +167,25 @@ class Trainer:
 '''
     _, findings = report(source)
     assert [line.split(": ", 1)[0] for line in findings if " IPU153 " in line] == ["train.py:7:14"]
+
+
+def test_a_cpu_block_that_only_runs_the_trained_model_is_no_baseline():
+    source = '''\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(features, targets, epochs=1, batch_size=32)
+with tf.device("/CPU:0"):
+    predictions = model.predict(test_features, batch_size=32)
+with tf.device("/CPU:0"):
+    baseline = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    baseline.compile(optimizer="sgd", loss="mse")
+    baseline.fit(features, targets, epochs=1, batch_size=32)
+'''
+    _, findings = report(source)
+    cpu = [line for line in findings if "asks for the CPU" in line]
+    assert len(cpu) == 2
+    assert "train.py:6:6:" in cpu[0] and "to run a model made in the IPU strategy's scope" in cpu[0]
+    assert "drop the `with tf.device` block" in cpu[0] and "baseline" not in cpu[0]
+    assert "train.py:8:6:" in cpu[1] and "a CPU baseline measures nothing" in cpu[1]

@@ -245,6 +245,10 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
         code_cell("model(features[:4])"),
         code_cell("np.argmax(model.predict(features, batch_size=32), axis=1)"),
         code_cell("print(model.evaluate(features, labels, batch_size=32))"),
+        code_cell("tf.nn.sigmoid(scores).numpy()"),
+        code_cell("model.fit(features, labels, batch_size=32)"),
+        code_cell("def report(data):\n    print(model.evaluate(data, labels, batch_size=32))"),
+        code_cell("report(features)"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
@@ -262,4 +266,8 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     # A `print` shows what it gives by itself: nothing to keep.
     assert sources[7] == "with strategy.scope():\n    print(model.evaluate(features, labels, batch_size=32))"
     assert sources[3].endswith("    frame = pd.DataFrame(history.history)\nframe.tail()")
+    # Any other value a cell ends with is shown after the scope too; what `fit` gives is no answer.
+    assert sources[8] == "with strategy.scope():\n    result = tf.nn.sigmoid(scores).numpy()\nresult"
+    assert sources[9] == "with strategy.scope():\n    model.fit(features, labels, batch_size=32)"
+    assert sources[11] == "with strategy.scope():\n    report(features)"  # a function that returns nothing
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -1,5 +1,5 @@
 from porter.cstutil import statement
-from porter.rules.keras._analysis.model_plan import model_plan, setup_anchors
+from porter.rules.keras._analysis.model_plan import config_anchors, model_plan
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import fresh_name
@@ -107,6 +107,50 @@ class IpuConfig(Rule):
                 model.fit(x, y)
             """,
         ),
+        # A function that trains a fresh model per fold (it clears the session, so it keeps its own
+        # scope) called in a loop: configured once, before the loop, not on every call.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train_fold(fold):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x[fold], y[fold], epochs=2)
+                return model.evaluate(x_val, y_val)
+
+
+            def main():
+                scores = []
+                for fold in range(5):
+                    scores.append(train_fold(fold))
+                print(sum(scores) / len(scores))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train_fold(fold):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x[fold], y[fold], epochs=2)
+                return model.evaluate(x_val, y_val)
+
+
+            def main():
+                scores = []
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                for fold in range(5):
+                    scores.append(train_fold(fold))
+                print(sum(scores) / len(scores))
+            """,
+        ),
         # A trainer class given the strategy a function of the file makes: configured before the
         # statement that calls that function, in the main block.
         Example(
@@ -174,7 +218,7 @@ class IpuConfig(Rule):
         if plan.strategy_statement is not None:
             anchors.append(plan.strategy_statement)
         else:
-            anchors.extend(setup_anchors(ctx, plan))
+            anchors.extend(config_anchors(ctx, plan))
         name = config_name(ctx)
         done = set()
         for anchor in anchors:

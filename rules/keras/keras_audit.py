@@ -11,7 +11,8 @@ from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (MODEL_BASES, Plan, calls_by_name, in_regions, model_plan,
                                                     runs_model)
 from porter.rules.keras._analysis.steps import trains
-from porter.rules.keras._analysis.util import SKLEARN_WRAPPERS, is_callback_method, run_by_keras, subclasses_of
+from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method, run_by_keras,
+                                              subclasses_of)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
@@ -162,6 +163,40 @@ with strategy.scope():
     net.compile(loss="mse")
     show = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: print(net.predict(probe)))
     net.fit(x, y, batch_size=32, callbacks=[show])
+""",
+            reported=False,
+        ),
+        # So does a function given to a callback by name, and a method of a callback class derived
+        # from one of the file's (text generated at the end of each epoch).
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    net = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+    net.compile(loss="mse")
+
+
+def generate(epoch, logs):
+    print(net.predict(seed, verbose=0).argmax(-1))
+
+
+class Base(tf.keras.callbacks.Callback):
+    pass
+
+
+class Sampler(Base):
+    def on_epoch_end(self, epoch, logs=None):
+        print(net.predict(seed, verbose=0).argmax(-1))
+
+
+with strategy.scope():
+    net.fit(x, y, batch_size=32, callbacks=[tf.keras.callbacks.LambdaCallback(on_epoch_end=generate), Sampler()])
 """,
             reported=False,
         ),
@@ -435,7 +470,8 @@ class _Coverage:
         seen.add(id(function))
         callers = self._callers(function)
         if not callers:
-            return node
+            # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
+            return None if handed_to_callback(self.ctx, function) else node
         for caller in callers:
             outside = self._outside(caller, depth - 1, seen)
             if outside is not None:

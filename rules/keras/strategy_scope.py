@@ -1,5 +1,5 @@
 import builtins
-from typing import Optional
+from typing import AbstractSet, Optional
 
 import libcst as cst
 
@@ -14,7 +14,8 @@ from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, 
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import assignments, fresh_name, local_function, module_definitions, owner
+from porter.scopes import (assignments, called_returns, fresh_name, local_function, module_definitions, owner,
+                           parameter_names)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -101,18 +102,37 @@ _ANSWERS = frozenset({"evaluate", "predict", "predict_on_batch", "test_on_batch"
 
 
 def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
-    """``model.evaluate(x_test, y_test)``, ``model(x[:5])`` or ``np.argmax(model.predict(x), 1)``
-    as the last line of a cell: the cell shows what the model answers, and the model must answer in
-    the scope."""
+    """A bare expression as the last line of a cell, in the scope: ``model.evaluate(x_test,
+    y_test)``, ``np.argmax(model.predict(x), 1)``, ``tf.nn.softmax(predictions).numpy()``. The cell
+    shows its value, so it is computed in the scope and shown after it. Not prose, ``print(...)``
+    or ``model.summary()``, which show nothing, nor what a model's other methods give (``fit``'s
+    ``History``) unless an answer of the model is in it, nor a call of a function of the file that
+    returns nothing (``train(dataset)``)."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
             value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
         return False  # prose, or a `print(...)` that shows what it gives by itself
     runners = plan.model_like | _layer_names(ctx)
-    return any(isinstance(node, cst.Call) and (
-        isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
-        or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value))
+    if any(isinstance(node, cst.Call) and (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in _ANSWERS
+            or isinstance(node.func, cst.Name) and node.func.value in runners) for node in walk(value)):
+        return True
+    return not (_only_displays(ctx, statement_node) or _model_method(value, runners) or _returns_nothing(ctx, value))
+
+
+def _returns_nothing(ctx, value: cst.BaseExpression) -> bool:
+    """``train(dataset, EPOCHS)``: a call of a function of the file that returns no value, so the
+    cell shows nothing."""
+    function, returned = called_returns(ctx, value)
+    return function is not None and not returned
+
+
+def _model_method(value: cst.BaseExpression, runners: set) -> bool:
+    """``model.fit(x, y)``, ``model.save("m.keras")``: a method of a model called as a statement,
+    for what it does (what it gives is no answer of the model)."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(
+        value.func.value, cst.Name) and value.func.value.value in runners
 
 
 def _layer_names(ctx) -> set:
@@ -216,6 +236,7 @@ def _kept_out(ctx, plan):
     model_code = _model_code(ctx, plan)
 
     fed = _fed_iterators(ctx)
+    helpers = _host_helpers(ctx, model_code, steps)
 
     def host_iteration(statement_node: cst.BaseStatement) -> bool:
         iterates = False
@@ -224,12 +245,10 @@ def _kept_out(ctx, plan):
                                                  for name in fed):
             return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
         for node in walk(statement_node):
-            if isinstance(node, cst.Name) and node.value in model_code or isinstance(node, cst.With) or (
-                    isinstance(node, cst.For) and loop_trains(ctx, node)):
+            if isinstance(node, cst.Name) and node.value in model_code and node.value not in helpers or isinstance(
+                    node, cst.With) or (isinstance(node, cst.For) and loop_trains(ctx, node)):
                 return False  # runs a model, calls code of the file (a step defined beside it), or opens a tape
-            if isinstance(node, cst.For) and _is_dataset(ctx, node.iter) or (
-                    isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("iter", "list")
-                    and ctx.qualified_name(node.func) is None and node.args and _is_dataset(ctx, node.args[0].value)):
+            if _iterates_dataset(ctx, node) or isinstance(node, cst.Call) and _helper_iterates(ctx, helpers, node):
                 iterates = True
         return iterates
 
@@ -260,6 +279,72 @@ def _kept_out(ctx, plan):
             or bool(tuner_names) and tuner_results(statement_node))
 
     return kept_out
+
+
+def _iterates_dataset(ctx, node: cst.CSTNode, parameters: AbstractSet[str] = frozenset()) -> bool:
+    """Whether ``node`` reads a dataset's elements: a loop or a comprehension over it, ``iter`` or
+    ``list`` of it, or its ``as_numpy_iterator()``. ``parameters``: names taken for datasets (the
+    parameters of a helper that its callers give datasets)."""
+    def dataset(value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Name) and value.value in parameters or _is_dataset(ctx, value)
+
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return dataset(node.iter)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Name):
+        return func.value in ("iter", "list") and ctx.qualified_name(func) is None and bool(node.args) and dataset(
+            node.args[0].value)
+    return isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator" and dataset(func.value)
+
+
+def _host_helpers(ctx, model_code: set, steps: set) -> dict:
+    """The plain functions of the file that only do host work (``labels_of(ds)`` gathering a
+    dataset's labels with NumPy, ``count_data_items(filenames)``): no model, no Keras object, no
+    variable, no ``with`` block, and only such functions of the file called. Calling one runs
+    nothing on a device, in the scope or out. Each name maps to the names of the parameters its body
+    iterates like a dataset."""
+    functions = {statement_node.name.value: statement_node for statement_node in ctx.module.body
+                 if isinstance(statement_node, cst.FunctionDef) and not statement_node.decorators
+                 and id(statement_node) not in steps}
+    helpers = {name: function for name, function in functions.items() if not any(
+        isinstance(node, cst.With) or isinstance(node, cst.Call) and _makes_device_objects(ctx, node.func)
+        for node in walk(function.body))}
+    while True:  # a helper calls helpers only
+        kept = {name: function for name, function in helpers.items() if not any(
+            isinstance(node, cst.Name) and node.value in model_code and node.value not in helpers
+            for node in walk(function.body))}
+        if len(kept) == len(helpers):
+            break
+        helpers = kept
+    return {name: {parameter for parameter in parameter_names(function) if any(
+        _iterates_dataset(ctx, node, {parameter}) for node in walk(function.body))}
+        for name, function in helpers.items()}
+
+
+def _makes_device_objects(ctx, func: cst.BaseExpression) -> bool:
+    """A call of Keras (other than its utilities) or ``tf.Variable``: it makes objects a scope places."""
+    keras_name = ctx.keras_name(func) or ""
+    return keras_name.startswith("keras.") and not keras_name.startswith("keras.utils.") or (
+        ctx.qualified_name(func) or "").startswith(("tensorflow.Variable", "tensorflow.compat.v1.Variable"))
+
+
+def _helper_iterates(ctx, helpers: dict, call: cst.Call) -> bool:
+    """``labels_of(val_ds)``: a host helper given a dataset for a parameter its body iterates."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in helpers):
+        return False
+    function = local_function(ctx, call.func.value, call)
+    iterated = helpers[call.func.value]
+    if function is None or not iterated:
+        return False
+    positions = parameter_names(function)
+    for index, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword is not None else positions[index] if not arg.star and index < len(
+            positions) else None
+        if name in iterated and _is_dataset(ctx, arg.value):
+            return True
+    return False
 
 
 def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
@@ -406,8 +491,9 @@ class StrategyScope(Rule):
         "again after it (in a loop's body too), "
         "so that the cell still shows its output; so does a statement that calls a Keras loss object of "
         "automatic reduction on host values, which Keras refuses in a strategy's scope outside `fit` (such a "
-        "call on the model in the scope is reported); a cell that ends with the model's answer "
-        "(`model.evaluate(x, y)`) keeps it as `result = ...` in the scope and shows `result` after it."
+        "call on the model in the scope is reported); a cell that ends with a value computed in the scope "
+        "(the model's answer `model.evaluate(x, y)`, `tf.nn.softmax(logits).numpy()`) keeps it as "
+        "`result = ...` in the scope and shows `result` after it."
     )
     examples = (
         # A model from an imported builder under an existing strategy scope: the scope is kept
@@ -1243,6 +1329,67 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # So do a comprehension over a dataset, its NumPy iterator, and a helper of the file that
+        # gathers a dataset's labels on the host (one that compiles a regular expression is no model).
+        Example(
+            """\
+            import re
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def labels_of(dataset):
+                return np.concatenate([labels.numpy() for _, labels in dataset])
+
+
+            def count_items(filenames):
+                return sum(int(re.compile(r"-([0-9]+)\\.").search(name).group(1)) for name in filenames)
+
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            model.fit(val_ds, epochs=2)
+            y_true = np.concatenate([labels.numpy() for _, labels in val_ds])
+            images, labels = val_ds.as_numpy_iterator().next()
+            print(model.predict_on_batch(images).argmax(1), labels)
+            y_seen = labels_of(val_ds)
+            first = next(iter(val_ds.unbatch().batch(count_items(files))))
+            y_prob = model.predict(val_ds)
+            """,
+            """\
+            import re
+
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def labels_of(dataset):
+                return np.concatenate([labels.numpy() for _, labels in dataset])
+
+
+            def count_items(filenames):
+                return sum(int(re.compile(r"-([0-9]+)\\.").search(name).group(1)) for name in filenames)
+
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                model.fit(val_ds, epochs=2)
+            y_true = np.concatenate([labels.numpy() for _, labels in val_ds])
+            images, labels = val_ds.as_numpy_iterator().next()
+            with strategy.scope():
+                print(model.predict_on_batch(images).argmax(1), labels)
+            y_seen = labels_of(val_ds)
+            first = next(iter(val_ds.unbatch().batch(count_items(files))))
+            with strategy.scope():
+                y_prob = model.predict(val_ds)
+            """,
+        ),
         # A function with model code called in a loop would configure the IPU and make a strategy on
         # every call: the loop that calls it goes in the scope instead.
         Example(
@@ -1716,6 +1863,98 @@ run_experiment(net)
             print("done")
             """,
         ),
+        # A model built by a method of a plain class: the scope runs from the object to the last use
+        # of the model taken from it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Net:
+                def build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            net = Net()
+            model = net.build()
+            history = model.fit(x, y, epochs=2)
+            print(history.history["loss"])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Net:
+                def build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                net = Net()
+                model = net.build()
+                history = model.fit(x, y, epochs=2)
+            print(history.history["loss"])
+            """,
+        ),
+        # A class that keeps its model in an attribute, made in `__init__` by a method that returns
+        # it: where its object is made and used is the model code.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, classes):
+                    self.model = self.make_model(classes)
+                    self.model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+
+                @staticmethod
+                def make_model(classes):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(classes)])
+
+                def predict(self, x):
+                    return self.model.predict(x)
+
+
+            def main():
+                trainer = Trainer(4)
+                trainer.model.fit(x, y, epochs=2)
+                predictions = trainer.predict(x)
+                print(predictions.argmax(-1))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, classes):
+                    self.model = self.make_model(classes)
+                    self.model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+
+                @staticmethod
+                def make_model(classes):
+                    return tf.keras.Sequential([tf.keras.layers.Dense(classes)])
+
+                def predict(self, x):
+                    return self.model.predict(x)
+
+
+            def main():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    trainer = Trainer(4)
+                    trainer.model.fit(x, y, epochs=2)
+                    predictions = trainer.predict(x)
+                print(predictions.argmax(-1))
+            """,
+        ),
         # A text layer of the input pipeline, also called on new text written in the code after
         # training: still the host's, made and adapted out of the scope.
         Example(
@@ -1805,6 +2044,33 @@ run_experiment(net)
                     start = time.time()
                     baseline.fit(features, targets, epochs=1)
                 print("CPU seconds", time.time() - start)
+            """,
+        ),
+        # Predictions of the trained model asked of the CPU: no baseline; the block goes in the scope
+        # with the model, and the person is told that the model answers on the IPU there.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(features, targets, epochs=1)
+            with tf.device("/CPU:0"):
+                predictions = model.predict(test_features)
+            print(predictions.argmax(axis=1))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(features, targets, epochs=1)
+                with tf.device("/CPU:0"):
+                    predictions = model.predict(test_features)
+            print(predictions.argmax(axis=1))
             """,
         ),
         # A strategy over several hosts: replaced, and what that loses said.
@@ -2004,7 +2270,7 @@ run_experiment(net)
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
         if wrapped:
             self._report_losses_in_scope(ctx, wrapped, kept_out)
-            self._report_cpu_blocks(ctx, wrapped)
+            self._report_cpu_blocks(ctx, plan, wrapped)
             self._give_tuners_the_strategy(ctx, plan, wrapped)
             self._report_clearing_calls(ctx, wrapped, kept_out)
 
@@ -2051,20 +2317,29 @@ run_experiment(net)
                            f"would end the scope: the tuner builds them in `{plan.strategy_name}`'s scope itself "
                            "(`distribution_strategy`), and its `search` runs out of the scope", fixed=True)
 
-    def _report_cpu_blocks(self, ctx, regions) -> None:
+    def _report_cpu_blocks(self, ctx, plan, regions) -> None:
         """``with tf.device("/CPU:0"):`` in or around model code the port puts in the IPU strategy's
         scope (a CPU baseline a course times against the accelerator): the model is the strategy's,
-        and what the block measures is no longer the CPU."""
+        and what the block measures is no longer the CPU. A block that only runs a model trained
+        before it (``preds = model.predict(x_test)``) is no baseline: the port put it in the scope,
+        where the model answers on the IPU."""
         for with_node in ctx.nodes(cst.With):
             devices = [item.item for item in with_node.items if isinstance(item.item, cst.Call)
                        and ctx.qualified_name(item.item.func) in ("tensorflow.device", "tensorflow.compat.v1.device")
                        and item.item.args and "cpu" in code_of(ctx, item.item.args[0].value).lower()]
-            if devices and (in_regions(ctx, regions, with_node) or any(
+            if not devices or not (in_regions(ctx, regions, with_node) or any(
                     any(ancestor is with_node for ancestor in ctx.ancestors(region.first)) for region in regions)):
-                ctx.report(self.code, devices[0], "this block asks for the CPU, but its model code is in the IPU "
-                           "strategy's scope: the model is placed by the strategy and trained through the IPU's Keras, "
-                           "so a CPU baseline measures nothing; run it before the IPU is configured, out of the scope "
-                           "(or drop it)", fixed=False)
+                continue
+            if _only_runs_models(ctx, plan, with_node):
+                ctx.report(self.code, devices[0], "this block asks for the CPU to run a model made in the IPU "
+                           "strategy's scope; the port runs the block in that scope too (the model is used there), "
+                           "where Keras runs the model on the IPU, not on the CPU: drop the `with tf.device` block",
+                           fixed=False)
+                continue
+            ctx.report(self.code, devices[0], "this block asks for the CPU, but its model code is in the IPU "
+                       "strategy's scope: the model is placed by the strategy and trained through the IPU's Keras, "
+                       "so a CPU baseline measures nothing; run it before the IPU is configured, out of the scope "
+                       "(or drop it)", fixed=False)
 
     def _report_losses_in_scope(self, ctx, regions, kept_out) -> None:
         """A Keras loss object of automatic reduction called in the scope, outside ``fit`` and the
@@ -2134,6 +2409,23 @@ run_experiment(net)
             ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
         if clearing and isinstance(body[clearing[-1]], (cst.For, cst.While)):
             StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
+
+
+# Model methods that make or change a model: a block with one builds or trains on its device.
+_TRAINING = frozenset({"compile", "fit", "fit_generator", "train_on_batch"})
+
+
+def _only_runs_models(ctx, plan, with_node: cst.With) -> bool:
+    """Whether ``with_node`` only runs models made before it (``predict``, ``evaluate``, a call):
+    it makes no model and compiles or trains none."""
+    made = {id(assign) for assign in plan.model_assignments}
+    runs = False
+    for node in walk(with_node.body):
+        if id(node) in made or isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in _TRAINING):
+            return False
+        runs = runs or isinstance(node, cst.Name) and node.value in plan.model_like
+    return runs
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:

@@ -105,6 +105,9 @@ class Region:
     first: cst.BaseStatement
     last: cst.BaseStatement
     anchor: cst.BaseStatement  # statement of the function/module body before which set-up goes
+    # Where the IPU configuration goes instead, when the region's function is called repeatedly
+    # (a fold of a k-fold loop): once, before those calls.
+    config_anchor: Optional[cst.BaseStatement] = None
 
 
 @dataclass
@@ -334,15 +337,26 @@ def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bo
 
 
 def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
-    """Where the IPU configuration and the strategy go: the regions' anchors, the first one of
-    each block only (one after it in the same block runs later, when both are made already)."""
+    """Where the strategy goes: the regions' anchors, the first one of each block only (one after
+    it in the same block runs later, when it is made already)."""
+    return _first_per_block(ctx, [region.anchor for region in plan.regions])
+
+
+def config_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
+    """Where the IPU configuration goes: as the strategy, but before the calls of a function
+    called repeatedly that has a region of its own (``config_anchor``), so that the IPU system is
+    configured once."""
+    return _first_per_block(ctx, [region.config_anchor or region.anchor for region in plan.regions])
+
+
+def _first_per_block(ctx: FileContext, anchors: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
     first: Dict[int, cst.BaseStatement] = {}
-    for region in plan.regions:
-        block = ctx.block_of(region.anchor)
-        key = id(block) if block is not None else id(region.anchor)
+    for anchor in anchors:
+        block = ctx.block_of(anchor)
+        key = id(block) if block is not None else id(anchor)
         current = first.get(key)
-        if current is None or (block is not None and block.body.index(region.anchor) < block.body.index(current)):
-            first[key] = region.anchor
+        if current is None or (block is not None and block.body.index(anchor) < block.body.index(current)):
+            first[key] = anchor
     return list(first.values())
 
 
@@ -417,6 +431,7 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            self._configure_before_repeated_calls()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
                 plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
@@ -694,7 +709,7 @@ class _Analysis:
         as a Keras model: ``.compile(...)``, ``.fit(...)`` with an argument only Keras takes."""
         names = {call.func.value.value for call in self._in_function(cst.Call, owner)
                  if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
-                 and (call.func.attr.value == "compile" and call.args or is_keras_run(call))}
+                 and (self._compiles(call) or is_keras_run(call))}
         return names | self._passed_to_trainers(owner)
 
     def _passed_to_trainers(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
@@ -744,12 +759,17 @@ class _Analysis:
         if self._compiled is None:
             self._compiled = {}
             for call in self.ctx.nodes(cst.Call):
-                func = call.func
-                if (isinstance(func, cst.Attribute) and func.attr.value == "compile"
-                        and isinstance(func.value, cst.Name) and call.args):
+                if self._compiles(call):
                     owner = self.ctx.enclosing_function(call)
-                    self._compiled.setdefault(id(owner), set()).add(func.value.value)
+                    self._compiled.setdefault(id(owner), set()).add(call.func.value.value)
         return self._compiled
+
+    def _compiles(self, call: cst.Call) -> bool:
+        """``name.compile(...)`` with arguments, on a name no import binds: a model compiled
+        (``re.compile(pattern)`` compiles a regular expression)."""
+        func = call.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "compile" and isinstance(func.value, cst.Name)
+                and bool(call.args) and self.ctx.qualified_name(func.value) is None)
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
@@ -1010,12 +1030,16 @@ class _Analysis:
         and ``build_discriminator``) would each configure the IPU and make a strategy, and what
         the class then compiles and trains with both models would mix two strategies. When only
         code outside the class makes its objects, the regions move there: each statement that makes
-        one, to the last statement of its block that uses the object."""
-        by_class: Dict[int, Tuple[cst.ClassDef, List[Region]]] = {}
+        one, to the last statement of its block that uses the object or a model taken from it
+        (``model = Net().build()``, then ``model.fit``). So does a class whose methods only return
+        a model or keep one in an attribute (``self.model = self._make_model()``), which have no
+        region of their own: where its objects are made and used is the model code."""
+        by_class: Dict[int, Tuple[cst.ClassDef, List[Region]]] = {
+            id(owner_class): (owner_class, []) for owner_class in self._model_making_classes()}
         for region in self.plan_.regions:
             function = self.ctx.enclosing_function(region.block) if not isinstance(region.block, cst.Module) else None
-            owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
-            if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+            owner_class = self._plain_class_of(function)
+            if owner_class is not None:
                 by_class.setdefault(id(owner_class), (owner_class, []))[1].append(region)
         for owner_class, methods in by_class.values():
             places = self._construction_places(owner_class)
@@ -1043,15 +1067,64 @@ class _Analysis:
             if block is None or self._inside_builder(block):
                 return None
             first = self._statement_in(block, statement)
-            assign = self.ctx.parent(call)
-            bound = {name for target in assign.targets for name in bound_names(target.target)} if isinstance(
-                assign, cst.Assign) else set()
-            last = first
-            for top, node in self._code_of_block(block):
-                if type(node) is cst.Name and node.value in bound and block.body.index(top) > block.body.index(last):
-                    last = top
-            places.append((block, first, last))
+            places.append((block, first, self._last_use_of_object(block, first)))
         return places
+
+    def _last_use_of_object(self, block: Block, first: cst.BaseStatement) -> cst.BaseStatement:
+        """The last statement of ``block`` that names what ``first`` assigns (an object of a class
+        of the file, or a model its method built: ``model = Net().build()``), or a part of it taken
+        later (``model = net.build()``, ``encoder = trainer.encoder``); ``first`` when there is none."""
+        assign = single_small(first)
+        bound = {name for target in assign.targets for name in bound_names(target.target)} if isinstance(
+            assign, cst.Assign) else set()
+        names_by_statement: Dict[int, Set[str]] = {}
+        for top, node in self._code_of_block(block):
+            if type(node) is cst.Name:
+                names_by_statement.setdefault(id(top), set()).add(node.value)
+        last = first
+        for top in block.body[block.body.index(first) + 1:]:
+            if not names_by_statement.get(id(top), set()) & bound:
+                continue
+            last = top
+            taken = single_small(top)
+            if isinstance(taken, cst.Assign) and _part_of(taken.value) in bound:
+                bound |= {name for target in taken.targets for name in bound_names(target.target)}
+        return last
+
+    def _plain_class_of(self, function: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
+        """The class ``function`` is a method of, when that class is no Keras model of the file."""
+        owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
+        if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+            return owner_class
+        return None
+
+    def _model_making_classes(self) -> List[cst.ClassDef]:
+        """Plain classes of the file (no Keras model, no strategy of their own) with a method that
+        assigns a model (to a name or an attribute: ``self.model = keras.Model(...)``) or returns
+        one (``return keras.Sequential(...)``)."""
+        methods = [function for function in self.ctx.nodes(cst.FunctionDef)
+                   if self._plain_class_of(function) is not None and self._returns_model(function)]
+        methods += [self.ctx.enclosing_function(assign) for assign in self._model_assignments()]
+        found: Dict[int, cst.ClassDef] = {}
+        for method in methods:
+            owner_class = self._plain_class_of(method)
+            if owner_class is not None and owner_class.name.value not in self.owned_strategies:
+                found[id(owner_class)] = owner_class
+        return list(found.values())
+
+    def _configure_before_repeated_calls(self) -> None:
+        """A function that keeps a region of its own (it clears the session first, or makes its own
+        strategy) and is called repeatedly from one place (``train_fold`` in a k-fold loop) would
+        configure the IPU system on every call: the configuration goes before the first of those
+        calls, out of any loop (the strategy and its scope stay in the function)."""
+        for region in self.plan_.regions:
+            function = self._function_of(region.block)
+            if function is None or self.ctx.enclosing_function(region.anchor) is not function:
+                continue  # module code, or a scope that borrows the module's set-up
+            repeated = self._repeated_calls(function)
+            if repeated:
+                block = repeated[0][0]
+                region.config_anchor = self._anchor(min((top for _, top in repeated), key=block.body.index))
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed

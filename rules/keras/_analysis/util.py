@@ -253,8 +253,21 @@ def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
     """A method of a Keras callback class (``on_epoch_end`` of a ``keras.callbacks.Callback``):
     Keras calls it from ``fit``/``evaluate``/``predict``, where ``self.model`` is the model."""
     owner = ctx.enclosing(function, cst.ClassDef)
-    return owner is not None and ctx.enclosing_function(function) is None and any(
+    return owner is not None and ctx.enclosing_function(function) is None and (any(
         (ctx.keras_name(base.value) or "").startswith("keras.callbacks.") for base in owner.bases)
+        or subclasses_of(ctx, "keras.callbacks.Callback").get(owner.name.value) is owner)
+
+
+def handed_to_callback(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` is given by name to a Keras callback (``LambdaCallback(on_epoch_end=
+    sample)``): Keras calls it from ``fit``/``evaluate``/``predict``."""
+    for node in ctx.nodes(cst.Name):
+        arg = ctx.parent(node)
+        if node.value == function.name.value and isinstance(arg, cst.Arg) and arg.value is node:
+            call = ctx.parent(arg)
+            if isinstance(call, cst.Call) and (ctx.keras_name(call.func) or "").startswith("keras.callbacks."):
+                return True
+    return False
 
 
 def run_by_keras(method: cst.FunctionDef, owner: cst.ClassDef, entries=("train_step", "test_step")) -> bool:
