@@ -56,7 +56,8 @@ class AddonsLayers(Rule):
         "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
         "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
         "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
-        "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does). Layers left as "
+        "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does); a recurrent "
+        "layer that returns its last output only, or a `GlobalAveragePooling1D`, ends a mask. Layers left as "
         "they "
         "are get a finding saying why, as do those of a file that reloads saved models with `load_model` "
         "and no `custom_objects` (it would have to name the IPU layers' classes). `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
@@ -98,6 +99,49 @@ class AddonsLayers(Rule):
                 x = ipu_layers.Dropout(0.2)(x)
                 x = tf.keras.layers.GlobalAveragePooling1D()(x)
                 return tf.keras.Model(tokens, x)
+            """,
+        ),
+        # A recurrent layer that returns its last output only (or the average over the steps) ends the
+        # mask of `Embedding(mask_zero=True)`: the Dropout after it gets none, and is swapped.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_tagger(vocab, length):
+                ids = tf.keras.Input(shape=(length,), dtype="int32")
+                h = tf.keras.layers.Embedding(vocab, 64, mask_zero=True)(ids)
+                h = tf.keras.layers.GRU(64)(h)
+                h = tf.keras.layers.Dropout(0.3)(h)
+                return tf.keras.Model(ids, tf.keras.layers.Dense(4)(h))
+
+
+            scorer = tf.keras.Sequential([
+                tf.keras.layers.Embedding(2000, 32, mask_zero=True),
+                tf.keras.layers.GlobalAveragePooling1D(),
+                tf.keras.layers.Dropout(0.2),
+                tf.keras.layers.Dense(1),
+            ])
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build_tagger(vocab, length):
+                ids = tf.keras.Input(shape=(length,), dtype="int32")
+                h = tf.keras.layers.Embedding(vocab, 64, mask_zero=True)(ids)
+                h = tf.keras.layers.GRU(64)(h)
+                h = ipu_layers.Dropout(0.3)(h)
+                return tf.keras.Model(ids, tf.keras.layers.Dense(4)(h))
+
+
+            scorer = tf.keras.Sequential([
+                tf.keras.layers.Embedding(2000, 32, mask_zero=True),
+                tf.keras.layers.GlobalAveragePooling1D(),
+                ipu_layers.Dropout(0.2),
+                tf.keras.layers.Dense(1),
+            ])
             """,
         ),
         Example(

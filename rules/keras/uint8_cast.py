@@ -3,7 +3,7 @@ import libcst as cst
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets
 from porter.rules.keras._analysis.model_plan import model_plan
-from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, method_calls
+from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, is_estimator, method_calls
 
 _ROLES = ("x", "y", "features", "labels")
 
@@ -317,6 +317,18 @@ class Uint8Cast(Rule):
             """,
             reported=False,
         ),
+        # A scikit-learn estimator fitted on the labels computes on the host: left as it is.
+        Example(
+            """\
+            import tensorflow as tf
+            from sklearn.neighbors import KNeighborsClassifier
+
+            (x_train, y_train), _ = tf.keras.datasets.fashion_mnist.load_data()
+            neighbours = KNeighborsClassifier(n_neighbors=5)
+            neighbours.fit(x_train.reshape(len(x_train), -1), y_train)
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -324,6 +336,8 @@ class Uint8Cast(Rule):
         for call, method in method_calls(ctx, *DATA_METHODS, "search"):
             if method == "search" and not (isinstance(call.func.value, cst.Name) and call.func.value.value in holders):
                 continue  # `search` trains only on a tuner given a builder of the file (it passes its data to `fit`)
+            if is_estimator(ctx, call.func.value):
+                continue  # scikit-learn's `fit` computes on the host
             for role, value in data_arguments(call, method):
                 if role in _ROLES:
                     cast_uint8(ctx, self.code, value, role, f"`{method}()`")

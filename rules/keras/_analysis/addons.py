@@ -14,7 +14,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
-from porter.scopes import values_of
+from porter.rules.keras._analysis.fit import last_value_before
+from porter.scopes import owner, values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"
 ADDONS_LAYERS = ADDONS + ".layers"
@@ -163,6 +164,27 @@ def makes_mask(ctx: FileContext, node) -> bool:
     return False
 
 
+# Layers that take a mask and give none on (Keras' `compute_mask`): a recurrent layer that returns
+# its last output only, and the average over the masked steps.
+_RECURRENT = frozenset({"keras.layers.LSTM", "keras.layers.GRU", "keras.layers.SimpleRNN"})
+_MASK_ENDS = frozenset({"keras.layers.GlobalAveragePooling1D", "keras.layers.GlobalAvgPool1D"})
+
+
+def ends_mask(ctx: FileContext, layer: cst.Call) -> bool:
+    """Whether the layer ``layer`` makes consumes the mask it gets: ``LSTM(32)`` (no
+    ``return_sequences=True``; also in a ``Bidirectional``), ``GlobalAveragePooling1D()``."""
+    name = ctx.keras_name(layer.func)
+    if name in _MASK_ENDS:
+        return True
+    if name == "keras.layers.Bidirectional":
+        wrapped = argument(layer, "layer", 0)
+        return wrapped is not None and isinstance(wrapped.value, cst.Call) and ends_mask(ctx, wrapped.value)
+    if name not in _RECURRENT:
+        return False
+    sequences = keyword(layer, "return_sequences")
+    return sequences is None or is_literal_false(sequences.value)
+
+
 def sequential_prefix(ctx: FileContext, call: cst.Call) -> Optional[List[cst.Call]]:
     """The layers before ``call`` in a ``Sequential([...])`` list when they are all layer
     constructors (so the data flow is clear), else None."""
@@ -198,7 +220,10 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         raise Unsafe("it is called with a `mask`, which the IPU layer does not support")
     sequence = sequential_prefix(ctx, call)
     if sequence is not None:
-        if any(makes_mask(ctx, element) for element in sequence):
+        masked = False
+        for element in sequence:
+            masked = makes_mask(ctx, element) or masked and not ends_mask(ctx, element)
+        if masked:
             raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
         return
     if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
@@ -261,7 +286,11 @@ class Tracer:
             if makes_mask(ctx, node):
                 return True
             if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
-                if makes_mask(ctx, node.func) or keyword(node, "mask") is not None:
+                if makes_mask(ctx, node.func):
+                    return True
+                if ends_mask(ctx, node.func):
+                    return False  # whatever mask reaches it ends there
+                if keyword(node, "mask") is not None:
                     return True  # a layer given a mask passes it on
                 return self.any_masked([arg.value for arg in node.args])
             name = ctx.keras_name(node.func)
@@ -271,6 +300,10 @@ class Tracer:
                 return self.any_masked([arg.value for arg in node.args])
             return None
         if isinstance(node, cst.Name):
+            # `h = layers.LSTM(32)(h)`: the value `h` has where it is read, in straight-line code
+            latest = last_value_before(ctx, node, owner(ctx, node))
+            if latest is not None:
+                return self.masked(latest)
             values = values_of(ctx, node)
             if not values or any(value is None for value in values):
                 return None

@@ -61,6 +61,24 @@ def method_calls(ctx: FileContext, *methods: str) -> Iterator[Tuple[cst.Call, st
             yield call, func.attr.value
 
 
+# Libraries whose estimators have their own `fit`/`predict`: a variable one of them makes is not a
+# Keras model (`probe = LogisticRegression(); probe.fit(features, labels)`).
+_ESTIMATOR_LIBRARIES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "scipy", "umap",
+                                  "imblearn"})
+
+
+def is_estimator(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
+    """Whether ``receiver`` (of ``receiver.fit(...)``) names a variable that a call of an
+    estimator library makes, in the same function (or at module level)."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    scope = ctx.enclosing_function(receiver)
+    return any(isinstance(assign.value, cst.Call) and (ctx.qualified_name(assign.value.func) or "").split(".")[0]
+               in _ESTIMATOR_LIBRARIES and ctx.enclosing_function(assign) is scope
+               for assign in ctx.nodes(cst.Assign) for target in assign.targets
+               if isinstance(target.target, cst.Name) and target.target.value == receiver.value)
+
+
 def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpression]]:
     """The data a model method gets: ``("x", expr)``, ``("y", expr)`` and, for ``fit``, the parts
     of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple, else ``("validation", ...)``)."""
