@@ -595,7 +595,15 @@ class FileContext:
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 graph_mode = True
             eager = eager or qualified in self._EAGER
+        if any(self._switches_eager_off(call) for call in self.nodes(cst.Call) if type(call.func) is cst.Name):
+            return True  # `from tensorflow.compat.v1 import disable_eager_execution`, then `disable_eager_execution()`
         return graph_mode and not eager and not self._reads_eager_values() and not self.trains_keras()
+
+    def _switches_eager_off(self, call: cst.Call) -> bool:
+        qualified = self.qualified_name(call.func) or ""
+        if qualified.startswith(self._COMPAT_V1):
+            qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
+        return qualified in ("tensorflow.disable_v2_behavior", "tensorflow.disable_eager_execution")
 
     def _keras_session(self, node: cst.Attribute) -> bool:
         """``set_session(tf.compat.v1.Session(config=config))`` in a file that trains with Keras:

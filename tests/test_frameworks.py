@@ -86,6 +86,14 @@ def frameworks(source: str) -> frozenset:
      import tensorflow.compat.v1 as tf
      graph = tf.get_default_graph()
      """, {TF1}),
+    # Eager execution switched off by a function imported by name: TF1 graph mode, Keras or not.
+    ("""\
+     import tensorflow as tf
+     from tensorflow.compat.v1 import disable_eager_execution
+     disable_eager_execution()
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.fit(x, y, batch_size=8)
+     """, {TF1}),
     # A session made only to set Keras' GPU options: a Keras script, directly or through a name.
     ("""\
      import tensorflow as tf

@@ -94,6 +94,17 @@ class Tf1Audit(Rule):
             model.fit(x, y, batch_size=32, epochs=2)
             """,
         ),
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.compat.v1 import disable_v2_behavior
+
+            disable_v2_behavior()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=32, epochs=2)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
