@@ -90,6 +90,20 @@ def test_a_wrapped_model_in_the_scope_is_a_warning_about_its_splits(tmp_path):
         "number of batches [warning]"]
 
 
+def test_a_wrapped_model_in_a_function_called_in_the_scope_is_a_warning_too(tmp_path):
+    in_function = WRAPPED_IN_SCOPE.replace(
+        "classifier = KerasClassifier(build_fn=make_net, epochs=3, batch_size=20)\n"
+        "print(cross_val_score(classifier, features, labels, cv=3).mean())\n",
+        "def validate():\n"
+        "    classifier = KerasClassifier(build_fn=make_net, epochs=3, batch_size=20)\n"
+        "    return cross_val_score(classifier, features, labels, cv=3).mean()\n\n\n"
+        "print(validate())\n")
+    assert "def validate" in in_function
+    check = run(tmp_path, in_function, "--check")
+    audit = [line for line in check.stdout.splitlines() if " IPU190 " in line]
+    assert len(audit) == 1 and audit[0].endswith("make every split a whole number of batches [warning]")
+
+
 def test_notes_are_not_counted_as_left_for_a_person(tmp_path):
     result = run(tmp_path, NOTE_ONLY)
     assert result.exit_code == 0

@@ -353,11 +353,10 @@ classifier = LogisticRegression().fit(features, labels)
         model inside scikit-learn's calls (``cross_val_score``, ``GridSearchCV``). Out of the IPU
         strategy's scope it trains on the CPU; in it (a later model of the file can pull it in), the
         model is the IPU's, but scikit-learn chooses the samples of each fit and predict."""
-        scoped = is_selected(SCOPE_RULE.code, ctx.config.select, ctx.config.ignore)
-        regions = model_plan(ctx).regions if scoped else []
+        coverage = _Coverage(ctx, model_plan(ctx))
         for call, qualified in ctx.calls_to(*SKLEARN_WRAPPERS):
             wrapper = qualified.rsplit(".", 1)[1]
-            if regions and all(in_regions(ctx, regions, use) for use in _wrapper_uses(ctx, call)):
+            if all(coverage.runs_in_scope(use) for use in _wrapper_uses(ctx, call)):
                 ctx.report(self.code, call, f"`{wrapper}` builds and trains its Keras model inside scikit-learn's "
                            "calls, which run in the IPU strategy's scope, but scikit-learn chooses the samples of each "
                            "`fit` and `predict` (its folds and splits) and the IPU rejects a partial batch: make "
@@ -456,6 +455,12 @@ class _Coverage:
         return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
                 "create, compile and train the model inside `with strategy.scope():`, directly or through the "
                 "functions that call this code")
+
+    def runs_in_scope(self, node: cst.CSTNode) -> bool:
+        """Whether the port runs ``node`` in the IPU strategy's scope, directly or through every
+        call of its function."""
+        return self.configured and (self.scoped or self.plan.has_ipu_strategy) and self._outside(
+            node, _DEPTH, set()) is None
 
     def _outside(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> Optional[cst.CSTNode]:
         """None when ``node`` runs in the scope, directly or through every call of its function;
