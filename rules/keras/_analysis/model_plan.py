@@ -237,6 +237,24 @@ def _maps(call: cst.CSTNode) -> bool:
     return name in _MAPPERS
 
 
+def _looked_up_in(func: cst.BaseExpression) -> Optional[str]:
+    """``MODELS`` for a callee taken out of a dict or list by name: ``MODELS[arch]``,
+    ``MODELS.get(arch)``."""
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        return func.value.value
+    if (isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.func.attr.value == "get"
+            and isinstance(func.func.value, cst.Name)):
+        return func.func.value.value
+    return None
+
+
+def _subscript_targets(function: cst.FunctionDef) -> Set[str]:
+    """Names that ``function`` (or a function in it) assigns an item of: ``REGISTRY[name] = fn``."""
+    return {target.target.value.value for node in walk(function) if isinstance(node, cst.Assign)
+            for target in node.targets if isinstance(target.target, cst.Subscript)
+            and isinstance(target.target.value, cst.Name)}
+
+
 def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
     """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
@@ -395,6 +413,8 @@ class _Analysis:
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
         self._names: Optional[Dict[str, int]] = None
         self._model_fns: Optional[Set[str]] = None  # functions handed to an Estimator
+        self._tables: Set[str] = set()  # dicts and lists of builders (``MODELS[arch](...)``)
+        self._tables_key = -1
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -609,7 +629,47 @@ class _Analysis:
             name = node.func.value
             return (name in self.model_classes or name in self.builders or name in self.returners
                     ) and self.ctx.qualified_name(node.func) is None
-        return False
+        table = _looked_up_in(node.func)
+        return table is not None and table in self._builder_tables()
+
+    def _builder_tables(self) -> Set[str]:
+        """Module-level names of dicts or lists that hold builders of the file: given them
+        (``MODELS = {"mlp": build_mlp}``), or filled by a decorator of the file that registers
+        them (``@register("mlp")`` with ``REGISTRY[name] = fn``). Calling an item of one
+        (``MODELS[arch](...)``) builds a model."""
+        if self._tables_key != len(self.builders):
+            self._tables = set()
+            for statement in self.ctx.module.body:
+                assign = single_small(statement)
+                if isinstance(assign, cst.Assign) and self._holds_builders(assign.value):
+                    self._tables.update(name for target in assign.targets for name in bound_names(target.target))
+            for function in self._functions.values():
+                if function.name.value in self.builders:
+                    for decorator in self._registering_decorators(function):
+                        self._tables.update(_subscript_targets(decorator))
+            self._tables_key = len(self.builders)
+        return self._tables
+
+    def _holds_builders(self, value: cst.BaseExpression) -> bool:
+        """A dict, list or tuple literal with a builder of the file among its values."""
+        if isinstance(value, cst.Dict):
+            values = [element.value for element in value.elements if isinstance(element, cst.DictElement)]
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            values = [element.value for element in value.elements]
+        else:
+            return False
+        return any(isinstance(item, cst.Name) and item.value in self.builders
+                   and self.ctx.qualified_name(item) is None for item in values)
+
+    def _registering_decorators(self, function: cst.FunctionDef) -> List[cst.FunctionDef]:
+        """The functions of the file that decorate ``function`` (``@register("mlp")``, or
+        ``@register``): they may keep it where later code calls it."""
+        found = []
+        for decorator in function.decorators:
+            node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if isinstance(node, cst.Name) and self.ctx.qualified_name(node) is None and node.value in self._functions:
+                found.append(self._functions[node.value])
+        return found
 
     def _find_builders(self) -> None:
         """Functions that return a Keras model, directly or through a local variable."""
@@ -1269,11 +1329,32 @@ class _Analysis:
         return (name in self.builders or name in self.returners) and self._is_called(function)
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
-        """Whether the file calls ``function`` by its name, or hands it to a call that will
-        (``kt.Hyperband(build_model, ...)``)."""
+        """Whether the file calls ``function`` by its name, hands it to a call that will
+        (``kt.Hyperband(build_model, ...)``), or keeps it where code the port cannot follow by
+        name calls it: a value of a dict or list, an alias, or registered by a decorator of the
+        file (``MODELS[arch](...)``). Such a function runs in its caller's scope; a scope of its own
+        would nest a second strategy in that one."""
         name = function.name.value
         return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call)
-                   ) or bool(self._builder_handovers().get(name))
+                   ) or bool(self._builder_handovers().get(name)) or bool(
+            self._registering_decorators(function)) or self._named_as_value(function)
+
+    def _named_as_value(self, function: cst.FunctionDef) -> bool:
+        """Whether the file names ``function`` other than in its ``def`` or to call it: as a value
+        (``{"mlp": build_mlp}``, ``make = build_mlp``) that something calls later."""
+        name = function.name.value
+        for node in self.ctx.nodes(cst.Name):
+            if node.value != name or node is function.name or self.ctx.qualified_name(node) is not None:
+                continue
+            parent = self.ctx.parent(node)
+            called = isinstance(parent, cst.Call) and parent.func is node
+            # An attribute, a keyword, a parameter or an assigned name that is spelled the same.
+            other = (isinstance(parent, cst.Attribute) and parent.attr is node
+                     or isinstance(parent, cst.Arg) and parent.keyword is node
+                     or isinstance(parent, (cst.Param, cst.AssignTarget)))
+            if not (called or other):
+                return True
+        return False
 
     def _builder_handovers(self) -> Dict[str, List[cst.Call]]:
         """Per builder of the file, the calls that take it as an argument (not calling it):
