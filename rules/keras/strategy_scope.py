@@ -1284,6 +1284,75 @@ run_experiment(net)
                     net.fit(images, labels, batch_size=32)
             """,
         ),
+        # A network made by a call the port does not know, then used as a layer of the model: its
+        # weights are the model's, so the scope starts where it is made (the data before it stays out).
+        Example(
+            """\
+            import tensorflow as tf
+            from backbones import make_backbone
+
+            images, labels = load_images("train")
+            backbone = make_backbone("resnet50", input_shape=(64, 64, 3))
+            backbone.trainable = False
+            inputs = tf.keras.Input((64, 64, 3))
+            features = backbone(inputs, training=False)
+            outputs = tf.keras.layers.Dense(5, activation="softmax")(features)
+            model = tf.keras.Model(inputs, outputs)
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+            model.fit(images, labels, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from backbones import make_backbone
+            from tensorflow.python import ipu
+
+            images, labels = load_images("train")
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                backbone = make_backbone("resnet50", input_shape=(64, 64, 3))
+                backbone.trainable = False
+                inputs = tf.keras.Input((64, 64, 3))
+                features = backbone(inputs, training=False)
+                outputs = tf.keras.layers.Dense(5, activation="softmax")(features)
+                model = tf.keras.Model(inputs, outputs)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(images, labels, batch_size=32)
+            """,
+        ),
+        # The same for a backbone a function of the file picks by name with `getattr`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def backbone_named(name):
+                return getattr(tf.keras.applications, name)(include_top=False, weights=None, pooling="avg")
+
+
+            backbone = backbone_named("ResNet50")
+            scores = tf.keras.layers.Dense(5, activation="softmax")(backbone.output)
+            model = tf.keras.Model(backbone.input, scores)
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+            model.fit(images, labels, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def backbone_named(name):
+                return getattr(tf.keras.applications, name)(include_top=False, weights=None, pooling="avg")
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                backbone = backbone_named("ResNet50")
+                scores = tf.keras.layers.Dense(5, activation="softmax")(backbone.output)
+                model = tf.keras.Model(backbone.input, scores)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(images, labels, batch_size=32)
+            """,
+        ),
         # A function with model code of its own, called only where the script already has a scope:
         # its call joins that scope (one strategy for the program, never one inside another).
         Example(
