@@ -189,3 +189,43 @@ with tf.device("/CPU:0"):
     assert "train.py:6:6:" in cpu[0] and "to run a model made in the IPU strategy's scope" in cpu[0]
     assert "drop the `with tf.device` block" in cpu[0] and "baseline" not in cpu[0]
     assert "train.py:8:6:" in cpu[1] and "a CPU baseline measures nothing" in cpu[1]
+
+
+def test_a_network_made_out_of_the_function_that_builds_the_model_on_it_is_reported():
+    source = '''\
+import tensorflow as tf
+from backbones import make_backbone
+
+backbone = make_backbone("resnet50")
+
+
+def train(images, labels):
+    scores = tf.keras.layers.Dense(5)(backbone.output)
+    model = tf.keras.Model(backbone.input, scores)
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(images, labels, batch_size=32)
+'''
+    ported, findings = report(source)
+    assert "with strategy.scope():\n        scores = " in ported
+    assert findings[1] == (
+        "train.py:4:1: IPU190 `backbone`, which the model is built on, is made outside the IPU strategy's scope, "
+        "so its weights are too (compiling the model fails): the port is not complete; make it in the scope, "
+        "where the model is built [error]")
+
+
+def test_a_network_made_in_the_block_of_the_model_code_is_taken_into_the_scope():
+    source = '''\
+import tensorflow as tf
+from backbones import make_backbone
+
+
+def train(images, labels):
+    backbone = make_backbone("resnet50")
+    scores = tf.keras.layers.Dense(5)(backbone.output)
+    model = tf.keras.Model(backbone.input, scores)
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(images, labels, batch_size=32)
+'''
+    ported, findings = report(source)
+    assert "with strategy.scope():\n        backbone = make_backbone(" in ported
+    assert not any("IPU190" in finding for finding in findings)

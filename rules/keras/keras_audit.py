@@ -4,6 +4,7 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from porter.context import code_of
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
@@ -43,7 +44,9 @@ class KerasAudit(Rule):
         "(IPU111). The first call or loop that does not is reported, with what is missing (and, when "
         "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one. A Keras model wrapped for scikit-learn "
-        "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too."
+        "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too. So "
+        "is a network that a function's model is built on (`keras.Model(backbone.input, head(backbone.output))`) "
+        "made by a call out of that function and out of the scope: its weights would be made out of the scope."
     )
     examples = (
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
@@ -80,7 +83,24 @@ class KerasAudit(Rule):
             final.fit(features, prices, epochs=4, batch_size=32)
             """,
         ),
-Example(
+        # A backbone made at module level for a model a function builds on it: the port scopes the
+        # function, and cannot move the backbone into it.
+        Example(
+            """\
+            import tensorflow as tf
+            from backbones import make_backbone
+
+            backbone = make_backbone("resnet50")
+
+
+            def train(images, labels):
+                scores = tf.keras.layers.Dense(5)(backbone.output)
+                model = tf.keras.Model(backbone.input, scores)
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(images, labels, batch_size=32)
+            """,
+        ),
+        Example(
             """\
 import tensorflow as tf
 from zoo import train
@@ -337,6 +357,7 @@ classifier = LogisticRegression().fit(features, labels)
     def run(self, ctx) -> None:
         if self._wrapped_models(ctx):
             return  # scikit-learn builds and trains the model: that is what is missing
+        self._outer_networks(ctx)
         calls = _training_calls(ctx)
         if calls:
             plan = model_plan(ctx)
@@ -347,6 +368,20 @@ classifier = LogisticRegression().fit(features, labels)
                     ctx.report(self.code, call, missing, fixed=False)
                     return
         self._custom_loops(ctx)
+
+    def _outer_networks(self, ctx) -> None:
+        """``backbone = make_backbone()`` at module level, with the model built on it
+        (``keras.Model(backbone.input, head(backbone.output))``) in a function the port scopes:
+        the backbone's weights are made out of the IPU strategy's scope, and compiling the model
+        fails. The port cannot move the statement into that function: reported."""
+        plan = model_plan(ctx)
+        for assign in plan.outer_networks:
+            if in_regions(ctx, plan.regions, assign):
+                continue
+            names = ", ".join(f"`{code_of(ctx, target.target)}`" for target in assign.targets)
+            ctx.report(self.code, assign, f"{names}, which the model is built on, is made outside the IPU strategy's "
+                       "scope, so its weights are too (compiling the model fails): the port is not complete; make "
+                       "it in the scope, where the model is built", fixed=False)
 
     def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the

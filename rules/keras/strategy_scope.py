@@ -1260,6 +1260,185 @@ run_experiment(net)
                 best.evaluate(x_val, y_val)
             """,
         ),
+        # Builders kept in a dict and called through it: each runs in the scope of the code that
+        # calls it, never with a strategy of its own inside that scope.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_mlp(width):
+                model = tf.keras.Sequential()
+                model.add(tf.keras.layers.Dense(width, activation="relu"))
+                model.add(tf.keras.layers.Dense(1))
+                return model
+
+
+            def build_wide(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(4 * width), tf.keras.layers.Dense(1)])
+
+
+            MODELS = {"mlp": build_mlp, "wide": build_wide}
+
+
+            def train(arch):
+                model = MODELS[arch](16)
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_mlp(width):
+                model = tf.keras.Sequential()
+                model.add(tf.keras.layers.Dense(width, activation="relu"))
+                model.add(tf.keras.layers.Dense(1))
+                return model
+
+
+            def build_wide(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(4 * width), tf.keras.layers.Dense(1)])
+
+
+            MODELS = {"mlp": build_mlp, "wide": build_wide}
+
+
+            def train(arch):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = MODELS[arch](16)
+                    model.compile(optimizer="adam", loss="mse")
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # A builder a decorator of the file registers is called through the registry, like one
+        # kept in a dict.
+        Example(
+            """\
+            import tensorflow as tf
+
+            REGISTRY = {}
+
+
+            def register(name):
+                def add(builder):
+                    REGISTRY[name] = builder
+                    return builder
+                return add
+
+
+            @register("cnn")
+            def build_cnn(classes):
+                inputs = tf.keras.Input((28, 28, 1))
+                outputs = tf.keras.layers.Dense(classes)(tf.keras.layers.Flatten()(inputs))
+                return tf.keras.Model(inputs, outputs)
+
+
+            def main(arch):
+                net = REGISTRY[arch](10)
+                net.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                net.fit(images, labels, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            REGISTRY = {}
+
+
+            def register(name):
+                def add(builder):
+                    REGISTRY[name] = builder
+                    return builder
+                return add
+
+
+            @register("cnn")
+            def build_cnn(classes):
+                inputs = tf.keras.Input((28, 28, 1))
+                outputs = tf.keras.layers.Dense(classes)(tf.keras.layers.Flatten()(inputs))
+                return tf.keras.Model(inputs, outputs)
+
+
+            def main(arch):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    net = REGISTRY[arch](10)
+                    net.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                    net.fit(images, labels, batch_size=32)
+            """,
+        ),
+        # A network made by a call the port does not know, then used as a layer of the model: its
+        # weights are the model's, so the scope starts where it is made (the data before it stays out).
+        Example(
+            """\
+            import tensorflow as tf
+            from backbones import make_backbone
+
+            images, labels = load_images("train")
+            backbone = make_backbone("resnet50", input_shape=(64, 64, 3))
+            backbone.trainable = False
+            inputs = tf.keras.Input((64, 64, 3))
+            features = backbone(inputs, training=False)
+            outputs = tf.keras.layers.Dense(5, activation="softmax")(features)
+            model = tf.keras.Model(inputs, outputs)
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+            model.fit(images, labels, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from backbones import make_backbone
+            from tensorflow.python import ipu
+
+            images, labels = load_images("train")
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                backbone = make_backbone("resnet50", input_shape=(64, 64, 3))
+                backbone.trainable = False
+                inputs = tf.keras.Input((64, 64, 3))
+                features = backbone(inputs, training=False)
+                outputs = tf.keras.layers.Dense(5, activation="softmax")(features)
+                model = tf.keras.Model(inputs, outputs)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(images, labels, batch_size=32)
+            """,
+        ),
+        # The same for a backbone a function of the file picks by name with `getattr`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def backbone_named(name):
+                return getattr(tf.keras.applications, name)(include_top=False, weights=None, pooling="avg")
+
+
+            backbone = backbone_named("ResNet50")
+            scores = tf.keras.layers.Dense(5, activation="softmax")(backbone.output)
+            model = tf.keras.Model(backbone.input, scores)
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+            model.fit(images, labels, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def backbone_named(name):
+                return getattr(tf.keras.applications, name)(include_top=False, weights=None, pooling="avg")
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                backbone = backbone_named("ResNet50")
+                scores = tf.keras.layers.Dense(5, activation="softmax")(backbone.output)
+                model = tf.keras.Model(backbone.input, scores)
+                model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+                model.fit(images, labels, batch_size=32)
+            """,
+        ),
         # A function with model code of its own, called only where the script already has a scope:
         # its call joins that scope (one strategy for the program, never one inside another).
         Example(

@@ -15,7 +15,10 @@ The plan is computed once per file and shared by both rules:
   that call a region: it both creates and trains the model. So does a builder handed to a call
   that builds models with it (``kt.Hyperband(build_model, ...)``). A function that trains a model
   and returns it to callers that keep it (``model = run_experiment()``) runs in its callers' scope
-  too, like a builder;
+  too, like a builder, and so does a builder kept in a dict or registered by a decorator
+  (``MODELS[arch](...)``). A region starts at the model's layers, or earlier at a network made
+  by a call the port does not know that the model code uses as one (``backbone.output``,
+  ``backbone(inputs)``): its weights are the model's;
 - later runs: a region grows to take in the statements that run its models afterwards (``predict``
   in a function called later, on an alias such as ``encoder = model.get_layer("encoder")``, on
   what a tuner built), and a function with model code of its own, called only where its caller
@@ -81,6 +84,9 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
 # TensorFlow 2, "Keras with IPUs").
 OVERRIDING_LIBRARIES = ("transformers.",)
 # What makes a layer, or a stack of them, that the tf.data pipeline may run on the host.
+# Attributes of a Keras model or layer: a name read or set through them holds a network.
+_NETWORK_ATTRIBUTES = frozenset({"input", "inputs", "output", "outputs", "get_layer", "trainable",
+                                 "trainable_variables", "trainable_weights", "non_trainable_weights"})
 _LAYER_MAKERS = ("keras.layers.", "keras.Sequential", "keras.models.Sequential")
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
@@ -135,6 +141,9 @@ class Plan:
     holders: Set[str] = field(default_factory=set)
     # Lists and dicts whose items are models (``models[0].evaluate(...)`` runs one).
     model_collections: Set[str] = field(default_factory=set)
+    # Assignments, in a block around a function's model code, of a network that code builds its
+    # model on (``backbone = make_backbone()`` at module level): its weights are made where it runs.
+    outer_networks: List[cst.Assign] = field(default_factory=list)
 
 
 def _metric_object(keras_name: str) -> bool:
@@ -238,6 +247,24 @@ def _maps(call: cst.CSTNode) -> bool:
     func = call.func if isinstance(call, cst.Call) else None
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
     return name in _MAPPERS
+
+
+def _looked_up_in(func: cst.BaseExpression) -> Optional[str]:
+    """``MODELS`` for a callee taken out of a dict or list by name: ``MODELS[arch]``,
+    ``MODELS.get(arch)``."""
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        return func.value.value
+    if (isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.func.attr.value == "get"
+            and isinstance(func.func.value, cst.Name)):
+        return func.func.value.value
+    return None
+
+
+def _subscript_targets(function: cst.FunctionDef) -> Set[str]:
+    """Names that ``function`` (or a function in it) assigns an item of: ``REGISTRY[name] = fn``."""
+    return {target.target.value.value for node in walk(function) if isinstance(node, cst.Assign)
+            for target in node.targets if isinstance(target.target, cst.Subscript)
+            and isinstance(target.target.value, cst.Name)}
 
 
 def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
@@ -409,6 +436,8 @@ class _Analysis:
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
         self._names: Optional[Dict[str, int]] = None
         self._model_fns: Optional[Set[str]] = None  # functions handed to an Estimator
+        self._tables: Set[str] = set()  # dicts and lists of builders (``MODELS[arch](...)``)
+        self._tables_key = -1
 
     def plan(self) -> Plan:
         ctx, plan = self.ctx, self.plan_
@@ -624,7 +653,47 @@ class _Analysis:
             name = node.func.value
             return (name in self.model_classes or name in self.builders or name in self.returners
                     ) and self.ctx.qualified_name(node.func) is None
-        return False
+        table = _looked_up_in(node.func)
+        return table is not None and table in self._builder_tables()
+
+    def _builder_tables(self) -> Set[str]:
+        """Module-level names of dicts or lists that hold builders of the file: given them
+        (``MODELS = {"mlp": build_mlp}``), or filled by a decorator of the file that registers
+        them (``@register("mlp")`` with ``REGISTRY[name] = fn``). Calling an item of one
+        (``MODELS[arch](...)``) builds a model."""
+        if self._tables_key != len(self.builders):
+            self._tables = set()
+            for statement in self.ctx.module.body:
+                assign = single_small(statement)
+                if isinstance(assign, cst.Assign) and self._holds_builders(assign.value):
+                    self._tables.update(name for target in assign.targets for name in bound_names(target.target))
+            for function in self._functions.values():
+                if function.name.value in self.builders:
+                    for decorator in self._registering_decorators(function):
+                        self._tables.update(_subscript_targets(decorator))
+            self._tables_key = len(self.builders)
+        return self._tables
+
+    def _holds_builders(self, value: cst.BaseExpression) -> bool:
+        """A dict, list or tuple literal with a builder of the file among its values."""
+        if isinstance(value, cst.Dict):
+            values = [element.value for element in value.elements if isinstance(element, cst.DictElement)]
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            values = [element.value for element in value.elements]
+        else:
+            return False
+        return any(isinstance(item, cst.Name) and item.value in self.builders
+                   and self.ctx.qualified_name(item) is None for item in values)
+
+    def _registering_decorators(self, function: cst.FunctionDef) -> List[cst.FunctionDef]:
+        """The functions of the file that decorate ``function`` (``@register("mlp")``, or
+        ``@register``): they may keep it where later code calls it."""
+        found = []
+        for decorator in function.decorators:
+            node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if isinstance(node, cst.Name) and self.ctx.qualified_name(node) is None and node.value in self._functions:
+                found.append(self._functions[node.value])
+        return found
 
     def _find_builders(self) -> None:
         """Functions that return a Keras model, directly or through a local variable."""
@@ -1342,11 +1411,32 @@ class _Analysis:
         return (name in self.builders or name in self.returners) and self._is_called(function)
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
-        """Whether the file calls ``function`` by its name, or hands it to a call that will
-        (``kt.Hyperband(build_model, ...)``)."""
+        """Whether the file calls ``function`` by its name, hands it to a call that will
+        (``kt.Hyperband(build_model, ...)``), or keeps it where code the port cannot follow by
+        name calls it: a value of a dict or list, an alias, or registered by a decorator of the
+        file (``MODELS[arch](...)``). Such a function runs in its caller's scope; a scope of its own
+        would nest a second strategy in that one."""
         name = function.name.value
         return any(isinstance(call.func, cst.Name) and call.func.value == name for call in self.ctx.nodes(cst.Call)
-                   ) or bool(self._builder_handovers().get(name))
+                   ) or bool(self._builder_handovers().get(name)) or bool(
+            self._registering_decorators(function)) or self._named_as_value(function)
+
+    def _named_as_value(self, function: cst.FunctionDef) -> bool:
+        """Whether the file names ``function`` other than in its ``def`` or to call it: as a value
+        (``{"mlp": build_mlp}``, ``make = build_mlp``) that something calls later."""
+        name = function.name.value
+        for node in self.ctx.nodes(cst.Name):
+            if node.value != name or node is function.name or self.ctx.qualified_name(node) is not None:
+                continue
+            parent = self.ctx.parent(node)
+            called = isinstance(parent, cst.Call) and parent.func is node
+            # An attribute, a keyword, a parameter or an assigned name that is spelled the same.
+            other = (isinstance(parent, cst.Attribute) and parent.attr is node
+                     or isinstance(parent, cst.Arg) and parent.keyword is node
+                     or isinstance(parent, (cst.Param, cst.AssignTarget)))
+            if not (called or other):
+                return True
+        return False
 
     def _builder_handovers(self) -> Dict[str, List[cst.Call]]:
         """Per builder of the file, the calls that take it as an argument (not calling it):
@@ -1381,10 +1471,97 @@ class _Analysis:
         # A functional model's layers are created (with their weights) before `keras.Model(...)`:
         # they belong in the scope too (Targeting the IPU from TensorFlow 2: construct the model
         # inside the scope).
-        for layer in self._layer_statements(block):
+        construction = self._layer_statements(block)
+        for layer in construction:
             if order[id(layer)] < order[id(first)]:
                 first = layer
+        construction += [top for top, node in self._code_of_block(block)
+                         if isinstance(node, cst.Assign) and self._is_model_assignment(node)]
+        first = self._made_earlier(block, first, last, construction, order)
         return Region(block, first, last, self._anchor(first))
+
+    def _made_earlier(self, block: Block, first: cst.BaseStatement, last: cst.BaseStatement,
+                      construction: List[cst.BaseStatement], order: Dict[int, int]) -> cst.BaseStatement:
+        """The first statement of the region once it takes in what the model is built on: a
+        network made by a call the port does not know (``backbone = make_backbone(...)``, a
+        constructor picked with ``getattr``) before ``first``, that the model code then uses as a
+        model or layer (``backbone.output``, ``backbone(x)``, ``backbone.trainable = False``). Its
+        weights are variables of the model, made in the scope like those of its layers."""
+        while True:
+            used = self._used_as_networks(block, first, last, {id(top) for top in construction}, order)
+            makers = [top for top, node in self._code_of_block(block)
+                      if order[id(top)] < order[id(first)] and isinstance(node, cst.Assign)
+                      and isinstance(node.value, cst.Call)
+                      and any(name in used for target in node.targets for name in bound_names(target.target))]
+            if not makers:
+                self.plan_.outer_networks.extend(self._outer_makers(block, used))
+                return first
+            first = min(makers, key=lambda top: order[id(top)])
+            construction.extend(makers)  # what they are made with is used the same way
+
+    def _outer_makers(self, block: Block, names: Set[str]) -> List[cst.Assign]:
+        """The assignments by a call of ``names`` (networks the model code of ``block`` uses) in
+        the bodies around the function that holds ``block``, when ``block`` does not assign them."""
+        if isinstance(block, cst.Module) or any(
+                isinstance(node, cst.Assign) and names & {name for target in node.targets
+                                                          for name in bound_names(target.target)}
+                for _, node in self._code_of_block(block)):
+            return []
+        function = self.ctx.enclosing_function(block)
+        outer = {id(None)} | {id(ancestor) for ancestor in self.ctx.ancestors(function)
+                              if isinstance(ancestor, cst.FunctionDef)}
+        return [assign for assign in self.ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
+                and id(self.ctx.enclosing_function(assign)) in outer
+                and names & {name for target in assign.targets for name in bound_names(target.target)}]
+
+    def _feeding(self, code: List[Tuple[cst.BaseStatement, cst.CSTNode]], construction: Set[int]) -> Set[int]:
+        """The statements of ``code`` that assign what a statement building the model reads,
+        directly or through other such statements (``features = backbone(inputs)`` before
+        ``keras.Model(inputs, head(features))``)."""
+        reads: Dict[int, Set[str]] = {}
+        binds: Dict[int, Set[str]] = {}
+        for top, node in code:
+            if type(node) is cst.Name:
+                reads.setdefault(id(top), set()).add(node.value)
+            elif isinstance(node, cst.Assign):
+                binds.setdefault(id(top), set()).update(
+                    name for target in node.targets for name in bound_names(target.target))
+        feeding: Set[int] = set()
+        read = set().union(*(reads.get(top, set()) for top in construction))
+        changed = True
+        while changed:
+            changed = False
+            for top, names in binds.items():
+                if top not in construction and top not in feeding and names & read:
+                    feeding.add(top)
+                    read |= reads.get(top, set())
+                    changed = True
+        return feeding
+
+    def _used_as_networks(self, block: Block, first: cst.BaseStatement, last: cst.BaseStatement,
+                          construction: Set[int], order: Dict[int, int]) -> Set[str]:
+        """Names that the statements ``first`` to ``last`` of ``block`` use as a Keras network:
+        ``backbone.trainable = False``, or, in a statement that builds the model (or what it is
+        built from), a model's attribute read (``backbone.output``), called (``backbone(inputs)``)
+        or listed as a layer."""
+        code = [(top, node) for top, node in self._code_of_block(block)
+                if order[id(first)] <= order[id(top)] <= order[id(last)]]
+        construction = construction | self._feeding(code, construction)
+        found = set()
+        for top, node in code:
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute) and (
+                    node.target.attr.value == "trainable" and isinstance(node.target.value, cst.Name)):
+                found.add(node.target.value.value)
+            if id(top) not in construction:
+                continue
+            if isinstance(node, cst.Attribute) and node.attr.value in _NETWORK_ATTRIBUTES and isinstance(
+                    node.value, cst.Name):
+                found.add(node.value.value)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                found.add(node.func.value)
+            elif isinstance(node, cst.List):
+                found.update(element.value.value for element in node.elements if isinstance(element.value, cst.Name))
+        return found
 
     def _model_holders(self) -> Set[str]:
         """Names that hold a model, a part of one, an object that builds them, or a list of them."""
