@@ -5,12 +5,14 @@ import libcst as cst
 
 from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_targets, strategy_scope_name,
+                                                      tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, method_named, runs_models, step_functions)
+                                                is_tf_function, method_named, module_objects, runs_models,
+                                                step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import fresh_name, local_function
@@ -323,6 +325,11 @@ _TRAINER_METHOD_STEP = _TRAINER + """
     def distributed_step(self, x, y):
         return self.strategy.run(self.step_fn, args=(x, y))
 """
+# A step that updates an optimizer made at module level, for a model made in a function called from another.
+_MODULE_OPTIMIZER = ("import tensorflow as tf\n\noptimizer = tf.keras.optimizers.SGD(0.01)\n\n\n@tf.function\n"
+                     "def train_step(model, x, y):\n" + indent(_TAPE_STEP, "    ") + "\n\ndef main():\n"
+                     "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    for x, y in dataset:\n"
+                     "        train_step(model, x, y)\n\n\ndef cli():\n    main()\n\n\ncli()\n")
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -1017,6 +1024,10 @@ class CustomLoop(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # The optimizer the step updates is made at module level, the model and the loop in `main()`,
+        # which `cli()` calls: no scope reaches the optimizer, which is reported.
+        Example(_MODULE_OPTIMIZER, _MODULE_OPTIMIZER.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "        train_step(model, x, y)", "        strategy.run(train_step, args=(model, x, y))")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer
@@ -1080,6 +1091,26 @@ class CustomLoop(Rule):
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
+        self._report_objects_out_of_scope(ctx, plans)
+
+    def _report_objects_out_of_scope(self, ctx, plans: List[LoopPlan]) -> None:
+        """An optimizer or metric made at module level that a rewritten step updates, where the
+        port's scope does not reach (the loop runs in a function called from another function):
+        its variables are made out of the IPU strategy, the compiled step updates them on the IPU."""
+        regions = model_plan(ctx).regions
+        seen = set()
+        for plan in plans:
+            if plan.problem is not None:
+                continue
+            step = plan.step.function.name.value
+            for name, statement in module_objects(ctx, plan.step.function):
+                if id(statement) in seen or in_regions(ctx, regions, statement) or strategy_scope_name(ctx, statement):
+                    continue
+                seen.add(id(statement))
+                ctx.report(self.code, statement, f"`{name}` is made out of the IPU strategy's scope, while `{step}` "
+                           "updates it on the IPU: Keras optimizers and metrics must be made inside "
+                           "`with strategy.scope():`; make it there, where the model is made, and hand it to the "
+                           "step", fixed=False)
 
     def _keras_step_losses(self, ctx, tf: str, done: Set[str]) -> None:
         """Overridden ``train_step``/``test_step``, which ``fit`` runs through the strategy's ``run``,
