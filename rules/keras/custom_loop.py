@@ -15,7 +15,7 @@ from porter.rules.keras._analysis.steps import (TAPES, definition_before, functi
                                                 step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import fresh_name, local_function
+from porter.scopes import assignments, fresh_name, local_function, owner
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -605,6 +605,13 @@ class CustomLoop(Rule):
                 _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
                                         "for i in range(0, len(features), 64):\n"
                                         "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
+        # The same with the slices assigned first, also for a step written inline in the loop.
+        Example(*(code.replace("for x, y in batches:\n", "for i in range(0, len(features), 64):\n"
+                               "    x, y = features[i:i + 64], targets[i:i + 64]\n")
+                  for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n"
+                               "        x = features[i:i + 64]\n        y = targets[i:i + 64]\n")
+                  for code in (_INLINE_BEFORE, _INLINE_AFTER))),
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
@@ -1075,7 +1082,7 @@ class CustomLoop(Rule):
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
                 ctx.replace(step.call, _run_call(plan.strategy, name))
-                self._report_sliced_batches(ctx, step)
+                self._report_sliced_batches(ctx, step.loop, [arg.value for arg in step.call.args])
                 steps = config_steps(ctx.config)
                 detail = (f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
@@ -1188,16 +1195,21 @@ class CustomLoop(Rule):
             ctx.report(self.code, call, f"`{code_of(ctx, target)}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
-    def _report_sliced_batches(self, ctx, step) -> None:
-        """``for i in range(0, len(x), bs): step(x[i:i + bs], ...)``: the last slice is shorter when
-        ``len(x)`` is not a multiple of ``bs``, a shape the compiled step has not seen."""
-        loop = step.loop
+    def _report_sliced_batches(self, ctx, loop: cst.For, values: List[cst.BaseExpression]) -> None:
+        """``for i in range(0, len(x), bs): step(x[i:i + bs], ...)``, or the slice assigned first
+        (``xb = x[i:i + bs]``, then ``step(xb, ...)``): the last slice is shorter when ``len(x)`` is
+        not a multiple of ``bs``, a shape the compiled step has not seen. ``values``: what the loop
+        gives the step."""
         if not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range") and len(loop.iter.args) == 3
                 and isinstance(loop.target, cst.Name)):
             return
         index, stride = loop.target.value, loop.iter.args[2].value
-        sliced = [arg.value for arg in step.call.args if isinstance(arg.value, cst.Subscript)
-                  and _slices_from(arg.value, index)]
+        assigned = {name: value for statement, name, value in assignments(ctx, owner(ctx, loop))
+                    if isinstance(value, cst.Subscript) and _slices_from(value, index)
+                    and any(ancestor is loop for ancestor in ctx.ancestors(statement))}
+        sliced = [value if isinstance(value, cst.Subscript) else assigned.get(value.value) for value in values
+                  if isinstance(value, cst.Subscript) and _slices_from(value, index)
+                  or isinstance(value, cst.Name) and value.value in assigned]
         if sliced:
             ctx.report(self.code, sliced[0], f"the loop slices batches of `{code_of(ctx, stride)}` samples: the last "
                        f"one is shorter unless the data holds a multiple of `{code_of(ctx, stride)}`, and `strategy.run` "
@@ -1315,6 +1327,8 @@ class CustomLoop(Rule):
             # A blank line between the new function and the loop after it.
             ctx.replace(step.anchor, lambda node: node.with_changes(
                 leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
+        if isinstance(step.loop, cst.For):
+            self._report_sliced_batches(ctx, step.loop, [cst.Name(name) for name in step.inputs])
         steps = config_steps(ctx.config)
         detail = f"; it stays one step per execution instead of {steps}" if steps else ""
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
