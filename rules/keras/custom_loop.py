@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
@@ -242,6 +242,10 @@ _EPOCHS_WITH_TEST = _PER_STEP_BEFORE.replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     _PLAIN_TEST_STEP.lstrip("\n") + "\n\nfor epoch in range(3):\n    for x, y in batches:\n        step(x, y)\n"
     "    for x, y in test_batches:\n        test_step(x, y)\n")
+_EPOCHS_WITH_TEST_AFTER = _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(
+    "        step(x, y)", "        strategy.run(step, args=(x, y))").replace(
+    "        test_step(x, y)", "        strategy.run(test_step, args=(x, y))")
 _NESTED_STEP = """import tensorflow as tf
 
 strategy = tf.distribute.MirroredStrategy()
@@ -433,10 +437,10 @@ class CustomLoop(Rule):
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
         "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
         "which in the scope is the IPU strategy. Keras refuses a loss object's automatic reduction inside "
-        "`strategy.run` outside its compiled losses (a ValueError): a loss object that a step calls, or that "
-        "a Keras model's own `train_step`/`test_step` calls (run by `fit` through the strategy), whether a "
-        "module variable, one made in the step, or one held as `self.loss_fn` from what its `compile` is "
-        "given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
+        "`strategy.run` outside its compiled losses (a ValueError): a loss object that the steps call (a "
+        "training step, a test step, or both), or that a Keras model's own `train_step`/`test_step` calls "
+        "(run by `fit` through the strategy), whether a module variable, one made in the step, or one held as "
+        "`self.loss_fn` from what its `compile` is given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
         "what the automatic reduction computed; one that cannot be followed, or is called out of the steps "
         "too, is reported."
     )
@@ -651,6 +655,18 @@ class CustomLoop(Rule):
                 "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
                 "\n\ndef error", "\n\n@tf.function(jit_compile=True)\ndef error").replace(
                 "        step(x, y)", "        strategy.run(step, args=(x, y))")))),
+        # The loss object a training step and a test step both call (the TensorFlow quickstart):
+        # rewritten for both; also called on the host, it is reported there, where it must stay.
+        Example(*(code.replace("optimizer = tf.keras.optimizers.Adam()\n", "optimizer = tf.keras.optimizers.Adam()\n"
+                               f"loss_fn = tf.keras.losses.MeanSquaredError({reduction})\n").replace(
+            "tf.reduce_mean((model(x) - y) ** 2)", loss).replace(
+            "tf.reduce_mean(tf.abs(model(x) - y))", loss) for code, reduction, loss in (
+            (_EPOCHS_WITH_TEST, "", "loss_fn(y, model(x))"),
+            (_EPOCHS_WITH_TEST_AFTER, "reduction=tf.keras.losses.Reduction.NONE", "tf.reduce_mean(loss_fn(y, model(x)))")))),
+        Example(*(code.replace("optimizer = tf.keras.optimizers.Adam()\n", "optimizer = tf.keras.optimizers.Adam()\n"
+                               "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
+            "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
+            for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
         # A plain function the loop calls that plots what the model makes is host code: left alone.
         Example(*(code.replace("for x, y in batches:", "def show(x):\n    plt.imshow(model(x)[0])\n\n\n"
                                "for x, y in batches:\n    show(x)").replace(
@@ -1051,9 +1067,10 @@ class CustomLoop(Rule):
         self._eager_runs(ctx, tf)
         losses: Set[str] = set()  # loss objects given an explicit reduction
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
-        for inline in inline_steps(ctx):
-            self._inline_step(ctx, inline, tf, losses, named)
         plans = [plan for plan in loop_plans(ctx) if not moved(ctx, plan.step.call)]
+        self._explicit_loss_reduction(ctx, _run_steps(plans, inline_steps(ctx)), tf, losses)
+        for inline in inline_steps(ctx):
+            self._inline_step(ctx, inline, tf, named)
         rewritten = [plan.step.function for plan in plans if plan.problem is None] + [
             inline.statements[0] for inline in inline_steps(ctx) if inline.problem is None]
         replicas = config_replicas(ctx.config)
@@ -1065,16 +1082,12 @@ class CustomLoop(Rule):
         decorated = set()
         compiled: Set[str] = set()  # names of the steps decorated
         loops = {}
-        reduced = set()
         for plan in plans:
             step = plan.step
             name = step.function.name.value
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
-            if id(step.function) not in reduced:
-                reduced.add(id(step.function))
-                self._explicit_loss_reduction(ctx, [step.function], f"`{name}`", tf, losses)
             if plan.mode == "step":
                 if id(step.function) not in decorated:
                     decorated.add(id(step.function))
@@ -1133,7 +1146,7 @@ class CustomLoop(Rule):
             methods = [method for hook in hooks for method in run_by[id(hook)]]
             methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
             where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
-            self._explicit_loss_reduction(ctx, [method.body for method in methods], where, tf, done)
+            self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
             in_steps = _self_calls(methods)
             everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
             called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
@@ -1248,43 +1261,70 @@ class CustomLoop(Rule):
             ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
                        f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
 
-    def _explicit_loss_reduction(self, ctx, step: List[cst.CSTNode], where: str, tf: str, done: Set[str]) -> None:
+    def _explicit_loss_reduction(self, ctx, steps: List[Tuple[str, List[cst.CSTNode]]], tf: str,
+                                 done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
-        loss object gets `reduction=NONE` and each call in the step (the code under ``step``, and
-        the functions it calls) is averaged over the batch, which is what the automatic reduction
-        computed. ``where`` names the step in the report."""
-        helpers = functions_called_from(ctx, step)
-        step_code = {id(node) for root in [*step, *helpers] for node in walk(root)}
+        loss object gets `reduction=NONE` and each call in the steps (the code under each step's
+        roots, and the functions it calls) is averaged over the batch, which is what the automatic
+        reduction computed. ``steps``: ``(how the report names the step, its roots)``, every step
+        that runs through the strategy, so that a loss object the training and the test step share
+        is rewritten in both."""
+        roots = [root for _, step in steps for root in step]
+        helpers = functions_called_from(ctx, roots)
+        own_code = [{id(node) for root in step for node in walk(root)} for _, step in steps]
+        step_code = set().union(*own_code, *({id(node) for node in walk(helper)} for helper in helpers))
         for name, assign in auto_loss_objects(ctx).items():
             if name in done:
                 continue  # a helper shared by two steps: rewritten once
             calls = [node for node in ctx.nodes(cst.Call)
                      if isinstance(node.func, cst.Name) and node.func.value == name]
-            mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
-                        and node is not assign.targets[0].target]
             inside = [call for call in calls if id(call) in step_code]
             if not inside:
                 continue
             done.add(name)
-            constructor = assign.value
-            prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
-            if len(mentions) != len(calls) or len(inside) != len(calls) or not prefix:
-                ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
-                           "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
-                           f"its result with `{tf}.reduce_mean`", fixed=False)
+            if self._loss_kept(ctx, name, assign, calls, step_code, tf):
                 continue
-            ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
+            ctx.replace(assign.value, lambda node: append_args(node, _no_reduction(node)))
             for call in inside:
                 ctx.replace(call, _averaged(tf))
-            in_helpers = any(id(call) not in {id(node) for root in step for node in walk(root)} for call in inside)
-            ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
-                       f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
+            callers = [where for (where, _), code in zip(steps, own_code) if any(id(call) in code for call in inside)]
+            where = " and ".join(callers) or steps[0][0]
+            in_helpers = any(not any(id(call) in code for code in own_code) for call in inside)
+            ctx.report(self.code, assign.value, f"`{name}` gets `reduction=NONE` and its calls in "
+                       f"{where}{' and the functions they call' if in_helpers else ''} are averaged with "
                        f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
-        for root in [*step, *helpers]:
-            for call in walk(root):
+        for where, step in steps:
+            for root in step:
+                for call in walk(root):
+                    if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
+                        self._reduce_inline_loss(ctx, call, where, tf)
+        for helper in helpers:
+            for call in walk(helper):
                 if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
-                    self._reduce_inline_loss(ctx, call, where, tf)
+                    self._reduce_inline_loss(ctx, call, steps[0][0], tf)
+
+    def _loss_kept(self, ctx, name: str, assign: cst.Assign, calls: List[cst.Call], step_code: Set[int],
+                   tf: str) -> bool:
+        """Whether the loss object ``name`` must keep its automatic reduction, reported where that
+        is decided: a call out of the steps (on the host, where the reduced loss is what it gives),
+        or a use that is not a call (handed on, the port cannot follow where it is called)."""
+        outside = [call for call in calls if id(call) not in step_code]
+        called = {id(call.func) for call in calls}
+        other = [node for node in ctx.nodes(cst.Name) if node.value == name and id(node) not in called
+                 and node is not assign.targets[0].target]
+        if not (dotted_name(assign.value.func) or "").rpartition(".")[0]:
+            blocking, why = assign.value, "its class is not named through its module here"
+        elif outside:
+            blocking, why = outside[0], "it is also called here, out of the steps, where its reduced loss is used"
+        elif other:
+            blocking, why = other[0], "it is also used here, and the port cannot follow where that calls it"
+        else:
+            return False
+        ctx.report(self.code, blocking, f"`{name}` reduces its loss automatically, which Keras refuses inside "
+                   f"`strategy.run`, and {why}: give the steps a loss object of their own made with "
+                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False)
+        return True
 
     def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
         """``tf.keras.losses.BinaryCrossentropy()(labels, logits)``: a loss object made and called at
@@ -1296,13 +1336,12 @@ class CustomLoop(Rule):
                    f"its result is averaged with `{tf}.reduce_mean`: Keras refuses the automatic reduction "
                    "inside `strategy.run`", fixed=True)
 
-    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str], named: Set[str]) -> None:
+    def _inline_step(self, ctx, step: InlineStep, tf: str, named: Set[str]) -> None:
         """The statements of an inline step move into a step function before the loops, compiled
         and called through `strategy.run` where they were."""
         if step.problem is not None:
             ctx.report(self.code, step.statements[0], step.problem, fixed=False)
             return
-        self._explicit_loss_reduction(ctx, list(step.statements), "the inline training step", tf, losses)
         name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
         named.add(name)
         parameters = ", ".join(step.inputs)
@@ -1369,6 +1408,16 @@ class CustomLoop(Rule):
                    f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
 
 
+
+def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[str, List[cst.CSTNode]]]:
+    """Every step that runs through the strategy once rewritten: the step functions of the loops
+    and the steps written inline in loops, each ``(how a report names it, its roots)``."""
+    functions = []
+    for plan in plans:
+        if plan.problem is None and all(plan.step.function is not known for known in functions):
+            functions.append(plan.step.function)
+    return [(f"`{function.name.value}`", [function]) for function in functions] + [
+        ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
 
 def _no_reduction(constructor: cst.Call) -> cst.Arg:
     """``reduction=keras.losses.Reduction.NONE`` for a loss object made by ``constructor``, spelt
