@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, m
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, method_named, module_objects, runs_models,
+                                                is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
@@ -431,7 +431,8 @@ class CustomLoop(Rule):
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
         "state), inline steps with `return`/`break` or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
-        "loop, and loops away from the model's code are reported instead, with what stops the rewrite. A "
+        "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
+        "a loop beside them that calls the model itself, eagerly (an evaluation loop). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
         "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
@@ -667,6 +668,9 @@ class CustomLoop(Rule):
                                "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
             "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
             for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
+        # An evaluation loop beside the training loop that calls the model itself, eagerly: reported.
+        Example(*(code + "\nfor x, y in test_batches:\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))\n"
+                  for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
         # A plain function the loop calls that plots what the model makes is host code: left alone.
         Example(*(code.replace("for x, y in batches:", "def show(x):\n    plt.imshow(model(x)[0])\n\n\n"
                                "for x, y in batches:\n    show(x)").replace(
@@ -1112,6 +1116,32 @@ class CustomLoop(Rule):
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
+        if rewritten:
+            self._report_eager_model_loops(ctx)
+
+    def _report_eager_model_loops(self, ctx) -> None:
+        """A loop in the scope that calls the model itself, with no step around it (an evaluation
+        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``):
+        it runs the model eagerly, op by op, where the IPU runs compiled programs; said once per
+        loop, at the model's call."""
+        plan = model_plan(ctx)
+        reported: Set[int] = set()  # calls said already, for a loop in a loop
+        for loop in ctx.nodes(cst.For):
+            function = ctx.enclosing_function(loop)
+            if (loop_trains(ctx, loop) or is_tf_function(ctx, function)
+                    or not (in_regions(ctx, plan.regions, loop) or strategy_scope_name(ctx, loop) is not None)):
+                continue
+            calls = [node for node in walk(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                     and node.func.value in plan.model_like and ctx.qualified_name(node.func) is None
+                     and id(node) not in reported]
+            if calls:
+                reported.update(id(call) for call in calls)
+                name = calls[0].func.value
+                ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
+                           "scope, while the IPU runs compiled programs: move what the loop does with it into a "
+                           f"`@tf.function(jit_compile=True)` step called through `strategy.run`, like the "
+                           "training step", fixed=False)
 
     def _report_objects_out_of_scope(self, ctx, plans: List[LoopPlan]) -> None:
         """An optimizer or metric made at module level that a rewritten step updates, where the
