@@ -1,19 +1,21 @@
 from textwrap import indent
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
 from porter.context import code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import LoopPlan, loop_plans, run_targets, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_targets, strategy_scope_name,
+                                                      tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
-                                                is_tf_function, method_named, runs_models, step_functions)
+                                                is_tf_function, loop_trains, method_named, module_objects, runs_models,
+                                                step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import fresh_name, local_function
+from porter.scopes import assignments, fresh_name, local_function, owner
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -240,6 +242,10 @@ _EPOCHS_WITH_TEST = _PER_STEP_BEFORE.replace(
     "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
     _PLAIN_TEST_STEP.lstrip("\n") + "\n\nfor epoch in range(3):\n    for x, y in batches:\n        step(x, y)\n"
     "    for x, y in test_batches:\n        test_step(x, y)\n")
+_EPOCHS_WITH_TEST_AFTER = _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(
+    "        step(x, y)", "        strategy.run(step, args=(x, y))").replace(
+    "        test_step(x, y)", "        strategy.run(test_step, args=(x, y))")
 _NESTED_STEP = """import tensorflow as tf
 
 strategy = tf.distribute.MirroredStrategy()
@@ -323,6 +329,11 @@ _TRAINER_METHOD_STEP = _TRAINER + """
     def distributed_step(self, x, y):
         return self.strategy.run(self.step_fn, args=(x, y))
 """
+# A step that updates an optimizer made at module level, for a model made in a function called from another.
+_MODULE_OPTIMIZER = ("import tensorflow as tf\n\noptimizer = tf.keras.optimizers.SGD(0.01)\n\n\n@tf.function\n"
+                     "def train_step(model, x, y):\n" + indent(_TAPE_STEP, "    ") + "\n\ndef main():\n"
+                     "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    for x, y in dataset:\n"
+                     "        train_step(model, x, y)\n\n\ndef cli():\n    main()\n\n\ncli()\n")
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -420,16 +431,17 @@ class CustomLoop(Rule):
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
         "state), inline steps with `return`/`break` or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
-        "loop, and loops away from the model's code are reported instead, with what stops the rewrite. A "
+        "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
+        "a loop beside them that calls the model itself, eagerly (an evaluation loop). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
         "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
         "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
         "which in the scope is the IPU strategy. Keras refuses a loss object's automatic reduction inside "
-        "`strategy.run` outside its compiled losses (a ValueError): a loss object that a step calls, or that "
-        "a Keras model's own `train_step`/`test_step` calls (run by `fit` through the strategy), whether a "
-        "module variable, one made in the step, or one held as `self.loss_fn` from what its `compile` is "
-        "given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
+        "`strategy.run` outside its compiled losses (a ValueError): a loss object that the steps call (a "
+        "training step, a test step, or both), or that a Keras model's own `train_step`/`test_step` calls "
+        "(run by `fit` through the strategy), whether a module variable, one made in the step, or one held as "
+        "`self.loss_fn` from what its `compile` is given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
         "what the automatic reduction computed; one that cannot be followed, or is called out of the steps "
         "too, is reported."
     )
@@ -598,6 +610,13 @@ class CustomLoop(Rule):
                 _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
                                         "for i in range(0, len(features), 64):\n"
                                         "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
+        # The same with the slices assigned first, also for a step written inline in the loop.
+        Example(*(code.replace("for x, y in batches:\n", "for i in range(0, len(features), 64):\n"
+                               "    x, y = features[i:i + 64], targets[i:i + 64]\n")
+                  for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
+        Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n"
+                               "        x = features[i:i + 64]\n        y = targets[i:i + 64]\n")
+                  for code in (_INLINE_BEFORE, _INLINE_AFTER))),
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
@@ -637,6 +656,21 @@ class CustomLoop(Rule):
                 "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
                 "\n\ndef error", "\n\n@tf.function(jit_compile=True)\ndef error").replace(
                 "        step(x, y)", "        strategy.run(step, args=(x, y))")))),
+        # The loss object a training step and a test step both call (the TensorFlow quickstart):
+        # rewritten for both; also called on the host, it is reported there, where it must stay.
+        Example(*(code.replace("optimizer = tf.keras.optimizers.Adam()\n", "optimizer = tf.keras.optimizers.Adam()\n"
+                               f"loss_fn = tf.keras.losses.MeanSquaredError({reduction})\n").replace(
+            "tf.reduce_mean((model(x) - y) ** 2)", loss).replace(
+            "tf.reduce_mean(tf.abs(model(x) - y))", loss) for code, reduction, loss in (
+            (_EPOCHS_WITH_TEST, "", "loss_fn(y, model(x))"),
+            (_EPOCHS_WITH_TEST_AFTER, "reduction=tf.keras.losses.Reduction.NONE", "tf.reduce_mean(loss_fn(y, model(x)))")))),
+        Example(*(code.replace("optimizer = tf.keras.optimizers.Adam()\n", "optimizer = tf.keras.optimizers.Adam()\n"
+                               "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
+            "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
+            for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
+        # An evaluation loop beside the training loop that calls the model itself, eagerly: reported.
+        Example(*(code + "\nfor x, y in test_batches:\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))\n"
+                  for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
         # A plain function the loop calls that plots what the model makes is host code: left alone.
         Example(*(code.replace("for x, y in batches:", "def show(x):\n    plt.imshow(model(x)[0])\n\n\n"
                                "for x, y in batches:\n    show(x)").replace(
@@ -1017,6 +1051,10 @@ class CustomLoop(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # The optimizer the step updates is made at module level, the model and the loop in `main()`,
+        # which `cli()` calls: no scope reaches the optimizer, which is reported.
+        Example(_MODULE_OPTIMIZER, _MODULE_OPTIMIZER.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "        train_step(model, x, y)", "        strategy.run(train_step, args=(model, x, y))")),
         # Already ported: the step runs through `strategy.run` in the IPU strategy's scope.
         Example(_PORTED, reported=False),
         # Gradients of the loss with respect to the input (an adversarial example): no optimizer
@@ -1033,9 +1071,10 @@ class CustomLoop(Rule):
         self._eager_runs(ctx, tf)
         losses: Set[str] = set()  # loss objects given an explicit reduction
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
-        for inline in inline_steps(ctx):
-            self._inline_step(ctx, inline, tf, losses, named)
         plans = [plan for plan in loop_plans(ctx) if not moved(ctx, plan.step.call)]
+        self._explicit_loss_reduction(ctx, _run_steps(plans, inline_steps(ctx)), tf, losses)
+        for inline in inline_steps(ctx):
+            self._inline_step(ctx, inline, tf, named)
         rewritten = [plan.step.function for plan in plans if plan.problem is None] + [
             inline.statements[0] for inline in inline_steps(ctx) if inline.problem is None]
         replicas = config_replicas(ctx.config)
@@ -1047,16 +1086,12 @@ class CustomLoop(Rule):
         decorated = set()
         compiled: Set[str] = set()  # names of the steps decorated
         loops = {}
-        reduced = set()
         for plan in plans:
             step = plan.step
             name = step.function.name.value
             if plan.problem is not None:
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
-            if id(step.function) not in reduced:
-                reduced.add(id(step.function))
-                self._explicit_loss_reduction(ctx, [step.function], f"`{name}`", tf, losses)
             if plan.mode == "step":
                 if id(step.function) not in decorated:
                     decorated.add(id(step.function))
@@ -1064,7 +1099,7 @@ class CustomLoop(Rule):
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
                 ctx.replace(step.call, _run_call(plan.strategy, name))
-                self._report_sliced_batches(ctx, step)
+                self._report_sliced_batches(ctx, step.loop, [arg.value for arg in step.call.args])
                 steps = config_steps(ctx.config)
                 detail = (f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
@@ -1080,6 +1115,52 @@ class CustomLoop(Rule):
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
+        self._report_objects_out_of_scope(ctx, plans)
+        if rewritten:
+            self._report_eager_model_loops(ctx)
+
+    def _report_eager_model_loops(self, ctx) -> None:
+        """A loop in the scope that calls the model itself, with no step around it (an evaluation
+        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``):
+        it runs the model eagerly, op by op, where the IPU runs compiled programs; said once per
+        loop, at the model's call."""
+        plan = model_plan(ctx)
+        reported: Set[int] = set()  # calls said already, for a loop in a loop
+        for loop in ctx.nodes(cst.For):
+            function = ctx.enclosing_function(loop)
+            if (loop_trains(ctx, loop) or is_tf_function(ctx, function)
+                    or not (in_regions(ctx, plan.regions, loop) or strategy_scope_name(ctx, loop) is not None)):
+                continue
+            calls = [node for node in walk(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                     and node.func.value in plan.model_like and ctx.qualified_name(node.func) is None
+                     and id(node) not in reported]
+            if calls:
+                reported.update(id(call) for call in calls)
+                name = calls[0].func.value
+                ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
+                           "scope, while the IPU runs compiled programs: move what the loop does with it into a "
+                           f"`@tf.function(jit_compile=True)` step called through `strategy.run`, like the "
+                           "training step", fixed=False)
+
+    def _report_objects_out_of_scope(self, ctx, plans: List[LoopPlan]) -> None:
+        """An optimizer or metric made at module level that a rewritten step updates, where the
+        port's scope does not reach (the loop runs in a function called from another function):
+        its variables are made out of the IPU strategy, the compiled step updates them on the IPU."""
+        regions = model_plan(ctx).regions
+        seen = set()
+        for plan in plans:
+            if plan.problem is not None:
+                continue
+            step = plan.step.function.name.value
+            for name, statement in module_objects(ctx, plan.step.function):
+                if id(statement) in seen or in_regions(ctx, regions, statement) or strategy_scope_name(ctx, statement):
+                    continue
+                seen.add(id(statement))
+                ctx.report(self.code, statement, f"`{name}` is made out of the IPU strategy's scope, while `{step}` "
+                           "updates it on the IPU: Keras optimizers and metrics must be made inside "
+                           "`with strategy.scope():`; make it there, where the model is made, and hand it to the "
+                           "step", fixed=False)
 
     def _keras_step_losses(self, ctx, tf: str, done: Set[str]) -> None:
         """Overridden ``train_step``/``test_step``, which ``fit`` runs through the strategy's ``run``,
@@ -1095,7 +1176,7 @@ class CustomLoop(Rule):
             methods = [method for hook in hooks for method in run_by[id(hook)]]
             methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
             where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
-            self._explicit_loss_reduction(ctx, [method.body for method in methods], where, tf, done)
+            self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
             in_steps = _self_calls(methods)
             everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
             called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
@@ -1157,16 +1238,21 @@ class CustomLoop(Rule):
             ctx.report(self.code, call, f"`{code_of(ctx, target)}` is passed to `strategy.run` ({why}): it is compiled "
                        f"(`@{tf}.function(jit_compile=True)`)", fixed=True)
 
-    def _report_sliced_batches(self, ctx, step) -> None:
-        """``for i in range(0, len(x), bs): step(x[i:i + bs], ...)``: the last slice is shorter when
-        ``len(x)`` is not a multiple of ``bs``, a shape the compiled step has not seen."""
-        loop = step.loop
+    def _report_sliced_batches(self, ctx, loop: cst.For, values: List[cst.BaseExpression]) -> None:
+        """``for i in range(0, len(x), bs): step(x[i:i + bs], ...)``, or the slice assigned first
+        (``xb = x[i:i + bs]``, then ``step(xb, ...)``): the last slice is shorter when ``len(x)`` is
+        not a multiple of ``bs``, a shape the compiled step has not seen. ``values``: what the loop
+        gives the step."""
         if not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range") and len(loop.iter.args) == 3
                 and isinstance(loop.target, cst.Name)):
             return
         index, stride = loop.target.value, loop.iter.args[2].value
-        sliced = [arg.value for arg in step.call.args if isinstance(arg.value, cst.Subscript)
-                  and _slices_from(arg.value, index)]
+        assigned = {name: value for statement, name, value in assignments(ctx, owner(ctx, loop))
+                    if isinstance(value, cst.Subscript) and _slices_from(value, index)
+                    and any(ancestor is loop for ancestor in ctx.ancestors(statement))}
+        sliced = [value if isinstance(value, cst.Subscript) else assigned.get(value.value) for value in values
+                  if isinstance(value, cst.Subscript) and _slices_from(value, index)
+                  or isinstance(value, cst.Name) and value.value in assigned]
         if sliced:
             ctx.report(self.code, sliced[0], f"the loop slices batches of `{code_of(ctx, stride)}` samples: the last "
                        f"one is shorter unless the data holds a multiple of `{code_of(ctx, stride)}`, and `strategy.run` "
@@ -1205,43 +1291,70 @@ class CustomLoop(Rule):
             ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
                        f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
 
-    def _explicit_loss_reduction(self, ctx, step: List[cst.CSTNode], where: str, tf: str, done: Set[str]) -> None:
+    def _explicit_loss_reduction(self, ctx, steps: List[Tuple[str, List[cst.CSTNode]]], tf: str,
+                                 done: Set[str]) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
-        loss object gets `reduction=NONE` and each call in the step (the code under ``step``, and
-        the functions it calls) is averaged over the batch, which is what the automatic reduction
-        computed. ``where`` names the step in the report."""
-        helpers = functions_called_from(ctx, step)
-        step_code = {id(node) for root in [*step, *helpers] for node in walk(root)}
+        loss object gets `reduction=NONE` and each call in the steps (the code under each step's
+        roots, and the functions it calls) is averaged over the batch, which is what the automatic
+        reduction computed. ``steps``: ``(how the report names the step, its roots)``, every step
+        that runs through the strategy, so that a loss object the training and the test step share
+        is rewritten in both."""
+        roots = [root for _, step in steps for root in step]
+        helpers = functions_called_from(ctx, roots)
+        own_code = [{id(node) for root in step for node in walk(root)} for _, step in steps]
+        step_code = set().union(*own_code, *({id(node) for node in walk(helper)} for helper in helpers))
         for name, assign in auto_loss_objects(ctx).items():
             if name in done:
                 continue  # a helper shared by two steps: rewritten once
             calls = [node for node in ctx.nodes(cst.Call)
                      if isinstance(node.func, cst.Name) and node.func.value == name]
-            mentions = [node for node in ctx.nodes(cst.Name) if node.value == name
-                        and node is not assign.targets[0].target]
             inside = [call for call in calls if id(call) in step_code]
             if not inside:
                 continue
             done.add(name)
-            constructor = assign.value
-            prefix = dotted_name(constructor.func).rpartition(".")[0] if dotted_name(constructor.func) else ""
-            if len(mentions) != len(calls) or len(inside) != len(calls) or not prefix:
-                ctx.report(self.code, inside[0], f"`{name}` reduces its loss automatically, which Keras refuses "
-                           "inside `strategy.run`: create it with `reduction=...Reduction.NONE` and average "
-                           f"its result with `{tf}.reduce_mean`", fixed=False)
+            if self._loss_kept(ctx, name, assign, calls, step_code, tf):
                 continue
-            ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
+            ctx.replace(assign.value, lambda node: append_args(node, _no_reduction(node)))
             for call in inside:
                 ctx.replace(call, _averaged(tf))
-            in_helpers = any(id(call) not in {id(node) for root in step for node in walk(root)} for call in inside)
-            ctx.report(self.code, constructor, f"`{name}` gets `reduction=NONE` and its calls in "
-                       f"{where}{' and the functions it calls' if in_helpers else ''} are averaged with "
+            callers = [where for (where, _), code in zip(steps, own_code) if any(id(call) in code for call in inside)]
+            where = " and ".join(callers) or steps[0][0]
+            in_helpers = any(not any(id(call) in code for code in own_code) for call in inside)
+            ctx.report(self.code, assign.value, f"`{name}` gets `reduction=NONE` and its calls in "
+                       f"{where}{' and the functions they call' if in_helpers else ''} are averaged with "
                        f"`{tf}.reduce_mean`: Keras refuses the automatic reduction inside `strategy.run`", fixed=True)
-        for root in [*step, *helpers]:
-            for call in walk(root):
+        for where, step in steps:
+            for root in step:
+                for call in walk(root):
+                    if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
+                        self._reduce_inline_loss(ctx, call, where, tf)
+        for helper in helpers:
+            for call in walk(helper):
                 if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
-                    self._reduce_inline_loss(ctx, call, where, tf)
+                    self._reduce_inline_loss(ctx, call, steps[0][0], tf)
+
+    def _loss_kept(self, ctx, name: str, assign: cst.Assign, calls: List[cst.Call], step_code: Set[int],
+                   tf: str) -> bool:
+        """Whether the loss object ``name`` must keep its automatic reduction, reported where that
+        is decided: a call out of the steps (on the host, where the reduced loss is what it gives),
+        or a use that is not a call (handed on, the port cannot follow where it is called)."""
+        outside = [call for call in calls if id(call) not in step_code]
+        called = {id(call.func) for call in calls}
+        other = [node for node in ctx.nodes(cst.Name) if node.value == name and id(node) not in called
+                 and node is not assign.targets[0].target]
+        if not (dotted_name(assign.value.func) or "").rpartition(".")[0]:
+            blocking, why = assign.value, "its class is not named through its module here"
+        elif outside:
+            blocking, why = outside[0], "it is also called here, out of the steps, where its reduced loss is used"
+        elif other:
+            blocking, why = other[0], "it is also used here, and the port cannot follow where that calls it"
+        else:
+            return False
+        ctx.report(self.code, blocking, f"`{name}` reduces its loss automatically, which Keras refuses inside "
+                   f"`strategy.run`, and {why}: give the steps a loss object of their own made with "
+                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False)
+        return True
 
     def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
         """``tf.keras.losses.BinaryCrossentropy()(labels, logits)``: a loss object made and called at
@@ -1253,13 +1366,12 @@ class CustomLoop(Rule):
                    f"its result is averaged with `{tf}.reduce_mean`: Keras refuses the automatic reduction "
                    "inside `strategy.run`", fixed=True)
 
-    def _inline_step(self, ctx, step: InlineStep, tf: str, losses: Set[str], named: Set[str]) -> None:
+    def _inline_step(self, ctx, step: InlineStep, tf: str, named: Set[str]) -> None:
         """The statements of an inline step move into a step function before the loops, compiled
         and called through `strategy.run` where they were."""
         if step.problem is not None:
             ctx.report(self.code, step.statements[0], step.problem, fixed=False)
             return
-        self._explicit_loss_reduction(ctx, list(step.statements), "the inline training step", tf, losses)
         name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
         named.add(name)
         parameters = ", ".join(step.inputs)
@@ -1284,6 +1396,8 @@ class CustomLoop(Rule):
             # A blank line between the new function and the loop after it.
             ctx.replace(step.anchor, lambda node: node.with_changes(
                 leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
+        if isinstance(step.loop, cst.For):
+            self._report_sliced_batches(ctx, step.loop, [cst.Name(name) for name in step.inputs])
         steps = config_steps(ctx.config)
         detail = f"; it stays one step per execution instead of {steps}" if steps else ""
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
@@ -1324,6 +1438,16 @@ class CustomLoop(Rule):
                    f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
 
 
+
+def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[str, List[cst.CSTNode]]]:
+    """Every step that runs through the strategy once rewritten: the step functions of the loops
+    and the steps written inline in loops, each ``(how a report names it, its roots)``."""
+    functions = []
+    for plan in plans:
+        if plan.problem is None and all(plan.step.function is not known for known in functions):
+            functions.append(plan.step.function)
+    return [(f"`{function.name.value}`", [function]) for function in functions] + [
+        ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
 
 def _no_reduction(constructor: cst.Call) -> cst.Arg:
     """``reduction=keras.losses.Reduction.NONE`` for a loss object made by ``constructor``, spelt

@@ -1,4 +1,5 @@
 import builtins
+from textwrap import indent
 from typing import AbstractSet, Optional
 
 import libcst as cst
@@ -456,6 +457,32 @@ model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10
 model.fit(train_ds, epochs=2)
 """
 
+# An optimizer and a metric made at module level, updated by a step that `main()` runs on its model.
+_MODULE_OBJECTS = """\
+import tensorflow as tf
+
+optimizer = tf.keras.optimizers.SGD(0.1)
+train_loss = tf.keras.metrics.Mean()
+
+
+@tf.function
+def step(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    train_loss(loss)
+"""
+_MAIN_LOOP = """
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    for x, y in dataset:
+        step(model, x, y)
+    print(float(train_loss.result()))
+
+
+"""
+
 
 class StrategyScope(Rule):
     code = "IPU103"
@@ -762,6 +789,13 @@ run_experiment(net)
                         step(x, y)
             """,
         ),
+        # The optimizer and a metric the step updates are made at module level, the model in
+        # `main()`: their variables belong in the scope too, so the module's code that makes them
+        # and calls `main()` runs in it (the step and `main` stay as they are).
+        Example(_MODULE_OBJECTS + _MAIN_LOOP + 'if __name__ == "__main__":\n    main()\n',
+                "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+                "with strategy.scope():\n" + indent(_MODULE_OBJECTS.partition("\n\n")[2], "    ").replace("\n    \n", "\n\n")
+                + _MAIN_LOOP + 'with strategy.scope():\n    if __name__ == "__main__":\n        main()\n'),
         # A function that trains a model, run once for each width by a comprehension (or `map`):
         # the scope goes around the comprehension, so the IPU is configured and the strategy made once.
         Example(

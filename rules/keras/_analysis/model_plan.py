@@ -39,7 +39,8 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    probes_model, reaches_models, scope_statements, step_calls, trained_names, trains)
+    evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
+    trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
 from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
 
@@ -891,6 +892,7 @@ class _Analysis:
         self._cover_handovers(regions)
         self._cover_scopes(regions)
         self._cover_later_runs(regions)
+        self._cover_module_objects(regions)
         self._hoist_functions(regions)
         self._hoist_methods(regions)
         # A region inside another one (a model trained in a loop, then the loop in the region of
@@ -981,6 +983,31 @@ class _Analysis:
                 continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
+
+    def _cover_module_objects(self, regions: Dict[int, Optional[Region]]) -> None:
+        """A custom step that updates an optimizer or metric made at module level (a tutorial's
+        ``optimizer = ...`` and ``train_loss = tf.keras.metrics.Mean()`` above ``main()``), while the
+        loop runs in a function with a region of its own: those variables must be made in the IPU
+        strategy's scope too. The statements that make them join the module's region, and the
+        function, called only from module code, runs in that scope (``_hoist_functions`` takes its
+        calls in). A function called from elsewhere keeps its region, and IPU111 reports the objects."""
+        steps = step_calls(self.ctx) + evaluation_calls(self.ctx, self.plan_.model_like)
+        for step in steps:
+            region = next((region for region in regions.values() if region is not None
+                           and in_region(self.ctx, region, step.loop)), None)
+            function = self._function_of(region.block) if region is not None else None
+            if function is None or not self._hoisted_to_module(region, function):
+                continue
+            for _, statement in module_objects(self.ctx, step.function):
+                if not any(other is not None and in_region(self.ctx, other, statement) for other in regions.values()):
+                    self._take_in(regions, self.ctx.module, statement, statement)
+
+    def _hoisted_to_module(self, region: Region, function: cst.FunctionDef) -> bool:
+        """Whether a region of the module would take in ``function``'s region: it keeps no scope
+        of its own, and module code makes each of its calls."""
+        calls = local_calls(self.ctx, function)
+        return (bool(calls) and not self._has_own_strategy(function) and not self._clears_session(region)
+                and all(self._top_in(self.ctx.module, call) is not None for call in calls))
 
     def _grow_to(self, regions: Dict[int, Optional[Region]], node: cst.CSTNode,
                  calls_by_name: Dict[str, List[cst.Call]], depth: int, seen: Set[int]) -> None:

@@ -16,7 +16,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
-from porter.scopes import assignments, values_of
+from porter.scopes import assignments, loads, parameter_names, values_of
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -501,3 +501,21 @@ def scope_statements(ctx: FileContext, block, models: Set[str], known: Set[str])
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 break
     return found
+
+
+def module_objects(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[str, cst.BaseStatement]]:
+    """``(name, statement)`` for the optimizers and metrics made at module level (by a statement of
+    the module's own body) that ``function`` or a function it calls reads as globals: a step that
+    updates them needs their variables made in the strategy's scope too."""
+    made = {}
+    for statement, name, value in assignments(ctx, ctx.module):
+        if (isinstance(value, cst.Call) and ctx.parent(statement) is ctx.module
+                and (ctx.keras_name(value.func) or "").startswith(IN_SCOPE_PREFIXES)):
+            made.setdefault(name, statement)
+    found: Dict[str, cst.BaseStatement] = {}
+    for helper in functions_run_by(ctx, function):
+        local = {name for _, name, _ in assignments(ctx, helper)} | set(parameter_names(helper))
+        for node in loads(helper.body):
+            if node.value in made and node.value not in local:
+                found.setdefault(node.value, made[node.value])
+    return list(found.items())
