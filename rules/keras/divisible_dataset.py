@@ -1156,6 +1156,16 @@ class DivisibleDataset(Rule):
                     print(epoch, (scores.argmax(axis=1) == self.labels).mean())
             """,
         ),
+        # Several inputs made in the call: arrays, which cannot be read twice to pad them: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("recommender.keras")
+            scores = model.predict([np.full(777, 7), np.arange(777)], batch_size=256)
+            """,
+        ),
         # An input that cannot be read twice is trimmed: `predict` answers for fewer samples.
         Example(
             """\
