@@ -574,7 +574,7 @@ def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Opti
 
 def tensor_slices_inputs(ctx: FileContext):
     """``(call, [(role, expr)])`` for ``tf.data.Dataset.from_tensor_slices(...)`` / ``from_tensors``:
-    role "features" for a lone array or the first of a tuple, "labels" for the second."""
+    role "features" for a lone array (or dict of them) or the first of a tuple, "labels" for the second."""
     for call in ctx.nodes(cst.Call):
         if last_name(call.func) not in ("from_tensor_slices", "from_tensors") or not call.args:
             continue
@@ -585,7 +585,7 @@ def tensor_slices_inputs(ctx: FileContext):
             isinstance(element, cst.StarredElement) for element in value.elements
         ):
             yield call, [("features", value.elements[0].value), ("labels", value.elements[1].value)]
-        elif isinstance(value, (cst.Name, cst.Subscript)):
+        elif isinstance(value, (cst.Name, cst.Subscript, cst.Dict)):
             yield call, [("features", value)]
 
 
@@ -673,7 +673,14 @@ def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
 def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str) -> None:
     """``value`` gets ``.astype(...)`` when it certainly holds uint8 data: "int32" for a Keras
     dataset's labels reaching a label slot (``role`` "y" or "labels"), else "float32", which holds
-    every uint8 value exactly. ``where`` names the place for the message."""
+    every uint8 value exactly. ``where`` names the place for the message. The values of a dict
+    (named inputs, ``{"image": images}``) and the items of a list or tuple (several inputs) are cast
+    one by one, as a value alone."""
+    if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+        for element in value.elements:
+            if isinstance(element, (cst.DictElement, cst.Element)):
+                cast_uint8(ctx, code, element.value, role, where)
+        return
     data = uint8_data(ctx, value)
     if data is None:
         return

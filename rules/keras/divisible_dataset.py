@@ -8,7 +8,7 @@ from porter.context import SharedKey, code_of
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_array_expression, is_helper_call,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call,
                                                layout, multiple_code, repeatable, samples_per_execution, single_sample,
                                                smallest_per_execution, speed_asked, static_int, static_length,
                                                training_calls)
@@ -230,7 +230,8 @@ class DivisibleDataset(Rule):
         "instead, by repeating the last sample up to whole executions (a second helper), and what it returns "
         "is cut back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) "
         "is padded the same way. That reads the inputs twice, so it is done when they are variables, "
-        "attributes, subscripts or such calls; other `predict` inputs are trimmed, a single sample reported. "
+        "attributes, subscripts or such calls (and lists, tuples and dicts of them); other `predict` inputs (a call "
+        "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
@@ -1156,25 +1157,27 @@ class DivisibleDataset(Rule):
                     print(epoch, (scores.argmax(axis=1) == self.labels).mean())
             """,
         ),
-        # An input that cannot be read twice is trimmed: `predict` answers for fewer samples.
+        # Several inputs made in the call: arrays, which cannot be read twice to pad them: reported.
         Example(
             """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("recommender.keras")
+            scores = model.predict([np.full(777, 7), np.arange(777)], batch_size=256)
+            """,
+        ),
+        # An item of what a call gives cannot be read twice either (to pad it, then to count its
+        # samples): reported, never trimmed, as `predict` answers for every sample.
+        Example(
+            """\
+            import numpy as np
             import tensorflow as tf
 
             model = tf.keras.models.load_model("net.keras")
             scores = model.predict(load_images()[:500], batch_size=16)
+            curve = model.predict(np.linspace(0, 1, 777)[:, None])
             """,
-            snippet("""\
-            import tensorflow as tf
-
-
-            """) + _examples_helpers("trim") +
-            snippet("""\
-
-
-            model = tf.keras.models.load_model("net.keras")
-            scores = model.predict(trim_to_multiple(load_images()[:500], 16), batch_size=16)
-            """),
         ),
         Example(
             """\
@@ -1316,8 +1319,7 @@ class DivisibleDataset(Rule):
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
                 continue
-            if entry.method == "predict" and any(not repeatable(ctx, arg.value) and not is_array_expression(arg.value)
-                                                 for arg in entry.arrays):
+            if entry.method == "predict" and any(not repeatable(ctx, arg.value) for arg in entry.arrays):
                 self._report_read_once(ctx, entry)
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:

@@ -7,14 +7,15 @@ from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg,
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import assignments, called_returns, local_function, owner, owner_body, returns_of, values_of
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
-from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, training_calls
+from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
-                                                   keras_batched_source, makes_both, parameter_input, returned_batches,
+                                                   keras_batched_source, made_datasets, makes_both, parameter_input,
+                                                   returned_batches,
                                                    training_batches, training_inputs, uneven_batches)
 
 
@@ -116,7 +117,10 @@ class DropRemainder(Rule):
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch) is reported, unless it sets one (`tf.ensure_shape`)."
+        "batch) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
+        "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
+        "rewrite it (counted in a variable, or by another batch size)."
     )
     examples = (
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
@@ -177,6 +181,48 @@ class DropRemainder(Rule):
             pairs = pairs.map(lambda path, caption: (tf.numpy_function(load_features, [path], tf.float32), caption))
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
+            """,
+        ),
+        # Step counts rounded up for the partial last batch that is now dropped: counted down to the
+        # whole batches; a count made elsewhere is reported.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x_val, y_val)).batch(BATCH_SIZE)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(train_ds, epochs=3, validation_data=val_ds, validation_steps=math.ceil(len(x_val) / BATCH_SIZE))
+            model.evaluate(val_ds, steps=len(x_val) // BATCH_SIZE + 1)
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.data.Dataset.from_tensor_slices((x_val, y_val)).batch(BATCH_SIZE, drop_remainder=True)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(train_ds, epochs=3, validation_data=val_ds, validation_steps=len(x_val) // BATCH_SIZE)
+            model.evaluate(val_ds, steps=len(x_val) // BATCH_SIZE)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(64)
+            test_steps = -(-len(x_test) // 64)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(test_ds, steps=test_steps)
+            print(f"{test_steps} batches")
+            """,
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(64, drop_remainder=True)
+            test_steps = -(-len(x_test) // 64)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(test_ds, steps=test_steps)
+            print(f"{test_steps} batches")
             """,
         ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
@@ -1001,6 +1047,39 @@ class DropRemainder(Rule):
         if batches or step_calls(ctx):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
+        self._fix_rounded_up_counts(ctx, batches)
+
+    def _fix_rounded_up_counts(self, ctx, batches) -> None:
+        """A finite dataset that now drops its partial last batch holds ``n // B`` batches: a step
+        count of the call that reads it rounded up (``validation_steps=math.ceil(n / B)``,
+        ``steps=n // B + 1``) asks for one more, and Keras on the IPU raises that the input does not
+        have enough data. Rewritten to ``n // B`` when its divisor is the batch size, else reported."""
+        done = set()
+        for found in batches:
+            name = _count_keyword(found)
+            count = keyword(found.entry.call, name)
+            if count is None or id(count) in done or not _drops_here(ctx, found.batch) or _repeated(ctx, found):
+                continue
+            done.add(id(count))
+            rounded = _rounded_up(ctx, count.value)
+            shown = f"`{name}={code_of(ctx, count.value)}`"
+            if rounded is None and isinstance(count.value, cst.Name):
+                written = last_value_before(ctx, count.value, found.entry.owner)
+                rounded = _rounded_up(ctx, written) if written is not None else None
+                if rounded is not None:  # counted elsewhere: not rewritten here
+                    rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
+            if rounded is None:
+                continue
+            numerator, divisor = rounded
+            what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
+            if divisor is None or not _same_size(ctx, divisor, _batch_size(found.batch)):
+                ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
+                           "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
+                continue
+            floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
+            ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
+            ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
+                       "data on the IPU)", fixed=True)
 
     def _report_padded_to_longest(self, ctx, batches) -> None:
         """``.padded_batch(n)`` with no ``padded_shapes``, or with a ``None`` in them, pads each
@@ -1624,6 +1703,90 @@ def _returned_roots(ctx, function: cst.FunctionDef, name: str) -> list:
         elements = [element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value]
         found.extend(root for root in (chain(ctx, element)[1] for element in elements) if is_name(root, name))
     return found
+
+
+def _count_keyword(found) -> str:
+    """The keyword that counts the batches the call reads of ``found``'s input: its
+    ``validation_steps``, ``steps_per_epoch`` (``fit``) or ``steps``."""
+    if found.value is not found.entry.data:
+        return "validation_steps"
+    return "steps_per_epoch" if found.method == "fit" else "steps"
+
+
+def _drops_here(ctx, call: cst.Call) -> bool:
+    """The port gives ``call`` (a ``.batch()``) ``drop_remainder=True``: it had none, or False."""
+    method = call.func.attr.value
+    current = argument(call, "drop_remainder", 1 if method == "batch" else 3)
+    return id(call) in ctx.replacements and (current is None or is_name(current.value, "False"))
+
+
+def _repeated(ctx, found) -> bool:
+    """The dataset is repeated on the way to the call (``.repeat()`` before or after the batching):
+    it does not run out, whatever the count."""
+    methods = list(found.later) + [method for made in made_datasets(ctx, found.batch.func.value, owner(
+        ctx, found.batch)) for method in made.methods] + chain(ctx, found.batch.func.value)[0]
+    return any(method.func.attr.value == "repeat" for method in methods)
+
+
+def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
+    found = argument(call, "batch_size", 0)
+    return found.value if found is not None else None
+
+
+def _same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression]) -> bool:
+    """``one`` and ``other`` say the same batch size: the same code, or the same static int."""
+    if other is None:
+        return False
+    if "".join(code_of(ctx, one).split()) == "".join(code_of(ctx, other).split()):
+        return True
+    value = static_int(ctx, one)
+    return value is not None and value == static_int(ctx, other)
+
+
+# Functions that round a division up.
+_CEILS = frozenset({"math.ceil", "numpy.ceil", "tensorflow.math.ceil"})
+
+
+def _rounded_up(ctx, node: cst.BaseExpression):
+    """(n, B) when ``node`` counts ``n`` samples in batches of ``B`` rounded up: ``math.ceil(n /
+    B)`` (also in ``int(...)``, and NumPy's), ``-(-n // B)``, ``n // B + 1``, ``(n + B - 1) // B``."""
+    if isinstance(node, cst.Call) and is_name(node.func, "int") and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _CEILS and len(node.args) == 1:
+        divided = node.args[0].value
+        if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.Divide):
+            return divided.left, divided.right
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = node.expression
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.FloorDivide) and isinstance(
+                inner.left, cst.UnaryOperation) and isinstance(inner.left.operator, cst.Minus):
+            return inner.left.expression, inner.right
+        return None
+    if not isinstance(node, cst.BinaryOperation):
+        return None
+    if isinstance(node.operator, cst.Add):
+        for divided, one in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.FloorDivide) \
+                    and not divided.lpar and isinstance(one, cst.Integer) and one.value == "1":
+                return divided.left, divided.right
+        return None
+    if isinstance(node.operator, cst.FloorDivide):  # (n + B - 1) // B
+        summed = node.left
+        if isinstance(summed, cst.BinaryOperation) and isinstance(summed.operator, cst.Subtract) and isinstance(
+                summed.right, cst.Integer) and summed.right.value == "1" and isinstance(summed.left, cst.BinaryOperation) \
+                and isinstance(summed.left.operator, cst.Add) and _same_size(ctx, summed.left.right, node.right):
+            return summed.left.left, node.right
+    return None
+
+
+def _operand(ctx, node: cst.BaseExpression) -> str:
+    """The code of ``node`` as the left operand of ``//``, in parentheses when it binds less tightly."""
+    code = code_of(ctx, node)
+    loose = isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)) or isinstance(
+        node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Multiply, cst.Divide, cst.FloorDivide,
+                                                                      cst.Modulo, cst.MatrixMultiply, cst.Power))
+    return f"({code})" if loose and not node.lpar else code
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:

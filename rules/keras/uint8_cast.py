@@ -34,12 +34,39 @@ class Uint8Cast(Rule):
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
         "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` (or the `search` of a tuner given a "
         "builder of the file, which hands them to `fit`) or `Dataset.from_tensor_slices` "
-        "still uint8 get `.astype(\"float32\")`, or `.astype(\"int32\")` for a Keras dataset's labels (they "
-        "reach the loss as class ids). A `tfds.load` of such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, `.astype(...)`, `to_categorical`) is left "
+        "still uint8 (alone, or as the values of a dict or list of inputs) get `.astype(\"float32\")`, or "
+        "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids). A `tfds.load` of "
+        "such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, "
+        "`.astype(...)`, `to_categorical`) is left "
         "alone, and so is data whose flow is not clear within one function (a branch, a helper), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast)."
     )
     examples = (
+        # Named inputs (a dict) and several inputs (a list): each array is cast as it would be alone.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            thumbnails = np.zeros((60000, 8, 8), dtype=np.uint8)
+            model = tf.keras.models.load_model("two_views.keras")
+            model.fit({"digit": x_train, "thumbnail": thumbnails}, {"label": y_train}, batch_size=100)
+            model.predict([x_train, thumbnails], batch_size=100)
+            pairs = tf.data.Dataset.from_tensor_slices(({"digit": x_train}, y_train)).batch(100)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            thumbnails = np.zeros((60000, 8, 8), dtype=np.uint8)
+            model = tf.keras.models.load_model("two_views.keras")
+            model.fit({"digit": x_train.astype("float32"), "thumbnail": thumbnails.astype("float32")}, {"label": y_train.astype("int32")}, batch_size=100)
+            model.predict([x_train.astype("float32"), thumbnails.astype("float32")], batch_size=100)
+            pairs = tf.data.Dataset.from_tensor_slices(({"digit": x_train.astype("float32")}, y_train.astype("int32"))).batch(100)
+            """,
+        ),
         # A tuner given a builder of the file trains with what `search` gets.
         # Split again by nested unpacking: every part still holds the uint8 data.
         Example(

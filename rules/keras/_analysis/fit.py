@@ -245,8 +245,9 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
-# frame.items()}`): arrays when _surely_array says so.
-_DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.DictComp, cst.ListComp)
+# frame.items()}`, `[np.full(n, user), np.arange(n)]`): arrays when _surely_array says so.
+_DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.DictComp, cst.ListComp, cst.List, cst.Tuple,
+                  cst.Dict)
 
 
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
