@@ -195,6 +195,44 @@ class IpuConfig(Rule):
                 trainer = Trainer(get_strategy())
             """,
         ),
+        # A function given the program's strategy as a parameter: configured once, before the
+        # strategy is made where it is called, not again in the function.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def predict(strategy, model, x):
+                with strategy.scope():
+                    return model.predict(x)
+
+
+            def main():
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("model.keras")
+                print(predict(strategy, model, x))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def predict(strategy, model, x):
+                with strategy.scope():
+                    return model.predict(x)
+
+
+            def main():
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("model.keras")
+                print(predict(strategy, model, x))
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -41,7 +41,7 @@ from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
-from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
+from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -465,7 +465,8 @@ class _Analysis:
             if plan.strategy_statement is not None:
                 plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
             if plan.strategy_statement is not None and not all(
-                    self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
+                    self._bound_before(plan.strategy_statement, region.anchor)
+                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
                 plan.strategy_statement = None  # too late for some model code: make one where it starts
             self._use_given_strategy()
         return plan
@@ -514,6 +515,22 @@ class _Analysis:
                for region in plan.regions):
             return
         plan.strategy_statement = statement
+
+    def _given_the_strategy(self, function: Optional[cst.FunctionDef], depth: int) -> bool:
+        """Whether ``function`` takes the program's strategy as a parameter of its name, which
+        every call gives it where the strategy is bound (``evaluate(strategy, model)`` after
+        ``strategy = make_strategy()``, or in a function given it in turn): its scope is that
+        strategy's, and the function needs no strategy or IPU configuration of its own."""
+        name = self.plan_.strategy_name
+        if function is None or depth == 0 or name not in parameter_names(function):
+            return False
+        position = parameter_names(function).index(name)
+        calls = local_calls(self.ctx, function)
+        return bool(calls) and all(
+            is_name(getattr(argument(call, name, position), "value", None), name) and (
+                self._bound_before(self.plan_.strategy_statement, self.ctx.statement_of(call))
+                or self._given_the_strategy(self.ctx.enclosing_function(call), depth - 1))
+            for call in calls)
 
     def _bound_before(self, assignment: cst.BaseStatement, statement: cst.BaseStatement) -> bool:
         """Whether what ``assignment`` binds is bound when ``statement`` runs: it comes earlier in a
