@@ -233,6 +233,40 @@ class IpuConfig(Rule):
                 print(predict(strategy, model, x))
             """,
         ),
+        # A trainer class that makes its strategy when it is given none (`strategy or ...`):
+        # configured where the class makes it, before the strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    ipu_config = ipu.config.IPUConfig()
+                    ipu_config.auto_select_ipus = 1
+                    ipu_config.configure_ipu_system()
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer()
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

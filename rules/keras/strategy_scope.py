@@ -2032,6 +2032,49 @@ run_experiment(net)
                     print(evaluate(strategy, model, x, y))
             """,
         ),
+        # A trainer class that makes its strategy when it is given none (`if strategy is None:`):
+        # the class keeps it as the one IPU strategy, and no second one is made around the trainer.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, build, strategy=None):
+                    if strategy is None:
+                        strategy = tf.distribute.MirroredStrategy()
+                    self.strategy = strategy
+                    with self.strategy.scope():
+                        self.model = build()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, build, strategy=None):
+                    if strategy is None:
+                        strategy = ipu.ipu_strategy.IPUStrategy()
+                    self.strategy = strategy
+                    with self.strategy.scope():
+                        self.model = build()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            """,
+        ),
         # Methods of a plain class that build its models (a GAN class's builders): one scope where
         # the class's object is made and used, not one strategy per method.
         Example(
