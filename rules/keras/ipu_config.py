@@ -195,6 +195,78 @@ class IpuConfig(Rule):
                 trainer = Trainer(get_strategy())
             """,
         ),
+        # A function given the program's strategy as a parameter: configured once, before the
+        # strategy is made where it is called, not again in the function.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def predict(strategy, model, x):
+                with strategy.scope():
+                    return model.predict(x)
+
+
+            def main():
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("model.keras")
+                print(predict(strategy, model, x))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def predict(strategy, model, x):
+                with strategy.scope():
+                    return model.predict(x)
+
+
+            def main():
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.models.load_model("model.keras")
+                print(predict(strategy, model, x))
+            """,
+        ),
+        # A trainer class that makes its strategy when it is given none (`strategy or ...`):
+        # configured where the class makes it, before the strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    ipu_config = ipu.config.IPUConfig()
+                    ipu_config.auto_select_ipus = 1
+                    ipu_config.configure_ipu_system()
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer()
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -2015,6 +2015,100 @@ run_experiment(net)
                 trainer = Trainer(get_strategy(), build)
             """,
         ),
+        # A function given the program's strategy as a parameter (evaluate(strategy, model)) enters
+        # its scope: it keeps the parameter, with no strategy of its own, after main made the one.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def evaluate(strategy, model, x, y):
+                with strategy.scope():
+                    metric = tf.keras.metrics.Accuracy()
+                metric.update_state(y, model.predict(x))
+                return metric.result()
+
+
+            if __name__ == "__main__":
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y)
+                print(evaluate(strategy, model, x, y))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def make_strategy():
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            def evaluate(strategy, model, x, y):
+                with strategy.scope():
+                    metric = tf.keras.metrics.Accuracy()
+                    metric.update_state(y, model.predict(x))
+                return metric.result()
+
+
+            if __name__ == "__main__":
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y)
+                    print(evaluate(strategy, model, x, y))
+            """,
+        ),
+        # A trainer class that makes its strategy when it is given none (`if strategy is None:`):
+        # the class keeps it as the one IPU strategy, and no second one is made around the trainer.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, build, strategy=None):
+                    if strategy is None:
+                        strategy = tf.distribute.MirroredStrategy()
+                    self.strategy = strategy
+                    with self.strategy.scope():
+                        self.model = build()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, build, strategy=None):
+                    if strategy is None:
+                        strategy = ipu.ipu_strategy.IPUStrategy()
+                    self.strategy = strategy
+                    with self.strategy.scope():
+                        self.model = build()
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            trainer = Trainer(build)
+            """,
+        ),
         # Methods of a plain class that build its models (a GAN class's builders): one scope where
         # the class's object is made and used, not one strategy per method.
         Example(

@@ -42,7 +42,7 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains)
 from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
-from porter.scopes import fresh_name, is_module_function, local_calls, returns_of
+from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -466,7 +466,8 @@ class _Analysis:
             if plan.strategy_statement is not None:
                 plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
             if plan.strategy_statement is not None and not all(
-                    self._bound_before(plan.strategy_statement, region.anchor) for region in plan.regions):
+                    self._bound_before(plan.strategy_statement, region.anchor)
+                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
                 plan.strategy_statement = None  # too late for some model code: make one where it starts
             self._use_given_strategy()
         return plan
@@ -484,7 +485,7 @@ class _Analysis:
                for region in plan.regions):
             return
         plan.strategy_statement = owned[0]
-        plan.strategy_name = code_of(self.ctx, self.ctx.parent(plan.replaced_strategies[0]).targets[0].target)
+        plan.strategy_name = code_of(self.ctx, self._kept_in_attribute(plan.replaced_strategies[0]).targets[0].target)
 
     def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> cst.BaseStatement:
         """The outermost statement that binds the strategy on every path: ``assignment`` itself,
@@ -515,6 +516,22 @@ class _Analysis:
                for region in plan.regions):
             return
         plan.strategy_statement = statement
+
+    def _given_the_strategy(self, function: Optional[cst.FunctionDef], depth: int) -> bool:
+        """Whether ``function`` takes the program's strategy as a parameter of its name, which
+        every call gives it where the strategy is bound (``evaluate(strategy, model)`` after
+        ``strategy = make_strategy()``, or in a function given it in turn): its scope is that
+        strategy's, and the function needs no strategy or IPU configuration of its own."""
+        name = self.plan_.strategy_name
+        if function is None or depth == 0 or name not in parameter_names(function):
+            return False
+        position = parameter_names(function).index(name)
+        calls = local_calls(self.ctx, function)
+        return bool(calls) and all(
+            is_name(getattr(argument(call, name, position), "value", None), name) and (
+                self._bound_before(self.plan_.strategy_statement, self.ctx.statement_of(call))
+                or self._given_the_strategy(self.ctx.enclosing_function(call), depth - 1))
+            for call in calls)
 
     def _bound_before(self, assignment: cst.BaseStatement, statement: cst.BaseStatement) -> bool:
         """Whether what ``assignment`` binds is bound when ``statement`` runs: it comes earlier in a
@@ -575,8 +592,9 @@ class _Analysis:
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
                 plan.replaced_strategies.append(call)
                 owner_class = self._owning_class(call)
-                if owner_class is not None:
+                if owner_class is not None:  # kept in the class's attribute, not bound to a name of the program
                     self.owned_strategies.setdefault(owner_class.name.value, []).append(ctx.statement_of(call))
+                    continue
                 binding = self._returned_strategy(call) or (parent if name is not None else None)
                 if binding is None:
                     self._given_to_class(call)
@@ -591,12 +609,11 @@ class _Analysis:
 
     def _owning_class(self, call: cst.Call) -> Optional[cst.ClassDef]:
         """The class whose method makes the strategy ``call`` makes, keeps it (``self.strategy =
-        tf.distribute.MirroredStrategy()``) and enters its scope or runs steps through it: the class
-        owns the program's strategy (a trainer class), and its code is where the strategy is used."""
-        assign = self.ctx.parent(call)
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Attribute)
-                and is_name(assign.targets[0].target.value, "self")):
+        tf.distribute.MirroredStrategy()``, also as the default of a strategy it may be given,
+        ``_kept_in_attribute``) and enters its scope or runs steps through it: the class owns the
+        program's strategy (a trainer class), and its code is where the strategy is used."""
+        assign = self._kept_in_attribute(call)
+        if assign is None:
             return None
         attribute = assign.targets[0].target.attr.value
         owner_class = self.ctx.enclosing(call, cst.ClassDef)
@@ -604,6 +621,28 @@ class _Analysis:
                 and isinstance(node.value, cst.Attribute) and node.value.attr.value == attribute
                 and is_name(node.value.value, "self")] if owner_class is not None else []
         return owner_class if uses else None
+
+    def _kept_in_attribute(self, call: cst.Call) -> Optional[cst.Assign]:
+        """The assignment of an attribute of ``self`` that keeps what ``call`` makes: ``self.strategy
+        = call``, or ``call`` as the default of a strategy the method is given (``self.strategy =
+        strategy or call``, ``... if strategy is not None else call``, or ``if strategy is None:
+        strategy = call`` before ``self.strategy = strategy``)."""
+        value: cst.CSTNode = call
+        parent = self.ctx.parent(call)
+        while isinstance(parent, (cst.BooleanOperation, cst.IfExp)) and value is not getattr(parent, "test", None) \
+                and (isinstance(parent, cst.IfExp) or isinstance(parent.operator, cst.Or)):
+            value, parent = parent, self.ctx.parent(parent)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            local = parent.targets[0].target.value
+            method = self.ctx.enclosing_function(call)
+            kept = [node for node in walk(method) if isinstance(node, cst.Assign) and is_name(node.value, local)
+                    ] if method is not None else []
+            parent = kept[0] if len(kept) == 1 else None
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Attribute)
+                and is_name(parent.targets[0].target.value, "self")):
+            return None
+        return parent
 
     def _given_to_class(self, call: cst.Call) -> None:
         """``Trainer(get_strategy(), build)`` when ``call`` makes the strategy that a function of
