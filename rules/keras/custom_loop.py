@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_
                                                       tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
@@ -329,6 +329,14 @@ _TRAINER_METHOD_STEP = _TRAINER + """
     def distributed_step(self, x, y):
         return self.strategy.run(self.step_fn, args=(x, y))
 """
+_TRAINER_TEST_METHOD = """
+    {compiled}def test_fn(self, x, y):
+        self.test_loss.update_state(tf.reduce_mean(tf.square(self.model(x) - y)))
+
+    @tf.function
+    def distributed_test_step(self, x, y):
+        self.strategy.run(self.test_fn, args=(x, y))
+"""
 # A step that updates an optimizer made at module level, for a model made in a function called from another.
 _MODULE_OPTIMIZER = ("import tensorflow as tf\n\noptimizer = tf.keras.optimizers.SGD(0.01)\n\n\n@tf.function\n"
                      "def train_step(model, x, y):\n" + indent(_TAPE_STEP, "    ") + "\n\ndef main():\n"
@@ -625,6 +633,11 @@ class CustomLoop(Rule):
                                                                         "        def step_fn")),
         Example(_TRAINER_METHOD_STEP, _TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n"
                                                                                   "    def step_fn")),
+        # The trainer's test step beside it, which runs the model it trains without a tape: compiled too.
+        Example(*(code + _TRAINER_TEST_METHOD.format(compiled=compiled) for code, compiled in (
+            (_TRAINER_METHOD_STEP, ""),
+            (_TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn"),
+             "@tf.function(jit_compile=True)\n    ")))),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
@@ -1219,9 +1232,9 @@ class CustomLoop(Rule):
             if is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
             if not isinstance(target, cst.Name):
-                candidates = _method_step(ctx, call, target)
+                candidates = _method_step(ctx, call, target, plan)
             else:
-                candidates = steps.get(target.value) or _method_step(ctx, call, target) or (
+                candidates = steps.get(target.value) or _method_step(ctx, call, target, plan) or (
                     _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name)
                     else [])
             if not candidates:
@@ -1476,10 +1489,11 @@ def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
     return found
 
 
-def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
+def _method_step(ctx, call: cst.Call, target, plan: Plan) -> List[cst.FunctionDef]:
     """What a method of a class hands to its strategy's ``run`` (a trainer class's ``train_step``)
-    when it opens a ``GradientTape``: a function the method defines (``def step(x, y): ...``), or
-    a method of the class (``self._step_fn``). A training step, like a function of the file."""
+    when it opens a ``GradientTape`` or runs one of the file's models (a test step beside the
+    training step): a function the method defines (``def step(x, y): ...``), or a method of the
+    class (``self._step_fn``). A step, like a function of the file."""
     if isinstance(target, cst.Name):
         function = local_function(ctx, target.value, call)
     elif isinstance(target, cst.Attribute) and is_name(target.value, "self"):
@@ -1487,9 +1501,58 @@ def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
         function = method_named(owner_class, target.attr.value) if owner_class is not None else None
     else:
         return []
-    if function is None or ctx.enclosing(function, cst.ClassDef) is None:
+    owner_class = ctx.enclosing(function, cst.ClassDef) if function is not None else None
+    if owner_class is None:
         return []
-    return [function] if any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES)) else []
+    opens_tape = any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES))
+    return [function] if opens_tape or _runs_class_models(ctx, owner_class, function, plan) else []
+
+
+def _runs_class_models(ctx, owner_class: cst.ClassDef, function: cst.FunctionDef, plan: Plan) -> bool:
+    """Whether ``function`` (a method of ``owner_class``, or a function one defines), or a method
+    of the class it calls on ``self``, calls a model of the file or an attribute of ``self`` that
+    holds one (``self.model(x)``, ``self.model.predict(x)``)."""
+    models = _model_attributes(ctx, owner_class, plan)
+    methods = {node.name.value: node for node in owner_class.body.body if isinstance(node, cst.FunctionDef)}
+    pending, seen = [function], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for node in walk(current.body):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func.value if isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Attribute) else node.func
+            if isinstance(func, cst.Name) and func.value in plan.model_like and ctx.qualified_name(func) is None:
+                return True
+            if isinstance(func, cst.Attribute) and is_self(func.value):
+                if func.attr.value in models:
+                    return True
+                if func.attr.value in methods:
+                    pending.append(methods[func.attr.value])
+    return False
+
+
+def _model_attributes(ctx, owner_class: cst.ClassDef, plan: Plan) -> Set[str]:
+    """The attributes of ``self`` that hold a model in ``owner_class``: assigned a model the file
+    makes or holds (``self.model = keras.Sequential(...)``, ``self.model = model``), or called
+    under a ``GradientTape`` in one of its methods (what its training step trains)."""
+    made = {id(assign) for assign in plan.model_assignments}
+    found = set()
+    for node in walk(owner_class):
+        if isinstance(node, cst.Assign) and (id(node) in made or isinstance(node.value, cst.Name)
+                                             and node.value.value in plan.model_like):
+            found |= {target.target.attr.value for target in node.targets
+                      if isinstance(target.target, cst.Attribute) and is_self(target.target.value)}
+    for tape, _ in ctx.calls_to(*TAPES):
+        with_node = ctx.enclosing(tape, cst.With)
+        if with_node is None or ctx.enclosing(with_node, cst.ClassDef) is not owner_class:
+            continue
+        found |= {node.func.attr.value for node in walk(with_node.body) if isinstance(node, cst.Call)
+                  and isinstance(node.func, cst.Attribute) and is_self(node.func.value)}
+    return found
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:
