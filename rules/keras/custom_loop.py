@@ -625,6 +625,16 @@ class CustomLoop(Rule):
         Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n"
                                "        x = features[i:i + 64]\n        y = targets[i:i + 64]\n")
                   for code in (_INLINE_BEFORE, _INLINE_AFTER))),
+        # The same slices taken inside the inline step: they become its arguments, so that the compiled
+        # step gets batches, not the loop's index (a new Python number, a new program, on every pass).
+        Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n").replace(
+            "model(x) - y", "model(features[i:i + 64]) - targets[i:i + 64]") for code in (_INLINE_BEFORE, _INLINE_AFTER.replace(
+                "def train_step(x, y):", "def train_step(features_batch, targets_batch):").replace(
+                "model(x) - y", "model(features_batch) - targets_batch").replace(
+                "args=(x, y)", "args=(features[i:i + 64], targets[i:i + 64])")))),
+        # The step reads the index itself too (a schedule): each new value would compile it again; reported.
+        Example(_INLINE_BEFORE.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n").replace(
+            "model(x) - y) ** 2)", "model(features[i:i + 64]) - targets[i:i + 64]) ** 2) * 0.5 ** (i // 6400)")),
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
@@ -1388,7 +1398,11 @@ class CustomLoop(Rule):
         name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
         named.add(name)
         parameters = ", ".join(step.inputs)
-        arguments = "" if not step.inputs else f", args=({parameters},)" if len(step.inputs) == 1 else f", args=({parameters})"
+        given = ", ".join(step.batches[name][0] if name in step.batches else name for name in step.inputs)
+        arguments = "" if not step.inputs else f", args=({given},)" if len(step.inputs) == 1 else f", args=({given})"
+        for parameter, (_, subscripts) in step.batches.items():
+            for subscript in subscripts:
+                ctx.replace(subscript, lambda node, parameter=parameter: cst.Name(parameter))
         call = f"{step.strategy}.run({name}{arguments})"
         ctx.insert_after(step.statements[-1], [cst.parse_statement(
             f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
@@ -1410,7 +1424,8 @@ class CustomLoop(Rule):
             ctx.replace(step.anchor, lambda node: node.with_changes(
                 leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
         if isinstance(step.loop, cst.For):
-            self._report_sliced_batches(ctx, step.loop, [cst.Name(name) for name in step.inputs])
+            self._report_sliced_batches(ctx, step.loop, [
+                step.batches[name][1][0] if name in step.batches else cst.Name(name) for name in step.inputs])
         steps = config_steps(ctx.config)
         detail = f"; it stays one step per execution instead of {steps}" if steps else ""
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
