@@ -691,6 +691,18 @@ class CustomLoop(Rule):
                                "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
             "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
             for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
+        # An evaluation loop beside the training loop that calls the model itself, eagerly: reported,
+        # also the model's call in the epoch loop, and in a function called in the scope.
+        Example(*(code + f"\nfor epoch in range(3):\n    for x, y in batches:\n        {call}\n"
+                  "    print(float(tf.reduce_mean(tf.abs(model(x_val) - y_val))))\n"
+                  for code, call in ((_PER_STEP_BEFORE, "step(x, y)"),
+                                     (_PER_STEP_AFTER, "strategy.run(step, args=(x, y))")))),
+        Example(*(code.replace("        print(epoch, float(loss))\n", "        print(epoch, float(loss))\n"
+                               "        for x, y in test_batches:\n"
+                               "            print(float(tf.reduce_mean(tf.abs(model(x) - y))))\n")
+                  for code in (_LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace(
+                      "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+                      "loss = step(x, y)", "loss = strategy.run(step, args=(x, y))")))),
         # An evaluation loop beside the training loop that calls the model itself, eagerly: reported.
         Example(*(code + "\nfor x, y in test_batches:\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))\n"
                   for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
@@ -1140,24 +1152,32 @@ class CustomLoop(Rule):
         self._keras_step_losses(ctx, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
         if rewritten:
-            self._report_eager_model_loops(ctx)
+            self._report_eager_model_loops(ctx, plans)
 
-    def _report_eager_model_loops(self, ctx) -> None:
+    def _report_eager_model_loops(self, ctx, plans: List[LoopPlan]) -> None:
         """A loop in the scope that calls the model itself, with no step around it (an evaluation
-        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``):
-        it runs the model eagerly, op by op, where the IPU runs compiled programs; said once per
-        loop, at the model's call."""
+        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``,
+        or the epoch loop around it, ``val_pred = model(x_val)``): it runs the model eagerly, op by
+        op, where the IPU runs compiled programs; said once per loop, at the model's call. The scope
+        is the port's, or the strategy's that runs a rewritten step in the same function."""
         plan = model_plan(ctx)
+        inline = [step for step in inline_steps(ctx) if step.problem is None]
+        homes = {id(ctx.enclosing_function(loop)) for loop in [
+            plan_.step.loop for plan_ in plans if plan_.problem is None] + [step.loop for step in inline]} - {id(None)}
+        in_steps = {id(statement) for step in inline_steps(ctx) for statement in step.statements}
         reported: Set[int] = set()  # calls said already, for a loop in a loop
         for loop in ctx.nodes(cst.For):
             function = ctx.enclosing_function(loop)
-            if (loop_trains(ctx, loop) or is_tf_function(ctx, function)
-                    or not (in_regions(ctx, plan.regions, loop) or strategy_scope_name(ctx, loop) is not None)):
+            if is_tf_function(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
+                                                     or strategy_scope_name(ctx, loop) is not None):
                 continue
-            calls = [node for node in walk(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            # A loop that trains: its own statements only, out of the step it holds and of its inner loops.
+            skipped = (cst.FunctionDef, cst.ClassDef, cst.Lambda) + (
+                (cst.For, cst.While) if loop_trains(ctx, loop) else ())
+            calls = [node for node in walk(loop.body, skip=skipped)
                      if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
                      and node.func.value in plan.model_like and ctx.qualified_name(node.func) is None
-                     and id(node) not in reported]
+                     and id(node) not in reported and not any(id(up) in in_steps for up in ctx.ancestors(node))]
             if calls:
                 reported.update(id(call) for call in calls)
                 name = calls[0].func.value
@@ -1376,7 +1396,8 @@ class CustomLoop(Rule):
             return False
         ctx.report(self.code, blocking, f"`{name}` reduces its loss automatically, which Keras refuses inside "
                    f"`strategy.run`, and {why}: give the steps a loss object of their own made with "
-                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False)
+                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False,
+                   severity=ERROR)
         return True
 
     def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
