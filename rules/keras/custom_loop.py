@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_
                                                       tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
@@ -329,6 +329,14 @@ _TRAINER_METHOD_STEP = _TRAINER + """
     def distributed_step(self, x, y):
         return self.strategy.run(self.step_fn, args=(x, y))
 """
+_TRAINER_TEST_METHOD = """
+    {compiled}def test_fn(self, x, y):
+        self.test_loss.update_state(tf.reduce_mean(tf.square(self.model(x) - y)))
+
+    @tf.function
+    def distributed_test_step(self, x, y):
+        self.strategy.run(self.test_fn, args=(x, y))
+"""
 # A step that updates an optimizer made at module level, for a model made in a function called from another.
 _MODULE_OPTIMIZER = ("import tensorflow as tf\n\noptimizer = tf.keras.optimizers.SGD(0.01)\n\n\n@tf.function\n"
                      "def train_step(model, x, y):\n" + indent(_TAPE_STEP, "    ") + "\n\ndef main():\n"
@@ -617,6 +625,16 @@ class CustomLoop(Rule):
         Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n"
                                "        x = features[i:i + 64]\n        y = targets[i:i + 64]\n")
                   for code in (_INLINE_BEFORE, _INLINE_AFTER))),
+        # The same slices taken inside the inline step: they become its arguments, so that the compiled
+        # step gets batches, not the loop's index (a new Python number, a new program, on every pass).
+        Example(*(code.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n").replace(
+            "model(x) - y", "model(features[i:i + 64]) - targets[i:i + 64]") for code in (_INLINE_BEFORE, _INLINE_AFTER.replace(
+                "def train_step(x, y):", "def train_step(features_batch, targets_batch):").replace(
+                "model(x) - y", "model(features_batch) - targets_batch").replace(
+                "args=(x, y)", "args=(features[i:i + 64], targets[i:i + 64])")))),
+        # The step reads the index itself too (a schedule): each new value would compile it again; reported.
+        Example(_INLINE_BEFORE.replace("for x, y in dataset:\n", "for i in range(0, len(features), 64):\n").replace(
+            "model(x) - y) ** 2)", "model(features[i:i + 64]) - targets[i:i + 64]) ** 2) * 0.5 ** (i // 6400)")),
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
@@ -625,6 +643,11 @@ class CustomLoop(Rule):
                                                                         "        def step_fn")),
         Example(_TRAINER_METHOD_STEP, _TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n"
                                                                                   "    def step_fn")),
+        # The trainer's test step beside it, which runs the model it trains without a tape: compiled too.
+        Example(*(code + _TRAINER_TEST_METHOD.format(compiled=compiled) for code, compiled in (
+            (_TRAINER_METHOD_STEP, ""),
+            (_TRAINER_METHOD_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn"),
+             "@tf.function(jit_compile=True)\n    ")))),
         # A step traced for inputs of changing shapes: compiled, and the cost of each new shape said.
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
@@ -668,6 +691,18 @@ class CustomLoop(Rule):
                                "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
             "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
             for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
+        # An evaluation loop beside the training loop that calls the model itself, eagerly: reported,
+        # also the model's call in the epoch loop, and in a function called in the scope.
+        Example(*(code + f"\nfor epoch in range(3):\n    for x, y in batches:\n        {call}\n"
+                  "    print(float(tf.reduce_mean(tf.abs(model(x_val) - y_val))))\n"
+                  for code, call in ((_PER_STEP_BEFORE, "step(x, y)"),
+                                     (_PER_STEP_AFTER, "strategy.run(step, args=(x, y))")))),
+        Example(*(code.replace("        print(epoch, float(loss))\n", "        print(epoch, float(loss))\n"
+                               "        for x, y in test_batches:\n"
+                               "            print(float(tf.reduce_mean(tf.abs(model(x) - y))))\n")
+                  for code in (_LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace(
+                      "@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+                      "loss = step(x, y)", "loss = strategy.run(step, args=(x, y))")))),
         # An evaluation loop beside the training loop that calls the model itself, eagerly: reported.
         Example(*(code + "\nfor x, y in test_batches:\n    test_error.update_state(tf.reduce_mean(tf.abs(model(x) - y)))\n"
                   for code in (_PER_STEP_BEFORE, _PER_STEP_AFTER))),
@@ -1117,24 +1152,32 @@ class CustomLoop(Rule):
         self._keras_step_losses(ctx, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
         if rewritten:
-            self._report_eager_model_loops(ctx)
+            self._report_eager_model_loops(ctx, plans)
 
-    def _report_eager_model_loops(self, ctx) -> None:
+    def _report_eager_model_loops(self, ctx, plans: List[LoopPlan]) -> None:
         """A loop in the scope that calls the model itself, with no step around it (an evaluation
-        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``):
-        it runs the model eagerly, op by op, where the IPU runs compiled programs; said once per
-        loop, at the model's call."""
+        loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``,
+        or the epoch loop around it, ``val_pred = model(x_val)``): it runs the model eagerly, op by
+        op, where the IPU runs compiled programs; said once per loop, at the model's call. The scope
+        is the port's, or the strategy's that runs a rewritten step in the same function."""
         plan = model_plan(ctx)
+        inline = [step for step in inline_steps(ctx) if step.problem is None]
+        homes = {id(ctx.enclosing_function(loop)) for loop in [
+            plan_.step.loop for plan_ in plans if plan_.problem is None] + [step.loop for step in inline]} - {id(None)}
+        in_steps = {id(statement) for step in inline_steps(ctx) for statement in step.statements}
         reported: Set[int] = set()  # calls said already, for a loop in a loop
         for loop in ctx.nodes(cst.For):
             function = ctx.enclosing_function(loop)
-            if (loop_trains(ctx, loop) or is_tf_function(ctx, function)
-                    or not (in_regions(ctx, plan.regions, loop) or strategy_scope_name(ctx, loop) is not None)):
+            if is_tf_function(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
+                                                     or strategy_scope_name(ctx, loop) is not None):
                 continue
-            calls = [node for node in walk(loop.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            # A loop that trains: its own statements only, out of the step it holds and of its inner loops.
+            skipped = (cst.FunctionDef, cst.ClassDef, cst.Lambda) + (
+                (cst.For, cst.While) if loop_trains(ctx, loop) else ())
+            calls = [node for node in walk(loop.body, skip=skipped)
                      if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
                      and node.func.value in plan.model_like and ctx.qualified_name(node.func) is None
-                     and id(node) not in reported]
+                     and id(node) not in reported and not any(id(up) in in_steps for up in ctx.ancestors(node))]
             if calls:
                 reported.update(id(call) for call in calls)
                 name = calls[0].func.value
@@ -1219,9 +1262,9 @@ class CustomLoop(Rule):
             if is_jit_compiled(ctx, ctx.enclosing_function(call)):
                 continue
             if not isinstance(target, cst.Name):
-                candidates = _method_step(ctx, call, target)
+                candidates = _method_step(ctx, call, target, plan)
             else:
-                candidates = steps.get(target.value) or _method_step(ctx, call, target) or (
+                candidates = steps.get(target.value) or _method_step(ctx, call, target, plan) or (
                     _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name)
                     else [])
             if not candidates:
@@ -1353,7 +1396,8 @@ class CustomLoop(Rule):
             return False
         ctx.report(self.code, blocking, f"`{name}` reduces its loss automatically, which Keras refuses inside "
                    f"`strategy.run`, and {why}: give the steps a loss object of their own made with "
-                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False)
+                   f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`", fixed=False,
+                   severity=ERROR)
         return True
 
     def _reduce_inline_loss(self, ctx, call: cst.Call, where: str, tf: str) -> None:
@@ -1375,7 +1419,11 @@ class CustomLoop(Rule):
         name = fresh_name(ctx, "train_step", "ipu_train_step", "inline_train_step", taken=named)
         named.add(name)
         parameters = ", ".join(step.inputs)
-        arguments = "" if not step.inputs else f", args=({parameters},)" if len(step.inputs) == 1 else f", args=({parameters})"
+        given = ", ".join(step.batches[name][0] if name in step.batches else name for name in step.inputs)
+        arguments = "" if not step.inputs else f", args=({given},)" if len(step.inputs) == 1 else f", args=({given})"
+        for parameter, (_, subscripts) in step.batches.items():
+            for subscript in subscripts:
+                ctx.replace(subscript, lambda node, parameter=parameter: cst.Name(parameter))
         call = f"{step.strategy}.run({name}{arguments})"
         ctx.insert_after(step.statements[-1], [cst.parse_statement(
             f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
@@ -1397,7 +1445,8 @@ class CustomLoop(Rule):
             ctx.replace(step.anchor, lambda node: node.with_changes(
                 leading_lines=[cst.EmptyLine(indent=False), *node.leading_lines]))
         if isinstance(step.loop, cst.For):
-            self._report_sliced_batches(ctx, step.loop, [cst.Name(name) for name in step.inputs])
+            self._report_sliced_batches(ctx, step.loop, [
+                step.batches[name][1][0] if name in step.batches else cst.Name(name) for name in step.inputs])
         steps = config_steps(ctx.config)
         detail = f"; it stays one step per execution instead of {steps}" if steps else ""
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
@@ -1476,10 +1525,11 @@ def _self_calls(methods: List[cst.FunctionDef]) -> Dict[str, List[cst.Call]]:
     return found
 
 
-def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
+def _method_step(ctx, call: cst.Call, target, plan: Plan) -> List[cst.FunctionDef]:
     """What a method of a class hands to its strategy's ``run`` (a trainer class's ``train_step``)
-    when it opens a ``GradientTape``: a function the method defines (``def step(x, y): ...``), or
-    a method of the class (``self._step_fn``). A training step, like a function of the file."""
+    when it opens a ``GradientTape`` or runs one of the file's models (a test step beside the
+    training step): a function the method defines (``def step(x, y): ...``), or a method of the
+    class (``self._step_fn``). A step, like a function of the file."""
     if isinstance(target, cst.Name):
         function = local_function(ctx, target.value, call)
     elif isinstance(target, cst.Attribute) and is_name(target.value, "self"):
@@ -1487,9 +1537,58 @@ def _method_step(ctx, call: cst.Call, target) -> List[cst.FunctionDef]:
         function = method_named(owner_class, target.attr.value) if owner_class is not None else None
     else:
         return []
-    if function is None or ctx.enclosing(function, cst.ClassDef) is None:
+    owner_class = ctx.enclosing(function, cst.ClassDef) if function is not None else None
+    if owner_class is None:
         return []
-    return [function] if any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES)) else []
+    opens_tape = any(ctx.enclosing_function(tape) is function for tape, _ in ctx.calls_to(*TAPES))
+    return [function] if opens_tape or _runs_class_models(ctx, owner_class, function, plan) else []
+
+
+def _runs_class_models(ctx, owner_class: cst.ClassDef, function: cst.FunctionDef, plan: Plan) -> bool:
+    """Whether ``function`` (a method of ``owner_class``, or a function one defines), or a method
+    of the class it calls on ``self``, calls a model of the file or an attribute of ``self`` that
+    holds one (``self.model(x)``, ``self.model.predict(x)``)."""
+    models = _model_attributes(ctx, owner_class, plan)
+    methods = {node.name.value: node for node in owner_class.body.body if isinstance(node, cst.FunctionDef)}
+    pending, seen = [function], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for node in walk(current.body):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func.value if isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Attribute) else node.func
+            if isinstance(func, cst.Name) and func.value in plan.model_like and ctx.qualified_name(func) is None:
+                return True
+            if isinstance(func, cst.Attribute) and is_self(func.value):
+                if func.attr.value in models:
+                    return True
+                if func.attr.value in methods:
+                    pending.append(methods[func.attr.value])
+    return False
+
+
+def _model_attributes(ctx, owner_class: cst.ClassDef, plan: Plan) -> Set[str]:
+    """The attributes of ``self`` that hold a model in ``owner_class``: assigned a model the file
+    makes or holds (``self.model = keras.Sequential(...)``, ``self.model = model``), or called
+    under a ``GradientTape`` in one of its methods (what its training step trains)."""
+    made = {id(assign) for assign in plan.model_assignments}
+    found = set()
+    for node in walk(owner_class):
+        if isinstance(node, cst.Assign) and (id(node) in made or isinstance(node.value, cst.Name)
+                                             and node.value.value in plan.model_like):
+            found |= {target.target.attr.value for target in node.targets
+                      if isinstance(target.target, cst.Attribute) and is_self(target.target.value)}
+    for tape, _ in ctx.calls_to(*TAPES):
+        with_node = ctx.enclosing(tape, cst.With)
+        if with_node is None or ctx.enclosing(with_node, cst.ClassDef) is not owner_class:
+            continue
+        found |= {node.func.attr.value for node in walk(with_node.body) if isinstance(node, cst.Call)
+                  and isinstance(node.func, cst.Attribute) and is_self(node.func.value)}
+    return found
 
 
 def _model_runners(ctx, name: str, models: Set[str]) -> List[cst.FunctionDef]:

@@ -7,12 +7,13 @@ stops the move.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
 from porter.rules.keras._analysis.custom_loop import strategy_scope_name
+from porter.scopes import fresh_name
 from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
@@ -35,6 +36,9 @@ class InlineStep:
     statements: List[cst.BaseStatement]  # the statements of the loop's body that are the step
     anchor: cst.BaseStatement  # the outermost loop around it: the step function goes before it, once
     inputs: List[str] = field(default_factory=list)  # the step function's parameters
+    # What the call gives each parameter, when that is not the name itself: the batch a subscript
+    # of the loop's index takes (``X[i:i + bs]``), and the subscripts in the step it stands for.
+    batches: Dict[str, Tuple[str, List[cst.Subscript]]] = field(default_factory=dict)
     outputs: List[str] = field(default_factory=list)  # what it returns: names the code after it reads
     problem: Optional[str] = None
     strategy: str = "strategy"
@@ -155,8 +159,11 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
               for name in _names_bound_by(binder)} | (
         set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
-    read = [name.value for statement in step.statements for name in _loads_in(statement)]
+    _take_batches(ctx, step, assigned)
+    hoisted = {id(node) for _, nodes in step.batches.values() for subscript in nodes for node in walk(subscript)}
+    read = [name.value for statement in step.statements for name in _loads_in(statement) if id(name) not in hoisted]
     step.inputs = list(dict.fromkeys(name for name in read if name in around and name not in assigned))
+    step.inputs += list(step.batches)
     # The batch in the order the loop unpacks it (`for images, labels in ds` gives `(images, labels)`).
     order = {name: index for index, name in enumerate(
         bound_names(step.loop.target) if isinstance(step.loop, cst.For) else [])}
@@ -176,11 +183,52 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     return None
 
 
+def _take_batches(ctx: FileContext, step: InlineStep, assigned: Set[str]) -> None:
+    """``model(X[i:i + bs])`` in a step run by ``for i in range(...)``: each subscript of the loop's
+    index (the outermost, on arrays the step does not set) becomes a parameter of the step, and the
+    call gives it the batch, so that the compiled step takes arrays of one shape, not a new Python
+    number on every pass (a new program each). The same subscript written twice is one parameter."""
+    index = _range_index(step.loop)
+    if index is None:
+        return
+    taken: Set[str] = set()
+    by_code: Dict[str, str] = {}
+    for statement in step.statements:
+        for subscript in _index_subscripts(statement, index, assigned):
+            code = code_of(ctx, subscript)
+            if code not in by_code:
+                root = dotted_name(subscript.value)
+                base = root.replace(".", "_") if root else "batch"
+                by_code[code] = fresh_name(ctx, f"{base}_batch", f"{base}_ipu_batch", taken=taken)
+                taken.add(by_code[code])
+                step.batches[by_code[code]] = (code, [])
+            step.batches[by_code[code]][1].append(subscript)
+
+
+def _range_index(loop: Union[cst.For, cst.While]) -> Optional[str]:
+    """The name ``for i in range(...)`` counts with: a Python number, new on every pass."""
+    if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Call) \
+            and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range":
+        return loop.target.value
+    return None
+
+
+def _index_subscripts(root: cst.CSTNode, index: str, assigned: Set[str]) -> List[cst.Subscript]:
+    """The outermost subscripts under ``root`` that read ``index`` and no name in ``assigned``
+    (``X[i:i + bs]``, ``X[order[i:i + bs]]``; not ``logits[i]``, which the step computes)."""
+    if isinstance(root, cst.Subscript):
+        names = {node.value for node in _loads_in(root)}
+        if index in names:
+            return [] if names & assigned else [root]
+    return [found for child in root.children for found in _index_subscripts(child, index, assigned)]
+
+
 def _python_numbers(ctx: FileContext, loop: Union[cst.For, cst.While], inside: Set[int]) -> Set[str]:
     """Names a loop gives a new Python number on every pass: counters (``i += 1``, ``step = step +
-    1``), and the index ``enumerate`` gives (``for i, batch in enumerate(ds)``). Batches it reads are
-    tensors or arrays, which a compiled step takes without compiling again."""
-    found: Set[str] = set()
+    1``), the index ``enumerate`` gives (``for i, batch in enumerate(ds)``), and the one ``range``
+    gives (``for i in range(0, n, bs)``). Batches it reads are tensors or arrays, which a compiled
+    step takes without compiling again."""
+    found: Set[str] = set(filter(None, [_range_index(loop)]))
     if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) \
             and loop.iter.func.value == "enumerate" and isinstance(loop.target, cst.Tuple) and loop.target.elements:
         found.update(bound_names(loop.target.elements[0].value))
