@@ -44,10 +44,25 @@ _SPLIT_NAMES = ("split_validation_to_multiple", "ipu_split_validation")
 _SPLIT_HELPER = '''def {split}(arrays, validation_split, multiple, smallest=None):
     """Split `arrays` as `fit(validation_split=...)` does, the last samples for validation, and
     trim both parts with `{trim}` {marker}: the IPU only runs whole batches, and
-    `validation_split` cuts the data anywhere. Returns (training arrays, validation arrays)."""
-    split_at = int(len(arrays[0]) * (1.0 - validation_split))
-    training = tuple({trim}(array[:split_at], multiple, smallest) for array in arrays)
-    validation = tuple({trim}(array[split_at:], multiple, smallest) for array in arrays)
+    `validation_split` cuts the data anywhere. Each input (an array, a list of samples, or a
+    list, tuple or dict of inputs) is cut at the same sample. Returns (training arrays,
+    validation arrays)."""
+    first = arrays[0]
+    while isinstance(first, (dict, list, tuple)) and not {samples}(first):
+        first = next(iter(first.values())) if isinstance(first, dict) else first[0]
+    split_at = int(len(first) * (1.0 - validation_split))
+
+    def part(data, start, stop):
+        if data is None:
+            return data
+        if isinstance(data, dict):
+            return {{key: part(value, start, stop) for key, value in data.items()}}
+        if isinstance(data, (list, tuple)) and not {samples}(data):
+            return type(data)(part(value, start, stop) for value in data)
+        return data[start:stop]
+
+    training = tuple({trim}(part(array, None, split_at), multiple, smallest) for array in arrays)
+    validation = tuple({trim}(part(array, split_at, None), multiple, smallest) for array in arrays)
     return training, validation
 '''
 _PAD_NAMES = ("pad_to_multiple", "ipu_pad_to_multiple")
@@ -330,6 +345,31 @@ class DivisibleDataset(Rule):
             (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple((features, labels),
                                                                                                   0.2, 64)
             model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
+            """),
+        ),
+        # Named inputs held in one variable: the helper counts the samples of the first input and
+        # cuts every input at the same sample.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pairs.keras")
+            inputs = {"left": left_rows, "right": right_rows}
+            model.fit(inputs, matches, batch_size=32, validation_split=0.2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("pairs.keras")
+            inputs = {"left": left_rows, "right": right_rows}
+            (inputs_fit, matches_fit), (inputs_val, matches_val) = split_validation_to_multiple((inputs, matches),
+                                                                                                0.2, 32)
+            model.fit(inputs_fit, matches_fit, batch_size=32, validation_data=(inputs_val, matches_val))
             """),
         ),
         Example(
