@@ -46,7 +46,8 @@ _SPLIT_HELPER = '''def {split}(arrays, validation_split, multiple, smallest=None
     trim both parts with `{trim}` {marker}: the IPU only runs whole batches, and
     `validation_split` cuts the data anywhere. Each input (an array, a list of samples, or a
     list, tuple or dict of inputs) is cut at the same sample. Returns (training arrays,
-    validation arrays)."""
+    validation arrays), and None for the validation arrays when `validation_split` is 0, as
+    Keras then validates on nothing."""
     first = arrays[0]
     while isinstance(first, (dict, list, tuple)) and not {samples}(first):
         first = next(iter(first.values())) if isinstance(first, dict) else first[0]
@@ -62,6 +63,8 @@ _SPLIT_HELPER = '''def {split}(arrays, validation_split, multiple, smallest=None
         return data[start:stop]
 
     training = tuple({trim}(part(array, None, split_at), multiple, smallest) for array in arrays)
+    if not validation_split:
+        return training, None
     validation = tuple({trim}(part(array, split_at, None), multiple, smallest) for array in arrays)
     return training, validation
 '''
@@ -345,6 +348,34 @@ class DivisibleDataset(Rule):
             (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple((features, labels),
                                                                                                   0.2, 64)
             model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
+            """),
+        ),
+        # A split given by a variable may be 0: the helper then gives no validation arrays, and `fit`
+        # gets `validation_data=None`, as Keras validates on nothing. Labels of `None` stay `None`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(rows, flags, batch_size=64, validation_split=args.val_split)
+            autoencoder = tf.keras.models.load_model("autoencoder.keras")
+            autoencoder.fit(images, None, batch_size=64, validation_split=0.1)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            (rows_fit, flags_fit), validation_data = split_validation_to_multiple((rows, flags),
+                                                                                  args.val_split, 64)
+            model.fit(rows_fit, flags_fit, batch_size=64, validation_data=validation_data)
+            autoencoder = tf.keras.models.load_model("autoencoder.keras")
+            (images_fit,), (images_val,) = split_validation_to_multiple((images,), 0.1, 64)
+            autoencoder.fit(images_fit, None, batch_size=64, validation_data=(images_val, None))
             """),
         ),
         # Named inputs held in one variable: the helper counts the samples of the first input and
@@ -1422,7 +1453,7 @@ class DivisibleDataset(Rule):
         """Trims the inputs of one call that may leave a partial batch (or execution); True when
         anything was trimmed."""
         multiple, smallest = self._multiple(ctx, entry), self._multiple(ctx, entry, smallest=True)
-        inputs = [arg.value for arg in entry.arrays]
+        inputs = [arg.value for arg in entry.arrays if not is_name(arg.value, "None")]  # `fit(x, None)`
         targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
         # Every input holds the same samples: the first whose count shows gives it (`y` may show it).
         counts = (static_length(ctx, node, entry.owner) for node in inputs) if targets else iter(())
@@ -1491,11 +1522,15 @@ class DivisibleDataset(Rule):
         """``fit(x, y, validation_split=s)``: the split is made before the call, as Keras makes it,
         and both parts trimmed; the call gets the parts and ``validation_data``. Returns the new
         statement, or None when the call is reported instead."""
-        inputs = [arg.value for arg in entry.arrays]
+        # `fit(x, None, validation_split=s)`: a `None` stays in the call, and in `validation_data`.
+        inputs = [arg.value for arg in entry.arrays if not is_name(arg.value, "None")]
         statement = entry.statement
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
+        elif not _nones_last(entry.arrays):
+            problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
+                       "validate), trim both parts to whole batches and pass `validation_data`")
         elif not all(isinstance(node, cst.Name) for node in inputs):
             problem = ("the inputs are not plain variables: split them yourself (the last samples validate), "
                        "trim both parts to whole batches and pass `validation_data`")
@@ -1516,24 +1551,30 @@ class DivisibleDataset(Rule):
             return None
         names = [_part_names(ctx, node.value, taken) for node in inputs]
         arguments = self._arguments(ctx, entry)
-        held_out = ", ".join(held for _, held in names)
         comma = "," if len(names) == 1 else ""
+        # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
+        held_whole = None
+        if _fraction(split.value) is None:
+            held_whole = fresh_name(ctx, "validation_data", taken=taken)
+            taken.add(held_whole)
         edited = {}  # the inputs as the earlier rules left them (a cast, say): the split takes them
         build = _split_statement(names, inputs, edited, f"{split_helper_name(ctx)}(({{}}{comma}), "
                                  f"{code_of(ctx, split.value)}, {arguments})", statement.leading_lines,
-                                 call_columns(ctx, entry)[0])
+                                 call_columns(ctx, entry)[0], held_whole)
         if not ctx.move_before(statement, [], build):
             return None
         ctx.replace(statement, lambda node: node.with_changes(leading_lines=[]))
         for index, (node, (fit, _)) in enumerate(zip(inputs, names)):
             ctx.replace(node, _taken_by(edited, index, fit))
-        validation = cst.parse_expression(f"({held_out}{comma})")
+        validation = cst.parse_expression(held_whole or _validation_tuple(entry.arrays, [held for _, held in names]))
         ctx.replace(split, lambda arg: keyword_arg("validation_data", validation).with_changes(comma=arg.comma))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` cuts the inputs into parts "
                    "that need not be whole batches, which the IPU rejects: the split is made before the call, "
                    f"as Keras makes it (the last samples validate), and both parts are trimmed to a multiple of "
-                   f"`{arguments.split(', ')[0]}` samples; `{entry.method}` gets `validation_data`", fixed=True)
+                   f"`{arguments.split(', ')[0]}` samples; `{entry.method}` gets `validation_data`"
+                   + (" (`None` when the split is 0: Keras then validates on nothing)" if held_whole else ""),
+                   fixed=True)
         return statement
 
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
@@ -1763,19 +1804,37 @@ def _taken_by(edited: dict, index: int, name: str):
     return replace
 
 
-def _split_statement(names, inputs, edited: dict, call: str, leading_lines, indent: int):
-    """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` from the edited inputs, at
-    ``indent``, broken like the calls the port changes when it grows too long."""
+def _split_statement(names, inputs, edited: dict, call: str, leading_lines, indent: int,
+                     held_whole: Optional[str] = None):
+    """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` (or ``(x_fit, y_fit),
+    held_whole = ...``) from the edited inputs, at ``indent``, broken like the calls the port
+    changes when it grows too long."""
     def build(_moved):
         values = ", ".join(_EMPTY.code_for_node(edited.get(index, node)) for index, node in enumerate(inputs))
         comma = "," if len(names) == 1 else ""
-        targets = f"({', '.join(fit for fit, _ in names)}{comma}), ({', '.join(held for _, held in names)}{comma})"
+        held = held_whole or f"({', '.join(held for _, held in names)}{comma})"
+        targets = f"({', '.join(fit for fit, _ in names)}{comma}), {held}"
         made = statements(f"{targets} = {call.format(values)}\n")[0]
         assign = made.body[0]
         assign = assign.with_changes(value=layout(indent, len(targets) + 3)(assign.value))
         return [made.with_changes(body=[assign], leading_lines=leading_lines)]
 
     return build
+
+
+def _nones_last(arrays) -> bool:
+    """No array after a ``None`` among ``fit``'s inputs (``fit(x, None)``, not ``fit(x, None,
+    sample_weight=w)``): without the ``None``, the parts keep their places in ``validation_data``."""
+    nones = [is_name(arg.value, "None") for arg in arrays]
+    return all(nones[nones.index(True):]) if True in nones else True
+
+
+def _validation_tuple(arrays, held_names) -> str:
+    """``(x_val, y_val)`` (or ``(x_val, None)``) for ``fit``'s inputs ``arrays``: the name of the
+    validation part of each, and a ``None`` kept where the input is ``None``."""
+    held = iter(held_names)
+    values = ["None" if is_name(arg.value, "None") else next(held) for arg in arrays]
+    return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
 
 
 def _part_names(ctx, name: str, taken: set):
