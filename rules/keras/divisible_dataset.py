@@ -378,6 +378,31 @@ class DivisibleDataset(Rule):
             autoencoder.fit(images_fit, None, batch_size=64, validation_data=(images_val, None))
             """),
         ),
+        # `validation_split=0.0` splits nothing: the inputs are trimmed as if it were not given.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 8).astype("float32")
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(x, flags, batch_size=64, validation_split=0.0)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x = np.random.rand(1000, 8).astype("float32")
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(trim_to_multiple(x, 64), trim_to_multiple(flags, 64), batch_size=64,
+                      validation_split=0.0)
+            """),
+        ),
         # Named inputs held in one variable: the helper counts the samples of the first input and
         # cuts every input at the same sample.
         Example(
@@ -1396,7 +1421,7 @@ class DivisibleDataset(Rule):
             if not entry.arrays and not entry.validation:
                 continue
             split = keyword(entry.call, "validation_split")
-            if split is not None and entry.arrays:
+            if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
                 statement = self._split(ctx, entry, split, helpers, taken)
                 if statement is not None:
                     splits.append(statement)
@@ -1578,10 +1603,7 @@ class DivisibleDataset(Rule):
         return statement
 
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
-        """Both parts of a split of a known number of samples are whole executions already (or
-        there is no split: ``validation_split=0``)."""
-        if _fraction(fraction) == 0:
-            return True
+        """Both parts of a split of a known number of samples are whole executions already."""
         counts = self._split_counts(ctx, entry, fraction)
         return counts is not None and counts[1] % counts[2] == 0 and (counts[0] - counts[1]) % counts[2] == 0
 
