@@ -9,7 +9,7 @@ from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_array_expression, is_helper_call,
-                                               layout, multiple_code, repeatable, samples_per_execution, single_sample,
+                                               layout, most_samples, multiple_code, repeatable, samples_per_execution, single_sample,
                                                smallest_per_execution, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -510,6 +510,17 @@ class DivisibleDataset(Rule):
             flags = np.zeros(1000, dtype="int32")
             model = tf.keras.models.load_model("scorer.keras")
             model.fit(rows, flags, batch_size=128, epochs=5, validation_split=0.1)
+            """,
+        ),
+        # A slice of at most 10 samples (whatever the test set holds), less than the default batch of
+        # 32: reported, left as it is (trimming would leave none).
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.boston_housing.load_data()
+            model = tf.keras.models.load_model("prices.keras")
+            print(model.evaluate(x_test[:10], y_test[:10], verbose=0))
             """,
         ),
         # Validation arrays of a known 20 samples, less than a batch of 32: reported, left as they are.
@@ -1485,8 +1496,11 @@ class DivisibleDataset(Rule):
         length = next((count for count in counts if count is not None), None)
         if length is None and not _unknown_lengths_trimmed(ctx):
             targets = []
-        if length is not None and smallest is not None and length < smallest:
-            self._report_too_few(ctx, entry, entry.data, length, smallest)
+        # `evaluate(x_test[:10], y_test[:10])`: a slice shows the most samples there can be.
+        most = length if length is not None else next(
+            (count for count in (most_samples(ctx, node, entry.owner) for node in targets) if count is not None), None)
+        if most is not None and smallest is not None and most < smallest:
+            self._report_too_few(ctx, entry, entry.data, most, smallest, exact=length is not None)
             return False
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             targets = []  # whole executions already, or executions of one sample: nothing to trim
@@ -1498,10 +1512,11 @@ class DivisibleDataset(Rule):
             if not parts or _already_trimmed(ctx, parts[0], entry.owner, helpers):
                 continue
             counted = static_length(ctx, parts[0], entry.owner)
+            most = most_samples(ctx, parts[0], entry.owner)
             if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
-            if counted is not None and smallest is not None and counted < smallest:
-                self._report_too_few(ctx, entry, validation, counted, smallest)
+            if most is not None and smallest is not None and most < smallest:
+                self._report_too_few(ctx, entry, validation, most, smallest, exact=counted is not None)
             elif counted is None or multiple is None or counted % multiple:
                 targets.extend(parts)
                 validation_trimmed = True
@@ -1703,12 +1718,15 @@ class DivisibleDataset(Rule):
                    f"`{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; trim the inputs to a multiple "
                    "of it", fixed=False)
 
-    def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int) -> None:
+    def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int,
+                        exact: bool = True) -> None:
         """``data`` (the inputs, or the ``validation_data`` tuple) holds fewer samples than one
-        execution: left as it is, since trimming would leave none."""
+        execution (``length``, or at most ``length`` when not ``exact``): left as it is, since
+        trimming would leave none."""
         what = "validation samples" if data is not entry.data else "samples"
         ctx.report(self.code, entry.call.func.attr,
-                   f"`{entry.method}` gets {length} {what} (`{code_of(ctx, data)}`), fewer than one IPU "
+                   f"`{entry.method}` gets {'' if exact else 'at most '}{length} {what} (`{code_of(ctx, data)}`), "
+                   "fewer than one IPU "
                    f"execution of {multiple}: trimming would leave none; pass a `batch_size` that divides "
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
