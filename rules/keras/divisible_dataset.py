@@ -1135,6 +1135,36 @@ class DivisibleDataset(Rule):
             model.fit(trim_to_multiple(x, 96, 24), trim_to_multiple(x, 96, 24), batch_size=24)
             """),
         ),
+        # The script's own `steps_per_execution` wins over the option (IPU108 says so): 250 batches
+        # are 5 executions of 50, nothing to trim, and `predict` is padded to executions of 50.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(8000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=50)
+            model.fit(x, x, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            x = np.random.rand(8000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=50)
+            model.fit(x, x, batch_size=32)
+            scores = cut_to_samples(model.predict(pad_to_multiple(x_new, 1600), batch_size=32), x_new)
+            """),
+            options={"steps_per_execution": 8},
+        ),
         # A model an object holds, trained in a method with Keras' own arguments: trimmed the same way.
         Example(
             """\
@@ -1787,27 +1817,27 @@ _OWN_STEPS: SharedKey[dict] = SharedKey("keras-own-steps-per-execution")
 
 
 def _entry_config(ctx, entry):
-    """The options a call's batch arithmetic follows: the command line's, or, when it asks for no
-    steps per execution, the ``steps_per_execution=K`` the script compiles the model with (the
-    batches of an epoch must be a multiple of K on the IPU)."""
+    """The options a call's batch arithmetic follows: the command line's, with the
+    ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
+    keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
-    if config.steps_per_execution is not None:
-        return config
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
 
 
 def _own_steps(ctx) -> dict:
-    """Per model, the ``steps_per_execution=K`` (K > 1) of its ``compile`` calls, when they agree."""
+    """Per model, the ``steps_per_execution=K`` of its ``compile`` calls, when they agree on a
+    number (K > 1, or any K when the command line asks for steps per execution: the script's wins)."""
     given: dict = {}
     for entry in training_calls(ctx, helper_name(ctx)):
         value = keyword(entry.call, "steps_per_execution") if entry.method == "compile" else None
         if value is not None:
             given.setdefault(entry.model, set()).add(static_int(ctx, value.value))
+    least = 1 if ctx.config.steps_per_execution is not None else 2
     own = {}
     for model, values in given.items():
         steps = values.pop() if len(values) == 1 else None
-        if isinstance(steps, int) and steps > 1:
+        if isinstance(steps, int) and steps >= least:
             own[model] = steps
     return own
 
