@@ -384,6 +384,30 @@ def test_helpers_trim_and_pad_lists_of_samples():
     assert (len(texts_fit), len(labels_fit), len(texts_val), len(labels_val)) == (8, 8, 4, 4)
 
 
+def test_split_helper_counts_samples_in_the_first_input():
+    """Several inputs in one variable (a dict of named inputs, a list of inputs): the samples are
+    counted on the first input, not the inputs, and every input is cut at the same sample (then
+    trimmed: 20 validation samples keep 16, two executions of 8)."""
+    split = _helpers_of(_LISTS_PORTED)["split_validation_to_multiple"]
+    named = {"a": numpy.zeros((100, 4)), "b": numpy.zeros((100, 6))}
+    (fit_named, fit_y), (val_named, val_y) = split((named, numpy.zeros((100, 1))), 0.2, 8, 4)
+    assert [len(fit_named[key]) for key in "ab"] == [80, 80] and len(fit_y) == 80
+    assert [len(val_named[key]) for key in "ab"] == [16, 16] and len(val_y) == 16
+    (fit_pair, _), (val_pair, _) = split(([numpy.zeros((100, 4)), numpy.zeros((100, 6))], [1] * 100), 0.2, 8, 4)
+    assert type(fit_pair) is list and [len(part) for part in fit_pair + val_pair] == [80, 80, 16, 16]
+
+
+def test_split_helper_gives_no_validation_data_for_a_split_of_zero():
+    """``validation_split=0`` (a default read from the command line): Keras validates on nothing,
+    so the validation part is None (``fit(validation_data=None)``), not an empty input that the
+    trimming refuses; a ``None`` input stays ``None``."""
+    split = _helpers_of(_LISTS_PORTED)["split_validation_to_multiple"]
+    (images, labels), validation = split((numpy.zeros((100, 4)), numpy.zeros(100)), 0.0, 8, 4)
+    assert (len(images), len(labels), validation) == (96, 96, None)
+    (images, targets), (held, held_targets) = split((numpy.zeros((100, 4)), None), 0.2, 8, 4)
+    assert (len(images), targets, len(held), held_targets) == (80, None, 16, None)
+
+
 def test_trimming_helper_refuses_to_leave_no_sample():
     """Fewer samples than one execution: a ValueError that says how many and what to do, not an
     empty input for Keras to fail on."""

@@ -8,8 +8,8 @@ from porter.context import SharedKey, code_of
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call,
-                                               layout, multiple_code, repeatable, samples_per_execution, single_sample,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, most_samples,
+                                               multiple_code, repeatable, samples_per_execution, single_sample,
                                                smallest_per_execution, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -44,10 +44,28 @@ _SPLIT_NAMES = ("split_validation_to_multiple", "ipu_split_validation")
 _SPLIT_HELPER = '''def {split}(arrays, validation_split, multiple, smallest=None):
     """Split `arrays` as `fit(validation_split=...)` does, the last samples for validation, and
     trim both parts with `{trim}` {marker}: the IPU only runs whole batches, and
-    `validation_split` cuts the data anywhere. Returns (training arrays, validation arrays)."""
-    split_at = int(len(arrays[0]) * (1.0 - validation_split))
-    training = tuple({trim}(array[:split_at], multiple, smallest) for array in arrays)
-    validation = tuple({trim}(array[split_at:], multiple, smallest) for array in arrays)
+    `validation_split` cuts the data anywhere. Each input (an array, a list of samples, or a
+    list, tuple or dict of inputs) is cut at the same sample. Returns (training arrays,
+    validation arrays), and None for the validation arrays when `validation_split` is 0, as
+    Keras then validates on nothing."""
+    first = arrays[0]
+    while isinstance(first, (dict, list, tuple)) and not {samples}(first):
+        first = next(iter(first.values())) if isinstance(first, dict) else first[0]
+    split_at = int(len(first) * (1.0 - validation_split))
+
+    def part(data, start, stop):
+        if data is None:
+            return data
+        if isinstance(data, dict):
+            return {{key: part(value, start, stop) for key, value in data.items()}}
+        if isinstance(data, (list, tuple)) and not {samples}(data):
+            return type(data)(part(value, start, stop) for value in data)
+        return data[start:stop]
+
+    training = tuple({trim}(part(array, None, split_at), multiple, smallest) for array in arrays)
+    if not validation_split:
+        return training, None
+    validation = tuple({trim}(part(array, split_at, None), multiple, smallest) for array in arrays)
     return training, validation
 '''
 _PAD_NAMES = ("pad_to_multiple", "ipu_pad_to_multiple")
@@ -333,6 +351,84 @@ class DivisibleDataset(Rule):
             model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
             """),
         ),
+        # A split given by a variable may be 0: the helper then gives no validation arrays, and `fit`
+        # gets `validation_data=None`, as Keras validates on nothing. Labels of `None` stay `None`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(rows, flags, batch_size=64, validation_split=args.val_split)
+            autoencoder = tf.keras.models.load_model("autoencoder.keras")
+            autoencoder.fit(images, None, batch_size=64, validation_split=0.1)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            (rows_fit, flags_fit), validation_data = split_validation_to_multiple((rows, flags),
+                                                                                  args.val_split, 64)
+            model.fit(rows_fit, flags_fit, batch_size=64, validation_data=validation_data)
+            autoencoder = tf.keras.models.load_model("autoencoder.keras")
+            (images_fit,), (images_val,) = split_validation_to_multiple((images,), 0.1, 64)
+            autoencoder.fit(images_fit, None, batch_size=64, validation_data=(images_val, None))
+            """),
+        ),
+        # `validation_split=0.0` splits nothing: the inputs are trimmed as if it were not given.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 8).astype("float32")
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(x, flags, batch_size=64, validation_split=0.0)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x = np.random.rand(1000, 8).astype("float32")
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(trim_to_multiple(x, 64), trim_to_multiple(flags, 64), batch_size=64,
+                      validation_split=0.0)
+            """),
+        ),
+        # Named inputs held in one variable: the helper counts the samples of the first input and
+        # cuts every input at the same sample.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pairs.keras")
+            inputs = {"left": left_rows, "right": right_rows}
+            model.fit(inputs, matches, batch_size=32, validation_split=0.2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("pairs.keras")
+            inputs = {"left": left_rows, "right": right_rows}
+            (inputs_fit, matches_fit), (inputs_val, matches_val) = split_validation_to_multiple((inputs, matches),
+                                                                                                0.2, 32)
+            model.fit(inputs_fit, matches_fit, batch_size=32, validation_data=(inputs_val, matches_val))
+            """),
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -415,6 +511,17 @@ class DivisibleDataset(Rule):
             flags = np.zeros(1000, dtype="int32")
             model = tf.keras.models.load_model("scorer.keras")
             model.fit(rows, flags, batch_size=128, epochs=5, validation_split=0.1)
+            """,
+        ),
+        # A slice of at most 10 samples (whatever the test set holds), less than the default batch of
+        # 32: reported, left as it is (trimming would leave none).
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.boston_housing.load_data()
+            model = tf.keras.models.load_model("prices.keras")
+            print(model.evaluate(x_test[:10], y_test[:10], verbose=0))
             """,
         ),
         # Validation arrays of a known 20 samples, less than a batch of 32: reported, left as they are.
@@ -1029,6 +1136,36 @@ class DivisibleDataset(Rule):
             model.fit(trim_to_multiple(x, 96, 24), trim_to_multiple(x, 96, 24), batch_size=24)
             """),
         ),
+        # The script's own `steps_per_execution` wins over the option (IPU108 says so): 250 batches
+        # are 5 executions of 50, nothing to trim, and `predict` is padded to executions of 50.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(8000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=50)
+            model.fit(x, x, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            x = np.random.rand(8000, 4).astype("float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=50)
+            model.fit(x, x, batch_size=32)
+            scores = cut_to_samples(model.predict(pad_to_multiple(x_new, 1600), batch_size=32), x_new)
+            """),
+            options={"steps_per_execution": 8},
+        ),
         # A model an object holds, trained in a method with Keras' own arguments: trimmed the same way.
         Example(
             """\
@@ -1327,7 +1464,7 @@ class DivisibleDataset(Rule):
             if not entry.arrays and not entry.validation:
                 continue
             split = keyword(entry.call, "validation_split")
-            if split is not None and entry.arrays:
+            if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
                 statement = self._split(ctx, entry, split, helpers, taken)
                 if statement is not None:
                     splits.append(statement)
@@ -1384,15 +1521,18 @@ class DivisibleDataset(Rule):
         """Trims the inputs of one call that may leave a partial batch (or execution); True when
         anything was trimmed."""
         multiple, smallest = self._multiple(ctx, entry), self._multiple(ctx, entry, smallest=True)
-        inputs = [arg.value for arg in entry.arrays]
+        inputs = [arg.value for arg in entry.arrays if not is_name(arg.value, "None")]  # `fit(x, None)`
         targets = [node for node in inputs if not _already_trimmed(ctx, node, entry.owner, helpers)]
         # Every input holds the same samples: the first whose count shows gives it (`y` may show it).
         counts = (static_length(ctx, node, entry.owner) for node in inputs) if targets else iter(())
         length = next((count for count in counts if count is not None), None)
         if length is None and not _unknown_lengths_trimmed(ctx):
             targets = []
-        if length is not None and smallest is not None and length < smallest:
-            self._report_too_few(ctx, entry, entry.data, length, smallest)
+        # `evaluate(x_test[:10], y_test[:10])`: a slice shows the most samples there can be.
+        most = length if length is not None else next(
+            (count for count in (most_samples(ctx, node, entry.owner) for node in targets) if count is not None), None)
+        if most is not None and smallest is not None and most < smallest:
+            self._report_too_few(ctx, entry, entry.data, most, smallest, exact=length is not None)
             return False
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             targets = []  # whole executions already, or executions of one sample: nothing to trim
@@ -1404,10 +1544,11 @@ class DivisibleDataset(Rule):
             if not parts or _already_trimmed(ctx, parts[0], entry.owner, helpers):
                 continue
             counted = static_length(ctx, parts[0], entry.owner)
+            most = most_samples(ctx, parts[0], entry.owner)
             if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
-            if counted is not None and smallest is not None and counted < smallest:
-                self._report_too_few(ctx, entry, validation, counted, smallest)
+            if most is not None and smallest is not None and most < smallest:
+                self._report_too_few(ctx, entry, validation, most, smallest, exact=counted is not None)
             elif counted is None or multiple is None or counted % multiple:
                 targets.extend(parts)
                 validation_trimmed = True
@@ -1453,11 +1594,15 @@ class DivisibleDataset(Rule):
         """``fit(x, y, validation_split=s)``: the split is made before the call, as Keras makes it,
         and both parts trimmed; the call gets the parts and ``validation_data``. Returns the new
         statement, or None when the call is reported instead."""
-        inputs = [arg.value for arg in entry.arrays]
+        # `fit(x, None, validation_split=s)`: a `None` stays in the call, and in `validation_data`.
+        inputs = [arg.value for arg in entry.arrays if not is_name(arg.value, "None")]
         statement = entry.statement
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
+        elif not _nones_last(entry.arrays):
+            problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
+                       "validate), trim both parts to whole batches and pass `validation_data`")
         elif not all(isinstance(node, cst.Name) for node in inputs):
             problem = ("the inputs are not plain variables: split them yourself (the last samples validate), "
                        "trim both parts to whole batches and pass `validation_data`")
@@ -1478,31 +1623,34 @@ class DivisibleDataset(Rule):
             return None
         names = [_part_names(ctx, node.value, taken) for node in inputs]
         arguments = self._arguments(ctx, entry)
-        held_out = ", ".join(held for _, held in names)
         comma = "," if len(names) == 1 else ""
+        # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
+        held_whole = None
+        if _fraction(split.value) is None:
+            held_whole = fresh_name(ctx, "validation_data", taken=taken)
+            taken.add(held_whole)
         edited = {}  # the inputs as the earlier rules left them (a cast, say): the split takes them
         build = _split_statement(names, inputs, edited, f"{split_helper_name(ctx)}(({{}}{comma}), "
                                  f"{code_of(ctx, split.value)}, {arguments})", statement.leading_lines,
-                                 call_columns(ctx, entry)[0])
+                                 call_columns(ctx, entry)[0], held_whole)
         if not ctx.move_before(statement, [], build):
             return None
         ctx.replace(statement, lambda node: node.with_changes(leading_lines=[]))
         for index, (node, (fit, _)) in enumerate(zip(inputs, names)):
             ctx.replace(node, _taken_by(edited, index, fit))
-        validation = cst.parse_expression(f"({held_out}{comma})")
+        validation = cst.parse_expression(held_whole or _validation_tuple(entry.arrays, [held for _, held in names]))
         ctx.replace(split, lambda arg: keyword_arg("validation_data", validation).with_changes(comma=arg.comma))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` cuts the inputs into parts "
                    "that need not be whole batches, which the IPU rejects: the split is made before the call, "
                    f"as Keras makes it (the last samples validate), and both parts are trimmed to a multiple of "
-                   f"`{arguments.split(', ')[0]}` samples; `{entry.method}` gets `validation_data`", fixed=True)
+                   f"`{arguments.split(', ')[0]}` samples; `{entry.method}` gets `validation_data`"
+                   + (" (`None` when the split is 0: Keras then validates on nothing)" if held_whole else ""),
+                   fixed=True)
         return statement
 
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
-        """Both parts of a split of a known number of samples are whole executions already (or
-        there is no split: ``validation_split=0``)."""
-        if _fraction(fraction) == 0:
-            return True
+        """Both parts of a split of a known number of samples are whole executions already."""
         counts = self._split_counts(ctx, entry, fraction)
         return counts is not None and counts[1] % counts[2] == 0 and (counts[0] - counts[1]) % counts[2] == 0
 
@@ -1602,12 +1750,15 @@ class DivisibleDataset(Rule):
                    f"`{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; trim the inputs to a multiple "
                    "of it", fixed=False)
 
-    def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int) -> None:
+    def _report_too_few(self, ctx, entry, data: cst.BaseExpression, length: int, multiple: int,
+                        exact: bool = True) -> None:
         """``data`` (the inputs, or the ``validation_data`` tuple) holds fewer samples than one
-        execution: left as it is, since trimming would leave none."""
+        execution (``length``, or at most ``length`` when not ``exact``): left as it is, since
+        trimming would leave none."""
         what = "validation samples" if data is not entry.data else "samples"
         ctx.report(self.code, entry.call.func.attr,
-                   f"`{entry.method}` gets {length} {what} (`{code_of(ctx, data)}`), fewer than one IPU "
+                   f"`{entry.method}` gets {'' if exact else 'at most '}{length} {what} (`{code_of(ctx, data)}`), "
+                   "fewer than one IPU "
                    f"execution of {multiple}: trimming would leave none; pass a `batch_size` that divides "
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
@@ -1668,27 +1819,27 @@ _OWN_STEPS: SharedKey[dict] = SharedKey("keras-own-steps-per-execution")
 
 
 def _entry_config(ctx, entry):
-    """The options a call's batch arithmetic follows: the command line's, or, when it asks for no
-    steps per execution, the ``steps_per_execution=K`` the script compiles the model with (the
-    batches of an epoch must be a multiple of K on the IPU)."""
+    """The options a call's batch arithmetic follows: the command line's, with the
+    ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
+    keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
-    if config.steps_per_execution is not None:
-        return config
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
 
 
 def _own_steps(ctx) -> dict:
-    """Per model, the ``steps_per_execution=K`` (K > 1) of its ``compile`` calls, when they agree."""
+    """Per model, the ``steps_per_execution=K`` of its ``compile`` calls, when they agree on a
+    number (K > 1, or any K when the command line asks for steps per execution: the script's wins)."""
     given: dict = {}
     for entry in training_calls(ctx, helper_name(ctx)):
         value = keyword(entry.call, "steps_per_execution") if entry.method == "compile" else None
         if value is not None:
             given.setdefault(entry.model, set()).add(static_int(ctx, value.value))
+    least = 1 if ctx.config.steps_per_execution is not None else 2
     own = {}
     for model, values in given.items():
         steps = values.pop() if len(values) == 1 else None
-        if isinstance(steps, int) and steps > 1:
+        if isinstance(steps, int) and steps >= least:
             own[model] = steps
     return own
 
@@ -1725,19 +1876,37 @@ def _taken_by(edited: dict, index: int, name: str):
     return replace
 
 
-def _split_statement(names, inputs, edited: dict, call: str, leading_lines, indent: int):
-    """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` from the edited inputs, at
-    ``indent``, broken like the calls the port changes when it grows too long."""
+def _split_statement(names, inputs, edited: dict, call: str, leading_lines, indent: int,
+                     held_whole: Optional[str] = None):
+    """The builder of ``(x_fit, y_fit), (x_val, y_val) = split(...)`` (or ``(x_fit, y_fit),
+    held_whole = ...``) from the edited inputs, at ``indent``, broken like the calls the port
+    changes when it grows too long."""
     def build(_moved):
         values = ", ".join(_EMPTY.code_for_node(edited.get(index, node)) for index, node in enumerate(inputs))
         comma = "," if len(names) == 1 else ""
-        targets = f"({', '.join(fit for fit, _ in names)}{comma}), ({', '.join(held for _, held in names)}{comma})"
+        held = held_whole or f"({', '.join(held for _, held in names)}{comma})"
+        targets = f"({', '.join(fit for fit, _ in names)}{comma}), {held}"
         made = statements(f"{targets} = {call.format(values)}\n")[0]
         assign = made.body[0]
         assign = assign.with_changes(value=layout(indent, len(targets) + 3)(assign.value))
         return [made.with_changes(body=[assign], leading_lines=leading_lines)]
 
     return build
+
+
+def _nones_last(arrays) -> bool:
+    """No array after a ``None`` among ``fit``'s inputs (``fit(x, None)``, not ``fit(x, None,
+    sample_weight=w)``): without the ``None``, the parts keep their places in ``validation_data``."""
+    nones = [is_name(arg.value, "None") for arg in arrays]
+    return all(nones[nones.index(True):]) if True in nones else True
+
+
+def _validation_tuple(arrays, held_names) -> str:
+    """``(x_val, y_val)`` (or ``(x_val, None)``) for ``fit``'s inputs ``arrays``: the name of the
+    validation part of each, and a ``None`` kept where the input is ``None``."""
+    held = iter(held_names)
+    values = ["None" if is_name(arg.value, "None") else next(held) for arg in arrays]
+    return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
 
 
 def _part_names(ctx, name: str, taken: set):

@@ -102,8 +102,8 @@ class StepsPerExecution(Rule):
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
-        "`steps_per_execution` is kept; without the option, the `fit` calls after it are checked against it "
-        "the same way. Per-batch callbacks "
+        "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
+        "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
         "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
@@ -204,6 +204,8 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 8},
         ),
+        # The script's own `steps_per_execution` is kept, and the option not applied to its model: said,
+        # with what its dataset must then hold; a value the port cannot read is a warning.
         Example(
             """\
             import tensorflow as tf
@@ -211,6 +213,18 @@ class StepsPerExecution(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
             model.compile(loss="mse", steps_per_execution=4)
             model.fit(dataset)
+            scorer = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            scorer.compile(loss="mse", steps_per_execution=args.steps)
+            """,
+            options={"steps_per_execution": 16},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=16)
+            model.fit(features, labels, batch_size=32)
             """,
             reported=False, options={"steps_per_execution": 16},
         ),
@@ -256,7 +270,11 @@ class StepsPerExecution(Rule):
         for index, entry in enumerate(calls):
             if entry.method != "compile" or any(arg.star for arg in entry.call.args):
                 continue
-            if keyword(entry.call, "steps_per_execution") is not None:
+            later = [other for other in calls[index + 1:] if other.model == entry.model]
+            later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
+            given = keyword(entry.call, "steps_per_execution")
+            if given is not None:
+                self._keep_own(ctx, entry, given.value, later)
                 continue
             own = _own_compile(ctx, entry.model)
             if own is not None:
@@ -264,8 +282,6 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            later = [other for other in calls[index + 1:] if other.model == entry.model]
-            later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
             if auto:
                 self._auto(ctx, entry, later, helper)
             else:
@@ -275,6 +291,29 @@ class StepsPerExecution(Rule):
             self._check_fits(ctx, later, None if auto else fixed)
         if auto or (fixed or 1) > 1:
             self._warn_callbacks(ctx)
+
+    def _keep_own(self, ctx, entry: TrainingCall, given: cst.BaseExpression, later: List[TrainingCall]) -> None:
+        """The script compiles the model with its own ``steps_per_execution``: kept, and the option
+        is not applied to this model; its inputs are trimmed and padded for the script's value
+        (IPU107), when the port can read it."""
+        option = ctx.config.steps_per_execution
+        if option is None:  # gradient accumulation alone asked for: nothing to choose between
+            return
+        own = static_int(ctx, given)
+        self._check_fits(ctx, later, own)
+        if own is not None and str(own) == str(option):
+            return
+        if own is None:
+            ctx.report(self.code, entry.call.func.attr, f"`compile` keeps the script's "
+                       f"`steps_per_execution={code_of(ctx, given)}`, so `--steps-per-execution {option}` is not "
+                       "applied to this model, but its array inputs are trimmed and padded for the option, as the port "
+                       "cannot read the script's value: give both the same value, or remove the script's",
+                       fixed=False)
+            return
+        ctx.report(self.code, entry.call.func.attr, f"`compile` keeps the script's `steps_per_execution={own}`: "
+                   f"`--steps-per-execution {option}` is not applied to this model, and its array inputs are trimmed "
+                   f"and padded to whole executions of {own} batches; remove the script's value to use the "
+                   "option", fixed=False, severity="note")
 
     @staticmethod
     def _set(ctx, entry: TrainingCall, value: str) -> None:

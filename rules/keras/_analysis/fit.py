@@ -844,6 +844,21 @@ def _slice_bounds(ctx: FileContext, data: cst.Subscript) -> Optional[Tuple[Optio
     return bounds[0], bounds[1]
 
 
+def most_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
+    """The number of samples of ``data`` (``static_length``), or the most it can hold when a slice
+    with static bounds is all that shows it: ``x_test[:10]`` and ``x_test[-10:]`` hold 10 at
+    most, whatever ``x_test`` holds."""
+    length = static_length(ctx, data, owner)
+    bounds = _slice_bounds(ctx, data) if length is None and isinstance(data, cst.Subscript) else None
+    if bounds is None:
+        return length
+    lower, upper = bounds
+    if upper is None:  # `x[-10:]`: the last samples
+        return -lower if lower is not None and lower < 0 else None
+    lower = 0 if lower is None else lower
+    return max(upper - lower, 0) if upper >= 0 and lower >= 0 else None
+
+
 def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         value = static_int(ctx, node.expression)
