@@ -9,10 +9,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, canonical_keras, code_of, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
-from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, ArrayData,
-                                     float64_value)
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
+                                     ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, called_returns, owner, sub_blocks
 
@@ -221,23 +221,10 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
 #   astype(expr, dtype)         -> ``expr.astype("dtype")``
 #   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
 
-UINT8 = "uint8"
-CONVERTED = "converted"
-# FLOAT64 (from porter.rules._tf.arrays): also what a true division alone makes of uint8 data
-# (`x / 255.0`): NumPy gives float64.
+# UINT8 (from porter.rules._tf.arrays), and FLOAT64: also what a true division makes of uint8
+# data (`x / 255.0`, `x.reshape(-1, 784) / 255.0`): NumPy gives float64.
 # keras.datasets whose load_data() returns uint8 images and uint8 labels.
 UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
-_UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
-# Methods and functions that keep the data (and its dtype) of their first operand.
-_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
-_KEEPING_FUNCTIONS = frozenset({"numpy.expand_dims", "numpy.reshape", "numpy.squeeze", "numpy.asarray",
-                                "numpy.ascontiguousarray", "numpy.transpose"})
-# Calls that make float (or int32/int64) data out of their operand.
-_CONVERTING_FUNCTIONS = frozenset({
-    "tensorflow.cast", "tensorflow.image.convert_image_dtype", "numpy.float32", "numpy.float16",
-    "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
-    "keras.utils.np_utils.to_categorical",
-})
 SLICES_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
                        "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
                        "tensorflow.compat.v1.data.Dataset.from_tensors")
@@ -245,8 +232,8 @@ SLICES_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow
 
 class _ArrayFlow:
     """Walks one function (or the module) in source order and notes, before each statement, which
-    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``),
-    and which hold float64 data (the kinds of ``porter.rules._tf.arrays``). A name bound inside a
+    names hold uint8 data (``UINT8``) and which hold float64 data (the kinds of
+    ``porter.rules._tf.arrays``, which says what each expression makes). A name bound inside a
     branch or a loop is no longer known (the flow there is not clear), unless it may hold float64
     data: it then ``MAYBE_FLOAT64``."""
 
@@ -411,78 +398,26 @@ class _ArrayFlow:
 
     def _kind(self, value, state: Optional[Dict[str, ArrayData]] = None) -> Optional[ArrayData]:
         """What the value of an assignment holds (with the names holding what ``state`` says, the
-        flow's current state by default): uint8 data, data converted from it, float64 data, or
-        None (none of these, or not known)."""
+        flow's current state by default): uint8 data, float64 data, or None (none of these, or not
+        known)."""
         state = self.state if state is None else state
-        kept = self._kept_name(value)
-        if kept is not None:
-            return state.get(kept)
         if self._makes_uint8(value):
             return ArrayData(UINT8, "a uint8 array", "array")
-        sources = [state[node.value] for node in walk(value) if isinstance(node, cst.Name)
-                   and node.value in state and state[node.value].kind == UINT8] if state else []
-        if sources and self._converts(value):
-            if self._divides_only(value):
-                return sources[0]._replace(kind=FLOAT64, origin=f"the uint8 data of {sources[0].origin} divided "
-                                           "in NumPy")
-            return sources[0]._replace(kind=CONVERTED)
-        return float64_value(self.ctx, value, state)
+        return array_value(self.ctx, value, state)
 
     def kind_at(self, statement: Optional[cst.BaseStatement], value: cst.BaseExpression) -> Optional[ArrayData]:
         """What ``value``, read in ``statement`` (None: after the last statement), holds."""
         state = self.state if statement is None else self.before.get(id(statement))
         return self._kind(value, state) if state is not None else None
 
-    def _divides_only(self, value) -> bool:
-        """``x / 255.0``, ``(x - 127.5) / 127.5``: NumPy arithmetic ending in a true division, with no
-        cast in it, which makes float64 of integer data."""
-        return (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)
-                and not any(isinstance(node, cst.Call) for node in walk(value)))
-
-    def _kept_name(self, value) -> Optional[str]:
-        """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
-        while True:
-            if isinstance(value, cst.Name):
-                return value.value
-            if isinstance(value, cst.Subscript):
-                value = value.value
-            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                    and value.func.attr.value in _KEEPING_METHODS:
-                value = value.func.value
-            elif isinstance(value, cst.Call) and value.args and \
-                    self.ctx.qualified_name(value.func) in _KEEPING_FUNCTIONS and not _dtype_argument(value):
-                value = value.args[0].value
-            else:
-                return None
-
     def _makes_uint8(self, value) -> bool:
+        """A call given a uint8 dtype (``dtype=np.uint8``), of any library."""
         if not isinstance(value, cst.Call):
             return False
         dtype = _dtype_argument(value)
         if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
             dtype = value.args[0].value
-        return dtype is not None and self._is_uint8_dtype(dtype)
-
-    def _is_uint8_dtype(self, node) -> bool:
-        if isinstance(node, cst.SimpleString):
-            return node.evaluated_value == "uint8"
-        return self.ctx.qualified_name(node) in _UINT8_DTYPES
-
-    def _converts(self, value) -> bool:
-        for node in walk(value):
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-                return True
-            if isinstance(node, cst.Call):
-                func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "astype" and node.args:
-                    if not self._is_uint8_dtype(node.args[0].value):
-                        return True
-                qualified = self.ctx.qualified_name(func)
-                if qualified in _CONVERTING_FUNCTIONS or canonical_keras(qualified) in _CONVERTING_FUNCTIONS:
-                    return True
-                if isinstance(func, cst.Name) and func.value == "float":
-                    return True
-        return False
+        return dtype is not None and is_uint8_dtype(self.ctx, dtype)
 
 
 def _is_main_guard(statement) -> bool:

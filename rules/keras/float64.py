@@ -211,6 +211,14 @@ class Float64(Rule):
         Example(_DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images"),
                 _DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images.astype(\"float32\")")),
         Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0", sliced="images"), reported=False),
+        # The dtype follows a chain of array methods and arithmetic: reshaped uint8 images divided
+        # in one expression are float64, and so are images cast to float64 and reshaped; reshaped
+        # and cast to float32 before the division, they are float32.
+        *(Example(_DIVIDED_IMAGES.format(scaled=scaled, sliced="images"),
+                  _DIVIDED_IMAGES.format(scaled=scaled, sliced="images.astype(\"float32\")"))
+          for scaled in ("images.reshape(-1, 28 * 28) / 255.", "images.astype(\"float64\").reshape(-1, 784)")),
+        Example(_DIVIDED_IMAGES.format(scaled="images.reshape(-1, 784).astype(\"float32\") / 255.", sliced="images"),
+                reported=False),
         # The step a strategy runs is a method, called through another method of a trainer.
         *(Example(_TRAINER.format(run=run.format(images="images / 255.0")),
                   _TRAINER.format(run=run.format(images="(images / 255.0).astype(\"float32\")")))
