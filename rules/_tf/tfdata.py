@@ -25,6 +25,7 @@ _ARRAY_FLOWS: SharedKey["_ArrayFlow"] = SharedKey("array-flows")  # per function
 _UINT8_POSSIBLE: SharedKey[bool] = SharedKey("uint8-possible")
 _OWNERS_OF_MAPS: SharedKey[Set[int]] = SharedKey("owners-of-maps")
 _RETURNS_VISITED: SharedKey[Set[int]] = SharedKey("dataset-returns-visited")  # functions being followed
+_FLOWS_WALKED: SharedKey[Set[int]] = SharedKey("array-flows-walked")  # functions whose flow is being made
 
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
@@ -241,10 +242,13 @@ class _ArrayFlow:
         self.ctx = ctx
         self.state: Dict[str, ArrayData] = {}
         self.before: Dict[int, Dict[str, ArrayData]] = {}
+        walked = ctx.shared(_FLOWS_WALKED, set)
+        walked.add(id(scope))  # a function that calls itself, or its caller: its returns are not followed
         if isinstance(scope, cst.Module):
             self._block(scope.body, linear=True)
         else:
             self._body(scope.body, linear=True)
+        walked.discard(id(scope))
 
     def _block(self, statements, linear: bool) -> None:
         for statement in statements:
@@ -311,33 +315,53 @@ class _ArrayFlow:
         if not linear:
             self._bind_on_some_paths(target, value)
             return
-        if isinstance(target, cst.Name):
-            self._set(target.value, self._kind(value))
-            return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            loaded = self._loaded_dataset(value)
-            if loaded is not None:
-                self._forget(_bound(target))
-                for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
-                    inner = pair.value
-                    if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
-                        for element, role in zip(inner.elements, ("images", "labels")):
-                            if isinstance(element.value, cst.Name):
-                                self._set(element.value.value, ArrayData(UINT8, f"`{loaded}.load_data()`", role))
-                return
-            kinds = self._unpacked_kinds(target, value)
-            if kinds is None:
-                kinds = self._sklearn_kinds(target, value)
-            if kinds is not None:
-                for element, kind in kinds:  # all values are read before any name is bound
-                    if isinstance(element, cst.Name):
-                        self._set(element.value, kind)
-                    else:
-                        self._forget(_bound(element))
-                return
-        self._forget(_bound(target))
+        kinds = self._bound_kinds(target, value, self.state)
+        self._forget(_bound(target))  # all values are read before any name is bound
+        for element, kind in kinds or ():
+            if isinstance(element, cst.Name):
+                self._set(element.value, kind)
 
-    def _unpacked_kinds(self, target, value) -> Optional[list]:
+    def _bound_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
+        """``(target part, what it holds)`` for each part of the target of an assignment, with the
+        names holding what ``state`` says; None when the parts are not known."""
+        returned = self._returned_kinds(target, value)
+        if returned is not None:
+            return returned
+        if isinstance(target, cst.Name):
+            return [(target, self._kind(value, state))]
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return None
+        loaded = self._loaded_dataset(value)
+        if loaded is not None:
+            kinds = []
+            for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
+                inner = pair.value
+                if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
+                    kinds.extend((element.value, ArrayData(UINT8, f"`{loaded}.load_data()`", role))
+                                 for element, role in zip(inner.elements, ("images", "labels")))
+            return kinds
+        kinds = self._unpacked_kinds(target, value, state)
+        return kinds if kinds is not None else self._sklearn_kinds(target, value, state)
+
+    def _returned_kinds(self, target, value) -> Optional[list]:
+        """``x, y = make_data()``, ``images = load()``: what each part of the target holds, when
+        ``value`` calls a function of the file, from what its ``return``s give there (the same
+        at every ``return``, else float64 data on some paths only); None for any other value."""
+        function, returned = called_returns(self.ctx, value)
+        if function is None or not returned or id(function) in self.ctx.shared(_FLOWS_WALKED, set):
+            return None
+        at_returns = []
+        for result in returned:
+            flow = _flow(self.ctx, result)
+            state = flow.before.get(id(self.ctx.statement_of(result)))
+            kinds = flow._bound_kinds(target, result, state) if state is not None else None
+            if kinds is None or at_returns and [part for part, _ in kinds] != [part for part, _ in at_returns[0]]:
+                return None
+            at_returns.append(kinds)
+        where = f" in `{function.name.value}()`"
+        return [(parts[0][0], _same_kind([kind for _, kind in parts], where)) for parts in zip(*at_returns)]
+
+    def _unpacked_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what its value holds)`` for ``a, b = c, d``, also nested
         (``(x_fit, y_fit), (x_val, y_val) = (x[:n], y[:n]), (x[n:], y[n:])``); None when the value
         is not a tuple of the same shape."""
@@ -346,9 +370,9 @@ class _ArrayFlow:
             return None
         kinds = []
         for element, item in zip(target.elements, value.elements):
-            nested = self._unpacked_kinds(element.value, item.value) if isinstance(
+            nested = self._unpacked_kinds(element.value, item.value, state) if isinstance(
                 element.value, (cst.Tuple, cst.List)) else None
-            kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value))])
+            kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value, state))])
         return kinds
 
     def _bind_on_some_paths(self, target, value) -> None:
@@ -365,7 +389,7 @@ class _ArrayFlow:
         else:
             self._forget(_bound(target))
 
-    def _sklearn_kinds(self, target, value) -> Optional[list]:
+    def _sklearn_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``X, y = make_regression(...)`` (both float64), ``x_fit, x_val, y_fit, y_val =
         train_test_split(x, y, ...)`` (each part holds what its array holds)."""
         if not isinstance(value, cst.Call) or any(isinstance(element, cst.StarredElement)
@@ -379,7 +403,7 @@ class _ArrayFlow:
                     for element, made in zip(targets, SKLEARN_MADE[qualified])]
         arrays = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
         if qualified == SKLEARN_SPLIT and arrays and len(targets) == 2 * len(arrays):
-            return [(element, self._kind(arrays[index // 2])) for index, element in enumerate(targets)]
+            return [(element, self._kind(arrays[index // 2], state)) for index, element in enumerate(targets)]
         return None
 
     def _loaded_dataset(self, value) -> Optional[str]:
@@ -418,6 +442,16 @@ class _ArrayFlow:
         if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
             dtype = value.args[0].value
         return dtype is not None and is_uint8_dtype(self.ctx, dtype)
+
+
+def _same_kind(kinds: List[Optional[ArrayData]], where: str) -> Optional[ArrayData]:
+    """What a part of a function's result holds, from what it holds at each ``return``: the same
+    data at each, or float64 data on some paths only; ``where`` is added to the origin."""
+    known = [kind._replace(origin=kind.origin + where) for kind in kinds if kind is not None]
+    if known and len(known) == len(kinds) and all(kind.kind == known[0].kind for kind in known):
+        return known[0]
+    float64 = [kind for kind in known if kind.kind in FLOAT64_KINDS]
+    return float64[0]._replace(kind=MAYBE_FLOAT64) if float64 else None
 
 
 def _is_main_guard(statement) -> bool:
