@@ -435,8 +435,10 @@ class _ArrayFlow:
         return self._kind(value, state) if state is not None else None
 
     def _makes_uint8(self, value) -> bool:
-        """A call given a uint8 dtype (``dtype=np.uint8``), of any library."""
-        if not isinstance(value, cst.Call):
+        """A call given a uint8 dtype (``dtype=np.uint8``), of any library but TensorFlow's: a tensor
+        has no ``.astype`` to cast it with."""
+        if not isinstance(value, cst.Call) or (self.ctx.qualified_name(value.func) or "").startswith(
+                ("tensorflow.", "keras.", "torch.")):
             return False
         dtype = _dtype_argument(value)
         if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
@@ -487,9 +489,14 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
 
 
 def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
-    """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
-    data at this point (where from, images or labels); else None."""
-    return _data_of_kind(ctx, expr, UINT8)
+    """What ``expr`` holds when it certainly holds uint8 data where it is read (where from, images
+    or labels): a variable, a slice of one, or an array call that keeps its dtype
+    (``np.expand_dims(x_test, -1)``); else None."""
+    if not _may_hold_uint8(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(expr)
+    data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
+    return data if data is not None and data.kind == UINT8 else None
 
 
 def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
@@ -524,21 +531,6 @@ def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 def _may_hold_float64(ctx: FileContext) -> bool:
     """A cheap test: does the file use an array library, or load uint8 data it may divide?"""
     return ctx.imports_module("numpy", "pandas", "sklearn") or _may_hold_uint8(ctx)
-
-
-def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Optional[ArrayData]:
-    if not _may_hold_uint8(ctx):
-        return None
-    node = expr
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    if not isinstance(node, cst.Name) or ctx.enclosing(node, cst.Lambda) is not None:
-        return None
-    statement = ctx.statement_of(node)
-    flow = _flow(ctx, node)
-    before = flow.before.get(id(statement)) if statement is not None else None
-    data = before.get(node.value) if before is not None else None
-    return data if data is not None and data.kind == kind else None
 
 
 def tensor_slices_inputs(ctx: FileContext):

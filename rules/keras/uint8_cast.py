@@ -118,6 +118,27 @@ class Uint8Cast(Rule):
                 model.evaluate(x_test.astype("float32"), y_test.astype("int32"))
             """,
         ),
+        # NumPy's reshaping functions keep the dtype, as the array methods do.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train = np.reshape(x_train, (-1, 784))
+            ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(64)
+            model.evaluate(np.expand_dims(x_test, -1), y_test)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train = np.reshape(x_train, (-1, 784))
+            ds = tf.data.Dataset.from_tensor_slices((x_train.astype("float32"), y_train.astype("int32"))).batch(64)
+            model.evaluate(np.expand_dims(x_test, -1).astype("float32"), y_test.astype("int32"))
+            """,
+        ),
         Example(
             """\
             from tensorflow import keras
