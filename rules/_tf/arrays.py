@@ -1,14 +1,17 @@
-"""What host-side data an expression holds, as far as its float64 dtype goes: NumPy makes float64
-unless told otherwise (``np.random.randn``, ``np.linspace``, ``np.zeros``, ``np.array([0.5, 1.0])``,
-``np.loadtxt``), a pandas table gives float64 for its float columns, and arithmetic, slicing and
-the array methods that keep a dtype keep it. Read by the uint8/float64 flow of
-``porter.rules._tf.tfdata``, which follows variables through a function in source order and hands
-what it knows of each name (``known``).
+"""What host-side data an expression holds, as far as its uint8 or float64 dtype goes: NumPy makes
+float64 unless told otherwise (``np.random.randn``, ``np.linspace``, ``np.zeros``,
+``np.array([0.5, 1.0])``, ``np.loadtxt``), a pandas table gives float64 for its float columns,
+arithmetic, slicing and the array methods that keep a dtype keep it, a true division (or arithmetic
+with a Python float) makes float64 of integer data, and ``.astype(...)`` sets the dtype anew. The
+answer composes through method chains and arithmetic: ``x.reshape(-1, 784) / 255.0`` of uint8 ``x``
+is float64. Read by the uint8/float64 flow of ``porter.rules._tf.tfdata``, which follows variables
+through a function in source order and hands what it knows of each name (``known``).
 
-Only the flow's kinds of float64 data are answered here: ``FLOAT64`` (certainly float64), ``TABLE``
-(the values of a pandas table: float64 when its columns are float, int64 when they are integers)
-and ``MAYBE_FLOAT64`` (float64 on some paths only). ``RANDOM`` and ``FRAME`` are what the flow
-notes for the objects that make such data: a NumPy random generator, a pandas table.
+The kinds of data answered here: ``UINT8`` (certainly uint8), ``FLOAT64`` (certainly float64),
+``TABLE`` (the values of a pandas table: float64 when its columns are float, int64 when they are
+integers) and ``MAYBE_FLOAT64`` (float64 on some paths only). ``INTEGRAL`` is uint8 data after
+arithmetic with numbers: integers or float64, so float64 once divided. ``RANDOM`` and ``FRAME`` are
+what the flow notes for the objects that make such data: a NumPy random generator, a pandas table.
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ import libcst as cst
 
 from porter.context import FileContext, code_of
 
+UINT8 = "uint8"
+INTEGRAL = "integral"
 FLOAT64 = "float64"
 TABLE = "table"
 MAYBE_FLOAT64 = "maybe-float64"
 RANDOM = "random-generator"
 FRAME = "pandas-table"
 FLOAT64_KINDS = frozenset({FLOAT64, TABLE, MAYBE_FLOAT64})
-_NOTED = FLOAT64_KINDS | {RANDOM, FRAME}
+_INTEGER_KINDS = frozenset({UINT8, INTEGRAL})
+_NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME}
 
 
 class ArrayData(NamedTuple):
@@ -62,9 +68,18 @@ _NUMPY_KEEPING = frozenset(f"numpy.{name}" for name in (
     "power", "clip", "dot", "matmul", "outer", "mean", "std", "sum", "cumsum", "maximum", "minimum", "round", "floor",
     "ceil", "tile", "repeat", "roll", "flip", "atleast_2d", "sort", "copy", "diff", "asarray", "array",
     "ascontiguousarray"))
+# NumPy functions and array methods that change only the shape (or the memory) of their array: they
+# keep any dtype, an integer one too.
+_NUMPY_RESHAPING = frozenset(f"numpy.{name}" for name in (
+    "expand_dims", "reshape", "squeeze", "transpose", "asarray", "array", "ascontiguousarray"))
+_RESHAPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
 # Array methods whose result keeps the array's float dtype.
-_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes", "mean", "std",
-                              "var", "sum", "min", "max", "cumsum", "clip", "round", "dot", "repeat"})
+_KEEPING_METHODS = _RESHAPING_METHODS | {"mean", "std", "var", "sum", "min", "max", "cumsum", "clip", "round", "dot",
+                                         "repeat"}
+# Attributes of an array that are numbers or dtypes, whatever it holds.
+_ARRAY_NUMBERS = frozenset({"shape", "size", "ndim", "dtype", "itemsize", "nbytes"})
+# NumPy scalars narrower than float64: `x / np.float32(255)` of integer data is float32.
+_NARROW_SCALARS = frozenset({"numpy.float32", "numpy.float16", "numpy.single", "numpy.half"})
 # Functions whose result is a plain number: neutral in arithmetic.
 _NUMBERS = frozenset({"len", "float", "int", "abs", "min", "max", "round"})
 # pandas calls that make a table, and scikit-learn functions that give float64 arrays or pass
@@ -76,17 +91,21 @@ SKLEARN_MADE = {"sklearn.datasets.make_regression": (True, True), "sklearn.datas
 SKLEARN_SPLIT = "sklearn.model_selection.train_test_split"
 _FLOAT64_DTYPES = frozenset({"numpy.float64", "numpy.double", "numpy.float_"})
 _FLOAT64_STRINGS = frozenset({"float64", "float", "double", "f8"})
+UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
                cst.MatrixMultiply)
 _NEUTRAL = ArrayData("neutral", "")  # a number, or data that does not decide the dtype of arithmetic
+_NARROW = ArrayData("narrow", "")  # a float32 (or float16) NumPy scalar: keeps integer data from float64
+_SENTINELS = (_NEUTRAL, _NARROW)
 
 
-def float64_value(ctx: FileContext, value: cst.BaseExpression,
-                  known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
-    """What float64 data ``value`` makes (a kind of ``FLOAT64_KINDS``), or the generator or table
-    it is (``RANDOM``, ``FRAME``); None when it is none of these or it is not known."""
+def array_value(ctx: FileContext, value: cst.BaseExpression,
+                known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
+    """What uint8 or float64 data ``value`` makes (``UINT8``, ``INTEGRAL``, a kind of
+    ``FLOAT64_KINDS``), or the generator or table it is (``RANDOM``, ``FRAME``); None when it is
+    none of these or it is not known."""
     data = _operand(ctx, value, known)
-    return data if data is not None and data is not _NEUTRAL else None
+    return data if data is not None and data not in _SENTINELS else None
 
 
 def _operand(ctx: FileContext, value: cst.BaseExpression, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
@@ -104,7 +123,7 @@ def _operand(ctx: FileContext, value: cst.BaseExpression, known: Mapping[str, Ar
         return _arithmetic(ctx, value, known) if isinstance(value.operator, _ARITHMETIC) else None
     if isinstance(value, cst.Subscript):
         inner = _operand(ctx, value.value, known)
-        return inner if inner is None or inner.kind != RANDOM else None
+        return inner if inner is None or inner.kind != RANDOM else None  # `x[..., None]`, `x[:n]`
     if isinstance(value, cst.Attribute):
         return _attribute(ctx, value, known)
     if isinstance(value, cst.Call):
@@ -119,14 +138,39 @@ def _arithmetic(ctx: FileContext, value: cst.BinaryOperation, known: Mapping[str
         return None
     found = [data for data in operands if data.kind in FLOAT64_KINDS]
     certain = [data for data in found if data.kind == FLOAT64]
-    return (certain or found or [_NEUTRAL])[0]
+    integers = [data for data in operands if data.kind in _INTEGER_KINDS]
+    if found or not integers:
+        return (certain or found or [_NEUTRAL])[0]
+    return _integer_arithmetic(value, integers[0], narrow=_NARROW in operands)
+
+
+def _integer_arithmetic(value: cst.BinaryOperation, data: ArrayData, narrow: bool) -> Optional[ArrayData]:
+    """Integer data (uint8 data, or what arithmetic with numbers made of it) with numbers: a true
+    division makes float64 of it (``x / 255.0``, ``(x - 127.5) / 127.5``), and so does arithmetic
+    with a Python float (``x * 0.5``); other arithmetic gives integers or float64 (``x - mean``):
+    float64 once divided. A float32 NumPy scalar keeps it from float64: not known."""
+    if narrow:
+        return None
+    if isinstance(value.operator, cst.Divide):
+        return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} divided in NumPy")
+    if any(_is_float_literal(side) for side in (value.left, value.right)):
+        return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} in NumPy arithmetic with a float")
+    return data._replace(kind=INTEGRAL)
+
+
+def _is_float_literal(value: cst.BaseExpression) -> bool:
+    while isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, cst.Float)
 
 
 def _attribute(ctx: FileContext, value: cst.Attribute, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
     """``x.T`` keeps ``x``; ``table.values`` are the table's, ``table.price`` is a column of it;
-    ``args.scale``, ``np.pi``: neutral."""
+    ``args.scale``, ``np.pi``, ``x.shape``: neutral."""
     if value.attr.value == "T":
         return _operand(ctx, value.value, known)
+    if value.attr.value in _ARRAY_NUMBERS and ctx.qualified_name(value) is None:
+        return _NEUTRAL
     if value.attr.value == "values":
         return ArrayData(TABLE, f"`{code_of(ctx, value)}`") if _is_table(
             ctx, value.value, known) else None
@@ -152,9 +196,14 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
         return ArrayData(RANDOM, origin)
     if qualified is not None and qualified.startswith(_TABLES):
         return ArrayData(FRAME, origin)
+    if qualified in _NARROW_SCALARS:
+        return _NARROW
     if qualified in _NUMPY_KEEPING:
-        return _keeping_call(ctx, call, known)
+        return _keeping_call(ctx, call, known, reshaping=qualified in _NUMPY_RESHAPING)
     if qualified is not None and qualified.startswith("numpy."):
+        dtype = _dtype(call, None)
+        if dtype is not None:  # `np.frombuffer(raw, dtype=np.uint8)`
+            return _of_dtype(ctx, dtype, origin)
         return _NEUTRAL if not any(_operand(ctx, arg.value, known) not in (_NEUTRAL, None)
                                    for arg in call.args) else None
     if isinstance(func, cst.Name) and func.value in _NUMBERS and qualified is None:
@@ -162,8 +211,11 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     return _method(ctx, call, known, origin) if isinstance(func, cst.Attribute) and qualified is None else None
 
 
-def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
-    """``np.concatenate([x, noise])``, ``np.sin(x)``: float64 when an operand is; a dtype decides."""
+def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],
+                  reshaping: bool) -> Optional[ArrayData]:
+    """``np.concatenate([x, noise])``, ``np.sin(x)``: float64 when an operand is; a dtype decides.
+    A function that only reshapes (``reshaping``: ``np.reshape(x, ...)``, ``np.expand_dims``)
+    keeps integer data too."""
     dtype = _dtype(call, None)
     if dtype is not None:
         return _of_dtype(ctx, dtype, f"`{code_of(ctx, call.func)}`")
@@ -173,7 +225,12 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
             arg.value, (cst.List, cst.Tuple)) else [arg.value]
         operands.extend(_operand(ctx, value, known) for value in values)
     found = [data for data in operands if data is not None and data.kind in FLOAT64_KINDS]
-    return found[0] if found else (_NEUTRAL if None not in operands else None)
+    if found:
+        return found[0]
+    if any(data is not None and data.kind in _INTEGER_KINDS for data in operands):
+        first = _operand(ctx, call.args[0].value, known) if reshaping and call.args else None
+        return first if first is not None and first.kind in _INTEGER_KINDS else None
+    return _NEUTRAL if None not in operands else None
 
 
 def _method(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData], origin: str) -> Optional[ArrayData]:
@@ -187,8 +244,10 @@ def _method(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData], or
         return _of_dtype(ctx, dtype, origin) if dtype is not None else ArrayData(
             TABLE, f"`{code_of(ctx, call)}`")
     inner = _operand(ctx, receiver, known)
-    if inner is None or inner is _NEUTRAL:
+    if inner is None or inner in _SENTINELS:
         return None
+    if inner.kind in _INTEGER_KINDS:
+        return inner if method in _RESHAPING_METHODS else None
     if inner.kind == RANDOM and method in _GENERATOR_METHODS:
         dtype = _dtype(call, _GENERATOR_METHODS[method])
         return _of_dtype(ctx, dtype, origin) if dtype is not None else ArrayData(FLOAT64, origin)
@@ -220,8 +279,17 @@ def _dtype(call: cst.Call, position: Optional[int]) -> Optional[cst.BaseExpressi
 
 
 def _of_dtype(ctx: FileContext, dtype: cst.BaseExpression, origin: str) -> Optional[ArrayData]:
-    """Float64 data when ``dtype`` says float64 (``np.float64``, ``float``, ``"float64"``)."""
+    """Float64 data when ``dtype`` says float64 (``np.float64``, ``float``, ``"float64"``), uint8
+    data when it says uint8; None for any other dtype."""
+    if is_uint8_dtype(ctx, dtype):
+        return ArrayData(UINT8, "a uint8 array")
     return ArrayData(FLOAT64, f"{origin} with a float64 dtype") if is_float64_dtype(ctx, dtype) else None
+
+
+def is_uint8_dtype(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value == "uint8"
+    return ctx.qualified_name(node) in UINT8_DTYPES
 
 
 def is_float64_dtype(ctx: FileContext, node: cst.BaseExpression) -> bool:

@@ -9,10 +9,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, canonical_keras, code_of, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
-from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, ArrayData,
-                                     float64_value)
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
+                                     ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, called_returns, owner, sub_blocks
 
@@ -25,6 +25,7 @@ _ARRAY_FLOWS: SharedKey["_ArrayFlow"] = SharedKey("array-flows")  # per function
 _UINT8_POSSIBLE: SharedKey[bool] = SharedKey("uint8-possible")
 _OWNERS_OF_MAPS: SharedKey[Set[int]] = SharedKey("owners-of-maps")
 _RETURNS_VISITED: SharedKey[Set[int]] = SharedKey("dataset-returns-visited")  # functions being followed
+_FLOWS_WALKED: SharedKey[Set[int]] = SharedKey("array-flows-walked")  # functions whose flow is being made
 
 
 def _dataset_variables(ctx: FileContext, scope: cst.CSTNode) -> Set[str]:
@@ -221,23 +222,10 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
 #   astype(expr, dtype)         -> ``expr.astype("dtype")``
 #   uint8_tfds_loads(ctx), cast_images_map(dataset, tf) -> tfds image sets, and the tf.cast map for them
 
-UINT8 = "uint8"
-CONVERTED = "converted"
-# FLOAT64 (from porter.rules._tf.arrays): also what a true division alone makes of uint8 data
-# (`x / 255.0`): NumPy gives float64.
+# UINT8 (from porter.rules._tf.arrays), and FLOAT64: also what a true division makes of uint8
+# data (`x / 255.0`, `x.reshape(-1, 784) / 255.0`): NumPy gives float64.
 # keras.datasets whose load_data() returns uint8 images and uint8 labels.
 UINT8_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100")
-_UINT8_DTYPES = frozenset({"numpy.uint8", "tensorflow.uint8", "tensorflow.dtypes.uint8"})
-# Methods and functions that keep the data (and its dtype) of their first operand.
-_KEEPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
-_KEEPING_FUNCTIONS = frozenset({"numpy.expand_dims", "numpy.reshape", "numpy.squeeze", "numpy.asarray",
-                                "numpy.ascontiguousarray", "numpy.transpose"})
-# Calls that make float (or int32/int64) data out of their operand.
-_CONVERTING_FUNCTIONS = frozenset({
-    "tensorflow.cast", "tensorflow.image.convert_image_dtype", "numpy.float32", "numpy.float16",
-    "numpy.int32", "numpy.int64", "tensorflow.one_hot", "keras.utils.to_categorical",
-    "keras.utils.np_utils.to_categorical",
-})
 SLICES_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.data.Dataset.from_tensors",
                        "tensorflow.compat.v1.data.Dataset.from_tensor_slices",
                        "tensorflow.compat.v1.data.Dataset.from_tensors")
@@ -245,8 +233,8 @@ SLICES_CONSTRUCTORS = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow
 
 class _ArrayFlow:
     """Walks one function (or the module) in source order and notes, before each statement, which
-    names hold uint8 data (``UINT8``) or data made from it by a cast or normalisation (``CONVERTED``),
-    and which hold float64 data (the kinds of ``porter.rules._tf.arrays``). A name bound inside a
+    names hold uint8 data (``UINT8``) and which hold float64 data (the kinds of
+    ``porter.rules._tf.arrays``, which says what each expression makes). A name bound inside a
     branch or a loop is no longer known (the flow there is not clear), unless it may hold float64
     data: it then ``MAYBE_FLOAT64``."""
 
@@ -254,10 +242,13 @@ class _ArrayFlow:
         self.ctx = ctx
         self.state: Dict[str, ArrayData] = {}
         self.before: Dict[int, Dict[str, ArrayData]] = {}
+        walked = ctx.shared(_FLOWS_WALKED, set)
+        walked.add(id(scope))  # a function that calls itself, or its caller: its returns are not followed
         if isinstance(scope, cst.Module):
             self._block(scope.body, linear=True)
         else:
             self._body(scope.body, linear=True)
+        walked.discard(id(scope))
 
     def _block(self, statements, linear: bool) -> None:
         for statement in statements:
@@ -324,33 +315,53 @@ class _ArrayFlow:
         if not linear:
             self._bind_on_some_paths(target, value)
             return
-        if isinstance(target, cst.Name):
-            self._set(target.value, self._kind(value))
-            return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            loaded = self._loaded_dataset(value)
-            if loaded is not None:
-                self._forget(_bound(target))
-                for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
-                    inner = pair.value
-                    if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
-                        for element, role in zip(inner.elements, ("images", "labels")):
-                            if isinstance(element.value, cst.Name):
-                                self._set(element.value.value, ArrayData(UINT8, f"`{loaded}.load_data()`", role))
-                return
-            kinds = self._unpacked_kinds(target, value)
-            if kinds is None:
-                kinds = self._sklearn_kinds(target, value)
-            if kinds is not None:
-                for element, kind in kinds:  # all values are read before any name is bound
-                    if isinstance(element, cst.Name):
-                        self._set(element.value, kind)
-                    else:
-                        self._forget(_bound(element))
-                return
-        self._forget(_bound(target))
+        kinds = self._bound_kinds(target, value, self.state)
+        self._forget(_bound(target))  # all values are read before any name is bound
+        for element, kind in kinds or ():
+            if isinstance(element, cst.Name):
+                self._set(element.value, kind)
 
-    def _unpacked_kinds(self, target, value) -> Optional[list]:
+    def _bound_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
+        """``(target part, what it holds)`` for each part of the target of an assignment, with the
+        names holding what ``state`` says; None when the parts are not known."""
+        returned = self._returned_kinds(target, value)
+        if returned is not None:
+            return returned
+        if isinstance(target, cst.Name):
+            return [(target, self._kind(value, state))]
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return None
+        loaded = self._loaded_dataset(value)
+        if loaded is not None:
+            kinds = []
+            for pair in target.elements:  # ((x_train, y_train), (x_test, y_test))
+                inner = pair.value
+                if isinstance(inner, (cst.Tuple, cst.List)) and len(inner.elements) == 2:
+                    kinds.extend((element.value, ArrayData(UINT8, f"`{loaded}.load_data()`", role))
+                                 for element, role in zip(inner.elements, ("images", "labels")))
+            return kinds
+        kinds = self._unpacked_kinds(target, value, state)
+        return kinds if kinds is not None else self._sklearn_kinds(target, value, state)
+
+    def _returned_kinds(self, target, value) -> Optional[list]:
+        """``x, y = make_data()``, ``images = load()``: what each part of the target holds, when
+        ``value`` calls a function of the file, from what its ``return``s give there (the same
+        at every ``return``, else float64 data on some paths only); None for any other value."""
+        function, returned = called_returns(self.ctx, value)
+        if function is None or not returned or id(function) in self.ctx.shared(_FLOWS_WALKED, set):
+            return None
+        at_returns = []
+        for result in returned:
+            flow = _flow(self.ctx, result)
+            state = flow.before.get(id(self.ctx.statement_of(result)))
+            kinds = flow._bound_kinds(target, result, state) if state is not None else None
+            if kinds is None or at_returns and [part for part, _ in kinds] != [part for part, _ in at_returns[0]]:
+                return None
+            at_returns.append(kinds)
+        where = f" in `{function.name.value}()`"
+        return [(parts[0][0], _same_kind([kind for _, kind in parts], where)) for parts in zip(*at_returns)]
+
+    def _unpacked_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what its value holds)`` for ``a, b = c, d``, also nested
         (``(x_fit, y_fit), (x_val, y_val) = (x[:n], y[:n]), (x[n:], y[n:])``); None when the value
         is not a tuple of the same shape."""
@@ -359,9 +370,9 @@ class _ArrayFlow:
             return None
         kinds = []
         for element, item in zip(target.elements, value.elements):
-            nested = self._unpacked_kinds(element.value, item.value) if isinstance(
+            nested = self._unpacked_kinds(element.value, item.value, state) if isinstance(
                 element.value, (cst.Tuple, cst.List)) else None
-            kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value))])
+            kinds.extend(nested if nested is not None else [(element.value, self._kind(item.value, state))])
         return kinds
 
     def _bind_on_some_paths(self, target, value) -> None:
@@ -378,7 +389,7 @@ class _ArrayFlow:
         else:
             self._forget(_bound(target))
 
-    def _sklearn_kinds(self, target, value) -> Optional[list]:
+    def _sklearn_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``X, y = make_regression(...)`` (both float64), ``x_fit, x_val, y_fit, y_val =
         train_test_split(x, y, ...)`` (each part holds what its array holds)."""
         if not isinstance(value, cst.Call) or any(isinstance(element, cst.StarredElement)
@@ -392,7 +403,7 @@ class _ArrayFlow:
                     for element, made in zip(targets, SKLEARN_MADE[qualified])]
         arrays = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
         if qualified == SKLEARN_SPLIT and arrays and len(targets) == 2 * len(arrays):
-            return [(element, self._kind(arrays[index // 2])) for index, element in enumerate(targets)]
+            return [(element, self._kind(arrays[index // 2], state)) for index, element in enumerate(targets)]
         return None
 
     def _loaded_dataset(self, value) -> Optional[str]:
@@ -411,78 +422,38 @@ class _ArrayFlow:
 
     def _kind(self, value, state: Optional[Dict[str, ArrayData]] = None) -> Optional[ArrayData]:
         """What the value of an assignment holds (with the names holding what ``state`` says, the
-        flow's current state by default): uint8 data, data converted from it, float64 data, or
-        None (none of these, or not known)."""
+        flow's current state by default): uint8 data, float64 data, or None (none of these, or not
+        known)."""
         state = self.state if state is None else state
-        kept = self._kept_name(value)
-        if kept is not None:
-            return state.get(kept)
         if self._makes_uint8(value):
             return ArrayData(UINT8, "a uint8 array", "array")
-        sources = [state[node.value] for node in walk(value) if isinstance(node, cst.Name)
-                   and node.value in state and state[node.value].kind == UINT8] if state else []
-        if sources and self._converts(value):
-            if self._divides_only(value):
-                return sources[0]._replace(kind=FLOAT64, origin=f"the uint8 data of {sources[0].origin} divided "
-                                           "in NumPy")
-            return sources[0]._replace(kind=CONVERTED)
-        return float64_value(self.ctx, value, state)
+        return array_value(self.ctx, value, state)
 
     def kind_at(self, statement: Optional[cst.BaseStatement], value: cst.BaseExpression) -> Optional[ArrayData]:
         """What ``value``, read in ``statement`` (None: after the last statement), holds."""
         state = self.state if statement is None else self.before.get(id(statement))
         return self._kind(value, state) if state is not None else None
 
-    def _divides_only(self, value) -> bool:
-        """``x / 255.0``, ``(x - 127.5) / 127.5``: NumPy arithmetic ending in a true division, with no
-        cast in it, which makes float64 of integer data."""
-        return (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)
-                and not any(isinstance(node, cst.Call) for node in walk(value)))
-
-    def _kept_name(self, value) -> Optional[str]:
-        """The name whose data ``value`` keeps unchanged: ``x``, ``x[..., None]``, ``x.reshape(...)``."""
-        while True:
-            if isinstance(value, cst.Name):
-                return value.value
-            if isinstance(value, cst.Subscript):
-                value = value.value
-            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                    and value.func.attr.value in _KEEPING_METHODS:
-                value = value.func.value
-            elif isinstance(value, cst.Call) and value.args and \
-                    self.ctx.qualified_name(value.func) in _KEEPING_FUNCTIONS and not _dtype_argument(value):
-                value = value.args[0].value
-            else:
-                return None
-
     def _makes_uint8(self, value) -> bool:
-        if not isinstance(value, cst.Call):
+        """A call given a uint8 dtype (``dtype=np.uint8``), of any library but TensorFlow's: a tensor
+        has no ``.astype`` to cast it with."""
+        if not isinstance(value, cst.Call) or (self.ctx.qualified_name(value.func) or "").startswith(
+                ("tensorflow.", "keras.", "torch.")):
             return False
         dtype = _dtype_argument(value)
         if isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype" and value.args:
             dtype = value.args[0].value
-        return dtype is not None and self._is_uint8_dtype(dtype)
+        return dtype is not None and is_uint8_dtype(self.ctx, dtype)
 
-    def _is_uint8_dtype(self, node) -> bool:
-        if isinstance(node, cst.SimpleString):
-            return node.evaluated_value == "uint8"
-        return self.ctx.qualified_name(node) in _UINT8_DTYPES
 
-    def _converts(self, value) -> bool:
-        for node in walk(value):
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-                return True
-            if isinstance(node, cst.Call):
-                func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "astype" and node.args:
-                    if not self._is_uint8_dtype(node.args[0].value):
-                        return True
-                qualified = self.ctx.qualified_name(func)
-                if qualified in _CONVERTING_FUNCTIONS or canonical_keras(qualified) in _CONVERTING_FUNCTIONS:
-                    return True
-                if isinstance(func, cst.Name) and func.value == "float":
-                    return True
-        return False
+def _same_kind(kinds: List[Optional[ArrayData]], where: str) -> Optional[ArrayData]:
+    """What a part of a function's result holds, from what it holds at each ``return``: the same
+    data at each, or float64 data on some paths only; ``where`` is added to the origin."""
+    known = [kind._replace(origin=kind.origin + where) for kind in kinds if kind is not None]
+    if known and len(known) == len(kinds) and all(kind.kind == known[0].kind for kind in known):
+        return known[0]
+    float64 = [kind for kind in known if kind.kind in FLOAT64_KINDS]
+    return float64[0]._replace(kind=MAYBE_FLOAT64) if float64 else None
 
 
 def _is_main_guard(statement) -> bool:
@@ -518,9 +489,14 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
 
 
 def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
-    """What ``expr`` holds when it is a variable, or a slice of one, that certainly holds uint8
-    data at this point (where from, images or labels); else None."""
-    return _data_of_kind(ctx, expr, UINT8)
+    """What ``expr`` holds when it certainly holds uint8 data where it is read (where from, images
+    or labels): a variable, a slice of one, or an array call that keeps its dtype
+    (``np.expand_dims(x_test, -1)``); else None."""
+    if not _may_hold_uint8(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
+        return None
+    statement = ctx.statement_of(expr)
+    data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
+    return data if data is not None and data.kind == UINT8 else None
 
 
 def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
@@ -555,21 +531,6 @@ def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
 def _may_hold_float64(ctx: FileContext) -> bool:
     """A cheap test: does the file use an array library, or load uint8 data it may divide?"""
     return ctx.imports_module("numpy", "pandas", "sklearn") or _may_hold_uint8(ctx)
-
-
-def _data_of_kind(ctx: FileContext, expr: cst.BaseExpression, kind: str) -> Optional[ArrayData]:
-    if not _may_hold_uint8(ctx):
-        return None
-    node = expr
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    if not isinstance(node, cst.Name) or ctx.enclosing(node, cst.Lambda) is not None:
-        return None
-    statement = ctx.statement_of(node)
-    flow = _flow(ctx, node)
-    before = flow.before.get(id(statement)) if statement is not None else None
-    data = before.get(node.value) if before is not None else None
-    return data if data is not None and data.kind == kind else None
 
 
 def tensor_slices_inputs(ctx: FileContext):

@@ -79,6 +79,20 @@ features = (features - features.mean(axis=0)) / features.std(axis=0)
 targets = features.sum(axis=1, keepdims=True)
 batches = make_batches({features}, {targets})
 """ + _LOOP
+# The arrays come from a function of the file that makes them.
+_MADE_BY_HELPER = """\
+import numpy as np
+import tensorflow as tf
+
+
+def make_data(n):
+    features = {features}
+    return features, (features.sum(axis=1, keepdims=True) > 0).astype(np.int32)
+
+
+features, targets = make_data(1024)
+batches = tf.data.Dataset.from_tensor_slices(({sliced}, targets)).batch(32, drop_remainder=True)
+""" + _LOOP
 _TABLE = """\
 import pandas as pd
 import tensorflow as tf
@@ -151,8 +165,8 @@ class Float64(Rule):
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
         "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. But NumPy makes float64 unless "
         "told otherwise (`np.random.randn`, `np.linspace`, `np.zeros`, arrays of Python floats, `np.loadtxt`, "
-        "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing and "
-        "`train_test_split` keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
+        "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing, reshaping, "
+        "`train_test_split` and the `return` of a function of the file keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
         "parameters is called. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
@@ -211,6 +225,14 @@ class Float64(Rule):
         Example(_DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images"),
                 _DIVIDED_IMAGES.format(scaled="images / 255.0", sliced="images.astype(\"float32\")")),
         Example(_DIVIDED_IMAGES.format(scaled="images.astype(\"float32\") / 255.0", sliced="images"), reported=False),
+        # The dtype follows a chain of array methods and arithmetic: reshaped uint8 images divided
+        # in one expression are float64, and so are images cast to float64 and reshaped; reshaped
+        # and cast to float32 before the division, they are float32.
+        *(Example(_DIVIDED_IMAGES.format(scaled=scaled, sliced="images"),
+                  _DIVIDED_IMAGES.format(scaled=scaled, sliced="images.astype(\"float32\")"))
+          for scaled in ("images.reshape(-1, 28 * 28) / 255.", "images.astype(\"float64\").reshape(-1, 784)")),
+        Example(_DIVIDED_IMAGES.format(scaled="images.reshape(-1, 784).astype(\"float32\") / 255.", sliced="images"),
+                reported=False),
         # The step a strategy runs is a method, called through another method of a trainer.
         *(Example(_TRAINER.format(run=run.format(images="images / 255.0")),
                   _TRAINER.format(run=run.format(images="(images / 255.0).astype(\"float32\")")))
@@ -221,6 +243,11 @@ class Float64(Rule):
         # The dataset is made from the parameters of a function: cast where it is called.
         Example(_HELPER.format(features="features", targets="targets"),
                 _HELPER.format(features="features.astype(\"float32\")", targets="targets.astype(\"float32\")")),
+        # What a function of the file returns is what it holds at its `return`.
+        Example(_MADE_BY_HELPER.format(features="np.random.randn(n, 8)", sliced="features"),
+                _MADE_BY_HELPER.format(features="np.random.randn(n, 8)", sliced="features.astype(\"float32\")")),
+        Example(_MADE_BY_HELPER.format(features="np.random.randn(n, 8).astype(np.float32)", sliced="features"),
+                reported=False),
         # A pandas table's values are float64 for float columns: the features are cast (integer
         # columns make float32 features too); the labels may be class ids, which must stay integers:
         # reported.

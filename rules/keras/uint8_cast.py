@@ -21,6 +21,20 @@ def load(augment):
 """
 
 
+_LOADER = """\
+import tensorflow as tf
+
+
+def load():
+    (images, labels), _ = tf.keras.datasets.cifar10.load_data()
+    return images.astype("float32") / 255.0, labels
+
+
+images, labels = load()
+ds = tf.data.Dataset.from_tensor_slices((images, {labels})).shuffle(1000).batch(50)
+"""
+
+
 class Uint8Cast(Rule):
     code = "IPU106"
     name = "uint8-cast"
@@ -38,7 +52,8 @@ class Uint8Cast(Rule):
         "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids). A `tfds.load` of "
         "such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, "
         "`.astype(...)`, `to_categorical`) is left "
-        "alone, and so is data whose flow is not clear within one function (a branch, a helper), and the "
+        "alone, and so is data whose flow is not clear (a branch, a parameter of a function; what a function of the "
+        "file returns is followed into it), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast)."
     )
     examples = (
@@ -143,6 +158,47 @@ class Uint8Cast(Rule):
                 model = build()
                 model.fit(x_train.astype("float32"), y_train.astype("int32"), epochs=2, validation_data=(x_test.astype("float32"), y_test.astype("int32")))
                 model.evaluate(x_test.astype("float32"), y_test.astype("int32"))
+            """,
+        ),
+        # What a loader function of the file returns holds what it held at its `return`; labels that
+        # are uint8 at one `return` only are left alone.
+        Example(*(_LOADER.format(labels=labels) for labels in ("labels", 'labels.astype("int32")'))),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(one_hot):
+                (x, y), _ = tf.keras.datasets.mnist.load_data()
+                if one_hot:
+                    return x / 255.0, tf.keras.utils.to_categorical(y)
+                return x / 255.0, y
+
+
+            images, labels = load(False)
+            model.fit(images, labels, batch_size=64)
+            """,
+            reported=False,
+        ),
+        # NumPy's reshaping functions keep the dtype, as the array methods do.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train = np.reshape(x_train, (-1, 784))
+            ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(64)
+            model.evaluate(np.expand_dims(x_test, -1), y_test)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train = np.reshape(x_train, (-1, 784))
+            ds = tf.data.Dataset.from_tensor_slices((x_train.astype("float32"), y_train.astype("int32"))).batch(64)
+            model.evaluate(np.expand_dims(x_test, -1).astype("float32"), y_test.astype("int32"))
             """,
         ),
         Example(
