@@ -5,7 +5,8 @@ import libcst as cst
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, called_returns, local_function, owner, owner_body, returns_of, values_of
+from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
+                           parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
@@ -107,7 +108,8 @@ class DropRemainder(Rule):
         "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
-        "reads them rebatches it where it returns it). A dataset a "
+        "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
+        "by `cardinality`, to split it). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
@@ -561,6 +563,59 @@ class DropRemainder(Rule):
 
             val_ds, test_ds = folder_splits("val", 16)
             model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+            model.evaluate(test_ds)
+            """),
+        # The caller counts them (the transfer-learning split): rebatched where it is used, after
+        # the split, with a batch size the caller can read; said when it is the helper's parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 16
+
+
+            def folder_dataset(path):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=BATCH_SIZE)
+                return images, images.class_names
+
+
+            val_ds, names = folder_dataset("val")
+            count = tf.data.experimental.cardinality(val_ds)
+            test_ds = val_ds.take(count // 5)
+            val_ds = val_ds.skip(count // 5)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(names))])
+            model.evaluate(test_ds)
+            """,
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 16
+
+
+            def folder_dataset(path):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=BATCH_SIZE)
+                return images, images.class_names
+
+
+            val_ds, names = folder_dataset("val")
+            count = tf.data.experimental.cardinality(val_ds)
+            test_ds = val_ds.take(count // 5)
+            val_ds = val_ds.skip(count // 5)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(names))])
+            model.evaluate(test_ds.unbatch().batch(BATCH_SIZE, drop_remainder=True))
+            """,
+        ),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size)
+
+
+            val_ds = folder_dataset("val", 16)
+            test_ds = val_ds.take(val_ds.cardinality() // 5)
+            model = tf.keras.models.load_model("net.keras")
             model.evaluate(test_ds)
             """),
         # A helper's dataset that `predict` reads too: its last samples get no answer; said.
@@ -1298,7 +1353,16 @@ class DropRemainder(Rule):
                            "split it, which a rebatched dataset no longer knows: give each part "
                            "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
                 return True
-            return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
+            if not _counted_after_return(ctx, source, helper):
+                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
+            # Its batches are counted where the helper returns it (a split by `cardinality`): rebatched
+            # where it is used, after the split, when its batch size can be read there.
+            if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
+                ctx.report(self.code, value, f"{what}; the batches of what `{helper.name.value}` returns are "
+                           "counted (`cardinality`) where it is called, which a rebatched dataset no longer knows: "
+                           "give it `.unbatch().batch(n, drop_remainder=True)` where it is used, after any split",
+                           fixed=False)
+                return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
         lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
@@ -1665,14 +1729,40 @@ def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return False
     name = assign.targets[0].target.value
-    for call in walk(function.body):
+    return any(is_name(counted, name) for counted in _counted(walk(function.body)))
+
+
+def _counted(nodes) -> list:
+    """What the ``cardinality`` calls among ``nodes`` count (``tf.data.experimental.cardinality(val_ds)``,
+    ``val_ds.cardinality()``): the dataset expressions."""
+    found = []
+    for call in nodes:
         if not isinstance(call, cst.Call) or last_name(call.func) != "cardinality":
             continue
         counted = call.func.value if isinstance(call.func, cst.Attribute) and not call.args else (
             call.args[0].value if call.args else None)
-        if is_name(counted, name):
-            return True
-    return False
+        if counted is not None:
+            found.append(counted)
+    return found
+
+
+def _counted_after_return(ctx, source: cst.Call, helper: cst.FunctionDef) -> bool:
+    """Whether code outside ``helper`` counts the batches of the dataset ``source`` makes, as the
+    helper returns it (``val_ds, names = load(path)`` then ``tf.data.experimental.cardinality(val_ds)``):
+    rebatched in the helper, its count would be unknown (-2), and a split by it wrong."""
+    return any(ctx.enclosing_function(counted) is not helper
+               and keras_batched_source(ctx, counted, owner(ctx, counted)) is source
+               for counted in _counted(ctx.nodes(cst.Call)))
+
+
+def _readable_at(ctx, size: cst.BaseExpression, helper: cst.FunctionDef, scope) -> bool:
+    """Whether the batch size ``size``, written in ``helper``, means the same in ``scope``: a
+    literal, or names of the module that neither binds (``BATCH_SIZE``, not a parameter)."""
+    bound = set(parameter_names(helper)) | {name for _, name, _ in assignments(ctx, helper)}
+    if isinstance(scope, cst.FunctionDef):
+        bound |= set(parameter_names(scope)) | {name for _, name, _ in assignments(ctx, scope)}
+    names = [node.value for node in loads(size)]
+    return all(name not in bound and name in module_globals(ctx) for name in names)
 
 
 # What a Keras-made dataset has besides its batches, which a rebatched one (a plain tf.data
