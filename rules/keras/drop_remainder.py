@@ -942,6 +942,20 @@ class DropRemainder(Rule):
             true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
             """,
         ),
+        # The whole test set read as one batch by tf.data's function (as by the method): left whole.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(train_ds, epochs=1)
+            test_ds = tf.data.Dataset.from_tensor_slices((test_features, test_labels))
+            xs, ys = tf.data.experimental.get_single_element(test_ds.batch(100000))
+            print(model.evaluate(xs.numpy(), ys.numpy(), batch_size=40))
+            """,
+            reported=False,
+        ),
         # The same loop inside the epoch loop runs in the scope, where it makes an infeed: whole batches.
         Example(
             """\
@@ -1545,19 +1559,26 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         node = outer
 
 
-# Builtins and dataset methods that read a dataset's elements into Python, on the host.
+# Builtins, dataset methods and tf.data functions that read a dataset's elements into Python, on the host.
 _PYTHON_READERS = frozenset({"iter", "next", "list"})
 _PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
+_PYTHON_READ_FUNCTIONS = frozenset({
+    "tensorflow.data.experimental.get_single_element", "tensorflow.data.Dataset.get_single_element",
+    "tensorflow.compat.v1.data.experimental.get_single_element",
+})
 
 
 def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
     """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
-    ``labels.batch(n).as_numpy_iterator()``. No model runs on what it gives there, and a dropped
-    last batch would lose its elements (all of them, when one batch is meant to hold them all)."""
+    ``labels.batch(n).as_numpy_iterator()``, ``tf.data.experimental.get_single_element(ds.batch(n))``.
+    No model runs on what it gives there, and a dropped last batch would lose its elements (all of
+    them, when one batch is meant to hold them all)."""
     if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
         return True
     arg = ctx.parent(node)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and ctx.qualified_name(call.func) in _PYTHON_READ_FUNCTIONS:
+        return arg is call.args[0]
     return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
             and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
