@@ -15,9 +15,9 @@ from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
-                                                   keras_batched_source, made_datasets, makes_both, parameter_input,
-                                                   returned_batches,
-                                                   training_batches, training_inputs, uneven_batches)
+                                                   given_batches, keras_batched_source, made_datasets, makes_both,
+                                                   parameter_input, returned_batches, training_batches,
+                                                   training_inputs, uneven_batches)
 
 
 _FOLDER_LOOP = """\
@@ -831,6 +831,25 @@ class DropRemainder(Rule):
             model.fit(ds, epochs=2)
             """,
         ),
+        # The same when a helper makes them and a training function is given them: reported too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sentence_batches(size):
+                ds = tf.data.Dataset.from_generator(sentences, output_signature=tf.TensorSpec([None], tf.int32))
+                return ds.map(lambda tokens: (tokens, 1)).padded_batch(size, drop_remainder=True)
+
+
+            def train(model, data):
+                model.fit(data, epochs=2)
+
+
+            model = tf.keras.models.load_model("net.keras")
+            train(model, sentence_batches(16))
+            """,
+        ),
         # Ragged batches, or buckets of lengths: more than one shape, which the IPU cannot take.
         Example(
             """\
@@ -1112,8 +1131,11 @@ class DropRemainder(Rule):
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
-        self._report_padded_to_longest(ctx, batches)
-        if batches or step_calls(ctx):
+        # What callers give a training function for its input: whole batches (the parameter is not
+        # reported), but their shapes are checked all the same.
+        given = given_batches(ctx)
+        self._report_padded_to_longest(ctx, batches + given)
+        if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches)
