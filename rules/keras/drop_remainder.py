@@ -618,6 +618,36 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("net.keras")
             model.evaluate(test_ds)
             """),
+        # Rebatched where the helper returns it and read by `predict`: the answers it lacks are said
+        # however the batch size is written.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size, shuffle=False)
+                return images, images.file_paths
+
+
+            test_ds, paths = folder_dataset("test", 16)
+            model = tf.keras.models.load_model("net.keras")
+            answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size, shuffle=False)
+                return images.unbatch().batch(batch_size, drop_remainder=True), images.file_paths
+
+
+            test_ds, paths = folder_dataset("test", 16)
+            model = tf.keras.models.load_model("net.keras")
+            answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
+            """,
+        ),
         # A helper's dataset that `predict` reads too: its last samples get no answer; said.
         Example(
             """\
@@ -1390,7 +1420,7 @@ class DropRemainder(Rule):
                            "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
                 return True
             if not _counted_after_return(ctx, source, helper):
-                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
+                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts)
             # Its batches are counted where the helper returns it (a split by `cardinality`): rebatched
             # where it is used, after the split, when its batch size can be read there.
             if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
@@ -1401,13 +1431,12 @@ class DropRemainder(Rule):
                 return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
-        lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
-                "labels trimmed the same way" if predicts else "")
-        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`{lost}",
-                   fixed=not predicts)
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
+                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
         return True
 
-    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set) -> bool:
+    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
+                           predicts: bool) -> bool:
         """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
         rebatched there: where it is made, or, when the helper reads what the rebatched dataset
         would no longer have (``class_names``), where the helper returns it. Said, not done, when
@@ -1429,8 +1458,8 @@ class DropRemainder(Rule):
         where = (f"where `{helper.name.value}` returns it, after reading its "
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
-        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}",
-                   fixed=True)
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
+                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1440,7 +1469,8 @@ class DropRemainder(Rule):
             if value is entry.data and entry.arrays:
                 continue
             parameter = parameter_input(ctx, value, entry.owner)
-            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched) \
+            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched,
+                                                              predicts=entry.method == "predict") \
                     or python_data_kind(ctx, value) is not None:
                 continue  # whole batches; or a generator the callers give, which IPU151 reports
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
@@ -1469,9 +1499,11 @@ class DropRemainder(Rule):
                        "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), "
                        f"{_arrays_advice(entry)}", fixed=False)
 
-    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
+    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set,
+                             predicts: bool = False) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
-        porter traces (and batches whole where it is made), or a Keras-made one it rebatches there."""
+        porter traces (and batches whole where it is made), or a Keras-made one it rebatches there
+        (for ``predict`` with ``predicts``)."""
         names = [param.name.value for param in function.params.params]
         position = names.index(parameter) if parameter in names else None
         calls = [call for call in ctx.nodes(cst.Call)
@@ -1482,11 +1514,15 @@ class DropRemainder(Rule):
             if given is None:
                 whole = False
             elif not is_dataset(ctx, given.value) and not _returns_batches(ctx, given.value):
-                where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
-                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
+                use = "`predict`" if predicts else "training"
+                where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its {use}"
+                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched, predicts) and whole
         return whole
 
 
+# What a rebatched dataset costs `predict`, which answers batch by batch.
+_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
+                     "labels trimmed the same way")
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
