@@ -227,6 +227,25 @@ class DropRemainder(Rule):
             print(f"{test_steps} batches")
             """,
         ),
+        # The same for a Keras-made dataset the port rebatches.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.keras.utils.image_dataset_from_directory("val", image_size=(64, 64), batch_size=32)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(val_ds, steps=math.ceil(val_count / 32))
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.keras.utils.image_dataset_from_directory("val", image_size=(64, 64), batch_size=32)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(val_ds.unbatch().batch(32, drop_remainder=True), steps=val_count // 32)
+            """,
+        ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
         Example(
             """\
@@ -1168,39 +1187,48 @@ class DropRemainder(Rule):
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
-        self._fix_rounded_up_counts(ctx, batches)
+        self._fix_rounded_up_counts(ctx, batches, rebatched)
 
-    def _fix_rounded_up_counts(self, ctx, batches) -> None:
+    def _fix_rounded_up_counts(self, ctx, batches, rebatched: set) -> None:
         """A finite dataset that now drops its partial last batch holds ``n // B`` batches: a step
         count of the call that reads it rounded up (``validation_steps=math.ceil(n / B)``,
         ``steps=n // B + 1``) asks for one more, and Keras on the IPU raises that the input does not
-        have enough data. Rewritten to ``n // B`` when its divisor is the batch size, else reported."""
+        have enough data. Rewritten to ``n // B`` when its divisor is the batch size, else reported.
+        Datasets batched here (``.batch(n)`` given ``drop_remainder=True``) and Keras-made ones the
+        port rebatches."""
+        dropping = [(found.entry, found.value, _batch_size(found.batch)) for found in batches
+                    if _drops_here(ctx, found.batch) and not _repeated(ctx, found)]
+        dropping.extend(_rebatched_inputs(ctx, rebatched))
         done = set()
-        for found in batches:
-            name = _count_keyword(found)
-            count = keyword(found.entry.call, name)
-            if count is None or id(count) in done or not _drops_here(ctx, found.batch) or _repeated(ctx, found):
+        for entry, value, size in dropping:
+            name = _count_keyword(entry, value)
+            count = keyword(entry.call, name)
+            if count is None or id(count) in done:
                 continue
             done.add(id(count))
-            rounded = _rounded_up(ctx, count.value)
-            shown = f"`{name}={code_of(ctx, count.value)}`"
-            if rounded is None and isinstance(count.value, cst.Name):
-                written = last_value_before(ctx, count.value, found.entry.owner)
-                rounded = _rounded_up(ctx, written) if written is not None else None
-                if rounded is not None:  # counted elsewhere: not rewritten here
-                    rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
-            if rounded is None:
-                continue
-            numerator, divisor = rounded
-            what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
-            if divisor is None or not _same_size(ctx, divisor, _batch_size(found.batch)):
-                ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
-                           "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
-                continue
-            floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
-            ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
-            ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
-                       "data on the IPU)", fixed=True)
+            self._fix_rounded_up_count(ctx, entry, name, count, size)
+
+    def _fix_rounded_up_count(self, ctx, entry, name: str, count: cst.Arg, size) -> None:
+        """``name=count`` of the call ``entry``, which reads a dataset now in whole batches of ``size``."""
+        rounded = _rounded_up(ctx, count.value)
+        shown = f"`{name}={code_of(ctx, count.value)}`"
+        if rounded is None and isinstance(count.value, cst.Name):
+            written = last_value_before(ctx, count.value, entry.owner)
+            rounded = _rounded_up(ctx, written) if written is not None else None
+            if rounded is not None:  # counted elsewhere: not rewritten here
+                rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
+        if rounded is None:
+            return
+        numerator, divisor = rounded
+        what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
+        if divisor is None or not _same_size(ctx, divisor, size):
+            ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
+                       "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
+            return
+        floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
+        ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
+        ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
+                   "data on the IPU)", fixed=True)
 
     def _report_padded_to_longest(self, ctx, batches) -> None:
         """``.padded_batch(n)`` with no ``padded_shapes``, or with a ``None`` in them, pads each
@@ -1874,12 +1902,37 @@ def _returned_roots(ctx, function: cst.FunctionDef, name: str) -> list:
     return found
 
 
-def _count_keyword(found) -> str:
-    """The keyword that counts the batches the call reads of ``found``'s input: its
+def _count_keyword(entry, value: cst.BaseExpression) -> str:
+    """The keyword that counts the batches the call ``entry`` reads of its input ``value``: its
     ``validation_steps``, ``steps_per_epoch`` (``fit``) or ``steps``."""
-    if found.value is not found.entry.data:
+    if value is not entry.data:
         return "validation_steps"
-    return "steps_per_epoch" if found.method == "fit" else "steps"
+    return "steps_per_epoch" if entry.method == "fit" else "steps"
+
+
+def _rebatched_inputs(ctx, rebatched: set) -> list:
+    """(training call, input, batch size) for each input the port rebatches, where it is used or
+    where it is made (a Keras-made dataset given ``.unbatch().batch(n, drop_remainder=True)``), when
+    nothing repeats it on the way."""
+    found = []
+    for entry, value in training_inputs(ctx):
+        source = keras_batched_source(ctx, value, entry.owner)
+        if source is None or not (id(value) in rebatched or ("source", id(source)) in rebatched) \
+                or _repeats(ctx, value):
+            continue
+        function = batched_source_name(ctx, source)
+        batch = keyword(source, "batch_size") if function in KERAS_BATCHED_SOURCES else argument(source, "batch_size", 1)
+        found.append((entry, value, batch.value if batch is not None else cst.Integer(
+            str(KERAS_BATCHED_SOURCES.get(function, 0)))))
+    return found
+
+
+def _repeats(ctx, value: cst.BaseExpression) -> bool:
+    """``value`` is repeated on its way to the call: ``ds.repeat()``, or a variable assigned one."""
+    calls, root = chain(ctx, value)
+    made = [made for made in values_of(ctx, root) if made is not None] if isinstance(root, cst.Name) else []
+    calls = calls + [call for one in made for call in chain(ctx, one)[0]]
+    return any(call.func.attr.value == "repeat" for call in calls)
 
 
 def _drops_here(ctx, call: cst.Call) -> bool:
