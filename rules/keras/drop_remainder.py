@@ -5,7 +5,8 @@ import libcst as cst
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.scopes import assignments, called_returns, local_function, owner, owner_body, returns_of, values_of
+from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
+                           parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
@@ -14,9 +15,9 @@ from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
-                                                   keras_batched_source, made_datasets, makes_both, parameter_input,
-                                                   returned_batches,
-                                                   training_batches, training_inputs, uneven_batches)
+                                                   given_batches, keras_batched_source, made_datasets, makes_both,
+                                                   parameter_input, returned_batches, training_batches,
+                                                   training_inputs, uneven_batches)
 
 
 _FOLDER_LOOP = """\
@@ -107,7 +108,8 @@ class DropRemainder(Rule):
         "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
-        "reads them rebatches it where it returns it). A dataset a "
+        "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
+        "by `cardinality`, to split it). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
@@ -223,6 +225,25 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("scorer.keras")
             model.evaluate(test_ds, steps=test_steps)
             print(f"{test_steps} batches")
+            """,
+        ),
+        # The same for a Keras-made dataset the port rebatches.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.keras.utils.image_dataset_from_directory("val", image_size=(64, 64), batch_size=32)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(val_ds, steps=math.ceil(val_count / 32))
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+            val_ds = tf.keras.utils.image_dataset_from_directory("val", image_size=(64, 64), batch_size=32)
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(val_ds.unbatch().batch(32, drop_remainder=True), steps=val_count // 32)
             """,
         ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
@@ -563,6 +584,89 @@ class DropRemainder(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
             model.evaluate(test_ds)
             """),
+        # The caller counts them (the transfer-learning split): rebatched where it is used, after
+        # the split, with a batch size the caller can read; said when it is the helper's parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 16
+
+
+            def folder_dataset(path):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=BATCH_SIZE)
+                return images, images.class_names
+
+
+            val_ds, names = folder_dataset("val")
+            count = tf.data.experimental.cardinality(val_ds)
+            test_ds = val_ds.take(count // 5)
+            val_ds = val_ds.skip(count // 5)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(names))])
+            model.evaluate(test_ds)
+            """,
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 16
+
+
+            def folder_dataset(path):
+                images = tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=BATCH_SIZE)
+                return images, images.class_names
+
+
+            val_ds, names = folder_dataset("val")
+            count = tf.data.experimental.cardinality(val_ds)
+            test_ds = val_ds.take(count // 5)
+            val_ds = val_ds.skip(count // 5)
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(len(names))])
+            model.evaluate(test_ds.unbatch().batch(BATCH_SIZE, drop_remainder=True))
+            """,
+        ),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size)
+
+
+            val_ds = folder_dataset("val", 16)
+            test_ds = val_ds.take(val_ds.cardinality() // 5)
+            model = tf.keras.models.load_model("net.keras")
+            model.evaluate(test_ds)
+            """),
+        # Rebatched where the helper returns it and read by `predict`: the answers it lacks are said
+        # however the batch size is written.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size, shuffle=False)
+                return images, images.file_paths
+
+
+            test_ds, paths = folder_dataset("test", 16)
+            model = tf.keras.models.load_model("net.keras")
+            answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size, shuffle=False)
+                return images.unbatch().batch(batch_size, drop_remainder=True), images.file_paths
+
+
+            test_ds, paths = folder_dataset("test", 16)
+            model = tf.keras.models.load_model("net.keras")
+            answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
+            """,
+        ),
         # A helper's dataset that `predict` reads too: its last samples get no answer; said.
         Example(
             """\
@@ -776,6 +880,25 @@ class DropRemainder(Rule):
             model.fit(ds, epochs=2)
             """,
         ),
+        # The same when a helper makes them and a training function is given them: reported too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sentence_batches(size):
+                ds = tf.data.Dataset.from_generator(sentences, output_signature=tf.TensorSpec([None], tf.int32))
+                return ds.map(lambda tokens: (tokens, 1)).padded_batch(size, drop_remainder=True)
+
+
+            def train(model, data):
+                model.fit(data, epochs=2)
+
+
+            model = tf.keras.models.load_model("net.keras")
+            train(model, sentence_batches(16))
+            """,
+        ),
         # Ragged batches, or buckets of lengths: more than one shape, which the IPU cannot take.
         Example(
             """\
@@ -886,6 +1009,20 @@ class DropRemainder(Rule):
             label_ds = val_ds.map(lambda x, y: y).unbatch()
             true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
             """,
+        ),
+        # The whole test set read as one batch by tf.data's function (as by the method): left whole.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(train_ds, epochs=1)
+            test_ds = tf.data.Dataset.from_tensor_slices((test_features, test_labels))
+            xs, ys = tf.data.experimental.get_single_element(test_ds.batch(100000))
+            print(model.evaluate(xs.numpy(), ys.numpy(), batch_size=40))
+            """,
+            reported=False,
         ),
         # The same loop inside the epoch loop runs in the scope, where it makes an infeed: whole batches.
         Example(
@@ -1043,43 +1180,55 @@ class DropRemainder(Rule):
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
-        self._report_padded_to_longest(ctx, batches)
-        if batches or step_calls(ctx):
+        # What callers give a training function for its input: whole batches (the parameter is not
+        # reported), but their shapes are checked all the same.
+        given = given_batches(ctx)
+        self._report_padded_to_longest(ctx, batches + given)
+        if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
-        self._fix_rounded_up_counts(ctx, batches)
+        self._fix_rounded_up_counts(ctx, batches, rebatched)
 
-    def _fix_rounded_up_counts(self, ctx, batches) -> None:
+    def _fix_rounded_up_counts(self, ctx, batches, rebatched: set) -> None:
         """A finite dataset that now drops its partial last batch holds ``n // B`` batches: a step
         count of the call that reads it rounded up (``validation_steps=math.ceil(n / B)``,
         ``steps=n // B + 1``) asks for one more, and Keras on the IPU raises that the input does not
-        have enough data. Rewritten to ``n // B`` when its divisor is the batch size, else reported."""
+        have enough data. Rewritten to ``n // B`` when its divisor is the batch size, else reported.
+        Datasets batched here (``.batch(n)`` given ``drop_remainder=True``) and Keras-made ones the
+        port rebatches."""
+        dropping = [(found.entry, found.value, _batch_size(found.batch)) for found in batches
+                    if _drops_here(ctx, found.batch) and not _repeated(ctx, found)]
+        dropping.extend(_rebatched_inputs(ctx, rebatched))
         done = set()
-        for found in batches:
-            name = _count_keyword(found)
-            count = keyword(found.entry.call, name)
-            if count is None or id(count) in done or not _drops_here(ctx, found.batch) or _repeated(ctx, found):
+        for entry, value, size in dropping:
+            name = _count_keyword(entry, value)
+            count = keyword(entry.call, name)
+            if count is None or id(count) in done:
                 continue
             done.add(id(count))
-            rounded = _rounded_up(ctx, count.value)
-            shown = f"`{name}={code_of(ctx, count.value)}`"
-            if rounded is None and isinstance(count.value, cst.Name):
-                written = last_value_before(ctx, count.value, found.entry.owner)
-                rounded = _rounded_up(ctx, written) if written is not None else None
-                if rounded is not None:  # counted elsewhere: not rewritten here
-                    rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
-            if rounded is None:
-                continue
-            numerator, divisor = rounded
-            what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
-            if divisor is None or not _same_size(ctx, divisor, _batch_size(found.batch)):
-                ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
-                           "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
-                continue
-            floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
-            ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
-            ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
-                       "data on the IPU)", fixed=True)
+            self._fix_rounded_up_count(ctx, entry, name, count, size)
+
+    def _fix_rounded_up_count(self, ctx, entry, name: str, count: cst.Arg, size) -> None:
+        """``name=count`` of the call ``entry``, which reads a dataset now in whole batches of ``size``."""
+        rounded = _rounded_up(ctx, count.value)
+        shown = f"`{name}={code_of(ctx, count.value)}`"
+        if rounded is None and isinstance(count.value, cst.Name):
+            written = last_value_before(ctx, count.value, entry.owner)
+            rounded = _rounded_up(ctx, written) if written is not None else None
+            if rounded is not None:  # counted elsewhere: not rewritten here
+                rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
+        if rounded is None:
+            return
+        numerator, divisor = rounded
+        what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
+        if divisor is None or not _same_size(ctx, divisor, size):
+            ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
+                       "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
+            return
+        floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
+        ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
+        ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
+                   "data on the IPU)", fixed=True)
 
     def _report_padded_to_longest(self, ctx, batches) -> None:
         """``.padded_batch(n)`` with no ``padded_shapes``, or with a ``None`` in them, pads each
@@ -1298,16 +1447,24 @@ class DropRemainder(Rule):
                            "split it, which a rebatched dataset no longer knows: give each part "
                            "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
                 return True
-            return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched)
+            if not _counted_after_return(ctx, source, helper):
+                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts)
+            # Its batches are counted where the helper returns it (a split by `cardinality`): rebatched
+            # where it is used, after the split, when its batch size can be read there.
+            if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
+                ctx.report(self.code, value, f"{what}; the batches of what `{helper.name.value}` returns are "
+                           "counted (`cardinality`) where it is called, which a rebatched dataset no longer knows: "
+                           "give it `.unbatch().batch(n, drop_remainder=True)` where it is used, after any split",
+                           fixed=False)
+                return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
-        lost = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
-                "labels trimmed the same way" if predicts else "")
-        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`{lost}",
-                   fixed=not predicts)
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
+                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
         return True
 
-    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set) -> bool:
+    def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
+                           predicts: bool) -> bool:
         """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
         rebatched there: where it is made, or, when the helper reads what the rebatched dataset
         would no longer have (``class_names``), where the helper returns it. Said, not done, when
@@ -1329,8 +1486,8 @@ class DropRemainder(Rule):
         where = (f"where `{helper.name.value}` returns it, after reading its "
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
-        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}",
-                   fixed=True)
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
+                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1340,7 +1497,8 @@ class DropRemainder(Rule):
             if value is entry.data and entry.arrays:
                 continue
             parameter = parameter_input(ctx, value, entry.owner)
-            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched) \
+            if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched,
+                                                              predicts=entry.method == "predict") \
                     or python_data_kind(ctx, value) is not None:
                 continue  # whole batches; or a generator the callers give, which IPU151 reports
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
@@ -1369,9 +1527,11 @@ class DropRemainder(Rule):
                        "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), "
                        f"{_arrays_advice(entry)}", fixed=False)
 
-    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set) -> bool:
+    def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set,
+                             predicts: bool = False) -> bool:
         """Every call of ``function`` in the file passes for ``parameter`` a ``tf.data`` dataset the
-        porter traces (and batches whole where it is made), or a Keras-made one it rebatches there."""
+        porter traces (and batches whole where it is made), or a Keras-made one it rebatches there
+        (for ``predict`` with ``predicts``)."""
         names = [param.name.value for param in function.params.params]
         position = names.index(parameter) if parameter in names else None
         calls = [call for call in ctx.nodes(cst.Call)
@@ -1382,11 +1542,15 @@ class DropRemainder(Rule):
             if given is None:
                 whole = False
             elif not is_dataset(ctx, given.value) and not _returns_batches(ctx, given.value):
-                where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its training"
-                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched) and whole
+                use = "`predict`" if predicts else "training"
+                where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its {use}"
+                whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched, predicts) and whole
         return whole
 
 
+# What a rebatched dataset costs `predict`, which answers batch by batch.
+_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
+                     "labels trimmed the same way")
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
@@ -1481,19 +1645,26 @@ def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
         node = outer
 
 
-# Builtins and dataset methods that read a dataset's elements into Python, on the host.
+# Builtins, dataset methods and tf.data functions that read a dataset's elements into Python, on the host.
 _PYTHON_READERS = frozenset({"iter", "next", "list"})
 _PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
+_PYTHON_READ_FUNCTIONS = frozenset({
+    "tensorflow.data.experimental.get_single_element", "tensorflow.data.Dataset.get_single_element",
+    "tensorflow.compat.v1.data.experimental.get_single_element",
+})
 
 
 def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
     """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
-    ``labels.batch(n).as_numpy_iterator()``. No model runs on what it gives there, and a dropped
-    last batch would lose its elements (all of them, when one batch is meant to hold them all)."""
+    ``labels.batch(n).as_numpy_iterator()``, ``tf.data.experimental.get_single_element(ds.batch(n))``.
+    No model runs on what it gives there, and a dropped last batch would lose its elements (all of
+    them, when one batch is meant to hold them all)."""
     if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
         return True
     arg = ctx.parent(node)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and ctx.qualified_name(call.func) in _PYTHON_READ_FUNCTIONS:
+        return arg is call.args[0]
     return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
             and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
@@ -1665,14 +1836,40 @@ def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return False
     name = assign.targets[0].target.value
-    for call in walk(function.body):
+    return any(is_name(counted, name) for counted in _counted(walk(function.body)))
+
+
+def _counted(nodes) -> list:
+    """What the ``cardinality`` calls among ``nodes`` count (``tf.data.experimental.cardinality(val_ds)``,
+    ``val_ds.cardinality()``): the dataset expressions."""
+    found = []
+    for call in nodes:
         if not isinstance(call, cst.Call) or last_name(call.func) != "cardinality":
             continue
         counted = call.func.value if isinstance(call.func, cst.Attribute) and not call.args else (
             call.args[0].value if call.args else None)
-        if is_name(counted, name):
-            return True
-    return False
+        if counted is not None:
+            found.append(counted)
+    return found
+
+
+def _counted_after_return(ctx, source: cst.Call, helper: cst.FunctionDef) -> bool:
+    """Whether code outside ``helper`` counts the batches of the dataset ``source`` makes, as the
+    helper returns it (``val_ds, names = load(path)`` then ``tf.data.experimental.cardinality(val_ds)``):
+    rebatched in the helper, its count would be unknown (-2), and a split by it wrong."""
+    return any(ctx.enclosing_function(counted) is not helper
+               and keras_batched_source(ctx, counted, owner(ctx, counted)) is source
+               for counted in _counted(ctx.nodes(cst.Call)))
+
+
+def _readable_at(ctx, size: cst.BaseExpression, helper: cst.FunctionDef, scope) -> bool:
+    """Whether the batch size ``size``, written in ``helper``, means the same in ``scope``: a
+    literal, or names of the module that neither binds (``BATCH_SIZE``, not a parameter)."""
+    bound = set(parameter_names(helper)) | {name for _, name, _ in assignments(ctx, helper)}
+    if isinstance(scope, cst.FunctionDef):
+        bound |= set(parameter_names(scope)) | {name for _, name, _ in assignments(ctx, scope)}
+    names = [node.value for node in loads(size)]
+    return all(name not in bound and name in module_globals(ctx) for name in names)
 
 
 # What a Keras-made dataset has besides its batches, which a rebatched one (a plain tf.data
@@ -1705,12 +1902,37 @@ def _returned_roots(ctx, function: cst.FunctionDef, name: str) -> list:
     return found
 
 
-def _count_keyword(found) -> str:
-    """The keyword that counts the batches the call reads of ``found``'s input: its
+def _count_keyword(entry, value: cst.BaseExpression) -> str:
+    """The keyword that counts the batches the call ``entry`` reads of its input ``value``: its
     ``validation_steps``, ``steps_per_epoch`` (``fit``) or ``steps``."""
-    if found.value is not found.entry.data:
+    if value is not entry.data:
         return "validation_steps"
-    return "steps_per_epoch" if found.method == "fit" else "steps"
+    return "steps_per_epoch" if entry.method == "fit" else "steps"
+
+
+def _rebatched_inputs(ctx, rebatched: set) -> list:
+    """(training call, input, batch size) for each input the port rebatches, where it is used or
+    where it is made (a Keras-made dataset given ``.unbatch().batch(n, drop_remainder=True)``), when
+    nothing repeats it on the way."""
+    found = []
+    for entry, value in training_inputs(ctx):
+        source = keras_batched_source(ctx, value, entry.owner)
+        if source is None or not (id(value) in rebatched or ("source", id(source)) in rebatched) \
+                or _repeats(ctx, value):
+            continue
+        function = batched_source_name(ctx, source)
+        batch = keyword(source, "batch_size") if function in KERAS_BATCHED_SOURCES else argument(source, "batch_size", 1)
+        found.append((entry, value, batch.value if batch is not None else cst.Integer(
+            str(KERAS_BATCHED_SOURCES.get(function, 0)))))
+    return found
+
+
+def _repeats(ctx, value: cst.BaseExpression) -> bool:
+    """``value`` is repeated on its way to the call: ``ds.repeat()``, or a variable assigned one."""
+    calls, root = chain(ctx, value)
+    made = [made for made in values_of(ctx, root) if made is not None] if isinstance(root, cst.Name) else []
+    calls = calls + [call for one in made for call in chain(ctx, one)[0]]
+    return any(call.func.attr.value == "repeat" for call in calls)
 
 
 def _drops_here(ctx, call: cst.Call) -> bool:

@@ -8,7 +8,8 @@
 * ``keras_batched_source(ctx, expr, scope)``: the ``keras.utils.image_dataset_from_directory(...)``
   (or text, audio, timeseries) call that made ``expr``, batched with a partial last batch and no
   other batching on the way;
-* ``parameter_input(ctx, expr, scope)``: ``expr`` is a dataset the function is given by its caller.
+* ``parameter_input(ctx, expr, scope)``: ``expr`` is a dataset the function is given by its caller;
+* ``given_batches(ctx)``: the batching that makes what callers give a training function for its input.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ _ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
 
 _TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
 _TRAINING_BATCHES: SharedKey[List["TrainingBatch"]] = SharedKey("keras-training-batches")
+_GIVEN_BATCHES: SharedKey[List["TrainingBatch"]] = SharedKey("keras-given-batches")
 
 
 def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
@@ -155,37 +157,61 @@ def _batching_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
 
 def _traced_batches(ctx: FileContext) -> List[TrainingBatch]:
     def find() -> List[TrainingBatch]:
-        found: List[TrainingBatch] = []
-        for entry, value in training_inputs(ctx):
-            seen: Set[Tuple[int, str]] = set()
-            # (what is batched, the calls after it, the function or module whose names it reads)
-            pending: List[Tuple[cst.BaseExpression, List[cst.Call], cst.CSTNode]] = [(value, [], entry.owner)]
-            while pending:
-                expression, later, scope = pending.pop()
-                calls, root = chain(ctx, expression)
-                batching = [index for index, call in enumerate(calls) if _batching_name(ctx, call) is not None]
-                if batching:
-                    batch = calls[batching[0]]
-                    name = _batching_name(ctx, batch)
-                    if name in _UNEVEN | {"batch", "padded_batch"}:
-                        found.append(TrainingBatch(entry, value, batch, later + calls[:batching[0]], name))
-                    continue
-                function, returned = called_returns(ctx, root)  # `make_ds(x_test, 64)`: what it returns
-                if function is not None and (id(function), "") not in seen:
-                    seen.add((id(function), ""))
-                    pending.extend((made, later + calls, function) for made in returned)
-                if not isinstance(root, cst.Name):
-                    continue
-                value_then = last_value_before(ctx, root, scope)  # `ds = ds.map(f)`: ds before it
-                if value_then is not None:
-                    pending.append((value_then, later + calls, scope))
-                elif (id(scope), root.value) not in seen:
-                    seen.add((id(scope), root.value))
-                    pending.extend((made, later + calls, scope) for _, name, made in assignments(ctx, scope)
-                                   if name == root.value and made is not None)
-        return found
+        return [TrainingBatch(entry, value, batch, later, name) for entry, value in training_inputs(ctx)
+                for batch, later, name in _last_batchings(ctx, value, entry.owner)]
 
     return ctx.shared(_TRAINING_BATCHES, find)
+
+
+def given_batches(ctx: FileContext) -> List[TrainingBatch]:
+    """The same for a training input that is a parameter of its function (``def fit_model(model,
+    data): model.fit(data)``): the batching that makes what each caller gives for it
+    (``fit_model(model, make_ds(32))``), traced from the caller."""
+    def find() -> List[TrainingBatch]:
+        found: List[TrainingBatch] = []
+        for entry, value in training_inputs(ctx):
+            calls, root = chain(ctx, value)
+            for given, scope, _ in given_arguments(ctx, root, entry.owner, ()):
+                found.extend(TrainingBatch(entry, value, batch, later, name)
+                             for batch, later, name in _last_batchings(ctx, given, scope, calls))
+        return found
+
+    return ctx.shared(_GIVEN_BATCHES, find)
+
+
+def _last_batchings(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode,
+                    after: List[cst.Call] = ()) -> List[Tuple[cst.Call, List[cst.Call], str]]:
+    """(batching call, the dataset methods after it, how it batches) for the last batching of each
+    chain that makes ``value`` in ``scope``, followed through variables and the file's functions
+    that return it; ``after``: the methods already applied after ``value``."""
+    found: List[Tuple[cst.Call, List[cst.Call], str]] = []
+    seen: Set[Tuple[int, str]] = set()
+    # (what is batched, the calls after it, the function or module whose names it reads)
+    pending: List[Tuple[cst.BaseExpression, List[cst.Call], cst.CSTNode]] = [(value, list(after), scope)]
+    while pending:
+        expression, later, scope = pending.pop()
+        calls, root = chain(ctx, expression)
+        batching = [index for index, call in enumerate(calls) if _batching_name(ctx, call) is not None]
+        if batching:
+            batch = calls[batching[0]]
+            name = _batching_name(ctx, batch)
+            if name in _UNEVEN | {"batch", "padded_batch"}:
+                found.append((batch, later + calls[:batching[0]], name))
+            continue
+        function, returned = called_returns(ctx, root)  # `make_ds(x_test, 64)`: what it returns
+        if function is not None and (id(function), "") not in seen:
+            seen.add((id(function), ""))
+            pending.extend((made, later + calls, function) for made in returned)
+        if not isinstance(root, cst.Name):
+            continue
+        value_then = last_value_before(ctx, root, scope)  # `ds = ds.map(f)`: ds before it
+        if value_then is not None:
+            pending.append((value_then, later + calls, scope))
+        elif (id(scope), root.value) not in seen:
+            seen.add((id(scope), root.value))
+            pending.extend((made, later + calls, scope) for _, name, made in assignments(ctx, scope)
+                           if name == root.value and made is not None)
+    return found
 
 
 def feeds_training(ctx: FileContext, call: cst.Call, predict: bool = False) -> bool:
