@@ -110,6 +110,19 @@ class GeneratorInput(Rule):
                 train_step(x, y)
             """,
         ),
+        # Elements of varying length, batched one by one where the variable is assigned again.
+        Example(
+            """\
+            import tensorflow as tf
+
+            notes = tf.data.Dataset.from_generator(read_melodies, output_signature=(
+                tf.TensorSpec(shape=(None, 88), dtype=tf.float32), tf.TensorSpec(shape=(4,), dtype=tf.float32)))
+            notes = notes.shuffle(500)
+            notes = notes.batch(1)
+            model = tf.keras.models.load_model("melodies.keras")
+            model.fit(notes, epochs=2)
+            """,
+        ),
         # Resized in a `map`: the image sizes are set before the IPU sees them.
         Example(
             """\
