@@ -483,9 +483,15 @@ def multiple_code(ctx: FileContext, entry: TrainingCall, config, factor: Optiona
     if batch_value is not None:
         return str(batch_value * factor)
     batch = code_of(ctx, entry.batch)
-    if not isinstance(entry.batch, (cst.Name, cst.Attribute)):
+    if factor == 1:
+        return batch  # an argument of its own
+    if not isinstance(entry.batch, _OPERANDS):  # `(a + b) * 4`, `(a * b) * 4`
         batch = f"({batch})"
-    return batch if factor == 1 else f"{batch} * {factor}"
+    return f"{batch} * {factor}"
+
+
+# Expressions that are multiplied as they are written: `cfg["batch"] * 4`, `args.batch * 4`.
+_OPERANDS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer)
 
 
 def speed_asked(config) -> bool:
