@@ -199,3 +199,28 @@ def simple_assign(statement: cst.CSTNode) -> Optional[Tuple[cst.BaseExpression, 
 def assigned_name(statement: cst.CSTNode) -> Optional[str]:
     found = simple_assign(statement)
     return name_of(found[0]) if found else None
+
+
+def target_place(target: cst.BaseExpression, name: str) -> Optional[List[int]]:
+    """Where a tuple target binds ``name``: ``[1, 0]`` for ``x`` in ``_, (x, y) = ...``; None when it
+    does not (or a starred target makes the places uncertain)."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(
+            isinstance(element, cst.StarredElement) for element in target.elements):
+        return None
+    for index, element in enumerate(target.elements):
+        if is_name(element.value, name):
+            return [index]
+        inner = target_place(element.value, name)
+        if inner is not None:
+            return [index, *inner]
+    return None
+
+
+def element_at(value: cst.BaseExpression, place: List[int]) -> Optional[cst.BaseExpression]:
+    """The element of a tuple written out (``return x[:n], y[:n]``) at ``place``, through nested ones."""
+    for index in place:
+        if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) <= index or any(
+                isinstance(element, cst.StarredElement) for element in value.elements):
+            return None
+        value = value.elements[index].value
+    return value

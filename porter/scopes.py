@@ -78,10 +78,16 @@ def _pairs(target: cst.CSTNode, value: Optional[cst.BaseExpression]):
 def values_of(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
     """Every value the variable ``name`` is assigned in its function (None: not readable); for a
     name the function neither assigns nor takes as a parameter, the module's assignments."""
+    return [value for _, value in bindings_of(ctx, name)]
+
+
+def bindings_of(ctx: FileContext, name: cst.Name) -> List[Tuple[cst.BaseStatement, Optional[cst.BaseExpression]]]:
+    """``(statement, value)`` for every assignment of the variable ``name`` that ``values_of``
+    reads: the statement tells where a name bound by unpacking (value None) gets its value."""
     scope = owner(ctx, name)
-    found = [value for _, bound, value in assignments(ctx, scope) if bound == name.value]
+    found = [(statement, value) for statement, bound, value in assignments(ctx, scope) if bound == name.value]
     if not found and isinstance(scope, cst.FunctionDef) and name.value not in parameter_names(scope):
-        found = [value for _, bound, value in assignments(ctx, ctx.module) if bound == name.value]
+        found = [(statement, value) for statement, bound, value in assignments(ctx, ctx.module) if bound == name.value]
     return found
 
 
@@ -230,6 +236,38 @@ def called_returns(ctx: FileContext, call: cst.BaseExpression
         return None, []
     function = local_function(ctx, call.func.value, call)
     return function, [node.value for node in returns_of(function)] if function is not None else []
+
+
+def called_method_returns(ctx: FileContext, call: cst.BaseExpression
+                          ) -> Tuple[Optional[cst.FunctionDef], List[cst.BaseExpression]]:
+    """For ``obj.method(...)`` on an instance of a class of the file (``Loader(n).train_seq()``,
+    ``loader.train_seq()`` after ``loader = Loader(n)``, ``self.train_seq()``): that method and what
+    each of its ``return``s gives; ``(None, [])`` for any other expression."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None, []
+    owner_class = _instance_class(ctx, call.func.value)
+    body = owner_class.body.body if owner_class is not None and isinstance(owner_class.body, cst.IndentedBlock) else ()
+    method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
+                   and statement.name.value == call.func.attr.value), None)
+    return method, [node.value for node in returns_of(method)] if method is not None else []
+
+
+def _instance_class(ctx: FileContext, node: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    """The class of the file ``node`` is an instance of: ``self`` in its methods, a call of the
+    class, or a variable every assignment of which is one."""
+    if isinstance(node, cst.Name) and node.value == "self":
+        return ctx.enclosing(node, cst.ClassDef)
+    made = [node] if isinstance(node, cst.Call) else values_of(ctx, node) if isinstance(node, cst.Name) else []
+    classes = {id(found): found for found in (_class_made(ctx, value) for value in made)}
+    return next(iter(classes.values())) if len(classes) == 1 and made else None
+
+
+def _class_made(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.ClassDef]:
+    """The class of the module that the call ``value`` makes an instance of."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)) or ctx.qualified_name(value.func):
+        return None
+    return next((statement for statement in ctx.module.body if isinstance(statement, cst.ClassDef)
+                 and statement.name.value == value.func.value), None)
 
 
 def module_globals(ctx: FileContext) -> Set[str]:

@@ -285,6 +285,67 @@ class DivisibleDataset(Rule):
             """),
             options={"steps_per_execution": 8, "ipus": 2},
         ),
+        # A batch size read from a configuration: the multiple is written as the script writes it,
+        # in parentheses only where the multiplication by the replicas needs them.
+        Example(
+            """\
+            import json
+            import tensorflow as tf
+
+            options = json.load(open("options.json"))
+            classifier = tf.keras.models.load_model(options["model"])
+            history = classifier.fit(x_train, y_train, batch_size=options["batch"] * options["per_batch"])
+            print(classifier.evaluate(x_test, y_test, batch_size=options["batch"]))
+            """,
+            snippet("""\
+            import json
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            options = json.load(open("options.json"))
+            classifier = tf.keras.models.load_model(options["model"])
+            history = classifier.fit(trim_to_multiple(x_train, options["batch"] * options["per_batch"]),
+                                     trim_to_multiple(y_train, options["batch"] * options["per_batch"]),
+                                     batch_size=options["batch"] * options["per_batch"])
+            print(classifier.evaluate(trim_to_multiple(x_test, options["batch"]),
+                                      trim_to_multiple(y_test, options["batch"]),
+                                      batch_size=options["batch"]))
+            """),
+        ),
+        Example(
+            """\
+            import yaml
+            from tensorflow import keras
+
+            settings = yaml.safe_load(open("train.yaml"))
+            model = keras.models.load_model("net.keras")
+            model.fit(features, labels, batch_size=settings["train"]["batch_size"], epochs=3)
+            model.evaluate(features, labels, batch_size=settings["train"]["batch_size"] // 2)
+            """,
+            snippet("""\
+            import yaml
+            from tensorflow import keras
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            settings = yaml.safe_load(open("train.yaml"))
+            model = keras.models.load_model("net.keras")
+            model.fit(trim_to_multiple(features, settings["train"]["batch_size"] * 2),
+                      trim_to_multiple(labels, settings["train"]["batch_size"] * 2),
+                      batch_size=settings["train"]["batch_size"], epochs=3)
+            model.evaluate(trim_to_multiple(features, (settings["train"]["batch_size"] // 2) * 2),
+                           trim_to_multiple(labels, (settings["train"]["batch_size"] // 2) * 2),
+                           batch_size=settings["train"]["batch_size"] // 2)
+            """),
+            options={"ipus": 2},
+        ),
         Example(
             """\
             from tensorflow import keras

@@ -1126,6 +1126,30 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # A Sequence a method of the file returns (IPU151 reports it: Keras on the IPU takes no Sequence).
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class Shards(keras.utils.Sequence):
+                def __len__(self):
+                    return 40
+
+                def __getitem__(self, index):
+                    return read_shard(index)
+
+
+            class Corpus:
+                def training(self):
+                    return Shards()
+
+
+            model = keras.models.load_model("shards.keras")
+            model.fit(Corpus().training(), epochs=2)
+            """,
+            reported=False,
+        ),
         # A generator its callers give (IPU151 reports it: Keras on the IPU takes no generator).
         Example(
             """\
@@ -1516,7 +1540,8 @@ class DropRemainder(Rule):
             if (value is None or entry.arrays or entry.batch is not None or len(positional(entry.call)) > 1
                     or keyword(entry.call, "y") is not None or dataset_like(ctx, value)
                     or keras_batched_source(ctx, value, entry.owner) is not None
-                    or parameter_input(ctx, value, entry.owner) is not None):
+                    or parameter_input(ctx, value, entry.owner) is not None
+                    or python_data_kind(ctx, value) is not None):  # a generator or Sequence: IPU151 reports it
                 continue
             origin = _out_of_sight(ctx, value)
             if origin is None:

@@ -37,8 +37,8 @@ class GeneratorInput(Rule):
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
         "`output_signature` of static shapes, which the porter cannot write for you. Such data is followed "
-        "through variables, what the file's functions return and what the callers of a function give for its "
-        "parameter. A `from_generator` "
+        "through variables (also unpacked from a returned tuple), what the file's functions and methods return and "
+        "what the callers of a function give for its parameter. A `from_generator` "
         "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
         "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
         "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
@@ -108,6 +108,19 @@ class GeneratorInput(Rule):
 
             for x, y in clips:
                 train_step(x, y)
+            """,
+        ),
+        # Elements of varying length, batched one by one where the variable is assigned again.
+        Example(
+            """\
+            import tensorflow as tf
+
+            notes = tf.data.Dataset.from_generator(read_melodies, output_signature=(
+                tf.TensorSpec(shape=(None, 88), dtype=tf.float32), tf.TensorSpec(shape=(4,), dtype=tf.float32)))
+            notes = notes.shuffle(500)
+            notes = notes.batch(1)
+            model = tf.keras.models.load_model("melodies.keras")
+            model.fit(notes, epochs=2)
             """,
         ),
         # Resized in a `map`: the image sizes are set before the IPU sees them.
@@ -180,6 +193,60 @@ class GeneratorInput(Rule):
             model = keras.models.load_model("scans.keras")
             scans = test_scans("scans/test")
             model.evaluate(scans)
+            """,
+        ),
+        # Iterators a helper returns together, unpacked into one name each.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def leaf_images(folder):
+                augment = keras.preprocessing.image.ImageDataGenerator(rescale=1 / 255, zoom_range=0.1)
+                train = augment.flow_from_directory(f"{folder}/train", target_size=(96, 96), batch_size=16)
+                test = keras.preprocessing.image.ImageDataGenerator(rescale=1 / 255).flow_from_directory(
+                    f"{folder}/test", target_size=(96, 96), batch_size=16)
+                return train, test
+
+
+            train_images, test_images = leaf_images("leaves")
+            model = keras.models.load_model("leaves.keras")
+            model.fit(train_images, validation_data=test_images, epochs=4)
+            """,
+        ),
+        # Sequences a method returns, alone or in a tuple.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class Windows(keras.utils.Sequence):
+                def __init__(self, rows):
+                    self.rows = rows
+
+                def __len__(self):
+                    return len(self.rows) // 64
+
+                def __getitem__(self, index):
+                    return cut_windows(self.rows[index * 64:(index + 1) * 64])
+
+
+            class Recording:
+                def __init__(self, path):
+                    self.rows = read_rows(path)
+
+                def split(self):
+                    return Windows(self.rows[:9000]), Windows(self.rows[9000:])
+
+                def everything(self):
+                    return Windows(self.rows)
+
+
+            recording = Recording("ecg.csv")
+            fitting, checking = recording.split()
+            model = keras.models.load_model("ecg.keras")
+            model.fit(fitting, validation_data=checking, epochs=3)
+            model.predict(recording.everything())
             """,
         ),
         Example(

@@ -394,7 +394,7 @@ def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNo
 
 
 def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
-            callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]], depth: int) -> None:
+            callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]], depth: int) -> None:
     if depth > _FOLLOW_DEPTH:
         return
     calls, root = chain(ctx, expr)
@@ -414,7 +414,7 @@ def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, meth
 
 
 def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
-                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
+                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]],
                  depth: int) -> None:
     qualified = ctx.qualified_name(root.func)
     if qualified in SLICES_CONSTRUCTORS or qualified in FROM_GENERATOR:  # made of arrays, or by a generator
@@ -433,11 +433,13 @@ def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: 
 
 
 def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
-                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, str]],
+                 callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]],
                  depth: int) -> None:
-    if (id(scope), root.value) in seen:
+    # Each read of the name once: `ds = ds.batch(1)` reads `ds` again, and that read is followed
+    # back to the binding before it.
+    if (id(scope), id(root)) in seen:
         return
-    seen.add((id(scope), root.value))
+    seen.add((id(scope), id(root)))
     last = last_binding_before(ctx, root, scope)
     bindings = [last] if last[0] is not None else [
         (statement, value) for statement, name, value in assignments(ctx, scope) if name == root.value]

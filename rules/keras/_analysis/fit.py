@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import LINE_LIMIT, argument, is_name, keyword
+from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, target_place
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
@@ -361,37 +361,12 @@ def _unpacks_arrays(ctx: FileContext, statement: cst.BaseStatement, name: str, d
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
         return False
-    place = _place_of(small.targets[0].target, name)
+    place = target_place(small.targets[0].target, name)
     function, returned = called_returns(ctx, small.value)
     if not place or not returned:
         return False
-    parts = [_part_at(value, place) for value in returned]
+    parts = [element_at(value, place) for value in returned]
     return all(part is not None and _surely_array(ctx, part, function, depth=depth + 1) for part in parts)
-
-
-def _place_of(target: cst.BaseExpression, name: str) -> Optional[List[int]]:
-    """Where a tuple target binds ``name``: ``[1, 0]`` for ``x`` in ``_, (x, y) = ...``; None when it
-    does not (or a starred target makes the places uncertain)."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or any(
-            isinstance(element, cst.StarredElement) for element in target.elements):
-        return None
-    for index, element in enumerate(target.elements):
-        if is_name(element.value, name):
-            return [index]
-        inner = _place_of(element.value, name)
-        if inner is not None:
-            return [index, *inner]
-    return None
-
-
-def _part_at(value: cst.BaseExpression, place: List[int]) -> Optional[cst.BaseExpression]:
-    """The element of a tuple written out (``return x[:n], y[:n]``) at ``place``, through nested ones."""
-    for index in place:
-        if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) <= index or any(
-                isinstance(element, cst.StarredElement) for element in value.elements):
-            return None
-        value = value.elements[index].value
-    return value
 
 
 def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:
@@ -508,9 +483,15 @@ def multiple_code(ctx: FileContext, entry: TrainingCall, config, factor: Optiona
     if batch_value is not None:
         return str(batch_value * factor)
     batch = code_of(ctx, entry.batch)
-    if not isinstance(entry.batch, (cst.Name, cst.Attribute)):
+    if factor == 1:
+        return batch  # an argument of its own
+    if not isinstance(entry.batch, _OPERANDS):  # `(a + b) * 4`, `(a * b) * 4`
         batch = f"({batch})"
-    return batch if factor == 1 else f"{batch} * {factor}"
+    return f"{batch} * {factor}"
+
+
+# Expressions that are multiplied as they are written: `cfg["batch"] * 4`, `args.batch * 4`.
+_OPERANDS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer)
 
 
 def speed_asked(config) -> bool:

@@ -1,17 +1,19 @@
 """Python data handed to Keras (IPU151): generators, iterators and ``keras.utils.Sequence``
-objects, which Keras on the IPU rejects, followed through variables, the returns of the file's
-functions and the arguments a function's callers give for its parameters."""
+objects, which Keras on the IPU rejects, followed through variables (also unpacked from a returned
+tuple), the returns of the file's functions and methods and the arguments a function's callers give
+for its parameters."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
 from porter.context import FileContext
 from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
-from porter.scopes import called_returns, owner, values_of
+from porter.cstutil import element_at, simple_assign, target_place
+from porter.scopes import bindings_of, called_method_returns, called_returns, owner, values_of
 
 SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
@@ -34,7 +36,7 @@ def _kind(ctx, value, generators, sequences, depth) -> Optional[str]:
         if parameter_input(ctx, value, scope) is not None:  # what the callers of the function give
             values = [given for given, _, _ in given_arguments(ctx, value, scope, ())]
         else:
-            values = values_of(ctx, value)
+            values = _assigned_values(ctx, value)
         kinds = [_kind(ctx, v, generators, sequences, depth + 1) if v is not None else None for v in values]
         if kinds and all(kinds):
             return kinds[-1]
@@ -58,12 +60,31 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         return "a Python iterator"
     if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
         return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
-    function, returned = called_returns(ctx, value)  # `def get_data(): return Frames(...)`
-    if function is not None and depth < _DEPTH:
+    returned = _returned(ctx, value)  # `def get_data(): return Frames(...)`
+    if depth < _DEPTH:
         kinds = [_kind(ctx, made, generators, sequences, depth + 1) for made in returned]
         if kinds and all(kinds):
             return kinds[-1]
     return None
+
+
+def _assigned_values(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
+    """Every value the variable ``name`` is assigned; where it is unpacked from a call of a function
+    or method of the file (``train, val = make_generators()``), the element at its place in what each
+    ``return`` gives (None where that is not a tuple written out)."""
+    values: List[Optional[cst.BaseExpression]] = []
+    for statement, value in bindings_of(ctx, name):
+        assigned = simple_assign(statement) if value is None else None
+        place = target_place(assigned[0], name.value) if assigned is not None else None
+        returned = _returned(ctx, assigned[1]) if place else []
+        values.extend([element_at(made, place) for made in returned] if returned else [value])
+    return values
+
+
+def _returned(ctx: FileContext, call: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What each ``return`` gives of the function or method of the file that ``call`` runs."""
+    function, returned = called_returns(ctx, call)
+    return returned if function is not None else called_method_returns(ctx, call)[1]
 
 
 def _image_generator(ctx: FileContext, node) -> bool:
