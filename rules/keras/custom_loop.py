@@ -8,7 +8,7 @@ from porter.cstutil import append_args, is_name, keyword, keyword_arg, positiona
 from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_targets, strategy_scope_name,
                                                       tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
-from porter.rules.keras._analysis.losses import attribute_losses, is_self, step_methods
+from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
@@ -141,6 +141,31 @@ model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 optimizer = tf.keras.optimizers.SGD(0.01)
 fit_epochs(train_ds, 3)
 """
+_HANDED_LOSS = """import tensorflow as tf
+
+
+def train(model, loss_fn, optimizer, dataset, epochs):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    for epoch in range(epochs):
+        for x, y in dataset:
+            loss = step(x, y)
+        print(epoch, float(loss))
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+train(model, tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), tf.keras.optimizers.Adam(), train_ds, 3)
+"""
+_HANDED_LOSS_COMPILED = _HANDED_LOSS.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "loss = step(x, y)", "loss = strategy.run(step, args=(x, y))")
+_HANDED_LOSS_AFTER = _HANDED_LOSS_COMPILED.replace(
+    "loss = loss_fn(y, model(x, training=True))", "loss = tf.reduce_mean(loss_fn(y, model(x, training=True)))").replace(
+    "(from_logits=True)", "(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)")
 _TO_INPUT = "model.trainable_variables)\n        optimizer.apply_gradients(zip(grads, model.trainable_variables))"
 _INPUT_GRADS = "images)\n        return grads"
 _SALIENCY = """import tensorflow as tf
@@ -691,6 +716,18 @@ class CustomLoop(Rule):
                                "loss_fn = tf.keras.losses.MeanSquaredError()\n").replace(
             "tf.reduce_mean((model(x) - y) ** 2)", "loss_fn(y, model(x))") + "print(float(loss_fn(y, model(x))))\n"
             for code in (_EPOCHS_WITH_TEST, _EPOCHS_WITH_TEST_AFTER))),
+        # The loss object handed to the function whose step calls it: made with `reduction=NONE` where
+        # it is given, inline or through a variable, and its calls in the step averaged.
+        Example(_HANDED_LOSS, _HANDED_LOSS_AFTER),
+        Example(*(code.replace("train(model, tf.keras.losses", "criterion = tf.keras.losses").replace(
+            ", tf.keras.optimizers.Adam(), train_ds, 3)", "\ntrain(model, criterion, tf.keras.optimizers.Adam(), train_ds, 3)")
+            for code in (_HANDED_LOSS, _HANDED_LOSS_AFTER))),
+        # Also called on the host, or used elsewhere, where the reduced loss is what it gives: reported.
+        Example(*(code.replace("        print(epoch, float(loss))\n", "        print(epoch, float(loss_fn(y, model(x))))\n")
+                  for code in (_HANDED_LOSS, _HANDED_LOSS_COMPILED))),
+        Example(*(code.replace("train(model, tf.keras.losses", "criterion = tf.keras.losses").replace(
+            ", tf.keras.optimizers.Adam(), train_ds, 3)", "\ntrain(model, criterion, tf.keras.optimizers.Adam(), train_ds, 3)"
+            "\nprint(criterion([0], [[1.0, 0.0, 0.0]]))") for code in (_HANDED_LOSS, _HANDED_LOSS_COMPILED))),
         # An evaluation loop beside the training loop that calls the model itself, eagerly: reported,
         # also the model's call in the epoch loop, and in a function called in the scope.
         Example(*(code + f"\nfor epoch in range(3):\n    for x, y in batches:\n        {call}\n"
@@ -1347,11 +1384,15 @@ class CustomLoop(Rule):
         helpers = functions_called_from(ctx, roots)
         own_code = [{id(node) for root in step for node in walk(root)} for _, step in steps]
         step_code = set().union(*own_code, *({id(node) for node in walk(helper)} for helper in helpers))
+        handed = handed_losses(ctx, [node for node in ctx.nodes(cst.Call) if id(node) in step_code])
+        through_parameters = {id(call) for loss in handed for call in loss.calls}
+        for loss in handed:
+            self._reduce_handed_loss(ctx, loss, tf, done)
         for name, assign in auto_loss_objects(ctx).items():
             if name in done:
                 continue  # a helper shared by two steps: rewritten once
-            calls = [node for node in ctx.nodes(cst.Call)
-                     if isinstance(node.func, cst.Name) and node.func.value == name]
+            calls = [node for node in ctx.nodes(cst.Call) if isinstance(node.func, cst.Name)
+                     and node.func.value == name and id(node) not in through_parameters]
             inside = [call for call in calls if id(call) in step_code]
             if not inside:
                 continue
@@ -1376,6 +1417,33 @@ class CustomLoop(Rule):
             for call in walk(helper):
                 if isinstance(call, cst.Call) and is_auto_loss(ctx, call.func):
                     self._reduce_inline_loss(ctx, call, steps[0][0], tf)
+
+    def _reduce_handed_loss(self, ctx, loss: HandedLoss, tf: str, done: Set[str]) -> None:
+        """``train(model, keras.losses.MeanSquaredError(), ...)`` where a step in ``train`` calls
+        its ``loss_fn``: the loss object gets `reduction=NONE` where it is made and the step's calls
+        are averaged, unless it is also used where its reduced loss is what the code needs."""
+        key = f"{loss.function.name.value}.{loss.name}@{id(loss.function)}"
+        if key in done:
+            return  # a step shared by two loops: rewritten once
+        done.add(key)
+        where = f"`{loss.function.name.value}`"
+        if loss.blocking is not None:
+            inside = any(ancestor is loss.function for ancestor in ctx.ancestors(loss.blocking))
+            what = (f"`{loss.name}`, given to {where}, holds a Keras loss object that reduces its loss automatically, "
+                    "which Keras refuses inside `strategy.run`, and it is also used here, out of the steps" if inside
+                    else f"the loss object given to {where} here reduces its loss automatically, which Keras refuses "
+                    "inside `strategy.run`, and it is also used elsewhere")
+            ctx.report(self.code, loss.blocking, f"{what}: give the steps a loss object of their own made with "
+                       f"`reduction=...Reduction.NONE`, and average its result with `{tf}.reduce_mean`",
+                       fixed=False, severity=ERROR)
+            return
+        for constructor in loss.made:
+            ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
+        for call in loss.calls:
+            ctx.replace(call, _averaged(tf))
+        ctx.report(self.code, loss.made[0], f"the loss object given to {where} as `{loss.name}` gets "
+                   f"`reduction=NONE`, and its calls in the steps are averaged with `{tf}.reduce_mean`: Keras "
+                   "refuses the automatic reduction inside `strategy.run`", fixed=True)
 
     def _loss_kept(self, ctx, name: str, assign: cst.Assign, calls: List[cst.Call], step_code: Set[int],
                    tf: str) -> bool:

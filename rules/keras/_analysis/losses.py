@@ -4,14 +4,16 @@ reduction inside ``strategy.run`` outside its compiled losses ("Please use
 
 from __future__ import annotations
 
-from typing import List, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, walk
 from porter.cstutil import keyword
+from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss
-from porter.scopes import loads
+from porter.scopes import assignments, loads, parameter_names, values_of
 
 
 def step_methods(ctx: FileContext, hook: cst.FunctionDef) -> List[cst.FunctionDef]:
@@ -132,3 +134,85 @@ def _calls_of(ctx: FileContext, owner: cst.ClassDef, method: cst.FunctionDef) ->
     return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
             and call.func.attr.value == method.name.value and isinstance(call.func.value, cst.Name)
             and call.func.value.value in instances]
+
+
+@dataclass
+class HandedLoss:
+    """A parameter of ``function`` that the steps call as a loss (``loss_fn(y, logits)`` in a step
+    defined in ``train(model, loss_fn, ...)``): ``calls``, its calls in the steps; ``made``, the
+    loss objects of automatic reduction its callers give it, made where they are written;
+    ``blocking``, a use that keeps them from being rewritten (None when they can be)."""
+    function: cst.FunctionDef
+    name: str
+    calls: List[cst.Call] = field(default_factory=list)
+    made: List[cst.Call] = field(default_factory=list)
+    blocking: Optional[cst.CSTNode] = None
+
+
+_HAND_DEPTH = 4  # how many functions a loss object is followed through, handed from one to the next
+
+
+def handed_losses(ctx: FileContext, step_calls: List[cst.Call]) -> List[HandedLoss]:
+    """The parameters that ``step_calls`` (the calls in the steps) call, with the loss objects of
+    automatic reduction the callers of their functions give them."""
+    found: Dict[Tuple[int, str], HandedLoss] = {}
+    for call in step_calls:
+        function = _taking(ctx, call.func) if isinstance(call.func, cst.Name) else None
+        if function is not None:
+            key = (id(function), call.func.value)
+            found.setdefault(key, HandedLoss(function, call.func.value)).calls.append(call)
+    for handed in found.values():
+        called = {id(call.func) for call in handed.calls}
+        others = [use for use in _uses(ctx, handed.function, handed.name) if id(use) not in called]
+        handed.made, handed.blocking = _given_losses(ctx, handed.function, handed.name, 0)
+        if others:
+            handed.blocking = others[0]  # also used out of the steps, where its reduced loss is what it gives
+    return [handed for handed in found.values() if handed.made]
+
+
+def _taking(ctx: FileContext, name: cst.Name) -> Optional[cst.FunctionDef]:
+    """The function around ``name`` that takes it as a parameter and never assigns it; None when
+    a function in between binds it, or none takes it."""
+    for function in (node for node in ctx.ancestors(name) if isinstance(node, cst.FunctionDef)):
+        if name.value in parameter_names(function):
+            return function if parameter_input(ctx, name, function) is not None else None
+        if any(bound == name.value for _, bound, _ in assignments(ctx, function)):
+            return None
+    return None
+
+
+def _uses(ctx: FileContext, function: cst.FunctionDef, name: str) -> List[cst.Name]:
+    """The reads of ``function``'s parameter ``name`` in its body (in the functions it defines too)."""
+    return [node for node in loads(function.body) if node.value == name
+            and not isinstance(ctx.parent(node), cst.Param) and _taking(ctx, node) is function]
+
+
+def _given_losses(ctx: FileContext, function: cst.FunctionDef, name: str,
+                  depth: int) -> Tuple[List[cst.Call], Optional[cst.CSTNode]]:
+    """The loss objects of automatic reduction that the calls of ``function`` give its parameter
+    ``name``: made in the argument, held by a variable named nowhere else, or handed on from a
+    parameter of the caller; and the first argument that holds one the port cannot rewrite."""
+    made: List[cst.Call] = []
+    blocking: Optional[cst.CSTNode] = None
+    for given, scope, _ in given_arguments(ctx, cst.Name(name), function, ()):
+        if is_auto_loss(ctx, given):
+            made.append(given)
+        elif isinstance(given, cst.Name) and isinstance(scope, cst.FunctionDef) and depth < _HAND_DEPTH \
+                and parameter_input(ctx, given, scope) is not None:
+            handed_on, stuck = _given_losses(ctx, scope, given.value, depth + 1)
+            made += handed_on
+            if handed_on and (stuck is not None or len(_uses(ctx, scope, given.value)) > 1):
+                blocking = blocking or stuck or given  # also used otherwise in the caller
+        elif isinstance(given, cst.Name):
+            values = [value for value in values_of(ctx, given) if value is not None]
+            losses = [value for value in values if is_auto_loss(ctx, value)]
+            if losses and (len(values) > 1 or _named_elsewhere(ctx, given, losses[0])):
+                blocking = blocking or given
+            made += losses
+    return made, blocking
+
+
+def _named_elsewhere(ctx: FileContext, given: cst.Name, constructor: cst.Call) -> bool:
+    """Whether the variable ``given`` names, assigned ``constructor``, is read anywhere else."""
+    return any(node is not given and node.value == given.value and not isinstance(ctx.parent(node), cst.Param)
+               and any(value is constructor for value in values_of(ctx, node)) for node in loads(ctx.module))
