@@ -7,7 +7,8 @@ from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg,
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
                            parameter_names, returns_of, values_of)
-from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
+from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
+                                     is_dataset, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
@@ -1687,11 +1688,11 @@ def _host_loop_batches(ctx, batches) -> set:
     for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) in training:
             continue
-        outer = _outermost_chain(ctx, call)
+        outer = outermost_chain(ctx, call)
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
             host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer) or _read_into_python(ctx, outer):
+        elif _adapted_on(ctx, outer) or read_into_python(ctx, outer):
             host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
@@ -1700,41 +1701,6 @@ def _host_loop_batches(ctx, batches) -> set:
         if host:
             found.add(id(call))
     return found
-
-
-def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
-    """``ds.batch(8).prefetch(2).take(1)`` for its ``.batch(8)``: the whole method chain."""
-    node = call
-    while True:
-        attribute = ctx.parent(node)
-        outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
-        if not isinstance(outer, cst.Call) or outer.func is not attribute:
-            return node
-        node = outer
-
-
-# Builtins, dataset methods and tf.data functions that read a dataset's elements into Python, on the host.
-_PYTHON_READERS = frozenset({"iter", "next", "list"})
-_PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
-_PYTHON_READ_FUNCTIONS = frozenset({
-    "tensorflow.data.experimental.get_single_element", "tensorflow.data.Dataset.get_single_element",
-    "tensorflow.compat.v1.data.experimental.get_single_element",
-})
-
-
-def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
-    """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
-    ``labels.batch(n).as_numpy_iterator()``, ``tf.data.experimental.get_single_element(ds.batch(n))``.
-    No model runs on what it gives there, and a dropped last batch would lose its elements (all of
-    them, when one batch is meant to hold them all)."""
-    if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
-        return True
-    arg = ctx.parent(node)
-    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    if isinstance(call, cst.Call) and ctx.qualified_name(call.func) in _PYTHON_READ_FUNCTIONS:
-        return arg is call.args[0]
-    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
-            and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
@@ -1760,10 +1726,10 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     reads = [node for node in ctx.nodes(cst.Name) if node.value == name
              and not isinstance(ctx.parent(node), cst.AssignTarget)]
     for node in reads:
-        outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
+        outer = outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
-                or _read_into_python(ctx, outer):
+                or read_into_python(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
@@ -1968,7 +1934,7 @@ _KERAS_DATASET_ATTRIBUTES = frozenset({"class_names", "file_paths"})
 
 def _assigned_variable(ctx, source: cst.Call) -> Optional[str]:
     """``train`` for ``train = image_dataset_from_directory(...)`` (through a method chain after it)."""
-    parent = ctx.parent(_outermost_chain(ctx, source))
+    parent = ctx.parent(outermost_chain(ctx, source))
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         return name_of(parent.targets[0].target)
     return None
