@@ -14,7 +14,7 @@ from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
-from porter.scopes import assignments, called_returns, owner, sub_blocks
+from porter.scopes import assignments, called_returns, local_function, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -167,7 +167,8 @@ def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[s
     complete with it (a dataset ``predict`` answers for loses its last answers); ``skip``: the ids
     of calls left as they are."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-        if id(call) not in skip and not _unbatched_later(ctx, call):
+        if id(call) not in skip and not _unbatched_later(ctx, call) \
+                and not read_into_python(ctx, outermost_chain(ctx, call)):
             fix_batch_call(ctx, code, call, method, *explained.get(id(call), ("", True)))
 
 
@@ -184,6 +185,45 @@ def _unbatched_later(ctx: FileContext, call: cst.Call) -> bool:
         if attribute.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
             return attribute.attr.value == "unbatch"  # split back into rows, or batched again first
         node = outer
+
+
+def outermost_chain(ctx: FileContext, call: cst.Call) -> cst.BaseExpression:
+    """``ds.batch(8).prefetch(2).take(1)`` for its ``.batch(8)``: the whole method chain."""
+    node = call
+    while True:
+        attribute = ctx.parent(node)
+        outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
+        if not isinstance(outer, cst.Call) or outer.func is not attribute:
+            return node
+        node = outer
+
+
+# Builtins, dataset methods and tf.data functions that read a dataset's elements into Python, on the host.
+_PYTHON_READERS = frozenset({"iter", "next", "list"})
+_PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
+_PYTHON_READ_FUNCTIONS = frozenset({
+    "tensorflow.data.experimental.get_single_element", "tensorflow.data.Dataset.get_single_element",
+    "tensorflow.compat.v1.data.experimental.get_single_element", "tensorflow.contrib.data.get_single_element",
+})
+
+
+def read_into_python(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
+    ``labels.batch(n).as_numpy_iterator()``, ``tf.data.experimental.get_single_element(ds.batch(n))``.
+    No model runs on what it gives there, and a dropped last batch would lose its elements (all of
+    them, when one batch is meant to hold them all)."""
+    method = node
+    while isinstance(method, cst.Call) and isinstance(method.func, cst.Attribute) \
+            and ctx.qualified_name(method.func) is None:
+        if method.func.attr.value in _PYTHON_READ_METHODS:
+            return True
+        method = method.func.value
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and ctx.qualified_name(call.func) in _PYTHON_READ_FUNCTIONS:
+        return arg is call.args[0]
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
+            and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
 
 def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "",

@@ -7,7 +7,8 @@ from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg,
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
                            parameter_names, returns_of, values_of)
-from porter.rules._tf.tfdata import dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder, is_dataset
+from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
+                                     is_dataset, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
@@ -65,6 +66,35 @@ for epoch in range(3):
         scores.append(predict_step(x))
 """
 
+# The same folder, given to a training function that counts its batches (`len`) to report progress.
+_FOLDER_EPOCH = _FOLDER_LOOP[:_FOLDER_LOOP.index("for step")] + """\
+def run_epoch(dataset):
+    for step, (images, labels) in enumerate(dataset):
+        train_step(images, labels)
+        print(f"batch {step + 1} of {len(dataset)}")
+
+
+for epoch in range(3):
+    run_epoch(folders)
+"""
+
+# A helper's folder dataset whose batches the caller counts (`len`) for a learning-rate schedule.
+_COUNTED_BY_LEN = """\
+import tensorflow as tf
+
+BATCH_SIZE = 16
+
+
+def folder_dataset(path):
+    return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=BATCH_SIZE)
+
+
+train_ds = folder_dataset("train")
+schedule = tf.keras.optimizers.schedules.CosineDecay(0.01, len(train_ds) * 5)
+model = tf.keras.models.load_model("net.keras")
+model.compile(optimizer=tf.keras.optimizers.SGD(schedule), loss="sparse_categorical_crossentropy")
+model.fit({train}, epochs=5)
+"""
 _LOSSES_KEPT = """\
 import numpy as np
 import tensorflow as tf
@@ -109,7 +139,7 @@ class DropRemainder(Rule):
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
-        "by `cardinality`, to split it). A dataset a "
+        "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
@@ -637,6 +667,37 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("net.keras")
             model.evaluate(test_ds)
             """),
+        # Its batches counted with `len` (a schedule's length, a progress total), which raises on a
+        # rebatched dataset: the same, rebatched after the count or reported.
+        Example(*(_COUNTED_BY_LEN.format(train=train) for train in (
+            "train_ds", "train_ds.unbatch().batch(BATCH_SIZE, drop_remainder=True)"))),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size)
+
+
+            val_ds = folder_dataset("val", 16)
+            print("validation batches:", len(val_ds))
+            model = tf.keras.models.load_model("net.keras")
+            model.evaluate(val_ds)
+            """),
+        Example("""\
+            import tensorflow as tf
+
+
+            def folder_dataset(path, batch_size):
+                images = tf.keras.utils.image_dataset_from_directory(path, batch_size=batch_size)
+                print(f"{len(images)} batches in {path}")
+                return images
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.evaluate(folder_dataset("val", 16))
+            """),
+        Example(_FOLDER_EPOCH),
         # Rebatched where the helper returns it and read by `predict`: the answers it lacks are said
         # however the batch size is written.
         Example(
@@ -1464,22 +1525,23 @@ class DropRemainder(Rule):
         if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer) \
                 and not both:  # a call that makes two datasets is rebatched where each is used
             # Made in a helper, in batches of its own size (a parameter): rebatched where it is made,
-            # unless the helper counts its batches (a split by `cardinality`, which a rebatched
-            # dataset no longer knows).
-            if _batches_counted(ctx, source, helper):
-                ctx.report(self.code, value, f"{what}; `{helper.name.value}` counts its batches (`cardinality`) to "
-                           "split it, which a rebatched dataset no longer knows: give each part "
-                           "`.unbatch().batch(n, drop_remainder=True)` after the split", fixed=False)
+            # unless the helper counts its batches (a split by `cardinality`, a `len`), which a
+            # rebatched dataset no longer knows.
+            counted_in_helper = _batches_counted(ctx, source, helper)
+            if counted_in_helper:
+                why, after = _COUNT_LOST[counted_in_helper]
+                ctx.report(self.code, value, f"{what}; `{helper.name.value}` {why}: give it `.unbatch().batch(n, "
+                           f"drop_remainder=True)` after {after}", fixed=False)
                 return True
-            if not _counted_after_return(ctx, source, helper):
+            counted_by_caller = _counted_after_return(ctx, source, helper)
+            if not counted_by_caller:
                 return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts)
-            # Its batches are counted where the helper returns it (a split by `cardinality`): rebatched
-            # where it is used, after the split, when its batch size can be read there.
+            # Its batches are counted where the helper returns it (a split by `cardinality`, a `len`):
+            # rebatched where it is used, after the count, when its batch size can be read there.
             if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
-                ctx.report(self.code, value, f"{what}; the batches of what `{helper.name.value}` returns are "
-                           "counted (`cardinality`) where it is called, which a rebatched dataset no longer knows: "
-                           "give it `.unbatch().batch(n, drop_remainder=True)` where it is used, after any split",
-                           fixed=False)
+                why, after = _COUNT_LOST[counted_by_caller]
+                ctx.report(self.code, value, f"{what}; the code that calls `{helper.name.value}` {why}: give it "
+                           f"`.unbatch().batch(n, drop_remainder=True)` where it is used, after {after}", fixed=False)
                 return True
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size))
@@ -1562,6 +1624,7 @@ class DropRemainder(Rule):
         calls = [call for call in ctx.nodes(cst.Call)
                  if isinstance(call.func, cst.Name) and call.func.value == function.name.value]
         whole = bool(calls)
+        counted = _counts_variable(ctx, function, parameter)
         for call in calls:
             given = argument(call, parameter, position) if position is not None else keyword(call, parameter)
             if given is None:
@@ -1569,6 +1632,12 @@ class DropRemainder(Rule):
             elif not is_dataset(ctx, given.value) and not _returns_batches(ctx, given.value):
                 use = "`predict`" if predicts else "training"
                 where = f"`{function.name.value}` gets `{code_of(ctx, given.value)}` for its {use}"
+                if counted and keras_batched_source(ctx, given.value, owner(ctx, call)) is not None:
+                    # Rebatched where it is passed, the function's count of it would fail.
+                    ctx.report(self.code, given.value, f"{where}, a Keras-made dataset with a partial last batch, "
+                               f"which the IPU rejects; `{function.name.value}` {_COUNT_LOST[counted][0]}: give "
+                               "it `.unbatch().batch(n, drop_remainder=True)` after the count", fixed=False)
+                    continue
                 whole = self._rebatch(ctx, given.value, owner(ctx, call), where, rebatched, predicts) and whole
         return whole
 
@@ -1644,11 +1713,11 @@ def _host_loop_batches(ctx, batches) -> set:
     for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) in training:
             continue
-        outer = _outermost_chain(ctx, call)
+        outer = outermost_chain(ctx, call)
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer:
             host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer) or _read_into_python(ctx, outer):
+        elif _adapted_on(ctx, outer) or read_into_python(ctx, outer):
             host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             host = _read_by_host_loops(ctx, parent.targets[0].target.value)
@@ -1657,41 +1726,6 @@ def _host_loop_batches(ctx, batches) -> set:
         if host:
             found.add(id(call))
     return found
-
-
-def _outermost_chain(ctx, call: cst.Call) -> cst.BaseExpression:
-    """``ds.batch(8).prefetch(2).take(1)`` for its ``.batch(8)``: the whole method chain."""
-    node = call
-    while True:
-        attribute = ctx.parent(node)
-        outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
-        if not isinstance(outer, cst.Call) or outer.func is not attribute:
-            return node
-        node = outer
-
-
-# Builtins, dataset methods and tf.data functions that read a dataset's elements into Python, on the host.
-_PYTHON_READERS = frozenset({"iter", "next", "list"})
-_PYTHON_READ_METHODS = frozenset({"as_numpy_iterator", "get_single_element"})
-_PYTHON_READ_FUNCTIONS = frozenset({
-    "tensorflow.data.experimental.get_single_element", "tensorflow.data.Dataset.get_single_element",
-    "tensorflow.compat.v1.data.experimental.get_single_element",
-})
-
-
-def _read_into_python(ctx, node: cst.BaseExpression) -> bool:
-    """``node`` (a whole method chain) is read into Python: ``next(iter(labels.batch(n)))``,
-    ``labels.batch(n).as_numpy_iterator()``, ``tf.data.experimental.get_single_element(ds.batch(n))``.
-    No model runs on what it gives there, and a dropped last batch would lose its elements (all of
-    them, when one batch is meant to hold them all)."""
-    if any(call.func.attr.value in _PYTHON_READ_METHODS for call in chain(ctx, node)[0]):
-        return True
-    arg = ctx.parent(node)
-    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    if isinstance(call, cst.Call) and ctx.qualified_name(call.func) in _PYTHON_READ_FUNCTIONS:
-        return arg is call.args[0]
-    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _PYTHON_READERS
-            and ctx.qualified_name(call.func) is None and local_function(ctx, call.func.value, call) is None)
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
@@ -1717,10 +1751,10 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     reads = [node for node in ctx.nodes(cst.Name) if node.value == name
              and not isinstance(ctx.parent(node), cst.AssignTarget)]
     for node in reads:
-        outer = _outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
+        outer = outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
-                or _read_into_python(ctx, outer):
+                or read_into_python(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
@@ -1854,37 +1888,58 @@ def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> boo
                               for made in values)
 
 
-def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> bool:
-    """Whether ``function`` counts the batches of the dataset ``source`` makes and assigns
-    (``tf.data.experimental.cardinality(val_ds)``, ``val_ds.cardinality()``)."""
+def _batches_counted(ctx, source: cst.Call, function: cst.FunctionDef) -> Optional[str]:
+    """How ``function`` counts the batches of the dataset ``source`` makes and assigns
+    (``tf.data.experimental.cardinality(val_ds)``, ``val_ds.cardinality()``, ``len(val_ds)``):
+    ``"cardinality"`` or ``"len"``; None when it does not."""
     assign = ctx.parent(source)
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-        return False
-    name = assign.targets[0].target.value
-    return any(is_name(counted, name) for counted in _counted(walk(function.body)))
+        return None
+    return _counts_variable(ctx, function, assign.targets[0].target.value)
 
 
-def _counted(nodes) -> list:
-    """What the ``cardinality`` calls among ``nodes`` count (``tf.data.experimental.cardinality(val_ds)``,
-    ``val_ds.cardinality()``): the dataset expressions."""
+def _counts_variable(ctx, function: cst.FunctionDef, name: str) -> Optional[str]:
+    """How ``function`` counts the batches of its variable ``name``: ``"cardinality"``, ``"len"``, or None."""
+    return next((how for counted, how in _counted(ctx, walk(function.body)) if is_name(counted, name)), None)
+
+
+def _counted(ctx, nodes) -> list:
+    """(dataset expression, how) for what the calls among ``nodes`` count the batches of:
+    ``tf.data.experimental.cardinality(val_ds)`` and ``val_ds.cardinality()`` (``"cardinality"``),
+    the builtin ``len(val_ds)`` (``"len"``, which raises on a dataset whose count is unknown)."""
     found = []
     for call in nodes:
-        if not isinstance(call, cst.Call) or last_name(call.func) != "cardinality":
+        if not isinstance(call, cst.Call):
             continue
-        counted = call.func.value if isinstance(call.func, cst.Attribute) and not call.args else (
-            call.args[0].value if call.args else None)
-        if counted is not None:
-            found.append(counted)
+        if last_name(call.func) == "cardinality":
+            counted = call.func.value if isinstance(call.func, cst.Attribute) and not call.args else (
+                call.args[0].value if call.args else None)
+            if counted is not None:
+                found.append((counted, "cardinality"))
+        elif is_name(call.func, "len") and len(call.args) == 1 and ctx.qualified_name(call.func) is None \
+                and local_function(ctx, "len", call) is None:
+            found.append((call.args[0].value, "len"))
     return found
 
 
-def _counted_after_return(ctx, source: cst.Call, helper: cst.FunctionDef) -> bool:
-    """Whether code outside ``helper`` counts the batches of the dataset ``source`` makes, as the
-    helper returns it (``val_ds, names = load(path)`` then ``tf.data.experimental.cardinality(val_ds)``):
-    rebatched in the helper, its count would be unknown (-2), and a split by it wrong."""
-    return any(ctx.enclosing_function(counted) is not helper
-               and keras_batched_source(ctx, counted, owner(ctx, counted)) is source
-               for counted in _counted(ctx.nodes(cst.Call)))
+def _counted_after_return(ctx, source: cst.Call, helper: cst.FunctionDef) -> Optional[str]:
+    """How code outside ``helper`` counts the batches of the dataset ``source`` makes, as the
+    helper returns it (``val_ds, names = load(path)`` then ``tf.data.experimental.cardinality(val_ds)``
+    or ``len(val_ds)``): rebatched in the helper, its count would be unknown (-2, or a TypeError
+    from ``len``), and a split by it wrong. None when nothing there counts them."""
+    return next((how for counted, how in _counted(ctx, ctx.nodes(cst.Call))
+                 if ctx.enclosing_function(counted) is not helper
+                 and keras_batched_source(ctx, counted, owner(ctx, counted)) is source), None)
+
+
+# Why each way of counting batches fails on a rebatched dataset, whose count is unknown, and after
+# what it is to be rebatched instead.
+_COUNT_LOST = {
+    "cardinality": ("counts its batches (`cardinality`) to split it, which a rebatched dataset no longer knows",
+                    "the split"),
+    "len": ("counts its batches (`len`), which raises a TypeError on a rebatched dataset, whose length is unknown",
+            "the count"),
+}
 
 
 def _readable_at(ctx, size: cst.BaseExpression, helper: cst.FunctionDef, scope) -> bool:
@@ -1904,7 +1959,7 @@ _KERAS_DATASET_ATTRIBUTES = frozenset({"class_names", "file_paths"})
 
 def _assigned_variable(ctx, source: cst.Call) -> Optional[str]:
     """``train`` for ``train = image_dataset_from_directory(...)`` (through a method chain after it)."""
-    parent = ctx.parent(_outermost_chain(ctx, source))
+    parent = ctx.parent(outermost_chain(ctx, source))
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
         return name_of(parent.targets[0].target)
     return None

@@ -11,7 +11,10 @@ class Tf1Dataset(Rule):
     rationale = (
         "Everything the IPU computation receives must have a fully defined shape, so `.batch(n)` "
         "needs `drop_remainder=True` (Graphcore's TensorFlow 1 tutorial \"Porting a simple example\"); this "
-        "is the same logic as the Keras rule IPU105. The IPU does not compute on uint8 (Targeting the IPU "
+        "is the same logic as the Keras rule IPU105. Batches read straight into Python "
+        "(`tf.data.experimental.get_single_element(ds.batch(n))`, `next(iter(ds.batch(n)))`, "
+        "`as_numpy_iterator()`) never reach the IPU and are left alone: dropping their remainder could "
+        "empty them. The IPU does not compute on uint8 (Targeting the IPU "
         "from TensorFlow 1, \"Supported types\"; the tutorial casts on the host): uint8 arrays (a Keras "
         "dataset loader's images, arrays made as uint8) that "
         "reach `from_tensor_slices` unchanged are cast to float32 there, a Keras dataset's labels to "
@@ -45,6 +48,17 @@ class Tf1Dataset(Rule):
             x_train = x_train / 255.0
             dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train.astype("int32")))
             dataset = dataset.batch(32, drop_remainder=True)
+            """,
+            reported=False,
+        ),
+        # The whole test set read as one batch on the host: left whole, not emptied.
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            test = tf.data.Dataset.from_tensor_slices((x_test, y_test))
+            test_images, test_labels = tf.data.experimental.get_single_element(test.batch(len(x_test)))
+            first_images, first_labels = next(iter(test.batch(1000)))
             """,
             reported=False,
         ),
