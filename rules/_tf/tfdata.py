@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -671,19 +671,33 @@ def cast_images_map(dataset: cst.BaseExpression, tf: str) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=dataset, attr=cst.Name("map")), args=[cst.Arg(mapper)])
 
 
-def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str) -> None:
+# Where the data an expression holds can be cast: ``(expr, where)`` pairs, ``where`` naming the place
+# for the message (the expression itself, or the arguments the callers of its function give).
+Sources = Callable[[cst.BaseExpression, str], List[Tuple[cst.BaseExpression, str]]]
+
+
+def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str,
+               sources: Optional[Sources] = None, labels_only: bool = False) -> None:
     """``value`` gets ``.astype(...)`` when it certainly holds uint8 data: "int32" for a Keras
     dataset's labels reaching a label slot (``role`` "y" or "labels"), else "float32", which holds
     every uint8 value exactly. ``where`` names the place for the message. The values of a dict
     (named inputs, ``{"image": images}``) and the items of a list or tuple (several inputs) are cast
-    one by one, as a value alone."""
+    one by one, as a value alone. ``sources`` says where else to cast it (what the callers of a
+    function give for its parameter); ``value`` alone by default. ``labels_only``: only a Keras
+    dataset's labels are cast."""
     if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
         for element in value.elements:
             if isinstance(element, (cst.DictElement, cst.Element)):
-                cast_uint8(ctx, code, element.value, role, where)
+                cast_uint8(ctx, code, element.value, role, where, sources, labels_only)
         return
+    for source, place in sources(value, where) if sources is not None else [(value, where)]:
+        _cast_uint8_at(ctx, code, source, role, place, labels_only)
+
+
+def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str,
+                   labels_only: bool) -> None:
     data = uint8_data(ctx, value)
-    if data is None:
+    if data is None or labels_only and data.role != "labels":
         return
     dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
     ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
@@ -693,23 +707,18 @@ def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str
                f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
 
 
-def _keras_labels(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """``value`` holds the uint8 labels of a Keras dataset (``y_train`` of ``mnist.load_data()``)."""
-    data = uint8_data(ctx, value)
-    return data is not None and data.role == "labels"
-
-
-def cast_uint8_datasets(ctx: FileContext, code: str) -> None:
+def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] = None) -> None:
     """The uint8 arrays ``Dataset.from_tensor_slices`` / ``from_tensors`` are built from get cast
     (``cast_uint8``), and a ``tfds.load`` of a uint8 image set gets a ``tf.cast`` map. In a dataset
     with its own ``map`` only a Keras dataset's labels are cast (a map passes labels through, and
     takes class ids of any integer type); its images are left to the user, since casting them first
-    would change what ``convert_image_dtype`` does. Used by the Keras (IPU106) and TF1 (IPU206) rules."""
+    would change what ``convert_image_dtype`` does. ``sources`` as for ``cast_uint8``. Used by the
+    Keras (IPU106) and TF1 (IPU206) rules."""
     for call, inputs in tensor_slices_inputs(ctx):
         mapped = is_mapped(ctx, call)
         for role, value in inputs:
-            if not mapped or role == "labels" and _keras_labels(ctx, value):
-                cast_uint8(ctx, code, value, role, "the dataset")
+            if not mapped or role == "labels":
+                cast_uint8(ctx, code, value, role, "the dataset", sources, labels_only=mapped)
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):
             continue

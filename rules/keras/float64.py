@@ -1,4 +1,4 @@
-from typing import List, Set, Tuple
+from typing import Set
 
 import libcst as cst
 
@@ -7,7 +7,7 @@ from porter.cstutil import argument, string_value
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, sliced_arrays
 from porter.rules.keras._analysis.custom_loop import fed_loops
-from porter.rules.keras._analysis.datasets import given_arguments, made_datasets
+from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -26,7 +26,6 @@ _INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cas
 # float64 array made there is cast by Keras `fit`, or by the code that feeds it to the model.
 _HOST_MODULES = ("numpy.", "pandas.", "scipy.")
 _HOST_METHODS = frozenset({"astype", "to_numpy"})
-_CALLERS = 3  # how many callers up a parameter's arrays are followed
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
             "raises TypeError; use float32 (or float16)")
 
@@ -350,7 +349,8 @@ class Float64(Rule):
                 arrays = sliced_arrays(made.maker)
                 for index, array in enumerate(arrays):
                     if all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
-                        for expr, where in _given(ctx, array, owner(ctx, made.maker), made.callers):
+                        for expr, called in argument_sources(ctx, array, owner(ctx, made.maker), made.callers):
+                            where = f"the call of `{called}` gets" if called else "the dataset gets"
                             self._cast(ctx, expr, features=index == 0, step=name, where=where, done=done)
 
     def _cast(self, ctx, expr, features: bool, step: str, where: str, done: Set[int]) -> None:
@@ -420,22 +420,6 @@ def _holds(code: str, data) -> str:
     if data.kind == MAYBE_FLOAT64:
         return f"`{code}` may hold float64 data (from {data.origin}, assigned in a branch or a loop)"
     return f"`{code}` holds float64 data (from {data.origin})"
-
-
-def _given(ctx, array: cst.BaseExpression, scope, callers) -> List[Tuple[cst.BaseExpression, str]]:
-    """Where ``array`` (read in ``scope``) can be cast, and the words that say where: the array
-    itself ("the dataset gets"), or, for a parameter of the function that makes the dataset, the
-    argument each call of it gives (followed up a few callers)."""
-    pending = [(array, scope, callers, 0, "the dataset gets")]
-    found = []
-    while pending:
-        expr, scope, callers, depth, where = pending.pop()
-        given = given_arguments(ctx, expr, scope, callers) if depth < _CALLERS else []
-        if not given:
-            found.append((expr, where))
-        pending.extend((value, outer_scope, outer, depth + 1, f"the call of `{scope.name.value}` gets")
-                       for value, outer_scope, outer in given)
-    return found
 
 
 def _passes_on(ctx, mapped: cst.Call, index: int, size: int) -> bool:

@@ -1,9 +1,13 @@
+from typing import List, Set, Tuple
+
 import libcst as cst
 
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets
+from porter.rules.keras._analysis.datasets import argument_sources
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, is_estimator, method_calls
+from porter.scopes import owner
 
 _ROLES = ("x", "y", "features", "labels")
 
@@ -18,6 +22,26 @@ def load(augment):
         x = flip(x)
     model.fit(x.astype("float32"), y.astype("int32"))
     ds = tf.data.Dataset.from_tensor_slices((x, {labels})).map(normalize).batch(32)
+"""
+
+
+# The dataset is made, or the model trained, by a function of the file from its parameters.
+_HELPER = """\
+import tensorflow as tf
+
+
+def make_batches(x, y):
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(10000).batch(64)
+
+
+def train(model, x, y):
+    model.fit(x, y, batch_size=64, epochs=2)
+
+
+(x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+x_train = x_train.astype("float32") / 255.0
+batches = make_batches(x_train, {y_train})
+train(model, {x_test}, {y_test})
 """
 
 
@@ -52,8 +76,9 @@ class Uint8Cast(Rule):
         "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids). A `tfds.load` of "
         "such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, "
         "`.astype(...)`, `to_categorical`) is left "
-        "alone, and so is data whose flow is not clear (a branch, a parameter of a function; what a function of the "
-        "file returns is followed into it), and the "
+        "alone, and so is data whose flow is not clear (a branch; what a function of the file returns is followed "
+        "into it, and a parameter of a function of the file that the function does not assign is cast where its "
+        "callers give it), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast)."
     )
     examples = (
@@ -160,6 +185,10 @@ class Uint8Cast(Rule):
                 model.evaluate(x_test.astype("float32"), y_test.astype("int32"))
             """,
         ),
+        # A parameter is cast where the caller gives it (images cast there already are left alone).
+        Example(_HELPER.format(y_train="y_train", x_test="x_test", y_test="y_test"),
+                _HELPER.format(y_train='y_train.astype("int32")', x_test='x_test.astype("float32")',
+                               y_test='y_test.astype("int32")')),
         # What a loader function of the file returns holds what it held at its `return`; labels that
         # are uint8 at one `return` only are left alone.
         Example(*(_LOADER.format(labels=labels) for labels in ("labels", 'labels.astype("int32")'))),
@@ -415,6 +444,7 @@ class Uint8Cast(Rule):
     )
 
     def run(self, ctx) -> None:
+        sources = _argument_sources(ctx)
         holders = model_plan(ctx).holders
         for call, method in method_calls(ctx, *DATA_METHODS, "search"):
             if method == "search" and not (isinstance(call.func.value, cst.Name) and call.func.value.value in holders):
@@ -423,8 +453,24 @@ class Uint8Cast(Rule):
                 continue  # scikit-learn's `fit` computes on the host
             for role, value in data_arguments(call, method):
                 if role in _ROLES:
-                    cast_uint8(ctx, self.code, value, role, f"`{method}()`")
-        cast_uint8_datasets(ctx, self.code)
+                    cast_uint8(ctx, self.code, value, role, f"`{method}()`", sources)
+        cast_uint8_datasets(ctx, self.code, sources)
+
+
+def _argument_sources(ctx):
+    """Where the data read at an expression can be cast: the expression itself, or, for a parameter
+    of a function of the file, the argument each call of it gives, each place once (a parameter may
+    be read at several places)."""
+    done: Set[int] = set()
+
+    def sources(value: cst.BaseExpression, where: str) -> List[Tuple[cst.BaseExpression, str]]:
+        found = []
+        for source, called in argument_sources(ctx, value, owner(ctx, value), ()):
+            if id(source) not in done:
+                done.add(id(source))
+                found.append((source, f"the call of `{called}`" if called else where))
+        return found
+    return sources
 
 
 RULE = Uint8Cast()

@@ -459,6 +459,26 @@ def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: 
         _follow(ctx, root, ctx.module, methods, (), found, seen, depth + 1)
 
 
+_CALLERS = 3  # how many callers up a parameter's arrays are followed
+
+
+def argument_sources(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
+                     ) -> List[Tuple[cst.BaseExpression, Optional[str]]]:
+    """Where the data ``expr`` (read in ``scope``) holds can be changed: ``(expr, None)`` itself, or,
+    for a parameter of the function, ``(argument, name of the function)`` for the argument each call
+    of it gives (followed up a few callers, through the last of ``callers`` when given)."""
+    pending = [(expr, scope, callers, 0, None)]
+    found: List[Tuple[cst.BaseExpression, Optional[str]]] = []
+    while pending:
+        value, scope, callers, depth, called = pending.pop()
+        given = given_arguments(ctx, value, scope, callers) if depth < _CALLERS else []
+        if not given:
+            found.append((value, called))
+        pending.extend((argument_value, outer_scope, outer, depth + 1, scope.name.value)
+                       for argument_value, outer_scope, outer in given)
+    return found
+
+
 def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
                     ) -> List[Tuple[cst.BaseExpression, cst.CSTNode, Tuple[cst.Call, ...]]]:
     """When ``expr`` is a parameter of ``scope`` (a function that never assigns it): ``(argument,
