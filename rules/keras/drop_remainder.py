@@ -78,6 +78,17 @@ for epoch in range(3):
     run_epoch(folders)
 """
 
+# The same folder, given to a training function that shows a progress bar over its batches.
+_FOLDER_PROGRESS = "from tqdm import tqdm\n" + _FOLDER_LOOP[:_FOLDER_LOOP.index("for step")] + """\
+def run_epoch(dataset):
+    for step, (images, labels) in enumerate(tqdm(dataset, unit="batch")):
+        train_step(images, labels)
+
+
+for epoch in range(3):
+    run_epoch({folders})
+"""
+
 # A helper's folder dataset whose batches the caller counts (`len`) for a learning-rate schedule.
 _COUNTED_BY_LEN = """\
 import tensorflow as tf
@@ -135,7 +146,8 @@ class DropRemainder(Rule):
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
-        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
+        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step, "
+        "also through `enumerate`, `tqdm` or `zip`; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
@@ -178,6 +190,9 @@ class DropRemainder(Rule):
             """,
         ),
         Example(*(_FOLDER_LOOP.format(folders=folders) for folders in (
+            "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
+        # The same given to a training function, whose loop reads it through a progress bar.
+        Example(*(_FOLDER_PROGRESS.format(folders=folders) for folders in (
             "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
         # A folder dataset a helper of the file maps: still batched by Keras, rebatched where trained on.
         Example(
