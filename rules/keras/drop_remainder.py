@@ -78,6 +78,17 @@ for epoch in range(3):
     run_epoch(folders)
 """
 
+# The same folder, given to a training function that shows a progress bar over its batches.
+_FOLDER_PROGRESS = "from tqdm import tqdm\n" + _FOLDER_LOOP[:_FOLDER_LOOP.index("for step")] + """\
+def run_epoch(dataset):
+    for step, (images, labels) in enumerate(tqdm(dataset, unit="batch")):
+        train_step(images, labels)
+
+
+for epoch in range(3):
+    run_epoch({folders})
+"""
+
 # A helper's folder dataset whose batches the caller counts (`len`) for a learning-rate schedule.
 _COUNTED_BY_LEN = """\
 import tensorflow as tf
@@ -135,7 +146,8 @@ class DropRemainder(Rule):
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
-        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step; "
+        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step, "
+        "also through `enumerate`, `tqdm` or `zip`; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
@@ -152,7 +164,9 @@ class DropRemainder(Rule):
         "batch) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
-        "rewrite it (counted in a variable, or by another batch size)."
+        "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
+        "dataset as made (`steps_per_epoch=len(train_ds)`, `cardinality`), which includes the partial last "
+        "one the rebatched dataset drops, is reported."
     )
     examples = (
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
@@ -176,6 +190,9 @@ class DropRemainder(Rule):
             """,
         ),
         Example(*(_FOLDER_LOOP.format(folders=folders) for folders in (
+            "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
+        # The same given to a training function, whose loop reads it through a progress bar.
+        Example(*(_FOLDER_PROGRESS.format(folders=folders) for folders in (
             "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
         # A folder dataset a helper of the file maps: still batched by Keras, rebatched where trained on.
         Example(
@@ -274,6 +291,29 @@ class DropRemainder(Rule):
             val_ds = tf.keras.utils.image_dataset_from_directory("val", image_size=(64, 64), batch_size=32)
             model = tf.keras.models.load_model("scorer.keras")
             model.evaluate(val_ds.unbatch().batch(32, drop_remainder=True), steps=val_count // 32)
+            """,
+        ),
+        # Its batches counted as made (`len`, `cardinality`), partial last one included: said, as
+        # the count of whole batches is not known there.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("train", image_size=(64, 64), batch_size=8)
+            steps = tf.data.experimental.cardinality(train_ds).numpy()
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(train_ds, steps_per_epoch=len(train_ds), epochs=3)
+            model.evaluate(train_ds, steps=steps)
+            """,
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("train", image_size=(64, 64), batch_size=8)
+            steps = tf.data.experimental.cardinality(train_ds).numpy()
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(train_ds.unbatch().batch(8, drop_remainder=True), steps_per_epoch=len(train_ds),
+                      epochs=3)
+            model.evaluate(train_ds.unbatch().batch(8, drop_remainder=True), steps=steps)
             """,
         ),
         # Batches a layer is adapted on are read on the host: each line counts, none is dropped.
@@ -1291,7 +1331,30 @@ class DropRemainder(Rule):
             if count is None or id(count) in done:
                 continue
             done.add(id(count))
-            self._fix_rounded_up_count(ctx, entry, name, count, size)
+            if not self._report_counted_before_rebatch(ctx, entry, value, name, count, size):
+                self._fix_rounded_up_count(ctx, entry, name, count, size)
+
+    def _report_counted_before_rebatch(self, ctx, entry, value, name: str, count: cst.Arg, size) -> bool:
+        """``name=len(ds)`` (or ``cardinality``) of the call ``entry``, where ``ds`` is the Keras-made
+        dataset the port rebatches for it: it counts the batches as made, partial last one included,
+        one more than the rebatched dataset holds (and the rebatched one has no count to read). True
+        when it reported so."""
+        source = keras_batched_source(ctx, value, entry.owner)
+        if source is None:
+            return False
+        written = count.value
+        if isinstance(written, cst.Name):
+            written = last_value_before(ctx, written, entry.owner) or written
+        counted = next((counted for counted, _ in _counted(ctx, walk(written))
+                        if keras_batched_source(ctx, counted, owner(ctx, counted)) is source), None)
+        if counted is None:
+            return False
+        ctx.report(self.code, count, f"`{name}={code_of(ctx, count.value)}` counts the batches of "
+                   f"`{code_of(ctx, counted)}` with its partial last batch, which the port now drops "
+                   f"(`.unbatch().batch({code_of(ctx, size)}, drop_remainder=True)`), so Keras on the IPU asks for "
+                   "one batch more than there is and runs out of data: count the whole batches (samples `//` "
+                   f"{code_of(ctx, size)})", fixed=False, severity="warning")
+        return True
 
     def _fix_rounded_up_count(self, ctx, entry, name: str, count: cst.Arg, size) -> None:
         """``name=count`` of the call ``entry``, which reads a dataset now in whole batches of ``size``."""

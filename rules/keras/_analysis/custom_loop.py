@@ -131,17 +131,32 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
 
 def fed_loops(ctx: FileContext, runs: bool = False) -> List[Tuple[StepCall, cst.BaseExpression]]:
     """``(step call, dataset)`` for each loop of the file that feeds a custom step, training or
-    test (the last step of a loop that calls several): what it iterates over, through ``enumerate``.
-    With ``runs``, also the loops that already hand their step to ``strategy.run``."""
+    test (the last step of a loop that calls several): what it iterates over, through ``enumerate``,
+    ``tqdm`` and ``zip`` (one pair for each dataset zipped). With ``runs``, also the loops that
+    already hand their step to ``strategy.run``."""
     calls = step_calls(ctx) + evaluation_calls(ctx, model_plan(ctx).model_like) + (run_calls(ctx) if runs else [])
     loops = {id(step.loop): step for step in calls}
-    found = []
-    for step in loops.values():
-        source = step.loop.iter
-        if isinstance(source, cst.Call) and is_name(source.func, "enumerate") and source.args:
-            source = source.args[0].value  # `for i, (x, y) in enumerate(train_ds)`
-        found.append((step, source))
-    return found
+    return [(step, source) for step in loops.values() for source in iterated(ctx, step.loop.iter)]
+
+
+def iterated(ctx: FileContext, source: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What a loop over ``source`` takes its batches from, through the calls that hand them on
+    (``enumerate(train_ds)``, ``tqdm(train_ds, total=n)``, ``zip(images, labels)``, nested)."""
+    if not (isinstance(source, cst.Call) and source.args):
+        return [source]
+    builtin = isinstance(source.func, cst.Name) and ctx.qualified_name(source.func) is None
+    if builtin and source.func.value == "zip":
+        return [found for arg in source.args if arg.keyword is None and not arg.star
+                for found in iterated(ctx, arg.value)]
+    if builtin and source.func.value == "enumerate" or _progress_bar(ctx, source.func):
+        return iterated(ctx, source.args[0].value)
+    return [source]
+
+
+def _progress_bar(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """``func`` is ``tqdm`` (of ``tqdm``, ``tqdm.auto``, ``tqdm.notebook``...), which yields what it wraps."""
+    parts = (ctx.qualified_name(func) or "").split(".")
+    return len(parts) > 1 and parts[0] == "tqdm" and parts[-1] == "tqdm"
 
 
 def read_in_training(ctx: FileContext) -> List[Tuple[cst.BaseExpression, cst.CSTNode]]:
