@@ -125,6 +125,9 @@ class Plan:
     replaced_strategies: List[cst.Call] = field(default_factory=list)
     strategy_statement: Optional[cst.BaseStatement] = None  # an existing strategy assignment
     strategy_name: str = "strategy"
+    # Where a class makes the strategy it owns when model code out of the class gets the port's own
+    # IPU strategy: two strategies, which cannot nest (the audit reports it).
+    second_strategies: List[cst.BaseStatement] = field(default_factory=list)
     has_ipu_strategy: bool = False
     configured: bool = False
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
@@ -489,6 +492,8 @@ class _Analysis:
             plan.strategy_name = code_of(self.ctx, kept)
             return
         self._use_instance_strategy(owner_class, kept.attr.value, outside)
+        if plan.strategy_statement is None:
+            plan.second_strategies.append(owned[0])
 
     def _use_instance_strategy(self, owner_class: cst.ClassDef, attribute: str, outside: List[Region]) -> None:
         """The class that owns the program's strategy made once (``trainer = Trainer()``), with all
