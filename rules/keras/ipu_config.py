@@ -267,6 +267,60 @@ class IpuConfig(Rule):
             trainer = Trainer()
             """,
         ),
+        # The same trainer with model code out of the class after it (a baseline model made in the
+        # trainer's scope): configured once, before the trainer (and its strategy) is made.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=32)
+
+
+            def main(x, y):
+                trainer = Trainer()
+                trainer.train(x, y)
+                with trainer.strategy.scope():
+                    baseline = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    baseline.compile(loss="mse")
+                baseline.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.OneDeviceStrategy("/gpu:0")
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=32)
+
+
+            def main(x, y):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                trainer = Trainer()
+                trainer.train(x, y)
+                with trainer.strategy.scope():
+                    baseline = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    baseline.compile(loss="mse")
+                baseline.fit(x, y, batch_size=32)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

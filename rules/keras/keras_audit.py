@@ -49,6 +49,30 @@ class KerasAudit(Rule):
         "made by a call out of that function and out of the scope: its weights would be made out of the scope."
     )
     examples = (
+        # A trainer class that makes its own strategy, with a model trained in main() before the
+        # trainer is made: that model gets a second IPU strategy, and the trainer's is entered in
+        # its scope. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main(x, y):
+                baseline = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                baseline.compile(loss="mse")
+                baseline.fit(x, y, batch_size=32)
+                trainer = Trainer()
+                trainer.model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
         Example(
             """\
@@ -358,6 +382,8 @@ classifier = LogisticRegression().fit(features, labels)
         if self._wrapped_models(ctx):
             return  # scikit-learn builds and trains the model: that is what is missing
         self._outer_networks(ctx)
+        if self._second_strategies(ctx):
+            return
         calls = _training_calls(ctx)
         if calls:
             plan = model_plan(ctx)
@@ -382,6 +408,20 @@ classifier = LogisticRegression().fit(features, labels)
             ctx.report(self.code, assign, f"{names}, which the model is built on, is made outside the IPU strategy's "
                        "scope, so its weights are too (compiling the model fails): the port is not complete; make "
                        "it in the scope, where the model is built", fixed=False)
+
+    def _second_strategies(self, ctx) -> bool:
+        """A class that makes its own strategy (``self.strategy = strategy or MirroredStrategy()``)
+        while model code out of it, which the port cannot put in that strategy's scope, gets a
+        second IPU strategy: entered one inside the other, they fail ("Mixing different
+        tf.distribute.Strategy objects")."""
+        plan = model_plan(ctx)
+        for statement in plan.second_strategies:
+            owner = code_of(ctx, ctx.enclosing(statement, cst.ClassDef).name)
+            ctx.report(self.code, statement, f"`{owner}` makes its own strategy, and the model code out of it runs "
+                       "in a second IPU strategy, which cannot be entered with it: the port is not complete; make "
+                       f"one strategy before the model code and give it to `{owner}`, or use the scope of "
+                       f"`{owner}`'s strategy after it is made", fixed=False)
+        return bool(plan.second_strategies)
 
     def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the

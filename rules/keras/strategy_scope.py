@@ -34,9 +34,10 @@ def _strategy_code(plan) -> str:
 
 
 def _scope(name: str):
+    """``with name.scope():`` around statements; ``name`` may be an attribute (``trainer.strategy``)."""
     def build(statements):
         return cst.With(
-            items=[cst.WithItem(cst.Call(cst.Attribute(cst.Name(name), cst.Name("scope"))))],
+            items=[cst.WithItem(cst.Call(cst.Attribute(cst.parse_expression(name), cst.Name("scope"))))],
             body=cst.IndentedBlock(body=statements),
         )
 
@@ -2107,6 +2108,59 @@ run_experiment(net)
 
 
             trainer = Trainer(build)
+            """,
+        ),
+        # The same trainer made once, with model code after it out of the class (a probe model built
+        # in the trainer's scope, an evaluation): that code runs in the scope of the trainer's
+        # strategy, the one IPU strategy, not of a second one made for it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=32)
+
+
+            def main(x, y):
+                trainer = Trainer()
+                trainer.train(x, y)
+                with trainer.strategy.scope():
+                    probe = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    probe.compile(loss="mse")
+                probe.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, strategy=None):
+                    self.strategy = strategy or ipu.ipu_strategy.IPUStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=32)
+
+
+            def main(x, y):
+                trainer = Trainer()
+                with trainer.strategy.scope():
+                    trainer.train(x, y)
+                    with trainer.strategy.scope():
+                        probe = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        probe.compile(loss="mse")
+                    probe.fit(x, y)
             """,
         ),
         # Methods of a plain class that build its models (a GAN class's builders): one scope where

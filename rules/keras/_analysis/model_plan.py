@@ -125,6 +125,9 @@ class Plan:
     replaced_strategies: List[cst.Call] = field(default_factory=list)
     strategy_statement: Optional[cst.BaseStatement] = None  # an existing strategy assignment
     strategy_name: str = "strategy"
+    # Where a class makes the strategy it owns when model code out of the class gets the port's own
+    # IPU strategy: two strategies, which cannot nest (the audit reports it).
+    second_strategies: List[cst.BaseStatement] = field(default_factory=list)
     has_ipu_strategy: bool = False
     configured: bool = False
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
@@ -481,11 +484,32 @@ class _Analysis:
         if len(owned) != 1 or len(plan.replaced_strategies) != 1 or plan.strategy_statement is not None:
             return
         owner_class = self.ctx.enclosing(owned[0], cst.ClassDef)
-        if any(not any(ancestor is owner_class for ancestor in self.ctx.ancestors(region.block))
-               for region in plan.regions):
+        kept = self._kept_in_attribute(plan.replaced_strategies[0]).targets[0].target
+        outside = [region for region in plan.regions
+                   if not any(ancestor is owner_class for ancestor in self.ctx.ancestors(region.block))]
+        if not outside:
+            plan.strategy_statement = owned[0]
+            plan.strategy_name = code_of(self.ctx, kept)
             return
-        plan.strategy_statement = owned[0]
-        plan.strategy_name = code_of(self.ctx, self._kept_in_attribute(plan.replaced_strategies[0]).targets[0].target)
+        self._use_instance_strategy(owner_class, kept.attr.value, outside)
+        if plan.strategy_statement is None:
+            plan.second_strategies.append(owned[0])
+
+    def _use_instance_strategy(self, owner_class: cst.ClassDef, attribute: str, outside: List[Region]) -> None:
+        """The class that owns the program's strategy made once (``trainer = Trainer()``), with all
+        the model code out of the class after it (``with trainer.strategy.scope():``, ``trainer.
+        model.evaluate(...)``): the IPU is configured before the object is made, and that code runs
+        in the scope of the object's strategy (``trainer.strategy``), the program's only one."""
+        plan = self.plan_
+        constructions = local_calls(self.ctx, owner_class)
+        assign = self.ctx.parent(constructions[0]) if len(constructions) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)) or len(outside) != len(plan.regions):
+            return
+        statement = self.ctx.statement_of(assign)
+        if all(self._bound_before(statement, region.anchor) for region in outside):
+            plan.strategy_statement = statement
+            plan.strategy_name = f"{assign.targets[0].target.value}.{attribute}"
 
     def _binding_statement(self, assignment: cst.BaseStatement, name: str) -> cst.BaseStatement:
         """The outermost statement that binds the strategy on every path: ``assignment`` itself,
