@@ -1963,6 +1963,56 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # A Keras layer of the file that holds a model of its own (a residual block), made in a helper
+        # that builds the model: layer code, run in the one scope around the model's construction,
+        # with no strategy of its own.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Residual(tf.keras.layers.Layer):
+                def __init__(self, units):
+                    super().__init__()
+                    self.body = tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(units)])
+
+                def call(self, x):
+                    return x + self.body(x)
+
+
+            def block(x, units):
+                return Residual(units)(x)
+
+
+            inputs = tf.keras.Input(shape=(16,))
+            model = tf.keras.Model(inputs, block(block(inputs, 16), 16))
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Residual(tf.keras.layers.Layer):
+                def __init__(self, units):
+                    super().__init__()
+                    self.body = tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(units)])
+
+                def call(self, x):
+                    return x + self.body(x)
+
+
+            def block(x, units):
+                return Residual(units)(x)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                inputs = tf.keras.Input(shape=(16,))
+                model = tf.keras.Model(inputs, block(block(inputs, 16), 16))
+                model.compile(optimizer="adam", loss="mse")
+            """,
+        ),
         # A trainer class given the strategy a function of the file picks (and entering its scope):
         # the function gives the IPU strategy, and no second one is made around the trainer.
         Example(

@@ -41,7 +41,8 @@ from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains)
-from porter.rules.keras._analysis.util import clears_session, estimator_model_fns, host_only, subclasses_of
+from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
+                                               subclasses_of)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -1251,9 +1252,11 @@ class _Analysis:
         return last
 
     def _plain_class_of(self, function: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
-        """The class ``function`` is a method of, when that class is no Keras model of the file."""
+        """The class ``function`` is a method of, when that class is no Keras class (a model, a
+        layer that holds a model of its own, a callback...)."""
         owner_class = self.ctx.parent(self.ctx.parent(function)) if function is not None else None
-        if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes:
+        if isinstance(owner_class, cst.ClassDef) and owner_class.name.value not in self.model_classes and (
+                owner_class.name.value not in keras_subclasses(self.ctx)):
             return owner_class
         return None
 

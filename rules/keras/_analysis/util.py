@@ -119,6 +119,20 @@ def generator_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
 def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:
     """Classes of the file deriving (directly or through other classes of the file) from one
     of the Keras-canonical ``bases`` (e.g. ``keras.utils.Sequence``)."""
+    return _deriving(ctx, lambda name: name in bases)
+
+
+_KERAS_SUBCLASSES: SharedKey[Dict[str, cst.ClassDef]] = SharedKey("keras-subclasses")
+
+
+def keras_subclasses(ctx: FileContext) -> Dict[str, cst.ClassDef]:
+    """Classes of the file deriving (directly or through other classes of the file) from any
+    Keras class: layers, models, callbacks, losses..."""
+    return ctx.shared(_KERAS_SUBCLASSES, lambda: _deriving(
+        ctx, lambda name: name is not None and name.startswith("keras.")))
+
+
+def _deriving(ctx: FileContext, is_base) -> Dict[str, cst.ClassDef]:
     found: Dict[str, cst.ClassDef] = {}
     classes = ctx.nodes(cst.ClassDef)
     changed = True
@@ -128,7 +142,7 @@ def subclasses_of(ctx: FileContext, *bases: str) -> Dict[str, cst.ClassDef]:
             if node.name.value in found:
                 continue
             for base in node.bases:
-                if ctx.keras_name(base.value) in bases or (
+                if is_base(ctx.keras_name(base.value)) or (
                     isinstance(base.value, cst.Name) and base.value.value in found
                 ):
                     found[node.name.value] = node
