@@ -1,12 +1,13 @@
 """IPU158: a SavedModel (or TensorFlow Hub module) loaded and called outside the IPU strategy."""
 
-from typing import Dict, Optional
+from typing import Optional
 
 import libcst as cst
 
 from porter.context import code_of
 from porter.rule import KERAS, NOTE, WARN, Example, Rule
 from porter.rules.keras._analysis.custom_loop import run_targets
+from porter.rules.keras._analysis.datasets import given_arguments
 from porter.scopes import assignments, owner
 
 # Loaders of a whole saved model as a Python object (not a Keras model, which the strategy rules
@@ -51,6 +52,20 @@ class SavedModelCall(Rule):
             print(reloaded.signatures["serving_default"](tf.constant(rows)))
             """,
         ),
+        # Handed to a function, which runs one of its signatures through an alias.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def embed(encoder, rows):
+                serve = encoder.signatures["serving_default"]
+                return serve(tf.constant(rows))
+
+
+            vectors = embed(tf.saved_model.load("exported/encoder"), rows)
+            """,
+        ),
         # Loaded and only looked at, or loaded as a Keras model: nothing runs on the host.
         Example(
             """\
@@ -83,37 +98,72 @@ class SavedModelCall(Rule):
     )
 
     def run(self, ctx) -> None:
-        loaded = _loaded_names(ctx)
-        if not loaded:
+        if not any(ctx.qualified_name(call.func) in LOADERS for call in ctx.nodes(cst.Call)):
             return
         on_device = run_targets(ctx)
         reported = set()
         for call in ctx.nodes(cst.Call):
-            name = _called_model(ctx, call, loaded)
-            if name is None or name in reported:
+            root = _graph_root(call.func)
+            if root is None or ctx.qualified_name(root) is not None or root.value in reported:
+                continue
+            loader = _loaded_into(ctx, root, owner(ctx, call), 0)
+            if loader is None:
                 continue
             function = ctx.enclosing_function(call)
             if function is not None and function.name.value in on_device:
                 continue
-            reported.add(name)
+            reported.add(root.value)
             ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` runs a saved model loaded with "
-                       f"`{loaded[name]}` on the CPU: the IPU strategy does not place it; to run it on the IPU, "
+                       f"`{loader}` on the CPU: the IPU strategy does not place it; to run it on the IPU, "
                        "call it in a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
                        "`strategy.scope()` (every operation of the saved graph must compile for the IPU)",
                        fixed=False)
 
 
-def _loaded_names(ctx) -> Dict[str, str]:
-    """Names assigned a loaded saved model (or one of its signatures), with the loader's short name."""
-    found: Dict[str, str] = {}
-    for assign in ctx.nodes(cst.Assign):
-        loader = _loader_of(ctx, assign.value)
-        if loader is None:
-            continue
-        for target in assign.targets:
-            if isinstance(target.target, cst.Name):
-                found[target.target.value] = loader
-    return found
+_DEPTH = 4  # how many aliases and callers a loaded model is followed through
+
+
+def _graph_root(func: cst.BaseExpression) -> Optional[cst.Name]:
+    """The name a call runs the graph of: ``detector`` in ``detector(x)`` and in
+    ``module.signatures["default"](x)``; None for ``model.summary()``, ``model.signatures.keys()``."""
+    root = func
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    if not isinstance(root, cst.Name) or (root is not func and not _through_signatures(func)):
+        return None
+    return root
+
+
+def _loaded_into(ctx, name: cst.Name, scope, depth: int) -> Optional[str]:
+    """The loader's short name when ``name`` (read in ``scope``) holds a loaded saved model or one of
+    its signatures on every assignment of it there: directly, through an alias
+    (``serve = module.signatures["default"]``), or as a parameter of a function that a call gives
+    one to; None otherwise."""
+    if depth > _DEPTH:
+        return None
+    values = [value for _, bound, value in assignments(ctx, scope) if bound == name.value]
+    if values:
+        loaders = [_value_loader(ctx, value, scope, depth) if value is not None else None for value in values]
+        return loaders[0] if all(loaders) else None
+    for given, given_scope, _ in given_arguments(ctx, name, scope, ()):
+        loader = _value_loader(ctx, given, given_scope, depth)
+        if loader is not None:
+            return loader
+    if isinstance(scope, cst.FunctionDef):  # a module variable the function reads
+        return _loaded_into(ctx, name, ctx.module, depth + 1)
+    return None
+
+
+def _value_loader(ctx, value: cst.BaseExpression, scope, depth: int) -> Optional[str]:
+    """The loader's short name when ``value`` is a loader's result (``hub.load(url)``,
+    ``tf.saved_model.load(d).signatures["x"]``) or a name that holds one."""
+    loader = _loader_of(ctx, value)
+    if loader is not None:
+        return loader
+    root = value if isinstance(value, cst.Name) else _graph_root(value)
+    if root is None or ctx.qualified_name(root) is not None:
+        return None
+    return _loaded_into(ctx, root, scope, depth + 1)
 
 
 def _loader_of(ctx, value: cst.BaseExpression) -> Optional[str]:
@@ -125,22 +175,6 @@ def _loader_of(ctx, value: cst.BaseExpression) -> Optional[str]:
         return None
     qualified = ctx.qualified_name(value.func)
     return code_of(ctx, value.func) if qualified in LOADERS else None
-
-
-def _called_model(ctx, call: cst.Call, loaded: Dict[str, str]) -> Optional[str]:
-    """The loaded name ``call`` runs: ``detector(x)``, ``module.signatures["default"](x)``, when the
-    name holds the loaded model where the call is (its last assignment there)."""
-    func = call.func
-    while isinstance(func, (cst.Subscript, cst.Attribute)):
-        func = func.value
-    if not isinstance(func, cst.Name) or func.value not in loaded or ctx.qualified_name(func) is not None:
-        return None
-    if func is not call.func and not _through_signatures(call.func):
-        return None  # `model.summary()`, `model.signatures.keys()`: not a run of the graph
-    values = [value for _, name, value in assignments(ctx, owner(ctx, call)) if name == func.value]
-    if values and not all(value is not None and _loader_of(ctx, value) is not None for value in values):
-        return None
-    return func.value
 
 
 def _through_signatures(func: cst.BaseExpression) -> bool:

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from porter.rule import TF1, WARN, Example, Rule
-from porter.rules.tf1._analysis.graph import calls_named, runs_on_ipu, tf_call_name
+from porter.rules.tf1._analysis.graph import calls_named, compiled_by_port, runs_on_ipu, tf_call_name
 
 # Ops with no IPU kernel (the op filter of the IPU device) and ops on strings and Python calls
 # (Targeting the IPU from TensorFlow 1, "Unsupported operations").
@@ -23,12 +23,15 @@ class UnsupportedOps(Rule):
     name = "unsupported-ops"
     kind = WARN
     frameworks = frozenset({TF1})
+    # Also checks what IPU202 and IPU208 compile in this port (fixtures/tf1/spectral_tone_classifier.py:
+    # examples run one rule alone).
+    after = ("IPU202", "IPU208")
     summary = "Ops with no IPU kernel (FFT, complex numbers, strings, image decoding, Python calls) in IPU code."
     rationale = (
         "The IPU device has no kernel for `Angle, Complex, ComplexAbs, Conj, FFT*, IFFT*, Imag, Real, "
         "NonMaxSuppressionV4` and for ops on strings or decoding images; an unsupported op makes "
         "compilation fail (Targeting the IPU from TensorFlow 1, \"Unsupported operations\"). In an IPU scope, "
-        "or a function it compiles, "
+        "a function it compiles, or a graph this port compiles (and the functions it calls), "
         "they are reported: compute them on the host, in the `tf.data` pipeline or in "
         "`ipu.scopes.outside_compilation_scope()`. Support of ops not listed there is not known."
     )
@@ -63,7 +66,7 @@ class UnsupportedOps(Rule):
     def run(self, ctx) -> None:
         for call in calls_named(ctx, _UNSUPPORTED) + self._string_ops(ctx):
             name = tf_call_name(ctx, call)
-            if runs_on_ipu(ctx, call):
+            if runs_on_ipu(ctx, call) or compiled_by_port(ctx, call):
                 ctx.report(self.code, call, f"`tf.{name}` has no IPU kernel: compute it on the host "
                            "(in the tf.data pipeline, or in `ipu.scopes.outside_compilation_scope()`)", fixed=False)
 

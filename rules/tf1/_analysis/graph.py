@@ -413,6 +413,35 @@ def runs_on_ipu(ctx: FileContext, node: cst.CSTNode) -> bool:
     return function is not None and function.name.value in ipu_functions(ctx)
 
 
+def compiled_by_port(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """True when ``node`` is in a computation this port compiles (IPU202, IPU208: ``compiled_now``)
+    or in a function of the file such a computation calls, directly or through other functions."""
+    compiled = compiled_now(ctx)
+    if not compiled:
+        return False
+    roots = [id(part) for kind, held, _ in compiled for part in ([held] if kind == "function" else held)]
+    ancestors = list(ctx.ancestors(node))
+    if any(id(ancestor) in roots for ancestor in ancestors):
+        return True
+    function = ctx.enclosing_function(node)
+    return function is not None and function.name.value in _called_from(ctx, compiled)
+
+
+def _called_from(ctx: FileContext, compiled: List[Tuple[str, object, str]]) -> Set[str]:
+    """Names of the functions of the file that the compiled computations call, transitively."""
+    functions = {statement.name.value: statement for statement in walk(ctx.module)
+                 if isinstance(statement, cst.FunctionDef)}
+    pending = [held if kind == "function" else cst.Module(body=list(held)) for kind, held, _ in compiled]
+    found: Set[str] = set()
+    while pending:
+        for node in walk(pending.pop()):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions \
+                    and node.func.value not in found:
+                found.add(node.func.value)
+                pending.append(functions[node.func.value])
+    return found
+
+
 # ------------------------------------------------------- the computations IPU202 compiles (for IPU207)
 def note_compiled(ctx: FileContext, kind: str, node, name: str) -> None:
     """Record a computation ``ipu.ipu_compiler.compile`` gets in this port: kind "function" (``node``
