@@ -40,7 +40,7 @@ from porter.cstutil import argument, is_name, keyword, single_small, string_valu
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
-    trains)
+    trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
                                                subclasses_of)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
@@ -818,7 +818,7 @@ class _Analysis:
             if (isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS
                     and isinstance(func.value, cst.Name) and func.value.value in models):
                 return True
-        return bool(models & self._passed_to_trainers(function))
+        return bool(models & self._passed_to_trainers(function)) or trains_in_loops(self.ctx, function)
 
     def _find_trainers(self) -> None:
         """Functions of the file that compile or train a model they are given (``def

@@ -452,6 +452,24 @@ def reaches_models(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     return not names.isdisjoint(models)
 
 
+def trains_in_loops(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether a loop of ``function``'s own code trains a model batch by batch: it calls a step
+    function of the file that updates weights (also one defined in ``function``), hands a step to
+    ``strategy.run``, or opens a ``GradientTape`` in a body that applies the gradients. Such a
+    function uses the models it makes, as one that calls ``fit`` does: it is no builder, even
+    when it returns the model it trained."""
+    loops = [step.loop for step in step_calls(ctx) if trains(ctx, step.function)] + [
+        step.loop for step in run_calls(ctx)]
+    if any(ctx.enclosing_function(loop) is function for loop in loops):
+        return True
+    for tape, _ in ctx.calls_to(*TAPES):
+        loop = ctx.enclosing(tape, cst.For) or ctx.enclosing(tape, cst.While)
+        if loop is not None and ctx.enclosing_function(tape) is function and ctx.enclosing_function(
+                loop) is function and any(updates_weights(node) for node in walk(loop.body)):
+            return True
+    return False
+
+
 def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
     """Whether the body of ``loop`` trains, or may: it opens a tape (any ``with`` but a strategy's
     scope), calls a step function of the file (or one named like a step), ``strategy.run`` or
