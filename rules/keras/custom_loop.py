@@ -119,6 +119,9 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+# A helper of the step whose parameter has the name of one of the step's variables.
+_CLIPPED = ("optimizer = tf.keras.optimizers.SGD(0.01)\n\n\ndef clipped(grads):\n"
+            "    return [tf.clip_by_norm(grad, 1.0) for grad in grads]\n\n\n")
 _LOOP_IN_FUNCTION = """import tensorflow as tf
 
 
@@ -790,6 +793,12 @@ class CustomLoop(Rule):
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
+        # A helper's parameter named like a variable of the step is the helper's own: it reads no
+        # output of the step, which returns the loss alone.
+        Example(*(code.replace("optimizer = tf.keras.optimizers.SGD(0.01)\n", _CLIPPED).replace(
+            "zip(grads, model", "zip(clipped(grads), model") for code in (
+            _INLINE_BEFORE, _INLINE_AFTER.replace("\n\n@tf.function", "\n@tf.function").replace(
+                "loss\n\nfor", "loss\n\n\nfor")))),
         # Two loops, two step functions, each with a name of its own.
         Example(_MODEL + "for x, y in dataset:\n" + indent(_TAPE_STEP, "    ") + "for x, y in finetune:\n"
                 + indent(_TAPE_STEP, "    "),
