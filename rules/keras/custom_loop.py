@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_region
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
-from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
+from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import assignments, fresh_name, local_function, owner
 from porter.throughput import config_replicas, config_steps
@@ -1256,7 +1256,7 @@ class CustomLoop(Rule):
         calling a loss object of automatic reduction (a GAN's ``self.loss_fn`` given to its
         ``compile``, a module's ``mse``): the loss object gets ``reduction=NONE`` and each call in
         the steps is averaged with ``reduce_mean``, which is what the automatic reduction computed."""
-        for owner in subclasses_of(ctx, *MODEL_BASES).values():
+        for owner in subclass_definitions(ctx, *MODEL_BASES):  # each, when a notebook defines one again
             hooks = [statement for statement in owner.body.body
                      if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
             if not hooks:
