@@ -122,6 +122,28 @@ _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y
 # A helper of the step whose parameter has the name of one of the step's variables.
 _CLIPPED = ("optimizer = tf.keras.optimizers.SGD(0.01)\n\n\ndef clipped(grads):\n"
             "    return [tf.clip_by_norm(grad, 1.0) for grad in grads]\n\n\n")
+# A step made by a factory that closes over the model and optimizer, called through the name that holds it.
+_FACTORY = """import tensorflow as tf
+
+
+def make_step(net, opt):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((net(x) - y) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
+        return loss
+
+    return step
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+step_fn = make_step(model, tf.keras.optimizers.SGD(0.01))
+for x, y in dataset:
+    step_fn(x, y)
+"""
+_FACTORY_AFTER = _FACTORY.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "    step_fn(x, y)", "    strategy.run(step_fn, args=(x, y))")
 _LOOP_IN_FUNCTION = """import tensorflow as tf
 
 
@@ -799,6 +821,11 @@ class CustomLoop(Rule):
             "zip(grads, model", "zip(clipped(grads), model") for code in (
             _INLINE_BEFORE, _INLINE_AFTER.replace("\n\n@tf.function", "\n@tf.function").replace(
                 "loss\n\nfor", "loss\n\n\nfor")))),
+        # A step a factory returns, called through the name that holds it: that name goes to
+        # `strategy.run`, one step per execution (the on-device loop would go beside the step, in
+        # the factory, where the name is not bound).
+        Example(_FACTORY, _FACTORY_AFTER),
+        Example(_FACTORY, _FACTORY_AFTER, options={"steps_per_execution": 16}),
         # Two loops, two step functions, each with a name of its own.
         Example(_MODEL + "for x, y in dataset:\n" + indent(_TAPE_STEP, "    ") + "for x, y in finetune:\n"
                 + indent(_TAPE_STEP, "    "),
@@ -1179,16 +1206,21 @@ class CustomLoop(Rule):
                     compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
-                ctx.replace(step.call, _run_call(plan.strategy, name))
+                # The name the loop calls: the step's own, or one that holds it (`step_fn = make_step(...)`).
+                held = code_of(ctx, step.call.func)
+                ctx.replace(step.call, _run_call(plan.strategy, held))
                 self._report_sliced_batches(ctx, step.loop, [arg.value for arg in step.call.args])
                 steps = config_steps(ctx.config)
-                detail = (f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
+                detail = (f"; the loop calls it as `{held}`, which holds what a function returns, so it stays one "
+                          f"step per execution instead of {steps}" if steps and held != name
+                          else f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
                           f"it stays one step per execution instead of {steps}" if steps and plan.unknown_length
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
-                ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
-                           f"called through `{plan.strategy}.run`{detail}", fixed=True)
+                called = f" (which `{held}` holds)" if held != name else ""
+                ctx.report(self.code, step.call, f"`{name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
+                           f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 continue
             loop_name = loops.get(id(step.function))
             if loop_name is None:

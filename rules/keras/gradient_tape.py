@@ -6,7 +6,8 @@ from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops,
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
-from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, functions_run_by, is_tf_function, updates_weights
+from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
+                                                updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule
@@ -484,6 +485,9 @@ class GradientTape(Rule):
                 fn = fn.attr
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
+        for name, steps in made_steps(ctx).items():  # `strategy.run(step_fn, ...)` runs the step it holds
+            for step in steps if name in found else ():
+                found.setdefault(step.name.value, []).extend(found[name])
         return found
 
     @staticmethod
