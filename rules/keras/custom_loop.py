@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_region
 from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
-from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclasses_of
+from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import assignments, fresh_name, local_function, owner
 from porter.throughput import config_replicas, config_steps
@@ -119,6 +119,31 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+# A helper of the step whose parameter has the name of one of the step's variables.
+_CLIPPED = ("optimizer = tf.keras.optimizers.SGD(0.01)\n\n\ndef clipped(grads):\n"
+            "    return [tf.clip_by_norm(grad, 1.0) for grad in grads]\n\n\n")
+# A step made by a factory that closes over the model and optimizer, called through the name that holds it.
+_FACTORY = """import tensorflow as tf
+
+
+def make_step(net, opt):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((net(x) - y) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
+        return loss
+
+    return step
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+step_fn = make_step(model, tf.keras.optimizers.SGD(0.01))
+for x, y in dataset:
+    step_fn(x, y)
+"""
+_FACTORY_AFTER = _FACTORY.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+    "    step_fn(x, y)", "    strategy.run(step_fn, args=(x, y))")
 _LOOP_IN_FUNCTION = """import tensorflow as tf
 
 
@@ -790,6 +815,17 @@ class CustomLoop(Rule):
         # A step written inline in the loop moves into a compiled function; what the loop reads after it
         # (the loss) is returned.
         Example(_INLINE_BEFORE, _INLINE_AFTER),
+        # A helper's parameter named like a variable of the step is the helper's own: it reads no
+        # output of the step, which returns the loss alone.
+        Example(*(code.replace("optimizer = tf.keras.optimizers.SGD(0.01)\n", _CLIPPED).replace(
+            "zip(grads, model", "zip(clipped(grads), model") for code in (
+            _INLINE_BEFORE, _INLINE_AFTER.replace("\n\n@tf.function", "\n@tf.function").replace(
+                "loss\n\nfor", "loss\n\n\nfor")))),
+        # A step a factory returns, called through the name that holds it: that name goes to
+        # `strategy.run`, one step per execution (the on-device loop would go beside the step, in
+        # the factory, where the name is not bound).
+        Example(_FACTORY, _FACTORY_AFTER),
+        Example(_FACTORY, _FACTORY_AFTER, options={"steps_per_execution": 16}),
         # Two loops, two step functions, each with a name of its own.
         Example(_MODEL + "for x, y in dataset:\n" + indent(_TAPE_STEP, "    ") + "for x, y in finetune:\n"
                 + indent(_TAPE_STEP, "    "),
@@ -1170,16 +1206,21 @@ class CustomLoop(Rule):
                     compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
-                ctx.replace(step.call, _run_call(plan.strategy, name))
+                # The name the loop calls: the step's own, or one that holds it (`step_fn = make_step(...)`).
+                held = code_of(ctx, step.call.func)
+                ctx.replace(step.call, _run_call(plan.strategy, held))
                 self._report_sliced_batches(ctx, step.loop, [arg.value for arg in step.call.args])
                 steps = config_steps(ctx.config)
-                detail = (f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
+                detail = (f"; the loop calls it as `{held}`, which holds what a function returns, so it stays one "
+                          f"step per execution instead of {steps}" if steps and held != name
+                          else f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
                           f"it stays one step per execution instead of {steps}" if steps and plan.unknown_length
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
-                ctx.report(self.code, step.call, f"`{name}` is compiled (`@{tf}.function(jit_compile=True)`) and "
-                           f"called through `{plan.strategy}.run`{detail}", fixed=True)
+                called = f" (which `{held}` holds)" if held != name else ""
+                ctx.report(self.code, step.call, f"`{name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
+                           f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 continue
             loop_name = loops.get(id(step.function))
             if loop_name is None:
@@ -1247,7 +1288,7 @@ class CustomLoop(Rule):
         calling a loss object of automatic reduction (a GAN's ``self.loss_fn`` given to its
         ``compile``, a module's ``mse``): the loss object gets ``reduction=NONE`` and each call in
         the steps is averaged with ``reduce_mean``, which is what the automatic reduction computed."""
-        for owner in subclasses_of(ctx, *MODEL_BASES).values():
+        for owner in subclass_definitions(ctx, *MODEL_BASES):  # each, when a notebook defines one again
             hooks = [statement for statement in owner.body.body
                      if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
             if not hooks:

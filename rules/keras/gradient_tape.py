@@ -6,9 +6,10 @@ from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops,
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
-from porter.rules.keras._analysis.steps import FUNCTIONS, TAPES, functions_run_by, is_tf_function, updates_weights
+from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
+                                                updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
-                                              subclasses_of)
+                                              subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
@@ -277,6 +278,31 @@ class GradientTape(Rule):
                     grads = tape.gradient(loss, self.critic.trainable_variables)
                     self.optimizer.apply_gradients(zip(grads, self.critic.trainable_variables))
             """),
+        # A notebook that defines its Keras model class again, step after step: each version's
+        # `train_step` is an override that `fit` compiles (IPU103 reports each).
+        Example("""\
+            import tensorflow as tf
+
+
+            class Probe(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+                    return {"loss": loss}
+
+
+            class Probe(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    tf.print(tf.linalg.global_norm(grads))
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """, reported=False),
         # A layer trained locally by a method that the model's `train_step` calls: inside `fit`.
         Example("""\
             import tensorflow as tf
@@ -312,6 +338,7 @@ class GradientTape(Rule):
         compiled = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
                     if self._is_compiled(ctx, function)}
         keras_models = subclasses_of(ctx, *MODEL_BASES)
+        model_definitions = subclass_definitions(ctx, *MODEL_BASES)  # each, when a notebook defines one again
         in_keras_steps = called_by_keras_steps(ctx, keras_models)
         model_fns = estimator_model_fns(ctx)
         reported = set()
@@ -323,7 +350,7 @@ class GradientTape(Rule):
                 continue  # (an Estimator's `model_fn`: IPU211 reports the Estimator)
             if self._helper_of_method_step(ctx, function, taping):
                 continue  # (a gradient penalty): part of that step, which is reported
-            if self._method_of(ctx, function, keras_models) and run_by_keras(
+            if self._method_of(ctx, function, model_definitions) and run_by_keras(
                     function, ctx.parent(ctx.parent(function))):
                 continue  # a Keras `train_step` override, or a method it calls: `fit` compiles them (IPU103)
             if ctx.enclosing(function, cst.ClassDef) is not None and name in in_keras_steps:
@@ -458,6 +485,9 @@ class GradientTape(Rule):
                 fn = fn.attr
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
+        for name, steps in made_steps(ctx).items():  # `strategy.run(step_fn, ...)` runs the step it holds
+            for step in steps if name in found else ():
+                found.setdefault(step.name.value, []).extend(found[name])
         return found
 
     @staticmethod
@@ -465,7 +495,7 @@ class GradientTape(Rule):
         """Whether ``function`` is defined in the body of one of ``classes`` (a plain trainer
         class's ``train_step`` is an ordinary method, not a Keras override)."""
         owner = ctx.parent(ctx.parent(function))
-        return isinstance(owner, cst.ClassDef) and any(owner is cls for cls in classes.values())
+        return isinstance(owner, cst.ClassDef) and any(owner is cls for cls in classes)
 
     @staticmethod
     def _is_compiled(ctx, function) -> bool:

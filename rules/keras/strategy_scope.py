@@ -1249,6 +1249,47 @@ run_experiment(net)
                 print(model.predict(x_new))
             """,
         ),
+        # A function that trains its model in a custom loop and returns it: no builder (it runs the
+        # model), so where nothing keeps its result, its own model code gets the scope.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.1)
+                for x, y in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((model(x) - y) ** 2)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return model
+
+
+            train(dataset)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train(dataset):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    optimizer = tf.keras.optimizers.SGD(0.1)
+                    for x, y in dataset:
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean((model(x) - y) ** 2)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    return model
+
+
+            train(dataset)
+            """,
+        ),
         # A builder handed to a Keras Tuner, which builds and trains models with it after clearing
         # the session (which would end a scope around it): the tuner builds them in the IPU
         # strategy's scope itself, and its `search` and `get_best_models` run out of the scope, with

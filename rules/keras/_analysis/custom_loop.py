@@ -277,7 +277,11 @@ def _unknown_length(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNo
 
 
 def _device_loop_fits(step: StepCall) -> bool:
-    """The loop only calls the step, ignoring its result, on what it iterates over."""
+    """The loop only calls the step, by its own name (the on-device loop goes beside it, where a
+    name that holds it, ``step_fn = make_step(...)``, is not bound), ignoring its result, on what
+    it iterates over."""
+    if not is_name(step.call.func, step.function.name.value):
+        return False
     loop = step.loop
     if loop.orelse is not None or len(loop.body.body) != 1:
         return False

@@ -13,7 +13,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
 from porter.rules.keras._analysis.custom_loop import strategy_scope_name
-from porter.scopes import fresh_name
+from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
 from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
@@ -311,9 +311,36 @@ def _read_before_set(statements: List[cst.BaseStatement]) -> Set[str]:
 
 
 def _loads(ctx: FileContext, owner: Optional[cst.FunctionDef]) -> List[cst.Name]:
-    """Names read in ``owner`` or in the functions it holds (the whole file for the module)."""
+    """Names read in ``owner`` or in the functions it holds (the whole file for the module) that
+    read ``owner``'s variables: not a name that a function it holds binds itself (a loss
+    function's parameter ``z1``), which is that function's own local."""
     root = owner if owner is not None else ctx.module
-    return list(_loads_in(root))
+    own: Dict[int, Set[str]] = {}
+    return [name for name in _loads_in(root) if not _local_to_inner(ctx, name, root, own)]
+
+
+def _local_to_inner(ctx: FileContext, name: cst.Name, root: cst.CSTNode, own: Dict[int, Set[str]]) -> bool:
+    """Whether ``name`` is read in a function (or lambda) inside ``root`` that binds it: its
+    parameters and assignments, unless it declares the name ``global`` or ``nonlocal``."""
+    for ancestor in ctx.ancestors(name):
+        if ancestor is root:
+            return False
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            if id(ancestor) not in own:
+                own[id(ancestor)] = _locals_of(ctx, ancestor)
+            if name.value in own[id(ancestor)]:
+                return True
+    return False
+
+
+def _locals_of(ctx: FileContext, function: Union[cst.FunctionDef, cst.Lambda]) -> Set[str]:
+    """The names a function binds in its own scope."""
+    names = set(parameter_names(function))  # (a lambda's parameters are laid out as a function's)
+    if isinstance(function, cst.FunctionDef):
+        names.update(name for _, name, _ in assignments(ctx, function))
+        names -= {alias.name.value for node in walk(function.body) if isinstance(node, (cst.Global, cst.Nonlocal))
+                  for alias in node.names}
+    return names
 
 
 def _loads_in(root: cst.CSTNode):

@@ -40,9 +40,9 @@ from porter.cstutil import argument, is_name, keyword, single_small, string_valu
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
-    trains)
+    trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
-                                               subclasses_of)
+                                               subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -573,8 +573,8 @@ class _Analysis:
     # ------------------------------------------------------------------ what the file defines
     def _find_model_classes(self) -> None:
         """Subclasses of ``keras.Model``, also through classes of the file (``Trained(Base)``)."""
-        for name, cls in subclasses_of(self.ctx, *MODEL_BASES).items():
-            self.model_classes.add(name)
+        for cls in subclass_definitions(self.ctx, *MODEL_BASES):  # each, when a notebook defines one again
+            self.model_classes.add(cls.name.value)
             for statement in cls.body.body:
                 if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
                     self.plan_.overridden_hooks.append(statement)
@@ -818,7 +818,7 @@ class _Analysis:
             if (isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS
                     and isinstance(func.value, cst.Name) and func.value.value in models):
                 return True
-        return bool(models & self._passed_to_trainers(function))
+        return bool(models & self._passed_to_trainers(function)) or trains_in_loops(self.ctx, function)
 
     def _find_trainers(self) -> None:
         """Functions of the file that compile or train a model they are given (``def

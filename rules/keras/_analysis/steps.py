@@ -16,7 +16,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
-from porter.scopes import assignments, loads, parameter_names, values_of
+from porter.scopes import assignments, loads, parameter_names, returns_of, values_of
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
@@ -41,6 +41,7 @@ _RUN_BY: SharedKey[Tuple[cst.FunctionDef, ...]] = SharedKey("keras-functions-run
 _OWN_CALLS: SharedKey[Tuple[FrozenSet[str], bool]] = SharedKey("keras-own-calls")  # per function
 _CALLED_IN_LOOPS: SharedKey[Set[str]] = SharedKey("keras-called-in-loops")
 _PLAIN_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-plain-functions")
+_MADE_STEPS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-made-steps")
 
 
 @dataclass
@@ -248,8 +249,45 @@ def trained_names(ctx: FileContext) -> Set[str]:
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
-    """Calls of a step function directly in the body of a ``for`` loop."""
-    return _loop_calls(ctx, step_functions(ctx))
+    """Calls of a step function directly in the body of a ``for`` loop, by its name or by a name
+    that holds it (``step_fn = make_train_step(model, optimizer)``)."""
+    return _loop_calls(ctx, step_functions(ctx)) + _loop_calls(ctx, made_steps(ctx))
+
+
+def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
+    """Names assigned what a function of the file returns when it returns a step function it
+    defines (``def make_train_step(model, optimizer): ... return train_step``), by name: a call of
+    the name runs that step. (A name the step's own, ``train_step = make_train_step(...)``, is
+    called as the step already.)"""
+    def find() -> Dict[str, List[cst.FunctionDef]]:
+        steps = step_functions(ctx)
+        functions = _plain_functions(ctx)
+        found: Dict[str, List[cst.FunctionDef]] = {}
+        for assign in ctx.nodes(cst.Assign) if steps else ():
+            value = assign.value
+            if not (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                    and isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                    and ctx.qualified_name(value.func) is None and value.func.value in functions):
+                continue
+            made = _returned_step(functions[value.func.value], steps)
+            name = assign.targets[0].target.value
+            if made is not None and name not in steps and all(made is not known for known in found.get(name, [])):
+                found.setdefault(name, []).append(made)
+        return found
+
+    return ctx.shared(_MADE_STEPS, find)
+
+
+def _returned_step(factory: cst.FunctionDef, steps: Dict[str, List[cst.FunctionDef]]) -> Optional[cst.FunctionDef]:
+    """The step function that ``factory`` defines in its body and returns on every path, if any."""
+    returns = returns_of(factory)
+    names = {node.value.value for node in returns if isinstance(node.value, cst.Name)}
+    if not returns or len(names) != 1 or len(returns) != sum(isinstance(node.value, cst.Name) for node in returns):
+        return None
+    name = names.pop()
+    defined = [statement for statement in factory.body.body if isinstance(statement, cst.FunctionDef)
+               and statement.name.value == name and any(statement is step for step in steps.get(name, []))]
+    return defined[-1] if defined else None
 
 
 def _loop_calls(ctx: FileContext, functions: Dict[str, List[cst.FunctionDef]],
@@ -448,17 +486,46 @@ def reaches_models(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     the porter does not know where they are made (a ``tf.Module``, plain ``tf.Variable``s)."""
     names = {node.value for helper in functions_run_by(ctx, step.function) for node in walk(helper.body)
              if isinstance(node, cst.Name)}
-    names.update(node.value for arg in step.call.args for node in walk(arg.value) if isinstance(node, cst.Name))
+    makers = _maker_calls(ctx, step.call.func.value) if isinstance(step.call.func, cst.Name) else []
+    names.update(node.value for call in (step.call, *makers) for arg in call.args for node in walk(arg.value)
+                 if isinstance(node, cst.Name))
     return not names.isdisjoint(models)
+
+
+def _maker_calls(ctx: FileContext, name: str) -> List[cst.Call]:
+    """The calls whose result ``name`` holds when it holds a step a function of the file made
+    (``step_fn = make_train_step(model, optimizer)``): what they are given, the step uses."""
+    if name not in made_steps(ctx):
+        return []
+    return [assign.value for assign in ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
+            and len(assign.targets) == 1 and is_name(assign.targets[0].target, name)]
+
+
+def trains_in_loops(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether a loop of ``function``'s own code trains a model batch by batch: it calls a step
+    function of the file that updates weights (also one defined in ``function``), hands a step to
+    ``strategy.run``, or opens a ``GradientTape`` in a body that applies the gradients. Such a
+    function uses the models it makes, as one that calls ``fit`` does: it is no builder, even
+    when it returns the model it trained."""
+    loops = [step.loop for step in step_calls(ctx) if trains(ctx, step.function)] + [
+        step.loop for step in run_calls(ctx)]
+    if any(ctx.enclosing_function(loop) is function for loop in loops):
+        return True
+    for tape, _ in ctx.calls_to(*TAPES):
+        loop = ctx.enclosing(tape, cst.For) or ctx.enclosing(tape, cst.While)
+        if loop is not None and ctx.enclosing_function(tape) is function and ctx.enclosing_function(
+                loop) is function and any(updates_weights(node) for node in walk(loop.body)):
+            return True
+    return False
 
 
 def loop_trains(ctx: FileContext, loop: cst.For) -> bool:
     """Whether the body of ``loop`` trains, or may: it opens a tape (any ``with`` but a strategy's
-    scope), calls a step function of the file (or one named like a step), ``strategy.run`` or
-    Keras' ``train_on_batch``/``test_on_batch``. Such a loop is the on-device loop of the guides: the
+    scope), calls a step function of the file (or one named like a step, or a name that holds
+    one), ``strategy.run`` or Keras' ``train_on_batch``/``test_on_batch``. Such a loop is the on-device loop of the guides: the
     port keeps it, and the dataset it reads, whole in the scope; another loop over a dataset
     iterates on the host, with only its body in the scope."""
-    steps = step_functions(ctx)
+    steps = {**step_functions(ctx), **made_steps(ctx)}
     for node in walk(loop.body):
         if isinstance(node, cst.With) and not _enters_scopes(node):
             return True

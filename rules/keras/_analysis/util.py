@@ -132,23 +132,40 @@ def keras_subclasses(ctx: FileContext) -> Dict[str, cst.ClassDef]:
         ctx, lambda name: name is not None and name.startswith("keras.")))
 
 
+def subclass_definitions(ctx: FileContext, *bases: str) -> List[cst.ClassDef]:
+    """Every class statement of the file deriving from one of ``bases`` (like ``subclasses_of``):
+    a notebook that defines a class of one name again (each version of ``MyModel``) gives each."""
+    return _deriving_all(ctx, lambda name: name in bases)
+
+
 def _deriving(ctx: FileContext, is_base) -> Dict[str, cst.ClassDef]:
     found: Dict[str, cst.ClassDef] = {}
+    for node in _deriving_all(ctx, is_base):
+        found.setdefault(node.name.value, node)
+    return found
+
+
+def _deriving_all(ctx: FileContext, is_base) -> List[cst.ClassDef]:
+    """The class statements deriving from a base ``is_base`` accepts, directly or through a class
+    of the file (by name), in the order they are found."""
+    found: Dict[int, cst.ClassDef] = {}
+    names: Set[str] = set()
     classes = ctx.nodes(cst.ClassDef)
     changed = True
     while changed:
         changed = False
         for node in classes:
-            if node.name.value in found:
+            if id(node) in found:
                 continue
             for base in node.bases:
                 if is_base(ctx.keras_name(base.value)) or (
-                    isinstance(base.value, cst.Name) and base.value.value in found
+                    isinstance(base.value, cst.Name) and base.value.value in names
                 ):
-                    found[node.name.value] = node
+                    found[id(node)] = node
+                    names.add(node.name.value)
                     changed = True
                     break
-    return found
+    return list(found.values())
 
 
 # Layers that look strings up or split them: ops on strings and hash tables, which the IPU has no
