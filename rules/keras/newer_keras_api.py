@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import canonical_keras, dotted_name
-from porter.cstutil import keyword
+from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.util import method_calls
@@ -44,6 +44,9 @@ _NAMES: Dict[str, str] = {
     "keras.utils.split_dataset": "split the dataset with `take` and `skip` (its size from `cardinality()`)",
     "keras.utils.set_random_seed": "use `tf.random.set_seed` (with `random.seed` and `np.random.seed`)",
     "keras.utils.pad_sequences": "use `keras.preprocessing.sequence.pad_sequences`",
+    "keras.utils.audio_dataset_from_directory": "read the files with `tf.data` (`list_files`, `tf.audio.decode_wav`)",
+    "keras.utils.FeatureSpace": "preprocess each feature with its Keras 2.6 layer (`Normalization`, "
+                                "`StringLookup`, `IntegerLookup`...)",
     "keras.optimizers.AdamW": "use `tensorflow_addons.optimizers.AdamW` (a TensorFlow Addons release for "
                               "TensorFlow 2.6), or `Adam`",
     "keras.optimizers.Lion": _NONE,
@@ -88,6 +91,12 @@ _KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
         "Keras 2.6's `CosineDecay` has no warmup: write the warmup as a `LearningRateSchedule` subclass",
     ),
 }
+
+# Keras 2.6's folder loaders make one subset per call ("training" or "validation"); "both" (a
+# ValueError there) came later.
+_FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+                   "keras.preprocessing.image_dataset_from_directory",
+                   "keras.preprocessing.text_dataset_from_directory")
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
@@ -159,6 +168,15 @@ class NewerApi(Rule):
         ),
         Example(
             """\
+            import keras
+
+            train_ds, val_ds = keras.utils.image_dataset_from_directory(
+                "photos", validation_split=0.2, subset="both", seed=1, batch_size=32
+            )
+            """,
+        ),
+        Example(
+            """\
             import tensorflow as tf
 
             schedule = tf.keras.optimizers.schedules.CosineDecay(0.0, 1000, warmup_target=1e-3, warmup_steps=100)
@@ -200,6 +218,7 @@ class NewerApi(Rule):
             model.save("model.h5")
             restored = keras.models.load_model("model.h5")
             dataset = tf.data.Dataset.range(1024).batch(32, drop_remainder=True)
+            train_ds = keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             pool.apply(work, args)
             """,
@@ -237,6 +256,12 @@ class NewerApi(Rule):
                 if arg is not None:  # the first such keyword of the call: the others say the same
                     ctx.report(self.code, arg, f"`{arg.keyword.value}=` of `{function}` is {_WHERE} "
                                f"(TypeError): {instead}", fixed=False)
+        for call, _ in ctx.calls_to(*_FOLDER_LOADERS):
+            arg = keyword(call, "subset")
+            if arg is not None and string_value(arg.value) == "both":
+                ctx.report(self.code, arg, f"`subset=\"both\"` is {_WHERE} (ValueError): call the loader "
+                           "twice, with `subset=\"training\"` and `subset=\"validation\"` and the same `seed`",
+                           fixed=False)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
             if arg is not None:
