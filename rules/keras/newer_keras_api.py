@@ -26,7 +26,7 @@ _MODULES: Dict[str, str] = {
 
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
          "file, any other a SavedModel folder)")
-_SERIALIZE = "use the same name under `keras.utils`"
+_SERIALIZE = "use the same name under `tensorflow.keras.utils`"
 
 # Single names added after Keras 2.6 (Keras 2.7 to 3), by their Keras-canonical name.
 _NAMES: Dict[str, str] = {
@@ -98,6 +98,18 @@ _FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text
                    "keras.preprocessing.image_dataset_from_directory",
                    "keras.preprocessing.text_dataset_from_directory")
 
+# The public utilities of Keras 2.6 (`tf.keras.utils`), which its `keras.utils` package itself, a
+# folder of modules (`np_utils`, `data_utils`...) with an empty `__init__`, does not export.
+_PUBLIC_UTILS = frozenset({
+    "to_categorical", "normalize", "Sequence", "SequenceEnqueuer", "OrderedEnqueuer", "GeneratorEnqueuer",
+    "get_file", "Progbar", "plot_model", "model_to_dot", "CustomObjectScope", "custom_object_scope",
+    "get_custom_objects", "register_keras_serializable", "serialize_keras_object",
+    "deserialize_keras_object", "get_registered_name", "get_registered_object", "get_source_inputs",
+    "array_to_img", "img_to_array", "load_img", "save_img", "image_dataset_from_directory",
+    "text_dataset_from_directory", "timeseries_dataset_from_array", "pack_x_y_sample_weight",
+    "unpack_x_y_sample_weight",
+})
+
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
 
@@ -119,7 +131,9 @@ class NewerApi(Rule):
         "`CosineDecay`, and the datasets' `rebatch` and `ragged_batch`. On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
-        "uses it, with the Keras 2.6 way to write it. `os.environ[\"KERAS_BACKEND\"]` is harmless: "
+        "uses it, with the Keras 2.6 way to write it. Keras 2.6's `keras` package itself also differs from "
+        "`tf.keras`: its `keras.utils` exports no public utility, so `import keras` then "
+        "`keras.utils.to_categorical` fails there; `from tensorflow import keras` reaches the public API. `os.environ[\"KERAS_BACKEND\"]` is harmless: "
         "Keras 2.6 has the TensorFlow backend only."
     )
     examples = (
@@ -203,6 +217,14 @@ class NewerApi(Rule):
             optimizer = keras.optimizers.legacy.Adam(1e-3)
             """,
         ),
+        # A public utility of Keras 2.6 that its `keras` package does not export.
+        Example(
+            """\
+            import keras
+
+            labels = keras.utils.to_categorical(labels, 10)
+            """,
+        ),
         # What Keras 2.6 has: nothing to say.
         Example(
             """\
@@ -218,9 +240,10 @@ class NewerApi(Rule):
             model.save("model.h5")
             restored = keras.models.load_model("model.h5")
             dataset = tf.data.Dataset.range(1024).batch(32, drop_remainder=True)
-            train_ds = keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             pool.apply(work, args)
+            labels = tf.keras.utils.to_categorical(labels, 10)
             """,
             reported=False,
         ),
@@ -228,8 +251,8 @@ class NewerApi(Rule):
 
     def run(self, ctx) -> None:
         reported: Set[str] = set()  # each API is reported once, where it is first used
-        for node, name in _keras_uses(ctx):
-            self._report_name(ctx, node, name, reported)
+        for node, qualified in _keras_uses(ctx):
+            self._report_name(ctx, node, qualified, reported)
         for call, method in method_calls(ctx, *_DATASET_METHODS):
             if method not in reported and dataset_like(ctx, call.func.value):
                 reported.add(method)
@@ -239,15 +262,29 @@ class NewerApi(Rule):
         self._report_keywords(ctx)
         self._report_optimizer_apply(ctx)
 
-    def _report_name(self, ctx, node: cst.CSTNode, name: str, reported: Set[str]) -> None:
-        found = _newer(name)
+    def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
+        found = _newer(canonical_keras(qualified) or "")
         if found is None:
+            self._report_package_utility(ctx, node, qualified, reported)
             return
         api, instead = found
         if api in reported:
             return
         reported.add(api)
         ctx.report(self.code, node, f"`{api}` is {_WHERE}: {instead}", fixed=False)
+
+    def _report_package_utility(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
+        """``keras.utils.to_categorical`` reached through the ``keras`` package itself, once per file."""
+        head, _, rest = qualified.partition("keras.utils.")
+        utility = rest.split(".")[0]
+        if head or utility not in _PUBLIC_UTILS or "keras.utils" in reported:
+            return
+        reported.add("keras.utils")
+        ctx.report(self.code, node, f"`keras.utils.{utility}` through the `keras` package: in Keras 2.6, the "
+                   "Keras of the IPU's TensorFlow, `keras.utils` is a folder of modules that exports none of "
+                   "the public utilities (AttributeError, or ImportError for `from keras.utils import ...`): "
+                   "import Keras as `from tensorflow import keras` (the public API of the same package), or "
+                   f"use `tensorflow.keras.utils.{utility}`", fixed=False)
 
     def _report_keywords(self, ctx) -> None:
         for function, (words, instead) in _KEYWORDS.items():
@@ -297,7 +334,7 @@ def _newer(name: str) -> Optional[Tuple[str, str]]:
 
 
 def _keras_uses(ctx):
-    """(node, Keras-canonical name) for each Keras name the file imports or uses, in source order:
+    """(node, qualified name) for each Keras name the file imports or uses, in source order:
     an import (``from keras import ops``, ``from keras.ops import matmul``) and each outermost
     dotted name (``keras.ops.matmul``, ``layers.EinsumDense``)."""
     finder = _NameFinder(ctx)
@@ -337,9 +374,8 @@ class _NameFinder(cst.CSTVisitor):
         return False
 
     def _add(self, node: cst.CSTNode, qualified: Optional[str]) -> None:
-        name = canonical_keras(qualified)
-        if name is not None:
-            self.found.append((node, name))
+        if canonical_keras(qualified) is not None:
+            self.found.append((node, qualified))
 
 
 def _is_keras_optimizer(ctx, receiver: cst.BaseExpression) -> bool:
