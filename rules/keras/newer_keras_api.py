@@ -110,6 +110,8 @@ _PUBLIC_UTILS = frozenset({
     "unpack_x_y_sample_weight",
 })
 
+_KERAS_CORE = "keras_core"
+
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
 
@@ -217,6 +219,15 @@ class NewerApi(Rule):
             optimizer = keras.optimizers.legacy.Adam(1e-3)
             """,
         ),
+        # Keras Core, the preview of Keras 3: the file is still wired for the IPU.
+        Example(
+            """\
+            import keras_core as keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            """,
+        ),
         # A public utility of Keras 2.6 that its `keras` package does not export.
         Example(
             """\
@@ -263,6 +274,11 @@ class NewerApi(Rule):
         self._report_optimizer_apply(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
+        if qualified.split(".")[0] == _KERAS_CORE and _KERAS_CORE not in reported:
+            reported.add(_KERAS_CORE)
+            ctx.report(self.code, node, f"`{_KERAS_CORE}`, the preview of Keras 3, does not exist for the IPU's "
+                       "TensorFlow (Poplar SDK 2.6 to 3.4), whose Keras is 2.6: import Keras with "
+                       "`from tensorflow import keras` and write the code with Keras 2.6", fixed=False)
         found = _newer(canonical_keras(qualified) or "")
         if found is None:
             self._report_package_utility(ctx, node, qualified, reported)
@@ -374,7 +390,7 @@ class _NameFinder(cst.CSTVisitor):
         return False
 
     def _add(self, node: cst.CSTNode, qualified: Optional[str]) -> None:
-        if canonical_keras(qualified) is not None:
+        if canonical_keras(qualified) is not None or qualified == _KERAS_CORE:
             self.found.append((node, qualified))
 
 
