@@ -8,7 +8,7 @@ from porter.context import canonical_keras, dotted_name
 from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
-from porter.rules.keras._analysis.util import method_calls
+from porter.rules.keras._analysis.util import keras_subclasses, method_calls
 from porter.scopes import values_of
 
 _NONE = "Keras 2.6 has no counterpart: write it with TensorFlow ops (a custom layer or function)"
@@ -111,6 +111,13 @@ _PUBLIC_UTILS = frozenset({
 })
 
 _KERAS_CORE = "keras_core"
+
+# Methods Keras 3 gives a model for its training step, and the Keras 2.6 way to write them.
+_MODEL_METHODS: Dict[str, str] = {
+    "compute_loss": "write `self.compiled_loss(y, y_pred, regularization_losses=self.losses)`",
+    "compute_metrics": "write `self.compiled_metrics.update_state(y, y_pred)` and return "
+                       "`{m.name: m.result() for m in self.metrics}`",
+}
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
@@ -219,6 +226,20 @@ class NewerApi(Rule):
             optimizer = keras.optimizers.legacy.Adam(1e-3)
             """,
         ),
+        # Keras 3's training-step helpers of a model.
+        Example(
+            """\
+            import keras
+
+
+            class Trainer(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    y_pred = self(x, training=True)
+                    loss = self.compute_loss(y=y, y_pred=y_pred)
+                    return {"loss": loss}
+            """,
+        ),
         # Keras Core, the preview of Keras 3: the file is still wired for the IPU.
         Example(
             """\
@@ -255,6 +276,19 @@ class NewerApi(Rule):
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             pool.apply(work, args)
             labels = tf.keras.utils.to_categorical(labels, 10)
+
+
+            class Critic:
+                def score(self, batch):
+                    return self.compute_loss(batch)
+
+
+            class Weighted(keras.Model):
+                def compute_loss(self, x, y, y_pred):
+                    return tf.reduce_mean(tf.square(y - y_pred))
+
+                def train_step(self, data):
+                    return {"loss": self.compute_loss(*data)}
             """,
             reported=False,
         ),
@@ -272,6 +306,7 @@ class NewerApi(Rule):
                            fixed=False)
         self._report_keywords(ctx)
         self._report_optimizer_apply(ctx)
+        self._report_model_methods(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
         if qualified.split(".")[0] == _KERAS_CORE and _KERAS_CORE not in reported:
@@ -329,6 +364,20 @@ class NewerApi(Rule):
                            f"{_WHERE} (AttributeError): write "
                            "`optimizer.apply_gradients(zip(gradients, variables))`", fixed=False)
                 return
+
+
+    def _report_model_methods(self, ctx) -> None:
+        """``self.compute_loss(...)`` in a Keras class: Keras 3's training-step helpers."""
+        keras_classes = set(keras_subclasses(ctx).values())
+        # A class of the file may write its own `compute_loss`: then `self.compute_loss` is that one.
+        written = {statement.name.value for keras_class in keras_classes for statement in keras_class.body.body
+                   if isinstance(statement, cst.FunctionDef)}
+        for call, method in method_calls(ctx, *_MODEL_METHODS):
+            receiver = call.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" and method not in written \
+                    and ctx.enclosing(call, cst.ClassDef) in keras_classes:
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
+                           f"{_MODEL_METHODS[method]}", fixed=False)
 
 
 def _newer(name: str) -> Optional[Tuple[str, str]]:
