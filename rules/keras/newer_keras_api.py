@@ -365,7 +365,6 @@ class NewerApi(Rule):
                            "`optimizer.apply_gradients(zip(gradients, variables))`", fixed=False)
                 return
 
-
     def _report_model_methods(self, ctx) -> None:
         """``self.compute_loss(...)`` in a Keras class: Keras 3's training-step helpers."""
         keras_classes = set(keras_subclasses(ctx).values())
