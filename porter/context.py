@@ -195,6 +195,7 @@ _KERAS_PREFIXES = (
     "tensorflow.compat.v2.keras.",
     "tensorflow.keras.",
     "tf_keras.",
+    "keras_core.",  # the preview of Keras 3
     "keras.",
 )
 
@@ -561,7 +562,7 @@ class FileContext:
         found = set()
         if self.imports_module("torch"):
             found.add(TORCH)
-        if self.imports_module("tensorflow", "keras", "tf_keras"):
+        if self.imports_module("tensorflow", "keras", "tf_keras", "keras_core"):
             found.add(TF1 if self._is_tf1() else KERAS)
         return frozenset(found)
 
@@ -634,7 +635,7 @@ class FileContext:
 
     def trains_keras(self) -> bool:
         """Whether the file imports Keras and calls ``fit``, ``fit_generator`` or ``train_on_batch``."""
-        if not self.imports_module("keras", "tf_keras", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
+        if not self.imports_module("keras", "tf_keras", "keras_core", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
                 not any(self.qualified_name(node) in ("tensorflow.keras", "tensorflow.compat.v1.keras")
                         for node in self.nodes(cst.Attribute)):
             return False

@@ -8,8 +8,8 @@ import re
 
 # A framework import, matched from the start of a line that has the word ``import`` in it.
 _FRAMEWORK_IMPORT = re.compile(
-    r"[ \t]*(?:from[ \t]+(?:tensorflow|keras|tf_keras|torch)\b"
-    r"|import[ \t][^\n#]*\b(?:tensorflow|keras|tf_keras|torch)\b)"
+    r"[ \t]*(?:from[ \t]+(?:tensorflow|keras|keras_core|tf_keras|torch)\b"
+    r"|import[ \t][^\n#]*\b(?:tensorflow|keras|keras_core|tf_keras|torch)\b)"
 )
 
 
@@ -25,7 +25,7 @@ def uses_framework(source: str) -> bool:
         line_start = source.rfind("\n", 0, found) + 1
         line_end = source.find("\n", found)
         line = source[line_start:] if line_end < 0 else source[line_start:line_end]
-        # ("tf_keras" contains "keras")
+        # ("tf_keras" and "keras_core" contain "keras")
         if ("torch" in line or "keras" in line or "tensorflow" in line) and _FRAMEWORK_IMPORT.match(line):
             return True
         if line_end < 0:

@@ -9,6 +9,7 @@ import pytest
 
 from porter.config import Config
 from porter.context import FileContext
+from porter.detect import uses_framework
 from porter.rule import KERAS, TF1, TORCH
 
 
@@ -125,6 +126,17 @@ def frameworks(source: str) -> frozenset:
      from tensorflow import keras
      keras.Sequential().fit(x, y)
      """, {TORCH, KERAS}),
+    # Keras Core, the preview of Keras 3, is Keras (IPU163 reports that the IPU has none).
+    ("""\
+     import keras_core as keras
+     keras.Sequential([keras.layers.Dense(1)]).fit(x, y)
+     """, {KERAS}),
 ])
 def test_frameworks_follow_what_the_file_does(source, expected):
     assert frameworks(source) == frozenset(expected)
+
+
+def test_a_keras_core_file_is_parsed():
+    assert uses_framework("import numpy as np\nimport keras_core as keras\n")
+    assert uses_framework("from keras_core import layers\n")
+    assert not uses_framework("import keras_corelike\n")

@@ -1711,7 +1711,7 @@ _UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
-_SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
+_SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 
 
 def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):

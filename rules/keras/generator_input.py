@@ -169,6 +169,27 @@ class GeneratorInput(Rule):
                 model.fit(train_data, epochs=2)
             """,
         ),
+        # Keras 3's `PyDataset`, the successor of `Sequence`, through a class of the file.
+        Example(
+            """\
+            import keras
+
+
+            class Batches(keras.utils.PyDataset):
+                def __len__(self):
+                    return 8
+
+                def __getitem__(self, index):
+                    return load_batch(index)
+
+
+            class ShuffledBatches(Batches):
+                pass
+
+
+            model.fit(ShuffledBatches(workers=2), epochs=2)
+            """,
+        ),
         # A Sequence made by a helper function, and a generator given through a parameter.
         Example(
             """\

@@ -352,7 +352,7 @@ def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNo
 
 
 # Libraries whose functions make datasets (of files, of generators) the porter does not follow.
-_DATASET_LIBRARIES = ("tensorflow", "keras", "tf_keras", "tensorflow_datasets")
+_DATASET_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets")
 _FOLLOW_DEPTH = 6  # how many variables, returns and parameters a dataset is followed through
 
 

@@ -16,6 +16,9 @@ from porter.cstutil import element_at, simple_assign, target_place
 from porter.scopes import bindings_of, called_method_returns, called_returns, owner, values_of
 
 SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
+# Keras 3's successor of `Sequence`, which Keras on the IPU would refuse the same way (IPU163 says
+# that Keras 2.6 does not have it at all).
+PY_DATASETS = ("keras.utils.PyDataset",)
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
 _DEPTH = 3  # how many variables, returns and parameters a value is followed through
 
@@ -23,7 +26,7 @@ _DEPTH = 3  # how many variables, returns and parameters a value is followed thr
 def python_data_kind(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
     """What Python data ``value`` is (``"a Python generator"``...), when it surely is some: every
     way it is followed gives one; else None."""
-    return _kind(ctx, value, generator_functions(ctx), subclasses_of(ctx, *SEQUENCES), 0)
+    return _kind(ctx, value, generator_functions(ctx), subclasses_of(ctx, *SEQUENCES, *PY_DATASETS), 0)
 
 
 def _kind(ctx, value, generators, sequences, depth) -> Optional[str]:
@@ -51,7 +54,7 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
             and func.attr.value in generators:
         return "a Python generator"
     if isinstance(func, cst.Name) and func.value in sequences:
-        return "a `keras.utils.Sequence`"
+        return _sequence_kind(ctx, sequences[func.value], sequences)
     if ctx.keras_name(func) in SEQUENCES:
         return "a `keras.utils.Sequence`"
     if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
@@ -66,6 +69,16 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         if kinds and all(kinds):
             return kinds[-1]
     return None
+
+
+def _sequence_kind(ctx, sequence: cst.ClassDef, sequences) -> str:
+    """What the Sequence-like class ``sequence`` of the file is, by the Keras base it derives from."""
+    for base in sequence.bases:
+        if ctx.keras_name(base.value) in PY_DATASETS:
+            return "a `keras.utils.PyDataset`"
+        if isinstance(base.value, cst.Name) and base.value.value in sequences:
+            return _sequence_kind(ctx, sequences[base.value.value], sequences)
+    return "a `keras.utils.Sequence`"
 
 
 def _assigned_values(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:

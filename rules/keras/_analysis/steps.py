@@ -433,7 +433,7 @@ def _compiles_as_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
     return True
 
 
-_TENSORFLOW_MODULES = ("tensorflow.", "keras.", "tf_keras.")
+_TENSORFLOW_MODULES = ("tensorflow.", "keras.", "tf_keras.", "keras_core.")
 
 
 def _in_training_loops(ctx: FileContext, loop: cst.For) -> bool:

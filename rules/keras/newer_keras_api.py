@@ -1,0 +1,459 @@
+"""IPU163: Keras and tf.data APIs newer than the IPU's TensorFlow 2.6 / Keras 2.6."""
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from porter.context import canonical_keras, dotted_name
+from porter.cstutil import keyword, string_value
+from porter.rule import ERROR, KERAS, WARN, Example, Rule
+from porter.rules._tf.tfdata import dataset_like
+from porter.rules.keras._analysis.util import keras_subclasses, method_calls
+from porter.scopes import values_of
+
+_NONE = "Keras 2.6 has no counterpart: write it with TensorFlow ops (a custom layer or function)"
+
+# Keras 3 namespaces Keras 2.6 does not have (any name under them), and what to use instead.
+_MODULES: Dict[str, str] = {
+    "keras.ops": "use the TensorFlow ops (`tf.matmul`, `tf.nn.relu`, `tf.reduce_sum`, `tf.shape`...)",
+    "keras.random": "use `tf.random` (`tf.random.normal`, `tf.random.uniform`; a `tf.random.Generator` "
+                    "for a seeded stream)",
+    "keras.config": "use `keras.backend` (`set_floatx`, `set_image_data_format`) and "
+                    "`keras.mixed_precision.set_global_policy`",
+    "keras.tree": "use `tf.nest`",
+    "keras.distribution": "spread training over IPUs with replication (`--replicas N`)",
+}
+
+_SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
+         "file, any other a SavedModel folder)")
+_SERIALIZE = "use the same name under `tensorflow.keras.utils`"
+
+# Single names added after Keras 2.6 (Keras 2.7 to 3), by their Keras-canonical name.
+_NAMES: Dict[str, str] = {
+    "keras.saving.save_model": _SAVE,
+    "keras.saving.load_model": _SAVE,
+    "keras.saving.register_keras_serializable": _SERIALIZE,
+    "keras.saving.get_custom_objects": _SERIALIZE,
+    "keras.saving.custom_object_scope": _SERIALIZE,
+    "keras.saving.serialize_keras_object": _SERIALIZE,
+    "keras.saving.deserialize_keras_object": _SERIALIZE,
+    "keras.saving.get_registered_name": _SERIALIZE,
+    "keras.saving.get_registered_object": _SERIALIZE,
+    "keras.utils.PyDataset": "give `fit` a `tf.data.Dataset` (Keras on the IPU rejects a "
+                             "`keras.utils.Sequence` too, IPU151)",
+    "keras.utils.split_dataset": "split the dataset with `take` and `skip` (its size from `cardinality()`)",
+    "keras.utils.set_random_seed": "use `tf.random.set_seed` (with `random.seed` and `np.random.seed`)",
+    "keras.utils.pad_sequences": "use `keras.preprocessing.sequence.pad_sequences`",
+    "keras.utils.audio_dataset_from_directory": "read the files with `tf.data` (`list_files`, `tf.audio.decode_wav`)",
+    "keras.utils.FeatureSpace": "preprocess each feature with its Keras 2.6 layer (`Normalization`, "
+                                "`StringLookup`, `IntegerLookup`...)",
+    "keras.optimizers.AdamW": "use `tensorflow_addons.optimizers.AdamW` (a TensorFlow Addons release for "
+                              "TensorFlow 2.6), or `Adam`",
+    "keras.optimizers.Lion": _NONE,
+    "keras.optimizers.Adafactor": _NONE,
+    "keras.layers.EinsumDense": "use `keras.layers.experimental.EinsumDense`",
+    "keras.layers.Identity": "leave the layer out, or use `keras.layers.Lambda(lambda x: x)`",
+    "keras.layers.UnitNormalization": "use `keras.layers.Lambda(lambda x: tf.math.l2_normalize(x, axis=-1))`",
+    "keras.layers.GroupNormalization": _NONE,
+    "keras.layers.RMSNormalization": _NONE,
+    "keras.layers.SpectralNormalization": _NONE,
+    "keras.layers.RandomBrightness": "adjust the images in the `tf.data` pipeline (`tf.image.random_brightness`)",
+    "keras.layers.RandomGrayscale": _NONE,
+    "keras.layers.HashedCrossing": _NONE,
+    "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
+    "keras.losses.BinaryFocalCrossentropy": _NONE,
+    "keras.losses.CategoricalFocalCrossentropy": _NONE,
+    "keras.metrics.F1Score": _NONE,
+    "keras.metrics.FBetaScore": _NONE,
+    "keras.metrics.R2Score": _NONE,
+}
+
+# Newer Keras spells optimizers under two more namespaces: `legacy` for the optimizers Keras 2.6
+# has, `experimental` for a later rewrite of them, whose extra arguments Keras 2.6 lacks.
+_OPTIMIZER_NAMESPACES: Dict[str, str] = {
+    "keras.optimizers.legacy": "it is Keras 2.6's `{plain}`: drop `.legacy`",
+    "keras.optimizers.experimental": "use Keras 2.6's `{plain}`, which has none of the arguments the newer "
+                                     "optimizers add (`weight_decay`, `use_ema`, `jit_compile`...)",
+}
+
+# Dataset methods TensorFlow 2.6 does not have, and what to write instead on the IPU.
+_DATASET_METHODS: Dict[str, str] = {
+    "rebatch": "write `.unbatch().batch(n, drop_remainder=True)`",
+    "ragged_batch": "pad the elements to one length and use `.padded_batch(n, padded_shapes=..., "
+                    "drop_remainder=True)`: the IPU needs one static shape",
+    "sparse_batch": "make the elements dense and use `.batch(n, drop_remainder=True)`",
+}
+
+# Keywords newer Keras gives to what Keras 2.6 has (a TypeError there), and what to do instead.
+_KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
+    "keras.optimizers.schedules.CosineDecay": (
+        ("warmup_target", "warmup_steps"),
+        "Keras 2.6's `CosineDecay` has no warmup: write the warmup as a `LearningRateSchedule` subclass",
+    ),
+}
+
+# Keras 2.6's folder loaders make one subset per call ("training" or "validation"); "both" (a
+# ValueError there) came later.
+_FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+                   "keras.preprocessing.image_dataset_from_directory",
+                   "keras.preprocessing.text_dataset_from_directory")
+
+# The public utilities of Keras 2.6 (`tf.keras.utils`), which its `keras.utils` package itself, a
+# folder of modules (`np_utils`, `data_utils`...) with an empty `__init__`, does not export.
+_PUBLIC_UTILS = frozenset({
+    "to_categorical", "normalize", "Sequence", "SequenceEnqueuer", "OrderedEnqueuer", "GeneratorEnqueuer",
+    "get_file", "Progbar", "plot_model", "model_to_dot", "CustomObjectScope", "custom_object_scope",
+    "get_custom_objects", "register_keras_serializable", "serialize_keras_object",
+    "deserialize_keras_object", "get_registered_name", "get_registered_object", "get_source_inputs",
+    "array_to_img", "img_to_array", "load_img", "save_img", "image_dataset_from_directory",
+    "text_dataset_from_directory", "timeseries_dataset_from_array", "pack_x_y_sample_weight",
+    "unpack_x_y_sample_weight",
+})
+
+_KERAS_CORE = "keras_core"
+
+# Methods Keras 3 gives a model for its training step, and the Keras 2.6 way to write them.
+_MODEL_METHODS: Dict[str, str] = {
+    "compute_loss": "write `self.compiled_loss(y, y_pred, regularization_losses=self.losses)`",
+    "compute_metrics": "write `self.compiled_metrics.update_state(y, y_pred)` and return "
+                       "`{m.name: m.result() for m in self.metrics}`",
+}
+
+_WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
+
+
+class NewerApi(Rule):
+    code = "IPU163"
+    name = "newer-keras-api"
+    kind = WARN
+    severity = ERROR
+    frameworks = frozenset({KERAS})
+    summary = "Report Keras 3 and post-2.6 Keras / tf.data APIs, which the IPU's TensorFlow 2.6 does not have."
+    rationale = (
+        "Every TensorFlow 2 release of the Poplar SDK from 2.6 to 3.4 is Graphcore's port of TensorFlow "
+        "2.6, whose Keras is the separate Keras 2.6 package (Targeting the IPU from TensorFlow 2, \"API changes\", "
+        "release 2.6). "
+        "Code written for Keras 3 or a later `tf.keras` calls what that Keras does not have: the "
+        "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
+        "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
+        "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
+        "`CosineDecay`, and the datasets' `rebatch` and `ragged_batch`. On the IPU each one fails "
+        "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
+        "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
+        "uses it, with the Keras 2.6 way to write it. Keras 2.6's `keras` package itself also differs from "
+        "`tf.keras`: its `keras.utils` exports no public utility, so `import keras` then "
+        "`keras.utils.to_categorical` fails there; `from tensorflow import keras` reaches the public API. `os.environ[\"KERAS_BACKEND\"]` is harmless: "
+        "Keras 2.6 has the TensorFlow backend only."
+    )
+    examples = (
+        Example(
+            """\
+            import os
+
+            os.environ["KERAS_BACKEND"] = "tensorflow"
+            import keras
+            from keras import ops
+
+
+            class Scale(keras.layers.Layer):
+                def call(self, inputs):
+                    return ops.relu(ops.matmul(inputs, self.kernel))
+            """,
+        ),
+        Example(
+            """\
+            import keras
+
+            model.save("classifier.keras")
+            restored = keras.saving.load_model("classifier.keras")
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            train, val = tf.keras.utils.split_dataset(dataset, left_size=0.8)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            dataset = tf.data.Dataset.range(1024).batch(32).rebatch(64)
+            """,
+        ),
+        Example(
+            """\
+            import keras
+
+            model.compile(optimizer=keras.optimizers.AdamW(1e-3), loss="mse", jit_compile=True)
+            """,
+        ),
+        Example(
+            """\
+            import keras
+
+            train_ds, val_ds = keras.utils.image_dataset_from_directory(
+                "photos", validation_split=0.2, subset="both", seed=1, batch_size=32
+            )
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            schedule = tf.keras.optimizers.schedules.CosineDecay(0.0, 1000, warmup_target=1e-3, warmup_steps=100)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply(grads, model.trainable_variables)
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+            optimizer = keras.optimizers.legacy.Adam(1e-3)
+            """,
+        ),
+        # Keras 3's training-step helpers of a model.
+        Example(
+            """\
+            import keras
+
+
+            class Trainer(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    y_pred = self(x, training=True)
+                    loss = self.compute_loss(y=y, y_pred=y_pred)
+                    return {"loss": loss}
+            """,
+        ),
+        # Keras Core, the preview of Keras 3: the file is still wired for the IPU.
+        Example(
+            """\
+            import keras_core as keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            """,
+        ),
+        # A public utility of Keras 2.6 that its `keras` package does not export.
+        Example(
+            """\
+            import keras
+
+            labels = keras.utils.to_categorical(labels, 10)
+            """,
+        ),
+        # What Keras 2.6 has: nothing to say.
+        Example(
+            """\
+            import os
+
+            os.environ["KERAS_BACKEND"] = "tensorflow"
+            import keras
+            import tensorflow as tf
+
+            norm = keras.layers.Normalization()
+            schedule = keras.optimizers.schedules.CosineDecay(1e-3, 1000)
+            model.compile(optimizer=keras.optimizers.Adam(schedule), loss="mse", steps_per_execution=8)
+            model.save("model.h5")
+            restored = keras.models.load_model("model.h5")
+            dataset = tf.data.Dataset.range(1024).batch(32, drop_remainder=True)
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            pool.apply(work, args)
+            labels = tf.keras.utils.to_categorical(labels, 10)
+
+
+            class Critic:
+                def score(self, batch):
+                    return self.compute_loss(batch)
+
+
+            class Weighted(keras.Model):
+                def compute_loss(self, x, y, y_pred):
+                    return tf.reduce_mean(tf.square(y - y_pred))
+
+                def train_step(self, data):
+                    return {"loss": self.compute_loss(*data)}
+            """,
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        reported: Set[str] = set()  # each API is reported once, where it is first used
+        for node, qualified in _keras_uses(ctx):
+            self._report_name(ctx, node, qualified, reported)
+        for call, method in method_calls(ctx, *_DATASET_METHODS):
+            if method not in reported and dataset_like(ctx, call.func.value):
+                reported.add(method)
+                ctx.report(self.code, call.func.attr, f"`Dataset.{method}` is not in TensorFlow 2.6, the "
+                           f"TensorFlow of the IPU's Poplar SDK (AttributeError): {_DATASET_METHODS[method]}",
+                           fixed=False)
+        self._report_keywords(ctx)
+        self._report_optimizer_apply(ctx)
+        self._report_model_methods(ctx)
+
+    def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
+        if qualified.split(".")[0] == _KERAS_CORE and _KERAS_CORE not in reported:
+            reported.add(_KERAS_CORE)
+            ctx.report(self.code, node, f"`{_KERAS_CORE}`, the preview of Keras 3, does not exist for the IPU's "
+                       "TensorFlow (Poplar SDK 2.6 to 3.4), whose Keras is 2.6: import Keras with "
+                       "`from tensorflow import keras` and write the code with Keras 2.6", fixed=False)
+        found = _newer(canonical_keras(qualified) or "")
+        if found is None:
+            self._report_package_utility(ctx, node, qualified, reported)
+            return
+        api, instead = found
+        if api in reported:
+            return
+        reported.add(api)
+        ctx.report(self.code, node, f"`{api}` is {_WHERE}: {instead}", fixed=False)
+
+    def _report_package_utility(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
+        """``keras.utils.to_categorical`` reached through the ``keras`` package itself, once per file."""
+        head, _, rest = qualified.partition("keras.utils.")
+        utility = rest.split(".")[0]
+        if head or utility not in _PUBLIC_UTILS or "keras.utils" in reported:
+            return
+        reported.add("keras.utils")
+        ctx.report(self.code, node, f"`keras.utils.{utility}` through the `keras` package: in Keras 2.6, the "
+                   "Keras of the IPU's TensorFlow, `keras.utils` is a folder of modules that exports none of "
+                   "the public utilities (AttributeError, or ImportError for `from keras.utils import ...`): "
+                   "import Keras as `from tensorflow import keras` (the public API of the same package), or "
+                   f"use `tensorflow.keras.utils.{utility}`", fixed=False)
+
+    def _report_keywords(self, ctx) -> None:
+        for function, (words, instead) in _KEYWORDS.items():
+            for call, _ in ctx.calls_to(function):
+                arg = next((keyword(call, word) for word in words if keyword(call, word) is not None), None)
+                if arg is not None:  # the first such keyword of the call: the others say the same
+                    ctx.report(self.code, arg, f"`{arg.keyword.value}=` of `{function}` is {_WHERE} "
+                               f"(TypeError): {instead}", fixed=False)
+        for call, _ in ctx.calls_to(*_FOLDER_LOADERS):
+            arg = keyword(call, "subset")
+            if arg is not None and string_value(arg.value) == "both":
+                ctx.report(self.code, arg, f"`subset=\"both\"` is {_WHERE} (ValueError): call the loader "
+                           "twice, with `subset=\"training\"` and `subset=\"validation\"` and the same `seed`",
+                           fixed=False)
+        for call, _ in method_calls(ctx, "compile"):
+            arg = keyword(call, "jit_compile")
+            if arg is not None:
+                ctx.report(self.code, arg, "`compile(jit_compile=...)` is " + _WHERE + " (TypeError: Invalid "
+                           "keyword argument(s) in `compile`): remove it; the IPU compiles the whole step "
+                           "with XLA anyway", fixed=False)
+
+    def _report_optimizer_apply(self, ctx) -> None:
+        for call, _ in method_calls(ctx, "apply"):
+            if _is_keras_optimizer(ctx, call.func.value):
+                ctx.report(self.code, call.func.attr, "`optimizer.apply(gradients, variables)` is Keras 3, "
+                           f"{_WHERE} (AttributeError): write "
+                           "`optimizer.apply_gradients(zip(gradients, variables))`", fixed=False)
+                return
+
+    def _report_model_methods(self, ctx) -> None:
+        """``self.compute_loss(...)`` in a Keras class: Keras 3's training-step helpers."""
+        keras_classes = set(keras_subclasses(ctx).values())
+        # A class of the file may write its own `compute_loss`: then `self.compute_loss` is that one.
+        written = {statement.name.value for keras_class in keras_classes for statement in keras_class.body.body
+                   if isinstance(statement, cst.FunctionDef)}
+        for call, method in method_calls(ctx, *_MODEL_METHODS):
+            receiver = call.func.value
+            if isinstance(receiver, cst.Name) and receiver.value == "self" and method not in written \
+                    and ctx.enclosing(call, cst.ClassDef) in keras_classes:
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
+                           f"{_MODEL_METHODS[method]}", fixed=False)
+
+
+def _newer(name: str) -> Optional[Tuple[str, str]]:
+    """(the API reported, what to use instead) when the Keras-canonical ``name`` is newer than
+    Keras 2.6; else None."""
+    for module, instead in _MODULES.items():
+        if name == module or name.startswith(module + "."):
+            return module, instead
+    for api, instead in _NAMES.items():
+        if name == api or name.startswith(api + "."):
+            return api, instead
+    for namespace, instead in _OPTIMIZER_NAMESPACES.items():
+        if name.startswith(namespace + "."):
+            optimizer = name[len(namespace) + 1:].split(".")[0]
+            plain = f"keras.optimizers.{optimizer}"
+            newer = _newer(plain)  # `experimental.AdamW`: Keras 2.6 has no AdamW under any name
+            return f"{namespace}.{optimizer}", newer[1] if newer else instead.format(plain=plain)
+    return None
+
+
+def _keras_uses(ctx):
+    """(node, qualified name) for each Keras name the file imports or uses, in source order:
+    an import (``from keras import ops``, ``from keras.ops import matmul``) and each outermost
+    dotted name (``keras.ops.matmul``, ``layers.EinsumDense``)."""
+    finder = _NameFinder(ctx)
+    ctx.module.visit(finder)
+    return finder.found
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, ctx) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.found: List[Tuple[cst.CSTNode, str]] = []
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            self._add(alias, dotted_name(alias.name))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            return False
+        module = dotted_name(node.module)
+        self._add(node.module, module)
+        if module is not None and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                name = dotted_name(alias.name)
+                if name is not None:
+                    self._add(alias, f"{module}.{name}")
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._add(node, self.ctx.qualified_name(node))
+        return False  # the outermost name of the chain says it all
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self._add(node, self.ctx.qualified_name(node))
+        return False
+
+    def _add(self, node: cst.CSTNode, qualified: Optional[str]) -> None:
+        if canonical_keras(qualified) is not None or qualified == _KERAS_CORE:
+            self.found.append((node, qualified))
+
+
+def _is_keras_optimizer(ctx, receiver: cst.BaseExpression) -> bool:
+    """``self.optimizer`` of a Keras model, or a variable assigned a Keras optimizer."""
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "optimizer" \
+            and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+        return True
+    if not isinstance(receiver, cst.Name):
+        return False
+    values = values_of(ctx, receiver)
+    return bool(values) and all(
+        isinstance(value, cst.Call) and (ctx.keras_name(value.func) or "").startswith("keras.optimizers.")
+        for value in values
+    )
+
+
+RULE = NewerApi()
