@@ -807,6 +807,54 @@ class DivisibleDataset(Rule):
                       validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
             """),
         ),
+        # Validation weights computed in the tuple itself are arrays too: all three parts are trimmed.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("prices.h5")
+            model.fit(rows, prices, batch_size=50, validation_data=(rows_val, prices_val, np.abs(prices_val) + 0.1))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("prices.h5")
+            model.fit(trim_to_multiple(rows, 50), trim_to_multiple(prices, 50), batch_size=50,
+                      validation_data=(trim_to_multiple(rows_val, 50),
+                                       trim_to_multiple(prices_val, 50),
+                                       trim_to_multiple(np.abs(prices_val) + 0.1, 50)))
+            """),
+        ),
+        # Validation inputs made by a function of another module: not trimmed, but reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from text_prep import encode
+
+            model = tf.keras.models.load_model("reviews.h5")
+            model.fit(codes, stars, batch_size=64, validation_data=(encode(held_out_reviews), held_out_stars))
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from text_prep import encode
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("reviews.h5")
+            model.fit(trim_to_multiple(codes, 64), trim_to_multiple(stars, 64), batch_size=64,
+                      validation_data=(encode(held_out_reviews), held_out_stars))
+            """),
+        ),
         # Scaled in pairs after `load_data()`, and split by scikit-learn: arrays, padded for `predict`.
         Example(
             """\

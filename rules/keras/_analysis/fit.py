@@ -225,9 +225,15 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
     # dataset, a generator or arrays. The helper trims every array of the tuple.
     validation = keyword(call, "validation_data")
-    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
-            is_array_expression(element.value, helper) for element in validation.value.elements):
-        entry.validation = [validation.value]
+    if validation is not None and isinstance(validation.value, cst.Tuple):
+        # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
+        # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
+        parts = [element.value for element in validation.value.elements]
+        unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
+        if not unseen:
+            entry.validation = [validation.value]
+        elif len(parts) > 1:
+            entry.unfollowed.extend(unseen)
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
@@ -236,12 +242,19 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
     candidates = [arg for arg in (x, y, keyword(call, "sample_weight")) if arg is not None]
-    unfollowed = [arg.value for arg in candidates if not is_array_expression(arg.value, helper) and not (
-        isinstance(arg.value, _DERIVED_NODES) and _surely_array(ctx, arg.value, entry.owner))]
+    unfollowed = [arg.value for arg in candidates if not _followed_array(ctx, arg.value, entry, helper)]
     if unfollowed:
-        entry.unfollowed = unfollowed if y is not None else []
+        if y is not None:
+            entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+
+
+def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
+    """``node``, an input Keras takes as an array, is one the port can trim: a variable (item,
+    attribute, or a collection of them), or an array computed in the call (``np.abs(y) + 0.1``)."""
+    return is_array_expression(node, helper) or isinstance(node, _DERIVED_NODES) and _surely_array(
+        ctx, node, entry.owner)
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
