@@ -970,6 +970,33 @@ class DropRemainder(Rule):
             model.fit(pairs, epochs=2)
             """,
         ),
+        # The same idiom step by step in a function that returns the windows to `fit`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def sliding(levels, span, batch):
+                frames = tf.data.Dataset.from_tensor_slices(levels)
+                frames = frames.window(span + 1, shift=1, drop_remainder=True)
+                frames = frames.flat_map(lambda chunk: chunk.batch(span + 1))
+                return frames.map(lambda chunk: (chunk[:-1], chunk[-1])).batch(batch, drop_remainder=True)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(sliding(river_levels, 48, 32), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def sliding(levels, span, batch):
+                frames = tf.data.Dataset.from_tensor_slices(levels)
+                frames = frames.window(span + 1, shift=1, drop_remainder=True)
+                frames = frames.flat_map(lambda chunk: chunk.batch(span + 1, drop_remainder=True))
+                return frames.map(lambda chunk: (chunk[:-1], chunk[-1])).batch(batch, drop_remainder=True)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(sliding(river_levels, 48, 32), epochs=2)
+            """,
+        ),
         # Batches padded to their longest element change length: reported.
         Example(
             """\
@@ -1430,7 +1457,7 @@ class DropRemainder(Rule):
         for call in ctx.nodes(cst.Call):
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "flat_map" and call.args
-                    and isinstance(call.args[0].value, cst.Lambda) and _windows(func.value)):
+                    and isinstance(call.args[0].value, cst.Lambda) and _windows(ctx, func.value)):
                 continue
             body = call.args[0].value.body
             if isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and body.func.attr.value == "batch" \
@@ -1923,8 +1950,12 @@ def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:
     return found
 
 
-def _windows(node: cst.BaseExpression) -> bool:
-    """``ds.window(...)``, the receiver of a ``flat_map`` that batches each window."""
+def _windows(ctx, node: cst.BaseExpression) -> bool:
+    """``ds.window(...)``, the receiver of a ``flat_map`` that batches each window: in the same
+    chain, or what the variable was last given in the same block (``ds = ds.window(n)``, then
+    ``ds = ds.flat_map(...)``, as step-by-step pipelines write it)."""
+    if isinstance(node, cst.Name):
+        node = last_value_before(ctx, node, owner(ctx, node))
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "window"
 
 
@@ -1933,7 +1964,25 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     outer = call
     while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
         outer = ctx.parent(ctx.parent(outer))
-    return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
+    return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True) or _returned_to_training(ctx, outer)
+
+
+def _returned_to_training(ctx, made: cst.Call) -> bool:
+    """The dataset ``made`` makes is what a function of the file returns, directly or through the
+    variable it is assigned to (``ds = ds.flat_map(...)``, then ``return ds.batch(n)``), and a call of
+    that function feeds a training call."""
+    function = owner(ctx, made)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    parent = ctx.parent(made)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        variable = parent.targets[0].target.value
+        if not any(is_name(chain(ctx, node.value)[1], variable) for node in returns_of(function)):
+            return False
+    elif not isinstance(parent, cst.Return):
+        return False
+    return any(is_name(call.func, function.name.value) and (feeds_training(ctx, call) or feeds_training(
+        ctx, call, predict=True)) for call in ctx.nodes(cst.Call))
 
 
 def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> bool:
