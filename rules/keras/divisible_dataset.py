@@ -8,10 +8,10 @@ from porter.context import SharedKey, code_of
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, most_samples,
-                                               multiple_code, repeatable, samples_per_execution, single_sample,
-                                               smallest_per_execution, speed_asked, static_int, static_length,
-                                               training_calls)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
+                                               most_samples, multiple_code, repeatable, rounded_up, same_size,
+                                               samples_per_execution, single_sample, smallest_per_execution,
+                                               speed_asked, static_int, static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -254,7 +254,10 @@ class DivisibleDataset(Rule):
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
-        "given) but that the port cannot tell are arrays are reported instead of trimmed. Models in a list or "
+        "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
+        "too. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
+        "batch)`) becomes `n // batch` when an execution is one batch; any other count is reported, as it may "
+        "ask for batches the trimmed inputs no longer hold. Models in a list or "
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
@@ -832,6 +835,57 @@ class DivisibleDataset(Rule):
                                        trim_to_multiple(np.abs(prices_val) + 0.1, 50)))
             """),
         ),
+        # A step count rounded up for the partial batch the trimmed inputs no longer hold: made whole.
+        Example(
+            """\
+            import math
+
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(impressions, clicked, batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            """,
+            snippet("""\
+            import math
+
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(trim_to_multiple(impressions, 256), trim_to_multiple(clicked, 256), batch_size=256,
+                      steps_per_epoch=len(impressions) // 256)
+            """),
+        ),
+        # With several batches an execution, `n // batch` need not be whole executions: reported.
+        Example(
+            """\
+            import math
+
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(impressions, clicked, batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            """,
+            snippet("""\
+            import math
+
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(trim_to_multiple(impressions, 2048, 256), trim_to_multiple(clicked, 2048, 256),
+                      batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            """),
+            options={"steps_per_execution": 8},
+        ),
         # Validation inputs made by a function of another module: not trimmed, but reported.
         Example(
             """\
@@ -1351,7 +1405,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
             model = tf.keras.models.load_model("net.keras")
-            model.fit(features, labels, batch_size=64, steps_per_epoch=len(features) // 64 + 1)
+            model.fit(features, labels, batch_size=64, steps_per_epoch=batches_per_epoch)
             """,
             snippet("""\
             import tensorflow as tf
@@ -1363,7 +1417,7 @@ class DivisibleDataset(Rule):
 
             model = tf.keras.models.load_model("net.keras")
             model.fit(trim_to_multiple(features, 64), trim_to_multiple(labels, 64), batch_size=64,
-                      steps_per_epoch=len(features) // 64 + 1)
+                      steps_per_epoch=batches_per_epoch)
             """),
         ),
         # Data TensorFlow makes with a static length, fewer samples than one batch: reported.
@@ -1674,10 +1728,28 @@ class DivisibleDataset(Rule):
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
             if trimmed and given is not None and not isinstance(given.value, cst.Integer) \
-                    and not is_name(given.value, "None"):
+                    and not is_name(given.value, "None") and not self._floor_count(ctx, entry, counted, given):
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
+        return True
+
+    def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
+        """``steps_per_epoch=math.ceil(n / batch)`` (or ``n // batch + 1``...) of a call whose inputs
+        are now trimmed to whole batches: the rounded-up batch no longer exists, so the count
+        becomes ``n // batch``. Only when the trimming multiple is the batch itself (one batch an
+        execution, no replicas): ``n // batch`` batches are then what the trimmed inputs hold.
+        True when rewritten."""
+        rounded = rounded_up(ctx, given.value)
+        batch = entry.batch if entry.batch is not None else cst.Integer(str(KERAS_DEFAULT_BATCH))
+        if rounded is None or samples_per_execution(_entry_config(ctx, entry)) != 1 \
+                or not same_size(ctx, rounded[1], batch):
+            return False
+        floor = f"{floor_operand(ctx, rounded[0])} // {code_of(ctx, rounded[1])}"
+        ctx.replace(given.value, lambda node: cst.parse_expression(floor))
+        ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` rounds up to count a partial last "
+                   f"batch, which the trimmed inputs no longer hold: it becomes `{floor}`, their whole batches (one "
+                   "more would run out of data on the IPU)", fixed=True)
         return True
 
     @staticmethod

@@ -942,3 +942,59 @@ def _one_wide(ctx: FileContext, piece: cst.Slice) -> bool:
     return isinstance(upper_node, cst.BinaryOperation) and isinstance(upper_node.operator, cst.Add) \
         and piece.lower is not None and upper_node.left.deep_equals(piece.lower) \
         and static_int(ctx, upper_node.right) == 1
+
+
+def same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression]) -> bool:
+    """``one`` and ``other`` say the same batch size: the same code, or the same static int."""
+    if other is None:
+        return False
+    if "".join(code_of(ctx, one).split()) == "".join(code_of(ctx, other).split()):
+        return True
+    value = static_int(ctx, one)
+    return value is not None and value == static_int(ctx, other)
+
+
+# Functions that round a division up.
+_CEILS = frozenset({"math.ceil", "numpy.ceil", "tensorflow.math.ceil"})
+
+
+def rounded_up(ctx, node: cst.BaseExpression):
+    """(n, B) when ``node`` counts ``n`` samples in batches of ``B`` rounded up: ``math.ceil(n /
+    B)`` (also in ``int(...)``, and NumPy's), ``-(-n // B)``, ``n // B + 1``, ``(n + B - 1) // B``."""
+    if isinstance(node, cst.Call) and is_name(node.func, "int") and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _CEILS and len(node.args) == 1:
+        divided = node.args[0].value
+        if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.Divide):
+            return divided.left, divided.right
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = node.expression
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.FloorDivide) and isinstance(
+                inner.left, cst.UnaryOperation) and isinstance(inner.left.operator, cst.Minus):
+            return inner.left.expression, inner.right
+        return None
+    if not isinstance(node, cst.BinaryOperation):
+        return None
+    if isinstance(node.operator, cst.Add):
+        for divided, one in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.FloorDivide) \
+                    and not divided.lpar and isinstance(one, cst.Integer) and one.value == "1":
+                return divided.left, divided.right
+        return None
+    if isinstance(node.operator, cst.FloorDivide):  # (n + B - 1) // B
+        summed = node.left
+        if isinstance(summed, cst.BinaryOperation) and isinstance(summed.operator, cst.Subtract) and isinstance(
+                summed.right, cst.Integer) and summed.right.value == "1" and isinstance(summed.left, cst.BinaryOperation) \
+                and isinstance(summed.left.operator, cst.Add) and same_size(ctx, summed.left.right, node.right):
+            return summed.left.left, node.right
+    return None
+
+
+def floor_operand(ctx, node: cst.BaseExpression) -> str:
+    """The code of ``node`` as the left operand of ``//``, in parentheses when it binds less tightly."""
+    code = code_of(ctx, node)
+    loose = isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)) or isinstance(
+        node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Multiply, cst.Divide, cst.FloorDivide,
+                                                                      cst.Modulo, cst.MatrixMultiply, cst.Power))
+    return f"({code})" if loose and not node.lpar else code
