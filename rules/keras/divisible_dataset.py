@@ -863,26 +863,24 @@ class DivisibleDataset(Rule):
         # With several batches an execution, `n // batch` need not be whole executions: reported.
         Example(
             """\
-            import math
+            import numpy as np
+            from tensorflow import keras
 
-            import tensorflow as tf
-
-            model = tf.keras.models.load_model("ctr.h5")
-            model.fit(impressions, clicked, batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            ranker = keras.models.load_model("ranker.h5")
+            ranker.fit(queries, relevance, batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """,
             snippet("""\
-            import math
-
-            import tensorflow as tf
+            import numpy as np
+            from tensorflow import keras
 
 
             """) + _examples_helpers("trim") +
             snippet("""\
 
 
-            model = tf.keras.models.load_model("ctr.h5")
-            model.fit(trim_to_multiple(impressions, 2048, 256), trim_to_multiple(clicked, 2048, 256),
-                      batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            ranker = keras.models.load_model("ranker.h5")
+            ranker.fit(trim_to_multiple(queries, 1024, 128), trim_to_multiple(relevance, 1024, 128),
+                       batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """),
             options={"steps_per_execution": 8},
         ),
