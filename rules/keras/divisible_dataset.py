@@ -255,7 +255,8 @@ class DivisibleDataset(Rule):
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
-        "too. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
+        "too. A `validation_data` tuple held in a variable, or returned by a function of the file, is trimmed "
+        "part by part where the call reads it. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
         "batch)`) becomes `n // batch` when an execution is one batch; any other count is reported, as it may "
         "ask for batches the trimmed inputs no longer hold. Models in a list or "
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
@@ -883,6 +884,45 @@ class DivisibleDataset(Rule):
                        batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """),
             options={"steps_per_execution": 8},
+        ),
+        # A validation tuple held in a variable, or returned by a function of the file: trimmed part by
+        # part where `fit` reads it (the variable itself is left whole for the host).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def read_split(path):
+                archive = np.load(path)
+                return archive["pixels"], archive["labels"]
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val, np.where(findings_val > 0, 4.0, 1.0))
+            model.fit(scans, findings, batch_size=16, validation_data=checks)
+            model.fit(scans, findings, batch_size=16, validation_data=read_split("audit.npz"))
+            print(len(checks[0]))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            def read_split(path):
+                archive = np.load(path)
+                return archive["pixels"], archive["labels"]
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val, np.where(findings_val > 0, 4.0, 1.0))
+            model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                      validation_data=tuple(trim_to_multiple(part, 16) for part in checks))
+            model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                      validation_data=tuple(trim_to_multiple(part, 16) for part in read_split("audit.npz")))
+            print(len(checks[0]))
+            """),
         ),
         # Validation inputs made by a function of another module: not trimmed, but reported.
         Example(
@@ -1622,7 +1662,7 @@ class DivisibleDataset(Rule):
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_unfollowed(ctx, entry)
-            if not entry.arrays and not entry.validation:
+            if not entry.arrays and not entry.validation and entry.held_validation is None:
                 continue
             split = keyword(entry.call, "validation_split")
             if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
@@ -1713,11 +1753,20 @@ class DivisibleDataset(Rule):
             elif counted is None or multiple is None or counted % multiple:
                 targets.extend(parts)
                 validation_trimmed = True
-        if not targets:
+        held = entry.held_validation
+        if held is not None and (not _unknown_lengths_trimmed(ctx) or multiple == 1):
+            held = None  # its length is not known: trimmed only where unknown lengths are
+        if not targets and held is None:
             return False
         arguments = self._arguments(ctx, entry)
         for node in targets:
             ctx.replace(node, _trimmed(name, arguments))
+        if held is not None:
+            # Part by part, as Keras takes the tuple apart: a tuple of lists is not a list of samples.
+            ctx.replace(held, lambda node: cst.parse_expression(
+                f"tuple({name}(part, {arguments}) for part in {_EMPTY.code_for_node(node)})"))
+            targets = [*targets, held]
+            validation_trimmed = True
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None

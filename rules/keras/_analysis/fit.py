@@ -46,6 +46,9 @@ class TrainingCall:
     # Arguments holding arrays to trim (x, y, sample_weight), and a ``validation_data`` tuple.
     arrays: List[cst.Arg] = field(default_factory=list)
     validation: List[cst.BaseExpression] = field(default_factory=list)
+    # `validation_data=held_out`: a tuple of arrays out of the call, in a variable or returned by a
+    # function of the file; trimmed part by part where the call reads it.
+    held_validation: Optional[cst.BaseExpression] = None
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
@@ -234,6 +237,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.validation = [validation.value]
         elif len(parts) > 1:
             entry.unfollowed.extend(unseen)
+    elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
+        entry.held_validation = validation.value
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
@@ -250,11 +255,27 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     entry.arrays = candidates
 
 
-def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
+def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
+    """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
+    given one in the same block (``held_out = (x_val, y_val, weights)``), or a call of a function of
+    the file every ``return`` of which gives one (``load_split("val")``)."""
+    if isinstance(node, cst.Name):
+        tuples, scope = [last_value_before(ctx, node, entry.owner)], entry.owner
+    else:
+        scope, tuples = called_returns(ctx, node)
+    return bool(tuples) and all(
+        isinstance(made, cst.Tuple) and len(made.elements) > 1 and all(
+            isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
+            for element in made.elements) for made in tuples)
+
+
+def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
+                    scope: Optional[cst.CSTNode] = None) -> bool:
     """``node``, an input Keras takes as an array, is one the port can trim: a variable (item,
-    attribute, or a collection of them), or an array computed in the call (``np.abs(y) + 0.1``)."""
+    attribute, or a collection of them), or an array computed in the call (``np.abs(y) + 0.1``).
+    ``scope`` is where ``node`` is read, the function of the call by default."""
     return is_array_expression(node, helper) or isinstance(node, _DERIVED_NODES) and _surely_array(
-        ctx, node, entry.owner)
+        ctx, node, entry.owner if scope is None else scope)
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
