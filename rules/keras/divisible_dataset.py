@@ -256,7 +256,8 @@ class DivisibleDataset(Rule):
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple held in a variable, or returned by a function of the file, is trimmed "
-        "part by part where the call reads it. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
+        "part by part where the call reads it. Validation data is trimmed to a multiple of `validation_batch_size` "
+        "when the call gives one, as Keras batches it by that. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
         "batch)`) becomes `n // batch` when an execution is one batch; any other count is reported, as it may "
         "ask for batches the trimmed inputs no longer hold. Models in a list or "
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
@@ -922,6 +923,29 @@ class DivisibleDataset(Rule):
             model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
                       validation_data=tuple(trim_to_multiple(part, 16) for part in read_split("audit.npz")))
             print(len(checks[0]))
+            """),
+        ),
+        # Validation data batched by its own `validation_batch_size`: trimmed to a multiple of it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(clips, speakers, batch_size=48, validation_data=(held_clips, held_speakers), validation_batch_size=12)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(trim_to_multiple(clips, 48), trim_to_multiple(speakers, 48), batch_size=48,
+                      validation_data=(trim_to_multiple(held_clips, 12),
+                                       trim_to_multiple(held_speakers, 12)),
+                      validation_batch_size=12)
             """),
         ),
         # Validation inputs made by a function of another module: not trimmed, but reported.
@@ -1738,7 +1762,10 @@ class DivisibleDataset(Rule):
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             targets = []  # whole executions already, or executions of one sample: nothing to trim
         inputs_trimmed = bool(targets)
-        validation_trimmed = False
+        # Keras batches the validation data by `validation_batch_size` when it is given.
+        checked = self._validation_entry(ctx, entry)
+        multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
+        validation_targets = []
         for validation in entry.validation:
             # Trimmed one by one, as Keras takes them apart: a tuple of lists is not a list of samples.
             parts = [element.value for element in validation.elements if not is_name(element.value, "None")]
@@ -1749,37 +1776,60 @@ class DivisibleDataset(Rule):
             if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
             if most is not None and smallest is not None and most < smallest:
-                self._report_too_few(ctx, entry, validation, most, smallest, exact=counted is not None)
+                self._report_too_few(ctx, checked, validation, most, smallest, exact=counted is not None)
             elif counted is None or multiple is None or counted % multiple:
-                targets.extend(parts)
-                validation_trimmed = True
+                validation_targets.extend(parts)
         held = entry.held_validation
         if held is not None and (not _unknown_lengths_trimmed(ctx) or multiple == 1):
             held = None  # its length is not known: trimmed only where unknown lengths are
-        if not targets and held is None:
+        if not targets and not validation_targets and held is None:
             return False
         arguments = self._arguments(ctx, entry)
         for node in targets:
             ctx.replace(node, _trimmed(name, arguments))
+        validation_arguments = self._arguments(ctx, checked)
+        for node in validation_targets:
+            ctx.replace(node, _trimmed(name, validation_arguments))
         if held is not None:
             # Part by part, as Keras takes the tuple apart: a tuple of lists is not a list of samples.
             ctx.replace(held, lambda node: cst.parse_expression(
-                f"tuple({name}(part, {arguments}) for part in {_EMPTY.code_for_node(node)})"))
-            targets = [*targets, held]
-            validation_trimmed = True
+                f"tuple({name}(part, {validation_arguments}) for part in {_EMPTY.code_for_node(node)})"))
+            validation_targets.append(held)
+        validation_trimmed = bool(validation_targets)
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None
-        ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples), fixed=True)
+        if checked is entry:
+            ctx.report(self.code, entry.call.func.attr,
+                       self._message(ctx, entry, targets + validation_targets, trimmed_samples), fixed=True)
+        else:
+            if targets:
+                ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples),
+                           fixed=True)
+            if validation_targets:
+                ctx.report(self.code, entry.call.func.attr, self._message(
+                    ctx, checked, validation_targets, None, what="validation data (`validation_batch_size`)"),
+                    fixed=True)
         for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
             if trimmed and given is not None and not isinstance(given.value, cst.Integer) \
-                    and not is_name(given.value, "None") and not self._floor_count(ctx, entry, counted, given):
+                    and not is_name(given.value, "None") and not self._floor_count(
+                        ctx, checked if counted == "validation_steps" else entry, counted, given):
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
         return True
+
+    @staticmethod
+    def _validation_entry(ctx, entry):
+        """The call as its validation data is batched: by `validation_batch_size` when it is given
+        (and not the batch size), else as the inputs (the call itself)."""
+        given = keyword(entry.call, "validation_batch_size")
+        if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
+                ctx, given.value, entry.batch):
+            return entry
+        return dataclasses.replace(entry, batch=given.value)
 
     def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
         """``steps_per_epoch=math.ceil(n / batch)`` (or ``n // batch + 1``...) of a call whose inputs
@@ -1991,7 +2041,7 @@ class DivisibleDataset(Rule):
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
     @staticmethod
-    def _message(ctx, entry, targets, samples: Optional[int]) -> str:
+    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs") -> str:
         config = _entry_config(ctx, entry)
         multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
@@ -2018,7 +2068,7 @@ class DivisibleDataset(Rule):
             counted = f"; at most `{multiple} - 1` samples are dropped"
         if entry.method == "predict":
             counted += ", and `predict` returns no predictions for them"
-        return (f"`{entry.method}` inputs {names} trimmed to a multiple of `{multiple}` samples "
+        return (f"`{entry.method}` {what} {names} trimmed to a multiple of `{multiple}` samples "
                 f"({' x '.join(parts)}): the IPU rejects a partial batch, so the last samples that do not fill "
                 f"an execution are not used{counted}")
 
