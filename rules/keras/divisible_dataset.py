@@ -948,6 +948,17 @@ class DivisibleDataset(Rule):
                       validation_batch_size=12)
             """),
         ),
+        # A validation split batched by its own `validation_batch_size`: the shared split cannot trim the two
+        # parts to different multiples, so it is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(clips, speakers, batch_size=48, validation_split=0.2, validation_batch_size=10)
+            """,
+            reported=True,
+        ),
         # Validation inputs made by a function of another module: not trimmed, but reported.
         Example(
             """\
@@ -1878,6 +1889,10 @@ class DivisibleDataset(Rule):
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
+        elif self._validation_entry(ctx, entry) is not entry:
+            problem = ("the validation part is batched by `validation_batch_size`, not by the batch size: split the "
+                       "inputs yourself (the last samples validate), trim the training part to whole batches and "
+                       "the validation part to whole validation batches, and pass `validation_data`")
         elif not _nones_last(entry.arrays):
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
