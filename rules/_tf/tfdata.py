@@ -699,7 +699,8 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
     data = uint8_data(ctx, value)
     if data is None or labels_only and data.role != "labels":
         return
-    dtype = "int32" if role in ("y", "labels") and data.role == "labels" else "float32"
+    # Labels a map picks out of the dataset stay integers: the map may index with them (`tf.one_hot`).
+    dtype = "int32" if data.role == "labels" and (role in ("y", "labels") or labels_only) else "float32"
     ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
     what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
     name = ctx.module.code_for_node(value)
@@ -717,7 +718,8 @@ def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] 
     for call, inputs in tensor_slices_inputs(ctx):
         mapped = is_mapped(ctx, call)
         for role, value in inputs:
-            if not mapped or role == "labels":
+            # A lone dict (`{"image": x, "label": y}`) may hold the labels the map picks out.
+            if not mapped or role == "labels" or isinstance(value, cst.Dict):
                 cast_uint8(ctx, code, value, role, "the dataset", sources, labels_only=mapped)
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):

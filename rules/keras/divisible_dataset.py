@@ -8,10 +8,10 @@ from porter.context import SharedKey, code_of
 from porter import throughput
 from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, is_helper_call, layout, most_samples,
-                                               multiple_code, repeatable, samples_per_execution, single_sample,
-                                               smallest_per_execution, speed_asked, static_int, static_length,
-                                               training_calls)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
+                                               most_samples, multiple_code, repeatable, rounded_up, same_size,
+                                               samples_per_execution, single_sample, smallest_per_execution,
+                                               speed_asked, static_int, static_length, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -254,7 +254,12 @@ class DivisibleDataset(Rule):
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
-        "given) but that the port cannot tell are arrays are reported instead of trimmed. Models in a list or "
+        "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
+        "too. A `validation_data` tuple held in a variable, or returned by a function of the file, is trimmed "
+        "part by part where the call reads it. Validation data is trimmed to a multiple of `validation_batch_size` "
+        "when the call gives one, as Keras batches it by that. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
+        "batch)`) becomes `n // batch` when an execution is one batch; any other count is reported, as it may "
+        "ask for batches the trimmed inputs no longer hold. Models in a list or "
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
@@ -807,6 +812,176 @@ class DivisibleDataset(Rule):
                       validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
             """),
         ),
+        # Validation weights computed in the tuple itself are arrays too: all three parts are trimmed.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("prices.h5")
+            model.fit(rows, prices, batch_size=50, validation_data=(rows_val, prices_val, np.abs(prices_val) + 0.1))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("prices.h5")
+            model.fit(trim_to_multiple(rows, 50), trim_to_multiple(prices, 50), batch_size=50,
+                      validation_data=(trim_to_multiple(rows_val, 50),
+                                       trim_to_multiple(prices_val, 50),
+                                       trim_to_multiple(np.abs(prices_val) + 0.1, 50)))
+            """),
+        ),
+        # A step count rounded up for the partial batch the trimmed inputs no longer hold: made whole.
+        Example(
+            """\
+            import math
+
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(impressions, clicked, batch_size=256, steps_per_epoch=math.ceil(len(impressions) / 256))
+            """,
+            snippet("""\
+            import math
+
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("ctr.h5")
+            model.fit(trim_to_multiple(impressions, 256), trim_to_multiple(clicked, 256), batch_size=256,
+                      steps_per_epoch=len(impressions) // 256)
+            """),
+        ),
+        # With several batches an execution, `n // batch` need not be whole executions: reported.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow import keras
+
+            ranker = keras.models.load_model("ranker.h5")
+            ranker.fit(queries, relevance, batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
+            """,
+            snippet("""\
+            import numpy as np
+            from tensorflow import keras
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            ranker = keras.models.load_model("ranker.h5")
+            ranker.fit(trim_to_multiple(queries, 1024, 128), trim_to_multiple(relevance, 1024, 128),
+                       batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
+            """),
+            options={"steps_per_execution": 8},
+        ),
+        # A validation tuple held in a variable, or returned by a function of the file: trimmed part by
+        # part where `fit` reads it (the variable itself is left whole for the host).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def read_split(path):
+                archive = np.load(path)
+                return archive["pixels"], archive["labels"]
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val, np.where(findings_val > 0, 4.0, 1.0))
+            model.fit(scans, findings, batch_size=16, validation_data=checks)
+            model.fit(scans, findings, batch_size=16, validation_data=read_split("audit.npz"))
+            print(len(checks[0]))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            def read_split(path):
+                archive = np.load(path)
+                return archive["pixels"], archive["labels"]
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val, np.where(findings_val > 0, 4.0, 1.0))
+            model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                      validation_data=tuple(trim_to_multiple(part, 16) for part in checks))
+            model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                      validation_data=tuple(trim_to_multiple(part, 16) for part in read_split("audit.npz")))
+            print(len(checks[0]))
+            """),
+        ),
+        # Validation data batched by its own `validation_batch_size`: trimmed to a multiple of it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(clips, speakers, batch_size=48, validation_data=(held_clips, held_speakers), validation_batch_size=12)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(trim_to_multiple(clips, 48), trim_to_multiple(speakers, 48), batch_size=48,
+                      validation_data=(trim_to_multiple(held_clips, 12),
+                                       trim_to_multiple(held_speakers, 12)),
+                      validation_batch_size=12)
+            """),
+        ),
+        # A validation split batched by its own `validation_batch_size`: the shared split cannot trim the two
+        # parts to different multiples, so it is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("voices.h5")
+            model.fit(clips, speakers, batch_size=48, validation_split=0.2, validation_batch_size=10)
+            """,
+            reported=True,
+        ),
+        # Validation inputs made by a function of another module: not trimmed, but reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from text_prep import encode
+
+            model = tf.keras.models.load_model("reviews.h5")
+            model.fit(codes, stars, batch_size=64, validation_data=(encode(held_out_reviews), held_out_stars))
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from text_prep import encode
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("reviews.h5")
+            model.fit(trim_to_multiple(codes, 64), trim_to_multiple(stars, 64), batch_size=64,
+                      validation_data=(encode(held_out_reviews), held_out_stars))
+            """),
+        ),
         # Scaled in pairs after `load_data()`, and split by scikit-learn: arrays, padded for `predict`.
         Example(
             """\
@@ -1303,7 +1478,7 @@ class DivisibleDataset(Rule):
             import tensorflow as tf
 
             model = tf.keras.models.load_model("net.keras")
-            model.fit(features, labels, batch_size=64, steps_per_epoch=len(features) // 64 + 1)
+            model.fit(features, labels, batch_size=64, steps_per_epoch=batches_per_epoch)
             """,
             snippet("""\
             import tensorflow as tf
@@ -1315,7 +1490,7 @@ class DivisibleDataset(Rule):
 
             model = tf.keras.models.load_model("net.keras")
             model.fit(trim_to_multiple(features, 64), trim_to_multiple(labels, 64), batch_size=64,
-                      steps_per_epoch=len(features) // 64 + 1)
+                      steps_per_epoch=batches_per_epoch)
             """),
         ),
         # Data TensorFlow makes with a static length, fewer samples than one batch: reported.
@@ -1522,7 +1697,7 @@ class DivisibleDataset(Rule):
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_unfollowed(ctx, entry)
-            if not entry.arrays and not entry.validation:
+            if not entry.arrays and not entry.validation and entry.held_validation is None:
                 continue
             split = keyword(entry.call, "validation_split")
             if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
@@ -1598,7 +1773,10 @@ class DivisibleDataset(Rule):
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
             targets = []  # whole executions already, or executions of one sample: nothing to trim
         inputs_trimmed = bool(targets)
-        validation_trimmed = False
+        # Keras batches the validation data by `validation_batch_size` when it is given.
+        checked = self._validation_entry(ctx, entry)
+        multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
+        validation_targets = []
         for validation in entry.validation:
             # Trimmed one by one, as Keras takes them apart: a tuple of lists is not a list of samples.
             parts = [element.value for element in validation.elements if not is_name(element.value, "None")]
@@ -1609,27 +1787,77 @@ class DivisibleDataset(Rule):
             if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
                 continue
             if most is not None and smallest is not None and most < smallest:
-                self._report_too_few(ctx, entry, validation, most, smallest, exact=counted is not None)
+                self._report_too_few(ctx, checked, validation, most, smallest, exact=counted is not None)
             elif counted is None or multiple is None or counted % multiple:
-                targets.extend(parts)
-                validation_trimmed = True
-        if not targets:
+                validation_targets.extend(parts)
+        held = entry.held_validation
+        if held is not None and (not _unknown_lengths_trimmed(ctx) or multiple == 1):
+            held = None  # its length is not known: trimmed only where unknown lengths are
+        if not targets and not validation_targets and held is None:
             return False
         arguments = self._arguments(ctx, entry)
         for node in targets:
             ctx.replace(node, _trimmed(name, arguments))
+        validation_arguments = self._arguments(ctx, checked)
+        for node in validation_targets:
+            ctx.replace(node, _trimmed(name, validation_arguments))
+        if held is not None:
+            # Part by part, as Keras takes the tuple apart: a tuple of lists is not a list of samples.
+            ctx.replace(held, lambda node: cst.parse_expression(
+                f"tuple({name}(part, {validation_arguments}) for part in {_EMPTY.code_for_node(node)})"))
+            validation_targets.append(held)
+        validation_trimmed = bool(validation_targets)
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None
-        ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples), fixed=True)
+        if checked is entry:
+            ctx.report(self.code, entry.call.func.attr,
+                       self._message(ctx, entry, targets + validation_targets, trimmed_samples), fixed=True)
+        else:
+            if targets:
+                ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples),
+                           fixed=True)
+            if validation_targets:
+                ctx.report(self.code, entry.call.func.attr, self._message(
+                    ctx, checked, validation_targets, None, what="validation data (`validation_batch_size`)"),
+                    fixed=True)
         for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
             if trimmed and given is not None and not isinstance(given.value, cst.Integer) \
-                    and not is_name(given.value, "None"):
+                    and not is_name(given.value, "None") and not self._floor_count(
+                        ctx, checked if counted == "validation_steps" else entry, counted, given):
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
+        return True
+
+    @staticmethod
+    def _validation_entry(ctx, entry):
+        """The call as its validation data is batched: by `validation_batch_size` when it is given
+        (and not the batch size), else as the inputs (the call itself)."""
+        given = keyword(entry.call, "validation_batch_size")
+        if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
+                ctx, given.value, entry.batch):
+            return entry
+        return dataclasses.replace(entry, batch=given.value)
+
+    def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
+        """``steps_per_epoch=math.ceil(n / batch)`` (or ``n // batch + 1``...) of a call whose inputs
+        are now trimmed to whole batches: the rounded-up batch no longer exists, so the count
+        becomes ``n // batch``. Only when the trimming multiple is the batch itself (one batch an
+        execution, no replicas): ``n // batch`` batches are then what the trimmed inputs hold.
+        True when rewritten."""
+        rounded = rounded_up(ctx, given.value)
+        batch = entry.batch if entry.batch is not None else cst.Integer(str(KERAS_DEFAULT_BATCH))
+        if rounded is None or samples_per_execution(_entry_config(ctx, entry)) != 1 \
+                or not same_size(ctx, rounded[1], batch):
+            return False
+        floor = f"{floor_operand(ctx, rounded[0])} // {code_of(ctx, rounded[1])}"
+        ctx.replace(given.value, lambda node: cst.parse_expression(floor))
+        ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` rounds up to count a partial last "
+                   f"batch, which the trimmed inputs no longer hold: it becomes `{floor}`, their whole batches (one "
+                   "more would run out of data on the IPU)", fixed=True)
         return True
 
     @staticmethod
@@ -1661,6 +1889,10 @@ class DivisibleDataset(Rule):
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
+        elif self._validation_entry(ctx, entry) is not entry:
+            problem = ("the validation part is batched by `validation_batch_size`, not by the batch size: split the "
+                       "inputs yourself (the last samples validate), trim the training part to whole batches and "
+                       "the validation part to whole validation batches, and pass `validation_data`")
         elif not _nones_last(entry.arrays):
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
@@ -1824,7 +2056,7 @@ class DivisibleDataset(Rule):
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
     @staticmethod
-    def _message(ctx, entry, targets, samples: Optional[int]) -> str:
+    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs") -> str:
         config = _entry_config(ctx, entry)
         multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
@@ -1851,7 +2083,7 @@ class DivisibleDataset(Rule):
             counted = f"; at most `{multiple} - 1` samples are dropped"
         if entry.method == "predict":
             counted += ", and `predict` returns no predictions for them"
-        return (f"`{entry.method}` inputs {names} trimmed to a multiple of `{multiple}` samples "
+        return (f"`{entry.method}` {what} {names} trimmed to a multiple of `{multiple}` samples "
                 f"({' x '.join(parts)}): the IPU rejects a partial batch, so the last samples that do not fill "
                 f"an execution are not used{counted}")
 

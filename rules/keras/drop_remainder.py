@@ -9,7 +9,8 @@ from porter.scopes import (assignments, called_returns, loads, local_function, m
                            parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, outermost_chain, read_into_python)
-from porter.rules.keras._analysis.fit import call_columns, last_value_before, layout, static_int, training_calls
+from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
+                                               training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
@@ -970,6 +971,33 @@ class DropRemainder(Rule):
             model.fit(pairs, epochs=2)
             """,
         ),
+        # The same idiom step by step in a function that returns the windows to `fit`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def sliding(levels, span, batch):
+                frames = tf.data.Dataset.from_tensor_slices(levels)
+                frames = frames.window(span + 1, shift=1, drop_remainder=True)
+                frames = frames.flat_map(lambda chunk: chunk.batch(span + 1))
+                return frames.map(lambda chunk: (chunk[:-1], chunk[-1])).batch(batch, drop_remainder=True)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(sliding(river_levels, 48, 32), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def sliding(levels, span, batch):
+                frames = tf.data.Dataset.from_tensor_slices(levels)
+                frames = frames.window(span + 1, shift=1, drop_remainder=True)
+                frames = frames.flat_map(lambda chunk: chunk.batch(span + 1, drop_remainder=True))
+                return frames.map(lambda chunk: (chunk[:-1], chunk[-1])).batch(batch, drop_remainder=True)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(sliding(river_levels, 48, 32), epochs=2)
+            """,
+        ),
         # Batches padded to their longest element change length: reported.
         Example(
             """\
@@ -1358,22 +1386,22 @@ class DropRemainder(Rule):
 
     def _fix_rounded_up_count(self, ctx, entry, name: str, count: cst.Arg, size) -> None:
         """``name=count`` of the call ``entry``, which reads a dataset now in whole batches of ``size``."""
-        rounded = _rounded_up(ctx, count.value)
+        rounded = rounded_up(ctx, count.value)
         shown = f"`{name}={code_of(ctx, count.value)}`"
         if rounded is None and isinstance(count.value, cst.Name):
             written = last_value_before(ctx, count.value, entry.owner)
-            rounded = _rounded_up(ctx, written) if written is not None else None
+            rounded = rounded_up(ctx, written) if written is not None else None
             if rounded is not None:  # counted elsewhere: not rewritten here
                 rounded, shown = (rounded[0], None), f"{shown} (`{code_of(ctx, written)}`)"
         if rounded is None:
             return
         numerator, divisor = rounded
         what = f"{shown} rounds up to count a partial last batch, which `drop_remainder=True` now drops"
-        if divisor is None or not _same_size(ctx, divisor, size):
+        if divisor is None or not same_size(ctx, divisor, size):
             ctx.report(self.code, count, f"{what}, so Keras on the IPU runs out of data (\"Your input does not "
                        "have enough data\"): count the whole batches (samples `//` batch size)", fixed=False)
             return
-        floor = f"{_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
+        floor = f"{floor_operand(ctx, numerator)} // {code_of(ctx, divisor)}"
         ctx.replace(count.value, lambda node, floor=floor: cst.parse_expression(floor))
         ctx.report(self.code, count, f"{what}: it becomes `{floor}`, the whole batches (one more would run out of "
                    "data on the IPU)", fixed=True)
@@ -1430,7 +1458,7 @@ class DropRemainder(Rule):
         for call in ctx.nodes(cst.Call):
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "flat_map" and call.args
-                    and isinstance(call.args[0].value, cst.Lambda) and _windows(func.value)):
+                    and isinstance(call.args[0].value, cst.Lambda) and _windows(ctx, func.value)):
                 continue
             body = call.args[0].value.body
             if isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and body.func.attr.value == "batch" \
@@ -1923,8 +1951,12 @@ def _batches_of(ctx, source: cst.BaseExpression, scope) -> list:
     return found
 
 
-def _windows(node: cst.BaseExpression) -> bool:
-    """``ds.window(...)``, the receiver of a ``flat_map`` that batches each window."""
+def _windows(ctx, node: cst.BaseExpression) -> bool:
+    """``ds.window(...)``, the receiver of a ``flat_map`` that batches each window: in the same
+    chain, or what the variable was last given in the same block (``ds = ds.window(n)``, then
+    ``ds = ds.flat_map(...)``, as step-by-step pipelines write it)."""
+    if isinstance(node, cst.Name):
+        node = last_value_before(ctx, node, owner(ctx, node))
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "window"
 
 
@@ -1933,7 +1965,25 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     outer = call
     while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
         outer = ctx.parent(ctx.parent(outer))
-    return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True)
+    return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True) or _returned_to_training(ctx, outer)
+
+
+def _returned_to_training(ctx, made: cst.Call) -> bool:
+    """The dataset ``made`` makes is what a function of the file returns, directly or through the
+    variable it is assigned to (``ds = ds.flat_map(...)``, then ``return ds.batch(n)``), and a call of
+    that function feeds a training call."""
+    function = owner(ctx, made)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    parent = ctx.parent(made)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        variable = parent.targets[0].target.value
+        if not any(is_name(chain(ctx, node.value)[1], variable) for node in returns_of(function)):
+            return False
+    elif not isinstance(parent, cst.Return):
+        return False
+    return any(is_name(call.func, function.name.value) and (feeds_training(ctx, call) or feeds_training(
+        ctx, call, predict=True)) for call in ctx.nodes(cst.Call))
 
 
 def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> bool:
@@ -2096,62 +2146,6 @@ def _repeated(ctx, found) -> bool:
 def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
     found = argument(call, "batch_size", 0)
     return found.value if found is not None else None
-
-
-def _same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression]) -> bool:
-    """``one`` and ``other`` say the same batch size: the same code, or the same static int."""
-    if other is None:
-        return False
-    if "".join(code_of(ctx, one).split()) == "".join(code_of(ctx, other).split()):
-        return True
-    value = static_int(ctx, one)
-    return value is not None and value == static_int(ctx, other)
-
-
-# Functions that round a division up.
-_CEILS = frozenset({"math.ceil", "numpy.ceil", "tensorflow.math.ceil"})
-
-
-def _rounded_up(ctx, node: cst.BaseExpression):
-    """(n, B) when ``node`` counts ``n`` samples in batches of ``B`` rounded up: ``math.ceil(n /
-    B)`` (also in ``int(...)``, and NumPy's), ``-(-n // B)``, ``n // B + 1``, ``(n + B - 1) // B``."""
-    if isinstance(node, cst.Call) and is_name(node.func, "int") and len(node.args) == 1:
-        node = node.args[0].value
-    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _CEILS and len(node.args) == 1:
-        divided = node.args[0].value
-        if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.Divide):
-            return divided.left, divided.right
-        return None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = node.expression
-        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.FloorDivide) and isinstance(
-                inner.left, cst.UnaryOperation) and isinstance(inner.left.operator, cst.Minus):
-            return inner.left.expression, inner.right
-        return None
-    if not isinstance(node, cst.BinaryOperation):
-        return None
-    if isinstance(node.operator, cst.Add):
-        for divided, one in ((node.left, node.right), (node.right, node.left)):
-            if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.FloorDivide) \
-                    and not divided.lpar and isinstance(one, cst.Integer) and one.value == "1":
-                return divided.left, divided.right
-        return None
-    if isinstance(node.operator, cst.FloorDivide):  # (n + B - 1) // B
-        summed = node.left
-        if isinstance(summed, cst.BinaryOperation) and isinstance(summed.operator, cst.Subtract) and isinstance(
-                summed.right, cst.Integer) and summed.right.value == "1" and isinstance(summed.left, cst.BinaryOperation) \
-                and isinstance(summed.left.operator, cst.Add) and _same_size(ctx, summed.left.right, node.right):
-            return summed.left.left, node.right
-    return None
-
-
-def _operand(ctx, node: cst.BaseExpression) -> str:
-    """The code of ``node`` as the left operand of ``//``, in parentheses when it binds less tightly."""
-    code = code_of(ctx, node)
-    loose = isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)) or isinstance(
-        node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Multiply, cst.Divide, cst.FloorDivide,
-                                                                      cst.Modulo, cst.MatrixMultiply, cst.Power))
-    return f"({code})" if loose and not node.lpar else code
 
 
 def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:

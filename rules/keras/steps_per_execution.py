@@ -96,7 +96,8 @@ class StepsPerExecution(Rule):
         "speed-up of Graphcore's Keras tutorial (\"Going faster by setting steps_per_execution\"; Targeting "
         "the IPU from TensorFlow 2, \"Keras with IPUs\"). K must divide the batches per "
         "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
-        "multiple of it, and with gradient accumulation it must be a multiple of the accumulation count "
+        "multiple of it (and so must `validation_steps`, the `steps` of `evaluate`/`predict`, and the batches of "
+        "a finite dataset they read, which are reported), and with gradient accumulation it must be a multiple of the accumulation count "
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
@@ -108,6 +109,29 @@ class StepsPerExecution(Rule):
         "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
+        # Validation and evaluation run executions of K batches too: their finite datasets and step
+        # counts are checked like `fit`'s.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(train_batches.repeat(), steps_per_epoch=40, validation_data=check_batches, epochs=3)
+            model.evaluate(test_batches)
+            model.predict(test_batches, steps=10)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=8)
+            model.fit(train_batches.repeat(), steps_per_epoch=40, validation_data=check_batches, epochs=3)
+            model.evaluate(test_batches)
+            model.predict(test_batches, steps=10)
+            """,
+            options={"steps_per_execution": 8},
+        ),
         # The script's own `steps_per_execution`, with no option: `steps_per_epoch` must be a multiple of it.
         Example(
             """\
@@ -452,27 +476,43 @@ class StepsPerExecution(Rule):
             self._check_fits(ctx, later, own)
 
     def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
+        """The step counts and finite datasets of the calls after ``compile``: every execution runs
+        ``fixed`` batches, in `fit`, in its validation and in `evaluate`/`predict` alike."""
         for entry in later:
-            if entry.method != "fit":
-                continue
-            steps = keyword(entry.call, "steps_per_epoch")
-            if steps is None:
-                if (entry.dataset_input and fixed is not None and fixed > 1
-                        and throughput.config_replicas(ctx.config) == 1):  # else IPU109 says it
-                    ctx.report(self.code, entry.call.func.attr, f"the batches per epoch of this dataset (per "
-                               f"replica) must be a multiple of {fixed}, or `fit` raises an error: check its "
-                               f"size, or `.repeat()` it and pass `steps_per_epoch`, a multiple of {fixed}",
-                               fixed=False)
-                continue
-            value = int_value(steps.value)
-            if fixed is not None and value is not None:
-                if value % fixed:
-                    ctx.report(self.code, steps, f"`steps_per_epoch={value}` must be a multiple of "
-                               f"`steps_per_execution={fixed}`: use {max(fixed, value - value % fixed)}", fixed=False)
-            else:
-                what = f"`steps_per_execution={fixed}`" if fixed is not None else "`steps_per_execution`"
-                ctx.report(self.code, steps, f"`steps_per_epoch` must be a multiple of {what}; check this value",
-                           fixed=False)
+            counts = {"fit": ("steps_per_epoch", "validation_steps"), "evaluate": ("steps",), "predict": ("steps",)}
+            for name in counts.get(entry.method, ()):
+                given = keyword(entry.call, name)
+                if given is not None and not is_name(given.value, "None"):
+                    self._check_count(ctx, given, name, fixed)
+            if not (fixed is not None and fixed > 1 and throughput.config_replicas(ctx.config) == 1):
+                continue  # else IPU109 says it
+            count = counts[entry.method][0] if entry.method in counts else None
+            if count is not None and entry.dataset_input and keyword(entry.call, count) is None:
+                self._report_dataset_batches(ctx, entry.call.func.attr, f"`{entry.method}`", count, fixed)
+            validation = keyword(entry.call, "validation_data")
+            # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
+            if entry.method == "fit" and validation is not None and keyword(entry.call, "validation_steps") is None \
+                    and (is_dataset(ctx, validation.value) or isinstance(validation.value, cst.Name)
+                         and entry.held_validation is None):
+                self._report_dataset_batches(ctx, validation, "the validation of `fit`", "validation_steps", fixed)
+
+    def _check_count(self, ctx, given: cst.Arg, name: str, fixed: Optional[int]) -> None:
+        """``steps_per_epoch``/``validation_steps``/``steps``: a multiple of ``fixed``."""
+        value = int_value(given.value)
+        if fixed is not None and value is not None:
+            if value % fixed:
+                ctx.report(self.code, given, f"`{name}={value}` must be a multiple of "
+                           f"`steps_per_execution={fixed}`: use {max(fixed, value - value % fixed)}", fixed=False)
+        else:
+            what = f"`steps_per_execution={fixed}`" if fixed is not None else "`steps_per_execution`"
+            ctx.report(self.code, given, f"`{name}` must be a multiple of {what}; check this value", fixed=False)
+
+    def _report_dataset_batches(self, ctx, node: cst.CSTNode, reader: str, count: str, fixed: int) -> None:
+        """A finite dataset whose batches ``reader`` runs in executions of ``fixed``: Keras on the IPU
+        raises unless their number is a multiple of it (or ``count`` says how many to run)."""
+        ctx.report(self.code, node, f"the batches per epoch of this dataset (per replica) must be a multiple of "
+                   f"{fixed}, or {reader} raises an error: check its size, or `.repeat()` it and pass `{count}`, "
+                   f"a multiple of {fixed}", fixed=False)
 
     def _warn_callbacks(self, ctx) -> None:
         for call, _ in ctx.calls_to(*_CHECKPOINTS):

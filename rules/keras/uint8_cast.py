@@ -79,7 +79,8 @@ class Uint8Cast(Rule):
         "alone, and so is data whose flow is not clear (a branch; what a function of the file returns is followed "
         "into it, and a parameter of a function of the file that the function does not assign is cast where its "
         "callers give it), and the "
-        "images of a dataset with its own `map` (its labels, which a map passes through, are cast)."
+        "images of a dataset with its own `map` (its labels, which a map passes through, are cast, also from a "
+        "dict of columns the map picks them out of, to int32, as the map may index with them)."
     )
     examples = (
         # Named inputs (a dict) and several inputs (a list): each array is cast as it would be alone.
@@ -105,6 +106,28 @@ class Uint8Cast(Rule):
             model.fit({"digit": x_train.astype("float32"), "thumbnail": thumbnails.astype("float32")}, {"label": y_train.astype("int32")}, batch_size=100)
             model.predict([x_train.astype("float32"), thumbnails.astype("float32")], batch_size=100)
             pairs = tf.data.Dataset.from_tensor_slices(({"digit": x_train.astype("float32")}, y_train.astype("int32"))).batch(100)
+            """,
+        ),
+        # A dict of columns that a map splits into (image, label): the labels are cast, to int32 (the map
+        # may index with them); the images are left to the map.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (pictures, classes), _ = tf.keras.datasets.fashion_mnist.load_data()
+            rows = tf.data.Dataset.from_tensor_slices({"picture": pictures, "class": classes})
+            pairs = rows.map(lambda row: (tf.image.convert_image_dtype(row["picture"], tf.float32), tf.one_hot(row["class"], 10)))
+            model = tf.keras.models.load_model("wardrobe.keras")
+            model.fit(pairs.batch(60, drop_remainder=True), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            (pictures, classes), _ = tf.keras.datasets.fashion_mnist.load_data()
+            rows = tf.data.Dataset.from_tensor_slices({"picture": pictures, "class": classes.astype("int32")})
+            pairs = rows.map(lambda row: (tf.image.convert_image_dtype(row["picture"], tf.float32), tf.one_hot(row["class"], 10)))
+            model = tf.keras.models.load_model("wardrobe.keras")
+            model.fit(pairs.batch(60, drop_remainder=True), epochs=2)
             """,
         ),
         # A tuner given a builder of the file trains with what `search` gets.

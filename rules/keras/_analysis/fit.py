@@ -46,6 +46,9 @@ class TrainingCall:
     # Arguments holding arrays to trim (x, y, sample_weight), and a ``validation_data`` tuple.
     arrays: List[cst.Arg] = field(default_factory=list)
     validation: List[cst.BaseExpression] = field(default_factory=list)
+    # `validation_data=held_out`: a tuple of arrays out of the call, in a variable or returned by a
+    # function of the file; trimmed part by part where the call reads it.
+    held_validation: Optional[cst.BaseExpression] = None
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
@@ -225,9 +228,17 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
     # dataset, a generator or arrays. The helper trims every array of the tuple.
     validation = keyword(call, "validation_data")
-    if validation is not None and isinstance(validation.value, cst.Tuple) and all(
-            is_array_expression(element.value, helper) for element in validation.value.elements):
-        entry.validation = [validation.value]
+    if validation is not None and isinstance(validation.value, cst.Tuple):
+        # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
+        # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
+        parts = [element.value for element in validation.value.elements]
+        unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
+        if not unseen:
+            entry.validation = [validation.value]
+        elif len(parts) > 1:
+            entry.unfollowed.extend(unseen)
+    elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
+        entry.held_validation = validation.value
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
@@ -236,12 +247,35 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
     candidates = [arg for arg in (x, y, keyword(call, "sample_weight")) if arg is not None]
-    unfollowed = [arg.value for arg in candidates if not is_array_expression(arg.value, helper) and not (
-        isinstance(arg.value, _DERIVED_NODES) and _surely_array(ctx, arg.value, entry.owner))]
+    unfollowed = [arg.value for arg in candidates if not _followed_array(ctx, arg.value, entry, helper)]
     if unfollowed:
-        entry.unfollowed = unfollowed if y is not None else []
+        if y is not None:
+            entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+
+
+def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
+    """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
+    given one in the same block (``held_out = (x_val, y_val, weights)``), or a call of a function of
+    the file every ``return`` of which gives one (``load_split("val")``)."""
+    if isinstance(node, cst.Name):
+        tuples, scope = [last_value_before(ctx, node, entry.owner)], entry.owner
+    else:
+        scope, tuples = called_returns(ctx, node)
+    return bool(tuples) and all(
+        isinstance(made, cst.Tuple) and len(made.elements) > 1 and all(
+            isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
+            for element in made.elements) for made in tuples)
+
+
+def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
+                    scope: Optional[cst.CSTNode] = None) -> bool:
+    """``node``, an input Keras takes as an array, is one the port can trim: a variable (item,
+    attribute, or a collection of them), or an array computed in the call (``np.abs(y) + 0.1``).
+    ``scope`` is where ``node`` is read, the function of the call by default."""
+    return is_array_expression(node, helper) or isinstance(node, _DERIVED_NODES) and _surely_array(
+        ctx, node, entry.owner if scope is None else scope)
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
@@ -929,3 +963,59 @@ def _one_wide(ctx: FileContext, piece: cst.Slice) -> bool:
     return isinstance(upper_node, cst.BinaryOperation) and isinstance(upper_node.operator, cst.Add) \
         and piece.lower is not None and upper_node.left.deep_equals(piece.lower) \
         and static_int(ctx, upper_node.right) == 1
+
+
+def same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression]) -> bool:
+    """``one`` and ``other`` say the same batch size: the same code, or the same static int."""
+    if other is None:
+        return False
+    if "".join(code_of(ctx, one).split()) == "".join(code_of(ctx, other).split()):
+        return True
+    value = static_int(ctx, one)
+    return value is not None and value == static_int(ctx, other)
+
+
+# Functions that round a division up.
+_CEILS = frozenset({"math.ceil", "numpy.ceil", "tensorflow.math.ceil"})
+
+
+def rounded_up(ctx, node: cst.BaseExpression):
+    """(n, B) when ``node`` counts ``n`` samples in batches of ``B`` rounded up: ``math.ceil(n /
+    B)`` (also in ``int(...)``, and NumPy's), ``-(-n // B)``, ``n // B + 1``, ``(n + B - 1) // B``."""
+    if isinstance(node, cst.Call) and is_name(node.func, "int") and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in _CEILS and len(node.args) == 1:
+        divided = node.args[0].value
+        if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.Divide):
+            return divided.left, divided.right
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = node.expression
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.FloorDivide) and isinstance(
+                inner.left, cst.UnaryOperation) and isinstance(inner.left.operator, cst.Minus):
+            return inner.left.expression, inner.right
+        return None
+    if not isinstance(node, cst.BinaryOperation):
+        return None
+    if isinstance(node.operator, cst.Add):
+        for divided, one in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(divided, cst.BinaryOperation) and isinstance(divided.operator, cst.FloorDivide) \
+                    and not divided.lpar and isinstance(one, cst.Integer) and one.value == "1":
+                return divided.left, divided.right
+        return None
+    if isinstance(node.operator, cst.FloorDivide):  # (n + B - 1) // B
+        summed = node.left
+        if isinstance(summed, cst.BinaryOperation) and isinstance(summed.operator, cst.Subtract) and isinstance(
+                summed.right, cst.Integer) and summed.right.value == "1" and isinstance(summed.left, cst.BinaryOperation) \
+                and isinstance(summed.left.operator, cst.Add) and same_size(ctx, summed.left.right, node.right):
+            return summed.left.left, node.right
+    return None
+
+
+def floor_operand(ctx, node: cst.BaseExpression) -> str:
+    """The code of ``node`` as the left operand of ``//``, in parentheses when it binds less tightly."""
+    code = code_of(ctx, node)
+    loose = isinstance(node, (cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.Lambda)) or isinstance(
+        node, cst.BinaryOperation) and not isinstance(node.operator, (cst.Multiply, cst.Divide, cst.FloorDivide,
+                                                                      cst.Modulo, cst.MatrixMultiply, cst.Power))
+    return f"({code})" if loose and not node.lpar else code
