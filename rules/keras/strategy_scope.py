@@ -2066,6 +2066,85 @@ run_experiment(net)
                 trainer = Trainer(get_strategy(), build)
             """,
         ),
+        # A trainer class that keeps the strategy a function of the file picks (self.strategy =
+        # select_strategy()) and enters its scope: the function gives the IPU strategy, and no
+        # second one is made around the trainer (entered in it, two strategies fail).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def select_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return tf.distribute.MirroredStrategy()
+                return tf.distribute.get_strategy()
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = select_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main():
+                trainer = Trainer()
+                return trainer.model
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def select_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return ipu.ipu_strategy.IPUStrategy()
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = select_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main():
+                trainer = Trainer()
+                return trainer.model
+            """,
+        ),
+        # A strategy chosen by a condition (MirroredStrategy() if ... else get_strategy()): the
+        # name holds the program's strategy on both branches, and its scope becomes the IPU's.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(x, y):
+                gpus = tf.config.list_physical_devices("GPU")
+                strategy = tf.distribute.MirroredStrategy() if len(gpus) > 1 else tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                gpus = tf.config.list_physical_devices("GPU")
+                strategy = ipu.ipu_strategy.IPUStrategy() if len(gpus) > 1 else ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A function given the program's strategy as a parameter (evaluate(strategy, model)) enters
         # its scope: it keeps the parameter, with no strategy of its own, after main made the one.
         Example(
