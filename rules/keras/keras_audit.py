@@ -73,6 +73,30 @@ class KerasAudit(Rule):
                 trainer.model.fit(x, y, batch_size=32)
             """,
         ),
+        # A trainer whose method makes its strategy, entered in main() around the training: the
+        # port's own strategy for main()'s model code would hold the trainer's scope. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = self.make_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+                def make_strategy(self):
+                    return tf.distribute.MirroredStrategy()
+
+
+            def main(x, y):
+                trainer = Trainer()
+                with trainer.strategy.scope():
+                    trainer.model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
         Example(
             """\
@@ -382,7 +406,7 @@ classifier = LogisticRegression().fit(features, labels)
         if self._wrapped_models(ctx):
             return  # scikit-learn builds and trains the model: that is what is missing
         self._outer_networks(ctx)
-        if self._second_strategies(ctx):
+        if self._second_strategies(ctx) or self._foreign_scopes(ctx):
             return
         calls = _training_calls(ctx)
         if calls:
@@ -422,6 +446,33 @@ classifier = LogisticRegression().fit(features, labels)
                        f"one strategy before the model code and give it to `{owner}`, or use the scope of "
                        f"`{owner}`'s strategy after it is made", fixed=False)
         return bool(plan.second_strategies)
+
+    def _foreign_scopes(self, ctx) -> bool:
+        """``with trainer.strategy.scope():`` (a strategy made where the porter does not see it:
+        a method, a table of strategy classes) kept by the port, and run inside the scope of the
+        strategy the port makes for the model code around it. No code of the file names the port's
+        new strategy, so the scope kept is another strategy's, and entering it inside the port's
+        fails ("Mixing different tf.distribute.Strategy objects"). The first is reported."""
+        plan = model_plan(ctx)
+        if plan.has_ipu_strategy or plan.strategy_statement is not None or not plan.regions:
+            return False
+        coverage = _Coverage(ctx, plan)
+        transparent = {id(with_node) for with_node in plan.transparent}
+        replaced = {id(call) for call in plan.replaced_strategies}
+        for with_node in ctx.nodes(cst.With):
+            receiver = _scope_receiver(with_node)
+            if receiver is None or id(with_node) in transparent or id(receiver) in replaced:
+                continue
+            if coverage.runs_in_scope(with_node):
+                entered = code_of(ctx, receiver)
+                ctx.report(self.code, with_node, f"`with {entered}.scope():` runs inside the scope of the IPU strategy "
+                           f"the port makes for the model code around it (`{plan.strategy_name}`), and `{entered}` is "
+                           "another strategy object, which cannot be entered in it (\"Mixing different "
+                           "tf.distribute.Strategy objects\"): the port is not complete; make the strategy of "
+                           f"`{entered}` the IPU strategy (`ipu.ipu_strategy.IPUStrategy()`, after the IPU "
+                           "configuration) and run the model code in its scope only", fixed=False)
+                return True
+        return False
 
     def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the
@@ -594,6 +645,17 @@ class _Coverage:
         return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
                 if (method or isinstance(call.func, cst.Name))
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
+
+
+def _scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:
+    """``strategy`` of ``with strategy.scope():`` (one item, no arguments), else None."""
+    if len(with_node.items) != 1:
+        return None
+    item = with_node.items[0].item
+    if isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute) \
+            and item.func.attr.value == "scope":
+        return item.func.value
+    return None
 
 
 def _is_scope(with_node: cst.With) -> bool:
