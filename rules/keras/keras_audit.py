@@ -17,6 +17,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
+from porter.scopes import instance_class
 
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
@@ -73,28 +74,21 @@ class KerasAudit(Rule):
                 trainer.model.fit(x, y, batch_size=32)
             """,
         ),
-        # A trainer whose method makes its strategy, entered in main() around the training: the
-        # port's own strategy for main()'s model code would hold the trainer's scope. Reported.
+        # A strategy looked up in a table of strategy classes, entered around the model code the
+        # port puts in a strategy of its own: the two would nest. Reported.
         Example(
             """\
             import tensorflow as tf
 
-
-            class Trainer:
-                def __init__(self):
-                    self.strategy = self.make_strategy()
-                    with self.strategy.scope():
-                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-                        self.model.compile(loss="mse")
-
-                def make_strategy(self):
-                    return tf.distribute.MirroredStrategy()
+            STRATEGIES = {"mirrored": tf.distribute.MirroredStrategy, "default": tf.distribute.get_strategy}
 
 
-            def main(x, y):
-                trainer = Trainer()
-                with trainer.strategy.scope():
-                    trainer.model.fit(x, y, batch_size=32)
+            def main(kind, x, y):
+                strategy = STRATEGIES[kind]()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y, batch_size=32)
             """,
         ),
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
@@ -616,11 +610,26 @@ class _Coverage:
                 return False
             if self.plan.has_ipu_strategy and isinstance(ancestor, cst.With) and _is_scope(ancestor):
                 return True
+            if isinstance(ancestor, cst.With) and self._enters_owned_strategy(ancestor):
+                return True
             block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
             extents = self.regions.get(id(block), ()) if block is not None and self.scoped else ()
             if extents and any(block.body.index(ancestor) in extent for extent in extents):
                 return True
         return False
+
+    def _enters_owned_strategy(self, with_node: cst.With) -> bool:
+        """``with trainer.strategy.scope():`` (or ``self.strategy`` in its class) when the port made
+        the strategy that an object of a class of the file keeps in that attribute the IPU
+        strategy (``self.strategy = ...`` in ``__init__``, the program's one)."""
+        statement = self.plan.strategy_statement
+        receiver = _scope_receiver(with_node)
+        if statement is None or not isinstance(receiver, cst.Attribute) or not self.plan.strategy_name.startswith(
+                "self."):
+            return False
+        owner = self.ctx.enclosing(statement, cst.ClassDef)
+        return (owner is not None and receiver.attr.value == self.plan.strategy_name[len("self."):]
+                and instance_class(self.ctx, receiver.value) is owner)
 
     def _in_lambda_callback(self, node: cst.CSTNode) -> bool:
         """In a lambda given to ``keras.callbacks.LambdaCallback``: Keras runs it from ``fit``, which

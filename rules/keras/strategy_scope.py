@@ -2116,6 +2116,36 @@ run_experiment(net)
                 return trainer.model
             """,
         ),
+        # The same with the strategy made by a method of the trainer (self.make_strategy()).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = self.make_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+                def make_strategy(self):
+                    return tf.distribute.MirroredStrategy()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = self.make_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+                def make_strategy(self):
+                    return ipu.ipu_strategy.IPUStrategy()
+            """,
+        ),
         # A strategy chosen by a condition (MirroredStrategy() if ... else get_strategy()): the
         # name holds the program's strategy on both branches, and its scope becomes the IPU's.
         Example(

@@ -671,7 +671,7 @@ class _Analysis:
         function of the module that returns it (``self.strategy = select_strategy()`` for ``def
         select_strategy(): ... return tf.distribute.MirroredStrategy()``), else ``call`` itself."""
         factory = self._strategy_factory(call)
-        callers = local_calls(self.ctx, factory) if factory is not None else []
+        callers = self._factory_calls(factory) if factory is not None else []
         return callers[0] if len(callers) == 1 else call
 
     def _kept_in_attribute(self, call: cst.Call) -> Optional[cst.Assign]:
@@ -697,7 +697,7 @@ class _Analysis:
         the module returns, called once, as an argument of a class of the file that keeps it and
         enters its scope or runs steps through it: the class uses the program's strategy."""
         factory = self._strategy_factory(call)
-        callers = local_calls(self.ctx, factory) if factory is not None else []
+        callers = self._factory_calls(factory) if factory is not None else []
         arg = self.ctx.parent(callers[0]) if len(callers) == 1 else None
         constructor = self.ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is callers[0] else None
         if not isinstance(constructor, cst.Call) or not isinstance(constructor.func, cst.Name):
@@ -708,14 +708,28 @@ class _Analysis:
             self.given_strategies[owner_class.name.value] = (owner_class, self.ctx.statement_of(constructor))
 
     def _strategy_factory(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function of the module that returns the strategy ``call`` makes (``return
-        tf.distribute.MirroredStrategy()``, or a local it assigns and returns), if any."""
+        """The function of the module, or the method of a class of the module, that returns the
+        strategy ``call`` makes (``return tf.distribute.MirroredStrategy()``, or a local it assigns
+        and returns), if any."""
         function = self.ctx.enclosing_function(call)
         parent = self.ctx.parent(call)
-        if not is_module_function(self.ctx, function) or not (isinstance(parent, cst.Return) or _returned_local(
-                function, parent)):
+        if function is None or not (isinstance(parent, cst.Return) or _returned_local(function, parent)):
             return None
-        return function
+        return function if is_module_function(self.ctx, function) or self._method_class(function) else None
+
+    def _method_class(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The class of the module whose method ``function`` is."""
+        owner = self.ctx.parent(self.ctx.parent(function))
+        return owner if isinstance(owner, cst.ClassDef) and self.ctx.parent(owner) is self.ctx.module else None
+
+    def _factory_calls(self, factory: cst.FunctionDef) -> List[cst.Call]:
+        """The calls of the strategy-making ``factory``: ``get_strategy()`` for a function of the
+        module, ``self.make_strategy()`` in its class for a method."""
+        owner_class = self._method_class(factory)
+        if owner_class is None:
+            return local_calls(self.ctx, factory)
+        return [node for node in walk(owner_class) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and is_name(node.func.value, "self") and node.func.attr.value == factory.name.value]
 
     def _returned_strategies(self, call: cst.Call) -> List[cst.Assign]:
         """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
@@ -726,7 +740,7 @@ class _Analysis:
         function = self._strategy_factory(call)
         if function is None:
             return []
-        bindings = [self.ctx.parent(caller) for caller in local_calls(self.ctx, function)]
+        bindings = [self.ctx.parent(caller) for caller in self._factory_calls(function)]
         if not all(isinstance(binding, cst.Assign) and len(binding.targets) == 1
                    and isinstance(binding.targets[0].target, cst.Name) for binding in bindings):
             return []
