@@ -9,8 +9,8 @@ from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import (MODEL_BASES, Plan, calls_by_name, in_regions, model_plan,
-                                                    runs_model)
+from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, MODEL_BASES, Plan, calls_by_name,
+                                                    in_regions, model_plan, runs_model, without_compat)
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method, run_by_keras,
                                               subclasses_of)
@@ -448,7 +448,8 @@ classifier = LogisticRegression().fit(features, labels)
         new strategy, so the scope kept is another strategy's, and entering it inside the port's
         fails ("Mixing different tf.distribute.Strategy objects"). The first is reported."""
         plan = model_plan(ctx)
-        if plan.has_ipu_strategy or plan.strategy_statement is not None or not plan.regions:
+        if plan.has_ipu_strategy or plan.strategy_statement is not None or not plan.regions \
+                or _may_be_current_strategy(ctx):
             return False
         coverage = _Coverage(ctx, plan)
         transparent = {id(with_node) for with_node in plan.transparent}
@@ -461,8 +462,8 @@ classifier = LogisticRegression().fit(features, labels)
                 entered = code_of(ctx, receiver)
                 ctx.report(self.code, with_node, f"`with {entered}.scope():` runs inside the scope of the IPU strategy "
                            f"the port makes for the model code around it (`{plan.strategy_name}`), and `{entered}` is "
-                           "another strategy object, which cannot be entered in it (\"Mixing different "
-                           "tf.distribute.Strategy objects\"): the port is not complete; make the strategy of "
+                           "another strategy object: strategy scopes do not nest (a RuntimeError when it is entered), "
+                           "so the port is not complete; make the strategy of "
                            f"`{entered}` the IPU strategy (`ipu.ipu_strategy.IPUStrategy()`, after the IPU "
                            "configuration) and run the model code in its scope only", fixed=False)
                 return True
@@ -654,6 +655,18 @@ class _Coverage:
         return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
                 if (method or isinstance(call.func, cst.Name))
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
+
+
+def _may_be_current_strategy(ctx) -> bool:
+    """Whether the strategies the file makes where the port does not see them may all be the
+    strategy in scope when they are made: ``tf.distribute.get_strategy`` handed on uncalled (a
+    dataclass field's ``default_factory``), and no strategy class handed on so (a table of
+    choices). Made inside the port's scope, ``get_strategy()`` gives the IPU strategy."""
+    handed = {without_compat(ctx.qualified_name(node)) for node_type in (cst.Attribute, cst.Name)
+              for node in ctx.nodes(node_type)
+              if not isinstance(ctx.parent(node), (cst.Call, cst.Attribute, cst.ImportAlias))}
+    strategies = handed & DISTRIBUTION_STRATEGIES
+    return strategies == {"tensorflow.distribute.get_strategy"}
 
 
 def _scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:

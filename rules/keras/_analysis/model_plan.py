@@ -172,7 +172,7 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 
 
-def _without_compat(qualified: Optional[str]) -> Optional[str]:
+def without_compat(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
     under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
     for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2."):
@@ -613,7 +613,7 @@ class _Analysis:
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
                 plan.has_ipu_strategy = True
-            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES:
+            elif without_compat(qualified) in DISTRIBUTION_STRATEGIES:
                 parent = ctx.parent(self._chosen_value(call))
                 name = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(
                     parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) else None
