@@ -2887,7 +2887,7 @@ run_experiment(net)
             if kind in _MULTI_HOST:
                 ctx.report(self.code, call, f"`{kind}` trains over several hosts; the `IPUStrategy` that replaces it "
                            "runs this program on one host, and each worker started with `TF_CONFIG` would train alone: "
-                           "run one process, replicated over IPUs (`--replicas N`), or PopDist's `PopDistStrategy` "
+                           "run one process, replicated over IPUs (port with `--ipus N`), or PopDist's `PopDistStrategy` "
                            f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
     def _report_tpu_setup(self, ctx) -> None:
