@@ -2146,6 +2146,46 @@ run_experiment(net)
                     return ipu.ipu_strategy.IPUStrategy()
             """,
         ),
+        # A builder that takes the strategy in use (get_strategy()) before main() makes its own:
+        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(width):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                    net.compile(loss="mse")
+                return net
+
+
+            def main(x, y):
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = build(16)
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(width):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                net.compile(loss="mse")
+                return net
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = build(16)
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A strategy chosen by a condition (MirroredStrategy() if ... else get_strategy()): the
         # name holds the program's strategy on both branches, and its scope becomes the IPU's.
         Example(

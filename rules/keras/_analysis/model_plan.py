@@ -428,6 +428,8 @@ class _Analysis:
         self.strategy_vars: Set[str] = set()
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
+        # Every assignment of a strategy to a name of the program, and that name, in source order.
+        self._strategy_bindings: List[Tuple[cst.BaseStatement, str]] = []
         # Per class given the strategy a function of the file makes (``Trainer(get_strategy())``):
         # the class and the statement that calls that function.
         self.given_strategies: Dict[str, Tuple[cst.ClassDef, cst.BaseStatement]] = {}
@@ -469,13 +471,23 @@ class _Analysis:
             self._configure_before_repeated_calls()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
-                plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
-            if plan.strategy_statement is not None and not all(
-                    self._bound_before(plan.strategy_statement, region.anchor)
-                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
-                plan.strategy_statement = None  # too late for some model code: make one where it starts
+                self._choose_binding()
             self._use_given_strategy()
         return plan
+
+    def _choose_binding(self) -> None:
+        """The first assignment of the program's strategy (the first found, then the others in
+        source order) that every region's model code runs after, or is given as a parameter: the
+        strategy of ``main()``, not the one a builder called from it gets. When none is, the port
+        makes its own where the model code starts (named as the first)."""
+        plan = self.plan_
+        first = (plan.strategy_statement, plan.strategy_name)
+        for statement, name in [first] + [binding for binding in self._strategy_bindings if binding[0] is not first[0]]:
+            plan.strategy_statement, plan.strategy_name = self._binding_statement(statement, name), name
+            if all(self._bound_before(plan.strategy_statement, region.anchor)
+                   or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
+                return
+        plan.strategy_statement, plan.strategy_name = None, first[1]  # too late for some model code
 
     def _use_owned_strategy(self) -> None:
         """A class of the file that owns the program's one strategy (``_owning_class``), with no
@@ -634,6 +646,7 @@ class _Analysis:
                 for binding in bindings:
                     name = binding.targets[0].target.value
                     self.strategy_vars.add(name)
+                    self._strategy_bindings.append((ctx.statement_of(binding), name))
                     if plan.strategy_statement is None:
                         plan.strategy_statement = ctx.statement_of(binding)
                         plan.strategy_name = name
