@@ -245,14 +245,14 @@ def called_method_returns(ctx: FileContext, call: cst.BaseExpression
     each of its ``return``s gives; ``(None, [])`` for any other expression."""
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
         return None, []
-    owner_class = _instance_class(ctx, call.func.value)
+    owner_class = instance_class(ctx, call.func.value)
     body = owner_class.body.body if owner_class is not None and isinstance(owner_class.body, cst.IndentedBlock) else ()
     method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
                    and statement.name.value == call.func.attr.value), None)
     return method, [node.value for node in returns_of(method)] if method is not None else []
 
 
-def _instance_class(ctx: FileContext, node: cst.BaseExpression) -> Optional[cst.ClassDef]:
+def instance_class(ctx: FileContext, node: cst.BaseExpression) -> Optional[cst.ClassDef]:
     """The class of the file ``node`` is an instance of: ``self`` in its methods, a call of the
     class, or a variable every assignment of which is one."""
     if isinstance(node, cst.Name) and node.value == "self":

@@ -433,3 +433,19 @@ def test_predictions_come_back_in_their_own_structure():
     assert type(pair) is tuple and [len(part) for part in pair] == [5, 5]
     assert [len(part) for part in cut([numpy.zeros((8, 2))], numpy.zeros((6, 3)))] == [6]
     assert len(cut({"logits": numpy.zeros((8, 2))}, numpy.zeros((7, 3)))["logits"]) == 7
+
+
+# --------------------------------------------------------------------- what rules tell users
+def test_every_option_a_rule_names_is_an_option_of_the_cli():
+    """A finding or an explanation that says "port with `--replicas N`" sends the user to an option
+    the CLI does not have: every `--option` a rule or the core names in backticks is one of the CLI's."""
+    import re
+
+    from porter.cli import main as cli
+
+    options = {name for parameter in cli.params for name in parameter.opts + parameter.secondary_opts}
+    root = Path(__file__).resolve().parents[1]
+    named = {(path.relative_to(root).as_posix(), match.group(1))
+             for folder in ("rules", "porter") for path in sorted((root / folder).rglob("*.py"))
+             for match in re.finditer(r"`(--[a-z][a-z0-9-]*)[ `=]", path.read_text(encoding="utf-8"))}
+    assert sorted((path, option) for path, option in named if option not in options) == []

@@ -29,7 +29,8 @@ class GpuOnlyApi(Rule):
         "GRU, `reset_after=True`); written so, IPU104 swaps them for the IPU layers of "
         "`ipu_tensorflow_addons`. `multi_gpu_model` copied the model onto each GPU; it was removed in "
         "TensorFlow 2.4, so the IPU's TensorFlow 2.6 has none: train the model itself, and spread it over "
-        "IPUs with replication (`--replicas N`). Horovod all-reduces over GPUs and hosts; the IPU's "
+        "IPUs with replication (port with `--ipus N`: a model on one IPU is replicated over the N IPUs "
+        "selected). Horovod all-reduces over GPUs and hosts; the IPU's "
         "`ipu.horovod` module was removed in SDK 3.1: on one host use replication, across hosts "
         "PopDist (`PopDistStrategy`). Each is reported where it is used: the change touches the model or "
         "how training is spread, and is left to a person."
@@ -97,12 +98,12 @@ def _message(keras: Optional[str], qualified: Optional[str]) -> Optional[str]:
     if keras in _MULTI_GPU:
         return ("`multi_gpu_model` copies the model onto GPUs and was removed in TensorFlow 2.4 (the IPU's "
                 "TensorFlow is 2.6): train the model itself, and spread it over IPUs with replication "
-                "(`--replicas N`; each replica then takes a whole `batch_size`, so divide it by N to keep the "
+                "(port with `--ipus N`; each replica then takes a whole `batch_size`, so divide it by N to keep the "
                 "samples of a step)")
     if qualified is not None and qualified.startswith(_HOROVOD):
         return ("Horovod spreads training over GPUs and hosts, and the IPU's `ipu.horovod` was removed in SDK "
                 "3.1: remove it (`hvd.init`, `hvd.DistributedOptimizer`, its callbacks and `hvd.size()`/"
-                "`hvd.rank()` arithmetic); on one host replicate over IPUs (`--replicas N`), across hosts "
+                "`hvd.rank()` arithmetic); on one host replicate over IPUs (port with `--ipus N`), across hosts "
                 "use PopDist (`PopDistStrategy`)")
     return None
 

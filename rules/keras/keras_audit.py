@@ -9,14 +9,15 @@ from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import (MODEL_BASES, Plan, calls_by_name, in_regions, model_plan,
-                                                    runs_model)
+from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, MODEL_BASES, Plan, calls_by_name,
+                                                    in_regions, model_plan, runs_model, without_compat)
 from porter.rules.keras._analysis.steps import trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method, run_by_keras,
                                               subclasses_of)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
+from porter.scopes import instance_class
 
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
@@ -71,6 +72,23 @@ class KerasAudit(Rule):
                 baseline.fit(x, y, batch_size=32)
                 trainer = Trainer()
                 trainer.model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # A strategy looked up in a table of strategy classes, entered around the model code the
+        # port puts in a strategy of its own: the two would nest. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            STRATEGIES = {"mirrored": tf.distribute.MirroredStrategy, "default": tf.distribute.get_strategy}
+
+
+            def main(kind, x, y):
+                strategy = STRATEGIES[kind]()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y, batch_size=32)
             """,
         ),
         # A model scikit-learn builds and fits through a wrapper: out of the port's reach, reported.
@@ -382,7 +400,7 @@ classifier = LogisticRegression().fit(features, labels)
         if self._wrapped_models(ctx):
             return  # scikit-learn builds and trains the model: that is what is missing
         self._outer_networks(ctx)
-        if self._second_strategies(ctx):
+        if self._second_strategies(ctx) or self._foreign_scopes(ctx):
             return
         calls = _training_calls(ctx)
         if calls:
@@ -422,6 +440,34 @@ classifier = LogisticRegression().fit(features, labels)
                        f"one strategy before the model code and give it to `{owner}`, or use the scope of "
                        f"`{owner}`'s strategy after it is made", fixed=False)
         return bool(plan.second_strategies)
+
+    def _foreign_scopes(self, ctx) -> bool:
+        """``with trainer.strategy.scope():`` (a strategy made where the porter does not see it:
+        a method, a table of strategy classes) kept by the port, and run inside the scope of the
+        strategy the port makes for the model code around it. No code of the file names the port's
+        new strategy, so the scope kept is another strategy's, and entering it inside the port's
+        fails ("Mixing different tf.distribute.Strategy objects"). The first is reported."""
+        plan = model_plan(ctx)
+        if plan.has_ipu_strategy or plan.strategy_statement is not None or not plan.regions \
+                or _may_be_current_strategy(ctx):
+            return False
+        coverage = _Coverage(ctx, plan)
+        transparent = {id(with_node) for with_node in plan.transparent}
+        replaced = {id(call) for call in plan.replaced_strategies}
+        for with_node in ctx.nodes(cst.With):
+            receiver = _scope_receiver(with_node)
+            if receiver is None or id(with_node) in transparent or id(receiver) in replaced:
+                continue
+            if coverage.runs_in_scope(with_node):
+                entered = code_of(ctx, receiver)
+                ctx.report(self.code, with_node, f"`with {entered}.scope():` runs inside the scope of the IPU strategy "
+                           f"the port makes for the model code around it (`{plan.strategy_name}`), and `{entered}` is "
+                           "another strategy object: strategy scopes do not nest (a RuntimeError when it is entered), "
+                           "so the port is not complete; make the strategy of "
+                           f"`{entered}` the IPU strategy (`ipu.ipu_strategy.IPUStrategy()`, after the IPU "
+                           "configuration) and run the model code in its scope only", fixed=False)
+                return True
+        return False
 
     def _wrapped_models(self, ctx) -> bool:
         """``KerasClassifier(build_fn=...)`` handed to scikit-learn: its ``fit`` builds and trains the
@@ -565,11 +611,26 @@ class _Coverage:
                 return False
             if self.plan.has_ipu_strategy and isinstance(ancestor, cst.With) and _is_scope(ancestor):
                 return True
+            if isinstance(ancestor, cst.With) and self._enters_owned_strategy(ancestor):
+                return True
             block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
             extents = self.regions.get(id(block), ()) if block is not None and self.scoped else ()
             if extents and any(block.body.index(ancestor) in extent for extent in extents):
                 return True
         return False
+
+    def _enters_owned_strategy(self, with_node: cst.With) -> bool:
+        """``with trainer.strategy.scope():`` (or ``self.strategy`` in its class) when the port made
+        the strategy that an object of a class of the file keeps in that attribute the IPU
+        strategy (``self.strategy = ...`` in ``__init__``, the program's one)."""
+        statement = self.plan.strategy_statement
+        receiver = _scope_receiver(with_node)
+        if statement is None or not isinstance(receiver, cst.Attribute) or not self.plan.strategy_name.startswith(
+                "self."):
+            return False
+        owner = self.ctx.enclosing(statement, cst.ClassDef)
+        return (owner is not None and receiver.attr.value == self.plan.strategy_name[len("self."):]
+                and instance_class(self.ctx, receiver.value) is owner)
 
     def _in_lambda_callback(self, node: cst.CSTNode) -> bool:
         """In a lambda given to ``keras.callbacks.LambdaCallback``: Keras runs it from ``fit``, which
@@ -594,6 +655,29 @@ class _Coverage:
         return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
                 if (method or isinstance(call.func, cst.Name))
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
+
+
+def _may_be_current_strategy(ctx) -> bool:
+    """Whether the strategies the file makes where the port does not see them may all be the
+    strategy in scope when they are made: ``tf.distribute.get_strategy`` handed on uncalled (a
+    dataclass field's ``default_factory``), and no strategy class handed on so (a table of
+    choices). Made inside the port's scope, ``get_strategy()`` gives the IPU strategy."""
+    handed = {without_compat(ctx.qualified_name(node)) for node_type in (cst.Attribute, cst.Name)
+              for node in ctx.nodes(node_type)
+              if not isinstance(ctx.parent(node), (cst.Call, cst.Attribute, cst.ImportAlias))}
+    strategies = handed & DISTRIBUTION_STRATEGIES
+    return strategies == {"tensorflow.distribute.get_strategy"}
+
+
+def _scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:
+    """``strategy`` of ``with strategy.scope():`` (one item, no arguments), else None."""
+    if len(with_node.items) != 1:
+        return None
+    item = with_node.items[0].item
+    if isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute) \
+            and item.func.attr.value == "scope":
+        return item.func.value
+    return None
 
 
 def _is_scope(with_node: cst.With) -> bool:

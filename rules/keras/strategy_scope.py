@@ -2107,6 +2107,155 @@ run_experiment(net)
                 trainer = Trainer(get_strategy(), build)
             """,
         ),
+        # A trainer class that keeps the strategy a function of the file picks (self.strategy =
+        # select_strategy()) and enters its scope: the function gives the IPU strategy, and no
+        # second one is made around the trainer (entered in it, two strategies fail).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def select_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return tf.distribute.MirroredStrategy()
+                return tf.distribute.get_strategy()
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = select_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main():
+                trainer = Trainer()
+                return trainer.model
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def select_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return ipu.ipu_strategy.IPUStrategy()
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = select_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main():
+                trainer = Trainer()
+                return trainer.model
+            """,
+        ),
+        # The same with the strategy made by a method of the trainer (self.make_strategy()).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = self.make_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+                def make_strategy(self):
+                    return tf.distribute.MirroredStrategy()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = self.make_strategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+                def make_strategy(self):
+                    return ipu.ipu_strategy.IPUStrategy()
+            """,
+        ),
+        # A builder that takes the strategy in use (get_strategy()) before main() makes its own:
+        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(width):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                    net.compile(loss="mse")
+                return net
+
+
+            def main(x, y):
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = build(16)
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(width):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                net.compile(loss="mse")
+                return net
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = build(16)
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # A strategy chosen by a condition (MirroredStrategy() if ... else get_strategy()): the
+        # name holds the program's strategy on both branches, and its scope becomes the IPU's.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(x, y):
+                gpus = tf.config.list_physical_devices("GPU")
+                strategy = tf.distribute.MirroredStrategy() if len(gpus) > 1 else tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                gpus = tf.config.list_physical_devices("GPU")
+                strategy = ipu.ipu_strategy.IPUStrategy() if len(gpus) > 1 else ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A function given the program's strategy as a parameter (evaluate(strategy, model)) enters
         # its scope: it keeps the parameter, with no strategy of its own, after main made the one.
         Example(
@@ -2819,7 +2968,7 @@ run_experiment(net)
             if kind in _MULTI_HOST:
                 ctx.report(self.code, call, f"`{kind}` trains over several hosts; the `IPUStrategy` that replaces it "
                            "runs this program on one host, and each worker started with `TF_CONFIG` would train alone: "
-                           "run one process, replicated over IPUs (`--replicas N`), or PopDist's `PopDistStrategy` "
+                           "run one process, replicated over IPUs (port with `--ipus N`), or PopDist's `PopDistStrategy` "
                            f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
     def _report_tpu_setup(self, ctx) -> None:

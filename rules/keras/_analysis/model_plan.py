@@ -172,7 +172,7 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 
 
-def _without_compat(qualified: Optional[str]) -> Optional[str]:
+def without_compat(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
     under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
     for prefix in ("tensorflow.compat.v1.", "tensorflow.compat.v2."):
@@ -427,6 +427,9 @@ class _Analysis:
         self._functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
+        self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
+        # Every assignment of a strategy to a name of the program, and that name, in source order.
+        self._strategy_bindings: List[Tuple[cst.BaseStatement, str]] = []
         # Per class given the strategy a function of the file makes (``Trainer(get_strategy())``):
         # the class and the statement that calls that function.
         self.given_strategies: Dict[str, Tuple[cst.ClassDef, cst.BaseStatement]] = {}
@@ -468,13 +471,23 @@ class _Analysis:
             self._configure_before_repeated_calls()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
-                plan.strategy_statement = self._binding_statement(plan.strategy_statement, plan.strategy_name)
-            if plan.strategy_statement is not None and not all(
-                    self._bound_before(plan.strategy_statement, region.anchor)
-                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
-                plan.strategy_statement = None  # too late for some model code: make one where it starts
+                self._choose_binding()
             self._use_given_strategy()
         return plan
+
+    def _choose_binding(self) -> None:
+        """The first assignment of the program's strategy (the first found, then the others in
+        source order) that every region's model code runs after, or is given as a parameter: the
+        strategy of ``main()``, not the one a builder called from it gets. When none is, the port
+        makes its own where the model code starts (named as the first)."""
+        plan = self.plan_
+        first = (plan.strategy_statement, plan.strategy_name)
+        for statement, name in [first] + [binding for binding in self._strategy_bindings if binding[0] is not first[0]]:
+            plan.strategy_statement, plan.strategy_name = self._binding_statement(statement, name), name
+            if all(self._bound_before(plan.strategy_statement, region.anchor)
+                   or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
+                return
+        plan.strategy_statement, plan.strategy_name = None, first[1]  # too late for some model code
 
     def _use_owned_strategy(self) -> None:
         """A class of the file that owns the program's one strategy (``_owning_class``), with no
@@ -482,10 +495,13 @@ class _Analysis:
         which becomes the IPU strategy and stays the program's only one."""
         plan = self.plan_
         owned = [statement for statements in self.owned_strategies.values() for statement in statements]
-        if len(owned) != 1 or len(plan.replaced_strategies) != 1 or plan.strategy_statement is not None:
+        # Every strategy the program makes is the one the class keeps (the branches of the function
+        # of the file it calls for it count once: one of them runs).
+        if len(owned) != 1 or len(self._owned_calls) != len(plan.replaced_strategies) \
+                or plan.strategy_statement is not None:
             return
         owner_class = self.ctx.enclosing(owned[0], cst.ClassDef)
-        kept = self._kept_in_attribute(plan.replaced_strategies[0]).targets[0].target
+        kept = self._kept_in_attribute(self._held_value(plan.replaced_strategies[0])).targets[0].target
         outside = [region for region in plan.regions
                    if not any(ancestor is owner_class for ancestor in self.ctx.ancestors(region.block))]
         if not outside:
@@ -609,23 +625,28 @@ class _Analysis:
             qualified = ctx.qualified_name(call.func)
             if qualified in IPU_STRATEGIES:
                 plan.has_ipu_strategy = True
-            elif _without_compat(qualified) in DISTRIBUTION_STRATEGIES:
-                parent = ctx.parent(call)
+            elif without_compat(qualified) in DISTRIBUTION_STRATEGIES:
+                parent = ctx.parent(self._chosen_value(call))
                 name = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(
                     parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) else None
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
                 plan.replaced_strategies.append(call)
-                owner_class = self._owning_class(call)
+                held = self._held_value(call)
+                owner_class = self._owning_class(held)
                 if owner_class is not None:  # kept in the class's attribute, not bound to a name of the program
-                    self.owned_strategies.setdefault(owner_class.name.value, []).append(ctx.statement_of(call))
+                    statements = self.owned_strategies.setdefault(owner_class.name.value, [])
+                    if not any(statement is ctx.statement_of(held) for statement in statements):
+                        statements.append(ctx.statement_of(held))
+                    self._owned_calls.append(call)
                     continue
-                binding = self._returned_strategy(call) or (parent if name is not None else None)
-                if binding is None:
+                bindings = self._returned_strategies(call) or ([parent] if name is not None else [])
+                if not bindings:
                     self._given_to_class(call)
-                if binding is not None:
+                for binding in bindings:
                     name = binding.targets[0].target.value
                     self.strategy_vars.add(name)
+                    self._strategy_bindings.append((ctx.statement_of(binding), name))
                     if plan.strategy_statement is None:
                         plan.strategy_statement = ctx.statement_of(binding)
                         plan.strategy_name = name
@@ -647,16 +668,31 @@ class _Analysis:
                 and is_name(node.value.value, "self")] if owner_class is not None else []
         return owner_class if uses else None
 
+    def _chosen_value(self, call: cst.Call) -> cst.BaseExpression:
+        """The choice of strategies ``call`` is one of (``MirroredStrategy() if len(gpus) > 1
+        else get_strategy()``, ``strategy or MirroredStrategy()``), else ``call``: what is
+        assigned holds the strategy ``call`` makes when that branch is taken."""
+        value: cst.BaseExpression = call
+        parent = self.ctx.parent(call)
+        while isinstance(parent, (cst.BooleanOperation, cst.IfExp)) and value is not getattr(parent, "test", None) \
+                and (isinstance(parent, cst.IfExp) or isinstance(parent.operator, cst.Or)):
+            value, parent = parent, self.ctx.parent(parent)
+        return value
+
+    def _held_value(self, call: cst.Call) -> cst.Call:
+        """What holds the strategy ``call`` makes where the program keeps it: the one call of the
+        function of the module that returns it (``self.strategy = select_strategy()`` for ``def
+        select_strategy(): ... return tf.distribute.MirroredStrategy()``), else ``call`` itself."""
+        factory = self._strategy_factory(call)
+        callers = self._factory_calls(factory) if factory is not None else []
+        return callers[0] if len(callers) == 1 else call
+
     def _kept_in_attribute(self, call: cst.Call) -> Optional[cst.Assign]:
         """The assignment of an attribute of ``self`` that keeps what ``call`` makes: ``self.strategy
         = call``, or ``call`` as the default of a strategy the method is given (``self.strategy =
         strategy or call``, ``... if strategy is not None else call``, or ``if strategy is None:
         strategy = call`` before ``self.strategy = strategy``)."""
-        value: cst.CSTNode = call
-        parent = self.ctx.parent(call)
-        while isinstance(parent, (cst.BooleanOperation, cst.IfExp)) and value is not getattr(parent, "test", None) \
-                and (isinstance(parent, cst.IfExp) or isinstance(parent.operator, cst.Or)):
-            value, parent = parent, self.ctx.parent(parent)
+        parent = self.ctx.parent(self._chosen_value(call))
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             local = parent.targets[0].target.value
             method = self.ctx.enclosing_function(call)
@@ -674,7 +710,7 @@ class _Analysis:
         the module returns, called once, as an argument of a class of the file that keeps it and
         enters its scope or runs steps through it: the class uses the program's strategy."""
         factory = self._strategy_factory(call)
-        callers = local_calls(self.ctx, factory) if factory is not None else []
+        callers = self._factory_calls(factory) if factory is not None else []
         arg = self.ctx.parent(callers[0]) if len(callers) == 1 else None
         constructor = self.ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is callers[0] else None
         if not isinstance(constructor, cst.Call) or not isinstance(constructor.func, cst.Name):
@@ -685,28 +721,43 @@ class _Analysis:
             self.given_strategies[owner_class.name.value] = (owner_class, self.ctx.statement_of(constructor))
 
     def _strategy_factory(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function of the module that returns the strategy ``call`` makes (``return
-        tf.distribute.MirroredStrategy()``, or a local it assigns and returns), if any."""
+        """The function of the module, or the method of a class of the module, that returns the
+        strategy ``call`` makes (``return tf.distribute.MirroredStrategy()``, or a local it assigns
+        and returns), if any."""
         function = self.ctx.enclosing_function(call)
         parent = self.ctx.parent(call)
-        if not is_module_function(self.ctx, function) or not (isinstance(parent, cst.Return) or _returned_local(
-                function, parent)):
+        if function is None or not (isinstance(parent, cst.Return) or _returned_local(function, parent)):
             return None
-        return function
+        return function if is_module_function(self.ctx, function) or self._method_class(function) else None
 
-    def _returned_strategy(self, call: cst.Call) -> Optional[cst.Assign]:
+    def _method_class(self, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The class of the module whose method ``function`` is."""
+        owner = self.ctx.parent(self.ctx.parent(function))
+        return owner if isinstance(owner, cst.ClassDef) and self.ctx.parent(owner) is self.ctx.module else None
+
+    def _factory_calls(self, factory: cst.FunctionDef) -> List[cst.Call]:
+        """The calls of the strategy-making ``factory``: ``get_strategy()`` for a function of the
+        module, ``self.make_strategy()`` in its class for a method."""
+        owner_class = self._method_class(factory)
+        if owner_class is None:
+            return local_calls(self.ctx, factory)
+        return [node for node in walk(owner_class) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and is_name(node.func.value, "self") and node.func.attr.value == factory.name.value]
+
+    def _returned_strategies(self, call: cst.Call) -> List[cst.Assign]:
         """``strategy = get_strategy()`` when ``call`` makes the strategy that a function of the
         module returns (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``, or
-        a local it assigns and returns): the one assignment of its result is the program's
-        strategy (replaced inside the function)."""
+        a local it assigns and returns): each assignment of its result to a name (one per function
+        that trains, a ``train()`` and an ``evaluate()``) holds a strategy of the program (replaced
+        inside the function). Empty when a call of the function is used otherwise."""
         function = self._strategy_factory(call)
         if function is None:
-            return None
-        bindings = [self.ctx.parent(caller) for caller in local_calls(self.ctx, function)]
-        if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or len(bindings[0].targets) != 1 \
-                or not isinstance(bindings[0].targets[0].target, cst.Name):
-            return None
-        return bindings[0]
+            return []
+        bindings = [self.ctx.parent(caller) for caller in self._factory_calls(function)]
+        if not all(isinstance(binding, cst.Assign) and len(binding.targets) == 1
+                   and isinstance(binding.targets[0].target, cst.Name) for binding in bindings):
+            return []
+        return bindings
 
     def _is_model_call(self, node: cst.CSTNode) -> bool:
         if not isinstance(node, cst.Call):
