@@ -21,7 +21,8 @@ _MODULES: Dict[str, str] = {
     "keras.config": "use `keras.backend` (`set_floatx`, `set_image_data_format`) and "
                     "`keras.mixed_precision.set_global_policy`",
     "keras.tree": "use `tf.nest`",
-    "keras.distribution": "spread training over IPUs with replication (`--replicas N`)",
+    "keras.distribution": "spread training over IPUs with replication: port with `--ipus N` (a model on one "
+                          "IPU is replicated over the IPUs selected)",
 }
 
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
