@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import argument, keyword
-from porter.scopes import called_returns, values_of
+from porter.scopes import assignments, called_returns, owner, values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
 # program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
@@ -72,11 +72,9 @@ def is_estimator(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
     estimator library makes, in the same function (or at module level)."""
     if not isinstance(receiver, cst.Name):
         return False
-    scope = ctx.enclosing_function(receiver)
-    return any(isinstance(assign.value, cst.Call) and (ctx.qualified_name(assign.value.func) or "").split(".")[0]
-               in _ESTIMATOR_LIBRARIES and ctx.enclosing_function(assign) is scope
-               for assign in ctx.nodes(cst.Assign) for target in assign.targets
-               if isinstance(target.target, cst.Name) and target.target.value == receiver.value)
+    return any(isinstance(value, cst.Call) and (ctx.qualified_name(value.func) or "").split(".")[0]
+               in _ESTIMATOR_LIBRARIES
+               for _, name, value in assignments(ctx, owner(ctx, receiver)) if name == receiver.value)
 
 
 def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpression]]:
