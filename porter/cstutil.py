@@ -115,7 +115,11 @@ def with_args(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Call:
 def append_args(call: cst.Call, *new: cst.Arg) -> cst.Call:
     """``call`` with ``new`` arguments after its own. A call written on several lines gives each
     new argument a line of its own, lined up as its last line break does, when each of its
-    arguments has a line of its own or the new ones would make its last line too long."""
+    arguments has a line of its own or the new ones would make its last line too long. A keyword
+    the call already has is not added again: Python rejects a call that repeats one, and two
+    rules may ask for the same argument on one call."""
+    present = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    new = tuple(arg for arg in new if arg.keyword is None or arg.keyword.value not in present)
     appended = with_args(call, [*call.args, *new])
     old = list(call.args)
     breaks = [arg.comma for arg in old[:-1] if _breaks_line(arg.comma)]

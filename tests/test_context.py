@@ -200,3 +200,12 @@ def test_a_report_with_an_unknown_severity_is_refused():
         ctx.report("IPU190", call, "a finding", fixed=False, severity="warn")
     ctx.report("IPU190", call, "a finding", fixed=False, severity="warning")
     assert len(ctx.reports) == 1
+
+
+def test_appended_keyword_arguments_are_not_repeated():
+    # Two rules may ask for the same keyword on one call; Python rejects a call that repeats one.
+    from porter.cstutil import append_args, keyword_arg
+
+    call = cst.parse_expression("ds.batch(8, drop_remainder=True)")
+    again = append_args(call, keyword_arg("drop_remainder", cst.Name("True")), keyword_arg("name", cst.Name("x")))
+    assert cst.Module(body=[]).code_for_node(again) == "ds.batch(8, drop_remainder=True, name=x)"

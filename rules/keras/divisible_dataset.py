@@ -3,10 +3,10 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from porter.context import SharedKey, code_of
+from porter.context import SharedKey, code_of, in_loop
 
 from porter import throughput
-from porter.cstutil import argument, is_name, keyword, keyword_arg, statements
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
@@ -541,6 +541,30 @@ class DivisibleDataset(Rule):
             image = np.expand_dims(image, 0)
             print(cut_to_samples(model.predict(pad_to_multiple(image, 32)), image).argmax())
             """),
+        ),
+        # One sample each time round a decoding loop (every value of `tokens` is one sample, and
+        # Keras takes as many samples from each input as from `tokens`): a batch of one, not 32.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            decoder = tf.keras.models.load_model("decoder.keras")
+            tokens = np.zeros((1, 1), dtype="int32")
+            for step in range(40):
+                logits, state = decoder.predict([tokens, state])
+                tokens = np.expand_dims([int(logits[0, -1].argmax())], 0)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            decoder = tf.keras.models.load_model("decoder.keras")
+            tokens = np.zeros((1, 1), dtype="int32")
+            for step in range(40):
+                logits, state = decoder.predict([tokens, state], batch_size=1)
+                tokens = np.expand_dims([int(logits[0, -1].argmax())], 0)
+            """,
         ),
         # Flattened sample by sample (`reshape(-1, 784)`) and scaled in the call: still 10000 samples.
         Example(
@@ -1721,6 +1745,8 @@ class DivisibleDataset(Rule):
         padded to whole executions and the predictions cut back to one per sample, so that they
         still line up with the labels. True when padded, False when nothing needs doing, None when
         the call is not one to pad (its inputs cannot be read twice: trimmed or reported instead)."""
+        if self._one_per_execution(ctx, entry):
+            return False
         single = not entry.arrays and single_sample(ctx, entry.data, entry.owner)
         inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single else [])
         if not inputs or any(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs):
@@ -1751,6 +1777,24 @@ class DivisibleDataset(Rule):
                    f"`predict` inputs {names} padded to a multiple of `{arguments}` samples by repeating the last "
                    f"sample, and the predictions cut back with `{cut}`: the IPU rejects a partial batch, and "
                    f"`predict` still answers for {answers}", fixed=True)
+        return True
+
+    def _one_per_execution(self, ctx, entry) -> bool:
+        """``predict`` on one sample each time round a loop (decoding token by token, ``x =
+        np.expand_dims([token], 0)``) gets ``batch_size=1``: padding it to a batch would compute
+        the batch's copies at every step, and breaks a model built for one sample at a time (a
+        stateful RNN, ``keras.Input(..., batch_size=1)``). True when it did."""
+        if entry.batch is not None or not in_loop(ctx, entry.call, entry.owner) \
+                or smallest_per_execution(_entry_config(ctx, entry)) != 1 \
+                or not single_sample(ctx, entry.data, entry.owner):
+            return False
+        ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer("1"))))
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` on one sample (`{code_of(ctx, entry.data)}`) in a loop gets `batch_size=1`: the "
+                   f"IPU rejects a partial batch of the default {KERAS_DEFAULT_BATCH}, and a batch of one computes "
+                   f"that sample alone at each step (padded to {KERAS_DEFAULT_BATCH}, it would compute "
+                   f"{KERAS_DEFAULT_BATCH - 1} copies too); each call is still a device execution of its own, "
+                   "with a round trip to the host", fixed=True)
         return True
 
     def _trim(self, ctx, entry, name: str, helpers) -> bool:

@@ -1,4 +1,4 @@
-from typing import Optional
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -1104,6 +1104,32 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=1)
             """,
         ),
+        # One Hugging Face dataset validated on and predicted on: one `drop_remainder`, and a warning
+        # that `predict` answers for fewer samples.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded["train"], batch_size=8, shuffle=True)
+            held_out = classifier.prepare_tf_dataset(encoded["test"], batch_size=8, shuffle=False)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, validation_data=held_out, epochs=1)
+            logits = classifier.predict(held_out).logits
+            """,
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded["train"], batch_size=8, shuffle=True, drop_remainder=True)
+            held_out = classifier.prepare_tf_dataset(encoded["test"], batch_size=8, shuffle=False, drop_remainder=True)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, validation_data=held_out, epochs=1)
+            logits = classifier.predict(held_out).logits
+            """,
+        ),
         # A dataset only a host loop reads keeps its last batch: the loop runs out of the scope,
         # and `predict` pads a partial batch (IPU107).
         Example(
@@ -1519,20 +1545,19 @@ class DropRemainder(Rule):
 
     def _library_datasets(self, ctx) -> None:
         """``hf_dataset.to_tf_dataset(batch_size=...)`` (Hugging Face) batches with a partial last
-        batch unless told not to; with a padding collator every batch has its own length."""
-        for entry, value in training_inputs(ctx):
-            made = chain(ctx, value)[1]
-            if isinstance(made, cst.Name):
-                made = last_value_before(ctx, made, entry.owner)
-            if not (isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute)
-                    and made.func.attr.value in _LIBRARY_BATCHERS):
-                continue
+        batch unless told not to; with a padding collator every batch has its own length. Each such
+        call is fixed once, however many training calls read what it makes (``fit(train,
+        validation_data=test)`` then ``predict(test)``)."""
+        for made, methods in _library_batched(ctx):
             method = made.func.attr.value
-            drop = keyword(made, "drop_remainder")
-            if drop is None:
+            if keyword(made, "drop_remainder") is None:
                 ctx.replace(made, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-                ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last partial "
-                           "batch is dropped", fixed=True)
+                if "predict" in methods:
+                    ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`{_PREDICT_DROPS}",
+                               fixed=False)
+                else:
+                    ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last "
+                               "partial batch is dropped", fixed=True)
             if keyword(made, "collate_fn") is not None:
                 ctx.report(self.code, made.func.attr, f"`.{method}()` batches with a collator, which pads each "
                            "batch to its own longest sequence: the IPU needs the same shapes in every batch; pad "
@@ -1779,6 +1804,20 @@ def _made_by_seen_code(ctx, root: cst.BaseExpression, seen: frozenset = frozense
 _LIBRARY_BATCHERS = frozenset({"to_tf_dataset", "prepare_tf_dataset"})
 
 
+def _library_batched(ctx) -> List[Tuple[cst.Call, Set[str]]]:
+    """The ``to_tf_dataset``/``prepare_tf_dataset`` calls that make what training calls read, in
+    the order the training calls read them, each once with the methods that read it."""
+    found: Dict[int, Tuple[cst.Call, Set[str]]] = {}
+    for entry, value in training_inputs(ctx):
+        made = chain(ctx, value)[1]
+        if isinstance(made, cst.Name):
+            made = last_value_before(ctx, made, entry.owner)
+        if isinstance(made, cst.Call) and isinstance(made.func, cst.Attribute) \
+                and made.func.attr.value in _LIBRARY_BATCHERS:
+            found.setdefault(id(made), (made, set()))[1].add(entry.method)
+    return list(found.values())
+
+
 def _result_unused(ctx, call: cst.Call) -> bool:
     """``test_ds = prepare(test_ds)`` and ``test_ds`` never read after it: what it makes is not used."""
     parent = ctx.parent(call)
@@ -1860,10 +1899,13 @@ def _predicted_only(batches) -> dict:
     methods: dict = {}
     for found in batches:
         methods.setdefault(id(found.batch), set()).add(found.method)
-    return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
-                  "batch; line its answers up with labels trimmed the same way, or pad the data to a multiple of "
-                  "the batch size before batching", False)
-            for key, used in methods.items() if "predict" in used}
+    return {key: (_PREDICT_DROPS, False) for key, used in methods.items() if "predict" in used}
+
+
+# What `drop_remainder=True` costs a dataset that `predict` reads.
+_PREDICT_DROPS = (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a batch; "
+                  "line its answers up with labels trimmed the same way, or pad the data to a multiple of the batch "
+                  "size before batching")
 
 
 def _arrays_advice(entry) -> str:

@@ -30,6 +30,14 @@ _FEATURE_LAYERS = frozenset({"keras.layers.DenseFeatures", "keras.experimental.S
 _CATEGORICAL_COLUMNS = ("categorical_column_with_", "crossed_column", "sequence_categorical_column_with_")
 
 
+# TensorFlow functions that work on strings, beyond the `tf.strings` module (any spelling of it).
+_STRING_FUNCTIONS = frozenset({"tensorflow.as_string", "tensorflow.string_split", "tensorflow.io.decode_raw",
+                               "tensorflow.io.decode_csv", "tensorflow.io.decode_json_example"})
+_STRINGS_MODULES = ("tensorflow.strings.", "tensorflow.compat.v1.strings.", "tensorflow.compat.v2.strings.")
+# The Keras classes whose subclasses' `call` runs in the model the IPU compiles.
+_LAYER_CLASSES = ("keras.layers.Layer", "keras.engine.base_layer.Layer")
+
+
 # The methods of a model subclass that Keras (or a custom loop) compiles.
 _COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
 _MODEL_CLASSES = ("keras.Model", "keras.models.Model")
@@ -138,7 +146,8 @@ class StringModel(Rule):
         "operations\"), and int64 values are narrowed to int32 on the device: a model that takes strings "
         "(`keras.Input(dtype=\"string\")`, a TF Hub layer given `dtype=tf.string`) or holds a lookup layer "
         "(`TextVectorization`, `StringLookup`, `IntegerLookup`, `Hashing`, `HashedCrossing`, under any "
-        "spelling), whose tables hold strings or int64 keys, is not a program for the IPU. A lookup layer is in the model when a `Sequential` lists it or `add` "
+        "spelling), whose tables hold strings or int64 keys, or runs string ops (`tf.strings.*`) in the `call` "
+        "of a model or layer subclass or in a custom training step, is not a program for the IPU. A lookup layer is in the model when a `Sequential` lists it or `add` "
         "adds it, when it is called on the tensors of a functional model's `keras.Input`s (followed through "
         "variables, dicts and lists of inputs, loops over them and the parameters of the file's functions), "
         "when a custom training step runs it, or when a model subclass holds (or is given) it and calls it. "
@@ -191,6 +200,42 @@ class StringModel(Rule):
 
 
             sampler = Sampler(net, to_chars)
+            """,
+            reported=False,
+        ),
+        # String ops in a model subclass's `call`: the model takes strings.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class HashedWords(tf.keras.Model):
+                def __init__(self, buckets):
+                    super().__init__()
+                    self.buckets = buckets
+                    self.embed = tf.keras.layers.Embedding(buckets, 32)
+
+                def call(self, text):
+                    words = tf.strings.split(tf.strings.lower(text))
+                    return self.embed(tf.strings.to_hash_bucket_fast(words, self.buckets).to_tensor())
+            """,
+        ),
+        # The same ops in a standardize function of the tf.data pipeline: host code.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def clean(text):
+                return tf.strings.regex_replace(tf.strings.lower(text), "<br />", " ")
+
+
+            class Encoder(tf.keras.layers.Layer):
+                def call(self, ids):
+                    return tf.one_hot(ids, 100)
+
+
+            train_ds = raw_ds.map(lambda text, label: (clean(text), label))
             """,
             reported=False,
         ),
@@ -381,6 +426,7 @@ class StringModel(Rule):
         lookups = _lookups(ctx)
         reported: Set[object] = set()  # the layers reported already (_layer_key): one finding each
         self._report_compiled_uses(ctx, lookups, reported)
+        self._report_string_ops(ctx)
         models_reported: Set[str] = set()  # one finding per model that takes strings
         string_inputs: Set[int] = set()  # the string inputs of the models reported
         for call in ctx.nodes(cst.Call):
@@ -463,6 +509,31 @@ class StringModel(Rule):
                 doing, advice = lookups.what(lookups.names[arg.value.value])
                 ctx.report(self.code, arg, f"`{arg.value.value}`, which {doing}, is given to the model "
                            f"`{call.func.value}`, whose `call` or `train_step` runs it: {advice}", fixed=False)
+
+    def _report_string_ops(self, ctx) -> None:
+        """String ops (``tf.strings.split``, ``tf.strings.to_hash_bucket_fast``) in the ``call`` or
+        ``train_step`` of a model or layer subclass, or in a custom loop's training step: code the
+        IPU compiles. One finding per function, at its first string op."""
+        steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
+        classes = {id(node) for node in subclasses_of(ctx, *_MODEL_CLASSES, *_LAYER_CLASSES).values()}
+        done: Set[int] = set()
+        for call in ctx.nodes(cst.Call):
+            qualified = ctx.qualified_name(call.func) or ""
+            if not (qualified.startswith(_STRINGS_MODULES) or qualified in _STRING_FUNCTIONS):
+                continue
+            function = ctx.enclosing_function(call)
+            if function is None or id(function) in done:
+                continue
+            owner_class = ctx.enclosing(function, cst.ClassDef)
+            compiled = id(function) in steps or (function.name.value in _COMPILED_METHODS and owner_class is not None
+                                                  and id(owner_class) in classes)
+            if not compiled:
+                continue
+            done.add(id(function))
+            where = f"{owner_class.name.value}.{function.name.value}" if owner_class is not None \
+                else function.name.value
+            ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` works on strings in `{where}`, code the IPU "
+                       f"must compile: {_ADVICE}", fixed=False)
 
     @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:

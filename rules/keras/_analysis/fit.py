@@ -21,7 +21,7 @@ from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, ragged_or_sparse
-from porter.scopes import assignments, called_returns, local_calls, owner, values_of
+from porter.scopes import assignments, called_returns, local_calls, owner, parameter_names, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -884,6 +884,9 @@ def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
 # Calls that add a leading axis of one: one sample made into a batch of one.
 _ADD_AXIS_FUNCTIONS = ("numpy.expand_dims", "tensorflow.expand_dims")
 _WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor")
+# Calls that make an array of a given shape (the first argument): one of shape (1, ...) is one sample.
+_FILLED_ARRAY_FUNCTIONS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "tensorflow.zeros",
+                                     "tensorflow.ones", "tensorflow.fill"})
 
 
 def repeatable(ctx: FileContext, node: cst.BaseExpression) -> bool:
@@ -904,11 +907,27 @@ def repeatable(ctx: FileContext, node: cst.BaseExpression) -> bool:
 
 def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode, follow: bool = True) -> bool:
     """``data`` is a batch of one sample: ``x[None]``, ``x[np.newaxis, ...]``, ``x[:1]``,
-    ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``, or a
-    variable of ``owner`` assigned one of these (and nothing else)."""
+    ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``,
+    ``np.zeros((1, ...))``, or a variable of ``owner`` assigned one of these (and nothing else: the
+    last value before the read, or every value when a loop reassigns it). Several inputs (``[x,
+    h]``, ``[x] + states``) hold one sample when one of them does: Keras takes the same number of
+    samples for each input."""
     if isinstance(data, cst.Name) and follow:
         value = last_value_before(ctx, data, owner)
-        return value is not None and single_sample(ctx, value, owner, follow=False)
+        if value is not None:
+            return single_sample(ctx, value, owner, follow=False)
+        return _always_single(ctx, data, owner)
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return any(not isinstance(element, cst.StarredElement) and single_sample(ctx, element.value, owner, follow)
+                   for element in data.elements)
+    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Add) \
+            and cst.List in (type(data.left), type(data.right)):
+        return any(isinstance(side, cst.List) and single_sample(ctx, side, owner, follow)
+                   for side in (data.left, data.right))
+    if isinstance(data, cst.Call) and (ctx.qualified_name(data.func) or "") in _FILLED_ARRAY_FUNCTIONS:
+        shape = argument(data, "shape", 0)
+        return shape is not None and isinstance(shape.value, (cst.Tuple, cst.List)) and bool(shape.value.elements) \
+            and static_int(ctx, shape.value.elements[0].value) == 1
     if isinstance(data, cst.Subscript) and data.slice:
         first = data.slice[0].slice
         if isinstance(first, cst.Index):
@@ -927,6 +946,17 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
             and not isinstance(first.elements[0], cst.StarredElement)
     return False
+
+
+def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> bool:
+    """Every value ``owner`` gives the variable ``name`` is one sample (``x = np.expand_dims(start,
+    0)`` before a decoding loop, ``x = np.expand_dims([token], 0)`` in it), and it is not a
+    parameter of ``owner``, whose value comes from the callers."""
+    if isinstance(owner, cst.FunctionDef) and name.value in parameter_names(owner):
+        return False
+    values = [value for _, bound, value in assignments(ctx, owner) if bound == name.value]
+    return bool(values) and all(value is not None and single_sample(ctx, value, owner, follow=False)
+                                for value in values)
 
 
 def last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
