@@ -18,7 +18,7 @@ from porter.edits import apply_edits
 from porter.imports import resolve_imports
 from porter.rule import Finding, Rule, all_rules, is_selected
 from porter.markers import CELL_MARKER, UNPARSABLE, UNUSED_SUPPRESSION as UNUSED
-from porter.parsing import ParseError, parse, python_rejects
+from porter.parsing import ParseError, compiler_rejects, parse, python_rejects
 from porter.positions import render, render_counting_lines
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
@@ -101,6 +101,7 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
             # the original index goes before the verification builds the new one
             ctx = final = None
             final = _verify(new_module, new_source, config, cells)
+            _check_compiles(source, new_source)
         else:
             findings = tuple(ctx.findings())
         if config.annotate:
@@ -157,6 +158,14 @@ def _annotate(ctx: FileContext, source: str) -> str:
         ctx.replace(statement, lambda node, lines=lines: node.with_changes(
             leading_lines=(*node.leading_lines, *lines)))
     return render(apply_edits(ctx))
+
+
+def _check_compiles(source: str, new_source: str) -> None:
+    """The port must not bring what Python's compiler refuses (a keyword given twice by two
+    edits of one call) into code it accepted."""
+    error = compiler_rejects(new_source)
+    if error is not None and compiler_rejects(source) is None:
+        raise _PortError(f"internal error: the ported code does not compile ({error.msg}, line {error.lineno})")
 
 
 def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool = False) -> FileContext:

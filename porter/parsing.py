@@ -42,6 +42,21 @@ def python_rejects(source: str) -> Optional[Exception]:
     return None
 
 
+def compiler_rejects(source: str) -> Optional[SyntaxError]:
+    """Why Python's compiler rejects ``source`` that its parser accepts (a repeated keyword
+    argument, ``return`` outside a function...), or None. Only the parser runs on the original
+    (libcst parses it), so this is what a port can newly break while the new code still parses."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<port>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error
+    except (RecursionError, MemoryError, ValueError):
+        return None
+    return None
+
+
 def python_syntax_error(source: str) -> Optional[str]:
     """Python's own message and position for a source it rejects (libcst's position can be lines
     off, e.g. for ``def f(:``); None when Python accepts the source."""

@@ -99,3 +99,28 @@ def test_a_node_used_twice_is_verified_on_a_fresh_parse(only_rule):
     assert result.error is None
     assert result.source == "import torch\n\nmodel = pair(width, width)\n"
     assert parses == [SCRIPT, result.source]
+
+
+def _keyword_twice(call):
+    # build(width) -> built(width, size=1, size=2): parses, but Python's compiler refuses it
+    if call.func.value != "build":
+        return None
+    size = [cst.Arg(cst.Integer(str(n)), keyword=cst.Name("size")) for n in (1, 2)]
+    return call.with_changes(func=cst.Name("built"), args=[*call.args, *size])
+
+
+def test_a_port_that_does_not_compile_is_refused(only_rule):
+    only_rule(_keyword_twice)
+    result = engine.port(SCRIPT, Config())
+    assert result.source == SCRIPT
+    assert result.changed is False
+    assert result.error == ("internal error: the ported code does not compile "
+                            "(keyword argument repeated: size, line 3)")
+
+
+def test_code_the_compiler_refused_before_the_port_is_still_ported(only_rule):
+    only_rule(_rename_build)
+    source = "import torch\n\nmodel = build(width, size=1, size=2)\n"
+    result = engine.port(source, Config())
+    assert result.error is None
+    assert result.source == "import torch\n\nmodel = built(width, size=1, size=2)\n"
