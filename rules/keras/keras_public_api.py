@@ -16,20 +16,22 @@ _UTILS = "tensorflow.keras.utils"
 # `from <module> import <name>` of standalone Keras (2.0 to 2.5) that fails with Keras 2.6's own
 # package, where its public API (`tensorflow.keras`) has the same object, and why it fails.
 _MOVED_FROM: Dict[str, Dict[str, str]] = {
-    "keras.utils": {name: _UTILS for name in PUBLIC_UTILS},
+    # (`print_summary`, exported by Keras 2.2, is still in a module of Keras 2.6's `keras.utils`)
+    "keras.utils": {**{name: _UTILS for name in PUBLIC_UTILS}, "print_summary": "keras.utils.layer_utils"},
     "keras.layers.normalization": {"BatchNormalization": _LAYERS, "LayerNormalization": _LAYERS},
     "keras.engine.topology": {"Layer": _LAYERS, "InputSpec": _LAYERS, "Input": _LAYERS, "InputLayer": _LAYERS,
                               "get_source_inputs": _UTILS},
 }
 _WHY_MOVED = {
-    "keras.utils": "its own `keras.utils` is a folder of modules that exports none of the public utilities",
+    "keras.utils": "its own `keras.utils` is a folder of modules that exports none of their names",
     "keras.layers.normalization": "its `keras.layers.normalization` is a package that exports nothing",
     "keras.engine.topology": "it has no `keras.engine.topology`",
 }
 
-# What Keras 2.6 keeps of those modules (besides the names above): nothing of `keras.utils` is
-# reported here (its modules, `np_utils`..., still import; `multi_gpu_model` is IPU160's).
+# What Keras 2.6 keeps of those modules besides the names above (its submodules; `multi_gpu_model`
+# is IPU160's): any other name they import is gone.
 _KEPT_OF: Dict[str, FrozenSet[str]] = {
+    "keras.utils": BARE_ONLY["utils"] | {"multi_gpu_model"},
     "keras.layers.normalization": frozenset({"batch_normalization", "batch_normalization_v1", "layer_normalization"}),
     "keras.engine.topology": frozenset(),
 }
@@ -54,7 +56,8 @@ class KerasPublicApi(Rule):
         "`get_file`...), `keras.layers.normalization` is a package that exports nothing and "
         "`keras.engine.topology` is gone. Such imports fail (ImportError, AttributeError) before any "
         "training. The port imports the same objects from `tensorflow.keras`, in the same place and under "
-        "the same names. `import keras` becomes `from tensorflow import keras` only when every name the file "
+        "the same names (`print_summary`, which Keras 2.2 exported, from `keras.utils.layer_utils`, where Keras "
+        "2.6 has it); a name those modules no longer have anywhere is reported. `import keras` becomes `from tensorflow import keras` only when every name the file "
         "reads through it is in the public API; otherwise IPU163 reports the utility."
     )
     examples = (
@@ -77,7 +80,7 @@ class KerasPublicApi(Rule):
         # Only the public utilities move: `np_utils` is a module of the package.
         Example(
             """\
-            from keras.utils import np_utils, plot_model
+            from keras.utils import np_utils, plot_model, print_summary
             from keras.layers.normalization import BatchNormalization
 
             onehot = np_utils.to_categorical(y, 10)
@@ -85,9 +88,17 @@ class KerasPublicApi(Rule):
             """\
             from keras.utils import np_utils
             from tensorflow.keras.utils import plot_model
+            from keras.utils.layer_utils import print_summary
             from tensorflow.keras.layers import BatchNormalization
 
             onehot = np_utils.to_categorical(y, 10)
+            """,
+        ),
+        # Gone from Keras 2.6: reported.
+        Example(
+            """\
+            from keras.utils import HDF5Matrix
+            from keras.engine.topology import Node
             """,
         ),
         Example(
@@ -138,7 +149,7 @@ class KerasPublicApi(Rule):
             if module is not None and module in _MOVED_FROM:
                 target = _MOVED_FROM[module].get(qualified.rsplit(".", 1)[1])
                 why = (f"in Keras 2.6, the Keras of the IPU's TensorFlow, {_WHY_MOVED[module]} (ImportError "
-                       "there); `tensorflow.keras`, the public API of the same package, has it")
+                       f"there); `{target}` has the same object")
             else:
                 target = self._package_target(ctx, alias, qualified)
                 why = ("in Keras 2.6, the Keras of the IPU's TensorFlow, the package's own `keras.utils` exports "
