@@ -162,6 +162,13 @@ def import_bindings(node: Union[cst.Import, cst.ImportFrom]) -> Iterator[Tuple[s
         yield local, f"{base}.{name}"
 
 
+def bound_name(alias: cst.ImportAlias) -> str:
+    """The local name an import alias binds: ``K`` of ``keras as K``, ``keras`` of ``keras.utils``."""
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return (dotted_name(alias.name) or "").split(".")[0]
+
+
 def code_of(ctx: "FileContext", node: cst.CSTNode) -> str:
     """The source text of ``node`` as the file writes it."""
     return ctx.module.code_for_node(node)
@@ -300,6 +307,8 @@ class FileContext:
         self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
         self.wraps: Dict[int, List["Wrap"]] = {}
         self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
+        # Names a top-level import binds, to be imported from another module (``move_import``).
+        self.moved_imports: List[Tuple[cst.ImportAlias, str]] = []
         self.reports: List[_Report] = []
         self.dirty: Set[int] = set()
         # Suppression comments (porter.suppress): the code of the rule running, set by the engine,
@@ -853,6 +862,21 @@ class FileContext:
         if request not in self.imports:
             self.imports.append(request)
 
+    def move_import(self, alias: cst.ImportAlias, module: str) -> bool:
+        """Ask for the name that ``alias`` of a module-level import binds (``import keras``,
+        ``from keras.utils import to_categorical as onehot``) to be imported from ``module`` instead,
+        in the same place and under the same local name: ``from module import keras``, ``from
+        module import to_categorical as onehot``. The rule that asks reports why."""
+        owner = self.parent(alias)
+        if not isinstance(owner, (cst.Import, cst.ImportFrom)) or not isinstance(alias.name, cst.Name):
+            return False  # `import keras.utils` binds `keras`, not what it names
+        statement = self.statement_of(owner)
+        if statement is None or self.block_of(statement) is not self.module or not self.allowed(alias):
+            return False
+        if all(moved is not alias for moved, _ in self.moved_imports):
+            self.moved_imports.append((alias, module))
+        return True
+
     # ------------------------------------------------------------------------------- findings
     def report(self, code: str, anchor: cst.CSTNode, message: str, fixed: bool,
                severity: Optional[str] = None) -> None:
@@ -895,7 +919,7 @@ class FileContext:
 
     @property
     def changed(self) -> bool:
-        return bool(self.dirty or self.imports)
+        return bool(self.dirty or self.imports or self.moved_imports)
 
 
 class _Deferred:

@@ -9,11 +9,11 @@ the whole port of a typical file, so the porter keeps this small equivalent.
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, _Deferred, dotted_name, import_bindings, walk
+from porter.context import FileContext, _Deferred, bound_name, dotted_name, import_bindings, walk
 from porter.cstutil import statement as parse_statement
 
 
@@ -112,9 +112,71 @@ def _add_alias(name: str, asname: Optional[str]):
     return merge
 
 
+def _same_alias(left: cst.ImportAlias, right: cst.ImportAlias) -> bool:
+    return dotted_name(left.name) == dotted_name(right.name) and bound_name(left) == bound_name(right)
+
+
+def _from_imports(moves: List[Tuple[cst.ImportAlias, str]]) -> List[cst.ImportFrom]:
+    """``from module import a, b as c`` for each new module of ``moves``, in their order."""
+    names: Dict[str, List[str]] = {}
+    for alias, module in moves:
+        asname = bound_name(alias)
+        name = dotted_name(alias.name) or asname
+        names.setdefault(module, []).append(name if asname == name else f"{name} as {asname}")
+    found = []
+    for module, aliases in names.items():
+        statement = parse_statement(f"from {module} import {', '.join(aliases)}")
+        assert isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.ImportFrom)
+        found.append(statement.body[0])
+    return found
+
+
+def _without(moved: List[cst.ImportAlias]):
+    """The import with the ``moved`` names left out (the new last name takes the old last comma)."""
+    def drop(updated):
+        kept = [alias for alias in updated.names if not any(_same_alias(alias, gone) for gone in moved)]
+        if kept and kept[-1] is not updated.names[-1]:
+            kept[-1] = kept[-1].with_changes(comma=updated.names[-1].comma)
+        return updated.with_changes(names=kept) if kept else updated
+
+    return drop
+
+
+def _moved_whole(updated: cst.CSTNode, new: cst.ImportFrom) -> cst.CSTNode:
+    """An import whose every name moves to ``new``'s module: a ``from`` import keeps its names as
+    written (parentheses, comments), only its module changes."""
+    if isinstance(updated, cst.ImportFrom):
+        return updated.with_changes(module=new.module, relative=())
+    return new.with_changes(semicolon=getattr(updated, "semicolon", cst.MaybeSentinel.DEFAULT))
+
+
+def _apply_moves(ctx: FileContext, bound: Dict[str, str]) -> None:
+    """The imports the rules take from another module (``FileContext.move_import``), in place: an
+    import whose every name moves becomes the new import (the first, when they go to several
+    modules); otherwise the moved names leave it. Other new imports follow its line."""
+    owners: Dict[int, Tuple[cst.CSTNode, List[Tuple[cst.ImportAlias, str]]]] = {}
+    for alias, module in ctx.moved_imports:
+        owner = ctx.parent(alias)
+        owners.setdefault(id(owner), (owner, []))[1].append((alias, module))
+        bound[bound_name(alias)] = f"{module}.{dotted_name(alias.name)}"
+    for owner, moves in owners.values():
+        new_imports = _from_imports(moves)
+        assert isinstance(owner, (cst.Import, cst.ImportFrom))
+        if len(moves) == len(owner.names):
+            first = new_imports.pop(0)
+            ctx.replace(owner, lambda updated, first=first: _moved_whole(updated, first))
+        else:
+            ctx.replace(owner, _without([alias for alias, _ in moves]))
+        if new_imports:
+            statement = ctx.statement_of(owner)
+            assert statement is not None
+            ctx.insert_after(statement, [cst.SimpleStatementLine([new]) for new in new_imports])
+
+
 def resolve_imports(ctx: FileContext) -> None:
     """Turn the import requests into edits; report each import actually added."""
     bound = dict(ctx.aliases)
+    _apply_moves(ctx, bound)
     new_lines: List[cst.SimpleStatementLine] = []
     locals_ = {asname or (name if name is not None else module.split(".")[0]) for module, name, asname, _ in ctx.imports}
     anchor, after = _insertion_point(ctx, locals_) if ctx.imports else (None, True)

@@ -209,3 +209,54 @@ def test_appended_keyword_arguments_are_not_repeated():
     call = cst.parse_expression("ds.batch(8, drop_remainder=True)")
     again = append_args(call, keyword_arg("drop_remainder", cst.Name("True")), keyword_arg("name", cst.Name("x")))
     assert cst.Module(body=[]).code_for_node(again) == "ds.batch(8, drop_remainder=True, name=x)"
+
+
+def _moved(source: str, moves) -> str:
+    """``source`` after ``move_import`` of each (local name, new module) and the import pass."""
+    from porter.edits import apply_edits
+    from porter.imports import resolve_imports
+    from porter.context import bound_name
+
+    ctx = context(source)
+    aliases = {bound_name(alias): alias for alias in ctx.nodes(cst.ImportAlias)}
+    for local, module in moves:
+        assert ctx.move_import(aliases[local], module)
+    resolve_imports(ctx)
+    return apply_edits(ctx).code
+
+
+def test_move_import_keeps_the_place_the_names_and_the_layout():
+    source = """\
+        import keras, numpy as np  # libraries
+        from keras.utils import (
+            to_categorical,  # labels
+            Sequence as Batches,
+        )
+        from keras.utils import np_utils, get_file; import os
+        """
+    moved = _moved(source, [("keras", "tensorflow"), ("to_categorical", "tensorflow.keras.utils"),
+                            ("Batches", "tensorflow.keras.utils"), ("get_file", "tensorflow.keras.utils")])
+    assert moved == textwrap.dedent("""\
+        import numpy as np  # libraries
+        from tensorflow import keras
+        from tensorflow.keras.utils import (
+            to_categorical,  # labels
+            Sequence as Batches,
+        )
+        from keras.utils import np_utils; import os
+        from tensorflow.keras.utils import get_file
+        """)
+
+
+def test_move_import_refuses_what_is_not_a_module_level_name():
+    ctx = context("""\
+        import keras.utils
+
+
+        def main():
+            import keras
+        """)
+    dotted, nested = ctx.nodes(cst.ImportAlias)
+    assert not ctx.move_import(dotted, "tensorflow")
+    assert not ctx.move_import(nested, "tensorflow")
+    assert ctx.moved_imports == []

@@ -8,6 +8,7 @@ from porter.context import canonical_keras, dotted_name
 from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
+from porter.rules.keras._analysis.keras26 import MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
 from porter.rules.keras._analysis.util import keras_subclasses, method_calls
 from porter.scopes import values_of
 
@@ -99,18 +100,6 @@ _FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text
                    "keras.preprocessing.image_dataset_from_directory",
                    "keras.preprocessing.text_dataset_from_directory")
 
-# The public utilities of Keras 2.6 (`tf.keras.utils`), which its `keras.utils` package itself, a
-# folder of modules (`np_utils`, `data_utils`...) with an empty `__init__`, does not export.
-_PUBLIC_UTILS = frozenset({
-    "to_categorical", "normalize", "Sequence", "SequenceEnqueuer", "OrderedEnqueuer", "GeneratorEnqueuer",
-    "get_file", "Progbar", "plot_model", "model_to_dot", "CustomObjectScope", "custom_object_scope",
-    "get_custom_objects", "register_keras_serializable", "serialize_keras_object",
-    "deserialize_keras_object", "get_registered_name", "get_registered_object", "get_source_inputs",
-    "array_to_img", "img_to_array", "load_img", "save_img", "image_dataset_from_directory",
-    "text_dataset_from_directory", "timeseries_dataset_from_array", "pack_x_y_sample_weight",
-    "unpack_x_y_sample_weight",
-})
-
 _KERAS_CORE = "keras_core"
 
 # Methods Keras 3 gives a model for its training step, and the Keras 2.6 way to write them.
@@ -141,9 +130,13 @@ class NewerApi(Rule):
         "`CosineDecay`, and the datasets' `rebatch` and `ragged_batch`. On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
-        "uses it, with the Keras 2.6 way to write it. Keras 2.6's `keras` package itself also differs from "
+        "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
+        "instead (IPU114: `optimizers.legacy.Adam` with Keras 2.6's arguments, a constant `jit_compile=`). "
+        "Keras 2.6's `keras` package itself also differs from "
         "`tf.keras`: its `keras.utils` exports no public utility, so `import keras` then "
-        "`keras.utils.to_categorical` fails there; `from tensorflow import keras` reaches the public API. `os.environ[\"KERAS_BACKEND\"]` is harmless: "
+        "`keras.utils.to_categorical` fails there; `from tensorflow import keras` reaches the public API "
+        "(IPU113 moves such imports when every name the file reads through them is public; the rest is "
+        "reported here). `os.environ[\"KERAS_BACKEND\"]` is harmless: "
         "Keras 2.6 has the TensorFlow backend only."
     )
     examples = (
@@ -315,6 +308,8 @@ class NewerApi(Rule):
             ctx.report(self.code, node, f"`{_KERAS_CORE}`, the preview of Keras 3, does not exist for the IPU's "
                        "TensorFlow (Poplar SDK 2.6 to 3.4), whose Keras is 2.6: import Keras with "
                        "`from tensorflow import keras` and write the code with Keras 2.6", fixed=False)
+        if id(node) in ctx.shared(REWRITTEN) or id(head_name(node)) in ctx.shared(REWRITTEN):
+            return  # IPU114 wrote Keras 2.6's name
         found = _newer(canonical_keras(qualified) or "")
         if found is None:
             self._report_package_utility(ctx, node, qualified, reported)
@@ -329,8 +324,10 @@ class NewerApi(Rule):
         """``keras.utils.to_categorical`` reached through the ``keras`` package itself, once per file."""
         head, _, rest = qualified.partition("keras.utils.")
         utility = rest.split(".")[0]
-        if head or utility not in _PUBLIC_UTILS or "keras.utils" in reported:
+        if head or utility not in PUBLIC_UTILS or "keras.utils" in reported:
             return
+        if id(node) in ctx.shared(MOVED_IMPORTS) or id(head_name(node)) in ctx.shared(MOVED_IMPORTS):
+            return  # IPU113 imported it from the public API
         reported.add("keras.utils")
         ctx.report(self.code, node, f"`keras.utils.{utility}` through the `keras` package: in Keras 2.6, the "
                    "Keras of the IPU's TensorFlow, `keras.utils` is a folder of modules that exports none of "
@@ -353,7 +350,7 @@ class NewerApi(Rule):
                            fixed=False)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
-            if arg is not None:
+            if arg is not None and id(arg) not in ctx.shared(REWRITTEN):  # else IPU114 removed it
                 ctx.report(self.code, arg, "`compile(jit_compile=...)` is " + _WHERE + " (TypeError: Invalid "
                            "keyword argument(s) in `compile`): remove it; the IPU compiles the whole step "
                            "with XLA anyway", fixed=False)

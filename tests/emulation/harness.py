@@ -318,11 +318,24 @@ def _cpu_for_cuda(patcher):
 
 
 def _write_modules(modules, folder):
-    """Helper modules a fixture imports (e.g. its dataset class), from `.run.json`."""
+    """Helper modules a fixture imports (e.g. its dataset class), from `.run.json`. A helper may
+    stand in for an installed package (`keras`): what was imported of that package is set aside
+    for the run (`_restore_modules` puts it back)."""
     for name, source in modules.items():
         with open(os.path.join(folder, name + ".py"), "w") as handle:
             handle.write(source if isinstance(source, str) else "\n".join(source) + "\n")
-    return list(modules)
+    return {module: sys.modules.pop(module) for module in list(sys.modules) if _of_helpers(module, modules)}
+
+
+def _of_helpers(module, helpers):
+    return any(module == name or module.startswith(name + ".") for name in helpers)
+
+
+def _restore_modules(helpers, set_aside):
+    """Forget the helpers and the submodules imported through them; bring back what they hid."""
+    for module in [module for module in sys.modules if _of_helpers(module, helpers)]:
+        sys.modules.pop(module, None)
+    sys.modules.update(set_aside)
 
 
 def run_script(path, spec, emulate, seed=0):
@@ -365,7 +378,8 @@ def run_script(path, spec, emulate, seed=0):
                 _record_session(patcher, run, tf)
                 patch_keras_datasets(patcher, run.sizes)
             synthetic.write_files(spec.get("files", {}), workdir)
-            helpers = _write_modules(spec.get("modules", {}), workdir)
+            helpers = spec.get("modules", {})
+            set_aside = _write_modules(helpers, workdir)
             sys.path.insert(0, workdir)
             if shrink:
                 path = _shrunk_copy(path, source, shrink, workdir)
@@ -383,8 +397,7 @@ def run_script(path, spec, emulate, seed=0):
                 sys.argv = old_argv
                 os.chdir(old_cwd)
                 sys.path.remove(workdir)
-                for name in helpers:
-                    sys.modules.pop(name, None)
+                _restore_modules(helpers, set_aside)
             if emulate:
                 run.configured = len(state.configured)
                 run.strategies = len(state.strategies)

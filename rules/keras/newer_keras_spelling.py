@@ -1,0 +1,127 @@
+"""IPU114: newer Keras spellings of what Keras 2.6 has under its own name."""
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from porter.context import bound_name, canonical_keras
+from porter.cstutil import keyword, with_args
+from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, REWRITTEN, head_name, module_aliases,
+                                                  uses_of, valid_legacy_call)
+from porter.rules.keras._analysis.util import method_calls
+
+_LEGACY = "keras.optimizers.legacy"
+
+
+class NewerKerasSpelling(Rule):
+    code = "IPU114"
+    name = "newer-keras-spelling"
+    kind = FIX
+    frameworks = frozenset({KERAS})
+    summary = ("Write Keras 2.6's names for what newer Keras renamed: `optimizers.legacy.Adam` is "
+               "`optimizers.Adam`, and `compile(jit_compile=...)` goes.")
+    rationale = (
+        "The IPU's TensorFlow (Poplar SDK 2.6 to 3.4) is Graphcore's port of TensorFlow 2.6, with Keras 2.6 "
+        "(Targeting the IPU from TensorFlow 2, \"API changes\", release 2.6). Keras 2.11 and later keep the "
+        "optimizers of Keras 2.6 under `keras.optimizers.legacy`, a namespace Keras 2.6 does not have "
+        "(AttributeError, ImportError): there they are `keras.optimizers.Adam`, `SGD`... with the same "
+        "arguments, so the port drops `.legacy` where the call passes only arguments Keras 2.6's optimizer "
+        "takes. `Model.compile(jit_compile=...)` (Keras 2.8 and later) is a TypeError in Keras 2.6; on the "
+        "IPU, Keras compiles the whole training step with XLA for the device in any case (\"Keras with "
+        "IPUs\"), so the port removes the argument when its value is a constant or a name. What it cannot "
+        "rewrite exactly IPU163 reports."
+    )
+    examples = (
+        Example(
+            """\
+            import tensorflow as tf
+            from keras.optimizers.legacy import SGD
+
+            model.compile(optimizer=tf.keras.optimizers.legacy.Adam(learning_rate=1e-3, clipnorm=1.0),
+                          loss="mse", jit_compile=True)
+            fallback = SGD(0.01, momentum=0.9)
+            """,
+            """\
+            import tensorflow as tf
+            from keras.optimizers import SGD
+
+            model.compile(optimizer=tf.keras.optimizers.Adam(learning_rate=1e-3, clipnorm=1.0),
+                          loss="mse")
+            fallback = SGD(0.01, momentum=0.9)
+            """,
+        ),
+        # Arguments Keras 2.6's Adam does not take, and a value computed in the call: reported by IPU163.
+        Example(
+            """\
+            from tensorflow import keras
+
+            optimizer = keras.optimizers.legacy.Adam(1e-3, weight_decay=1e-4)
+            model.compile(optimizer, "mse", jit_compile=choose_jit())
+            """,
+            reported=False,
+        ),
+    )
+
+    def run(self, ctx) -> None:
+        rewritten = ctx.shared(REWRITTEN)
+        self._legacy_attributes(ctx, rewritten)
+        self._legacy_imports(ctx, rewritten)
+        for call, _ in method_calls(ctx, "compile"):
+            arg = keyword(call, "jit_compile")
+            if arg is None or not isinstance(arg.value, (cst.Name, cst.Attribute)) or not ctx.replace(call, _without_jit):
+                continue
+            rewritten.add(id(arg))
+            ctx.report(self.code, arg, "`compile(jit_compile=...)` removed: it is not in Keras 2.6, the Keras of the "
+                       "IPU's TensorFlow (TypeError there), and on the IPU Keras compiles the whole step with XLA "
+                       "anyway", fixed=True)
+
+    def _legacy_attributes(self, ctx, rewritten: Set[int]) -> None:
+        """``tf.keras.optimizers.legacy.Adam(...)`` -> ``tf.keras.optimizers.Adam(...)``."""
+        for node in ctx.nodes(cst.Attribute):
+            optimizer = _legacy_optimizer(ctx.keras_name(node))
+            if optimizer is None or not isinstance(node.value, cst.Attribute) or node.value.attr.value != "legacy":
+                continue
+            call = ctx.parent(node)
+            if isinstance(call, cst.Call) and call.func is node and not valid_legacy_call(call, optimizer):
+                continue
+            if ctx.replace(node, lambda updated: updated.with_changes(value=updated.value.value)):
+                rewritten.add(id(head_name(node)))
+                ctx.report(self.code, node, _message(optimizer, f"`.legacy` dropped from `optimizers.legacy.{optimizer}`"),
+                           fixed=True)
+
+    def _legacy_imports(self, ctx, rewritten: Set[int]) -> None:
+        """``from keras.optimizers.legacy import Adam`` -> ``from keras.optimizers import Adam``,
+        when every call of it takes Keras 2.6's arguments."""
+        for alias, qualified, module in module_aliases(ctx):
+            optimizer = _legacy_optimizer(qualified)
+            if optimizer is None or module is None or not module.endswith(".legacy"):
+                continue
+            uses = list(uses_of(ctx, bound_name(alias), qualified))
+            if any(isinstance(ctx.parent(use), cst.Call) and ctx.parent(use).func is use
+                   and not valid_legacy_call(ctx.parent(use), optimizer) for use in uses):
+                continue
+            target = module[:-len(".legacy")]
+            if ctx.move_import(alias, target):
+                rewritten.update([id(alias), *map(id, uses)])
+                ctx.report(self.code, alias, _message(optimizer, f"`{optimizer}` imported from `{target}`, not `{module}`"),
+                           fixed=True)
+
+
+def _legacy_optimizer(qualified: Optional[str]) -> Optional[str]:
+    """``Adam`` for ``tensorflow.keras.optimizers.legacy.Adam`` and its other spellings."""
+    name = canonical_keras(qualified) or ""
+    optimizer = name[len(_LEGACY) + 1:] if name.startswith(_LEGACY + ".") else None
+    return optimizer if optimizer in LEGACY_OPTIMIZERS else None
+
+
+def _without_jit(call: cst.Call) -> cst.Call:
+    return with_args(call, [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == "jit_compile")])
+
+
+def _message(optimizer: str, what: str) -> str:
+    return (f"{what}: Keras 2.6, the Keras of the IPU's TensorFlow, has no `optimizers.legacy`; its "
+            f"`optimizers.{optimizer}` is the optimizer newer Keras keeps there, with the same arguments")
+
+
+RULE = NewerKerasSpelling()
