@@ -510,7 +510,9 @@ class StrategyScope(Rule):
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
         "caller has a scope or calls it several times: one IPU configuration and one strategy for the "
-        "program, never a strategy inside another's scope. Plain functions defined among the model code, "
+        "program, never a strategy inside another's scope. A trainer class that makes its strategy in "
+        "`__init__` (`self.strategy = ...`) runs the model code of its other methods (`self.model.fit(...)` "
+        "in `train`) in that strategy's scope. Plain functions defined among the model code, "
         "prose strings at the edges and host-side looks at a dataset stay out of the scope (in it, "
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
         "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
@@ -2002,6 +2004,124 @@ run_experiment(net)
             trainer = Trainer(build)
             for x, y in dataset:
                 trainer.distributed_step(x, y)
+            """,
+        ),
+        # A trainer class that makes its strategy in `__init__`, builds its model there in its scope,
+        # and trains, scores and answers in other methods: once an instance exists its strategy is
+        # bound there, and each of those statements runs in that (the IPU) strategy's scope, a model
+        # made again by a method of the class (`self._make_net()`, which runs where it is called) too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def pick_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return tf.distribute.MirroredStrategy()
+                return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+
+            class Trainer:
+                def __init__(self, width):
+                    self.width = width
+                    self._strategy = pick_strategy()
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def _make_net(self):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(self.width), tf.keras.layers.Dense(1)])
+                    net.compile(optimizer="sgd", loss="mse")
+                    return net
+
+                def restart(self):
+                    self.net = self._make_net()
+
+                def train(self, x, y):
+                    for _ in range(3):
+                        self.net.fit(x, y, batch_size=16, verbose=0)
+
+                def score(self, x, y):
+                    return self.net.evaluate(x, y, verbose=0)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def pick_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return ipu.ipu_strategy.IPUStrategy()
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            class Trainer:
+                def __init__(self, width):
+                    self.width = width
+                    self._strategy = pick_strategy()
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def _make_net(self):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(self.width), tf.keras.layers.Dense(1)])
+                    net.compile(optimizer="sgd", loss="mse")
+                    return net
+
+                def restart(self):
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def train(self, x, y):
+                    with self._strategy.scope():
+                        for _ in range(3):
+                            self.net.fit(x, y, batch_size=16, verbose=0)
+
+                def score(self, x, y):
+                    with self._strategy.scope():
+                        return self.net.evaluate(x, y, verbose=0)
+            """,
+        ),
+        # A method that `__init__` calls before it makes the strategy: the attribute is not bound
+        # when it runs, so it gets no scope (IPU190 reports its `fit`); a method called after does.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, x, y):
+                    self.warm_up(x, y)
+                    self.strategy = tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(optimizer="sgd", loss="mse")
+                    self.train(x, y)
+
+                def warm_up(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, x, y):
+                    self.warm_up(x, y)
+                    self.strategy = ipu.ipu_strategy.IPUStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(optimizer="sgd", loss="mse")
+                    self.train(x, y)
+
+                def warm_up(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+
+                def train(self, x, y):
+                    with self.strategy.scope():
+                        self.model.fit(x, y, batch_size=8)
             """,
         ),
         # A Keras layer of the file that holds a model of its own (a residual block), made in a helper

@@ -149,6 +149,9 @@ class Plan:
     # Assignments, in a block around a function's model code, of a network that code builds its
     # model on (``backbone = make_backbone()`` at module level): its weights are made where it runs.
     outer_networks: List[cst.Assign] = field(default_factory=list)
+    # Ids of the calls by which the methods of the class that owns the program's strategy run the
+    # models its instance keeps (``self.net.evaluate(x, y)``): model runs, in that strategy's scope.
+    instance_runs: Set[int] = field(default_factory=set)
 
 
 def _metric_object(keras_name: str) -> bool:
@@ -348,6 +351,12 @@ def runs_model(call: cst.Call, plan: Plan) -> bool:
         func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(call.args or call.keywords))
 
 
+def is_self_call(call: cst.Call, method: cst.FunctionDef) -> bool:
+    """``self.<method>(...)``: a call of ``method`` by the instance, in its class."""
+    return (isinstance(call.func, cst.Attribute) and is_name(call.func.value, "self")
+            and call.func.attr.value == method.name.value)
+
+
 def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
     """Whether ``function`` is a method of one of the Keras model classes ``model_classes``."""
     owner = ctx.enclosing(function, cst.ClassDef)
@@ -485,6 +494,7 @@ class _Analysis:
         for statement, name in [first] + [binding for binding in self._strategy_bindings if binding[0] is not first[0]]:
             plan.strategy_statement, plan.strategy_name = self._binding_statement(statement, name), name
             if all(self._bound_before(plan.strategy_statement, region.anchor)
+                   or self._bound_in_instance(plan.strategy_statement, name, region.anchor)
                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
                 return
         plan.strategy_statement, plan.strategy_name = None, first[1]  # too late for some model code
@@ -507,10 +517,118 @@ class _Analysis:
         if not outside:
             plan.strategy_statement = owned[0]
             plan.strategy_name = code_of(self.ctx, kept)
+            self._scope_instance_runs(owner_class, kept.attr.value)
             return
         self._use_instance_strategy(owner_class, kept.attr.value, outside)
         if plan.strategy_statement is None:
             plan.second_strategies.append(owned[0])
+
+    def _scope_instance_runs(self, owner_class: cst.ClassDef, attribute: str) -> None:
+        """The methods of the class that owns the program's strategy (``self.strategy``, made in
+        ``__init__`` and entered there to build the model) that make, compile or run the model it
+        keeps (``self.model.fit(...)`` in ``train``, ``self.model = self._build()`` in ``reset``):
+        Keras on the IPU runs them in the IPU strategy's scope, so each statement that does gets a
+        region of its method, in the scope of the instance's strategy (bound there once the
+        instance exists, ``_bound_in_instance``)."""
+        builders = self._builder_methods(owner_class)
+        self.plan_.regions = [region for region in self.plan_.regions
+                              if self.ctx.enclosing_function(region.block) not in builders]
+        regions: Dict[int, Optional[Region]] = {id(region.block): region for region in self.plan_.regions}
+        held = self._instance_models(owner_class)
+        name = f"self.{attribute}"
+        for node in walk(owner_class):
+            method = self.ctx.enclosing_function(node)
+            if (method is None or self.ctx.parent(self.ctx.parent(method)) is not owner_class or method in builders
+                    or not isinstance(method.body, cst.IndentedBlock) or self.ctx.enclosing(node, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call) and self._runs_instance_model(node, held):
+                self.plan_.instance_runs.add(id(node))
+            elif isinstance(node, cst.Call) and any(is_self_call(node, builder) for builder in builders):
+                pass  # a model made by a method of the class (``self._make_model()``)
+            elif not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and any(
+                    isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self")
+                    and target.target.attr.value in held for target in node.targets)):
+                continue
+            if self._in_instance_scope(node, name, method):
+                continue
+            top = self._statement_in(method.body, node)
+            if self._bound_before(self.plan_.strategy_statement, top) or self._bound_in_instance(
+                    self.plan_.strategy_statement, name, top):
+                self._take_in(regions, method.body, top, top)
+
+    def _builder_methods(self, owner_class: cst.ClassDef) -> List[cst.FunctionDef]:
+        """The methods of ``owner_class`` that return a model and that only the class calls
+        (``self._make_model()``): they run where they are called, in the instance's scope."""
+        methods = [method for method in owner_class.body.body
+                   if isinstance(method, cst.FunctionDef) and self._returns_model(method)]
+        return [method for method in methods if all(
+            is_self_call(call, method) and self.ctx.enclosing(call, cst.ClassDef) is owner_class
+            for call in calls_by_name(self.ctx).get(method.name.value, []))]
+
+    def _instance_models(self, owner_class: cst.ClassDef) -> Set[str]:
+        """The attributes of ``self`` that the methods of ``owner_class`` assign a model to
+        (``self.model = keras.Sequential(...)``, or what a method of the class that returns one
+        gives: ``self.net = self._build(...)``) or compile (``self.net.compile(optimizer, loss)``)."""
+        builders = {method.name.value for method in self._builder_methods(owner_class)}
+        held = set()
+        for node in walk(owner_class):
+            if isinstance(node, cst.Assign) and (self._is_model_assignment(node) or (
+                    isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
+                    and is_name(node.value.func.value, "self") and node.value.func.attr.value in builders)):
+                held.update(target.target.attr.value for target in node.targets
+                            if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self"))
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"
+                  and (node.args or node.keywords) and isinstance(node.func.value, cst.Attribute)
+                  and is_name(node.func.value.value, "self")):
+                held.add(node.func.value.attr.value)
+        return held
+
+    def _runs_instance_model(self, call: cst.Call, held: Set[str]) -> bool:
+        """``self.model.fit(...)``, ``self.model.evaluate(x, y)``: a run of a model the instance keeps
+        (``held``), or any call that runs a model (``runs_model``)."""
+        func = call.func
+        if runs_model(call, self.plan_):
+            return True
+        return (isinstance(func, cst.Attribute) and (func.attr.value in RUNNING_METHODS or func.attr.value == "compile")
+                and isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self")
+                and func.value.attr.value in held)
+
+    def _in_instance_scope(self, node: cst.CSTNode, name: str, method: cst.FunctionDef) -> bool:
+        """Whether ``node`` is in a ``with self.strategy.scope():`` of ``method`` already."""
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is method:
+                return False
+            item = _single_item(ancestor) if isinstance(ancestor, cst.With) else None
+            if item is not None and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope" \
+                    and code_of(self.ctx, item.func.value) == name:
+                return True
+        return False
+
+    def _bound_in_instance(self, assignment: cst.BaseStatement, name: str, statement: cst.BaseStatement) -> bool:
+        """Whether the attribute ``name`` (``self.strategy``), which ``assignment`` in ``__init__``
+        leads to, is bound when ``statement`` runs in another method of the class: once the
+        instance exists, it is, unless ``__init__`` calls that method before it binds the attribute."""
+        init = self.ctx.enclosing_function(assignment)
+        method = self.ctx.enclosing_function(statement)
+        owner_class = self.ctx.enclosing(assignment, cst.ClassDef)
+        if (not name.startswith("self.") or init is None or init.name.value != "__init__" or method is None
+                or method is init or self.ctx.parent(self.ctx.parent(init)) is not owner_class
+                or self.ctx.parent(self.ctx.parent(method)) is not owner_class
+                or not isinstance(init.body, cst.IndentedBlock)):
+            return False
+        attribute = name[len("self."):]
+        binders = [top for top in init.body.body if any(
+            isinstance(node, cst.Assign) and any(isinstance(target.target, cst.Attribute)
+                                                 and is_name(target.target.value, "self")
+                                                 and target.target.attr.value == attribute for target in node.targets)
+            for node in walk(top, skip=_CODE_ELSEWHERE))]
+        if not binders or not isinstance(binders[0], cst.SimpleStatementLine):
+            return False  # (bound in a branch of ``__init__``, it may be unbound)
+        bound_at = init.body.body.index(binders[0])
+        return not any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
+            and node.func.attr.value == method.name.value and init.body.body.index(top) <= bound_at
+            for top in init.body.body for node in walk(top, skip=_CODE_ELSEWHERE))
 
     def _use_instance_strategy(self, owner_class: cst.ClassDef, attribute: str, outside: List[Region]) -> None:
         """The class that owns the program's strategy made once (``trainer = Trainer()``), with all
@@ -1254,8 +1372,8 @@ class _Analysis:
                 by_class.setdefault(id(owner_class), (owner_class, []))[1].append(region)
         for owner_class, methods in by_class.values():
             places = self._construction_places(owner_class)
-            if not places:
-                continue
+            if not places or owner_class.name.value in self.owned_strategies:
+                continue  # (a class with a strategy of its own scopes its methods: ``_scope_instance_runs``)
             for region in methods:
                 del regions[id(region.block)]
                 self.plan_.regions.remove(region)
