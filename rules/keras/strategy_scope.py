@@ -2006,6 +2006,57 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # A strategy helper called by each function that has model code (`train` and `evaluate`):
+        # each call's strategy is the IPU strategy of the model code after it, and no other is made.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def make_strategy():
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            def train(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.fit(x, y, batch_size=16)
+                    model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                    return model.evaluate(x, y, batch_size=16)
+            """,
+        ),
         # A trainer class that makes its strategy in `__init__`, builds its model there in its scope,
         # and trains, scores and answers in other methods: once an instance exists its strategy is
         # bound there, and each of those statements runs in that (the IPU) strategy's scope, a model

@@ -125,6 +125,10 @@ class Plan:
     unsafe_withs: List[cst.With] = field(default_factory=list)  # GPU scopes that cannot be unwrapped
     replaced_strategies: List[cst.Call] = field(default_factory=list)
     strategy_statement: Optional[cst.BaseStatement] = None  # an existing strategy assignment
+    # The other assignments of the strategy of that name when each function with model code binds
+    # its own (``strategy = get_strategy()`` in ``train()`` and in ``evaluate()``): each is the
+    # strategy of the model code after it, configured before it like ``strategy_statement``.
+    more_strategy_statements: List[cst.BaseStatement] = field(default_factory=list)
     strategy_name: str = "strategy"
     # Where a class makes the strategy it owns when model code out of the class gets the port's own
     # IPU strategy: two strategies, which cannot nest (the audit reports it).
@@ -498,6 +502,25 @@ class _Analysis:
                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
                 return
         plan.strategy_statement, plan.strategy_name = None, first[1]  # too late for some model code
+        per_region = self._binding_per_region(first[1])
+        if per_region:
+            plan.strategy_statement, plan.more_strategy_statements = per_region[0], per_region[1:]
+
+    def _binding_per_region(self, name: str) -> List[cst.BaseStatement]:
+        """The bindings of the program's strategy ``name`` when each region's model code runs after
+        one of its own (``strategy = get_strategy()`` at the top of ``train()`` and again of
+        ``evaluate()``): in source order, each that a region runs after, once; empty when some
+        region runs after none. Each becomes that region's IPU strategy, configured before it: one
+        strategy per region, and no other made beside it."""
+        bindings = [self._binding_statement(statement, bound) for statement, bound in self._strategy_bindings
+                    if bound == name]
+        used: Dict[int, cst.BaseStatement] = {}
+        for region in self.plan_.regions:
+            found = [binding for binding in bindings if self._bound_before(binding, region.anchor)]
+            if not found:
+                return []
+            used[id(found[-1])] = found[-1]
+        return [binding for binding in bindings if id(binding) in used]
 
     def _use_owned_strategy(self) -> None:
         """A class of the file that owns the program's one strategy (``_owning_class``), with no
