@@ -512,7 +512,9 @@ class StrategyScope(Rule):
         "caller has a scope or calls it several times: one IPU configuration and one strategy for the "
         "program, never a strategy inside another's scope. A trainer class that makes its strategy in "
         "`__init__` (`self.strategy = ...`) runs the model code of its other methods (`self.model.fit(...)` "
-        "in `train`) in that strategy's scope. Plain functions defined among the model code, "
+        "in `train`) in that strategy's scope. `tf.distribute.get_strategy()` in a builder that only asks the "
+        "strategy in use about itself or enters its scope stays: in the IPU strategy's scope it gives that "
+        "strategy. Plain functions defined among the model code, "
         "prose strings at the edges and host-side looks at a dataset stay out of the scope (in it, "
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
         "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
@@ -2006,6 +2008,85 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # `tf.distribute.get_strategy()` in a builder that only asks the strategy in scope how many
+        # replicas it has: in the IPU strategy's scope it gives the IPU strategy (and out of any
+        # scope the default one, as before), so it stays; a new `IPUStrategy()` there would be one
+        # nothing enters.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = build(0.01)
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = build(0.01)
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        # The same builder entering the scope of the strategy it gets: called in the IPU strategy's
+        # scope, it enters that strategy's scope again (a new `IPUStrategy()` there would be a second
+        # strategy, refused inside the first).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            model = build(0.01)
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            ipu_strategy = ipu.ipu_strategy.IPUStrategy()
+            with ipu_strategy.scope():
+                model = build(0.01)
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
         # A strategy helper called by each function that has model code (`train` and `evaluate`):
         # each call's strategy is the IPU strategy of the model code after it, and no other is made.
         Example(
@@ -2359,7 +2440,9 @@ run_experiment(net)
             """,
         ),
         # A builder that takes the strategy in use (get_strategy()) before main() makes its own:
-        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it).
+        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it),
+        # and the builder, which runs in its scope, keeps asking for the strategy in use (the IPU
+        # strategy there; a new `IPUStrategy()` would be one nothing uses).
         Example(
             """\
             import tensorflow as tf
@@ -2385,7 +2468,7 @@ run_experiment(net)
 
 
             def build(width):
-                strategy = ipu.ipu_strategy.IPUStrategy()
+                strategy = tf.distribute.get_strategy()
                 net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
                 net.compile(loss="mse")
                 return net

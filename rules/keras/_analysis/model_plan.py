@@ -97,6 +97,11 @@ Block = Union[cst.Module, cst.IndentedBlock]
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Statements a model assigned inside is not lifted out of: a loop makes one model per iteration.
 _LOOPS = (cst.For, cst.While)
+# What code reads of a strategy without using it to place or run anything, and the builtins that
+# only look at a value (``print(strategy)``, ``type(strategy).__name__``).
+_STRATEGY_QUERIES = frozenset({"num_replicas_in_sync"})
+_INSPECTING_BUILTINS = frozenset({"print", "type", "isinstance", "str", "repr", "format"})
+
 # What runs the code in it any number of times: loops and comprehensions.
 _REPEATING = _LOOPS + (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -471,6 +476,7 @@ class _Analysis:
         self._find_trainers()
         self._find_builders()
         self._find_returners()
+        self._keep_scoped_lookups()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
         plan.model_assignments = list(self._model_assignments())
@@ -772,6 +778,8 @@ class _Analysis:
                     parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) else None
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
+                if without_compat(qualified) == "tensorflow.distribute.get_strategy" and self._only_queried(call):
+                    continue  # the strategy in scope where it runs: the IPU strategy in the port's scope
                 plan.replaced_strategies.append(call)
                 held = self._held_value(call)
                 owner_class = self._owning_class(held)
@@ -793,6 +801,56 @@ class _Analysis:
                         plan.strategy_name = name
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _keep_scoped_lookups(self) -> None:
+        """``tf.distribute.get_strategy()`` in a function that runs in its callers' scope (a
+        builder) that only asks about the strategy or enters its scope (``with tf.distribute.
+        get_strategy().scope():``): called in the IPU strategy's scope, it gives that strategy, so
+        it stays; a new ``IPUStrategy()`` there would be a second strategy, entered inside the
+        first ("Mixing different tf.distribute.Strategy objects")."""
+        plan = self.plan_
+        for call in list(plan.replaced_strategies):
+            function = self.ctx.enclosing_function(call)
+            if (function is None or without_compat(self.ctx.qualified_name(call.func)) != "tensorflow.distribute."
+                    "get_strategy" or not self._inside_builder(function.body)
+                    or not self._only_queried(call, _STRATEGY_QUERIES | {"scope"})):
+                continue
+            plan.replaced_strategies.remove(call)
+            statement = self.ctx.statement_of(call)
+            self._strategy_bindings = [binding for binding in self._strategy_bindings if binding[0] is not statement]
+            self.strategy_vars = {name for _, name in self._strategy_bindings}
+            if plan.strategy_statement is statement:
+                plan.strategy_statement, plan.strategy_name = self._strategy_bindings[0] if (
+                    self._strategy_bindings) else (None, fresh_name(self.ctx, "strategy", "ipu_strategy"))
+
+    def _only_queried(self, call: cst.Call, allowed: frozenset = _STRATEGY_QUERIES) -> bool:
+        """Whether the code only asks about the strategy ``call`` gives (``tf.distribute.
+        get_strategy()`` in a builder: its ``num_replicas_in_sync``, printed), with no other
+        attribute than ``allowed``, and never returns or hands it on: that is the strategy in scope
+        where it runs, the IPU strategy in the port's scope (the default one out of it, as in the
+        original), and a new ``IPUStrategy()`` in its place would be one nothing uses."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, cst.Attribute):
+            return parent.attr.value in allowed
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name, function = parent.targets[0].target.value, self.ctx.enclosing_function(call)
+        if function is None:
+            return False  # a module's strategy: code anywhere may use it
+        uses = [node for node in walk(function) if isinstance(node, cst.Name) and node.value == name
+                and node is not parent.targets[0].target]
+        return all(self._queried(node, allowed) for node in uses)
+
+    def _queried(self, node: cst.Name, allowed: frozenset) -> bool:
+        """``strategy.num_replicas_in_sync``, ``print(strategy)``, ``type(strategy)``: a look at
+        the strategy that ``node`` names (through an attribute of ``allowed``), not a use of it."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return parent.attr.value in allowed
+        call = self.ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and (
+            call.func.value in _INSPECTING_BUILTINS and self.ctx.qualified_name(call.func) is None)
 
     def _owning_class(self, call: cst.Call) -> Optional[cst.ClassDef]:
         """The class whose method makes the strategy ``call`` makes, keeps it (``self.strategy =
