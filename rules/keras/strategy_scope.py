@@ -2141,7 +2141,8 @@ run_experiment(net)
         # A trainer class that makes its strategy in `__init__`, builds its model there in its scope,
         # and trains, scores and answers in other methods: once an instance exists its strategy is
         # bound there, and each of those statements runs in that (the IPU) strategy's scope, a model
-        # made again by a method of the class (`self._make_net()`, which runs where it is called) too.
+        # made again by a method of the class (`self._make_net()`, which runs where it is called) too,
+        # and a run of the model through a property that gives it (`self.model.evaluate(x, y)`).
         Example(
             """\
             import tensorflow as tf
@@ -2172,8 +2173,12 @@ run_experiment(net)
                     for _ in range(3):
                         self.net.fit(x, y, batch_size=16, verbose=0)
 
+                @property
+                def model(self):
+                    return self.net
+
                 def score(self, x, y):
-                    return self.net.evaluate(x, y, verbose=0)
+                    return self.model.evaluate(x, y, verbose=0)
             """,
             """\
             import tensorflow as tf
@@ -2207,9 +2212,13 @@ run_experiment(net)
                         for _ in range(3):
                             self.net.fit(x, y, batch_size=16, verbose=0)
 
+                @property
+                def model(self):
+                    return self.net
+
                 def score(self, x, y):
                     with self._strategy.scope():
-                        return self.net.evaluate(x, y, verbose=0)
+                        return self.model.evaluate(x, y, verbose=0)
             """,
         ),
         # A method that `__init__` calls before it makes the strategy: the attribute is not bound

@@ -610,7 +610,21 @@ class _Analysis:
                   and (node.args or node.keywords) and isinstance(node.func.value, cst.Attribute)
                   and is_name(node.func.value.value, "self")):
                 held.add(node.func.value.attr.value)
-        return held
+        return held | self._model_properties(owner_class, held)
+
+    def _model_properties(self, owner_class: cst.ClassDef, held: Set[str]) -> Set[str]:
+        """The properties of ``owner_class`` that give a model its instance keeps (``@property
+        def model(self): return self._model``): ``self.model.evaluate(x, y)`` runs that model."""
+        found = set()
+        for method in owner_class.body.body:
+            if not (isinstance(method, cst.FunctionDef) and any(
+                    is_name(decorator.decorator, "property") for decorator in method.decorators)):
+                continue
+            returned = [node.value for node in walk(method) if isinstance(node, cst.Return)]
+            if returned and all(isinstance(value, cst.Attribute) and is_name(value.value, "self")
+                                and value.attr.value in held for value in returned):
+                found.add(method.name.value)
+        return found
 
     def _runs_instance_model(self, call: cst.Call, held: Set[str]) -> bool:
         """``self.model.fit(...)``, ``self.model.evaluate(x, y)``: a run of a model the instance keeps
