@@ -51,6 +51,63 @@ class IpuConfig(Rule):
             model.fit(x, y)
             """,
         ),
+        # Each function with model code binds its strategy from the same helper: the IPU system is
+        # configured before each binding, which makes that function's IPU strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def make_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(model_fn, x, y):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+            """,
+        ),
         # Models trained in a loop, then another one after it: configured once, before the loop.
         Example(
             """\
@@ -342,7 +399,7 @@ class IpuConfig(Rule):
             return
         anchors = []
         if plan.strategy_statement is not None:
-            anchors.append(plan.strategy_statement)
+            anchors.extend([plan.strategy_statement, *plan.more_strategy_statements])
         else:
             anchors.extend(config_anchors(ctx, plan))
         name = config_name(ctx)

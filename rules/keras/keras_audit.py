@@ -74,6 +74,26 @@ class KerasAudit(Rule):
                 trainer.model.fit(x, y, batch_size=32)
             """,
         ),
+        # A trainer's method called by `__init__` before it makes the strategy: no strategy is bound
+        # when it runs (the port scopes only the methods that run once it is), and its `fit` trains
+        # out of any scope. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, x, y):
+                    self.train(x, y)
+                    self.strategy = tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(optimizer="sgd", loss="mse")
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A strategy looked up in a table of strategy classes, entered around the model code the
         # port puts in a strategy of its own: the two would nest. Reported.
         Example(

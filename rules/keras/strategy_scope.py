@@ -510,7 +510,11 @@ class StrategyScope(Rule):
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
         "caller has a scope or calls it several times: one IPU configuration and one strategy for the "
-        "program, never a strategy inside another's scope. Plain functions defined among the model code, "
+        "program, never a strategy inside another's scope. A trainer class that makes its strategy in "
+        "`__init__` (`self.strategy = ...`) runs the model code of its other methods (`self.model.fit(...)` "
+        "in `train`) in that strategy's scope. `tf.distribute.get_strategy()` in a builder that only asks the "
+        "strategy in use about itself or enters its scope stays: in the IPU strategy's scope it gives that "
+        "strategy. Plain functions defined among the model code, "
         "prose strings at the edges and host-side looks at a dataset stay out of the scope (in it, "
         "iterating a dataset makes an IPU infeed), which then comes in several blocks. In a notebook, "
         "statements at the end of a cell that only display a value (`model.summary()`, a bare expression of "
@@ -2004,6 +2008,263 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # `tf.distribute.get_strategy()` in a builder that only asks the strategy in scope how many
+        # replicas it has: in the IPU strategy's scope it gives the IPU strategy (and out of any
+        # scope the default one, as before), so it stays; a new `IPUStrategy()` there would be one
+        # nothing enters.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = build(0.01)
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = build(0.01)
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        # The same builder entering the scope of the strategy it gets: called in the IPU strategy's
+        # scope, it enters that strategy's scope again (a new `IPUStrategy()` there would be a second
+        # strategy, refused inside the first).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            model = build(0.01)
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(lr):
+                strategy = tf.distribute.get_strategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+                return model
+
+
+            ipu_strategy = ipu.ipu_strategy.IPUStrategy()
+            with ipu_strategy.scope():
+                model = build(0.01)
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        # A strategy helper called by each function that has model code (`train` and `evaluate`):
+        # each call's strategy is the IPU strategy of the model code after it, and no other is made.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def make_strategy():
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            def train(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.fit(x, y, batch_size=16)
+                    model.save_weights("weights.h5")
+
+
+            def evaluate(model_fn, x, y):
+                strategy = make_strategy()
+                with strategy.scope():
+                    model = model_fn()
+                    model.load_weights("weights.h5")
+                    return model.evaluate(x, y, batch_size=16)
+            """,
+        ),
+        # A trainer class that makes its strategy in `__init__`, builds its model there in its scope,
+        # and trains, scores and answers in other methods: once an instance exists its strategy is
+        # bound there, and each of those statements runs in that (the IPU) strategy's scope, a model
+        # made again by a method of the class (`self._make_net()`, which runs where it is called) too,
+        # and a run of the model through a property that gives it (`self.model.evaluate(x, y)`).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def pick_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return tf.distribute.MirroredStrategy()
+                return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+
+            class Trainer:
+                def __init__(self, width):
+                    self.width = width
+                    self._strategy = pick_strategy()
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def _make_net(self):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(self.width), tf.keras.layers.Dense(1)])
+                    net.compile(optimizer="sgd", loss="mse")
+                    return net
+
+                def restart(self):
+                    self.net = self._make_net()
+
+                def train(self, x, y):
+                    for _ in range(3):
+                        self.net.fit(x, y, batch_size=16, verbose=0)
+
+                @property
+                def model(self):
+                    return self.net
+
+                def score(self, x, y):
+                    return self.model.evaluate(x, y, verbose=0)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def pick_strategy():
+                if len(tf.config.list_physical_devices("GPU")) > 1:
+                    return ipu.ipu_strategy.IPUStrategy()
+                return ipu.ipu_strategy.IPUStrategy()
+
+
+            class Trainer:
+                def __init__(self, width):
+                    self.width = width
+                    self._strategy = pick_strategy()
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def _make_net(self):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(self.width), tf.keras.layers.Dense(1)])
+                    net.compile(optimizer="sgd", loss="mse")
+                    return net
+
+                def restart(self):
+                    with self._strategy.scope():
+                        self.net = self._make_net()
+
+                def train(self, x, y):
+                    with self._strategy.scope():
+                        for _ in range(3):
+                            self.net.fit(x, y, batch_size=16, verbose=0)
+
+                @property
+                def model(self):
+                    return self.net
+
+                def score(self, x, y):
+                    with self._strategy.scope():
+                        return self.model.evaluate(x, y, verbose=0)
+            """,
+        ),
+        # A method that `__init__` calls before it makes the strategy: the attribute is not bound
+        # when it runs, so it gets no scope (IPU190 reports its `fit`); a method called after does.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, x, y):
+                    self.warm_up(x, y)
+                    self.strategy = tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(optimizer="sgd", loss="mse")
+                    self.train(x, y)
+
+                def warm_up(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+
+                def train(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def __init__(self, x, y):
+                    self.warm_up(x, y)
+                    self.strategy = ipu.ipu_strategy.IPUStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(optimizer="sgd", loss="mse")
+                    self.train(x, y)
+
+                def warm_up(self, x, y):
+                    self.model.fit(x, y, batch_size=8)
+
+                def train(self, x, y):
+                    with self.strategy.scope():
+                        self.model.fit(x, y, batch_size=8)
+            """,
+        ),
         # A Keras layer of the file that holds a model of its own (a residual block), made in a helper
         # that builds the model: layer code, run in the one scope around the model's construction,
         # with no strategy of its own.
@@ -2188,7 +2449,9 @@ run_experiment(net)
             """,
         ),
         # A builder that takes the strategy in use (get_strategy()) before main() makes its own:
-        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it).
+        # main()'s, made before its model code, becomes the IPU strategy (not a second one after it),
+        # and the builder, which runs in its scope, keeps asking for the strategy in use (the IPU
+        # strategy there; a new `IPUStrategy()` would be one nothing uses).
         Example(
             """\
             import tensorflow as tf
@@ -2214,7 +2477,7 @@ run_experiment(net)
 
 
             def build(width):
-                strategy = ipu.ipu_strategy.IPUStrategy()
+                strategy = tf.distribute.get_strategy()
                 net = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
                 net.compile(loss="mse")
                 return net

@@ -75,7 +75,8 @@ def covered(ctx: FileContext, regions, node: cst.CSTNode, depth: int) -> bool:
 def _global_strategy(ctx: FileContext, model: Plan) -> bool:
     """Whether the strategy the port uses is bound at module level: a loop in a function called
     in the scope can then call its ``run``."""
-    anchors = [model.strategy_statement] if model.strategy_statement is not None else setup_anchors(ctx, model)
+    anchors = [model.strategy_statement, *model.more_strategy_statements] if model.strategy_statement is not None \
+        else setup_anchors(ctx, model)
     return bool(anchors) and all(ctx.parent(anchor) is ctx.module for anchor in anchors)
 
 

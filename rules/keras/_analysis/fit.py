@@ -151,7 +151,7 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
         if wrappers and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
                 id(owner(ctx, call)), func.value.value) in wrappers:
             continue
-        held = _held_model(ctx, call, names, plan.model_collections)
+        held = _held_model(ctx, call, names, plan)
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
                     func.attr.value in METHODS and func.value.value in names
@@ -184,20 +184,21 @@ def _arrays_by_use(entries: List[TrainingCall]) -> None:
             entry.arrays = [arg for arg in entry.call.args if arg.value is data]
 
 
-def _held_model(ctx: FileContext, call: cst.Call, models: set, collections: set) -> Optional[str]:
+def _held_model(ctx: FileContext, call: cst.Call, models: set, plan) -> Optional[str]:
     """``self.model`` for ``self.model.fit(x, y, batch_size=...)`` in a method: a model an object
-    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``);
+    holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``), or run by
+    a method of the class that owns the program's strategy (``plan.instance_runs``);
     ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``; or
     ``members[-1]`` for ``members[-1].predict(x)``: an item of a list (or dict) of models."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]):
         return None
-    if model_item(func.value, collections):
+    if model_item(func.value, plan.model_collections):
         return code_of(ctx, func.value)
     if not (isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
         return None
     holder = func.value.value.value
-    if holder == "self" and is_keras_run(call) or holder in models and ctx.qualified_name(func.value.value) is None:
+    if holder == "self" and (is_keras_run(call) or id(call) in plan.instance_runs) or holder in models and ctx.qualified_name(func.value.value) is None:
         return code_of(ctx, func.value)
     return None
 

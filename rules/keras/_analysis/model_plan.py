@@ -97,6 +97,11 @@ Block = Union[cst.Module, cst.IndentedBlock]
 _CODE_ELSEWHERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Statements a model assigned inside is not lifted out of: a loop makes one model per iteration.
 _LOOPS = (cst.For, cst.While)
+# What code reads of a strategy without using it to place or run anything, and the builtins that
+# only look at a value (``print(strategy)``, ``type(strategy).__name__``).
+_STRATEGY_QUERIES = frozenset({"num_replicas_in_sync"})
+_INSPECTING_BUILTINS = frozenset({"print", "type", "isinstance", "str", "repr", "format"})
+
 # What runs the code in it any number of times: loops and comprehensions.
 _REPEATING = _LOOPS + (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -125,6 +130,10 @@ class Plan:
     unsafe_withs: List[cst.With] = field(default_factory=list)  # GPU scopes that cannot be unwrapped
     replaced_strategies: List[cst.Call] = field(default_factory=list)
     strategy_statement: Optional[cst.BaseStatement] = None  # an existing strategy assignment
+    # The other assignments of the strategy of that name when each function with model code binds
+    # its own (``strategy = get_strategy()`` in ``train()`` and in ``evaluate()``): each is the
+    # strategy of the model code after it, configured before it like ``strategy_statement``.
+    more_strategy_statements: List[cst.BaseStatement] = field(default_factory=list)
     strategy_name: str = "strategy"
     # Where a class makes the strategy it owns when model code out of the class gets the port's own
     # IPU strategy: two strategies, which cannot nest (the audit reports it).
@@ -149,6 +158,9 @@ class Plan:
     # Assignments, in a block around a function's model code, of a network that code builds its
     # model on (``backbone = make_backbone()`` at module level): its weights are made where it runs.
     outer_networks: List[cst.Assign] = field(default_factory=list)
+    # Ids of the calls by which the methods of the class that owns the program's strategy run the
+    # models its instance keeps (``self.net.evaluate(x, y)``): model runs, in that strategy's scope.
+    instance_runs: Set[int] = field(default_factory=set)
 
 
 def _metric_object(keras_name: str) -> bool:
@@ -348,6 +360,12 @@ def runs_model(call: cst.Call, plan: Plan) -> bool:
         func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(call.args or call.keywords))
 
 
+def is_self_call(call: cst.Call, method: cst.FunctionDef) -> bool:
+    """``self.<method>(...)``: a call of ``method`` by the instance, in its class."""
+    return (isinstance(call.func, cst.Attribute) and is_name(call.func.value, "self")
+            and call.func.attr.value == method.name.value)
+
+
 def in_model_class(ctx: FileContext, function: cst.FunctionDef, model_classes: Set[str]) -> bool:
     """Whether ``function`` is a method of one of the Keras model classes ``model_classes``."""
     owner = ctx.enclosing(function, cst.ClassDef)
@@ -458,6 +476,7 @@ class _Analysis:
         self._find_trainers()
         self._find_builders()
         self._find_returners()
+        self._keep_scoped_lookups()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
         plan.model_assignments = list(self._model_assignments())
@@ -485,9 +504,29 @@ class _Analysis:
         for statement, name in [first] + [binding for binding in self._strategy_bindings if binding[0] is not first[0]]:
             plan.strategy_statement, plan.strategy_name = self._binding_statement(statement, name), name
             if all(self._bound_before(plan.strategy_statement, region.anchor)
+                   or self._bound_in_instance(plan.strategy_statement, name, region.anchor)
                    or self._given_the_strategy(self._function_of(region.block), _DEPTH) for region in plan.regions):
                 return
         plan.strategy_statement, plan.strategy_name = None, first[1]  # too late for some model code
+        per_region = self._binding_per_region(first[1])
+        if per_region:
+            plan.strategy_statement, plan.more_strategy_statements = per_region[0], per_region[1:]
+
+    def _binding_per_region(self, name: str) -> List[cst.BaseStatement]:
+        """The bindings of the program's strategy ``name`` when each region's model code runs after
+        one of its own (``strategy = get_strategy()`` at the top of ``train()`` and again of
+        ``evaluate()``): in source order, each that a region runs after, once; empty when some
+        region runs after none. Each becomes that region's IPU strategy, configured before it: one
+        strategy per region, and no other made beside it."""
+        bindings = [self._binding_statement(statement, bound) for statement, bound in self._strategy_bindings
+                    if bound == name]
+        used: Dict[int, cst.BaseStatement] = {}
+        for region in self.plan_.regions:
+            found = [binding for binding in bindings if self._bound_before(binding, region.anchor)]
+            if not found:
+                return []
+            used[id(found[-1])] = found[-1]
+        return [binding for binding in bindings if id(binding) in used]
 
     def _use_owned_strategy(self) -> None:
         """A class of the file that owns the program's one strategy (``_owning_class``), with no
@@ -507,10 +546,132 @@ class _Analysis:
         if not outside:
             plan.strategy_statement = owned[0]
             plan.strategy_name = code_of(self.ctx, kept)
+            self._scope_instance_runs(owner_class, kept.attr.value)
             return
         self._use_instance_strategy(owner_class, kept.attr.value, outside)
         if plan.strategy_statement is None:
             plan.second_strategies.append(owned[0])
+
+    def _scope_instance_runs(self, owner_class: cst.ClassDef, attribute: str) -> None:
+        """The methods of the class that owns the program's strategy (``self.strategy``, made in
+        ``__init__`` and entered there to build the model) that make, compile or run the model it
+        keeps (``self.model.fit(...)`` in ``train``, ``self.model = self._build()`` in ``reset``):
+        Keras on the IPU runs them in the IPU strategy's scope, so each statement that does gets a
+        region of its method, in the scope of the instance's strategy (bound there once the
+        instance exists, ``_bound_in_instance``)."""
+        builders = self._builder_methods(owner_class)
+        self.plan_.regions = [region for region in self.plan_.regions
+                              if self.ctx.enclosing_function(region.block) not in builders]
+        regions: Dict[int, Optional[Region]] = {id(region.block): region for region in self.plan_.regions}
+        held = self._instance_models(owner_class)
+        name = f"self.{attribute}"
+        for node in walk(owner_class):
+            method = self.ctx.enclosing_function(node)
+            if (method is None or self.ctx.parent(self.ctx.parent(method)) is not owner_class or method in builders
+                    or not isinstance(method.body, cst.IndentedBlock) or self.ctx.enclosing(node, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call) and self._runs_instance_model(node, held):
+                self.plan_.instance_runs.add(id(node))
+            elif isinstance(node, cst.Call) and any(is_self_call(node, builder) for builder in builders):
+                pass  # a model made by a method of the class (``self._make_model()``)
+            elif not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and any(
+                    isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self")
+                    and target.target.attr.value in held for target in node.targets)):
+                continue
+            if self._in_instance_scope(node, name, method):
+                continue
+            top = self._statement_in(method.body, node)
+            if self._bound_before(self.plan_.strategy_statement, top) or self._bound_in_instance(
+                    self.plan_.strategy_statement, name, top):
+                self._take_in(regions, method.body, top, top)
+
+    def _builder_methods(self, owner_class: cst.ClassDef) -> List[cst.FunctionDef]:
+        """The methods of ``owner_class`` that return a model and that only the class calls
+        (``self._make_model()``): they run where they are called, in the instance's scope."""
+        methods = [method for method in owner_class.body.body
+                   if isinstance(method, cst.FunctionDef) and self._returns_model(method)]
+        return [method for method in methods if all(
+            is_self_call(call, method) and self.ctx.enclosing(call, cst.ClassDef) is owner_class
+            for call in calls_by_name(self.ctx).get(method.name.value, []))]
+
+    def _instance_models(self, owner_class: cst.ClassDef) -> Set[str]:
+        """The attributes of ``self`` that the methods of ``owner_class`` assign a model to
+        (``self.model = keras.Sequential(...)``, or what a method of the class that returns one
+        gives: ``self.net = self._build(...)``) or compile (``self.net.compile(optimizer, loss)``)."""
+        builders = {method.name.value for method in self._builder_methods(owner_class)}
+        held = set()
+        for node in walk(owner_class):
+            if isinstance(node, cst.Assign) and (self._is_model_assignment(node) or (
+                    isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute)
+                    and is_name(node.value.func.value, "self") and node.value.func.attr.value in builders)):
+                held.update(target.target.attr.value for target in node.targets
+                            if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self"))
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"
+                  and (node.args or node.keywords) and isinstance(node.func.value, cst.Attribute)
+                  and is_name(node.func.value.value, "self")):
+                held.add(node.func.value.attr.value)
+        return held | self._model_properties(owner_class, held)
+
+    def _model_properties(self, owner_class: cst.ClassDef, held: Set[str]) -> Set[str]:
+        """The properties of ``owner_class`` that give a model its instance keeps (``@property
+        def model(self): return self._model``): ``self.model.evaluate(x, y)`` runs that model."""
+        found = set()
+        for method in owner_class.body.body:
+            if not (isinstance(method, cst.FunctionDef) and any(
+                    is_name(decorator.decorator, "property") for decorator in method.decorators)):
+                continue
+            returned = [node.value for node in walk(method) if isinstance(node, cst.Return)]
+            if returned and all(isinstance(value, cst.Attribute) and is_name(value.value, "self")
+                                and value.attr.value in held for value in returned):
+                found.add(method.name.value)
+        return found
+
+    def _runs_instance_model(self, call: cst.Call, held: Set[str]) -> bool:
+        """``self.model.fit(...)``, ``self.model.evaluate(x, y)``: a run of a model the instance keeps
+        (``held``), or any call that runs a model (``runs_model``)."""
+        func = call.func
+        if runs_model(call, self.plan_):
+            return True
+        return (isinstance(func, cst.Attribute) and (func.attr.value in RUNNING_METHODS or func.attr.value == "compile")
+                and isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self")
+                and func.value.attr.value in held)
+
+    def _in_instance_scope(self, node: cst.CSTNode, name: str, method: cst.FunctionDef) -> bool:
+        """Whether ``node`` is in a ``with self.strategy.scope():`` of ``method`` already."""
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is method:
+                return False
+            item = _single_item(ancestor) if isinstance(ancestor, cst.With) else None
+            if item is not None and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope" \
+                    and code_of(self.ctx, item.func.value) == name:
+                return True
+        return False
+
+    def _bound_in_instance(self, assignment: cst.BaseStatement, name: str, statement: cst.BaseStatement) -> bool:
+        """Whether the attribute ``name`` (``self.strategy``), which ``assignment`` in ``__init__``
+        leads to, is bound when ``statement`` runs in another method of the class: once the
+        instance exists, it is, unless ``__init__`` calls that method before it binds the attribute."""
+        init = self.ctx.enclosing_function(assignment)
+        method = self.ctx.enclosing_function(statement)
+        owner_class = self.ctx.enclosing(assignment, cst.ClassDef)
+        if (not name.startswith("self.") or init is None or init.name.value != "__init__" or method is None
+                or method is init or self.ctx.parent(self.ctx.parent(init)) is not owner_class
+                or self.ctx.parent(self.ctx.parent(method)) is not owner_class
+                or not isinstance(init.body, cst.IndentedBlock)):
+            return False
+        attribute = name[len("self."):]
+        binders = [top for top in init.body.body if any(
+            isinstance(node, cst.Assign) and any(isinstance(target.target, cst.Attribute)
+                                                 and is_name(target.target.value, "self")
+                                                 and target.target.attr.value == attribute for target in node.targets)
+            for node in walk(top, skip=_CODE_ELSEWHERE))]
+        if not binders or not isinstance(binders[0], cst.SimpleStatementLine):
+            return False  # (bound in a branch of ``__init__``, it may be unbound)
+        bound_at = init.body.body.index(binders[0])
+        return not any(
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
+            and node.func.attr.value == method.name.value and init.body.body.index(top) <= bound_at
+            for top in init.body.body for node in walk(top, skip=_CODE_ELSEWHERE))
 
     def _use_instance_strategy(self, owner_class: cst.ClassDef, attribute: str, outside: List[Region]) -> None:
         """The class that owns the program's strategy made once (``trainer = Trainer()``), with all
@@ -631,6 +792,8 @@ class _Analysis:
                     parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) else None
                 if isinstance(parent, cst.Arg) or name is not None and self._only_handed_on(name):
                     continue  # given to a call (an Estimator's `RunConfig`): not this program's strategy
+                if without_compat(qualified) == "tensorflow.distribute.get_strategy" and self._only_queried(call):
+                    continue  # the strategy in scope where it runs: the IPU strategy in the port's scope
                 plan.replaced_strategies.append(call)
                 held = self._held_value(call)
                 owner_class = self._owning_class(held)
@@ -652,6 +815,56 @@ class _Analysis:
                         plan.strategy_name = name
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _keep_scoped_lookups(self) -> None:
+        """``tf.distribute.get_strategy()`` in a function that runs in its callers' scope (a
+        builder) that only asks about the strategy or enters its scope (``with tf.distribute.
+        get_strategy().scope():``): called in the IPU strategy's scope, it gives that strategy, so
+        it stays; a new ``IPUStrategy()`` there would be a second strategy, entered inside the
+        first ("Mixing different tf.distribute.Strategy objects")."""
+        plan = self.plan_
+        for call in list(plan.replaced_strategies):
+            function = self.ctx.enclosing_function(call)
+            if (function is None or without_compat(self.ctx.qualified_name(call.func)) != "tensorflow.distribute."
+                    "get_strategy" or not self._inside_builder(function.body)
+                    or not self._only_queried(call, _STRATEGY_QUERIES | {"scope"})):
+                continue
+            plan.replaced_strategies.remove(call)
+            statement = self.ctx.statement_of(call)
+            self._strategy_bindings = [binding for binding in self._strategy_bindings if binding[0] is not statement]
+            self.strategy_vars = {name for _, name in self._strategy_bindings}
+            if plan.strategy_statement is statement:
+                plan.strategy_statement, plan.strategy_name = self._strategy_bindings[0] if (
+                    self._strategy_bindings) else (None, fresh_name(self.ctx, "strategy", "ipu_strategy"))
+
+    def _only_queried(self, call: cst.Call, allowed: frozenset = _STRATEGY_QUERIES) -> bool:
+        """Whether the code only asks about the strategy ``call`` gives (``tf.distribute.
+        get_strategy()`` in a builder: its ``num_replicas_in_sync``, printed), with no other
+        attribute than ``allowed``, and never returns or hands it on: that is the strategy in scope
+        where it runs, the IPU strategy in the port's scope (the default one out of it, as in the
+        original), and a new ``IPUStrategy()`` in its place would be one nothing uses."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, cst.Attribute):
+            return parent.attr.value in allowed
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name, function = parent.targets[0].target.value, self.ctx.enclosing_function(call)
+        if function is None:
+            return False  # a module's strategy: code anywhere may use it
+        uses = [node for node in walk(function) if isinstance(node, cst.Name) and node.value == name
+                and node is not parent.targets[0].target]
+        return all(self._queried(node, allowed) for node in uses)
+
+    def _queried(self, node: cst.Name, allowed: frozenset) -> bool:
+        """``strategy.num_replicas_in_sync``, ``print(strategy)``, ``type(strategy)``: a look at
+        the strategy that ``node`` names (through an attribute of ``allowed``), not a use of it."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return parent.attr.value in allowed
+        call = self.ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and (
+            call.func.value in _INSPECTING_BUILTINS and self.ctx.qualified_name(call.func) is None)
 
     def _owning_class(self, call: cst.Call) -> Optional[cst.ClassDef]:
         """The class whose method makes the strategy ``call`` makes, keeps it (``self.strategy =
@@ -1254,8 +1467,8 @@ class _Analysis:
                 by_class.setdefault(id(owner_class), (owner_class, []))[1].append(region)
         for owner_class, methods in by_class.values():
             places = self._construction_places(owner_class)
-            if not places:
-                continue
+            if not places or owner_class.name.value in self.owned_strategies:
+                continue  # (a class with a strategy of its own scopes its methods: ``_scope_instance_runs``)
             for region in methods:
                 del regions[id(region.block)]
                 self.plan_.regions.remove(region)
