@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
                            parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
@@ -12,6 +12,8 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops
+from porter.rules.keras._analysis.predict_datasets import padded_predictions
+from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
@@ -156,6 +158,8 @@ class DropRemainder(Rule):
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
+        "A dataset only `predict` reads, made from arrays (`from_tensor_slices(x)`, then `map`s) and batched in "
+        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
@@ -508,7 +512,8 @@ class DropRemainder(Rule):
             model.fit(train_split.shuffle(512).batch(64, drop_remainder=True), epochs=2)
             """,
         ),
-        # Only `predict` reads it: the last answers are lost, which the port says.
+        # Only `predict` reads it: without IPU107, which pads the arrays it is made from (`--select IPU105`),
+        # the last answers are lost, which the port says.
         Example(
             """\
             import tensorflow as tf
@@ -1322,7 +1327,8 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_predicted_only(batches), **_collected_answers(ctx), **_comprehended_answers(ctx)}
+        explained = {**_predicted_only(batches), **_collected_answers(ctx), **_comprehended_answers(ctx),
+                     **_padded_answers(ctx)}
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
@@ -1864,6 +1870,19 @@ def _predicted_only(batches) -> dict:
                   "batch; line its answers up with labels trimmed the same way, or pad the data to a multiple of "
                   "the batch size before batching", False)
             for key, used in methods.items() if "predict" in used}
+
+
+def _padded_answers(ctx) -> dict:
+    """Per ``.batch()`` call id of a ``predict`` dataset whose arrays IPU107 pads to whole batches
+    before slicing: no sample is dropped, and its answers are cut back to one per sample. Empty
+    when IPU107 does not run (``--select IPU105``): the data stays as it is."""
+    if not is_selected(DivisibleDataset.code, ctx.config.select, ctx.config.ignore):
+        return {}
+    pad, cut = pad_helper_names(ctx)
+    return {id(found.batch): (f": only `predict` reads this dataset, and its data `{code_of(ctx, found.arrays)}` is "
+                              f"padded to whole batches (`{pad}`, IPU107) and the answers cut back (`{cut}`), so "
+                              "every sample is still answered", True, False)
+            for found in padded_predictions(ctx)}
 
 
 def _arrays_advice(entry) -> str:
