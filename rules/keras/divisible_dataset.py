@@ -324,13 +324,59 @@ class DivisibleDataset(Rule):
             print(np.mean(scores.argmax(axis=1) == labels))
             """),
         ),
-        # Shuffled before batching, or read by `evaluate` too: a repeated sample would be answered
-        # anywhere, or counted in the loss; IPU105 reports what the dropped batch costs instead.
+        # A pipeline built step by step in a function: followed back to the arrays it slices.
         Example(
             """\
             import tensorflow as tf
 
+
+            def embed(model, rows, batch_size=64):
+                ds = tf.data.Dataset.from_tensor_slices(rows)
+                ds = ds.map(normalize)
+                ds = ds.batch(batch_size)
+                return model.predict(ds)
+
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = embed(encoder, table)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def embed(model, rows, batch_size=64):
+                ds = tf.data.Dataset.from_tensor_slices(pad_to_multiple(rows, batch_size))
+                ds = ds.map(normalize)
+                ds = ds.batch(batch_size)
+                return cut_to_samples(model.predict(ds), rows)
+
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = embed(encoder, table)
+            """),
+        ),
+        # Shuffled before batching (also in a branch), or read by `evaluate` too: a repeated sample
+        # would be answered anywhere, or counted in the loss; IPU105 reports what the dropped batch
+        # costs instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def score(model, rows, augment):
+                ds = tf.data.Dataset.from_tensor_slices(rows)
+                if augment:
+                    ds = ds.shuffle(1000)
+                ds = ds.batch(32)
+                return model.predict(ds)
+
+
             model = tf.keras.models.load_model("model.keras")
+            print(score(model, x_test, False))
             shuffled = model.predict(tf.data.Dataset.from_tensor_slices(x_test).shuffle(100).batch(32))
             held_out = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(32)
             model.evaluate(held_out)

@@ -80,14 +80,48 @@ def _padded(ctx: FileContext, uses: list) -> Optional[PaddedPrediction]:
     drop = argument(batch, "drop_remainder", 1)
     if size is None or drop is not None and not is_false(drop.value):
         return None
-    calls, root = chain(ctx, batch.func.value)
+    calls, root, followed = _made_from(ctx, batch, scope)
     if not (isinstance(root, cst.Call) and ctx.qualified_name(root.func) in _SLICES and root.args
             and not root.args[0].keyword and all(_keeps_order(call) for call in calls)):
         return None
     arrays = root.args[0].value
-    if not repeatable(ctx, arrays) or not all(_reaches(ctx, batch, entry, arrays) for entry in entries):
+    if not repeatable(ctx, arrays) or not all(_reaches(ctx, batch, root, entry, followed) for entry in entries):
         return None
     return PaddedPrediction(batch, arrays, size.value, entries)
+
+
+def _made_from(ctx: FileContext, batch: cst.Call, scope: cst.CSTNode):
+    """(the dataset methods before ``batch``, the root they start from, the variables read on the
+    way): followed through the variables a step-by-step pipeline assigns in the same block
+    (``ds = tf.data.Dataset.from_tensor_slices(x)``, ``ds = ds.map(f)``, ``ds = ds.batch(n)``)."""
+    calls, root = chain(ctx, batch.func.value)
+    followed: List[cst.Name] = []
+    while isinstance(root, cst.Name) and len(followed) < _STEPS_FOLLOWED:
+        bound, value = last_binding_before(ctx, root, scope)
+        if value is None or _rebound_between(ctx, root.value, bound, ctx.statement_of(root), scope):
+            break  # `if augment: ds = ds.shuffle(n)` in between: not one straight pipeline
+        followed.append(root)
+        more, root = chain(ctx, value)
+        calls = calls + more
+    return calls, root, followed
+
+
+def _rebound_between(ctx: FileContext, name: str, first: cst.BaseStatement, last: cst.BaseStatement,
+                     scope: cst.CSTNode) -> bool:
+    """``name`` is assigned in a statement of the block of ``first`` after it, up to ``last`` (or
+    to the statement that holds it), nested blocks included."""
+    block = ctx.block_of(first)
+    body = list(block.body) if block is not None else []
+    end = _index_in(ctx, body, last)
+    if first not in body or end is None:
+        return True
+    between = body[body.index(first) + 1:end + 1]
+    return any(bound == name and assigned is not last and _inside(ctx, assigned, between)
+               for assigned, bound, _ in assignments(ctx, scope))
+
+
+# How many assignments of a step-by-step pipeline are followed back to where it starts.
+_STEPS_FOLLOWED = 8
 
 
 def _keeps_order(call: cst.Call) -> bool:
@@ -97,33 +131,30 @@ def _keeps_order(call: cst.Call) -> bool:
     return call.func.attr.value in _ORDERED and (deterministic is None or not is_false(deterministic.value))
 
 
-def _reaches(ctx: FileContext, batch: cst.Call, entry: TrainingCall, arrays: cst.BaseExpression) -> bool:
-    """``entry`` reads the dataset ``batch`` makes, in the chain it is given or in the variable
-    the statement of ``batch`` assigns it to, read by nothing but ``predict`` calls; and the
-    variables ``arrays`` reads are bound to the same values there, so that ``len`` of them counts
-    the samples the dataset was made of."""
-    made = ctx.statement_of(batch)
+def _reaches(ctx: FileContext, batch: cst.Call, root: cst.Call, entry: TrainingCall, followed: List[cst.Name]) -> bool:
+    """``entry`` reads the dataset ``batch`` makes from ``root`` (``from_tensor_slices(arrays)``),
+    in the chain it is given or in the variable the statement of ``batch`` assigns it to; the
+    variables of the pipeline are read by nothing but the pipeline (``followed``) and ``predict``
+    calls; and the variables the arrays are read from are bound to the same values from ``root``
+    to the call, so that ``len`` of them counts the samples the dataset was made of."""
     value = entry.data
-    if any(node is batch for node in walk(value)):
-        return True  # the chain is the call's input: the arrays are read in the same expression
-    if not isinstance(value, cst.Name):
+    if not any(node is batch for node in walk(value)):
+        if not isinstance(value, cst.Name) or last_binding_before(ctx, value, entry.owner)[0] is not \
+                ctx.statement_of(batch):
+            return False
+    pipeline = {name.value for name in followed} | ({value.value} if isinstance(value, cst.Name) else set())
+    if not _read_by_predict_only(ctx, pipeline, entry.owner, {id(name) for name in followed}):
         return False
-    statement, _ = last_binding_before(ctx, value, entry.owner)
-    if statement is not made or not _read_by_predict_only(ctx, value.value, entry.owner):
-        return False
-    read = ctx.statement_of(entry.call)
-    block = list(ctx.block_of(made).body)
-    between = block[block.index(made) + 1:_index_in(ctx, block, read) + 1]  # the read's own statement too
-    names = {name.value for name in loads(arrays)}
-    return not any(name in names and _inside(ctx, assigned, between) for assigned, name, _ in
-                   assignments(ctx, entry.owner))
+    made, read = ctx.statement_of(root), ctx.statement_of(entry.call)
+    return not any(_rebound_between(ctx, name.value, made, read, entry.owner) for name in loads(root.args[0].value))
 
 
-def _read_by_predict_only(ctx: FileContext, variable: str, scope: cst.CSTNode) -> bool:
-    """Every read of ``variable`` in ``scope`` (nested functions included) is the input of a
-    ``predict`` call: the padded samples reach no other code."""
+def _read_by_predict_only(ctx: FileContext, variables: set, scope: cst.CSTNode, pipeline: set) -> bool:
+    """Every read of ``variables`` in ``scope`` (nested functions included) is the input of a
+    ``predict`` call, or a step of the pipeline (the ids in ``pipeline``): the padded samples
+    reach no other code."""
     for name in loads(scope):
-        if name.value != variable:
+        if name.value not in variables or id(name) in pipeline:
             continue
         call = ctx.parent(ctx.parent(name))
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
@@ -132,12 +163,12 @@ def _read_by_predict_only(ctx: FileContext, variable: str, scope: cst.CSTNode) -
     return True
 
 
-def _index_in(ctx: FileContext, block: list, statement: cst.BaseStatement) -> int:
-    """The index in ``block`` of the statement that holds ``statement``."""
+def _index_in(ctx: FileContext, block: list, statement: cst.BaseStatement) -> Optional[int]:
+    """The index in ``block`` of the statement that holds ``statement``, None when none does."""
     for node in [statement, *ctx.ancestors(statement)]:
         if node in block:
             return block.index(node)
-    return len(block)
+    return None
 
 
 def _inside(ctx: FileContext, statement: cst.BaseStatement, block: list) -> bool:
