@@ -250,8 +250,10 @@ class DivisibleDataset(Rule):
         "is cut back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) "
         "is padded the same way, and so are the arrays of a dataset only `predict` reads, made in the same function "
         "as `tf.data.Dataset.from_tensor_slices(x)`, order-keeping methods (`map`, `cache`, `prefetch`) and "
-        "`.batch(n)` (inline, or in a variable): `x` is padded to whole executions of `n` before it is sliced, as "
-        "IPU105 drops a partial batch, and the answers are cut back to `len(x)`. That reads the inputs twice, so it is done when they are variables, "
+        "`.batch(n)` (inline, in a variable, or step by step): `x` is padded to whole executions of `n` before it is "
+        "sliced, as IPU105 drops a partial batch, and the answers are cut back to `len(x)`; when a function of the "
+        "file makes the dataset from its parameters (`predict(make_ds(x_test, 64))`), the arguments are padded where "
+        "`predict` calls it, provided its other callers only feed `fit`/`evaluate`. That reads the inputs twice, so it is done when they are variables, "
         "attributes, subscripts or such calls (and lists, tuples and dicts of them); other `predict` inputs (a call "
         "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
@@ -357,6 +359,39 @@ class DivisibleDataset(Rule):
 
             encoder = tf.keras.models.load_model("encoder.keras")
             vectors = embed(encoder, table)
+            """),
+        ),
+        # A function of the file makes it from its parameters, for `fit` and for `predict`: the
+        # arguments are padded where `predict` reads it, with the batch size that call gives.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(images, labels, batch_size=BATCH):
+                return tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(batch_size)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            model.fit(make_batches(x_train, y_train), epochs=3)
+            scores = model.predict(make_batches(x_test, y_test, 50))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def make_batches(images, labels, batch_size=BATCH):
+                return tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(batch_size)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            model.fit(make_batches(x_train, y_train), epochs=3)
+            scores = cut_to_samples(model.predict(make_batches(pad_to_multiple(x_test, 50), pad_to_multiple(y_test, 50), 50)),
+                                    x_test)
             """),
         ),
         # Shuffled before batching (also in a branch), or read by `evaluate` too: a repeated sample
@@ -1875,24 +1910,28 @@ class DivisibleDataset(Rule):
         return True
 
     def _pad_dataset(self, ctx, found, pad: str, cut: str) -> None:
-        """A dataset only ``predict`` reads, ``from_tensor_slices(x)...batch(n)``: ``x`` is padded
-        to whole executions of ``n`` before it is sliced (IPU105 gives the ``.batch()``
-        ``drop_remainder=True``), and what each call answers is cut back to ``len(x)`` answers."""
-        entry = found.entries[0]
-        arguments = multiple_code(ctx, dataclasses.replace(entry, batch=found.size), _entry_config(ctx, entry))
-        ctx.replace(found.arrays, _trimmed(pad, arguments))
-        for entry in found.entries:
+        """A dataset only ``predict`` reads, ``from_tensor_slices(x)...batch(n)`` (or made by a
+        function of the file from its parameters): ``x`` is padded to whole executions of ``n``
+        before it is sliced (IPU105 gives the ``.batch()`` ``drop_remainder=True``), and what each
+        call answers is cut back to ``len(x)`` answers."""
+        entry = found.cuts[0][0]
+        config = _entry_config(ctx, entry)
+        for node, size in found.pads:
+            ctx.replace(node, _trimmed(pad, multiple_code(ctx, dataclasses.replace(entry, batch=size), config)))
+        where = f" where `{found.helper.name.value}` is called" if found.helper is not None else ""
+        for entry, data, size in found.cuts:
+            arguments = multiple_code(ctx, dataclasses.replace(entry, batch=size), config)
             indent, offset = call_columns(ctx, entry)
-            data = found.arrays.deep_clone()  # a node of its own: the arrays themselves are replaced
+            data = data.deep_clone()  # a node of its own: the data itself is replaced by its padding
             ctx.replace(entry.call, lambda node, data=data, indent=indent, offset=offset: layout(indent, offset)(
                 cst.Call(cst.Name(cut), args=[
                     cst.Arg(layout(indent, offset + len(cut) + 1)(node),
                             comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                     cst.Arg(data)])))
             ctx.report(self.code, entry.call.func.attr,
-                       f"`predict` reads a dataset made from `{code_of(ctx, found.arrays)}`, which is padded to a "
-                       f"multiple of `{arguments}` samples by repeating the last sample before it is sliced, and the "
-                       f"predictions cut back with `{cut}`: the IPU rejects a partial batch, and `predict` still "
+                       f"`predict` reads a dataset made from `{code_of(ctx, found.arrays)}`, which is padded{where} "
+                       f"to a multiple of `{arguments}` samples by repeating the last sample before it is sliced, and "
+                       f"the predictions cut back with `{cut}`: the IPU rejects a partial batch, and `predict` still "
                        "answers for each of its samples", fixed=True)
 
     def _trim(self, ctx, entry, name: str, helpers) -> bool:

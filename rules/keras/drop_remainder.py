@@ -774,7 +774,8 @@ class DropRemainder(Rule):
             answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
             """,
         ),
-        # A helper's dataset that `predict` reads too: its last samples get no answer; said.
+        # A helper's dataset that `predict` reads too: its last samples get no answer; said (without IPU107,
+        # which pads the arguments where `predict` calls the helper).
         Example(
             """\
             import tensorflow as tf
@@ -1879,10 +1880,19 @@ def _padded_answers(ctx) -> dict:
     if not is_selected(DivisibleDataset.code, ctx.config.select, ctx.config.ignore):
         return {}
     pad, cut = pad_helper_names(ctx)
-    return {id(found.batch): (f": only `predict` reads this dataset, and its data `{code_of(ctx, found.arrays)}` is "
-                              f"padded to whole batches (`{pad}`, IPU107) and the answers cut back (`{cut}`), so "
-                              "every sample is still answered", True, False)
-            for found in padded_predictions(ctx)}
+    explained = {}
+    for found in padded_predictions(ctx):
+        padded = (f"padded to whole batches (`{pad}`, IPU107) and the answers cut back (`{cut}`), so every sample is "
+                  "still answered")
+        if found.helper is None:
+            why = f": only `predict` reads this dataset, and its data `{code_of(ctx, found.arrays)}` is {padded}"
+        else:
+            why = (f": `{found.helper.name.value}` makes this dataset from `{code_of(ctx, found.arrays)}`, which its "
+                   f"`predict` callers give {padded}")
+            if found.trains:
+                why += "; for its `fit`/`evaluate` callers a last partial batch is dropped"
+        explained[id(found.batch)] = (why, True, False)
+    return explained
 
 
 def _arrays_advice(entry) -> str:

@@ -5,24 +5,27 @@ Keras on the IPU rejects a partial batch, so a ``predict`` dataset is batched wi
 ``drop_remainder=True``; that alone loses the answers for the last samples, and a submission
 written from them loses rows. Where the arrays are in sight, as in
 ``model.predict(tf.data.Dataset.from_tensor_slices(x).map(prep).batch(64))`` (inline, or held in a
-variable only ``predict`` reads), the port pads ``x`` to whole batches before it is sliced and cuts
-the answers back to one per sample, so both rules need the same answer to "which ones":
+variable only ``predict`` reads, or built step by step), the port pads ``x`` to whole batches
+before it is sliced and cuts the answers back to one per sample; where a function of the file
+makes the dataset from its parameters (``model.predict(make_ds(x_test, 64))``), the arguments are
+padded where it is called. Both rules need the same answer to "which ones":
 
-* ``padded_predictions(ctx)``: those datasets, with the arrays, the batch size and the calls.
+* ``padded_predictions(ctx)``: those datasets, with what is padded and which calls are cut back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
-from porter.cstutil import argument, is_false
-from porter.rules.keras._analysis.datasets import chain, training_batches
+from porter.cstutil import argument, is_false, is_name
+from porter.rules.keras._analysis.datasets import chain, feeds_training, returned_batches, training_batches
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, repeatable
-from porter.scopes import assignments, loads, owner
+from porter.rules.keras._analysis.model_plan import calls_by_name
+from porter.scopes import assignments, loads, module_globals, owner, returns_of
 
 # `from_tensor_slices` only: `from_tensors` makes one element, not one per sample.
 _SLICES = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.compat.v1.data.Dataset.from_tensor_slices")
@@ -35,22 +38,22 @@ _PADDED: SharedKey[List["PaddedPrediction"]] = SharedKey("keras-padded-predictio
 
 @dataclass
 class PaddedPrediction:
-    """A dataset only ``predict`` reads, made as ``from_tensor_slices(arrays)...batch(size)``:
-    ``arrays`` are padded to whole batches where they are sliced, and what each call of ``entries``
-    answers is cut back to one answer per sample."""
+    """A dataset made as ``from_tensor_slices(arrays)...batch(n)``, whose ``predict`` calls must
+    answer for every sample: each of ``pads`` (the expression padded, the batch size there) is
+    padded to whole batches, and what each of ``cuts`` (the call, the data whose ``len`` counts
+    its samples, the batch size) answers is cut back to one answer per sample. ``helper``: the
+    function of the file that makes the dataset from its parameters, when the padding is done
+    where it is called."""
     batch: cst.Call
     arrays: cst.BaseExpression
-    size: cst.BaseExpression
-    entries: List[TrainingCall]
+    pads: List[Tuple[cst.BaseExpression, cst.BaseExpression]]
+    cuts: List[Tuple[TrainingCall, cst.BaseExpression, cst.BaseExpression]]
+    helper: Optional[cst.FunctionDef] = None
+    trains: bool = False  # the helper's dataset also feeds `fit`/`evaluate`, which lose a partial batch
 
 
 def padded_predictions(ctx: FileContext) -> List[PaddedPrediction]:
     return ctx.shared(_PADDED, lambda: _find(ctx))
-
-
-def padded_batch_ids(ctx: FileContext) -> Dict[int, PaddedPrediction]:
-    """The same, per id of the ``.batch()`` call."""
-    return {id(found.batch): found for found in padded_predictions(ctx)}
 
 
 def _find(ctx: FileContext) -> List[PaddedPrediction]:
@@ -66,28 +69,136 @@ def _find(ctx: FileContext) -> List[PaddedPrediction]:
 
 
 def _padded(ctx: FileContext, uses: list) -> Optional[PaddedPrediction]:
-    """The padding of the dataset that every one of ``uses`` (TrainingBatch of one ``.batch()``)
-    reads, or None when its answers cannot be lined up with its samples that way."""
+    """The padding of the dataset ``uses`` (TrainingBatch of one ``.batch()``) read, or None when
+    its ``predict`` answers cannot be lined up with its samples that way."""
     batch = uses[0].batch
-    entries = [use.entry for use in uses]
-    scope = owner(ctx, batch)
-    if any(use.batching != "batch" or use.method != "predict" or use.entry.owner is not scope
-           or any(call.func.attr.value not in _ORDERED for call in use.later) for use in uses):
-        return None  # also read by `fit`/`evaluate`, in another function, or reordered after batching
+    predicts = [use for use in uses if use.method == "predict"]
+    if not predicts or any(use.batching != "batch" or any(call.func.attr.value not in _ORDERED for call in use.later)
+                           for use in predicts):
+        return None  # reordered after batching (`.shuffle`, `.take`...)
+    entries = [use.entry for use in predicts]
     if len({entry.model for entry in entries}) != 1 or any(argument(entry.call, "steps", 3) for entry in entries):
         return None  # one multiple for all the calls; a step count of their own asks for its batches
     size = argument(batch, "batch_size", 0)
     drop = argument(batch, "drop_remainder", 1)
     if size is None or drop is not None and not is_false(drop.value):
         return None
+    scope = owner(ctx, batch)
     calls, root, followed = _made_from(ctx, batch, scope)
     if not (isinstance(root, cst.Call) and ctx.qualified_name(root.func) in _SLICES and root.args
             and not root.args[0].keyword and all(_keeps_order(call) for call in calls)):
         return None
     arrays = root.args[0].value
-    if not repeatable(ctx, arrays) or not all(_reaches(ctx, batch, root, entry, followed) for entry in entries):
+    if all(use.entry.owner is scope for use in uses):
+        if len(predicts) != len(uses) or not repeatable(ctx, arrays) \
+                or not all(_reaches(ctx, batch, root, entry, followed) for entry in entries):
+            return None  # also read by `fit`/`evaluate`: padding would train or score on repeats
+        return PaddedPrediction(batch, arrays, [(arrays, size.value)], [(entry, arrays, size.value) for entry in entries])
+    if isinstance(scope, cst.FunctionDef):
+        return _padded_by_callers(ctx, batch, scope, root, followed, entries, size.value)
+    return None
+
+
+def _padded_by_callers(ctx: FileContext, batch: cst.Call, helper: cst.FunctionDef, root: cst.Call,
+                       followed: List[cst.Name], entries: List[TrainingCall], size: cst.BaseExpression
+                       ) -> Optional[PaddedPrediction]:
+    """``helper`` returns the dataset it makes from its parameters (``def make_ds(x, n): return
+    tf.data.Dataset.from_tensor_slices(x).map(f).batch(n)``): each ``predict`` call of it pads the
+    arguments where it calls it (``make_ds(pad(x_test, 64), 64)``). Every other call of ``helper``
+    feeds ``fit``/``evaluate``, which the dropped partial batch trims as IPU105 says."""
+    parameters = [param.name.value for param in helper.params.params]
+    sliced = root.args[0].value
+    parts = [element.value for element in sliced.elements] if isinstance(sliced, cst.Tuple) else [sliced]
+    assigned = {name for _, name, _ in assignments(ctx, helper)}
+    if not all(isinstance(part, cst.Name) and part.value in parameters and part.value not in assigned for part in parts) \
+            or not _returned_whole(ctx, helper, batch, followed):
         return None
-    return PaddedPrediction(batch, arrays, size.value, entries)
+    pads, cuts, makers = [], [], set()
+    for entry in entries:
+        maker = _maker_call(ctx, entry, helper)
+        if maker is None or id(maker) in makers:
+            return None
+        makers.add(id(maker))
+        # each parameter once: `from_tensor_slices((x, x))` slices one argument twice
+        given = [_given(maker, parameters, name, helper) for name in dict.fromkeys(part.value for part in parts)]
+        size_there = _size_at(ctx, size, maker, parameters, helper, assigned)
+        if size_there is None or any(value is None or not repeatable(ctx, value) for value in given) \
+                or not _kept_until(ctx, given, maker, entry):
+            return None
+        pads.extend((value, size_there) for value in given)
+        cuts.append((entry, given[0], size_there))
+    others = [call for call in _calls_of(ctx, helper) if id(call) not in makers]
+    if not all(feeds_training(ctx, call) for call in others):
+        return None  # a caller uses the dataset on the host: the dropped batch is reported there
+    return PaddedPrediction(batch, sliced, pads, cuts, helper, trains=bool(others))
+
+
+def _returned_whole(ctx: FileContext, helper: cst.FunctionDef, batch: cst.Call, followed: List[cst.Name]) -> bool:
+    """``helper`` has one ``return``, of the dataset ``batch`` makes, and its pipeline variables
+    are read by nothing else."""
+    returns = returns_of(helper)
+    if len(returns) != 1 or returns[0].value is None or batch not in returned_batches(ctx, helper):
+        return False
+    returned = {id(node) for node in walk(returns[0].value)}
+    returned_root = chain(ctx, returns[0].value)[1]
+    pipeline = {name.value for name in followed} | ({returned_root.value} if isinstance(returned_root, cst.Name) else set())
+    followed_ids = {id(name) for name in followed}
+    return all(name.value not in pipeline or id(name) in followed_ids or id(name) in returned for name in loads(helper))
+
+
+def _maker_call(ctx: FileContext, entry: TrainingCall, helper: cst.FunctionDef) -> Optional[cst.Call]:
+    """The call of ``helper`` that makes what ``entry`` predicts on: its input, or the value of
+    the variable it reads, assigned in the same block and read by nothing but ``predict``."""
+    value = entry.data
+    if isinstance(value, cst.Name):
+        statement, made = last_binding_before(ctx, value, entry.owner)
+        if statement is None or not _read_by_predict_only(ctx, {value.value}, entry.owner, set()):
+            return None
+        value = made
+    return value if isinstance(value, cst.Call) and is_name(value.func, helper.name.value) else None
+
+
+def _given(call: cst.Call, parameters: List[str], name: str, helper: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """What ``call`` gives the parameter ``name`` of ``helper`` (None when not given: a default
+    cannot be padded where the helper is called)."""
+    if any(arg.star for arg in call.args):
+        return None
+    given = argument(call, name, parameters.index(name))
+    return given.value if given is not None else None
+
+
+def _size_at(ctx: FileContext, size: cst.BaseExpression, call: cst.Call, parameters: List[str],
+             helper: cst.FunctionDef, assigned: set) -> Optional[cst.BaseExpression]:
+    """The batch size ``size`` of ``helper`` as an expression where ``call`` calls it: a number
+    as it is, a parameter as the call gives it (or its default), a module constant the helper and
+    the caller do not bind."""
+    if isinstance(size, cst.Integer):
+        return size
+    if not isinstance(size, cst.Name) or size.value in assigned:
+        return None
+    if size.value in parameters:
+        given = _given(call, parameters, size.value, helper)
+        if given is not None:
+            return given
+        default = next(param.default for param in helper.params.params if param.name.value == size.value)
+        return _size_at(ctx, default, call, [], helper, assigned) if default is not None else None
+    caller = owner(ctx, call)
+    bound = {name for _, name, _ in assignments(ctx, caller)} if caller is not ctx.module else set()
+    return size if size.value in module_globals(ctx) and size.value not in bound else None
+
+
+def _kept_until(ctx: FileContext, given: List[cst.BaseExpression], maker: cst.Call, entry: TrainingCall) -> bool:
+    """The variables ``given`` reads are bound to the same values from ``maker`` to the ``predict``
+    call ``entry``."""
+    made, read = ctx.statement_of(maker), ctx.statement_of(entry.call)
+    if made is read:
+        return True
+    return not any(_rebound_between(ctx, name.value, made, read, entry.owner) for value in given
+                   for name in loads(value))
+
+
+def _calls_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    return [call for call in calls_by_name(ctx).get(function.name.value, []) if is_name(call.func, function.name.value)]
 
 
 def _made_from(ctx: FileContext, batch: cst.Call, scope: cst.CSTNode):
