@@ -12,7 +12,7 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops
-from porter.rules.keras._analysis.predict_datasets import padded_predictions
+from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
@@ -1328,7 +1328,7 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_predicted_only(batches), **_collected_answers(ctx), **_comprehended_answers(ctx),
+        explained = {**_predicted_only(ctx, batches), **_collected_answers(ctx), **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
@@ -1491,7 +1491,7 @@ class DropRemainder(Rule):
         """The ``.batch()`` that makes a training input, when the dataset it batches comes from
         where the porter does not follow (a function of the file, ``builder.as_dataset``): what
         Keras trains on is a dataset, so it gets ``drop_remainder=True`` there."""
-        predicted = _predicted_only(batches)
+        predicted = _predicted_only(ctx, batches)
         done = set()
         for found in batches:
             call = found.batch
@@ -1741,8 +1741,10 @@ class DropRemainder(Rule):
 
 
 # What a rebatched dataset costs `predict`, which answers batch by batch.
-_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
-                     "labels trimmed the same way")
+_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch (the batches come made, with "
+                     "no arrays the port could pad), so names or labels zipped with its answers lose their last rows: "
+                     "line them up trimmed the same way, or, for a folder, build the dataset from its file paths "
+                     "(`from_tensor_slices(paths).map(load).batch(n)`), which the port pads")
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
@@ -1860,17 +1862,22 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     return bool(reads)
 
 
-def _predicted_only(batches) -> dict:
+def _predicted_only(ctx, batches) -> dict:
     """Per ``.batch()`` call id that ``predict`` reads (alone, or besides ``fit``/``evaluate``):
-    the message that says what ``drop_remainder`` costs there, and that the port is not complete
-    with it."""
+    the message that says what ``drop_remainder`` costs there, why the port does not pad the data
+    (when it can say), and that the port is not complete with it."""
     methods: dict = {}
     for found in batches:
         methods.setdefault(id(found.batch), set()).add(found.method)
+    reasons = unpadded_reasons(ctx)
     return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
-                  "batch; line its answers up with labels trimmed the same way, or pad the data to a multiple of "
-                  "the batch size before batching", False)
+                  f"batch{_not_padded(reasons.get(key))}; line its answers up with labels trimmed the same way, or pad "
+                  "the data to a multiple of the batch size before batching", False)
             for key, used in methods.items() if "predict" in used}
+
+
+def _not_padded(reason) -> str:
+    return f" (the port does not pad its data: {reason})" if reason else ""
 
 
 def _padded_answers(ctx) -> dict:

@@ -16,11 +16,11 @@ padded where it is called. Both rules need the same answer to "which ones":
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_false, is_name
 from porter.rules.keras._analysis.datasets import chain, feeds_training, returned_batches, training_batches
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, repeatable
@@ -33,7 +33,7 @@ _SLICES = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.compat.v1.d
 # and the answers line up with the arrays. (`shuffle`, `filter`, `take`, `skip`, `repeat`... do not.)
 _ORDERED = frozenset({"map", "prefetch", "cache", "with_options"})
 
-_PADDED: SharedKey[List["PaddedPrediction"]] = SharedKey("keras-padded-predictions")
+_PADDED: SharedKey[Dict[int, object]] = SharedKey("keras-padded-predictions")
 
 
 @dataclass
@@ -53,83 +53,108 @@ class PaddedPrediction:
 
 
 def padded_predictions(ctx: FileContext) -> List[PaddedPrediction]:
+    return [found for found in _found(ctx).values() if isinstance(found, PaddedPrediction)]
+
+
+def unpadded_reasons(ctx: FileContext) -> Dict[int, str]:
+    """Per id of the ``.batch()`` of a dataset ``predict`` reads and the port does not pad: why
+    not, as a clause (\"it is shuffled before batching\"), when it can say."""
+    return {key: found for key, found in _found(ctx).items() if isinstance(found, str) and found}
+
+
+def _found(ctx: FileContext) -> Dict[int, Union[PaddedPrediction, str]]:
     return ctx.shared(_PADDED, lambda: _find(ctx))
 
 
-def _find(ctx: FileContext) -> List[PaddedPrediction]:
+def _find(ctx: FileContext) -> Dict[int, Union[PaddedPrediction, str]]:
     grouped: Dict[int, list] = {}
     for found in training_batches(ctx):
         grouped.setdefault(id(found.batch), []).append(found)
-    padded = []
-    for uses in grouped.values():
-        made = _padded(ctx, uses)
-        if made is not None:
-            padded.append(made)
-    return padded
+    return {key: _padded(ctx, uses) for key, uses in grouped.items()}
 
 
-def _padded(ctx: FileContext, uses: list) -> Optional[PaddedPrediction]:
-    """The padding of the dataset ``uses`` (TrainingBatch of one ``.batch()``) read, or None when
-    its ``predict`` answers cannot be lined up with its samples that way."""
+def _padded(ctx: FileContext, uses: list) -> Union[PaddedPrediction, str]:
+    """The padding of the dataset ``uses`` (TrainingBatch of one ``.batch()``) read, or why its
+    ``predict`` answers cannot be lined up with its samples that way ("" when nothing is to say)."""
     batch = uses[0].batch
     predicts = [use for use in uses if use.method == "predict"]
-    if not predicts or any(use.batching != "batch" or any(call.func.attr.value not in _ORDERED for call in use.later)
-                           for use in predicts):
-        return None  # reordered after batching (`.shuffle`, `.take`...)
+    if not predicts:
+        return ""
+    later = next((call for use in predicts for call in use.later if call.func.attr.value not in _ORDERED), None)
+    if later is not None:
+        return f"`.{later.func.attr.value}()` after the batching changes which samples `predict` answers for"
     entries = [use.entry for use in predicts]
-    if len({entry.model for entry in entries}) != 1 or any(argument(entry.call, "steps", 3) for entry in entries):
-        return None  # one multiple for all the calls; a step count of their own asks for its batches
+    if any(argument(entry.call, "steps", 3) for entry in entries):
+        return "`predict` is given `steps=`, a count of batches that padding would change"
     size = argument(batch, "batch_size", 0)
     drop = argument(batch, "drop_remainder", 1)
-    if size is None or drop is not None and not is_false(drop.value):
-        return None
+    if len({entry.model for entry in entries}) != 1 or size is None or drop is not None and not is_false(drop.value):
+        return ""
     scope = owner(ctx, batch)
     calls, root, followed = _made_from(ctx, batch, scope)
+    if isinstance(root, cst.Name) and last_binding_before(ctx, root, scope)[1] is not None:
+        return f"`{root.value}` is assigned again in a branch before the batching, which may reorder the samples"
     if not (isinstance(root, cst.Call) and ctx.qualified_name(root.func) in _SLICES and root.args
-            and not root.args[0].keyword and all(_keeps_order(call) for call in calls)):
-        return None
+            and not root.args[0].keyword):
+        return "it is not made by `from_tensor_slices` from arrays the port can pad"
+    unordered = next((call for call in calls if not _keeps_order(call)), None)
+    if unordered is not None:
+        return f"`.{unordered.func.attr.value}()` before the batching changes the order or the count of the samples"
     arrays = root.args[0].value
     if all(use.entry.owner is scope for use in uses):
-        if len(predicts) != len(uses) or not repeatable(ctx, arrays) \
-                or not all(_reaches(ctx, batch, root, entry, followed) for entry in entries):
-            return None  # also read by `fit`/`evaluate`: padding would train or score on repeats
+        others = sorted({use.method for use in uses} - {"predict"})
+        if others:
+            return f"`{'`/`'.join(others)}` reads it too, and would count the repeated samples"
+        if not repeatable(ctx, arrays):
+            return f"`{code_of(ctx, arrays)}` would run again to count the answers: assign it to a variable first"
+        if not all(_reaches(ctx, batch, root, entry, followed) for entry in entries):
+            return "its variables are read by other code, or rebound before `predict` reads it"
         return PaddedPrediction(batch, arrays, [(arrays, size.value)], [(entry, arrays, size.value) for entry in entries])
     if isinstance(scope, cst.FunctionDef):
         return _padded_by_callers(ctx, batch, scope, root, followed, entries, size.value)
-    return None
+    return "`predict` reads it in another function than the one that makes it"
 
 
 def _padded_by_callers(ctx: FileContext, batch: cst.Call, helper: cst.FunctionDef, root: cst.Call,
                        followed: List[cst.Name], entries: List[TrainingCall], size: cst.BaseExpression
-                       ) -> Optional[PaddedPrediction]:
+                       ) -> Union[PaddedPrediction, str]:
     """``helper`` returns the dataset it makes from its parameters (``def make_ds(x, n): return
     tf.data.Dataset.from_tensor_slices(x).map(f).batch(n)``): each ``predict`` call of it pads the
     arguments where it calls it (``make_ds(pad(x_test, 64), 64)``). Every other call of ``helper``
     feeds ``fit``/``evaluate``, which the dropped partial batch trims as IPU105 says."""
+    name = helper.name.value
     parameters = [param.name.value for param in helper.params.params]
     sliced = root.args[0].value
     parts = [element.value for element in sliced.elements] if isinstance(sliced, cst.Tuple) else [sliced]
     assigned = {name for _, name, _ in assignments(ctx, helper)}
-    if not all(isinstance(part, cst.Name) and part.value in parameters and part.value not in assigned for part in parts) \
-            or not _returned_whole(ctx, helper, batch, followed):
-        return None
+    if not all(isinstance(part, cst.Name) and part.value in parameters and part.value not in assigned for part in parts):
+        return f"`{name}` slices `{code_of(ctx, sliced)}`, not the parameters it is given as they are"
+    if not _returned_whole(ctx, helper, batch, followed):
+        return f"`{name}` does not just return the dataset it makes"
     pads, cuts, makers = [], [], set()
     for entry in entries:
         maker = _maker_call(ctx, entry, helper)
         if maker is None or id(maker) in makers:
-            return None
+            return f"`predict` reads it through a variable other code reads, or not from a call of `{name}`"
         makers.add(id(maker))
         # each parameter once: `from_tensor_slices((x, x))` slices one argument twice
-        given = [_given(maker, parameters, name, helper) for name in dict.fromkeys(part.value for part in parts)]
+        given = [_given(maker, parameters, part, helper) for part in dict.fromkeys(part.value for part in parts)]
         size_there = _size_at(ctx, size, maker, parameters, helper, assigned)
-        if size_there is None or any(value is None or not repeatable(ctx, value) for value in given) \
-                or not _kept_until(ctx, given, maker, entry):
-            return None
+        if size_there is None:
+            return f"the batch size `{code_of(ctx, size)}` of `{name}` cannot be read where it is called"
+        if any(value is None for value in given):
+            return f"a call of `{name}` leaves the data it slices to a default or to `*args`"
+        unread = next((value for value in given if not repeatable(ctx, value)), None)
+        if unread is not None:
+            return (f"`{code_of(ctx, unread)}`, given to `{name}`, would run again to count the answers: assign it to "
+                    "a variable first")
+        if not _kept_until(ctx, given, maker, entry):
+            return f"what `{name}` is given is rebound before `predict` reads the dataset"
         pads.extend((value, size_there) for value in given)
         cuts.append((entry, given[0], size_there))
     others = [call for call in _calls_of(ctx, helper) if id(call) not in makers]
     if not all(feeds_training(ctx, call) for call in others):
-        return None  # a caller uses the dataset on the host: the dropped batch is reported there
+        return f"another call of `{name}` uses the dataset besides `fit`/`evaluate`/`predict`"
     return PaddedPrediction(batch, sliced, pads, cuts, helper, trains=bool(others))
 
 
