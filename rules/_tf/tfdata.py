@@ -165,7 +165,7 @@ def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, tuple] 
     False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
     TF1 (IPU206) rules. ``explained``: per call id, what the message adds and whether the port is
     complete with it (a dataset ``predict`` answers for loses its last answers) and, optionally,
-    whether a partial batch is still dropped (not when the data is padded); ``skip``: the ids of
+    whether the message still has to say that a partial batch is dropped; ``skip``: the ids of
     calls left as they are."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) not in skip and not _unbatched_later(ctx, call) \
@@ -231,7 +231,7 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
                    fixed: bool = True, drops: bool = True) -> None:
     """One ``.batch(...)`` / ``.padded_batch(...)`` call gets ``drop_remainder=True`` (``why``: what
     the message adds about where the dataset goes; not ``fixed`` when that leaves work; not
-    ``drops`` when the port pads the data to whole batches, so that no sample is dropped)."""
+    ``drops`` when ``why`` says what is dropped, or the port pads the data so that nothing is)."""
     current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
     if current is None:
         ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))

@@ -1328,7 +1328,8 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_predicted_only(ctx, batches), **_collected_answers(ctx), **_comprehended_answers(ctx),
+        explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
+                     **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
@@ -1874,6 +1875,16 @@ def _predicted_only(ctx, batches) -> dict:
                   f"batch{_not_padded(reasons.get(key))}; line its answers up with labels trimmed the same way, or pad "
                   "the data to a multiple of the batch size before batching", False)
             for key, used in methods.items() if "predict" in used}
+
+
+def _evaluated_only(batches) -> dict:
+    """Per ``.batch()`` call id that only ``evaluate`` reads: its loss and metrics are computed
+    without the samples of the dropped last batch, which the message says (the numbers change)."""
+    methods: dict = {}
+    for found in batches:
+        methods.setdefault(id(found.batch), set()).add(found.method)
+    return {key: (": `evaluate` reads this dataset, and its loss and metrics now leave out the samples of the dropped "
+                  "last batch (fewer than one batch)", True, False) for key, used in methods.items() if used == {"evaluate"}}
 
 
 def _not_padded(reason) -> str:
