@@ -159,13 +159,14 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
 _DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
 
 
-def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, Tuple[str, bool]] = {},
+def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, tuple] = {},
                        skip: Set[int] = frozenset()) -> None:
     """``.batch(n)`` / ``.padded_batch(...)`` of a dataset get ``drop_remainder=True``; an explicit
     False becomes True; a value the porter cannot read is reported. Used by the Keras (IPU105) and
     TF1 (IPU206) rules. ``explained``: per call id, what the message adds and whether the port is
-    complete with it (a dataset ``predict`` answers for loses its last answers); ``skip``: the ids
-    of calls left as they are."""
+    complete with it (a dataset ``predict`` answers for loses its last answers) and, optionally,
+    whether the message still has to say that a partial batch is dropped; ``skip``: the ids of
+    calls left as they are."""
     for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) not in skip and not _unbatched_later(ctx, call) \
                 and not read_into_python(ctx, outermost_chain(ctx, call)):
@@ -227,19 +228,20 @@ def read_into_python(ctx: FileContext, node: cst.BaseExpression) -> bool:
 
 
 def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why: str = "",
-                   fixed: bool = True) -> None:
+                   fixed: bool = True, drops: bool = True) -> None:
     """One ``.batch(...)`` / ``.padded_batch(...)`` call gets ``drop_remainder=True`` (``why``: what
-    the message adds about where the dataset goes; not ``fixed`` when that leaves work)."""
+    the message adds about where the dataset goes; not ``fixed`` when that leaves work; not
+    ``drops`` when ``why`` says what is dropped, or the port pads the data so that nothing is)."""
     current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
     if current is None:
         ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
-        dropped = ("; " if why else ": ") + "a last partial batch is dropped" if fixed else ""
+        dropped = ("; " if why else ": ") + "a last partial batch is dropped" if fixed and drops else ""
         ctx.report(code, call.func.attr, f"`.{method}()` gets `drop_remainder=True`{why}{dropped}", fixed=fixed)
     elif is_false(current.value):
         new = current.with_changes(value=cst.Name("True"))
         ctx.replace(call, lambda node, at=call.args.index(current), new=new: replace_arg(node, at, new))
-        ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`: "
-                   f"the last partial batch is now dropped{why}", fixed=fixed)
+        dropped = ": the last partial batch is now dropped" if drops else ""
+        ctx.report(code, current, f"`.{method}()`: `drop_remainder=False` becomes `True`{dropped}{why}", fixed=fixed)
     elif not is_true(current.value):
         ctx.report(code, current, f"`.{method}()`: `drop_remainder` must be True on the IPU; "
                    "make sure this value is True", fixed=False)

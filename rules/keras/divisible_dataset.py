@@ -15,6 +15,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns,
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
+from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name
 
 MARKER = "(ipu-port)"
@@ -247,7 +248,12 @@ class DivisibleDataset(Rule):
         "answer for every sample, in order, as code pairs its answers with labels: its inputs are padded "
         "instead, by repeating the last sample up to whole executions (a second helper), and what it returns "
         "is cut back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) "
-        "is padded the same way. That reads the inputs twice, so it is done when they are variables, "
+        "is padded the same way, and so are the arrays of a dataset only `predict` reads, made in the same function "
+        "as `tf.data.Dataset.from_tensor_slices(x)`, order-keeping methods (`map`, `cache`, `prefetch`) and "
+        "`.batch(n)` (inline, in a variable, or step by step): `x` is padded to whole executions of `n` before it is "
+        "sliced, as IPU105 drops a partial batch, and the answers are cut back to `len(x)`; when a function of the "
+        "file makes the dataset from its parameters (`predict(make_ds(x_test, 64))`), the arguments are padded where "
+        "`predict` calls it, provided its other callers only feed `fit`/`evaluate`. That reads the inputs twice, so it is done when they are variables, "
         "attributes, subscripts or such calls (and lists, tuples and dicts of them); other `predict` inputs (a call "
         "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
@@ -266,6 +272,153 @@ class DivisibleDataset(Rule):
         "given)."
     )
     examples = (
+        # A dataset only `predict` reads, made from arrays: padded before it is sliced (IPU105 gives
+        # its `.batch()` `drop_remainder=True`), so that the submission has a row for every id.
+        Example(
+            """\
+            import pandas as pd
+            import tensorflow as tf
+
+            test = pd.read_csv("test.csv")
+            model = tf.keras.models.load_model("model.keras")
+            test_ds = tf.data.Dataset.from_tensor_slices(test[columns].values).map(scale).batch(64)
+            probabilities = model.predict(test_ds)
+            pd.DataFrame({"id": test["id"], "target": probabilities[:, 0]}).to_csv("submission.csv")
+            """,
+            snippet("""\
+            import pandas as pd
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            test = pd.read_csv("test.csv")
+            model = tf.keras.models.load_model("model.keras")
+            test_ds = tf.data.Dataset.from_tensor_slices(pad_to_multiple(test[columns].values, 64)).map(scale).batch(64)
+            probabilities = cut_to_samples(model.predict(test_ds), test[columns].values)
+            pd.DataFrame({"id": test["id"], "target": probabilities[:, 0]}).to_csv("submission.csv")
+            """),
+        ),
+        # The same built where `predict` reads it, from file names and their labels.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            scores = model.predict(tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(BATCH))
+            print(np.mean(scores.argmax(axis=1) == labels))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("model.keras")
+            scores = cut_to_samples(model.predict(tf.data.Dataset.from_tensor_slices(pad_to_multiple((paths, labels), BATCH)).map(load).batch(BATCH)),
+                                    (paths, labels))
+            print(np.mean(scores.argmax(axis=1) == labels))
+            """),
+        ),
+        # A pipeline built step by step in a function: followed back to the arrays it slices.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def embed(model, rows, batch_size=64):
+                ds = tf.data.Dataset.from_tensor_slices(rows)
+                ds = ds.map(normalize)
+                ds = ds.batch(batch_size)
+                return model.predict(ds)
+
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = embed(encoder, table)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def embed(model, rows, batch_size=64):
+                ds = tf.data.Dataset.from_tensor_slices(pad_to_multiple(rows, batch_size))
+                ds = ds.map(normalize)
+                ds = ds.batch(batch_size)
+                return cut_to_samples(model.predict(ds), rows)
+
+
+            encoder = tf.keras.models.load_model("encoder.keras")
+            vectors = embed(encoder, table)
+            """),
+        ),
+        # A function of the file makes it from its parameters, for `fit` and for `predict`: the
+        # arguments are padded where `predict` reads it, with the batch size that call gives.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(images, labels, batch_size=BATCH):
+                return tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(batch_size)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            model.fit(make_batches(x_train, y_train), epochs=3)
+            scores = model.predict(make_batches(x_test, y_test, 50))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def make_batches(images, labels, batch_size=BATCH):
+                return tf.data.Dataset.from_tensor_slices((images, labels)).map(augment).batch(batch_size)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            model.fit(make_batches(x_train, y_train), epochs=3)
+            scores = cut_to_samples(model.predict(make_batches(pad_to_multiple(x_test, 50), pad_to_multiple(y_test, 50), 50)),
+                                    x_test)
+            """),
+        ),
+        # Shuffled before batching (also in a branch), or read by `evaluate` too: a repeated sample
+        # would be answered anywhere, or counted in the loss; IPU105 reports what the dropped batch
+        # costs instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def score(model, rows, augment):
+                ds = tf.data.Dataset.from_tensor_slices(rows)
+                if augment:
+                    ds = ds.shuffle(1000)
+                ds = ds.batch(32)
+                return model.predict(ds)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            print(score(model, x_test, False))
+            shuffled = model.predict(tf.data.Dataset.from_tensor_slices(x_test).shuffle(100).batch(32))
+            held_out = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(32)
+            model.evaluate(held_out)
+            guesses = model.predict(held_out)
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -1699,6 +1852,9 @@ class DivisibleDataset(Rule):
         trimmed = False
         pad, cut = pad_helper_names(ctx)
         padded = False
+        for found in padded_predictions(ctx):
+            self._pad_dataset(ctx, found, pad, cut)
+            padded = True
         for entry in training_calls(ctx, name):
             if entry.ragged_or_sparse is not None:
                 continue  # no `len()` to trim or pad by; IPU161 reports ragged and sparse inputs
@@ -1796,6 +1952,31 @@ class DivisibleDataset(Rule):
                    f"{KERAS_DEFAULT_BATCH - 1} copies too); each call is still a device execution of its own, "
                    "with a round trip to the host", fixed=True)
         return True
+
+    def _pad_dataset(self, ctx, found, pad: str, cut: str) -> None:
+        """A dataset only ``predict`` reads, ``from_tensor_slices(x)...batch(n)`` (or made by a
+        function of the file from its parameters): ``x`` is padded to whole executions of ``n``
+        before it is sliced (IPU105 gives the ``.batch()`` ``drop_remainder=True``), and what each
+        call answers is cut back to ``len(x)`` answers."""
+        entry = found.cuts[0][0]
+        config = _entry_config(ctx, entry)
+        for node, size in found.pads:
+            ctx.replace(node, _trimmed(pad, multiple_code(ctx, dataclasses.replace(entry, batch=size), config)))
+        where = f" where `{found.helper.name.value}` is called" if found.helper is not None else ""
+        for entry, data, size in found.cuts:
+            arguments = multiple_code(ctx, dataclasses.replace(entry, batch=size), config)
+            indent, offset = call_columns(ctx, entry)
+            data = data.deep_clone()  # a node of its own: the data itself is replaced by its padding
+            ctx.replace(entry.call, lambda node, data=data, indent=indent, offset=offset: layout(indent, offset)(
+                cst.Call(cst.Name(cut), args=[
+                    cst.Arg(layout(indent, offset + len(cut) + 1)(node),
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(data)])))
+            ctx.report(self.code, entry.call.func.attr,
+                       f"`predict` reads a dataset made from `{code_of(ctx, found.arrays)}`, which is padded{where} "
+                       f"to a multiple of `{arguments}` samples by repeating the last sample before it is sliced, and "
+                       f"the predictions cut back with `{cut}`: the IPU rejects a partial batch, and `predict` still "
+                       "answers for each of its samples", fixed=True)
 
     def _trim(self, ctx, entry, name: str, helpers) -> bool:
         """Trims the inputs of one call that may leave a partial batch (or execution); True when

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
                            parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
@@ -12,6 +12,8 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops
+from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
+from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
@@ -156,6 +158,8 @@ class DropRemainder(Rule):
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
+        "A dataset only `predict` reads, made from arrays (`from_tensor_slices(x)`, then `map`s) and batched in "
+        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
@@ -508,7 +512,8 @@ class DropRemainder(Rule):
             model.fit(train_split.shuffle(512).batch(64, drop_remainder=True), epochs=2)
             """,
         ),
-        # Only `predict` reads it: the last answers are lost, which the port says.
+        # Only `predict` reads it: without IPU107, which pads the arrays it is made from (`--select IPU105`),
+        # the last answers are lost, which the port says.
         Example(
             """\
             import tensorflow as tf
@@ -769,7 +774,8 @@ class DropRemainder(Rule):
             answers = dict(zip(paths, model.predict(test_ds).argmax(axis=1)))
             """,
         ),
-        # A helper's dataset that `predict` reads too: its last samples get no answer; said.
+        # A helper's dataset that `predict` reads too: its last samples get no answer; said (without IPU107,
+        # which pads the arguments where `predict` calls the helper).
         Example(
             """\
             import tensorflow as tf
@@ -1348,7 +1354,9 @@ class DropRemainder(Rule):
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_predicted_only(batches), **_collected_answers(ctx), **_comprehended_answers(ctx)}
+        explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
+                     **_comprehended_answers(ctx),
+                     **_padded_answers(ctx)}
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
@@ -1510,7 +1518,7 @@ class DropRemainder(Rule):
         """The ``.batch()`` that makes a training input, when the dataset it batches comes from
         where the porter does not follow (a function of the file, ``builder.as_dataset``): what
         Keras trains on is a dataset, so it gets ``drop_remainder=True`` there."""
-        predicted = _predicted_only(batches)
+        predicted = _predicted_only(ctx, batches)
         done = set()
         for found in batches:
             call = found.batch
@@ -1759,8 +1767,10 @@ class DropRemainder(Rule):
 
 
 # What a rebatched dataset costs `predict`, which answers batch by batch.
-_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch: line its answers up with "
-                     "labels trimmed the same way")
+_UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped last batch (the batches come made, with "
+                     "no arrays the port could pad), so names or labels zipped with its answers lose their last rows: "
+                     "line them up trimmed the same way, or, for a folder, build the dataset from its file paths "
+                     "(`from_tensor_slices(paths).map(load).batch(n)`), which the port pads")
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
@@ -1892,20 +1902,60 @@ def _read_by_host_loops(ctx, name: str) -> bool:
     return bool(reads)
 
 
-def _predicted_only(batches) -> dict:
+def _predicted_only(ctx, batches) -> dict:
     """Per ``.batch()`` call id that ``predict`` reads (alone, or besides ``fit``/``evaluate``):
-    the message that says what ``drop_remainder`` costs there, and that the port is not complete
-    with it."""
+    the message that says what ``drop_remainder`` costs there, why the port does not pad the data
+    (when it can say), and that the port is not complete with it."""
     methods: dict = {}
     for found in batches:
         methods.setdefault(id(found.batch), set()).add(found.method)
-    return {key: (_PREDICT_DROPS, False) for key, used in methods.items() if "predict" in used}
+    reasons = unpadded_reasons(ctx)
+    return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
+                  f"batch{_not_padded(reasons.get(key))}; line its answers up with labels trimmed the same way, or pad "
+                  "the data to a multiple of the batch size before batching", False)
+            for key, used in methods.items() if "predict" in used}
 
 
-# What `drop_remainder=True` costs a dataset that `predict` reads.
+# What `drop_remainder=True` costs a dataset that `predict` reads (a library's batching call).
 _PREDICT_DROPS = (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a batch; "
                   "line its answers up with labels trimmed the same way, or pad the data to a multiple of the batch "
                   "size before batching")
+
+
+def _evaluated_only(batches) -> dict:
+    """Per ``.batch()`` call id that only ``evaluate`` reads: its loss and metrics are computed
+    without the samples of the dropped last batch, which the message says (the numbers change)."""
+    methods: dict = {}
+    for found in batches:
+        methods.setdefault(id(found.batch), set()).add(found.method)
+    return {key: (": `evaluate` reads this dataset, and its loss and metrics now leave out the samples of the dropped "
+                  "last batch (fewer than one batch)", True, False) for key, used in methods.items() if used == {"evaluate"}}
+
+
+def _not_padded(reason) -> str:
+    return f" (the port does not pad its data: {reason})" if reason else ""
+
+
+def _padded_answers(ctx) -> dict:
+    """Per ``.batch()`` call id of a ``predict`` dataset whose arrays IPU107 pads to whole batches
+    before slicing: no sample is dropped, and its answers are cut back to one per sample. Empty
+    when IPU107 does not run (``--select IPU105``): the data stays as it is."""
+    if not is_selected(DivisibleDataset.code, ctx.config.select, ctx.config.ignore):
+        return {}
+    pad, cut = pad_helper_names(ctx)
+    explained = {}
+    for found in padded_predictions(ctx):
+        padded = (f"padded to whole batches (`{pad}`, IPU107) and the answers cut back (`{cut}`), so every sample is "
+                  "still answered")
+        if found.helper is None:
+            why = f": only `predict` reads this dataset, and its data `{code_of(ctx, found.arrays)}` is {padded}"
+        else:
+            why = (f": `{found.helper.name.value}` makes this dataset from `{code_of(ctx, found.arrays)}`, which its "
+                   f"`predict` callers give {padded}")
+            if found.trains:
+                why += "; for its `fit`/`evaluate` callers a last partial batch is dropped"
+        explained[id(found.batch)] = (why, True, False)
+    return explained
 
 
 def _arrays_advice(entry) -> str:
