@@ -42,5 +42,6 @@ if __name__ == "__main__":
     path = sys.argv[1] if len(sys.argv) > 1 else "README.md"
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
+    rendered = render(text)  # before the file is opened for writing: an error leaves it whole
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(render(text))
+        handle.write(rendered)
