@@ -132,11 +132,16 @@ def _operand(ctx: FileContext, value: cst.BaseExpression, known: Mapping[str, Ar
 
 
 def _arithmetic(ctx: FileContext, value: cst.BinaryOperation, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
-    """NumPy promotes: a float64 operand makes the result float64, whatever the other is."""
+    """NumPy promotes: a float64 operand makes the result float64, whatever the other is. pandas
+    keeps its tables: arithmetic on a table (``(table - table.mean()) / table.std()``) is a table,
+    whose values are what ``.values`` and ``.to_numpy()`` give."""
     operands = [_operand(ctx, side, known) for side in (value.left, value.right)]
     if None in operands:
         return None
     found = [data for data in operands if data.kind in FLOAT64_KINDS]
+    tables = [data for data in operands if data.kind == FRAME]
+    if tables and not found:
+        return tables[0]
     certain = [data for data in found if data.kind == FLOAT64]
     integers = [data for data in operands if data.kind in _INTEGER_KINDS]
     if found or not integers:
@@ -214,7 +219,7 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
 def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],
                   reshaping: bool) -> Optional[ArrayData]:
     """``np.concatenate([x, noise])``, ``np.sin(x)``: float64 when an operand is; a dtype decides.
-    A function that only reshapes (``reshaping``: ``np.reshape(x, ...)``, ``np.expand_dims``)
+    Of a pandas table (``np.array(table)``), the table's values. A function that only reshapes (``reshaping``: ``np.reshape(x, ...)``, ``np.expand_dims``)
     keeps integer data too."""
     dtype = _dtype(call, None)
     if dtype is not None:
@@ -227,6 +232,8 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
     found = [data for data in operands if data is not None and data.kind in FLOAT64_KINDS]
     if found:
         return found[0]
+    if any(data is not None and data.kind == FRAME for data in operands):
+        return ArrayData(TABLE, f"`{code_of(ctx, call)}`")  # `np.array(table)`: the table's values
     if any(data is not None and data.kind in _INTEGER_KINDS for data in operands):
         first = _operand(ctx, call.args[0].value, known) if reshaping and call.args else None
         return first if first is not None and first.kind in _INTEGER_KINDS else None

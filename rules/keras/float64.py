@@ -101,6 +101,20 @@ features = table.drop(columns=["price"]).values
 prices = table["price"].to_numpy()
 batches = tf.data.Dataset.from_tensor_slices(({features}, prices)).batch(32, drop_remainder=True)
 """ + _LOOP
+# The same table scaled by its own statistics first (arithmetic on a pandas table is a table), its
+# values taken by `{values}`.
+_SCALED_TABLE = """\
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+table = pd.read_csv("houses.csv").dropna()
+columns = table.drop(columns=["price"])
+columns = (columns - columns.mean()) / columns.std()
+features = {values}
+prices = table["price"].to_numpy()
+batches = tf.data.Dataset.from_tensor_slices(({features}, prices)).batch(32, drop_remainder=True)
+""" + _LOOP
 
 # The same loop with the steps methods of a trainer, the one `strategy.run` runs a method too.
 _TRAINER = """\
@@ -251,6 +265,9 @@ class Float64(Rule):
         # columns make float32 features too); the labels may be class ids, which must stay integers:
         # reported.
         Example(_TABLE.format(features="features"), _TABLE.format(features="features.astype(\"float32\")")),
+        *(Example(_SCALED_TABLE.format(values=values, features="features"),
+                  _SCALED_TABLE.format(values=values, features="features.astype(\"float32\")"))
+          for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))")),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(
