@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -11,7 +11,7 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
                                      is_dataset, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
-from porter.rules.keras._analysis.custom_loop import fed_loops
+from porter.rules.keras._analysis.custom_loop import fed_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
@@ -154,7 +154,9 @@ class DropRemainder(Rule):
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
-        "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows). A dataset a "
+        "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows); the windows "
+        "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
+        "that sets it to their `sequence_length` (`tf.ensure_shape`). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
         "an object's method returns. "
@@ -196,6 +198,61 @@ class DropRemainder(Rule):
         ),
         Example(*(_FOLDER_LOOP.format(folders=folders) for folders in (
             "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
+        # Windows of an array: Keras cuts them with a range, so whole batches still leave their
+        # length unknown; a `.map()` gives it (with targets or without, where the windows are cut).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            readings = np.load("meter.npy").astype("float32")
+            hours = 36
+            train = tf.keras.utils.timeseries_dataset_from_array(
+                readings[:-hours], readings[hours:, 0], sequence_length=hours, batch_size=16)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(train, epochs=2)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            readings = np.load("meter.npy").astype("float32")
+            hours = 36
+            train = tf.keras.utils.timeseries_dataset_from_array(
+                readings[:-hours], readings[hours:, 0], sequence_length=hours, batch_size=16)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, hours] + windows.shape[2:]), targets)),
+                      epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sliding(values, width, batch_size):
+                pieces = tf.keras.preprocessing.timeseries_dataset_from_array(
+                    values, None, sequence_length=width + 1, batch_size=batch_size)
+                return pieces.map(lambda piece: (piece[:, :-1], piece[:, -1]))
+
+
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(sliding(tf.random.normal([500, 3]), 20, 32), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def sliding(values, width, batch_size):
+                pieces = tf.keras.preprocessing.timeseries_dataset_from_array(
+                    values, None, sequence_length=width + 1, batch_size=batch_size).unbatch().batch(batch_size, drop_remainder=True).map(lambda windows: tf.ensure_shape(windows, [None, width + 1] + windows.shape[2:]))
+                return pieces.map(lambda piece: (piece[:, :-1], piece[:, -1]))
+
+
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(sliding(tf.random.normal([500, 3]), 20, 32), epochs=2)
+            """,
+        ),
         # The same given to a training function, whose loop reads it through a progress bar.
         Example(*(_FOLDER_PROGRESS.format(folders=folders) for folders in (
             "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
@@ -1667,10 +1724,15 @@ class DropRemainder(Rule):
                 ctx.report(self.code, value, f"{what}; the code that calls `{helper.name.value}` {why}: give it "
                            f"`.unbatch().batch(n, drop_remainder=True)` where it is used, after {after}", fixed=False)
                 return True
+        windows = _window_shape(ctx, source, helper, owner(ctx, value))
+        if isinstance(windows, str):
+            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch({size}, drop_remainder=True)`; {windows}",
+                       fixed=False)
+            return True
         rebatched.add(id(value))
-        ctx.replace(value, lambda node: _rebatched(node, size))
+        ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
-                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
+                   f"{_window_said(windows)}{_unanswered_batch(function) if predicts else ''}", fixed=not predicts)
         return True
 
     def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
@@ -1689,15 +1751,21 @@ class DropRemainder(Rule):
             ctx.report(self.code, value, f"{what}; it is read for its {reads}, which a rebatched dataset no longer has: "
                        "give it `.unbatch().batch(n, drop_remainder=True)` after the last read", fixed=False)
             return True
+        windows = _window_shape(ctx, source, helper, helper)
+        if isinstance(windows, str):
+            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch({size}, drop_remainder=True)` in "
+                       f"`{helper.name.value}`; {windows}", fixed=False)
+            return True
         if ("source", id(source)) not in rebatched:
             rebatched.add(("source", id(source)))
             for node in roots or [source]:
-                ctx.replace(node, lambda node: _rebatched(node, size))
+                ctx.replace(node, lambda node: _rebatched(node, size, windows))
         where = (f"where `{helper.name.value}` returns it, after reading its "
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
+        unanswered = _unanswered_batch(batched_source_name(ctx, source)) if predicts else ""
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
-                   f"{_UNANSWERED_BATCH if predicts else ''}", fixed=not predicts)
+                   f"{',' if windows else ''}{_window_said(windows)}{unanswered}", fixed=not predicts)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -1771,6 +1839,17 @@ _UNANSWERED_BATCH = ("; `predict` gives no answer for the samples of the dropped
                      "no arrays the port could pad), so names or labels zipped with its answers lose their last rows: "
                      "line them up trimmed the same way, or, for a folder, build the dataset from its file paths "
                      "(`from_tensor_slices(paths).map(load).batch(n)`), which the port pads")
+# The same for windows cut from an array: a forecast is its last rows, the ones dropped.
+_UNANSWERED_WINDOWS = ("; `predict` gives no answer for the windows of the dropped last batch (the batches come made, "
+                       "with no arrays the port could pad), so the forecast for the last windows is missing, and "
+                       "targets lined up with its answers lose their last rows: give `predict` the windows as an "
+                       "array (`np.stack([data[i:i + n] for i in range(len(data) - n + 1)])`), which the port pads "
+                       "and cuts back, or line the targets up trimmed the same way")
+
+
+def _unanswered_batch(function: str) -> str:
+    """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
+    return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
@@ -2149,8 +2228,9 @@ _COUNT_LOST = {
 
 def _readable_at(ctx, size: cst.BaseExpression, helper: cst.FunctionDef, scope) -> bool:
     """Whether the batch size ``size``, written in ``helper``, means the same in ``scope``: a
-    literal, or names of the module that neither binds (``BATCH_SIZE``, not a parameter)."""
-    bound = set(parameter_names(helper)) | {name for _, name, _ in assignments(ctx, helper)}
+    literal, or names of the module that neither binds (``BATCH_SIZE``, not a parameter). ``helper``
+    None: written at module level."""
+    bound = set(parameter_names(helper)) | {name for _, name, _ in assignments(ctx, helper)} if helper else set()
     if isinstance(scope, cst.FunctionDef):
         bound |= set(parameter_names(scope)) | {name for _, name, _ in assignments(ctx, scope)}
     names = [node.value for node in loads(size)]
@@ -2240,11 +2320,54 @@ def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
     return found.value if found is not None else None
 
 
-def _rebatched(node: cst.BaseExpression, size: str) -> cst.Call:
-    """``node.unbatch().batch(size, drop_remainder=True)``."""
+def _rebatched(node: cst.BaseExpression, size: str, windows: Optional["WindowShape"] = None) -> cst.Call:
+    """``node.unbatch().batch(size, drop_remainder=True)``, and for windows ``.map(...)`` that sets
+    their length."""
     unbatched = cst.Call(func=cst.Attribute(value=node, attr=cst.Name("unbatch")))
-    return cst.Call(func=cst.Attribute(value=unbatched, attr=cst.Name("batch")),
-                    args=[cst.Arg(cst.parse_expression(size)), keyword_arg("drop_remainder", cst.Name("True"))])
+    batched = cst.Call(func=cst.Attribute(value=unbatched, attr=cst.Name("batch")),
+                       args=[cst.Arg(cst.parse_expression(size)), keyword_arg("drop_remainder", cst.Name("True"))])
+    if windows is None:
+        return batched
+    shaped = f"{windows.tf}.ensure_shape(windows, [None, {windows.length}] + windows.shape[2:])"
+    setter = (f"lambda windows, targets: ({shaped}, targets)" if windows.targets else f"lambda windows: {shaped}")
+    return cst.Call(func=cst.Attribute(value=batched, attr=cst.Name("map")), args=[cst.Arg(cst.parse_expression(setter))])
+
+
+class WindowShape(NamedTuple):
+    """How the windows of a ``timeseries_dataset_from_array`` get their length: ``tf`` the module's
+    name, ``length`` the code of the ``sequence_length``, ``targets`` whether it pairs targets."""
+
+    tf: str
+    length: str
+    targets: bool
+
+
+def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShape, str]:
+    """For a dataset ``timeseries_dataset_from_array`` made (``source``, in ``maker``), rebatched in
+    ``scope``: how its windows get their length there, or why they cannot (None for other makers).
+    Keras cuts each window with a ``tf.range`` of the start and end, so even whole batches leave
+    its length unknown, which the IPU rejects."""
+    if not batched_source_name(ctx, source).endswith(".timeseries_dataset_from_array"):
+        return None
+    length = argument(source, "sequence_length", 2)
+    tf = tensorflow_alias(ctx)
+    unshaped = ("set the length of its windows too (`tf.ensure_shape`), which Keras leaves unknown and the IPU "
+                "rejects")
+    if length is None or tf is None:
+        return unshaped
+    same_scope = scope is maker or maker is None and not isinstance(scope, cst.FunctionDef)
+    if not same_scope and not isinstance(length.value, cst.Integer) and not _readable_at(
+            ctx, length.value, maker, scope):
+        return f"{unshaped}: its `sequence_length` cannot be read where it is rebatched"
+    targets = argument(source, "targets", 1)
+    return WindowShape(tf, code_of(ctx, length.value), targets is not None and not is_name(targets.value, "None"))
+
+
+def _window_said(windows: Optional[WindowShape]) -> str:
+    if windows is None:
+        return ""
+    return (f" and `.map()` that gives its windows their length `{windows.length}` (`ensure_shape`): Keras cuts them "
+            "with a range, which leaves the length unknown to the IPU")
 
 
 RULE = DropRemainder()
