@@ -619,7 +619,8 @@ class _Coverage:
             owner = self.ctx.enclosing(self.plan.strategy_statement, cst.ClassDef).name.value
             return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
                     f"the model is `{owner}`'s, built in the IPU strategy it keeps in `{self.plan.strategy_name}`: "
-                    f"run the call inside `with {kept}.scope():`")
+                    f"run this call, and every other use of the model out of that scope, inside "
+                    f"`with {kept}.scope():`")
         return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
                 "create, compile and train the model inside `with strategy.scope():`, directly or through the "
                 "functions that call this code")
