@@ -6,7 +6,7 @@ import libcst as cst
 from porter.context import SharedKey, code_of, in_loop
 
 from porter import throughput
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, statements
+from porter.cstutil import LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, statements
 from porter.imports import _top_level_imports
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
@@ -565,8 +565,8 @@ class DivisibleDataset(Rule):
 
 
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
-            (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple((features, labels),
-                                                                                                  0.2, 64)
+            (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple(
+                (features, labels), 0.2, 64)
             model.fit(features_fit, labels_fit, batch_size=64, validation_data=(features_val, labels_val))
             """),
         ),
@@ -590,8 +590,8 @@ class DivisibleDataset(Rule):
 
 
             model = tf.keras.models.load_model("scorer.keras")
-            (rows_fit, flags_fit), validation_data = split_validation_to_multiple((rows, flags),
-                                                                                  args.val_split, 64)
+            (rows_fit, flags_fit), validation_data = split_validation_to_multiple(
+                (rows, flags), args.val_split, 64)
             model.fit(rows_fit, flags_fit, batch_size=64, validation_data=validation_data)
             autoencoder = tf.keras.models.load_model("autoencoder.keras")
             (images_fit,), (images_val,) = split_validation_to_multiple((images,), 0.1, 64)
@@ -643,10 +643,51 @@ class DivisibleDataset(Rule):
 
             model = tf.keras.models.load_model("pairs.keras")
             inputs = {"left": left_rows, "right": right_rows}
-            (inputs_fit, matches_fit), (inputs_val, matches_val) = split_validation_to_multiple((inputs, matches),
-                                                                                                0.2, 32)
+            (inputs_fit, matches_fit), (inputs_val, matches_val) = split_validation_to_multiple(
+                (inputs, matches), 0.2, 32)
             model.fit(inputs_fit, matches_fit, batch_size=32, validation_data=(inputs_val, matches_val))
             """),
+        ),
+        # Several inputs written in the call, as a seq2seq or two-tower model takes them: a list (or
+        # tuple) of variables is split into parts of the same shape, unpacked into a name for each
+        # part; a dict, whose keys an assignment cannot unpack, into one variable for each part.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("translator.keras")
+            model.fit([source_tokens, shifted_tokens], target_tokens, batch_size=64, validation_split=0.2)
+            ranker = tf.keras.models.load_model("ranker.keras")
+            ranker.fit({"query": queries, "doc": docs}, relevance, batch_size=32, validation_split=0.1)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("translator.keras")
+            ([source_tokens_fit, shifted_tokens_fit], target_tokens_fit), ([source_tokens_val, shifted_tokens_val], target_tokens_val) = split_validation_to_multiple(
+                ([source_tokens, shifted_tokens], target_tokens), 0.2, 64)
+            model.fit([source_tokens_fit, shifted_tokens_fit], target_tokens_fit, batch_size=64,
+                      validation_data=([source_tokens_val, shifted_tokens_val], target_tokens_val))
+            ranker = tf.keras.models.load_model("ranker.keras")
+            (inputs_fit, relevance_fit), (inputs_val, relevance_val) = split_validation_to_multiple(
+                ({"query": queries, "doc": docs}, relevance), 0.1, 32)
+            ranker.fit(inputs_fit, relevance_fit, batch_size=32,
+                       validation_data=(inputs_val, relevance_val))
+            """),
+        ),
+        # Parts of one array (or a `*` in the list) are not variables the split can give back: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("translator.keras")
+            model.fit([pairs[:, 0], pairs[:, 1]], target_tokens, batch_size=64, validation_split=0.2)
+            """,
         ),
         Example(
             """\
@@ -843,8 +884,8 @@ class DivisibleDataset(Rule):
             x = np.random.rand(100, 4).astype("float32")
             model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
             model.fit(trim_to_multiple(x, 256, 32), trim_to_multiple(x, 256, 32), batch_size=32)
-            (rows_fit, flags_fit), (rows_val, flags_val) = split_validation_to_multiple((rows, flags), 0.2,
-                                                                                        256, 32)
+            (rows_fit, flags_fit), (rows_val, flags_val) = split_validation_to_multiple(
+                (rows, flags), 0.2, 256, 32)
             model.fit(rows_fit, flags_fit, batch_size=32, validation_data=(rows_val, flags_val))
             """),
             options={"steps_per_execution": 8},
@@ -2121,9 +2162,9 @@ class DivisibleDataset(Rule):
         elif not _nones_last(entry.arrays):
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
-        elif not all(isinstance(node, cst.Name) for node in inputs):
-            problem = ("the inputs are not plain variables: split them yourself (the last samples validate), "
-                       "trim both parts to whole batches and pass `validation_data`")
+        elif not all(_splittable(node) for node in inputs):
+            problem = ("the inputs are not plain variables (or a list, tuple or dict of them): split them yourself "
+                       "(the last samples validate), trim both parts to whole batches and pass `validation_data`")
         elif not isinstance(statement, cst.SimpleStatementLine) or ctx.statement_of(entry.call) is not statement \
                 or ctx.enclosing(entry.call, cst.Lambda) is not None:
             problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
@@ -2139,7 +2180,8 @@ class DivisibleDataset(Rule):
             ctx.report(self.code, split, f"`validation_split` cuts the inputs into parts that need not be whole "
                        f"batches, which the IPU rejects: {problem}", fixed=False)
             return None
-        names = [_part_names(ctx, node.value, taken) for node in inputs]
+        positions = [index for index, arg in enumerate(entry.arrays) if not is_name(arg.value, "None")]
+        names = [_input_part_names(ctx, node, position, taken) for node, position in zip(inputs, positions)]
         arguments = self._arguments(ctx, entry)
         comma = "," if len(names) == 1 else ""
         # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
@@ -2372,9 +2414,13 @@ def _unknown_lengths_trimmed(ctx) -> bool:
 
 def _already_trimmed(ctx, node: cst.BaseExpression, scope: cst.CSTNode, helpers) -> bool:
     """A call of a helper, or a variable of ``scope`` only ever assigned from one (the parts
-    ``(x_fit, y_fit), (x_val, y_val) = split_validation_to_multiple(...)`` of an earlier port)."""
+    ``(x_fit, y_fit), (x_val, y_val) = split_validation_to_multiple(...)`` of an earlier port), or
+    a list, tuple or dict of such variables."""
     if any(is_helper_call(node, helper) for helper in helpers):
         return True
+    if isinstance(node, (cst.List, cst.Tuple, cst.Dict)) and _splittable(node):
+        # `[enc_fit, dec_fit]`: the parts a split of several inputs unpacked, each trimmed already
+        return all(_already_trimmed(ctx, element.value, scope, helpers) for element in node.elements)
     if not isinstance(node, cst.Name):
         return False
     sources = [statement for statement, name, _ in assignments(ctx, scope) if name == node.value]
@@ -2386,10 +2432,11 @@ def _already_trimmed(ctx, node: cst.BaseExpression, scope: cst.CSTNode, helpers)
 
 
 def _taken_by(edited: dict, index: int, name: str):
-    """A replacement that notes the edited input and puts the name of its part in its place."""
+    """A replacement that notes the edited input and puts its part in its place: a name, or a
+    list or tuple of names (``[enc_fit, dec_fit]``)."""
     def replace(node):
         edited[index] = node
-        return cst.Name(name)
+        return cst.parse_expression(name)
 
     return replace
 
@@ -2406,10 +2453,21 @@ def _split_statement(names, inputs, edited: dict, call: str, leading_lines, inde
         targets = f"({', '.join(fit for fit, _ in names)}{comma}), {held}"
         made = statements(f"{targets} = {call.format(values)}\n")[0]
         assign = made.body[0]
+        assign = assign.with_changes(value=_hanging_when_long(assign.value, indent, len(targets) + 3))
         assign = assign.with_changes(value=layout(indent, len(targets) + 3)(assign.value))
         return [made.with_changes(body=[assign], leading_lines=leading_lines)]
 
     return build
+
+
+def _hanging_when_long(call: cst.Call, indent: int, offset: int) -> cst.Call:
+    """``call`` with its arguments on the next line, indented once, when the statement does not fit
+    on one line: lined up after the parenthesis, far right behind the targets (``([enc_fit,
+    dec_fit], y_fit), ...``), the arguments would take a line each, or pass the line limit."""
+    if indent + 4 + offset + len(_EMPTY.code_for_node(call)) <= LINE_LIMIT:  # 4: a scope the port may add
+        return call
+    return call.with_changes(whitespace_before_args=cst.ParenthesizedWhitespace(
+        indent=True, last_line=cst.SimpleWhitespace(" " * 4)))
 
 
 def _nones_last(arrays) -> bool:
@@ -2425,6 +2483,40 @@ def _validation_tuple(arrays, held_names) -> str:
     held = iter(held_names)
     values = ["None" if is_name(arg.value, "None") else next(held) for arg in arrays]
     return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
+
+
+def _splittable(node: cst.BaseExpression) -> bool:
+    """An input the split can take and give back in parts: a variable, or a list, tuple or dict
+    (without ``*`` or ``**``) of variables, as a model of several inputs or outputs takes them."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(isinstance(element, cst.Element) and isinstance(element.value, cst.Name)
+                                           for element in node.elements)
+    if isinstance(node, cst.Dict):
+        return bool(node.elements) and all(isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)
+                                           for element in node.elements)
+    return False
+
+
+# The stem of the parts of a dict of arrays, by its place among `fit`'s inputs (x, y, sample_weight).
+_DICT_STEMS = ("inputs", "targets", "sample_weights")
+
+
+def _input_part_names(ctx, node: cst.BaseExpression, position: int, taken: set):
+    """The training and validation parts of the input ``node`` (``_splittable``), as assignment
+    targets and expressions: ``x_fit``, ``x_val`` for a variable; ``[enc_fit, dec_fit]``,
+    ``[enc_val, dec_val]`` for a list (a tuple stays a tuple), unpacked as the split helper
+    gives its parts back in the input's own type; one variable for each part of a dict, whose
+    keys an assignment cannot unpack."""
+    if isinstance(node, cst.Name):
+        return _part_names(ctx, node.value, taken)
+    if isinstance(node, cst.Dict):
+        return _part_names(ctx, _DICT_STEMS[min(position, len(_DICT_STEMS) - 1)], taken)
+    parts = [_part_names(ctx, element.value.value, taken) for element in node.elements]
+    opening, closing = ("[", "]") if isinstance(node, cst.List) else ("(", ")")
+    comma = "," if len(parts) == 1 and isinstance(node, cst.Tuple) else ""
+    return tuple(f"{opening}{', '.join(part[side] for part in parts)}{comma}{closing}" for side in (0, 1))
 
 
 def _part_names(ctx, name: str, taken: set):

@@ -17,7 +17,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
-from porter.scopes import instance_class
+from porter.scopes import instance_class, values_of
 
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
@@ -72,6 +72,27 @@ class KerasAudit(Rule):
                 baseline.fit(x, y, batch_size=32)
                 trainer = Trainer()
                 trainer.model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # The model of a trainer that keeps the strategy, taken out of it and run in main(): out of
+        # any scope there. Reported, with the scope to enter: the trainer's, `trainer.strategy`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.strategy = tf.distribute.MirroredStrategy()
+                    with self.strategy.scope():
+                        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        self.model.compile(loss="mse")
+
+
+            def main(x, y):
+                trainer = Trainer()
+                model = trainer.model
+                print(model.evaluate(x, y, batch_size=32))
             """,
         ),
         # A trainer's method called by `__init__` before it makes the strategy: no strategy is bound
@@ -593,9 +614,34 @@ class _Coverage:
         through = ""
         if outside is not call:
             through = f" when called through `{_short(self.ctx.module.code_for_node(outside))}`"
+        kept = self._kept_strategy(call)
+        if kept is not None:
+            owner = self.ctx.enclosing(self.plan.strategy_statement, cst.ClassDef).name.value
+            return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
+                    f"the model is `{owner}`'s, built in the IPU strategy it keeps in `{self.plan.strategy_name}`: "
+                    f"run this call, and every other use of the model out of that scope, inside "
+                    f"`with {kept}.scope():`")
         return (f"{what} runs outside the IPU strategy's scope (on the CPU){through}: the port is not complete; "
                 "create, compile and train the model inside `with strategy.scope():`, directly or through the "
                 "functions that call this code")
+
+    def _kept_strategy(self, call: cst.Call) -> Optional[str]:
+        """``trainer.strategy`` when the port's IPU strategy is kept by the objects of a class of the
+        file (``self.strategy = ...``) and ``call`` runs the model of such an object, in its own
+        function: ``trainer.model.evaluate(...)``, or ``model.evaluate(...)`` after ``model =
+        trainer.model``. Entered around the call, that scope is the one the model was built in."""
+        statement, kept = self.plan.strategy_statement, self.plan.strategy_name
+        owner = self.ctx.enclosing(statement, cst.ClassDef) if statement is not None else None
+        if owner is None or not kept.startswith("self.") or not isinstance(call.func, cst.Attribute):
+            return None
+        held = call.func.value
+        if isinstance(held, cst.Name):
+            values = values_of(self.ctx, held)
+            held = values[0] if len(values) == 1 else None
+        if not (isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name)
+                and held.value.value != "self" and instance_class(self.ctx, held.value) is owner):
+            return None
+        return f"{held.value.value}.{kept[len('self.'):]}"
 
     def runs_in_scope(self, node: cst.CSTNode) -> bool:
         """Whether the port runs ``node`` in the IPU strategy's scope, directly or through every
