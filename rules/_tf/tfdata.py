@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names, code_of
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      ArrayData, array_value, is_uint8_dtype)
@@ -619,6 +619,42 @@ def is_mapped(ctx: FileContext, call: cst.Call) -> bool:
     return id(owner(ctx, call)) in _owners_of_maps(ctx)
 
 
+def _maps_pass_labels_through(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether each ``map`` the dataset ``call`` makes may go through (those of its function, as
+    ``is_mapped`` finds them) takes (image, label, ...) and only returns its label or gives it to
+    ``tf.cast``: labels cast before such maps reach what follows with the values they had. A map
+    that computes with them (``tf.one_hot``, ``/ 255``) may depend on their dtype."""
+    where = owner(ctx, call)
+    maps = [mapped for mapped, _ in dataset_method_calls(ctx, "map") if owner(ctx, mapped) is where]
+    return bool(maps) and all(_passes_label_through(ctx, mapped) for mapped in maps)
+
+
+def _passes_label_through(ctx: FileContext, map_call: cst.Call) -> bool:
+    given = map_call.args[0].value if map_call.args else None
+    if isinstance(given, cst.Name):
+        given = local_function(ctx, given.value, map_call)
+    if not isinstance(given, (cst.Lambda, cst.FunctionDef)) or len(given.params.params) < 2:
+        return False
+    label = given.params.params[1].name.value
+    uses = [node for node in walk(given.body) if isinstance(node, cst.Name) and node.value == label]
+    return all(_handed_on(ctx, use) for use in uses)
+
+
+def _handed_on(ctx: FileContext, use: cst.Name) -> bool:
+    """``label`` as an element of the tuple a map returns, or as what ``tf.cast`` is given."""
+    parent = ctx.parent(use)
+    if isinstance(parent, cst.Arg) and parent.value is use:
+        cast = ctx.parent(parent)
+        return isinstance(cast, cst.Call) and cast.args[0] is parent and ctx.qualified_name(cast.func) in (
+            "tensorflow.cast", "tensorflow.dtypes.cast")
+    if not (isinstance(parent, cst.Element) and parent.value is use):
+        return False
+    returned = ctx.parent(parent)
+    holder = ctx.parent(returned)
+    return isinstance(returned, cst.Tuple) and (isinstance(holder, cst.Return) or isinstance(holder, cst.Lambda)
+                                                and holder.body is returned)
+
+
 def _owners_of_maps(ctx: FileContext) -> Set[int]:
     """The functions (or module) in which a dataset goes through ``.map(...)``, found once."""
     return ctx.shared(_OWNERS_OF_MAPS, lambda: {
@@ -720,9 +756,11 @@ def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] 
     for call, inputs in tensor_slices_inputs(ctx):
         mapped = is_mapped(ctx, call)
         for role, value in inputs:
-            # A lone dict (`{"image": x, "label": y}`) may hold the labels the map picks out.
+            # A lone dict (`{"image": x, "label": y}`) may hold the labels the map picks out. Any uint8
+            # labels (masks) are cast when every map hands them on as they are or only casts them.
             if not mapped or role == "labels" or isinstance(value, cst.Dict):
-                cast_uint8(ctx, code, value, role, "the dataset", sources, labels_only=mapped)
+                labels_only = mapped and not (role == "labels" and _maps_pass_labels_through(ctx, call))
+                cast_uint8(ctx, code, value, role, "the dataset", sources, labels_only=labels_only)
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):
             continue

@@ -1,6 +1,6 @@
 """IPU162: ops whose output shape depends on tensor values, in a step compiled for the IPU."""
 
-from typing import List, Optional
+from typing import Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -8,7 +8,10 @@ from porter.context import code_of, walk
 from porter.cstutil import argument
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.custom_loop import loop_plans
-from porter.rules.keras._analysis.steps import functions_run_by, is_jit_compiled, step_functions
+from porter.rules.keras._analysis.steps import (functions_called_from, functions_run_by, is_jit_compiled, plain_functions,
+                                                step_functions)
+from porter.rules.keras._analysis.util import (COMPILED_METHODS, HOST_FUNCTIONS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
+                                               host_only, subclass_definitions)
 
 # Ops that give as many values as the data selects: the size of their output is known only at run time.
 _SELECTING_OPS = {
@@ -18,6 +21,8 @@ _SELECTING_OPS = {
     "tensorflow.unique_with_counts": "gives one value per distinct value",
     "tensorflow.dynamic_partition": "splits the values by the partition each is given",
     "tensorflow.image.non_max_suppression": "keeps the boxes that overlap less than the threshold",
+    "tensorflow.image.non_max_suppression_with_scores": "keeps the boxes that overlap less than the threshold",
+    "tensorflow.image.non_max_suppression_overlaps": "keeps the boxes that overlap less than the threshold",
     "tensorflow.experimental.numpy.nonzero": "gives the indices of the nonzero values",
 }
 # `tf.where(condition)` alone gives the indices of the true values; with `x` and `y` it selects per element.
@@ -33,7 +38,8 @@ class DataDependentShape(Rule):
     name = "data-dependent-shape"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Warn about ops whose output shape depends on tensor values in a custom step compiled for the IPU."
+    summary = ("Warn about ops whose output shape depends on tensor values in a custom step compiled for the IPU "
+               "or in the code of a model (a layer's `call`, a `Lambda` layer).")
     rationale = (
         "A custom training step runs on the IPU compiled (`tf.function(jit_compile=True)`, through "
         "`strategy.run`), and the compiled program has one static shape for every tensor (Targeting the IPU "
@@ -43,7 +49,13 @@ class DataDependentShape(Rule):
         "on a tensor value becomes a compiled conditional or loop whose branches must give one shape (a loop "
         "whose trip count depends on values is run up to a fixed maximum of iterations). The port compiles "
         "the step all the same: these are reported where they are, for a person to rewrite with fixed shapes "
-        "(a mask multiplied in, `tf.where(condition, x, y)`, padded outputs)."
+        "(a mask multiplied in, `tf.where(condition, x, y)`, padded outputs). The same holds for the code Keras "
+        "compiles into a model that `fit`, `evaluate` or `predict` run on the IPU: the `call` of a layer or model "
+        "subclass and the function of a `Lambda` layer (with the functions they hand to `tf.map_fn`), e.g. "
+        "`tf.image.non_max_suppression` in a detection head; there only the ops are reported (layers branch on "
+        "Python arguments such as `training`), and not in a layer that only `dataset.map` runs, on the host, "
+        "or in a function handed to `tf.py_function`. Suppressing boxes on what `predict` returns, on the host, "
+        "is not reported."
     )
     examples = (
         Example(
@@ -119,6 +131,72 @@ class DataDependentShape(Rule):
             """,
             reported=False,
         ),
+        # Non-maximum suppression in a layer of the model that `predict` runs on the IPU.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class KeepBest(tf.keras.layers.Layer):
+                def call(self, inputs):
+                    boxes, scores = inputs
+
+                    def per_image(pair):
+                        kept = tf.image.non_max_suppression(pair[0], pair[1], max_output_size=10)
+                        return tf.gather(pair[0], kept)
+
+                    return tf.map_fn(per_image, (boxes, scores), fn_output_signature=tf.float32)
+
+
+            detector = tf.keras.Model(image, KeepBest()([boxes, scores]))
+            found = detector.predict(images)
+            """,
+        ),
+        # The same in the function of a `Lambda` layer, through a helper `tf.map_fn` runs per image.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            def strongest(pair):
+                kept = tf.image.non_max_suppression_with_scores(pair[0], pair[1], 5)[0]
+                return tf.reduce_sum(tf.gather(pair[1], kept))
+
+
+            total = layers.Lambda(lambda t: tf.map_fn(strongest, t, fn_output_signature=tf.float32))([boxes, scores])
+            model = tf.keras.Model([boxes, scores], total)
+            """,
+        ),
+        # On the host: after `predict`, in a layer only `dataset.map` runs, in a `tf.py_function` callback.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class DropEmpty(tf.keras.layers.Layer):
+                def call(self, x):
+                    return tf.boolean_mask(x, tf.reduce_any(x > 0, axis=-1))
+
+
+            class HostBoxes(tf.keras.layers.Layer):
+                def call(self, boxes, scores):
+                    def suppress(b, s):
+                        return tf.image.non_max_suppression(b, s, 10).numpy()
+
+                    return tf.py_function(suppress, [boxes, scores], tf.int32)
+
+
+            drop_empty = DropEmpty()
+            ds = ds.map(lambda x, y: (drop_empty(x), y))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.fit(ds, epochs=1)
+            predicted = model.predict(images)
+            for boxes, scores in zip(predicted, predicted):
+                keep = tf.image.non_max_suppression(boxes, scores, max_output_size=5)
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -129,6 +207,8 @@ class DataDependentShape(Rule):
                     continue
                 done.add(id(function))
                 self._report_function(ctx, function, step.name.value)
+        for code, where in _model_code(ctx):
+            self._report_model_code(ctx, code, where, done)
 
     def _report_function(self, ctx, function: cst.FunctionDef, step: str) -> None:
         for node in walk(function.body, skip=(cst.FunctionDef, cst.ClassDef)):
@@ -145,6 +225,106 @@ class DataDependentShape(Rule):
                            "its branches must give tensors of the same shapes (a loop runs up to a fixed number of "
                            "iterations); compute both results and select with `tf.where`, or keep the shapes the "
                            "same", fixed=False)
+
+    def _report_model_code(self, ctx, code: Union[cst.FunctionDef, cst.Lambda], where: str, done: Set[int]) -> None:
+        """Selecting ops in code that Keras compiles into the model (a layer's ``call``, a ``Lambda``
+        layer's function) and in the functions of the file it runs: nested functions too, as
+        ``tf.map_fn`` runs them per image. Python control flow is left alone there: Keras layers
+        branch on Python arguments (``training``) as a rule."""
+        callbacks = _host_callbacks(ctx, code)
+        roots = [code] + [function for function in functions_called_from(ctx, [code.body], exclude=code)
+                          + _functions_handed_on(ctx, code) if function.name.value not in callbacks]
+        for root in roots:
+            if id(root) in done:
+                continue
+            done.add(id(root))
+            place = f"in {where}" if root is code else f"in `{root.name.value}`, which {where} runs"
+            for node in walk(root.body, skip=(cst.ClassDef,)):
+                if isinstance(node, cst.FunctionDef) and node.name.value in callbacks:
+                    continue
+                what = _selects(ctx, node) if isinstance(node, cst.Call) else None
+                if what is not None and not _inside_callback(ctx, node, callbacks):
+                    ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
+                               f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
+                               f"defined\"): {place} (code of the model), keep the shapes fixed (a mask "
+                               "multiplied in, or outputs padded to a maximum size), or do it on the host on what "
+                               "`predict` returns", fixed=False)
+
+
+def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]:
+    """The code of the file that Keras compiles into a model, and where it is said to be: the
+    compiled methods of layer and model subclasses (not a layer that only ``dataset.map`` runs, on
+    the host), and the function of each ``Lambda`` layer."""
+    classes = subclass_definitions(ctx, *KERAS_LAYER_CLASSES, *KERAS_MODEL_CLASSES)
+    on_host = host_only(ctx, _instances(ctx, {node.name.value for node in classes}))
+    for node in classes:
+        if _only_on_host(ctx, node.name.value, on_host):
+            continue
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value in COMPILED_METHODS:
+                yield statement, f"`{node.name.value}.{statement.name.value}`"
+    functions = plain_functions(ctx)
+    for call, _ in ctx.calls_to("keras.layers.Lambda"):
+        given_arg = argument(call, "function", 0)
+        given = given_arg.value if given_arg is not None else None
+        if isinstance(given, cst.Lambda):
+            yield given, "the function of a `Lambda` layer"
+        elif isinstance(given, cst.Name) and given.value in functions:
+            yield functions[given.value], f"`{given.value}`, the function of a `Lambda` layer"
+
+
+def _instances(ctx, classes: Set[str]) -> Set[str]:
+    """Names assigned an instance of one of ``classes`` (``crop = RandomCrop(64)``)."""
+    return {target.target.value for assign in ctx.nodes(cst.Assign)
+            if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name)
+            and assign.value.func.value in classes for target in assign.targets if isinstance(target.target, cst.Name)}
+
+
+def _only_on_host(ctx, class_name: str, on_host: Set[str]) -> bool:
+    """Whether every instance of the class is assigned to a name that only ``dataset.map`` runs."""
+    made = [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Name) and call.func.value == class_name]
+    if not made:
+        return False
+    for call in made:
+        assign = ctx.parent(call)
+        if not (isinstance(assign, cst.Assign) and all(isinstance(target.target, cst.Name)
+                                                       and target.target.value in on_host for target in assign.targets)):
+            return False
+    return True
+
+
+def _functions_handed_on(ctx, code: Union[cst.FunctionDef, cst.Lambda]) -> List[cst.FunctionDef]:
+    """Functions of the file that ``code`` hands by name to a TensorFlow call (``tf.map_fn(one_image,
+    ...)``): they are traced into the same program."""
+    functions = plain_functions(ctx)
+    handed = []
+    for node in walk(code.body):
+        if isinstance(node, cst.Call) and (ctx.qualified_name(node.func) or "").startswith("tensorflow."):
+            handed += [functions[arg.value.value] for arg in node.args
+                       if isinstance(arg.value, cst.Name) and arg.value.value in functions]
+    return handed
+
+
+def _host_callbacks(ctx, code: Union[cst.FunctionDef, cst.Lambda]) -> Set[str]:
+    """Names of the functions ``code`` hands to ``tf.py_function`` / ``tf.numpy_function``: they
+    run on the host, where a selecting op is no problem."""
+    names = set()
+    for node in walk(code.body):
+        if isinstance(node, cst.Call) and ctx.qualified_name(node.func) in HOST_FUNCTIONS and node.args \
+                and isinstance(node.args[0].value, cst.Name):
+            names.add(node.args[0].value.value)
+    return names
+
+
+def _inside_callback(ctx, node: cst.CSTNode, callbacks: Set[str]) -> bool:
+    """Whether ``node`` sits in a nested function that runs on the host, or in a lambda handed to
+    ``tf.py_function``."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in callbacks:
+            return True
+        if isinstance(ancestor, cst.Call) and ctx.qualified_name(ancestor.func) in HOST_FUNCTIONS:
+            return True
+    return False
 
 
 def _compiled_steps(ctx) -> List[cst.FunctionDef]:

@@ -8,8 +8,8 @@ from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
-from porter.rules.keras._analysis.util import (INPUTS, LOOKUP_LAYERS, assigned_layers, host_only,
-                                               layer_made, subclasses_of)
+from porter.rules.keras._analysis.util import (COMPILED_METHODS, INPUTS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
+                                               LOOKUP_LAYERS, assigned_layers, host_only, layer_made, subclasses_of)
 
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 _HUB_LAYER = "tensorflow_hub.KerasLayer"
@@ -34,13 +34,6 @@ _CATEGORICAL_COLUMNS = ("categorical_column_with_", "crossed_column", "sequence_
 _STRING_FUNCTIONS = frozenset({"tensorflow.as_string", "tensorflow.string_split", "tensorflow.io.decode_raw",
                                "tensorflow.io.decode_csv", "tensorflow.io.decode_json_example"})
 _STRINGS_MODULES = ("tensorflow.strings.", "tensorflow.compat.v1.strings.", "tensorflow.compat.v2.strings.")
-# The Keras classes whose subclasses' `call` runs in the model the IPU compiles.
-_LAYER_CLASSES = ("keras.layers.Layer", "keras.engine.base_layer.Layer")
-
-
-# The methods of a model subclass that Keras (or a custom loop) compiles.
-_COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
-_MODEL_CLASSES = ("keras.Model", "keras.models.Model")
 
 
 @dataclass
@@ -90,7 +83,7 @@ def _parameters_run(model: cst.ClassDef) -> dict:
     kept = {node.targets[0].target.attr.value: node.value.value for node in walk(init)
             if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Attribute)
             and is_name(node.targets[0].target.value, "self") and isinstance(node.value, cst.Name)}
-    called = {node.func.attr.value for name in _COMPILED_METHODS if name in methods for node in walk(methods[name])
+    called = {node.func.attr.value for name in COMPILED_METHODS if name in methods for node in walk(methods[name])
               if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")}
     run = {kept[attribute] for attribute in called if attribute in kept}
     return {index: name for index, name in enumerate(names) if name in run}
@@ -483,7 +476,7 @@ class StringModel(Rule):
         for call in ctx.nodes(cst.Call):
             # the enclosing function first: finding a held layer walks the whole class
             function = ctx.enclosing_function(call)
-            if function is None or not (id(function) in steps or function.name.value in _COMPILED_METHODS):
+            if function is None or not (id(function) in steps or function.name.value in COMPILED_METHODS):
                 continue
             func = call.func
             held = _held_layer(ctx, func, lookups.kinds)
@@ -495,7 +488,7 @@ class StringModel(Rule):
                 doing, advice = lookups.what(kind)
                 ctx.report(self.code, call, f"`{code_of(ctx, func)}` {doing} in `{function.name.value}`, code the "
                            f"IPU must compile: {advice}", fixed=False)
-        models = subclasses_of(ctx, *_MODEL_CLASSES)
+        models = subclasses_of(ctx, *KERAS_MODEL_CLASSES)
         for call in ctx.nodes(cst.Call):
             if not (isinstance(call.func, cst.Name) and call.func.value in models):
                 continue
@@ -515,7 +508,7 @@ class StringModel(Rule):
         ``train_step`` of a model or layer subclass, or in a custom loop's training step: code the
         IPU compiles. One finding per function, at its first string op."""
         steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
-        classes = {id(node) for node in subclasses_of(ctx, *_MODEL_CLASSES, *_LAYER_CLASSES).values()}
+        classes = {id(node) for node in subclasses_of(ctx, *KERAS_MODEL_CLASSES, *KERAS_LAYER_CLASSES).values()}
         done: Set[int] = set()
         for call in ctx.nodes(cst.Call):
             qualified = ctx.qualified_name(call.func) or ""
@@ -525,7 +518,7 @@ class StringModel(Rule):
             if function is None or id(function) in done:
                 continue
             owner_class = ctx.enclosing(function, cst.ClassDef)
-            compiled = id(function) in steps or (function.name.value in _COMPILED_METHODS and owner_class is not None
+            compiled = id(function) in steps or (function.name.value in COMPILED_METHODS and owner_class is not None
                                                   and id(owner_class) in classes)
             if not compiled:
                 continue

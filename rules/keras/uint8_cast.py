@@ -80,7 +80,8 @@ class Uint8Cast(Rule):
         "into it, and a parameter of a function of the file that the function does not assign is cast where its "
         "callers give it), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast, also from a "
-        "dict of columns the map picks them out of, to int32, as the map may index with them)."
+        "dict of columns the map picks them out of, to int32, as the map may index with them); other uint8 labels "
+        "(masks) of a mapped dataset are cast when every map only hands them on or gives them to `tf.cast`."
     )
     examples = (
         # Named inputs (a dict) and several inputs (a list): each array is cast as it would be alone.
@@ -442,6 +443,48 @@ class Uint8Cast(Rule):
             (images, labels), _ = tf.keras.datasets.cifar10.load_data()
             train = tf.data.Dataset.from_tensor_slices((images, labels.astype("int32"))).map(augment).batch(64)
             """,
+        ),
+        # uint8 masks that every map hands on as they are, or only casts: cast before the maps.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            masks = np.load("masks.npy").astype(np.uint8)
+
+
+            def weigh(image, mask):
+                return image, mask, tf.gather(class_weights, tf.cast(mask, tf.int32))
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(lambda x, y: (augment(x), y))
+            model.fit(pairs.map(weigh).batch(8))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            masks = np.load("masks.npy").astype(np.uint8)
+
+
+            def weigh(image, mask):
+                return image, mask, tf.gather(class_weights, tf.cast(mask, tf.int32))
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks.astype("float32"))).map(lambda x, y: (augment(x), y))
+            model.fit(pairs.map(weigh).batch(8))
+            """,
+        ),
+        # A map that computes with the masks (`tf.one_hot` takes integers): left as they are.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            masks = np.load("masks.npy").astype(np.uint8)
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(lambda x, y: (x, tf.one_hot(y, 3)))
+            """,
+            reported=False,
         ),
         Example(
             """\

@@ -122,7 +122,7 @@ def functions_run_by(ctx: FileContext, function: cst.FunctionDef) -> Tuple[cst.F
                       per=id(function))
 
 
-def _plain_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
+def plain_functions(ctx: FileContext) -> Dict[str, cst.FunctionDef]:
     """The functions of the file that are not methods, by name (the first of a name)."""
     def find() -> Dict[str, cst.FunctionDef]:
         functions: Dict[str, cst.FunctionDef] = {}
@@ -138,7 +138,7 @@ def functions_called_from(ctx: FileContext, roots: List[cst.CSTNode],
                           exclude: Optional[cst.FunctionDef] = None) -> List[cst.FunctionDef]:
     """The functions of the file (not methods) that the code under ``roots`` calls by name, and
     those they call, transitively."""
-    functions = _plain_functions(ctx)
+    functions = plain_functions(ctx)
     found: List[cst.FunctionDef] = []
     pending: List[cst.CSTNode] = list(roots)
     while pending:
@@ -261,7 +261,7 @@ def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
     called as the step already.)"""
     def find() -> Dict[str, List[cst.FunctionDef]]:
         steps = step_functions(ctx)
-        functions = _plain_functions(ctx)
+        functions = plain_functions(ctx)
         found: Dict[str, List[cst.FunctionDef]] = {}
         for assign in ctx.nodes(cst.Assign) if steps else ():
             value = assign.value
@@ -322,7 +322,7 @@ def run_calls(ctx: FileContext) -> List[StepCall]:
     """Calls, in the body of a ``for`` loop, that hand a function of the file (the step) to
     ``<strategy>.run``: ``strategy.run(train_step, args=(x, y))``, or a call of a function of the
     file that does (``distributed_train_step(x, y)``). Code already written for a strategy."""
-    functions = _plain_functions(ctx)
+    functions = plain_functions(ctx)
     found: List[StepCall] = []
     handing: Dict[str, List[cst.FunctionDef]] = {}  # functions that run a step, by name
     for call in ctx.nodes(cst.Call):

@@ -18,6 +18,12 @@ HOST_FUNCTIONS = (
     "tensorflow.compat.v1.py_func", "tensorflow.compat.v1.py_function", "tensorflow.compat.v1.numpy_function",
 )
 
+# The Keras classes whose subclasses' compiled methods run in the model the IPU compiles, and
+# those methods (Keras, or a custom loop, traces them into the program).
+KERAS_LAYER_CLASSES = ("keras.layers.Layer", "keras.engine.base_layer.Layer")
+KERAS_MODEL_CLASSES = ("keras.Model", "keras.models.Model")
+COMPILED_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+
 # Model methods that take data, and where their x / y arguments sit.
 DATA_METHODS = ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch")
 GENERATOR_METHODS = ("fit_generator", "evaluate_generator", "predict_generator")
