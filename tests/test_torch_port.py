@@ -118,8 +118,9 @@ def test_inference_gets_its_own_options_when_training_accumulates():
     assert port(result.source, Config(select=("IPU302", "IPU306"))).source == result.source
 
 
-# the expected output still carries a warning: a person must port the step (or name its loss), or the LSTM layers
-MANUAL = {"grad_clipping", "cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss"}
+# the expected output still carries a warning: a person must port the step (or name its loss), or the LSTM layers,
+# or remove DistributedDataParallel, torch.compile, float64 and data-dependent control flow (gated_experts_ddp)
+MANUAL = {"grad_clipping", "cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
