@@ -64,9 +64,10 @@ class UnsupportedOps(Rule):
     )
 
     def run(self, ctx) -> None:
+        compiled = compiled_by_port(ctx)
         for call in calls_named(ctx, _UNSUPPORTED) + self._string_ops(ctx):
             name = tf_call_name(ctx, call)
-            if runs_on_ipu(ctx, call) or compiled_by_port(ctx, call):
+            if runs_on_ipu(ctx, call) or compiled(call):
                 ctx.report(self.code, call, f"`tf.{name}` has no IPU kernel: compute it on the host "
                            "(in the tf.data pipeline, or in `ipu.scopes.outside_compilation_scope()`)", fixed=False)
 

@@ -11,6 +11,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.cstutil import string_value
+from porter.rules.keras._analysis.steps import functions_called_from
 from porter.scopes import assignments
 
 _TF_PREFIXES = ("tensorflow.compat.v1.", "tensorflow.")
@@ -413,33 +414,24 @@ def runs_on_ipu(ctx: FileContext, node: cst.CSTNode) -> bool:
     return function is not None and function.name.value in ipu_functions(ctx)
 
 
-def compiled_by_port(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """True when ``node`` is in a computation this port compiles (IPU202, IPU208: ``compiled_now``)
-    or in a function of the file such a computation calls, directly or through other functions."""
+def compiled_by_port(ctx: FileContext) -> Callable[[cst.CSTNode], bool]:
+    """A test of whether a node is in a computation this port compiles (IPU202, IPU208:
+    ``compiled_now``) or in a function of the file such a computation calls, directly or through
+    other functions. Asked once the computations are all known (by a rule that runs after them)."""
     compiled = compiled_now(ctx)
-    if not compiled:
-        return False
-    roots = [id(part) for kind, held, _ in compiled for part in ([held] if kind == "function" else held)]
-    ancestors = list(ctx.ancestors(node))
-    if any(id(ancestor) in roots for ancestor in ancestors):
-        return True
-    function = ctx.enclosing_function(node)
-    return function is not None and function.name.value in _called_from(ctx, compiled)
+    roots = [part for kind, held, _ in compiled for part in ([held] if kind == "function" else held)]
+    root_ids = {id(root) for root in roots}
+    called = {function.name.value for function in functions_called_from(ctx, roots)} if roots else set()
 
+    def test(node: cst.CSTNode) -> bool:
+        if not roots:
+            return False
+        if any(id(ancestor) in root_ids for ancestor in ctx.ancestors(node)):
+            return True
+        function = ctx.enclosing_function(node)
+        return function is not None and function.name.value in called
 
-def _called_from(ctx: FileContext, compiled: List[Tuple[str, object, str]]) -> Set[str]:
-    """Names of the functions of the file that the compiled computations call, transitively."""
-    functions = {statement.name.value: statement for statement in walk(ctx.module)
-                 if isinstance(statement, cst.FunctionDef)}
-    pending = [held if kind == "function" else cst.Module(body=list(held)) for kind, held, _ in compiled]
-    found: Set[str] = set()
-    while pending:
-        for node in walk(pending.pop()):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions \
-                    and node.func.value not in found:
-                found.add(node.func.value)
-                pending.append(functions[node.func.value])
-    return found
+    return test
 
 
 # ------------------------------------------------------- the computations IPU202 compiles (for IPU207)
