@@ -141,11 +141,8 @@ def import_bindings(node: Union[cst.Import, cst.ImportFrom]) -> Iterator[Tuple[s
             full = dotted_name(alias.name)
             if full is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                yield alias.asname.name.value, full
-            else:
-                head = full.split(".")[0]
-                yield head, head
+            local = bound_name(alias)
+            yield local, full if alias.asname is not None else local  # `import a.b` binds `a`
         return
     if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
         return
@@ -156,10 +153,7 @@ def import_bindings(node: Union[cst.Import, cst.ImportFrom]) -> Iterator[Tuple[s
         name = dotted_name(alias.name)
         if name is None:
             continue
-        local = name
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            local = alias.asname.name.value
-        yield local, f"{base}.{name}"
+        yield bound_name(alias), f"{base}.{name}"
 
 
 def bound_name(alias: cst.ImportAlias) -> str:
