@@ -24,8 +24,7 @@ from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_false, is_name
 from porter.rules.keras._analysis.datasets import chain, feeds_training, returned_batches, training_batches
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, repeatable
-from porter.rules.keras._analysis.model_plan import calls_by_name
-from porter.scopes import assignments, loads, module_globals, owner, returns_of
+from porter.scopes import assignments, loads, local_calls, module_globals, owner, returns_of
 
 # `from_tensor_slices` only: `from_tensors` makes one element, not one per sample.
 _SLICES = ("tensorflow.data.Dataset.from_tensor_slices", "tensorflow.compat.v1.data.Dataset.from_tensor_slices")
@@ -152,7 +151,7 @@ def _padded_by_callers(ctx: FileContext, batch: cst.Call, helper: cst.FunctionDe
             return f"what `{name}` is given is rebound before `predict` reads the dataset"
         pads.extend((value, size_there) for value in given)
         cuts.append((entry, given[0], size_there))
-    others = [call for call in _calls_of(ctx, helper) if id(call) not in makers]
+    others = [call for call in local_calls(ctx, helper) if id(call) not in makers]
     if not all(feeds_training(ctx, call) for call in others):
         return f"another call of `{name}` uses the dataset besides `fit`/`evaluate`/`predict`"
     return PaddedPrediction(batch, sliced, pads, cuts, helper, trains=bool(others))
@@ -220,10 +219,6 @@ def _kept_until(ctx: FileContext, given: List[cst.BaseExpression], maker: cst.Ca
         return True
     return not any(_rebound_between(ctx, name.value, made, read, entry.owner) for value in given
                    for name in loads(value))
-
-
-def _calls_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    return [call for call in calls_by_name(ctx).get(function.name.value, []) if is_name(call.func, function.name.value)]
 
 
 def _made_from(ctx: FileContext, batch: cst.Call, scope: cst.CSTNode):
@@ -308,4 +303,4 @@ def _index_in(ctx: FileContext, block: list, statement: cst.BaseStatement) -> Op
 
 
 def _inside(ctx: FileContext, statement: cst.BaseStatement, block: list) -> bool:
-    return any(node in block for node in [statement, *ctx.ancestors(statement)])
+    return _index_in(ctx, block, statement) is not None
