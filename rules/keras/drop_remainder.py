@@ -1618,7 +1618,7 @@ class DropRemainder(Rule):
             if keyword(made, "drop_remainder") is None:
                 ctx.replace(made, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
                 if "predict" in methods:
-                    ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`{_PREDICT_DROPS}",
+                    ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`{_predict_drops()}",
                                fixed=False)
                 else:
                     ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last "
@@ -1985,30 +1985,33 @@ def _predicted_only(ctx, batches) -> dict:
     """Per ``.batch()`` call id that ``predict`` reads (alone, or besides ``fit``/``evaluate``):
     the message that says what ``drop_remainder`` costs there, why the port does not pad the data
     (when it can say), and that the port is not complete with it."""
-    methods: dict = {}
-    for found in batches:
-        methods.setdefault(id(found.batch), set()).add(found.method)
     reasons = unpadded_reasons(ctx)
-    return {key: (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
-                  f"batch{_not_padded(reasons.get(key))}; line its answers up with labels trimmed the same way, or pad "
-                  "the data to a multiple of the batch size before batching", False)
-            for key, used in methods.items() if "predict" in used}
+    return {key: (_predict_drops(reasons.get(key)), False)
+            for key, used in _methods_by_batch(batches).items() if "predict" in used}
 
 
-# What `drop_remainder=True` costs a dataset that `predict` reads (a library's batching call).
-_PREDICT_DROPS = (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a batch; "
-                  "line its answers up with labels trimmed the same way, or pad the data to a multiple of the batch "
-                  "size before batching")
+def _predict_drops(reason: Optional[str] = None) -> str:
+    """What `drop_remainder=True` costs a dataset that `predict` reads, and why the port does not
+    pad its data, when it can say."""
+    return (": `predict` reads this dataset, and gives no answer for the last samples that do not fill a "
+            f"batch{_not_padded(reason)}; line its answers up with labels trimmed the same way, or pad the data to "
+            "a multiple of the batch size before batching")
 
 
 def _evaluated_only(batches) -> dict:
     """Per ``.batch()`` call id that only ``evaluate`` reads: its loss and metrics are computed
     without the samples of the dropped last batch, which the message says (the numbers change)."""
+    return {key: (": `evaluate` reads this dataset, and its loss and metrics now leave out the samples of the dropped "
+                  "last batch (fewer than one batch)", True, False)
+            for key, used in _methods_by_batch(batches).items() if used == {"evaluate"}}
+
+
+def _methods_by_batch(batches) -> dict:
+    """Per ``.batch()`` call id, the training methods (``fit``, ``predict``...) that read it."""
     methods: dict = {}
     for found in batches:
         methods.setdefault(id(found.batch), set()).add(found.method)
-    return {key: (": `evaluate` reads this dataset, and its loss and metrics now leave out the samples of the dropped "
-                  "last batch (fewer than one batch)", True, False) for key, used in methods.items() if used == {"evaluate"}}
+    return methods
 
 
 def _not_padded(reason) -> str:
