@@ -100,8 +100,7 @@ def port(source: str, config: Config = Config(), cells: bool = False) -> PortRes
             findings = tuple(ctx.findings(statement_lines))
             # the original index goes before the verification builds the new one
             ctx = final = None
-            final = _verify(new_module, new_source, config, cells)
-            _check_compiles(source, new_source)
+            final = _verify(source, new_module, new_source, config, cells)
         else:
             findings = tuple(ctx.findings())
         if config.annotate:
@@ -160,25 +159,25 @@ def _annotate(ctx: FileContext, source: str) -> str:
     return render(apply_edits(ctx))
 
 
-def _check_compiles(source: str, new_source: str) -> None:
-    """The port must not bring what Python's compiler refuses (a keyword given twice by two
-    edits of one call) into code it accepted."""
-    error = compiler_rejects(new_source)
-    if error is not None and compiler_rejects(source) is None:
-        raise _PortError(f"internal error: the ported code does not compile ({error.msg}, line {error.lineno})")
+def _verify(source: str, new_module: cst.Module, new_source: str, config: Config, cells: bool = False
+            ) -> FileContext:
+    """The port must compile, and porting it again must change nothing.
 
-
-def _verify(new_module: cst.Module, new_source: str, config: Config, cells: bool = False) -> FileContext:
-    """The port must parse, and porting it again must change nothing.
-
-    Python's compiler checks that the new source parses, at a fraction of the cost of libcst's
-    parse, and the rules run again on the tree that rendered it, which is the tree a parse of the
-    new source gives back. The new source is parsed by libcst only when that shortcut cannot
-    decide: the running Python rejects it (it may predate syntax the file already used), or an
-    edit put one node object in two places (the index maps each node to one parent).
+    Python's compiler checks that the new source parses and compiles, at a fraction of the cost
+    of libcst's parse: a port must not bring what the compiler refuses (a keyword given twice by
+    two edits of one call) into code it accepted. The rules run again on the tree that rendered
+    the new source, which is the tree a parse of it gives back. The new source is parsed by libcst
+    only when that shortcut cannot decide: the running Python's parser rejects it (it may predate
+    syntax the file already used), or an edit put one node object in two places (the index maps
+    each node to one parent).
     """
+    rejected = compiler_rejects(new_source)
+    parser_rejects = rejected is not None and python_rejects(new_source) is not None
+    if rejected is not None and not parser_rejects and compiler_rejects(source) is None:
+        raise _PortError("internal error: the ported code does not compile "
+                         f"({getattr(rejected, 'msg', rejected)}, line {getattr(rejected, 'lineno', '?')})")
     try:
-        if python_rejects(new_source) is not None:
+        if parser_rejects:
             new_module = _parse(new_source)
         again = _run_rules(new_module, config, new_source, cells)
         if again.shared_nodes:

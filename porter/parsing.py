@@ -42,18 +42,15 @@ def python_rejects(source: str) -> Optional[Exception]:
     return None
 
 
-def compiler_rejects(source: str) -> Optional[SyntaxError]:
-    """Why Python's compiler rejects ``source`` that its parser accepts (a repeated keyword
-    argument, ``return`` outside a function...), or None. Only the parser runs on the original
-    (libcst parses it), so this is what a port can newly break while the new code still parses."""
+def compiler_rejects(source: str) -> Optional[Exception]:
+    """Why Python rejects ``source`` when it compiles it, parser and compiler both (a repeated
+    keyword argument, ``return`` outside a function...), or None when it compiles."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, "<port>", "exec", dont_inherit=True)
-    except SyntaxError as error:
+    except (SyntaxError, RecursionError, MemoryError, ValueError) as error:
         return error
-    except (RecursionError, MemoryError, ValueError):
-        return None
     return None
 
 
