@@ -6,11 +6,10 @@ from porter.context import SharedKey, walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
 from porter.rules.keras._analysis.util import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import model_plan, without_compat
 from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE
 from porter.scopes import assignments, owner, statements_in
 
-_COMPAT = ("tensorflow.compat.v1.", "tensorflow.compat.v2.")
 _QUERIES = frozenset({
     "tensorflow.config.list_physical_devices", "tensorflow.config.experimental.list_physical_devices",
     "tensorflow.config.list_logical_devices", "tensorflow.config.experimental.list_logical_devices",
@@ -46,15 +45,7 @@ def _call_name(ctx, call: cst.Call) -> Optional[str]:
     func = call.func
     if last_name(func) not in _LAST_NAMES:
         return None
-    return _normal(ctx.qualified_name(func))
-
-
-def _normal(qualified: Optional[str]) -> Optional[str]:
-    if qualified is not None:
-        for prefix in _COMPAT:
-            if qualified.startswith(prefix):
-                return "tensorflow." + qualified[len(prefix):]
-    return qualified
+    return without_compat(ctx.qualified_name(func))
 
 
 class GpuBoilerplate(Rule):
@@ -568,7 +559,7 @@ class _Scan:
         if isinstance(func, cst.Name):
             return func.value == "print"
         if isinstance(func, cst.Attribute):
-            return func.attr.value in _LOG_METHODS or _normal(self.ctx.qualified_name(func)) == "tensorflow.print"
+            return func.attr.value in _LOG_METHODS or without_compat(self.ctx.qualified_name(func)) == "tensorflow.print"
         return False
 
     @staticmethod
@@ -603,7 +594,7 @@ class _Scan:
         """TF1: ``tf.ConfigProto(gpu_options=tf.GPUOptions(...))`` loses its GPU options, and a
         ``gpu_options = tf.GPUOptions(...)`` variable used only there goes too."""
         for call in ctx.nodes(cst.Call):
-            if last_name(call.func) != "ConfigProto" or _normal(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
+            if last_name(call.func) != "ConfigProto" or without_compat(ctx.qualified_name(call.func)) != "tensorflow.ConfigProto":
                 continue
             arg = keyword(call, "gpu_options")
             if arg is None:
@@ -624,7 +615,7 @@ class _Scan:
 
     def _is_gpu_options(self, node) -> bool:
         return isinstance(node, cst.Call) and last_name(node.func) == "GPUOptions" and \
-            _normal(self.ctx.qualified_name(node.func)) == "tensorflow.GPUOptions"
+            without_compat(self.ctx.qualified_name(node.func)) == "tensorflow.GPUOptions"
 
     def _options_variable(self, ctx, name: cst.Name):
         """The statements assigning ``name`` a ``tf.GPUOptions(...)`` when that is all it is and
