@@ -2,10 +2,10 @@ import libcst as cst
 
 from porter.context import walk
 from porter.cstutil import is_name, keyword, positional
-from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import covered, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
                                                 updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
@@ -15,6 +15,7 @@ from porter.rule import KERAS, TF1, WARN, Example, Rule
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
 _CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
+_CALLER_DEPTH = 3  # callers followed up to find the strategy scope a call runs in
 
 
 class GradientTape(Rule):
@@ -321,6 +322,30 @@ class GradientTape(Rule):
                 def train_step(self, data):
                     return {"loss": self.block.local_update(data[0])}
             """, reported=False),
+        # A plain class's step method, called (in a comprehension) in the strategy's scope: the report
+        # asks for the compilation and `strategy.run`, not for a scope the calls are already in.
+        Example("""\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+                    self.optimizer = tf.keras.optimizers.SGD(0.1)
+
+                def step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+                losses = [trainer.step(x, y) for x, y in dataset]
+            """),
     )
 
     def run(self, ctx) -> None:
@@ -398,10 +423,13 @@ class GradientTape(Rule):
                     f"optimizer step must run in the same compiled step; move it into `{function.name.value}`, then "
                     "call that through `strategy.run` inside `strategy.scope()`")
         if isinstance(owner, cst.ClassDef):
+            # Where every call of the method runs in the IPU strategy's scope, so do the model and
+            # optimizer it reaches through `self`: only the compilation and `strategy.run` are missing.
+            scope = ("(its calls already run in `strategy.scope()`)" if self._called_in_scope(ctx, function)
+                     else "and create the model and optimizer inside `strategy.scope()`")
             return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
                     "does not rewrite: decorate it with `@tf.function(jit_compile=True)`, call it through "
-                    "`strategy.run(...)` and create the model and optimizer inside `strategy.scope()` (Targeting "
-                    "the IPU from TensorFlow 2, \"On-device loops\")")
+                    f"`strategy.run(...)` {scope} (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
         if loop is not None or function is None:
             return ("the training step is written inline where the porter cannot move it into a function (it "
                     "moves a step written in the body of a loop or of an `if` in it, not in a `with`, a `try` or outside a "
@@ -411,6 +439,15 @@ class GradientTape(Rule):
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
                 "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    @staticmethod
+    def _called_in_scope(ctx, method: cst.FunctionDef) -> bool:
+        """Whether ``method`` is called, and each call (through any receiver, in a comprehension
+        too) runs in the IPU strategy's scope of the port, or in a function only called there."""
+        calls = [call for call in calls_by_name(ctx).get(method.name.value, ())
+                 if isinstance(call.func, cst.Attribute) and ctx.enclosing_function(call) is not method]
+        regions = model_plan(ctx).regions
+        return bool(calls) and all(covered(ctx, regions, call, _CALLER_DEPTH) for call in calls)
 
     @staticmethod
     def _helper_of_method_step(ctx, function, taping) -> bool:
