@@ -10,7 +10,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -644,9 +644,19 @@ _SAME_LENGTH_FUNCTIONS = ("numpy.expand_dims", "keras.utils.to_categorical", "te
 _SAME_LENGTH_METHODS = ("astype", "copy")
 
 
+_INT_OPERATIONS = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b,
+                   cst.Multiply: lambda a, b: a * b, cst.FloorDivide: lambda a, b: a // b}
+
+
 def static_int(ctx: FileContext, node: Optional[cst.BaseExpression]) -> Optional[int]:
-    """An int literal, or a module constant assigned an int literal once."""
+    """An int literal, or a module constant assigned an int literal once, or a sum, difference,
+    product or floor division of them (``N_TRAIN + N_VAL``)."""
     value = int_value(node)
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _INT_OPERATIONS:
+        left, right = static_int(ctx, node.left), static_int(ctx, node.right)
+        if left is None or right is None or (isinstance(node.operator, cst.FloorDivide) and right == 0):
+            return None
+        return _INT_OPERATIONS[type(node.operator)](left, right)
     if value is not None or not isinstance(node, cst.Name):
         return value
     found = None
@@ -730,6 +740,8 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 continue
             elif position == (-1, -1) and size is None and _made_length(ctx, value) is not None:
                 size = _made_length(ctx, value)
+            elif position == (-1, -1) and size is None and _sliced_length(ctx, value, name, owner) is not None:
+                size = _sliced_length(ctx, value, name, owner)
             elif position == (-1, -1) and size is not None and _reshaped_length(ctx, value, name) is not None:
                 size = _reshaped_length(ctx, value, name)
             else:
@@ -783,6 +795,24 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     if isinstance(first, (cst.Tuple, cst.List)):
         first = first.elements[0].value if first.elements else None
     return static_int(ctx, first) if first is not None else None
+
+
+def _sliced_length(ctx: FileContext, value: cst.BaseExpression, name: str, owner: cst.CSTNode) -> Optional[int]:
+    """The samples of ``value`` when it slices another variable of countable length with static
+    bounds (``x_val = x[200:]``, ``x[:n_train]``): a split of data made in ``owner``."""
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value != name):
+        return None
+    key = (id(owner), name)
+    if key in _COUNTING:
+        return None  # (`a = b[1:]` and `b = a[1:]`: no length to start from)
+    _COUNTING.add(key)
+    try:
+        return static_length(ctx, value, owner)
+    finally:
+        _COUNTING.discard(key)
+
+
+_COUNTING: Set[Tuple[int, str]] = set()  # the variables whose length is being counted, against cycles
 
 
 def _reshaped_length(ctx: FileContext, value: cst.BaseExpression, name: str) -> Optional[int]:
