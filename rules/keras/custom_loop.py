@@ -3,7 +3,7 @@ from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
-from porter.context import code_of, dotted_name, walk
+from porter.context import canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_targets, strategy_scope_name,
                                                       tensorflow_alias)
@@ -404,6 +404,16 @@ def _slices_from(subscript: cst.Subscript, index: str) -> bool:
 
 # `tf.function` options that say the step gets inputs of changing shapes.
 _RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
+
+
+def _innermost_loop(ctx, node: cst.CSTNode):
+    """The ``for`` or ``while`` loop of ``node``'s own function (or module) closest around it."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, (cst.For, cst.While)):
+            return ancestor
+    return None
 
 
 def _decorated(tf: str):
@@ -1170,13 +1180,52 @@ class CustomLoop(Rule):
         Example(_BEFORE.replace(_TO_INPUT, _INPUT_GRADS), _AFTER_STEP.replace(_TO_INPUT, _INPUT_GRADS)),
         # Gradients of plain variables, no model (a guide to tapes): nothing for the IPU, reported.
         Example(_BEFORE.replace("model(images)", "images * scale").replace(_TO_INPUT, _INPUT_GRADS)),
+        # A metric made anew in each epoch of the loop: reported, to be made once in the scope.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+
+            for epoch in range(3):
+                epoch_loss = tf.keras.metrics.Mean()
+                for x, y in dataset:
+                    epoch_loss.update_state(strategy.run(train_step, args=(x, y)))
+            """,
+        ),
     )
+
+    def _metrics_made_in_loops(self, ctx) -> None:
+        """Report a Keras metric object (``tf.keras.metrics.Mean()``) made inside a loop that trains
+        (an epoch loop around the steps): a metric holds variables, made once in the strategy's
+        scope; a new one each epoch makes new variables, outside the scope of the port."""
+        for call in ctx.nodes(cst.Call):
+            keras = canonical_keras(ctx.qualified_name(call.func))
+            metric = keras.rsplit(".", 1)[1] if keras is not None and keras.startswith("keras.metrics.") else ""
+            loop = _innermost_loop(ctx, call)
+            if not metric[:1].isupper() or loop is None or not loop_trains(ctx, loop):
+                continue
+            header = (f"for {code_of(ctx, loop.target)} in {code_of(ctx, loop.iter)}" if isinstance(loop, cst.For)
+                      else f"while {code_of(ctx, loop.test)}")
+            ctx.report(self.code, call, f"the Keras metric `{metric}` is made in the training loop "
+                       f"(`{header}`), a new one on each pass: a metric holds variables, which the IPU "
+                       "strategy needs made in `strategy.scope()`, once; make it before the loop, in the scope "
+                       "with the model, and call its `reset_state()` where a new one was made", fixed=False)
 
     def run(self, ctx) -> None:
         tf = tensorflow_alias(ctx)
         if tf is None:
             return
         self._eager_runs(ctx, tf)
+        self._metrics_made_in_loops(ctx)
         losses: Set[str] = set()  # loss objects given an explicit reduction
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
         plans = [plan for plan in loop_plans(ctx) if not moved(ctx, plan.step.call)]
