@@ -378,6 +378,51 @@ class IpuConfig(Rule):
                 baseline.fit(x, y, batch_size=32)
             """,
         ),
+        # `main()` binds the helper's strategy (an IPU strategy in the port) only to print its replicas,
+        # then calls `train()`, which gets a strategy and scope of its own: the IPU system is configured
+        # before that first IPU strategy is made, not in `train()`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def get_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y, batch_size=32)
+
+
+            def main():
+                strategy = get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                train(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def get_strategy():
+                return tf.distribute.MirroredStrategy()
+
+
+            def train(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y, batch_size=32)
+
+
+            def main():
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                strategy = get_strategy()
+                print("replicas:", strategy.num_replicas_in_sync)
+                train(x, y)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -488,6 +488,7 @@ class _Analysis:
         if not plan.has_ipu_strategy:
             self._find_regions()
             self._configure_before_repeated_calls()
+            self._configure_before_caller_strategy()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
                 self._choose_binding()
@@ -1551,6 +1552,30 @@ class _Analysis:
             if repeated:
                 block = repeated[0][0]
                 region.config_anchor = self._anchor(min((top for _, top in repeated), key=block.body.index))
+
+    def _configure_before_caller_strategy(self) -> None:
+        """A function with a region of its own, called from one function after that function binds
+        a strategy of the program (``strategy = get_strategy()`` in ``main()``, only to print its
+        replicas, then ``train()``): the binding makes an IPU strategy, which needs the IPU system
+        configured first, so the configuration goes before the binding, out of any loop (the region's
+        strategy and scope stay in the function, which runs after it)."""
+        for region in self.plan_.regions:
+            function = self._function_of(region.block)
+            if region.config_anchor is not None or function is None \
+                    or self.ctx.enclosing_function(region.anchor) is not function:
+                continue
+            calls = list(local_calls(self.ctx, function))
+            if not calls or len({id(self.ctx.enclosing_function(call)) for call in calls}) != 1:
+                continue
+            body = self._body_of(self.ctx.enclosing_function(calls[0]))
+            tops = [self._top_in(body, call) for call in calls] if body is not None else [None]
+            if any(top is None for top in tops):
+                continue
+            first_call = min(body.body.index(top) for top in tops)
+            bindings = [statement for statement, _ in self._strategy_bindings
+                        if self.ctx.block_of(statement) is body and body.body.index(statement) < first_call]
+            if bindings:
+                region.config_anchor = self._anchor(min(bindings, key=body.body.index))
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
