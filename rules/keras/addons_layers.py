@@ -261,7 +261,7 @@ class AddonsLayers(Rule):
     # ------------------------------------------------------------------------------ safety
     def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
         try:
-            values = bound_arguments(call, _ORDER[layer])
+            values = bound_arguments(call, _ORDER[layer], layer)
             if layer == "Embedding":
                 self._check_embedding(ctx, call, values)
             else:

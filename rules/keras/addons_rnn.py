@@ -289,7 +289,7 @@ class AddonsRnn(Rule):
     # ------------------------------------------------------------------------------ safety
     def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
         try:
-            values = bound_arguments(call, _ORDER[layer])
+            values = bound_arguments(call, _ORDER[layer], layer)
             self._check_values(values)
             self._check_context(ctx, call)
         except Unsafe as error:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword
+from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rules.keras._analysis.fit import last_value_before
 from porter.scopes import owner, values_of
@@ -50,16 +51,22 @@ def layer_calls(ctx: FileContext, layers: Sequence[str]) -> Iterator[Tuple[cst.C
                 yield call, name.rsplit(".", 1)[-1]
 
 
-def bound_arguments(call: cst.Call, order: Sequence[str]) -> Dict[str, cst.BaseExpression]:
-    """Parameter name -> value for a constructor call whose positional order is ``order``;
-    raises ``Unsafe`` when the arguments cannot be read."""
+def bound_arguments(call: cst.Call, order: Sequence[str], layer: str = "") -> Dict[str, cst.BaseExpression]:
+    """Parameter name -> value for a constructor call of the Keras ``layer`` whose positional order
+    is ``order``, a Keras 1 keyword under its Keras 2 name (``LSTM(dropout_W=0.2)`` gives
+    ``dropout``: IPU115 renames it); raises ``Unsafe`` when the arguments cannot be read."""
     if any(arg.star for arg in call.args):
         raise Unsafe("its `*args`/`**kwargs` cannot be read")
     positional = [arg for arg in call.args if arg.keyword is None]
     if len(positional) > len(order):
         raise Unsafe("it has more positional arguments than Keras takes")
+    renames = LAYER_KEYWORDS.get(layer, {})
     values = {order[index]: arg.value for index, arg in enumerate(positional)}
-    values.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in CHANGED_KEYWORDS:
+            raise Unsafe(f"it takes the Keras 1 keyword `{arg.keyword.value}`, which Keras 2 does not (IPU115)")
+        if arg.keyword is not None:
+            values[renames.get(arg.keyword.value, arg.keyword.value)] = arg.value
     return values
 
 
