@@ -18,10 +18,11 @@ _CALLS: Dict[str, Dict[str, str]] = {
     "keras.Model": _MODEL,
     "keras.engine.training.Model": _MODEL,
 }
-_TWO_D = frozenset({"Conv2D", "Convolution2D"})
 # (`KerasClassifier(nb_epoch=...)` is left alone: Keras 2.6's scikit-learn wrapper accepts it and drops
 # it, as Keras 2.2's did, so `epochs=` would change how long it trains.)
 _METHODS: Dict[str, Dict[str, str]] = {"fit": _EPOCHS, "fit_generator": _EPOCHS}
+# The convolutions whose Keras 1 kernel (`nb_row`, `nb_col`) is one Keras 2 `kernel_size`.
+_TWO_D = frozenset({"Conv2D", "Convolution2D"})
 
 
 class Keras1Keywords(Rule):
@@ -162,7 +163,7 @@ class Keras1Keywords(Rule):
 
 
 def _layer_calls(ctx):
-    """(call, layer class name, from standalone Keras) for each call of a Keras layer ``LAYER_KEYWORDS`` names."""
+    """(call, layer class name, from standalone Keras) for each call of a layer ``LAYER_KEYWORDS`` names."""
     for call in ctx.nodes(cst.Call):
         qualified = ctx.qualified_name(call.func)
         keras = canonical_keras(qualified)
@@ -190,7 +191,8 @@ def _keras1_kernel(call: cst.Call, layer: str, standalone: bool) -> bool:
         return len(positional) <= 1
     if columns is not None:
         return len(positional) == 2
-    keras1 = layer == "Convolution2D" or any(keyword(call, old) is not None for old in (*LAYER_KEYWORDS["Conv2D"], *CHANGED_KEYWORDS))
+    keras1_words = (*LAYER_KEYWORDS[layer], *CHANGED_KEYWORDS)
+    keras1 = layer == "Convolution2D" or any(keyword(call, old) is not None for old in keras1_words)
     return rows is None and standalone and keras1 and _positional_ints(call)
 
 
