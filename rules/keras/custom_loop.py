@@ -1201,17 +1201,32 @@ class CustomLoop(Rule):
                     epoch_loss.update_state(strategy.run(train_step, args=(x, y)))
             """,
         ),
+        # A metric handed to `compile` with a model made in the same loop (a k-fold loop) is Keras'.
+        Example(
+            """\
+            import tensorflow as tf
+
+            for fold in range(5):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+                model.compile(loss="binary_crossentropy", metrics=[tf.keras.metrics.AUC()])
+                for x, y in folds[fold]:
+                    model.train_on_batch(x, y)
+            """,
+            reported=False,
+        ),
     )
 
     def _metrics_made_in_loops(self, ctx) -> None:
-        """Report a Keras metric object (``tf.keras.metrics.Mean()``) made inside a loop that trains
-        (an epoch loop around the steps): a metric holds variables, made once in the strategy's
-        scope; a new one each epoch makes new variables, outside the scope of the port."""
+        """Report a Keras metric object (``tf.keras.metrics.Mean()``) assigned inside a loop that
+        trains (an epoch loop around the steps): a metric holds variables, made once in the
+        strategy's scope; a new one each epoch makes new variables, outside the scope of the port.
+        (One handed to ``compile`` with a model made in the same loop, a k-fold loop, is Keras'.)"""
         for call in ctx.nodes(cst.Call):
             keras = canonical_keras(ctx.qualified_name(call.func))
             metric = keras.rsplit(".", 1)[1] if keras is not None and keras.startswith("keras.metrics.") else ""
             loop = _innermost_loop(ctx, call)
-            if not metric[:1].isupper() or loop is None or not loop_trains(ctx, loop):
+            assigned = isinstance(ctx.parent(call), cst.Assign)
+            if not metric[:1].isupper() or not assigned or loop is None or not loop_trains(ctx, loop):
                 continue
             header = (f"for {code_of(ctx, loop.target)} in {code_of(ctx, loop.iter)}" if isinstance(loop, cst.For)
                       else f"while {code_of(ctx, loop.test)}")
