@@ -710,6 +710,39 @@ class DivisibleDataset(Rule):
             scores = cut_to_samples(model.predict(pad_to_multiple(x_test, 32)), x_test)
             """),
         ),
+        # A helper given a part of the trained model (`vae.decoder`) predicts with that model.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def decode_grid(decoder, n):
+                latents = np.array([[x, y] for x in np.linspace(-1, 1, n) for y in np.linspace(-1, 1, n)])
+                return decoder.predict(latents)
+
+
+            vae = tf.keras.models.load_model("vae.keras")
+            images = decode_grid(vae.decoder, 10)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def decode_grid(decoder, n):
+                latents = np.array([[x, y] for x in np.linspace(-1, 1, n) for y in np.linspace(-1, 1, n)])
+                return cut_to_samples(decoder.predict(pad_to_multiple(latents, 32)), latents)
+
+
+            vae = tf.keras.models.load_model("vae.keras")
+            images = decode_grid(vae.decoder, 10)
+            """),
+        ),
         # One sample: padded to a batch, and the one answer kept.
         Example(
             """\
@@ -1748,6 +1781,19 @@ class DivisibleDataset(Rule):
                     print(epoch, (scores.argmax(axis=1) == self.labels).mean())
             """,
         ),
+        # So does a model the callback's model holds (a GAN's generator), on noise it draws.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class SampleSaver(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    noise = tf.random.normal((3, 64))
+                    images = self.model.generator.predict(noise)
+                    tf.io.write_file("epoch_%d.png" % epoch, tf.io.encode_png(images[0]))
+            """,
+        ),
         # Several inputs made in the call: arrays, which cannot be read twice to pad them: reported.
         Example(
             """\
@@ -2241,20 +2287,24 @@ class DivisibleDataset(Rule):
 
     def _report_callback_inputs(self, ctx) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
-        on data the callback was given: the porter cannot see how many samples it holds."""
+        on data the callback was given: the porter cannot see how many samples it holds. So does
+        a model the callback's model holds (``self.model.generator.predict(noise)``), made in the
+        same scope."""
         for call, method in method_calls(ctx, "predict", "evaluate"):
             receiver = call.func.value
             function = ctx.enclosing_function(call)
-            if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "model"
-                    and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"
-                    and function is not None and is_callback_method(ctx, function)):
+            if not (_callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
                 continue
             data = argument(call, "x", 0)
-            if data is None or data.star or is_dataset(ctx, data.value) or static_length(ctx, data.value, function):
+            if data is None or data.star or is_dataset(ctx, data.value):
                 continue
-            ctx.report(self.code, call.func.attr, f"`self.model.{method}()` in the callback "
+            length, batch = static_length(ctx, data.value, function), _batch_of(call, method)
+            if length is not None and batch and length % batch == 0:
+                continue
+            seen = "whose length the porter cannot see" if length is None else f"{length} samples, not whole batches"
+            ctx.report(self.code, call.func.attr, f"`{code_of(ctx, receiver)}.{method}()` in the callback "
                        f"`{ctx.enclosing(function, cst.ClassDef).name.value}` runs on the IPU during `fit`, on "
-                       f"`{code_of(ctx, data.value)}`, whose length the porter cannot see: the IPU rejects a "
+                       f"`{code_of(ctx, data.value)}`, {seen}: the IPU rejects a "
                        "partial batch; give the callback arrays whose length is a multiple of the batch size "
                        "(pad them and cut the predictions back), or a dataset batched with "
                        "`drop_remainder=True`", fixed=False)
@@ -2366,6 +2416,22 @@ class DivisibleDataset(Rule):
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
+
+
+def _callback_model(receiver: cst.BaseExpression) -> bool:
+    """``self.model`` in a callback's method, or a part of it (``self.model.generator``)."""
+    while isinstance(receiver, cst.Attribute) and not (receiver.attr.value == "model" and is_name(receiver.value, "self")):
+        receiver = receiver.value
+    return isinstance(receiver, cst.Attribute)
+
+
+def _batch_of(call: cst.Call, method: str) -> int:
+    """The batch size of a ``predict``/``evaluate`` call: its literal ``batch_size``, else Keras's
+    default; 0 when it is not a literal (no length is then known to be whole batches)."""
+    given = argument(call, "batch_size", 1 if method == "predict" else 2)
+    if given is None:
+        return KERAS_DEFAULT_BATCH
+    return int(given.value.value) if isinstance(given.value, cst.Integer) else 0
 
 
 def _without_leading_blank_lines(statement):

@@ -3,7 +3,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import bound_names
+from porter.context import bound_names, code_of
 from porter.cstutil import statement
 from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, training_calls
 from porter.rules.keras._analysis.model_plan import model_plan
@@ -102,7 +102,9 @@ class Pipelining(Rule):
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
-        "(subclassed, loaded) are reported. PopTorch models are pipelined by IPU316."
+        "(subclassed, loaded) are reported, and so are the models of a port whose strategy runs without the IPU "
+        "Keras extensions (a `train_step` override, IPU103), which have no pipelining or gradient accumulation "
+        "options. PopTorch models are pipelined by IPU316."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -160,6 +162,23 @@ class Pipelining(Rule):
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
         ),
+        # A model class overrides `train_step`: the strategy runs without the IPU Keras extensions
+        # (IPU103), whose models have no pipelining or gradient accumulation options.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Distiller(tf.keras.Model):
+                def train_step(self, data):
+                    return {}
+
+
+            teacher = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(10)])
+            teacher.compile(loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
         Example(_SEQUENTIAL_BEFORE, reported=False),
         Example(_SEQUENTIAL_AFTER, reported=False,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
@@ -172,12 +191,16 @@ class Pipelining(Rule):
             return
         calls = training_calls(ctx)
         configured = self._configured(ctx)
+        without_extensions = self._without_extensions(ctx)
         seen = set()
         for entry in calls:
             if entry.method != "compile" or entry.model in seen:
                 continue
             seen.add(entry.model)
             if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
+                continue
+            if without_extensions is not None:
+                self._report_without_extensions(ctx, entry, without_extensions, stages)
                 continue
             lines: List[cst.BaseStatement] = []
             if stages:
@@ -196,6 +219,32 @@ class Pipelining(Rule):
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
+
+    @staticmethod
+    def _without_extensions(ctx) -> Optional[str]:
+        """Why the port's strategy is ``IPUStrategy(enable_keras_extensions=False)`` (IPU103), or
+        None: a model class that overrides ``train_step`` (or a library model that does). The models
+        of that strategy get none of the IPU Keras extension methods."""
+        plan = model_plan(ctx)
+        if plan.overridden_hooks:
+            hook = plan.overridden_hooks[0]
+            owner = ctx.enclosing(hook, cst.ClassDef)
+            where = f"`{owner.name.value}.{hook.name.value}`" if owner is not None else f"`{hook.name.value}`"
+            return f"{where} is overridden"
+        if plan.library_overrides:
+            return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
+        return None
+
+    def _report_without_extensions(self, ctx, entry: TrainingCall, why: str, stages: Optional[int]) -> None:
+        """Pipelining and gradient accumulation are IPU Keras extension methods, which the models
+        of ``IPUStrategy(enable_keras_extensions=False)`` do not have: calling them would fail."""
+        wanted = "pipelining" if stages else "gradient accumulation"
+        method = "set_pipelining_options" if stages else "set_gradient_accumulation_options"
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.model}` gets no {wanted}: the port trains it in `IPUStrategy(enable_keras_extensions="
+                   f"False)`, since {why}, and its models have no `{method}`; to get it, remove the override (its "
+                   "step as the model's `call` and a compiled loss) and port again (Graphcore's Keras tutorial, "
+                   "\"Pipelining\")", fixed=False)
 
     @staticmethod
     def _configured(ctx) -> set:

@@ -1693,8 +1693,9 @@ class _Analysis:
         return names - holders, holders, collections
 
     def _parameters_given(self, names: Set[str]) -> Set[str]:
-        """Parameters of the file's functions that a call gives one of ``names`` (a model): in
-        ``show(conv_model)``, ``def show(model): model.predict(...)`` runs that model."""
+        """Parameters of the file's functions that a call gives one of ``names`` (a model) or a part
+        of one: in ``show(conv_model)`` or ``show(vae.decoder)``, ``def show(model):
+        model.predict(...)`` runs that model."""
         found: Set[str] = set()
         for call in self.ctx.nodes(cst.Call):
             function = self._functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
@@ -1702,7 +1703,7 @@ class _Analysis:
                 continue
             params = [param.name.value for param in function.params.params]
             for index, arg in enumerate(call.args):
-                if arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value in names):
+                if arg.star or _part_of(arg.value) not in names:
                     continue
                 if arg.keyword is not None:
                     found.add(arg.keyword.value)
