@@ -14,7 +14,7 @@ from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
-from porter.scopes import assignments, called_returns, local_function, owner, sub_blocks
+from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -182,10 +182,39 @@ def _unbatched_later(ctx: FileContext, call: cst.Call) -> bool:
         attribute = ctx.parent(node)
         outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
         if not (isinstance(outer, cst.Call) and outer.func is attribute):
-            return False
+            # The chain ends: `ds = ds.batch(512)` goes on where the next statement reads `ds`.
+            node = _next_read(ctx, node)
+            if node is None:
+                return False
+            continue
         if attribute.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
             return attribute.attr.value == "unbatch"  # split back into rows, or batched again first
         node = outer
+
+
+def _next_read(ctx: FileContext, chain_end: cst.BaseExpression) -> Optional[cst.Name]:
+    """``ds = <chain_end>``, then ``ds = ds.map(parse)`` on a later line of the same block: that
+    read of ``ds``, where the chain goes on. Only when it is the one place the value goes: the
+    line binds ``ds`` again, or no other line of the block reads ``ds``. None otherwise."""
+    assign = ctx.parent(chain_end)
+    if not (isinstance(assign, cst.Assign) and assign.value is chain_end and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    name = assign.targets[0].target.value
+    siblings = list(ctx.siblings(ctx.statement_of(assign)))
+    later = siblings[siblings.index(ctx.statement_of(assign)) + 1:]
+    for index, line in enumerate(later):
+        reads = [read for read in loads(line) if read.value == name]
+        rebinds = isinstance(line, cst.SimpleStatementLine) and any(
+            name in bound_names(target.target) for small in line.body if isinstance(small, cst.Assign)
+            for target in small.targets)
+        if not reads:
+            if rebinds:
+                return None
+            continue
+        elsewhere = any(read.value == name for other in later[index + 1:] for read in loads(other))
+        return reads[0] if len(reads) == 1 and (rebinds or not elsewhere) else None
+    return None
 
 
 def outermost_chain(ctx: FileContext, call: cst.Call) -> cst.BaseExpression:

@@ -441,6 +441,54 @@ class DropRemainder(Rule):
             model.fit(rows.shuffle(512).batch(64, drop_remainder=True), epochs=2)
             """,
         ),
+        # The same over several lines (`ds = ds.batch(n)`, `ds = ds.map(...)`, `ds = ds.unbatch()`).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def rows(images, labels, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                ds = ds.batch(1024)
+                ds = ds.map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
+                ds = ds.unbatch()
+                return ds.shuffle(4096).batch(batch_size)
+
+
+            model.fit(rows(images, labels, 64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def rows(images, labels, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                ds = ds.batch(1024)
+                ds = ds.map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
+                ds = ds.unbatch()
+                return ds.shuffle(4096).batch(batch_size, drop_remainder=True)
+
+
+            model.fit(rows(images, labels, 64), epochs=2)
+            """,
+        ),
+        # Batched rows read twice (`parsed` feeds `fit` as batches too): the batching reaches the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            parsed = tf.data.TFRecordDataset("rows.tfrecord").batch(512)
+            rows = parsed.map(parse_rows).unbatch()
+            model.fit(parsed.map(parse_rows), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            parsed = tf.data.TFRecordDataset("rows.tfrecord").batch(512, drop_remainder=True)
+            rows = parsed.map(parse_rows).unbatch()
+            model.fit(parsed.map(parse_rows), epochs=2)
+            """,
+        ),
         # Split in one line (`train, val = full.take(n), full.skip(n)`): each part is a dataset.
         Example(
             """\
