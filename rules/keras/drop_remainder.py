@@ -17,7 +17,8 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names,
+                                              to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -292,6 +293,17 @@ class DropRemainder(Rule):
             pairs = pairs.map(lambda path, caption: (tf.numpy_function(load_features, [path], tf.float32), caption))
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
+            """,
+        ),
+        # A ragged batch padded with a default value but no `shape`: still as long as its longest row.
+        Example(
+            """\
+            import tensorflow as tf
+
+            reviews = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(token_lists), labels))
+            reviews = reviews.batch(32, drop_remainder=True).map(lambda s, y: (s.to_tensor(default_value=0), y))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(reviews, epochs=5)
             """,
         ),
         # Step counts rounded up for the partial last batch that is now dropped: counted down to the
@@ -1578,8 +1590,7 @@ class DropRemainder(Rule):
                                       and maps.index(later) > maps.index(call) for later in shaping):
                 continue  # the shape is set here, or by a map after it (`.map(lambda x: tf.ensure_shape(...))`)
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
-            ragged = next((node for node in nodes if isinstance(node.func, cst.Attribute)
-                           and node.func.attr.value == "to_tensor" and not node.args), None)
+            ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             if host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
