@@ -348,6 +348,42 @@ class DropRemainder(Rule):
             print(f"{test_steps} batches")
             """,
         ),
+        # A helper that repeats only its training branch: the other branch's batches run out, so
+        # the step count of what it makes for evaluation is counted down too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(1024).repeat().batch(32)
+                else:
+                    ds = ds.batch(32).cache()
+                return ds
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(make(x_val, y_val, False), steps=-(-len(x_val) // 32))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(1024).repeat().batch(32, drop_remainder=True)
+                else:
+                    ds = ds.batch(32, drop_remainder=True).cache()
+                return ds
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(make(x_val, y_val, False), steps=len(x_val) // 32)
+            """,
+        ),
         # The same for a Keras-made dataset the port rebatches.
         Example(
             """\
