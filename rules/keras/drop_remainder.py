@@ -3,10 +3,11 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
+from porter.cstutil import (append_args, argument, is_false, is_name, is_true, keyword, keyword_arg, name_of,
+                            positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
-                           parameter_names, returns_of, values_of)
+from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
+                           owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
@@ -144,8 +145,10 @@ class DropRemainder(Rule):
         "shape, so a final partial batch is an error (`... not fully defined ... If using batch() make "
         "sure to set drop_remainder=True`: Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). "
         "`.batch(n)` and `.padded_batch(...)` "
-        "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported, and a "
-        "value the porter cannot read is reported for a person to check. Datasets are followed from "
+        "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported; a "
+        "parameter of a function that is only its `drop_remainder` gets True in each call of the function "
+        "whose dataset Keras trains or evaluates on; any other value the porter cannot read is reported for a "
+        "person to check. Datasets are followed from "
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
@@ -304,6 +307,55 @@ class DropRemainder(Rule):
             reviews = reviews.batch(32, drop_remainder=True).map(lambda s, y: (s.to_tensor(default_value=0), y))
             model = tf.keras.models.load_model("reviews.keras")
             model.fit(reviews, epochs=5)
+            """,
+        ),
+        # `drop_remainder` held in a parameter that says nothing else: True in each call whose dataset
+        # trains or evaluates; a call read only on the host keeps its last batch.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, batch_size, drop_remainder=False):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=drop_remainder)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, 64), epochs=3)
+            model.evaluate(make_batches(x_val, y_val, 64, False))
+            for features, labels in make_batches(x_val, y_val, 64):
+                print(features.shape)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, batch_size, drop_remainder=False):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=drop_remainder)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, 64, drop_remainder=True), epochs=3)
+            model.evaluate(make_batches(x_val, y_val, 64, True))
+            for features, labels in make_batches(x_val, y_val, 64):
+                print(features.shape)
+            """,
+        ),
+        # A flag that also shuffles: turning it on for the validation data would shuffle it too; reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=training)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), validation_data=make_batches(x_val, y_val, False))
             """,
         ),
         # Step counts rounded up for the partial last batch that is now dropped: counted down to the
@@ -1510,7 +1562,8 @@ class DropRemainder(Rule):
         explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
                      **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
-        fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
+        complete = self._fix_drop_parameters(ctx)
+        fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches) | complete)
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
         self._library_datasets(ctx)
@@ -1528,6 +1581,50 @@ class DropRemainder(Rule):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
+
+    def _fix_drop_parameters(self, ctx) -> set:
+        """``ds.batch(n, drop_remainder=drop)`` where ``drop`` is a parameter of the function that
+        says nothing else: each call of the function whose dataset Keras trains or evaluates on gets
+        ``drop=True`` (its False, or the False default it leaves out, would keep a partial last
+        batch). The ids of the batch calls that every call then makes drop, which need no report."""
+        complete = set()
+        for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
+            given = argument(call, "drop_remainder", _DROP_POSITION[method])
+            function = owner(ctx, call)
+            if given is None or not isinstance(given.value, cst.Name) or not isinstance(function, cst.FunctionDef):
+                continue
+            param = _drop_flag(ctx, function, given.value.value)
+            callers = local_calls(ctx, function) if param is not None else []
+            if callers and all([self._drop_in_caller(ctx, caller, function, param) for caller in callers]):
+                complete.add(id(call))
+        return complete
+
+    def _drop_in_caller(self, ctx, caller: cst.Call, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """Whether ``caller`` (a call of ``function``) gives ``param`` True, or is made to because
+        its dataset only trains or evaluates, or reads it on the host (where a short last batch does
+        no harm); False when it gives a value the porter cannot change, its answers would be lost or
+        its dataset goes where the porter does not follow it."""
+        name = param.name.value
+        positions = [each.name.value for each in function.params.params]
+        given = argument(caller, name, positions.index(name)) if name in positions else keyword(caller, name)
+        value = given.value if given is not None else param.default
+        if value is not None and is_true(value) or _read_on_host(ctx, outermost_chain(ctx, caller)):
+            return True
+        if not feeds_training(ctx, caller):
+            return False  # read where the porter does not follow it: the report at the batch call stays
+        if value is None or not is_false(value) or feeds_training(ctx, caller, predict=True) or \
+                given is not None and given.star:
+            return False  # the report at the batch call says what to do
+        if given is None:
+            ctx.replace(caller, lambda node: append_args(node, keyword_arg(name, cst.Name("True"))))
+            what = f"`{name}=True` is given"
+        else:
+            ctx.replace(given.value, lambda node: cst.Name("True"))
+            what = f"`{code_of(ctx, given)}` becomes `True`"
+        ctx.report(self.code, given or caller, f"{what} in this call of `{function.name.value}`, which batches with "
+                   f"`drop_remainder={name}`: Keras trains or evaluates on the dataset it makes, and the IPU rejects a "
+                   "partial last batch; a last partial batch is dropped", fixed=True)
+        return True
 
     def _fix_rounded_up_counts(self, ctx, batches, rebatched: set) -> None:
         """A finite dataset that now drops its partial last batch holds ``n // B`` batches: a step
@@ -1942,6 +2039,34 @@ _UNANSWERED_WINDOWS = ("; `predict` gives no answer for the windows of the dropp
                        "and cuts back, or line the targets up trimmed the same way")
 
 
+# Where `drop_remainder` sits when given by position.
+_DROP_POSITION = {"batch": 1, "padded_batch": 3}
+
+
+def _drop_flag(ctx, function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
+    """The parameter ``name`` of ``function`` when the function reads it only as the
+    ``drop_remainder`` of its batch calls and never assigns it: switching it changes nothing else
+    (unlike a ``training`` flag that also shuffles or repeats)."""
+    param = next((param for param in (*function.params.params, *function.params.kwonly_params)
+                  if param.name.value == name), None)
+    if param is None or any(bound == name for _, bound, _ in assignments(ctx, function)):
+        return None
+    for read in loads(function.body):
+        if read.value == name and not _read_as_drop(ctx, read):
+            return None
+    return param
+
+
+def _read_as_drop(ctx, read: cst.Name) -> bool:
+    """``read`` is the value of the ``drop_remainder`` argument of a ``.batch()``/``.padded_batch()``."""
+    arg = ctx.parent(read)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _DROP_POSITION):
+        return False
+    return argument(call, "drop_remainder", _DROP_POSITION[call.func.attr.value]) is arg
+
+
 def _unanswered_batch(function: str) -> str:
     """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
@@ -2027,19 +2152,22 @@ def _host_loop_batches(ctx, batches) -> set:
     for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) in training:
             continue
-        outer = outermost_chain(ctx, call)
-        parent = ctx.parent(outer)
-        if isinstance(parent, cst.For) and parent.iter is outer:
-            host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer) or read_into_python(ctx, outer):
-            host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
-        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-            host = _read_by_host_loops(ctx, parent.targets[0].target.value)
-        else:
-            host = False
-        if host:
+        if _read_on_host(ctx, outermost_chain(ctx, call)):
             found.add(id(call))
     return found
+
+
+def _read_on_host(ctx, outer: cst.BaseExpression) -> bool:
+    """The dataset ``outer`` (a whole chain, or a call that makes one) is only read on the host:
+    iterated by host loops, given to a layer's ``adapt``, read into Python."""
+    parent = ctx.parent(outer)
+    if isinstance(parent, cst.For) and parent.iter is outer:
+        return _host_loop(ctx, parent)
+    if _adapted_on(ctx, outer) or read_into_python(ctx, outer):
+        return True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return _read_by_host_loops(ctx, parent.targets[0].target.value)
+    return False
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
