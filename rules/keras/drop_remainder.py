@@ -508,6 +508,17 @@ class DropRemainder(Rule):
             predicted = model.predict(test).argmax(axis=1)
             """,
         ),
+        # The padded shapes held in a variable, with a `None` (each batch padded to its longest element).
+        Example(
+            """\
+            import tensorflow as tf
+
+            SHAPES = ([None], [])
+            pairs = tf.data.Dataset.from_generator(read_pairs, output_signature=pair_spec)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(pairs.padded_batch(32, padded_shapes=SHAPES, drop_remainder=True), epochs=2)
+            """,
+        ),
         # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
         # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
         Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
@@ -1701,10 +1712,16 @@ class DropRemainder(Rule):
         done = set()
         for call in calls:
             shapes = argument(call, "padded_shapes", 1)
-            if id(call) in done or shapes is not None and not any(is_name(node, "None") for node in walk(shapes.value)):
+            written = [shapes.value] if shapes is not None else []
+            if shapes is not None and isinstance(shapes.value, cst.Name):  # `padded_shapes=SHAPES`
+                written = [value for value in values_of(ctx, shapes.value) if value is not None]
+            if id(call) in done or shapes is not None and not any(
+                    is_name(node, "None") for value in written for node in walk(value)):
                 continue
             done.add(id(call))
             how = "without `padded_shapes`" if shapes is None else "with `None` in `padded_shapes`"
+            if shapes is not None and written and written[0] is not shapes.value:
+                how = f"with `None` in `padded_shapes` (`{code_of(ctx, shapes.value)} = {code_of(ctx, written[0])}`)"
             ctx.report(self.code, call.func.attr, f"`.padded_batch()` {how} pads each batch to its "
                        "longest element, so the padded length changes from batch to batch, which the IPU cannot "
                        "take (a compiled program has one static shape): pass `padded_shapes` with fixed lengths",
