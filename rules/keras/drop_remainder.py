@@ -147,7 +147,8 @@ class DropRemainder(Rule):
         "`.batch(n)` and `.padded_batch(...)` "
         "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported; a "
         "parameter of a function that is only its `drop_remainder` gets True in each call of the function "
-        "whose dataset Keras trains or evaluates on; any other value the porter cannot read is reported for a "
+        "whose dataset Keras trains or evaluates on, and a flag that does more (`drop_remainder=training`) becomes "
+        "True when every call gives what the function returns to training or evaluation; any other value the porter cannot read is reported for a "
         "person to check. Datasets are followed from "
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
@@ -341,7 +342,8 @@ class DropRemainder(Rule):
                 print(features.shape)
             """,
         ),
-        # A flag that also shuffles: turning it on for the validation data would shuffle it too; reported.
+        # A flag that also shuffles: turning it on for the validation data would shuffle it too, so
+        # the batch itself drops when every call trains or evaluates on what the function returns...
         Example(
             """\
             import tensorflow as tf
@@ -356,6 +358,38 @@ class DropRemainder(Rule):
 
             model = tf.keras.models.load_model("scorer.keras")
             model.fit(make_batches(x_train, y_train, True), validation_data=make_batches(x_val, y_val, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), validation_data=make_batches(x_val, y_val, False))
+            """,
+        ),
+        # ... and is reported when one call's dataset is for `predict`, which would lose answers.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=training)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), epochs=2)
+            scores = model.predict(make_batches(x_test, y_test, False))
             """,
         ),
         # Step counts rounded up for the partial last batch that is now dropped: counted down to the
@@ -1602,13 +1636,32 @@ class DropRemainder(Rule):
         for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
             given = argument(call, "drop_remainder", _DROP_POSITION[method])
             function = owner(ctx, call)
-            if given is None or not isinstance(given.value, cst.Name) or not isinstance(function, cst.FunctionDef):
-                continue
+            if given is None or not isinstance(given.value, cst.Name) or given.value.value in ("True", "False", "None") \
+                    or not isinstance(function, cst.FunctionDef):
+                continue  # a literal is fixed (or left) by `fix_drop_remainder`
             param = _drop_flag(ctx, function, given.value.value)
-            callers = local_calls(ctx, function) if param is not None else []
+            if param is None:
+                if self._drop_for_every_caller(ctx, call, given, function):
+                    complete.add(id(call))
+                continue
+            callers = local_calls(ctx, function)
             if callers and all([self._drop_in_caller(ctx, caller, function, param) for caller in callers]):
                 complete.add(id(call))
         return complete
+
+    def _drop_for_every_caller(self, ctx, call: cst.Call, given: cst.Arg, function: cst.FunctionDef) -> bool:
+        """``drop_remainder=training``: a flag (or variable) that does other work too (shuffles,
+        repeats). When every call of ``function`` gives the dataset it returns to Keras training or
+        evaluation, the value becomes True (the flag keeps its other work); True when it did."""
+        callers = local_calls(ctx, function)
+        if not callers or call not in returned_batches(ctx, function) or not all(
+                feeds_training(ctx, caller) and not feeds_training(ctx, caller, predict=True) for caller in callers):
+            return False
+        ctx.replace(given.value, lambda node: cst.Name("True"))
+        ctx.report(self.code, given, f"`.{call.func.attr.value}()`: `{code_of(ctx, given)}` becomes `True`: every call "
+                   f"of `{function.name.value}` gives the dataset it returns to Keras training or evaluation, and the "
+                   "IPU rejects a partial last batch; a last partial batch is dropped", fixed=True)
+        return True
 
     def _drop_in_caller(self, ctx, caller: cst.Call, function: cst.FunctionDef, param: cst.Param) -> bool:
         """Whether ``caller`` (a call of ``function``) gives ``param`` True, or is made to because
