@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -177,18 +177,26 @@ def _unbatched_later(ctx: FileContext, call: cst.Call) -> bool:
     """``ds.batch(10000).map(parse).unbatch()``: batches made only to run a ``map`` on many rows
     at once, split back into rows by the same chain. They never reach the model, and dropping the
     last one would lose up to a whole batch of rows."""
+    for method in methods_after(ctx, call):
+        if method.func.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
+            return method.func.attr.value == "unbatch"  # split back into rows, or batched again first
+    return False
+
+
+def methods_after(ctx: FileContext, call: cst.Call) -> Iterator[cst.Call]:
+    """The dataset method calls applied after ``call``, in order: on its chain, then where a
+    later line of the same block goes on with the variable it is assigned to (``ds = ds.batch(512)``,
+    then ``ds = ds.map(parse)``)."""
     node: cst.BaseExpression = call
     while True:
         attribute = ctx.parent(node)
         outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
         if not (isinstance(outer, cst.Call) and outer.func is attribute):
-            # The chain ends: `ds = ds.batch(512)` goes on where the next statement reads `ds`.
             node = _next_read(ctx, node)
             if node is None:
-                return False
+                return
             continue
-        if attribute.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
-            return attribute.attr.value == "unbatch"  # split back into rows, or batched again first
+        yield outer
         node = outer
 
 

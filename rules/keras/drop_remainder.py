@@ -9,7 +9,7 @@ from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
                            owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, outermost_chain, read_into_python)
+                                     is_dataset, methods_after, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, tensorflow_alias
@@ -173,7 +173,7 @@ class DropRemainder(Rule):
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "batch, the pieces of `tf.strings.split` on the way to training) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
@@ -297,6 +297,29 @@ class DropRemainder(Rule):
             pairs = pairs.map(lambda path, caption: (tf.numpy_function(load_features, [path], tf.float32), caption))
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
+            """,
+        ),
+        # CSV lines split into pieces on the way to training: as many as each line holds. A map that
+        # gives them one length (`tf.reshape`) is not reported, nor is a map of another dataset.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def parse_line(line):
+                values = tf.strings.to_number(tf.strings.split(line, ","))
+                return values[:-1], values[-1:]
+
+
+            def parse_fixed(line):
+                values = tf.reshape(tf.strings.to_number(tf.strings.split(line, ",")), [9])
+                return values[:-1], values[-1:]
+
+
+            train = tf.data.TextLineDataset("train.csv").map(parse_line).batch(32, drop_remainder=True)
+            val = tf.data.TextLineDataset("val.csv").map(parse_fixed).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("prices.keras")
+            model.fit(train, validation_data=val, epochs=2)
             """,
         ),
         # A ragged batch padded with a default value but no `shape`: still as long as its longest row.
@@ -1783,21 +1806,25 @@ class DropRemainder(Rule):
     def _report_unknown_shapes(self, ctx) -> None:
         """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
         or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
-        its longest element), unless the map sets the shape (``tf.ensure_shape``, ``set_shape``)."""
+        its longest element), the pieces of ``tf.strings.split`` on the way to training, unless the map
+        sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
         maps = [call for call, _ in dataset_method_calls(ctx, "map")]
         shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
                                                 for node in mapped_nodes(ctx, call))]
         for call in maps:
             nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
-            if call in shaping or any(later is not call and owner(ctx, later) is owner(ctx, call)
-                                      and maps.index(later) > maps.index(call) for later in shaping):
+            if call in shaping or any(later in shaping for later in methods_after(ctx, call)):
                 continue  # the shape is set here, or by a map after it (`.map(lambda x: tf.ensure_shape(...))`)
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
+            split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
+                          and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
             if host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
+            elif split is not None and _feeds_training_chain(ctx, call):
+                why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
             else:
                 continue
             ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
@@ -2142,6 +2169,8 @@ def _unanswered_batch(function: str) -> str:
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
+# Splitting a string: as many pieces as it holds, so no static length.
+_STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 
