@@ -1700,8 +1700,8 @@ class DropRemainder(Rule):
         if not feeds_training(ctx, caller):
             return False  # read where the porter does not follow it: the report at the batch call stays
         if value is None or not is_false(value) or feeds_training(ctx, caller, predict=True) or \
-                given is not None and given.star:
-            return False  # the report at the batch call says what to do
+                any(arg.star for arg in caller.args):
+            return False  # the report at the batch call says what to do (`**options` may hold the flag)
         if given is None:
             ctx.replace(caller, lambda node: append_args(node, keyword_arg(name, cst.Name("True"))))
             what = f"`{name}=True` is given"
