@@ -159,6 +159,19 @@ def loads(node: cst.CSTNode) -> Iterator[cst.Name]:
             yield child
 
 
+def exclusive_branches(ctx: FileContext, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """``first`` and ``second`` sit in different branches of one ``if`` (its body and its
+    ``else``/``elif``): no run goes through both, so a value bound in one never reaches the other."""
+    inside_second = {id(ancestor) for ancestor in ctx.ancestors(second)}
+    child: cst.CSTNode = first
+    for ancestor in ctx.ancestors(first):
+        if isinstance(ancestor, cst.If) and id(ancestor) in inside_second and child in (ancestor.body, ancestor.orelse):
+            branch = ancestor.body if child is ancestor.body else ancestor.orelse
+            return id(branch) not in inside_second and branch is not second
+        child = ancestor
+    return False
+
+
 # ------------------------------------------------------------------------------ scopes and placement
 def owner_body(owner: Owner) -> cst.CSTNode:
     return owner if isinstance(owner, cst.Module) else owner.body

@@ -5,7 +5,7 @@ Shared by the Keras and TF1 rules (drop_remainder, uint8 casts) so the logic exi
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -14,7 +14,7 @@ from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
-from porter.scopes import assignments, called_returns, local_function, owner, sub_blocks
+from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
 
@@ -177,15 +177,52 @@ def _unbatched_later(ctx: FileContext, call: cst.Call) -> bool:
     """``ds.batch(10000).map(parse).unbatch()``: batches made only to run a ``map`` on many rows
     at once, split back into rows by the same chain. They never reach the model, and dropping the
     last one would lose up to a whole batch of rows."""
+    for method in methods_after(ctx, call):
+        if method.func.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
+            return method.func.attr.value == "unbatch"  # split back into rows, or batched again first
+    return False
+
+
+def methods_after(ctx: FileContext, call: cst.Call) -> Iterator[cst.Call]:
+    """The dataset method calls applied after ``call``, in order: on its chain, then where a
+    later line of the same block goes on with the variable it is assigned to (``ds = ds.batch(512)``,
+    then ``ds = ds.map(parse)``)."""
     node: cst.BaseExpression = call
     while True:
         attribute = ctx.parent(node)
         outer = ctx.parent(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is node else None
         if not (isinstance(outer, cst.Call) and outer.func is attribute):
-            return False
-        if attribute.attr.value in ("unbatch", "batch", "padded_batch", "rebatch"):
-            return attribute.attr.value == "unbatch"  # split back into rows, or batched again first
+            node = _next_read(ctx, node)
+            if node is None:
+                return
+            continue
+        yield outer
         node = outer
+
+
+def _next_read(ctx: FileContext, chain_end: cst.BaseExpression) -> Optional[cst.Name]:
+    """``ds = <chain_end>``, then ``ds = ds.map(parse)`` on a later line of the same block: that
+    read of ``ds``, where the chain goes on. Only when it is the one place the value goes: the
+    line binds ``ds`` again, or no other line of the block reads ``ds``. None otherwise."""
+    assign = ctx.parent(chain_end)
+    if not (isinstance(assign, cst.Assign) and assign.value is chain_end and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    name = assign.targets[0].target.value
+    siblings = list(ctx.siblings(ctx.statement_of(assign)))
+    later = siblings[siblings.index(ctx.statement_of(assign)) + 1:]
+    for index, line in enumerate(later):
+        reads = [read for read in loads(line) if read.value == name]
+        rebinds = isinstance(line, cst.SimpleStatementLine) and any(
+            name in bound_names(target.target) for small in line.body if isinstance(small, cst.Assign)
+            for target in small.targets)
+        if not reads:
+            if rebinds:
+                return None
+            continue
+        elsewhere = any(read.value == name for other in later[index + 1:] for read in loads(other))
+        return reads[0] if len(reads) == 1 and (rebinds or not elsewhere) else None
+    return None
 
 
 def outermost_chain(ctx: FileContext, call: cst.Call) -> cst.BaseExpression:

@@ -3,12 +3,13 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, name_of, positional
+from porter.cstutil import (append_args, argument, is_false, is_name, is_true, keyword, keyword_arg, name_of,
+                            positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_returns, loads, local_function, module_globals, owner, owner_body,
-                           parameter_names, returns_of, values_of)
+from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
+                           owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, outermost_chain, read_into_python)
+                                     is_dataset, methods_after, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, tensorflow_alias
@@ -17,7 +18,8 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names,
+                                              to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -143,8 +145,11 @@ class DropRemainder(Rule):
         "shape, so a final partial batch is an error (`... not fully defined ... If using batch() make "
         "sure to set drop_remainder=True`: Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). "
         "`.batch(n)` and `.padded_batch(...)` "
-        "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported, and a "
-        "value the porter cannot read is reported for a person to check. Datasets are followed from "
+        "get `drop_remainder=True`; an explicit `drop_remainder=False` is changed and reported; a "
+        "parameter of a function that is only its `drop_remainder` gets True in each call of the function "
+        "whose dataset Keras trains or evaluates on, and a flag that does more (`drop_remainder=training`) becomes "
+        "True when every call gives what the function returns to training or evaluation; any other value the porter cannot read is reported for a "
+        "person to check. Datasets are followed from "
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
@@ -168,7 +173,7 @@ class DropRemainder(Rule):
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "batch, the pieces of `tf.strings.split` on the way to training) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
@@ -294,6 +299,122 @@ class DropRemainder(Rule):
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
         ),
+        # CSV lines split into pieces on the way to training: as many as each line holds. A map that
+        # gives them one length (`tf.reshape`) is not reported, nor is a map of another dataset.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def parse_line(line):
+                values = tf.strings.to_number(tf.strings.split(line, ","))
+                return values[:-1], values[-1:]
+
+
+            def parse_fixed(line):
+                values = tf.reshape(tf.strings.to_number(tf.strings.split(line, ",")), [9])
+                return values[:-1], values[-1:]
+
+
+            train = tf.data.TextLineDataset("train.csv").map(parse_line).batch(32, drop_remainder=True)
+            val = tf.data.TextLineDataset("val.csv").map(parse_fixed).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("prices.keras")
+            model.fit(train, validation_data=val, epochs=2)
+            """,
+        ),
+        # A ragged batch padded with a default value but no `shape`: still as long as its longest row.
+        Example(
+            """\
+            import tensorflow as tf
+
+            reviews = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(token_lists), labels))
+            reviews = reviews.batch(32, drop_remainder=True).map(lambda s, y: (s.to_tensor(default_value=0), y))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(reviews, epochs=5)
+            """,
+        ),
+        # `drop_remainder` held in a parameter that says nothing else: True in each call whose dataset
+        # trains or evaluates; a call read only on the host keeps its last batch.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, batch_size, drop_remainder=False):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=drop_remainder)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, 64), epochs=3)
+            model.evaluate(make_batches(x_val, y_val, 64, False))
+            for features, labels in make_batches(x_val, y_val, 64):
+                print(features.shape)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, batch_size, drop_remainder=False):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=drop_remainder)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, 64, drop_remainder=True), epochs=3)
+            model.evaluate(make_batches(x_val, y_val, 64, True))
+            for features, labels in make_batches(x_val, y_val, 64):
+                print(features.shape)
+            """,
+        ),
+        # A flag that also shuffles: turning it on for the validation data would shuffle it too, so
+        # the batch itself drops when every call trains or evaluates on what the function returns...
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=training)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), validation_data=make_batches(x_val, y_val, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), validation_data=make_batches(x_val, y_val, False))
+            """,
+        ),
+        # ... and is reported when one call's dataset is for `predict`, which would lose answers.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_batches(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(4096)
+                return ds.batch(64, drop_remainder=training)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make_batches(x_train, y_train, True), epochs=2)
+            scores = model.predict(make_batches(x_test, y_test, False))
+            """,
+        ),
         # Step counts rounded up for the partial last batch that is now dropped: counted down to the
         # whole batches; a count made elsewhere is reported.
         Example(
@@ -334,6 +455,42 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("scorer.keras")
             model.evaluate(test_ds, steps=test_steps)
             print(f"{test_steps} batches")
+            """,
+        ),
+        # A helper that repeats only its training branch: the other branch's batches run out, so
+        # the step count of what it makes for evaluation is counted down too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(1024).repeat().batch(32)
+                else:
+                    ds = ds.batch(32).cache()
+                return ds
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(make(x_val, y_val, False), steps=-(-len(x_val) // 32))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if training:
+                    ds = ds.shuffle(1024).repeat().batch(32, drop_remainder=True)
+                else:
+                    ds = ds.batch(32, drop_remainder=True).cache()
+                return ds
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.evaluate(make(x_val, y_val, False), steps=len(x_val) // 32)
             """,
         ),
         # The same for a Keras-made dataset the port rebatches.
@@ -408,6 +565,17 @@ class DropRemainder(Rule):
             predicted = model.predict(test).argmax(axis=1)
             """,
         ),
+        # The padded shapes held in a variable, with a `None` (each batch padded to its longest element).
+        Example(
+            """\
+            import tensorflow as tf
+
+            SHAPES = ([None], [])
+            pairs = tf.data.Dataset.from_generator(read_pairs, output_signature=pair_spec)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(pairs.padded_batch(32, padded_shapes=SHAPES, drop_remainder=True), epochs=2)
+            """,
+        ),
         # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
         # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
         Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
@@ -439,6 +607,54 @@ class DropRemainder(Rule):
             rows = tf.data.experimental.CsvDataset("table.csv", [0.0] * 9)
             rows = rows.batch(4096).map(split_features).unbatch()
             model.fit(rows.shuffle(512).batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
+        # The same over several lines (`ds = ds.batch(n)`, `ds = ds.map(...)`, `ds = ds.unbatch()`).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def rows(images, labels, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                ds = ds.batch(1024)
+                ds = ds.map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
+                ds = ds.unbatch()
+                return ds.shuffle(4096).batch(batch_size)
+
+
+            model.fit(rows(images, labels, 64), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def rows(images, labels, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((images, labels))
+                ds = ds.batch(1024)
+                ds = ds.map(lambda x, y: (tf.cast(x, tf.float32) / 255.0, y))
+                ds = ds.unbatch()
+                return ds.shuffle(4096).batch(batch_size, drop_remainder=True)
+
+
+            model.fit(rows(images, labels, 64), epochs=2)
+            """,
+        ),
+        # Batched rows read twice (`parsed` feeds `fit` as batches too): the batching reaches the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            parsed = tf.data.TFRecordDataset("rows.tfrecord").batch(512)
+            rows = parsed.map(parse_rows).unbatch()
+            model.fit(parsed.map(parse_rows), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            parsed = tf.data.TFRecordDataset("rows.tfrecord").batch(512, drop_remainder=True)
+            rows = parsed.map(parse_rows).unbatch()
+            model.fit(parsed.map(parse_rows), epochs=2)
             """,
         ),
         # Split in one line (`train, val = full.take(n), full.skip(n)`): each part is a dataset.
@@ -1414,7 +1630,8 @@ class DropRemainder(Rule):
         explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
                      **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
-        fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches))
+        complete = self._fix_drop_parameters(ctx)
+        fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches) | complete)
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
         self._library_datasets(ctx)
@@ -1432,6 +1649,69 @@ class DropRemainder(Rule):
             self._report_unknown_shapes(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
+
+    def _fix_drop_parameters(self, ctx) -> set:
+        """``ds.batch(n, drop_remainder=drop)`` where ``drop`` is a parameter of the function that
+        says nothing else: each call of the function whose dataset Keras trains or evaluates on gets
+        ``drop=True`` (its False, or the False default it leaves out, would keep a partial last
+        batch). The ids of the batch calls that every call then makes drop, which need no report."""
+        complete = set()
+        for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
+            given = argument(call, "drop_remainder", _DROP_POSITION[method])
+            function = owner(ctx, call)
+            if given is None or not isinstance(given.value, cst.Name) or given.value.value in ("True", "False", "None") \
+                    or not isinstance(function, cst.FunctionDef):
+                continue  # a literal is fixed (or left) by `fix_drop_remainder`
+            param = _drop_flag(ctx, function, given.value.value)
+            if param is None:
+                if self._drop_for_every_caller(ctx, call, given, function):
+                    complete.add(id(call))
+                continue
+            callers = local_calls(ctx, function)
+            if callers and all([self._drop_in_caller(ctx, caller, function, param) for caller in callers]):
+                complete.add(id(call))
+        return complete
+
+    def _drop_for_every_caller(self, ctx, call: cst.Call, given: cst.Arg, function: cst.FunctionDef) -> bool:
+        """``drop_remainder=training``: a flag (or variable) that does other work too (shuffles,
+        repeats). When every call of ``function`` gives the dataset it returns to Keras training or
+        evaluation, the value becomes True (the flag keeps its other work); True when it did."""
+        callers = local_calls(ctx, function)
+        if not callers or call not in returned_batches(ctx, function) or not all(
+                feeds_training(ctx, caller) and not feeds_training(ctx, caller, predict=True) for caller in callers):
+            return False
+        ctx.replace(given.value, lambda node: cst.Name("True"))
+        ctx.report(self.code, given, f"`.{call.func.attr.value}()`: `{code_of(ctx, given)}` becomes `True`: every call "
+                   f"of `{function.name.value}` gives the dataset it returns to Keras training or evaluation, and the "
+                   "IPU rejects a partial last batch; a last partial batch is dropped", fixed=True)
+        return True
+
+    def _drop_in_caller(self, ctx, caller: cst.Call, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """Whether ``caller`` (a call of ``function``) gives ``param`` True, or is made to because
+        its dataset only trains or evaluates, or reads it on the host (where a short last batch does
+        no harm); False when it gives a value the porter cannot change, its answers would be lost or
+        its dataset goes where the porter does not follow it."""
+        name = param.name.value
+        positions = [each.name.value for each in function.params.params]
+        given = argument(caller, name, positions.index(name)) if name in positions else keyword(caller, name)
+        value = given.value if given is not None else param.default
+        if value is not None and is_true(value) or _read_on_host(ctx, outermost_chain(ctx, caller)):
+            return True
+        if not feeds_training(ctx, caller):
+            return False  # read where the porter does not follow it: the report at the batch call stays
+        if value is None or not is_false(value) or feeds_training(ctx, caller, predict=True) or \
+                any(arg.star for arg in caller.args):
+            return False  # the report at the batch call says what to do (`**options` may hold the flag)
+        if given is None:
+            ctx.replace(caller, lambda node: append_args(node, keyword_arg(name, cst.Name("True"))))
+            what = f"`{name}=True` is given"
+        else:
+            ctx.replace(given.value, lambda node: cst.Name("True"))
+            what = f"`{code_of(ctx, given)}` becomes `True`"
+        ctx.report(self.code, given or caller, f"{what} in this call of `{function.name.value}`, which batches with "
+                   f"`drop_remainder={name}`: Keras trains or evaluates on the dataset it makes, and the IPU rejects a "
+                   "partial last batch; a last partial batch is dropped", fixed=True)
+        return True
 
     def _fix_rounded_up_counts(self, ctx, batches, rebatched: set) -> None:
         """A finite dataset that now drops its partial last batch holds ``n // B`` batches: a step
@@ -1508,10 +1788,16 @@ class DropRemainder(Rule):
         done = set()
         for call in calls:
             shapes = argument(call, "padded_shapes", 1)
-            if id(call) in done or shapes is not None and not any(is_name(node, "None") for node in walk(shapes.value)):
+            written = [shapes.value] if shapes is not None else []
+            if shapes is not None and isinstance(shapes.value, cst.Name):  # `padded_shapes=SHAPES`
+                written = [value for value in values_of(ctx, shapes.value) if value is not None]
+            if id(call) in done or shapes is not None and not any(
+                    is_name(node, "None") for value in written for node in walk(value)):
                 continue
             done.add(id(call))
             how = "without `padded_shapes`" if shapes is None else "with `None` in `padded_shapes`"
+            if shapes is not None and written and written[0] is not shapes.value:
+                how = f"with `None` in `padded_shapes` (`{code_of(ctx, shapes.value)} = {code_of(ctx, written[0])}`)"
             ctx.report(self.code, call.func.attr, f"`.padded_batch()` {how} pads each batch to its "
                        "longest element, so the padded length changes from batch to batch, which the IPU cannot "
                        "take (a compiled program has one static shape): pass `padded_shapes` with fixed lengths",
@@ -1520,22 +1806,25 @@ class DropRemainder(Rule):
     def _report_unknown_shapes(self, ctx) -> None:
         """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
         or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
-        its longest element), unless the map sets the shape (``tf.ensure_shape``, ``set_shape``)."""
+        its longest element), the pieces of ``tf.strings.split`` on the way to training, unless the map
+        sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
         maps = [call for call, _ in dataset_method_calls(ctx, "map")]
         shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
                                                 for node in mapped_nodes(ctx, call))]
         for call in maps:
             nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
-            if call in shaping or any(later is not call and owner(ctx, later) is owner(ctx, call)
-                                      and maps.index(later) > maps.index(call) for later in shaping):
+            if call in shaping or any(later in shaping for later in methods_after(ctx, call)):
                 continue  # the shape is set here, or by a map after it (`.map(lambda x: tf.ensure_shape(...))`)
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
-            ragged = next((node for node in nodes if isinstance(node.func, cst.Attribute)
-                           and node.func.attr.value == "to_tensor" and not node.args), None)
+            ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
+            split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
+                          and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
             if host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
+            elif split is not None and _feeds_training_chain(ctx, call):
+                why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
             else:
                 continue
             ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
@@ -1847,11 +2136,41 @@ _UNANSWERED_WINDOWS = ("; `predict` gives no answer for the windows of the dropp
                        "and cuts back, or line the targets up trimmed the same way")
 
 
+# Where `drop_remainder` sits when given by position.
+_DROP_POSITION = {"batch": 1, "padded_batch": 3}
+
+
+def _drop_flag(ctx, function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
+    """The parameter ``name`` of ``function`` when the function reads it only as the
+    ``drop_remainder`` of its batch calls and never assigns it: switching it changes nothing else
+    (unlike a ``training`` flag that also shuffles or repeats)."""
+    param = next((param for param in (*function.params.params, *function.params.kwonly_params)
+                  if param.name.value == name), None)
+    if param is None or any(bound == name for _, bound, _ in assignments(ctx, function)):
+        return None
+    for read in loads(function.body):
+        if read.value == name and not _read_as_drop(ctx, read):
+            return None
+    return param
+
+
+def _read_as_drop(ctx, read: cst.Name) -> bool:
+    """``read`` is the value of the ``drop_remainder`` argument of a ``.batch()``/``.padded_batch()``."""
+    arg = ctx.parent(read)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _DROP_POSITION):
+        return False
+    return argument(call, "drop_remainder", _DROP_POSITION[call.func.attr.value]) is arg
+
+
 def _unanswered_batch(function: str) -> str:
     """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
+# Splitting a string: as many pieces as it holds, so no static length.
+_STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 
@@ -1932,19 +2251,22 @@ def _host_loop_batches(ctx, batches) -> set:
     for call, _ in dataset_method_calls(ctx, "batch", "padded_batch"):
         if id(call) in training:
             continue
-        outer = outermost_chain(ctx, call)
-        parent = ctx.parent(outer)
-        if isinstance(parent, cst.For) and parent.iter is outer:
-            host = _host_loop(ctx, parent)
-        elif _adapted_on(ctx, outer) or read_into_python(ctx, outer):
-            host = True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
-        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-            host = _read_by_host_loops(ctx, parent.targets[0].target.value)
-        else:
-            host = False
-        if host:
+        if _read_on_host(ctx, outermost_chain(ctx, call)):
             found.add(id(call))
     return found
+
+
+def _read_on_host(ctx, outer: cst.BaseExpression) -> bool:
+    """The dataset ``outer`` (a whole chain, or a call that makes one) is only read on the host:
+    iterated by host loops, given to a layer's ``adapt``, read into Python."""
+    parent = ctx.parent(outer)
+    if isinstance(parent, cst.For) and parent.iter is outer:
+        return _host_loop(ctx, parent)
+    if _adapted_on(ctx, outer) or read_into_python(ctx, outer):
+        return True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        return _read_by_host_loops(ctx, parent.targets[0].target.value)
+    return False
 
 
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:

@@ -8,7 +8,7 @@ from porter.rule import KERAS, NOTE, WARN, Example, Rule
 from porter.rules._tf.tfdata import sliced_arrays
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import made_datasets, training_inputs
-from porter.rules.keras._analysis.util import INPUTS, RAGGED, SPARSE, ragged_or_sparse
+from porter.rules.keras._analysis.util import INPUTS, RAGGED, SPARSE, densified_to_fixed_length, ragged_or_sparse
 
 _RAGGED_ADVICE = ("its shape is not fully defined, and the IPU needs every shape fully defined (a ValueError: "
                   "\"not fully defined\"): pad the data to a fixed length (`.to_tensor(shape=(None, n))` of the "
@@ -30,7 +30,8 @@ class RaggedSparseInput(Rule):
         "The IPU needs every shape fully defined (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"), "
         "and a ragged tensor's is not: a model that takes one (`keras.Input(..., ragged=True)`), and data "
         "made by `tf.ragged` or `tf.RaggedTensor.from_...` that reaches `fit`/`evaluate`/`predict` or a "
-        "custom loop, are reported with a warning; the data is not trimmed or padded to whole batches, as "
+        "custom loop, are reported with a warning (not a dataset whose `map` makes them dense with a fixed length, "
+        "`.to_tensor(shape=[None, n])`); the data is not trimmed or padded to whole batches, as "
         "arrays are (it has no length to cut by). The documentation says nothing of sparse tensors "
         "(`keras.Input(..., sparse=True)`, `tf.SparseTensor`): they are reported with a note, since they may "
         "not compile, and with a warning where `fit`/`evaluate`/`predict` gets them as arrays, which the port "
@@ -99,6 +100,18 @@ class RaggedSparseInput(Rule):
             """,
             reported=False,
         ),
+        # Ragged rows a dataset's `map` makes dense with a fixed length: the model gets dense batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+            reviews = tf.data.Dataset.from_tensor_slices((tf.ragged.constant(token_lists), labels))
+            reviews = reviews.batch(32, drop_remainder=True).map(lambda s, y: (s.to_tensor(0, shape=[None, 64]), y))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(reviews, epochs=5)
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -127,6 +140,8 @@ class RaggedSparseInput(Rule):
             for made in made_datasets(ctx, source, scope):
                 if not made.of_arrays or id(made.maker) in done:
                     continue
+                if densified_to_fixed_length(ctx, made.maps):
+                    continue  # dense with a fixed length before the model sees it
                 done.add(id(made.maker))
                 for array in sliced_arrays(made.maker):
                     kind = ragged_or_sparse(ctx, array)

@@ -26,7 +26,7 @@ from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, 
 from porter.rules.keras._analysis.model_plan import calls_by_name
 from porter.rules.keras._analysis.steps import instance_of, method_named
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
-from porter.scopes import assignments, called_returns, owner, returns_of
+from porter.scopes import assignments, called_returns, exclusive_branches, owner, returns_of
 
 # tf.data functions that batch internally (a partial last batch, an unknown batch dimension); the
 # batch size is their second argument, with no default.
@@ -442,7 +442,8 @@ def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: 
     seen.add((id(scope), id(root)))
     last = last_binding_before(ctx, root, scope)
     bindings = [last] if last[0] is not None else [
-        (statement, value) for statement, name, value in assignments(ctx, scope) if name == root.value]
+        (statement, value) for statement, name, value in assignments(ctx, scope)
+        if name == root.value and not exclusive_branches(ctx, statement, root)]
     for statement, value in bindings:
         unpacked = _unpacked_return(ctx, statement, root.value) if value is None else None
         if unpacked is not None:  # `train_ds, val_ds = make_datasets(...)`

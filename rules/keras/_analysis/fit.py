@@ -1006,9 +1006,16 @@ def last_binding_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode
         return None, None
     body = list(block.body)
     found = (None, None)
-    for assigned, bound, value in assignments(ctx, scope):
-        if bound == name.value and assigned in body and body.index(assigned) < body.index(statement):
+    bindings = [(assigned, value) for assigned, bound, value in assignments(ctx, scope) if bound == name.value]
+    for assigned, value in bindings:
+        if assigned in body and body.index(assigned) < body.index(statement):
             found = (assigned, value)
+    if found[0] is not None:
+        # An `if` or a loop between them that binds the name too: which value the read gets depends on the run.
+        between = {id(line) for line in body[body.index(found[0]) + 1:body.index(statement)]}
+        if any(assigned not in body and any(id(ancestor) in between for ancestor in ctx.ancestors(assigned))
+               for assigned, _ in bindings):
+            return None, None
     return found
 
 

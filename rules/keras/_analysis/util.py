@@ -454,6 +454,22 @@ _SPARSE_MAKERS = frozenset({
     "tensorflow.sparse.transpose", "tensorflow.sparse.retain", "tensorflow.sparse.expand_dims",
     "tensorflow.sparse.eye",
 })
+def to_tensor_length(call: cst.Call) -> Optional[str]:
+    """For ``ragged.to_tensor(...)``: ``"fixed"`` when it is given a ``shape`` (the
+    padded length is static), ``"longest"`` without one (each batch padded to its own longest
+    element); None for any other call."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to_tensor"):
+        return None
+    return "fixed" if argument(call, "shape", 2) is not None else "longest"
+
+
+def densified_to_fixed_length(ctx: FileContext, maps) -> bool:
+    """One of the dataset's ``.map(...)`` calls makes its ragged data dense with a fixed length
+    (``lambda s, y: (s.to_tensor(shape=[None, 64]), y)``)."""
+    return any(isinstance(node, cst.Call) and to_tensor_length(node) == "fixed"
+               for call in maps for node in mapped_nodes(ctx, call))
+
+
 RAGGED = "ragged"
 SPARSE = "sparse"
 
