@@ -11,8 +11,9 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
                                      is_dataset, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
-from porter.rules.keras._analysis.custom_loop import fed_loops, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
+from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
@@ -67,6 +68,25 @@ for epoch in range(3):
     scores = []
     for x in held_out:
         scores.append(predict_step(x))
+"""
+
+# Answers kept by a loop of the module, through a `tf.function` that only runs the model.
+_ANSWERED_AT_TOP = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("scorer.keras")
+
+
+@tf.function
+def infer(batch):
+    return tf.nn.softmax(model(batch, training=False))
+
+
+rows = tf.data.Dataset.from_tensor_slices(features).batch(64)
+scores = []
+for batch in rows:
+    scores.append(infer(batch).numpy())
 """
 
 # The same folder, given to a training function that counts its batches (`len`) to report progress.
@@ -411,6 +431,10 @@ class DropRemainder(Rule):
         # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
         # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
         Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
+        # A loop of the module that only answers, through a `tf.function`: when IPU111 runs it through
+        # `strategy.run`, its compiled step takes batches of one shape and the dropped last batch is
+        # said (the `keras/infer_answers_kept_at_top` fixture); alone, the loop stays on the host, as it is.
+        Example(_ANSWERED_AT_TOP, reported=False),
         # Data from where the porter cannot look: an object's attribute, another module's loader.
         Example(
             """\
@@ -1956,12 +1980,21 @@ def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
 
 
 def _host_loop(ctx, loop: cst.For) -> bool:
-    """A loop of a function's body (or the module's) that does not train (``loop_trains``): the
-    port iterates it on the host, with only its body in the strategy's scope. (A loop nested in
-    another statement may run in the scope.)"""
+    """A loop of a function's body (or the module's) that does not train (``loop_trains``) nor
+    calls a step that IPU111 compiles and runs through ``strategy.run`` (``infer(batch)``, a
+    ``tf.function`` that only answers): the port iterates it on the host, with only its body in
+    the strategy's scope. (A loop nested in another statement may run in the scope.)"""
     block = ctx.block_of(loop)
     return (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)) and not loop_trains(
-        ctx, loop)
+        ctx, loop) and id(loop) not in _compiled_step_loops(ctx)
+
+
+def _compiled_step_loops(ctx) -> Set[int]:
+    """Ids of the loops whose step IPU111 rewrites into a ``strategy.run`` call: the compiled step
+    takes batches of one static shape, as the rewritten loop shows the next port."""
+    if not rewrites_loops(ctx, CUSTOM_LOOP_RULE.code):
+        return set()
+    return {id(plan.step.loop) for plan in loop_plans(ctx) if plan.problem is None}
 
 
 def _read_by_host_loops(ctx, name: str) -> bool:
