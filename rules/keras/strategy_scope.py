@@ -528,6 +528,38 @@ class StrategyScope(Rule):
         "`result = ...` in the scope and shows `result` after it."
     )
     examples = (
+        # An inference helper that calls the model itself (not `predict`): the model runs where the
+        # helper is called, which goes in the scope too.
+        Example(
+            """\
+import tensorflow as tf
+
+encoder = tf.keras.models.load_model("encoder.keras")
+
+
+def embed(rows):
+    return encoder(rows, training=False).numpy()
+
+
+codes = embed(rows)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    encoder = tf.keras.models.load_model("encoder.keras")
+
+
+def embed(rows):
+    return encoder(rows, training=False).numpy()
+
+
+with strategy.scope():
+    codes = embed(rows)
+""",
+        ),
         # A model from an imported builder under an existing strategy scope: the scope is kept
         # (as the IPU strategy's) and grows to the training call.
         Example(

@@ -1303,7 +1303,7 @@ class _Analysis:
             return
         calls_by = calls_by_name(self.ctx)
         for call in self.ctx.nodes(cst.Call):
-            if runs_model(call, self.plan_):
+            if runs_model(call, self.plan_) or self._called_in_function(call):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
         models = self._model_holders()
         for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
@@ -1311,6 +1311,15 @@ class _Analysis:
                 continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
+
+    def _called_in_function(self, call: cst.Call) -> bool:
+        """``model(x, training=False)`` in a function of the file (an inference helper, ``def
+        encode(x): return model(x)``, plain or a ``tf.function``): the model runs where the
+        function is called, which must be in the scope like a ``predict`` there. (At the top of a
+        block, a call of the model is model code of its block already.)"""
+        func = call.func
+        return (isinstance(func, cst.Name) and func.value in self.plan_.model_like
+                and self.ctx.qualified_name(func) is None and self.ctx.enclosing_function(call) is not None)
 
     def _cover_module_objects(self, regions: Dict[int, Optional[Region]]) -> None:
         """A custom step that updates an optimizer or metric made at module level (a tutorial's
