@@ -985,6 +985,13 @@ class _Analysis:
         table = _looked_up_in(node.func)
         return table is not None and table in self._builder_tables()
 
+    def _makes_models(self, node: cst.CSTNode) -> bool:
+        """A list or dict comprehension whose items are made by a model call: the members of an
+        ensemble (``[keras.models.load_model(path) for path in paths]``, ``{k: build() for k in
+        folds}``), each made where the comprehension runs."""
+        item = node.elt if isinstance(node, cst.ListComp) else node.value if isinstance(node, cst.DictComp) else None
+        return item is not None and self._is_model_call(item)
+
     def _builder_tables(self) -> Set[str]:
         """Module-level names of dicts or lists that hold builders of the file: given them
         (``MODELS = {"mlp": build_mlp}``), or filled by a decorator of the file that registers
@@ -1070,8 +1077,8 @@ class _Analysis:
                 continue
             values = [element.value for element in node.value.elements] if isinstance(
                 node.value, cst.Tuple) else [node.value]
-            if any(self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models)
-                   for value in values):
+            if any(self._is_model_call(value) or self._makes_models(value)
+                   or (isinstance(value, cst.Name) and value.value in models) for value in values):
                 return True
         return False
 
@@ -1144,6 +1151,8 @@ class _Analysis:
         if isinstance(assign.value, cst.Tuple) and any(self._is_model_call(element.value)
                                                        for element in assign.value.elements):
             return True  # `generator, critic = make_generator(), make_critic()`
+        if self._makes_models(assign.value):
+            return True  # an ensemble: `members = [keras.models.load_model(path) for path in paths]`
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
