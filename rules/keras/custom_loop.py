@@ -519,6 +519,23 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A function of the script already compiled with XLA, run on each batch by a comprehension:
+        # called directly, not through `strategy.run`; reported.
+        Example(
+            """\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("classifier.keras")
+
+
+@tf.function(jit_compile=True)
+def answer(x):
+    return tf.argmax(model(x, training=False), axis=-1)
+
+
+labels = [answer(batch) for batch in batches]
+""",
+        ),
         # A script that only predicts, image by image, with the model called eagerly in the scope:
         # reported; a look at a few batches beside `evaluate` is not.
         Example(
@@ -1454,6 +1471,14 @@ def main(test):
         rewritten = {id(plan.step.call) for plan in plans}
         # Functions that run through `strategy.run`: the script's, and the steps of the rewritten loops.
         runners = run_targets(ctx) | {plan.step.function.name.value for plan in plans if plan.problem is None}
+        # ... and the script's own compiled functions that run the model (`@tf.function(jit_compile=True)
+        # def answer(x): return model(x)`) and no loop plan takes: called directly, they are not run
+        # by the IPU strategy either.
+        planned = {id(plan.step.function) for plan in plans}
+        models = model_plan(ctx).model_like
+        compiled = compiled | {function.name.value for function in ctx.nodes(cst.FunctionDef)
+                               if id(function) not in planned and is_jit_compiled(ctx, function)
+                               and ctx.enclosing(function, cst.ClassDef) is None and runs_models(ctx, function, models)}
         for call in ctx.nodes(cst.Call):
             func = call.func
             if (not isinstance(func, cst.Name) or func.value not in compiled or id(call) in rewritten
