@@ -1686,7 +1686,7 @@ class DropRemainder(Rule):
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
             if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched,
-                             predicts=entry.method == "predict") \
+                             predicts=entry.method == "predict", evaluates=entry.method == "evaluate") \
                     and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
@@ -1708,9 +1708,11 @@ class DropRemainder(Rule):
             self._rebatch(ctx, source, scope, f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
-    def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False) -> bool:
+    def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False,
+                 evaluates: bool = False) -> bool:
         """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
-        in batches; True when it did (or reported why it could not)."""
+        in batches; True when it did (or reported why it could not). ``predicts``/``evaluates``:
+        only ``predict``/``evaluate`` reads it, and the message says what the dropped batch costs."""
         source = keras_batched_source(ctx, value, scope)
         if source is None or id(value) in rebatched:
             return source is not None
@@ -1740,7 +1742,8 @@ class DropRemainder(Rule):
                 return True
             counted_by_caller = _counted_after_return(ctx, source, helper)
             if not counted_by_caller:
-                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts)
+                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts,
+                                               evaluates)
             # Its batches are counted where the helper returns it (a split by `cardinality`, a `len`):
             # rebatched where it is used, after the count, when its batch size can be read there.
             if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
@@ -1756,11 +1759,11 @@ class DropRemainder(Rule):
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
-                   f"{_window_said(windows)}{_unanswered_batch(function) if predicts else ''}", fixed=not predicts)
+                   f"{_window_said(windows)}{_batch_lost(function, predicts, evaluates)}", fixed=not predicts)
         return True
 
     def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
-                           predicts: bool) -> bool:
+                           predicts: bool, evaluates: bool = False) -> bool:
         """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
         rebatched there: where it is made, or, when the helper reads what the rebatched dataset
         would no longer have (``class_names``), where the helper returns it. Said, not done, when
@@ -1787,7 +1790,7 @@ class DropRemainder(Rule):
         where = (f"where `{helper.name.value}` returns it, after reading its "
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
-        unanswered = _unanswered_batch(batched_source_name(ctx, source)) if predicts else ""
+        unanswered = _batch_lost(batched_source_name(ctx, source), predicts, evaluates)
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
                    f"{',' if windows else ''}{_window_said(windows)}{unanswered}", fixed=not predicts)
         return True
@@ -1869,6 +1872,17 @@ _UNANSWERED_WINDOWS = ("; `predict` gives no answer for the windows of the dropp
                        "targets lined up with its answers lose their last rows: give `predict` the windows as an "
                        "array (`np.stack([data[i:i + n] for i in range(len(data) - n + 1)])`), which the port pads "
                        "and cuts back, or line the targets up trimmed the same way")
+
+
+def _batch_lost(function: str, predicts: bool, evaluates: bool) -> str:
+    """What the dropped last batch of a dataset ``function`` made costs the call that reads it."""
+    if predicts:
+        return _unanswered_batch(function)
+    return _UNEVALUATED if evaluates else ""
+
+
+# What a rebatched dataset costs `evaluate`: the numbers it gives change.
+_UNEVALUATED = "; `evaluate`'s loss and metrics now leave out the samples of the dropped last batch (fewer than one batch)"
 
 
 def _unanswered_batch(function: str) -> str:
