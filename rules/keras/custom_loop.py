@@ -5,8 +5,8 @@ import libcst as cst
 
 from porter.context import canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (LoopPlan, loop_plans, run_targets, strategy_scope_name,
-                                                      tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
+                                                      strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
@@ -416,6 +416,19 @@ def _innermost_loop(ctx, node: cst.CSTNode):
     return None
 
 
+def _preview(loop: cst.For) -> bool:
+    """A loop over a few items, counted in the code: ``ds.take(3)``, ``range(5)``, ``x_test[:4]``."""
+    source = loop.iter
+    while isinstance(source, cst.Call) and source.args and isinstance(source.func, cst.Name) and source.func.value in (
+            "enumerate", "zip", "list"):
+        source = source.args[0].value
+    if isinstance(source, cst.Call) and len(source.args) == 1 and isinstance(source.args[0].value, cst.Integer):
+        return is_name(source.func, "range") or isinstance(source.func, cst.Attribute) and source.func.attr.value in (
+            "take", "head")
+    return (isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Slice)
+            and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
+
+
 def _decorated(tf: str):
     """``@tf.function(jit_compile=True)`` on a step function, keeping an existing decorator's options."""
 
@@ -500,7 +513,9 @@ class CustomLoop(Rule):
         "state), inline steps with `return`/`break` or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
-        "a loop beside them that calls the model itself, eagerly (an evaluation loop). A "
+        "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
+        "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
+        "samples, `test.take(3)`, is left alone). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
         "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
@@ -514,6 +529,53 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A function of the script already compiled with XLA, run on each batch by a comprehension:
+        # called directly, not through `strategy.run`; reported.
+        Example(
+            """\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("classifier.keras")
+
+
+@tf.function(jit_compile=True)
+def answer(x):
+    return tf.argmax(model(x, training=False), axis=-1)
+
+
+labels = [answer(batch) for batch in batches]
+""",
+        ),
+        # A script that only predicts, image by image, with the model called eagerly in the scope:
+        # reported; a look at a few batches beside `evaluate` is not.
+        Example(
+            """\
+import os
+
+import tensorflow as tf
+
+
+def main(folder):
+    model = tf.keras.models.load_model("classifier.keras")
+    for name in sorted(os.listdir(folder)):
+        image = tf.image.decode_png(tf.io.read_file(os.path.join(folder, name)), channels=3)
+        logits = model(tf.expand_dims(tf.cast(image, tf.float32) / 255.0, 0), training=False)
+        print(name, int(tf.argmax(logits, axis=-1)[0]))
+""",
+        ),
+        Example(
+            """\
+import tensorflow as tf
+
+
+def main(test):
+    model = tf.keras.models.load_model("classifier.keras")
+    print(model.evaluate(test))
+    for images, labels in test.take(2):
+        print(tf.argmax(model(images, training=False), axis=-1).numpy(), labels.numpy())
+""",
+            reported=False,
+        ),
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
         # cannot be compiled: reported, left as it is.
         Example(
@@ -1293,15 +1355,18 @@ class CustomLoop(Rule):
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
-        if rewritten:
-            self._report_eager_model_loops(ctx, plans)
+        self._report_eager_model_loops(ctx, plans, beside_steps=bool(rewritten))
 
-    def _report_eager_model_loops(self, ctx, plans: List[LoopPlan]) -> None:
+    def _report_eager_model_loops(self, ctx, plans: List[LoopPlan], beside_steps: bool) -> None:
         """A loop in the scope that calls the model itself, with no step around it (an evaluation
         loop beside the rewritten training loop, ``val_acc.update_state(y, model(x, training=False))``,
-        or the epoch loop around it, ``val_pred = model(x_val)``): it runs the model eagerly, op by
-        op, where the IPU runs compiled programs; said once per loop, at the model's call. The scope
-        is the port's, or the strategy's that runs a rewritten step in the same function."""
+        or the epoch loop around it, ``val_pred = model(x_val)``; an inference loop over files or
+        batches in a script that only predicts): it runs the model eagerly, op by op, where the IPU
+        runs compiled programs; said once per loop, at the model's call. The scope is the port's,
+        or the strategy's that runs a rewritten step in the same function. ``beside_steps``: the
+        port runs steps of the file through ``strategy.run``, which the advice points to; the loop
+        runs in a region, or in a function called there.
+        """
         plan = model_plan(ctx)
         inline = [step for step in inline_steps(ctx) if step.problem is None]
         homes = {id(ctx.enclosing_function(loop)) for loop in [
@@ -1311,8 +1376,11 @@ class CustomLoop(Rule):
         for loop in ctx.nodes(cst.For):
             function = ctx.enclosing_function(loop)
             if is_tf_function(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
-                                                     or strategy_scope_name(ctx, loop) is not None):
+                                                     or strategy_scope_name(ctx, loop) is not None
+                                                     or covered(ctx, plan.regions, loop, CALLER_DEPTH)):
                 continue
+            if not beside_steps and _preview(loop):
+                continue  # a look at a few samples (`for x, y in test.take(3):`), not the script's inference
             # A loop that trains: its own statements only, out of the step it holds and of its inner loops.
             skipped = (cst.FunctionDef, cst.ClassDef, cst.Lambda) + (
                 (cst.For, cst.While) if loop_trains(ctx, loop) else ())
@@ -1323,10 +1391,12 @@ class CustomLoop(Rule):
             if calls:
                 reported.update(id(call) for call in calls)
                 name = calls[0].func.value
+                advice = (" called through `strategy.run`, like the training step" if beside_steps else
+                          f" called through `strategy.run`, or give `{name}.predict(...)` the inputs (one shape, "
+                          "whole batches)")
                 ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
-                           f"`@tf.function(jit_compile=True)` step called through `strategy.run`, like the "
-                           "training step", fixed=False)
+                           f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
 
     def _report_objects_out_of_scope(self, ctx, plans: List[LoopPlan]) -> None:
         """An optimizer or metric made at module level that a rewritten step updates, where the
@@ -1465,6 +1535,14 @@ class CustomLoop(Rule):
         rewritten = {id(plan.step.call) for plan in plans}
         # Functions that run through `strategy.run`: the script's, and the steps of the rewritten loops.
         runners = run_targets(ctx) | {plan.step.function.name.value for plan in plans if plan.problem is None}
+        # ... and the script's own compiled functions that run the model (`@tf.function(jit_compile=True)
+        # def answer(x): return model(x)`) and no loop plan takes: called directly, they are not run
+        # by the IPU strategy either.
+        planned = {id(plan.step.function) for plan in plans}
+        models = model_plan(ctx).model_like
+        compiled = compiled | {function.name.value for function in ctx.nodes(cst.FunctionDef)
+                               if id(function) not in planned and is_jit_compiled(ctx, function)
+                               and ctx.enclosing(function, cst.ClassDef) is None and runs_models(ctx, function, models)}
         for call in ctx.nodes(cst.Call):
             func = call.func
             if (not isinstance(func, cst.Name) or func.value not in compiled or id(call) in rewritten

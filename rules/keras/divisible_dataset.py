@@ -272,6 +272,16 @@ class DivisibleDataset(Rule):
         "given)."
     )
     examples = (
+        # One batch of every sample (`batch_size=len(rows)`): no batch is partial, nothing to pad.
+        Example(
+            """\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("scorer.keras")
+scores = model.predict(rows, batch_size=len(rows))
+""",
+            reported=False,
+        ),
         # A dataset only `predict` reads, made from arrays: padded before it is sliced (IPU105 gives
         # its `.batch()` `drop_remainder=True`), so that the submission has a row for every id.
         Example(
@@ -1998,6 +2008,8 @@ class DivisibleDataset(Rule):
             return False
         if not all(repeatable(ctx, node) for node in inputs):
             return None
+        if _batch_of_all(ctx, entry, inputs):
+            return False
         multiple = self._multiple(ctx, entry)
         length = 1 if single else static_length(ctx, entry.data, entry.owner)
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
@@ -2468,6 +2480,18 @@ def _own_steps(ctx) -> dict:
         if isinstance(steps, int) and steps >= least:
             own[model] = steps
     return own
+
+
+def _batch_of_all(ctx, entry, inputs) -> bool:
+    """``predict(x, batch_size=len(x))``: one batch holds every sample of an input, so no batch is
+    partial (with one batch an execution and no replicas) and there is nothing to pad."""
+    batch = entry.batch
+    if not (isinstance(batch, cst.Call) and is_name(batch.func, "len") and len(batch.args) == 1
+            and ctx.qualified_name(batch.func) is None):
+        return False
+    counted = "".join(code_of(ctx, batch.args[0].value).split())
+    return samples_per_execution(_entry_config(ctx, entry)) == 1 and any(
+        "".join(code_of(ctx, node).split()) == counted for node in inputs)
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:

@@ -12,8 +12,9 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
                                      is_dataset, methods_after, outermost_chain, read_into_python)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
-from porter.rules.keras._analysis.custom_loop import fed_loops, tensorflow_alias
+from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
+from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
@@ -69,6 +70,25 @@ for epoch in range(3):
     scores = []
     for x in held_out:
         scores.append(predict_step(x))
+"""
+
+# Answers kept by a loop of the module, through a `tf.function` that only runs the model.
+_ANSWERED_AT_TOP = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("scorer.keras")
+
+
+@tf.function
+def infer(batch):
+    return tf.nn.softmax(model(batch, training=False))
+
+
+rows = tf.data.Dataset.from_tensor_slices(features).batch(64)
+scores = []
+for batch in rows:
+    scores.append(infer(batch).numpy())
 """
 
 # The same folder, given to a training function that counts its batches (`len`) to report progress.
@@ -579,6 +599,10 @@ class DropRemainder(Rule):
         # A custom loop keeps what its predict step answers: the dropped last batch is said, not hidden.
         # Padded to the longest element of each batch (`None` in `padded_shapes`): reported.
         Example(_ANSWERS_KEPT.format(drop=""), _ANSWERS_KEPT.format(drop=", drop_remainder=True")),
+        # A loop of the module that only answers, through a `tf.function`: when IPU111 runs it through
+        # `strategy.run`, its compiled step takes batches of one shape and the dropped last batch is
+        # said (the `keras/infer_answers_kept_at_top` fixture); alone, the loop stays on the host, as it is.
+        Example(_ANSWERED_AT_TOP, reported=False),
         # Data from where the porter cannot look: an object's attribute, another module's loader.
         Example(
             """\
@@ -1951,7 +1975,7 @@ class DropRemainder(Rule):
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
             if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched,
-                             predicts=entry.method == "predict") \
+                             predicts=entry.method == "predict", evaluates=entry.method == "evaluate") \
                     and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
 
@@ -1973,9 +1997,11 @@ class DropRemainder(Rule):
             self._rebatch(ctx, source, scope, f"the loop that calls `{step.function.name.value}` "
                           f"iterates over `{code_of(ctx, source)}`", rebatched)
 
-    def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False) -> bool:
+    def _rebatch(self, ctx, value, scope, where: str, rebatched: set, predicts: bool = False,
+                 evaluates: bool = False) -> bool:
         """``value`` gets ``.unbatch().batch(n, drop_remainder=True)`` when a Keras function made it
-        in batches; True when it did (or reported why it could not)."""
+        in batches; True when it did (or reported why it could not). ``predicts``/``evaluates``:
+        only ``predict``/``evaluate`` reads it, and the message says what the dropped batch costs."""
         source = keras_batched_source(ctx, value, scope)
         if source is None or id(value) in rebatched:
             return source is not None
@@ -2005,7 +2031,8 @@ class DropRemainder(Rule):
                 return True
             counted_by_caller = _counted_after_return(ctx, source, helper)
             if not counted_by_caller:
-                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts)
+                return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts,
+                                               evaluates)
             # Its batches are counted where the helper returns it (a split by `cardinality`, a `len`):
             # rebatched where it is used, after the count, when its batch size can be read there.
             if batch is not None and not _readable_at(ctx, batch.value, helper, owner(ctx, value)):
@@ -2021,11 +2048,11 @@ class DropRemainder(Rule):
         rebatched.add(id(value))
         ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
-                   f"{_window_said(windows)}{_unanswered_batch(function) if predicts else ''}", fixed=not predicts)
+                   f"{_window_said(windows)}{_batch_lost(function, predicts, evaluates)}", fixed=not predicts)
         return True
 
     def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
-                           predicts: bool) -> bool:
+                           predicts: bool, evaluates: bool = False) -> bool:
         """A Keras-made dataset the helper ``helper`` makes, in batches of a size of its own, gets
         rebatched there: where it is made, or, when the helper reads what the rebatched dataset
         would no longer have (``class_names``), where the helper returns it. Said, not done, when
@@ -2052,7 +2079,7 @@ class DropRemainder(Rule):
         where = (f"where `{helper.name.value}` returns it, after reading its "
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
-        unanswered = _unanswered_batch(batched_source_name(ctx, source)) if predicts else ""
+        unanswered = _batch_lost(batched_source_name(ctx, source), predicts, evaluates)
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
                    f"{',' if windows else ''}{_window_said(windows)}{unanswered}", fixed=not predicts)
         return True
@@ -2164,9 +2191,22 @@ def _read_as_drop(ctx, read: cst.Name) -> bool:
     return argument(call, "drop_remainder", _DROP_POSITION[call.func.attr.value]) is arg
 
 
+def _batch_lost(function: str, predicts: bool, evaluates: bool) -> str:
+    """What the dropped last batch of a dataset ``function`` made costs the call that reads it."""
+    if predicts:
+        return _unanswered_batch(function)
+    return _UNEVALUATED if evaluates else ""
+
+
+# What a rebatched dataset costs `evaluate`: the numbers it gives change.
+_UNEVALUATED = "; `evaluate`'s loss and metrics now leave out the samples of the dropped last batch (fewer than one batch)"
+
+
 def _unanswered_batch(function: str) -> str:
     """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
+
+
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Splitting a string: as many pieces as it holds, so no static length.
@@ -2278,12 +2318,21 @@ def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
 
 
 def _host_loop(ctx, loop: cst.For) -> bool:
-    """A loop of a function's body (or the module's) that does not train (``loop_trains``): the
-    port iterates it on the host, with only its body in the strategy's scope. (A loop nested in
-    another statement may run in the scope.)"""
+    """A loop of a function's body (or the module's) that does not train (``loop_trains``) nor
+    calls a step that IPU111 compiles and runs through ``strategy.run`` (``infer(batch)``, a
+    ``tf.function`` that only answers): the port iterates it on the host, with only its body in
+    the strategy's scope. (A loop nested in another statement may run in the scope.)"""
     block = ctx.block_of(loop)
     return (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)) and not loop_trains(
-        ctx, loop)
+        ctx, loop) and id(loop) not in _compiled_step_loops(ctx)
+
+
+def _compiled_step_loops(ctx) -> Set[int]:
+    """Ids of the loops whose step IPU111 rewrites into a ``strategy.run`` call: the compiled step
+    takes batches of one static shape, as the rewritten loop shows the next port."""
+    if not rewrites_loops(ctx, CUSTOM_LOOP_RULE.code):
+        return set()
+    return {id(plan.step.loop) for plan in loop_plans(ctx) if plan.problem is None}
 
 
 def _read_by_host_loops(ctx, name: str) -> bool:

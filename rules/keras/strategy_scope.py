@@ -528,6 +528,75 @@ class StrategyScope(Rule):
         "`result = ...` in the scope and shows `result` after it."
     )
     examples = (
+        # The members of an ensemble, made in a list comprehension by a helper and run in another
+        # one: the statements that make and run them go in the scope.
+        Example(
+            """\
+import tensorflow as tf
+
+
+def load_members(paths):
+    return [tf.keras.models.load_model(path) for path in paths]
+
+
+def vote(members, rows):
+    return sum(member.predict(rows, batch_size=16) for member in members) / len(members)
+
+
+members = load_members(paths)
+scores = vote(members, rows)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def load_members(paths):
+    return [tf.keras.models.load_model(path) for path in paths]
+
+
+def vote(members, rows):
+    return sum(member.predict(rows, batch_size=16) for member in members) / len(members)
+
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    members = load_members(paths)
+    scores = vote(members, rows)
+""",
+        ),
+        # An inference helper that calls the model itself (not `predict`): the model runs where the
+        # helper is called, which goes in the scope too.
+        Example(
+            """\
+import tensorflow as tf
+
+encoder = tf.keras.models.load_model("encoder.keras")
+
+
+def embed(rows):
+    return encoder(rows, training=False).numpy()
+
+
+codes = embed(rows)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    encoder = tf.keras.models.load_model("encoder.keras")
+
+
+def embed(rows):
+    return encoder(rows, training=False).numpy()
+
+
+with strategy.scope():
+    codes = embed(rows)
+""",
+        ),
         # A model from an imported builder under an existing strategy scope: the scope is kept
         # (as the IPU strategy's) and grows to the training call.
         Example(

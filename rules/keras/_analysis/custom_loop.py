@@ -24,7 +24,7 @@ from porter.throughput import config_steps
 _DTENSOR = ("tensorflow.experimental.dtensor", "tensorflow.dtensor")
 
 _LOOP_PLANS: SharedKey[List["LoopPlan"]] = SharedKey("keras-loop-plans")
-_CALLER_DEPTH = 4  # how many callers up a loop may run in the strategy's scope
+CALLER_DEPTH = 4  # how many callers up a loop may run in the strategy's scope
 
 
 def tensorflow_alias(ctx: FileContext) -> Optional[str]:
@@ -212,7 +212,7 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
         return _NOT_WHERE_BUILT.format(name=name)
     if in_regions(ctx, model.regions, step.loop):
         return None
-    if not covered(ctx, model.regions, step.loop, _CALLER_DEPTH):
+    if not covered(ctx, model.regions, step.loop, CALLER_DEPTH):
         return _NOT_WHERE_BUILT.format(name=name)
     return None
 

@@ -96,8 +96,8 @@ def _aliases(ctx: FileContext) -> Dict[str, List[Optional[str]]]:
     ``ensemble = train_all(...)`` for what each ``return`` of that function of the file gives."""
     found: Dict[str, List[Optional[str]]] = {}
     for assign in ctx.nodes(cst.Assign):
-        if _items_made(assign.value) is not None:
-            continue  # a collection written out: its items are its fillings
+        if _items_made(assign.value) is not None or _returned_items(ctx, assign.value) is not None:
+            continue  # a collection written out (here, or returned by a function): its items are its fillings
         function, returned = called_returns(ctx, assign.value)
         sources = [_name_of(value) for value in returned] if function is not None else [_name_of(assign.value)]
         for target in assign.targets:
@@ -111,7 +111,8 @@ def _aliases(ctx: FileContext) -> Dict[str, List[Optional[str]]]:
             continue
         for position, param in enumerate(param.name.value for param in function.params.params):
             given = argument(call, param, position)
-            if given is not None and not given.star:
+            if given is not None and not given.star and _name_of(given.value) != param:
+                # (given a variable of its own name, `score(models, x)`, a parameter is that variable)
                 found.setdefault(param, []).append(_name_of(given.value))
     return found
 
@@ -135,6 +136,8 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
                 made = _items_made(value)
+                if made is None:
+                    made = _returned_items(ctx, value)
                 if made is not None:
                     put(target.target.value, made[1], made[0])
             elif isinstance(target.target, cst.Subscript) and isinstance(target.target.value, cst.Name):
@@ -159,6 +162,17 @@ def _items_made(value: cst.BaseExpression) -> Optional[Tuple[bool, List[Optional
     if isinstance(value, cst.DictComp):
         return True, [value.value]
     return None
+
+
+def _returned_items(ctx: FileContext, value: cst.BaseExpression
+                    ) -> Optional[Tuple[bool, List[Optional[cst.BaseExpression]]]]:
+    """The same for a call of a function of the file whose every ``return`` gives a collection
+    written out (``def load_all(paths): return [load_model(path) for path in paths]``)."""
+    function, returned = called_returns(ctx, value)
+    made = [_items_made(each) for each in returned] if function is not None else []
+    if not made or any(each is None for each in made) or len({keyed for keyed, _ in made}) > 1:
+        return None
+    return made[0][0], [item for _, items in made for item in items]
 
 
 def _loops(ctx: FileContext) -> Iterator[Tuple[cst.BaseExpression, cst.BaseExpression]]:

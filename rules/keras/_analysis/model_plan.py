@@ -986,6 +986,13 @@ class _Analysis:
         table = _looked_up_in(node.func)
         return table is not None and table in self._builder_tables()
 
+    def _makes_models(self, node: cst.CSTNode) -> bool:
+        """A list or dict comprehension whose items are made by a model call: the members of an
+        ensemble (``[keras.models.load_model(path) for path in paths]``, ``{k: build() for k in
+        folds}``), each made where the comprehension runs."""
+        item = node.elt if isinstance(node, cst.ListComp) else node.value if isinstance(node, cst.DictComp) else None
+        return item is not None and self._is_model_call(item)
+
     def _builder_tables(self) -> Set[str]:
         """Module-level names of dicts or lists that hold builders of the file: given them
         (``MODELS = {"mlp": build_mlp}``), or filled by a decorator of the file that registers
@@ -1071,8 +1078,8 @@ class _Analysis:
                 continue
             values = [element.value for element in node.value.elements] if isinstance(
                 node.value, cst.Tuple) else [node.value]
-            if any(self._is_model_call(value) or (isinstance(value, cst.Name) and value.value in models)
-                   for value in values):
+            if any(self._is_model_call(value) or self._makes_models(value)
+                   or (isinstance(value, cst.Name) and value.value in models) for value in values):
                 return True
         return False
 
@@ -1145,6 +1152,8 @@ class _Analysis:
         if isinstance(assign.value, cst.Tuple) and any(self._is_model_call(element.value)
                                                        for element in assign.value.elements):
             return True  # `generator, critic = make_generator(), make_critic()`
+        if self._makes_models(assign.value):
+            return True  # an ensemble: `members = [keras.models.load_model(path) for path in paths]`
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
@@ -1304,7 +1313,7 @@ class _Analysis:
             return
         calls_by = calls_by_name(self.ctx)
         for call in self.ctx.nodes(cst.Call):
-            if runs_model(call, self.plan_):
+            if runs_model(call, self.plan_) or self._called_in_function(call):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
         models = self._model_holders()
         for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
@@ -1312,6 +1321,15 @@ class _Analysis:
                 continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
+
+    def _called_in_function(self, call: cst.Call) -> bool:
+        """``model(x, training=False)`` in a function of the file (an inference helper, ``def
+        encode(x): return model(x)``, plain or a ``tf.function``): the model runs where the
+        function is called, which must be in the scope like a ``predict`` there. (At the top of a
+        block, a call of the model is model code of its block already.)"""
+        func = call.func
+        return (isinstance(func, cst.Name) and func.value in self.plan_.model_like
+                and self.ctx.qualified_name(func) is None and self.ctx.enclosing_function(call) is not None)
 
     def _cover_module_objects(self, regions: Dict[int, Optional[Region]]) -> None:
         """A custom step that updates an optimizer or metric made at module level (a tutorial's
