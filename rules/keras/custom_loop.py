@@ -1422,8 +1422,8 @@ def main(test):
         calling a loss object of automatic reduction (a GAN's ``self.loss_fn`` given to its
         ``compile``, a module's ``mse``): the loss object gets ``reduction=NONE`` and each call in
         the steps is averaged with ``reduce_mean``, which is what the automatic reduction computed."""
-        for owner in subclass_definitions(ctx, *MODEL_BASES):  # each, when a notebook defines one again
-            hooks = [statement for statement in owner.body.body
+        for model_class in subclass_definitions(ctx, *MODEL_BASES):  # each, when a notebook defines one again
+            hooks = [statement for statement in model_class.body.body
                      if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
             if not hooks:
                 continue
@@ -1433,12 +1433,12 @@ def main(test):
             where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
             self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
             in_steps = _self_calls(methods)
-            everywhere = _self_calls([node for node in owner.body.body if isinstance(node, cst.FunctionDef)])
+            everywhere = _self_calls([node for node in model_class.body.body if isinstance(node, cst.FunctionDef)])
             called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
             for attribute, calls in in_steps.items():
                 callers = [hook for hook in hooks if attribute in called_by[id(hook)]]
                 where = " and ".join(f"`{hook.name.value}`" for hook in callers)
-                sources = attribute_losses(ctx, owner, attribute)
+                sources = attribute_losses(ctx, model_class, attribute)
                 if not sources:
                     if sources is None:
                         self._report_held_loss(ctx, calls[0], attribute, where, tf)
