@@ -151,7 +151,7 @@ def bench_startup(plain: Path, ml7k: Path, runs: int) -> List[Row]:
         lambda: wall([PYTHON, "-c", "import click"]),
         lambda: wall([IPU_PORT, "--check", str(plain)]),
     )
-    rows.append(ratio_row(f"start-up: --check one non-ML file vs python -c 'import click'", base, value, 2.0))
+    rows.append(ratio_row("start-up: --check one non-ML file vs python -c 'import click'", base, value, 2.0))
     base, value = interleaved(
         max(runs, 7),
         lambda: wall([PYTHON, "-c", "import libcst"]),

@@ -488,7 +488,6 @@ class _Scan:
         return self.memo[key]
 
     def _check(self, statement, in_gpu_block: bool) -> bool:
-        ctx = self.ctx
         if isinstance(statement, cst.SimpleStatementLine):
             return len(statement.body) == 1 and self._small_removable(statement, statement.body[0], in_gpu_block)
         if isinstance(statement, cst.For):

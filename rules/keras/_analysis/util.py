@@ -346,9 +346,9 @@ def called_by_keras_steps(ctx: FileContext, models: Dict[str, cst.ClassDef]) -> 
     and what they call through ``self``) call on other objects: ``self.block.local_update(x)``
     runs inside ``fit`` too."""
     names = set()
-    for owner in models.values():
-        for method in owner.body.body:
-            if isinstance(method, cst.FunctionDef) and run_by_keras(method, owner):
+    for model_class in models.values():
+        for method in model_class.body.body:
+            if isinstance(method, cst.FunctionDef) and run_by_keras(method, model_class):
                 names.update(node.func.attr.value for node in walk(method.body)
                              if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute))
     return names
