@@ -1748,6 +1748,40 @@ class DivisibleDataset(Rule):
                     print(epoch, (scores.argmax(axis=1) == self.labels).mean())
             """,
         ),
+        # Given its batch size, the callback's call is padded (or trimmed) like any other, and only
+        # that is said: the inputs are whole batches now, whatever their length.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class RecallLogger(tf.keras.callbacks.Callback):
+                def __init__(self, images, labels):
+                    super().__init__()
+                    self.images, self.labels = images, labels
+
+                def on_epoch_end(self, epoch, logs=None):
+                    scores = self.model.predict(self.images, batch_size=50)
+                    print(epoch, (scores.argmax(axis=1) == self.labels).mean())
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") + snippet("""\
+
+
+            class RecallLogger(tf.keras.callbacks.Callback):
+                def __init__(self, images, labels):
+                    super().__init__()
+                    self.images, self.labels = images, labels
+
+                def on_epoch_end(self, epoch, logs=None):
+                    scores = cut_to_samples(self.model.predict(pad_to_multiple(self.images, 50),
+                                                               batch_size=50), self.images)
+                    print(epoch, (scores.argmax(axis=1) == self.labels).mean())
+            """),
+        ),
         # Several inputs made in the call: arrays, which cannot be read twice to pad them: reported.
         Example(
             """\
@@ -1893,6 +1927,7 @@ class DivisibleDataset(Rule):
         trimmed = False
         pad, cut = pad_helper_names(ctx)
         padded = False
+        ported = set()  # the calls whose inputs were trimmed or padded here
         for found in padded_predictions(ctx):
             self._pad_dataset(ctx, found, pad, cut)
             padded = True
@@ -1909,6 +1944,8 @@ class DivisibleDataset(Rule):
                 handled = self._pad(ctx, entry, pad, cut, helpers)
                 if handled is not None:
                     padded |= handled
+                    if handled:
+                        ported.add(entry.call)
                     continue
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
@@ -1926,9 +1963,11 @@ class DivisibleDataset(Rule):
                 if statement is not None:
                     splits.append(statement)
                 continue
-            trimmed |= self._trim(ctx, entry, name, helpers)
+            if self._trim(ctx, entry, name, helpers):
+                trimmed = True
+                ported.add(entry.call)
         if _unknown_lengths_trimmed(ctx):
-            self._report_callback_inputs(ctx)
+            self._report_callback_inputs(ctx, ported)
         used = {"trim": trimmed or bool(splits), "split": bool(splits), "pad": padded, "cut": padded}
         used["samples"] = trimmed or bool(splits) or padded
         wanted = {key for key, needed in used.items() if needed and existing_helper(ctx, _DOCS[key]) is None}
@@ -2239,10 +2278,13 @@ class DivisibleDataset(Rule):
                 "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
                 "`validation_data`")
 
-    def _report_callback_inputs(self, ctx) -> None:
+    def _report_callback_inputs(self, ctx, ported) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
-        on data the callback was given: the porter cannot see how many samples it holds."""
+        on data the callback was given: the porter cannot see how many samples it holds. A call in
+        ``ported`` had its inputs trimmed or padded by this rule already, so nothing is left to say."""
         for call, method in method_calls(ctx, "predict", "evaluate"):
+            if call in ported:
+                continue
             receiver = call.func.value
             function = ctx.enclosing_function(call)
             if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "model"
