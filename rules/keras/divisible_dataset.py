@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Optional, Tuple
+from typing import Optional, Set, Tuple
 
 import libcst as cst
 
@@ -7,7 +7,7 @@ from porter.context import SharedKey, code_of, in_loop
 
 from porter import throughput
 from porter.cstutil import LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, statements
-from porter.imports import _top_level_imports
+from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
@@ -193,11 +193,13 @@ def samples_helper_name(ctx) -> str:
     return existing_helper(ctx, _SAMPLES_DOC) or fresh_name(ctx, *_SAMPLES_NAMES)
 
 
-def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:
-    """The first statement after the imports at the top of the file."""
+def _helper_anchor(ctx, names: Set[str]) -> Optional[cst.BaseStatement]:
+    """The statement the helpers ``names`` go before: the first after the imports at the top of the
+    file, or, when module-level code calls a helper above the file's last import (a script that
+    imports matplotlib at its end), the first after the imports above that call."""
     body = list(ctx.module.body)
-    imports = _top_level_imports(ctx.module)
-    start = body.index(imports[-1]) + 1 if imports else 0
+    statement, after = insertion_point(ctx, names)
+    start = 0 if statement is None else body.index(statement) + (1 if after else 0)
     return body[start] if start < len(body) else None
 
 
@@ -269,7 +271,8 @@ class DivisibleDataset(Rule):
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
-        "given)."
+        "given). The helpers go after the imports at the top of the file, above the first module-level code "
+        "that calls them, even when the script imports more further down (matplotlib before its plots)."
     )
     examples = (
         # A dataset only `predict` reads, made from arrays: padded before it is sliced (IPU105 gives
@@ -1748,6 +1751,33 @@ class DivisibleDataset(Rule):
                     print(epoch, (scores.argmax(axis=1) == self.labels).mean())
             """,
         ),
+        # A script that imports more after its training code (matplotlib for the plots) gets the helper
+        # above the code that calls it, after the imports at its top.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            history = model.fit(features, targets, batch_size=64, epochs=5)
+
+            import matplotlib.pyplot as plt
+            plt.plot(history.history["loss"])
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") + snippet("""\
+
+
+            model = tf.keras.models.load_model("model.keras")
+            history = model.fit(trim_to_multiple(features, 64), trim_to_multiple(targets, 64),
+                                batch_size=64, epochs=5)
+
+            import matplotlib.pyplot as plt
+            plt.plot(history.history["loss"])
+            """),
+        ),
         # Given its batch size, the callback's call is padded (or trimmed) like any other, and only
         # that is said: the inputs are whole batches now, whatever their length.
         Example(
@@ -1974,7 +2004,7 @@ class DivisibleDataset(Rule):
         if wanted:
             names = {"trim": name, "split": split_helper_name(ctx), "pad": pad, "cut": cut,
                      "samples": samples_helper_name(ctx)}
-            self._emit_helper(ctx, _helpers_code(wanted, names))
+            self._emit_helper(ctx, _helpers_code(wanted, names), set(names.values()))
 
     def _pad(self, ctx, entry, pad: str, cut: str, helpers) -> Optional[bool]:
         """``predict`` on arrays (or on one sample) that may leave a partial batch: the inputs are
@@ -2397,8 +2427,8 @@ class DivisibleDataset(Rule):
                 f"an execution are not used{counted}")
 
     @staticmethod
-    def _emit_helper(ctx, code: str) -> None:
-        anchor = _helper_anchor(ctx)
+    def _emit_helper(ctx, code: str, names: Set[str]) -> None:
+        anchor = _helper_anchor(ctx, names)
         if anchor is None:
             return
         helpers = statements(code)
