@@ -11,7 +11,8 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               speed_asked, static_int, static_length, training_calls)
+                                               loaded_uncompiled, speed_asked, static_int, static_length,
+                                               training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -1090,6 +1091,7 @@ class DivisibleDataset(Rule):
             from tensorflow import keras
 
             ranker = keras.models.load_model("ranker.h5")
+            ranker.compile(optimizer="adam", loss="mse")
             ranker.fit(queries, relevance, batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """,
             snippet("""\
@@ -1102,6 +1104,7 @@ class DivisibleDataset(Rule):
 
 
             ranker = keras.models.load_model("ranker.h5")
+            ranker.compile(optimizer="adam", loss="mse")
             ranker.fit(trim_to_multiple(queries, 1024, 128), trim_to_multiple(relevance, 1024, 128),
                        batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """),
@@ -2455,6 +2458,9 @@ def _entry_config(ctx, entry):
     ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
     keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
+    if config.steps_per_execution is not None and loaded_uncompiled(ctx, entry, training_calls(ctx, helper_name(ctx))):
+        # A loaded model that is not compiled again runs one batch per execution (IPU108 says so).
+        return dataclasses.replace(config, steps_per_execution=None)
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
 

@@ -9,7 +9,7 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, is_name, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             static_int, static_samples, training_calls)
+                             loaded_uncompiled, static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
@@ -106,7 +106,10 @@ class StepsPerExecution(Rule):
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
-        "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
+        "are reported. A model loaded with `load_model` and not compiled again keeps the compile it was saved with, "
+        "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
+        "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
+        "PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
         # Validation and evaluation run executions of K batches too: their finite datasets and step
@@ -280,6 +283,34 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # A loaded model keeps the compile it was saved with, without `steps_per_execution`: the port
+        # does not compile it again, and says that the option does not reach it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -313,8 +344,26 @@ class StepsPerExecution(Rule):
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
                            f"{fixed} batches per replica in each device execution", fixed=True)
             self._check_fits(ctx, later, None if auto else fixed)
+        self._report_loaded(ctx, calls)
         if auto or (fixed or 1) > 1:
             self._warn_callbacks(ctx)
+
+    def _report_loaded(self, ctx, calls: List[TrainingCall]) -> None:
+        """A model loaded with ``load_model`` and run without a ``compile`` of the file: the option
+        does not reach it, and the port does not compile it (that would reset its optimizer)."""
+        if ctx.config.steps_per_execution is None:
+            return  # gradient accumulation alone: IPU110 speaks of it
+        said = set()
+        for entry in calls:
+            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls):
+                continue
+            said.add((id(entry.owner), entry.model))
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` comes from `load_model` and is not "
+                       f"compiled again before `{entry.method}`, so `--steps-per-execution "
+                       f"{ctx.config.steps_per_execution}` does not reach "
+                       "it: it runs one batch per execution (the port does not compile it, which would give `fit` a "
+                       "fresh optimizer); compile it after loading with `steps_per_execution=K` and its loss and "
+                       "metrics, and port again", fixed=False, severity="note")
 
     def _keep_own(self, ctx, entry: TrainingCall, given: cst.BaseExpression, later: List[TrainingCall]) -> None:
         """The script compiles the model with its own ``steps_per_execution``: kept, and the option
