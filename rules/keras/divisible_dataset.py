@@ -1696,6 +1696,19 @@ class DivisibleDataset(Rule):
             model.fit(x, y, **options)
             """,
         ),
+        # The same with the arrays passed by keyword.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            options = {"batch_size": 64, "epochs": 2}
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
+            """,
+        ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
         Example(
             """\

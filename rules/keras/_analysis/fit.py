@@ -234,9 +234,14 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     call = entry.call
     if any(arg.star for arg in call.args):
         options = [arg for arg in call.args if arg.star == "**"]
-        x = call.args[0] if call.args and not call.args[0].star and call.args[0].keyword is None else None
-        if options and x is not None and keyword(call, "batch_size") is None and _surely_array(
-                ctx, x.value, entry.owner):
+        # `x` and `y` by position, or by keyword (`fit(x=x, y=y, **options)`)
+        plain = [arg for arg in call.args if not arg.star and arg.keyword is None]
+        x = plain[0] if plain and plain[0] is call.args[0] else keyword(call, "x")
+        y = plain[1] if len(plain) > 1 and entry.method != "predict" else keyword(call, "y")
+        # Keras takes `x` as arrays when `y` is given: a dataset or a generator brings its own labels.
+        arrays = x is not None and (_surely_array(ctx, x.value, entry.owner) or y is not None and _followed_array(
+            ctx, x.value, entry, helper) and not is_dataset(ctx, x.value))
+        if options and arrays and keyword(call, "batch_size") is None:
             entry.hidden_options = options[0].value
         elif call.args and call.args[0].star == "*":
             entry.unpacked = call.args[0].value  # `fit(*train_data)`: the inputs, out of sight
