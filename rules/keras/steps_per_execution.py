@@ -101,7 +101,8 @@ class StepsPerExecution(Rule):
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
-        "of their batches per replica (computed with `math.gcd` when they are known at run time only). A "
+        "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
+        "`predict` counted up, as IPU107 pads its inputs to whole batches. A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
@@ -282,6 +283,33 @@ class StepsPerExecution(Rule):
             pair.fit(dataset, epochs=2)
             """,
             options={"steps_per_execution": 4},
+        ),
+        # `predict`'s inputs are padded to whole batches (IPU107): its batches are counted up, 100
+        # samples in batches of 32 are 4 batches, and 4 divides the 300 of `fit` as well.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((9600, 8), "float32"), np.zeros(9600, "int32")
+            x_new = np.zeros((100, 8), "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(x_train, y_train, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((9600, 8), "float32"), np.zeros(9600, "int32")
+            x_new = np.zeros((100, 8), "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(x_train, y_train, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # A loaded model keeps the compile it was saved with, without `steps_per_execution`: the port
         # does not compile it again, and says that the option does not reach it.
@@ -466,6 +494,9 @@ class StepsPerExecution(Rule):
         if samples is None or batch is None:
             return None
         config = ctx.config
+        if entry.method == "predict":  # padded to whole batches of every replica (IPU107)
+            whole = batch * throughput.config_replicas(config)
+            samples = -(-samples // whole) * whole
         value = throughput.auto_steps_per_execution(samples, batch, throughput.config_replicas(config),
                                                     throughput.config_accumulation(config))
         return str(value) if value >= 1 else None
@@ -508,7 +539,9 @@ class StepsPerExecution(Rule):
             factor = replicas * accumulation
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
-        value = f"len({code_of(ctx, data)}) // {divisor}"
+        # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
+        value = (f"-(-len({code_of(ctx, data)}) // {divisor})" if entry.method == "predict"
+                 else f"len({code_of(ctx, data)}) // {divisor}")
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
     def _check_own_steps(self, ctx) -> None:
