@@ -14,6 +14,8 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
+_LAMBDA_CALLBACKS = ("keras.callbacks.LambdaCallback",)
+_TENSORBOARD = ("keras.callbacks.TensorBoard",)
 # Dataset methods after which the number of batches is not known before it is iterated.
 _UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
@@ -106,7 +108,8 @@ class StepsPerExecution(Rule):
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
-        "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
+        "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
+        "`LambdaCallback` hooks) only run once per execution: they "
         "are reported. A model loaded with `load_model` and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
@@ -229,6 +232,28 @@ class StepsPerExecution(Rule):
             model.compile(loss="mse", steps_per_execution=8)
             saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)
             model.fit(dataset, steps_per_epoch=100, callbacks=[saver])
+            """,
+            options={"steps_per_execution": 8},
+        ),
+        # Per-batch hooks of a `LambdaCallback`, and TensorBoard's batch frequency, run once per execution.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            progress = tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: print(batch))
+            board = tf.keras.callbacks.TensorBoard("logs", update_freq=50)
+            model.fit(dataset, callbacks=[progress, board])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            progress = tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: print(batch))
+            board = tf.keras.callbacks.TensorBoard("logs", update_freq=50)
+            model.fit(dataset, callbacks=[progress, board])
             """,
             options={"steps_per_execution": 8},
         ),
@@ -604,6 +629,18 @@ class StepsPerExecution(Rule):
                 ctx.report(self.code, frequency, "`ModelCheckpoint(save_freq=<batches>)` saves at most once per "
                            "execution, with the weights of the end of the execution: make `save_freq` a multiple "
                            "of `steps_per_execution`, or save per epoch", fixed=False)
+        for call, _ in ctx.calls_to(*_TENSORBOARD):
+            frequency = keyword(call, "update_freq")
+            if frequency is not None and int_value(frequency.value) is not None:
+                ctx.report(self.code, frequency, "`TensorBoard(update_freq=<batches>)` writes at most once per "
+                           "execution of `steps_per_execution` batches: make `update_freq` a multiple of it, or "
+                           "write per epoch", fixed=False)
+        for call, _ in ctx.calls_to(*_LAMBDA_CALLBACKS):
+            for hook in (arg.keyword.value for arg in call.args if arg.keyword is not None):
+                if hook in _BATCH_HOOKS:
+                    ctx.report(self.code, keyword(call, hook), f"`LambdaCallback({hook}=...)` runs once per "
+                               "execution of `steps_per_execution` batches, not after every batch (or enable "
+                               "asynchronous callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
         for cls in ctx.nodes(cst.ClassDef):
             if not any(ctx.keras_name(base.value) in _CALLBACK_BASES for base in cls.bases):
                 continue
