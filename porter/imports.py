@@ -38,8 +38,9 @@ def _top_level_imports(module: cst.Module) -> List[cst.SimpleStatementLine]:
     return found
 
 
-def _insertion_point(ctx: FileContext, names: Set[str]) -> Tuple[Optional[cst.BaseStatement], bool]:
-    """Where the new imports go: ``(statement, after)``; ``(None, _)`` for the top of the file."""
+def insertion_point(ctx: FileContext, names: Set[str]) -> Tuple[Optional[cst.BaseStatement], bool]:
+    """Where new module-level code that binds ``names`` goes (the imports the rules ask for, a
+    rule's helper functions): ``(statement, after)``; ``(None, _)`` for the top of the file."""
     imports = _top_level_imports(ctx.module)
     if not imports:
         return None, True
@@ -179,7 +180,7 @@ def resolve_imports(ctx: FileContext) -> None:
     _apply_moves(ctx, bound)
     new_lines: List[cst.SimpleStatementLine] = []
     locals_ = {asname or (name if name is not None else module.split(".")[0]) for module, name, asname, _ in ctx.imports}
-    anchor, after = _insertion_point(ctx, locals_) if ctx.imports else (None, True)
+    anchor, after = insertion_point(ctx, locals_) if ctx.imports else (None, True)
     for module, name, asname, code in ctx.imports:
         local = asname or (name if name is not None else module.split(".")[0])
         full = module if name is None else f"{module}.{name}"

@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Optional, Tuple
+from typing import Optional, Set, Tuple
 
 import libcst as cst
 
@@ -7,11 +7,12 @@ from porter.context import SharedKey, code_of, in_loop
 
 from porter import throughput
 from porter.cstutil import LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, statements
-from porter.imports import _top_level_imports
+from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               speed_asked, static_int, static_length, training_calls)
+                                               loaded_uncompiled, speed_asked, static_int, static_length,
+                                               training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -193,11 +194,13 @@ def samples_helper_name(ctx) -> str:
     return existing_helper(ctx, _SAMPLES_DOC) or fresh_name(ctx, *_SAMPLES_NAMES)
 
 
-def _helper_anchor(ctx) -> Optional[cst.BaseStatement]:
-    """The first statement after the imports at the top of the file."""
+def _helper_anchor(ctx, names: Set[str]) -> Optional[cst.BaseStatement]:
+    """The statement the helpers ``names`` go before: the first after the imports at the top of the
+    file, or, when module-level code calls a helper above the file's last import (a script that
+    imports matplotlib at its end), the first after the imports above that call."""
     body = list(ctx.module.body)
-    imports = _top_level_imports(ctx.module)
-    start = body.index(imports[-1]) + 1 if imports else 0
+    statement, after = insertion_point(ctx, names)
+    start = 0 if statement is None else body.index(statement) + (1 if after else 0)
     return body[start] if start < len(body) else None
 
 
@@ -269,7 +272,8 @@ class DivisibleDataset(Rule):
         "dict count like model variables: a loop over them (`for name, m in models.items()`) and an item of one "
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
-        "given)."
+        "given). The helpers go after the imports at the top of the file, above the first module-level code "
+        "that calls them, even when the script imports more further down (matplotlib before its plots)."
     )
     examples = (
         # One batch of every sample (`batch_size=len(rows)`): no batch is partial, nothing to pad.
@@ -1130,6 +1134,7 @@ scores = model.predict(rows, batch_size=len(rows))
             from tensorflow import keras
 
             ranker = keras.models.load_model("ranker.h5")
+            ranker.compile(optimizer="adam", loss="mse")
             ranker.fit(queries, relevance, batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """,
             snippet("""\
@@ -1142,6 +1147,7 @@ scores = model.predict(rows, batch_size=len(rows))
 
 
             ranker = keras.models.load_model("ranker.h5")
+            ranker.compile(optimizer="adam", loss="mse")
             ranker.fit(trim_to_multiple(queries, 1024, 128), trim_to_multiple(relevance, 1024, 128),
                        batch_size=128, epochs=3, steps_per_epoch=int(np.ceil(len(queries) / 128)))
             """),
@@ -1733,6 +1739,19 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(x, y, **options)
             """,
         ),
+        # The same with the arrays passed by keyword.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            options = {"batch_size": 64, "epochs": 2}
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
+            """,
+        ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
         Example(
             """\
@@ -1803,6 +1822,67 @@ scores = model.predict(rows, batch_size=len(rows))
                     images = self.model.generator.predict(noise)
                     tf.io.write_file("epoch_%d.png" % epoch, tf.io.encode_png(images[0]))
             """,
+        ),
+        # A script that imports more after its training code (matplotlib for the plots) gets the helper
+        # above the code that calls it, after the imports at its top.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            history = model.fit(features, targets, batch_size=64, epochs=5)
+
+            import matplotlib.pyplot as plt
+            plt.plot(history.history["loss"])
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") + snippet("""\
+
+
+            model = tf.keras.models.load_model("model.keras")
+            history = model.fit(trim_to_multiple(features, 64), trim_to_multiple(targets, 64),
+                                batch_size=64, epochs=5)
+
+            import matplotlib.pyplot as plt
+            plt.plot(history.history["loss"])
+            """),
+        ),
+        # Given its batch size, the callback's call is padded (or trimmed) like any other, and only
+        # that is said: the inputs are whole batches now, whatever their length.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class RecallLogger(tf.keras.callbacks.Callback):
+                def __init__(self, images, labels):
+                    super().__init__()
+                    self.images, self.labels = images, labels
+
+                def on_epoch_end(self, epoch, logs=None):
+                    scores = self.model.predict(self.images, batch_size=50)
+                    print(epoch, (scores.argmax(axis=1) == self.labels).mean())
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") + snippet("""\
+
+
+            class RecallLogger(tf.keras.callbacks.Callback):
+                def __init__(self, images, labels):
+                    super().__init__()
+                    self.images, self.labels = images, labels
+
+                def on_epoch_end(self, epoch, logs=None):
+                    scores = cut_to_samples(self.model.predict(pad_to_multiple(self.images, 50),
+                                                               batch_size=50), self.images)
+                    print(epoch, (scores.argmax(axis=1) == self.labels).mean())
+            """),
         ),
         # Several inputs made in the call: arrays, which cannot be read twice to pad them: reported.
         Example(
@@ -1949,6 +2029,7 @@ scores = model.predict(rows, batch_size=len(rows))
         trimmed = False
         pad, cut = pad_helper_names(ctx)
         padded = False
+        ported = set()  # the calls whose inputs were trimmed or padded here
         for found in padded_predictions(ctx):
             self._pad_dataset(ctx, found, pad, cut)
             padded = True
@@ -1965,6 +2046,8 @@ scores = model.predict(rows, batch_size=len(rows))
                 handled = self._pad(ctx, entry, pad, cut, helpers)
                 if handled is not None:
                     padded |= handled
+                    if handled:
+                        ported.add(entry.call)
                     continue
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
                 self._report_single_sample(ctx, entry)
@@ -1982,16 +2065,18 @@ scores = model.predict(rows, batch_size=len(rows))
                 if statement is not None:
                     splits.append(statement)
                 continue
-            trimmed |= self._trim(ctx, entry, name, helpers)
+            if self._trim(ctx, entry, name, helpers):
+                trimmed = True
+                ported.add(entry.call)
         if _unknown_lengths_trimmed(ctx):
-            self._report_callback_inputs(ctx)
+            self._report_callback_inputs(ctx, ported)
         used = {"trim": trimmed or bool(splits), "split": bool(splits), "pad": padded, "cut": padded}
         used["samples"] = trimmed or bool(splits) or padded
         wanted = {key for key, needed in used.items() if needed and existing_helper(ctx, _DOCS[key]) is None}
         if wanted:
             names = {"trim": name, "split": split_helper_name(ctx), "pad": pad, "cut": cut,
                      "samples": samples_helper_name(ctx)}
-            self._emit_helper(ctx, _helpers_code(wanted, names))
+            self._emit_helper(ctx, _helpers_code(wanted, names), set(names.values()))
 
     def _pad(self, ctx, entry, pad: str, cut: str, helpers) -> Optional[bool]:
         """``predict`` on arrays (or on one sample) that may leave a partial batch: the inputs are
@@ -2297,12 +2382,16 @@ scores = model.predict(rows, batch_size=len(rows))
                 "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
                 "`validation_data`")
 
-    def _report_callback_inputs(self, ctx) -> None:
+    def _report_callback_inputs(self, ctx, ported) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
         on data the callback was given: the porter cannot see how many samples it holds. So does
         a model the callback's model holds (``self.model.generator.predict(noise)``), made in the
-        same scope."""
+        same scope.
+        A call in ``ported`` had its inputs trimmed or padded by this rule already, so nothing is left
+        to say."""
         for call, method in method_calls(ctx, "predict", "evaluate"):
+            if call in ported:
+                continue
             receiver = call.func.value
             function = ctx.enclosing_function(call)
             if not (_callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
@@ -2417,8 +2506,8 @@ scores = model.predict(rows, batch_size=len(rows))
                 f"an execution are not used{counted}")
 
     @staticmethod
-    def _emit_helper(ctx, code: str) -> None:
-        anchor = _helper_anchor(ctx)
+    def _emit_helper(ctx, code: str, names: Set[str]) -> None:
+        anchor = _helper_anchor(ctx, names)
         if anchor is None:
             return
         helpers = statements(code)
@@ -2461,6 +2550,9 @@ def _entry_config(ctx, entry):
     ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
     keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
+    if config.steps_per_execution is not None and loaded_uncompiled(ctx, entry, training_calls(ctx, helper_name(ctx))):
+        # A loaded model that is not compiled again runs one batch per execution (IPU108 says so).
+        return dataclasses.replace(config, steps_per_execution=None)
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
 

@@ -9,11 +9,13 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, is_name, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             static_int, static_samples, training_calls)
+                             loaded_uncompiled, static_int, static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
+_LAMBDA_CALLBACKS = ("keras.callbacks.LambdaCallback",)
+_TENSORBOARD = ("keras.callbacks.TensorBoard",)
 # Dataset methods after which the number of batches is not known before it is iterated.
 _UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
@@ -101,12 +103,17 @@ class StepsPerExecution(Rule):
         "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
-        "of their batches per replica (computed with `math.gcd` when they are known at run time only). A "
+        "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
+        "`predict` counted up, as IPU107 pads its inputs to whole batches. A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
-        "(`ModelCheckpoint(save_freq=<int>)`, `on_*batch_*` methods) only run once per execution: they "
-        "are reported. PopTorch's counterpart is `--device-iterations K` (IPU315)."
+        "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
+        "`LambdaCallback` hooks) only run once per execution: they "
+        "are reported. A model loaded with `load_model` and not compiled again keeps the compile it was saved with, "
+        "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
+        "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
+        "PopTorch's counterpart is `--device-iterations K` (IPU315)."
     )
     examples = (
         # Validation and evaluation run executions of K batches too: their finite datasets and step
@@ -228,6 +235,28 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 8},
         ),
+        # Per-batch hooks of a `LambdaCallback`, and TensorBoard's batch frequency, run once per execution.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            progress = tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: print(batch))
+            board = tf.keras.callbacks.TensorBoard("logs", update_freq=50)
+            model.fit(dataset, callbacks=[progress, board])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            progress = tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: print(batch))
+            board = tf.keras.callbacks.TensorBoard("logs", update_freq=50)
+            model.fit(dataset, callbacks=[progress, board])
+            """,
+            options={"steps_per_execution": 8},
+        ),
         # The script's own `steps_per_execution` is kept, and the option not applied to its model: said,
         # with what its dataset must then hold; a value the port cannot read is a warning.
         Example(
@@ -280,6 +309,61 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # `predict`'s inputs are padded to whole batches (IPU107): its batches are counted up, 100
+        # samples in batches of 32 are 4 batches, and 4 divides the 300 of `fit` as well.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((9600, 8), "float32"), np.zeros(9600, "int32")
+            x_new = np.zeros((100, 8), "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(x_train, y_train, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_train, y_train = np.zeros((9600, 8), "float32"), np.zeros(9600, "int32")
+            x_new = np.zeros((100, 8), "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(x_train, y_train, batch_size=32)
+            scores = model.predict(x_new, batch_size=32)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A loaded model keeps the compile it was saved with, without `steps_per_execution`: the port
+        # does not compile it again, and says that the option does not reach it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("pretrained.keras")
+            model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -313,8 +397,26 @@ class StepsPerExecution(Rule):
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
                            f"{fixed} batches per replica in each device execution", fixed=True)
             self._check_fits(ctx, later, None if auto else fixed)
+        self._report_loaded(ctx, calls)
         if auto or (fixed or 1) > 1:
             self._warn_callbacks(ctx)
+
+    def _report_loaded(self, ctx, calls: List[TrainingCall]) -> None:
+        """A model loaded with ``load_model`` and run without a ``compile`` of the file: the option
+        does not reach it, and the port does not compile it (that would reset its optimizer)."""
+        if ctx.config.steps_per_execution is None:
+            return  # gradient accumulation alone: IPU110 speaks of it
+        said = set()
+        for entry in calls:
+            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls):
+                continue
+            said.add((id(entry.owner), entry.model))
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` comes from `load_model` and is not "
+                       f"compiled again before `{entry.method}`, so `--steps-per-execution "
+                       f"{ctx.config.steps_per_execution}` does not reach "
+                       "it: it runs one batch per execution (the port does not compile it, which would give `fit` a "
+                       "fresh optimizer); compile it after loading with `steps_per_execution=K` and its loss and "
+                       "metrics, and port again", fixed=False, severity="note")
 
     def _keep_own(self, ctx, entry: TrainingCall, given: cst.BaseExpression, later: List[TrainingCall]) -> None:
         """The script compiles the model with its own ``steps_per_execution``: kept, and the option
@@ -417,6 +519,9 @@ class StepsPerExecution(Rule):
         if samples is None or batch is None:
             return None
         config = ctx.config
+        if entry.method == "predict":  # padded to whole batches of every replica (IPU107)
+            whole = batch * throughput.config_replicas(config)
+            samples = -(-samples // whole) * whole
         value = throughput.auto_steps_per_execution(samples, batch, throughput.config_replicas(config),
                                                     throughput.config_accumulation(config))
         return str(value) if value >= 1 else None
@@ -459,7 +564,9 @@ class StepsPerExecution(Rule):
             factor = replicas * accumulation
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
-        value = f"len({code_of(ctx, data)}) // {divisor}"
+        # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
+        value = (f"-(-len({code_of(ctx, data)}) // {divisor})" if entry.method == "predict"
+                 else f"len({code_of(ctx, data)}) // {divisor}")
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
     def _check_own_steps(self, ctx) -> None:
@@ -522,6 +629,18 @@ class StepsPerExecution(Rule):
                 ctx.report(self.code, frequency, "`ModelCheckpoint(save_freq=<batches>)` saves at most once per "
                            "execution, with the weights of the end of the execution: make `save_freq` a multiple "
                            "of `steps_per_execution`, or save per epoch", fixed=False)
+        for call, _ in ctx.calls_to(*_TENSORBOARD):
+            frequency = keyword(call, "update_freq")
+            if frequency is not None and int_value(frequency.value) is not None:
+                ctx.report(self.code, frequency, "`TensorBoard(update_freq=<batches>)` writes at most once per "
+                           "execution of `steps_per_execution` batches: make `update_freq` a multiple of it, or "
+                           "write per epoch", fixed=False)
+        for call, _ in ctx.calls_to(*_LAMBDA_CALLBACKS):
+            for hook in (arg.keyword.value for arg in call.args if arg.keyword is not None):
+                if hook in _BATCH_HOOKS:
+                    ctx.report(self.code, keyword(call, hook), f"`LambdaCallback({hook}=...)` runs once per "
+                               "execution of `steps_per_execution` batches, not after every batch (or enable "
+                               "asynchronous callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
         for cls in ctx.nodes(cst.ClassDef):
             if not any(ctx.keras_name(base.value) in _CALLBACK_BASES for base in cls.bases):
                 continue

@@ -100,6 +100,33 @@ def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[Train
     return ctx.shared(_TRAINING_CALLS, lambda: _find(ctx, helper), per=helper)
 
 
+# Keras' loaders of a saved model: the model they return is compiled as it was saved, without the
+# `steps_per_execution` of the `compile` that made it.
+MODEL_LOADERS = frozenset({"keras.models.load_model", "keras.saving.load_model"})
+
+
+def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
+    """Whether ``entry`` (a ``fit``/``evaluate``/``predict``) runs a model that its function loads
+    with ``load_model`` and does not compile after loading it: no ``steps_per_execution`` the port
+    gives a ``compile`` reaches that model, and the port does not compile it again (a new ``compile``
+    gives ``fit`` a fresh optimizer). ``calls`` are the file's training calls."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    if entry.method == "compile" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
+        return False
+    loaded, value = last_binding_before(ctx, receiver, entry.owner)
+    if not (isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in MODEL_LOADERS):
+        return False
+    # The statements from the load to the call, in the block of the load (the call may sit deeper).
+    block = list(ctx.block_of(loaded).body)
+    reading = next((node for node in (entry.call, *ctx.ancestors(entry.call)) if node in block), None)
+    if reading is None:
+        return False
+    between = {id(statement) for statement in block[block.index(loaded) + 1:block.index(reading) + 1]}
+    return not any(other.method == "compile" and other.model == entry.model and other.owner is entry.owner
+                   and any(id(node) in between for node in (other.call, *ctx.ancestors(other.call)))
+                   for other in calls)
+
+
 LEGACY_KERAS = "tensorflow.python.ipu.keras."
 _LEGACY_MODELS = ("keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential")
 
@@ -207,9 +234,14 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     call = entry.call
     if any(arg.star for arg in call.args):
         options = [arg for arg in call.args if arg.star == "**"]
-        x = call.args[0] if call.args and not call.args[0].star and call.args[0].keyword is None else None
-        if options and x is not None and keyword(call, "batch_size") is None and _surely_array(
-                ctx, x.value, entry.owner):
+        # `x` and `y` by position, or by keyword (`fit(x=x, y=y, **options)`)
+        plain = [arg for arg in call.args if not arg.star and arg.keyword is None]
+        x = plain[0] if plain and plain[0] is call.args[0] else keyword(call, "x")
+        y = plain[1] if len(plain) > 1 and entry.method != "predict" else keyword(call, "y")
+        # Keras takes `x` as arrays when `y` is given: a dataset or a generator brings its own labels.
+        arrays = x is not None and (_surely_array(ctx, x.value, entry.owner) or y is not None and _followed_array(
+            ctx, x.value, entry, helper) and not is_dataset(ctx, x.value))
+        if options and arrays and keyword(call, "batch_size") is None:
             entry.hidden_options = options[0].value
         elif call.args and call.args[0].star == "*":
             entry.unpacked = call.args[0].value  # `fit(*train_data)`: the inputs, out of sight
