@@ -120,3 +120,19 @@ def test_the_shared_analysis_asks_for_a_rule_by_name():
     assert not selected(FileContext(module, Config(select=("IPU1",))), "poptorch-pipelining")
     with pytest.raises(KeyError):
         selected(FileContext(module, Config()), "poptorch-option")
+
+
+def test_the_porter_code_has_no_pyflakes_warning():
+    """Unused names and shadowed imports in the porter's own code hide mistakes; the ports are
+    checked with the same tool (tests/test_undefined_names.py). The tests and the emulation import
+    modules for their side effects, so they are left out."""
+    from pyflakes.api import checkPath
+    from pyflakes.reporter import Reporter
+    import io
+
+    root = Path(__file__).resolve().parent.parent
+    out = io.StringIO()
+    reporter = Reporter(out, out)
+    warnings = sum(checkPath(str(path), reporter) for folder in ("porter", "rules", "benchmarks")
+                   for path in sorted((root / folder).rglob("*.py")))
+    assert warnings == 0, out.getvalue()
