@@ -770,12 +770,17 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 size = KNOWN_DATASETS[canonical(ctx.qualified_name(value.func))][position[0]]
             elif position == (-1, -1) and size is not None and _same_length_source(ctx, value, name):
                 continue
-            elif position == (-1, -1) and size is None and _made_length(ctx, value) is not None:
-                size = _made_length(ctx, value)
-            elif position == (-1, -1) and size is None and _sliced_length(ctx, value, name, owner) is not None:
-                size = _sliced_length(ctx, value, name, owner)
-            elif position == (-1, -1) and size is not None and _reshaped_length(ctx, value, name) is not None:
-                size = _reshaped_length(ctx, value, name)
+            elif position == (-1, -1):
+                # made with its length written out, or sliced from data of known length; once
+                # counted, reshaped to a length written out
+                if size is None:
+                    size = _made_length(ctx, value)
+                    if size is None:
+                        size = _sliced_length(ctx, value, name, owner)
+                else:
+                    size = _reshaped_length(ctx, value, name)
+                if size is None:
+                    return None
             else:
                 return None
     for node in ctx.nodes(cst.AugAssign):

@@ -454,6 +454,8 @@ _SPARSE_MAKERS = frozenset({
     "tensorflow.sparse.transpose", "tensorflow.sparse.retain", "tensorflow.sparse.expand_dims",
     "tensorflow.sparse.eye",
 })
+
+
 def to_tensor_length(call: cst.Call) -> Optional[str]:
     """For ``ragged.to_tensor(...)``: ``"fixed"`` when it is given a ``shape`` (the
     padded length is static), ``"longest"`` without one (each batch padded to its own longest
