@@ -5,7 +5,8 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of
 from porter.cstutil import statement
-from porter.rules.keras._analysis.fit import TrainingCall, keras_or_legacy, training_calls
+from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, last_binding_before, loaded_uncompiled,
+                                              loader_function, training_calls)
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, Example, Rule
@@ -102,7 +103,9 @@ class Pipelining(Rule):
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
-        "(subclassed, loaded) are reported, and so are the models of a port whose strategy runs without the IPU "
+        "(subclassed, loaded) are reported, and so is a model read with `load_model` and trained without a new "
+        "`compile` (a saved model keeps no pipelining or gradient accumulation options: Graphcore's Keras guide, "
+        "\"Saving and loading Keras models\"), and so are the models of a port whose strategy runs without the IPU "
         "Keras extensions (a `train_step` override, IPU103), which have no pipelining or gradient accumulation "
         "options. PopTorch models are pipelined by IPU316."
     )
@@ -162,6 +165,36 @@ class Pipelining(Rule):
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
         ),
+        # A model read with `load_model` and trained without a new `compile`: a saved model keeps no
+        # pipelining or accumulation options, and the port does not compile it again.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load_or_build(path):
+                if path:
+                    return tf.keras.models.load_model(path)
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            model = load_or_build("net.h5")
+            model.fit(x, y, batch_size=8)
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.h5")
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(x, y, batch_size=8)
+            """,
+            reported=False,
+            options={"gradient_accumulation": 4},
+        ),
         # A model class overrides `train_step`: the strategy runs without the IPU Keras extensions
         # (IPU103), whose models have no pipelining or gradient accumulation options.
         Example(
@@ -219,6 +252,41 @@ class Pipelining(Rule):
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
+        if without_extensions is None:
+            self._report_loaded(ctx, calls, configured)
+
+    def _report_loaded(self, ctx, calls: List[TrainingCall], configured: set) -> None:
+        """A model read with ``load_model`` and run with no ``compile`` after loading: the options
+        above are set before a ``compile``, and a saved model keeps neither its pipelining nor its
+        gradient accumulation options (Graphcore's Keras guide, "Saving and loading Keras models").
+        The port does not compile it again (that would give ``fit`` a fresh optimizer), so it runs
+        unpipelined, or without accumulation, unless a person sets the options after loading."""
+        config = ctx.config
+        stages, accumulation = config.pipeline_stages, config.gradient_accumulation
+        said = set()
+        for entry in calls:
+            if (id(entry.owner), entry.model) in said or entry.model in configured or (
+                    entry.method != "fit" and not stages) or not loaded_uncompiled(
+                    ctx, entry, calls, through_functions=True):
+                continue
+            said.add((id(entry.owner), entry.model))
+            _, made = last_binding_before(ctx, entry.call.func.value, entry.owner)
+            loader = loader_function(ctx, made)
+            source = f"may come from `load_model` (in `{loader.name.value}`)" if loader is not None else \
+                "comes from `load_model`"
+            if stages:
+                wanted = f"`--pipeline-stages {stages}`"
+                setting = (f"`{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica="
+                           f"{accumulation}, pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                           f"{throughput.schedule_member(config)})` (and its stages, if the saved model has none)")
+            else:
+                wanted = f"`--gradient-accumulation {accumulation}`"
+                setting = (f"`{entry.model}.set_gradient_accumulation_options(gradient_accumulation_steps_per_"
+                           f"replica={accumulation})`")
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` {source} and is not compiled again "
+                       f"before `{entry.method}`: a saved model keeps no pipelining or gradient accumulation "
+                       f"options, so {wanted} does not reach it; after loading, call {setting}, then compile it "
+                       f"with `steps_per_execution` a multiple of {accumulation}", fixed=False)
 
     @staticmethod
     def _without_extensions(ctx) -> Optional[str]:

@@ -9,7 +9,8 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, is_name, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             loaded_uncompiled, static_int, static_samples, training_calls)
+                             last_binding_before, loaded_uncompiled, loader_function, static_int,
+                             static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.divisible_dataset import helper_name
 
@@ -347,6 +348,22 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # ... also when a function of the file loads it (or, resuming or not, loads or builds one).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def restore(path):
+                model = tf.keras.models.load_model(path)
+                return model
+
+
+            model = restore("pretrained.keras")
+            model.evaluate(dataset)
+            """,
+            options={"steps_per_execution": 4},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -408,10 +425,14 @@ class StepsPerExecution(Rule):
             return  # gradient accumulation alone: IPU110 speaks of it
         said = set()
         for entry in calls:
-            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls):
+            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls,
+                                                                               through_functions=True):
                 continue
             said.add((id(entry.owner), entry.model))
-            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` comes from `load_model` and is not "
+            loader = loader_function(ctx, last_binding_before(ctx, entry.call.func.value, entry.owner)[1])
+            source = f"may come from `load_model` (in `{loader.name.value}`)" if loader is not None else \
+                "comes from `load_model`"
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` {source} and is not "
                        f"compiled again before `{entry.method}`, so `--steps-per-execution "
                        f"{ctx.config.steps_per_execution}` does not reach "
                        "it: it runs one batch per execution (the port does not compile it, which would give `fit` a "

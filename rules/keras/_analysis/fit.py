@@ -105,16 +105,19 @@ def training_calls(ctx: FileContext, helper: Optional[str] = None) -> List[Train
 MODEL_LOADERS = frozenset({"keras.models.load_model", "keras.saving.load_model"})
 
 
-def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
+def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall],
+                      through_functions: bool = False) -> bool:
     """Whether ``entry`` (a ``fit``/``evaluate``/``predict``) runs a model that its function loads
     with ``load_model`` and does not compile after loading it: no ``steps_per_execution`` the port
     gives a ``compile`` reaches that model, and the port does not compile it again (a new ``compile``
-    gives ``fit`` a fresh optimizer). ``calls`` are the file's training calls."""
+    gives ``fit`` a fresh optimizer). ``calls`` are the file's training calls. With
+    ``through_functions``, a model a function of the file may load and return counts too
+    (``model = load_or_build(args.resume)``)."""
     receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
     if entry.method == "compile" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
         return False
     loaded, value = last_binding_before(ctx, receiver, entry.owner)
-    if not (isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in MODEL_LOADERS):
+    if not (_loads_model(ctx, value) or through_functions and loader_function(ctx, value) is not None):
         return False
     # The statements from the load to the call, in the block of the load (the call may sit deeper).
     block = list(ctx.block_of(loaded).body)
@@ -125,6 +128,23 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
     return not any(other.method == "compile" and other.model == entry.model and other.owner is entry.owner
                    and any(id(node) in between for node in (other.call, *ctx.ancestors(other.call)))
                    for other in calls)
+
+
+def _loads_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in MODEL_LOADERS
+
+
+def loader_function(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.FunctionDef]:
+    """The function of the file that ``value`` calls when one of its ``return``s gives a model read
+    with ``load_model``, directly or through a variable of that function (``return
+    keras.models.load_model(path)`` in one branch, a new model in the other)."""
+    function, returned = called_returns(ctx, value) if value is not None else (None, [])
+    if function is None:
+        return None
+    loaded = {name for _, name, bound in assignments(ctx, function) if _loads_model(ctx, bound)}
+    if any(_loads_model(ctx, node) or isinstance(node, cst.Name) and node.value in loaded for node in returned):
+        return function
+    return None
 
 
 LEGACY_KERAS = "tensorflow.python.ipu.keras."
