@@ -77,6 +77,19 @@ def _unpacked_returns(ctx: FileContext, target: cst.BaseExpression, value: cst.B
     return found
 
 
+def _returns_datasets(ctx: FileContext, call: cst.Call) -> bool:
+    """``get_data(64)``: a call of a function of the file every ``return`` of which gives a dataset."""
+    function, returned = called_returns(ctx, call)
+    visiting = ctx.shared(_RETURNS_VISITED, set)
+    if function is None or not returned or id(function) in visiting:
+        return False
+    visiting.add(id(function))  # a function that calls itself: not followed again
+    try:
+        return all(value is not None and is_dataset(ctx, value) for value in returned)
+    finally:
+        visiting.discard(id(function))
+
+
 def _assigns_by_owner(ctx: FileContext) -> Dict[int, List[cst.Assign]]:
     """The file's assignments grouped by the function (or module) they are in, found once."""
     def group() -> Dict[int, List[cst.Assign]]:
@@ -110,7 +123,7 @@ def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[st
             if qualified is not None and qualified.startswith(DATASET_SOURCES):
                 return True
             if not isinstance(node.func, cst.Attribute):
-                return False
+                return _returns_datasets(ctx, node)
             node = node.func.value
         elif isinstance(node, cst.Name):
             return node.value in variables

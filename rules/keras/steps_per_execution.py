@@ -337,6 +337,34 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # A dataset a function of the file makes, in the call: its batches must fill whole executions.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def batches(size):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(size, drop_remainder=True)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(batches(32), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def batches(size):
+                return tf.data.Dataset.from_tensor_slices((x, y)).batch(size, drop_remainder=True)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(batches(32), epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # A loaded model keeps the compile it was saved with, without `steps_per_execution`: the port
         # does not compile it again, and says that the option does not reach it.
         Example(
