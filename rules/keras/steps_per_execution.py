@@ -236,6 +236,19 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 8},
         ),
+        # Saves every 96 batches fall at the end of an execution of 8: the same checkpoints as before.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            saver = tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=96)
+            model.fit(dataset, steps_per_epoch=96, callbacks=[saver])
+            """,
+            reported=False,
+            options={"steps_per_execution": 8},
+        ),
         # Per-batch hooks of a `LambdaCallback`, and TensorBoard's batch frequency, run once per execution.
         Example(
             """\
@@ -444,7 +457,7 @@ class StepsPerExecution(Rule):
             self._check_fits(ctx, later, None if auto else fixed)
         self._report_loaded(ctx, calls)
         if auto or (fixed or 1) > 1:
-            self._warn_callbacks(ctx)
+            self._warn_callbacks(ctx, None if auto else fixed)
 
     def _report_loaded(self, ctx, calls: List[TrainingCall]) -> None:
         """A model loaded with ``load_model`` and run without a ``compile`` of the file: the option
@@ -670,14 +683,23 @@ class StepsPerExecution(Rule):
                    f"{fixed}, or {reader} raises an error: check its size, or `.repeat()` it and pass `{count}`, "
                    f"a multiple of {fixed}", fixed=False)
 
-    def _warn_callbacks(self, ctx) -> None:
+    def _warn_callbacks(self, ctx, fixed: Optional[int]) -> None:
+        """The per-batch callbacks, which run once per execution; ``fixed`` is the number of
+        batches in one (None: a whole epoch, ``auto``)."""
         for call, _ in ctx.calls_to(*_CHECKPOINTS):
             frequency = keyword(call, "save_freq")
-            if frequency is not None and not (isinstance(frequency.value, cst.SimpleString)
-                                              and frequency.value.evaluated_value == "epoch"):
-                ctx.report(self.code, frequency, "`ModelCheckpoint(save_freq=<batches>)` saves at most once per "
-                           "execution, with the weights of the end of the execution: make `save_freq` a multiple "
-                           "of `steps_per_execution`, or save per epoch", fixed=False)
+            if frequency is None or isinstance(frequency.value, cst.SimpleString) and \
+                    frequency.value.evaluated_value == "epoch":
+                continue
+            batches = static_int(ctx, frequency.value)
+            if fixed is not None and batches is not None and batches % fixed == 0:
+                continue  # every save falls at the end of an execution: the same checkpoints
+            advice = (f"use `save_freq={max(fixed, batches - batches % fixed)}`, a multiple of {fixed}"
+                      if fixed is not None and batches is not None
+                      else "make `save_freq` a multiple of `steps_per_execution`")
+            ctx.report(self.code, frequency, "`ModelCheckpoint(save_freq=<batches>)` saves at most once per "
+                       "execution, with the weights of the end of the execution: "
+                       f"{advice}, or save per epoch", fixed=False)
         for call, _ in ctx.calls_to(*_TENSORBOARD):
             frequency = keyword(call, "update_freq")
             if frequency is not None and int_value(frequency.value) is not None:
