@@ -315,6 +315,20 @@ scores = model.predict(rows, batch_size=len(rows))
             pd.DataFrame({"id": test["id"], "target": probabilities[:, 0]}).to_csv("submission.csv")
             """),
         ),
+        # A loaded model that is not compiled again keeps no gradient accumulation: whole batches
+        # are enough, and 100 samples are 10 of them.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_test, y_test = np.zeros((100, 8), "float32"), np.zeros((100, 1), "float32")
+            model = tf.keras.models.load_model("model.keras")
+            model.evaluate(x_test, y_test, batch_size=10)
+            """,
+            reported=False,
+            options={"gradient_accumulation": 4},
+        ),
         # The same built where `predict` reads it, from file names and their labels.
         Example(
             """\
@@ -2550,9 +2564,15 @@ def _entry_config(ctx, entry):
     ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
     keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
-    if config.steps_per_execution is not None and loaded_uncompiled(ctx, entry, training_calls(ctx, helper_name(ctx))):
-        # A loaded model that is not compiled again runs one batch per execution (IPU108 says so).
-        return dataclasses.replace(config, steps_per_execution=None)
+    if (config.steps_per_execution is not None or config.gradient_accumulation) and loaded_uncompiled(
+            ctx, entry, training_calls(ctx, helper_name(ctx))):
+        # A loaded model that is not compiled again runs one batch per execution (IPU108 says so),
+        # and a saved model keeps no gradient accumulation (IPU110 says so). Unpipelined, it is
+        # replicated over every IPU of a pipelined port: the pipeline's multiple is kept, which
+        # covers those replicas.
+        if config.pipeline_stages:
+            return dataclasses.replace(config, steps_per_execution=None) if config.steps_per_execution else config
+        return dataclasses.replace(config, steps_per_execution=None, gradient_accumulation=None)
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
 
