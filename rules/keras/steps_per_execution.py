@@ -1,22 +1,27 @@
 import functools
 import math
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
-from porter.cstutil import append_args, is_name, keyword, keyword_arg
+from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_binding_before, loaded_uncompiled, loader_function, static_int,
+                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
                              static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
+from porter.rules.keras._analysis.datasets import chain, training_batches
+from porter.scopes import owner
 from porter.rules.keras.divisible_dataset import helper_name
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
 _LAMBDA_CALLBACKS = ("keras.callbacks.LambdaCallback",)
 _TENSORBOARD = ("keras.callbacks.TensorBoard",)
+_SLICES = "tensorflow.data.Dataset.from_tensor_slices"
+# Dataset methods that keep the number of elements.
+_SAME_COUNT = frozenset({"shuffle", "map", "cache", "prefetch", "with_options"})
 # Dataset methods after which the number of batches is not known before it is iterated.
 _UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
@@ -350,6 +355,29 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # MNIST's 60000 images in batches of 64 are 937 batches per epoch: not a multiple of 4, which
+        # Keras on the IPU rejects (with 937 steps per execution, or any divisor of 937, it is not reported).
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            train = tf.data.Dataset.from_tensor_slices((x_train / 255.0, y_train)).batch(64, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(train.prefetch(2), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            train = tf.data.Dataset.from_tensor_slices((x_train / 255.0, y_train)).batch(64, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit(train.prefetch(2), epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # A dataset a function of the file makes, in the call: its batches must fill whole executions.
         Example(
             """\
@@ -657,7 +685,16 @@ class StepsPerExecution(Rule):
                 continue  # else IPU109 says it
             count = counts[entry.method][0] if entry.method in counts else None
             if count is not None and entry.dataset_input and keyword(entry.call, count) is None:
-                self._report_dataset_batches(ctx, entry.call.func.attr, f"`{entry.method}`", count, fixed)
+                known = _static_batches(ctx, entry)
+                if known is None:
+                    self._report_dataset_batches(ctx, entry.call.func.attr, f"`{entry.method}`", count, fixed)
+                elif known[0] % fixed:
+                    batches, samples, size = known
+                    ctx.report(self.code, entry.call.func.attr, f"this dataset gives {batches} batches per epoch "
+                               f"({samples} samples in batches of {size}), not a multiple of {fixed}, so "
+                               f"`{entry.method}` raises an error on the IPU: `.repeat()` it and pass `{count}="
+                               f"{max(fixed, batches - batches % fixed)}`, or pick a batch size that gives a "
+                               f"multiple of {fixed} batches", fixed=False)
             validation = keyword(entry.call, "validation_data")
             # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
             if entry.method == "fit" and validation is not None and keyword(entry.call, "validation_steps") is None \
@@ -720,6 +757,51 @@ class StepsPerExecution(Rule):
                     ctx.report(self.code, statement.name, f"`{statement.name.value}` runs once per execution of "
                                "`steps_per_execution` batches, not after every batch (or enable asynchronous "
                                "callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
+
+
+def _static_batches(ctx, entry: TrainingCall) -> Optional[Tuple[int, int, int]]:
+    """(batches, samples, batch size) of the dataset ``entry`` reads, when it slices arrays of a
+    known length (``from_tensor_slices((x_train / 255.0, y_train))``) into batches of a literal size
+    with ``drop_remainder=True``, and nothing on the way changes how many elements there are."""
+    found = [batch for batch in training_batches(ctx) if batch.entry.call is entry.call and batch.value is entry.data]
+    if len(found) != 1 or not all(call.func.attr.value in _SAME_COUNT for call in found[0].later):
+        return None
+    batching = found[0].batch
+    size = argument(batching, "batch_size", 0)
+    drop = argument(batching, "drop_remainder", 1)
+    size = static_int(ctx, size.value) if size is not None else None
+    if not size or drop is None or not is_true(drop.value):
+        return None
+    node: cst.BaseExpression = batching.func.value
+    scope = entry.owner
+    for _ in range(8):  # `ds = ds.shuffle(n)`, `ds = from_tensor_slices(...)`: back to the slices
+        calls, root = chain(ctx, node)
+        if not all(call.func.attr.value in _SAME_COUNT for call in calls):
+            return None
+        if isinstance(root, cst.Name):
+            scope = owner(ctx, root)
+            node = last_value_before(ctx, root, scope)
+            if node is None:
+                return None
+            continue
+        if not (isinstance(root, cst.Call) and ctx.qualified_name(root.func) == _SLICES and root.args):
+            return None
+        sliced = root.args[0].value
+        first = sliced.elements[0].value if isinstance(sliced, cst.Tuple) and sliced.elements else sliced
+        samples = static_samples(ctx, _array_of(first), scope)
+        return (samples // size, samples, size) if samples is not None and samples >= size else None
+    return None
+
+
+def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x_train`` of ``x_train / 255.0`` or ``x_train.astype("float32")``: the same samples."""
+    while True:
+        if isinstance(node, cst.BinaryOperation):
+            node = node.left
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "astype":
+            node = node.func.value
+        else:
+            return node
 
 
 def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpression:
