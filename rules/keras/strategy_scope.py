@@ -2919,6 +2919,38 @@ run_experiment(net)
                 print(model(vectorize(["a fine film"])))
             """,
         ),
+        # The same with the new text held by a variable first.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            train_ds = raw_ds.map(lambda text, label: (vectorize(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                         tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(train_ds, epochs=2)
+            reviews = tf.constant(["a fine film", "a dull plot"])
+            print(model(vectorize(reviews)))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            train_ds = raw_ds.map(lambda text, label: (vectorize(text), label))
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                             tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(train_ds, epochs=2)
+                reviews = tf.constant(["a fine film", "a dull plot"])
+                print(model(vectorize(reviews)))
+            """,
+        ),
         # The same layer made on the CPU on purpose: the block stays out of the scope (no baseline).
         Example(
             """\

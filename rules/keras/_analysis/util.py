@@ -274,20 +274,37 @@ def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
         if id(node) in mapped:
             in_maps.add(node.value)
         elif not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node
-                  and parent.attr.value in HOST_LAYER_METHODS or _on_text(parent, node)):
+                  and parent.attr.value in HOST_LAYER_METHODS or _on_text(ctx, parent, node)):
             elsewhere.add(node.value)
     return in_maps - elsewhere
 
 
-def _on_text(call: cst.CSTNode, func: cst.Name) -> bool:
+def _on_text(ctx: FileContext, call: cst.CSTNode, func: cst.Name) -> bool:
     """``vectorize(["a wonderful film"])``: a layer called on strings written in the code (a try of
-    the trained model on new text), which runs on the host."""
+    the trained model on new text), which runs on the host; also through a variable every value of
+    which is such text (``sentences = tf.constant(["a wonderful film", ...])``)."""
     if not (isinstance(call, cst.Call) and call.func is func and call.args):
         return False
     text = call.args[0].value
+    if isinstance(text, cst.Name):
+        values = values_of(ctx, text)
+        return bool(values) and all(value is not None and _written_text(ctx, value) for value in values)
+    return _written_text(ctx, text)
+
+
+def _written_text(ctx: FileContext, text: cst.BaseExpression) -> bool:
+    """Strings written in the code: a literal, a list or tuple of them, or a tensor or array made
+    of one (``tf.constant([...])``, ``np.array([...])``)."""
+    if isinstance(text, cst.Call) and text.args and (ctx.qualified_name(text.func) or "") in _TEXT_TENSOR_MAKERS:
+        text = text.args[0].value
     items = [element.value for element in text.elements] if isinstance(text, (cst.List, cst.Tuple)) else [text]
     return bool(items) and all(isinstance(item, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
                                for item in items)
+
+
+# What makes a tensor or an array of the strings it is given.
+_TEXT_TENSOR_MAKERS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor", "numpy.array",
+                                 "numpy.asarray"})
 
 
 def estimator_model_fns(ctx: FileContext) -> Set[str]:
