@@ -566,6 +566,17 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # The same through a variable, the way scripts name the text they adapt on: left alone.
+        Example(
+            """\
+            import tensorflow as tf
+
+            texts = tf.data.Dataset.from_tensor_slices(sentences).batch(64)
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(texts)
+            """,
+            reported=False,
+        ),
         # `predict` reads a dataset `evaluate` reads too: it lacks answers for the dropped last batch.
         Example(
             """\
@@ -2337,14 +2348,15 @@ def _compiled_step_loops(ctx) -> Set[int]:
 
 def _read_by_host_loops(ctx, name: str) -> bool:
     """Every read of the variable ``name`` is a host loop's iteration over it (``for x in
-    name.take(3):``) or its own next version (``name = name.prefetch(2)``)."""
+    name.take(3):``), what a layer's ``adapt`` is given (``vectorize.adapt(texts)``: a vocabulary
+    missing the texts of a dropped batch), or its own next version (``name = name.prefetch(2)``)."""
     reads = [node for node in ctx.nodes(cst.Name) if node.value == name
              and not isinstance(ctx.parent(node), cst.AssignTarget)]
     for node in reads:
         outer = outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
-                or read_into_python(ctx, outer):
+                or read_into_python(ctx, outer) or _adapted_on(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
