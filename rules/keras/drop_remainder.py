@@ -189,7 +189,8 @@ class DropRemainder(Rule):
         "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
-        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
+        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
+        "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
@@ -1349,6 +1350,18 @@ class DropRemainder(Rule):
 
             ds = tf.data.Dataset.from_tensor_slices((tokens, labels))
             ds = ds.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], [16, 32], [64, 32, 16])
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D()])
+            model.fit(ds, epochs=2)
+            """,
+        ),
+        # Windows grouped by a length key, each padded to its longest element: the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices((tokens, labels))
+            ds = ds.apply(tf.data.experimental.group_by_window(
+                lambda x, y: tf.cast(tf.shape(x)[0] // 8, tf.int64), lambda key, d: d.padded_batch(32), 32))
             model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D()])
             model.fit(ds, epochs=2)
             """,
