@@ -194,7 +194,8 @@ class DropRemainder(Rule):
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch, the pieces of `tf.strings.split` on the way to training) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
+        "records) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
@@ -319,6 +320,52 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
+        ),
+        # Records whose token lists are parsed as sparse tensors, batch by batch: as long as each
+        # batch's longest list. A map that parses fixed-length features is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            SPEC = {"tokens": tf.io.VarLenFeature(tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+            FIXED = {"tokens": tf.io.FixedLenFeature([64], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+            def parse(records):
+                parsed = tf.io.parse_example(records, SPEC)
+                return parsed["tokens"], parsed["label"]
+
+
+            def parse_fixed(records):
+                parsed = tf.io.parse_example(records, FIXED)
+                return parsed["tokens"], parsed["label"]
+
+
+            train = tf.data.TFRecordDataset(["train.tfrecord"]).batch(32, drop_remainder=True)
+            train = train.map(parse)
+            val = tf.data.TFRecordDataset(["val.tfrecord"]).batch(32, drop_remainder=True)
+            val = val.map(parse_fixed)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(train, validation_data=val, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            SPEC = {"tokens": tf.io.FixedLenFeature([64], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+            def parse(records):
+                parsed = tf.io.parse_example(records, SPEC)
+                return parsed["tokens"], parsed["label"]
+
+
+            train = tf.data.TFRecordDataset(["train.tfrecord"]).batch(32, drop_remainder=True).map(parse)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
         ),
         # CSV lines split into pieces on the way to training: as many as each line holds. A map that
         # gives them one length (`tf.reshape`) is not reported, nor is a map of another dataset.
@@ -1854,8 +1901,9 @@ class DropRemainder(Rule):
     def _report_unknown_shapes(self, ctx) -> None:
         """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
         or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
-        its longest element), the pieces of ``tf.strings.split`` on the way to training, unless the map
-        sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
+        its longest element), the pieces of ``tf.strings.split`` on the way to training, the sparse
+        lists of ``VarLenFeature`` records parsed there (unless a ``padded_batch`` pads them after), unless
+        the map sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
         maps = [call for call, _ in dataset_method_calls(ctx, "map")]
         shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
                                                 for node in mapped_nodes(ctx, call))]
@@ -1867,17 +1915,25 @@ class DropRemainder(Rule):
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
                           and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
+            variable = next((feature for node in nodes for feature in [_variable_length_feature(ctx, node)]
+                             if feature is not None), None)
+            advice = ("give them one in the map (`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)")
             if host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
             elif split is not None and _feeds_training_chain(ctx, call):
                 why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
+            elif variable is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
+                why = (f"`{code_of(ctx, variable)}` parses a record's list as a sparse tensor as long as the list, "
+                       "a length that changes")
+                advice = ("parse it with `tf.io.FixedLenFeature([n], ...)` when every record holds n values, or "
+                          "make it dense in the map and pad or cut it to one length (`tf.sparse.to_dense`, then "
+                          "`tf.ensure_shape(x, (...))`)")
             else:
                 continue
             ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
-                       "the IPU needs every shape fully defined (\"not fully defined\"): give them one in the map "
-                       "(`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)", fixed=False)
+                       f"the IPU needs every shape fully defined (\"not fully defined\"): {advice}", fixed=False)
 
     def _fix_window_batches(self, ctx) -> None:
         """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
@@ -2231,6 +2287,33 @@ def _unanswered_batch(function: str) -> str:
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
 
 
+def _variable_length_feature(ctx, call: cst.Call) -> Optional[cst.Call]:
+    """The ``tf.io.VarLenFeature(...)`` (or ``RaggedFeature``) of the features ``call`` parses
+    records by (``tf.io.parse_example(records, spec)``, the dict written in the call or held by a
+    variable), else None."""
+    if ctx.qualified_name(call.func) not in _RECORD_PARSERS:
+        return None
+    features = argument(call, "features", 1)
+    if features is None:
+        return None
+    specs = values_of(ctx, features.value) if isinstance(features.value, cst.Name) else [features.value]
+    return next((element.value for spec in specs if isinstance(spec, cst.Dict) for element in spec.elements
+                 if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Call)
+                 and ctx.qualified_name(element.value.func) in _VARIABLE_LENGTH_FEATURES), None)
+
+
+def _padded_later(ctx, call: cst.Call) -> bool:
+    """A ``.padded_batch()`` after the ``map`` ``call`` pads what it makes (and reports its own
+    lengths when they are not fixed)."""
+    return any(later.func.attr.value == "padded_batch" for later in methods_after(ctx, call))
+
+
+# Parsing serialized `tf.train.Example` records by a dict of features.
+_RECORD_PARSERS = frozenset({f"tensorflow{prefix}.io.{name}" for prefix in ("", ".compat.v1")
+                             for name in ("parse_example", "parse_single_example")})
+# Features parsed as sparse or ragged tensors, as long as each record's list.
+_VARIABLE_LENGTH_FEATURES = frozenset({f"tensorflow{prefix}.io.{name}" for prefix in ("", ".compat.v1")
+                                       for name in ("VarLenFeature", "RaggedFeature")})
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Splitting a string: as many pieces as it holds, so no static length.
