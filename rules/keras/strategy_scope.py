@@ -2919,7 +2919,7 @@ run_experiment(net)
                 print(model(vectorize(["a fine film"])))
             """,
         ),
-        # The same with the new text held by a variable first.
+        # The same with the new text held by variables first.
         Example(
             """\
             import tensorflow as tf
@@ -2931,7 +2931,8 @@ run_experiment(net)
                                          tf.keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss="mse")
             model.fit(train_ds, epochs=2)
-            reviews = tf.constant(["a fine film", "a dull plot"])
+            review = "a fine film"
+            reviews = tf.constant([review, "a dull plot"])
             print(model(vectorize(reviews)))
             """,
             """\
@@ -2947,7 +2948,8 @@ run_experiment(net)
                                              tf.keras.layers.Dense(1)])
                 model.compile(optimizer="adam", loss="mse")
                 model.fit(train_ds, epochs=2)
-                reviews = tf.constant(["a fine film", "a dull plot"])
+                review = "a fine film"
+                reviews = tf.constant([review, "a dull plot"])
                 print(model(vectorize(reviews)))
             """,
         ),

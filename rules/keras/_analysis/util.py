@@ -298,10 +298,18 @@ def _written_text(ctx: FileContext, text: cst.BaseExpression) -> bool:
     if isinstance(text, cst.Call) and text.args and (ctx.qualified_name(text.func) or "") in _TEXT_TENSOR_MAKERS:
         text = text.args[0].value
     items = [element.value for element in text.elements] if isinstance(text, (cst.List, cst.Tuple)) else [text]
-    return bool(items) and all(isinstance(item, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-                               for item in items)
+    return bool(items) and all(_string(ctx, item) for item in items)
 
 
+def _string(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """A string literal, or a variable only ever assigned one (``sample_text = ("The film...")``)."""
+    if isinstance(item, cst.Name):
+        values = values_of(ctx, item)
+        return bool(values) and all(isinstance(value, _STRINGS) for value in values)
+    return isinstance(item, _STRINGS)
+
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # What makes a tensor or an array of the strings it is given.
 _TEXT_TENSOR_MAKERS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor", "numpy.array",
                                  "numpy.asarray"})
