@@ -195,7 +195,9 @@ class DropRemainder(Rule):
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
         "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
-        "records) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "records) is reported, unless it sets one (`tf.ensure_shape`), and so is a `TextVectorization` without "
+        "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text). "
+        "A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
@@ -319,6 +321,20 @@ class DropRemainder(Rule):
             pairs = pairs.map(lambda path, caption: (tf.numpy_function(load_features, [path], tf.float32), caption))
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
+            """,
+        ),
+        # A text layer without `output_sequence_length` pads each batch to its longest text: batched
+        # again, the rows would not stack; reported, for a person to pick the length.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(texts)
+            train = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(32, drop_remainder=True)
+            train = train.map(lambda text, label: (vectorize(text), label))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train, epochs=2)
             """,
         ),
         # Records whose token lists are parsed as sparse tensors, batch by batch: as long as each
@@ -1984,14 +2000,22 @@ class DropRemainder(Rule):
         of the training call is batched again, after it."""
         names = string_layer_names(ctx)
         for found in batches if names else ():
-            if owner(ctx, found.batch) is not found.entry.owner:
-                continue  # batched in a function of the file that returns it: seen only once it batches
             layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
                           for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
                           and isinstance(node.func, cst.Name) and node.func.value in names), None)
             size = found.batch.args[0].value if found.batch.args and not found.batch.args[0].keyword else None
             if layer is None or size is None or id(found.value) in rebatched:
                 continue
+            if _pads_to_longest(ctx, layer):  # batching again cannot help, wherever it batches
+                rebatched.add(id(found.value))
+                ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
+                           f"`.map()` after its `.batch()` runs `{layer}`, a `TextVectorization` without "
+                           "`output_sequence_length`: it pads each batch to its own longest text, a length that "
+                           "changes from batch to batch, and the IPU needs every shape fully defined; give it "
+                           "`output_sequence_length=n` and port again", fixed=False)
+                continue
+            if owner(ctx, found.batch) is not found.entry.owner:
+                continue  # batched in a function of the file that returns it: seen only once it batches
             rebatched.add(id(found.value))
             size_code = code_of(ctx, size)
             ctx.replace(found.value, lambda node, size_code=size_code: _rebatched(node, size_code))
@@ -2285,6 +2309,22 @@ _UNEVALUATED = "; `evaluate`'s loss and metrics now leave out the samples of the
 def _unanswered_batch(function: str) -> str:
     """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
+
+
+def _pads_to_longest(ctx, layer: str) -> bool:
+    """The variable ``layer`` is assigned a ``TextVectorization`` that gives token ids (``output_mode``
+    left as ``"int"``) without ``output_sequence_length``: each batch is padded to its longest text."""
+    made = [assign.value for assign in ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
+            and any(isinstance(target.target, cst.Name) and target.target.value == layer for target in assign.targets)]
+    return bool(made) and all(
+        (ctx.keras_name(call.func) or "").endswith(".TextVectorization")
+        and argument(call, "output_sequence_length", 5) is None and _token_ids(argument(call, "output_mode", 4))
+        for call in made)
+
+
+def _token_ids(mode: Optional[cst.Arg]) -> bool:
+    """``output_mode`` absent or ``"int"``: the layer gives a sequence of token ids."""
+    return mode is None or isinstance(mode.value, cst.SimpleString) and mode.value.evaluated_value == "int"
 
 
 def _variable_length_feature(ctx, call: cst.Call) -> Optional[cst.Call]:
