@@ -337,6 +337,24 @@ class DropRemainder(Rule):
             model.fit(train, epochs=2)
             """,
         ),
+        # The same layer with one length, run after the `.batch()` of a function of the file: its
+        # batches have no static size, and the batch size is that function's name: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def pipeline(texts, labels, vectorize, batch_size):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(batch_size, drop_remainder=True)
+                return dataset.map(lambda text, label: (vectorize(text), label))
+
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=40)
+            vectorize.adapt(texts)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(pipeline(texts, labels, vectorize, 32), epochs=2)
+            """,
+        ),
         # Records whose token lists are parsed as sparse tensors, batch by batch: as long as each
         # batch's longest list. A map that parses fixed-length features is not reported.
         Example(
@@ -2014,9 +2032,15 @@ class DropRemainder(Rule):
                            "changes from batch to batch, and the IPU needs every shape fully defined; give it "
                            "`output_sequence_length=n` and port again", fixed=False)
                 continue
-            if owner(ctx, found.batch) is not found.entry.owner:
-                continue  # batched in a function of the file that returns it: seen only once it batches
             rebatched.add(id(found.value))
+            helper = owner(ctx, found.batch)
+            if helper is not found.entry.owner:
+                # Batched in a function of the file: its batch size may be a name only that function knows.
+                ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
+                           f"`.map()` after its `.batch()`{_in_function(helper)} runs `{layer}`, a string layer whose "
+                           "output has no static batch size, which the IPU requires: batch it again where it is "
+                           "used (`.unbatch().batch(n, drop_remainder=True)`)", fixed=False)
+                continue
             size_code = code_of(ctx, size)
             ctx.replace(found.value, lambda node, size_code=size_code: _rebatched(node, size_code))
             ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
@@ -2309,6 +2333,11 @@ _UNEVALUATED = "; `evaluate`'s loss and metrics now leave out the samples of the
 def _unanswered_batch(function: str) -> str:
     """What ``predict`` loses on a dataset ``function`` (a Keras maker) made, once rebatched whole."""
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
+
+
+def _in_function(scope: cst.CSTNode) -> str:
+    """`` in `name` `` for a function, for a finding's message; nothing for the module."""
+    return f" in `{scope.name.value}`" if isinstance(scope, cst.FunctionDef) else ""
 
 
 def _pads_to_longest(ctx, layer: str) -> bool:
