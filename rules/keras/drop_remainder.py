@@ -9,7 +9,7 @@ from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
                            owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, methods_after, outermost_chain, read_into_python)
+                                     is_dataset, methods_after, outermost_chain, read_into_python, sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
@@ -19,8 +19,8 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names,
-                                              to_tensor_length)
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
+                                              string_layer_names, to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -322,6 +322,19 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
+        ),
+        # Rows sliced from padded arrays all have one length already: `padded_batch` pads nothing.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.sequence import pad_sequences
+
+            tokens = pad_sequences(token_lists, maxlen=64)
+            train = tf.data.Dataset.from_tensor_slices((tokens, labels)).shuffle(1000).padded_batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
         ),
         # A text layer without `output_sequence_length` pads each batch to its longest text: batched
         # again, the rows would not stack; reported, for a person to pick the length.
@@ -1923,6 +1936,8 @@ class DropRemainder(Rule):
             if id(call) in done or shapes is not None and not any(
                     is_name(node, "None") for value in written for node in walk(value)):
                 continue
+            if shapes is None and _sliced_whole(ctx, call):
+                continue  # every element has the arrays' static shape: no padding, one shape
             done.add(id(call))
             how = "without `padded_shapes`" if shapes is None else "with `None` in `padded_shapes`"
             if shapes is not None and written and written[0] is not shapes.value:
@@ -2338,6 +2353,20 @@ def _unanswered_batch(function: str) -> str:
 def _in_function(scope: cst.CSTNode) -> str:
     """`` in `name` `` for a function, for a finding's message; nothing for the module."""
     return f" in `{scope.name.value}`" if isinstance(scope, cst.FunctionDef) else ""
+
+
+def _sliced_whole(ctx, padded: cst.Call) -> bool:
+    """What ``padded`` (a ``.padded_batch()``) batches is sliced from arrays (``from_tensor_slices``,
+    not ragged) and only shuffled, repeated, cached or filtered on the way: its elements all have
+    one static shape, so the batches are never padded."""
+    made = made_datasets(ctx, padded.func.value, owner(ctx, padded))
+    return bool(made) and all(
+        dataset.of_arrays and all(method.func.attr.value in _SHAPE_KEEPING for method in dataset.methods)
+        and not any(ragged_or_sparse(ctx, array) for array in sliced_arrays(dataset.maker)) for dataset in made)
+
+
+# Dataset methods that leave the shape of each element as it is.
+_SHAPE_KEEPING = frozenset({"shuffle", "repeat", "cache", "prefetch", "take", "skip", "filter", "shard"})
 
 
 def _pads_to_longest(ctx, layer: str) -> bool:
