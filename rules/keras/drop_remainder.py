@@ -2030,7 +2030,9 @@ class DropRemainder(Rule):
     def _rebatch_string_maps(self, ctx, batches, rebatched: set) -> None:
         """A ``.map()`` after the ``.batch()`` that runs a string layer (``TextVectorization``) on
         each batch gives batches of no static size, even with ``drop_remainder=True``: the input
-        of the training call is batched again, after it."""
+        of the training call is batched again, after it. Reported instead when that cannot help (a
+        ``TextVectorization`` without ``output_sequence_length``) or cannot be written (batched in a
+        function of the file, by a size the caller may not know)."""
         names = string_layer_names(ctx)
         for found in batches if names else ():
             layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
@@ -2039,30 +2041,30 @@ class DropRemainder(Rule):
             size = found.batch.args[0].value if found.batch.args and not found.batch.args[0].keyword else None
             if layer is None or size is None or id(found.value) in rebatched:
                 continue
+            rebatched.add(id(found.value))
+            helper = owner(ctx, found.batch)
             if _pads_to_longest(ctx, layer):  # batching again cannot help, wherever it batches
-                rebatched.add(id(found.value))
                 ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
                            f"`.map()` after its `.batch()` runs `{layer}`, a `TextVectorization` without "
                            "`output_sequence_length`: it pads each batch to its own longest text, a length that "
                            "changes from batch to batch, and the IPU needs every shape fully defined; give it "
                            "`output_sequence_length=n` and port again", fixed=False)
-                continue
-            rebatched.add(id(found.value))
-            helper = owner(ctx, found.batch)
-            if helper is not found.entry.owner:
-                # Batched in a function of the file: its batch size may be a name only that function knows.
+            elif helper is not found.entry.owner:  # its batch size may be a name only that function knows
                 ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
                            f"`.map()` after its `.batch()`{_in_function(helper)} runs `{layer}`, a string layer whose "
                            "output has no static batch size, which the IPU requires: batch it again where it is "
                            "used (`.unbatch().batch(n, drop_remainder=True)`)", fixed=False)
-                continue
-            size_code = code_of(ctx, size)
-            ctx.replace(found.value, lambda node, size_code=size_code: _rebatched(node, size_code))
-            ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
-            ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
-                       f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
-                       f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
-                       "requires", fixed=True)
+            else:
+                self._rebatch_after_map(ctx, found, layer, code_of(ctx, size))
+
+    def _rebatch_after_map(self, ctx, found, layer: str, size_code: str) -> None:
+        """``fit(train)`` becomes ``fit(train.unbatch().batch(size, drop_remainder=True))``."""
+        ctx.replace(found.value, lambda node: _rebatched(node, size_code))
+        ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
+        ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
+                   f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
+                   f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
+                   "requires", fixed=True)
 
     def _library_datasets(self, ctx) -> None:
         """``hf_dataset.to_tf_dataset(batch_size=...)`` (Hugging Face) batches with a partial last
