@@ -276,6 +276,17 @@ class DivisibleDataset(Rule):
         "that calls them, even when the script imports more further down (matplotlib before its plots)."
     )
     examples = (
+        # New sentences through the text layer of the input pipeline, in the call: a tensor of a
+        # few samples, which the port cannot pad (it would run the layer twice): reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=20)
+            model = tf.keras.models.load_model("reviews.keras")
+            print(model.predict(vectorize(sentences)))
+            """,
+        ),
         # One batch of every sample (`batch_size=len(rows)`): no batch is partial, nothing to pad.
         Example(
             """\

@@ -9,7 +9,7 @@ from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
                            owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, methods_after, outermost_chain, read_into_python)
+                                     is_dataset, methods_after, outermost_chain, read_into_python, sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
@@ -19,8 +19,8 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, string_layer_names,
-                                              to_tensor_length)
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
+                                              string_layer_names, to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -189,11 +189,15 @@ class DropRemainder(Rule):
         "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
-        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, and `padded_batch` "
+        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
+        "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch, the pieces of `tf.strings.split` on the way to training) is reported, unless it sets one (`tf.ensure_shape`). A step count that rounds up the batches "
+        "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
+        "records) is reported, unless it sets one (`tf.ensure_shape`), and so is a `TextVectorization` without "
+        "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text). "
+        "A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
@@ -318,6 +322,97 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
+        ),
+        # Rows sliced from padded arrays all have one length already: `padded_batch` pads nothing.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.sequence import pad_sequences
+
+            tokens = pad_sequences(token_lists, maxlen=64)
+            train = tf.data.Dataset.from_tensor_slices((tokens, labels)).shuffle(1000).padded_batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
+        ),
+        # A text layer without `output_sequence_length` pads each batch to its longest text: batched
+        # again, the rows would not stack; reported, for a person to pick the length.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(texts)
+            train = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(32, drop_remainder=True)
+            train = train.map(lambda text, label: (vectorize(text), label))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train, epochs=2)
+            """,
+        ),
+        # The same layer with one length, run after the `.batch()` of a function of the file: its
+        # batches have no static size, and the batch size is that function's name: reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def pipeline(texts, labels, vectorize, batch_size):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(batch_size, drop_remainder=True)
+                return dataset.map(lambda text, label: (vectorize(text), label))
+
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=40)
+            vectorize.adapt(texts)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(pipeline(texts, labels, vectorize, 32), epochs=2)
+            """,
+        ),
+        # Records whose token lists are parsed as sparse tensors, batch by batch: as long as each
+        # batch's longest list. A map that parses fixed-length features is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            SPEC = {"tokens": tf.io.VarLenFeature(tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+            FIXED = {"tokens": tf.io.FixedLenFeature([64], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+            def parse(records):
+                parsed = tf.io.parse_example(records, SPEC)
+                return parsed["tokens"], parsed["label"]
+
+
+            def parse_fixed(records):
+                parsed = tf.io.parse_example(records, FIXED)
+                return parsed["tokens"], parsed["label"]
+
+
+            train = tf.data.TFRecordDataset(["train.tfrecord"]).batch(32, drop_remainder=True)
+            train = train.map(parse)
+            val = tf.data.TFRecordDataset(["val.tfrecord"]).batch(32, drop_remainder=True)
+            val = val.map(parse_fixed)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(train, validation_data=val, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            SPEC = {"tokens": tf.io.FixedLenFeature([64], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+            def parse(records):
+                parsed = tf.io.parse_example(records, SPEC)
+                return parsed["tokens"], parsed["label"]
+
+
+            train = tf.data.TFRecordDataset(["train.tfrecord"]).batch(32, drop_remainder=True).map(parse)
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
         ),
         # CSV lines split into pieces on the way to training: as many as each line holds. A map that
         # gives them one length (`tf.reshape`) is not reported, nor is a map of another dataset.
@@ -563,6 +658,17 @@ class DropRemainder(Rule):
             lines = tf.data.TextLineDataset("corpus.txt")
             vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
             vectorize.adapt(lines.batch(1024))
+            """,
+            reported=False,
+        ),
+        # The same through a variable, the way scripts name the text they adapt on: left alone.
+        Example(
+            """\
+            import tensorflow as tf
+
+            texts = tf.data.Dataset.from_tensor_slices(sentences).batch(64)
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(texts)
             """,
             reported=False,
         ),
@@ -1342,6 +1448,18 @@ class DropRemainder(Rule):
             model.fit(ds, epochs=2)
             """,
         ),
+        # Windows grouped by a length key, each padded to its longest element: the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices((tokens, labels))
+            ds = ds.apply(tf.data.experimental.group_by_window(
+                lambda x, y: tf.cast(tf.shape(x)[0] // 8, tf.int64), lambda key, d: d.padded_batch(32), 32))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D()])
+            model.fit(ds, epochs=2)
+            """,
+        ),
         # What the helper makes for the test split is never read: the training use decides.
         Example(
             """\
@@ -1818,6 +1936,8 @@ class DropRemainder(Rule):
             if id(call) in done or shapes is not None and not any(
                     is_name(node, "None") for value in written for node in walk(value)):
                 continue
+            if shapes is None and _sliced_whole(ctx, call):
+                continue  # every element has the arrays' static shape: no padding, one shape
             done.add(id(call))
             how = "without `padded_shapes`" if shapes is None else "with `None` in `padded_shapes`"
             if shapes is not None and written and written[0] is not shapes.value:
@@ -1830,8 +1950,9 @@ class DropRemainder(Rule):
     def _report_unknown_shapes(self, ctx) -> None:
         """A ``map`` whose elements have a shape the graph does not know: what ``tf.numpy_function``
         or ``tf.py_function`` give back, a ragged batch made dense with ``.to_tensor()`` (as long as
-        its longest element), the pieces of ``tf.strings.split`` on the way to training, unless the map
-        sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
+        its longest element), the pieces of ``tf.strings.split`` on the way to training, the sparse
+        lists of ``VarLenFeature`` records parsed there (unless a ``padded_batch`` pads them after), unless
+        the map sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
         maps = [call for call, _ in dataset_method_calls(ctx, "map")]
         shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
                                                 for node in mapped_nodes(ctx, call))]
@@ -1843,17 +1964,25 @@ class DropRemainder(Rule):
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
                           and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
+            variable = next((feature for node in nodes for feature in [_variable_length_feature(ctx, node)]
+                             if feature is not None), None)
+            advice = ("give them one in the map (`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)")
             if host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
             elif split is not None and _feeds_training_chain(ctx, call):
                 why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
+            elif variable is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
+                why = (f"`{code_of(ctx, variable)}` parses a record's list as a sparse tensor as long as the list, "
+                       "a length that changes")
+                advice = ("parse it with `tf.io.FixedLenFeature([n], ...)` when every record holds n values, or "
+                          "make it dense in the map and pad or cut it to one length (`tf.sparse.to_dense`, then "
+                          "`tf.ensure_shape(x, (...))`)")
             else:
                 continue
             ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
-                       "the IPU needs every shape fully defined (\"not fully defined\"): give them one in the map "
-                       "(`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)", fixed=False)
+                       f"the IPU needs every shape fully defined (\"not fully defined\"): {advice}", fixed=False)
 
     def _fix_window_batches(self, ctx) -> None:
         """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
@@ -1901,11 +2030,11 @@ class DropRemainder(Rule):
     def _rebatch_string_maps(self, ctx, batches, rebatched: set) -> None:
         """A ``.map()`` after the ``.batch()`` that runs a string layer (``TextVectorization``) on
         each batch gives batches of no static size, even with ``drop_remainder=True``: the input
-        of the training call is batched again, after it."""
+        of the training call is batched again, after it. Reported instead when that cannot help (a
+        ``TextVectorization`` without ``output_sequence_length``) or cannot be written (batched in a
+        function of the file, by a size the caller may not know)."""
         names = string_layer_names(ctx)
         for found in batches if names else ():
-            if owner(ctx, found.batch) is not found.entry.owner:
-                continue  # batched in a function of the file that returns it: seen only once it batches
             layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
                           for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
                           and isinstance(node.func, cst.Name) and node.func.value in names), None)
@@ -1913,13 +2042,29 @@ class DropRemainder(Rule):
             if layer is None or size is None or id(found.value) in rebatched:
                 continue
             rebatched.add(id(found.value))
-            size_code = code_of(ctx, size)
-            ctx.replace(found.value, lambda node, size_code=size_code: _rebatched(node, size_code))
-            ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
-            ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
-                       f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
-                       f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
-                       "requires", fixed=True)
+            helper = owner(ctx, found.batch)
+            if _pads_to_longest(ctx, layer):  # batching again cannot help, wherever it batches
+                ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
+                           f"`.map()` after its `.batch()` runs `{layer}`, a `TextVectorization` without "
+                           "`output_sequence_length`: it pads each batch to its own longest text, a length that "
+                           "changes from batch to batch, and the IPU needs every shape fully defined; give it "
+                           "`output_sequence_length=n` and port again", fixed=False)
+            elif helper is not found.entry.owner:  # its batch size may be a name only that function knows
+                ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
+                           f"`.map()` after its `.batch()`{_in_function(helper)} runs `{layer}`, a string layer whose "
+                           "output has no static batch size, which the IPU requires: batch it again where it is "
+                           "used (`.unbatch().batch(n, drop_remainder=True)`)", fixed=False)
+            else:
+                self._rebatch_after_map(ctx, found, layer, code_of(ctx, size))
+
+    def _rebatch_after_map(self, ctx, found, layer: str, size_code: str) -> None:
+        """``fit(train)`` becomes ``fit(train.unbatch().batch(size, drop_remainder=True))``."""
+        ctx.replace(found.value, lambda node: _rebatched(node, size_code))
+        ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
+        ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
+                   f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
+                   f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
+                   "requires", fixed=True)
 
     def _library_datasets(self, ctx) -> None:
         """``hf_dataset.to_tf_dataset(batch_size=...)`` (Hugging Face) batches with a partial last
@@ -2207,6 +2352,68 @@ def _unanswered_batch(function: str) -> str:
     return _UNANSWERED_WINDOWS if function.endswith(".timeseries_dataset_from_array") else _UNANSWERED_BATCH
 
 
+def _in_function(scope: cst.CSTNode) -> str:
+    """`` in `name` `` for a function, for a finding's message; nothing for the module."""
+    return f" in `{scope.name.value}`" if isinstance(scope, cst.FunctionDef) else ""
+
+
+def _sliced_whole(ctx, padded: cst.Call) -> bool:
+    """What ``padded`` (a ``.padded_batch()``) batches is sliced from arrays (``from_tensor_slices``,
+    not ragged) and only shuffled, repeated, cached or filtered on the way: its elements all have
+    one static shape, so the batches are never padded."""
+    made = made_datasets(ctx, padded.func.value, owner(ctx, padded))
+    return bool(made) and all(
+        dataset.of_arrays and all(method.func.attr.value in _SHAPE_KEEPING for method in dataset.methods)
+        and not any(ragged_or_sparse(ctx, array) for array in sliced_arrays(dataset.maker)) for dataset in made)
+
+
+# Dataset methods that leave the shape of each element as it is.
+_SHAPE_KEEPING = frozenset({"shuffle", "repeat", "cache", "prefetch", "take", "skip", "filter", "shard"})
+
+
+def _pads_to_longest(ctx, layer: str) -> bool:
+    """The variable ``layer`` is assigned a ``TextVectorization`` that gives token ids (``output_mode``
+    left as ``"int"``) without ``output_sequence_length``: each batch is padded to its longest text."""
+    made = [assign.value for assign in ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
+            and any(isinstance(target.target, cst.Name) and target.target.value == layer for target in assign.targets)]
+    return bool(made) and all(
+        (ctx.keras_name(call.func) or "").endswith(".TextVectorization")
+        and argument(call, "output_sequence_length", 5) is None and _token_ids(argument(call, "output_mode", 4))
+        for call in made)
+
+
+def _token_ids(mode: Optional[cst.Arg]) -> bool:
+    """``output_mode`` absent or ``"int"``: the layer gives a sequence of token ids."""
+    return mode is None or isinstance(mode.value, cst.SimpleString) and mode.value.evaluated_value == "int"
+
+
+def _variable_length_feature(ctx, call: cst.Call) -> Optional[cst.Call]:
+    """The ``tf.io.VarLenFeature(...)`` (or ``RaggedFeature``) of the features ``call`` parses
+    records by (``tf.io.parse_example(records, spec)``, the dict written in the call or held by a
+    variable), else None."""
+    if ctx.qualified_name(call.func) not in _RECORD_PARSERS:
+        return None
+    features = argument(call, "features", 1)
+    if features is None:
+        return None
+    specs = values_of(ctx, features.value) if isinstance(features.value, cst.Name) else [features.value]
+    return next((element.value for spec in specs if isinstance(spec, cst.Dict) for element in spec.elements
+                 if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Call)
+                 and ctx.qualified_name(element.value.func) in _VARIABLE_LENGTH_FEATURES), None)
+
+
+def _padded_later(ctx, call: cst.Call) -> bool:
+    """A ``.padded_batch()`` after the ``map`` ``call`` pads what it makes (and reports its own
+    lengths when they are not fixed)."""
+    return any(later.func.attr.value == "padded_batch" for later in methods_after(ctx, call))
+
+
+# Parsing serialized `tf.train.Example` records by a dict of features.
+_RECORD_PARSERS = frozenset({f"tensorflow{prefix}.io.{name}" for prefix in ("", ".compat.v1")
+                             for name in ("parse_example", "parse_single_example")})
+# Features parsed as sparse or ragged tensors, as long as each record's list.
+_VARIABLE_LENGTH_FEATURES = frozenset({f"tensorflow{prefix}.io.{name}" for prefix in ("", ".compat.v1")
+                                       for name in ("VarLenFeature", "RaggedFeature")})
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Splitting a string: as many pieces as it holds, so no static length.
@@ -2337,14 +2544,15 @@ def _compiled_step_loops(ctx) -> Set[int]:
 
 def _read_by_host_loops(ctx, name: str) -> bool:
     """Every read of the variable ``name`` is a host loop's iteration over it (``for x in
-    name.take(3):``) or its own next version (``name = name.prefetch(2)``)."""
+    name.take(3):``), what a layer's ``adapt`` is given (``vectorize.adapt(texts)``: a vocabulary
+    missing the texts of a dropped batch), or its own next version (``name = name.prefetch(2)``)."""
     reads = [node for node in ctx.nodes(cst.Name) if node.value == name
              and not isinstance(ctx.parent(node), cst.AssignTarget)]
     for node in reads:
         outer = outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
-                or read_into_python(ctx, outer):
+                or read_into_python(ctx, outer) or _adapted_on(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue

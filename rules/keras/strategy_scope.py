@@ -2919,6 +2919,76 @@ run_experiment(net)
                 print(model(vectorize(["a fine film"])))
             """,
         ),
+        # The same with the new text held by variables first.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            train_ds = raw_ds.map(lambda text, label: (vectorize(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                         tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(train_ds, epochs=2)
+            review = "a fine film"
+            reviews = tf.constant([review, "a dull plot"])
+            print(model(vectorize(reviews)))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            train_ds = raw_ds.map(lambda text, label: (vectorize(text), label))
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                             tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(train_ds, epochs=2)
+                review = "a fine film"
+                reviews = tf.constant([review, "a dull plot"])
+                print(model(vectorize(reviews)))
+            """,
+        ),
+        # The same layer handed to a function of the file that only runs it in `dataset.map`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def encoded(dataset, vectorize):
+                return dataset.map(lambda text, label: (vectorize(text), label))
+
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                         tf.keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(encoded(raw_ds, vectorize), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def encoded(dataset, vectorize):
+                return dataset.map(lambda text, label: (vectorize(text), label))
+
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=1000, output_sequence_length=20)
+            vectorize.adapt(texts)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(1000, 8), tf.keras.layers.GlobalAveragePooling1D(),
+                                             tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(encoded(raw_ds, vectorize), epochs=2)
+            """,
+        ),
         # The same layer made on the CPU on purpose: the block stays out of the scope (no baseline).
         Example(
             """\

@@ -47,7 +47,7 @@ def batched_source_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
 
 # Dataset methods that batch (or unbatch) again: what comes after them is not the source's batches.
 BATCHING_METHODS = frozenset({"batch", "padded_batch", "unbatch", "rebatch", "bucket_by_sequence_length",
-                              "ragged_batch"})
+                              "ragged_batch", "group_by_window"})
 
 FROM_GENERATOR = ("tensorflow.data.Dataset.from_generator", "tensorflow.compat.v1.data.Dataset.from_generator")
 
@@ -137,12 +137,13 @@ def training_batches(ctx: FileContext) -> List[TrainingBatch]:
 
 def uneven_batches(ctx: FileContext) -> List[TrainingBatch]:
     """The inputs of training calls batched last in batches of varying shapes: ragged batches
-    (``.ragged_batch(n)``, ``.apply(dense_to_ragged_batch(n))``) or buckets of sequence lengths."""
+    (``.ragged_batch(n)``, ``.apply(dense_to_ragged_batch(n))``), buckets of sequence lengths, or
+    windows of a key (``group_by_window``: the last window of each key is partial)."""
     return [batch for batch in _traced_batches(ctx) if batch.batching in _UNEVEN]
 
 
 # Batchings whose batches have no one static shape, as methods and as `Dataset.apply` transformations.
-_UNEVEN = frozenset({"ragged_batch", "bucket_by_sequence_length", "dense_to_ragged_batch"})
+_UNEVEN = frozenset({"ragged_batch", "bucket_by_sequence_length", "dense_to_ragged_batch", "group_by_window"})
 
 
 def _batching_name(ctx: FileContext, call: cst.Call) -> Optional[str]:

@@ -20,7 +20,8 @@ from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, t
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.rules.keras._analysis.util import IMAGE_FLOWS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, ragged_or_sparse
+from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
+                                              ragged_or_sparse)
 from porter.scopes import assignments, called_returns, local_calls, owner, parameter_names, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -531,10 +532,23 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
     if isinstance(value, cst.Attribute) and value.attr.value == "values":
         return True  # a pandas table's (or column's) values: `test.values.reshape(-1, 28, 28, 1)`
+    if isinstance(value, cst.Call) and _layer_applied(ctx, value):
+        return True
     made_by = (ctx.qualified_name(value.func) or "") if isinstance(value, cst.Call) else ""
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
         keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
+
+
+def _layer_applied(ctx: FileContext, call: cst.Call) -> bool:
+    """``vectorize(samples)``: a call of a variable only ever assigned a Keras layer
+    (``vectorize = layers.TextVectorization(...)``). A layer called on data answers a tensor."""
+    if not (isinstance(call.func, cst.Name) and ctx.qualified_name(call.func) is None):
+        return False
+    made = values_of(ctx, call.func)
+    return bool(made) and all(
+        isinstance(value, cst.Call) and (ctx.keras_name(value.func) or "").startswith("keras.layers.")
+        and ctx.keras_name(value.func) not in INPUTS for value in made)
 
 
 # ------------------------------------------------------------------------------ arithmetic

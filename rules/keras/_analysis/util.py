@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
 from porter.cstutil import argument, keyword
-from porter.scopes import assignments, called_returns, owner, values_of
+from porter.scopes import assignments, called_returns, local_function, owner, values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
 # program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
@@ -273,21 +273,70 @@ def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
         parent = ctx.parent(node)
         if id(node) in mapped:
             in_maps.add(node.value)
-        elif not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Attribute) and parent.value is node
-                  and parent.attr.value in HOST_LAYER_METHODS or _on_text(parent, node)):
+        elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.Attribute) and parent.value is node
+                  and parent.attr.value in HOST_LAYER_METHODS or _on_text(ctx, parent, node)
+                  or _handed_to_maps(ctx, node, mapped)):
             elsewhere.add(node.value)
     return in_maps - elsewhere
 
 
-def _on_text(call: cst.CSTNode, func: cst.Name) -> bool:
+def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
+    """``make_pipeline(texts, labels, vectorize, 32)``: ``node`` is given to a function of the file
+    whose parameter for it is read only in what its ``dataset.map(...)`` runs."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node and not arg.star else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+        return False
+    function = local_function(ctx, call.func.value, call)
+    if function is None:
+        return False
+    positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    index = list(call.args).index(arg)
+    if arg.keyword is not None:
+        parameter = arg.keyword.value
+    elif index < len(positional) and all(not given.keyword and not given.star for given in call.args[:index]):
+        parameter = positional[index]
+    else:
+        return False
+    reads = [name for name in walk(function) if isinstance(name, cst.Name) and name.value == parameter
+             and not isinstance(ctx.parent(name), cst.Param)]
+    return bool(reads) and all(id(name) in mapped for name in reads)
+
+
+def _on_text(ctx: FileContext, call: cst.CSTNode, func: cst.Name) -> bool:
     """``vectorize(["a wonderful film"])``: a layer called on strings written in the code (a try of
-    the trained model on new text), which runs on the host."""
+    the trained model on new text), which runs on the host; also through a variable every value of
+    which is such text (``sentences = tf.constant(["a wonderful film", ...])``)."""
     if not (isinstance(call, cst.Call) and call.func is func and call.args):
         return False
     text = call.args[0].value
+    if isinstance(text, cst.Name):
+        values = values_of(ctx, text)
+        return bool(values) and all(value is not None and _written_text(ctx, value) for value in values)
+    return _written_text(ctx, text)
+
+
+def _written_text(ctx: FileContext, text: cst.BaseExpression) -> bool:
+    """Strings written in the code: a literal, a list or tuple of them, or a tensor or array made
+    of one (``tf.constant([...])``, ``np.array([...])``)."""
+    if isinstance(text, cst.Call) and text.args and (ctx.qualified_name(text.func) or "") in _TEXT_TENSOR_MAKERS:
+        text = text.args[0].value
     items = [element.value for element in text.elements] if isinstance(text, (cst.List, cst.Tuple)) else [text]
-    return bool(items) and all(isinstance(item, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-                               for item in items)
+    return bool(items) and all(_string(ctx, item) for item in items)
+
+
+def _string(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """A string literal, or a variable only ever assigned one (``sample_text = ("The film...")``)."""
+    if isinstance(item, cst.Name):
+        values = values_of(ctx, item)
+        return bool(values) and all(isinstance(value, _STRINGS) for value in values)
+    return isinstance(item, _STRINGS)
+
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+# What makes a tensor or an array of the strings it is given.
+_TEXT_TENSOR_MAKERS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor", "numpy.array",
+                                 "numpy.asarray"})
 
 
 def estimator_model_fns(ctx: FileContext) -> Set[str]:
