@@ -14,7 +14,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall,
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
 from porter.scopes import owner
-from porter.rules.keras.divisible_dataset import helper_name
+from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
 _LAMBDA_CALLBACKS = ("keras.callbacks.LambdaCallback",)
@@ -547,8 +547,12 @@ class StepsPerExecution(Rule):
         if not runs:
             return
         values: List[str] = []
+        pad = pad_helper_names(ctx)[0]
         for entry in runs:
-            if entry is not runs[0] and not (entry.has_arrays or self._finite_dataset(ctx, entry)):
+            # Inputs padded by an earlier port (IPU107) were arrays whose batches the first port
+            # could not count, or the model would have its value: they are not counted now either.
+            padded = is_helper_call(entry.data, pad)
+            if entry is not runs[0] and not (entry.has_arrays or padded or self._finite_dataset(ctx, entry)):
                 continue
             # `fit` validates in executions of the same size: its validation arrays count too.
             found = [self._auto_value(ctx, compile_entry, entry, helper)] + [
