@@ -1,11 +1,12 @@
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
 from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
 from porter.cstutil import string_value
-from porter.rules.keras._analysis.util import is_literal_false, number_value
+from porter.rules.keras._analysis.util import is_literal_false, last_name, number_value
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
+from porter.scopes import called_returns, values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
@@ -41,7 +42,9 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`); such layers, layers in a `Bidirectional` wrapper, and layers whose "
+        "`Embedding(mask_zero=True)`); such layers, layers "
+        "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
+        "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
         "they are and reported, and so are the layers of a file that reloads saved models with "
         "`load_model` and no `custom_objects`, which would have to name the IPU layers' classes."
@@ -202,6 +205,24 @@ class AddonsRnn(Rule):
             z = layers.GRU(8, recurrent_dropout=rate)(x)
             """,
         ),
+        # The layer reaches the wrapper through a variable or a helper's return: the wrapper still
+        # rebuilds it with `go_backwards=True`, which the IPU layer raises for.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            def recurrent(units):
+                return layers.GRU(units, return_sequences=True)
+
+
+            def build(x):
+                forward = layers.LSTM(32, return_sequences=True)
+                x = layers.Bidirectional(forward)(x)
+                return layers.Bidirectional(recurrent(16))(x)
+            """,
+        ),
         Example(
             """\
             import keras
@@ -332,12 +353,34 @@ class AddonsRnn(Rule):
 
     @staticmethod
     def _check_context(ctx, call: cst.Call) -> None:
-        parent = ctx.parent(call)
-        if isinstance(parent, cst.Arg):
-            outer = ctx.parent(parent)
-            if isinstance(outer, cst.Call) and ctx.keras_name(outer.func) == _BIDIRECTIONAL:
-                raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
+        if any(call is layer for layer in _bidirectional_layers(ctx)):
+            raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
         check_no_mask(ctx, call)
+
+
+def _bidirectional_layers(ctx) -> List[cst.BaseExpression]:
+    """The layer constructors the file's ``Bidirectional`` wrappers get: given directly, through a
+    variable (``forward = LSTM(8)``, ``Bidirectional(forward)``) or returned by a helper function
+    (``Bidirectional(rnn_block(8))``). The wrapper rebuilds the layer from its config with
+    ``go_backwards`` flipped, which the IPU layer raises for, however the layer reached it."""
+    found: List[cst.BaseExpression] = []
+    for wrapper in ctx.nodes(cst.Call):
+        if last_name(wrapper.func) == "Bidirectional" and ctx.keras_name(wrapper.func) == _BIDIRECTIONAL:
+            for arg in wrapper.args:
+                found.extend(_layer_sources(ctx, arg.value))
+    return found
+
+
+def _layer_sources(ctx, value: cst.BaseExpression, depth: int = 0) -> List[cst.BaseExpression]:
+    """``value`` itself, the values a variable ``value`` is assigned, or what the helper function
+    ``value`` calls returns (followed a few steps)."""
+    if depth > 3:
+        return []
+    if isinstance(value, cst.Name):
+        sources = [source for source in values_of(ctx, value) if source is not None]
+    else:
+        sources = called_returns(ctx, value)[1]
+    return [value] + [found for source in sources for found in _layer_sources(ctx, source, depth + 1)]
 
 
 RULE = AddonsRnn()
