@@ -42,7 +42,7 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`); such layers, layers "
+        "`Embedding(mask_zero=True)`, followed through the file's helper functions); such layers, layers "
         "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
         "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
@@ -246,6 +246,55 @@ class AddonsRnn(Rule):
             model = tf.keras.Sequential()
             model.add(layers.Masking(mask_value=0.0, input_shape=(20, 3)))
             model.add(layers.LSTM(8))
+            """,
+        ),
+        # The mask reaches the layers through helper functions: what one returns, and what its
+        # callers give another's parameter.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def embed(ids, vocab):
+                return keras.layers.Embedding(vocab, 32, mask_zero=True)(ids)
+
+
+            def encode(x, units):
+                return keras.layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(vocab):
+                ids = keras.Input(shape=(20,), dtype="int32")
+                h = encode(embed(ids, vocab), 32)
+                return keras.Model(ids, keras.layers.GRU(8)(h))
+            """,
+        ),
+        # Followed the same way, the helper's input is a plain `keras.Input`: no mask, the swap is made.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def encode(x, units):
+                return keras.layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(steps):
+                signal = keras.Input(shape=(steps, 3))
+                return keras.Model(signal, keras.layers.GRU(8)(encode(signal, 16)))
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def encode(x, units):
+                return ipu_layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(steps):
+                signal = keras.Input(shape=(steps, 3))
+                return keras.Model(signal, ipu_layers.GRU(8)(encode(signal, 16)))
             """,
         ),
         # A mask given by hand: to the layer itself, to the one before it (which passes it on), or to

@@ -16,7 +16,7 @@ from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rules.keras._analysis.fit import last_value_before
-from porter.scopes import owner, values_of
+from porter.scopes import called_returns, is_module_function, local_calls, owner, parameter_names, values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"
 ADDONS_LAYERS = ADDONS + ".layers"
@@ -268,13 +268,17 @@ def _region(ctx: FileContext, node):
 
 
 class Tracer:
-    """Follows a functional model's tensors back, within one function, to where they come from:
-    True when a mask-making layer is upstream, False when every path ends at a `keras.Input` or a
-    constant, None when a path is lost (a parameter, a helper function, a loop...)."""
+    """Follows a functional model's tensors back to where they come from, within a function and
+    through the file's helper functions (into what a helper returns, and from a helper's parameter
+    to the arguments its callers give): True when a mask-making layer is upstream, False when every
+    path ends at a `keras.Input` or a constant, None when a path is lost (a loop, a method...)."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.seen: set = set()
+        # The calls of the helpers being followed, innermost last: a parameter of the helper is
+        # what the call gives it.
+        self.calls: List[Tuple[cst.FunctionDef, cst.Call]] = []
 
     def any_masked(self, nodes) -> Optional[bool]:
         results = [self.masked(node) for node in nodes]
@@ -284,11 +288,13 @@ class Tracer:
 
     def masked(self, node) -> Optional[bool]:
         ctx = self.ctx
-        if id(node) in self.seen:
+        # A helper's code is followed once per call of it being followed (its parameters differ).
+        key = (id(node), tuple(id(call) for _, call in self.calls))
+        if key in self.seen:
             return False  # already followed: whatever is upstream of it is found there
-        if len(self.seen) > 200:
+        if len(self.seen) > 200 or len(self.calls) > 8:
             return None
-        self.seen.add(id(node))
+        self.seen.add(key)
         if isinstance(node, cst.Call):
             if makes_mask(ctx, node):
                 return True
@@ -305,13 +311,19 @@ class Tracer:
                 return False
             if name is not None and name.startswith("keras.layers."):  # layers.concatenate([a, b])
                 return self.any_masked([arg.value for arg in node.args])
-            return None
+            return self._helper_result(node)
         if isinstance(node, cst.Name):
             # `h = layers.LSTM(32)(h)`: the value `h` has where it is read, in straight-line code
-            latest = last_value_before(ctx, node, owner(ctx, node))
+            scope = owner(ctx, node)
+            latest = last_value_before(ctx, node, scope)
             if latest is not None:
                 return self.masked(latest)
             values = values_of(ctx, node)
+            if isinstance(scope, cst.FunctionDef) and node.value in parameter_names(scope):
+                # `x = layers.LSTM(8)(x)` in a helper: `x` is the parameter first, then what it is assigned
+                results = [self._parameter(scope, node.value)]
+                results += [None if value is None else self.masked(value) for value in values]
+                return True if True in results else None if None in results else False
             if not values or any(value is None for value in values):
                 return None
             return self.any_masked(values)
@@ -320,6 +332,31 @@ class Tracer:
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             return False
         return None
+
+
+    def _helper_result(self, call: cst.Call) -> Optional[bool]:
+        """``embed(tokens)``, a helper function of the file: what its ``return``s give."""
+        function, returns = called_returns(self.ctx, call)
+        if function is None or not returns:
+            return None
+        self.calls.append((function, call))
+        try:
+            return self.any_masked(returns)
+        finally:
+            self.calls.pop()
+
+    def _parameter(self, function: cst.FunctionDef, name: str) -> Optional[bool]:
+        """The parameter ``name`` of the helper ``function``: the argument of the call being
+        followed, or else the arguments of every call of it in the file."""
+        followed = [call for helper, call in self.calls if helper is function]
+        calls = followed[-1:] or (local_calls(self.ctx, function) if is_module_function(self.ctx, function) else [])
+        names = parameter_names(function)
+        if not calls or any(arg.star for call in calls for arg in call.args):
+            return None
+        given = [argument(call, name, names.index(name)) for call in calls]
+        if any(arg is None for arg in given):
+            return None  # a default value, or a parameter the porter cannot match
+        return self.any_masked([arg.value for arg in given])
 
 
 # ------------------------------------------------------------------------------ imports
