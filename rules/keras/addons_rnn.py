@@ -47,7 +47,8 @@ class AddonsRnn(Rule):
         "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
         "they are and reported, and so are the layers of a file that reloads saved models with "
-        "`load_model` and no `custom_objects`, which would have to name the IPU layers' classes."
+        "`load_model` and no `custom_objects`, or with a dict of them that does not name the IPU layer's "
+        "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it."
     )
     examples = (
         Example(
@@ -331,6 +332,42 @@ class AddonsRnn(Rule):
             forecaster = keras.Sequential([keras.layers.LSTM(32, input_shape=(24, 1)), keras.layers.Dense(1)])
             forecaster.save("forecaster.h5")
             best = keras.models.load_model("forecaster.h5")
+            """,
+        ),
+        # `custom_objects` that name other classes only: the reloaded model could not rebuild the IPU GRU.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def f1(y_true, y_pred):
+                return keras.backend.mean(y_pred)
+
+
+            CUSTOM = {"f1": f1}
+            scorer = keras.Sequential([keras.layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = keras.models.load_model("scorer.h5", custom_objects=CUSTOM)
+            """,
+        ),
+        # Given the IPU class by the name the saved model records, the reload works: the swap is made.
+        Example(
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras.layers import PopnnGRU
+
+            scorer = tf.keras.Sequential([tf.keras.layers.GRU(16, input_shape=(8, 2)), tf.keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = tf.keras.models.load_model("scorer.h5", custom_objects={"PopnnGRU": PopnnGRU})
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras.layers import PopnnGRU
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            scorer = tf.keras.Sequential([ipu_layers.GRU(16, input_shape=(8, 2)), tf.keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = tf.keras.models.load_model("scorer.h5", custom_objects={"PopnnGRU": PopnnGRU})
             """,
         ),
         Example(

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
-from porter.cstutil import argument, is_name, keyword
+from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rules.keras._analysis.fit import last_value_before
@@ -89,14 +89,12 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
     how many positional arguments stay positional (None: all, the orders being the same)."""
     swapped_funcs = set()
     local = addons_alias(ctx)
-    reloads = _reloads_without_classes(ctx)
     for call, layer in layer_calls(ctx, layers):
         reason = unsafe_reason(ctx, call, layer)
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
-        if reason is None and reloads:
-            reason = (f"this file reloads a saved model with `{reloads}` and no `custom_objects`, "
-                      "which a model saved with the IPU layer would need to name its class")
+        if reason is None:
+            reason = _reload_problem(ctx, layer)
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -116,14 +114,43 @@ _LOADERS = ("keras.models.load_model", "keras.saving.load_model", "keras.models.
             "keras.models.model_from_config")
 
 
-def _reloads_without_classes(ctx: FileContext) -> Optional[str]:
-    """The loader (``load_model``) this file calls without ``custom_objects``, if any."""
+# The class name a model saved with the IPU layer records (`LSTM` is an alias of `PopnnLSTM`).
+_SAVED_CLASS = {"LSTM": "PopnnLSTM", "GRU": "PopnnGRU"}
+
+
+def _reload_problem(ctx: FileContext, layer: str) -> Optional[str]:
+    """Why a model saved with the IPU ``layer`` could not be reloaded by this file's loaders, if so:
+    a loader given no ``custom_objects``, or a dict of them that does not name the layer's class."""
+    saved = _SAVED_CLASS.get(layer, layer)
     for call in ctx.nodes(cst.Call):
         name = ctx.keras_name(call.func)
-        if name in _LOADERS and not any(arg.keyword is not None and arg.keyword.value == "custom_objects"
-                                        for arg in call.args):
-            return name.rsplit(".", 1)[-1]
+        if name not in _LOADERS:
+            continue
+        loader = name.rsplit(".", 1)[-1]
+        objects = keyword(call, "custom_objects")
+        if objects is None:
+            return (f"this file reloads a saved model with `{loader}` and no `custom_objects`, "
+                    "which a model saved with the IPU layer would need to name its class")
+        keys = _literal_keys(ctx, objects.value)
+        if keys is not None and not {saved, layer} & keys:
+            return (f"this file reloads a saved model with `{loader}` and `custom_objects` that do not map "
+                    f"`{saved}`, the class name a model saved with the IPU layer records, to the IPU class; to "
+                    "swap it by hand, add "
+                    f"`\"{saved}\": ipu_layers.{layer}` to them")
     return None
+
+
+def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:
+    """The keys of ``{"f1": f1}`` (or of a variable assigned only that), when every key is a
+    string literal and nothing is unpacked into the dict; else None."""
+    if isinstance(value, cst.Name):
+        values = values_of(ctx, value)
+        value = values[0] if len(values) == 1 else None
+    if not isinstance(value, cst.Dict):
+        return None
+    keys = [string_value(element.key) if isinstance(element, cst.DictElement) else None
+            for element in value.elements]
+    return None if None in keys else set(keys)
 
 
 def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],
