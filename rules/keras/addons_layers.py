@@ -2,8 +2,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
-from porter.cstutil import argument, is_name, is_true, keyword, string_value
+from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name, sequential_prefix,
+                                                swap_layers)
+from porter.cstutil import argument, is_name, is_true, keyword
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import values_of
@@ -316,12 +317,7 @@ class AddonsLayers(Rule):
         dtype = keyword(node, "dtype")
         if dtype is None:
             return False
-        value = dtype.value
-        spelled = string_value(value)
-        if spelled is None and isinstance(value, cst.Attribute):
-            qualified = ctx.qualified_name(value) or ""
-            spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
-        return spelled in _INTEGER_DTYPES
+        return dtype_name(ctx, dtype.value) in _INTEGER_DTYPES
 
     @staticmethod
     def _check_dropout(values) -> None:

@@ -2,7 +2,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
+from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, dtype_name, swap_layers
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, last_name, number_value
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
@@ -194,6 +194,21 @@ class AddonsRnn(Rule):
             e = layers.LSTM(8, activation="elu")
             f = layers.GRU(8, unroll=True)
             g = layers.LSTM(8, implementation=3)
+            h = layers.GRU(8, dtype=tf.float64)
+            """,
+        ),
+        # A float16 layer, its dtype given as a TensorFlow dtype: the IPU layer computes in it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            encoder = tf.keras.layers.LSTM(64, return_sequences=True, dtype=tf.float16)
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            encoder = ipu_layers.LSTM(64, return_sequences=True, dtype=tf.float16)
             """,
         ),
         Example(
@@ -398,6 +413,8 @@ class AddonsRnn(Rule):
         try:
             values = bound_arguments(call, _ORDER[layer], layer)
             self._check_values(values)
+            if "dtype" in values and dtype_name(ctx, values["dtype"]) not in ("float32", "float16"):
+                raise Unsafe("the layer dtype must be float32 or float16")
             self._check_context(ctx, call)
         except Unsafe as error:
             return str(error)
@@ -434,8 +451,6 @@ class AddonsRnn(Rule):
                     raise Unsafe(f"`{name}` cannot be read (the IPU layer takes {', '.join(allowed)})")
                 if value not in allowed:
                     raise Unsafe(f"`{name}=\"{value}\"` is not supported (only {', '.join(allowed)})")
-        if "dtype" in values and string_value(values["dtype"]) not in ("float32", "float16"):
-            raise Unsafe("the layer dtype must be float32 or float16")
 
     @staticmethod
     def _check_context(ctx, call: cst.Call) -> None:

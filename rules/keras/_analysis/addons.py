@@ -184,6 +184,15 @@ def keywordize(call: cst.Call, order: Sequence[str], keep_positional: int = 1) -
     return call.with_changes(args=args)
 
 
+def dtype_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
+    """``"int32"`` for ``"int32"``, ``tf.int32`` or ``np.int32``; None when it cannot be read."""
+    spelled = string_value(value)
+    if spelled is None and isinstance(value, cst.Attribute):
+        qualified = ctx.qualified_name(value) or ""
+        spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
+    return spelled
+
+
 # ------------------------------------------------------------------------------ masks
 def makes_mask(ctx: FileContext, node) -> bool:
     """True for a ``Masking`` layer or an ``Embedding`` whose ``mask_zero`` is not False."""
