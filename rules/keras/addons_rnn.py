@@ -42,7 +42,8 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`, followed through the file's helper functions); such layers, layers "
+        "`Embedding(mask_zero=True)`, followed through the file's helper functions and layers held in "
+        "variables); such layers, layers "
         "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
         "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
@@ -311,6 +312,50 @@ class AddonsRnn(Rule):
             def build(steps):
                 signal = keras.Input(shape=(steps, 3))
                 return keras.Model(signal, ipu_layers.GRU(8)(encode(signal, 16)))
+            """,
+        ),
+        # Layers held in variables: a mask-making layer made once and applied in each model, and a
+        # recurrent layer applied where it is assigned.
+        Example(
+            """\
+            from tensorflow import keras
+
+            shared_words = keras.layers.Embedding(3000, 32, mask_zero=True)
+
+
+            def encoder(length):
+                ids = keras.Input(shape=(length,), dtype="int32")
+                rnn = keras.layers.GRU(16)
+                return keras.Model(ids, rnn(shared_words(ids)))
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(vocab, steps):
+                words = keras.Input(shape=(steps,), dtype="int32")
+                signal = keras.Input(shape=(steps, 3))
+                text = keras.layers.Embedding(vocab, 16, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                rnn = keras.layers.GRU(8)
+                joined = keras.layers.concatenate([text, rnn(signal)])
+                return keras.Model([words, signal], joined)
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build(vocab, steps):
+                words = keras.Input(shape=(steps,), dtype="int32")
+                signal = keras.Input(shape=(steps, 3))
+                text = keras.layers.Embedding(vocab, 16, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                rnn = ipu_layers.GRU(8)
+                joined = keras.layers.concatenate([text, rnn(signal)])
+                return keras.Model([words, signal], joined)
             """,
         ),
         # A mask given by hand: to the layer itself, to the one before it (which passes it on), or to

@@ -269,8 +269,9 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         if masked:
             raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
         return
-    if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
-        masked = Tracer(ctx).any_masked([arg.value for arg in parent.args])
+    applied = [parent] if isinstance(parent, cst.Call) and parent.func is call else _applications(ctx, call)
+    if applied:  # functional: LSTM(...)(inputs), or rnn = LSTM(...) then rnn(inputs)
+        masked = Tracer(ctx).any_masked([arg.value for application in applied for arg in application.args])
         if masked:
             raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)` or a layer given "
                          "`mask=`)")
@@ -284,6 +285,27 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         # Layer classes are put together in other classes: a mask one makes reaches the next.
         raise Unsafe("a layer class of the file makes a mask (`Embedding(mask_zero=True)`, `Masking`), which may "
                      "reach this one through the model that puts them together")
+
+
+def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
+    """``rnn = layers.GRU(8)`` in a function (or the module): the calls ``rnn(x)`` there that apply
+    the layer ``call`` makes; empty when the variable may hold something else or is not applied."""
+    assign = ctx.parent(call)
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return []
+    held = assign.targets[0].target.value
+    scope = owner(ctx, call)
+    applied = [node for node in walk(scope) if isinstance(node, cst.Call) and is_name(node.func, held)
+               and owner(ctx, node) is scope]
+    if not applied or not all(_only_value(ctx, node.func) is call for node in applied):
+        return []
+    return applied
+
+
+def _only_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    values = values_of(ctx, name)
+    return values[0] if len(values) == 1 else None
 
 
 def _held_and_called_with_mask(ctx: FileContext, call: cst.Call) -> bool:
@@ -335,18 +357,15 @@ class Tracer:
             if makes_mask(ctx, node):
                 return True
             if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
-                if makes_mask(ctx, node.func):
-                    return True
-                if ends_mask(ctx, node.func):
-                    return False  # whatever mask reaches it ends there
-                if keyword(node, "mask") is not None:
-                    return True  # a layer given a mask passes it on
-                return self.any_masked([arg.value for arg in node.args])
+                return self._through_layers([node.func], node)
             name = ctx.keras_name(node.func)
             if name in INPUTS:
                 return False
             if name is not None and name.startswith("keras.layers."):  # layers.concatenate([a, b])
                 return self.any_masked([arg.value for arg in node.args])
+            held = self._held_layers(node.func)
+            if held:  # embed = layers.Embedding(...), then embed(ids)
+                return self._through_layers(held, node)
             return self._helper_result(node)
         if isinstance(node, cst.Name):
             # `h = layers.LSTM(32)(h)`: the value `h` has where it is read, in straight-line code
@@ -369,6 +388,26 @@ class Tracer:
             return False
         return None
 
+
+    def _through_layers(self, layers: List[cst.Call], call: cst.Call) -> Optional[bool]:
+        """``call`` applies a layer that one of the constructor calls ``layers`` makes."""
+        ctx = self.ctx
+        if any(makes_mask(ctx, layer) for layer in layers):
+            return True
+        if all(ends_mask(ctx, layer) for layer in layers):
+            return False  # whatever mask reaches it ends there
+        if keyword(call, "mask") is not None:
+            return True  # a layer given a mask passes it on
+        return self.any_masked([arg.value for arg in call.args])
+
+    def _held_layers(self, func: cst.BaseExpression) -> List[cst.Call]:
+        """The layer constructor calls a variable ``func`` is assigned, when it is assigned nothing else."""
+        if not isinstance(func, cst.Name):
+            return []
+        values = values_of(self.ctx, func)
+        layers = [value for value in values if isinstance(value, cst.Call)
+                  and (self.ctx.keras_name(value.func) or "").startswith("keras.layers.")]
+        return layers if layers and len(layers) == len(values) else []
 
     def _helper_result(self, call: cst.Call) -> Optional[bool]:
         """``embed(tokens)``, a helper function of the file: what its ``return``s give."""
