@@ -30,6 +30,12 @@ _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in
             "raises TypeError; use float32 (or float16)")
 
 
+_FLOATX_MESSAGE = ("`set_floatx(\"float64\")` makes the weights and computations of every Keras layer float64, "
+                   "which the IPU does not support (the device has no float64 type): the model does not compile "
+                   "for it; use float32 (`set_floatx(\"float32\")`, the default) and check that training "
+                   "keeps the precision it needs")
+
+
 # A custom training loop over `batches`; the examples make `batches` of NumPy arrays.
 _LOOP = """
 
@@ -346,7 +352,7 @@ class Float64(Rule):
         host_functions = _host_functions(ctx) if found else set()
         for node, numpy_dtype in found:
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
-                ctx.report(self.code, node, _MESSAGE, fixed=False)
+                ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
         self._cast_step_inputs(ctx)
 
     def _cast_step_inputs(self, ctx) -> None:
@@ -428,6 +434,13 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+def _sets_floatx(ctx, node: cst.CSTNode) -> bool:
+    """``tf.keras.backend.set_floatx("float64")``: ``node`` is the dtype it is given."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and last_name(call.func) == "set_floatx"
 
 
 def _holds(code: str, data) -> str:
