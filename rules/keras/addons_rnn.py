@@ -1,10 +1,11 @@
-from typing import List, Optional
+from typing import List, Optional, Set
 
 import libcst as cst
 
 from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, dtype_name, swap_layers
+from porter.context import SharedKey
 from porter.cstutil import string_value
-from porter.rules.keras._analysis.util import is_literal_false, last_name, number_value
+from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import called_returns, values_of
 
@@ -24,6 +25,7 @@ _ORDER = {
 _ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
 _RECURRENT_ACTIVATIONS = ("tanh", "softmax", "sigmoid", "hard_sigmoid")
 _BIDIRECTIONAL = "keras.layers.Bidirectional"
+_WRAPPED: SharedKey[Set[int]] = SharedKey("bidirectional-layers")  # ids of the layers the wrappers get
 
 
 class AddonsRnn(Rule):
@@ -228,6 +230,7 @@ class AddonsRnn(Rule):
             """\
             import tensorflow as tf
             from tensorflow.keras import layers
+            from tensorflow.keras.layers import Bidirectional as BiRNN
 
 
             def recurrent(units):
@@ -237,6 +240,7 @@ class AddonsRnn(Rule):
             def build(x):
                 forward = layers.LSTM(32, return_sequences=True)
                 x = layers.Bidirectional(forward)(x)
+                x = BiRNN(layers.LSTM(16, return_sequences=True))(x)
                 return layers.Bidirectional(recurrent(16))(x)
             """,
         ),
@@ -499,7 +503,7 @@ class AddonsRnn(Rule):
 
     @staticmethod
     def _check_context(ctx, call: cst.Call) -> None:
-        if any(call is layer for layer in _bidirectional_layers(ctx)):
+        if id(call) in ctx.shared(_WRAPPED, lambda: {id(layer) for layer in _bidirectional_layers(ctx)}):
             raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
         check_no_mask(ctx, call)
 
@@ -510,10 +514,9 @@ def _bidirectional_layers(ctx) -> List[cst.BaseExpression]:
     (``Bidirectional(rnn_block(8))``). The wrapper rebuilds the layer from its config with
     ``go_backwards`` flipped, which the IPU layer raises for, however the layer reached it."""
     found: List[cst.BaseExpression] = []
-    for wrapper in ctx.nodes(cst.Call):
-        if last_name(wrapper.func) == "Bidirectional" and ctx.keras_name(wrapper.func) == _BIDIRECTIONAL:
-            for arg in wrapper.args:
-                found.extend(_layer_sources(ctx, arg.value))
+    for wrapper, _ in ctx.calls_to(_BIDIRECTIONAL):
+        for arg in wrapper.args:
+            found.extend(_layer_sources(ctx, arg.value))
     return found
 
 
