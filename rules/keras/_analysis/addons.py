@@ -425,10 +425,10 @@ class Tracer:
         followed, or else the arguments of every call of it in the file."""
         followed = [call for helper, call in self.calls if helper is function]
         calls = followed[-1:] or (local_calls(self.ctx, function) if is_module_function(self.ctx, function) else [])
-        names = parameter_names(function)
-        if not calls or any(arg.star for call in calls for arg in call.args):
-            return None
-        given = [argument(call, name, names.index(name)) for call in calls]
+        positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        if not calls or name not in positional or any(arg.star for call in calls for arg in call.args):
+            return None  # `*args`, a keyword-only parameter, or arguments the porter cannot match
+        given = [argument(call, name, positional.index(name)) for call in calls]
         if any(arg is None for arg in given):
             return None  # a default value, or a parameter the porter cannot match
         return self.any_masked([arg.value for arg in given])
