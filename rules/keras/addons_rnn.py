@@ -333,6 +333,20 @@ class AddonsRnn(Rule):
                 return keras.Model(ids, rnn(shared_words(ids)))
             """,
         ),
+        # Applied to a plain input, but also added to a model after a `Masking` layer.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(steps):
+                rnn = keras.layers.LSTM(16)
+                model = keras.Sequential([keras.layers.Masking(input_shape=(steps, 3))])
+                model.add(rnn)
+                features = rnn(keras.Input(shape=(steps, 3)))
+                return model, features
+            """,
+        ),
         Example(
             """\
             from tensorflow import keras

@@ -300,6 +300,11 @@ def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
                and owner(ctx, node) is scope]
     if not applied or not all(_only_value(ctx, node.func) is call for node in applied):
         return []
+    # Used otherwise too (`model.add(rnn)`, `TimeDistributed(rnn)`, `return rnn`): its input is out of sight.
+    uses = [node for node in walk(scope) if isinstance(node, cst.Name) and node.value == held and _is_use(ctx, node)
+            and not isinstance(ctx.parent(node), cst.AssignTarget)]
+    if len(uses) != len(applied):
+        return []
     return applied
 
 
