@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.datasets import argument_sources, made_dataset
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
-from porter.scopes import local_function, owner, returns_of
+from porter.scopes import local_function, owner, returns_of, values_of
 
 _DTYPES = frozenset({
     "tensorflow.float64", "tensorflow.double", "tensorflow.dtypes.float64", "tensorflow.dtypes.double",
@@ -209,6 +209,14 @@ class Float64(Rule):
 
             tf.keras.backend.set_floatx("float64")
             """),
+        # The dtype's name held in a variable.
+        Example("""\
+            import tensorflow as tf
+
+            PRECISION = "float64"
+            tf.keras.backend.set_floatx(PRECISION)
+            head = tf.keras.layers.Dense(1, dtype=PRECISION)
+            """),
         Example(
             """\
             from tensorflow import keras
@@ -348,6 +356,11 @@ class Float64(Rule):
                     found.append((node, qualified.startswith(_HOST_MODULES)))
         for node in ctx.nodes(cst.SimpleString):
             if string_value(node) in _NAMES and self._is_dtype_argument(ctx, node):
+                found.append((node, False))
+        for node in ctx.nodes(cst.Name):  # PRECISION = "float64", then set_floatx(PRECISION)
+            arg = ctx.parent(node)
+            if isinstance(arg, cst.Arg) and arg.value is node and self._is_dtype_argument(ctx, node) and any(
+                    string_value(value) in _NAMES for value in values_of(ctx, node) if value is not None):
                 found.append((node, False))
         host_functions = _host_functions(ctx) if found else set()
         for node, numpy_dtype in found:
