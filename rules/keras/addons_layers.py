@@ -176,11 +176,13 @@ class AddonsLayers(Rule):
             """\
             import tensorflow as tf
 
+            SEED = 7
             tokens = tf.keras.Input(shape=(64,), dtype=tf.int32)
             a = tf.keras.layers.Embedding(1000, 32, mask_zero=True)(tokens)
             b = tf.keras.layers.Embedding(1000, 32, input_length=64)(tokens)
             c = tf.keras.layers.Embedding(1000, 32, embeddings_regularizer="l2")(tokens)
             d = tf.keras.layers.Dropout(0.5, seed=1234)(a)
+            d2 = tf.keras.layers.Dropout(0.5, seed=SEED)(b)
             e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)
             """,
         ),
@@ -268,7 +270,7 @@ class AddonsLayers(Rule):
             if layer == "Embedding":
                 self._check_embedding(ctx, call, values)
             else:
-                self._check_dropout(values)
+                self._check_dropout(ctx, values)
                 check_no_mask(ctx, call)
         except Unsafe as error:
             return str(error)
@@ -320,11 +322,14 @@ class AddonsLayers(Rule):
         return dtype_name(ctx, dtype.value) in _INTEGER_DTYPES
 
     @staticmethod
-    def _check_dropout(values) -> None:
+    def _check_dropout(ctx, values) -> None:
         seed = values.get("seed")
         if seed is not None and not is_name(seed, "None"):
+            # SEED = 42, then Dropout(0.5, seed=SEED): an integer all the same
+            given = values_of(ctx, seed) if isinstance(seed, cst.Name) else [seed]
+            integer = bool(given) and all(isinstance(value, cst.Integer) for value in given)
             raise Unsafe("an integer `seed` raises on the IPU layer (it takes a 2-element int32 seed)"
-                         if isinstance(seed, cst.Integer) else "`seed` cannot be read (it must be None)")
+                         if integer else "`seed` cannot be read (the IPU layer takes no seed or a 2-element int32 one)")
         shape = values.get("noise_shape")
         if shape is not None and not is_name(shape, "None"):
             if not (isinstance(shape, (cst.Tuple, cst.List)) and all(
