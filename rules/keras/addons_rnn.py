@@ -333,6 +333,23 @@ class AddonsRnn(Rule):
                 return keras.Model(ids, rnn(shared_words(ids)))
             """,
         ),
+        # A model subclass applies its recurrent layer to what a mask-making layer of the module gives.
+        Example(
+            """\
+            import tensorflow as tf
+
+            words = tf.keras.layers.Embedding(5000, 64, mask_zero=True)
+
+
+            class Encoder(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = tf.keras.layers.LSTM(32)
+
+                def call(self, tokens):
+                    return self.rnn(words(tokens))
+            """,
+        ),
         # Applied to a plain input, but also added to a model after a `Masking` layer.
         Example(
             """\

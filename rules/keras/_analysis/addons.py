@@ -291,8 +291,11 @@ def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
     """``rnn = layers.GRU(8)`` in a function (or the module): the calls ``rnn(x)`` there that apply
     the layer ``call`` makes; empty when the variable may hold something else or is not applied."""
     assign = ctx.parent(call)
-    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)):
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+        return []
+    if _is_self_attribute(assign.targets[0].target):
+        return _attribute_applications(ctx, call, assign.targets[0].target.attr.value)
+    if not isinstance(assign.targets[0].target, cst.Name):
         return []
     held = assign.targets[0].target.value
     scope = owner(ctx, call)
@@ -306,6 +309,36 @@ def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
     if len(uses) != len(applied):
         return []
     return applied
+
+
+def _is_self_attribute(node: cst.BaseExpression, attribute: Optional[str] = None) -> bool:
+    return isinstance(node, cst.Attribute) and is_name(node.value, "self") and (
+        attribute is None or node.attr.value == attribute)
+
+
+def _attribute_applications(ctx: FileContext, call: cst.Call, attribute: str) -> List[cst.Call]:
+    """``self.rnn = layers.GRU(8)`` in a class: the calls ``self.rnn(x)`` of its methods, when
+    ``self.rnn`` is assigned once and used for nothing else."""
+    owner_class = ctx.enclosing(call, cst.ClassDef)
+    if owner_class is None:
+        return []
+    nodes = [node for node in walk(owner_class) if _is_self_attribute(node, attribute)]
+    assigned = [node for node in nodes if isinstance(ctx.parent(node), cst.AssignTarget)]
+    applied = [ctx.parent(node) for node in nodes
+               if isinstance(ctx.parent(node), cst.Call) and ctx.parent(node).func is node]
+    if len(assigned) != 1 or len(applied) + 1 != len(nodes):
+        return []
+    return applied
+
+
+def _attribute_values(ctx: FileContext, node: cst.Attribute) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is assigned in the class that holds ``node``."""
+    owner_class = ctx.enclosing(node, cst.ClassDef)
+    if owner_class is None:
+        return []
+    return [ctx.parent(ctx.parent(target)).value for target in walk(owner_class)
+            if _is_self_attribute(target, node.attr.value) and isinstance(ctx.parent(target), cst.AssignTarget)
+            and isinstance(ctx.parent(ctx.parent(target)), cst.Assign)]
 
 
 def _only_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
@@ -407,9 +440,12 @@ class Tracer:
 
     def _held_layers(self, func: cst.BaseExpression) -> List[cst.Call]:
         """The layer constructor calls a variable ``func`` is assigned, when it is assigned nothing else."""
-        if not isinstance(func, cst.Name):
+        if _is_self_attribute(func):  # self.rnn = layers.LSTM(8) in the class, then self.rnn(x)
+            values = _attribute_values(self.ctx, func)
+        elif isinstance(func, cst.Name):
+            values = values_of(self.ctx, func)
+        else:
             return []
-        values = values_of(self.ctx, func)
         layers = [value for value in values if isinstance(value, cst.Call)
                   and (self.ctx.keras_name(value.func) or "").startswith("keras.layers.")]
         return layers if layers and len(layers) == len(values) else []
