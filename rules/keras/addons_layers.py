@@ -2,8 +2,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, sequential_prefix, swap_layers
-from porter.cstutil import argument, is_name, is_true, keyword, string_value
+from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name, sequential_prefix,
+                                                swap_layers)
+from porter.cstutil import argument, is_name, is_true, keyword
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import values_of
@@ -60,7 +61,9 @@ class AddonsLayers(Rule):
         "layer that returns its last output only, or a `GlobalAveragePooling1D`, ends a mask. Layers left as "
         "they "
         "are get a finding saying why, as do those of a file that reloads saved models with `load_model` "
-        "and no `custom_objects` (it would have to name the IPU layers' classes). `LayerNormalization` and `GroupNormalization` are never swapped silently: their IPU "
+        "and no `custom_objects`, or a dict of them that does not name the IPU layer's class (Keras needs "
+        "it to rebuild the layer). `LayerNormalization` and `GroupNormalization` are never swapped "
+        "silently: their IPU "
         "versions differ (all shapes but the normalised axes static; strided channel grouping), so a "
         "finding points them out, once per file, with what to do to swap them by hand. `Dense` is never "
         "swapped: the addons `Dense` (SDK 3.1+) is an FP8 layer fed by `ConvertToF8`, not a replacement."
@@ -173,11 +176,13 @@ class AddonsLayers(Rule):
             """\
             import tensorflow as tf
 
+            SEED = 7
             tokens = tf.keras.Input(shape=(64,), dtype=tf.int32)
             a = tf.keras.layers.Embedding(1000, 32, mask_zero=True)(tokens)
             b = tf.keras.layers.Embedding(1000, 32, input_length=64)(tokens)
             c = tf.keras.layers.Embedding(1000, 32, embeddings_regularizer="l2")(tokens)
             d = tf.keras.layers.Dropout(0.5, seed=1234)(a)
+            d2 = tf.keras.layers.Dropout(0.5, seed=SEED)(b)
             e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)
             """,
         ),
@@ -265,7 +270,7 @@ class AddonsLayers(Rule):
             if layer == "Embedding":
                 self._check_embedding(ctx, call, values)
             else:
-                self._check_dropout(values)
+                self._check_dropout(ctx, values)
                 check_no_mask(ctx, call)
         except Unsafe as error:
             return str(error)
@@ -314,19 +319,17 @@ class AddonsLayers(Rule):
         dtype = keyword(node, "dtype")
         if dtype is None:
             return False
-        value = dtype.value
-        spelled = string_value(value)
-        if spelled is None and isinstance(value, cst.Attribute):
-            qualified = ctx.qualified_name(value) or ""
-            spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
-        return spelled in _INTEGER_DTYPES
+        return dtype_name(ctx, dtype.value) in _INTEGER_DTYPES
 
     @staticmethod
-    def _check_dropout(values) -> None:
+    def _check_dropout(ctx, values) -> None:
         seed = values.get("seed")
         if seed is not None and not is_name(seed, "None"):
+            # SEED = 42, then Dropout(0.5, seed=SEED): an integer all the same
+            given = values_of(ctx, seed) if isinstance(seed, cst.Name) else [seed]
+            integer = bool(given) and all(isinstance(value, cst.Integer) for value in given)
             raise Unsafe("an integer `seed` raises on the IPU layer (it takes a 2-element int32 seed)"
-                         if isinstance(seed, cst.Integer) else "`seed` cannot be read (it must be None)")
+                         if integer else "`seed` cannot be read (the IPU layer takes no seed or a 2-element int32 one)")
         shape = values.get("noise_shape")
         if shape is not None and not is_name(shape, "None"):
             if not (isinstance(shape, (cst.Tuple, cst.List)) and all(

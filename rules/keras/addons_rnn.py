@@ -1,11 +1,13 @@
-from typing import Optional
+from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, swap_layers
+from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, dtype_name, swap_layers
+from porter.context import SharedKey
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
+from porter.scopes import called_returns, values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
@@ -23,6 +25,7 @@ _ORDER = {
 _ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
 _RECURRENT_ACTIVATIONS = ("tanh", "softmax", "sigmoid", "hard_sigmoid")
 _BIDIRECTIONAL = "keras.layers.Bidirectional"
+_WRAPPED: SharedKey[Set[int]] = SharedKey("bidirectional-layers")  # ids of the layers the wrappers get
 
 
 class AddonsRnn(Rule):
@@ -41,10 +44,14 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`); such layers, layers in a `Bidirectional` wrapper, and layers whose "
+        "`Embedding(mask_zero=True)`, followed through the file's helper functions and layers held in "
+        "variables); such layers, layers "
+        "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
+        "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
         "they are and reported, and so are the layers of a file that reloads saved models with "
-        "`load_model` and no `custom_objects`, which would have to name the IPU layers' classes."
+        "`load_model` and no `custom_objects`, or with a dict of them that does not name the IPU layer's "
+        "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it."
     )
     examples = (
         Example(
@@ -190,6 +197,21 @@ class AddonsRnn(Rule):
             e = layers.LSTM(8, activation="elu")
             f = layers.GRU(8, unroll=True)
             g = layers.LSTM(8, implementation=3)
+            h = layers.GRU(8, dtype=tf.float64)
+            """,
+        ),
+        # A float16 layer, its dtype given as a TensorFlow dtype: the IPU layer computes in it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            encoder = tf.keras.layers.LSTM(64, return_sequences=True, dtype=tf.float16)
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            encoder = ipu_layers.LSTM(64, return_sequences=True, dtype=tf.float16)
             """,
         ),
         Example(
@@ -200,6 +222,26 @@ class AddonsRnn(Rule):
             x = layers.Bidirectional(layers.LSTM(64, return_sequences=True))(x)
             y = layers.LSTM(units, dropout=args.dropout, **extra)(x)
             z = layers.GRU(8, recurrent_dropout=rate)(x)
+            """,
+        ),
+        # The layer reaches the wrapper through a variable or a helper's return: the wrapper still
+        # rebuilds it with `go_backwards=True`, which the IPU layer raises for.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+            from tensorflow.keras.layers import Bidirectional as BiRNN
+
+
+            def recurrent(units):
+                return layers.GRU(units, return_sequences=True)
+
+
+            def build(x):
+                forward = layers.LSTM(32, return_sequences=True)
+                x = layers.Bidirectional(forward)(x)
+                x = BiRNN(layers.LSTM(16, return_sequences=True))(x)
+                return layers.Bidirectional(recurrent(16))(x)
             """,
         ),
         Example(
@@ -225,6 +267,130 @@ class AddonsRnn(Rule):
             model = tf.keras.Sequential()
             model.add(layers.Masking(mask_value=0.0, input_shape=(20, 3)))
             model.add(layers.LSTM(8))
+            """,
+        ),
+        # The mask reaches the layers through helper functions: what one returns, and what its
+        # callers give another's parameter.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def embed(ids, vocab):
+                return keras.layers.Embedding(vocab, 32, mask_zero=True)(ids)
+
+
+            def encode(x, units):
+                return keras.layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(vocab):
+                ids = keras.Input(shape=(20,), dtype="int32")
+                h = encode(embed(ids, vocab), 32)
+                return keras.Model(ids, keras.layers.GRU(8)(h))
+            """,
+        ),
+        # Followed the same way, the helper's input is a plain `keras.Input`: no mask, the swap is made.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def encode(x, units):
+                return keras.layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(steps):
+                signal = keras.Input(shape=(steps, 3))
+                return keras.Model(signal, keras.layers.GRU(8)(encode(signal, 16)))
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def encode(x, units):
+                return ipu_layers.LSTM(units, return_sequences=True)(x)
+
+
+            def build(steps):
+                signal = keras.Input(shape=(steps, 3))
+                return keras.Model(signal, ipu_layers.GRU(8)(encode(signal, 16)))
+            """,
+        ),
+        # Layers held in variables: a mask-making layer made once and applied in each model, and a
+        # recurrent layer applied where it is assigned.
+        Example(
+            """\
+            from tensorflow import keras
+
+            shared_words = keras.layers.Embedding(3000, 32, mask_zero=True)
+
+
+            def encoder(length):
+                ids = keras.Input(shape=(length,), dtype="int32")
+                rnn = keras.layers.GRU(16)
+                return keras.Model(ids, rnn(shared_words(ids)))
+            """,
+        ),
+        # A model subclass applies its recurrent layer to what a mask-making layer of the module gives.
+        Example(
+            """\
+            import tensorflow as tf
+
+            words = tf.keras.layers.Embedding(5000, 64, mask_zero=True)
+
+
+            class Encoder(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = tf.keras.layers.LSTM(32)
+
+                def call(self, tokens):
+                    return self.rnn(words(tokens))
+            """,
+        ),
+        # Applied to a plain input, but also added to a model after a `Masking` layer.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(steps):
+                rnn = keras.layers.LSTM(16)
+                model = keras.Sequential([keras.layers.Masking(input_shape=(steps, 3))])
+                model.add(rnn)
+                features = rnn(keras.Input(shape=(steps, 3)))
+                return model, features
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(vocab, steps):
+                words = keras.Input(shape=(steps,), dtype="int32")
+                signal = keras.Input(shape=(steps, 3))
+                text = keras.layers.Embedding(vocab, 16, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                rnn = keras.layers.GRU(8)
+                joined = keras.layers.concatenate([text, rnn(signal)])
+                return keras.Model([words, signal], joined)
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+
+            def build(vocab, steps):
+                words = keras.Input(shape=(steps,), dtype="int32")
+                signal = keras.Input(shape=(steps, 3))
+                text = keras.layers.Embedding(vocab, 16, mask_zero=True)(words)
+                text = keras.layers.GlobalAveragePooling1D()(text)
+                rnn = ipu_layers.GRU(8)
+                joined = keras.layers.concatenate([text, rnn(signal)])
+                return keras.Model([words, signal], joined)
             """,
         ),
         # A mask given by hand: to the layer itself, to the one before it (which passes it on), or to
@@ -263,6 +429,42 @@ class AddonsRnn(Rule):
             best = keras.models.load_model("forecaster.h5")
             """,
         ),
+        # `custom_objects` that name other classes only: the reloaded model could not rebuild the IPU GRU.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def f1(y_true, y_pred):
+                return keras.backend.mean(y_pred)
+
+
+            CUSTOM = {"f1": f1}
+            scorer = keras.Sequential([keras.layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = keras.models.load_model("scorer.h5", custom_objects=CUSTOM)
+            """,
+        ),
+        # Given the IPU class by the name the saved model records, the reload works: the swap is made.
+        Example(
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras.layers import PopnnGRU
+
+            scorer = tf.keras.Sequential([tf.keras.layers.GRU(16, input_shape=(8, 2)), tf.keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = tf.keras.models.load_model("scorer.h5", custom_objects={"PopnnGRU": PopnnGRU})
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras.layers import PopnnGRU
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            scorer = tf.keras.Sequential([ipu_layers.GRU(16, input_shape=(8, 2)), tf.keras.layers.Dense(1)])
+            scorer.save("scorer.h5")
+            best = tf.keras.models.load_model("scorer.h5", custom_objects={"PopnnGRU": PopnnGRU})
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -291,6 +493,8 @@ class AddonsRnn(Rule):
         try:
             values = bound_arguments(call, _ORDER[layer], layer)
             self._check_values(values)
+            if "dtype" in values and dtype_name(ctx, values["dtype"]) not in ("float32", "float16"):
+                raise Unsafe("the layer dtype must be float32 or float16")
             self._check_context(ctx, call)
         except Unsafe as error:
             return str(error)
@@ -327,17 +531,36 @@ class AddonsRnn(Rule):
                     raise Unsafe(f"`{name}` cannot be read (the IPU layer takes {', '.join(allowed)})")
                 if value not in allowed:
                     raise Unsafe(f"`{name}=\"{value}\"` is not supported (only {', '.join(allowed)})")
-        if "dtype" in values and string_value(values["dtype"]) not in ("float32", "float16"):
-            raise Unsafe("the layer dtype must be float32 or float16")
 
     @staticmethod
     def _check_context(ctx, call: cst.Call) -> None:
-        parent = ctx.parent(call)
-        if isinstance(parent, cst.Arg):
-            outer = ctx.parent(parent)
-            if isinstance(outer, cst.Call) and ctx.keras_name(outer.func) == _BIDIRECTIONAL:
-                raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
+        if id(call) in ctx.shared(_WRAPPED, lambda: {id(layer) for layer in _bidirectional_layers(ctx)}):
+            raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
         check_no_mask(ctx, call)
+
+
+def _bidirectional_layers(ctx) -> List[cst.BaseExpression]:
+    """The layer constructors the file's ``Bidirectional`` wrappers get: given directly, through a
+    variable (``forward = LSTM(8)``, ``Bidirectional(forward)``) or returned by a helper function
+    (``Bidirectional(rnn_block(8))``). The wrapper rebuilds the layer from its config with
+    ``go_backwards`` flipped, which the IPU layer raises for, however the layer reached it."""
+    found: List[cst.BaseExpression] = []
+    for wrapper, _ in ctx.calls_to(_BIDIRECTIONAL):
+        for arg in wrapper.args:
+            found.extend(_layer_sources(ctx, arg.value))
+    return found
+
+
+def _layer_sources(ctx, value: cst.BaseExpression, depth: int = 0) -> List[cst.BaseExpression]:
+    """``value`` itself, the values a variable ``value`` is assigned, or what the helper function
+    ``value`` calls returns (followed a few steps)."""
+    if depth > 3:
+        return []
+    if isinstance(value, cst.Name):
+        sources = [source for source in values_of(ctx, value) if source is not None]
+    else:
+        sources = called_returns(ctx, value)[1]
+    return [value] + [found for source in sources for found in _layer_sources(ctx, source, depth + 1)]
 
 
 RULE = AddonsRnn()

@@ -39,7 +39,7 @@ class DataDependentShape(Rule):
     kind = WARN
     frameworks = frozenset({KERAS})
     summary = ("Warn about ops whose output shape depends on tensor values in a custom step compiled for the IPU "
-               "or in the code of a model (a layer's `call`, a `Lambda` layer).")
+               "or in the code of a model (a layer's `call`, a `Lambda` layer, a loss or metric it is compiled with).")
     rationale = (
         "A custom training step runs on the IPU compiled (`tf.function(jit_compile=True)`, through "
         "`strategy.run`), and the compiled program has one static shape for every tensor (Targeting the IPU "
@@ -55,7 +55,10 @@ class DataDependentShape(Rule):
         "`tf.image.non_max_suppression` in a detection head; there only the ops are reported (layers branch on "
         "Python arguments such as `training`), and not in a layer that only `dataset.map` runs, on the host, "
         "or in a function handed to `tf.py_function`. Suppressing boxes on what `predict` returns, on the host, "
-        "is not reported."
+        "is not reported. Keras compiles the losses and metrics given to `compile` into the same steps (loss and "
+        "metric functions of the file, and the `call`, `update_state` and `result` of `Loss` and `Metric` "
+        "subclasses): a masked loss that selects the valid values with `tf.boolean_mask` is reported there, to "
+        "be weighted by the mask instead."
     )
     examples = (
         Example(
@@ -168,6 +171,49 @@ class DataDependentShape(Rule):
             model = tf.keras.Model([boxes, scores], total)
             """,
         ),
+        # A masked loss and a metric that select values: Keras compiles them into the model's steps.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def masked_mae(y_true, y_pred):
+                valid = y_true >= 0
+                return tf.reduce_mean(tf.abs(tf.boolean_mask(y_true - y_pred, valid)))
+
+
+            class HitCount(tf.keras.metrics.Metric):
+                def __init__(self):
+                    super().__init__(name="hits")
+                    self.hits = self.add_weight("hits", initializer="zeros")
+
+                def update_state(self, y_true, y_pred, sample_weight=None):
+                    self.hits.assign_add(tf.cast(tf.shape(tf.where(y_pred > 0.5))[0], tf.float32))
+
+                def result(self):
+                    return self.hits
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            model.compile(optimizer="adam", loss={"depth": masked_mae}, metrics=[HitCount()])
+            """,
+        ),
+        # Weighted by the mask, the shapes stay fixed.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def masked_mae(y_true, y_pred):
+                valid = tf.cast(y_true >= 0, y_pred.dtype)
+                return tf.reduce_sum(tf.abs(y_true - y_pred) * valid) / tf.maximum(tf.reduce_sum(valid), 1.0)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            model.compile("adam", masked_mae)
+            """,
+            reported=False,
+        ),
         # On the host: after `predict`, in a layer only `dataset.map` runs, in a `tf.py_function` callback.
         Example(
             """\
@@ -207,8 +253,8 @@ class DataDependentShape(Rule):
                     continue
                 done.add(id(function))
                 self._report_function(ctx, function, step.name.value)
-        for code, where in _model_code(ctx):
-            self._report_model_code(ctx, code, where, done)
+        for code, where, advice in _model_code(ctx):
+            self._report_model_code(ctx, code, where, advice, done)
 
     def _report_function(self, ctx, function: cst.FunctionDef, step: str) -> None:
         for node in walk(function.body, skip=(cst.FunctionDef, cst.ClassDef)):
@@ -226,7 +272,8 @@ class DataDependentShape(Rule):
                            "iterations); compute both results and select with `tf.where`, or keep the shapes the "
                            "same", fixed=False)
 
-    def _report_model_code(self, ctx, code: Union[cst.FunctionDef, cst.Lambda], where: str, done: Set[int]) -> None:
+    def _report_model_code(self, ctx, code: Union[cst.FunctionDef, cst.Lambda], where: str, advice: str,
+                           done: Set[int]) -> None:
         """Selecting ops in code that Keras compiles into the model (a layer's ``call``, a ``Lambda``
         layer's function) and in the functions of the file it runs: nested functions too, as
         ``tf.map_fn`` runs them per image. Python control flow is left alone there: Keras layers
@@ -246,15 +293,14 @@ class DataDependentShape(Rule):
                 if what is not None and not _inside_callback(ctx, node, callbacks):
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
-                               f"defined\"): {place} (code of the model), keep the shapes fixed (a mask "
-                               "multiplied in, or outputs padded to a maximum size), or do it on the host on what "
-                               "`predict` returns", fixed=False)
+                               f"defined\"): {place} {advice}", fixed=False)
 
 
-def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]:
-    """The code of the file that Keras compiles into a model, and where it is said to be: the
-    compiled methods of layer and model subclasses (not a layer that only ``dataset.map`` runs, on
-    the host), and the function of each ``Lambda`` layer."""
+def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str, str]]:
+    """The code of the file that Keras compiles into a model, where it is said to be, and what to do
+    there: the compiled methods of layer and model subclasses (not a layer that only ``dataset.map``
+    runs, on the host), the function of each ``Lambda`` layer, and the losses and metrics given to
+    ``compile`` (functions, or subclasses of Keras' ``Loss`` and ``Metric``)."""
     classes = subclass_definitions(ctx, *KERAS_LAYER_CLASSES, *KERAS_MODEL_CLASSES)
     on_host = host_only(ctx, _instances(ctx, {node.name.value for node in classes}))
     for node in classes:
@@ -262,15 +308,52 @@ def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]
             continue
         for statement in node.body.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value in COMPILED_METHODS:
-                yield statement, f"`{node.name.value}.{statement.name.value}`"
+                yield statement, f"`{node.name.value}.{statement.name.value}`", _MODEL_ADVICE
+    for node in subclass_definitions(ctx, *_LOSS_CLASSES, *_METRIC_CLASSES):
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value in _LOSS_METRIC_METHODS:
+                yield statement, f"`{node.name.value}.{statement.name.value}`", _LOSS_ADVICE
     functions = plain_functions(ctx)
+    for name in _compiled_functions(ctx, functions):
+        yield functions[name], f"`{name}`, a loss or metric `compile` gives the model", _LOSS_ADVICE
     for call, _ in ctx.calls_to("keras.layers.Lambda"):
         given_arg = argument(call, "function", 0)
         given = given_arg.value if given_arg is not None else None
         if isinstance(given, cst.Lambda):
-            yield given, "the function of a `Lambda` layer"
+            yield given, "the function of a `Lambda` layer", _MODEL_ADVICE
         elif isinstance(given, cst.Name) and given.value in functions:
-            yield functions[given.value], f"`{given.value}`, the function of a `Lambda` layer"
+            yield functions[given.value], f"`{given.value}`, the function of a `Lambda` layer", _MODEL_ADVICE
+
+
+# Losses and metrics are compiled into the model's training and evaluation steps with it.
+_LOSS_CLASSES = ("keras.losses.Loss",)
+_METRIC_CLASSES = ("keras.metrics.Metric",)
+_LOSS_METRIC_METHODS = frozenset({"call", "update_state", "result"})
+# `model.compile(optimizer, loss, metrics, loss_weights, weighted_metrics)`: where losses and metrics are given.
+_COMPILE_SLOTS = (("loss", 1), ("metrics", 2), ("weighted_metrics", 4))
+
+
+# What to do about a selecting op: in a layer or model, and in a loss or metric.
+_MODEL_ADVICE = ("(code of the model), keep the shapes fixed (a mask multiplied in, or outputs padded to a maximum "
+                 "size), or do it on the host on what `predict` returns")
+_LOSS_ADVICE = ("(compiled into the model's training and evaluation steps), keep the shapes fixed: weight each "
+                "value by the mask (`tf.cast(mask, dtype)`) and divide by the mask's sum instead of selecting values")
+
+
+def _compiled_functions(ctx, functions) -> List[str]:
+    """The functions of the file given to a ``compile`` as a loss or a metric (``loss=masked_mse``,
+    ``metrics=[recall]``, ``loss={"tags": masked_mse}``)."""
+    names: List[str] = []
+    for call in ctx.nodes(cst.Call):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+                and ctx.qualified_name(call.func) is None):
+            continue
+        for slot, position in _COMPILE_SLOTS:
+            given = argument(call, slot, position)
+            for node in walk(given.value) if given is not None else ():
+                if isinstance(node, cst.Name) and node.value in functions and node.value not in names:
+                    names.append(node.value)
+    return names
 
 
 def _instances(ctx, classes: Set[str]) -> Set[str]:

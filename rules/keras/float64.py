@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.datasets import argument_sources, made_dataset
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
-from porter.scopes import local_function, owner, returns_of
+from porter.scopes import local_function, owner, returns_of, values_of
 
 _DTYPES = frozenset({
     "tensorflow.float64", "tensorflow.double", "tensorflow.dtypes.float64", "tensorflow.dtypes.double",
@@ -28,6 +28,12 @@ _HOST_MODULES = ("numpy.", "pandas.", "scipy.")
 _HOST_METHODS = frozenset({"astype", "to_numpy"})
 _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in a compiled function "
             "raises TypeError; use float32 (or float16)")
+
+
+_FLOATX_MESSAGE = ("`set_floatx(\"float64\")` makes the weights and computations of every Keras layer float64, "
+                   "which the IPU does not support (the device has no float64 type): the model does not compile "
+                   "for it; use float32 (`set_floatx(\"float32\")`, the default) and check that training "
+                   "keeps the precision it needs")
 
 
 # A custom training loop over `batches`; the examples make `batches` of NumPy arrays.
@@ -203,6 +209,14 @@ class Float64(Rule):
 
             tf.keras.backend.set_floatx("float64")
             """),
+        # The dtype's name held in a variable.
+        Example("""\
+            import tensorflow as tf
+
+            PRECISION = "float64"
+            tf.keras.backend.set_floatx(PRECISION)
+            head = tf.keras.layers.Dense(1, dtype=PRECISION)
+            """),
         Example(
             """\
             from tensorflow import keras
@@ -343,10 +357,15 @@ class Float64(Rule):
         for node in ctx.nodes(cst.SimpleString):
             if string_value(node) in _NAMES and self._is_dtype_argument(ctx, node):
                 found.append((node, False))
+        for node in ctx.nodes(cst.Name):  # PRECISION = "float64", then set_floatx(PRECISION)
+            arg = ctx.parent(node)
+            if isinstance(arg, cst.Arg) and arg.value is node and self._is_dtype_argument(ctx, node) and any(
+                    string_value(value) in _NAMES for value in values_of(ctx, node) if value is not None):
+                found.append((node, False))
         host_functions = _host_functions(ctx) if found else set()
         for node, numpy_dtype in found:
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
-                ctx.report(self.code, node, _MESSAGE, fixed=False)
+                ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
         self._cast_step_inputs(ctx)
 
     def _cast_step_inputs(self, ctx) -> None:
@@ -428,6 +447,13 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+def _sets_floatx(ctx, node: cst.CSTNode) -> bool:
+    """``tf.keras.backend.set_floatx("float64")``: ``node`` is the dtype it is given."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and last_name(call.func) == "set_floatx"
 
 
 def _holds(code: str, data) -> str:

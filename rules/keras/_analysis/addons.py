@@ -12,11 +12,11 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
-from porter.cstutil import argument, is_name, keyword
+from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
 from porter.rules.keras._analysis.fit import last_value_before
-from porter.scopes import owner, values_of
+from porter.scopes import called_returns, is_module_function, local_calls, owner, parameter_names, values_of
 
 ADDONS = "ipu_tensorflow_addons.keras"
 ADDONS_LAYERS = ADDONS + ".layers"
@@ -89,14 +89,12 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
     how many positional arguments stay positional (None: all, the orders being the same)."""
     swapped_funcs = set()
     local = addons_alias(ctx)
-    reloads = _reloads_without_classes(ctx)
     for call, layer in layer_calls(ctx, layers):
         reason = unsafe_reason(ctx, call, layer)
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
-        if reason is None and reloads:
-            reason = (f"this file reloads a saved model with `{reloads}` and no `custom_objects`, "
-                      "which a model saved with the IPU layer would need to name its class")
+        if reason is None:
+            reason = _reload_problem(ctx, layer)
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -116,14 +114,43 @@ _LOADERS = ("keras.models.load_model", "keras.saving.load_model", "keras.models.
             "keras.models.model_from_config")
 
 
-def _reloads_without_classes(ctx: FileContext) -> Optional[str]:
-    """The loader (``load_model``) this file calls without ``custom_objects``, if any."""
+# The class name a model saved with the IPU layer records (`LSTM` is an alias of `PopnnLSTM`).
+_SAVED_CLASS = {"LSTM": "PopnnLSTM", "GRU": "PopnnGRU"}
+
+
+def _reload_problem(ctx: FileContext, layer: str) -> Optional[str]:
+    """Why a model saved with the IPU ``layer`` could not be reloaded by this file's loaders, if so:
+    a loader given no ``custom_objects``, or a dict of them that does not name the layer's class."""
+    saved = _SAVED_CLASS.get(layer, layer)
     for call in ctx.nodes(cst.Call):
         name = ctx.keras_name(call.func)
-        if name in _LOADERS and not any(arg.keyword is not None and arg.keyword.value == "custom_objects"
-                                        for arg in call.args):
-            return name.rsplit(".", 1)[-1]
+        if name not in _LOADERS:
+            continue
+        loader = name.rsplit(".", 1)[-1]
+        objects = keyword(call, "custom_objects")
+        if objects is None:
+            return (f"this file reloads a saved model with `{loader}` and no `custom_objects`, "
+                    "which a model saved with the IPU layer would need to name its class")
+        keys = _literal_keys(ctx, objects.value)
+        if keys is not None and not {saved, layer} & keys:
+            return (f"this file reloads a saved model with `{loader}` and `custom_objects` that do not map "
+                    f"`{saved}`, the class name a model saved with the IPU layer records, to the IPU class; to "
+                    "swap it by hand, add "
+                    f"`\"{saved}\": ipu_layers.{layer}` to them")
     return None
+
+
+def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:
+    """The keys of ``{"f1": f1}`` (or of a variable assigned only that), when every key is a
+    string literal and nothing is unpacked into the dict; else None."""
+    if isinstance(value, cst.Name):
+        values = values_of(ctx, value)
+        value = values[0] if len(values) == 1 else None
+    if not isinstance(value, cst.Dict):
+        return None
+    keys = [string_value(element.key) if isinstance(element, cst.DictElement) else None
+            for element in value.elements]
+    return None if None in keys else set(keys)
 
 
 def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],
@@ -155,6 +182,15 @@ def keywordize(call: cst.Call, order: Sequence[str], keep_positional: int = 1) -
             )
         position += 1
     return call.with_changes(args=args)
+
+
+def dtype_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
+    """``"int32"`` for ``"int32"``, ``tf.int32`` or ``np.int32``; None when it cannot be read."""
+    spelled = string_value(value)
+    if spelled is None and isinstance(value, cst.Attribute):
+        qualified = ctx.qualified_name(value) or ""
+        spelled = qualified.rsplit(".", 1)[-1] if qualified.startswith(("tensorflow.", "numpy.")) else None
+    return spelled
 
 
 # ------------------------------------------------------------------------------ masks
@@ -233,8 +269,9 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         if masked:
             raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
         return
-    if isinstance(parent, cst.Call) and parent.func is call:  # functional: LSTM(...)(inputs)
-        masked = Tracer(ctx).any_masked([arg.value for arg in parent.args])
+    applied = [parent] if isinstance(parent, cst.Call) and parent.func is call else _applications(ctx, call)
+    if applied:  # functional: LSTM(...)(inputs), or rnn = LSTM(...) then rnn(inputs)
+        masked = Tracer(ctx).any_masked([arg.value for application in applied for arg in application.args])
         if masked:
             raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)` or a layer given "
                          "`mask=`)")
@@ -248,6 +285,65 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         # Layer classes are put together in other classes: a mask one makes reaches the next.
         raise Unsafe("a layer class of the file makes a mask (`Embedding(mask_zero=True)`, `Masking`), which may "
                      "reach this one through the model that puts them together")
+
+
+def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
+    """``rnn = layers.GRU(8)`` in a function (or the module): the calls ``rnn(x)`` there that apply
+    the layer ``call`` makes; empty when the variable may hold something else or is not applied."""
+    assign = ctx.parent(call)
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+        return []
+    if _is_self_attribute(assign.targets[0].target):
+        return _attribute_applications(ctx, call, assign.targets[0].target.attr.value)
+    if not isinstance(assign.targets[0].target, cst.Name):
+        return []
+    held = assign.targets[0].target.value
+    scope = owner(ctx, call)
+    applied = [node for node in walk(scope) if isinstance(node, cst.Call) and is_name(node.func, held)
+               and owner(ctx, node) is scope]
+    if not applied or not all(_only_value(ctx, node.func) is call for node in applied):
+        return []
+    # Used otherwise too (`model.add(rnn)`, `TimeDistributed(rnn)`, `return rnn`): its input is out of sight.
+    uses = [node for node in walk(scope) if isinstance(node, cst.Name) and node.value == held and _is_use(ctx, node)
+            and not isinstance(ctx.parent(node), cst.AssignTarget)]
+    if len(uses) != len(applied):
+        return []
+    return applied
+
+
+def _is_self_attribute(node: cst.BaseExpression, attribute: Optional[str] = None) -> bool:
+    return isinstance(node, cst.Attribute) and is_name(node.value, "self") and (
+        attribute is None or node.attr.value == attribute)
+
+
+def _attribute_applications(ctx: FileContext, call: cst.Call, attribute: str) -> List[cst.Call]:
+    """``self.rnn = layers.GRU(8)`` in a class: the calls ``self.rnn(x)`` of its methods, when
+    ``self.rnn`` is assigned once and used for nothing else."""
+    owner_class = ctx.enclosing(call, cst.ClassDef)
+    if owner_class is None:
+        return []
+    nodes = [node for node in walk(owner_class) if _is_self_attribute(node, attribute)]
+    assigned = [node for node in nodes if isinstance(ctx.parent(node), cst.AssignTarget)]
+    applied = [ctx.parent(node) for node in nodes
+               if isinstance(ctx.parent(node), cst.Call) and ctx.parent(node).func is node]
+    if len(assigned) != 1 or len(applied) + 1 != len(nodes):
+        return []
+    return applied
+
+
+def _attribute_values(ctx: FileContext, node: cst.Attribute) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is assigned in the class that holds ``node``."""
+    owner_class = ctx.enclosing(node, cst.ClassDef)
+    if owner_class is None:
+        return []
+    return [ctx.parent(ctx.parent(target)).value for target in walk(owner_class)
+            if _is_self_attribute(target, node.attr.value) and isinstance(ctx.parent(target), cst.AssignTarget)
+            and isinstance(ctx.parent(ctx.parent(target)), cst.Assign)]
+
+
+def _only_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    values = values_of(ctx, name)
+    return values[0] if len(values) == 1 else None
 
 
 def _held_and_called_with_mask(ctx: FileContext, call: cst.Call) -> bool:
@@ -268,13 +364,17 @@ def _region(ctx: FileContext, node):
 
 
 class Tracer:
-    """Follows a functional model's tensors back, within one function, to where they come from:
-    True when a mask-making layer is upstream, False when every path ends at a `keras.Input` or a
-    constant, None when a path is lost (a parameter, a helper function, a loop...)."""
+    """Follows a functional model's tensors back to where they come from, within a function and
+    through the file's helper functions (into what a helper returns, and from a helper's parameter
+    to the arguments its callers give): True when a mask-making layer is upstream, False when every
+    path ends at a `keras.Input` or a constant, None when a path is lost (a loop, a method...)."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.seen: set = set()
+        # The calls of the helpers being followed, innermost last: a parameter of the helper is
+        # what the call gives it.
+        self.calls: List[Tuple[cst.FunctionDef, cst.Call]] = []
 
     def any_masked(self, nodes) -> Optional[bool]:
         results = [self.masked(node) for node in nodes]
@@ -284,34 +384,39 @@ class Tracer:
 
     def masked(self, node) -> Optional[bool]:
         ctx = self.ctx
-        if id(node) in self.seen:
+        # A helper's code is followed once per call of it being followed (its parameters differ).
+        key = (id(node), tuple(id(call) for _, call in self.calls))
+        if key in self.seen:
             return False  # already followed: whatever is upstream of it is found there
-        if len(self.seen) > 200:
+        if len(self.seen) > 200 or len(self.calls) > 8:
             return None
-        self.seen.add(id(node))
+        self.seen.add(key)
         if isinstance(node, cst.Call):
             if makes_mask(ctx, node):
                 return True
             if isinstance(node.func, cst.Call):  # Layer(...)(inputs): masks pass through layers
-                if makes_mask(ctx, node.func):
-                    return True
-                if ends_mask(ctx, node.func):
-                    return False  # whatever mask reaches it ends there
-                if keyword(node, "mask") is not None:
-                    return True  # a layer given a mask passes it on
-                return self.any_masked([arg.value for arg in node.args])
+                return self._through_layers([node.func], node)
             name = ctx.keras_name(node.func)
             if name in INPUTS:
                 return False
             if name is not None and name.startswith("keras.layers."):  # layers.concatenate([a, b])
                 return self.any_masked([arg.value for arg in node.args])
-            return None
+            held = self._held_layers(node.func)
+            if held:  # embed = layers.Embedding(...), then embed(ids)
+                return self._through_layers(held, node)
+            return self._helper_result(node)
         if isinstance(node, cst.Name):
             # `h = layers.LSTM(32)(h)`: the value `h` has where it is read, in straight-line code
-            latest = last_value_before(ctx, node, owner(ctx, node))
+            scope = owner(ctx, node)
+            latest = last_value_before(ctx, node, scope)
             if latest is not None:
                 return self.masked(latest)
             values = values_of(ctx, node)
+            if isinstance(scope, cst.FunctionDef) and node.value in parameter_names(scope):
+                # `x = layers.LSTM(8)(x)` in a helper: `x` is the parameter first, then what it is assigned
+                results = [self._parameter(scope, node.value)]
+                results += [None if value is None else self.masked(value) for value in values]
+                return True if True in results else None if None in results else False
             if not values or any(value is None for value in values):
                 return None
             return self.any_masked(values)
@@ -320,6 +425,54 @@ class Tracer:
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             return False
         return None
+
+
+    def _through_layers(self, layers: List[cst.Call], call: cst.Call) -> Optional[bool]:
+        """``call`` applies a layer that one of the constructor calls ``layers`` makes."""
+        ctx = self.ctx
+        if any(makes_mask(ctx, layer) for layer in layers):
+            return True
+        if all(ends_mask(ctx, layer) for layer in layers):
+            return False  # whatever mask reaches it ends there
+        if keyword(call, "mask") is not None:
+            return True  # a layer given a mask passes it on
+        return self.any_masked([arg.value for arg in call.args])
+
+    def _held_layers(self, func: cst.BaseExpression) -> List[cst.Call]:
+        """The layer constructor calls a variable ``func`` is assigned, when it is assigned nothing else."""
+        if _is_self_attribute(func):  # self.rnn = layers.LSTM(8) in the class, then self.rnn(x)
+            values = _attribute_values(self.ctx, func)
+        elif isinstance(func, cst.Name):
+            values = values_of(self.ctx, func)
+        else:
+            return []
+        layers = [value for value in values if isinstance(value, cst.Call)
+                  and (self.ctx.keras_name(value.func) or "").startswith("keras.layers.")]
+        return layers if layers and len(layers) == len(values) else []
+
+    def _helper_result(self, call: cst.Call) -> Optional[bool]:
+        """``embed(tokens)``, a helper function of the file: what its ``return``s give."""
+        function, returns = called_returns(self.ctx, call)
+        if function is None or not returns:
+            return None
+        self.calls.append((function, call))
+        try:
+            return self.any_masked(returns)
+        finally:
+            self.calls.pop()
+
+    def _parameter(self, function: cst.FunctionDef, name: str) -> Optional[bool]:
+        """The parameter ``name`` of the helper ``function``: the argument of the call being
+        followed, or else the arguments of every call of it in the file."""
+        followed = [call for helper, call in self.calls if helper is function]
+        calls = followed[-1:] or (local_calls(self.ctx, function) if is_module_function(self.ctx, function) else [])
+        positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        if not calls or name not in positional or any(arg.star for call in calls for arg in call.args):
+            return None  # `*args`, a keyword-only parameter, or arguments the porter cannot match
+        given = [argument(call, name, positional.index(name)) for call in calls]
+        if any(arg is None for arg in given):
+            return None  # a default value, or a parameter the porter cannot match
+        return self.any_masked([arg.value for arg in given])
 
 
 # ------------------------------------------------------------------------------ imports
