@@ -72,6 +72,8 @@ _NUMPY_KEEPING = frozenset(f"numpy.{name}" for name in (
 # keep any dtype, an integer one too.
 _NUMPY_RESHAPING = frozenset(f"numpy.{name}" for name in (
     "expand_dims", "reshape", "squeeze", "transpose", "asarray", "array", "ascontiguousarray"))
+# NumPy functions that join arrays: uint8 arrays joined (`np.concatenate([x_train, x_test])`) stay uint8.
+_NUMPY_JOINING = frozenset(f"numpy.{name}" for name in ("concatenate", "vstack", "hstack", "stack", "dstack"))
 _RESHAPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
 # Array methods whose result keeps the array's float dtype.
 _KEEPING_METHODS = _RESHAPING_METHODS | {"mean", "std", "var", "sum", "min", "max", "cumsum", "clip", "round", "dot",
@@ -204,7 +206,8 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     if qualified in _NARROW_SCALARS:
         return _NARROW
     if qualified in _NUMPY_KEEPING:
-        return _keeping_call(ctx, call, known, reshaping=qualified in _NUMPY_RESHAPING)
+        return _keeping_call(ctx, call, known, reshaping=qualified in _NUMPY_RESHAPING,
+                             joining=qualified in _NUMPY_JOINING)
     if qualified is not None and qualified.startswith("numpy."):
         dtype = _dtype(call, None)
         if dtype is not None:  # `np.frombuffer(raw, dtype=np.uint8)`
@@ -217,10 +220,11 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
 
 
 def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],
-                  reshaping: bool) -> Optional[ArrayData]:
+                  reshaping: bool, joining: bool = False) -> Optional[ArrayData]:
     """``np.concatenate([x, noise])``, ``np.sin(x)``: float64 when an operand is; a dtype decides.
     Of a pandas table (``np.array(table)``), the table's values. A function that only reshapes (``reshaping``: ``np.reshape(x, ...)``, ``np.expand_dims``)
-    keeps integer data too."""
+    keeps integer data too, and one that joins arrays (``joining``) keeps uint8 data when every
+    array it joins is uint8."""
     dtype = _dtype(call, None)
     if dtype is not None:
         return _of_dtype(ctx, dtype, f"`{code_of(ctx, call.func)}`")
@@ -234,10 +238,18 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
         return found[0]
     if any(data is not None and data.kind == FRAME for data in operands):
         return ArrayData(TABLE, f"`{code_of(ctx, call)}`")  # `np.array(table)`: the table's values
+    if joining and operands and all(data is not None and data.kind == UINT8 for data in operands):
+        return _joined(operands)
     if any(data is not None and data.kind in _INTEGER_KINDS for data in operands):
         first = _operand(ctx, call.args[0].value, known) if reshaping and call.args else None
         return first if first is not None and first.kind in _INTEGER_KINDS else None
     return _NEUTRAL if None not in operands else None
+
+
+def _joined(parts: list) -> ArrayData:
+    """The uint8 data of arrays joined: images or labels when every part is, else plain data."""
+    roles = {part.role for part in parts}
+    return parts[0] if len(roles) == 1 else parts[0]._replace(role="array")
 
 
 def _method(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData], origin: str) -> Optional[ArrayData]:
