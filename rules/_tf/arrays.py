@@ -148,6 +148,8 @@ def _arithmetic(ctx: FileContext, value: cst.BinaryOperation, known: Mapping[str
     integers = [data for data in operands if data.kind in _INTEGER_KINDS]
     if found or not integers:
         return (certain or found or [_NEUTRAL])[0]
+    if len(integers) == 2 and all(data.kind == UINT8 for data in integers) and isinstance(value.operator, _UINT8_KEEPING):
+        return integers[0]  # `(labels // 5) * (labels % 2)`: uint8 with uint8 stays uint8
     return _integer_arithmetic(value, integers[0], narrow=_NARROW in operands)
 
 
@@ -162,7 +164,19 @@ def _integer_arithmetic(value: cst.BinaryOperation, data: ArrayData, narrow: boo
         return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} divided in NumPy")
     if any(_is_float_literal(side) for side in (value.left, value.right)):
         return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} in NumPy arithmetic with a float")
+    if data.kind == UINT8 and isinstance(value.operator, _UINT8_KEEPING) and any(
+            _is_byte_literal(side) for side in (value.left, value.right)):
+        return data  # `labels % 2`, `255 - images`: NumPy keeps uint8 with a Python int it can hold
     return data._replace(kind=INTEGRAL)
+
+
+# Operators whose result NumPy keeps uint8 when the other operand is a Python int from 0 to 255.
+_UINT8_KEEPING = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _is_byte_literal(value: cst.BaseExpression) -> bool:
+    """An integer literal that uint8 holds (NumPy keeps uint8 arithmetic with it uint8)."""
+    return isinstance(value, cst.Integer) and 0 <= int(value.evaluated_value) <= 255
 
 
 def _is_float_literal(value: cst.BaseExpression) -> bool:
