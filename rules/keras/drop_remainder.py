@@ -324,6 +324,39 @@ class DropRemainder(Rule):
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
         ),
+        # A helper that maps the folder's dataset, reassigning its parameter: still the folder's batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds, augment=False):
+                ds = ds.map(lambda x, y: (x / 255.0, y))
+                if augment:
+                    ds = ds.map(lambda x, y: (tf.image.random_flip_left_right(x), y))
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            photos = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(prepare(photos, augment=True), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds, augment=False):
+                ds = ds.map(lambda x, y: (x / 255.0, y))
+                if augment:
+                    ds = ds.map(lambda x, y: (tf.image.random_flip_left_right(x), y))
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            photos = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(prepare(photos, augment=True).unbatch().batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Images decoded from their files are as large as each file: no static shape unless resized.
         Example(
             """\
