@@ -2067,9 +2067,12 @@ class DropRemainder(Rule):
             return
         # Batched after (in a file that trains, and maybe returned with other values): the batches
         # train, as `fix_drop_remainder` takes them to.
-        if not _feeds_training_chain(ctx, call) and not any(later.func.attr.value in _DROP_POSITION
-                                                            for later in methods_after(ctx, call)):
+        later = list(methods_after(ctx, call))
+        if not _feeds_training_chain(ctx, call) and not any(step.func.attr.value in _DROP_POSITION for step in later):
             return
+        if any(step.func.attr.value == "padded_batch" and argument(step, "padded_shapes", 1) is not None
+               for step in later):
+            return  # padded to the shapes given (a `None` among them is reported with the `padded_batch`)
         ctx.report(self.code, call.func.attr, f"the images this `map` decodes with `{code_of(ctx, decoder.func)}` "
                    "have no static height and width (each is as large as its file), and the IPU needs every shape "
                    "fully defined (\"not fully defined\"): resize them in the map (`tf.image.resize(image, (h, w))`), "
