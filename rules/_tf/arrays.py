@@ -72,6 +72,8 @@ _NUMPY_KEEPING = frozenset(f"numpy.{name}" for name in (
 # keep any dtype, an integer one too.
 _NUMPY_RESHAPING = frozenset(f"numpy.{name}" for name in (
     "expand_dims", "reshape", "squeeze", "transpose", "asarray", "array", "ascontiguousarray"))
+# NumPy functions that join arrays: uint8 arrays joined (`np.concatenate([x_train, x_test])`) stay uint8.
+_NUMPY_JOINING = frozenset(f"numpy.{name}" for name in ("concatenate", "vstack", "hstack", "stack", "dstack"))
 _RESHAPING_METHODS = frozenset({"reshape", "squeeze", "flatten", "ravel", "copy", "transpose", "swapaxes"})
 # Array methods whose result keeps the array's float dtype.
 _KEEPING_METHODS = _RESHAPING_METHODS | {"mean", "std", "var", "sum", "min", "max", "cumsum", "clip", "round", "dot",
@@ -146,6 +148,8 @@ def _arithmetic(ctx: FileContext, value: cst.BinaryOperation, known: Mapping[str
     integers = [data for data in operands if data.kind in _INTEGER_KINDS]
     if found or not integers:
         return (certain or found or [_NEUTRAL])[0]
+    if len(integers) == 2 and all(data.kind == UINT8 for data in integers) and isinstance(value.operator, _UINT8_KEEPING):
+        return integers[0]  # `(labels // 5) * (labels % 2)`: uint8 with uint8 stays uint8
     return _integer_arithmetic(value, integers[0], narrow=_NARROW in operands)
 
 
@@ -160,7 +164,19 @@ def _integer_arithmetic(value: cst.BinaryOperation, data: ArrayData, narrow: boo
         return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} divided in NumPy")
     if any(_is_float_literal(side) for side in (value.left, value.right)):
         return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} in NumPy arithmetic with a float")
+    if data.kind == UINT8 and isinstance(value.operator, _UINT8_KEEPING) and any(
+            _is_byte_literal(side) for side in (value.left, value.right)):
+        return data  # `labels % 2`, `255 - images`: NumPy keeps uint8 with a Python int it can hold
     return data._replace(kind=INTEGRAL)
+
+
+# Operators whose result NumPy keeps uint8 when the other operand is a Python int from 0 to 255.
+_UINT8_KEEPING = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _is_byte_literal(value: cst.BaseExpression) -> bool:
+    """An integer literal that uint8 holds (NumPy keeps uint8 arithmetic with it uint8)."""
+    return isinstance(value, cst.Integer) and 0 <= int(value.evaluated_value) <= 255
 
 
 def _is_float_literal(value: cst.BaseExpression) -> bool:
@@ -204,7 +220,8 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     if qualified in _NARROW_SCALARS:
         return _NARROW
     if qualified in _NUMPY_KEEPING:
-        return _keeping_call(ctx, call, known, reshaping=qualified in _NUMPY_RESHAPING)
+        return _keeping_call(ctx, call, known, reshaping=qualified in _NUMPY_RESHAPING,
+                             joining=qualified in _NUMPY_JOINING)
     if qualified is not None and qualified.startswith("numpy."):
         dtype = _dtype(call, None)
         if dtype is not None:  # `np.frombuffer(raw, dtype=np.uint8)`
@@ -217,10 +234,11 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
 
 
 def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],
-                  reshaping: bool) -> Optional[ArrayData]:
+                  reshaping: bool, joining: bool = False) -> Optional[ArrayData]:
     """``np.concatenate([x, noise])``, ``np.sin(x)``: float64 when an operand is; a dtype decides.
     Of a pandas table (``np.array(table)``), the table's values. A function that only reshapes (``reshaping``: ``np.reshape(x, ...)``, ``np.expand_dims``)
-    keeps integer data too."""
+    keeps integer data too, and one that joins arrays (``joining``) keeps uint8 data when every
+    array it joins is uint8."""
     dtype = _dtype(call, None)
     if dtype is not None:
         return _of_dtype(ctx, dtype, f"`{code_of(ctx, call.func)}`")
@@ -234,10 +252,18 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
         return found[0]
     if any(data is not None and data.kind == FRAME for data in operands):
         return ArrayData(TABLE, f"`{code_of(ctx, call)}`")  # `np.array(table)`: the table's values
+    if joining and operands and all(data is not None and data.kind == UINT8 for data in operands):
+        return _joined(operands)
     if any(data is not None and data.kind in _INTEGER_KINDS for data in operands):
         first = _operand(ctx, call.args[0].value, known) if reshaping and call.args else None
         return first if first is not None and first.kind in _INTEGER_KINDS else None
     return _NEUTRAL if None not in operands else None
+
+
+def _joined(parts: list) -> ArrayData:
+    """The uint8 data of arrays joined: images or labels when every part is, else plain data."""
+    roles = {part.role for part in parts}
+    return parts[0] if len(roles) == 1 else parts[0]._replace(role="array")
 
 
 def _method(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData], origin: str) -> Optional[ArrayData]:

@@ -195,7 +195,8 @@ class DropRemainder(Rule):
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
         "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
-        "records) is reported, unless it sets one (`tf.ensure_shape`), and so is a `TextVectorization` without "
+        "records, images decoded from files with no resize after) is reported, unless it sets one "
+        "(`tf.ensure_shape`), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text). "
         "A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
@@ -322,6 +323,67 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
+        ),
+        # A helper that maps the folder's dataset, reassigning its parameter: still the folder's batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds, augment=False):
+                ds = ds.map(lambda x, y: (x / 255.0, y))
+                if augment:
+                    ds = ds.map(lambda x, y: (tf.image.random_flip_left_right(x), y))
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            photos = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(prepare(photos, augment=True), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds, augment=False):
+                ds = ds.map(lambda x, y: (x / 255.0, y))
+                if augment:
+                    ds = ds.map(lambda x, y: (tf.image.random_flip_left_right(x), y))
+                return ds.prefetch(tf.data.AUTOTUNE)
+
+
+            photos = tf.keras.utils.image_dataset_from_directory("photos", image_size=(64, 64))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(prepare(photos, augment=True).unbatch().batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
+        # Images decoded from their files are as large as each file: no static shape unless resized.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path, label):
+                return tf.io.decode_jpeg(tf.io.read_file(path), channels=3), label
+
+
+            photos = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(16, drop_remainder=True)
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(photos, epochs=2)
+            """,
+        ),
+        # Resized in a map after the one that decodes them: one static size.
+        Example(
+            """\
+            import tensorflow as tf
+
+            photos = tf.data.Dataset.from_tensor_slices((paths, labels))
+            photos = photos.map(lambda path, label: (tf.io.decode_png(tf.io.read_file(path)), label))
+            photos = photos.map(lambda image, label: (tf.image.resize(image, (96, 96)), label))
+            model = tf.keras.models.load_model("photos.keras")
+            model.fit(photos.batch(16, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
         ),
         # Rows sliced from padded arrays all have one length already: `padded_batch` pads nothing.
         Example(
@@ -1789,6 +1851,8 @@ class DropRemainder(Rule):
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
+        if training_calls(ctx):  # a file that trains: batches of decoded images reach the IPU
+            self._report_unsized_images(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
 
@@ -1983,6 +2047,37 @@ class DropRemainder(Rule):
                 continue
             ctx.report(self.code, call.func.attr, f"the elements this `map` makes have no static shape ({why}), and "
                        f"the IPU needs every shape fully defined (\"not fully defined\"): {advice}", fixed=False)
+
+    def _report_unsized_images(self, ctx) -> None:
+        """Each ``map`` that decodes image files (``tf.io.decode_jpeg``) and gives them no one size,
+        in it or in a map after it: each image is as high and wide as its file, which the graph does
+        not know, so the elements have no static shape, even when every file has one size. A
+        ``Resizing`` layer in the model cannot help: the IPU checks the dataset's shapes."""
+        maps = [call for call, _ in dataset_method_calls(ctx, "map")]
+        sizing = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _IMAGE_SIZERS
+                                               for node in mapped_nodes(ctx, call))]
+        for call in maps:
+            if call not in sizing and not any(later in sizing for later in methods_after(ctx, call)):
+                self._report_decoded(ctx, call)
+
+    def _report_decoded(self, ctx, call: cst.Call) -> None:
+        decoder = next((node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
+                        and ctx.qualified_name(node.func) in _IMAGE_DECODERS), None)
+        if decoder is None:
+            return
+        # Batched after (in a file that trains, and maybe returned with other values): the batches
+        # train, as `fix_drop_remainder` takes them to.
+        later = list(methods_after(ctx, call))
+        if not _feeds_training_chain(ctx, call) and not any(step.func.attr.value in _DROP_POSITION for step in later):
+            return
+        if any(step.func.attr.value == "padded_batch" and argument(step, "padded_shapes", 1) is not None
+               for step in later):
+            return  # padded to the shapes given (a `None` among them is reported with the `padded_batch`)
+        ctx.report(self.code, call.func.attr, f"the images this `map` decodes with `{code_of(ctx, decoder.func)}` "
+                   "have no static height and width (each is as large as its file), and the IPU needs every shape "
+                   "fully defined (\"not fully defined\"): resize them in the map (`tf.image.resize(image, (h, w))`), "
+                   "or, when every file has one size, give them that shape (`tf.ensure_shape(image, (h, w, 3))`)",
+                   fixed=False)
 
     def _fix_window_batches(self, ctx) -> None:
         """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
@@ -2416,6 +2511,14 @@ _VARIABLE_LENGTH_FEATURES = frozenset({f"tensorflow{prefix}.io.{name}" for prefi
                                        for name in ("VarLenFeature", "RaggedFeature")})
 # Calls that give a tensor a static shape in a map.
 _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
+# Decoding an image file: as high and wide as the image, a size the graph does not know.
+_IMAGE_DECODERS = frozenset({f"tensorflow.{module}.decode_{kind}" for module in ("io", "image")
+                             for kind in ("jpeg", "png", "image", "bmp", "gif", "and_crop_jpeg")})
+# Calls that give decoded images one height and width in a map (`tf.image.resize(image, (224, 224))`,
+# a Keras `Resizing` layer named `resize`), besides those that set a shape.
+_IMAGE_SIZERS = _SHAPE_SETTERS | frozenset({"resize", "resize_images", "resize_with_pad", "resize_with_crop_or_pad",
+                                            "resize_image_with_pad", "resize_image_with_crop_or_pad", "random_crop",
+                                            "crop_to_bounding_box", "pad_to_bounding_box"})
 # Splitting a string: as many pieces as it holds, so no static length.
 _STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.

@@ -70,7 +70,8 @@ class Uint8Cast(Rule):
         "(Targeting the IPU from TensorFlow 2, \"Supported types\"), and Graphcore's TensorFlow 1 tutorial "
         "\"Porting a simple example\" casts uint8 features to float32 on the host. "
         "Arrays from `keras.datasets.{mnist,fashion_mnist,cifar10,cifar100}.load_data()` and arrays "
-        "made with `dtype=uint8` that reach `fit`/`evaluate`/`predict` (or the `search` of a tuner given a "
+        "made with `dtype=uint8` (also joined: `np.concatenate([x_train, x_test])`, or in arithmetic with a "
+        "Python int from 0 to 255, which NumPy keeps uint8: `labels % 2`, `255 - images`) that reach `fit`/`evaluate`/`predict` (or the `search` of a tuner given a "
         "builder of the file, which hands them to `fit`) or `Dataset.from_tensor_slices` "
         "still uint8 (alone, or as the values of a dict or list of inputs) get `.astype(\"float32\")`, or "
         "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids). A `tfds.load` of "
@@ -232,6 +233,42 @@ class Uint8Cast(Rule):
             model.fit(images, labels, batch_size=64)
             """,
             reported=False,
+        ),
+        # uint8 arrays joined (train and test images together) stay uint8; joined with float data, not.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.cifar10.load_data()
+            images = np.concatenate([x_train, x_test])
+            model.fit(images, np.vstack((y_train, y_test)), batch_size=100)
+            model.predict(np.concatenate([x_test, np.random.rand(10, 32, 32, 3)]))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.cifar10.load_data()
+            images = np.concatenate([x_train, x_test])
+            model.fit(images.astype("float32"), np.vstack((y_train, y_test)).astype("int32"), batch_size=100)
+            model.predict(np.concatenate([x_test, np.random.rand(10, 32, 32, 3)]))
+            """,
+        ),
+        # Arithmetic with a Python int uint8 holds keeps uint8 in NumPy; with a larger int or a name, not known.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            model.fit(255 - x_train, {"digit": y_train, "odd": y_train % 2, "shifted": y_train + offset}, batch_size=100)
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            model.fit((255 - x_train).astype("float32"), {"digit": y_train.astype("int32"), "odd": (y_train % 2).astype("int32"), "shifted": y_train + offset}, batch_size=100)
+            """,
         ),
         # NumPy's reshaping functions keep the dtype, as the array methods do.
         Example(

@@ -329,7 +329,8 @@ def _given_source(ctx: FileContext, call: cst.Call, function, value: cst.BaseExp
     """``def prepare(ds): return ds.map(to_spectrogram)``: what ``function`` returns is a chain of
     its parameter, so the Keras call that made the dataset ``call`` gives it, if any, made it."""
     calls, root = chain(ctx, value)
-    parameter = parameter_input(ctx, value, function) if function is not None else None
+    parameter = (parameter_input(ctx, value, function) or _rechained_parameter(ctx, value, function)
+                 if function is not None else None)
     if parameter is None or any(step.func.attr.value in BATCHING_METHODS for step in calls):
         return None
     names = [param.name.value for param in function.params.params]
@@ -337,6 +338,23 @@ def _given_source(ctx: FileContext, call: cst.Call, function, value: cst.BaseExp
     if given is None or given.star:
         return None
     return keras_batched_source(ctx, given.value, ctx.enclosing_function(call) or ctx.module, depth + 1)
+
+
+def _rechained_parameter(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef) -> Optional[str]:
+    """``def prepare(ds): ds = ds.map(rescale); if augment: ds = ds.map(flip); return ds.prefetch(n)``:
+    the parameter ``expr`` is a chain of, when the function assigns it only chains of itself that do
+    not batch it again (each still holds the dataset it was given, mapped)."""
+    root = chain(ctx, expr)[1]
+    params = function.params
+    if not isinstance(root, cst.Name) or root.value not in {param.name.value for param in params.params}:
+        return None
+    for _, name, value in assignments(ctx, function):
+        if name != root.value:
+            continue
+        calls, again = chain(ctx, value) if value is not None else ((), None)
+        if not is_name(again, root.value) or any(call.func.attr.value in BATCHING_METHODS for call in calls):
+            return None
+    return root.value
 
 
 def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
