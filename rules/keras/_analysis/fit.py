@@ -529,6 +529,8 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
             ctx.qualified_name(value.func) is None:
         if value.func.attr.value in _ARRAY_METHODS:
             return True  # a fitted scaler's `transform(...)`, a table's `to_numpy()`
+        if value.func.attr.value in _RANDOM_METHODS and _random_generator(ctx, value.func.value):
+            return True  # `rng.normal(size=(n, 6))`: a draw of NumPy's random generator
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
     if isinstance(value, cst.Attribute) and value.attr.value == "values":
         return True  # a pandas table's (or column's) values: `test.values.reshape(-1, 28, 28, 1)`
@@ -538,6 +540,17 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
         keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
+
+
+# NumPy's makers of a random generator, whose draws (`rng.normal(...)`) are arrays.
+_RANDOM_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+
+
+def _random_generator(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``np.random.default_rng(seed)``, or a variable only ever assigned one (``rng``)."""
+    made = values_of(ctx, node) if isinstance(node, cst.Name) else [node]
+    return bool(made) and all(
+        isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _RANDOM_GENERATORS for value in made)
 
 
 def _layer_applied(ctx: FileContext, call: cst.Call) -> bool:
