@@ -400,6 +400,125 @@ scores = model.predict(rows, batch_size=len(rows))
             vectors = embed(encoder, table)
             """),
         ),
+        # Arrays a loader of the file draws from NumPy's random generator (`rng.normal(...)`):
+        # arrays, padded for `predict` like any other.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make_rows(count, seed):
+                rng = np.random.default_rng(seed)
+                return rng.normal(size=(count, 6)).astype("float32"), rng.integers(0, 2, count)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            rows, _ = make_rows(100, 1)
+            print(model.predict(rows))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            def make_rows(count, seed):
+                rng = np.random.default_rng(seed)
+                return rng.normal(size=(count, 6)).astype("float32"), rng.integers(0, 2, count)
+
+
+            model = tf.keras.models.load_model("model.keras")
+            rows, _ = make_rows(100, 1)
+            print(cut_to_samples(model.predict(pad_to_multiple(rows, 32)), rows))
+            """),
+        ),
+        # The same draw from an object that is not NumPy's generator (a sampler of the script, which
+        # may give a dataset): not taken for arrays.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_rows(sampler):
+                return sampler.normal(size=(100, 6))
+
+
+            model = tf.keras.models.load_model("model.keras")
+            print(model.predict(make_rows(Sampler())))
+            """,
+            reported=False,
+        ),
+        # A model a class of the file holds (`self.model`, made by a method of the class), run on
+        # an instance with no argument only Keras takes: still a Keras model's `evaluate`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Regressor:
+                def __init__(self):
+                    self.model = self._build()
+
+                def _build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            regressor = Regressor()
+            x_test = np.zeros((100, 4), "float32")
+            print(regressor.model.evaluate(x_test, x_test[:, :1]))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            class Regressor:
+                def __init__(self):
+                    self.model = self._build()
+
+                def _build(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer="adam", loss="mse")
+                    return model
+
+
+            regressor = Regressor()
+            x_test = np.zeros((100, 4), "float32")
+            print(regressor.model.evaluate(trim_to_multiple(x_test, 32),
+                                           trim_to_multiple(x_test[:, :1], 32)))
+            """),
+        ),
+        # The same attribute holding a scikit-learn model: its `predict` is no Keras call.
+        Example(
+            """\
+            import numpy as np
+            from sklearn.linear_model import LinearRegression
+            import tensorflow as tf
+
+
+            class Baseline:
+                def __init__(self):
+                    self.model = LinearRegression()
+
+
+            baseline = Baseline()
+            x_test = np.zeros((100, 4), "float32")
+            print(baseline.model.predict(x_test))
+            encoder = tf.keras.models.load_model("encoder.keras")
+            """,
+            reported=False,
+        ),
         # A function of the file makes it from its parameters, for `fit` and for `predict`: the
         # arguments are padded where `predict` reads it, with the batch size that call gives.
         Example(

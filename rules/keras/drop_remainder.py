@@ -6,8 +6,8 @@ from porter.context import bound_names, code_of, walk
 from porter.cstutil import (append_args, argument, is_false, is_name, is_true, keyword, keyword_arg, name_of,
                             positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_returns, loads, local_calls, local_function, module_globals, owner,
-                           owner_body, parameter_names, returns_of, values_of)
+from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
+                           module_globals, owner, owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
@@ -224,6 +224,40 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("classifier.keras")
             model.fit(train.unbatch().batch(64, drop_remainder=True),
                       validation_data=val.unbatch().batch(64, drop_remainder=True), epochs=3)
+            """,
+        ),
+        # A method of the trainer class makes the batches `fit` gets (`self.batches(...)`): batched
+        # whole where the method makes them, with no report that how they are batched is unseen.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model, batch_size):
+                    self.model = model
+                    self.batch_size = batch_size
+
+                def batches(self, features, labels):
+                    return tf.data.Dataset.from_tensor_slices((features, labels)).batch(self.batch_size)
+
+                def train(self, features, labels):
+                    self.model.fit(self.batches(features, labels), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model, batch_size):
+                    self.model = model
+                    self.batch_size = batch_size
+
+                def batches(self, features, labels):
+                    return tf.data.Dataset.from_tensor_slices((features, labels)).batch(self.batch_size, drop_remainder=True)
+
+                def train(self, features, labels):
+                    self.model.fit(self.batches(features, labels), epochs=2)
             """,
         ),
         Example(*(_FOLDER_LOOP.format(folders=folders) for folders in (
@@ -2333,7 +2367,7 @@ class DropRemainder(Rule):
             parameter = parameter_input(ctx, value, entry.owner)
             if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched,
                                                               predicts=entry.method == "predict") \
-                    or python_data_kind(ctx, value) is not None:
+                    or python_data_kind(ctx, value) is not None or _method_returns_batches(ctx, value):
                 continue  # whole batches; or a generator the callers give, which IPU151 reports
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
@@ -2351,7 +2385,8 @@ class DropRemainder(Rule):
                     or keyword(entry.call, "y") is not None or dataset_like(ctx, value)
                     or keras_batched_source(ctx, value, entry.owner) is not None
                     or parameter_input(ctx, value, entry.owner) is not None
-                    or python_data_kind(ctx, value) is not None):  # a generator or Sequence: IPU151 reports it
+                    or python_data_kind(ctx, value) is not None  # a generator or Sequence: IPU151 reports it
+                    or _method_returns_batches(ctx, value)):
                 continue
             origin = _out_of_sight(ctx, value)
             if origin is None:
@@ -2840,6 +2875,13 @@ def _returned_to_training(ctx, made: cst.Call) -> bool:
         return False
     return any(is_name(call.func, function.name.value) and (feeds_training(ctx, call) or feeds_training(
         ctx, call, predict=True)) for call in ctx.nodes(cst.Call))
+
+
+def _method_returns_batches(ctx, value: cst.BaseExpression) -> bool:
+    """``self.data(1000)``: a call of a method of a class of the file that returns a dataset it
+    batches (``_fix_returned_batches`` makes those batches whole, as for a function's)."""
+    method, _ = called_method_returns(ctx, value)
+    return method is not None and bool(returned_batches(ctx, method))
 
 
 def _returns_batches(ctx, value: cst.BaseExpression, follow: bool = True) -> bool:

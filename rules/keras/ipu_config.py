@@ -108,6 +108,62 @@ class IpuConfig(Rule):
                 return model.evaluate(x, y, batch_size=16)
             """,
         ),
+        # The same two functions, both run by `main()`: configured once, in `main()` before the
+        # first of them, not again in each (each keeps its strategy and scope).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+
+
+            def main(args, x, y):
+                if args.mode in ("train", "both"):
+                    train(x, y)
+                if args.mode in ("eval", "both"):
+                    print(evaluate(x, y))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(x, y, batch_size=16)
+                model.save_weights("weights.h5")
+
+
+            def evaluate(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.load_weights("weights.h5")
+                return model.evaluate(x, y, batch_size=16)
+
+
+            def main(args, x, y):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                if args.mode in ("train", "both"):
+                    train(x, y)
+                if args.mode in ("eval", "both"):
+                    print(evaluate(x, y))
+            """,
+        ),
         # Models trained in a loop, then another one after it: configured once, before the loop.
         Example(
             """\

@@ -356,6 +356,15 @@ def _clears_unscoped(ctx, function: cst.FunctionDef) -> bool:
         for statement_node in function.body.body)
 
 
+def _initializer(ctx, name: str) -> Optional[cst.FunctionDef]:
+    """The ``__init__`` of the class ``name`` of the module: what ``Name(...)`` runs."""
+    for node in ctx.module.body:
+        if isinstance(node, cst.ClassDef) and node.name.value == name and isinstance(node.body, cst.IndentedBlock):
+            return next((method for method in node.body.body
+                         if isinstance(method, cst.FunctionDef) and method.name.value == "__init__"), None)
+    return None
+
+
 def _fed_iterators(ctx) -> set:
     """Names given to a step run through ``strategy.run`` (``strategy.run(train_loop,
     args=(iterator,))``) or to a function of the file a loop calls as its step: the iterator an
@@ -1929,6 +1938,43 @@ run_experiment(net)
                     model.fit(features, targets, epochs=2)
             """,
         ),
+        # A class whose `__init__` clears the session, made in the scope the port adds: the scope
+        # cannot go after the clearing, inside the class, so the call is reported (an error).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Run:
+                def __init__(self, width):
+                    tf.keras.backend.clear_session()
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                    self.model.compile(optimizer="adam", loss="mse")
+
+
+            for width in (8, 16):
+                run = Run(width)
+                run.model.fit(features, targets, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Run:
+                def __init__(self, width):
+                    tf.keras.backend.clear_session()
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                    self.model.compile(optimizer="adam", loss="mse")
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 16):
+                with strategy.scope():
+                    run = Run(width)
+                    run.model.fit(features, targets, epochs=2)
+            """,
+        ),
         # The same in a grid of two loops, with a last model trained after the grid.
         Example(
             """\
@@ -3291,14 +3337,15 @@ run_experiment(net)
                 for call in walk(statement_node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
                         continue
-                    function = local_function(ctx, call.func.value, call)
+                    function = local_function(ctx, call.func.value, call) or _initializer(ctx, call.func.value)
                     if function is None or id(call) in reported or not _clears_unscoped(ctx, function):
                         continue
                     reported.add(id(call))
+                    where = "its `__init__`" if function.name.value == "__init__" else "the function"
                     ctx.report(self.code, call, f"`{call.func.value}()` clears the Keras session, which drops the graph "
                                "that holds the IPU strategy's scope it is called in (its model would be built without "
                                "the IPU strategy, and leaving the scope fails): clear the session before the scope, "
-                               "out of the function", fixed=False, severity=ERROR)
+                               f"out of {where}", fixed=False, severity=ERROR)
 
     def _give_tuners_the_strategy(self, ctx, plan, regions) -> None:
         """A Keras Tuner clears the Keras session before it builds each trial's model, which ends

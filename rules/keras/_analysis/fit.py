@@ -248,7 +248,58 @@ def _held_model(ctx: FileContext, call: cst.Call, models: set, plan) -> Optional
     holder = func.value.value.value
     if holder == "self" and (is_keras_run(call) or id(call) in plan.instance_runs) or holder in models and ctx.qualified_name(func.value.value) is None:
         return code_of(ctx, func.value)
+    if _model_attribute(ctx, call, func.value, plan):
+        return code_of(ctx, func.value)
     return None
+
+
+def _model_attribute(ctx: FileContext, call: cst.Call, held: cst.Attribute, plan) -> bool:
+    """``self.model.predict(x)`` in a method, ``clf.model.evaluate(x, y)`` on an instance: the
+    attribute is one a class of the file assigns a model (``self.model = keras.Sequential(...)``
+    in ``__init__``), so the call runs that model even with no argument only Keras takes."""
+    holder = held.value
+    attributes = _model_attributes(ctx, plan)
+    if holder.value == "self":
+        owner_class = ctx.enclosing(call, cst.ClassDef)
+        classes = [owner_class.name.value] if owner_class is not None else []
+    else:
+        made = values_of(ctx, holder)
+        classes = [value.func.value for value in made if isinstance(value, cst.Call)
+                   and isinstance(value.func, cst.Name)] if made else []
+        if len(classes) != len(made):
+            return False  # given something else too (a parameter, another object)
+    return bool(classes) and all(held.attr.value in attributes.get(name, ()) for name in classes)
+
+
+def _model_attributes(ctx: FileContext, plan) -> Dict[str, Set[str]]:
+    """The attributes each class of the file assigns a model to (``self.model = ...``), by class."""
+    found: Dict[str, Set[str]] = {}
+    for assign in ctx.nodes(cst.Assign):
+        owner_class = ctx.enclosing(assign, cst.ClassDef)
+        if owner_class is None or not (assign in plan.model_assignments or _built_by_method(ctx, assign, plan)):
+            continue
+        for target in assign.targets:
+            held = target.target
+            if isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self":
+                found.setdefault(owner_class.name.value, set()).add(held.attr.value)
+    return found
+
+
+def _built_by_method(ctx: FileContext, assign: cst.Assign, plan) -> bool:
+    """``self.model = self._build()``: a method of the same class that returns a variable it
+    assigns a model (``model = keras.Sequential(...)``; ``return model``)."""
+    value = assign.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and is_name(value.func.value, "self")):
+        return False
+    owner_class = ctx.enclosing(assign, cst.ClassDef)
+    methods = [node for node in owner_class.body.body
+               if isinstance(node, cst.FunctionDef) and node.name.value == value.func.attr.value]
+    if len(methods) != 1:
+        return False
+    models = {target.target.value for model in plan.model_assignments if ctx.enclosing_function(model) is methods[0]
+              for target in model.targets if isinstance(target.target, cst.Name)}
+    returns = [node for node in walk(methods[0]) if isinstance(node, cst.Return)]
+    return bool(returns) and all(isinstance(node.value, cst.Name) and node.value.value in models for node in returns)
 
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
@@ -529,6 +580,8 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
             ctx.qualified_name(value.func) is None:
         if value.func.attr.value in _ARRAY_METHODS:
             return True  # a fitted scaler's `transform(...)`, a table's `to_numpy()`
+        if value.func.attr.value in _RANDOM_METHODS and _random_generator(ctx, value.func.value):
+            return True  # `rng.normal(size=(n, 6))`: a draw of NumPy's random generator
         value = value.func.value  # a method of what NumPy made: `.reshape(...)`, `.astype(...)`
     if isinstance(value, cst.Attribute) and value.attr.value == "values":
         return True  # a pandas table's (or column's) values: `test.values.reshape(-1, 28, 28, 1)`
@@ -538,6 +591,17 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
         keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
+
+
+# NumPy's makers of a random generator, whose draws (`rng.normal(...)`) are arrays.
+_RANDOM_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+
+
+def _random_generator(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``np.random.default_rng(seed)``, or a variable only ever assigned one (``rng``)."""
+    made = values_of(ctx, node) if isinstance(node, cst.Name) else [node]
+    return bool(made) and all(
+        isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _RANDOM_GENERATORS for value in made)
 
 
 def _layer_applied(ctx: FileContext, call: cst.Call) -> bool:

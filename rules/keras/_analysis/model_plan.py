@@ -489,6 +489,7 @@ class _Analysis:
             self._find_regions()
             self._configure_before_repeated_calls()
             self._configure_before_caller_strategy()
+            self._configure_before_sibling_calls()
             self._use_owned_strategy()
             if plan.strategy_statement is not None:
                 self._choose_binding()
@@ -1594,6 +1595,50 @@ class _Analysis:
                         if self.ctx.block_of(statement) is body and body.body.index(statement) < first_call]
             if bindings:
                 region.config_anchor = self._anchor(min(bindings, key=body.body.index))
+
+    def _configure_before_sibling_calls(self) -> None:
+        """Functions with regions of their own (``train()`` and ``evaluate()``) all called from one
+        caller (``main()`` runs both) would each configure the IPU system again in one run: the
+        configuration goes once, before the first statement of the caller that calls one of them
+        (the strategies and scopes stay in the functions)."""
+        by_caller: Dict[int, List[Tuple[Region, List[cst.Call]]]] = {}
+        for region in self.plan_.regions:
+            function = self._function_of(region.block)
+            if region.config_anchor is not None or function is None \
+                    or self.ctx.enclosing_function(region.anchor) is not function:
+                continue
+            calls = list(local_calls(self.ctx, function))
+            callers = {id(self.ctx.enclosing_function(call)) for call in calls}
+            if len(callers) == 1:
+                by_caller.setdefault(callers.pop(), []).append((region, calls))
+        for siblings in by_caller.values():
+            functions = {id(self._function_of(region.block)) for region, _ in siblings}
+            if len(functions) < 2:
+                continue
+            calls = [call for _, found in siblings for call in found]
+            block = self._common_block(calls)
+            tops = [self._top_in(block, call) for call in calls] if block is not None else [None]
+            if any(top is None for top in tops) or self._inside_builder(block):
+                continue
+            first = self._anchor(min(tops, key=block.body.index))
+            for region, _ in siblings:
+                region.config_anchor = first
+
+    def _common_block(self, nodes: List[cst.CSTNode]) -> Optional[Block]:
+        """The innermost block (of one function, or the module) that holds every one of ``nodes``:
+        the body of ``if __name__ == "__main__":`` rather than the module around it."""
+        def blocks(node: cst.CSTNode) -> List[Block]:
+            found = []
+            for ancestor in self._ancestors_in_function(node):
+                if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+                    found.append(ancestor)
+            if self.ctx.enclosing_function(node) is None:
+                found.append(self.ctx.module)
+            return found
+
+        shared = [block for block in blocks(nodes[0])
+                  if all(any(block is other for other in blocks(node)) for node in nodes[1:])]
+        return shared[0] if shared else None
 
     def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
