@@ -980,7 +980,8 @@ run_experiment(net)
             """,
         ),
         # Trained twice from `__main__`: one scope around both calls (a keyword named like the
-        # function, `train=True`, hands nothing on).
+        # function, `train=True`, hands nothing on), in the guard, so that importing the port
+        # makes no strategy.
         Example(
             """\
             import tensorflow as tf
@@ -1009,9 +1010,9 @@ run_experiment(net)
                 model.fit(images, labels, batch_size=32, epochs=epochs)
 
 
-            strategy = ipu.ipu_strategy.IPUStrategy()
-            with strategy.scope():
-                if __name__ == "__main__":
+            if __name__ == "__main__":
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
                     train(64, 2)
                     train(128, 4)
             """,

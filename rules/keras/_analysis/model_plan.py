@@ -331,6 +331,18 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
     return item if isinstance(item, cst.Call) else None
 
 
+def _is_main_guard(statement: cst.BaseStatement) -> bool:
+    """``if __name__ == "__main__":`` with no other branch: the code a script runs only when it is
+    run, not imported."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None
+            and isinstance(statement.test, cst.Comparison) and len(statement.test.comparisons) == 1):
+        return False
+    test = statement.test
+    sides = (test.left, test.comparisons[0].comparator)
+    return isinstance(test.comparisons[0].operator, cst.Equal) and any(is_name(side, "__name__") for side in sides) \
+        and any(string_value(side) == "__main__" for side in sides)
+
+
 def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
@@ -1457,7 +1469,7 @@ class _Analysis:
                 del regions[id(region.block)]
                 tops = self._caller_tops(regions, function)
                 if tops is None or any(self._nests_a_strategy(regions, other, top) for other, top in tops):
-                    repeated = self._repeated_calls(function)
+                    repeated = self._repeated_calls(function, into_guard=regions.get(id(self.ctx.module)) is None)
                     if repeated is None:
                         regions[id(region.block)] = region
                         continue
@@ -1567,7 +1579,8 @@ class _Analysis:
             function = self._function_of(region.block)
             if function is None or self.ctx.enclosing_function(region.anchor) is not function:
                 continue  # module code, or a scope that borrows the module's set-up
-            repeated = self._repeated_calls(function)
+            module_code = any(other.block is self.ctx.module for other in self.plan_.regions)
+            repeated = self._repeated_calls(function, into_guard=not module_code)
             if repeated:
                 block = repeated[0][0]
                 region.config_anchor = self._anchor(min((top for _, top in repeated), key=block.body.index))
@@ -1640,12 +1653,15 @@ class _Analysis:
                   if all(any(block is other for other in blocks(node)) for node in nodes[1:])]
         return shared[0] if shared else None
 
-    def _repeated_calls(self, function: cst.FunctionDef) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
+    def _repeated_calls(self, function: cst.FunctionDef, into_guard: bool = False
+                        ) -> Optional[List[Tuple[Block, cst.BaseStatement]]]:
         """When ``function`` is called several times, or in a loop or a comprehension, or handed
         to a call that runs it (``map(train, widths)``), from one function (or the
         module), and from nowhere else: the statements of that function's body that make the calls.
         With its own region it would configure the IPU and make a strategy on every call; its
-        callers' scope takes them in instead. None otherwise."""
+        callers' scope takes them in instead. None otherwise. With ``into_guard`` (the module has no
+        model code of its own), calls all made in the body of ``if __name__ == "__main__":`` give
+        the statements of that body, so that importing the port configures no IPU."""
         calls: List[cst.CSTNode] = list(local_calls(self.ctx, function))
         # Handed to a call: run by it (`app.run(main)`, once), or any number of times by a mapper.
         handed = [node for node in self.ctx.nodes(cst.Name) if node.value == function.name.value
@@ -1666,6 +1682,10 @@ class _Analysis:
             if top is None or self._inside_builder(owner_body):
                 return None
             found.append((owner_body, top))
+        guard = found[0][1]
+        if into_guard and _is_main_guard(guard) and all(
+                block is self.ctx.module and top is guard for block, top in found):
+            return [(guard.body, self._top_in(guard.body, call)) for call in calls]
         return found
 
     def _ancestors_in_function(self, node: cst.CSTNode):
