@@ -1585,17 +1585,22 @@ class _Analysis:
                 block = repeated[0][0]
                 region.config_anchor = self._anchor(min((top for _, top in repeated), key=block.body.index))
 
+    def _self_configuring_regions(self):
+        """The regions whose set-up is in their own function, with no configuration placed
+        elsewhere yet, each with that function."""
+        for region in self.plan_.regions:
+            function = self._function_of(region.block)
+            if region.config_anchor is None and function is not None \
+                    and self.ctx.enclosing_function(region.anchor) is function:
+                yield region, function
+
     def _configure_before_caller_strategy(self) -> None:
         """A function with a region of its own, called from one function after that function binds
         a strategy of the program (``strategy = get_strategy()`` in ``main()``, only to print its
         replicas, then ``train()``): the binding makes an IPU strategy, which needs the IPU system
         configured first, so the configuration goes before the binding, out of any loop (the region's
         strategy and scope stay in the function, which runs after it)."""
-        for region in self.plan_.regions:
-            function = self._function_of(region.block)
-            if region.config_anchor is not None or function is None \
-                    or self.ctx.enclosing_function(region.anchor) is not function:
-                continue
+        for region, function in self._self_configuring_regions():
             calls = list(local_calls(self.ctx, function))
             if not calls or len({id(self.ctx.enclosing_function(call)) for call in calls}) != 1:
                 continue
@@ -1615,11 +1620,7 @@ class _Analysis:
         configuration goes once, before the first statement of the caller that calls one of them
         (the strategies and scopes stay in the functions)."""
         by_caller: Dict[int, List[Tuple[Region, List[cst.Call]]]] = {}
-        for region in self.plan_.regions:
-            function = self._function_of(region.block)
-            if region.config_anchor is not None or function is None \
-                    or self.ctx.enclosing_function(region.anchor) is not function:
-                continue
+        for region, function in self._self_configuring_regions():
             calls = list(local_calls(self.ctx, function))
             callers = {id(self.ctx.enclosing_function(call)) for call in calls}
             if len(callers) == 1:
