@@ -50,6 +50,18 @@ def string_value(node: Optional[cst.CSTNode]) -> Optional[str]:
 
 # Parsing a snippet costs about a millisecond, so each snippet is parsed once; every use gets its
 # own copy, since one node object in two places of a tree confuses the index (porter.context).
+def is_main_guard(statement: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` with no other branch: the code a script runs only when it is
+    run, not imported."""
+    if not (isinstance(statement, cst.If) and statement.orelse is None
+            and isinstance(statement.test, cst.Comparison) and len(statement.test.comparisons) == 1):
+        return False
+    test = statement.test
+    sides = (test.left, test.comparisons[0].comparator)
+    return isinstance(test.comparisons[0].operator, cst.Equal) and any(is_name(side, "__name__") for side in sides) \
+        and any(string_value(side) == "__main__" for side in sides)
+
+
 def expression(code: str) -> cst.BaseExpression:
     return _parsed_expression(code).deep_clone()
 

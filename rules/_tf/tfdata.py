@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_false, is_true, keyword_arg, replace_arg
+from porter.cstutil import append_args, argument, is_false, is_main_guard, is_true, keyword_arg, replace_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
@@ -363,7 +363,7 @@ class _ArrayFlow:
             return
         if isinstance(statement, cst.For):
             self._forget(_bound(statement.target))
-        if _is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
+        if is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
             self._body(statement.body, linear)
             return
         for block in sub_blocks(statement):
@@ -546,11 +546,6 @@ def _same_kind(kinds: List[Optional[ArrayData]], where: str) -> Optional[ArrayDa
         return known[0]
     float64 = [kind for kind in known if kind.kind in FLOAT64_KINDS]
     return float64[0]._replace(kind=MAYBE_FLOAT64) if float64 else None
-
-
-def _is_main_guard(statement) -> bool:
-    return isinstance(statement, cst.If) and statement.orelse is None and isinstance(statement.test, cst.Comparison) \
-        and isinstance(statement.test.left, cst.Name) and statement.test.left.value == "__name__"
 
 
 def _bound(target) -> list:

@@ -36,7 +36,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import argument, is_name, keyword, single_small, string_value
+from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
@@ -329,18 +329,6 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
         return None
     item = with_node.items[0].item
     return item if isinstance(item, cst.Call) else None
-
-
-def _is_main_guard(statement: cst.BaseStatement) -> bool:
-    """``if __name__ == "__main__":`` with no other branch: the code a script runs only when it is
-    run, not imported."""
-    if not (isinstance(statement, cst.If) and statement.orelse is None
-            and isinstance(statement.test, cst.Comparison) and len(statement.test.comparisons) == 1):
-        return False
-    test = statement.test
-    sides = (test.left, test.comparisons[0].comparator)
-    return isinstance(test.comparisons[0].operator, cst.Equal) and any(is_name(side, "__name__") for side in sides) \
-        and any(string_value(side) == "__main__" for side in sides)
 
 
 def is_keras_run(call: cst.Call) -> bool:
@@ -1684,7 +1672,7 @@ class _Analysis:
                 return None
             found.append((owner_body, top))
         guard = found[0][1]
-        if into_guard and _is_main_guard(guard) and all(
+        if into_guard and is_main_guard(guard) and all(
                 block is self.ctx.module and top is guard for block, top in found):
             return [(guard.body, self._top_in(guard.body, call)) for call in calls]
         return found
