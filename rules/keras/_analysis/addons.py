@@ -144,8 +144,7 @@ def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:
     """The keys of ``{"f1": f1}`` (or of a variable assigned only that), when every key is a
     string literal and nothing is unpacked into the dict; else None."""
     if isinstance(value, cst.Name):
-        values = values_of(ctx, value)
-        value = values[0] if len(values) == 1 else None
+        value = _only_value(ctx, value)
     if not isinstance(value, cst.Dict):
         return None
     keys = [string_value(element.key) if isinstance(element, cst.DictElement) else None
