@@ -7,10 +7,10 @@ from porter.context import canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
-from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved
+from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
-from porter.rules.keras._analysis.steps import (TAPES, definition_before, functions_called_from, is_jit_compiled,
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
@@ -689,6 +689,15 @@ def main(test):
         Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
+        # A step given the epoch beside the batch: an on-device loop (a function that reads only the
+        # iterator) would read a stale epoch, so the loop keeps one step per execution, and the epoch,
+        # a new Python number on every pass (a new program each), is reported.
+        Example(*(code.replace("def step(x, y):", "def step(x, y, epoch):").replace(
+            "for x, y in batches:\n    loss = step(x, y)\n    history.append(loss)\n",
+            f"for epoch in range(3):\n    for x, y in batches:\n        {call}\n")
+            for code, call in ((_PER_STEP_BEFORE, "step(x, y, epoch)"), (_PER_STEP_BEFORE.replace(
+                "@tf.function\n", "@tf.function(jit_compile=True)\n"), "strategy.run(step, args=(x, y, epoch))"))),
+                options={"steps_per_execution": 16}),
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
         Example(_BEFORE, _AFTER_STEP),
@@ -1342,11 +1351,15 @@ def main(test):
                           else f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
                           f"it stays one step per execution instead of {steps}" if steps and plan.unknown_length
+                          else f"; it is given {_listed(plan.beside_batch)} besides the batch, which an on-device loop "
+                          f"(a function that reads only the iterator) cannot take, so it stays one step per execution "
+                          f"instead of {steps}" if steps and plan.beside_batch
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 called = f" (which `{held}` holds)" if held != name else ""
                 ctx.report(self.code, step.call, f"`{name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
+                self._report_changing_numbers(ctx, step, name)
                 continue
             loop_name = loops.get(id(step.function))
             if loop_name is None:
@@ -1513,6 +1526,24 @@ def main(test):
                        f"one is shorter unless the data holds a multiple of `{code_of(ctx, stride)}`, and `strategy.run` "
                        "compiles the step again for it (static shapes only); trim the arrays to a multiple of the batch "
                        "size before the loop", fixed=False)
+
+    def _report_changing_numbers(self, ctx, step: StepCall, name: str) -> None:
+        """A step given a Python number that its loop, or a loop around it, changes on every pass
+        (``train_step(x, y, epoch)``, an ``enumerate`` index, a counter): `strategy.run` hands it to
+        the compiled step as a constant, so each new value compiles the step again for the IPU."""
+        changing: Set[str] = set()
+        for loop in (step.loop, *ctx.ancestors(step.loop)):
+            if isinstance(loop, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(loop, (cst.For, cst.While)):
+                changing |= python_numbers(ctx, loop, set())
+        given = [arg.value for arg in step.call.args if isinstance(arg.value, cst.Name) and arg.value.value in changing]
+        if given:
+            ctx.report(self.code, given[0], f"`{given[0].value}` is a Python number that the loop changes on every "
+                       f"pass: `strategy.run` gives it to the compiled `{name}` as a constant, so each new value "
+                       "compiles the step again for the IPU (minutes each); give it as a tensor "
+                       f"(`tf.constant({given[0].value})`) or in a `tf.Variable` the step reads, or drop it",
+                       fixed=False)
 
     def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
@@ -1748,6 +1779,11 @@ def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[st
             functions.append(plan.step.function)
     return [(f"`{function.name.value}`", [function]) for function in functions] + [
         ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
+
+def _listed(arguments: List[str]) -> str:
+    """``epoch`` and ``scale`` as a report names them: ```epoch`, `scale```."""
+    return ", ".join(f"`{argument}`" for argument in arguments)
+
 
 def _no_reduction(constructor: cst.Call) -> cst.Arg:
     """``reduction=keras.losses.Reduction.NONE`` for a loss object made by ``constructor``, spelt

@@ -5,12 +5,12 @@ function is rewritten for the IPU, or why it is left for a person. The loops the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import is_name
 from porter.scopes import owner
 from porter.rule import KERAS, is_selected
@@ -49,6 +49,8 @@ class LoopPlan:
     problem: Optional[str] = None  # why it is left for a person
     strategy: str = "strategy"
     unknown_length: bool = False  # an on-device loop would fit, but `len()` of its dataset raises
+    # What the step is given besides the batch (`epoch`, `scale`), which an on-device loop cannot read.
+    beside_batch: List[str] = field(default_factory=list)
 
 
 def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -123,7 +125,8 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             # function: in the scope, TensorFlow's current strategy is the IPU strategy.
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
-            fits = steps is not None and _device_loop_fits(step)
+            plan.beside_batch = _beside_batch(ctx, step) if steps is not None else []
+            fits = steps is not None and not plan.beside_batch and _device_loop_fits(step)
             plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
             plan.mode = "device" if fits and not plan.unknown_length else "step"
         plans.append(plan)
@@ -275,6 +278,25 @@ def _unknown_length(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNo
         return False
     return any(_unknown_length(ctx, value, at, depth + 1) for _, name, value in assignments(ctx, owner(ctx, at))
                if name == root.value and value is not None and value is not dataset)
+
+
+def _batch_names(loop: cst.For) -> List[str]:
+    """The names a loop's target binds to each batch: ``x, y`` of ``for x, y in ds``."""
+    target = loop.target
+    elements = [target] if isinstance(target, cst.Name) else [
+        element.value for element in target.elements] if isinstance(target, cst.Tuple) else []
+    return [element.value for element in elements if isinstance(element, cst.Name)]
+
+
+def _beside_batch(ctx: FileContext, step: StepCall) -> List[str]:
+    """The arguments of the step's call that are not the batch the loop binds (nor a literal):
+    the on-device loop, a function of its own that reads only the iterator, would read them where
+    it is defined (a stale epoch, or an unbound name) instead of from the loop."""
+    batch = set(_batch_names(step.loop))
+    literals = (cst.Integer, cst.Float, cst.SimpleString)
+    return [code_of(ctx, arg.value) for arg in step.call.args if not (
+        isinstance(arg.value, literals) or isinstance(arg.value, cst.Name) and (
+            arg.value.value in batch or arg.value.value in ("True", "False", "None")))]
 
 
 def _device_loop_fits(step: StepCall) -> bool:

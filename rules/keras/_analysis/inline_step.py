@@ -168,7 +168,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     order = {name: index for index, name in enumerate(
         bound_names(step.loop.target) if isinstance(step.loop, cst.For) else [])}
     step.inputs.sort(key=lambda name: order.get(name, len(order)))
-    changing = sorted(_python_numbers(ctx, step.loop, inside) & set(step.inputs))
+    changing = sorted(python_numbers(ctx, step.loop, inside) & set(step.inputs))
     if changing:
         return (f"the training step written inline in this loop reads `{changing[0]}`, which the loop changes on "
                 "every pass: given to a compiled step, each new Python value would compile it again; make it a "
@@ -223,7 +223,7 @@ def _index_subscripts(root: cst.CSTNode, index: str, assigned: Set[str]) -> List
     return [found for child in root.children for found in _index_subscripts(child, index, assigned)]
 
 
-def _python_numbers(ctx: FileContext, loop: Union[cst.For, cst.While], inside: Set[int]) -> Set[str]:
+def python_numbers(ctx: FileContext, loop: Union[cst.For, cst.While], inside: Set[int]) -> Set[str]:
     """Names a loop gives a new Python number on every pass: counters (``i += 1``, ``step = step +
     1``), the index ``enumerate`` gives (``for i, batch in enumerate(ds)``), and the one ``range``
     gives (``for i in range(0, n, bs)``). Batches it reads are tensors or arrays, which a compiled
