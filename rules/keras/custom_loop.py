@@ -402,6 +402,8 @@ def _slices_from(subscript: cst.Subscript, index: str) -> bool:
     return isinstance(piece, cst.Slice) and is_name(piece.lower, index) and piece.upper is not None
 
 
+# The rule that casts uint8 data for the IPU, which runs before this one.
+_UINT8_CAST = "IPU106"
 # `tf.function` options that say the step gets inputs of changing shapes.
 _RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
 
@@ -1341,6 +1343,7 @@ def main(test):
                     compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
                     self._report_changing_shapes(ctx, step.function, tf)
+                    self._report_uint8_signature(ctx, step.function, tf)
                 # The name the loop calls: the step's own, or one that holds it (`step_fn = make_step(...)`).
                 held = code_of(ctx, step.call.func)
                 ctx.replace(step.call, _run_call(plan.strategy, held))
@@ -1544,6 +1547,25 @@ def main(test):
                        "compiles the step again for the IPU (minutes each); give it as a tensor "
                        f"(`tf.constant({given[0].value})`) or in a `tf.Variable` the step reads, or drop it",
                        fixed=False)
+
+    def _report_uint8_signature(self, ctx, function: cst.FunctionDef, tf: str) -> None:
+        """A step whose ``input_signature`` declares uint8 inputs, in a file whose uint8 data the
+        port casts (IPU106, before this rule): the step is then given float32 images or int32
+        labels, which the signature refuses with a TypeError."""
+        if not any(report.code == _UINT8_CAST and report.fixed for report in ctx.reports):
+            return
+        for decorator in function.decorators:
+            node = decorator.decorator
+            signature = keyword(node, "input_signature") if isinstance(node, cst.Call) and dotted_name(
+                node.func) == f"{tf}.function" else None
+            uint8 = [part for part in walk(signature.value) if isinstance(part, cst.Attribute) and part.attr.value ==
+                     "uint8" or isinstance(part, cst.SimpleString) and part.evaluated_value == "uint8"] if signature else []
+            if uint8:
+                ctx.report(self.code, uint8[0], f"the `input_signature` of `{function.name.value}` declares uint8 "
+                           f"inputs, but the port casts the script's uint8 data before it reaches the model ({_UINT8_CAST}: "
+                           "images to float32, labels to int32), and the signature refuses the cast tensors with a "
+                           f"TypeError: declare the dtypes they have after the casts (`{tf}.float32` for images, "
+                           f"`{tf}.int32` for labels)", fixed=False, severity=ERROR)
 
     def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
