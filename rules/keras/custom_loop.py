@@ -392,6 +392,36 @@ _MODULE_OPTIMIZER = ("import tensorflow as tf\n\noptimizer = tf.keras.optimizers
                      "def train_step(model, x, y):\n" + indent(_TAPE_STEP, "    ") + "\n\ndef main():\n"
                      "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    for x, y in dataset:\n"
                      "        train_step(model, x, y)\n\n\ndef cli():\n    main()\n\n\ncli()\n")
+# A trainer class of its own that holds the model, the optimizer and the loss, and runs its epochs.
+_TRAINER_CLASS = """import tensorflow as tf
+from tensorflow.python import ipu
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.SGD(0.1)
+        self.loss_fn = tf.keras.losses.MeanSquaredError({loss})
+
+    {compiled}def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = {mean}
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def fit(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                {call}
+
+
+def main(dataset):
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+        trainer.fit(dataset, 2)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -502,6 +532,10 @@ class CustomLoop(Rule):
         "tape, the gradients, the optimizer step, after whatever host code comes first) moves into such a "
         "function, defined before the loops, "
         "with the loop's variables it reads as parameters and the names the code after it reads returned. "
+        "A trainer class of its own (no base class) whose loop, in one of its methods, calls its step "
+        "method (`self.train_step(x, y)`) gets the same: the method is compiled and called through "
+        "`tf.distribute.get_strategy().run`, when the trainer is made and that loop's method called in the "
+        "scope, and a loss object it holds (`self.loss_fn`) gets `reduction=NONE`. "
         "A loop that already calls `strategy.run` (a `MirroredStrategy` "
         "loop, whose strategy IPU103 replaces) keeps it; the step it passes (a function, or a method of the "
         "class, `self.step_fn`) is compiled, as the IPU runs compiled code and the IPU strategy refuses a "
@@ -941,6 +975,18 @@ def main(test):
             "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ") for code in (
             _LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
                 "loss = step(x, y)", "loss = tf.distribute.get_strategy().run(step, args=(x, y))")))),
+        # A trainer class of its own (no base class) whose loop calls its step method: the method is
+        # compiled and run through the current strategy (the trainer is made, and its loop called, in
+        # the scope); the loss object it holds gets `reduction=NONE`.
+        Example(*(_TRAINER_CLASS.format(**parts) for parts in (
+            {"loss": "", "compiled": "", "mean": "self.loss_fn(y, self.model(x))", "call": "self.train_step(x, y)"},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
+        # The same step reading a loss as a Python number while it runs: reported, left as it is.
+        Example(_TRAINER_CLASS.format(loss="", compiled="", mean="self.loss_fn(y, self.model(x))",
+                                      call="self.train_step(x, y)").replace(
+            "        return loss\n", "        return loss.numpy()\n")),
         # A loop in a Keras `train_step` override: `fit` compiles the method, nothing to move.
         Example("""\
             import tensorflow as tf
@@ -1349,7 +1395,11 @@ def main(test):
                 ctx.replace(step.call, _run_call(plan.strategy, held))
                 self._report_sliced_batches(ctx, step.loop, [arg.value for arg in step.call.args])
                 steps = config_steps(ctx.config)
-                detail = (f"; the loop calls it as `{held}`, which holds what a function returns, so it stays one "
+                # A trainer's own step method, called through `self` (the on-device loop would be a method too).
+                method = isinstance(step.call.func, cst.Attribute)
+                detail = (f"; it is a method, called through `self`, so it stays one step per execution instead of "
+                          f"{steps}" if steps and method
+                          else f"; the loop calls it as `{held}`, which holds what a function returns, so it stays one "
                           f"step per execution instead of {steps}" if steps and held != name
                           else f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
@@ -1359,8 +1409,8 @@ def main(test):
                           f"instead of {steps}" if steps and plan.beside_batch
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
-                called = f" (which `{held}` holds)" if held != name else ""
-                ctx.report(self.code, step.call, f"`{name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
+                called = f" (which `{held}` holds)" if held != name and not method else ""
+                ctx.report(self.code, step.call, f"`{held if method else name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 self._report_changing_numbers(ctx, step, name)
                 continue
@@ -1370,6 +1420,7 @@ def main(test):
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
+        self._trainer_step_losses(ctx, plans, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
         self._report_eager_model_loops(ctx, plans, beside_steps=bool(rewritten))
 
@@ -1441,35 +1492,57 @@ def main(test):
         for model_class in subclass_definitions(ctx, *MODEL_BASES):  # each, when a notebook defines one again
             hooks = [statement for statement in model_class.body.body
                      if isinstance(statement, cst.FunctionDef) and statement.name.value in _KERAS_STEPS]
-            if not hooks:
-                continue
-            run_by = {id(hook): step_methods(ctx, hook) for hook in hooks}
-            methods = [method for hook in hooks for method in run_by[id(hook)]]
-            methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
-            where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
-            self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
-            in_steps = _self_calls(methods)
-            everywhere = _self_calls([node for node in model_class.body.body if isinstance(node, cst.FunctionDef)])
-            called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
-            for attribute, calls in in_steps.items():
-                callers = [hook for hook in hooks if attribute in called_by[id(hook)]]
-                where = " and ".join(f"`{hook.name.value}`" for hook in callers)
-                sources = attribute_losses(ctx, model_class, attribute)
-                if not sources:
-                    if sources is None:
-                        self._report_held_loss(ctx, calls[0], attribute, where, tf)
-                    continue
-                if len(everywhere[attribute]) != len(calls):  # called out of the steps too
+            if hooks:
+                self._held_losses(ctx, model_class, hooks, tf, done)
+
+    def _held_losses(self, ctx, model_class: cst.ClassDef, hooks: List[cst.FunctionDef], tf: str,
+                     done: Set[str]) -> None:
+        """The loss objects that ``hooks`` (methods of ``model_class`` run through the strategy's
+        ``run``), or the methods they call, call through ``self`` or by name: made with
+        ``reduction=NONE``, each call in the steps averaged."""
+        run_by = {id(hook): step_methods(ctx, hook) for hook in hooks}
+        methods = [method for hook in hooks for method in run_by[id(hook)]]
+        methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
+        where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
+        self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
+        in_steps = _self_calls(methods)
+        everywhere = _self_calls([node for node in model_class.body.body if isinstance(node, cst.FunctionDef)])
+        called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
+        for attribute, calls in in_steps.items():
+            callers = [hook for hook in hooks if attribute in called_by[id(hook)]]
+            where = " and ".join(f"`{hook.name.value}`" for hook in callers)
+            sources = attribute_losses(ctx, model_class, attribute)
+            if not sources:
+                if sources is None:
                     self._report_held_loss(ctx, calls[0], attribute, where, tf)
-                    continue
-                for constructor in sources:
-                    ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
-                for call in calls:
-                    ctx.replace(call, _averaged(tf))
-                ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(callers) == 1 else 'call'} as `self.{attribute}` gets "
-                           f"`reduction=NONE`, and its calls there are averaged with `{tf}.reduce_mean`: under a "
-                           "distribution strategy Keras refuses the automatic reduction outside its compiled "
-                           "losses", fixed=True)
+                continue
+            if len(everywhere[attribute]) != len(calls):  # called out of the steps too
+                self._report_held_loss(ctx, calls[0], attribute, where, tf)
+                continue
+            for constructor in sources:
+                ctx.replace(constructor, lambda node: append_args(node, _no_reduction(node)))
+            for call in calls:
+                ctx.replace(call, _averaged(tf))
+            ctx.report(self.code, sources[0], f"the loss object that {where} {'calls' if len(callers) == 1 else 'call'} as `self.{attribute}` gets "
+                       f"`reduction=NONE`, and its calls there are averaged with `{tf}.reduce_mean`: under a "
+                       "distribution strategy Keras refuses the automatic reduction outside its compiled "
+                       "losses", fixed=True)
+
+    def _trainer_step_losses(self, ctx, plans: List[LoopPlan], tf: str, done: Set[str]) -> None:
+        """The same for a trainer class whose step method (``self.train_step``) the port runs
+        through `strategy.run`: its ``self.loss_fn`` gets ``reduction=NONE`` and its calls in the
+        step are averaged."""
+        steps: Dict[int, List[cst.FunctionDef]] = {}
+        classes: Dict[int, cst.ClassDef] = {}
+        for plan in plans:
+            owner_class = ctx.enclosing(plan.step.function, cst.ClassDef)
+            if plan.problem is None and owner_class is not None and is_name(plan.step.call.func.value, "self"):
+                classes[id(owner_class)] = owner_class
+                hooks = steps.setdefault(id(owner_class), [])
+                if plan.step.function not in hooks:
+                    hooks.append(plan.step.function)
+        for key, hooks in steps.items():
+            self._held_losses(ctx, classes[key], hooks, tf, done)
 
     def _report_held_loss(self, ctx, call: cst.Call, attribute: str, where: str, tf: str) -> None:
         ctx.report(self.code, call, f"`self.{attribute}` holds a Keras loss object that reduces its loss "

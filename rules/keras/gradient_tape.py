@@ -33,7 +33,7 @@ class GradientTape(Rule):
         "function called in the body of a `for` loop, and a step written inline in a loop's body (or an `if` in it); "
         "this rule reports each other `GradientTape` with what stops the rewrite: a training step written "
         "inline elsewhere (in a `with` or a `try`, outside any loop), a step that "
-        "is a method of a plain class, a step called elsewhere than in a loop, TensorFlow 1.x code run "
+        "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
         "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "

@@ -16,8 +16,9 @@ from porter.scopes import owner
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function, probes_model,
-                                                reaches_models, run_calls, step_calls, trains, updates_weights)
+from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function,
+                                                method_step_calls, probes_model, reaches_models, run_calls, step_calls,
+                                                trains, updates_weights)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -106,7 +107,8 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
     done = run_targets(ctx)
     steps = config_steps(ctx.config)
     evaluations = evaluation_calls(ctx, model.model_like)
-    calls = step_calls(ctx) + evaluations
+    methods = method_step_calls(ctx)
+    calls = step_calls(ctx) + evaluations + methods
     # Functions whose calls become steps: a step called in a loop of one (a hand-written on-device
     # loop, `for _ in tf.range(n): step(next(iterator))`) runs inside the outer step's replica.
     outer = {id(step.function) for step in calls}
@@ -117,8 +119,12 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             continue  # already run through strategy.run, or inside what is (or will be), or it runs one itself
         plan = LoopPlan(step, strategy=model.strategy_name)
         existing = strategy_scope_name(ctx, step.loop)
-        plan.problem = _problem(ctx, step, model, existing, evaluates=step in evaluations)
-        if plan.problem is None and existing is not None and model.has_ipu_strategy:
+        plan.problem = (_method_problem(ctx, step, model) if step in methods
+                        else _problem(ctx, step, model, existing, evaluates=step in evaluations))
+        if plan.problem is None and step in methods:
+            # A trainer's method runs where its calls are, all in the scope: the current strategy.
+            plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
+        elif plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
         elif plan.problem is None and _out_of_reach(ctx, step, model, existing):
             # The loop runs in a function called in the scope, the strategy is a local of another
@@ -217,6 +223,38 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
         return None
     if not covered(ctx, model.regions, step.loop, CALLER_DEPTH):
         return _NOT_WHERE_BUILT.format(name=name)
+    return None
+
+
+def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[str]:
+    """What stops the rewrite of a trainer's loop that calls its own step method: the step must
+    train and compile, every instance of the class must be made in the IPU strategy's scope (its
+    model, optimizer and metrics are made or handed in there), and every call of the method that
+    holds the loop must run there (the step runs through TensorFlow's current strategy)."""
+    owner_class = ctx.enclosing(step.function, cst.ClassDef)
+    name = f"{owner_class.name.value}.{step.function.name.value}"
+    if not trains(ctx, step.function):
+        return _no_weight_update(name, step)
+    eager = eager_calls(ctx, step.function.body, traced=is_tf_function(ctx, step.function))
+    if eager:
+        return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
+                "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
+                "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
+    made = [call for call in ctx.nodes(cst.Call) if is_name(call.func, owner_class.name.value)]
+    runner = ctx.enclosing_function(step.loop)
+    runs = [call for call in calls_by_name(ctx).get(runner.name.value, []) if isinstance(call.func, cst.Attribute)
+            and ctx.enclosing(call, cst.ClassDef) is not owner_class]
+    def in_scope(call: cst.Call) -> bool:
+        if model.has_ipu_strategy:  # the script's own IPU strategy: its scope must be around the call
+            return strategy_scope_name(ctx, call) is not None
+        return covered(ctx, model.regions, call, CALLER_DEPTH)
+
+    if not made or not runs or not all(in_scope(call) for call in made + runs):
+        return (f"the training step `{name}` is a method whose class is not made, or whose "
+                f"`{runner.name.value}` is not called, in the IPU strategy's scope: make the trainer and call "
+                f"`{runner.name.value}` inside `with strategy.scope():`, decorate `{step.function.name.value}` with "
+                f"`@tf.function(jit_compile=True)` and call it through `strategy.run(self.{step.function.name.value}, "
+                "args=(...))` (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
     return None
 
 

@@ -39,7 +39,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    evaluation_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
+    evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
                                                subclass_definitions)
@@ -1321,6 +1321,9 @@ class _Analysis:
             if not reaches_models(self.ctx, step, models):
                 continue  # what it trains is made out of sight of the port: reported (IPU111)
             if trains(self.ctx, step.function) or probes_model(self.ctx, step, self.plan_.model_like):
+                self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
+        for step in method_step_calls(self.ctx):  # a trainer's loop: the calls of its method run in the scope
+            if trains(self.ctx, step.function):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
 
     def _called_in_function(self, call: cst.Call) -> bool:

@@ -42,6 +42,7 @@ _OWN_CALLS: SharedKey[Tuple[FrozenSet[str], bool]] = SharedKey("keras-own-calls"
 _CALLED_IN_LOOPS: SharedKey[Set[str]] = SharedKey("keras-called-in-loops")
 _PLAIN_FUNCTIONS: SharedKey[Dict[str, cst.FunctionDef]] = SharedKey("keras-plain-functions")
 _MADE_STEPS: SharedKey[Dict[str, List[cst.FunctionDef]]] = SharedKey("keras-made-steps")
+_METHOD_STEP_CALLS: SharedKey[List["StepCall"]] = SharedKey("keras-method-step-calls")
 
 
 @dataclass
@@ -252,6 +253,33 @@ def step_calls(ctx: FileContext) -> List[StepCall]:
     """Calls of a step function directly in the body of a ``for`` loop, by its name or by a name
     that holds it (``step_fn = make_train_step(model, optimizer)``)."""
     return _loop_calls(ctx, step_functions(ctx)) + _loop_calls(ctx, made_steps(ctx))
+
+
+def method_step_calls(ctx: FileContext) -> List[StepCall]:
+    """Calls ``self.train_step(x, y)`` directly in the body of a ``for`` loop of a method of a plain
+    class (a trainer: no base class but ``object``), of its own method that opens a
+    ``GradientTape``: the trainer's step, which the loop runs like a step function of the file."""
+    def find() -> List[StepCall]:
+        found: List[StepCall] = []
+        steps: List[cst.FunctionDef] = []
+        for tape, _ in ctx.calls_to(*TAPES):
+            step = ctx.enclosing_function(tape)
+            owner = ctx.parent(ctx.parent(step)) if step is not None else None
+            if not isinstance(owner, cst.ClassDef) or not _plain_class(owner) or any(step is seen for seen in steps):
+                continue
+            steps.append(step)
+            for call in walk(owner):
+                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
+                        call.func.value, "self") and call.func.attr.value == step.name.value):
+                    found.extend(_loop_calls_at(ctx, call, step, nested=False))
+        return found
+
+    return ctx.shared(_METHOD_STEP_CALLS, find)
+
+
+def _plain_class(owner: cst.ClassDef) -> bool:
+    """A class of its own (``class Trainer:``), not a Keras model, layer or ``tf.Module``."""
+    return all(is_name(base.value, "object") for base in owner.bases)
 
 
 def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
