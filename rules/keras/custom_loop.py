@@ -983,6 +983,27 @@ def main(test):
             {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
              "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
              "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
+        # ... and its `tf.function` test step beside it, which runs the model the tape's code runs.
+        Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
+            "    {0}def test_step(self, x, y):\n        self.error.update_state(y, self.model(x))\n\n"
+            "    def fit(self, dataset, epochs):\n").format(parts["test"])).replace(
+            "                " + parts["call"] + "\n", "                " + parts["call"] + "\n                "
+            + parts["call"].replace("train_step", "test_step") + "\n") for parts in (
+            {"loss": "", "compiled": "", "mean": "self.loss_fn(y, self.model(x))", "call": "self.train_step(x, y)",
+             "test": "@tf.function\n    "},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))",
+             "test": "@tf.function(jit_compile=True)\n    "}))),
+        # ... and an evaluation loop of the trainer that calls its model itself, eagerly: reported.
+        Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
+            "    def score(self, dataset):\n        for x, y in dataset:\n"
+            "            self.error.update_state(y, self.model(x))\n\n    def fit(self, dataset, epochs):\n"))
+            for parts in (
+            {"loss": "", "compiled": "", "mean": "self.loss_fn(y, self.model(x))", "call": "self.train_step(x, y)"},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
         # The same step reading a loss as a Python number while it runs: reported, left as it is.
         Example(_TRAINER_CLASS.format(loss="", compiled="", mean="self.loss_fn(y, self.model(x))",
                                       call="self.train_step(x, y)").replace(
@@ -1423,6 +1444,7 @@ def main(test):
         self._trainer_step_losses(ctx, plans, tf, losses)
         self._report_objects_out_of_scope(ctx, plans)
         self._report_eager_model_loops(ctx, plans, beside_steps=bool(rewritten))
+        self._report_eager_trainer_loops(ctx, plans)
 
     def _report_eager_model_loops(self, ctx, plans: List[LoopPlan], beside_steps: bool) -> None:
         """A loop in the scope that calls the model itself, with no step around it (an evaluation
@@ -1464,6 +1486,33 @@ def main(test):
                 ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
+
+    def _report_eager_trainer_loops(self, ctx, plans: List[LoopPlan]) -> None:
+        """A loop in a method of a trainer class whose step method the port rewrites, that calls
+        the trainer's model itself (``self.model(x)``, an evaluation loop): it runs the model
+        eagerly in the scope, where the IPU runs compiled programs; said once per loop."""
+        reported: Set[int] = set()  # loops said already (a class may hold two steps)
+        for plan in plans:
+            step = plan.step.function
+            if plan.problem is not None or not isinstance(plan.step.call.func, cst.Attribute):
+                continue
+            # The models the step trains: `self.model` of `self.model.trainable_variables`.
+            models = {node.value.attr.value for node in walk(step.body) if isinstance(node, cst.Attribute)
+                      and node.attr.value in ("trainable_variables", "trainable_weights")
+                      and isinstance(node.value, cst.Attribute) and is_self(node.value.value)}
+            for loop in walk(ctx.enclosing(step, cst.ClassDef)):
+                if not isinstance(loop, cst.For) or id(loop) in reported or is_tf_function(
+                        ctx, ctx.enclosing_function(loop)):
+                    continue
+                calls = [node for node in walk(loop.body, skip=(cst.FunctionDef, cst.For)) if isinstance(node, cst.Call)
+                         and isinstance(node.func, cst.Attribute) and is_self(node.func.value)
+                         and node.func.attr.value in models]
+                if calls:
+                    reported.add(id(loop))
+                    ctx.report(self.code, calls[0], f"this loop calls `self.{calls[0].func.attr.value}` eagerly, op by "
+                               "op, in the IPU strategy's scope, while the IPU runs compiled programs: move what the "
+                               "loop does with it into a `@tf.function(jit_compile=True)` method called through "
+                               f"`strategy.run`, like `{step.name.value}`", fixed=False)
 
     def _report_objects_out_of_scope(self, ctx, plans: List[LoopPlan]) -> None:
         """An optimizer or metric made at module level that a rewritten step updates, where the

@@ -16,7 +16,7 @@ from porter.scopes import owner
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (StepCall, eager_calls, evaluation_calls, is_tf_function,
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, eager_calls, evaluation_calls, is_tf_function,
                                                 method_step_calls, probes_model, reaches_models, run_calls, step_calls,
                                                 trains, updates_weights)
 from porter.throughput import config_steps
@@ -233,7 +233,8 @@ def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[s
     holds the loop must run there (the step runs through TensorFlow's current strategy)."""
     owner_class = ctx.enclosing(step.function, cst.ClassDef)
     name = f"{owner_class.name.value}.{step.function.name.value}"
-    if not trains(ctx, step.function):
+    tested = not any(ctx.enclosing_function(tape) is step.function for tape, _ in ctx.calls_to(*TAPES))
+    if not tested and not trains(ctx, step.function):
         return _no_weight_update(name, step)
     eager = eager_calls(ctx, step.function.body, traced=is_tf_function(ctx, step.function))
     if eager:

@@ -268,10 +268,21 @@ def method_step_calls(ctx: FileContext) -> List[StepCall]:
             if not isinstance(owner, cst.ClassDef) or not _plain_class(owner) or any(step is seen for seen in steps):
                 continue
             steps.append(step)
-            for call in walk(owner):
-                if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
-                        call.func.value, "self") and call.func.attr.value == step.name.value):
-                    found.extend(_loop_calls_at(ctx, call, step, nested=False))
+            # The class's test step beside it: a `tf.function` that calls what the tape's code calls on
+            # `self` (the model), without a tape of its own.
+            taped = {node.func.attr.value for node in walk(step.body) if isinstance(node, cst.Call)
+                     and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")}
+            tests = [method for method in owner.body.body if isinstance(method, cst.FunctionDef)
+                     and method is not step and is_tf_function(ctx, method) and not any(
+                         ctx.enclosing_function(other) is method for other, _ in ctx.calls_to(*TAPES))
+                     and any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                             and is_name(node.func.value, "self") and node.func.attr.value in taped
+                             for node in walk(method.body))]
+            for method in [step, *tests]:
+                for call in walk(owner):
+                    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
+                            call.func.value, "self") and call.func.attr.value == method.name.value):
+                        found.extend(_loop_calls_at(ctx, call, method, nested=False))
         return found
 
     return ctx.shared(_METHOD_STEP_CALLS, find)
