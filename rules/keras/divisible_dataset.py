@@ -11,7 +11,7 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               loaded_uncompiled, speed_asked, static_int, static_length,
+                                               literal_options, loaded_uncompiled, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
@@ -1870,7 +1870,7 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
-        # The batch size passed in a dict of options is out of the port's sight: reported.
+        # The batch size passed in a literal dict of options, which nothing changes: read there.
         Example(
             """\
             import numpy as np
@@ -1882,8 +1882,23 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(x, y, **options)
             """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            options = {"batch_size": 64, "epochs": 2}
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(trim_to_multiple(x, 64), trim_to_multiple(y, 64), **options)
+            """),
         ),
-        # The same with the arrays passed by keyword.
+        # A dict of options changed after it is made: its batch size is out of the port's sight, reported.
         Example(
             """\
             import numpy as np
@@ -1892,8 +1907,23 @@ scores = model.predict(rows, batch_size=len(rows))
             x = np.random.rand(300, 4).astype("float32")
             y = np.random.rand(300, 1).astype("float32")
             options = {"batch_size": 64, "epochs": 2}
+            options.update(batch_size=100)
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
+            """,
+        ),
+        # The arrays themselves in the literal dict: the port does not rewrite the dict, reported
+        # with the batch size read there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            fit_config = dict(x=x, y=y, batch_size=64, epochs=2)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(**fit_config)
             """,
         ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
@@ -2364,8 +2394,9 @@ scores = model.predict(rows, batch_size=len(rows))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None
         if checked is entry:
-            ctx.report(self.code, entry.call.func.attr,
-                       self._message(ctx, entry, targets + validation_targets, trimmed_samples), fixed=True)
+            ctx.report(self.code, entry.call.func.attr, self._message(
+                ctx, entry, targets, trimmed_samples, validation=validation_targets,
+                validation_samples=self._validation_length(ctx, entry, validation_targets)), fixed=True)
         else:
             if targets:
                 ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples),
@@ -2563,12 +2594,29 @@ scores = model.predict(rows, batch_size=len(rows))
 
     def _report_hidden_batch(self, ctx, entry) -> None:
         options = code_of(ctx, entry.hidden_options)
+        entries = literal_options(ctx, entry.hidden_options, entry.owner)
+        if entries is not None:
+            self._report_options_dict(ctx, entry, options, entries)
+            return
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` gets arrays and its options through `**{options}`, which may hold the batch "
                    f"size: the port cannot see it, and Keras on the IPU rejects a partial batch; trim the inputs "
                    f"to a multiple of the batch size (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _report_options_dict(self, ctx, entry, options: str, entries) -> None:
+        """``fit(**config)`` with a literal ``config`` the port reads but does not rewrite: it holds
+        the inputs, or inputs whose trimming would change what the dict says (``validation_split``)."""
+        batch = code_of(ctx, entries["batch_size"]) if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default"
+        inputs = [key for key in ("x", "y", "sample_weight", "validation_data", "validation_split") if key in entries]
+        held = ", ".join(f"`{key}`" for key in inputs) or "its options"
+        advice = ("pad the inputs to a multiple of the batch size and cut the predictions back" if entry.method == "predict"
+                  else "trim the inputs to a multiple of the batch size (and of the replicas and steps per execution)")
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets {held} through `**{options}` (batch size {batch}), which the port does not "
+                   f"rewrite: Keras on the IPU rejects a partial batch; {advice} where `{options}` is made, or pass "
+                   "them to the call itself and port again", fixed=False)
 
     def _report_unpacked(self, ctx, entry) -> None:
         """``fit(*train_data)``: the arrays are unpacked in the call, out of the port's sight."""
@@ -2618,7 +2666,17 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
     @staticmethod
-    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs") -> str:
+    def _validation_length(ctx, entry, validation_targets) -> Optional[int]:
+        """The number of samples of the trimmed validation data, when it is one tuple of static length."""
+        if len(entry.validation) != 1 or entry.held_validation is not None or not validation_targets:
+            return None
+        return static_length(ctx, validation_targets[0], entry.owner)
+
+    @staticmethod
+    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs", validation=(),
+                 validation_samples: Optional[int] = None) -> str:
+        """What trimming ``targets`` (and the ``validation`` data, batched as the inputs) does: the
+        multiple, and how ``samples`` inputs (and ``validation_samples``) shrink."""
         config = _entry_config(ctx, entry)
         multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
@@ -2632,13 +2690,24 @@ scores = model.predict(rows, batch_size=len(rows))
         elif accumulation > 1:
             parts.append(f"{accumulation} accumulated batches")
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in targets)
+        if validation:
+            held_out = ", ".join(f"`{code_of(ctx, node)}`" for node in validation)
+            names = f"{names} and validation data {held_out}" if names else held_out
+            what = what if targets else "validation data"
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
-        if samples is not None and batch is not None:
+
+        def kept(count: int) -> int:
             # The helper trims to the smallest execution what holds less than a whole one.
             execution = batch * samples_per_execution(config)
-            kept = throughput.usable_samples(samples, execution if samples >= execution
+            return throughput.usable_samples(count, execution if count >= execution
                                              else batch * smallest_per_execution(config))
-            counted = f"; {samples} samples become {kept}"
+        if batch is not None and (samples is not None or validation_samples is not None):
+            counts = []
+            if samples is not None:
+                counts.append(f"{samples} {'training ' if validation else ''}samples become {kept(samples)}")
+            if validation_samples is not None:
+                counts.append(f"{validation_samples} validation samples become {kept(validation_samples)}")
+            counted = "; " + ", ".join(counts)
         elif batch is not None:
             counted = f"; at most {batch * samples_per_execution(config) - 1} samples are dropped"
         else:

@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, target_place
+from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, string_value, target_place
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
@@ -304,7 +304,8 @@ def _built_by_method(ctx: FileContext, assign: cst.Assign, plan) -> bool:
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
     call = entry.call
-    if any(arg.star for arg in call.args):
+    options = _readable_options(ctx, call, entry.owner)
+    if options is None:
         options = [arg for arg in call.args if arg.star == "**"]
         # `x` and `y` by position, or by keyword (`fit(x=x, y=y, **options)`)
         plain = [arg for arg in call.args if not arg.star and arg.keyword is None]
@@ -315,6 +316,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             ctx, x.value, entry, helper) and not is_dataset(ctx, x.value))
         if options and arrays and keyword(call, "batch_size") is None:
             entry.hidden_options = options[0].value
+        elif options and x is None and "x" in (literal_options(ctx, options[0].value, entry.owner) or {}):
+            entry.hidden_options = options[0].value  # `fit(**config)`: the arrays are in the dict
         elif call.args and call.args[0].star == "*":
             entry.unpacked = call.args[0].value  # `fit(*train_data)`: the inputs, out of sight
         return
@@ -322,7 +325,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     x = argument(call, "x", x_at)
     y = argument(call, "y", y_at) if y_at is not None else None
     batch = argument(call, "batch_size", batch_at)
-    entry.batch = batch.value if batch is not None else None
+    entry.batch = batch.value if batch is not None else options.get("batch_size")
     if x is None:
         return
     entry.data = x.value
@@ -347,7 +350,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
-    if y is None and batch is None and not _surely_array(ctx, x.value, entry.owner):
+    if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner):
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
@@ -358,6 +361,71 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+
+
+# What a literal `**options` dict may hold for the port to read it in place of keywords: options
+# only, none of them an input that trimming would have to change or a step count tied to the length.
+_PLAIN_OPTIONS = frozenset({"batch_size", "epochs", "verbose", "callbacks", "shuffle", "class_weight",
+                            "initial_epoch", "validation_freq", "max_queue_size", "workers", "use_multiprocessing"})
+
+
+def _readable_options(ctx: FileContext, call: cst.Call, scope: cst.CSTNode) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The keywords the call gets: none when it has no ``*``/``**`` argument, those of the literal
+    dict of a single ``**options`` (see ``literal_options``) when it holds plain options only, else None."""
+    starred = [arg for arg in call.args if arg.star]
+    if not starred:
+        return {}
+    if len(starred) > 1 or starred[0].star != "**":
+        return None
+    options = literal_options(ctx, starred[0].value, scope)
+    if options is None or not set(options) <= _PLAIN_OPTIONS or any(keyword(call, key) for key in options):
+        return None
+    return options
+
+
+def literal_options(ctx: FileContext, options: cst.BaseExpression, scope: cst.CSTNode
+                    ) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The entries of the dict ``**options`` passes, by key: ``options`` is a variable last given, in
+    the same block, a literal with string keys (``{"batch_size": 32}`` or ``dict(batch_size=32)``)
+    that is only ever read through ``**`` (no item set, no ``update``, not passed on), else None."""
+    if not isinstance(options, cst.Name):
+        return None
+    value = last_value_before(ctx, options, scope)
+    entries = _dict_entries(value) if value is not None else None
+    if entries is None:
+        return None
+    for node in walk(scope):
+        if isinstance(node, cst.Name) and node.value == options.value and node is not options \
+                and not _binds_or_splats(ctx, node):
+            return None
+    return entries
+
+
+def _dict_entries(value: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``{"batch_size": 32}`` or ``dict(batch_size=32)``, by key; None for anything else."""
+    entries: Dict[str, cst.BaseExpression] = {}
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is None:
+                return None
+            entries[key] = element.value
+        return entries
+    if isinstance(value, cst.Call) and is_name(value.func, "dict") and all(
+            arg.keyword is not None and not arg.star for arg in value.args):
+        return {arg.keyword.value: arg.value for arg in value.args}
+    return None
+
+
+def _binds_or_splats(ctx: FileContext, name: cst.Name) -> bool:
+    """``name`` is an assignment's target, a ``**`` argument, or not the variable at all (an
+    attribute's or a keyword's name)."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Arg):
+        return parent.keyword is name or parent.star == "**"
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is name
+    return isinstance(parent, cst.AssignTarget)
 
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
