@@ -11,7 +11,7 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               literal_options, loaded_uncompiled, speed_asked, static_int, static_length,
+                                               literal_options, literal_samples, loaded_uncompiled, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
@@ -1870,6 +1870,37 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
+        # A literal list of samples (texts for a model that vectorizes them): padded as an array is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(model.predict(["great movie", "dull film", "fine"]))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(cut_to_samples(model.predict(pad_to_multiple(["great movie", "dull film", "fine"], 32)),
+                                 ["great movie", "dull film", "fine"]))
+            """),
+        ),
+        # One text made a sample by the tokenizer: one sample, counted through the calls, reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.sequence import pad_sequences
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(model.predict(pad_sequences(tokenizer.texts_to_sequences(["great movie"]), maxlen=40)))
+            """,
+        ),
         # The batch size passed in a literal dict of options, which nothing changes: read there.
         Example(
             """\
@@ -2260,7 +2291,9 @@ scores = model.predict(rows, batch_size=len(rows))
         if self._one_per_execution(ctx, entry):
             return False
         single = not entry.arrays and single_sample(ctx, entry.data, entry.owner)
-        inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single else [])
+        # A literal list of samples (`["great movie", "bad film"]`) is padded as an array is.
+        listed = not entry.arrays and literal_samples(entry.data) is not None
+        inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single or listed else [])
         if not inputs or any(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs):
             return None
         if any(is_helper_call(node, pad) for node in inputs):
@@ -2285,7 +2318,7 @@ scores = model.predict(rows, batch_size=len(rows))
                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(data)])))
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in inputs)
-        answers = "its one sample" if single else (
+        answers = "its one sample" if single or length == 1 else (
             f"each of its {length} samples" if length is not None else "each of its samples")
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` inputs {names} padded to a multiple of `{arguments}` samples by repeating the last "

@@ -971,13 +971,49 @@ _RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standa
 _FROM_LITERAL = frozenset({"numpy.array", "numpy.asarray", "tensorflow.constant", "tensorflow.convert_to_tensor"})
 
 
+def literal_samples(node: cst.BaseExpression) -> Optional[int]:
+    """The number of items of a list or tuple literal of numbers or strings (``["great movie"]``):
+    what Keras takes as that many samples of one input; None for anything else."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return None
+    scalars = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
+    if all(isinstance(element, cst.Element) and (isinstance(element.value, scalars) or isinstance(
+            element.value, cst.UnaryOperation) and isinstance(element.value.expression, scalars))
+           for element in node.elements):
+        return len(node.elements)
+    return None
+
+
+# Text functions that give one sample for each item of their first argument.
+_PER_ITEM_FUNCTIONS = frozenset({"keras.preprocessing.sequence.pad_sequences", "keras.utils.pad_sequences"})
+_PER_ITEM_METHODS = frozenset({"texts_to_sequences", "texts_to_matrix", "sequences_to_matrix"})
+
+
+def _per_item_argument(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What ``call`` makes one sample of per item: the first argument of ``pad_sequences(...)``
+    or of a tokenizer's ``texts_to_sequences(...)``; None for other calls."""
+    first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    if first is None:
+        return None
+    if ctx.keras_name(call.func) in _PER_ITEM_FUNCTIONS:
+        return first.value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PER_ITEM_METHODS \
+            and ctx.qualified_name(call.func) is None:
+        return first.value
+    return None
+
+
 def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     """The first dimension of an array NumPy (or TensorFlow) makes with a static shape, through
-    ``.astype(...)``."""
+    ``.astype(...)``; the texts a tokenizer and ``pad_sequences`` make samples of, when they are a
+    literal list (``pad_sequences(tokenizer.texts_to_sequences(["one text"]))``)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
         value = value.func.value
     if not isinstance(value, cst.Call):
         return None
+    per_item = _per_item_argument(ctx, value)
+    if per_item is not None:
+        return literal_samples(per_item) if isinstance(per_item, (cst.List, cst.Tuple)) else _made_length(ctx, per_item)
     qualified = ctx.qualified_name(value.func) or ""
     literal = value.args[0].value if value.args and value.args[0].keyword is None else None
     if qualified in _FROM_LITERAL and isinstance(literal, (cst.List, cst.Tuple)) and not any(
@@ -1065,6 +1101,8 @@ def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     array made in the call itself with a static shape (``tf.constant([[1], [0]])``)."""
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
+    if literal_samples(data) is not None:
+        return literal_samples(data)
     if not isinstance(data, cst.Subscript):
         return static_samples(ctx, data, owner)
     bounds = _slice_bounds(ctx, data)
@@ -1151,6 +1189,10 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         if value is not None:
             return single_sample(ctx, value, owner, follow=False)
         return _always_single(ctx, data, owner)
+    if literal_samples(data) is not None:  # `["great movie"]`: the samples of one input
+        return literal_samples(data) == 1
+    if isinstance(data, cst.Call) and _per_item_argument(ctx, data) is not None:
+        return _made_length(ctx, data) == 1
     if isinstance(data, (cst.List, cst.Tuple)):
         return any(not isinstance(element, cst.StarredElement) and single_sample(ctx, element.value, owner, follow)
                    for element in data.elements)
