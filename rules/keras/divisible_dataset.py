@@ -273,7 +273,10 @@ class DivisibleDataset(Rule):
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
         "given). The helpers go after the imports at the top of the file, above the first module-level code "
-        "that calls them, even when the script imports more further down (matplotlib before its plots)."
+        "that calls them, even when the script imports more further down (matplotlib before its plots). "
+        "`train_on_batch`/`test_on_batch`/`predict_on_batch` on windows `x[i:i + n]` of a `range(..., n)` loop "
+        "are reported when the last window may be short: each call is one batch of what it is given, and a "
+        "batch of another shape is another program for the IPU to compile."
     )
     examples = (
         # New sentences through the text layer of the input pipeline, in the call: a tensor of a
@@ -1870,6 +1873,34 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
+        # Training batch by batch on windows of the arrays: the last window of 1000 samples holds 8, a
+        # batch of another shape, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 8).astype("float32")
+            y = np.random.rand(1000, 1).astype("float32")
+            model = tf.keras.models.load_model("model.keras")
+            for start in range(0, len(x), 32):
+                model.train_on_batch(x[start:start + 32], y[start:start + 32])
+            """,
+        ),
+        # The same on 1024 samples: whole windows only, nothing to say.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1024, 8).astype("float32")
+            y = np.random.rand(1024, 1).astype("float32")
+            model = tf.keras.models.load_model("model.keras")
+            for start in range(0, len(x), 32):
+                model.train_on_batch(x[start:start + 32], y[start:start + 32])
+            """,
+            reported=False,
+        ),
         # A literal list of samples (texts for a model that vectorizes them): padded as an array is.
         Example(
             """\
@@ -2275,6 +2306,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 ported.add(entry.call)
         if _unknown_lengths_trimmed(ctx):
             self._report_callback_inputs(ctx, ported)
+            self._report_short_last_slice(ctx)
         used = {"trim": trimmed or bool(splits), "split": bool(splits), "pad": padded, "cut": padded}
         used["samples"] = trimmed or bool(splits) or padded
         wanted = {key for key, needed in used.items() if needed and existing_helper(ctx, _DOCS[key]) is None}
@@ -2589,6 +2621,29 @@ scores = model.predict(rows, batch_size=len(rows))
         return (f"the {part} part holds {count} samples, fewer than the {smallest} of one execution, and trimming "
                 "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
                 "`validation_data`")
+
+    def _report_short_last_slice(self, ctx) -> None:
+        """``model.train_on_batch(x[i:i + 32], ...)`` in ``for i in range(0, len(x), 32)``: each call
+        is one batch of the samples it is given, so a shorter last slice is a batch of another
+        shape, which the IPU compiles a program of its own for (and a model built for a fixed batch
+        size rejects). Reported unless the length is a known multiple of the step."""
+        for call, method in method_calls(ctx, *_ONE_BATCH_METHODS):
+            first = call.args[0].value if call.args and not call.args[0].star else None
+            window = _loop_window(ctx, first) if isinstance(first, cst.Subscript) else None
+            if window is None:
+                continue
+            loop, step = window
+            stop = argument(loop.iter, "stop", 1)
+            length = _len_of(ctx, stop.value, call) if stop is not None else None
+            if length is not None and length % step == 0:
+                continue
+            ctx.report(self.code, call.func.attr,
+                       f"`{method}` on `{code_of(ctx, first)}`, a window of {step} samples stepped by "
+                       f"`{code_of(ctx, loop.iter)}`: the last window holds fewer samples unless the data is a multiple "
+                       f"of {step}, and each call is one batch of what it is given, so that batch has another shape: "
+                       "the IPU compiles another program for it (and a model built for a fixed batch size rejects it); "
+                       f"trim the data to a multiple of {step} before the loop, or stop the `range` at the last whole "
+                       "window", fixed=False)
 
     def _report_callback_inputs(self, ctx, ported) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
@@ -2963,6 +3018,35 @@ def _part_names(ctx, name: str, taken: set):
         taken.add(chosen)
         parts.append(chosen)
     return parts[0], parts[1]
+
+
+
+# Keras methods that run a model on the one batch they are given.
+_ONE_BATCH_METHODS = ("train_on_batch", "test_on_batch", "predict_on_batch")
+
+
+def _loop_window(ctx, data: cst.Subscript) -> Optional[Tuple[cst.For, int]]:
+    """``x[i:i + n]`` read in ``for i in range(start, stop, n)`` (``n`` an int): the loop and ``n``."""
+    first = data.slice[0].slice if data.slice else None
+    if not (isinstance(first, cst.Slice) and isinstance(first.lower, cst.Name) and first.step is None
+            and isinstance(first.upper, cst.BinaryOperation) and isinstance(first.upper.operator, cst.Add)
+            and is_name(first.upper.left, first.lower.value)):
+        return None
+    width = static_int(ctx, first.upper.right)
+    loop = next((node for node in ctx.ancestors(data) if isinstance(node, cst.For)
+                 and is_name(node.target, first.lower.value)), None)
+    if width is None or loop is None or not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")):
+        return None
+    step = argument(loop.iter, "step", 2)
+    return (loop, width) if step is not None and static_int(ctx, step.value) == width else None
+
+
+def _len_of(ctx, stop: cst.BaseExpression, call: cst.Call) -> Optional[int]:
+    """The value of a ``range`` stop: an int, or ``len(x)`` of data of known length."""
+    if isinstance(stop, cst.Call) and is_name(stop.func, "len") and len(stop.args) == 1:
+        scope = ctx.enclosing_function(call) or ctx.module
+        return static_length(ctx, stop.args[0].value, scope)
+    return static_int(ctx, stop)
 
 
 RULE = DivisibleDataset()
