@@ -2546,8 +2546,11 @@ scores = model.predict(rows, batch_size=len(rows))
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
         elif not all(_splittable(node) for node in inputs):
-            problem = ("the inputs are not plain variables (or a list, tuple or dict of them): split them yourself "
-                       "(the last samples validate), trim both parts to whole batches and pass `validation_data`")
+            unsplit = [f"`{code_of(ctx, node)}`" for node in inputs if not _splittable(node)]
+            what = "is not a plain variable" if len(unsplit) == 1 else "are not plain variables"
+            problem = (f"{', '.join(unsplit)} {what} "
+                       "(or a list, tuple or dict of them): split the inputs yourself (the last samples validate), "
+                       "trim both parts to whole batches and pass `validation_data`")
         elif not isinstance(statement, cst.SimpleStatementLine) or ctx.statement_of(entry.call) is not statement \
                 or ctx.enclosing(entry.call, cst.Lambda) is not None:
             problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
@@ -2699,12 +2702,17 @@ scores = model.predict(rows, batch_size=len(rows))
         batch = code_of(ctx, entries["batch_size"]) if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default"
         inputs = [key for key in ("x", "y", "sample_weight", "validation_data", "validation_split") if key in entries]
         held = ", ".join(f"`{key}`" for key in inputs) or "its options"
-        advice = ("pad the inputs to a multiple of the batch size and cut the predictions back" if entry.method == "predict"
-                  else "trim the inputs to a multiple of the batch size (and of the replicas and steps per execution)")
+        if inputs == ["validation_split"]:
+            advice = (", and the split need not give whole batches: pass `validation_split` to the call itself and "
+                      "port again (the port then splits the inputs into whole batches), or split them yourself")
+        else:
+            advice = ("; pad the inputs to a multiple of the batch size and cut the predictions back"
+                      if entry.method == "predict" else
+                      "; trim the inputs to a multiple of the batch size (and of the replicas and steps per execution)")
+            advice += f" where `{options}` is made, or pass them to the call itself and port again"
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` gets {held} through `**{options}` (batch size {batch}), which the port does not "
-                   f"rewrite: Keras on the IPU rejects a partial batch; {advice} where `{options}` is made, or pass "
-                   "them to the call itself and port again", fixed=False)
+                   f"rewrite: Keras on the IPU rejects a partial batch{advice}", fixed=False)
 
     def _report_unpacked(self, ctx, entry) -> None:
         """``fit(*train_data)``: the arrays are unpacked in the call, out of the port's sight."""
