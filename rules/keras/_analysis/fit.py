@@ -1012,8 +1012,11 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     if not isinstance(value, cst.Call):
         return None
     per_item = _per_item_argument(ctx, value)
+    if isinstance(per_item, (cst.List, cst.Tuple)):  # texts, or sequences (lists) of ids: one sample each
+        return None if any(isinstance(item, cst.StarredElement) for item in per_item.elements) \
+            else len(per_item.elements)
     if per_item is not None:
-        return literal_samples(per_item) if isinstance(per_item, (cst.List, cst.Tuple)) else _made_length(ctx, per_item)
+        return _made_length(ctx, per_item)
     qualified = ctx.qualified_name(value.func) or ""
     literal = value.args[0].value if value.args and value.args[0].keyword is None else None
     if qualified in _FROM_LITERAL and isinstance(literal, (cst.List, cst.Tuple)) and not any(
