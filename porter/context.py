@@ -548,16 +548,19 @@ class FileContext:
             if keras is not None and keras in wanted:
                 yield call, keras
 
-    def imports_module(self, *prefixes: str) -> bool:
-        """True when the file imports any module under one of ``prefixes``."""
+    def imports_module(self, *prefixes: str, besides: Tuple[str, ...] = ()) -> bool:
+        """True when the file imports any module under one of ``prefixes`` (not counting those
+        under one of ``besides``)."""
+        def under(name: str, roots) -> bool:
+            return any(name == p or name.startswith(p + ".") for p in roots)
         for node_type in (cst.Import, cst.ImportFrom):
             for node in self.nodes(node_type):
                 for _, full in import_bindings(node):
-                    if any(full == p or full.startswith(p + ".") for p in prefixes):
+                    if under(full, prefixes) and not under(full, besides):
                         return True
                 if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
                     base = dotted_name(node.module) or ""
-                    if any(base == p or base.startswith(p + ".") for p in prefixes):
+                    if under(base, prefixes) and not under(base, besides):
                         return True
         return False
 
@@ -575,6 +578,7 @@ class FileContext:
          "tensorflow.disable_eager_execution", "tensorflow.InteractiveSession"}
     )
     _COMPAT_V1 = "tensorflow.compat.v1."
+    _COMPAT_V1_KERAS = "tensorflow.compat.v1.keras"
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
     # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
@@ -585,14 +589,15 @@ class FileContext:
         through the ``compat.v1`` alias, or trains with a v1 optimizer (``tf.train.AdamOptimizer``),
         is TF1 too, unless it trains a Keras model or runs eagerly (switches eager execution on, or
         reads tensors' values with ``.numpy()``)."""
-        graph_mode = self.imports_module("tensorflow.compat.v1")
+        # `compat.v1.keras` is Keras (`CuDNNLSTM` of a model-building module): not graph mode by itself.
+        graph_mode = self.imports_module("tensorflow.compat.v1", besides=(self._COMPAT_V1_KERAS,))
         eager = False
         for node in self.nodes(cst.Attribute):
             qualified = self.qualified_name(node)
             if qualified is None:
                 continue
             if qualified.startswith(self._COMPAT_V1):
-                graph_mode = True
+                graph_mode = graph_mode or not (qualified + ".").startswith(self._COMPAT_V1_KERAS + ".")
                 qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
             if qualified in self._TF1_MARKERS and not self._keras_session(node):
                 return True

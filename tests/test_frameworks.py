@@ -18,6 +18,13 @@ def frameworks(source: str) -> frozenset:
 
 
 @pytest.mark.parametrize("source, expected", [
+    # Layers of `compat.v1.keras` in a module that only builds the model: Keras, not graph mode.
+    ("""\
+     import tensorflow as tf
+     from tensorflow.compat.v1.keras.layers import CuDNNLSTM
+     model = tf.keras.Sequential([CuDNNLSTM(8), tf.compat.v1.keras.layers.Dense(1)])
+     model.compile(loss="mse")
+     """, {KERAS}),
     ("""\
      import tensorflow.compat.v1 as tf
      from tensorflow import keras

@@ -29,9 +29,15 @@ TABLE = "table"
 MAYBE_FLOAT64 = "maybe-float64"
 RANDOM = "random-generator"
 FRAME = "pandas-table"
+# A tensor TensorFlow made of uint8 data by an op that keeps the dtype (`tf.expand_dims(x_train, -1)`):
+# still uint8, and cast with `tf.cast` (a tensor has no `.astype`).
+UINT8_TENSOR = "uint8-tensor"
 FLOAT64_KINDS = frozenset({FLOAT64, TABLE, MAYBE_FLOAT64})
 _INTEGER_KINDS = frozenset({UINT8, INTEGRAL})
-_NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME}
+_NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME, UINT8_TENSOR}
+# TensorFlow functions that make a tensor of their first argument's dtype (unless given a `dtype`).
+_TF_KEEPING = frozenset(f"tensorflow.{name}" for name in (
+    "expand_dims", "convert_to_tensor", "constant", "reshape", "squeeze", "identity", "transpose"))
 
 
 class ArrayData(NamedTuple):
@@ -204,6 +210,8 @@ def _attribute(ctx: FileContext, value: cst.Attribute, known: Mapping[str, Array
 def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
     func = call.func
     qualified = ctx.qualified_name(func)
+    if qualified in _TF_KEEPING and call.args and _dtype(call, None) is None:
+        return _uint8_tensor(ctx, call, known)
     if qualified is not None and qualified.startswith(("tensorflow.", "keras.", "torch.")):
         return None  # a tensor: its own dtype rules
     origin = f"`{code_of(ctx, func)}`"
@@ -231,6 +239,16 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     if isinstance(func, cst.Name) and func.value in _NUMBERS and qualified is None:
         return _NEUTRAL
     return _method(ctx, call, known, origin) if isinstance(func, cst.Attribute) and qualified is None else None
+
+
+def _uint8_tensor(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
+    """``tf.expand_dims(x_train, -1)``, ``tf.convert_to_tensor(labels)``: a uint8 tensor when its
+    first argument is uint8 data (an array or a tensor), else not known."""
+    first = call.args[0].value if call.args[0].keyword is None and not call.args[0].star else None
+    data = _operand(ctx, first, known) if first is not None else None
+    if data is None or data.kind not in (UINT8, UINT8_TENSOR):
+        return None
+    return data._replace(kind=UINT8_TENSOR)
 
 
 def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],

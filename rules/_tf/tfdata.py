@@ -12,7 +12,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import append_args, argument, is_false, is_main_guard, is_true, keyword_arg, replace_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
-                                     ArrayData, array_value, is_uint8_dtype)
+                                     UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
@@ -575,15 +575,16 @@ def _may_hold_uint8(ctx: FileContext) -> bool:
         "uint8" in node.value for node in ctx.nodes(cst.SimpleString)))
 
 
-def uint8_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+def uint8_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False) -> Optional[ArrayData]:
     """What ``expr`` holds when it certainly holds uint8 data where it is read (where from, images
     or labels): a variable, a slice of one, or an array call that keeps its dtype
-    (``np.expand_dims(x_test, -1)``); else None."""
+    (``np.expand_dims(x_test, -1)``); with ``tensors``, also a tensor TensorFlow made of such data
+    (kind ``UINT8_TENSOR``); else None."""
     if not _may_hold_uint8(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
     statement = ctx.statement_of(expr)
     data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
-    return data if data is not None and data.kind == UINT8 else None
+    return data if data is not None and (data.kind == UINT8 or tensors and data.kind == UINT8_TENSOR) else None
 
 
 def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
@@ -779,16 +780,36 @@ def cast_uint8(ctx: FileContext, code: str, value: cst.BaseExpression, role: str
 
 def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role: str, where: str,
                    labels_only: bool) -> None:
-    data = uint8_data(ctx, value)
+    data = uint8_data(ctx, value, tensors=True)
     if data is None or labels_only and data.role != "labels":
         return
     # Labels a map picks out of the dataset stay integers: the map may index with them (`tf.one_hot`).
     dtype = "int32" if data.role == "labels" and (role in ("y", "labels") or labels_only) else "float32"
-    ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
     what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
     name = ctx.module.code_for_node(value)
-    ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
-               f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+    if data.kind != UINT8_TENSOR:
+        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+        ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
+                   f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
+        return
+    held = f"`{name}` is a tensor of {what} (from {data.origin}), which the IPU does not compute with"
+    tf = _tensorflow_alias(ctx)
+    if tf is None:
+        ctx.report(code, value, f"{held}: cast it where {where} reads it (`tf.cast({name}, tf.{dtype})`)",
+                   fixed=False)
+        return
+    ctx.replace(value, lambda node, dtype=dtype: cst.parse_expression(
+        f"{tf}.cast({_EMPTY_MODULE.code_for_node(node)}, {tf}.{dtype})"))
+    ctx.report(code, value, f"{held}: {where} gets `{tf}.cast({name}, {tf}.{dtype})`", fixed=True)
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def _tensorflow_alias(ctx: FileContext) -> Optional[str]:
+    """The name the file imports TensorFlow as (``tf``), or None."""
+    return next((local for local, full in sorted(ctx.aliases.items())
+                 if full in ("tensorflow", "tensorflow.compat.v1")), None)
 
 
 def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] = None) -> None:
@@ -809,8 +830,7 @@ def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] 
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):
             continue
-        tf = next((local for local, full in sorted(ctx.aliases.items())
-                   if full in ("tensorflow", "tensorflow.compat.v1")), None)
+        tf = _tensorflow_alias(ctx)
         if tf is None:
             continue
         ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))

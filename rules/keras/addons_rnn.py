@@ -1,13 +1,12 @@
-from typing import List, Optional, Set
+from typing import Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import Unsafe, bound_arguments, check_no_mask, dtype_name, swap_layers
-from porter.context import SharedKey
+from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name,
+                                                 is_bidirectional_layer, swap_layers)
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import called_returns, values_of
 
 # The positional order of the stock Keras (TF 2.6) constructors.
 _SHARED = ("units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
@@ -24,8 +23,6 @@ _ORDER = {
 }
 _ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
 _RECURRENT_ACTIVATIONS = ("tanh", "softmax", "sigmoid", "hard_sigmoid")
-_BIDIRECTIONAL = "keras.layers.Bidirectional"
-_WRAPPED: SharedKey[Set[int]] = SharedKey("bidirectional-layers")  # ids of the layers the wrappers get
 
 
 class AddonsRnn(Rule):
@@ -534,33 +531,9 @@ class AddonsRnn(Rule):
 
     @staticmethod
     def _check_context(ctx, call: cst.Call) -> None:
-        if id(call) in ctx.shared(_WRAPPED, lambda: {id(layer) for layer in _bidirectional_layers(ctx)}):
+        if is_bidirectional_layer(ctx, call):
             raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
         check_no_mask(ctx, call)
-
-
-def _bidirectional_layers(ctx) -> List[cst.BaseExpression]:
-    """The layer constructors the file's ``Bidirectional`` wrappers get: given directly, through a
-    variable (``forward = LSTM(8)``, ``Bidirectional(forward)``) or returned by a helper function
-    (``Bidirectional(rnn_block(8))``). The wrapper rebuilds the layer from its config with
-    ``go_backwards`` flipped, which the IPU layer raises for, however the layer reached it."""
-    found: List[cst.BaseExpression] = []
-    for wrapper, _ in ctx.calls_to(_BIDIRECTIONAL):
-        for arg in wrapper.args:
-            found.extend(_layer_sources(ctx, arg.value))
-    return found
-
-
-def _layer_sources(ctx, value: cst.BaseExpression, depth: int = 0) -> List[cst.BaseExpression]:
-    """``value`` itself, the values a variable ``value`` is assigned, or what the helper function
-    ``value`` calls returns (followed a few steps)."""
-    if depth > 3:
-        return []
-    if isinstance(value, cst.Name):
-        sources = [source for source in values_of(ctx, value) if source is not None]
-    else:
-        sources = called_returns(ctx, value)[1]
-    return [value] + [found for source in sources for found in _layer_sources(ctx, source, depth + 1)]
 
 
 RULE = AddonsRnn()

@@ -11,7 +11,7 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               loaded_uncompiled, speed_asked, static_int, static_length,
+                                               literal_options, literal_samples, loaded_uncompiled, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
@@ -273,7 +273,10 @@ class DivisibleDataset(Rule):
         "(`models[0].evaluate(...)`). Inputs already trimmed are left alone, and so are "
         "inputs of unknown length in a file that already makes an `IPUStrategy` (unless a speed option is "
         "given). The helpers go after the imports at the top of the file, above the first module-level code "
-        "that calls them, even when the script imports more further down (matplotlib before its plots)."
+        "that calls them, even when the script imports more further down (matplotlib before its plots). "
+        "`train_on_batch`/`test_on_batch`/`predict_on_batch` on windows `x[i:i + n]` of a `range(..., n)` loop "
+        "are reported when the last window may be short: each call is one batch of what it is given, and a "
+        "batch of another shape is another program for the IPU to compile."
     )
     examples = (
         # New sentences through the text layer of the input pipeline, in the call: a tensor of a
@@ -1870,7 +1873,66 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
-        # The batch size passed in a dict of options is out of the port's sight: reported.
+        # Training batch by batch on windows of the arrays: the last window of 1000 samples holds 8, a
+        # batch of another shape, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 8).astype("float32")
+            y = np.random.rand(1000, 1).astype("float32")
+            model = tf.keras.models.load_model("model.keras")
+            for start in range(0, len(x), 32):
+                model.train_on_batch(x[start:start + 32], y[start:start + 32])
+            """,
+        ),
+        # The same on 1024 samples: whole windows only, nothing to say.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1024, 8).astype("float32")
+            y = np.random.rand(1024, 1).astype("float32")
+            model = tf.keras.models.load_model("model.keras")
+            for start in range(0, len(x), 32):
+                model.train_on_batch(x[start:start + 32], y[start:start + 32])
+            """,
+            reported=False,
+        ),
+        # A literal list of samples (texts for a model that vectorizes them): padded as an array is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(model.predict(["great movie", "dull film", "fine"]))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(cut_to_samples(model.predict(pad_to_multiple(["great movie", "dull film", "fine"], 32)),
+                                 ["great movie", "dull film", "fine"]))
+            """),
+        ),
+        # One text made a sample by the tokenizer: one sample, counted through the calls, reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.sequence import pad_sequences
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(model.predict(pad_sequences(tokenizer.texts_to_sequences(["great movie"]), maxlen=40)))
+            """,
+        ),
+        # The batch size passed in a literal dict of options, which nothing changes: read there.
         Example(
             """\
             import numpy as np
@@ -1882,8 +1944,23 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(x, y, **options)
             """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            options = {"batch_size": 64, "epochs": 2}
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(trim_to_multiple(x, 64), trim_to_multiple(y, 64), **options)
+            """),
         ),
-        # The same with the arrays passed by keyword.
+        # A dict of options changed after it is made: its batch size is out of the port's sight, reported.
         Example(
             """\
             import numpy as np
@@ -1892,8 +1969,23 @@ scores = model.predict(rows, batch_size=len(rows))
             x = np.random.rand(300, 4).astype("float32")
             y = np.random.rand(300, 1).astype("float32")
             options = {"batch_size": 64, "epochs": 2}
+            options.update(batch_size=100)
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
+            """,
+        ),
+        # The arrays themselves in the literal dict: the port does not rewrite the dict, reported
+        # with the batch size read there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            fit_config = dict(x=x, y=y, batch_size=64, epochs=2)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(**fit_config)
             """,
         ),
         # `steps_per_epoch` counted before the trim would ask for more batches than are left: reported.
@@ -2214,6 +2306,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 ported.add(entry.call)
         if _unknown_lengths_trimmed(ctx):
             self._report_callback_inputs(ctx, ported)
+            self._report_short_last_slice(ctx)
         used = {"trim": trimmed or bool(splits), "split": bool(splits), "pad": padded, "cut": padded}
         used["samples"] = trimmed or bool(splits) or padded
         wanted = {key for key, needed in used.items() if needed and existing_helper(ctx, _DOCS[key]) is None}
@@ -2230,7 +2323,9 @@ scores = model.predict(rows, batch_size=len(rows))
         if self._one_per_execution(ctx, entry):
             return False
         single = not entry.arrays and single_sample(ctx, entry.data, entry.owner)
-        inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single else [])
+        # A literal list of samples (`["great movie", "bad film"]`) is padded as an array is.
+        listed = not entry.arrays and literal_samples(entry.data) is not None
+        inputs = [arg.value for arg in entry.arrays] or ([entry.data] if single or listed else [])
         if not inputs or any(_already_trimmed(ctx, node, entry.owner, helpers) for node in inputs):
             return None
         if any(is_helper_call(node, pad) for node in inputs):
@@ -2255,7 +2350,7 @@ scores = model.predict(rows, batch_size=len(rows))
                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(data)])))
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in inputs)
-        answers = "its one sample" if single else (
+        answers = "its one sample" if single or length == 1 else (
             f"each of its {length} samples" if length is not None else "each of its samples")
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` inputs {names} padded to a multiple of `{arguments}` samples by repeating the last "
@@ -2364,8 +2459,9 @@ scores = model.predict(rows, batch_size=len(rows))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None
         if checked is entry:
-            ctx.report(self.code, entry.call.func.attr,
-                       self._message(ctx, entry, targets + validation_targets, trimmed_samples), fixed=True)
+            ctx.report(self.code, entry.call.func.attr, self._message(
+                ctx, entry, targets, trimmed_samples, validation=validation_targets,
+                validation_samples=self._validation_length(ctx, entry, validation_targets)), fixed=True)
         else:
             if targets:
                 ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples),
@@ -2450,8 +2546,11 @@ scores = model.predict(rows, batch_size=len(rows))
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
         elif not all(_splittable(node) for node in inputs):
-            problem = ("the inputs are not plain variables (or a list, tuple or dict of them): split them yourself "
-                       "(the last samples validate), trim both parts to whole batches and pass `validation_data`")
+            unsplit = [f"`{code_of(ctx, node)}`" for node in inputs if not _splittable(node)]
+            what = "is not a plain variable" if len(unsplit) == 1 else "are not plain variables"
+            problem = (f"{', '.join(unsplit)} {what} "
+                       "(or a list, tuple or dict of them): split the inputs yourself (the last samples validate), "
+                       "trim both parts to whole batches and pass `validation_data`")
         elif not isinstance(statement, cst.SimpleStatementLine) or ctx.statement_of(entry.call) is not statement \
                 or ctx.enclosing(entry.call, cst.Lambda) is not None:
             problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
@@ -2526,6 +2625,29 @@ scores = model.predict(rows, batch_size=len(rows))
                 "would leave none: split so that each part holds whole executions (or use a smaller batch) and pass "
                 "`validation_data`")
 
+    def _report_short_last_slice(self, ctx) -> None:
+        """``model.train_on_batch(x[i:i + 32], ...)`` in ``for i in range(0, len(x), 32)``: each call
+        is one batch of the samples it is given, so a shorter last slice is a batch of another
+        shape, which the IPU compiles a program of its own for (and a model built for a fixed batch
+        size rejects). Reported unless the length is a known multiple of the step."""
+        for call, method in method_calls(ctx, *_ONE_BATCH_METHODS):
+            first = call.args[0].value if call.args and not call.args[0].star else None
+            window = _loop_window(ctx, first) if isinstance(first, cst.Subscript) else None
+            if window is None:
+                continue
+            loop, step = window
+            stop = argument(loop.iter, "stop", 1)
+            length = _len_of(ctx, stop.value, call) if stop is not None else None
+            if length is not None and length % step == 0:
+                continue
+            ctx.report(self.code, call.func.attr,
+                       f"`{method}` on `{code_of(ctx, first)}`, a window of {step} samples stepped by "
+                       f"`{code_of(ctx, loop.iter)}`: the last window holds fewer samples unless the data is a multiple "
+                       f"of {step}, and each call is one batch of what it is given, so that batch has another shape: "
+                       "the IPU compiles another program for it (and a model built for a fixed batch size rejects it); "
+                       f"trim the data to a multiple of {step} before the loop, or stop the `range` at the last whole "
+                       "window", fixed=False)
+
     def _report_callback_inputs(self, ctx, ported) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
         on data the callback was given: the porter cannot see how many samples it holds. So does
@@ -2563,12 +2685,34 @@ scores = model.predict(rows, batch_size=len(rows))
 
     def _report_hidden_batch(self, ctx, entry) -> None:
         options = code_of(ctx, entry.hidden_options)
+        entries = literal_options(ctx, entry.hidden_options, entry.owner)
+        if entries is not None:
+            self._report_options_dict(ctx, entry, options, entries)
+            return
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` gets arrays and its options through `**{options}`, which may hold the batch "
                    f"size: the port cannot see it, and Keras on the IPU rejects a partial batch; trim the inputs "
                    f"to a multiple of the batch size (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _report_options_dict(self, ctx, entry, options: str, entries) -> None:
+        """``fit(**config)`` with a literal ``config`` the port reads but does not rewrite: it holds
+        the inputs, or inputs whose trimming would change what the dict says (``validation_split``)."""
+        batch = code_of(ctx, entries["batch_size"]) if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default"
+        inputs = [key for key in ("x", "y", "sample_weight", "validation_data", "validation_split") if key in entries]
+        held = ", ".join(f"`{key}`" for key in inputs) or "its options"
+        if inputs == ["validation_split"]:
+            advice = (", and the split need not give whole batches: pass `validation_split` to the call itself and "
+                      "port again (the port then splits the inputs into whole batches), or split them yourself")
+        else:
+            advice = ("; pad the inputs to a multiple of the batch size and cut the predictions back"
+                      if entry.method == "predict" else
+                      "; trim the inputs to a multiple of the batch size (and of the replicas and steps per execution)")
+            advice += f" where `{options}` is made, or pass them to the call itself and port again"
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets {held} through `**{options}` (batch size {batch}), which the port does not "
+                   f"rewrite: Keras on the IPU rejects a partial batch{advice}", fixed=False)
 
     def _report_unpacked(self, ctx, entry) -> None:
         """``fit(*train_data)``: the arrays are unpacked in the call, out of the port's sight."""
@@ -2618,7 +2762,17 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
 
     @staticmethod
-    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs") -> str:
+    def _validation_length(ctx, entry, validation_targets) -> Optional[int]:
+        """The number of samples of the trimmed validation data, when it is one tuple of static length."""
+        if len(entry.validation) != 1 or entry.held_validation is not None or not validation_targets:
+            return None
+        return static_length(ctx, validation_targets[0], entry.owner)
+
+    @staticmethod
+    def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs", validation=(),
+                 validation_samples: Optional[int] = None) -> str:
+        """What trimming ``targets`` (and the ``validation`` data, batched as the inputs) does: the
+        multiple, and how ``samples`` inputs (and ``validation_samples``) shrink."""
         config = _entry_config(ctx, entry)
         multiple = multiple_code(ctx, entry, config)
         parts = [f"batch {code_of(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH}"]
@@ -2632,13 +2786,24 @@ scores = model.predict(rows, batch_size=len(rows))
         elif accumulation > 1:
             parts.append(f"{accumulation} accumulated batches")
         names = ", ".join(f"`{code_of(ctx, node)}`" for node in targets)
+        if validation:
+            held_out = ", ".join(f"`{code_of(ctx, node)}`" for node in validation)
+            names = f"{names} and validation data {held_out}" if names else held_out
+            what = what if targets else "validation data"
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
-        if samples is not None and batch is not None:
+
+        def kept(count: int) -> int:
             # The helper trims to the smallest execution what holds less than a whole one.
             execution = batch * samples_per_execution(config)
-            kept = throughput.usable_samples(samples, execution if samples >= execution
+            return throughput.usable_samples(count, execution if count >= execution
                                              else batch * smallest_per_execution(config))
-            counted = f"; {samples} samples become {kept}"
+        if batch is not None and (samples is not None or validation_samples is not None):
+            counts = []
+            if samples is not None:
+                counts.append(f"{samples} {'training ' if validation else ''}samples become {kept(samples)}")
+            if validation_samples is not None:
+                counts.append(f"{validation_samples} validation samples become {kept(validation_samples)}")
+            counted = "; " + ", ".join(counts)
         elif batch is not None:
             counted = f"; at most {batch * samples_per_execution(config) - 1} samples are dropped"
         else:
@@ -2861,6 +3026,35 @@ def _part_names(ctx, name: str, taken: set):
         taken.add(chosen)
         parts.append(chosen)
     return parts[0], parts[1]
+
+
+
+# Keras methods that run a model on the one batch they are given.
+_ONE_BATCH_METHODS = ("train_on_batch", "test_on_batch", "predict_on_batch")
+
+
+def _loop_window(ctx, data: cst.Subscript) -> Optional[Tuple[cst.For, int]]:
+    """``x[i:i + n]`` read in ``for i in range(start, stop, n)`` (``n`` an int): the loop and ``n``."""
+    first = data.slice[0].slice if data.slice else None
+    if not (isinstance(first, cst.Slice) and isinstance(first.lower, cst.Name) and first.step is None
+            and isinstance(first.upper, cst.BinaryOperation) and isinstance(first.upper.operator, cst.Add)
+            and is_name(first.upper.left, first.lower.value)):
+        return None
+    width = static_int(ctx, first.upper.right)
+    loop = next((node for node in ctx.ancestors(data) if isinstance(node, cst.For)
+                 and is_name(node.target, first.lower.value)), None)
+    if width is None or loop is None or not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")):
+        return None
+    step = argument(loop.iter, "step", 2)
+    return (loop, width) if step is not None and static_int(ctx, step.value) == width else None
+
+
+def _len_of(ctx, stop: cst.BaseExpression, call: cst.Call) -> Optional[int]:
+    """The value of a ``range`` stop: an int, or ``len(x)`` of data of known length."""
+    if isinstance(stop, cst.Call) and is_name(stop.func, "len") and len(stop.args) == 1:
+        scope = ctx.enclosing_function(call) or ctx.module
+        return static_length(ctx, stop.args[0].value, scope)
+    return static_int(ctx, stop)
 
 
 RULE = DivisibleDataset()

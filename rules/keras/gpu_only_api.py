@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
+from porter.rules.keras._analysis.addons import is_bidirectional_layer
 
 # What each GPU-only API is, by its last name, and what to do instead on the IPU.
 _CUDNN_LAYERS = {
@@ -27,7 +28,8 @@ class GpuOnlyApi(Rule):
         "build `CudnnRNN` operations, whose kernels exist for CUDA only: the compiled IPU program cannot be "
         "built. They compute what `LSTM`/`GRU` compute with a sigmoid recurrent activation (and, for the "
         "GRU, `reset_after=True`); written so, IPU104 swaps them for the IPU layers of "
-        "`ipu_tensorflow_addons`. `multi_gpu_model` copied the model onto each GPU; it was removed in "
+        "`ipu_tensorflow_addons`, except inside `Bidirectional`, where the Keras layer stays (the IPU "
+        "layers have no `go_backwards`). `multi_gpu_model` copied the model onto each GPU; it was removed in "
         "TensorFlow 2.4, so the IPU's TensorFlow 2.6 has none: train the model itself, and spread it over "
         "IPUs with replication (port with `--ipus N`: a model on one IPU is replicated over the N IPUs "
         "selected). Horovod all-reduces over GPUs and hosts; the IPU's "
@@ -42,6 +44,19 @@ class GpuOnlyApi(Rule):
             from tensorflow.keras import layers, models
 
             model = models.Sequential([layers.Embedding(5000, 64), CuDNNLSTM(64), layers.Dense(1)])
+            model.fit(reviews, labels, epochs=2)
+            """,
+        ),
+        # Inside `Bidirectional` the plain layer stays the Keras one (IPU104), and the advice says so.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.compat.v1.keras.layers import CuDNNGRU
+
+            inputs = tf.keras.Input(shape=(40,), dtype="int32")
+            x = tf.keras.layers.Embedding(5000, 64)(inputs)
+            x = tf.keras.layers.Bidirectional(CuDNNGRU(64))(x)
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(x))
             model.fit(reviews, labels, epochs=2)
             """,
         ),
@@ -77,7 +92,7 @@ class GpuOnlyApi(Rule):
         horovod_reported = False
         for call in ctx.nodes(cst.Call):
             qualified = ctx.qualified_name(call.func)
-            message = _message(ctx.keras_name(call.func), qualified)
+            message = _message(ctx.keras_name(call.func), qualified, is_bidirectional_layer(ctx, call))
             if message is None:
                 continue
             if qualified.startswith(_HOROVOD):
@@ -87,14 +102,18 @@ class GpuOnlyApi(Rule):
             ctx.report(self.code, call, message, fixed=False)
 
 
-def _message(keras: Optional[str], qualified: Optional[str]) -> Optional[str]:
-    """What to say about a call of a GPU-only API (by its Keras and its qualified name), or None."""
+def _message(keras: Optional[str], qualified: Optional[str], wrapped: bool) -> Optional[str]:
+    """What to say about a call of a GPU-only API (by its Keras and its qualified name; ``wrapped``:
+    the layer reaches a ``Bidirectional`` wrapper), or None."""
     layer = keras.rsplit(".", 1)[-1] if keras is not None and keras.startswith("keras.layers.") else None
     if layer in _CUDNN_LAYERS:
         plain, arguments = _CUDNN_LAYERS[layer]
+        # IPU104 keeps a wrapped layer the Keras one: the IPU layers have no `go_backwards`.
+        swapped = (f"; inside `Bidirectional` it stays the Keras `{plain}`, which runs on the IPU (the IPU's "
+                   f"`{plain}` of `ipu_tensorflow_addons` has no `go_backwards`)" if wrapped else
+                   f", which IPU104 swaps for the IPU's `{plain}` of `ipu_tensorflow_addons`")
         return (f"`{layer}` builds CUDA-only `CudnnRNN` operations, which the IPU cannot compile: use "
-                f"`{plain}` with {arguments} (the same computation), which IPU104 swaps for the IPU's "
-                f"`{plain}` of `ipu_tensorflow_addons`")
+                f"`{plain}` with {arguments} (the same computation){swapped}")
     if keras in _MULTI_GPU:
         return ("`multi_gpu_model` copies the model onto GPUs and was removed in TensorFlow 2.4 (the IPU's "
                 "TensorFlow is 2.6): train the model itself, and spread it over IPUs with replication "

@@ -452,6 +452,19 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # A model trained batch by batch with `train_on_batch`: each call is one execution of one
+        # batch, so `compile` gets no `steps_per_execution` (a note says why).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            for start in range(0, 256, 32):
+                model.train_on_batch(features[start:start + 32], targets[start:start + 32])
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -478,6 +491,10 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
+            one_batch = _one_batch_call(ctx, entry.model)
+            if one_batch is not None:
+                self._report_one_batch(ctx, entry, one_batch)
+                continue
             if auto:
                 self._auto(ctx, entry, later, helper)
             else:
@@ -488,6 +505,18 @@ class StepsPerExecution(Rule):
         self._report_loaded(ctx, calls)
         if auto or (fixed or 1) > 1:
             self._warn_callbacks(ctx, None if auto else fixed)
+
+    def _report_one_batch(self, ctx, entry: TrainingCall, call: cst.Call) -> None:
+        """The model also runs ``train_on_batch``/``test_on_batch``/``predict_on_batch``: Keras runs
+        such a call as one execution of the compiled function, which loops ``steps_per_execution``
+        times over the one batch it is given; the option is left out for this model."""
+        method = call.func.attr.value
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.model}` runs `{method}`, one batch per call: Keras runs "
+                   "the compiled function `steps_per_execution` times on each call, over an iterator of that one "
+                   "batch, so `compile` does not get `steps_per_execution` here; to run K batches per execution, "
+                   f"train with `fit` on a dataset (or arrays) and compile with `steps_per_execution=K`",
+                   fixed=False, severity="note")
 
     def _report_loaded(self, ctx, calls: List[TrainingCall]) -> None:
         """A model loaded with ``load_model`` and run without a ``compile`` of the file: the option
@@ -824,6 +853,17 @@ def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpre
     if is_helper_call(node, helper) and node.args:
         return node.args[0].value
     return node
+
+
+
+# Keras methods that run the compiled function of a model on one batch given to them.
+_ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
+
+
+def _one_batch_call(ctx, model: str) -> Optional[cst.Call]:
+    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
+    return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value in _ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
 
 
 RULE = StepsPerExecution()

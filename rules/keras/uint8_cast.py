@@ -74,7 +74,9 @@ class Uint8Cast(Rule):
         "Python int from 0 to 255, which NumPy keeps uint8: `labels % 2`, `255 - images`) that reach `fit`/`evaluate`/`predict` (or the `search` of a tuner given a "
         "builder of the file, which hands them to `fit`) or `Dataset.from_tensor_slices` "
         "still uint8 (alone, or as the values of a dict or list of inputs) get `.astype(\"float32\")`, or "
-        "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids). A `tfds.load` of "
+        "`.astype(\"int32\")` for a Keras dataset's labels (they reach the loss as class ids); a tensor TensorFlow "
+        "makes of such data with an op that keeps its dtype (`tf.expand_dims`, `tf.convert_to_tensor`, `tf.reshape`) "
+        "gets `tf.cast` there. A `tfds.load` of "
         "such an image set gets a `map` with `tf.cast`. Data already cast or normalised (`/ 255.0`, "
         "`.astype(...)`, `to_categorical`) is left "
         "alone, and so is data whose flow is not clear (a branch; what a function of the file returns is followed "
@@ -85,6 +87,38 @@ class Uint8Cast(Rule):
         "(masks) of a mapped dataset are cast when every map only hands them on or gives them to `tf.cast`."
     )
     examples = (
+        # A tensor TensorFlow makes of uint8 images keeps their dtype: cast with `tf.cast` (a tensor
+        # has no `.astype`).
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            images = tf.expand_dims(x_train, -1)
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(images, y_train, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            images = tf.expand_dims(x_train, -1)
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(tf.cast(images, tf.float32), y_train.astype("int32"), batch_size=32)
+            """,
+        ),
+        # The tensor is made with a float dtype: nothing to cast.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            images = tf.convert_to_tensor(x_train, dtype=tf.float32)
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(images, y_train.astype("int32"), batch_size=32)
+            """,
+            reported=False,
+        ),
         # Named inputs (a dict) and several inputs (a list): each array is cast as it would be alone.
         Example(
             """\

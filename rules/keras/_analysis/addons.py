@@ -532,3 +532,36 @@ def _remove_aliases(ctx: FileContext, code: str, node: cst.ImportFrom, unused, d
     ctx.replace(node, without)
     dropped.extend(names)
     ctx.report(code, node, f"removed the unused import of {', '.join(names)}", fixed=True)
+
+
+_BIDIRECTIONAL = "keras.layers.Bidirectional"
+_WRAPPED: SharedKey[set] = SharedKey("bidirectional-layers")  # ids of the layers the wrappers get
+
+
+def is_bidirectional_layer(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the layer constructor ``call`` reaches a ``Bidirectional`` wrapper (see ``_bidirectional_layers``)."""
+    return id(call) in ctx.shared(_WRAPPED, lambda: {id(layer) for layer in _bidirectional_layers(ctx)})
+
+
+def _bidirectional_layers(ctx) -> List[cst.BaseExpression]:
+    """The layer constructors the file's ``Bidirectional`` wrappers get: given directly, through a
+    variable (``forward = LSTM(8)``, ``Bidirectional(forward)``) or returned by a helper function
+    (``Bidirectional(rnn_block(8))``). The wrapper rebuilds the layer from its config with
+    ``go_backwards`` flipped, which the IPU layer raises for, however the layer reached it."""
+    found: List[cst.BaseExpression] = []
+    for wrapper, _ in ctx.calls_to(_BIDIRECTIONAL):
+        for arg in wrapper.args:
+            found.extend(_layer_sources(ctx, arg.value))
+    return found
+
+
+def _layer_sources(ctx, value: cst.BaseExpression, depth: int = 0) -> List[cst.BaseExpression]:
+    """``value`` itself, the values a variable ``value`` is assigned, or what the helper function
+    ``value`` calls returns (followed a few steps)."""
+    if depth > 3:
+        return []
+    if isinstance(value, cst.Name):
+        sources = [source for source in values_of(ctx, value) if source is not None]
+    else:
+        sources = called_returns(ctx, value)[1]
+    return [value] + [found for source in sources for found in _layer_sources(ctx, source, depth + 1)]

@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, target_place
+from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, string_value, target_place
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
@@ -304,7 +304,8 @@ def _built_by_method(ctx: FileContext, assign: cst.Assign, plan) -> bool:
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
     call = entry.call
-    if any(arg.star for arg in call.args):
+    options = _readable_options(ctx, call, entry.owner)
+    if options is None:
         options = [arg for arg in call.args if arg.star == "**"]
         # `x` and `y` by position, or by keyword (`fit(x=x, y=y, **options)`)
         plain = [arg for arg in call.args if not arg.star and arg.keyword is None]
@@ -315,6 +316,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             ctx, x.value, entry, helper) and not is_dataset(ctx, x.value))
         if options and arrays and keyword(call, "batch_size") is None:
             entry.hidden_options = options[0].value
+        elif options and x is None and "x" in (literal_options(ctx, options[0].value, entry.owner) or {}):
+            entry.hidden_options = options[0].value  # `fit(**config)`: the arrays are in the dict
         elif call.args and call.args[0].star == "*":
             entry.unpacked = call.args[0].value  # `fit(*train_data)`: the inputs, out of sight
         return
@@ -322,7 +325,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     x = argument(call, "x", x_at)
     y = argument(call, "y", y_at) if y_at is not None else None
     batch = argument(call, "batch_size", batch_at)
-    entry.batch = batch.value if batch is not None else None
+    entry.batch = batch.value if batch is not None else options.get("batch_size")
     if x is None:
         return
     entry.data = x.value
@@ -347,7 +350,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
-    if y is None and batch is None and not _surely_array(ctx, x.value, entry.owner):
+    if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner):
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
@@ -358,6 +361,71 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+
+
+# What a literal `**options` dict may hold for the port to read it in place of keywords: options
+# only, none of them an input that trimming would have to change or a step count tied to the length.
+_PLAIN_OPTIONS = frozenset({"batch_size", "epochs", "verbose", "callbacks", "shuffle", "class_weight",
+                            "initial_epoch", "validation_freq", "max_queue_size", "workers", "use_multiprocessing"})
+
+
+def _readable_options(ctx: FileContext, call: cst.Call, scope: cst.CSTNode) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The keywords the call gets: none when it has no ``*``/``**`` argument, those of the literal
+    dict of a single ``**options`` (see ``literal_options``) when it holds plain options only, else None."""
+    starred = [arg for arg in call.args if arg.star]
+    if not starred:
+        return {}
+    if len(starred) > 1 or starred[0].star != "**":
+        return None
+    options = literal_options(ctx, starred[0].value, scope)
+    if options is None or not set(options) <= _PLAIN_OPTIONS or any(keyword(call, key) for key in options):
+        return None
+    return options
+
+
+def literal_options(ctx: FileContext, options: cst.BaseExpression, scope: cst.CSTNode
+                    ) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The entries of the dict ``**options`` passes, by key: ``options`` is a variable last given, in
+    the same block, a literal with string keys (``{"batch_size": 32}`` or ``dict(batch_size=32)``)
+    that is only ever read through ``**`` (no item set, no ``update``, not passed on), else None."""
+    if not isinstance(options, cst.Name):
+        return None
+    value = last_value_before(ctx, options, scope)
+    entries = _dict_entries(value) if value is not None else None
+    if entries is None:
+        return None
+    for node in walk(scope):
+        if isinstance(node, cst.Name) and node.value == options.value and node is not options \
+                and not _binds_or_splats(ctx, node):
+            return None
+    return entries
+
+
+def _dict_entries(value: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``{"batch_size": 32}`` or ``dict(batch_size=32)``, by key; None for anything else."""
+    entries: Dict[str, cst.BaseExpression] = {}
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            key = string_value(element.key) if isinstance(element, cst.DictElement) else None
+            if key is None:
+                return None
+            entries[key] = element.value
+        return entries
+    if isinstance(value, cst.Call) and is_name(value.func, "dict") and all(
+            arg.keyword is not None and not arg.star for arg in value.args):
+        return {arg.keyword.value: arg.value for arg in value.args}
+    return None
+
+
+def _binds_or_splats(ctx: FileContext, name: cst.Name) -> bool:
+    """``name`` is an assignment's target, a ``**`` argument, or not the variable at all (an
+    attribute's or a keyword's name)."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Arg):
+        return parent.keyword is name or parent.star == "**"
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is name
+    return isinstance(parent, cst.AssignTarget)
 
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
@@ -903,13 +971,52 @@ _RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standa
 _FROM_LITERAL = frozenset({"numpy.array", "numpy.asarray", "tensorflow.constant", "tensorflow.convert_to_tensor"})
 
 
+def literal_samples(node: cst.BaseExpression) -> Optional[int]:
+    """The number of items of a list or tuple literal of numbers or strings (``["great movie"]``):
+    what Keras takes as that many samples of one input; None for anything else."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return None
+    scalars = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
+    if all(isinstance(element, cst.Element) and (isinstance(element.value, scalars) or isinstance(
+            element.value, cst.UnaryOperation) and isinstance(element.value.expression, scalars))
+           for element in node.elements):
+        return len(node.elements)
+    return None
+
+
+# Text functions that give one sample for each item of their first argument.
+_PER_ITEM_FUNCTIONS = frozenset({"keras.preprocessing.sequence.pad_sequences", "keras.utils.pad_sequences"})
+_PER_ITEM_METHODS = frozenset({"texts_to_sequences", "texts_to_matrix", "sequences_to_matrix"})
+
+
+def _per_item_argument(ctx: FileContext, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What ``call`` makes one sample of per item: the first argument of ``pad_sequences(...)``
+    or of a tokenizer's ``texts_to_sequences(...)``; None for other calls."""
+    first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    if first is None:
+        return None
+    if ctx.keras_name(call.func) in _PER_ITEM_FUNCTIONS:
+        return first.value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PER_ITEM_METHODS \
+            and ctx.qualified_name(call.func) is None:
+        return first.value
+    return None
+
+
 def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
     """The first dimension of an array NumPy (or TensorFlow) makes with a static shape, through
-    ``.astype(...)``."""
+    ``.astype(...)``; the texts a tokenizer and ``pad_sequences`` make samples of, when they are a
+    literal list (``pad_sequences(tokenizer.texts_to_sequences(["one text"]))``)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "astype":
         value = value.func.value
     if not isinstance(value, cst.Call):
         return None
+    per_item = _per_item_argument(ctx, value)
+    if isinstance(per_item, (cst.List, cst.Tuple)):  # texts, or sequences (lists) of ids: one sample each
+        return None if any(isinstance(item, cst.StarredElement) for item in per_item.elements) \
+            else len(per_item.elements)
+    if per_item is not None:
+        return _made_length(ctx, per_item)
     qualified = ctx.qualified_name(value.func) or ""
     literal = value.args[0].value if value.args and value.args[0].keyword is None else None
     if qualified in _FROM_LITERAL and isinstance(literal, (cst.List, cst.Tuple)) and not any(
@@ -997,6 +1104,8 @@ def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     array made in the call itself with a static shape (``tf.constant([[1], [0]])``)."""
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
+    if literal_samples(data) is not None:
+        return literal_samples(data)
     if not isinstance(data, cst.Subscript):
         return static_samples(ctx, data, owner)
     bounds = _slice_bounds(ctx, data)
@@ -1083,6 +1192,10 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         if value is not None:
             return single_sample(ctx, value, owner, follow=False)
         return _always_single(ctx, data, owner)
+    if literal_samples(data) is not None:  # `["great movie"]`: the samples of one input
+        return literal_samples(data) == 1
+    if isinstance(data, cst.Call) and _per_item_argument(ctx, data) is not None:
+        return _made_length(ctx, data) == 1
     if isinstance(data, (cst.List, cst.Tuple)):
         return any(not isinstance(element, cst.StarredElement) and single_sample(ctx, element.value, owner, follow)
                    for element in data.elements)
