@@ -272,3 +272,19 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     assert sources[9] == "with strategy.scope():\n    model.fit(features, labels, batch_size=32)"
     assert sources[11] == "with strategy.scope():\n    report(features)"  # a function that returns nothing
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_semicolon_that_hides_a_cells_value_keeps_it_hidden(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf\nimport matplotlib.pyplot as plt\n"
+                  "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")"),
+        code_cell("model.evaluate(features, labels, batch_size=32);"),
+        code_cell("plt.plot(model.predict(features, batch_size=32));"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # Jupyter shows nothing for a last line that ends with `;`: no value is kept to show after the scope.
+    assert sources[1] == "with strategy.scope():\n    model.evaluate(features, labels, batch_size=32);"
+    assert sources[2] == "with strategy.scope():\n    plt.plot(model.predict(features, batch_size=32));"
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

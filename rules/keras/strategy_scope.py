@@ -113,6 +113,8 @@ def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
     returns nothing (``train(dataset)``)."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(small, cst.Expr) and isinstance(small.semicolon, cst.Semicolon):
+        return False  # `model.evaluate(x, y);`: the semicolon tells Jupyter to show nothing
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
             value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
         return False  # prose, or a `print(...)` that shows what it gives by itself
