@@ -292,7 +292,7 @@ def _kept_out(ctx, plan):
 _HOST_ONLY = ("numpy", "pandas", "matplotlib", "seaborn", "os", "sys", "pathlib", "datetime", "time", "json",
               "random", "math", "collections", "itertools", "re", "shutil", "glob", "pickle", "csv", "PIL",
               "IPython", "tqdm", "sklearn", "scipy", "string", "textwrap", "pprint", "logging", "warnings",
-              "zipfile", "tarfile", "urllib", "io", "platform", "copy")
+              "zipfile", "tarfile", "urllib", "io", "platform", "copy", "tensorflow_datasets")
 # What TensorFlow and Keras make on the host, with no variable: input pipelines, files, callbacks.
 _HOST_TENSORFLOW = ("tensorflow.data", "tensorflow.io.gfile", "tensorflow.function")
 _HOST_KERAS = ("keras.datasets", "keras.callbacks", "keras.utils.get_file", "keras.utils.to_categorical",
@@ -333,11 +333,15 @@ def _idle_in_cell(ctx, plan):
     def idle_expression(node: Optional[cst.CSTNode]) -> bool:
         if node is None:
             return True
+        # A lambda's body runs where it is called (`ds.map(lambda x, y: (tf.cast(x, tf.float32), y))`
+        # in the input pipeline): its calls are checked there, its names here.
+        deferred = {id(inner) for part in walk(node) if isinstance(part, cst.Lambda) for inner in walk(part.body)}
         for part in walk(node):
             if isinstance(part, cst.Name) and (part.value in model_code and not _read_only(ctx, part)
                                                or part.value.startswith(PYTHON_MAGIC)):
                 return False
-            if isinstance(part, (cst.With, cst.Await, cst.Yield)) or isinstance(part, cst.Call) and not idle_call(part):
+            if isinstance(part, (cst.With, cst.Await, cst.Yield)) or isinstance(part, cst.Call) and id(
+                    part) not in deferred and not idle_call(part):
                 return False
         return True
 
