@@ -535,11 +535,12 @@ def _stepped_losses(ctx) -> set:
 
 
 def _at_edges(statement_node: cst.BaseStatement) -> bool:
-    """What may stay out where a scope begins or ends: prose, and constants (``BATCH_SIZE = 64``),
-    which are the same in the scope or out."""
+    """What may stay out where a scope begins or ends: prose, constants (``BATCH_SIZE = 64``) and
+    imports (``import os`` opening a notebook cell), which are the same in the scope or out."""
     return _only_text(statement_node) or isinstance(statement_node, cst.SimpleStatementLine) and all(
-        isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets)
-        and _literal(small.value) for small in statement_node.body)
+        isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small, cst.Assign)
+        and all(isinstance(target.target, cst.Name) for target in small.targets) and _literal(small.value)
+        for small in statement_node.body)
 
 
 def _literal(node: cst.BaseExpression) -> bool:
