@@ -288,3 +288,25 @@ def test_a_semicolon_that_hides_a_cells_value_keeps_it_hidden(tmp_path):
     assert sources[1] == "with strategy.scope():\n    model.evaluate(features, labels, batch_size=32);"
     assert sources[2] == "with strategy.scope():\n    plt.plot(model.predict(features, batch_size=32));"
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
+    cells = [
+        code_cell("import numpy as np\nimport tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])"),
+        code_cell("tf.random.set_seed(0)\nx = np.ones((64, 4), \"float32\")\n"
+                  "ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).map(lambda a, b: (tf.cast(a, tf.float32), b))"),
+        code_cell("@tf.keras.utils.register_keras_serializable()\nclass Twice(tf.keras.layers.Layer):\n"
+                  "    def call(self, x):\n        return 2 * x"),
+        code_cell("optimizer = tf.keras.optimizers.SGD(0.1)"),
+        code_cell("model.compile(optimizer=optimizer, loss=\"mse\")"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # Host data, a seed and a class definition run nothing the IPU strategy places: left as they are.
+    assert sources[2] == cells[2]["source"]
+    assert sources[3] == cells[3]["source"]
+    # An optimizer makes variables: in the scope, like the model.
+    assert sources[4] == "with strategy.scope():\n    optimizer = tf.keras.optimizers.SGD(0.1)"
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

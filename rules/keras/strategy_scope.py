@@ -293,10 +293,10 @@ _HOST_ONLY = ("numpy", "pandas", "matplotlib", "seaborn", "os", "sys", "pathlib"
               "random", "math", "collections", "itertools", "re", "shutil", "glob", "pickle", "csv", "PIL",
               "IPython", "tqdm", "sklearn", "scipy", "string", "textwrap", "pprint", "logging", "warnings",
               "zipfile", "tarfile", "urllib", "io", "platform", "copy", "tensorflow_datasets")
-# What TensorFlow and Keras make on the host, with no variable: input pipelines, files, callbacks.
-_HOST_TENSORFLOW = ("tensorflow.data", "tensorflow.io.gfile", "tensorflow.function")
-_HOST_KERAS = ("keras.datasets", "keras.callbacks", "keras.utils.get_file", "keras.utils.to_categorical",
-               "keras.utils.plot_model")
+# What TensorFlow and Keras make on the host, with no variable: input pipelines, files, callbacks,
+# Keras' utilities (as for `_makes_device_objects`).
+_HOST_TENSORFLOW = ("tensorflow.data", "tensorflow.io.gfile", "tensorflow.function", "tensorflow.random.set_seed")
+_HOST_KERAS = ("keras.datasets", "keras.callbacks", "keras.utils", "keras.saving.register_keras_serializable")
 
 
 def _under(qualified: Optional[str], prefixes) -> bool:
