@@ -796,8 +796,9 @@ class FileContext:
         shows (``model.evaluate(x, y)``) and must run in the block: it is assigned to ``shown_as``
         there, and ``shown_as`` alone follows the block, so that the cell still shows it.
         ``idle(statement)``, when given, says that a statement needs no block (it creates nothing
-        and runs nothing the block is for): in a notebook, a cell's part made only of such
-        statements (a cell of imports, of host data preparation, of definitions) is left as it is."""
+        and runs nothing the block is for): in a notebook, such statements that begin or end a
+        cell's part stay out of its block, and a part made only of them (a cell of imports, of host
+        data preparation, of definitions) is left as it is."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -827,8 +828,8 @@ class FileContext:
             pieces = [(low, self._before_display(body, low, high, display)) for low, high in pieces]
             pieces = [(low, high) for low, high in pieces if high >= low]
         if idle is not None and block is self.module and self.barriers:
-            pieces = [(low, high) for low, high in pieces
-                      if not all(idle(body[index]) for index in range(low, high + 1))]
+            pieces = [_without_edges(body, low, high, idle) for low, high in pieces]
+            pieces = [(low, high) for low, high in pieces if high >= low]
         if edges is not None:
             pieces = [_without_edges(body, low, high, edges) for low, high in pieces]
             pieces = [(low, high) for low, high in pieces if high >= low]

@@ -258,7 +258,9 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     assert sources[1].endswith("    model.compile(loss=\"mse\")\nlen(model.trainable_variables)")
     assert sources[2] == "with strategy.scope():\n    history = model.fit(features, labels, batch_size=32)\n" \
                          "history.history.keys()"
-    assert sources[4].endswith("    classes = scores.ravel().round()\n(classes == labels).mean()")
+    # NumPy work on the predictions, after them, runs on the host: after the scope too.
+    assert sources[4] == ("with strategy.scope():\n    scores = model.predict(features, batch_size=32)\n"
+                          "classes = scores.ravel().round()\n(classes == labels).mean()")
     # The model's answer needs the scope: kept there under a name, and shown after it.
     assert sources[5] == "with strategy.scope():\n    result = model(features[:4])\nresult"
     assert sources[6] == ("with strategy.scope():\n    result = np.argmax(model.predict(features, batch_size=32), "
@@ -300,6 +302,8 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
                   "    def call(self, x):\n        return 2 * x"),
         code_cell("optimizer = tf.keras.optimizers.SGD(0.1)"),
         code_cell("model.compile(optimizer=optimizer, loss=\"mse\")"),
+        code_cell("rows = np.ones((32, 4), \"float32\")\nscores = model.predict(rows, batch_size=32)\n"
+                  "best = scores.argmax()"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
@@ -309,4 +313,7 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
     assert sources[3] == cells[3]["source"]
     # An optimizer makes variables: in the scope, like the model.
     assert sources[4] == "with strategy.scope():\n    optimizer = tf.keras.optimizers.SGD(0.1)"
+    # Host work before and after the model code of a cell stays before and after its scope.
+    assert sources[6] == ("rows = np.ones((32, 4), \"float32\")\nwith strategy.scope():\n"
+                          "    scores = model.predict(rows, batch_size=32)\nbest = scores.argmax()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
