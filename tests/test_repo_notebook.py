@@ -301,6 +301,7 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
         code_cell("@tf.keras.utils.register_keras_serializable()\nclass Twice(tf.keras.layers.Layer):\n"
                   "    def call(self, x):\n        return 2 * x"),
         code_cell("optimizer = tf.keras.optimizers.SGD(0.1)"),
+        code_cell("with open(\"names.txt\") as lines:\n    names = lines.read().split()"),
         code_cell("model.compile(optimizer=optimizer, loss=\"mse\")"),
         code_cell("rows = np.ones((32, 4), \"float32\")\nscores = model.predict(rows, batch_size=32)\n"
                   "best = scores.argmax()"),
@@ -311,9 +312,10 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
     # Host data, a seed and a class definition run nothing the IPU strategy places: left as they are.
     assert sources[2] == cells[2]["source"]
     assert sources[3] == cells[3]["source"]
+    assert sources[5] == cells[5]["source"]  # a file read in a `with` block
     # An optimizer makes variables: in the scope, like the model.
     assert sources[4] == "with strategy.scope():\n    optimizer = tf.keras.optimizers.SGD(0.1)"
     # Host work before and after the model code of a cell stays before and after its scope.
-    assert sources[6] == ("rows = np.ones((32, 4), \"float32\")\nwith strategy.scope():\n"
+    assert sources[7] == ("rows = np.ones((32, 4), \"float32\")\nwith strategy.scope():\n"
                           "    scores = model.predict(rows, batch_size=32)\nbest = scores.argmax()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -340,7 +340,7 @@ def _idle_in_cell(ctx, plan):
             if isinstance(part, cst.Name) and (part.value in model_code and not _read_only(ctx, part)
                                                or part.value.startswith(PYTHON_MAGIC)):
                 return False
-            if isinstance(part, (cst.With, cst.Await, cst.Yield)) or isinstance(part, cst.Call) and id(
+            if isinstance(part, (cst.Await, cst.Yield)) or isinstance(part, cst.Call) and id(
                     part) not in deferred and not idle_call(part):
                 return False
         return True
@@ -368,12 +368,28 @@ def _idle_in_cell(ctx, plan):
             return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
         return idle_expression(statement_node)
 
-    bindings: dict = {}
-    for statement_node, name, _ in assignments(ctx, ctx.module):
-        bindings.setdefault(name, []).append(statement_node)
-    for _ in range(3):  # names made from names made of host work
-        idle_names |= {name for name, bound in bindings.items() if all(idle(node) for node in bound)}
-    return idle
+    def find_idle_names() -> None:
+        """The module's names bound only by host work: from every name that is not model code,
+        drop those with a binding that is not host work until none is left to drop (a name bound
+        by `with open(path) as lines` whose body reads `lines` is host work)."""
+        bindings: dict = {}
+        for statement_node, name, _ in assignments(ctx, ctx.module):
+            bindings.setdefault(name, []).append(statement_node)
+        idle_names.update(name for name in bindings if name not in model_code)
+        while True:
+            dropped = {name for name in idle_names if not all(idle(node) for node in bindings[name])}
+            if not dropped:
+                return
+            idle_names.difference_update(dropped)
+
+    def idle_in_notebook(statement_node: cst.BaseStatement) -> bool:
+        if not found:  # only notebooks ask, once
+            found.append(True)
+            find_idle_names()
+        return idle(statement_node)
+
+    found: list = []
+    return idle_in_notebook
 
 
 def _iterates_dataset(ctx, node: cst.CSTNode, parameters: AbstractSet[str] = frozenset()) -> bool:
