@@ -785,7 +785,8 @@ class FileContext:
              display: Optional[Callable[[cst.BaseStatement], bool]] = None,
              keep_out: Optional[Callable[[cst.BaseStatement], bool]] = None,
              edges: Optional[Callable[[cst.BaseStatement], bool]] = None,
-             shows: Optional[Callable[[cst.BaseStatement], bool]] = None, shown_as: str = "output") -> bool:
+             shows: Optional[Callable[[cst.BaseStatement], bool]] = None, shown_as: str = "output",
+             idle: Optional[Callable[[cst.BaseStatement], bool]] = None) -> bool:
         """Put the statements from ``first`` to ``last`` (siblings) into the block of the
         compound statement ``build(statements)`` returns. Statements inserted before ``first``
         stay outside, in front of it. In a notebook, a range that spans cells becomes one block
@@ -798,7 +799,11 @@ class FileContext:
         that stay out only where they begin or end a block (prose in a string). ``shows(statement)``,
         when given, says that a bare expression which ends a notebook cell gives the value the cell
         shows (``model.evaluate(x, y)``) and must run in the block: it is assigned to ``shown_as``
-        there, and ``shown_as`` alone follows the block, so that the cell still shows it."""
+        there, and ``shown_as`` alone follows the block, so that the cell still shows it.
+        ``idle(statement)``, when given, says that a statement needs no block (it creates nothing
+        and runs nothing the block is for): in a notebook, such statements that begin or end a
+        cell's part stay out of its block, and a part made only of them (a cell of imports, of host
+        data preparation, of definitions) is left as it is."""
         block = self.block_of(first)
         if block is None or block is not self.block_of(last):
             return False
@@ -826,6 +831,9 @@ class FileContext:
             pieces.append((piece_start, end))
         if display is not None and block is self.module and self.barriers:
             pieces = [(low, self._before_display(body, low, high, display)) for low, high in pieces]
+            pieces = [(low, high) for low, high in pieces if high >= low]
+        if idle is not None and block is self.module and self.barriers:
+            pieces = [_without_edges(body, low, high, idle) for low, high in pieces]
             pieces = [(low, high) for low, high in pieces if high >= low]
         if edges is not None:
             pieces = [_without_edges(body, low, high, edges) for low, high in pieces]

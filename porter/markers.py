@@ -14,6 +14,10 @@ CELL_MARKER = "__ipu_port_cell__"
 # where it was (tools that read notebooks line by line take an indented one for Python).
 SHELL_LINE = "__ipu_port_shell_"
 
+# ``__ipu_port_magic_N__``: a masked IPython line that runs Python of the notebook (``%time
+# model.fit(x, y)``); the engine cannot see what it runs, so it is taken for model code.
+PYTHON_MAGIC = "__ipu_port_magic_"
+
 UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
 UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
 HIDDEN_RUN = "IPU803"  # a line magic (``%time model.fit(...)``) that runs model code out of the port's sight

@@ -28,13 +28,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.config import Config
 from porter.detect import uses_framework
-from porter.markers import CELL_MARKER, HIDDEN_RUN, SHELL_LINE, UNPARSABLE
+from porter.markers import CELL_MARKER, HIDDEN_RUN, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
 from porter.rule import WARNING, Finding, is_selected
 
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
 CELL_MAGIC = "#__ipu_port_cell_magic__"
-_PLACEHOLDER = re.compile(rf"^([ \t]*)(?:__ipu_port_magic_|{SHELL_LINE})(\d+)__[ \t]*$")
+_PLACEHOLDER = re.compile(rf"^([ \t]*)(?:{PYTHON_MAGIC}|{SHELL_LINE})(\d+)__[ \t]*$")
 
 # Cell magics whose body is Python: the magic line is masked, the body ported.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pypy", "python",
@@ -119,7 +119,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
             out.append(f"{CELL_MAGIC}{ending}")
             continue
         if continued_indent is None:
-            placeholder = "__ipu_port_magic_" if _runs_python(stripped) else SHELL_LINE
+            placeholder = PYTHON_MAGIC if _runs_python(stripped) else SHELL_LINE
         out.append(f"{indent}{placeholder}{number}__{ending}")
         continued_indent = indent if body.endswith("\\") else None
     return "".join(out), magics

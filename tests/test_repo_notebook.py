@@ -258,16 +258,64 @@ def test_looks_at_host_values_and_the_model_stay_after_the_scope(tmp_path):
     assert sources[1].endswith("    model.compile(loss=\"mse\")\nlen(model.trainable_variables)")
     assert sources[2] == "with strategy.scope():\n    history = model.fit(features, labels, batch_size=32)\n" \
                          "history.history.keys()"
-    assert sources[4].endswith("    classes = scores.ravel().round()\n(classes == labels).mean()")
+    # NumPy work on the predictions, after them, runs on the host: after the scope too.
+    assert sources[4] == ("with strategy.scope():\n    scores = model.predict(features, batch_size=32)\n"
+                          "classes = scores.ravel().round()\n(classes == labels).mean()")
     # The model's answer needs the scope: kept there under a name, and shown after it.
     assert sources[5] == "with strategy.scope():\n    result = model(features[:4])\nresult"
     assert sources[6] == ("with strategy.scope():\n    result = np.argmax(model.predict(features, batch_size=32), "
                           "axis=1)\nresult")
     # A `print` shows what it gives by itself: nothing to keep.
     assert sources[7] == "with strategy.scope():\n    print(model.evaluate(features, labels, batch_size=32))"
-    assert sources[3].endswith("    frame = pd.DataFrame(history.history)\nframe.tail()")
+    # A cell of pandas work on the History needs no scope at all: it is left as it is.
+    assert sources[3] == "frame = pd.DataFrame(history.history)\nframe.tail()"
     # Any other value a cell ends with is shown after the scope too; what `fit` gives is no answer.
     assert sources[8] == "with strategy.scope():\n    result = tf.nn.sigmoid(scores).numpy()\nresult"
     assert sources[9] == "with strategy.scope():\n    model.fit(features, labels, batch_size=32)"
     assert sources[11] == "with strategy.scope():\n    report(features)"  # a function that returns nothing
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_semicolon_that_hides_a_cells_value_keeps_it_hidden(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf\nimport matplotlib.pyplot as plt\n"
+                  "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")"),
+        code_cell("model.evaluate(features, labels, batch_size=32);"),
+        code_cell("plt.plot(model.predict(features, batch_size=32));"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # Jupyter shows nothing for a last line that ends with `;`: no value is kept to show after the scope.
+    assert sources[1] == "with strategy.scope():\n    model.evaluate(features, labels, batch_size=32);"
+    assert sources[2] == "with strategy.scope():\n    plt.plot(model.predict(features, batch_size=32));"
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
+    cells = [
+        code_cell("import numpy as np\nimport tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])"),
+        code_cell("tf.random.set_seed(0)\nx = np.ones((64, 4), \"float32\")\n"
+                  "ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).map(lambda a, b: (tf.cast(a, tf.float32), b))"),
+        code_cell("@tf.keras.utils.register_keras_serializable()\nclass Twice(tf.keras.layers.Layer):\n"
+                  "    def call(self, x):\n        return 2 * x"),
+        code_cell("optimizer = tf.keras.optimizers.SGD(0.1)"),
+        code_cell("with open(\"names.txt\") as lines:\n    names = lines.read().split()"),
+        code_cell("model.compile(optimizer=optimizer, loss=\"mse\")"),
+        code_cell("rows = np.ones((32, 4), \"float32\")\nscores = model.predict(rows, batch_size=32)\n"
+                  "best = scores.argmax()"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # Host data, a seed and a class definition run nothing the IPU strategy places: left as they are.
+    assert sources[2] == cells[2]["source"]
+    assert sources[3] == cells[3]["source"]
+    assert sources[5] == cells[5]["source"]  # a file read in a `with` block
+    # An optimizer makes variables: in the scope, like the model.
+    assert sources[4] == "with strategy.scope():\n    optimizer = tf.keras.optimizers.SGD(0.1)"
+    # Host work before and after the model code of a cell stays before and after its scope.
+    assert sources[7] == ("rows = np.ones((32, 4), \"float32\")\nwith strategy.scope():\n"
+                          "    scores = model.predict(rows, batch_size=32)\nbest = scores.argmax()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -5,15 +5,17 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from porter.context import code_of
+from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
-from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, MODEL_BASES, Plan, calls_by_name,
-                                                    in_regions, model_plan, runs_model, without_compat)
+from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
+                                                    calls_by_name, in_regions, model_plan, runs_model,
+                                                    without_compat)
 from porter.rules.keras._analysis.steps import trains
-from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method, run_by_keras,
-                                              subclasses_of)
+from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
+                                              run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
@@ -406,6 +408,55 @@ for name, candidate in [("baseline", baseline), ("wide", wide)]:
     print(name, candidate.evaluate(x, y))
 """,
         ),
+        # A tuner given the IPU strategy builds and trains its models in that strategy's scope
+        # itself: its `search` and the look at what it found run out of the scope (a ported file).
+        Example(
+            """\
+import keras_tuner as kt
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def build(hp):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 32, step=8)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    tuner = kt.RandomSearch(build, objective="val_loss", max_trials=2, distribution_strategy=strategy)
+tuner.search(x, y, batch_size=32, validation_data=(x_val, y_val))
+best = tuner.get_best_hyperparameters(num_trials=1)[0]
+""",
+            reported=False,
+        ),
+        # Without the strategy, the tuner builds and trains its models out of the scope, on the CPU.
+        Example(
+            """\
+import keras_tuner as kt
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def build(hp):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 32, step=8)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    tuner = kt.RandomSearch(build, objective="val_loss", max_trials=2)
+tuner.search(x, y, batch_size=32, validation_data=(x_val, y_val))
+""",
+        ),
         # A step that prints while it runs cannot be compiled (IPU111): the loop stays on the CPU.
         Example(
             """\
@@ -652,7 +703,7 @@ class _Coverage:
     def _outside(self, node: cst.CSTNode, depth: int, seen: Set[int]) -> Optional[cst.CSTNode]:
         """None when ``node`` runs in the scope, directly or through every call of its function;
         else where it does not: ``node`` itself or the first call of it that runs outside."""
-        if self._in_scope(node) or self._in_lambda_callback(node):
+        if self._in_scope(node) or self._in_lambda_callback(node) or self._tuner_enters_strategy(node):
             return None
         function = self.ctx.enclosing_function(node)
         if function is not None and (is_callback_method(self.ctx, function) or self._keras_step(function)):
@@ -669,6 +720,26 @@ class _Coverage:
             if outside is not None:
                 return outside
         return None
+
+    def _tuner_enters_strategy(self, node: cst.CSTNode) -> bool:
+        """``tuner.search(...)``, ``tuner.get_best_models()``: a method of a tuner made with
+        ``distribution_strategy=`` the IPU strategy. Keras Tuner builds and trains each model in
+        that strategy's scope itself (a scope around ``search`` would end, as the tuner clears the
+        Keras session), and its other methods build nothing."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)):
+            return False
+        made = tuners(self.ctx).get(node.func.value.value, [])
+        given = [keyword(call, "distribution_strategy") for call in made]
+        return bool(made) and all(arg is not None and self._ipu_strategy(arg.value) for arg in given)
+
+    def _ipu_strategy(self, node: cst.BaseExpression) -> bool:
+        """The strategy the port makes, or a name bound only to an ``IPUStrategy()`` (a port's own)."""
+        if not isinstance(node, cst.Name):
+            return False
+        values = values_of(self.ctx, node)
+        return node.value == self.plan.strategy_name or bool(values) and all(
+            isinstance(value, cst.Call) and self.ctx.qualified_name(value.func) in IPU_STRATEGIES for value in values)
 
     def _in_scope(self, node: cst.CSTNode) -> bool:
         """Inside an existing ``with ....scope():`` of an IPU program, or in a region the port wraps."""

@@ -5,6 +5,7 @@ from typing import AbstractSet, Optional
 import libcst as cst
 
 from porter.context import SharedKey, code_of, walk
+from porter.markers import PYTHON_MAGIC
 from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
@@ -112,6 +113,8 @@ def _shows_result(ctx, plan, statement_node: cst.BaseStatement) -> bool:
     returns nothing (``train(dataset)``)."""
     small = single_small(statement_node)
     value = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(small, cst.Expr) and isinstance(small.semicolon, cst.Semicolon):
+        return False  # `model.evaluate(x, y);`: the semicolon tells Jupyter to show nothing
     if value is None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or isinstance(
             value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _DISPLAY_BUILTINS:
         return False  # prose, or a `print(...)` that shows what it gives by itself
@@ -233,7 +236,8 @@ def _kept_out(ctx, plan):
     dataset on the host (a loop over `ds.take(1)` that plots, `next(iter(ds))`), since in the scope
     iterating a dataset makes an IPU infeed (Targeting the IPU from TensorFlow 2). A decorated
     function (a `tf.function`), a training step (IPU111 compiles it) and a class (a callback or a
-    model whose methods run the model) stay with the model code, as in the guides."""
+    model whose methods run the model) stay with the model code, as in the guides, and so does a
+    function whose default values make Keras objects (made where it is defined)."""
     steps = {id(function) for same_name in step_functions(ctx).values() for function in same_name}
     model_code = _model_code(ctx, plan)
 
@@ -274,13 +278,118 @@ def _kept_out(ctx, plan):
 
     def kept_out(statement_node: cst.BaseStatement) -> bool:
         if isinstance(statement_node, cst.FunctionDef):
-            return not statement_node.decorators and id(statement_node) not in steps
+            return not statement_node.decorators and id(statement_node) not in steps and not _default_makes_objects(
+                ctx, statement_node)
         return not isinstance(statement_node, cst.ClassDef) and (
             host_iteration(statement_node) or dataset_loop(ctx, statement_node) is not None
             or bool(losses) and host_loss(statement_node) or clears_session(ctx, statement_node)
             or bool(tuner_names) and tuner_results(statement_node))
 
     return kept_out
+
+
+# Libraries whose calls run on the host only: a notebook cell of them needs no IPU scope.
+_HOST_ONLY = ("numpy", "pandas", "matplotlib", "seaborn", "os", "sys", "pathlib", "datetime", "time", "json",
+              "random", "math", "collections", "itertools", "re", "shutil", "glob", "pickle", "csv", "PIL",
+              "IPython", "tqdm", "sklearn", "scipy", "string", "textwrap", "pprint", "logging", "warnings",
+              "zipfile", "tarfile", "urllib", "io", "platform", "copy", "tensorflow_datasets")
+# What TensorFlow and Keras make on the host, with no variable: input pipelines, files, callbacks,
+# Keras' utilities (as for `_makes_device_objects`).
+_HOST_TENSORFLOW = ("tensorflow.data", "tensorflow.io.gfile", "tensorflow.function", "tensorflow.random.set_seed")
+_HOST_KERAS = ("keras.datasets", "keras.callbacks", "keras.utils", "keras.saving.register_keras_serializable")
+
+
+def _under(qualified: Optional[str], prefixes) -> bool:
+    return qualified is not None and any(qualified == prefix or qualified.startswith(prefix + ".")
+                                         for prefix in prefixes)
+
+
+def _idle_in_cell(ctx, plan):
+    """Which statements of a notebook cell need no IPU strategy scope: imports; definitions whose
+    decorators, default values and class-body statements create nothing on a device (defining runs
+    nothing; the body runs where it is called); and statements of host work (NumPy, pandas, plots,
+    files, `tf.data` pipelines, `keras.datasets`, callbacks) that name no model, layer or function
+    of the notebook. A cell made only of them stays as it is: wrapping it changes nothing but
+    the cell. Anything else (a TensorFlow op, a variable, an unknown call) is taken for model code."""
+    model_code = _model_code(ctx, plan) | _layer_names(ctx)
+    fed = _fed_iterators(ctx)
+    host = _host_names(ctx)
+    idle_names: set = set()
+
+    def idle_call(call: cst.Call) -> bool:
+        func = call.func
+        qualified = ctx.qualified_name(func)
+        if qualified is not None:
+            return _under(qualified, _HOST_ONLY + _HOST_TENSORFLOW) or _under(ctx.keras_name(func), _HOST_KERAS)
+        if isinstance(func, cst.Name):
+            return func.value in _BUILTINS
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        while isinstance(receiver, (cst.Attribute, cst.Subscript)):
+            receiver = receiver.value
+        if isinstance(receiver, cst.Name):
+            return receiver.value in idle_names or receiver.value in host or _is_dataset(ctx, func.value)
+        return receiver is not None  # a method of what a call gives (checked on its own) or of a literal
+
+    def idle_expression(node: Optional[cst.CSTNode]) -> bool:
+        if node is None:
+            return True
+        # A lambda's body runs where it is called (`ds.map(lambda x, y: (tf.cast(x, tf.float32), y))`
+        # in the input pipeline): its calls are checked there, its names here.
+        deferred = {id(inner) for part in walk(node) if isinstance(part, cst.Lambda) for inner in walk(part.body)}
+        for part in walk(node):
+            if isinstance(part, cst.Name) and (part.value in model_code and not _read_only(ctx, part)
+                                               or part.value.startswith(PYTHON_MAGIC)):
+                return False
+            if isinstance(part, (cst.Await, cst.Yield)) or isinstance(part, cst.Call) and id(
+                    part) not in deferred and not idle_call(part):
+                return False
+        return True
+
+    def idle_definition(definition) -> bool:
+        if isinstance(definition, cst.FunctionDef):
+            defaults = [param.default for param in (*definition.params.params, *definition.params.kwonly_params,
+                                                    *definition.params.posonly_params)]
+            return all(idle_expression(decorator.decorator) for decorator in definition.decorators) and all(
+                idle_expression(default) for default in defaults)
+        return all(idle_expression(decorator.decorator) for decorator in definition.decorators) and all(
+            idle_expression(arg.value) for arg in (*definition.bases, *definition.keywords)) and isinstance(
+            definition.body, cst.IndentedBlock) and all(
+            idle_definition(inner) if isinstance(inner, (cst.FunctionDef, cst.ClassDef)) else idle_expression(inner)
+            for inner in definition.body.body)
+
+    def idle(statement_node: cst.BaseStatement) -> bool:
+        if isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)):
+            return idle_definition(statement_node)
+        small = single_small(statement_node)
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            return True
+        if isinstance(small, cst.Assign) and any(is_name(target.target, name) for target in small.targets
+                                                 for name in fed):
+            return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
+        return idle_expression(statement_node)
+
+    def find_idle_names() -> None:
+        """The module's names bound only by host work: from every name that is not model code,
+        drop those with a binding that is not host work until none is left to drop (a name bound
+        by `with open(path) as lines` whose body reads `lines` is host work)."""
+        bindings: dict = {}
+        for statement_node, name, _ in assignments(ctx, ctx.module):
+            bindings.setdefault(name, []).append(statement_node)
+        idle_names.update(name for name in bindings if name not in model_code)
+        while True:
+            dropped = {name for name in idle_names if not all(idle(node) for node in bindings[name])}
+            if not dropped:
+                return
+            idle_names.difference_update(dropped)
+
+    def idle_in_notebook(statement_node: cst.BaseStatement) -> bool:
+        if not found:  # only notebooks ask, once
+            found.append(True)
+            find_idle_names()
+        return idle(statement_node)
+
+    found: list = []
+    return idle_in_notebook
 
 
 def _iterates_dataset(ctx, node: cst.CSTNode, parameters: AbstractSet[str] = frozenset()) -> bool:
@@ -323,6 +432,15 @@ def _host_helpers(ctx, model_code: set, steps: set) -> dict:
     return {name: {parameter for parameter in parameter_names(function) if any(
         _iterates_dataset(ctx, node, {parameter}) for node in walk(function.body))}
         for name, function in helpers.items()}
+
+
+def _default_makes_objects(ctx, function: cst.FunctionDef) -> bool:
+    """``def block(x, layer=layers.Dense(8))``: a default value is made where the function is
+    defined, so a Keras object or variable made there needs the scope as much as the model does."""
+    params = function.params
+    return any(isinstance(node, cst.Call) and _makes_device_objects(ctx, node.func)
+               for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+               if param.default is not None for node in walk(param.default))
 
 
 def _makes_device_objects(ctx, func: cst.BaseExpression) -> bool:
@@ -433,11 +551,12 @@ def _stepped_losses(ctx) -> set:
 
 
 def _at_edges(statement_node: cst.BaseStatement) -> bool:
-    """What may stay out where a scope begins or ends: prose, and constants (``BATCH_SIZE = 64``),
-    which are the same in the scope or out."""
+    """What may stay out where a scope begins or ends: prose, constants (``BATCH_SIZE = 64``) and
+    imports (``import os`` opening a notebook cell), which are the same in the scope or out."""
     return _only_text(statement_node) or isinstance(statement_node, cst.SimpleStatementLine) and all(
-        isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets)
-        and _literal(small.value) for small in statement_node.body)
+        isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small, cst.Assign)
+        and all(isinstance(target.target, cst.Name) for target in small.targets) and _literal(small.value)
+        for small in statement_node.body)
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -3208,6 +3327,37 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # A function among the model code whose default value is a layer: the layer is made where
+        # the function is defined, so the definition stays in the scope with the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+
+            def head(x, layer=tf.keras.layers.Dense(1)):
+                return layer(x)
+
+
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+
+                def head(x, layer=tf.keras.layers.Dense(1)):
+                    return layer(x)
+
+
+                model.compile(optimizer="adam", loss="mse")
+            """,
+        ),
         # A function the file never calls (left for a user or an importer) that runs the module's
         # model: the statement that runs it gets a scope of its own, from the module's strategy.
         Example(
@@ -3306,7 +3456,7 @@ run_experiment(net)
             if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
                         keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(ctx, plan, line),
-                        shown_as=fresh_name(ctx, "result", "cell_result")):
+                        shown_as=fresh_name(ctx, "result", "cell_result"), idle=_idle_in_cell(ctx, plan)):
                 ctx.report(self.code, region.first, f"model code runs in `with {plan.strategy_name}.scope():`",
                            fixed=True)
                 wrapped.append(region)
