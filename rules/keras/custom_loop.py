@@ -1924,6 +1924,7 @@ def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[st
     return [(f"`{function.name.value}`", [function]) for function in functions] + [
         ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
 
+
 def _listed(arguments: List[str]) -> str:
     """``epoch`` and ``scale`` as a report names them: ```epoch`, `scale```."""
     return ", ".join(f"`{argument}`" for argument in arguments)
