@@ -86,12 +86,29 @@ def port_all(jobs: Sequence[Job], workers: int = 1,
         from concurrent.futures import ProcessPoolExecutor
 
         try:
-            pool = ProcessPoolExecutor(max_workers=workers)
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent)
         except (OSError, ImportError, NotImplementedError):  # no process support here: one by one
             pool = None
     if pool is None:
         return [_done(_port_job(job), on_done) for job in jobs]
     return _port_in_pool(pool, jobs, on_done)
+
+
+def _exit_with_parent() -> None:
+    """Run in each pool worker as it starts: end the worker once the process that started it is
+    gone. A porter killed outright (SIGKILL, the out-of-memory killer) cannot stop its workers,
+    which would otherwise wait for work forever."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _done(outcome: FileOutcome, on_done: Optional[Callable[[], None]]) -> FileOutcome:

@@ -3,7 +3,8 @@
 Atomic writes: ``ipu-port --write`` over a tree of 200 files is killed (SIGKILL) at random moments
 (seeded, so the same moments every run), several times over the same tree; after each kill every
 file holds either its original bytes or its complete port, never a mix. A normal run then finishes
-the job, and a normal run leaves no temporary file behind.
+the job, and a normal run leaves no temporary file behind. The pool workers of a killed run end
+with it.
 
 Static only: files whose import would write a marker file (a module of the project, and modules
 named like the frameworks themselves, first on the import path) are ported, and no marker appears.
@@ -125,12 +126,31 @@ def test_killed_writes_leave_each_file_whole(tmp_path):
             data = (tree / relative).read_bytes()
             assert data in (original, ported[relative]), f"{relative} is partial after kill {attempt}"
     assert kills >= 3, "the run was too quick to be killed; make the tree bigger"
+    assert left_running(tree) == [], "the pool workers of a killed run outlive it"
 
     assert ipu_port("--write", tree).wait(timeout=600) == 0
     for relative, data in ported.items():
         assert (tree / relative).read_bytes() == data, relative
     # only a killed run can leave its temporary file (a hidden .tmp, never a .py)
     assert all(name.endswith(".tmp") for name in temporary_files(tree))
+
+
+def left_running(tree: Path, patience: float = 15.0) -> list:
+    """The processes still working on ``tree`` (their command line names it) once ``patience``
+    seconds have passed: a killed run's pool workers, which watch their parent once a second.
+    Read from /proc; where there is none, nothing is seen."""
+    deadline = time.monotonic() + patience
+    while True:
+        running = []
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if str(tree).encode() in cmdline.read_bytes():
+                    running.append(cmdline.parent.name)
+            except OSError:  # it ended while it was read
+                continue
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.5)
 
 
 MARKER_CODE = '''import pathlib
