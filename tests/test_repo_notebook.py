@@ -319,3 +319,18 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
     assert sources[7] == ("rows = np.ones((32, 4), \"float32\")\nwith strategy.scope():\n"
                           "    scores = model.predict(rows, batch_size=32)\nbest = scores.argmax()")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_arithmetic_on_a_keras_input_is_model_code(tmp_path):
+    cells = [
+        code_cell("import tensorflow as tf"),
+        code_cell("inputs = tf.keras.Input(shape=(4,))\nhidden = tf.keras.layers.Dense(8)(inputs)"),
+        code_cell("scaled = 2 * hidden + 1"),
+        code_cell("model = tf.keras.Model(inputs, scaled)\nmodel.compile(loss=\"mse\")"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # `2 * hidden + 1` on a symbolic Keras tensor makes Keras layers: in the scope, like the model.
+    assert sources[2] == "with strategy.scope():\n    scaled = 2 * hidden + 1"
+    assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

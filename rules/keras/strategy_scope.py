@@ -153,6 +153,25 @@ def _layer_names(ctx) -> set:
 _LAYER_NAMES: SharedKey[set] = SharedKey("keras-module-layer-names")
 
 
+def _keras_values(ctx) -> set:
+    """Names the module assigns what Keras makes, other than host utilities: an ``Input``, a
+    layer's output (``Dense(8)(inputs)``, ``layer(x)``). Arithmetic on such a symbolic tensor
+    (``2 * inputs + 1``) makes Keras layers, so it is model code, not host work."""
+    layers = _layer_names(ctx)
+
+    def made_by_keras(value: cst.BaseExpression) -> bool:
+        func = value.func if isinstance(value, cst.Call) else None
+        while isinstance(func, cst.Call):  # `Dense(8)(inputs)`: the layer's output
+            func = func.func
+        if func is None:
+            return False
+        keras = ctx.keras_name(func)
+        return (keras is not None and not _under(keras, _HOST_KERAS)
+                or isinstance(func, cst.Name) and func.value in layers)
+
+    return {bound for _, bound, value in assignments(ctx, ctx.module) if made_by_keras(value)}
+
+
 # What a model has that a cell may show without running it: its weights' list, its size, its config.
 _MODEL_READS = frozenset({"trainable_variables", "trainable_weights", "non_trainable_variables", "variables",
                           "weights", "layers", "name", "count_params", "get_config", "to_json", "input_shape",
@@ -311,7 +330,7 @@ def _idle_in_cell(ctx, plan):
     files, `tf.data` pipelines, `keras.datasets`, callbacks) that name no model, layer or function
     of the notebook. A cell made only of them stays as it is: wrapping it changes nothing but
     the cell. Anything else (a TensorFlow op, a variable, an unknown call) is taken for model code."""
-    model_code = _model_code(ctx, plan) | _layer_names(ctx)
+    model_code = _model_code(ctx, plan) | _layer_names(ctx) | _keras_values(ctx)
     fed = _fed_iterators(ctx)
     host = _host_names(ctx)
     idle_names: set = set()
