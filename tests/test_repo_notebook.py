@@ -327,10 +327,18 @@ def test_arithmetic_on_a_keras_input_is_model_code(tmp_path):
         code_cell("inputs = tf.keras.Input(shape=(4,))\nhidden = tf.keras.layers.Dense(8)(inputs)"),
         code_cell("scaled = 2 * hidden + 1"),
         code_cell("model = tf.keras.Model(inputs, scaled)\nmodel.compile(loss=\"mse\")"),
+        code_cell("def show():\n    print(model.predict(rows, batch_size=32))"),
+        code_cell("class Show(tf.keras.callbacks.Callback):\n    def on_epoch_end(self, epoch, logs=None):\n"
+                  "        show()"),
+        code_cell("model.fit(rows, rows, batch_size=32, callbacks=[Show()])"),
     ]
     path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
     assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
     sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
     # `2 * hidden + 1` on a symbolic Keras tensor makes Keras layers: in the scope, like the model.
     assert sources[2] == "with strategy.scope():\n    scaled = 2 * hidden + 1"
+    # A function that predicts runs where it is called; a callback that calls it stays with the model
+    # code, as Keras calls its methods.
+    assert sources[4] == cells[4]["source"]
+    assert sources[5].startswith("with strategy.scope():\n    class Show(")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0

@@ -373,8 +373,14 @@ def _idle_in_cell(ctx, plan):
         return all(idle_expression(decorator.decorator) for decorator in definition.decorators) and all(
             idle_expression(arg.value) for arg in (*definition.bases, *definition.keywords)) and isinstance(
             definition.body, cst.IndentedBlock) and all(
-            idle_definition(inner) if isinstance(inner, (cst.FunctionDef, cst.ClassDef)) else idle_expression(inner)
+            idle_method(inner) if isinstance(inner, (cst.FunctionDef, cst.ClassDef)) else idle_expression(inner)
             for inner in definition.body.body)
+
+    def idle_method(definition) -> bool:
+        # A class whose methods run the model (a callback that predicts) stays with the model code,
+        # as in scripts: Keras, not the notebook, calls those methods, in the scope.
+        return idle_definition(definition) and not any(
+            isinstance(part, cst.Name) and part.value in model_code for part in walk(definition.body))
 
     def idle(statement_node: cst.BaseStatement) -> bool:
         if isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)):
