@@ -1960,6 +1960,99 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(trim_to_multiple(x, 64), trim_to_multiple(y, 64), **options)
             """),
         ),
+        # ... and in a dict the module sets once, read by the function that trains.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            FIT_OPTIONS = dict(batch_size=64, epochs=2)
+
+
+            def train(model, x, y):
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, **FIT_OPTIONS)
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            train(tf.keras.Sequential([tf.keras.layers.Dense(1)]), x, y)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            FIT_OPTIONS = dict(batch_size=64, epochs=2)
+
+
+            def train(model, x, y):
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(trim_to_multiple(x, 64), trim_to_multiple(y, 64), **FIT_OPTIONS)
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            train(tf.keras.Sequential([tf.keras.layers.Dense(1)]), x, y)
+            """),
+        ),
+        # A function given a model made in its call (`train(load_model(path), x, y)`) trains that model.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def train(model, x, y):
+                model.fit(x, y, batch_size=64)
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            train(tf.keras.models.load_model("model.keras"), x, y)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            def train(model, x, y):
+                model.fit(trim_to_multiple(x, 64), trim_to_multiple(y, 64), batch_size=64)
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            train(tf.keras.models.load_model("model.keras"), x, y)
+            """),
+        ),
+        # ... but not when a function changes it before the call: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            FIT_OPTIONS = dict(batch_size=64, epochs=2)
+
+
+            def train(model, x, y, batch_size):
+                FIT_OPTIONS["batch_size"] = batch_size
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, **FIT_OPTIONS)
+
+
+            x = np.random.rand(300, 4).astype("float32")
+            y = np.random.rand(300, 1).astype("float32")
+            train(tf.keras.Sequential([tf.keras.layers.Dense(1)]), x, y, 100)
+            """,
+        ),
         # A dict of options changed after it is made: its batch size is out of the port's sight, reported.
         Example(
             """\

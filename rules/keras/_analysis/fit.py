@@ -386,11 +386,15 @@ def _readable_options(ctx: FileContext, call: cst.Call, scope: cst.CSTNode) -> O
 def literal_options(ctx: FileContext, options: cst.BaseExpression, scope: cst.CSTNode
                     ) -> Optional[Dict[str, cst.BaseExpression]]:
     """The entries of the dict ``**options`` passes, by key: ``options`` is a variable last given, in
-    the same block, a literal with string keys (``{"batch_size": 32}`` or ``dict(batch_size=32)``)
-    that is only ever read through ``**`` (no item set, no ``update``, not passed on), else None."""
+    the same block, a literal with string keys (``{"batch_size": 32}`` or ``dict(batch_size=32)``),
+    or a module variable given one once and read in a function (``FIT_OPTIONS``), that is only ever
+    read through ``**`` (no item set, no ``update``, not passed on), else None."""
     if not isinstance(options, cst.Name):
         return None
     value = last_value_before(ctx, options, scope)
+    if value is None:
+        value = _module_constant(ctx, options)
+        scope = ctx.module  # read by functions: every use in the file counts
     entries = _dict_entries(value) if value is not None else None
     if entries is None:
         return None
@@ -399,6 +403,19 @@ def literal_options(ctx: FileContext, options: cst.BaseExpression, scope: cst.CS
                 and not _binds_or_splats(ctx, node):
             return None
     return entries
+
+
+def _module_constant(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
+    """The value of ``name`` read in a function that does not bind it, when the module binds it
+    once, at its top level (a constant the function reads when it runs), else None."""
+    if ctx.enclosing_function(name) is None:
+        return None
+    bindings = [(statement, value) for statement, bound, value in assignments(ctx, ctx.module)
+                if bound == name.value]
+    if len(bindings) != 1 or values_of(ctx, name) != [bindings[0][1]]:
+        return None
+    statement, value = bindings[0]
+    return value if statement in ctx.module.body else None
 
 
 def _dict_entries(value: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:

@@ -1768,9 +1768,10 @@ class _Analysis:
         return names - holders, holders, collections
 
     def _parameters_given(self, names: Set[str]) -> Set[str]:
-        """Parameters of the file's functions that a call gives one of ``names`` (a model) or a part
-        of one: in ``show(conv_model)`` or ``show(vae.decoder)``, ``def show(model):
-        model.predict(...)`` runs that model."""
+        """Parameters of the file's functions that a call gives one of ``names`` (a model), a part
+        of one, or a model made in the call: in ``show(conv_model)``, ``show(vae.decoder)`` or
+        ``show(keras.models.load_model(path))``, ``def show(model): model.predict(...)`` runs that
+        model."""
         found: Set[str] = set()
         for call in self.ctx.nodes(cst.Call):
             function = self._functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
@@ -1778,7 +1779,7 @@ class _Analysis:
                 continue
             params = [param.name.value for param in function.params.params]
             for index, arg in enumerate(call.args):
-                if arg.star or _part_of(arg.value) not in names:
+                if arg.star or _part_of(arg.value) not in names and not self._is_model_call(arg.value):
                     continue
                 if arg.keyword is not None:
                     found.add(arg.keyword.value)
