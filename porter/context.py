@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import (Any, Callable, Dict, Generic, Hashable, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar,
-                    Union)
+from typing import (Any, Callable, Dict, Generic, Hashable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple,
+                    Type, TypeVar, Union)
 
 import libcst as cst
 
@@ -176,6 +176,12 @@ def in_loop(ctx: "FileContext", node: cst.CSTNode, owner: cst.CSTNode) -> bool:
         if isinstance(ancestor, (cst.For, cst.While)):
             return True
     return False
+
+
+def is_under(name: Optional[str], prefixes: Iterable[str]) -> bool:
+    """Whether the dotted ``name`` is one of ``prefixes`` or lies under one (``numpy.random`` under
+    ``numpy``, not ``numpyro``); False for None."""
+    return name is not None and any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
 
 
 def bound_names(target: cst.CSTNode) -> List[str]:
@@ -551,16 +557,14 @@ class FileContext:
     def imports_module(self, *prefixes: str, besides: Tuple[str, ...] = ()) -> bool:
         """True when the file imports any module under one of ``prefixes`` (not counting those
         under one of ``besides``)."""
-        def under(name: str, roots) -> bool:
-            return any(name == p or name.startswith(p + ".") for p in roots)
         for node_type in (cst.Import, cst.ImportFrom):
             for node in self.nodes(node_type):
                 for _, full in import_bindings(node):
-                    if under(full, prefixes) and not under(full, besides):
+                    if is_under(full, prefixes) and not is_under(full, besides):
                         return True
                 if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
                     base = dotted_name(node.module) or ""
-                    if under(base, prefixes) and not under(base, besides):
+                    if is_under(base, prefixes) and not is_under(base, besides):
                         return True
         return False
 

@@ -4,7 +4,7 @@ from typing import AbstractSet, Optional
 
 import libcst as cst
 
-from porter.context import SharedKey, code_of, walk
+from porter.context import SharedKey, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
 from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
@@ -166,7 +166,7 @@ def _keras_values(ctx) -> set:
         if func is None:
             return False
         keras = ctx.keras_name(func)
-        return (keras is not None and not _under(keras, _HOST_KERAS)
+        return (keras is not None and not is_under(keras, _HOST_KERAS)
                 or isinstance(func, cst.Name) and func.value in layers)
 
     return {bound for _, bound, value in assignments(ctx, ctx.module) if made_by_keras(value)}
@@ -318,11 +318,6 @@ _HOST_TENSORFLOW = ("tensorflow.data", "tensorflow.io.gfile", "tensorflow.functi
 _HOST_KERAS = ("keras.datasets", "keras.callbacks", "keras.utils", "keras.saving.register_keras_serializable")
 
 
-def _under(qualified: Optional[str], prefixes) -> bool:
-    return qualified is not None and any(qualified == prefix or qualified.startswith(prefix + ".")
-                                         for prefix in prefixes)
-
-
 def _idle_in_cell(ctx, plan):
     """Which statements of a notebook cell need no IPU strategy scope: imports; definitions whose
     decorators, default values and class-body statements create nothing on a device (defining runs
@@ -339,7 +334,7 @@ def _idle_in_cell(ctx, plan):
         func = call.func
         qualified = ctx.qualified_name(func)
         if qualified is not None:
-            return _under(qualified, _HOST_ONLY + _HOST_TENSORFLOW) or _under(ctx.keras_name(func), _HOST_KERAS)
+            return is_under(qualified, _HOST_ONLY + _HOST_TENSORFLOW) or is_under(ctx.keras_name(func), _HOST_KERAS)
         if isinstance(func, cst.Name):
             return func.value in _BUILTINS
         receiver = func.value if isinstance(func, cst.Attribute) else None
