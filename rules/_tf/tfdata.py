@@ -798,12 +798,9 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
         ctx.report(code, value, f"{held}: cast it where {where} reads it (`tf.cast({name}, tf.{dtype})`)",
                    fixed=False)
         return
-    ctx.replace(value, lambda node, dtype=dtype: cst.parse_expression(
-        f"{tf}.cast({_EMPTY_MODULE.code_for_node(node)}, {tf}.{dtype})"))
+    ctx.replace(value, lambda node, dtype=dtype: cst.Call(
+        func=cst.parse_expression(f"{tf}.cast"), args=[cst.Arg(node), cst.Arg(cst.parse_expression(f"{tf}.{dtype}"))]))
     ctx.report(code, value, f"{held}: {where} gets `{tf}.cast({name}, {tf}.{dtype})`", fixed=True)
-
-
-_EMPTY_MODULE = cst.Module(body=[])
 
 
 def _tensorflow_alias(ctx: FileContext) -> Optional[str]:
