@@ -22,7 +22,7 @@ from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
                                               ragged_or_sparse)
-from porter.scopes import assignments, called_returns, local_calls, owner, parameter_names, values_of
+from porter.scopes import assignments, bindings_of, called_returns, local_calls, owner, parameter_names, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -410,12 +410,8 @@ def _module_constant(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpre
     once, at its top level (a constant the function reads when it runs), else None."""
     if ctx.enclosing_function(name) is None:
         return None
-    bindings = [(statement, value) for statement, bound, value in assignments(ctx, ctx.module)
-                if bound == name.value]
-    if len(bindings) != 1 or values_of(ctx, name) != [bindings[0][1]]:
-        return None
-    statement, value = bindings[0]
-    return value if statement in ctx.module.body else None
+    found = bindings_of(ctx, name)  # the module's, when the function neither binds it nor takes it
+    return found[0][1] if len(found) == 1 and found[0][0] in ctx.module.body else None
 
 
 def _dict_entries(value: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
@@ -1121,8 +1117,9 @@ def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     array made in the call itself with a static shape (``tf.constant([[1], [0]])``)."""
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
-    if literal_samples(data) is not None:
-        return literal_samples(data)
+    samples = literal_samples(data)
+    if samples is not None:
+        return samples
     if not isinstance(data, cst.Subscript):
         return static_samples(ctx, data, owner)
     bounds = _slice_bounds(ctx, data)
@@ -1209,8 +1206,9 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         if value is not None:
             return single_sample(ctx, value, owner, follow=False)
         return _always_single(ctx, data, owner)
-    if literal_samples(data) is not None:  # `["great movie"]`: the samples of one input
-        return literal_samples(data) == 1
+    samples = literal_samples(data)
+    if samples is not None:  # `["great movie"]`: the samples of one input
+        return samples == 1
     if isinstance(data, cst.Call) and _per_item_argument(ctx, data) is not None:
         return _made_length(ctx, data) == 1
     if isinstance(data, (cst.List, cst.Tuple)):
