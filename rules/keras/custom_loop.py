@@ -517,6 +517,7 @@ class CustomLoop(Rule):
     name = "custom-loop"
     kind = FIX
     frameworks = frozenset({KERAS})
+    after = (_UINT8_CAST,)  # its casts decide whether a uint8 `input_signature` is reported
     summary = ("Run `tf.GradientTape` training steps compiled, through `strategy.run`; with "
                "`--steps-per-execution`, K steps per execution in an on-device loop.")
     rationale = (
