@@ -240,3 +240,12 @@ def element_at(value: cst.BaseExpression, place: List[int]) -> Optional[cst.Base
             return None
         value = value.elements[index].value
     return value
+
+
+def leading_blank_count(statement: cst.CSTNode) -> int:
+    """How many blank lines (before any comment) open a statement's leading lines."""
+    lines = getattr(statement, "leading_lines", ())
+    count = 0
+    while count < len(lines) and lines[count].comment is None:
+        count += 1
+    return count

@@ -11,6 +11,7 @@ from typing import List, Sequence, Union
 import libcst as cst
 
 from porter.context import FileContext, _Deferred
+from porter.cstutil import leading_blank_count
 
 
 class _Applier(cst.CSTTransformer):
@@ -118,13 +119,13 @@ def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> L
         if isinstance(body[index - 1], (cst.FunctionDef, cst.ClassDef)):
             continue  # a new def or class carries its own blank lines, and so does what follows it
         lines = list(getattr(following, "leading_lines", ()))
-        blanks = 0
-        while blanks < len(lines) and lines[blanks].comment is None:
-            blanks += 1
+        blanks = leading_blank_count(following)
         if blanks:
             body[index] = following.with_changes(leading_lines=lines[blanks:])
             first = body[start]
-            body[start] = first.with_changes(leading_lines=(*lines[:blanks], *first.leading_lines))
+            # A new def brings its own two blank lines: the moved ones add only what it lacks.
+            missing = max(0, blanks - leading_blank_count(first))
+            body[start] = first.with_changes(leading_lines=(*lines[:missing], *first.leading_lines))
     return body
 
 

@@ -8,7 +8,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey
-from porter.cstutil import expression, single_small
+from porter.cstutil import expression, leading_blank_count, single_small
 
 # The comments and blank lines of removed statements that the next statement kept must carry, by
 # that statement's id: the rules removing statements (IPU305, IPU307, IPU309) pass them along.
@@ -62,13 +62,10 @@ def blank_lines(count: int) -> Tuple[cst.EmptyLine, ...]:
 def ensure_blank_lines(ctx: FileContext, statement: cst.BaseStatement, count: int = 2) -> None:
     """Make sure at least ``count`` blank lines precede ``statement`` (after a new class)."""
     def pad(node):
-        lines = list(node.leading_lines)
-        blanks = 0
-        while blanks < len(lines) and lines[blanks].comment is None:
-            blanks += 1
+        blanks = leading_blank_count(node)
         if blanks >= count:
             return node
-        return node.with_changes(leading_lines=(*blank_lines(count - blanks), *lines))
+        return node.with_changes(leading_lines=(*blank_lines(count - blanks), *node.leading_lines))
     ctx.replace(statement, pad)
 
 

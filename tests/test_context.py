@@ -260,3 +260,35 @@ def test_move_import_refuses_what_is_not_a_module_level_name():
     assert not ctx.move_import(dotted, "tensorflow")
     assert not ctx.move_import(nested, "tensorflow")
     assert ctx.moved_imports == []
+
+
+def test_a_new_def_above_removed_code_keeps_two_blank_lines():
+    # The removed statement's blank line moves up to the insertions; the def already brings two.
+    from porter.edits import apply_edits
+    from porter.statements import remove_statement
+
+    ctx = context("""\
+        import os
+
+        probe = os.cpu_count()
+        run(os.getcwd())
+        """)
+    probe, run = ctx.module.body[1:]
+    helper = cst.parse_statement("def helper():\n    return 1\n")
+    blank = cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""))
+    helper = helper.with_changes(leading_lines=[blank, blank],
+                                 body=helper.body.with_changes(footer=[blank, blank]))
+    remove_statement(ctx, probe)
+    ctx.insert_before(probe, [helper], first=True)
+    ctx.insert_before(run, [cst.parse_statement("setup()\n")])
+    assert apply_edits(ctx).code == textwrap.dedent("""\
+        import os
+
+
+        def helper():
+            return 1
+
+
+        setup()
+        run(os.getcwd())
+        """)
