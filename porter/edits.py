@@ -124,7 +124,8 @@ def _blank_lines_before_insertions(body: List[cst.BaseStatement], inserted) -> L
             body[index] = following.with_changes(leading_lines=lines[blanks:])
             first = body[start]
             # A new def brings its own two blank lines: the moved ones add only what it lacks.
-            missing = max(0, blanks - leading_blank_count(first))
+            owned = leading_blank_count(first) if isinstance(first, (cst.FunctionDef, cst.ClassDef)) else 0
+            missing = max(0, blanks - owned)
             body[start] = first.with_changes(leading_lines=(*lines[:missing], *first.leading_lines))
     return body
 
