@@ -653,7 +653,9 @@ class StrategyScope(Rule):
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
         "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
-        "in an `if`/`else` gets one scope around the choice and the training. The scope also takes in the "
+        "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
+        "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
+        "choice and a scope per branch. The scope also takes in the "
         "statements that run a model after it is trained (`predict` in a function called later, on an alias "
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
@@ -3408,6 +3410,40 @@ run_experiment(net)
             with strategy.scope():
                 classifier = tf.keras.models.load_model("classifier.keras")
                 classifier.evaluate(test_ds)
+            """,
+        ),
+        # Model code in the branches of a choice of modes: one strategy, made before the choice, and a
+        # scope in each branch.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                if args.mode == "train":
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    model.fit(x, y)
+                else:
+                    model = tf.keras.models.load_model(args.path)
+                    model.evaluate(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(args):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                if args.mode == "train":
+                    with strategy.scope():
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        model.compile("sgd", "mse")
+                        model.fit(x, y)
+                else:
+                    with strategy.scope():
+                        model = tf.keras.models.load_model(args.path)
+                        model.evaluate(x, y)
             """,
         ),
         Example(

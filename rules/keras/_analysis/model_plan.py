@@ -487,6 +487,7 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            self._set_up_before_branches()
             self._configure_before_repeated_calls()
             self._configure_before_caller_strategy()
             self._configure_before_sibling_calls()
@@ -1560,6 +1561,27 @@ class _Analysis:
             if owner_class is not None and owner_class.name.value not in self.owned_strategies:
                 found[id(owner_class)] = owner_class
         return list(found.values())
+
+    def _set_up_before_branches(self) -> None:
+        """Regions of one function (or of the module) in different branches (``if args.mode ==
+        "train":`` with a model trained, ``elif args.mode == "eval":`` with one loaded) would each
+        configure the IPU system and make a strategy in their branch: the set-up goes once, before
+        the statement of the block they share that holds the first of them, which runs on every
+        path to each of them. A region that clears the session keeps its own set-up after that."""
+        by_function: Dict[int, List[Region]] = {}
+        for region in self.plan_.regions:
+            function = None if isinstance(region.block, cst.Module) else self.ctx.enclosing_function(region.block)
+            if self.ctx.enclosing_function(region.anchor) is function and not self._clears_session(region):
+                by_function.setdefault(id(function), []).append(region)
+        for regions in by_function.values():
+            if len({id(self.ctx.block_of(region.anchor)) for region in regions}) < 2:
+                continue
+            block = self._common_block([region.anchor for region in regions])
+            tops = [self._top_in(block, region.anchor) for region in regions] if block is not None else [None]
+            if any(top is None for top in tops):
+                continue
+            for region, top in zip(regions, tops):
+                region.anchor = self._anchor(top)
 
     def _configure_before_repeated_calls(self) -> None:
         """A function that keeps a region of its own (it clears the session first, or makes its own
