@@ -655,7 +655,9 @@ class StrategyScope(Rule):
         "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
         "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
         "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
-        "choice and a scope per branch. The scope also takes in the "
+        "choice and a scope per branch. A "
+        "method of a plain class that returns a model and that only the class calls (`self._network()`) runs in "
+        "the scope of the method that calls it. The scope also takes in the "
         "statements that run a model after it is trained (`predict` in a function called later, on an alias "
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
@@ -3444,6 +3446,41 @@ run_experiment(net)
                     with strategy.scope():
                         model = tf.keras.models.load_model(args.path)
                         model.evaluate(x, y)
+            """,
+        ),
+        # A method that returns a model only the class calls (`self._network()`): the model is made
+        # where it is called, so the scope goes around that call and the training in `train`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def _network(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    return model
+
+                def train(self, x, y):
+                    model = self._network()
+                    model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def _network(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    return model
+
+                def train(self, x, y):
+                    strategy = ipu.ipu_strategy.IPUStrategy()
+                    with strategy.scope():
+                        model = self._network()
+                        model.fit(x, y)
             """,
         ),
         Example(

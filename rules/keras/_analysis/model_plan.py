@@ -439,6 +439,9 @@ class _Analysis:
         # Functions of the file that train a model and return it to callers that keep it
         # (``model = run_experiment()``): their callers' scope covers them, as it covers builders.
         self.returners: Set[str] = set()
+        # Ids of the methods of plain classes that return a model and that only the class calls
+        # (``model = self._make_model()`` in ``train``): like builders, they run in their caller's scope.
+        self.builder_methods: Set[int] = set()
         # Functions of the file that compile or train a model passed to them: name -> the
         # trained parameters (name -> position), and the functions by name.
         self.trainers: Dict[str, Dict[str, int]] = {}
@@ -452,10 +455,10 @@ class _Analysis:
         # the class and the statement that calls that function.
         self.given_strategies: Dict[str, Tuple[cst.ClassDef, cst.BaseStatement]] = {}
         self._assignments: List[cst.Assign] = []
-        self._assignments_key: Tuple[int, int] = (-1, -1)
+        self._assignments_key: Tuple[int, int, int] = (-1, -1, -1)
         self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
         self._variables: Dict[int, Set[str]] = {}
-        self._variables_key: Tuple[int, int] = (-1, -1)
+        self._variables_key: Tuple[int, int, int] = (-1, -1, -1)
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
@@ -476,6 +479,7 @@ class _Analysis:
         self._find_trainers()
         self._find_builders()
         self._find_returners()
+        self._find_builder_methods()
         self._keep_scoped_lookups()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
@@ -985,8 +989,18 @@ class _Analysis:
             name = node.func.value
             return (name in self.model_classes or name in self.builders or name in self.returners
                     ) and self.ctx.qualified_name(node.func) is None
+        if self._calls_builder_method(node):
+            return True
         table = _looked_up_in(node.func)
         return table is not None and table in self._builder_tables()
+
+    def _calls_builder_method(self, call: cst.Call) -> bool:
+        """``self._make_model()`` in a method of the class whose method of that name is a builder
+        method (``_find_builder_methods``)."""
+        owner_class = self.ctx.enclosing(call, cst.ClassDef) if self.builder_methods else None
+        return owner_class is not None and any(
+            id(method) in self.builder_methods and is_self_call(call, method) for method in owner_class.body.body
+            if isinstance(method, cst.FunctionDef))
 
     def _makes_models(self, node: cst.CSTNode) -> bool:
         """A list or dict comprehension whose items are made by a model call: the members of an
@@ -1061,6 +1075,20 @@ class _Analysis:
             if calls and self._returns_model(function) and all(
                     isinstance(self.ctx.parent(call), cst.Assign) for call in calls):
                 self.returners.add(name)
+
+    def _find_builder_methods(self) -> None:
+        """Methods of plain classes (no Keras class, no strategy of their own) that return a model
+        without running it and that the class calls, only through ``self`` (``def _model(self):
+        ... return model``, then ``model = self._model()`` and ``model.fit(...)`` in ``train``): the
+        model is made where the method is called, in the scope of the method that calls it, as a
+        builder's is in its caller's."""
+        for function in self.ctx.nodes(cst.FunctionDef):
+            owner_class = self._plain_class_of(function)
+            if owner_class is None or owner_class.name.value in self.owned_strategies:
+                continue
+            if function in self._builder_methods(owner_class) and not self._runs_model(function) \
+                    and calls_by_name(self.ctx).get(function.name.value):
+                self.builder_methods.add(id(function))
 
     def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
         """The nodes of a type whose innermost enclosing function is ``function`` (None: the
@@ -1138,7 +1166,7 @@ class _Analysis:
 
     def _model_assignments(self) -> List[cst.Assign]:
         # Depends on the builders found so far, so it is cached per number of builders.
-        key = (len(self.builders), len(self.returners))
+        key = (len(self.builders), len(self.returners), len(self.builder_methods))
         if self._assignments_key != key:
             self._assignments = [assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_assignment(assign)]
             self._assignments_key = key
@@ -1183,7 +1211,7 @@ class _Analysis:
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
-        key = (len(self.builders), len(self.returners))
+        key = (len(self.builders), len(self.returners), len(self.builder_methods))
         if self._variables_key != key:
             self._variables = {}
             for assign in self._model_assignments():
@@ -1887,6 +1915,8 @@ class _Analysis:
         if function is None:
             return False
         if in_model_class(self.ctx, function, self.model_classes):
+            return True
+        if id(function) in self.builder_methods:
             return True
         name = function.name.value
         return (name in self.builders or name in self.returners) and self._is_called(function)
