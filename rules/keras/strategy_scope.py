@@ -657,7 +657,9 @@ class StrategyScope(Rule):
         "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
         "choice and a scope per branch. A "
         "method of a plain class that returns a model and that only the class calls (`self._network()`) runs in "
-        "the scope of the method that calls it. The scope also takes in the "
+        "the scope of the method that calls it, and a class whose field a builder makes "
+        "(`field(default_factory=build_model)` in a dataclass) in the scope of the code that makes its objects. "
+        "The scope also takes in the "
         "statements that run a model after it is trained (`predict` in a function called later, on an alias "
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
@@ -3446,6 +3448,53 @@ run_experiment(net)
                     with strategy.scope():
                         model = tf.keras.models.load_model(args.path)
                         model.evaluate(x, y)
+            """,
+        ),
+        # A dataclass whose field is made by a builder of the file: each object it makes builds a
+        # model, so the scope goes around where the object is made and used, not in the class body.
+        Example(
+            """\
+            from dataclasses import dataclass, field
+
+            import tensorflow as tf
+
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                return model
+
+
+            @dataclass
+            class Job:
+                model: tf.keras.Model = field(default_factory=build_model)
+
+
+            job = Job()
+            job.model.fit(x, y)
+            """,
+            """\
+            from dataclasses import dataclass, field
+
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                return model
+
+
+            @dataclass
+            class Job:
+                model: tf.keras.Model = field(default_factory=build_model)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                job = Job()
+                job.model.fit(x, y)
             """,
         ),
         # A method that returns a model only the class calls (`self._network()`): the model is made

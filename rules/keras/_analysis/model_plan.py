@@ -1322,10 +1322,14 @@ class _Analysis:
 
     def _take_in_call(self, regions: Dict[int, Optional[Region]], call: cst.Call) -> None:
         """The region of the block around ``call`` (past branches a model leaves) takes in the
-        statement that makes it, unless the block is a builder's, which runs in its caller's scope."""
+        statement that makes it, unless the block is a builder's, which runs in its caller's scope,
+        or a class body (``model: keras.Model = field(default_factory=build_model)`` in a dataclass),
+        which runs once, when the class is defined, and only hands the builder on: the model is made
+        where the class makes its objects (``_classes_given_builders``)."""
         statement = self.ctx.statement_of(call)
         block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
-        if block is not None and not self._inside_builder(block):
+        if block is not None and not self._inside_builder(block) and not isinstance(
+                self.ctx.parent(block), cst.ClassDef):
             top = self._statement_in(block, statement)
             self._take_in(regions, block, top, top)
 
@@ -1588,7 +1592,23 @@ class _Analysis:
             owner_class = self._plain_class_of(method)
             if owner_class is not None and owner_class.name.value not in self.owned_strategies:
                 found[id(owner_class)] = owner_class
+        for owner_class in self._classes_given_builders():
+            found.setdefault(id(owner_class), owner_class)
         return list(found.values())
+
+    def _classes_given_builders(self) -> List[cst.ClassDef]:
+        """Plain classes whose body hands a builder of the file on (a dataclass field
+        ``model: keras.Model = field(default_factory=build_model)``): each object they make
+        builds a model."""
+        found = []
+        for calls in self._builder_handovers().values():
+            for call in calls:
+                owner_class = self.ctx.enclosing(call, cst.ClassDef)
+                if (owner_class is not None and self.ctx.enclosing_function(call) is None
+                        and owner_class.name.value not in self.model_classes | self.owned_strategies.keys()
+                        and owner_class.name.value not in keras_subclasses(self.ctx)):
+                    found.append(owner_class)
+        return found
 
     def _set_up_before_branches(self) -> None:
         """Regions of one function (or of the module) in different branches (``if args.mode ==
