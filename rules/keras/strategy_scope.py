@@ -652,7 +652,8 @@ class StrategyScope(Rule):
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
-        "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
+        "of the function that trains it (`train(build())`, also a function nested in its caller) gets the scope "
+        "around that call; a model chosen "
         "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
         "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
         "choice and a scope per branch. A "
@@ -3448,6 +3449,39 @@ run_experiment(net)
                     with strategy.scope():
                         model = tf.keras.models.load_model(args.path)
                         model.evaluate(x, y)
+            """,
+        ),
+        # Models created as the argument of a function nested in the one that calls it: the scope
+        # goes around the statement that creates and trains them.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sweep(widths, x, y):
+                def fit_one(model):
+                    model.compile("sgd", "mse")
+                    model.fit(x, y, batch_size=32)
+                    return model.evaluate(x, y, batch_size=32)
+
+                return [fit_one(tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)]))
+                        for width in widths]
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def sweep(widths, x, y):
+                def fit_one(model):
+                    model.compile("sgd", "mse")
+                    model.fit(x, y, batch_size=32)
+                    return model.evaluate(x, y, batch_size=32)
+
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    return [fit_one(tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)]))
+                            for width in widths]
             """,
         ),
         # A dataclass whose field is made by a builder of the file: each object it makes builds a

@@ -446,6 +446,8 @@ class _Analysis:
         # trained parameters (name -> position), and the functions by name.
         self.trainers: Dict[str, Dict[str, int]] = {}
         self._functions: Dict[str, cst.FunctionDef] = {}
+        # The module's functions and the nested ones of a name of their own, that may be trainers.
+        self._trainer_functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
@@ -1128,10 +1130,12 @@ class _Analysis:
         functions = [function for function in self.ctx.nodes(cst.FunctionDef)
                      if is_module_function(self.ctx, function)]
         self._functions = {function.name.value: function for function in functions}
+        candidates = functions + self._nested_functions()
+        self._trainer_functions = {function.name.value: function for function in candidates}
         changed = True
         while changed:  # a trainer may hand the model on to another trainer
             changed = False
-            for function in functions:
+            for function in candidates:
                 params = function.params.params
                 trained = self._trained_names(function)
                 found = {param.name.value: position for position, param in enumerate(params)
@@ -1139,6 +1143,14 @@ class _Analysis:
                 if found and found != self.trainers.get(function.name.value):
                     self.trainers[function.name.value] = found
                     changed = True
+
+    def _nested_functions(self) -> List[cst.FunctionDef]:
+        """Functions defined in the body of another function (``def fit_one(m): m.fit(...)`` in
+        ``run()``) whose name no other function of the file has: a call by that name is theirs."""
+        counts = Counter(function.name.value for function in self.ctx.nodes(cst.FunctionDef))
+        return [function for function in self.ctx.nodes(cst.FunctionDef)
+                if counts[function.name.value] == 1 and self.ctx.enclosing_function(function) is not None
+                and not isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef)]
 
     def _trained_names(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
         """Names that the code of ``owner`` (a function, None for the module) compiles or trains
@@ -1304,7 +1316,7 @@ class _Analysis:
         the scope (the region of its block grows to take it in). A trainer called in no way the
         porter sees is left to the audit (IPU190)."""
         for name in self.trainers:
-            for call in local_calls(self.ctx, self._functions[name]):
+            for call in local_calls(self.ctx, self._trainer_functions[name]):
                 if any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
                     self._take_in_call(regions, call)
 
