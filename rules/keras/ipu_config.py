@@ -492,6 +492,40 @@ class IpuConfig(Rule):
             """,
             reported=False,
         ),
+        # Model code in the branches of a choice of modes: the IPU system is configured once, before
+        # the choice.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                if args.mode == "train":
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    model.fit(x, y)
+                else:
+                    model = tf.keras.models.load_model(args.path)
+                    model.evaluate(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(args):
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                if args.mode == "train":
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    model.fit(x, y)
+                else:
+                    model = tf.keras.models.load_model(args.path)
+                    model.evaluate(x, y)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:

@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
-from porter.scopes import instance_class, values_of
+from porter.scopes import instance_class, loads, owner, owner_body, values_of
 
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
@@ -49,7 +49,10 @@ class KerasAudit(Rule):
         "partial port is never taken for a complete one. A Keras model wrapped for scikit-learn "
         "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too. So "
         "is a network that a function's model is built on (`keras.Model(backbone.input, head(backbone.output))`) "
-        "made by a call out of that function and out of the scope: its weights would be made out of the scope."
+        "made by a call out of that function and out of the scope: its weights would be made out of the scope. "
+        "A method the file never calls by name (`getattr(experiment, args.command)()`) runs where the objects "
+        "of its class are made and used; when an object leaves the function that makes it (returned, kept "
+        "elsewhere), its methods are reported."
     )
     examples = (
         # A trainer class that makes its own strategy, with a model trained in main() before the
@@ -228,6 +231,59 @@ def main():
         fit_model(net, x, y)
 """,
             reported=False,
+        ),
+        # A method the file calls only through `getattr` (a command picked on the command line): it
+        # runs on the objects of its class, all made and used in the scope. Not reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Experiment:
+                def train(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=32)
+
+
+            def main(command):
+                config = ipu.config.IPUConfig()
+                config.auto_select_ipus = 1
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    experiment = Experiment()
+                    getattr(experiment, command)()
+            """,
+            reported=False,
+        ),
+        # The same method when the object is returned from the scope: where it is used is out of
+        # sight. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Experiment:
+                def train(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=32)
+
+
+            def make():
+                config = ipu.config.IPUConfig()
+                config.auto_select_ipus = 1
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    return Experiment()
+
+
+            getattr(make(), command)()
+            """,
         ),
         # A helper named like the Keras method it calls: `model.evaluate(...)` is not a call of it,
         # and its one caller runs in the scope.
@@ -714,7 +770,12 @@ class _Coverage:
         callers = self._callers(function)
         if not callers:
             # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
-            return None if handed_to_callback(self.ctx, function) else node
+            if handed_to_callback(self.ctx, function):
+                return None
+            # A method the file never calls by name (``getattr(Experiment(8), args.command)()``)
+            # runs on the objects of its class, wherever they are used.
+            uses = self._object_uses(function)
+            return None if uses and all(self._outside(use, depth - 1, seen) is None for use in uses) else node
         for caller in callers:
             outside = self._outside(caller, depth - 1, seen)
             if outside is not None:
@@ -783,6 +844,34 @@ class _Coverage:
         owner = self.ctx.parent(self.ctx.parent(function))
         return isinstance(owner, cst.ClassDef) and owner.name.value in self.models and run_by_keras(
             function, owner, ("train_step", "test_step", "predict_step", "call"))
+
+    def _object_uses(self, method: cst.FunctionDef) -> List[cst.CSTNode]:
+        """Where the objects of the class ``method`` is a method of are made and used: each call
+        that makes one, and each read of the name it is assigned to in that function (or module).
+        Empty for a function, or when an object leaves the function that makes it (returned, or
+        kept in an attribute or a container), where its uses cannot be followed."""
+        owner_class = self.ctx.parent(self.ctx.parent(method))
+        if not isinstance(owner_class, cst.ClassDef):
+            return []
+        uses: List[cst.CSTNode] = []
+        for call in calls_by_name(self.ctx).get(owner_class.name.value, []):
+            if not isinstance(call.func, cst.Name):
+                continue
+            parent = self.ctx.parent(call)
+            if isinstance(parent, cst.Return):
+                return []
+            if isinstance(parent, cst.Assign):
+                if len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+                    return []
+                name = parent.targets[0].target.value
+                body = owner_body(owner(self.ctx, call))
+                reads = [node for node in loads(body) if node.value == name
+                         and self.ctx.enclosing_function(node) is self.ctx.enclosing_function(call)]
+                if any(self.ctx.enclosing(read, cst.Return) is not None for read in reads):
+                    return []
+                uses.extend(reads)
+            uses.append(call)
+        return uses
 
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
         """The calls of ``function`` by its name: ``f(...)``, or ``x.f(...)`` for a method. Calls in

@@ -652,8 +652,15 @@ class StrategyScope(Rule):
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
-        "of the function that trains it (`train(build())`) gets the scope around that call; a model chosen "
-        "in an `if`/`else` gets one scope around the choice and the training. The scope also takes in the "
+        "of the function that trains it (`train(build())`, also a function nested in its caller) gets the scope "
+        "around that call; a model chosen "
+        "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
+        "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
+        "choice and a scope per branch. A "
+        "method of a plain class that returns a model and that only the class calls (`self._network()`) runs in "
+        "the scope of the method that calls it, and a class whose field a builder makes "
+        "(`field(default_factory=build_model)` in a dataclass) in the scope of the code that makes its objects. "
+        "The scope also takes in the "
         "statements that run a model after it is trained (`predict` in a function called later, on an alias "
         "such as `encoder = model.get_layer(\"encoder\")`, on a model a function trained and returned), a "
         "tuner handed a builder of the file, and the calls of a function with model code of its own when its "
@@ -3408,6 +3415,155 @@ run_experiment(net)
             with strategy.scope():
                 classifier = tf.keras.models.load_model("classifier.keras")
                 classifier.evaluate(test_ds)
+            """,
+        ),
+        # Model code in the branches of a choice of modes: one strategy, made before the choice, and a
+        # scope in each branch.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main(args):
+                if args.mode == "train":
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    model.fit(x, y)
+                else:
+                    model = tf.keras.models.load_model(args.path)
+                    model.evaluate(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(args):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                if args.mode == "train":
+                    with strategy.scope():
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        model.compile("sgd", "mse")
+                        model.fit(x, y)
+                else:
+                    with strategy.scope():
+                        model = tf.keras.models.load_model(args.path)
+                        model.evaluate(x, y)
+            """,
+        ),
+        # Models created as the argument of a function nested in the one that calls it: the scope
+        # goes around the statement that creates and trains them.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sweep(widths, x, y):
+                def fit_one(model):
+                    model.compile("sgd", "mse")
+                    model.fit(x, y, batch_size=32)
+                    return model.evaluate(x, y, batch_size=32)
+
+                return [fit_one(tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)]))
+                        for width in widths]
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def sweep(widths, x, y):
+                def fit_one(model):
+                    model.compile("sgd", "mse")
+                    model.fit(x, y, batch_size=32)
+                    return model.evaluate(x, y, batch_size=32)
+
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    return [fit_one(tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)]))
+                            for width in widths]
+            """,
+        ),
+        # A dataclass whose field is made by a builder of the file: each object it makes builds a
+        # model, so the scope goes around where the object is made and used, not in the class body.
+        Example(
+            """\
+            from dataclasses import dataclass, field
+
+            import tensorflow as tf
+
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                return model
+
+
+            @dataclass
+            class Job:
+                model: tf.keras.Model = field(default_factory=build_model)
+
+
+            job = Job()
+            job.model.fit(x, y)
+            """,
+            """\
+            from dataclasses import dataclass, field
+
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                return model
+
+
+            @dataclass
+            class Job:
+                model: tf.keras.Model = field(default_factory=build_model)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                job = Job()
+                job.model.fit(x, y)
+            """,
+        ),
+        # A method that returns a model only the class calls (`self._network()`): the model is made
+        # where it is called, so the scope goes around that call and the training in `train`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def _network(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    return model
+
+                def train(self, x, y):
+                    model = self._network()
+                    model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Trainer:
+                def _network(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    return model
+
+                def train(self, x, y):
+                    strategy = ipu.ipu_strategy.IPUStrategy()
+                    with strategy.scope():
+                        model = self._network()
+                        model.fit(x, y)
             """,
         ),
         Example(

@@ -439,10 +439,15 @@ class _Analysis:
         # Functions of the file that train a model and return it to callers that keep it
         # (``model = run_experiment()``): their callers' scope covers them, as it covers builders.
         self.returners: Set[str] = set()
+        # Ids of the methods of plain classes that return a model and that only the class calls
+        # (``model = self._make_model()`` in ``train``): like builders, they run in their caller's scope.
+        self.builder_methods: Set[int] = set()
         # Functions of the file that compile or train a model passed to them: name -> the
         # trained parameters (name -> position), and the functions by name.
         self.trainers: Dict[str, Dict[str, int]] = {}
         self._functions: Dict[str, cst.FunctionDef] = {}
+        # The module's functions and the nested ones of a name of their own, that may be trainers.
+        self._trainer_functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
@@ -452,10 +457,10 @@ class _Analysis:
         # the class and the statement that calls that function.
         self.given_strategies: Dict[str, Tuple[cst.ClassDef, cst.BaseStatement]] = {}
         self._assignments: List[cst.Assign] = []
-        self._assignments_key: Tuple[int, int] = (-1, -1)
+        self._assignments_key: Tuple[int, int, int] = (-1, -1, -1)
         self._block_code: Dict[int, List[Tuple[cst.BaseStatement, cst.CSTNode]]] = {}
         self._variables: Dict[int, Set[str]] = {}
-        self._variables_key: Tuple[int, int] = (-1, -1)
+        self._variables_key: Tuple[int, int, int] = (-1, -1, -1)
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
@@ -476,6 +481,7 @@ class _Analysis:
         self._find_trainers()
         self._find_builders()
         self._find_returners()
+        self._find_builder_methods()
         self._keep_scoped_lookups()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
@@ -487,6 +493,7 @@ class _Analysis:
         self._find_transparent_withs()
         if not plan.has_ipu_strategy:
             self._find_regions()
+            self._set_up_before_branches()
             self._configure_before_repeated_calls()
             self._configure_before_caller_strategy()
             self._configure_before_sibling_calls()
@@ -984,8 +991,18 @@ class _Analysis:
             name = node.func.value
             return (name in self.model_classes or name in self.builders or name in self.returners
                     ) and self.ctx.qualified_name(node.func) is None
+        if self._calls_builder_method(node):
+            return True
         table = _looked_up_in(node.func)
         return table is not None and table in self._builder_tables()
+
+    def _calls_builder_method(self, call: cst.Call) -> bool:
+        """``self._make_model()`` in a method of the class whose method of that name is a builder
+        method (``_find_builder_methods``)."""
+        owner_class = self.ctx.enclosing(call, cst.ClassDef) if self.builder_methods else None
+        return owner_class is not None and any(
+            id(method) in self.builder_methods and is_self_call(call, method) for method in owner_class.body.body
+            if isinstance(method, cst.FunctionDef))
 
     def _makes_models(self, node: cst.CSTNode) -> bool:
         """A list or dict comprehension whose items are made by a model call: the members of an
@@ -1061,6 +1078,20 @@ class _Analysis:
                     isinstance(self.ctx.parent(call), cst.Assign) for call in calls):
                 self.returners.add(name)
 
+    def _find_builder_methods(self) -> None:
+        """Methods of plain classes (no Keras class, no strategy of their own) that return a model
+        without running it and that the class calls, only through ``self`` (``def _model(self):
+        ... return model``, then ``model = self._model()`` and ``model.fit(...)`` in ``train``): the
+        model is made where the method is called, in the scope of the method that calls it, as a
+        builder's is in its caller's."""
+        for function in self.ctx.nodes(cst.FunctionDef):
+            owner_class = self._plain_class_of(function)
+            if owner_class is None or owner_class.name.value in self.owned_strategies:
+                continue
+            if function in self._builder_methods(owner_class) and not self._runs_model(function) \
+                    and calls_by_name(self.ctx).get(function.name.value):
+                self.builder_methods.add(id(function))
+
     def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
         """The nodes of a type whose innermost enclosing function is ``function`` (None: the
         module's own code), in source order (grouped once per type: asking each function in turn
@@ -1099,10 +1130,12 @@ class _Analysis:
         functions = [function for function in self.ctx.nodes(cst.FunctionDef)
                      if is_module_function(self.ctx, function)]
         self._functions = {function.name.value: function for function in functions}
+        candidates = functions + self._nested_functions()
+        self._trainer_functions = {function.name.value: function for function in candidates}
         changed = True
         while changed:  # a trainer may hand the model on to another trainer
             changed = False
-            for function in functions:
+            for function in candidates:
                 params = function.params.params
                 trained = self._trained_names(function)
                 found = {param.name.value: position for position, param in enumerate(params)
@@ -1110,6 +1143,14 @@ class _Analysis:
                 if found and found != self.trainers.get(function.name.value):
                     self.trainers[function.name.value] = found
                     changed = True
+
+    def _nested_functions(self) -> List[cst.FunctionDef]:
+        """Functions defined in the body of another function (``def fit_one(m): m.fit(...)`` in
+        ``run()``) whose name no other function of the file has: a call by that name is theirs."""
+        counts = Counter(function.name.value for function in self.ctx.nodes(cst.FunctionDef))
+        return [function for function in self.ctx.nodes(cst.FunctionDef)
+                if counts[function.name.value] == 1 and self.ctx.enclosing_function(function) is not None
+                and not isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef)]
 
     def _trained_names(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
         """Names that the code of ``owner`` (a function, None for the module) compiles or trains
@@ -1137,7 +1178,7 @@ class _Analysis:
 
     def _model_assignments(self) -> List[cst.Assign]:
         # Depends on the builders found so far, so it is cached per number of builders.
-        key = (len(self.builders), len(self.returners))
+        key = (len(self.builders), len(self.returners), len(self.builder_methods))
         if self._assignments_key != key:
             self._assignments = [assign for assign in self.ctx.nodes(cst.Assign) if self._is_model_assignment(assign)]
             self._assignments_key = key
@@ -1182,7 +1223,7 @@ class _Analysis:
 
     def _model_variables(self, function: cst.FunctionDef) -> Set[str]:
         # Depends on the builders found so far, like the assignments it is made of.
-        key = (len(self.builders), len(self.returners))
+        key = (len(self.builders), len(self.returners), len(self.builder_methods))
         if self._variables_key != key:
             self._variables = {}
             for assign in self._model_assignments():
@@ -1275,7 +1316,7 @@ class _Analysis:
         the scope (the region of its block grows to take it in). A trainer called in no way the
         porter sees is left to the audit (IPU190)."""
         for name in self.trainers:
-            for call in local_calls(self.ctx, self._functions[name]):
+            for call in local_calls(self.ctx, self._trainer_functions[name]):
                 if any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
                     self._take_in_call(regions, call)
 
@@ -1293,10 +1334,14 @@ class _Analysis:
 
     def _take_in_call(self, regions: Dict[int, Optional[Region]], call: cst.Call) -> None:
         """The region of the block around ``call`` (past branches a model leaves) takes in the
-        statement that makes it, unless the block is a builder's, which runs in its caller's scope."""
+        statement that makes it, unless the block is a builder's, which runs in its caller's scope,
+        or a class body (``model: keras.Model = field(default_factory=build_model)`` in a dataclass),
+        which runs once, when the class is defined, and only hands the builder on: the model is made
+        where the class makes its objects (``_classes_given_builders``)."""
         statement = self.ctx.statement_of(call)
         block = self._lifted(self._outer_block(self.ctx.block_of(statement)))
-        if block is not None and not self._inside_builder(block):
+        if block is not None and not self._inside_builder(block) and not isinstance(
+                self.ctx.parent(block), cst.ClassDef):
             top = self._statement_in(block, statement)
             self._take_in(regions, block, top, top)
 
@@ -1559,7 +1604,44 @@ class _Analysis:
             owner_class = self._plain_class_of(method)
             if owner_class is not None and owner_class.name.value not in self.owned_strategies:
                 found[id(owner_class)] = owner_class
+        for owner_class in self._classes_given_builders():
+            found.setdefault(id(owner_class), owner_class)
         return list(found.values())
+
+    def _classes_given_builders(self) -> List[cst.ClassDef]:
+        """Plain classes whose body hands a builder of the file on (a dataclass field
+        ``model: keras.Model = field(default_factory=build_model)``): each object they make
+        builds a model."""
+        found = []
+        for calls in self._builder_handovers().values():
+            for call in calls:
+                owner_class = self.ctx.enclosing(call, cst.ClassDef)
+                if (owner_class is not None and self.ctx.enclosing_function(call) is None
+                        and owner_class.name.value not in self.model_classes | self.owned_strategies.keys()
+                        and owner_class.name.value not in keras_subclasses(self.ctx)):
+                    found.append(owner_class)
+        return found
+
+    def _set_up_before_branches(self) -> None:
+        """Regions of one function (or of the module) in different branches (``if args.mode ==
+        "train":`` with a model trained, ``elif args.mode == "eval":`` with one loaded) would each
+        configure the IPU system and make a strategy in their branch: the set-up goes once, before
+        the statement of the block they share that holds the first of them, which runs on every
+        path to each of them. A region that clears the session keeps its own set-up after that."""
+        by_function: Dict[int, List[Region]] = {}
+        for region in self.plan_.regions:
+            function = None if isinstance(region.block, cst.Module) else self.ctx.enclosing_function(region.block)
+            if self.ctx.enclosing_function(region.anchor) is function and not self._clears_session(region):
+                by_function.setdefault(id(function), []).append(region)
+        for regions in by_function.values():
+            if len({id(self.ctx.block_of(region.anchor)) for region in regions}) < 2:
+                continue
+            block = self._common_block([region.anchor for region in regions])
+            tops = [self._top_in(block, region.anchor) for region in regions] if block is not None else [None]
+            if any(top is None for top in tops):
+                continue
+            for region, top in zip(regions, tops):
+                region.anchor = self._anchor(top)
 
     def _configure_before_repeated_calls(self) -> None:
         """A function that keeps a region of its own (it clears the session first, or makes its own
@@ -1865,6 +1947,8 @@ class _Analysis:
         if function is None:
             return False
         if in_model_class(self.ctx, function, self.model_classes):
+            return True
+        if id(function) in self.builder_methods:
             return True
         name = function.name.value
         return (name in self.builders or name in self.returners) and self._is_called(function)
