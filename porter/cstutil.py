@@ -179,6 +179,14 @@ def call_root(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 # ------------------------------------------------------------------------------ statement shapes
+def alternatives(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What ``node`` may evaluate to: each branch of ``a if test else b`` (nested ones too), else
+    ``node`` itself."""
+    if isinstance(node, cst.IfExp):
+        return alternatives(node.body) + alternatives(node.orelse)
+    return [node]
+
+
 def single_small(statement: cst.CSTNode) -> Optional[cst.BaseSmallStatement]:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         return statement.body[0]

@@ -116,6 +116,8 @@ def _unpacked_tfds_splits(ctx: FileContext, target: cst.BaseExpression, value: c
 
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
     while True:
+        if isinstance(node, cst.IfExp):  # `ds.shuffle(n).batch(b) if training else ds.batch(b)`
+            return _is_dataset_in(ctx, node.body, variables) and _is_dataset_in(ctx, node.orelse, variables)
         if isinstance(node, cst.Subscript) and _is_tfds_splits(ctx, node.value, variables):
             return True  # tfds.load(...)["train"]: one split of the dict tfds.load returns
         if isinstance(node, cst.Call):

@@ -20,7 +20,7 @@ from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
-                                              string_layer_names, to_tensor_length)
+                                              self_attribute_values, string_layer_names, to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -183,10 +183,14 @@ class DropRemainder(Rule):
         "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
         "that sets it to their `sequence_length` (`tf.ensure_shape`). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
-        "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
-        "an object's method returns. "
+        "one it cannot look into: an object's attribute (`window.train`, unless the methods of its class assign "
+        "it only `tf.data` batches), what another module's function or "
+        "an object's method returns. Both branches of a conditional expression (`ds.shuffle(n).batch(b) if "
+        "training else ds.batch(b)`) are followed. "
         "A dataset only `predict` reads, made from arrays (`from_tensor_slices(x)`, then `map`s) and batched in "
-        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
+        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back; a "
+        "dataset a caller gives a function that predicts on it loses the answers for its dropped last batch, "
+        "which is reported. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
@@ -1860,12 +1864,101 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # Batched in either branch of a conditional expression: both branches get whole batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, batch_size, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                ds = ds.shuffle(100).batch(batch_size) if training else ds.batch(batch_size)
+                return ds
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(make(x, y, 32, True), validation_data=make(x_val, y_val, 32, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, batch_size, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                ds = ds.shuffle(100).batch(batch_size, drop_remainder=True) if training else ds.batch(batch_size, drop_remainder=True)
+                return ds
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(make(x, y, 32, True), validation_data=make(x_val, y_val, 32, False))
+            """,
+        ),
+        # A function that predicts on the dataset it is given: the batch its caller makes gets whole
+        # batches, and the answers missing for the dropped samples are reported there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def accuracy(model, dataset, labels):
+                return (np.argmax(model.predict(dataset), axis=1) == labels).mean()
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(accuracy(model, tf.data.Dataset.from_tensor_slices(x_test).batch(64), y_test))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def accuracy(model, dataset, labels):
+                return (np.argmax(model.predict(dataset), axis=1) == labels).mean()
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(accuracy(model, tf.data.Dataset.from_tensor_slices(x_test).batch(64, drop_remainder=True), y_test))
+            """,
+        ),
+        # A dataset the class keeps in an attribute, batched where its method makes it: whole
+        # batches there, and nothing reported as out of sight where `fit` reads the attribute.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Experiment:
+                def __init__(self, x, y, batch_size):
+                    self.train_ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(512).batch(batch_size)
+                    self.model = tf.keras.models.load_model("net.keras")
+
+                def run(self):
+                    self.model.fit(self.train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Experiment:
+                def __init__(self, x, y, batch_size):
+                    self.train_ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(512).batch(batch_size, drop_remainder=True)
+                    self.model = tf.keras.models.load_model("net.keras")
+
+                def run(self):
+                    self.model.fit(self.train_ds, epochs=2)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
+        # What callers give a training function for its input: whole batches (the parameter is not
+        # reported), but their shapes are checked all the same, and a `predict` there loses answers.
+        given = given_batches(ctx)
+        explained = {**_evaluated_only(batches + given), **_predicted_only(ctx, batches + given),
+                     **_collected_answers(ctx),
                      **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
         complete = self._fix_drop_parameters(ctx)
@@ -1879,9 +1972,6 @@ class DropRemainder(Rule):
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
-        # What callers give a training function for its input: whole batches (the parameter is not
-        # reported), but their shapes are checked all the same.
-        given = given_batches(ctx)
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
@@ -2386,7 +2476,8 @@ class DropRemainder(Rule):
                     or keras_batched_source(ctx, value, entry.owner) is not None
                     or parameter_input(ctx, value, entry.owner) is not None
                     or python_data_kind(ctx, value) is not None  # a generator or Sequence: IPU151 reports it
-                    or _method_returns_batches(ctx, value)):
+                    or _method_returns_batches(ctx, value)
+                    or entry.method != "predict" and _batched_by_its_class(ctx, value)):
                 continue
             origin = _out_of_sight(ctx, value)
             if origin is None:
@@ -2578,6 +2669,27 @@ def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
         origins = [_out_of_sight(ctx, made, depth + 1) if made is not None else None for made in values_of(ctx, value)]
         return origins[-1] if origins and all(origins) else None
     return None
+
+
+def _batched_by_its_class(ctx, value: cst.BaseExpression) -> bool:
+    """``self.train_ds``, read in a method of the class whose methods assign it only ``tf.data``
+    batches: chains that batch (``self.train_ds = tf.data.Dataset.from_tensor_slices(...).batch(n)``)
+    or calls of functions of the file that return such chains. Those batches get
+    ``drop_remainder=True`` with the file's others, so the attribute holds whole batches."""
+    if not (isinstance(value, cst.Attribute) and is_name(value.value, "self")):
+        return False
+    values = self_attribute_values(ctx, value)
+    return bool(values) and all(_tf_data_batches(ctx, made) for made in values)
+
+
+def _tf_data_batches(ctx, made: cst.BaseExpression) -> bool:
+    """``made`` is a ``tf.data`` chain that batches, or a call of a function of the file every
+    batching of which, in what it returns, batches a ``tf.data`` dataset."""
+    if is_dataset(ctx, made) and _batches_of(ctx, made, owner(ctx, made)):
+        return True
+    function, _ = called_returns(ctx, made)
+    batches = returned_batches(ctx, function) if function is not None else []
+    return bool(batches) and all(is_dataset(ctx, call.func.value) for call in batches)
 
 
 def _made_by_seen_code(ctx, root: cst.BaseExpression, seen: frozenset = frozenset()) -> bool:

@@ -550,3 +550,13 @@ def _same_kind(ctx: FileContext, values: List[Optional[cst.BaseExpression]], dep
     kinds = [ragged_or_sparse(ctx, value, depth + 1) if value is not None else None for value in values]
     return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
 
+
+def self_attribute_values(ctx: FileContext, node: cst.Attribute) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is assigned in the class that holds ``node``."""
+    owner_class = ctx.enclosing(node, cst.ClassDef)
+    if owner_class is None:
+        return []
+    return [ctx.parent(ctx.parent(target)).value for target in walk(owner_class)
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+            and target.attr.value == node.attr.value and isinstance(ctx.parent(target), cst.AssignTarget)
+            and isinstance(ctx.parent(ctx.parent(target)), cst.Assign)]
