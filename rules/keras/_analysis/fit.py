@@ -21,7 +21,7 @@ from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
-                                              ragged_or_sparse)
+                                              ragged_or_sparse, self_attribute_values)
 from porter.scopes import assignments, bindings_of, called_returns, local_calls, owner, parameter_names, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -326,6 +326,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     y = argument(call, "y", y_at) if y_at is not None else None
     batch = argument(call, "batch_size", batch_at)
     entry.batch = batch.value if batch is not None else options.get("batch_size")
+    if is_name(entry.batch, "None"):
+        entry.batch = None  # `batch_size=None`, Keras' default: 32 for arrays, a dataset's own batches
     if x is None:
         return
     entry.data = x.value
@@ -336,7 +338,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
     # dataset, a generator or arrays. The helper trims every array of the tuple.
     validation = keyword(call, "validation_data")
-    if validation is not None and isinstance(validation.value, cst.Tuple):
+    # Keras takes a list `[x_val, y_val]` as it takes the tuple.
+    if validation is not None and isinstance(validation.value, (cst.Tuple, cst.List)):
         # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
         # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
         parts = [element.value for element in validation.value.elements]
@@ -443,16 +446,20 @@ def _binds_or_splats(ctx: FileContext, name: cst.Name) -> bool:
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
     """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
-    given one in the same block (``held_out = (x_val, y_val, weights)``), or a call of a function of
-    the file every ``return`` of which gives one (``load_split("val")``)."""
+    given one in the same block (``held_out = (x_val, y_val, weights)``), an attribute the methods
+    of its class give only such tuples (``self.held_out = [x_val, y_val]``), or a call of a function
+    of the file every ``return`` of which gives one (``load_split("val")``)."""
     if isinstance(node, cst.Name):
-        tuples, scope = [last_value_before(ctx, node, entry.owner)], entry.owner
+        held = [(last_value_before(ctx, node, entry.owner), entry.owner)]
+    elif isinstance(node, cst.Attribute) and is_name(node.value, "self"):
+        held = [(value, owner(ctx, value)) for value in self_attribute_values(ctx, node)]
     else:
         scope, tuples = called_returns(ctx, node)
-    return bool(tuples) and all(
-        isinstance(made, cst.Tuple) and len(made.elements) > 1 and all(
+        held = [(made, scope) for made in tuples]
+    return bool(held) and all(
+        isinstance(made, (cst.Tuple, cst.List)) and len(made.elements) > 1 and all(
             isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
-            for element in made.elements) for made in tuples)
+            for element in made.elements) for made, scope in held)
 
 
 def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],

@@ -85,7 +85,7 @@ def is_estimator(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
 
 def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpression]]:
     """The data a model method gets: ``("x", expr)``, ``("y", expr)`` and, for ``fit``, the parts
-    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple, else ``("validation", ...)``)."""
+    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple or a list, else ``("validation", ...)``)."""
     found: List[Tuple[str, cst.BaseExpression]] = []
     x = argument(call, "x", 0)
     if x is not None:
@@ -97,7 +97,7 @@ def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpre
     validation = keyword(call, "validation_data")
     if validation is not None:
         value = validation.value
-        if isinstance(value, cst.Tuple) and len(value.elements) in (2, 3) and not any(
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
             isinstance(element, cst.StarredElement) for element in value.elements
         ):
             found.append(("x", value.elements[0].value))
