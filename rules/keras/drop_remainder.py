@@ -3,8 +3,8 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import (append_args, argument, is_false, is_name, is_true, keyword, keyword_arg, name_of,
-                            positional)
+from porter.cstutil import (append_args, argument, as_receiver, is_false, is_name, is_true, keyword, keyword_arg,
+                            name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
                            module_globals, owner, owner_body, parameter_names, returns_of, values_of)
@@ -1893,6 +1893,41 @@ class DropRemainder(Rule):
             model.fit(make(x, y, 32, True), validation_data=make(x_val, y_val, 32, False))
             """,
         ),
+        # A folder's batches mapped in one branch of a conditional expression and kept in the other
+        # are still the folder's: rebatched where `fit` reads them (a conditional in parentheses).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(folder, augment):
+                ds = tf.keras.utils.image_dataset_from_directory(folder, batch_size=32)
+                ds = ds.map(lambda x, y: (tf.image.flip_left_right(x), y)) if augment else ds
+                return ds.prefetch(2)
+
+
+            extra = tf.keras.utils.image_dataset_from_directory("extra", batch_size=16)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(load("train", True), validation_data=load("val", False))
+            model.fit(extra.shuffle(64) if shuffle else extra)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def load(folder, augment):
+                ds = tf.keras.utils.image_dataset_from_directory(folder, batch_size=32)
+                ds = ds.map(lambda x, y: (tf.image.flip_left_right(x), y)) if augment else ds
+                return ds.prefetch(2)
+
+
+            extra = tf.keras.utils.image_dataset_from_directory("extra", batch_size=16)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(load("train", True).unbatch().batch(32, drop_remainder=True),
+                      validation_data=load("val", False).unbatch().batch(32, drop_remainder=True))
+            model.fit((extra.shuffle(64) if shuffle else extra).unbatch().batch(16, drop_remainder=True))
+            """,
+        ),
         # A function that predicts on the dataset it is given: the batch its caller makes gets whole
         # batches, and the answers missing for the dropped samples are reported there.
         Example(
@@ -3162,7 +3197,7 @@ def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
 def _rebatched(node: cst.BaseExpression, size: str, windows: Optional["WindowShape"] = None) -> cst.Call:
     """``node.unbatch().batch(size, drop_remainder=True)``, and for windows ``.map(...)`` that sets
     their length."""
-    unbatched = cst.Call(func=cst.Attribute(value=node, attr=cst.Name("unbatch")))
+    unbatched = cst.Call(func=cst.Attribute(value=as_receiver(node), attr=cst.Name("unbatch")))
     batched = cst.Call(func=cst.Attribute(value=unbatched, attr=cst.Name("batch")),
                        args=[cst.Arg(cst.parse_expression(size)), keyword_arg("drop_remainder", cst.Name("True"))])
     if windows is None:

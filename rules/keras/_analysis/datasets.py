@@ -251,6 +251,9 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
                          depth: int = 0) -> Optional[cst.Call]:
     """The Keras call that made the batched dataset ``expr`` in ``scope``, when nothing batches it
     again on the way (through method chains and the variable's reassignments)."""
+    if isinstance(expr, cst.IfExp):  # either branch may be the dataset: one source must make both
+        found = [keras_batched_source(ctx, made, scope, depth + 1) for made in alternatives(expr)]
+        return found[0] if found[0] is not None and all(source is found[0] for source in found) else None
     calls, root = chain(ctx, expr)
     if any(call.func.attr.value in BATCHING_METHODS for call in calls):
         return None
@@ -272,15 +275,16 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
                 return None
             sources[id(found)] = found
             continue
-        more, again = chain(ctx, value)
-        if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
-            if any(call.func.attr.value in BATCHING_METHODS for call in more):
+        for made in alternatives(value):  # `ds = ds.map(augment) if training else ds`: each branch
+            more, again = chain(ctx, made)
+            if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
+                if any(call.func.attr.value in BATCHING_METHODS for call in more):
+                    return None
+                continue
+            found = keras_batched_source(ctx, made, scope, depth + 1)
+            if found is None:
                 return None
-            continue
-        found = keras_batched_source(ctx, value, scope, depth + 1)
-        if found is None:
-            return None
-        sources[id(found)] = found
+            sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
 
 
