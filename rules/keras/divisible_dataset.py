@@ -264,7 +264,8 @@ class DivisibleDataset(Rule):
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
-        "too. A `validation_data` tuple (or list, which Keras takes alike) held in a variable, in an attribute "
+        "too. A `validation_data` tuple (or list, which Keras takes alike, or either branch of a conditional "
+        "expression) held in a variable, in an attribute "
         "of the class that reads it, or returned by a function of the file, is trimmed "
         "part by part where the call reads it; `batch_size=None` is Keras' default of 32. Validation data is trimmed to a multiple of `validation_batch_size` "
         "when the call gives one, as Keras batches it by that. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
@@ -1244,6 +1245,30 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.models.load_model("digits.h5")
             model.fit(trim_to_multiple(x_train, 64), trim_to_multiple(y_train, 64), batch_size=64,
                       validation_data=[trim_to_multiple(x_val, 64), trim_to_multiple(y_val, 64)])
+            """),
+        ),
+        # Validation data in one branch of a conditional expression (none in the other), and inputs
+        # that are arrays in either branch: each trimmed where it is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(x if full else x[:900], y if full else y[:900], batch_size=64,
+                      validation_data=(x_val, y_val) if validate else None)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(trim_to_multiple(x if full else x[:900], 64),
+                      trim_to_multiple(y if full else y[:900], 64), batch_size=64,
+                      validation_data=(trim_to_multiple(x_val, 64), trim_to_multiple(y_val, 64)) if validate else None)
             """),
         ),
         # `batch_size=None` is Keras' default (batches of 32 for arrays), not a batch size to trim to;
