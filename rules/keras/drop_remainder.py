@@ -190,7 +190,8 @@ class DropRemainder(Rule):
         "A dataset only `predict` reads, made from arrays (`from_tensor_slices(x)`, then `map`s) and batched in "
         "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back; a "
         "dataset a caller gives a function that predicts on it loses the answers for its dropped last batch, "
-        "which is reported. "
+        "which is reported, and so is a function whose batches go to Keras and, from another call, to host reads "
+        "(`next(iter(make_dataset(sample)))`), which lose the dropped samples too. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
@@ -1928,6 +1929,38 @@ class DropRemainder(Rule):
             model.fit((extra.shuffle(64) if shuffle else extra).unbatch().batch(16, drop_remainder=True))
             """,
         ),
+        # One input function for training and for a preview read on the host: whole batches for
+        # Keras, and the preview's loss (all of a sample smaller than a batch) is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(texts, labels, training):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+                dataset = dataset.shuffle(1024) if training else dataset
+                return dataset.batch(128)
+
+
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(make_dataset(texts, labels, True), epochs=2)
+            preview, _ = next(iter(make_dataset(texts[:100], labels[:100], False)))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(texts, labels, training):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+                dataset = dataset.shuffle(1024) if training else dataset
+                return dataset.batch(128, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(make_dataset(texts, labels, True), epochs=2)
+            preview, _ = next(iter(make_dataset(texts[:100], labels[:100], False)))
+            """,
+        ),
         # A function that predicts on the dataset it is given: the batch its caller makes gets whole
         # batches, and the answers missing for the dropped samples are reported there.
         Example(
@@ -1992,7 +2025,7 @@ class DropRemainder(Rule):
         # What callers give a training function for its input: whole batches (the parameter is not
         # reported), but their shapes are checked all the same, and a `predict` there loses answers.
         given = given_batches(ctx)
-        explained = {**_evaluated_only(batches + given), **_predicted_only(ctx, batches + given),
+        explained = {**_shared_with_host(ctx), **_evaluated_only(batches + given), **_predicted_only(ctx, batches + given),
                      **_collected_answers(ctx),
                      **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
@@ -2771,6 +2804,26 @@ def _result_unused(ctx, call: cst.Call) -> bool:
         return False
     later = list(block.body)[list(block.body).index(statement) + 1:]
     return not any(isinstance(node, cst.Name) and node.value == name for top in later for node in walk(top))
+
+
+def _shared_with_host(ctx) -> dict:
+    """Per id of a ``tf.data`` ``.batch()`` call a function of the file returns, when one call of
+    the function feeds Keras and another gives what it makes to host reads only (``next(iter(...))``,
+    loops that run no step, ``adapt``): the message that says the host reads lose the samples of the
+    dropped last batch too (a dataset of their own, which it empties when smaller than a batch)."""
+    found = {}
+    for function in ctx.nodes(cst.FunctionDef):
+        batches = [call for call in returned_batches(ctx, function) if is_dataset(ctx, call.func.value)]
+        callers = local_calls(ctx, function) if batches else []
+        read = [caller for caller in callers if _read_on_host(ctx, outermost_chain(ctx, caller))]
+        if read and any(feeds_training(ctx, caller) or feeds_training(ctx, caller, predict=True) for caller in callers):
+            name = function.name.value
+            why = (f": `{name}` returns it to Keras, and also to code that reads it on the host "
+                   f"(`{code_of(ctx, read[0])}`), which loses the samples of the dropped last batch too, all of them "
+                   f"when it holds less than a batch; give `{name}` a `drop_remainder` parameter, False for the host "
+                   "reads")
+            found.update((id(call), (why, False)) for call in batches)
+    return found
 
 
 def _host_loop_batches(ctx, batches) -> set:
