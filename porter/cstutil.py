@@ -179,6 +179,22 @@ def call_root(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 # ------------------------------------------------------------------------------ statement shapes
+def as_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` ready to take ``.method(...)``: parenthesised when it is not a name, an attribute, a
+    subscript or a call (``a if t else b`` would otherwise give the method to ``b`` alone)."""
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def alternatives(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What ``node`` may evaluate to: each branch of ``a if test else b`` (nested ones too), else
+    ``node`` itself."""
+    if isinstance(node, cst.IfExp):
+        return alternatives(node.body) + alternatives(node.orelse)
+    return [node]
+
+
 def single_small(statement: cst.CSTNode) -> Optional[cst.BaseSmallStatement]:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         return statement.body[0]

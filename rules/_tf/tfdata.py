@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import append_args, argument, is_false, is_main_guard, is_true, keyword_arg, replace_arg
+from porter.cstutil import append_args, argument, as_receiver, is_false, is_main_guard, is_true, keyword_arg, replace_arg
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
@@ -116,6 +116,8 @@ def _unpacked_tfds_splits(ctx: FileContext, target: cst.BaseExpression, value: c
 
 def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:
     while True:
+        if isinstance(node, cst.IfExp):  # `ds.shuffle(n).batch(b) if training else ds.batch(b)`
+            return _is_dataset_in(ctx, node.body, variables) and _is_dataset_in(ctx, node.orelse, variables)
         if isinstance(node, cst.Subscript) and _is_tfds_splits(ctx, node.value, variables):
             return True  # tfds.load(...)["train"]: one split of the dict tfds.load returns
         if isinstance(node, cst.Call):
@@ -709,9 +711,7 @@ def _owners_of_maps(ctx: FileContext) -> Set[int]:
 
 def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
     """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
-    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("astype")),
+    return cst.Call(func=cst.Attribute(value=as_receiver(expr), attr=cst.Name("astype")),
                     args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
 
 

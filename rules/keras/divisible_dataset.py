@@ -264,8 +264,10 @@ class DivisibleDataset(Rule):
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
-        "too. A `validation_data` tuple held in a variable, or returned by a function of the file, is trimmed "
-        "part by part where the call reads it. Validation data is trimmed to a multiple of `validation_batch_size` "
+        "too. A `validation_data` tuple (or list, which Keras takes alike, or either branch of a conditional "
+        "expression) held in a variable, in an attribute "
+        "of the class that reads it, or returned by a function of the file, is trimmed "
+        "part by part where the call reads it; `batch_size=None` is Keras' default of 32. Validation data is trimmed to a multiple of `validation_batch_size` "
         "when the call gives one, as Keras batches it by that. A step count of a trimmed call rounded up for the partial batch (`steps_per_epoch=math.ceil(n / "
         "batch)`) becomes `n // batch` when an execution is one batch; any other count is reported, as it may "
         "ask for batches the trimmed inputs no longer hold. Models in a list or "
@@ -1222,6 +1224,84 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.models.load_model("digits.h5")
             model.fit(train, epochs=3,
                       validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
+            """),
+        ),
+        # Validation data given as a list, which Keras takes as it takes the tuple: trimmed alike.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(x_train, y_train, batch_size=64, validation_data=[x_val, y_val])
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(trim_to_multiple(x_train, 64), trim_to_multiple(y_train, 64), batch_size=64,
+                      validation_data=[trim_to_multiple(x_val, 64), trim_to_multiple(y_val, 64)])
+            """),
+        ),
+        # Validation data in one branch of a conditional expression (none in the other), and inputs
+        # that are arrays in either branch: each trimmed where it is.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(x if full else x[:900], y if full else y[:900], batch_size=64,
+                      validation_data=(x_val, y_val) if validate else None)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(trim_to_multiple(x if full else x[:900], 64),
+                      trim_to_multiple(y if full else y[:900], 64), batch_size=64,
+                      validation_data=(trim_to_multiple(x_val, 64), trim_to_multiple(y_val, 64)) if validate else None)
+            """),
+        ),
+        # `batch_size=None` is Keras' default (batches of 32 for arrays), not a batch size to trim to;
+        # validation data a class keeps in an attribute is trimmed part by part where `fit` reads it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Experiment:
+                def __init__(self, model, x_val, y_val):
+                    self.model = model
+                    self.held_out = (x_val, y_val)
+
+                def run(self, x, y):
+                    self.model.fit(x, y, batch_size=None, validation_data=self.held_out)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            class Experiment:
+                def __init__(self, model, x_val, y_val):
+                    self.model = model
+                    self.held_out = (x_val, y_val)
+
+                def run(self, x, y):
+                    self.model.fit(trim_to_multiple(x, 32), trim_to_multiple(y, 32), batch_size=None,
+                                   validation_data=tuple(trim_to_multiple(part, 32) for part in self.held_out))
             """),
         ),
         # Validation weights computed in the tuple itself are arrays too: all three parts are trimmed.

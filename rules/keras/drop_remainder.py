@@ -3,8 +3,8 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import (append_args, argument, is_false, is_name, is_true, keyword, keyword_arg, name_of,
-                            positional)
+from porter.cstutil import (append_args, argument, as_receiver, is_false, is_name, is_true, keyword, keyword_arg,
+                            name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
                            module_globals, owner, owner_body, parameter_names, returns_of, values_of)
@@ -20,7 +20,7 @@ from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
-                                              string_layer_names, to_tensor_length)
+                                              self_attribute_values, string_layer_names, to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -183,10 +183,15 @@ class DropRemainder(Rule):
         "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
         "that sets it to their `sequence_length` (`tf.ensure_shape`). A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
-        "one it cannot look into: an object's attribute (`window.train`), what another module's function or "
-        "an object's method returns. "
+        "one it cannot look into: an object's attribute (`window.train`, unless the methods of its class assign "
+        "it only `tf.data` batches), what another module's function or "
+        "an object's method returns. Both branches of a conditional expression (`ds.shuffle(n).batch(b) if "
+        "training else ds.batch(b)`) are followed. "
         "A dataset only `predict` reads, made from arrays (`from_tensor_slices(x)`, then `map`s) and batched in "
-        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back. "
+        "the same function, keeps every answer: IPU107 pads `x` to whole batches and cuts the answers back; a "
+        "dataset a caller gives a function that predicts on it loses the answers for its dropped last batch, "
+        "which is reported, and so is a function whose batches go to Keras and, from another call, to host reads "
+        "(`next(iter(make_dataset(sample)))`), which lose the dropped samples too. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
@@ -1860,12 +1865,168 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # Batched in either branch of a conditional expression: both branches get whole batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, batch_size, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                ds = ds.shuffle(100).batch(batch_size) if training else ds.batch(batch_size)
+                return ds
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(make(x, y, 32, True), validation_data=make(x_val, y_val, 32, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make(x, y, batch_size, training):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                ds = ds.shuffle(100).batch(batch_size, drop_remainder=True) if training else ds.batch(batch_size, drop_remainder=True)
+                return ds
+
+
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(make(x, y, 32, True), validation_data=make(x_val, y_val, 32, False))
+            """,
+        ),
+        # A folder's batches mapped in one branch of a conditional expression and kept in the other
+        # are still the folder's: rebatched where `fit` reads them (a conditional in parentheses).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(folder, augment):
+                ds = tf.keras.utils.image_dataset_from_directory(folder, batch_size=32)
+                ds = ds.map(lambda x, y: (tf.image.flip_left_right(x), y)) if augment else ds
+                return ds.prefetch(2)
+
+
+            extra = tf.keras.utils.image_dataset_from_directory("extra", batch_size=16)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(load("train", True), validation_data=load("val", False))
+            model.fit(extra.shuffle(64) if shuffle else extra)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def load(folder, augment):
+                ds = tf.keras.utils.image_dataset_from_directory(folder, batch_size=32)
+                ds = ds.map(lambda x, y: (tf.image.flip_left_right(x), y)) if augment else ds
+                return ds.prefetch(2)
+
+
+            extra = tf.keras.utils.image_dataset_from_directory("extra", batch_size=16)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(load("train", True).unbatch().batch(32, drop_remainder=True),
+                      validation_data=load("val", False).unbatch().batch(32, drop_remainder=True))
+            model.fit((extra.shuffle(64) if shuffle else extra).unbatch().batch(16, drop_remainder=True))
+            """,
+        ),
+        # One input function for training and for a preview read on the host: whole batches for
+        # Keras, and the preview's loss (all of a sample smaller than a batch) is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(texts, labels, training):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+                dataset = dataset.shuffle(1024) if training else dataset
+                return dataset.batch(128)
+
+
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(make_dataset(texts, labels, True), epochs=2)
+            preview, _ = next(iter(make_dataset(texts[:100], labels[:100], False)))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(texts, labels, training):
+                dataset = tf.data.Dataset.from_tensor_slices((texts, labels))
+                dataset = dataset.shuffle(1024) if training else dataset
+                return dataset.batch(128, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("tagger.keras")
+            model.fit(make_dataset(texts, labels, True), epochs=2)
+            preview, _ = next(iter(make_dataset(texts[:100], labels[:100], False)))
+            """,
+        ),
+        # A function that predicts on the dataset it is given: the batch its caller makes gets whole
+        # batches, and the answers missing for the dropped samples are reported there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def accuracy(model, dataset, labels):
+                return (np.argmax(model.predict(dataset), axis=1) == labels).mean()
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(accuracy(model, tf.data.Dataset.from_tensor_slices(x_test).batch(64), y_test))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def accuracy(model, dataset, labels):
+                return (np.argmax(model.predict(dataset), axis=1) == labels).mean()
+
+
+            model = tf.keras.models.load_model("net.keras")
+            print(accuracy(model, tf.data.Dataset.from_tensor_slices(x_test).batch(64, drop_remainder=True), y_test))
+            """,
+        ),
+        # A dataset the class keeps in an attribute, batched where its method makes it: whole
+        # batches there, and nothing reported as out of sight where `fit` reads the attribute.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Experiment:
+                def __init__(self, x, y, batch_size):
+                    self.train_ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(512).batch(batch_size)
+                    self.model = tf.keras.models.load_model("net.keras")
+
+                def run(self):
+                    self.model.fit(self.train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Experiment:
+                def __init__(self, x, y, batch_size):
+                    self.train_ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(512).batch(batch_size, drop_remainder=True)
+                    self.model = tf.keras.models.load_model("net.keras")
+
+                def run(self):
+                    self.model.fit(self.train_ds, epochs=2)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
         rebatched: set = set()  # ids of the inputs given `.unbatch().batch(...)` in this file
         batches = training_batches(ctx)
-        explained = {**_evaluated_only(batches), **_predicted_only(ctx, batches), **_collected_answers(ctx),
+        # What callers give a training function for its input: whole batches (the parameter is not
+        # reported), but their shapes are checked all the same, and a `predict` there loses answers.
+        given = given_batches(ctx)
+        explained = {**_shared_with_host(ctx), **_evaluated_only(batches + given), **_predicted_only(ctx, batches + given),
+                     **_collected_answers(ctx),
                      **_comprehended_answers(ctx),
                      **_padded_answers(ctx)}
         complete = self._fix_drop_parameters(ctx)
@@ -1879,9 +2040,6 @@ class DropRemainder(Rule):
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
         self._report_uneven(ctx)
-        # What callers give a training function for its input: whole batches (the parameter is not
-        # reported), but their shapes are checked all the same.
-        given = given_batches(ctx)
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
@@ -2386,7 +2544,8 @@ class DropRemainder(Rule):
                     or keras_batched_source(ctx, value, entry.owner) is not None
                     or parameter_input(ctx, value, entry.owner) is not None
                     or python_data_kind(ctx, value) is not None  # a generator or Sequence: IPU151 reports it
-                    or _method_returns_batches(ctx, value)):
+                    or _method_returns_batches(ctx, value)
+                    or entry.method != "predict" and _batched_by_its_class(ctx, value)):
                 continue
             origin = _out_of_sight(ctx, value)
             if origin is None:
@@ -2580,6 +2739,27 @@ def _out_of_sight(ctx, value: cst.BaseExpression, depth: int = 0):
     return None
 
 
+def _batched_by_its_class(ctx, value: cst.BaseExpression) -> bool:
+    """``self.train_ds``, read in a method of the class whose methods assign it only ``tf.data``
+    batches: chains that batch (``self.train_ds = tf.data.Dataset.from_tensor_slices(...).batch(n)``)
+    or calls of functions of the file that return such chains. Those batches get
+    ``drop_remainder=True`` with the file's others, so the attribute holds whole batches."""
+    if not (isinstance(value, cst.Attribute) and is_name(value.value, "self")):
+        return False
+    values = self_attribute_values(ctx, value)
+    return bool(values) and all(_tf_data_batches(ctx, made) for made in values)
+
+
+def _tf_data_batches(ctx, made: cst.BaseExpression) -> bool:
+    """``made`` is a ``tf.data`` chain that batches, or a call of a function of the file every
+    batching of which, in what it returns, batches a ``tf.data`` dataset."""
+    if is_dataset(ctx, made) and _batches_of(ctx, made, owner(ctx, made)):
+        return True
+    function, _ = called_returns(ctx, made)
+    batches = returned_batches(ctx, function) if function is not None else []
+    return bool(batches) and all(is_dataset(ctx, call.func.value) for call in batches)
+
+
 def _made_by_seen_code(ctx, root: cst.BaseExpression, seen: frozenset = frozenset()) -> bool:
     """The root of a method chain is made where the porter looks: a call of TensorFlow or an array
     library or of a function of the file, or a variable (of the function, else of the module)
@@ -2624,6 +2804,26 @@ def _result_unused(ctx, call: cst.Call) -> bool:
         return False
     later = list(block.body)[list(block.body).index(statement) + 1:]
     return not any(isinstance(node, cst.Name) and node.value == name for top in later for node in walk(top))
+
+
+def _shared_with_host(ctx) -> dict:
+    """Per id of a ``tf.data`` ``.batch()`` call a function of the file returns, when one call of
+    the function feeds Keras and another gives what it makes to host reads only (``next(iter(...))``,
+    loops that run no step, ``adapt``): the message that says the host reads lose the samples of the
+    dropped last batch too (a dataset of their own, which it empties when smaller than a batch)."""
+    found = {}
+    for function in ctx.nodes(cst.FunctionDef):
+        batches = [call for call in returned_batches(ctx, function) if is_dataset(ctx, call.func.value)]
+        callers = local_calls(ctx, function) if batches else []
+        read = [caller for caller in callers if _read_on_host(ctx, outermost_chain(ctx, caller))]
+        if read and any(feeds_training(ctx, caller) or feeds_training(ctx, caller, predict=True) for caller in callers):
+            name = function.name.value
+            why = (f": `{name}` returns it to Keras, and also to code that reads it on the host "
+                   f"(`{code_of(ctx, read[0])}`), which loses the samples of the dropped last batch too, all of them "
+                   f"when it holds less than a batch; give `{name}` a `drop_remainder` parameter, False for the host "
+                   "reads")
+            found.update((id(call), (why, False)) for call in batches)
+    return found
 
 
 def _host_loop_batches(ctx, batches) -> set:
@@ -3050,7 +3250,7 @@ def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
 def _rebatched(node: cst.BaseExpression, size: str, windows: Optional["WindowShape"] = None) -> cst.Call:
     """``node.unbatch().batch(size, drop_remainder=True)``, and for windows ``.map(...)`` that sets
     their length."""
-    unbatched = cst.Call(func=cst.Attribute(value=node, attr=cst.Name("unbatch")))
+    unbatched = cst.Call(func=cst.Attribute(value=as_receiver(node), attr=cst.Name("unbatch")))
     batched = cst.Call(func=cst.Attribute(value=unbatched, attr=cst.Name("batch")),
                        args=[cst.Arg(cst.parse_expression(size)), keyword_arg("drop_remainder", cst.Name("True"))])
     if windows is None:

@@ -84,6 +84,15 @@ _DATASET_METHODS: Dict[str, str] = {
     "ragged_batch": "pad the elements to one length and use `.padded_batch(n, padded_shapes=..., "
                     "drop_remainder=True)`: the IPU needs one static shape",
     "sparse_batch": "make the elements dense and use `.batch(n, drop_remainder=True)`",
+    "save": "use `tf.data.experimental.save(dataset, path)`",
+}
+
+# Functions `tf.data.Dataset` took over from `tf.data.experimental` after TensorFlow 2.6 (2.7 and
+# 2.10), and their TensorFlow 2.6 names.
+_DATASET_FUNCTIONS: Dict[str, str] = {
+    "tensorflow.data.Dataset.sample_from_datasets": "use `tf.data.experimental.sample_from_datasets`",
+    "tensorflow.data.Dataset.choose_from_datasets": "use `tf.data.experimental.choose_from_datasets`",
+    "tensorflow.data.Dataset.load": "use `tf.data.experimental.load(path, element_spec)`",
 }
 
 # Keywords newer Keras gives to what Keras 2.6 has (a TypeError there), and what to do instead.
@@ -127,7 +136,8 @@ class NewerApi(Rule):
         "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
-        "`CosineDecay`, and the datasets' `rebatch` and `ragged_batch`. On the IPU each one fails "
+        "`CosineDecay`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
         "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
@@ -174,6 +184,13 @@ class NewerApi(Rule):
             import tensorflow as tf
 
             dataset = tf.data.Dataset.range(1024).batch(32).rebatch(64)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            balanced = tf.data.Dataset.sample_from_datasets([positives, negatives], weights=[0.5, 0.5])
             """,
         ),
         Example(
@@ -298,6 +315,12 @@ class NewerApi(Rule):
                 ctx.report(self.code, call.func.attr, f"`Dataset.{method}` is not in TensorFlow 2.6, the "
                            f"TensorFlow of the IPU's Poplar SDK (AttributeError): {_DATASET_METHODS[method]}",
                            fixed=False)
+        for call, qualified in ctx.calls_to(*_DATASET_FUNCTIONS):
+            if qualified not in reported:
+                reported.add(qualified)
+                name = qualified.rpartition(".")[2]
+                ctx.report(self.code, call.func, f"`tf.data.Dataset.{name}` is not in TensorFlow 2.6, the TensorFlow "
+                           f"of the IPU's Poplar SDK (AttributeError): {_DATASET_FUNCTIONS[qualified]}", fixed=False)
         self._report_keywords(ctx)
         self._report_optimizer_apply(ctx)
         self._report_model_methods(ctx)

@@ -14,7 +14,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
-from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
+from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name, self_attribute_values
 from porter.rules.keras._analysis.fit import last_value_before
 from porter.scopes import called_returns, is_module_function, local_calls, owner, parameter_names, values_of
 
@@ -330,16 +330,6 @@ def _attribute_applications(ctx: FileContext, call: cst.Call, attribute: str) ->
     return applied
 
 
-def _attribute_values(ctx: FileContext, node: cst.Attribute) -> List[cst.BaseExpression]:
-    """The values ``self.<attr>`` is assigned in the class that holds ``node``."""
-    owner_class = ctx.enclosing(node, cst.ClassDef)
-    if owner_class is None:
-        return []
-    return [ctx.parent(ctx.parent(target)).value for target in walk(owner_class)
-            if _is_self_attribute(target, node.attr.value) and isinstance(ctx.parent(target), cst.AssignTarget)
-            and isinstance(ctx.parent(ctx.parent(target)), cst.Assign)]
-
-
 def _only_value(ctx: FileContext, name: cst.Name) -> Optional[cst.BaseExpression]:
     values = values_of(ctx, name)
     return values[0] if len(values) == 1 else None
@@ -440,7 +430,7 @@ class Tracer:
     def _held_layers(self, func: cst.BaseExpression) -> List[cst.Call]:
         """The layer constructor calls a variable ``func`` is assigned, when it is assigned nothing else."""
         if _is_self_attribute(func):  # self.rnn = layers.LSTM(8) in the class, then self.rnn(x)
-            values = _attribute_values(self.ctx, func)
+            values = self_attribute_values(self.ctx, func)
         elif isinstance(func, cst.Name):
             values = values_of(self.ctx, func)
         else:

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey
-from porter.cstutil import argument, is_name, keyword
+from porter.cstutil import alternatives, argument, is_name, keyword
 from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
 from porter.rules.keras._analysis.model_plan import calls_by_name
@@ -93,7 +93,9 @@ def _training_roots(ctx: FileContext, predict: bool = False) -> Tuple[Set[Tuple[
         while pending:
             scope, value = pending.pop()
             root = chain(ctx, value)[1]
-            if isinstance(root, cst.Name):
+            if isinstance(root, cst.IfExp):  # `ds.batch(b) if training else ds`: either may be the input
+                pending.extend([(scope, root.body), (scope, root.orelse)])
+            elif isinstance(root, cst.Name):
                 if (id(scope), root.value) in names:
                     continue
                 names.add((id(scope), root.value))
@@ -192,6 +194,9 @@ def _last_batchings(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTN
     while pending:
         expression, later, scope = pending.pop()
         calls, root = chain(ctx, expression)
+        if isinstance(root, cst.IfExp) and not calls:  # each branch makes the value on its own path
+            pending.extend([(root.body, later, scope), (root.orelse, later, scope)])
+            continue
         batching = [index for index, call in enumerate(calls) if _batching_name(ctx, call) is not None]
         if batching:
             batch = calls[batching[0]]
@@ -232,11 +237,11 @@ def returned_batches(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Ca
     """The ``.batch(...)``/``.padded_batch(...)`` calls in the chains ``function`` returns, directly
     (``return ds.shuffle(100).batch(n)``) or through a variable it assigns them to."""
     found: List[cst.Call] = []
-    for node in returns_of(function):
-        calls, root = chain(ctx, node.value)
+    for returned in [value for node in returns_of(function) for value in alternatives(node.value)]:
+        calls, root = chain(ctx, returned)
         values = [value for _, name, value in assignments(ctx, function)
                   if isinstance(root, cst.Name) and name == root.value]
-        for value in [node.value] + [value for value in values if value is not None]:
+        for value in [returned] + [each for value in values if value is not None for each in alternatives(value)]:
             found.extend(call for call in chain(ctx, value)[0] if call.func.attr.value in ("batch", "padded_batch")
                          and call not in found)
     return found
@@ -246,6 +251,9 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
                          depth: int = 0) -> Optional[cst.Call]:
     """The Keras call that made the batched dataset ``expr`` in ``scope``, when nothing batches it
     again on the way (through method chains and the variable's reassignments)."""
+    if isinstance(expr, cst.IfExp):  # either branch may be the dataset: one source must make both
+        found = [keras_batched_source(ctx, made, scope, depth + 1) for made in alternatives(expr)]
+        return found[0] if found[0] is not None and all(source is found[0] for source in found) else None
     calls, root = chain(ctx, expr)
     if any(call.func.attr.value in BATCHING_METHODS for call in calls):
         return None
@@ -267,15 +275,16 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
                 return None
             sources[id(found)] = found
             continue
-        more, again = chain(ctx, value)
-        if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
-            if any(call.func.attr.value in BATCHING_METHODS for call in more):
+        for made in alternatives(value):  # `ds = ds.map(augment) if training else ds`: each branch
+            more, again = chain(ctx, made)
+            if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
+                if any(call.func.attr.value in BATCHING_METHODS for call in more):
+                    return None
+                continue
+            found = keras_batched_source(ctx, made, scope, depth + 1)
+            if found is None:
                 return None
-            continue
-        found = keras_batched_source(ctx, value, scope, depth + 1)
-        if found is None:
-            return None
-        sources[id(found)] = found
+            sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
 
 

@@ -16,12 +16,12 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import LINE_LIMIT, argument, element_at, is_name, keyword, string_value, target_place
+from porter.cstutil import LINE_LIMIT, alternatives, argument, element_at, is_name, keyword, string_value, target_place
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
-                                              ragged_or_sparse)
+                                              ragged_or_sparse, self_attribute_values)
 from porter.scopes import assignments, bindings_of, called_returns, local_calls, owner, parameter_names, values_of
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -326,6 +326,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     y = argument(call, "y", y_at) if y_at is not None else None
     batch = argument(call, "batch_size", batch_at)
     entry.batch = batch.value if batch is not None else options.get("batch_size")
+    if is_name(entry.batch, "None"):
+        entry.batch = None  # `batch_size=None`, Keras' default: 32 for arrays, a dataset's own batches
     if x is None:
         return
     entry.data = x.value
@@ -336,15 +338,19 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
     # dataset, a generator or arrays. The helper trims every array of the tuple.
     validation = keyword(call, "validation_data")
-    if validation is not None and isinstance(validation.value, cst.Tuple):
-        # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
-        # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
-        parts = [element.value for element in validation.value.elements]
-        unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
-        if not unseen:
-            entry.validation = [validation.value]
-        elif len(parts) > 1:
-            entry.unfollowed.extend(unseen)
+    # Keras takes a list `[x_val, y_val]` as it takes the tuple; `(x_val, y_val) if validate else
+    # None` gives one of them, or nothing to validate on.
+    given = [made for made in alternatives(validation.value) if not is_name(made, "None")] if validation else []
+    if given and all(isinstance(made, (cst.Tuple, cst.List)) for made in given):
+        for made in given:
+            # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
+            # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
+            parts = [element.value for element in made.elements]
+            unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
+            if not unseen:
+                entry.validation.append(made)
+            elif len(parts) > 1:
+                entry.unfollowed.extend(unseen)
     elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
         entry.held_validation = validation.value
     if is_dataset(ctx, x.value):
@@ -443,16 +449,20 @@ def _binds_or_splats(ctx: FileContext, name: cst.Name) -> bool:
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
     """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
-    given one in the same block (``held_out = (x_val, y_val, weights)``), or a call of a function of
-    the file every ``return`` of which gives one (``load_split("val")``)."""
+    given one in the same block (``held_out = (x_val, y_val, weights)``), an attribute the methods
+    of its class give only such tuples (``self.held_out = [x_val, y_val]``), or a call of a function
+    of the file every ``return`` of which gives one (``load_split("val")``)."""
     if isinstance(node, cst.Name):
-        tuples, scope = [last_value_before(ctx, node, entry.owner)], entry.owner
+        held = [(last_value_before(ctx, node, entry.owner), entry.owner)]
+    elif isinstance(node, cst.Attribute) and is_name(node.value, "self"):
+        held = [(value, owner(ctx, value)) for value in self_attribute_values(ctx, node)]
     else:
         scope, tuples = called_returns(ctx, node)
-    return bool(tuples) and all(
-        isinstance(made, cst.Tuple) and len(made.elements) > 1 and all(
+        held = [(made, scope) for made in tuples]
+    return bool(held) and all(
+        isinstance(made, (cst.Tuple, cst.List)) and len(made.elements) > 1 and all(
             isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
-            for element in made.elements) for made in tuples)
+            for element in made.elements) for made, scope in held)
 
 
 def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
@@ -460,6 +470,8 @@ def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingC
     """``node``, an input Keras takes as an array, is one the port can trim: a variable (item,
     attribute, or a collection of them), or an array computed in the call (``np.abs(y) + 0.1``).
     ``scope`` is where ``node`` is read, the function of the call by default."""
+    if isinstance(node, cst.IfExp):  # `x if full else x[:900]`: an array either way
+        return all(_followed_array(ctx, made, entry, helper, scope) for made in alternatives(node))
     return is_array_expression(node, helper) or isinstance(node, _DERIVED_NODES) and _surely_array(
         ctx, node, entry.owner if scope is None else scope)
 

@@ -85,7 +85,7 @@ def is_estimator(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
 
 def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpression]]:
     """The data a model method gets: ``("x", expr)``, ``("y", expr)`` and, for ``fit``, the parts
-    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple, else ``("validation", ...)``)."""
+    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple or a list, else ``("validation", ...)``)."""
     found: List[Tuple[str, cst.BaseExpression]] = []
     x = argument(call, "x", 0)
     if x is not None:
@@ -97,7 +97,7 @@ def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpre
     validation = keyword(call, "validation_data")
     if validation is not None:
         value = validation.value
-        if isinstance(value, cst.Tuple) and len(value.elements) in (2, 3) and not any(
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
             isinstance(element, cst.StarredElement) for element in value.elements
         ):
             found.append(("x", value.elements[0].value))
@@ -550,3 +550,13 @@ def _same_kind(ctx: FileContext, values: List[Optional[cst.BaseExpression]], dep
     kinds = [ragged_or_sparse(ctx, value, depth + 1) if value is not None else None for value in values]
     return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
 
+
+def self_attribute_values(ctx: FileContext, node: cst.Attribute) -> List[cst.BaseExpression]:
+    """The values ``self.<attr>`` is assigned in the class that holds ``node``."""
+    owner_class = ctx.enclosing(node, cst.ClassDef)
+    if owner_class is None:
+        return []
+    return [ctx.parent(ctx.parent(target)).value for target in walk(owner_class)
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+            and target.attr.value == node.attr.value and isinstance(ctx.parent(target), cst.AssignTarget)
+            and isinstance(ctx.parent(ctx.parent(target)), cst.Assign)]
