@@ -11,11 +11,12 @@ from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
-                                                    setup_anchors)
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, TPU_SETUP, in_model_class, in_region,
+                                                    in_regions, model_plan, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
+from porter.statements import remove_statement
 from porter.scopes import (assignments, called_returns, fresh_name, local_function, module_definitions, owner,
                            parameter_names)
 
@@ -3410,6 +3411,47 @@ run_experiment(net)
                 classifier.evaluate(test_ds)
             """,
         ),
+        # A strategy made global with `experimental_set_strategy`: its scope is entered for the rest of
+        # the program, and the IPU strategy's inside it would be a second strategy; the call goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            tf.distribute.experimental_set_strategy(strategy)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            tf.distribute.experimental_set_strategy(tf.distribute.MirroredStrategy())
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -3454,6 +3496,8 @@ run_experiment(net)
         if plan.replaced_strategies:
             self._report_tpu_setup(ctx)
             self._report_multi_host(ctx, plan)
+        if plan.replaced_strategies or plan.regions:
+            changed = self._remove_global_strategy(ctx) or changed
         for call in plan.replaced_strategies:
             again = _made_again(ctx, plan, call)
             if again is not None:  # the port's own strategy, of the same name, is made before it
@@ -3578,6 +3622,32 @@ run_experiment(net)
                        "`reduction=tf.keras.losses.Reduction.NONE` and average what it gives with `tf.reduce_mean`, "
                        "or call it after the scope", fixed=False)
 
+
+    def _remove_global_strategy(self, ctx) -> bool:
+        """``tf.distribute.experimental_set_strategy(strategy)`` enters the GPU strategy's scope for
+        the rest of the program: the IPU strategy's scope entered in it would be a second strategy
+        ("Mixing different tf.distribute.Strategy objects"), so the statement goes and the model code
+        runs in the IPU strategy's scope. ``experimental_set_strategy(None)`` leaves it."""
+        removed = False
+        for call in ctx.nodes(cst.Call):
+            if without_compat(ctx.qualified_name(call.func)) not in GLOBAL_STRATEGY_SETTERS or not call.args or (
+                    is_name(call.args[0].value, "None")):
+                continue
+            statement_node = ctx.statement_of(call)
+            alone = (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
+                     and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
+            if alone and ctx.allowed(statement_node):
+                remove_statement(ctx, statement_node)
+                ctx.report(self.code, call, "`experimental_set_strategy` removed: it entered the strategy's scope for "
+                           "the whole program, where the IPU strategy's scope would be a second strategy; the model "
+                           "code runs in the IPU strategy's scope", fixed=True)
+                removed = True
+            else:
+                ctx.report(self.code, call, "`experimental_set_strategy` enters a strategy's scope for the whole "
+                           "program, and the IPU strategy's scope entered in it would be a second strategy (\"Mixing "
+                           "different tf.distribute.Strategy objects\"): remove it; the model code runs in the IPU "
+                           "strategy's scope", fixed=False)
+        return removed
 
     def _report_multi_host(self, ctx, plan) -> None:
         """A strategy that trains over several hosts (workers read ``TF_CONFIG``, a parameter server
