@@ -108,6 +108,16 @@ class Horovod(Rule):
             """,
             reported=True,
         ),
+        # Horovod used outside a call the port rewrites: reported, and the import stays.
+        Example(
+            """\
+            import horovod.tensorflow.keras as hvd
+            import tensorflow as tf
+
+            compression = hvd.Compression.fp16
+            """,
+            reported=True,
+        ),
         # With replication the number of workers becomes the number of replicas: reported.
         Example(
             """\
@@ -130,10 +140,9 @@ class Horovod(Rule):
 
     def run(self, ctx) -> None:
         calls = [call for call in ctx.nodes(cst.Call) if _horovod_function(ctx, call) is not None]
-        if not calls:
-            return
         replicated = throughput.config_replicas(ctx.config) > 1
         handled: Set[int] = set()
+        reported: Set[int] = set()
         self._dropped: Dict[int, Tuple[cst.List, Set[int]]] = {}  # callback lists: the positions that go
         for call in calls:
             if any(ctx.is_removed(ancestor) for ancestor in ctx.ancestors(call)):
@@ -142,9 +151,10 @@ class Horovod(Rule):
                 handled.add(id(call))
             else:
                 self._report(ctx, call, _horovod_function(ctx, call), replicated)
+                reported.add(id(call))
         for holder, positions in self._dropped.values():
             ctx.replace(holder, lambda node, positions=positions: _list_without(node, positions))
-        self._remove_imports(ctx, handled)
+        self._remove_imports(ctx, handled, reported)
 
     def _port(self, ctx, call: cst.Call, function: str, replicated: bool) -> bool:
         """Rewrite one call of Horovod as one process runs it; False when it is left."""
@@ -177,10 +187,11 @@ class Horovod(Rule):
             else:
                 remove_statement(ctx, holder)
         elif isinstance(holder, cst.IfExp) and holder.test is comparison:
-            ctx.replace(holder, holder.body if decided else holder.orelse)
+            ctx.replace(holder, lambda node: node.body if decided else node.orelse)
         elif decided and isinstance(holder, cst.BooleanOperation) and isinstance(holder.operator, cst.And):
             # `step % 10 == 0 and hvd.rank() == 0` is its other side.
-            ctx.replace(holder, holder.right if holder.left is comparison else holder.left)
+            kept_side = "right" if holder.left is comparison else "left"
+            ctx.replace(holder, lambda node: getattr(node, kept_side))
         else:
             ctx.replace(comparison, expression("True" if decided else "False"))
         ctx.report(self.code, call, f"`{code_of(ctx, comparison)}` is {decided}: the port runs one process, rank 0",
@@ -215,9 +226,11 @@ class Horovod(Rule):
                 wrapped.value, assign[0].value):
             remove_statement(ctx, ctx.statement_of(call))
         else:
-            ctx.replace(call, wrapped.value)
+            # The argument as edited (`hvd.size()` in it is 1 by now).
+            ctx.replace(call, lambda node: argument(node, parameter, 0).value)
+        wrapped_kind = {"optimizer": "optimizer", "gradtape": "tape"}.get(parameter, "tensor")
         ctx.report(self.code, call, f"`{code_of(ctx, call.func)}(...)` removed: one process has nothing to average "
-                   f"with, so it is `{code_of(ctx, wrapped.value)}` itself", fixed=True)
+                   f"with, so the {wrapped_kind} it wraps is used as it is", fixed=True)
         return True
 
     def _drop_callback(self, ctx, call: cst.Call) -> bool:
@@ -254,16 +267,29 @@ class Horovod(Rule):
                        "replicate over IPUs with `--ipus N`, or use PopDist across hosts")
         ctx.report(self.code, call, message, fixed=False)
 
-    def _remove_imports(self, ctx, handled: Set[int]) -> None:
-        """Each ``import horovod...`` statement goes when every use of the names it binds was ported."""
+    def _remove_imports(self, ctx, handled: Set[int], reported: Set[int]) -> None:
+        """Each ``import horovod...`` statement goes when every use of the names it binds was ported;
+        a use neither ported nor reported (``hvd.Compression.fp16``) is reported, once a statement."""
         for statement_node in ctx.nodes(cst.SimpleStatementLine):
             names = _horovod_import_names(statement_node)
             if not names or not ctx.allowed(statement_node):
                 continue
             uses = [node for node in ctx.nodes(cst.Name) if node.value in names
                     and ctx.statement_of(node) is not statement_node]
-            if all(_within_handled(ctx, node, handled) for node in uses):
+            left = [node for node in uses if not _within(ctx, node, handled)]
+            if not left:
                 remove_statement(ctx, statement_node)
+                continue
+            seen: Set[int] = set()
+            for node in left:
+                statement_of_use = ctx.statement_of(node)
+                if _within(ctx, node, reported) or id(statement_of_use) in seen:
+                    continue
+                seen.add(id(statement_of_use))
+                used = ctx.parent(node) if isinstance(ctx.parent(node), cst.Attribute) else node
+                ctx.report(self.code, node, f"`{code_of(ctx, used)}` is Horovod, which the IPU's TensorFlow does not "
+                           "have (`ipu.horovod` was removed in SDK 3.1): write what one process does instead, then "
+                           "remove the Horovod import", fixed=False)
 
 
 def _horovod_function(ctx, call: cst.Call) -> Optional[str]:
@@ -367,8 +393,8 @@ def code_of_module(node: Optional[cst.BaseExpression]) -> str:
     return ""
 
 
-def _within_handled(ctx, node: cst.CSTNode, handled: Set[int]) -> bool:
-    return any(id(ancestor) in handled for ancestor in ctx.ancestors(node))
+def _within(ctx, node: cst.CSTNode, calls: Set[int]) -> bool:
+    return any(id(ancestor) in calls for ancestor in ctx.ancestors(node))
 
 
 RULE = Horovod()
