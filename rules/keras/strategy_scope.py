@@ -649,7 +649,8 @@ class StrategyScope(Rule):
         "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
         "`TPUStrategy`/`get_strategy()` become the `IPUStrategy` (the variable name is kept; TPU set-up "
-        "before it is reported) and the model code after "
+        "before it goes, a resolver used for anything else is reported; a strategy made global with "
+        "`experimental_set_strategy` is entered by the port's scope instead) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
@@ -1952,7 +1953,32 @@ run_experiment(net)
                     show(image, model(image[None]))
             """,
         ),
-        # A TPU strategy is replaced too; the TPU set-up before it is reported (it fails on an IPU system).
+        # A resolver used for something else stays, reported; the set-up calls on it go.
+        Example(
+            """\
+            import tensorflow as tf
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            print("TPU at", resolver.master())
+            tf.config.experimental_connect_to_cluster(resolver)
+            strategy = tf.distribute.TPUStrategy(resolver)
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            print("TPU at", resolver.master())
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+        ),
+        # A TPU strategy is replaced too, and the TPU set-up before it goes (it fails on an IPU system).
         Example(
             """\
             import tensorflow as tf
@@ -1968,8 +1994,6 @@ run_experiment(net)
             import tensorflow as tf
             from tensorflow.python import ipu
 
-            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
-            tf.tpu.experimental.initialize_tpu_system(resolver)
             strategy = ipu.ipu_strategy.IPUStrategy()
             with strategy.scope():
                 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
@@ -3494,7 +3518,7 @@ run_experiment(net)
             return
         changed = False
         if plan.replaced_strategies:
-            self._report_tpu_setup(ctx)
+            changed = self._tpu_setup(ctx, plan) or changed
             self._report_multi_host(ctx, plan)
         if plan.replaced_strategies or plan.regions:
             changed = self._remove_global_strategy(ctx) or changed
@@ -3661,15 +3685,29 @@ run_experiment(net)
                            "run one process, replicated over IPUs (port with `--ipus N`), or PopDist's `PopDistStrategy` "
                            f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
-    def _report_tpu_setup(self, ctx) -> None:
-        """TPU set-up before a TPU strategy the port replaces: it fails on an IPU system."""
-        for call in ctx.nodes(cst.Call):
-            qualified = ctx.qualified_name(call.func)
-            if qualified in TPU_SETUP or qualified is not None and qualified.startswith(
-                    "tensorflow.compat.v1.") and "tensorflow." + qualified[len("tensorflow.compat.v1."):] in TPU_SETUP:
-                ctx.report(self.code, call, f"TPU set-up (`{qualified.rsplit('.', 1)[1]}`): an IPU system has no TPU, "
-                           "and the IPU strategy replaces the TPU one; remove it, with what else uses it (a "
-                           "`TPUEstimator` is reported on its own)", fixed=False)
+    def _tpu_setup(self, ctx, plan) -> bool:
+        """TPU set-up before a TPU strategy the port replaces fails on an IPU system, which has no TPU.
+        A statement that only sets the TPU up goes (``tf.config.experimental_connect_to_cluster(r)``,
+        ``tf.tpu.experimental.initialize_tpu_system(r)``, and ``r = TPUClusterResolver(...)`` when
+        nothing but that set-up and the replaced strategy uses ``r``); the rest is reported."""
+        setup = [call for call in ctx.nodes(cst.Call) if _tpu_setup_name(ctx, call) is not None]
+        consumers = {id(call) for call in setup} | {id(call) for call in plan.replaced_strategies}
+        removed = False
+        for call in setup:
+            name = _tpu_setup_name(ctx, call)
+            statement_node = ctx.statement_of(call)
+            if (_lone_call(statement_node, call) or _only_consumed(ctx, statement_node, call, consumers)) and (
+                    ctx.allowed(statement_node)):
+                if not any(ctx.is_removed(node) for node in (statement_node, *ctx.ancestors(statement_node))):
+                    remove_statement(ctx, statement_node)
+                ctx.report(self.code, call, f"TPU set-up (`{name}`) removed: an IPU system has no TPU, and the IPU "
+                           "strategy replaces the TPU one", fixed=True)
+                removed = True
+                continue
+            ctx.report(self.code, call, f"TPU set-up (`{name}`): an IPU system has no TPU, and the IPU strategy "
+                       "replaces the TPU one; remove it, with what else uses it (a `TPUEstimator` is reported on its "
+                       "own)", fixed=False)
+        return removed
 
     @staticmethod
     def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:
@@ -3717,6 +3755,37 @@ def _only_runs_models(ctx, plan, with_node: cst.With) -> bool:
             return False
         runs = runs or isinstance(node, cst.Name) and node.value in plan.model_like
     return runs
+
+
+def _tpu_setup_name(ctx, call: cst.Call) -> Optional[str]:
+    """``initialize_tpu_system`` for a call of a TPU set-up function (also under ``compat.v1``), else None."""
+    qualified = without_compat(ctx.qualified_name(call.func))
+    return qualified.rsplit(".", 1)[1] if qualified in TPU_SETUP else None
+
+
+def _lone_call(statement_node: cst.BaseStatement, call: cst.Call) -> bool:
+    """The statement is ``call`` alone (its value unused)."""
+    return (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
+            and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
+
+
+def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consumers: AbstractSet[int]) -> bool:
+    """``resolver = call`` alone, and every other use of ``resolver`` in the file is an argument of a
+    call in ``consumers`` (the TPU set-up, the strategies the port replaces)."""
+    if not (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1):
+        return False
+    assign = statement_node.body[0]
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    target = assign.targets[0].target
+    for node in ctx.nodes(cst.Name):
+        if node.value != target.value or node is target:
+            continue
+        arg = ctx.parent(node)
+        if not (isinstance(arg, cst.Arg) and arg.value is node and id(ctx.parent(arg)) in consumers):
+            return False
+    return True
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:

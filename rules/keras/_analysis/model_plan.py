@@ -63,6 +63,7 @@ DISTRIBUTION_STRATEGIES = frozenset({
 TPU_SETUP = frozenset({
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver", "tensorflow.config.experimental_connect_to_cluster",
     "tensorflow.tpu.experimental.initialize_tpu_system",
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver.connect",
 })
 # What enters a strategy's scope for the rest of the program: its argument is the program's strategy.
 GLOBAL_STRATEGY_SETTERS = frozenset({"tensorflow.distribute.experimental_set_strategy"})
