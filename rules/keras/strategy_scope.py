@@ -11,8 +11,9 @@ from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, TPU_SETUP, in_model_class, in_region,
-                                                    in_regions, model_plan, setup_anchors, without_compat)
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, RUNNING_METHODS, TPU_SETUP,
+                                                    in_model_class, in_region, in_regions, model_plan, setup_anchors,
+                                                    without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -1953,6 +1954,28 @@ run_experiment(net)
                     show(image, model(image[None]))
             """,
         ),
+        # The model made on the CPU and trained after the block (the template `multi_gpu_model` copied,
+        # whose weights stayed on the host): the strategy places the weights, and the block goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+            with tf.device("/cpu:0"):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
         # A resolver used for something else stays, reported; the set-up calls on it go.
         Example(
             """\
@@ -3619,6 +3642,14 @@ run_experiment(net)
             if not devices or not (in_regions(ctx, regions, with_node) or any(
                     any(ancestor is with_node for ancestor in ctx.ancestors(region.first)) for region in regions)):
                 continue
+            if _only_makes_models(ctx, plan, with_node) and len(with_node.items) == 1 and (
+                    with_node.items[0].asname is None):
+                # The template of `multi_gpu_model`: weights on the host, which the GPU copies shared.
+                ctx.unwrap(with_node)
+                ctx.report(self.code, devices[0], "`with tf.device` on the CPU removed around the making of the model: "
+                           "it kept the weights on the host for GPU copies of the model to share, and in the IPU "
+                           "strategy's scope the strategy places them", fixed=True)
+                continue
             if _only_runs_models(ctx, plan, with_node):
                 ctx.report(self.code, devices[0], "this block asks for the CPU to run a model made in the IPU "
                            "strategy's scope; the port runs the block in that scope too (the model is used there), "
@@ -3786,6 +3817,19 @@ def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consu
         if not (isinstance(arg, cst.Arg) and arg.value is node and id(ctx.parent(arg)) in consumers):
             return False
     return True
+
+
+def _only_makes_models(ctx, plan, with_node: cst.With) -> bool:
+    """Whether ``with_node`` makes a model and runs none: no ``compile``, ``fit``, ``evaluate``,
+    ``predict`` or other call of a model's methods in it (the model is trained after the block)."""
+    made = {id(assign) for assign in plan.model_assignments}
+    makes = False
+    for node in walk(with_node.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS):
+            return False
+        makes = makes or id(node) in made
+    return makes
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
