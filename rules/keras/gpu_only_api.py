@@ -12,8 +12,6 @@ _CUDNN_LAYERS = {
     "CuDNNLSTM": ("LSTM", "`recurrent_activation=\"sigmoid\"`"),
     "CuDNNGRU": ("GRU", "`recurrent_activation=\"sigmoid\"`, `reset_after=True`"),
 }
-_MULTI_GPU = frozenset({"keras.utils.multi_gpu_model", "keras.utils.training_utils.multi_gpu_model",
-                        "keras.utils.multi_gpu_utils.multi_gpu_model"})
 
 
 class GpuOnlyApi(Rule):
@@ -21,18 +19,16 @@ class GpuOnlyApi(Rule):
     name = "gpu-only-api"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Report CUDA-only layers (`CuDNNLSTM`) and `multi_gpu_model`, which do not run on IPUs."
+    summary = "Report CUDA-only layers (`CuDNNLSTM`, `CuDNNGRU`), which do not run on IPUs."
     rationale = (
         "Some Keras code of the GPU era calls APIs that only NVIDIA GPUs have. `CuDNNLSTM` and `CuDNNGRU` "
         "build `CudnnRNN` operations, whose kernels exist for CUDA only: the compiled IPU program cannot be "
         "built. They compute what `LSTM`/`GRU` compute with a sigmoid recurrent activation (and, for the "
         "GRU, `reset_after=True`); written so, IPU104 swaps them for the IPU layers of "
         "`ipu_tensorflow_addons`, except inside `Bidirectional`, where the Keras layer stays (the IPU "
-        "layers have no `go_backwards`). `multi_gpu_model` copied the model onto each GPU; it was removed in "
-        "TensorFlow 2.4, so the IPU's TensorFlow 2.6 has none: train the model itself, and spread it over "
-        "IPUs with replication (port with `--ipus N`: a model on one IPU is replicated over the N IPUs "
-        "selected); Horovod is ported by IPU116. Each is reported where it is used: the change touches the "
-        "model or how training is spread, and is left to a person."
+        "layers have no `go_backwards`). Each is reported where it is used: the change touches the model, and is "
+        "left to a person. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
+        "Horovod by IPU116."
     )
     examples = (
         Example(
@@ -55,14 +51,6 @@ class GpuOnlyApi(Rule):
             x = tf.keras.layers.Bidirectional(CuDNNGRU(64))(x)
             model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(x))
             model.fit(reviews, labels, epochs=2)
-            """,
-        ),
-        Example(
-            """\
-            from keras.utils import multi_gpu_model
-
-            parallel = multi_gpu_model(model, gpus=4)
-            parallel.compile(optimizer="adam", loss="mse")
             """,
         ),
         # The IPU-ready layers and plain Keras: nothing to say.
@@ -95,11 +83,6 @@ def _message(keras: Optional[str], wrapped: bool) -> Optional[str]:
                    f", which IPU104 swaps for the IPU's `{plain}` of `ipu_tensorflow_addons`")
         return (f"`{layer}` builds CUDA-only `CudnnRNN` operations, which the IPU cannot compile: use "
                 f"`{plain}` with {arguments} (the same computation){swapped}")
-    if keras in _MULTI_GPU:
-        return ("`multi_gpu_model` copies the model onto GPUs and was removed in TensorFlow 2.4 (the IPU's "
-                "TensorFlow is 2.6): train the model itself, and spread it over IPUs with replication "
-                "(port with `--ipus N`; each replica then takes a whole `batch_size`, so divide it by N to keep the "
-                "samples of a step)")
     return None
 
 
