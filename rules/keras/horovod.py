@@ -5,7 +5,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import code_of, walk
+from porter.context import bound_name, code_of, dotted_name, walk
 from porter.cstutil import argument, expression, is_name, keyword, simple_assign
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.statements import remove_statement
@@ -366,31 +366,12 @@ def _horovod_import_names(statement_node: cst.SimpleStatementLine) -> Set[str]:
         return set()
     node = statement_node.body[0]
     if isinstance(node, cst.ImportFrom):
-        module = code_of_module(node.module)
-        if node.relative or not module.startswith("horovod") or isinstance(node.names, cst.ImportStar):
+        if node.relative or not (dotted_name(node.module) or "").startswith("horovod") or isinstance(
+                node.names, cst.ImportStar):
             return set()
-        aliases = node.names
-    else:
-        aliases = node.names
-        if not all(code_of_module(alias.name).startswith("horovod") for alias in aliases):
-            return set()
-    names = set()
-    for alias in aliases:
-        if alias.asname is not None:
-            names.add(alias.asname.name.value)
-        else:
-            names.add(code_of_module(alias.name).split(".", 1)[0])
-    return names
-
-
-def code_of_module(node: Optional[cst.BaseExpression]) -> str:
-    if node is None:
-        return ""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{code_of_module(node.value)}.{node.attr.value}"
-    return ""
+    elif not all((dotted_name(alias.name) or "").startswith("horovod") for alias in node.names):
+        return set()
+    return {bound_name(alias) for alias in node.names}
 
 
 def _within(ctx, node: cst.CSTNode, calls: Set[int]) -> bool:
