@@ -307,8 +307,9 @@ class FileContext:
         self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
         self.wraps: Dict[int, List["Wrap"]] = {}
         self.imports: List[Tuple[str, Optional[str], Optional[str], str]] = []
-        # Names a top-level import binds, to be imported from another module (``move_import``).
-        self.moved_imports: List[Tuple[cst.ImportAlias, str]] = []
+        # Names a top-level import binds, to be imported from another module (``move_import``), or
+        # (None) not at all (``drop_import``).
+        self.moved_imports: List[Tuple[cst.ImportAlias, Optional[str]]] = []
         self.reports: List[_Report] = []
         self.dirty: Set[int] = set()
         # Suppression comments (porter.suppress): the code of the rule running, set by the engine,
@@ -878,6 +879,19 @@ class FileContext:
         ``from keras.utils import to_categorical as onehot``) to be imported from ``module`` instead,
         in the same place and under the same local name: ``from module import keras``, ``from
         module import to_categorical as onehot``. The rule that asks reports why."""
+        return self._request_import_change(alias, module)
+
+    def drop_import(self, alias: cst.ImportAlias) -> bool:
+        """Ask for the name that ``alias`` of a module-level import binds to be imported no more (a
+        name the IPU's libraries lack, whose uses the rule removed); an import left with no name
+        goes. The rule that asks reports why."""
+        statement = self.statement_of(alias)
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1 and len(
+                getattr(self.parent(alias), "names", ())) == 1:
+            return False  # `import a; from b import c`: the line keeps the other statement
+        return self._request_import_change(alias, None)
+
+    def _request_import_change(self, alias: cst.ImportAlias, module: Optional[str]) -> bool:
         owner = self.parent(alias)
         if not isinstance(owner, (cst.Import, cst.ImportFrom)) or not isinstance(alias.name, cst.Name):
             return False  # `import keras.utils` binds `keras`, not what it names

@@ -15,6 +15,7 @@ import libcst as cst
 
 from porter.context import FileContext, _Deferred, bound_name, dotted_name, import_bindings, walk
 from porter.cstutil import statement as parse_statement
+from porter.statements import remove_statement
 
 
 def _import_statement(module: str, name: Optional[str], asname: Optional[str]) -> cst.SimpleStatementLine:
@@ -155,19 +156,28 @@ def _apply_moves(ctx: FileContext, bound: Dict[str, str]) -> None:
     """The imports the rules take from another module (``FileContext.move_import``), in place: an
     import whose every name moves becomes the new import (the first, when they go to several
     modules); otherwise the moved names leave it. Other new imports follow its line."""
-    owners: Dict[int, Tuple[cst.CSTNode, List[Tuple[cst.ImportAlias, str]]]] = {}
+    owners: Dict[int, Tuple[cst.CSTNode, List[Tuple[cst.ImportAlias, Optional[str]]]]] = {}
     for alias, module in ctx.moved_imports:
         owner = ctx.parent(alias)
         owners.setdefault(id(owner), (owner, []))[1].append((alias, module))
-        bound[bound_name(alias)] = f"{module}.{dotted_name(alias.name)}"
+        if module is not None:
+            bound[bound_name(alias)] = f"{module}.{dotted_name(alias.name)}"
+        else:
+            bound.pop(bound_name(alias), None)
     for owner, moves in owners.values():
-        new_imports = _from_imports(moves)
+        moved = [(alias, module) for alias, module in moves if module is not None]
+        dropped = [alias for alias, module in moves if module is None]
+        new_imports = _from_imports(moved)
         assert isinstance(owner, (cst.Import, cst.ImportFrom))
-        if len(moves) == len(owner.names):
+        if len(moves) < len(owner.names):
+            ctx.replace(owner, _without([alias for alias, _ in moves]))
+        elif new_imports:
             first = new_imports.pop(0)
+            if dropped:
+                ctx.replace(owner, _without(dropped))
             ctx.replace(owner, lambda updated, first=first: _moved_whole(updated, first))
         else:
-            ctx.replace(owner, _without([alias for alias, _ in moves]))
+            remove_statement(ctx, ctx.statement_of(owner))  # every name it imported is dropped
         if new_imports:
             statement = ctx.statement_of(owner)
             assert statement is not None

@@ -61,7 +61,9 @@ class GpuBoilerplate(Rule):
         "there, so it is deleted. Whole statements go: a loop over the "
         "GPUs, an `if gpus:` block that only sets GPUs up, and the `gpus = ...` list itself. A GPU list "
         "that is also used for something else is kept and that use is reported, and so is a choice made on "
-        "the query itself (`64 if not tf.test.is_gpu_available() else 4096`), whose no-GPU branch runs."
+        "the query itself (`64 if not tf.test.is_gpu_available() else 4096`), whose no-GPU branch runs; a "
+        "choice between distribution strategies that the port replaces makes the same IPU strategy either way, "
+        "and is not reported."
     )
     examples = (
         # Sizes chosen on the GPU query itself: the no-GPU branch runs on an IPU system; reported.
@@ -318,6 +320,8 @@ class _Scan:
             if not isinstance(choice, (cst.If, cst.IfExp)) or not _contains(choice.test, call) \
                     or choice.orelse is None or any(ctx.is_removed(node) for node in (choice, *ctx.ancestors(choice))):
                 continue
+            if _only_makes(choice, self._replaced_strategies(ctx)):
+                continue  # each branch makes a strategy the port replaces: the same IPU strategy either way
             ctx.report(self.code, call, "this choice asks for GPUs, and an IPU system has none: the branch for no "
                        "GPU runs (smaller sizes, a CPU path, say); choose for the IPU", fixed=False)
 
@@ -730,6 +734,25 @@ def _is_load(ctx, name: cst.Name) -> bool:
             if isinstance(ancestor, cst.BaseStatement):
                 break
     return True
+
+
+def _only_makes(choice, calls: Set[int]) -> bool:
+    """Whether every branch of ``choice`` (an ``if``/``elif``/``else`` chain, or ``a if test else
+    b``) only assigns or returns what one of ``calls`` makes."""
+    if isinstance(choice, cst.IfExp):
+        return id(choice.body) in calls and id(choice.orelse) in calls
+    if not _block_only_makes(choice.body, calls):
+        return False
+    if isinstance(choice.orelse, cst.If):
+        return _only_makes(choice.orelse, calls)
+    return choice.orelse is not None and _block_only_makes(choice.orelse.body, calls)
+
+
+def _block_only_makes(block, calls: Set[int]) -> bool:
+    return isinstance(block, cst.IndentedBlock) and all(
+        isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+        and isinstance(line.body[0], (cst.Assign, cst.Return)) and id(line.body[0].value) in calls
+        for line in block.body)
 
 
 def _contains(root, node) -> bool:

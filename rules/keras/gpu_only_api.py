@@ -12,9 +12,6 @@ _CUDNN_LAYERS = {
     "CuDNNLSTM": ("LSTM", "`recurrent_activation=\"sigmoid\"`"),
     "CuDNNGRU": ("GRU", "`recurrent_activation=\"sigmoid\"`, `reset_after=True`"),
 }
-_MULTI_GPU = frozenset({"keras.utils.multi_gpu_model", "keras.utils.training_utils.multi_gpu_model",
-                        "keras.utils.multi_gpu_utils.multi_gpu_model"})
-_HOROVOD = ("horovod.",)
 
 
 class GpuOnlyApi(Rule):
@@ -22,20 +19,16 @@ class GpuOnlyApi(Rule):
     name = "gpu-only-api"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Report CUDA-only layers (`CuDNNLSTM`), `multi_gpu_model` and Horovod, which do not run on IPUs."
+    summary = "Report CUDA-only layers (`CuDNNLSTM`, `CuDNNGRU`), which do not run on IPUs."
     rationale = (
         "Some Keras code of the GPU era calls APIs that only NVIDIA GPUs have. `CuDNNLSTM` and `CuDNNGRU` "
         "build `CudnnRNN` operations, whose kernels exist for CUDA only: the compiled IPU program cannot be "
         "built. They compute what `LSTM`/`GRU` compute with a sigmoid recurrent activation (and, for the "
         "GRU, `reset_after=True`); written so, IPU104 swaps them for the IPU layers of "
         "`ipu_tensorflow_addons`, except inside `Bidirectional`, where the Keras layer stays (the IPU "
-        "layers have no `go_backwards`). `multi_gpu_model` copied the model onto each GPU; it was removed in "
-        "TensorFlow 2.4, so the IPU's TensorFlow 2.6 has none: train the model itself, and spread it over "
-        "IPUs with replication (port with `--ipus N`: a model on one IPU is replicated over the N IPUs "
-        "selected). Horovod all-reduces over GPUs and hosts; the IPU's "
-        "`ipu.horovod` module was removed in SDK 3.1: on one host use replication, across hosts "
-        "PopDist (`PopDistStrategy`). Each is reported where it is used: the change touches the model or "
-        "how training is spread, and is left to a person."
+        "layers have no `go_backwards`). Each is reported where it is used: the change touches the model, and is "
+        "left to a person. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
+        "Horovod by IPU116."
     )
     examples = (
         Example(
@@ -60,23 +53,6 @@ class GpuOnlyApi(Rule):
             model.fit(reviews, labels, epochs=2)
             """,
         ),
-        Example(
-            """\
-            from keras.utils import multi_gpu_model
-
-            parallel = multi_gpu_model(model, gpus=4)
-            parallel.compile(optimizer="adam", loss="mse")
-            """,
-        ),
-        Example(
-            """\
-            import horovod.tensorflow.keras as hvd
-            import tensorflow as tf
-
-            hvd.init()
-            optimizer = hvd.DistributedOptimizer(tf.keras.optimizers.Adam(0.001 * hvd.size()))
-            """,
-        ),
         # The IPU-ready layers and plain Keras: nothing to say.
         Example(
             """\
@@ -89,22 +65,15 @@ class GpuOnlyApi(Rule):
     )
 
     def run(self, ctx) -> None:
-        horovod_reported = False
         for call in ctx.nodes(cst.Call):
-            qualified = ctx.qualified_name(call.func)
-            message = _message(ctx.keras_name(call.func), qualified, is_bidirectional_layer(ctx, call))
-            if message is None:
-                continue
-            if qualified.startswith(_HOROVOD):
-                if horovod_reported:
-                    continue  # one finding for the file's use of Horovod, where it starts
-                horovod_reported = True
-            ctx.report(self.code, call, message, fixed=False)
+            message = _message(ctx.keras_name(call.func), is_bidirectional_layer(ctx, call))
+            if message is not None:
+                ctx.report(self.code, call, message, fixed=False)
 
 
-def _message(keras: Optional[str], qualified: Optional[str], wrapped: bool) -> Optional[str]:
-    """What to say about a call of a GPU-only API (by its Keras and its qualified name; ``wrapped``:
-    the layer reaches a ``Bidirectional`` wrapper), or None."""
+def _message(keras: Optional[str], wrapped: bool) -> Optional[str]:
+    """What to say about a call of a GPU-only API (by its Keras name; ``wrapped``: the layer reaches
+    a ``Bidirectional`` wrapper), or None."""
     layer = keras.rsplit(".", 1)[-1] if keras is not None and keras.startswith("keras.layers.") else None
     if layer in _CUDNN_LAYERS:
         plain, arguments = _CUDNN_LAYERS[layer]
@@ -114,16 +83,6 @@ def _message(keras: Optional[str], qualified: Optional[str], wrapped: bool) -> O
                    f", which IPU104 swaps for the IPU's `{plain}` of `ipu_tensorflow_addons`")
         return (f"`{layer}` builds CUDA-only `CudnnRNN` operations, which the IPU cannot compile: use "
                 f"`{plain}` with {arguments} (the same computation){swapped}")
-    if keras in _MULTI_GPU:
-        return ("`multi_gpu_model` copies the model onto GPUs and was removed in TensorFlow 2.4 (the IPU's "
-                "TensorFlow is 2.6): train the model itself, and spread it over IPUs with replication "
-                "(port with `--ipus N`; each replica then takes a whole `batch_size`, so divide it by N to keep the "
-                "samples of a step)")
-    if qualified is not None and qualified.startswith(_HOROVOD):
-        return ("Horovod spreads training over GPUs and hosts, and the IPU's `ipu.horovod` was removed in SDK "
-                "3.1: remove it (`hvd.init`, `hvd.DistributedOptimizer`, its callbacks and `hvd.size()`/"
-                "`hvd.rank()` arithmetic); on one host replicate over IPUs (port with `--ipus N`), across hosts "
-                "use PopDist (`PopDistStrategy`)")
     return None
 
 

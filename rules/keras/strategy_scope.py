@@ -11,11 +11,13 @@ from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import (TPU_SETUP, in_model_class, in_region, in_regions, model_plan,
-                                                    setup_anchors)
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, RUNNING_METHODS, TPU_SETUP,
+                                                    in_model_class, in_region, in_regions, model_plan, setup_anchors,
+                                                    without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
+from porter.statements import remove_statement
 from porter.scopes import (assignments, called_returns, fresh_name, local_function, module_definitions, owner,
                            parameter_names)
 
@@ -648,7 +650,8 @@ class StrategyScope(Rule):
         "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
         "`TPUStrategy`/`get_strategy()` become the `IPUStrategy` (the variable name is kept; TPU set-up "
-        "before it is reported) and the model code after "
+        "before it goes, a resolver used for anything else is reported; a strategy made global with "
+        "`experimental_set_strategy` is entered by the port's scope instead) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
         "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
@@ -1958,7 +1961,54 @@ run_experiment(net)
                     show(image, model(image[None]))
             """,
         ),
-        # A TPU strategy is replaced too; the TPU set-up before it is reported (it fails on an IPU system).
+        # The model made on the CPU and trained after the block (the template `multi_gpu_model` copied,
+        # whose weights stayed on the host): the strategy places the weights, and the block goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+            with tf.device("/cpu:0"):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        # A resolver used for something else stays, reported; the set-up calls on it go.
+        Example(
+            """\
+            import tensorflow as tf
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            print("TPU at", resolver.master())
+            tf.config.experimental_connect_to_cluster(resolver)
+            strategy = tf.distribute.TPUStrategy(resolver)
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            print("TPU at", resolver.master())
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(loss="mse", optimizer="adam")
+            """,
+        ),
+        # A TPU strategy is replaced too, and the TPU set-up before it goes (it fails on an IPU system).
         Example(
             """\
             import tensorflow as tf
@@ -1974,8 +2024,6 @@ run_experiment(net)
             import tensorflow as tf
             from tensorflow.python import ipu
 
-            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
-            tf.tpu.experimental.initialize_tpu_system(resolver)
             strategy = ipu.ipu_strategy.IPUStrategy()
             with strategy.scope():
                 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
@@ -3417,6 +3465,47 @@ run_experiment(net)
                 classifier.evaluate(test_ds)
             """,
         ),
+        # A strategy made global with `experimental_set_strategy`: its scope is entered for the rest of
+        # the program, and the IPU strategy's inside it would be a second strategy; the call goes.
+        Example(
+            """\
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            tf.distribute.experimental_set_strategy(strategy)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y, batch_size=16)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(x, y, batch_size=16)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            tf.distribute.experimental_set_strategy(tf.distribute.MirroredStrategy())
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+            """,
+        ),
         # Model code in the branches of a choice of modes: one strategy, made before the choice, and a
         # scope in each branch.
         Example(
@@ -3608,8 +3697,10 @@ run_experiment(net)
             return
         changed = False
         if plan.replaced_strategies:
-            self._report_tpu_setup(ctx)
+            changed = self._tpu_setup(ctx, plan) or changed
             self._report_multi_host(ctx, plan)
+        if plan.replaced_strategies or plan.regions:
+            changed = self._remove_global_strategy(ctx) or changed
         for call in plan.replaced_strategies:
             again = _made_again(ctx, plan, call)
             if again is not None:  # the port's own strategy, of the same name, is made before it
@@ -3707,6 +3798,14 @@ run_experiment(net)
             if not devices or not (in_regions(ctx, regions, with_node) or any(
                     any(ancestor is with_node for ancestor in ctx.ancestors(region.first)) for region in regions)):
                 continue
+            if _only_makes_models(ctx, plan, with_node) and len(with_node.items) == 1 and (
+                    with_node.items[0].asname is None):
+                # The template of `multi_gpu_model`: weights on the host, which the GPU copies shared.
+                ctx.unwrap(with_node)
+                ctx.report(self.code, devices[0], "`with tf.device` on the CPU removed around the making of the model: "
+                           "it kept the weights on the host for GPU copies of the model to share, and in the IPU "
+                           "strategy's scope the strategy places them", fixed=True)
+                continue
             if _only_runs_models(ctx, plan, with_node):
                 ctx.report(self.code, devices[0], "this block asks for the CPU to run a model made in the IPU "
                            "strategy's scope; the port runs the block in that scope too (the model is used there), "
@@ -3735,6 +3834,32 @@ run_experiment(net)
                        "or call it after the scope", fixed=False)
 
 
+    def _remove_global_strategy(self, ctx) -> bool:
+        """``tf.distribute.experimental_set_strategy(strategy)`` enters the GPU strategy's scope for
+        the rest of the program: the IPU strategy's scope entered in it would be a second strategy
+        ("Mixing different tf.distribute.Strategy objects"), so the statement goes and the model code
+        runs in the IPU strategy's scope. ``experimental_set_strategy(None)`` leaves it."""
+        removed = False
+        for call in ctx.nodes(cst.Call):
+            if without_compat(ctx.qualified_name(call.func)) not in GLOBAL_STRATEGY_SETTERS or not call.args or (
+                    is_name(call.args[0].value, "None")):
+                continue
+            statement_node = ctx.statement_of(call)
+            alone = (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
+                     and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
+            if alone and ctx.allowed(statement_node):
+                remove_statement(ctx, statement_node)
+                ctx.report(self.code, call, "`experimental_set_strategy` removed: it entered the strategy's scope for "
+                           "the whole program, where the IPU strategy's scope would be a second strategy; the model "
+                           "code runs in the IPU strategy's scope", fixed=True)
+                removed = True
+            else:
+                ctx.report(self.code, call, "`experimental_set_strategy` enters a strategy's scope for the whole "
+                           "program, and the IPU strategy's scope entered in it would be a second strategy (\"Mixing "
+                           "different tf.distribute.Strategy objects\"): remove it; the model code runs in the IPU "
+                           "strategy's scope", fixed=False)
+        return removed
+
     def _report_multi_host(self, ctx, plan) -> None:
         """A strategy that trains over several hosts (workers read ``TF_CONFIG``, a parameter server
         and its coordinator): the IPU strategy runs the program on one host."""
@@ -3747,15 +3872,29 @@ run_experiment(net)
                            "run one process, replicated over IPUs (port with `--ipus N`), or PopDist's `PopDistStrategy` "
                            f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
-    def _report_tpu_setup(self, ctx) -> None:
-        """TPU set-up before a TPU strategy the port replaces: it fails on an IPU system."""
-        for call in ctx.nodes(cst.Call):
-            qualified = ctx.qualified_name(call.func)
-            if qualified in TPU_SETUP or qualified is not None and qualified.startswith(
-                    "tensorflow.compat.v1.") and "tensorflow." + qualified[len("tensorflow.compat.v1."):] in TPU_SETUP:
-                ctx.report(self.code, call, f"TPU set-up (`{qualified.rsplit('.', 1)[1]}`): an IPU system has no TPU, "
-                           "and the IPU strategy replaces the TPU one; remove it, with what else uses it (a "
-                           "`TPUEstimator` is reported on its own)", fixed=False)
+    def _tpu_setup(self, ctx, plan) -> bool:
+        """TPU set-up before a TPU strategy the port replaces fails on an IPU system, which has no TPU.
+        A statement that only sets the TPU up goes (``tf.config.experimental_connect_to_cluster(r)``,
+        ``tf.tpu.experimental.initialize_tpu_system(r)``, and ``r = TPUClusterResolver(...)`` when
+        nothing but that set-up and the replaced strategy uses ``r``); the rest is reported."""
+        setup = [call for call in ctx.nodes(cst.Call) if _tpu_setup_name(ctx, call) is not None]
+        consumers = {id(call) for call in setup} | {id(call) for call in plan.replaced_strategies}
+        removed = False
+        for call in setup:
+            name = _tpu_setup_name(ctx, call)
+            statement_node = ctx.statement_of(call)
+            if (_lone_call(statement_node, call) or _only_consumed(ctx, statement_node, call, consumers)) and (
+                    ctx.allowed(statement_node)):
+                if not any(ctx.is_removed(node) for node in (statement_node, *ctx.ancestors(statement_node))):
+                    remove_statement(ctx, statement_node)
+                ctx.report(self.code, call, f"TPU set-up (`{name}`) removed: an IPU system has no TPU, and the IPU "
+                           "strategy replaces the TPU one", fixed=True)
+                removed = True
+                continue
+            ctx.report(self.code, call, f"TPU set-up (`{name}`): an IPU system has no TPU, and the IPU strategy "
+                       "replaces the TPU one; remove it, with what else uses it (a `TPUEstimator` is reported on its "
+                       "own)", fixed=False)
+        return removed
 
     @staticmethod
     def _wrap_loop_bodies(ctx, plan, region, kept_out) -> None:
@@ -3803,6 +3942,50 @@ def _only_runs_models(ctx, plan, with_node: cst.With) -> bool:
             return False
         runs = runs or isinstance(node, cst.Name) and node.value in plan.model_like
     return runs
+
+
+def _tpu_setup_name(ctx, call: cst.Call) -> Optional[str]:
+    """``initialize_tpu_system`` for a call of a TPU set-up function (also under ``compat.v1``), else None."""
+    qualified = without_compat(ctx.qualified_name(call.func))
+    return qualified.rsplit(".", 1)[1] if qualified in TPU_SETUP else None
+
+
+def _lone_call(statement_node: cst.BaseStatement, call: cst.Call) -> bool:
+    """The statement is ``call`` alone (its value unused)."""
+    return (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
+            and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
+
+
+def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consumers: AbstractSet[int]) -> bool:
+    """``resolver = call`` alone, and every other use of ``resolver`` in the file is an argument of a
+    call in ``consumers`` (the TPU set-up, the strategies the port replaces)."""
+    if not (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1):
+        return False
+    assign = statement_node.body[0]
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    target = assign.targets[0].target
+    for node in ctx.nodes(cst.Name):
+        if node.value != target.value or node is target:
+            continue
+        arg = ctx.parent(node)
+        if not (isinstance(arg, cst.Arg) and arg.value is node and id(ctx.parent(arg)) in consumers):
+            return False
+    return True
+
+
+def _only_makes_models(ctx, plan, with_node: cst.With) -> bool:
+    """Whether ``with_node`` makes a model and runs none: no ``compile``, ``fit``, ``evaluate``,
+    ``predict`` or other call of a model's methods in it (the model is trained after the block)."""
+    made = {id(assign) for assign in plan.model_assignments}
+    makes = False
+    for node in walk(with_node.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS):
+            return False
+        makes = makes or id(node) in made
+    return makes
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:

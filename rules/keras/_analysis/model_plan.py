@@ -63,7 +63,10 @@ DISTRIBUTION_STRATEGIES = frozenset({
 TPU_SETUP = frozenset({
     "tensorflow.distribute.cluster_resolver.TPUClusterResolver", "tensorflow.config.experimental_connect_to_cluster",
     "tensorflow.tpu.experimental.initialize_tpu_system",
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver.connect",
 })
+# What enters a strategy's scope for the rest of the program: its argument is the program's strategy.
+GLOBAL_STRATEGY_SETTERS = frozenset({"tensorflow.distribute.experimental_set_strategy"})
 IPU_STRATEGIES = frozenset({
     "tensorflow.python.ipu.ipu_strategy.IPUStrategy", "tensorflow.python.ipu.ipu_strategy.IPUStrategyV1",
 })
@@ -182,6 +185,15 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
 
 
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
+
+
+def global_strategy_setter(ctx, argument: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call of ``tf.distribute.experimental_set_strategy`` whose argument is ``argument``, else None."""
+    arg = ctx.parent(argument)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and without_compat(ctx.qualified_name(call.func)) in GLOBAL_STRATEGY_SETTERS:
+        return call
+    return None
 
 
 def without_compat(qualified: Optional[str]) -> Optional[str]:
@@ -767,10 +779,12 @@ class _Analysis:
 
     def _only_handed_on(self, name: str) -> bool:
         """Whether the strategy variable ``name`` is only ever an argument of calls
-        (``RunConfig(train_distribute=strategy)``), never entered or run by the file."""
+        (``RunConfig(train_distribute=strategy)``), never entered or run by the file; made global
+        (``tf.distribute.experimental_set_strategy(strategy)``), it is entered."""
         uses = [node for node in self.ctx.nodes(cst.Name) if node.value == name
                 and not isinstance(self.ctx.parent(node), cst.AssignTarget)]
-        return bool(uses) and all(isinstance(self.ctx.parent(node), cst.Arg) for node in uses)
+        return bool(uses) and all(isinstance(self.ctx.parent(node), cst.Arg)
+                                  and global_strategy_setter(self.ctx, node) is None for node in uses)
 
     def _find_library_overrides(self) -> None:
         """``TFAutoModelForSequenceClassification.from_pretrained(...)``: Transformers' TF models
