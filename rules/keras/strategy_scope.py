@@ -6,7 +6,8 @@ import libcst as cst
 
 from porter.context import SharedKey, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
-from porter.cstutil import append_args, expression, is_name, keyword, keyword_arg, single_small, statement
+from porter.cstutil import (append_args, expr_call, expression, is_name, keyword, keyword_arg, simple_assign,
+                            single_small, statement)
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
@@ -3845,9 +3846,7 @@ run_experiment(net)
                     is_name(call.args[0].value, "None")):
                 continue
             statement_node = ctx.statement_of(call)
-            alone = (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
-                     and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
-            if alone and ctx.allowed(statement_node):
+            if expr_call(statement_node) is call and ctx.allowed(statement_node):
                 remove_statement(ctx, statement_node)
                 ctx.report(self.code, call, "`experimental_set_strategy` removed: it entered the strategy's scope for "
                            "the whole program, where the IPU strategy's scope would be a second strategy; the model "
@@ -3883,7 +3882,7 @@ run_experiment(net)
         for call in setup:
             name = _tpu_setup_name(ctx, call)
             statement_node = ctx.statement_of(call)
-            if (_lone_call(statement_node, call) or _only_consumed(ctx, statement_node, call, consumers)) and (
+            if (expr_call(statement_node) is call or _only_consumed(ctx, statement_node, call, consumers)) and (
                     ctx.allowed(statement_node)):
                 if not any(ctx.is_removed(node) for node in (statement_node, *ctx.ancestors(statement_node))):
                     remove_statement(ctx, statement_node)
@@ -3950,22 +3949,13 @@ def _tpu_setup_name(ctx, call: cst.Call) -> Optional[str]:
     return qualified.rsplit(".", 1)[1] if qualified in TPU_SETUP else None
 
 
-def _lone_call(statement_node: cst.BaseStatement, call: cst.Call) -> bool:
-    """The statement is ``call`` alone (its value unused)."""
-    return (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1
-            and isinstance(statement_node.body[0], cst.Expr) and statement_node.body[0].value is call)
-
-
 def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consumers: AbstractSet[int]) -> bool:
     """``resolver = call`` alone, and every other use of ``resolver`` in the file is an argument of a
     call in ``consumers`` (the TPU set-up, the strategies the port replaces)."""
-    if not (isinstance(statement_node, cst.SimpleStatementLine) and len(statement_node.body) == 1):
+    assign = simple_assign(statement_node)
+    if assign is None or assign[1] is not call or not isinstance(assign[0], cst.Name):
         return False
-    assign = statement_node.body[0]
-    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)):
-        return False
-    target = assign.targets[0].target
+    target = assign[0]
     for node in ctx.nodes(cst.Name):
         if node.value != target.value or node is target:
             continue
