@@ -3834,7 +3834,6 @@ run_experiment(net)
                        "`reduction=tf.keras.losses.Reduction.NONE` and average what it gives with `tf.reduce_mean`, "
                        "or call it after the scope", fixed=False)
 
-
     def _remove_global_strategy(self, ctx) -> bool:
         """``tf.distribute.experimental_set_strategy(strategy)`` enters the GPU strategy's scope for
         the rest of the program: the IPU strategy's scope entered in it would be a second strategy
