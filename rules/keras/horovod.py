@@ -6,7 +6,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_name, code_of, dotted_name, walk
-from porter.cstutil import argument, expression, is_name, keyword, simple_assign
+from porter.cstutil import argument, expr_call, expression, is_name, keyword, simple_assign
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.statements import remove_statement
 
@@ -200,8 +200,7 @@ class Horovod(Rule):
 
     def _drop_statement(self, ctx, call: cst.Call, why: str) -> bool:
         statement = ctx.statement_of(call)
-        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is call):
+        if expr_call(statement) is not call:
             return False
         guard = _guard_of(ctx, statement)
         if guard is not None and all(_horovod_statement(ctx, line) for line in guard.body.body):
@@ -327,9 +326,8 @@ def _guard_of(ctx, statement: cst.BaseStatement) -> Optional[cst.If]:
 
 def _horovod_statement(ctx, statement: cst.BaseStatement) -> bool:
     """``hvd.broadcast_variables(...)``, ``hvd.init()``: a statement that only calls Horovod set-up."""
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call)
-            and _horovod_function(ctx, statement.body[0].value) in _STATEMENTS)
+    call = expr_call(statement)
+    return call is not None and _horovod_function(ctx, call) in _STATEMENTS
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
