@@ -234,20 +234,18 @@ class Horovod(Rule):
 
     def _drop_callback(self, ctx, call: cst.Call) -> bool:
         """A callback of one process that does nothing: out of its list, or its ``append`` goes."""
-        element = ctx.parent(call)
-        holder = ctx.parent(element) if isinstance(element, cst.Element) else None
+        parent = ctx.parent(call)
+        holder = ctx.parent(parent) if isinstance(parent, cst.Element) else None
         if isinstance(holder, cst.List):
-            self._dropped.setdefault(id(holder), (holder, set()))[1].add(_position(holder, element))
-        else:
-            arg = ctx.parent(call)
-            method = ctx.parent(ctx.parent(arg)) if isinstance(arg, cst.Arg) else None
-            appended = ctx.parent(arg) if isinstance(method, cst.Attribute) and method.attr.value == "append" else None
-            if appended is None or not self._drop_statement(ctx, appended, "a callback that does nothing on one process"):
-                return False
+            self._dropped.setdefault(id(holder), (holder, set()))[1].add(_position(holder, parent))
+            ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` removed: it synchronises processes, and the "
+                       "port runs one", fixed=True)
             return True
-        ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` removed: it synchronises processes, and the port "
-                   "runs one", fixed=True)
-        return True
+        # `callbacks.append(hvd.callbacks.MetricAverageCallback())`: the statement goes.
+        method = ctx.parent(ctx.parent(parent)) if isinstance(parent, cst.Arg) else None
+        appended = ctx.parent(parent) if isinstance(method, cst.Attribute) and method.attr.value == "append" else None
+        return appended is not None and self._drop_statement(ctx, appended,
+                                                             "a callback that does nothing on one process")
 
     def _report(self, ctx, call: cst.Call, function: str, replicated: bool) -> None:
         if function in _SIZES and replicated:
