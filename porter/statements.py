@@ -8,7 +8,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey
-from porter.cstutil import expression, leading_blank_count, single_small
+from porter.cstutil import argument, expression, is_name, leading_blank_count, simple_assign, single_small
 
 # The comments and blank lines of removed statements that the next statement kept must carry, by
 # that statement's id: the rules removing statements (IPU305, IPU307, IPU309) pass them along.
@@ -82,6 +82,19 @@ def insert_module_class(ctx: FileContext, new: cst.BaseStatement, before: cst.Ba
     ctx.insert_before(first, [new])
     if not isinstance(first, (cst.FunctionDef, cst.ClassDef)):
         ensure_blank_lines(ctx, first)
+
+
+def unwrap_call(ctx: FileContext, call: cst.Call, parameter: str) -> None:
+    """``call`` becomes the argument it wraps (``parameter``, else the first): ``wrap(x, ...)`` ->
+    ``x``, and a statement ``x = wrap(x, ...)``, which would give ``x`` to itself, goes."""
+    statement = ctx.statement_of(call)
+    assign = simple_assign(statement)
+    if assign is not None and assign[1] is call and isinstance(assign[0], cst.Name) and is_name(
+            argument(call, parameter, 0).value, assign[0].value):
+        remove_statement(ctx, statement)
+    else:
+        # The argument as edited: other rules' edits inside it (`hvd.size()` made 1) are kept.
+        ctx.replace(call, lambda node: argument(node, parameter, 0).value)
 
 
 def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:

@@ -6,9 +6,9 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_name, code_of, dotted_name, walk
-from porter.cstutil import argument, expr_call, expression, is_name, keyword, simple_assign
+from porter.cstutil import argument, expr_call, expression, keyword
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.statements import remove_statement
+from porter.statements import remove_statement, unwrap_call
 
 # What each Horovod function is on one process, by its last name.
 _RANKS = frozenset({"rank", "local_rank", "cross_rank"})
@@ -220,13 +220,7 @@ class Horovod(Rule):
         if wrapped is None or wrapped.star or accumulation is not None and not _is_one(accumulation.value) or any(
                 arg.star for arg in others):
             return False
-        assign = simple_assign(ctx.statement_of(call))
-        if assign is not None and assign[1] is call and isinstance(assign[0], cst.Name) and is_name(
-                wrapped.value, assign[0].value):
-            remove_statement(ctx, ctx.statement_of(call))
-        else:
-            # The argument as edited (`hvd.size()` in it is 1 by now).
-            ctx.replace(call, lambda node: argument(node, parameter, 0).value)
+        unwrap_call(ctx, call, parameter)
         wrapped_kind = {"optimizer": "optimizer", "gradtape": "tape"}.get(parameter, "tensor")
         ctx.report(self.code, call, f"`{code_of(ctx, call.func)}(...)` removed: one process has nothing to average "
                    f"with, so the {wrapped_kind} it wraps is used as it is", fixed=True)

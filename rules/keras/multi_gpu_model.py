@@ -3,9 +3,9 @@
 import libcst as cst
 
 from porter.context import code_of, dotted_name
-from porter.cstutil import argument, is_name, simple_assign
+from porter.cstutil import argument
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.statements import remove_statement
+from porter.statements import unwrap_call
 
 _MULTI_GPU = frozenset({"keras.utils.multi_gpu_model", "keras.utils.training_utils.multi_gpu_model",
                         "keras.utils.multi_gpu_utils.multi_gpu_model"})
@@ -104,13 +104,7 @@ class MultiGpuModel(Rule):
                        "2.6): train the model it copies itself, and replicate it over IPUs with `--ipus N`",
                        fixed=False)
             return False
-        statement_node = ctx.statement_of(call)
-        assign = simple_assign(statement_node)
-        if assign is not None and assign[1] is call and isinstance(assign[0], cst.Name) and is_name(
-                model.value, assign[0].value):
-            remove_statement(ctx, statement_node)
-        else:
-            ctx.replace(call, lambda node: argument(node, "model", 0).value)
+        unwrap_call(ctx, call, "model")
         ctx.report(self.code, call, f"`multi_gpu_model` removed (TensorFlow 2.4 has none): `{code_of(ctx, model.value)}` "
                    "is trained itself, a whole batch at a time, as the GPU copies together trained it; port with "
                    "`--ipus N` to replicate it over IPUs, each replica then taking a whole `batch_size`", fixed=True)
