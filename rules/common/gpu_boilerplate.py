@@ -320,7 +320,7 @@ class _Scan:
             if not isinstance(choice, (cst.If, cst.IfExp)) or not _contains(choice.test, call) \
                     or choice.orelse is None or any(ctx.is_removed(node) for node in (choice, *ctx.ancestors(choice))):
                 continue
-            if _only_makes(choice, self._replaced_strategies(ctx)):
+            if _only_makes(choice, self.replaced):
                 continue  # each branch makes a strategy the port replaces: the same IPU strategy either way
             ctx.report(self.code, call, "this choice asks for GPUs, and an IPU system has none: the branch for no "
                        "GPU runs (smaller sizes, a CPU path, say); choose for the IPU", fixed=False)
