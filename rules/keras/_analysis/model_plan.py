@@ -187,9 +187,9 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 
 
-def global_strategy_setter(ctx, argument: cst.BaseExpression) -> Optional[cst.Call]:
-    """The call of ``tf.distribute.experimental_set_strategy`` whose argument is ``argument``, else None."""
-    arg = ctx.parent(argument)
+def global_strategy_setter(ctx, strategy: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call of ``tf.distribute.experimental_set_strategy`` whose argument is ``strategy``, else None."""
+    arg = ctx.parent(strategy)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
     if isinstance(call, cst.Call) and without_compat(ctx.qualified_name(call.func)) in GLOBAL_STRATEGY_SETTERS:
         return call
