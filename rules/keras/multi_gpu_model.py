@@ -110,10 +110,10 @@ class MultiGpuModel(Rule):
                    "`--ipus N` to replicate it over IPUs, each replica then taking a whole `batch_size`", fixed=True)
         return True
 
-    def _drop_import(self, ctx, alias: cst.ImportAlias, unused: bool) -> None:
+    def _drop_import(self, ctx, alias: cst.ImportAlias, every_call_ported: bool) -> None:
         """The name leaves its import (the import goes with it when it brings nothing else) once no
         call of it is left."""
-        if unused and ctx.drop_import(alias):
+        if every_call_ported and ctx.drop_import(alias):
             ctx.report(self.code, alias, "`multi_gpu_model` taken out of the import: TensorFlow 2.4 removed it, and "
                        "importing it fails on the IPU's TensorFlow 2.6", fixed=True)
             return
