@@ -139,18 +139,20 @@ class Horovod(Rule):
     )
 
     def run(self, ctx) -> None:
-        calls = [call for call in ctx.nodes(cst.Call) if _horovod_function(ctx, call) is not None]
         replicated = throughput.config_replicas(ctx.config) > 1
         handled: Set[int] = set()
         reported: Set[int] = set()
         self._dropped: Dict[int, Tuple[cst.List, Set[int]]] = {}  # callback lists: the positions that go
-        for call in calls:
+        for call in ctx.nodes(cst.Call):
+            function = _horovod_function(ctx, call)
+            if function is None:
+                continue
             if any(ctx.is_removed(ancestor) for ancestor in ctx.ancestors(call)):
                 handled.add(id(call))  # in GPU set-up another rule removed
-            elif self._port(ctx, call, _horovod_function(ctx, call), replicated):
+            elif self._port(ctx, call, function, replicated):
                 handled.add(id(call))
             else:
-                self._report(ctx, call, _horovod_function(ctx, call), replicated)
+                self._report(ctx, call, function, replicated)
                 reported.add(id(call))
         for holder, positions in self._dropped.values():
             ctx.replace(holder, lambda node, positions=positions: _list_without(node, positions))
