@@ -848,8 +848,10 @@ class _Coverage:
     def _object_uses(self, method: cst.FunctionDef) -> List[cst.CSTNode]:
         """Where the objects of the class ``method`` is a method of are made and used: each call
         that makes one, and each read of the name it is assigned to in that function (or module).
-        Empty for a function, or when an object leaves the function that makes it (returned, or
-        kept in an attribute or a container), where its uses cannot be followed."""
+        Empty for a function, or when an object leaves the function that makes it where its uses
+        cannot be followed: returned (made in a ``return``, or its name read in one), or assigned to
+        anything but a name (``self.experiment = Experiment()``). An object put in a container
+        (``[Experiment()]``) is not followed out of it."""
         owner_class = self.ctx.parent(self.ctx.parent(method))
         if not isinstance(owner_class, cst.ClassDef):
             return []
