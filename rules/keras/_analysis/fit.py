@@ -335,24 +335,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
                                    for kind in [ragged_or_sparse(ctx, arg.value)] if kind), None)
     if entry.ragged_or_sparse is not None:
         return
-    # Validation arrays are batched on their own (by `batch_size`, else 32), whatever `x` is: a
-    # dataset, a generator or arrays. The helper trims every array of the tuple.
-    validation = keyword(call, "validation_data")
-    # Keras takes a list `[x_val, y_val]` as it takes the tuple; `(x_val, y_val) if validate else
-    # None` gives one of them, or nothing to validate on.
-    given = [made for made in alternatives(validation.value) if not is_name(made, "None")] if validation else []
-    if given and all(isinstance(made, (cst.Tuple, cst.List)) for made in given):
-        for made in given:
-            # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
-            # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
-            parts = [element.value for element in made.elements]
-            unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
-            if not unseen:
-                entry.validation.append(made)
-            elif len(parts) > 1:
-                entry.unfollowed.extend(unseen)
-    elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
-        entry.held_validation = validation.value
+    _validation_inputs(ctx, entry, keyword(call, "validation_data"), helper)
     if is_dataset(ctx, x.value):
         entry.dataset_input = True
         return
@@ -445,6 +428,28 @@ def _binds_or_splats(ctx: FileContext, name: cst.Name) -> bool:
     if isinstance(parent, cst.Attribute):
         return parent.attr is name
     return isinstance(parent, cst.AssignTarget)
+
+
+def _validation_inputs(ctx: FileContext, entry: TrainingCall, validation: Optional[cst.Arg],
+                       helper: Optional[str]) -> None:
+    """The arrays of ``validation_data`` the helper trims, or those it cannot follow. Validation
+    arrays are batched on their own (by ``batch_size``, else 32), whatever ``x`` is: a dataset, a
+    generator or arrays."""
+    # Keras takes a list `[x_val, y_val]` as it takes the tuple; `(x_val, y_val) if validate else
+    # None` gives one of them, or nothing to validate on.
+    given = [made for made in alternatives(validation.value) if not is_name(made, "None")] if validation else []
+    if given and all(isinstance(made, (cst.Tuple, cst.List)) for made in given):
+        for made in given:
+            # Keras takes the parts of a `(x, y[, sample_weight])` tuple as arrays: one the port cannot
+            # follow (`tokenize(texts)`) is reported with the inputs, not left to reach the IPU unseen.
+            parts = [element.value for element in made.elements]
+            unseen = [part for part in parts if not _followed_array(ctx, part, entry, helper)]
+            if not unseen:
+                entry.validation.append(made)
+            elif len(parts) > 1:
+                entry.unfollowed.extend(unseen)
+    elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
+        entry.held_validation = validation.value
 
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
