@@ -153,9 +153,10 @@ def _moved_whole(updated: cst.CSTNode, new: cst.ImportFrom) -> cst.CSTNode:
 
 
 def _apply_moves(ctx: FileContext, bound: Dict[str, str]) -> None:
-    """The imports the rules take from another module (``FileContext.move_import``), in place: an
-    import whose every name moves becomes the new import (the first, when they go to several
-    modules); otherwise the moved names leave it. Other new imports follow its line."""
+    """The imports the rules take from another module (``FileContext.move_import``) or drop
+    (``FileContext.drop_import``), in place: an import whose every name moves or is dropped becomes
+    the new import (the first, when they go to several modules), or goes when none moves; otherwise
+    the moved and dropped names leave it. Other new imports follow its line."""
     owners: Dict[int, Tuple[cst.CSTNode, List[Tuple[cst.ImportAlias, Optional[str]]]]] = {}
     for alias, module in ctx.moved_imports:
         owner = ctx.parent(alias)
