@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from porter.context import code_of, dotted_name
+from porter.context import canonical_keras, code_of, dotted_name
 from porter.cstutil import argument
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.statements import unwrap_call
@@ -78,6 +78,20 @@ class MultiGpuModel(Rule):
             parallel = model
             """,
         ),
+        # Imported through TensorFlow's compat.v1 Keras: the import goes too.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow.compat.v1.keras.utils import multi_gpu_model
+
+            parallel = multi_gpu_model(model, gpus=2)
+            """,
+            """\
+            import numpy as np
+
+            parallel = model
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -129,15 +143,10 @@ def _imports_multi_gpu_model(ctx, alias: cst.ImportAlias) -> bool:
             alias.name.value != "multi_gpu_model") or owner.module is None or owner.relative:
         return False
     module = dotted_name(owner.module)
-    return module is not None and f"{_without_tensorflow(module)}.multi_gpu_model" in _MULTI_GPU
-
-
-def _without_tensorflow(module: str) -> str:
-    """``tensorflow.keras.utils`` -> ``keras.utils``; ``tensorflow.python.keras.utils`` too."""
-    for prefix in ("tensorflow.python.", "tensorflow."):
-        if module.startswith(prefix + "keras"):
-            return module[len(prefix):]
-    return module
+    if module is None:
+        return False
+    qualified = f"{module}.multi_gpu_model"
+    return (canonical_keras(qualified) or qualified) in _MULTI_GPU
 
 
 RULE = MultiGpuModel()
