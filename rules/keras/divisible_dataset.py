@@ -265,7 +265,8 @@ class DivisibleDataset(Rule):
         "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple (or list, which Keras takes alike) written in the call or in a branch of a "
-        "conditional expression there (`(x_val, y_val) if validate else None`), held in a variable, in an "
+        "conditional expression there (`(x_val, y_val) if validate else None`), held in a variable (a "
+        "conditional too, its None kept), in an "
         "attribute of the class that reads it, or returned by a function of the file, is trimmed part by part "
         "where the call reads it; `batch_size=None` is Keras' default of 32. Validation data is trimmed to a "
         "multiple of `validation_batch_size` "
@@ -1418,6 +1419,29 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
                       validation_data=tuple(trim_to_multiple(part, 16) for part in read_split("audit.npz")))
             print(len(checks[0]))
+            """),
+        ),
+        # Held validation data that a flag may turn off: trimmed when it is a tuple, None kept.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val) if args.validate else None
+            model.fit(scans, findings, batch_size=16, validation_data=checks)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("scanner.h5")
+            checks = (scans_val, findings_val) if args.validate else None
+            model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                      validation_data=tuple(trim_to_multiple(part, 16) for part in checks) if checks is not None else None)
             """),
         ),
         # Validation data batched by its own `validation_batch_size`: trimmed to a multiple of it.
@@ -2624,9 +2648,8 @@ scores = model.predict(rows, batch_size=len(rows))
         for node in validation_targets:
             ctx.replace(node, _trimmed(name, validation_arguments))
         if held is not None:
-            # Part by part, as Keras takes the tuple apart: a tuple of lists is not a list of samples.
-            ctx.replace(held, lambda node: cst.parse_expression(
-                f"tuple({name}(part, {validation_arguments}) for part in {_EMPTY.code_for_node(node)})"))
+            ctx.replace(held, lambda node: _held_trimmed(node, name, validation_arguments,
+                                                         entry.held_validation_optional))
             validation_targets.append(held)
         validation_trimmed = bool(validation_targets)
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
@@ -3016,6 +3039,16 @@ def _batch_of(call: cst.Call, method: str) -> int:
     if given is None:
         return KERAS_DEFAULT_BATCH
     return int(given.value.value) if isinstance(given.value, cst.Integer) else 0
+
+
+def _held_trimmed(held: cst.BaseExpression, name: str, multiple: str, optional: bool) -> cst.BaseExpression:
+    """Held validation data trimmed part by part, as Keras takes the tuple apart (a tuple of lists
+    is not a list of samples); a None it may hold instead is kept."""
+    held_code = _EMPTY.code_for_node(held)
+    code = f"tuple({name}(part, {multiple}) for part in {held_code})"
+    if optional:
+        code += f" if {held_code} is not None else None"
+    return cst.parse_expression(code)
 
 
 def _without_leading_blank_lines(statement):

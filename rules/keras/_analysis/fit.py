@@ -50,6 +50,8 @@ class TrainingCall:
     # `validation_data=held_out`: a tuple of arrays out of the call, in a variable or returned by a
     # function of the file; trimmed part by part where the call reads it.
     held_validation: Optional[cst.BaseExpression] = None
+    # Whether that variable may hold None instead (``(x_val, y_val) if validate else None``).
+    held_validation_optional: bool = False
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
@@ -450,11 +452,13 @@ def _validation_inputs(ctx: FileContext, entry: TrainingCall, validation: Option
                 entry.unfollowed.extend(unseen)
     elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
         entry.held_validation = validation.value
+        entry.held_validation_optional = _may_hold_none(ctx, validation.value, entry)
 
 
 def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
     """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
-    given one in the same block (``held_out = (x_val, y_val, weights)``), an attribute the methods
+    given one in the same block (``held_out = (x_val, y_val, weights)``, or such a tuple or None in
+    the branches of a conditional), an attribute the methods
     of its class give only such tuples (``self.held_out = [x_val, y_val]``), or a call of a function
     of the file every ``return`` of which gives one (``load_split("val")``)."""
     if isinstance(node, cst.Name):
@@ -464,10 +468,19 @@ def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: Traini
     else:
         scope, tuples = called_returns(ctx, node)
         held = [(made, scope) for made in tuples]
+    # `(x_val, y_val) if validate else None`: the tuple is trimmed, a None kept.
+    held = [(made, scope) for value, scope in held for made in (alternatives(value) if value is not None else [None])
+            if not is_name(made, "None")]
     return bool(held) and all(
         isinstance(made, (cst.Tuple, cst.List)) and len(made.elements) > 1 and all(
             isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
             for element in made.elements) for made, scope in held)
+
+
+def _may_hold_none(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall) -> bool:
+    """A variable of held validation data last given a conditional with a None branch."""
+    value = last_value_before(ctx, node, entry.owner) if isinstance(node, cst.Name) else None
+    return value is not None and any(is_name(made, "None") for made in alternatives(value))
 
 
 def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
