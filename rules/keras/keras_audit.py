@@ -52,7 +52,7 @@ class KerasAudit(Rule):
         "made by a call out of that function and out of the scope: its weights would be made out of the scope. "
         "A method the file never calls by name (`getattr(experiment, args.command)()`) runs where the objects "
         "of its class are made and used; when an object leaves the function that makes it (returned, kept "
-        "elsewhere), its methods are reported."
+        "elsewhere, put in a container), its methods are reported."
     )
     examples = (
         # A trainer class that makes its own strategy, with a model trained in main() before the
@@ -283,6 +283,31 @@ def main():
 
 
             getattr(make(), command)()
+            """,
+        ),
+        # The same method when the object is put in a list made in the scope: the list's items are
+        # used out of sight. Reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Experiment:
+                def train(self):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=32)
+
+
+            config = ipu.config.IPUConfig()
+            config.auto_select_ipus = 1
+            config.configure_ipu_system()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                experiments = [Experiment()]
+            for experiment in experiments:
+                getattr(experiment, command)()
             """,
         ),
         # A helper named like the Keras method it calls: `model.evaluate(...)` is not a call of it,
@@ -850,8 +875,8 @@ class _Coverage:
         that makes one, and each read of the name it is assigned to in that function (or module).
         Empty for a function, or when an object leaves the function that makes it where its uses
         cannot be followed: returned (made in a ``return``, or its name read in one), or assigned to
-        anything but a name (``self.experiment = Experiment()``). An object put in a container
-        (``[Experiment()]``) is not followed out of it."""
+        anything but a name (``self.experiment = Experiment()``), or put in a container
+        (``[Experiment()]``), which is not followed."""
         owner_class = self.ctx.parent(self.ctx.parent(method))
         if not isinstance(owner_class, cst.ClassDef):
             return []
@@ -860,8 +885,8 @@ class _Coverage:
             if not isinstance(call.func, cst.Name):
                 continue
             parent = self.ctx.parent(call)
-            if isinstance(parent, cst.Return):
-                return []
+            if isinstance(parent, (cst.Return, cst.Yield, cst.Element, cst.DictElement)):
+                return []  # it leaves the function, or goes into a container its uses are not followed out of
             if isinstance(parent, cst.Assign):
                 if len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
                     return []
