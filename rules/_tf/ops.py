@@ -26,3 +26,17 @@ PYTHON_CALLS = {"py_func", "py_function", "numpy_function"}
 STRING_DECODING = {"io.decode_raw", "io.decode_csv", "decode_raw", "decode_csv"}
 
 NO_KERNEL = {**FFT_OPS, **COMPLEX_OPS, **NMS_OPS}
+# Ops that make complex values from real ones, or real ones from complex values (RFFT, IRFFT): not
+# in the op filter, but their complex values are read or made only by ops that are (`ComplexAbs` for
+# `tf.abs`, `Real`, `Imag`, `Complex`).
+COMPLEX_MAKERS = {
+    "signal.rfft": "RFFT", "signal.rfft2d": "RFFT2D", "signal.rfft3d": "RFFT3D",
+    "signal.irfft": "IRFFT", "signal.irfft2d": "IRFFT2D", "signal.irfft3d": "IRFFT3D",
+    "signal.stft": "RFFT", "signal.inverse_stft": "IRFFT",
+}
+# Other decoders of strings (the TF1 rule does not list them).
+OTHER_DECODING = {
+    "image.decode_bmp": "DecodeBmp", "image.decode_gif": "DecodeGif", "image.decode_and_crop_jpeg": "DecodeAndCropJpeg",
+    "io.decode_bmp": "DecodeBmp", "io.decode_gif": "DecodeGif", "io.decode_and_crop_jpeg": "DecodeAndCropJpeg",
+    "audio.decode_wav": "DecodeWav",
+}
