@@ -3,12 +3,14 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import SharedKey, code_of, walk
+from porter.cstutil import is_name
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule
 from porter.rules._tf.ops import COMPLEX_MAKERS, IMAGE_DECODING, NO_KERNEL, OTHER_DECODING
 from porter.rules.keras._analysis.functional import keras_inputs_of
-from porter.rules.keras._analysis.steps import is_jit_compiled, plain_functions, step_functions
+from porter.rules.keras._analysis.steps import is_jit_compiled, method_named, plain_functions, step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               host_only, in_outside_compilation, mapped_nodes, run_by_keras, subclasses_of)
+                                               host_only, in_outside_compilation, mapped_nodes, run_by_keras,
+                                               subclasses_of)
 
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _DECODING = {**IMAGE_DECODING, **OTHER_DECODING}
@@ -18,10 +20,10 @@ _ADVICE = ("compute it in the `tf.data` pipeline (`dataset.map`) or on the host 
            "data, or in `ipu.scopes.outside_compilation_scope()`")
 
 
-def _op_of(ctx, call: cst.Call) -> Optional[str]:
+def _op_of(ctx, func: cst.BaseExpression) -> Optional[str]:
     """``signal.fft2d`` for any spelling of ``tf.signal.fft2d``: a TensorFlow function the IPU
     device has no kernel for, or one that makes or reads complex values."""
-    qualified = ctx.qualified_name(call.func) or ""
+    qualified = ctx.qualified_name(func) or ""
     for prefix in _PREFIXES:
         if qualified.startswith(prefix):
             name = qualified[len(prefix):]
@@ -114,11 +116,28 @@ def _device_roots(ctx) -> List[Tuple[cst.CSTNode, str]]:
         if is_jit_compiled(ctx, function):
             roots.append((function, f"`{function.name.value}`, compiled with `jit_compile=True`"))
     for call in ctx.nodes(cst.Call):
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" and call.args and isinstance(
-                call.args[0].value, cst.Name) and call.args[0].value.value in functions:
-            step = call.args[0].value.value
-            roots.append((functions[step], f"`{step}`, run by `{code_of(ctx, call.func)}`"))
+        step = _run_step(ctx, call)
+        if step is not None:
+            roots.append((step, f"`{code_of(ctx, call.args[0].value)}`, run by `{code_of(ctx, call.func)}`"))
     return roots
+
+
+def _run_step(ctx, call: cst.Call) -> Optional[cst.FunctionDef]:
+    """The function of the file, or the method of the class around, that ``strategy.run(step, ...)``
+    runs."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" and call.args):
+        return None
+    step = call.args[0].value
+    if isinstance(step, cst.Name):
+        return plain_functions(ctx).get(step.value)
+    return _self_method(ctx, step)
+
+
+def _self_method(ctx, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+    """The method ``self.name`` names, in the class around it."""
+    owner = ctx.enclosing(func, cst.ClassDef) if isinstance(func, cst.Attribute) and is_name(
+        func.value, "self") else None
+    return method_named(owner, func.attr.value) if owner is not None else None
 
 
 def _device_code(ctx) -> Dict[int, str]:
@@ -133,10 +152,12 @@ def _device_code(ctx) -> Dict[int, str]:
             continue
         for node in walk(root):
             where.setdefault(id(node), name)
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
-                callee = functions[node.func.value]
-                if id(callee) not in where:
-                    pending.append((callee, f"`{callee.name.value}`, which {name} calls"))
+            if not isinstance(node, cst.Call):
+                continue
+            callee = functions.get(node.func.value) if isinstance(node.func, cst.Name) else \
+                _self_method(ctx, node.func)
+            if callee is not None and id(callee) not in where:
+                pending.append((callee, f"`{callee.name.value}`, which {name} calls"))
     return where
 
 
@@ -160,7 +181,8 @@ class NoKernelOps(Rule):
         "`tf.complex` in a custom layer, `tf.io.decode_jpeg` in a layer, on a functional model's `Input`s, "
         "in a `Lambda` layer's function, in a custom training step (a `tf.GradientTape` function, a function "
         "run by `strategy.run` or compiled with `jit_compile=True`, `train_step`), or in a function of the "
-        "file these call, is reported (an error: the model does not compile). `tf.signal.stft` and "
+        "file these call (or a method of the class, through `self`), or given to `Lambda` itself, is "
+        "reported (an error: the model does not compile). `tf.signal.stft` and "
         "`tf.signal.rfft` make complex values, which only ops of that list read (`ComplexAbs` for `tf.abs`, "
         "`Real`), and are reported as warnings: RFFT itself is not in the list. Compute them in the `tf.data` "
         "pipeline (`dataset.map`) or on the host, or in `ipu.scopes.outside_compilation_scope()`. Functions "
@@ -256,6 +278,30 @@ class NoKernelOps(Rule):
                     return tf.audio.decode_wav(data).audio
             """,
         ),
+        # A step method of a plain trainer class that `strategy.run` runs, and ops given to `Lambda` themselves.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def replica_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = self.loss(y, self.model(tf.abs(tf.signal.rfft(x))))
+                    return loss
+
+                @tf.function
+                def train_step(self, x, y):
+                    return self.strategy.run(self.replica_step, args=(x, y))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Lambda(tf.signal.fft), tf.keras.layers.Lambda(tf.math.real)])
+            """,
+        ),
         # Already placed on the host inside the compiled code.
         Example(
             """\
@@ -299,7 +345,8 @@ class NoKernelOps(Rule):
     )
 
     def run(self, ctx) -> None:
-        calls = [(call, name) for call in ctx.nodes(cst.Call) for name in [_op_of(ctx, call)] if name]
+        calls = [(call, name) for call in ctx.nodes(cst.Call) for name in [_op_of(ctx, call.func)] if name]
+        calls += self._lambda_ops(ctx)
         if not calls:
             return
         device = _device_code(ctx)
@@ -311,7 +358,7 @@ class NoKernelOps(Rule):
                 by_statement.setdefault(id(_statement(ctx, call)), []).append((call, name, where))
         for found in by_statement.values():
             call, _, where = found[0]
-            spelled = [f"`{code_of(ctx, op.func)}`" for op, _, _ in found]
+            spelled = [f"`{code_of(ctx, op.func if isinstance(op, cst.Call) else op)}`" for op, _, _ in found]
             ops = spelled[0] if len(spelled) == 1 else f"{', '.join(spelled[:-1])} and {spelled[-1]}"
             reasons = _reasons([name for _, name, _ in found])
             certain = any(name not in COMPLEX_MAKERS for _, name, _ in found)
@@ -320,12 +367,25 @@ class NoKernelOps(Rule):
                        severity=ERROR if certain else WARNING)
 
     @staticmethod
+    def _lambda_ops(ctx) -> List[Tuple[cst.CSTNode, str]]:
+        """Ops given as a `Lambda` layer's function themselves: ``Lambda(tf.signal.fft)``."""
+        found = []
+        for call, _ in ctx.calls_to("keras.layers.Lambda"):
+            given = call.args[0].value if call.args and not call.args[0].keyword else None
+            name = _op_of(ctx, given) if isinstance(given, (cst.Name, cst.Attribute)) else None
+            if name is not None and not _in_host_model(ctx, call):
+                found.append((given, name))
+        return found
+
+    @staticmethod
     def _where(ctx, call: cst.Call, device: Dict[int, str], mapped: Set[int]) -> Optional[str]:
         """Where ``call`` runs on the IPU (how to name the code), or None for host code."""
         if in_outside_compilation(ctx, call):
             return None
         if id(call) in device:
             return device[id(call)]
+        if not isinstance(call, cst.Call):
+            return "a `Lambda` layer"
         if id(call) not in mapped and any(keras_inputs_of(ctx, arg.value) for arg in call.args[:1]):
             function = ctx.enclosing_function(call)
             return f"`{function.name.value}`, on the model's `keras.Input` tensors" if function is not None \
