@@ -119,7 +119,9 @@ def _device_roots(ctx) -> List[Tuple[cst.CSTNode, str]]:
         step = _run_step(ctx, call)
         if step is not None:
             roots.append((step, f"`{code_of(ctx, call.args[0].value)}`, run by `{code_of(ctx, call.func)}`"))
-    return roots
+    mapped = _mapped(ctx)
+    # a jit-compiled function or a Lambda's function that `dataset.map` runs is host code
+    return [(root, name) for root, name in roots if id(root) not in mapped]
 
 
 def _run_step(ctx, call: cst.Call) -> Optional[cst.FunctionDef]:
@@ -329,6 +331,7 @@ class NoKernelOps(Rule):
                     return tf.abs(tf.signal.stft(wave, frame_length=255, frame_step=128))
 
 
+            @tf.function(jit_compile=True)
             def to_spectrogram(wave, label):
                 return tf.abs(tf.signal.stft(wave, frame_length=255, frame_step=128)), label
 
