@@ -2,9 +2,7 @@ import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS
-
-_OUTSIDE = ("tensorflow.python.ipu.scopes.outside_compilation_scope", "tensorflow.python.ipu.outside_compilation_scope")
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS, in_outside_compilation
 
 
 class PyFunction(Rule):
@@ -108,15 +106,12 @@ class PyFunction(Rule):
     @staticmethod
     def _on_host(ctx, call, mapped) -> bool:
         names, lambdas = mapped
+        if in_outside_compilation(ctx, call):
+            return True
         for ancestor in ctx.ancestors(call):
             if isinstance(ancestor, cst.Lambda) and id(ancestor) in lambdas:
                 return True
             if isinstance(ancestor, cst.FunctionDef) and ancestor.name.value in names:
-                return True
-            if isinstance(ancestor, cst.With) and any(
-                isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in _OUTSIDE
-                for item in ancestor.items
-            ):
                 return True
         return False
 

@@ -1,20 +1,12 @@
 import libcst as cst
 
 from porter.rule import TF1, WARN, Example, Rule
+from porter.rules._tf.ops import IMAGE_DECODING, NO_KERNEL, PYTHON_CALLS, STRING_DECODING
 from porter.rules.tf1._analysis.graph import calls_named, compiled_by_port, runs_on_ipu, tf_call_name
 
 # Ops with no IPU kernel (the op filter of the IPU device) and ops on strings and Python calls
 # (Targeting the IPU from TensorFlow 1, "Unsupported operations").
-_UNSUPPORTED = {
-    "signal.fft", "signal.fft2d", "signal.fft3d", "signal.ifft", "signal.ifft2d", "signal.ifft3d",
-    "spectral.fft", "spectral.fft2d", "spectral.fft3d", "spectral.ifft", "spectral.ifft2d", "spectral.ifft3d",
-    "fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d",
-    "complex", "math.angle", "angle", "math.real", "real", "math.imag", "imag", "math.conj", "conj",
-    "image.non_max_suppression_padded",
-    "py_func", "py_function", "numpy_function",
-    "image.decode_jpeg", "image.decode_png", "image.decode_image", "io.decode_jpeg", "io.decode_png",
-    "io.decode_image", "io.decode_raw", "io.decode_csv", "decode_raw", "decode_csv",
-}
+_UNSUPPORTED = {*NO_KERNEL, *IMAGE_DECODING, *PYTHON_CALLS, *STRING_DECODING}
 _STRING_MODULES = ("strings.",)
 
 

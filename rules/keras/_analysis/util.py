@@ -403,6 +403,17 @@ def called_by_keras_steps(ctx: FileContext, models: Dict[str, cst.ClassDef]) -> 
     return names
 
 
+_OUTSIDE_COMPILATION = ("tensorflow.python.ipu.scopes.outside_compilation_scope",
+                        "tensorflow.python.ipu.outside_compilation_scope")
+
+
+def in_outside_compilation(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """``node`` is inside ``with ipu.scopes.outside_compilation_scope():``, which runs it on the host."""
+    return any(isinstance(ancestor, cst.With) and any(
+        isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in _OUTSIDE_COMPILATION
+        for item in ancestor.items) for ancestor in ctx.ancestors(node))
+
+
 def is_literal_false(node: Optional[cst.CSTNode]) -> bool:
     return isinstance(node, cst.Name) and node.value in ("False", "None")
 
