@@ -6,7 +6,8 @@ import libcst as cst
 from porter.context import SharedKey, code_of, in_loop
 
 from porter import throughput
-from porter.cstutil import LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, statements
+from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
+                            statements)
 from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
@@ -3052,10 +3053,7 @@ def _held_trimmed(held: cst.BaseExpression, name: str, multiple: str, optional: 
 
 
 def _without_leading_blank_lines(statement):
-    lines = list(statement.leading_lines)
-    while lines and lines[0].comment is None:
-        lines.pop(0)
-    return statement.with_changes(leading_lines=lines)
+    return statement.with_changes(leading_lines=statement.leading_lines[leading_blank_count(statement):])
 
 
 _OWN_STEPS: SharedKey[dict] = SharedKey("keras-own-steps-per-execution")

@@ -163,11 +163,6 @@ def _device_code(ctx) -> Dict[int, str]:
     return where
 
 
-def _statement(ctx, node: cst.CSTNode) -> cst.CSTNode:
-    return next((ancestor for ancestor in ctx.ancestors(node)
-                 if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement))), node)
-
-
 class NoKernelOps(Rule):
     code = "IPU166"
     name = "no-kernel-ops"
@@ -358,7 +353,7 @@ class NoKernelOps(Rule):
         for call, name in calls:
             where = self._where(ctx, call, device, mapped)
             if where is not None:
-                by_statement.setdefault(id(_statement(ctx, call)), []).append((call, name, where))
+                by_statement.setdefault(id(ctx.statement_of(call)), []).append((call, name, where))
         for found in by_statement.values():
             call, _, where = found[0]
             spelled = [f"`{code_of(ctx, op.func if isinstance(op, cst.Call) else op)}`" for op, _, _ in found]
