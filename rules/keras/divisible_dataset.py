@@ -1445,6 +1445,37 @@ scores = model.predict(rows, batch_size=len(rows))
                       validation_data=tuple(trim_to_multiple(part, 16) for part in checks) if checks is not None else None)
             """),
         ),
+        # The same held in an attribute of the class: trimmed where `fit` reads it, None kept.
+        Example(
+            """\
+            import tensorflow as tf
+
+            class Job:
+                def __init__(self, validate):
+                    self.checks = (scans_val, findings_val) if validate else None
+
+                def run(self):
+                    model = tf.keras.models.load_model("scanner.h5")
+                    model.fit(scans, findings, batch_size=16, validation_data=self.checks)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            class Job:
+                def __init__(self, validate):
+                    self.checks = (scans_val, findings_val) if validate else None
+
+                def run(self):
+                    model = tf.keras.models.load_model("scanner.h5")
+                    model.fit(trim_to_multiple(scans, 16), trim_to_multiple(findings, 16), batch_size=16,
+                              validation_data=tuple(trim_to_multiple(part, 16) for part in self.checks) if self.checks is not None else None)
+            """),
+        ),
         # Validation data batched by its own `validation_batch_size`: trimmed to a multiple of it.
         Example(
             """\

@@ -50,7 +50,7 @@ class TrainingCall:
     # `validation_data=held_out`: a tuple of arrays out of the call, in a variable or returned by a
     # function of the file; trimmed part by part where the call reads it.
     held_validation: Optional[cst.BaseExpression] = None
-    # Whether that variable may hold None instead (``(x_val, y_val) if validate else None``).
+    # Whether it may hold None instead (``(x_val, y_val) if validate else None``).
     held_validation_optional: bool = False
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
@@ -450,17 +450,20 @@ def _validation_inputs(ctx: FileContext, entry: TrainingCall, validation: Option
                 entry.validation.append(made)
             elif len(parts) > 1:
                 entry.unfollowed.extend(unseen)
-    elif validation is not None and _holds_array_tuple(ctx, validation.value, entry, helper):
-        entry.held_validation = validation.value
-        entry.held_validation_optional = _may_hold_none(ctx, validation.value, entry)
+    elif validation is not None:
+        held = _held_values(ctx, validation.value, entry)
+        if _array_tuples(ctx, held, entry, helper):
+            entry.held_validation = validation.value
+            entry.held_validation_optional = any(is_name(made, "None") for made, _ in held)
 
 
-def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str]) -> bool:
-    """``node`` is a ``(x, y[, sample_weight])`` tuple of arrays the port can trim: a variable last
-    given one in the same block (``held_out = (x_val, y_val, weights)``, or such a tuple or None in
-    the branches of a conditional), an attribute the methods
-    of its class give only such tuples (``self.held_out = [x_val, y_val]``), or a call of a function
-    of the file every ``return`` of which gives one (``load_split("val")``)."""
+def _held_values(ctx: FileContext, node: cst.BaseExpression,
+                 entry: TrainingCall) -> List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]:
+    """What ``node``, validation data out of the call, may hold, each with where it is read: the
+    value a variable was last given in the same block (``held_out = (x_val, y_val, weights)``), the
+    values the methods of its class give an attribute (``self.held_out = [x_val, y_val]``), or what
+    every ``return`` of a function of the file gives (``load_split("val")``); each branch of a
+    conditional apart (``(x_val, y_val) if validate else None``). None where nothing is known."""
     if isinstance(node, cst.Name):
         held = [(last_value_before(ctx, node, entry.owner), entry.owner)]
     elif isinstance(node, cst.Attribute) and is_name(node.value, "self"):
@@ -468,19 +471,17 @@ def _holds_array_tuple(ctx: FileContext, node: cst.BaseExpression, entry: Traini
     else:
         scope, tuples = called_returns(ctx, node)
         held = [(made, scope) for made in tuples]
-    # `(x_val, y_val) if validate else None`: the tuple is trimmed, a None kept.
-    held = [(made, scope) for value, scope in held for made in (alternatives(value) if value is not None else [None])
-            if not is_name(made, "None")]
-    return bool(held) and all(
+    return [(made, scope) for value, scope in held for made in (alternatives(value) if value is not None else [None])]
+
+
+def _array_tuples(ctx: FileContext, held, entry: TrainingCall, helper: Optional[str]) -> bool:
+    """The values ``held`` (``_held_values``) are ``(x, y[, sample_weight])`` tuples of arrays the
+    port can trim, or None, which the trim keeps; at least one is such a tuple."""
+    tuples = [(made, scope) for made, scope in held if not is_name(made, "None")]
+    return bool(tuples) and all(
         isinstance(made, (cst.Tuple, cst.List)) and len(made.elements) > 1 and all(
             isinstance(element, cst.Element) and _followed_array(ctx, element.value, entry, helper, scope)
-            for element in made.elements) for made, scope in held)
-
-
-def _may_hold_none(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall) -> bool:
-    """A variable of held validation data last given a conditional with a None branch."""
-    value = last_value_before(ctx, node, entry.owner) if isinstance(node, cst.Name) else None
-    return value is not None and any(is_name(made, "None") for made in alternatives(value))
+            for element in made.elements) for made, scope in tuples)
 
 
 def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
