@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall,
                              static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
-from porter.scopes import owner
+from porter.scopes import assignments, loads, owner, statements_in
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -84,6 +84,18 @@ def _bound_before(ctx, name: str, entry: TrainingCall) -> bool:
         if _binds(statement, name):
             return True
     return False
+
+
+def _unchanged_after_compile(ctx, node: cst.BaseExpression, entry: TrainingCall) -> bool:
+    """No name that ``node`` reads is bound again after the compile call ``entry`` in its
+    function: a count written into ``compile`` from a loop variable bound later (``x[i]``) fails
+    with a NameError there, and one from data a later loop changes (``x[labelled]``) is stale
+    when the call runs."""
+    read = {name.value for name in loads(node)}
+    order = {id(statement): index for index, statement in enumerate(statements_in(entry.owner))}
+    compiled = order.get(id(ctx.statement_of(entry.call)), -1)
+    return not any(name in read and order.get(id(statement), -1) > compiled
+                   for statement, name, _ in assignments(ctx, entry.owner))
 
 
 def _root_name(node: cst.BaseExpression) -> Optional[str]:
@@ -200,6 +212,23 @@ class StepsPerExecution(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
             model.compile(loss="mse", steps_per_execution=10)
             model.fit(x_train, y_train, batch_size=100, validation_data=(x_val, y_val))
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Data that a loop after `compile` changes (an active learning loop growing the labelled
+        # rows): a count written into `compile` would be stale, so no value is chosen, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def main(pool_x, pool_y):
+                labelled = list(range(100))
+                model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                model.compile(loss="mse")
+                while len(labelled) < 500:
+                    model.fit(pool_x[labelled], pool_y[labelled], batch_size=32)
+                    labelled = labelled + pick(model.predict(pool_x, batch_size=256))
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -590,7 +619,7 @@ class StepsPerExecution(Rule):
             if None in found:
                 ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
                            f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
-                           "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
+                           "or data made or changed after it); pass `steps_per_execution=K`, a divisor of the batches per epoch "
                            "of one replica of every call", fixed=False)
                 return
             values.extend(value for value in found if value not in values)
@@ -614,7 +643,8 @@ class StepsPerExecution(Rule):
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
         if self._finite_dataset(ctx, entry):
-            if entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry):
+            if (entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry)
+                    or not _unchanged_after_compile(ctx, entry.data, compile_entry)):
                 return None
             return self._expression(ctx, entry, entry.data)
         if not entry.has_arrays:
@@ -633,6 +663,8 @@ class StepsPerExecution(Rule):
         if entry.batch is not None and int_value(entry.batch) is None:
             names.append(_root_name(entry.batch))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
+            return None
+        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
             return None
         return self._expression(ctx, entry, data)
 
