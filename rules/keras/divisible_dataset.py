@@ -12,7 +12,8 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               literal_options, literal_samples, loaded_uncompiled, speed_asked, static_int, static_length,
+                                               literal_options, literal_samples, loaded_uncompiled, never_compiled, one_batch_call,
+                                               ONE_BATCH_METHODS, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
@@ -284,7 +285,10 @@ class DivisibleDataset(Rule):
         "directly, through a variable assigned the window or through an index that is one (`x[order[i:i + n]]`), "
         "are reported when the last window may be short (a range that stops short of the end, `len(x) - n + 1`, "
         "gives whole windows only): each call is one batch of what it is given, and a "
-        "batch of another shape is another program for the IPU to compile."
+        "batch of another shape is another program for the IPU to compile. A model trained batch by batch (which "
+        "IPU108 gives no `steps_per_execution`) and one that is never compiled (a GAN's generator that only "
+        "predicts) run one batch per execution: their `predict` inputs are padded to whole batches, not to whole "
+        "executions of the option."
     )
     examples = (
         # New sentences through the text layer of the input pipeline, in the call: a tensor of a
@@ -2013,6 +2017,41 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
+        # A Keras 2 GAN with steps per execution: the generator is never compiled and the discriminator
+        # trains batch by batch, so neither gets `steps_per_execution` (IPU108); each runs one batch
+        # per execution, and their inputs are padded to whole batches, not to 4 of them.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            discriminator.compile(loss="binary_crossentropy")
+            for step in range(100):
+                fake = generator.predict(np.random.normal(size=(16, 4)))
+                discriminator.train_on_batch(fake, np.zeros((16, 1)))
+                scores = discriminator.predict(fake)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            discriminator.compile(loss="binary_crossentropy")
+            for step in range(100):
+                fake = generator.predict(np.random.normal(size=(16, 4)))
+                discriminator.train_on_batch(fake, np.zeros((16, 1)))
+                scores = cut_to_samples(discriminator.predict(pad_to_multiple(fake, 32)), fake)
+            """),
+            options={"steps_per_execution": 4},
+        ),
         # Training batch by batch on windows of the arrays: the last window of 1000 samples holds 8, a
         # batch of another shape, reported.
         Example(
@@ -2902,7 +2941,7 @@ scores = model.predict(rows, batch_size=len(rows))
         size rejects). The window may be read through a variable (``xb = x[i:i + bs]``) or an
         index (``x[perm[i:i + bs]]``), and be as wide as a variable (``args.batch_size``).
         Reported unless the length is a known multiple of the step."""
-        for call, method in method_calls(ctx, *_ONE_BATCH_METHODS):
+        for call, method in method_calls(ctx, *sorted(ONE_BATCH_METHODS)):
             first = call.args[0].value if call.args and not call.args[0].star else None
             window = _loop_window(ctx, first) if first is not None else None
             if window is None:
@@ -3147,7 +3186,14 @@ def _entry_config(ctx, entry):
             return dataclasses.replace(config, steps_per_execution=None) if config.steps_per_execution else config
         return dataclasses.replace(config, steps_per_execution=None, gradient_accumulation=None)
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
-    return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
+    if steps is not None:
+        return dataclasses.replace(config, steps_per_execution=steps)
+    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model) is not None or never_compiled(
+            ctx, entry, training_calls(ctx, helper_name(ctx)))):
+        # IPU108 gives no `steps_per_execution` to a model trained batch by batch, and none reaches a
+        # model that is never compiled: one batch per execution, so whole batches are enough.
+        return dataclasses.replace(config, steps_per_execution=None)
+    return config
 
 
 def _own_steps(ctx) -> dict:
@@ -3438,9 +3484,6 @@ def _len_of(ctx, stop: cst.BaseExpression, at: cst.CSTNode) -> Optional[int]:
         scope = ctx.enclosing_function(at) or ctx.module
         return static_length(ctx, stop.args[0].value, scope)
     return static_int(ctx, stop)
-
-
-_ONE_BATCH_METHODS = ("train_on_batch", "test_on_batch", "predict_on_batch")
 
 
 RULE = DivisibleDataset()

@@ -9,7 +9,7 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
+                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, one_batch_call, static_int,
                              static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
@@ -520,7 +520,7 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            one_batch = _one_batch_call(ctx, entry.model)
+            one_batch = one_batch_call(ctx, entry.model)
             if one_batch is not None:
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
@@ -886,16 +886,6 @@ def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpre
         return node.args[0].value
     return node
 
-
-
-# Keras methods that run the compiled function of a model on one batch given to them.
-_ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
-
-
-def _one_batch_call(ctx, model: str) -> Optional[cst.Call]:
-    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
-    return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                 and call.func.attr.value in _ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
 
 
 RULE = StepsPerExecution()

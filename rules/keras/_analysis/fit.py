@@ -133,6 +133,48 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
                    for other in calls)
 
 
+# Keras methods that run the compiled function of a model on one batch given to them.
+ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
+# Keras calls that make a new model, never compiled yet.
+_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"})
+
+
+def one_batch_call(ctx: FileContext, model: str) -> Optional[cst.Call]:
+    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
+    return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value in ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
+
+
+def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
+    """Whether ``entry`` (a ``predict``: Keras trains and evaluates compiled models only) runs a
+    model that is never compiled: made once in its function by a Keras model call
+    (``keras.Sequential(...)``) or by a function of the file that compiles nothing, compiled by
+    no call of the file (``calls``) and given to no function (which could compile it). Such a
+    model (the generator of a GAN that only predicts) runs one batch per execution: no
+    ``steps_per_execution`` the port gives a ``compile`` reaches it."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    if entry.method != "predict" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
+        return False
+    if any(other.method == "compile" and other.model == entry.model for other in calls) or any(
+            is_name(arg.value, entry.model) for arg in walk(entry.owner) if isinstance(arg, cst.Arg)):
+        return False
+    values = values_of(ctx, receiver)
+    value = values[0] if len(values) == 1 else None
+    if _new_model(ctx, value):
+        return True
+    function, returned = called_returns(ctx, value)
+    if function is None or not returned or any(
+            isinstance(node, cst.Attribute) and node.attr.value == "compile" for node in walk(function)):
+        return False
+    made = {name: bound for _, name, bound in assignments(ctx, function)}
+    return all(_new_model(ctx, made.get(node.value) if isinstance(node, cst.Name) else node) for node in returned)
+
+
+def _new_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` makes a new Keras model (``keras.Sequential([...])``, ``keras.Model(inputs, outputs)``)."""
+    return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in _NEW_MODELS
+
+
 def _loads_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in MODEL_LOADERS
 
