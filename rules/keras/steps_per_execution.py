@@ -215,6 +215,26 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # Keras 2's `fit_generator` on a dataset is `fit` in TensorFlow 2: its steps count the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit_generator(train, steps_per_epoch=25, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit_generator(train, steps_per_epoch=25, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # Data that a loop after `compile` changes (an active learning loop growing the labelled
         # rows): a count written into `compile` would be stale, so no value is chosen, reported.
         Example(

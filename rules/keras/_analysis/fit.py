@@ -244,20 +244,35 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
                 id(owner(ctx, call)), func.value.value) in wrappers:
             continue
         held = _held_model(ctx, call, names, plan)
+        method = _dataset_generator_method(ctx, call) or (func.attr.value if isinstance(func, cst.Attribute) else "")
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
-                    func.attr.value in METHODS and func.value.value in names
+                    method in METHODS and func.value.value in names
                     # a tuner given a builder of the file hands its data to `fit`
-                    or func.attr.value == "search" and func.value.value in plan.holders)):
+                    or method == "search" and func.value.value in plan.holders)):
             continue
         scope = owner(ctx, call)
-        entry = TrainingCall(call, func.attr.value, held or func.value.value, ctx.statement_of(call), scope,
+        entry = TrainingCall(call, method, held or func.value.value, ctx.statement_of(call), scope,
                              in_loop(ctx, call, scope))
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)
     _arrays_by_use(found)
     return found
+
+
+def _dataset_generator_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``fit`` for ``model.fit_generator(dataset, steps_per_epoch=...)`` (and ``evaluate``/``predict``
+    for theirs): TensorFlow 2 hands a ``tf.data`` dataset given alone by position on to that
+    method, so its steps follow the same rules. None for any other call."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_generator")):
+        return None
+    method = func.attr.value[:-len("_generator")]
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if method not in METHODS or len(positional) != 1 or positional[0].star or not is_dataset(ctx, positional[0].value):
+        return None
+    return method
 
 
 def _arrays_by_use(entries: List[TrainingCall]) -> None:
