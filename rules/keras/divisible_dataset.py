@@ -2052,6 +2052,29 @@ scores = model.predict(rows, batch_size=len(rows))
             """),
             options={"steps_per_execution": 4},
         ),
+        # One sample per call in a loop, with steps per execution: a batch of one, which Keras runs as a
+        # shortened execution, so the input needs no padding (and a second port pads nothing either).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.compile(loss="mse")
+            for row in np.zeros((10, 4), "float32"):
+                print(model.predict(row[np.newaxis]))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.compile(loss="mse")
+            for row in np.zeros((10, 4), "float32"):
+                print(model.predict(row[np.newaxis], batch_size=1))
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # Training batch by batch on windows of the arrays: the last window of 1000 samples holds 8, a
         # batch of another shape, reported.
         Example(
@@ -2645,8 +2668,14 @@ scores = model.predict(rows, batch_size=len(rows))
         if _batch_of_all(ctx, entry, inputs):
             return False
         multiple = self._multiple(ctx, entry)
-        length = 1 if single else static_length(ctx, entry.data, entry.owner)
+        one = single or entry.data is not None and single_sample(ctx, entry.data, entry.owner)
+        length = 1 if one else static_length(ctx, entry.data, entry.owner)
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
+            return False
+        # Fewer batches than one execution: Keras shortens the execution to them (`predict(x[None],
+        # batch_size=1)` with steps per execution), so whole smallest executions need no padding.
+        smallest = self._multiple(ctx, entry, smallest=True)
+        if length is not None and multiple is not None and smallest and length < multiple and length % smallest == 0:
             return False
         if length is None and not _unknown_lengths_trimmed(ctx):
             return False
