@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Optional, Set, Tuple
+from typing import Iterator, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -12,13 +12,14 @@ from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
-                                               literal_options, literal_samples, loaded_uncompiled, speed_asked, static_int, static_length,
+                                               literal_options, literal_samples, loaded_uncompiled, never_compiled, one_batch_call,
+                                               ONE_BATCH_METHODS, speed_asked, static_int, static_length,
                                                training_calls)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
-from porter.scopes import assignments, fresh_name
+from porter.scopes import assignments, fresh_name, values_of
 
 MARKER = "(ipu-port)"
 _EMPTY = cst.Module(body=[])  # renders a node on its own
@@ -280,8 +281,14 @@ class DivisibleDataset(Rule):
         "given). The helpers go after the imports at the top of the file, above the first module-level code "
         "that calls them, even when the script imports more further down (matplotlib before its plots). "
         "`train_on_batch`/`test_on_batch`/`predict_on_batch` on windows `x[i:i + n]` of a `range(..., n)` loop "
-        "are reported when the last window may be short: each call is one batch of what it is given, and a "
-        "batch of another shape is another program for the IPU to compile."
+        "(or of a loop or comprehension over `range(math.ceil(len(x) / n))` reading `x[b * n:(b + 1) * n]`), "
+        "directly, through a variable assigned the window or through an index that is one (`x[order[i:i + n]]`), "
+        "are reported when the last window may be short (a range that stops short of the end, `len(x) - n + 1`, "
+        "gives whole windows only): each call is one batch of what it is given, and a "
+        "batch of another shape is another program for the IPU to compile. A model trained batch by batch (which "
+        "IPU108 gives no `steps_per_execution`) and one that is never compiled (a GAN's generator that only "
+        "predicts) run one batch per execution: their `predict` inputs are padded to whole batches, not to whole "
+        "executions of the option."
     )
     examples = (
         # New sentences through the text layer of the input pipeline, in the call: a tensor of a
@@ -2010,6 +2017,64 @@ scores = model.predict(rows, batch_size=len(rows))
             samples = cut_to_samples(gan.generator.predict(pad_to_multiple(noise, 32)), noise)
             """),
         ),
+        # A Keras 2 GAN with steps per execution: the generator is never compiled and the discriminator
+        # trains batch by batch, so neither gets `steps_per_execution` (IPU108); each runs one batch
+        # per execution, and their inputs are padded to whole batches, not to 4 of them.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            discriminator.compile(loss="binary_crossentropy")
+            for step in range(100):
+                fake = generator.predict(np.random.normal(size=(16, 4)))
+                discriminator.train_on_batch(fake, np.zeros((16, 1)))
+                scores = discriminator.predict(fake)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            discriminator.compile(loss="binary_crossentropy")
+            for step in range(100):
+                fake = generator.predict(np.random.normal(size=(16, 4)))
+                discriminator.train_on_batch(fake, np.zeros((16, 1)))
+                scores = cut_to_samples(discriminator.predict(pad_to_multiple(fake, 32)), fake)
+            """),
+            options={"steps_per_execution": 4},
+        ),
+        # One sample per call in a loop, with steps per execution: a batch of one, which Keras runs as a
+        # shortened execution, so the input needs no padding (and a second port pads nothing either).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.compile(loss="mse")
+            for row in np.zeros((10, 4), "float32"):
+                print(model.predict(row[np.newaxis]))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.compile(loss="mse")
+            for row in np.zeros((10, 4), "float32"):
+                print(model.predict(row[np.newaxis], batch_size=1))
+            """,
+            options={"steps_per_execution": 4},
+        ),
         # Training batch by batch on windows of the arrays: the last window of 1000 samples holds 8, a
         # batch of another shape, reported.
         Example(
@@ -2035,6 +2100,44 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.models.load_model("model.keras")
             for start in range(0, len(x), 32):
                 model.train_on_batch(x[start:start + 32], y[start:start + 32])
+            """,
+            reported=False,
+        ),
+        # The window read through variables and as wide as a parameter: the last one is still short.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def train(model, x, y, batch_size):
+                order = np.random.permutation(len(x))
+                for start in range(0, len(x), batch_size):
+                    rows = order[start:start + batch_size]
+                    x_batch = x[rows]
+                    model.train_on_batch(x_batch, y[rows])
+            """,
+        ),
+        # Windows counted with a count rounded up, and predicted in a comprehension: reported too.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            def score(model, x, batch_size):
+                steps = math.ceil(len(x) / batch_size)
+                return [model.predict_on_batch(x[b * batch_size:(b + 1) * batch_size]) for b in range(steps)]
+            """,
+        ),
+        # Loops that stop at the last whole window: nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(model, x, y, batch_size):
+                for start in range(0, len(x) - batch_size + 1, batch_size):
+                    model.train_on_batch(x[start:start + batch_size], y[start:start + batch_size])
+                for b in range(len(x) // batch_size):
+                    model.test_on_batch(x[b * batch_size:(b + 1) * batch_size], y[b * batch_size:(b + 1) * batch_size])
             """,
             reported=False,
         ),
@@ -2565,8 +2668,14 @@ scores = model.predict(rows, batch_size=len(rows))
         if _batch_of_all(ctx, entry, inputs):
             return False
         multiple = self._multiple(ctx, entry)
-        length = 1 if single else static_length(ctx, entry.data, entry.owner)
+        one = single or entry.data is not None and single_sample(ctx, entry.data, entry.owner)
+        length = 1 if one else static_length(ctx, entry.data, entry.owner)
         if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
+            return False
+        # Fewer batches than one execution: Keras shortens the execution to them (`predict(x[None],
+        # batch_size=1)` with steps per execution), so whole smallest executions need no padding.
+        smallest = self._multiple(ctx, entry, smallest=True)
+        if length is not None and multiple is not None and smallest and length < multiple and length % smallest == 0:
             return False
         if length is None and not _unknown_lengths_trimmed(ctx):
             return False
@@ -2858,24 +2967,25 @@ scores = model.predict(rows, batch_size=len(rows))
         """``model.train_on_batch(x[i:i + 32], ...)`` in ``for i in range(0, len(x), 32)``: each call
         is one batch of the samples it is given, so a shorter last slice is a batch of another
         shape, which the IPU compiles a program of its own for (and a model built for a fixed batch
-        size rejects). Reported unless the length is a known multiple of the step."""
-        for call, method in method_calls(ctx, *_ONE_BATCH_METHODS):
+        size rejects). The window may be read through a variable (``xb = x[i:i + bs]``) or an
+        index (``x[perm[i:i + bs]]``), and be as wide as a variable (``args.batch_size``).
+        Reported unless the length is a known multiple of the step."""
+        for call, method in method_calls(ctx, *sorted(ONE_BATCH_METHODS)):
             first = call.args[0].value if call.args and not call.args[0].star else None
-            window = _loop_window(ctx, first) if isinstance(first, cst.Subscript) else None
+            window = _loop_window(ctx, first) if first is not None else None
             if window is None:
                 continue
-            loop, step = window
-            stop = argument(loop.iter, "stop", 1)
-            length = _len_of(ctx, stop.value, call) if stop is not None else None
-            if length is not None and length % step == 0:
-                continue
+            loop, width = window
+            step = str(width) if isinstance(width, int) else f"`{code_of(ctx, width)}`"
+            stepped = argument(loop.iter, "step", 2) is not None
+            how, stop = (("stepped by", "stop the `range` at the last whole window") if stepped else
+                         ("counted, rounded up, by", "count only the whole windows (floor division)"))
             ctx.report(self.code, call.func.attr,
-                       f"`{method}` on `{code_of(ctx, first)}`, a window of {step} samples stepped by "
+                       f"`{method}` on `{code_of(ctx, first)}`, a window of {step} samples {how} "
                        f"`{code_of(ctx, loop.iter)}`: the last window holds fewer samples unless the data is a multiple "
                        f"of {step}, and each call is one batch of what it is given, so that batch has another shape: "
                        "the IPU compiles another program for it (and a model built for a fixed batch size rejects it); "
-                       f"trim the data to a multiple of {step} before the loop, or stop the `range` at the last whole "
-                       "window", fixed=False)
+                       f"trim the data to a multiple of {step} before the loop, or {stop}", fixed=False)
 
     def _report_callback_inputs(self, ctx, ported) -> None:
         """``self.model.predict(self.x_val)`` in a Keras callback runs on the IPU during ``fit``,
@@ -3105,7 +3215,14 @@ def _entry_config(ctx, entry):
             return dataclasses.replace(config, steps_per_execution=None) if config.steps_per_execution else config
         return dataclasses.replace(config, steps_per_execution=None, gradient_accumulation=None)
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
-    return dataclasses.replace(config, steps_per_execution=steps) if steps is not None else config
+    if steps is not None:
+        return dataclasses.replace(config, steps_per_execution=steps)
+    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model) is not None or never_compiled(
+            ctx, entry, training_calls(ctx, helper_name(ctx)))):
+        # IPU108 gives no `steps_per_execution` to a model trained batch by batch, and none reaches a
+        # model that is never compiled: one batch per execution, so whole batches are enough.
+        return dataclasses.replace(config, steps_per_execution=None)
+    return config
 
 
 def _own_steps(ctx) -> dict:
@@ -3266,29 +3383,134 @@ def _part_names(ctx, name: str, taken: set):
 
 
 # Keras methods that run a model on the one batch they are given.
-_ONE_BATCH_METHODS = ("train_on_batch", "test_on_batch", "predict_on_batch")
 
 
-def _loop_window(ctx, data: cst.Subscript) -> Optional[Tuple[cst.For, int]]:
-    """``x[i:i + n]`` read in ``for i in range(start, stop, n)`` (``n`` an int): the loop and ``n``."""
-    first = data.slice[0].slice if data.slice else None
-    if not (isinstance(first, cst.Slice) and isinstance(first.lower, cst.Name) and first.step is None
-            and isinstance(first.upper, cst.BinaryOperation) and isinstance(first.upper.operator, cst.Add)
-            and is_name(first.upper.left, first.lower.value)):
+_Window = Tuple[Union[cst.For, cst.CompFor], Union[int, cst.BaseExpression]]
+
+
+def _loop_window(ctx, data: cst.BaseExpression) -> Optional[_Window]:
+    """The loop and the width of the window of samples ``data`` reads when its last window may be
+    shorter: ``x[i:i + n]`` in ``for i in range(start, stop, n)``, or ``x[b * n:(b + 1) * n]`` in
+    ``for b in range(count)`` with a count rounded up (``math.ceil(len(x) / n)``), read directly,
+    through a variable assigned it once (``xb = x[i:i + n]``), or through an index
+    (``x[rows]`` with ``rows = order[i:i + n]``). The width is an int, or the expression of ``n``
+    when it is not a constant (``args.batch_size``)."""
+    data = _single_value(ctx, data)
+    if not (isinstance(data, cst.Subscript) and len(data.slice) == 1):
         return None
-    width = static_int(ctx, first.upper.right)
-    loop = next((node for node in ctx.ancestors(data) if isinstance(node, cst.For)
-                 and is_name(node.target, first.lower.value)), None)
-    if width is None or loop is None or not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")):
+    first = data.slice[0].slice
+    if isinstance(first, cst.Index):
+        return _loop_window(ctx, first.value)
+    if not isinstance(first, cst.Slice) or first.step is not None:
         return None
-    step = argument(loop.iter, "step", 2)
-    return (loop, width) if step is not None and static_int(ctx, step.value) == width else None
+    return _stepped_window(ctx, data, first) or _counted_window(ctx, data, first)
 
 
-def _len_of(ctx, stop: cst.BaseExpression, call: cst.Call) -> Optional[int]:
+def _stepped_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Window]:
+    """``x[i:i + n]`` in ``for i in range(start, stop, n)``, unless the range gives whole windows only."""
+    upper = window.upper
+    if not (isinstance(window.lower, cst.Name) and isinstance(upper, cst.BinaryOperation)
+            and isinstance(upper.operator, cst.Add) and is_name(upper.left, window.lower.value)):
+        return None
+    loop = _range_loop(ctx, data, window.lower.value)
+    step = argument(loop.iter, "step", 2) if loop is not None else None
+    if step is None:
+        return None
+    width = static_int(ctx, upper.right)
+    if width is None and code_of(ctx, step.value) == code_of(ctx, upper.right):
+        width = upper.right
+    if width is None or (isinstance(width, int) and static_int(ctx, step.value) != width):
+        return None
+    return None if _whole_windows_only(ctx, loop, width, data) else (loop, width)
+
+
+def _counted_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Window]:
+    """``x[b * n:(b + 1) * n]`` in ``for b in range(count)`` where ``count`` is rounded up."""
+    lower, upper = window.lower, window.upper
+    if not (isinstance(lower, cst.BinaryOperation) and isinstance(lower.operator, cst.Multiply)
+            and isinstance(lower.left, cst.Name) and isinstance(upper, cst.BinaryOperation)
+            and isinstance(upper.operator, cst.Multiply) and code_of(ctx, upper.right) == code_of(ctx, lower.right)):
+        return None
+    index = upper.left
+    if not (isinstance(index, cst.BinaryOperation) and isinstance(index.operator, cst.Add)
+            and is_name(index.left, lower.left.value) and static_int(ctx, index.right) == 1):
+        return None
+    loop = _range_loop(ctx, data, lower.left.value)
+    count = argument(loop.iter, "stop", 0) if loop is not None and len(loop.iter.args) == 1 else None
+    if count is None or not _rounded_up(_single_value(ctx, count.value)):
+        return None
+    width = static_int(ctx, lower.right)
+    return loop, lower.right if width is None else width
+
+
+def _range_loop(ctx, data: cst.CSTNode, target: str) -> Optional[Union[cst.For, cst.CompFor]]:
+    """The ``for`` loop or comprehension around ``data`` whose target ``target`` runs over a ``range``."""
+    loop = next((node for node in _loops_around(ctx, data) if is_name(node.target, target)), None)
+    if loop is None or not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")):
+        return None
+    return loop
+
+
+def _loops_around(ctx, node: cst.CSTNode) -> Iterator[Union[cst.For, cst.CompFor]]:
+    """The ``for`` loops and comprehension clauses that ``node`` runs in, innermost first."""
+    for outer in ctx.ancestors(node):
+        if isinstance(outer, cst.For):
+            yield outer
+        elif isinstance(outer, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            clauses = []
+            clause = outer.for_in
+            while clause is not None:
+                clauses.append(clause)
+                clause = clause.inner_for_in
+            yield from reversed(clauses)
+
+
+def _rounded_up(count: cst.BaseExpression) -> bool:
+    """A number of windows that counts a last partial one: ``math.ceil(...)``, ``int(np.ceil(...))``
+    or ``n // size + 1``."""
+    if isinstance(count, cst.BinaryOperation):
+        return (isinstance(count.operator, cst.Add) and isinstance(count.left, cst.BinaryOperation)
+                and isinstance(count.left.operator, cst.FloorDivide))
+    if isinstance(count, cst.Call):
+        name = count.func.attr.value if isinstance(count.func, cst.Attribute) else getattr(count.func, "value", "")
+        if name == "ceil":
+            return True
+        return name == "int" and len(count.args) == 1 and _rounded_up(count.args[0].value)
+    return False
+
+
+def _single_value(ctx, data: cst.BaseExpression) -> cst.BaseExpression:
+    """What the variable ``data`` is assigned, when it is assigned once in its function; else ``data``."""
+    if not isinstance(data, cst.Name):
+        return data
+    values = values_of(ctx, data)
+    return values[0] if len(values) == 1 and values[0] is not None else data
+
+
+def _whole_windows_only(ctx, loop: Union[cst.For, cst.CompFor], width: Union[int, cst.BaseExpression],
+                        at: cst.CSTNode) -> bool:
+    """The ``range`` of ``loop`` gives only whole windows: it stops short of the end
+    (``range(0, len(x) - 32 + 1, 32)``), or at a length that is a known multiple of ``width``."""
+    stop = argument(loop.iter, "stop", 1)
+    if stop is None:
+        return False
+    if _subtracts(stop.value):
+        return True
+    length = _len_of(ctx, stop.value, at)
+    return isinstance(width, int) and length is not None and length % width == 0
+
+
+def _subtracts(value: cst.BaseExpression) -> bool:
+    """``value`` is arithmetic with a subtraction in it (``len(x) - size + 1``)."""
+    if not isinstance(value, cst.BinaryOperation):
+        return False
+    return isinstance(value.operator, cst.Subtract) or _subtracts(value.left) or _subtracts(value.right)
+
+
+def _len_of(ctx, stop: cst.BaseExpression, at: cst.CSTNode) -> Optional[int]:
     """The value of a ``range`` stop: an int, or ``len(x)`` of data of known length."""
     if isinstance(stop, cst.Call) and is_name(stop.func, "len") and len(stop.args) == 1:
-        scope = ctx.enclosing_function(call) or ctx.module
+        scope = ctx.enclosing_function(at) or ctx.module
         return static_length(ctx, stop.args[0].value, scope)
     return static_int(ctx, stop)
 

@@ -7,6 +7,7 @@ from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
 from porter.rules.keras._analysis.python_data import python_data_kind
+from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.scopes import local_function, values_of
@@ -43,7 +44,9 @@ class GeneratorInput(Rule):
         "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
         "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
         "size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from element to "
-        "element, unless a `map` on the way sets the shapes."
+        "element, unless a `map` on the way sets the shapes. `fit_generator`, `evaluate_generator` and "
+        "`predict_generator` are reported unless given a `tf.data` dataset, which TensorFlow 2 hands on to "
+        "`fit`, `evaluate` and `predict`."
     )
     examples = (
         # A dataset from a generator whose elements have no declared shape.
@@ -334,6 +337,17 @@ class GeneratorInput(Rule):
             """,
             reported=False,
         ),
+        # TensorFlow 2's `fit_generator` passes a `tf.data` dataset on to `fit`: nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model.fit_generator(train, steps_per_epoch=25, epochs=2)
+            print(model.evaluate_generator(train, steps=5))
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -347,6 +361,10 @@ class GeneratorInput(Rule):
 
     def run(self, ctx) -> None:
         for call, method in method_calls(ctx, *GENERATOR_METHODS):
+            # TensorFlow 2's `fit_generator` hands its input to `fit`: a `tf.data` dataset is fine.
+            given = argument(call, "generator", 0)
+            if given is not None and not given.star and is_dataset(ctx, given.value):
+                continue
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
                        f"{_ADVICE}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):

@@ -9,11 +9,11 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
+                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, one_batch_call, static_int,
                              static_samples, training_calls)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
-from porter.scopes import owner
+from porter.scopes import assignments, loads, owner, statements_in
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -84,6 +84,18 @@ def _bound_before(ctx, name: str, entry: TrainingCall) -> bool:
         if _binds(statement, name):
             return True
     return False
+
+
+def _unchanged_after_compile(ctx, node: cst.BaseExpression, entry: TrainingCall) -> bool:
+    """No name that ``node`` reads is bound again after the compile call ``entry`` in its
+    function: a count written into ``compile`` from a loop variable bound later (``x[i]``) fails
+    with a NameError there, and one from data a later loop changes (``x[labelled]``) is stale
+    when the call runs."""
+    read = {name.value for name in loads(node)}
+    order = {id(statement): index for index, statement in enumerate(statements_in(entry.owner))}
+    compiled = order.get(id(ctx.statement_of(entry.call)), -1)
+    return not any(name in read and order.get(id(statement), -1) > compiled
+                   for statement, name, _ in assignments(ctx, entry.owner))
 
 
 def _root_name(node: cst.BaseExpression) -> Optional[str]:
@@ -200,6 +212,43 @@ class StepsPerExecution(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
             model.compile(loss="mse", steps_per_execution=10)
             model.fit(x_train, y_train, batch_size=100, validation_data=(x_val, y_val))
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Keras 2's `fit_generator` on a dataset is `fit` in TensorFlow 2: its steps count the same.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit_generator(train, steps_per_epoch=25, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=4)
+            model.fit_generator(train, steps_per_epoch=25, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
+        # Data that a loop after `compile` changes (an active learning loop growing the labelled
+        # rows): a count written into `compile` would be stale, so no value is chosen, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def main(pool_x, pool_y):
+                labelled = list(range(100))
+                model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                model.compile(loss="mse")
+                while len(labelled) < 500:
+                    model.fit(pool_x[labelled], pool_y[labelled], batch_size=32)
+                    labelled = labelled + pick(model.predict(pool_x, batch_size=256))
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -491,7 +540,7 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            one_batch = _one_batch_call(ctx, entry.model)
+            one_batch = one_batch_call(ctx, entry.model)
             if one_batch is not None:
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
@@ -590,7 +639,7 @@ class StepsPerExecution(Rule):
             if None in found:
                 ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
                            f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
-                           "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
+                           "or data made or changed after it); pass `steps_per_execution=K`, a divisor of the batches per epoch "
                            "of one replica of every call", fixed=False)
                 return
             values.extend(value for value in found if value not in values)
@@ -614,7 +663,8 @@ class StepsPerExecution(Rule):
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
         if self._finite_dataset(ctx, entry):
-            if entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry):
+            if (entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry)
+                    or not _unchanged_after_compile(ctx, entry.data, compile_entry)):
                 return None
             return self._expression(ctx, entry, entry.data)
         if not entry.has_arrays:
@@ -633,6 +683,8 @@ class StepsPerExecution(Rule):
         if entry.batch is not None and int_value(entry.batch) is None:
             names.append(_root_name(entry.batch))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
+            return None
+        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
             return None
         return self._expression(ctx, entry, data)
 
@@ -854,16 +906,6 @@ def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpre
         return node.args[0].value
     return node
 
-
-
-# Keras methods that run the compiled function of a model on one batch given to them.
-_ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
-
-
-def _one_batch_call(ctx, model: str) -> Optional[cst.Call]:
-    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
-    return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                 and call.func.attr.value in _ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
 
 
 RULE = StepsPerExecution()

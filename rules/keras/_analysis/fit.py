@@ -133,6 +133,48 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
                    for other in calls)
 
 
+# Keras methods that run the compiled function of a model on one batch given to them.
+ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
+# Keras calls that make a new model, never compiled yet.
+_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"})
+
+
+def one_batch_call(ctx: FileContext, model: str) -> Optional[cst.Call]:
+    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
+    return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value in ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
+
+
+def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
+    """Whether ``entry`` (a ``predict``: Keras trains and evaluates compiled models only) runs a
+    model that is never compiled: made once in its function by a Keras model call
+    (``keras.Sequential(...)``) or by a function of the file that compiles nothing, compiled by
+    no call of the file (``calls``) and given to no function (which could compile it). Such a
+    model (the generator of a GAN that only predicts) runs one batch per execution: no
+    ``steps_per_execution`` the port gives a ``compile`` reaches it."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    if entry.method != "predict" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
+        return False
+    if any(other.method == "compile" and other.model == entry.model for other in calls) or any(
+            is_name(arg.value, entry.model) for arg in walk(entry.owner) if isinstance(arg, cst.Arg)):
+        return False
+    values = values_of(ctx, receiver)
+    value = values[0] if len(values) == 1 else None
+    if _new_model(ctx, value):
+        return True
+    function, returned = called_returns(ctx, value)
+    if function is None or not returned or any(
+            isinstance(node, cst.Attribute) and node.attr.value == "compile" for node in walk(function)):
+        return False
+    made = {name: bound for _, name, bound in assignments(ctx, function)}
+    return all(_new_model(ctx, made.get(node.value) if isinstance(node, cst.Name) else node) for node in returned)
+
+
+def _new_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` makes a new Keras model (``keras.Sequential([...])``, ``keras.Model(inputs, outputs)``)."""
+    return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in _NEW_MODELS
+
+
 def _loads_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in MODEL_LOADERS
 
@@ -202,20 +244,35 @@ def _find(ctx: FileContext, helper: Optional[str]) -> List[TrainingCall]:
                 id(owner(ctx, call)), func.value.value) in wrappers:
             continue
         held = _held_model(ctx, call, names, plan)
+        method = _dataset_generator_method(ctx, call) or (func.attr.value if isinstance(func, cst.Attribute) else "")
         if held is None and not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                  and ctx.qualified_name(func.value) is None and (
-                    func.attr.value in METHODS and func.value.value in names
+                    method in METHODS and func.value.value in names
                     # a tuner given a builder of the file hands its data to `fit`
-                    or func.attr.value == "search" and func.value.value in plan.holders)):
+                    or method == "search" and func.value.value in plan.holders)):
             continue
         scope = owner(ctx, call)
-        entry = TrainingCall(call, func.attr.value, held or func.value.value, ctx.statement_of(call), scope,
+        entry = TrainingCall(call, method, held or func.value.value, ctx.statement_of(call), scope,
                              in_loop(ctx, call, scope))
         if entry.method != "compile":
             _inputs(ctx, entry, helper)
         found.append(entry)
     _arrays_by_use(found)
     return found
+
+
+def _dataset_generator_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``fit`` for ``model.fit_generator(dataset, steps_per_epoch=...)`` (and ``evaluate``/``predict``
+    for theirs): TensorFlow 2 hands a ``tf.data`` dataset given alone by position on to that
+    method, so its steps follow the same rules. None for any other call."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_generator")):
+        return None
+    method = func.attr.value[:-len("_generator")]
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if method not in METHODS or len(positional) != 1 or positional[0].star or not is_dataset(ctx, positional[0].value):
+        return None
+    return method
 
 
 def _arrays_by_use(entries: List[TrainingCall]) -> None:
