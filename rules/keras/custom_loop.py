@@ -119,6 +119,12 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+# Penalty terms a step adds in a Python loop of its own, which ends at the first zero weight.
+_PENALTIES = """for weight in (0.1, 0.0):
+    if weight == 0.0:
+        break
+    loss += weight * tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+"""
 # A helper of the step whose parameter has the name of one of the step's variables.
 _CLIPPED = ("optimizer = tf.keras.optimizers.SGD(0.01)\n\n\ndef clipped(grads):\n"
             "    return [tf.clip_by_norm(grad, 1.0) for grad in grads]\n\n\n")
@@ -547,7 +553,7 @@ class CustomLoop(Rule):
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state), inline steps with `return`/`break` or names they share with the code around them, steps "
+        "state), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
@@ -959,6 +965,12 @@ def main(test):
         # The step reads `running` from the pass before: a function of its own cannot; reported.
         Example(_INLINE_BEFORE.replace("for epoch in range(3):", "running = 0.0\nfor epoch in range(3):").replace(
             "        optimizer.apply_gradients", "        running = 0.9 * running + 0.1 * loss\n        optimizer.apply_gradients")),
+        # A `break` of a Python loop written in the step (terms of a penalty, up to the first zero
+        # weight) stays in the function the step moves into; one of the loop the step runs in cannot.
+        Example(*(code.replace("- y) ** 2)\n", "- y) ** 2)\n" + indent(_PENALTIES, " " * indent_by)) for code, indent_by in (
+            (_INLINE_BEFORE, 12), (_INLINE_AFTER, 8)))),
+        Example(_INLINE_BEFORE.replace("- y) ** 2)\n", "- y) ** 2)\n            if tf.math.is_nan(loss):\n"
+                                       "                break\n")),
         # A helper that only takes gradients, and the loop applies them: both move into the step.
         Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
                 "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(

@@ -131,7 +131,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     outputs otherwise."""
     inside = {id(node) for statement in step.statements for node in walk(statement)}
     unsupported = sorted({_WRITTEN[type(node)] for statement in step.statements
-                          for node in walk(statement) if isinstance(node, _UNSUPPORTED)})
+                          for node in walk(statement) if isinstance(node, _UNSUPPORTED)
+                          and not _ends_own_loop(ctx, node, inside)})
     advice = ("move the tape, the gradients and the optimizer step into a function; the porter then compiles "
               "it and calls it through `strategy.run`")
     if unsupported:
@@ -139,7 +140,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     eager = sorted({found for statement in step.statements for found in eager_calls(ctx, statement)})
     if eager:
         return (f"the training step written inline in this loop needs Python while it runs ({', '.join(eager)}): "
-                f"it cannot be compiled for the IPU as it is; {advice}")
+                f"it cannot be compiled for the IPU as it is; keep that on the host, out of the step, then {advice}")
     if isinstance(step.loop, cst.For) and not all(
             isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
         return f"the loop's target is not plain names: {advice}"
@@ -181,6 +182,21 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
+
+
+def _ends_own_loop(ctx: FileContext, node: cst.CSTNode, inside: Set[int]) -> bool:
+    """``node`` is a ``break`` or ``continue`` of a loop written in the step itself (a Python loop
+    over penalties, an episode's time steps), which a function made of the step holds as it is;
+    one of the loop the step runs in (or of a loop around it) is not."""
+    if not isinstance(node, (cst.Break, cst.Continue)):
+        return False
+    child = node
+    for ancestor in ctx.ancestors(node):
+        # The body of a loop, not its `else` (a `break` there ends the loop around it).
+        if isinstance(ancestor, (cst.For, cst.While)) and ancestor.body is child:
+            return id(ancestor) in inside
+        child = ancestor
+    return False
 
 
 def _take_batches(ctx: FileContext, step: InlineStep, assigned: Set[str]) -> None:
