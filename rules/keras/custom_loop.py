@@ -172,6 +172,42 @@ model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 optimizer = tf.keras.optimizers.SGD(0.01)
 fit_epochs(train_ds, 3)
 """
+_INLINE_IN_FUNCTION = """import tensorflow as tf
+
+
+def fit_epochs(model, optimizer, dataset, epochs):
+    for epoch in range(epochs):
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        print(epoch, float(loss))
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    fit_epochs(model, optimizer, train_ds, 3)
+"""
+_INLINE_IN_FUNCTION_AFTER = _INLINE_IN_FUNCTION.replace("""    for epoch in range(epochs):
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""", """    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for epoch in range(epochs):
+        for x, y in dataset:
+            loss = tf.distribute.get_strategy().run(train_step, args=(x, y))
+""")
 _HANDED_LOSS = """import tensorflow as tf
 
 
@@ -988,6 +1024,9 @@ def main(test):
             "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ") for code in (
             _LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
                 "loss = step(x, y)", "loss = tf.distribute.get_strategy().run(step, args=(x, y))")))),
+        # A step written inline in a function that `main()` calls in the scope: the step moves into a
+        # function at the top of it, run by TensorFlow's current strategy (the IPU strategy there).
+        Example(_INLINE_IN_FUNCTION, _INLINE_IN_FUNCTION_AFTER),
         # A trainer class of its own (no base class) whose loop calls its step method: the method is
         # compiled and run through the current strategy (the trainer is made, and its loop called, in
         # the scope); the loss object it holds gets `reduction=NONE`.
@@ -1868,8 +1907,12 @@ def main(test):
             f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
         returned = [cst.parse_statement(f"return {', '.join(step.outputs)}")] if step.outputs else []
 
-        # As many blank lines before the new function as before the loop it goes in front of.
-        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or [cst.EmptyLine(indent=False)]
+        # As many blank lines before the new function as before the loop it goes in front of (one if
+        # none, except at the top of a block: a function's body starts with the new function).
+        block = ctx.parent(step.anchor)
+        at_top = isinstance(block, cst.IndentedBlock) and block.body[0] is step.anchor
+        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or (
+            [] if at_top else [cst.EmptyLine(indent=False)])
 
         def build(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
             function = cst.parse_statement(f"@{tf}.function(jit_compile=True)\ndef {name}({parameters}):\n    pass\n")

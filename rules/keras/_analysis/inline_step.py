@@ -12,9 +12,10 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import strategy_scope_name
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, strategy_scope_name,
+                                                      tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
-from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
@@ -59,6 +60,10 @@ def inline_steps(ctx: FileContext) -> List[InlineStep]:
         own = {id(name) for step in found for name in _own_reads(step.statements)}
         for step in found:
             step.strategy = strategy_scope_name(ctx, step.loop) if model.has_ipu_strategy else model.strategy_name
+            if out_of_reach(ctx, step.loop, model, strategy_scope_name(ctx, step.loop)):
+                # In a function called in the scope, where the port's strategy is another function's
+                # local: there, TensorFlow's current strategy is the IPU strategy.
+                step.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
             step.problem = _problem(ctx, step, model, own)
         return found
 
@@ -178,7 +183,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
     if model.has_ipu_strategy and strategy_scope_name(ctx, step.loop) is None or (
-            not model.has_ipu_strategy and not in_regions(ctx, model.regions, step.loop)):
+            not model.has_ipu_strategy and not covered(ctx, model.regions, step.loop, CALLER_DEPTH)):
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
