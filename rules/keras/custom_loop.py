@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
@@ -208,6 +208,47 @@ _INLINE_IN_FUNCTION_AFTER = _INLINE_IN_FUNCTION.replace("""    for epoch in rang
         for x, y in dataset:
             loss = tf.distribute.get_strategy().run(train_step, args=(x, y))
 """)
+_EPOCH_FUNCTION = """import tensorflow as tf
+
+
+def run_epoch(model, optimizer, dataset):
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    for epoch in range(3):
+        print(epoch, float(run_epoch(model, optimizer, train_ds)))
+"""
+_EPOCH_FUNCTION_AFTER = """import tensorflow as tf
+
+
+def run_epoch(model, optimizer, dataset):
+    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for x, y in dataset:
+        loss = tf.distribute.get_strategy().run(train_step, args=(x, y))
+    return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    for epoch in range(3):
+        print(epoch, float(run_epoch(model, optimizer, train_ds)))
+"""
 _HANDED_LOSS = """import tensorflow as tf
 
 
@@ -1027,6 +1068,9 @@ def main(test):
         # A step written inline in a function that `main()` calls in the scope: the step moves into a
         # function at the top of it, run by TensorFlow's current strategy (the IPU strategy there).
         Example(_INLINE_IN_FUNCTION, _INLINE_IN_FUNCTION_AFTER),
+        # ... and in an epoch function called in the epoch loop: a function of its own, not a step
+        # (its tape is in its loop); the step made on each call is compiled again each time (a note).
+        Example(_EPOCH_FUNCTION, _EPOCH_FUNCTION_AFTER),
         # A trainer class of its own (no base class) whose loop calls its step method: the method is
         # compiled and run through the current strategy (the trainer is made, and its loop called, in
         # the scope); the loss object it holds gets `reduction=NONE`.
@@ -1934,6 +1978,22 @@ def main(test):
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
                    f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`{detail}",
                    fixed=True)
+        self._report_step_made_per_call(ctx, step.anchor, name)
+
+    def _report_step_made_per_call(self, ctx, anchor: cst.BaseStatement, name: str) -> None:
+        """The step function goes into the function that holds the loop: when that function is
+        called in a loop (an epoch function), each call makes a new step, traced and compiled again."""
+        holder = ctx.enclosing_function(anchor)
+        if holder is None:
+            return
+        looped = [call for call in calls_by_name(ctx).get(holder.name.value, []) if not any(
+            ancestor is holder for ancestor in ctx.ancestors(call)) and any(
+            isinstance(ancestor, (cst.For, cst.While)) for ancestor in ctx.ancestors(call))]
+        if looped:
+            ctx.report(self.code, looped[0], f"`{holder.name.value}` is called in a loop and the port defines `{name}` "
+                       f"in it: each call traces and compiles the step for the IPU again; define `{name}` once, out "
+                       f"of `{holder.name.value}` (given the model and the optimizer), to compile it once",
+                       fixed=False, severity=NOTE)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step

@@ -55,12 +55,18 @@ class StepCall:
 
 def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
     """Functions of the file (not methods) that open a ``tf.GradientTape``, per name (a notebook
-    may define ``train_step`` twice, one for each of its loops)."""
+    may define ``train_step`` twice, one for each of its loops). A plain function that opens its
+    tapes only in a loop of its own (an epoch over a dataset) is no step: the step is written
+    inline in its loop."""
     def find() -> Dict[str, List[cst.FunctionDef]]:
         found: Dict[str, List[cst.FunctionDef]] = {}
-        for call, _ in ctx.calls_to(*TAPES):
+        tapes = [call for call, _ in ctx.calls_to(*TAPES)]
+        for call in tapes:
             function = ctx.enclosing_function(call)
             if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
+                continue
+            if not is_tf_function(ctx, function) and all(
+                    _in_own_loop(ctx, tape, function) for tape in tapes if ctx.enclosing_function(tape) is function):
                 continue
             same_name = found.setdefault(function.name.value, [])
             if all(function is not known for known in same_name):
@@ -68,6 +74,18 @@ def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
         return found
 
     return ctx.shared(_STEP_FUNCTIONS, find)
+
+
+def _in_own_loop(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """``node`` is in the body of a ``for`` or ``while`` loop written in ``function``."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)) and ancestor.body is child:
+            return True
+        child = ancestor
+    return False
 
 
 def definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
