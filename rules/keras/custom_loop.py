@@ -249,6 +249,25 @@ def main():
     for epoch in range(3):
         print(epoch, float(run_epoch(model, optimizer, train_ds)))
 """
+_ENSEMBLE_STEP = """import tensorflow as tf
+
+models = [tf.keras.Sequential([tf.keras.layers.Dense(1)]) for _ in range(3)]
+optimizers = [tf.keras.optimizers.SGD(0.01) for _ in models]
+
+
+def train_step(x, y):
+    losses = []
+    for model, optimizer in zip(models, optimizers):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        losses.append(loss)
+    return tf.add_n(losses)
+
+
+for x, y in dataset:
+    total = train_step(x, y)
+"""
 _HANDED_LOSS = """import tensorflow as tf
 
 
@@ -1071,6 +1090,9 @@ def main(test):
         # ... and in an epoch function called in the epoch loop: a function of its own, not a step
         # (its tape is in its loop); the step made on each call is compiled again each time (a note).
         Example(_EPOCH_FUNCTION, _EPOCH_FUNCTION_AFTER),
+        # A function called per batch that trains several models in a loop of its own is a step, not
+        # an epoch function; it needs Python (a list append) while it runs: reported.
+        Example(_ENSEMBLE_STEP),
         # A trainer class of its own (no base class) whose loop calls its step method: the method is
         # compiled and run through the current strategy (the trainer is made, and its loop called, in
         # the scope); the loss object it holds gets `reduction=NONE`.
