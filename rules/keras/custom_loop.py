@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
@@ -119,6 +119,12 @@ _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" 
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                  + "    return loss\n\nfor epoch in range(3):\n    for x, y in dataset:\n"
                  "        loss = strategy.run(train_step, args=(x, y))\n        print(float(loss))\n")
+# Penalty terms a step adds in a Python loop of its own, which ends at the first zero weight.
+_PENALTIES = """for weight in (0.1, 0.0):
+    if weight == 0.0:
+        break
+    loss += weight * tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+"""
 # A helper of the step whose parameter has the name of one of the step's variables.
 _CLIPPED = ("optimizer = tf.keras.optimizers.SGD(0.01)\n\n\ndef clipped(grads):\n"
             "    return [tf.clip_by_norm(grad, 1.0) for grad in grads]\n\n\n")
@@ -165,6 +171,102 @@ def fit_epochs(dataset, epochs):
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 optimizer = tf.keras.optimizers.SGD(0.01)
 fit_epochs(train_ds, 3)
+"""
+_INLINE_IN_FUNCTION = """import tensorflow as tf
+
+
+def fit_epochs(model, optimizer, dataset, epochs):
+    for epoch in range(epochs):
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        print(epoch, float(loss))
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    fit_epochs(model, optimizer, train_ds, 3)
+"""
+_INLINE_IN_FUNCTION_AFTER = _INLINE_IN_FUNCTION.replace("""    for epoch in range(epochs):
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+""", """    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for epoch in range(epochs):
+        for x, y in dataset:
+            loss = tf.distribute.get_strategy().run(train_step, args=(x, y))
+""")
+_EPOCH_FUNCTION = """import tensorflow as tf
+
+
+def run_epoch(model, optimizer, dataset):
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    for epoch in range(3):
+        print(epoch, float(run_epoch(model, optimizer, train_ds)))
+"""
+_EPOCH_FUNCTION_AFTER = """import tensorflow as tf
+
+
+def run_epoch(model, optimizer, dataset):
+    @tf.function(jit_compile=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for x, y in dataset:
+        loss = tf.distribute.get_strategy().run(train_step, args=(x, y))
+    return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    for epoch in range(3):
+        print(epoch, float(run_epoch(model, optimizer, train_ds)))
+"""
+_ENSEMBLE_STEP = """import tensorflow as tf
+
+models = [tf.keras.Sequential([tf.keras.layers.Dense(1)]) for _ in range(3)]
+optimizers = [tf.keras.optimizers.SGD(0.01) for _ in models]
+
+
+def train_step(x, y):
+    losses = []
+    for model, optimizer in zip(models, optimizers):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        losses.append(loss)
+    return tf.add_n(losses)
+
+
+for x, y in dataset:
+    total = train_step(x, y)
 """
 _HANDED_LOSS = """import tensorflow as tf
 
@@ -547,7 +649,7 @@ class CustomLoop(Rule):
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state), inline steps with `return`/`break` or names they share with the code around them, steps "
+        "state), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
@@ -959,6 +1061,12 @@ def main(test):
         # The step reads `running` from the pass before: a function of its own cannot; reported.
         Example(_INLINE_BEFORE.replace("for epoch in range(3):", "running = 0.0\nfor epoch in range(3):").replace(
             "        optimizer.apply_gradients", "        running = 0.9 * running + 0.1 * loss\n        optimizer.apply_gradients")),
+        # A `break` of a Python loop written in the step (terms of a penalty, up to the first zero
+        # weight) stays in the function the step moves into; one of the loop the step runs in cannot.
+        Example(*(code.replace("- y) ** 2)\n", "- y) ** 2)\n" + indent(_PENALTIES, " " * indent_by)) for code, indent_by in (
+            (_INLINE_BEFORE, 12), (_INLINE_AFTER, 8)))),
+        Example(_INLINE_BEFORE.replace("- y) ** 2)\n", "- y) ** 2)\n            if tf.math.is_nan(loss):\n"
+                                       "                break\n")),
         # A helper that only takes gradients, and the loop applies them: both move into the step.
         Example(_GRAD_HELPER_BEFORE, _GRAD_HELPER_BEFORE.replace("\n\n\nfor x, y in dataset:\n    loss, grads = grad(x, y)\n"
                 "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n", _GRAD_HELPER_STEP).replace(
@@ -976,6 +1084,15 @@ def main(test):
             "\nfit_epochs(", "\n    fit_epochs(").replace("\noptimizer = ", "\n    optimizer = ") for code in (
             _LOOP_IN_FUNCTION, _LOOP_IN_FUNCTION.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
                 "loss = step(x, y)", "loss = tf.distribute.get_strategy().run(step, args=(x, y))")))),
+        # A step written inline in a function that `main()` calls in the scope: the step moves into a
+        # function at the top of it, run by TensorFlow's current strategy (the IPU strategy there).
+        Example(_INLINE_IN_FUNCTION, _INLINE_IN_FUNCTION_AFTER),
+        # ... and in an epoch function called in the epoch loop: a function of its own, not a step
+        # (its tape is in its loop); the step made on each call is compiled again each time (a note).
+        Example(_EPOCH_FUNCTION, _EPOCH_FUNCTION_AFTER),
+        # A function called per batch that trains several models in a loop of its own is a step, not
+        # an epoch function; it needs Python (a list append) while it runs: reported.
+        Example(_ENSEMBLE_STEP),
         # A trainer class of its own (no base class) whose loop calls its step method: the method is
         # compiled and run through the current strategy (the trainer is made, and its loop called, in
         # the scope); the loss object it holds gets `reduction=NONE`.
@@ -1856,8 +1973,12 @@ def main(test):
             f"{', '.join(step.outputs)} = {call}" if step.outputs else call)])
         returned = [cst.parse_statement(f"return {', '.join(step.outputs)}")] if step.outputs else []
 
-        # As many blank lines before the new function as before the loop it goes in front of.
-        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or [cst.EmptyLine(indent=False)]
+        # As many blank lines before the new function as before the loop it goes in front of (one if
+        # none, except at the top of a block: a function's body starts with the new function).
+        block = ctx.parent(step.anchor)
+        at_top = isinstance(block, cst.IndentedBlock) and block.body[0] is step.anchor
+        blanks = [line for line in step.anchor.leading_lines if line.comment is None] or (
+            [] if at_top else [cst.EmptyLine(indent=False)])
 
         def build(statements: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
             function = cst.parse_statement(f"@{tf}.function(jit_compile=True)\ndef {name}({parameters}):\n    pass\n")
@@ -1879,6 +2000,22 @@ def main(test):
         ctx.report(self.code, step.statements[0], f"the training step written inline in this loop moves into "
                    f"`{name}` (`@{tf}.function(jit_compile=True)`), called through `{step.strategy}.run`{detail}",
                    fixed=True)
+        self._report_step_made_per_call(ctx, step.anchor, name)
+
+    def _report_step_made_per_call(self, ctx, anchor: cst.BaseStatement, name: str) -> None:
+        """The step function goes into the function that holds the loop: when that function is
+        called in a loop (an epoch function), each call makes a new step, traced and compiled again."""
+        holder = ctx.enclosing_function(anchor)
+        if holder is None:
+            return
+        looped = [call for call in calls_by_name(ctx).get(holder.name.value, []) if not any(
+            ancestor is holder for ancestor in ctx.ancestors(call)) and any(
+            isinstance(ancestor, (cst.For, cst.While)) for ancestor in ctx.ancestors(call))]
+        if looped:
+            ctx.report(self.code, looped[0], f"`{holder.name.value}` is called in a loop and the port defines `{name}` "
+                       f"in it: each call traces and compiles the step for the IPU again; define `{name}` once, out "
+                       f"of `{holder.name.value}` (given the model and the optimizer), to compile it once",
+                       fixed=False, severity=NOTE)
 
     def _loop_function(self, ctx, plan: LoopPlan, tf: str) -> str:
         step = plan.step

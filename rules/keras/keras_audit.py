@@ -7,7 +7,7 @@ import libcst as cst
 from porter.context import code_of
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
-from porter.rules.keras._analysis.custom_loop import loop_plans, rewrites_loops
+from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
@@ -699,9 +699,10 @@ def _wrapper_uses(ctx, wrapper: cst.Call) -> List[cst.CSTNode]:
 
 
 def _not_run(ctx, regions, node: cst.CSTNode) -> str:
-    """How a training step the port leaves is run: in the scope the port puts around it, op by
-    op; else out of the IPU strategy, on the CPU."""
-    if in_regions(ctx, regions, node):
+    """How a training step the port leaves is run: in the scope the port puts around it (or
+    around every call of the function that holds it), op by op; else out of the IPU strategy, on
+    the CPU."""
+    if covered(ctx, regions, node, CALLER_DEPTH):
         return ("is in the IPU strategy's scope but not compiled for the IPU and run through `strategy.run`, so it "
                 "does not run as an IPU program")
     return "is left outside the IPU strategy (it trains on the CPU)"

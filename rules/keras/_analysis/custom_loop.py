@@ -126,7 +126,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         elif plan.problem is None and existing is not None and model.has_ipu_strategy:
             plan.strategy = existing
-        elif plan.problem is None and _out_of_reach(ctx, step, model, existing):
+        elif plan.problem is None and out_of_reach(ctx, step.loop, model, existing):
             # The loop runs in a function called in the scope, the strategy is a local of another
             # function: in the scope, TensorFlow's current strategy is the IPU strategy.
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
@@ -259,10 +259,10 @@ def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[s
     return None
 
 
-def _out_of_reach(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str]) -> bool:
+def out_of_reach(ctx: FileContext, loop: cst.CSTNode, model: Plan, existing: Optional[str]) -> bool:
     """The loop runs in a function called in the IPU strategy's scope (not in a region itself),
     and the strategy variable is a local of another function."""
-    return (existing is None and not model.has_ipu_strategy and not in_regions(ctx, model.regions, step.loop)
+    return (existing is None and not model.has_ipu_strategy and not in_regions(ctx, model.regions, loop)
             and not _global_strategy(ctx, model))
 
 

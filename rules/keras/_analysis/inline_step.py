@@ -12,9 +12,10 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import strategy_scope_name
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, strategy_scope_name,
+                                                      tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
-from porter.rules.keras._analysis.model_plan import Plan, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import Plan, model_plan
 from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
@@ -59,6 +60,10 @@ def inline_steps(ctx: FileContext) -> List[InlineStep]:
         own = {id(name) for step in found for name in _own_reads(step.statements)}
         for step in found:
             step.strategy = strategy_scope_name(ctx, step.loop) if model.has_ipu_strategy else model.strategy_name
+            if out_of_reach(ctx, step.loop, model, strategy_scope_name(ctx, step.loop)):
+                # In a function called in the scope, where the port's strategy is another function's
+                # local: there, TensorFlow's current strategy is the IPU strategy.
+                step.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
             step.problem = _problem(ctx, step, model, own)
         return found
 
@@ -131,7 +136,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     outputs otherwise."""
     inside = {id(node) for statement in step.statements for node in walk(statement)}
     unsupported = sorted({_WRITTEN[type(node)] for statement in step.statements
-                          for node in walk(statement) if isinstance(node, _UNSUPPORTED)})
+                          for node in walk(statement) if isinstance(node, _UNSUPPORTED)
+                          and not _ends_own_loop(ctx, node, inside)})
     advice = ("move the tape, the gradients and the optimizer step into a function; the porter then compiles "
               "it and calls it through `strategy.run`")
     if unsupported:
@@ -139,7 +145,7 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     eager = sorted({found for statement in step.statements for found in eager_calls(ctx, statement)})
     if eager:
         return (f"the training step written inline in this loop needs Python while it runs ({', '.join(eager)}): "
-                f"it cannot be compiled for the IPU as it is; {advice}")
+                f"it cannot be compiled for the IPU as it is; keep that on the host, out of the step, then {advice}")
     if isinstance(step.loop, cst.For) and not all(
             isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.Element)) for node in walk(step.loop.target)):
         return f"the loop's target is not plain names: {advice}"
@@ -177,10 +183,25 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
     if model.has_ipu_strategy and strategy_scope_name(ctx, step.loop) is None or (
-            not model.has_ipu_strategy and not in_regions(ctx, model.regions, step.loop)):
+            not model.has_ipu_strategy and not covered(ctx, model.regions, step.loop, CALLER_DEPTH)):
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
+
+
+def _ends_own_loop(ctx: FileContext, node: cst.CSTNode, inside: Set[int]) -> bool:
+    """``node`` is a ``break`` or ``continue`` of a loop written in the step itself (a Python loop
+    over penalties, an episode's time steps), which a function made of the step holds as it is;
+    one of the loop the step runs in (or of a loop around it) is not."""
+    if not isinstance(node, (cst.Break, cst.Continue)):
+        return False
+    child = node
+    for ancestor in ctx.ancestors(node):
+        # The body of a loop, not its `else` (a `break` there ends the loop around it).
+        if isinstance(ancestor, (cst.For, cst.While)) and ancestor.body is child:
+            return id(ancestor) in inside
+        child = ancestor
+    return False
 
 
 def _take_batches(ctx: FileContext, step: InlineStep, assigned: Set[str]) -> None:

@@ -9,7 +9,7 @@ they use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -55,12 +55,17 @@ class StepCall:
 
 def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
     """Functions of the file (not methods) that open a ``tf.GradientTape``, per name (a notebook
-    may define ``train_step`` twice, one for each of its loops)."""
+    may define ``train_step`` twice, one for each of its loops). A plain function that opens its
+    tapes only in a loop of its own, called once per epoch (``_epoch_function``), is no step: the
+    step is written inline in its loop."""
     def find() -> Dict[str, List[cst.FunctionDef]]:
         found: Dict[str, List[cst.FunctionDef]] = {}
-        for call, _ in ctx.calls_to(*TAPES):
+        tapes = [call for call, _ in ctx.calls_to(*TAPES)]
+        for call in tapes:
             function = ctx.enclosing_function(call)
             if function is None or ctx.enclosing(function, cst.ClassDef) is not None:
+                continue
+            if _epoch_function(ctx, function, tapes):
                 continue
             same_name = found.setdefault(function.name.value, [])
             if all(function is not known for known in same_name):
@@ -68,6 +73,35 @@ def step_functions(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
         return found
 
     return ctx.shared(_STEP_FUNCTIONS, find)
+
+
+def _epoch_function(ctx: FileContext, function: cst.FunctionDef, tapes: List[cst.Call]) -> bool:
+    """A plain function (no ``tf.function``) that opens its tapes only in a loop of its own, and
+    whose calls are run once, or once per pass of a ``range`` loop (the epochs): its loop goes over
+    the batches. (A step called per batch that trains several models in a loop is a step.)"""
+    if is_tf_function(ctx, function) or not all(
+            _in_own_loop(ctx, tape, function) for tape in tapes if ctx.enclosing_function(tape) is function):
+        return False
+    calls = [call for call in ctx.nodes(cst.Call) if is_name(call.func, function.name.value)]
+    return bool(calls) and all(_range_loop(loop) for call in calls for loop in ctx.ancestors(call)
+                               if isinstance(loop, (cst.For, cst.While)))
+
+
+def _range_loop(loop: Union[cst.For, cst.While]) -> bool:
+    """``for epoch in range(...)``: a loop over numbers, not over batches."""
+    return isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")
+
+
+def _in_own_loop(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    """``node`` is in the body of a ``for`` or ``while`` loop written in ``function``."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.For, cst.While)) and ancestor.body is child:
+            return True
+        child = ancestor
+    return False
 
 
 def definition_before(ctx: FileContext, call: cst.Call, candidates: List[cst.FunctionDef]) -> cst.FunctionDef:
