@@ -303,7 +303,9 @@ def _without_edges(body: Sequence[cst.BaseStatement], low: int, high: int,
 class FileContext:
     """What rules know about one file, and what they ask to change in it."""
 
-    def __init__(self, module: cst.Module, config: Config) -> None:
+    def __init__(self, module: cst.Module, config: Config, keras_import: bool = False) -> None:
+        """``keras_import``: the module imports Keras code of its project (a model builder), so it
+        is Keras code whatever it imports itself."""
         self.module = module
         self.config = config
         self._parents: Dict[int, cst.CSTNode] = {}
@@ -320,7 +322,8 @@ class FileContext:
         }
         self._unshadowed: Dict[str, str] = self._unshadowed_imports()
         self.imported_names |= self._unshadowed.keys()
-        self.frameworks = self._detect_frameworks()
+        frameworks = self._detect_frameworks()
+        self.frameworks = frameworks if frameworks or not keras_import else frozenset({KERAS})
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
