@@ -27,7 +27,7 @@ uses a framework, so a program that ports no ML code does not pay for them.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 from porter.config import Config
 from porter.detect import uses_framework
@@ -37,8 +37,9 @@ from porter.outcome import FileOutcome
 __all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "needs_port", "out_tree", "port_all",
            "port_file", "port_text", "save"]
 
-# One file to port: (path, text, config).
-Job = Tuple[str, str, Config]
+# One file to port: (path, text, config), and optionally whether it imports Keras code of its
+# project (``port_text``'s ``keras_import``).
+Job = Union[Tuple[str, str, Config], Tuple[str, str, Config, bool]]
 # A process pool pays for itself from about this many files to parse (start-up and imports).
 MIN_FILES_FOR_POOL = 8
 
@@ -48,17 +49,19 @@ def needs_port(path: str, text: str) -> bool:
     return path.endswith(".ipynb") or uses_framework(text)
 
 
-def port_text(path: str, text: str, config: Config = Config()) -> FileOutcome:
-    """The port of ``text``; ``path`` names it in the findings and says whether it is a notebook."""
+def port_text(path: str, text: str, config: Config = Config(), keras_import: bool = False) -> FileOutcome:
+    """The port of ``text``; ``path`` names it in the findings and says whether it is a notebook.
+    ``keras_import``: the file imports a module of its project that is Keras code (``from models
+    import build_model``), so it is Keras code even without a framework import of its own."""
     if path.endswith(".ipynb"):
         from porter.notebook import port_notebook
 
         return port_notebook(path, text, config)
-    if not uses_framework(text):
+    if not (uses_framework(text) or keras_import):
         return FileOutcome(path, text, text)
     from porter.engine import port
 
-    result = port(text, config)
+    result = port(text, config, keras_import=keras_import)
     return FileOutcome(path, text, result.source, result.findings, result.error)
 
 
@@ -72,8 +75,8 @@ def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Option
 
 
 def _port_job(job: Job) -> FileOutcome:
-    path, text, config = job
-    return port_text(path, text, config)
+    path, text, config, *keras_import = job
+    return port_text(path, text, config, any(keras_import))
 
 
 def port_all(jobs: Sequence[Job], workers: int = 1,

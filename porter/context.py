@@ -12,6 +12,7 @@ pass at the end (see ``porter.edits``).
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections import Counter
 from typing import (Any, Callable, Dict, Generic, Hashable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple,
@@ -20,6 +21,7 @@ from typing import (Any, Callable, Dict, Generic, Hashable, Iterable, Iterator, 
 import libcst as cst
 
 from porter.config import Config
+from porter.keras_exports import KERAS_EXPORTS
 from porter.markers import SHELL_LINE
 from porter.rule import KERAS, SEVERITIES, TF1, TORCH, Finding
 
@@ -207,6 +209,24 @@ _KERAS_PREFIXES = (
 )
 
 
+# The modules whose star imports bring names the analyses resolve.
+_TENSORFLOW_MODULES = ("tensorflow", "keras", "tf_keras", "keras_core")
+
+
+def _star_source(name: str, modules: Sequence[str]) -> Optional[str]:
+    """Which of the star-imported ``modules`` (in file order) binds ``name`` last, as far as their
+    known contents tell; None when a module of unknown contents may be the one."""
+    candidates = []
+    for module in modules:
+        exports = KERAS_EXPORTS.get((canonical_keras(module + ".") or "")[:-1])
+        if exports is None or name in exports:
+            candidates.append((module, exports is not None))
+    if not candidates:
+        return None
+    module, known = candidates[-1]
+    return module if known or len(candidates) == 1 else None
+
+
 def canonical_keras(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.keras.layers.LSTM`` -> ``keras.layers.LSTM``; None if not Keras."""
     if qualified is None:
@@ -283,13 +303,17 @@ def _without_edges(body: Sequence[cst.BaseStatement], low: int, high: int,
 class FileContext:
     """What rules know about one file, and what they ask to change in it."""
 
-    def __init__(self, module: cst.Module, config: Config) -> None:
+    def __init__(self, module: cst.Module, config: Config, keras_import: bool = False) -> None:
+        """``keras_import``: the module imports Keras code of its project (a model builder), so it
+        is Keras code whatever it imports itself."""
         self.module = module
         self.config = config
         self._parents: Dict[int, cst.CSTNode] = {}
         self._by_type: Dict[type, List[cst.CSTNode]] = {}
         self._scopes: Dict[int, _Scope] = {}
         self._index()
+        self._bindings = self._local_bindings()
+        self._star_imported = self._star_import_bindings()
         self.aliases: Dict[str, str] = self._scope(module).imports
         # Every name any import of the file binds: a quick "no" for all other names.
         self.imported_names: Set[str] = {
@@ -298,7 +322,8 @@ class FileContext:
         }
         self._unshadowed: Dict[str, str] = self._unshadowed_imports()
         self.imported_names |= self._unshadowed.keys()
-        self.frameworks = self._detect_frameworks()
+        frameworks = self._detect_frameworks()
+        self.frameworks = frameworks if frameworks or not keras_import else frozenset({KERAS})
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
@@ -451,6 +476,9 @@ class FileContext:
             elif isinstance(node, cst.AsName):
                 scope.other_bindings.update(bound_names(node.name))
             stack.extend(iter_children(node))
+        if isinstance(owner, cst.Module):
+            for local, full in self._star_imported.items():
+                scope.imports.setdefault(local, full)
         self._scopes[id(owner)] = scope
         return scope
 
@@ -485,24 +513,67 @@ class FileContext:
         definition, ``as`` target, nor an import of something different): such a name means the
         same everywhere, so ``qualified_name`` can skip the scope lookup (the same answer, found
         once instead of walking every function around every use)."""
+        bindings = self._bindings
+        targets = self._import_targets()
+        unshadowed = {local: full for local, full in self.aliases.items()
+                      if local not in bindings and targets.get(local) == {full}}
+        unshadowed.update(self._star_imported)  # bound nowhere else, by their definition
+        unshadowed.update(self._module_aliases(unshadowed, bindings, targets))
+        return unshadowed
+
+    def _local_bindings(self) -> Counter:
+        """How many times the file binds each name other than by an import: parameters,
+        definitions, assignment, loop and ``as`` targets."""
         bindings: Counter = Counter(param.name.value for param in self.nodes(cst.Param))
         for node_type in (cst.FunctionDef, cst.ClassDef):
             bindings.update(node.name.value for node in self.nodes(node_type))
-        for node_type in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr):
+        for node_type in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.CompFor):
             for node in self.nodes(node_type):
                 bindings.update(bound_names(node.target))
         for node in self.nodes(cst.AsName):
             if not isinstance(self.parent(node), cst.ImportAlias):
                 bindings.update(bound_names(node.name))
+        return bindings
+
+    def _import_targets(self) -> Dict[str, Set[str]]:
+        """The qualified names each local name is imported as, anywhere in the file."""
         targets: Dict[str, Set[str]] = {}
         for node_type in (cst.Import, cst.ImportFrom):
             for node in self.nodes(node_type):
                 for local, full in import_bindings(node):
                     targets.setdefault(local, set()).add(full)
-        unshadowed = {local: full for local, full in self.aliases.items()
-                      if local not in bindings and targets.get(local) == {full}}
-        unshadowed.update(self._module_aliases(unshadowed, bindings, targets))
-        return unshadowed
+        return targets
+
+    def _star_import_bindings(self) -> Dict[str, str]:
+        """``Dense`` -> ``tensorflow.keras.layers.Dense`` after ``from tensorflow.keras.layers import *``:
+        each name the file uses and binds nowhere else (no import, assignment, definition nor
+        builtin), bound to the TensorFlow/Keras module a star import takes it from, so that model
+        code written with such names is seen as Keras code. As in Python, the last star import
+        whose module defines the name wins (``porter.keras_exports`` tells what a Keras module
+        defines); a name that a module of unknown contents may shadow is left alone."""
+        modules = [dotted_name(node.module) for node in self.nodes(cst.ImportFrom)
+                   if isinstance(node.names, cst.ImportStar) and node.module is not None and not node.relative]
+        modules = [module for module in modules if is_under(module, _TENSORFLOW_MODULES)]
+        if not modules:
+            return {}
+        unbound = (set(self._used_names()) - self._bindings.keys() - self._import_targets().keys()
+                   - set(dir(builtins)))
+        found = {}
+        for name in unbound:
+            module = _star_source(name, modules)
+            if module is not None:
+                found[name] = f"{module}.{name}"
+        return found
+
+    def _used_names(self) -> Iterator[str]:
+        """The names the file reads (not attribute names nor keywords)."""
+        for node in self.nodes(cst.Name):
+            parent = self.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if isinstance(parent, cst.Arg) and parent.keyword is node:
+                continue
+            yield node.value
 
     def _module_aliases(self, unshadowed: Dict[str, str], bindings: Counter,
                         targets: Dict[str, Set[str]]) -> Dict[str, str]:

@@ -50,8 +50,9 @@ class _PortError(Exception):
     pass
 
 
-def _run_rules(module: cst.Module, config: Config, source: str, cells: bool = False) -> FileContext:
-    ctx = FileContext(module, config)
+def _run_rules(module: cst.Module, config: Config, source: str, cells: bool = False,
+               keras_import: bool = False) -> FileContext:
+    ctx = FileContext(module, config, keras_import)
     if cells:
         ctx.barriers = {id(statement) for statement in module.body if is_cell_marker(statement)}
     suppressions = []
@@ -87,20 +88,22 @@ def is_cell_marker(statement: cst.BaseStatement) -> bool:
             and isinstance(small.value.func, cst.Name) and small.value.func.value == CELL_MARKER)
 
 
-def port(source: str, config: Config = Config(), cells: bool = False) -> PortResult:
+def port(source: str, config: Config = Config(), cells: bool = False, keras_import: bool = False) -> PortResult:
     """Port one module. With ``cells``, the source is a notebook's code cells joined by
-    ``__ipu_port_cell__(N)`` lines (see porter.notebook): they are kept, and no block spans them."""
-    if not uses_framework(source):
+    ``__ipu_port_cell__(N)`` lines (see porter.notebook): they are kept, and no block spans them.
+    With ``keras_import``, the module imports Keras code of its project (its model builder): it is
+    Keras code even when it imports no framework itself."""
+    if not (uses_framework(source) or keras_import):
         return PortResult(source)
     try:
-        ctx = _run_rules(_parse(source), config, source, cells)
+        ctx = _run_rules(_parse(source), config, source, cells, keras_import)
         final, new_source = ctx, source
         if ctx.dirty:
             new_module, new_source, statement_lines = _render_edits(ctx)
             findings = tuple(ctx.findings(statement_lines))
             # the original index goes before the verification builds the new one
             ctx = final = None
-            final = _verify(source, new_module, new_source, config, cells)
+            final = _verify(source, new_module, new_source, config, cells, keras_import)
         else:
             findings = tuple(ctx.findings())
         if config.annotate:
@@ -159,8 +162,8 @@ def _annotate(ctx: FileContext, source: str) -> str:
     return render(apply_edits(ctx))
 
 
-def _verify(source: str, new_module: cst.Module, new_source: str, config: Config, cells: bool = False
-            ) -> FileContext:
+def _verify(source: str, new_module: cst.Module, new_source: str, config: Config, cells: bool = False,
+            keras_import: bool = False) -> FileContext:
     """The port must compile, and porting it again must change nothing.
 
     Python's compiler checks that the new source parses and compiles, at a fraction of the cost
@@ -179,9 +182,9 @@ def _verify(source: str, new_module: cst.Module, new_source: str, config: Config
     try:
         if parser_rejects:
             new_module = _parse(new_source)
-        again = _run_rules(new_module, config, new_source, cells)
+        again = _run_rules(new_module, config, new_source, cells, keras_import)
         if again.shared_nodes:
-            again = _run_rules(_parse(new_source), config, new_source, cells)
+            again = _run_rules(_parse(new_source), config, new_source, cells, keras_import)
     except _PortError as error:
         raise _PortError(f"internal error: the ported code does not check out ({error})")
     if again.dirty:

@@ -292,3 +292,33 @@ def test_a_new_def_above_removed_code_keeps_two_blank_lines():
         setup()
         run(os.getcwd())
         """)
+
+
+def test_a_star_import_of_a_keras_module_binds_the_names_the_file_uses_from_it():
+    ctx = context("""\
+        from keras.backend import *
+        from tensorflow.keras.layers import *
+        from tensorflow.keras.models import *
+        from tensorflow.keras.utils import *
+
+        Dense = Dense if fast else None
+        inputs = Input(shape=(4,))
+        model = Model(inputs, Flatten()(inputs))
+        print(Concatenate, Dense, epsilon, unknown, [item for item in model.layers])
+        """)
+    names = {name: ctx.qualified_name(cst.Name(name)) for name in
+             ("Input", "Model", "Flatten", "Concatenate", "Dense", "epsilon", "unknown", "print", "item")}
+    assert names == {
+        "Input": "tensorflow.keras.layers.Input",
+        "Model": "tensorflow.keras.models.Model",  # the last module that defines it
+        "Flatten": "tensorflow.keras.layers.Flatten",
+        "Concatenate": "tensorflow.keras.layers.Concatenate",
+        "Dense": None,  # the file binds it itself
+        "epsilon": "keras.backend.epsilon",  # in no later module of known contents
+        "unknown": "keras.backend.unknown",  # only a module of unknown contents may define it
+        "print": None,  # a builtin
+        "item": None,
+    }
+    assert ctx.keras_name(cst.Name("Model")) == "keras.models.Model"
+    after_unknown = context("from tensorflow.keras.layers import *\nfrom keras.backend import *\nprint(Dense)\n")
+    assert after_unknown.qualified_name(cst.Name("Dense")) is None  # keras.backend may define it

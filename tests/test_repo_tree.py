@@ -196,3 +196,35 @@ def test_a_process_pool_gives_the_same_bytes(tmp_path):
     assert run(["two", "--write", "-j", "3"], tmp_path).returncode == 0
     for number in range(12):
         assert (tmp_path / f"one/m{number:02}.py").read_bytes() == (tmp_path / f"two/m{number:02}.py").read_bytes()
+
+
+BUILDER_MODULE = """\
+from tensorflow import keras
+
+
+def build_model():
+    return keras.Sequential([keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+"""
+
+TRAINING_SCRIPT = """\
+import numpy as np
+
+from models import build_model
+
+model = build_model()
+model.compile(optimizer="adam", loss="mse")
+model.fit(np.zeros((64, 4)), np.zeros((64, 1)), batch_size=16)
+"""
+
+
+def test_a_script_that_trains_the_model_of_a_keras_module_of_its_project_is_ported(tmp_path):
+    # The script imports no framework itself: its model comes from the project's Keras module.
+    write(tmp_path / "repo", "models.py", BUILDER_MODULE)
+    write(tmp_path / "repo", "train.py", TRAINING_SCRIPT)
+    result = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    ported = (tmp_path / "ported/train.py").read_text()
+    assert "ipu_config.configure_ipu_system()" in ported and "with strategy.scope():\n    model = build_model()" in ported
+    assert (tmp_path / "ported/models.py").read_text() == BUILDER_MODULE  # built in the script's scope
+    alone = cli(["repo/train.py", "--check"], cwd=tmp_path)  # alone, nothing says it is Keras code
+    assert alone.exit_code == 0

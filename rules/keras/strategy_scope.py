@@ -781,6 +781,25 @@ with strategy.scope():
     net.fit(x, y, batch_size=16)
 """,
         ),
+        # A module of builders that never calls them (the training script imports it): each model
+        # is made in its importer's scope, which that script's port opens around the call; a scope
+        # and an IPU configuration here would nest a second strategy in it.
+        Example(
+            """\
+import tensorflow as tf
+
+
+def build_regressor(units):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(units, activation="relu"), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+def build_classifier(classes):
+    return tf.keras.Sequential([tf.keras.layers.Dense(classes, activation="softmax")])
+""",
+            reported=False,
+        ),
         # A device chosen once (the GPU when there is one) is a GPU scope all the same; and a
         # constructor picked once by name (`Net = ...ResNet50`) makes a model like the name it holds.
         Example(

@@ -1954,8 +1954,8 @@ class _Analysis:
         return function is not None and function.name.value in self._model_fns
 
     def _inside_builder(self, block: Block) -> bool:
-        """Whether ``block`` runs in its callers' scope: in a function that builds a model and is
-        called, or in a method of a Keras model class of the file (``call`` runs where the model
+        """Whether ``block`` runs in its callers' scope: in a function that builds a model (called
+        here or from another module), one that trains and returns a model and is called, or in a method of a Keras model class of the file (``call`` runs where the model
         is called)."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
         if function is None:
@@ -1965,7 +1965,10 @@ class _Analysis:
         if id(function) in self.builder_methods:
             return True
         name = function.name.value
-        return (name in self.builders or name in self.returners) and self._is_called(function)
+        # A builder the file never calls is called by an importer (or by nobody): its model is
+        # made in that caller's scope too, where the importer's port puts it; a scope and an IPU
+        # configuration of its own would make a second strategy inside the importer's.
+        return name in self.builders or (name in self.returners and self._is_called(function))
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
         """Whether the file calls ``function`` by its name, hands it to a call that will
