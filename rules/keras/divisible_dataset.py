@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns,
                                                most_samples, multiple_code, repeatable, rounded_up, same_size,
                                                samples_per_execution, single_sample, smallest_per_execution,
                                                literal_options, literal_samples, loaded_uncompiled, speed_asked, static_int, static_length,
-                                               training_calls)
+                                               training_calls, fraction_value, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import is_callback_method, method_calls
@@ -213,14 +213,6 @@ def _trimmed(name: str, multiple: str):
         return template.with_changes(args=[first, *template.args[1:]])
 
     return build
-
-
-def _fraction(node: cst.BaseExpression) -> Optional[float]:
-    """The number a ``validation_split`` literal gives, else None."""
-    try:
-        return float(node.evaluated_value) if isinstance(node, (cst.Float, cst.Integer)) else None
-    except ValueError:
-        return None
 
 
 class DivisibleDataset(Rule):
@@ -2526,7 +2518,7 @@ scores = model.predict(rows, batch_size=len(rows))
             if not entry.arrays and not entry.validation and entry.held_validation is None:
                 continue
             split = keyword(entry.call, "validation_split")
-            if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
+            if split is not None and entry.arrays and fraction_value(split.value) != 0:  # `0.0`: no split, as if absent
                 statement = self._split(ctx, entry, split, helpers, taken)
                 if statement is not None:
                     splits.append(statement)
@@ -2652,7 +2644,7 @@ scores = model.predict(rows, batch_size=len(rows))
             targets = []  # whole executions already, or executions of one sample: nothing to trim
         inputs_trimmed = bool(targets)
         # Keras batches the validation data by `validation_batch_size` when it is given.
-        checked = self._validation_entry(ctx, entry)
+        checked = validation_entry(ctx, entry)
         multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
         validation_targets = []
         for validation in entry.validation:
@@ -2697,8 +2689,8 @@ scores = model.predict(rows, batch_size=len(rows))
                            fixed=True)
             if validation_targets:
                 ctx.report(self.code, entry.call.func.attr, self._message(
-                    ctx, checked, validation_targets, None, what="validation data (`validation_batch_size`)"),
-                    fixed=True)
+                    ctx, checked, validation_targets, self._validation_length(ctx, entry, validation_targets),
+                    what="validation data (`validation_batch_size`)"), fixed=True)
         for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
@@ -2709,16 +2701,6 @@ scores = model.predict(rows, batch_size=len(rows))
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
         return True
-
-    @staticmethod
-    def _validation_entry(ctx, entry):
-        """The call as its validation data is batched: by `validation_batch_size` when it is given
-        (and not the batch size), else as the inputs (the call itself)."""
-        given = keyword(entry.call, "validation_batch_size")
-        if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
-                ctx, given.value, entry.batch):
-            return entry
-        return dataclasses.replace(entry, batch=given.value)
 
     def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
         """``steps_per_epoch=math.ceil(n / batch)`` (or ``n // batch + 1``...) of a call whose inputs
@@ -2767,7 +2749,7 @@ scores = model.predict(rows, batch_size=len(rows))
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
-        elif self._validation_entry(ctx, entry) is not entry:
+        elif validation_entry(ctx, entry) is not entry:
             problem = ("the validation part is batched by `validation_batch_size`, not by the batch size: split the "
                        "inputs yourself (the last samples validate), trim the training part to whole batches and "
                        "the validation part to whole validation batches, and pass `validation_data`")
@@ -2801,7 +2783,7 @@ scores = model.predict(rows, batch_size=len(rows))
         comma = "," if len(names) == 1 else ""
         # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
         held_whole = None
-        if _fraction(split.value) is None:
+        if fraction_value(split.value) is None:
             held_whole = fresh_name(ctx, "validation_data", taken=taken)
             taken.add(held_whole)
         edited = {}  # the inputs as the earlier rules left them (a cast, say): the split takes them
@@ -2831,7 +2813,7 @@ scores = model.predict(rows, batch_size=len(rows))
 
     def _split_counts(self, ctx, entry, fraction: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:
         """(samples, where Keras splits them, samples of an execution), when all are known."""
-        value = _fraction(fraction)
+        value = fraction_value(fraction)
         samples = static_length(ctx, entry.data, entry.owner)
         multiple = self._multiple(ctx, entry)
         if value is None or samples is None or multiple is None:

@@ -10,7 +10,7 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
-                             static_samples, training_calls)
+                             fraction_value, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
 from porter.scopes import owner
@@ -110,7 +110,10 @@ class StepsPerExecution(Rule):
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
-        "`predict` counted up, as IPU107 pads its inputs to whole batches. A "
+        "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
+        "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
+        "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
+        "them. A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
@@ -200,6 +203,76 @@ class StepsPerExecution(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
             model.compile(loss="mse", steps_per_execution=10)
             model.fit(x_train, y_train, batch_size=100, validation_data=(x_val, y_val))
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # `validation_split` cuts the inputs before Keras counts batches: each part is counted.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((6000, 8), "float32"), np.zeros(6000, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(x, y, batch_size=50, validation_split=0.1)
+            model.evaluate(x[:1000], y[:1000], batch_size=50)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            x, y = np.zeros((6000, 8), "float32"), np.zeros(6000, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse", steps_per_execution=math.gcd(12, len(x[:1000]) // 50))
+            model.fit(x, y, batch_size=50, validation_split=0.1)
+            model.evaluate(x[:1000], y[:1000], batch_size=50)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(x, y, args):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                model.fit(x, y, batch_size=64, validation_split=args.val_split)
+            """,
+            """\
+            import tensorflow as tf
+            import math
+
+            def train(x, y, args):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse",
+                              steps_per_execution=math.gcd(int(len(x) * (1.0 - args.val_split)) // 128, (len(x) - int(len(x) * (1.0 - args.val_split))) // 128))
+                model.fit(x, y, batch_size=64, validation_split=args.val_split)
+            """,
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2304, 5), "float32"), np.zeros(2304, "float32")
+            x_val, y_val = np.zeros((1800, 5), "float32"), np.zeros(1800, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=64, validation_data=(x_val, y_val), validation_batch_size=100)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2304, 5), "float32"), np.zeros(2304, "float32")
+            x_val, y_val = np.zeros((1800, 5), "float32"), np.zeros(1800, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=18)
+            model.fit(x, y, batch_size=64, validation_data=(x_val, y_val), validation_batch_size=100)
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -576,6 +649,7 @@ class StepsPerExecution(Rule):
         if not runs:
             return
         values: List[str] = []
+        counted: List[str] = []  # what each value counts, for the report
         pad = pad_helper_names(ctx)[0]
         for entry in runs:
             # Inputs padded by an earlier port (IPU107) were arrays whose batches the first port
@@ -583,31 +657,48 @@ class StepsPerExecution(Rule):
             padded = is_helper_call(entry.data, pad)
             if entry is not runs[0] and not (entry.has_arrays or padded or self._finite_dataset(ctx, entry)):
                 continue
-            # `fit` validates in executions of the same size: its validation arrays count too.
-            found = [self._auto_value(ctx, compile_entry, entry, helper)] + [
-                self._arrays_value(ctx, compile_entry, entry, _unwrapped(validation.elements[0].value, helper))
-                for validation in entry.validation]
-            if None in found:
+            found = self._batches_run(ctx, compile_entry, entry, helper)
+            if any(value is None for _, value in found):
                 ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
                            f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
                            "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
-                           "of one replica of every call", fixed=False)
+                           "of one replica of every call" + (" and of its validation" if entry.method == "fit" else ""),
+                           fixed=False)
                 return
-            values.extend(value for value in found if value not in values)
+            values.extend(value for _, value in found if value not in values)
+            counted.extend(f"{part}: {value}" for part, value in found)
         self._set(ctx, compile_entry, self._common(ctx, values))
-        what = ("a whole epoch of one replica per device execution" if len(values) == 1 else
-                "the greatest common divisor of the batches per replica of its calls (" + ", ".join(values) +
+        what = ("a whole epoch of one replica per device execution" if len(counted) == 1 else
+                "the greatest common divisor of the batches per replica that Keras runs (" + ", ".join(counted) +
                 "), so that each call runs whole executions without compiling the model again")
         ctx.report(self.code, compile_entry.call.func.attr,
                    f"`compile` gets `steps_per_execution={self._common(ctx, values, report=True)}`: {what}",
                    fixed=True)
 
+    def _batches_run(self, ctx, compile_entry, entry, helper) -> List[Tuple[str, Optional[str]]]:
+        """(what, its batches per replica) for each part of one call: its inputs, and for ``fit``
+        its validation, which runs in executions of the same size. ``validation_split`` cuts the
+        inputs in two before Keras counts either (None: not known where the model is compiled)."""
+        validating = validation_entry(ctx, entry)  # batched by `validation_batch_size` when given
+        split = _split_fraction(entry)
+        if split is not None:
+            data = _unwrapped(entry.data, helper)
+            return [(f"`{entry.method}` training", self._arrays_value(ctx, compile_entry, entry, data,
+                                                                      ("training", split))),
+                    (f"`{entry.method}` validation", self._arrays_value(ctx, compile_entry, validating, data,
+                                                                        ("validation", split)))]
+        return [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
+            (f"`{entry.method}` validation", self._arrays_value(
+                ctx, compile_entry, validating, _unwrapped(validation.elements[0].value, helper)))
+            for validation in entry.validation]
+
     def _common(self, ctx, values: List[str], report: bool = False) -> str:
         """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
+        numbers = [int(value) for value in values if value.isdigit()]
+        if numbers:  # the known values as one: `math.gcd(12, len(x_test) // 32)`
+            values = [str(functools.reduce(math.gcd, numbers))] + [value for value in values if not value.isdigit()]
         if len(values) == 1:
             return values[0]
-        if all(value.isdigit() for value in values):
-            return str(functools.reduce(math.gcd, (int(value) for value in values)))
         if not report:
             ctx.add_import("math", code=self.code)
         return functools.reduce(lambda left, right: f"math.gcd({left}, {right})", values)
@@ -621,10 +712,12 @@ class StepsPerExecution(Rule):
             return None
         return self._arrays_value(ctx, compile_entry, entry, _unwrapped(entry.data, helper))
 
-    def _arrays_value(self, ctx, compile_entry, entry, data) -> Optional[str]:
-        """The batches per replica of arrays ``data`` that ``entry`` runs on, known statically or
-        written as an expression where the model is compiled."""
-        static = self._static(ctx, entry, data)
+    def _arrays_value(self, ctx, compile_entry, entry, data, part: Optional[Tuple[str, cst.BaseExpression]] = None
+                      ) -> Optional[str]:
+        """The batches per replica of arrays ``data`` that ``entry`` runs on (or of the ``part``
+        of them that ``validation_split`` gives), known statically or written as an expression
+        where the model is compiled."""
+        static = self._static(ctx, entry, data, part)
         if static is not None:
             return static
         if entry.owner is not compile_entry.owner:
@@ -632,17 +725,26 @@ class StepsPerExecution(Rule):
         names = [_root_name(data)]
         if entry.batch is not None and int_value(entry.batch) is None:
             names.append(_root_name(entry.batch))
+        if part is not None and fraction_value(part[1]) is None:
+            names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
-        return self._expression(ctx, entry, data)
+        return self._expression(ctx, entry, data, part)
 
     @staticmethod
-    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[str]:
+    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression,
+                part: Optional[Tuple[str, cst.BaseExpression]] = None) -> Optional[str]:
         """The value itself when the number of samples and the batch size are known statically."""
         samples = static_samples(ctx, data, entry.owner)
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if samples is None or batch is None:
             return None
+        if part is not None:
+            fraction = fraction_value(part[1])
+            if fraction is None:
+                return None
+            training = int(samples * (1.0 - fraction))  # where Keras splits the inputs
+            samples = training if part[0] == "training" else samples - training
         config = ctx.config
         if entry.method == "predict":  # padded to whole batches of every replica (IPU107)
             whole = batch * throughput.config_replicas(config)
@@ -673,8 +775,9 @@ class StepsPerExecution(Rule):
                     batched = True
         return batched
 
-    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
-        static = self._static(ctx, entry, data)
+    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression,
+                    part: Optional[Tuple[str, cst.BaseExpression]] = None) -> str:
+        static = self._static(ctx, entry, data, part)
         if static is not None:
             return static
         config = ctx.config
@@ -690,8 +793,11 @@ class StepsPerExecution(Rule):
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
-        value = (f"-(-len({code_of(ctx, data)}) // {divisor})" if entry.method == "predict"
-                 else f"len({code_of(ctx, data)}) // {divisor}")
+        samples = f"len({code_of(ctx, data)})"
+        if part is not None:  # where Keras splits the inputs, as it computes it
+            training = f"int({samples} * (1.0 - {code_of(ctx, part[1])}))"
+            samples = training if part[0] == "training" else f"({samples} - {training})"
+        value = (f"-(-{samples} // {divisor})" if entry.method == "predict" else f"{samples} // {divisor}")
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
     def _check_own_steps(self, ctx) -> None:
@@ -835,6 +941,16 @@ def _static_batches(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optio
         samples = static_samples(ctx, _array_of(first), scope)
         return (samples // size, samples, size) if samples is not None and samples >= size else None
     return None
+
+
+def _split_fraction(entry: TrainingCall) -> Optional[cst.BaseExpression]:
+    """The ``validation_split`` of a ``fit`` on arrays that Keras cuts in two: not 0, and no
+    ``validation_data`` (which Keras takes instead)."""
+    split = keyword(entry.call, "validation_split")
+    if entry.method != "fit" or not entry.has_arrays or split is None or fraction_value(split.value) == 0 \
+            or keyword(entry.call, "validation_data") is not None:
+        return None
+    return split.value
 
 
 def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:

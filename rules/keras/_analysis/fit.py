@@ -9,6 +9,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -1335,6 +1336,24 @@ def same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression])
         return True
     value = static_int(ctx, one)
     return value is not None and value == static_int(ctx, other)
+
+
+def fraction_value(node: cst.BaseExpression) -> Optional[float]:
+    """The number a ``validation_split`` literal gives, else None."""
+    try:
+        return float(node.evaluated_value) if isinstance(node, (cst.Float, cst.Integer)) else None
+    except ValueError:
+        return None
+
+
+def validation_entry(ctx, entry: TrainingCall) -> TrainingCall:
+    """The call as its validation data is batched: by `validation_batch_size` when it is given
+    (and not the batch size), else as the inputs (the call itself)."""
+    given = keyword(entry.call, "validation_batch_size")
+    if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
+            ctx, given.value, entry.batch):
+        return entry
+    return dataclasses.replace(entry, batch=given.value)
 
 
 # Functions that round a division up.
