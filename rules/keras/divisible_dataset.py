@@ -16,7 +16,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns,
                                                training_calls, fraction_value, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.util import is_callback_method, method_calls
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name
 
@@ -2871,7 +2871,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             receiver = call.func.value
             function = ctx.enclosing_function(call)
-            if not (_callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
+            if not (callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
                 continue
             data = argument(call, "x", 0)
             if data is None or data.star or is_dataset(ctx, data.value):
@@ -3037,13 +3037,6 @@ scores = model.predict(rows, batch_size=len(rows))
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
-
-
-def _callback_model(receiver: cst.BaseExpression) -> bool:
-    """``self.model`` in a callback's method, or a part of it (``self.model.generator``)."""
-    while isinstance(receiver, cst.Attribute) and not (receiver.attr.value == "model" and is_name(receiver.value, "self")):
-        receiver = receiver.value
-    return isinstance(receiver, cst.Attribute)
 
 
 def _batch_of(call: cst.Call, method: str) -> int:

@@ -10,9 +10,10 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
                              last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
-                             fraction_value, static_samples, training_calls, validation_entry)
+                             fraction_value, single_sample, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.scopes import owner
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
@@ -113,7 +114,8 @@ class StepsPerExecution(Rule):
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
-        "them. A "
+        "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
+        "not count: it is reported (a fixed K trims its inputs to whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
@@ -251,6 +253,45 @@ class StepsPerExecution(Rule):
                 model.fit(x, y, batch_size=64, validation_split=args.val_split)
             """,
             options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        # A callback's `self.model.evaluate` runs in the executions of `fit`'s value, on data the port
+        # does not count: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def __init__(self, x, y):
+                    super().__init__()
+                    self.x, self.y = x, y
+
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            x, y = np.zeros((900, 3), "float32"), np.zeros(900, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def __init__(self, x, y):
+                    super().__init__()
+                    self.x, self.y = x, y
+
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            x, y = np.zeros((900, 3), "float32"), np.zeros(900, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=len(x[:400]) // 50)
+            model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
         Example(
@@ -872,6 +913,8 @@ class StepsPerExecution(Rule):
     def _warn_callbacks(self, ctx, fixed: Optional[int]) -> None:
         """The per-batch callbacks, which run once per execution; ``fixed`` is the number of
         batches in one (None: a whole epoch, ``auto``)."""
+        if fixed is None:
+            self._report_callback_runs(ctx)
         for call, _ in ctx.calls_to(*_CHECKPOINTS):
             frequency = keyword(call, "save_freq")
             if frequency is None or isinstance(frequency.value, cst.SimpleString) and \
@@ -906,6 +949,27 @@ class StepsPerExecution(Rule):
                     ctx.report(self.code, statement.name, f"`{statement.name.value}` runs once per execution of "
                                "`steps_per_execution` batches, not after every batch (or enable asynchronous "
                                "callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
+
+    def _report_callback_runs(self, ctx) -> None:
+        """``self.model.evaluate(self.x, self.y)`` in a callback runs during ``fit`` in executions of
+        the model's ``steps_per_execution``, which ``auto`` counted on the calls it can see, not on
+        the data the callback holds: its batches must be a multiple of that value (or fewer), and
+        IPU107 trims its inputs to whole batches only, as the value is not known there."""
+        for call, method in method_calls(ctx, "evaluate", "predict"):
+            function = ctx.enclosing_function(call)
+            if not (callback_model(call.func.value) and function is not None and is_callback_method(ctx, function)):
+                continue
+            data = argument(call, "x", 0)
+            if data is None or single_sample(ctx, data.value, function):
+                continue  # one batch: never more than one execution holds
+            ctx.report(self.code, call.func.attr, f"`{code_of(ctx, call.func.value)}.{method}()` in the callback "
+                       f"`{ctx.enclosing(function, cst.ClassDef).name.value}` runs during `fit` in executions of the "
+                       "model's `steps_per_execution`, which `--steps-per-execution auto` counts on the calls the "
+                       f"porter sees, not on `{code_of(ctx, data.value)}`: unless its batches per replica are a "
+                       "multiple of that value (or fewer), Keras on the IPU raises an error, and its inputs are "
+                       "trimmed to whole batches only; port with `--steps-per-execution K`, a K that divides its "
+                       "batches too (its inputs are then trimmed to whole executions)", fixed=False)
+
 
 
 def _static_batches(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:
