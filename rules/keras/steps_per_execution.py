@@ -9,7 +9,7 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, static_int,
+                             last_value_before, loaded_binding, loaded_source, static_int,
                              fraction_value, single_sample, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
@@ -121,7 +121,8 @@ class StepsPerExecution(Rule):
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported. A model loaded with `load_model` and not compiled again keeps the compile it was saved with, "
+        "are reported. A model loaded with `load_model` (on any path to the call: loaded in one branch of an `if`, built "
+        "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
         "PopTorch's counterpart is `--device-iterations K` (IPU315)."
@@ -292,6 +293,40 @@ class StepsPerExecution(Rule):
             model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
             """,
             options={"steps_per_execution": "auto"},
+        ),
+        # A model loaded in one branch and built in the other: only the built one gets the option.
+        Example(
+            """\
+            import os
+            import tensorflow as tf
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                return model
+
+            if os.path.exists("saved"):
+                model = tf.keras.models.load_model("saved")
+            else:
+                model = build_model()
+            model.fit(dataset, epochs=2)
+            """,
+            """\
+            import os
+            import tensorflow as tf
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse", steps_per_execution=4)
+                return model
+
+            if os.path.exists("saved"):
+                model = tf.keras.models.load_model("saved")
+            else:
+                model = build_model()
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
         ),
         # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
         Example(
@@ -639,13 +674,11 @@ class StepsPerExecution(Rule):
             return  # gradient accumulation alone: IPU110 speaks of it
         said = set()
         for entry in calls:
-            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls,
-                                                                               through_functions=True):
+            loaded = loaded_binding(ctx, entry, calls) if (id(entry.owner), entry.model) not in said else None
+            if loaded is None:
                 continue
             said.add((id(entry.owner), entry.model))
-            loader = loader_function(ctx, last_binding_before(ctx, entry.call.func.value, entry.owner)[1])
-            source = f"may come from `load_model` (in `{loader.name.value}`)" if loader is not None else \
-                "comes from `load_model`"
+            source = loaded_source(ctx, loaded)
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` {source} and is not "
                        f"compiled again before `{entry.method}`, so `--steps-per-execution "
                        f"{ctx.config.steps_per_execution}` does not reach "
