@@ -645,7 +645,8 @@ class StepsPerExecution(Rule):
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
             if auto:
-                self._auto(ctx, entry, later, helper)
+                if not self._auto(ctx, entry, later, helper):
+                    continue  # no value given: one batch per execution, which every count divides
             else:
                 self._set(ctx, entry, str(fixed))
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
@@ -715,13 +716,14 @@ class StepsPerExecution(Rule):
         wrap = layout(*call_columns(ctx, entry))
         ctx.replace(entry.call, lambda node: wrap(append_args(node, argument)))
 
-    def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> None:
+    def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> bool:
         """One value for every ``fit``/``evaluate``/``predict`` of the compiled model: the batches
         of each call per replica, or their greatest common divisor. A compiled model is never
-        compiled again: that would give the next ``fit`` a fresh optimizer."""
+        compiled again: that would give the next ``fit`` a fresh optimizer. True when a value is
+        given."""
         runs = [entry for entry in later if entry.method != "compile"]
         if not runs:
-            return
+            return False
         values: List[str] = []
         counted: List[str] = []  # what each value counts, for the report
         pad = pad_helper_names(ctx)[0]
@@ -738,7 +740,7 @@ class StepsPerExecution(Rule):
                            "or data made later); pass `steps_per_execution=K`, a divisor of the batches per epoch "
                            "of one replica of every call" + (" and of its validation" if entry.method == "fit" else ""),
                            fixed=False)
-                return
+                return False
             values.extend(value for _, value in found if value not in values)
             counted.extend(f"{part}: {value}" for part, value in found)
         self._set(ctx, compile_entry, self._common(ctx, values))
@@ -748,6 +750,7 @@ class StepsPerExecution(Rule):
         ctx.report(self.code, compile_entry.call.func.attr,
                    f"`compile` gets `steps_per_execution={self._common(ctx, values, report=True)}`: {what}",
                    fixed=True)
+        return True
 
     def _batches_run(self, ctx, compile_entry, entry, helper) -> List[Tuple[str, Optional[str]]]:
         """(what, its batches per replica) for each part of one call: its inputs, and for ``fit``
@@ -999,9 +1002,9 @@ class StepsPerExecution(Rule):
                        f"`{ctx.enclosing(function, cst.ClassDef).name.value}` runs during `fit` in executions of the "
                        "model's `steps_per_execution`, which `--steps-per-execution auto` counts on the calls the "
                        f"porter sees, not on `{code_of(ctx, data.value)}`: unless its batches per replica are a "
-                       "multiple of that value (or fewer), Keras on the IPU raises an error, and its inputs are "
-                       "trimmed to whole batches only; port with `--steps-per-execution K`, a K that divides its "
-                       "batches too (its inputs are then trimmed to whole executions)", fixed=False)
+                       "multiple of that value (or fewer), Keras on the IPU raises an error; port with "
+                       "`--steps-per-execution K`, a K that divides its batches too (array inputs are then trimmed "
+                       "to whole executions), or give the callback whole executions of data", fixed=False)
 
 
 
