@@ -14,10 +14,10 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns,
                                                samples_per_execution, single_sample, smallest_per_execution,
                                                literal_options, literal_samples, loaded_uncompiled, never_compiled, one_batch_call,
                                                ONE_BATCH_METHODS, speed_asked, static_int, static_length,
-                                               training_calls)
+                                               training_calls, fraction_value, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.util import is_callback_method, method_calls
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, values_of
 
@@ -214,14 +214,6 @@ def _trimmed(name: str, multiple: str):
         return template.with_changes(args=[first, *template.args[1:]])
 
     return build
-
-
-def _fraction(node: cst.BaseExpression) -> Optional[float]:
-    """The number a ``validation_split`` literal gives, else None."""
-    try:
-        return float(node.evaluated_value) if isinstance(node, (cst.Float, cst.Integer)) else None
-    except ValueError:
-        return None
 
 
 class DivisibleDataset(Rule):
@@ -2629,7 +2621,7 @@ scores = model.predict(rows, batch_size=len(rows))
             if not entry.arrays and not entry.validation and entry.held_validation is None:
                 continue
             split = keyword(entry.call, "validation_split")
-            if split is not None and entry.arrays and _fraction(split.value) != 0:  # `0.0`: no split, as if absent
+            if split is not None and entry.arrays and fraction_value(split.value) != 0:  # `0.0`: no split, as if absent
                 statement = self._split(ctx, entry, split, helpers, taken)
                 if statement is not None:
                     splits.append(statement)
@@ -2761,7 +2753,7 @@ scores = model.predict(rows, batch_size=len(rows))
             targets = []  # whole executions already, or executions of one sample: nothing to trim
         inputs_trimmed = bool(targets)
         # Keras batches the validation data by `validation_batch_size` when it is given.
-        checked = self._validation_entry(ctx, entry)
+        checked = validation_entry(ctx, entry)
         multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
         validation_targets = []
         for validation in entry.validation:
@@ -2806,8 +2798,8 @@ scores = model.predict(rows, batch_size=len(rows))
                            fixed=True)
             if validation_targets:
                 ctx.report(self.code, entry.call.func.attr, self._message(
-                    ctx, checked, validation_targets, None, what="validation data (`validation_batch_size`)"),
-                    fixed=True)
+                    ctx, checked, validation_targets, self._validation_length(ctx, entry, validation_targets),
+                    what="validation data (`validation_batch_size`)"), fixed=True)
         for counted, trimmed in (("steps_per_epoch", inputs_trimmed), ("validation_steps", validation_trimmed),
                                  ("steps", inputs_trimmed)):
             given = keyword(entry.call, counted)
@@ -2818,16 +2810,6 @@ scores = model.predict(rows, batch_size=len(rows))
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
         return True
-
-    @staticmethod
-    def _validation_entry(ctx, entry):
-        """The call as its validation data is batched: by `validation_batch_size` when it is given
-        (and not the batch size), else as the inputs (the call itself)."""
-        given = keyword(entry.call, "validation_batch_size")
-        if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
-                ctx, given.value, entry.batch):
-            return entry
-        return dataclasses.replace(entry, batch=given.value)
 
     def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
         """``steps_per_epoch=math.ceil(n / batch)`` (or ``n // batch + 1``...) of a call whose inputs
@@ -2876,7 +2858,7 @@ scores = model.predict(rows, batch_size=len(rows))
         problem = None
         if keyword(entry.call, "validation_data") is not None:
             problem = "`validation_data` is given too, so Keras ignores `validation_split`: remove it"
-        elif self._validation_entry(ctx, entry) is not entry:
+        elif validation_entry(ctx, entry) is not entry:
             problem = ("the validation part is batched by `validation_batch_size`, not by the batch size: split the "
                        "inputs yourself (the last samples validate), trim the training part to whole batches and "
                        "the validation part to whole validation batches, and pass `validation_data`")
@@ -2910,7 +2892,7 @@ scores = model.predict(rows, batch_size=len(rows))
         comma = "," if len(names) == 1 else ""
         # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
         held_whole = None
-        if _fraction(split.value) is None:
+        if fraction_value(split.value) is None:
             held_whole = fresh_name(ctx, "validation_data", taken=taken)
             taken.add(held_whole)
         edited = {}  # the inputs as the earlier rules left them (a cast, say): the split takes them
@@ -2940,7 +2922,7 @@ scores = model.predict(rows, batch_size=len(rows))
 
     def _split_counts(self, ctx, entry, fraction: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:
         """(samples, where Keras splits them, samples of an execution), when all are known."""
-        value = _fraction(fraction)
+        value = fraction_value(fraction)
         samples = static_length(ctx, entry.data, entry.owner)
         multiple = self._multiple(ctx, entry)
         if value is None or samples is None or multiple is None:
@@ -2999,7 +2981,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             receiver = call.func.value
             function = ctx.enclosing_function(call)
-            if not (_callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
+            if not (callback_model(receiver) and function is not None and is_callback_method(ctx, function)):
                 continue
             data = argument(call, "x", 0)
             if data is None or data.star or is_dataset(ctx, data.value):
@@ -3165,13 +3147,6 @@ scores = model.predict(rows, batch_size=len(rows))
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
-
-
-def _callback_model(receiver: cst.BaseExpression) -> bool:
-    """``self.model`` in a callback's method, or a part of it (``self.model.generator``)."""
-    while isinstance(receiver, cst.Attribute) and not (receiver.attr.value == "model" and is_name(receiver.value, "self")):
-        receiver = receiver.value
-    return isinstance(receiver, cst.Attribute)
 
 
 def _batch_of(call: cst.Call, method: str) -> int:

@@ -5,8 +5,8 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of
 from porter.cstutil import statement
-from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, last_binding_before, loaded_uncompiled,
-                                              loader_function, training_calls)
+from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
+                                              training_calls)
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, Example, Rule
@@ -183,6 +183,31 @@ class Pipelining(Rule):
             """,
             options={"gradient_accumulation": 4},
         ),
+        # Loaded in one branch, built in the other: the loaded model is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            if resume:
+                model = tf.keras.models.load_model("net.h5")
+            else:
+                model = tf.keras.models.load_model("base.h5")
+                model.compile(loss="mse")
+            model.fit(x, y, batch_size=8)
+            """,
+            """\
+            import tensorflow as tf
+
+            if resume:
+                model = tf.keras.models.load_model("net.h5")
+            else:
+                model = tf.keras.models.load_model("base.h5")
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+                model.compile(loss="mse")
+            model.fit(x, y, batch_size=8)
+            """,
+            options={"gradient_accumulation": 4},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -266,14 +291,13 @@ class Pipelining(Rule):
         said = set()
         for entry in calls:
             if (id(entry.owner), entry.model) in said or entry.model in configured or (
-                    entry.method != "fit" and not stages) or not loaded_uncompiled(
-                    ctx, entry, calls, through_functions=True):
+                    entry.method != "fit" and not stages):
+                continue
+            loaded = loaded_binding(ctx, entry, calls)
+            if loaded is None:
                 continue
             said.add((id(entry.owner), entry.model))
-            _, made = last_binding_before(ctx, entry.call.func.value, entry.owner)
-            loader = loader_function(ctx, made)
-            source = f"may come from `load_model` (in `{loader.name.value}`)" if loader is not None else \
-                "comes from `load_model`"
+            source = loaded_source(ctx, loaded)
             if stages:
                 wanted = f"`--pipeline-stages {stages}`"
                 setting = (f"`{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica="

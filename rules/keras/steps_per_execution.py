@@ -9,10 +9,11 @@ from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_binding_before, last_value_before, loaded_uncompiled, loader_function, one_batch_call, static_int,
-                             static_samples, training_calls)
+                             last_value_before, loaded_binding, loaded_source, one_batch_call, static_int,
+                             fraction_value, single_sample, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import chain, training_batches
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.scopes import assignments, loads, owner, statements_in
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
@@ -122,13 +123,18 @@ class StepsPerExecution(Rule):
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
-        "`predict` counted up, as IPU107 pads its inputs to whole batches. A "
+        "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
+        "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
+        "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
+        "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
+        "not count: it is reported (a fixed K trims its inputs to whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported. A model loaded with `load_model` and not compiled again keeps the compile it was saved with, "
+        "are reported. A model loaded with `load_model` (on any path to the call: loaded in one branch of an `if`, built "
+        "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
         "PopTorch's counterpart is `--device-iterations K` (IPU315)."
@@ -249,6 +255,149 @@ class StepsPerExecution(Rule):
                 while len(labelled) < 500:
                     model.fit(pool_x[labelled], pool_y[labelled], batch_size=32)
                     labelled = labelled + pick(model.predict(pool_x, batch_size=256))
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # `validation_split` cuts the inputs before Keras counts batches: each part is counted.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((6000, 8), "float32"), np.zeros(6000, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(x, y, batch_size=50, validation_split=0.1)
+            model.evaluate(x[:1000], y[:1000], batch_size=50)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            x, y = np.zeros((6000, 8), "float32"), np.zeros(6000, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse", steps_per_execution=math.gcd(12, len(x[:1000]) // 50))
+            model.fit(x, y, batch_size=50, validation_split=0.1)
+            model.evaluate(x[:1000], y[:1000], batch_size=50)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(x, y, args):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                model.fit(x, y, batch_size=64, validation_split=args.val_split)
+            """,
+            """\
+            import tensorflow as tf
+            import math
+
+            def train(x, y, args):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse",
+                              steps_per_execution=math.gcd(int(len(x) * (1.0 - args.val_split)) // 128, (len(x) - int(len(x) * (1.0 - args.val_split))) // 128))
+                model.fit(x, y, batch_size=64, validation_split=args.val_split)
+            """,
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        # A callback's `self.model.evaluate` runs in the executions of `fit`'s value, on data the port
+        # does not count: reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def __init__(self, x, y):
+                    super().__init__()
+                    self.x, self.y = x, y
+
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            x, y = np.zeros((900, 3), "float32"), np.zeros(900, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def __init__(self, x, y):
+                    super().__init__()
+                    self.x, self.y = x, y
+
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            x, y = np.zeros((900, 3), "float32"), np.zeros(900, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=len(x[:400]) // 50)
+            model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A model loaded in one branch and built in the other: only the built one gets the option.
+        Example(
+            """\
+            import os
+            import tensorflow as tf
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                return model
+
+            if os.path.exists("saved"):
+                model = tf.keras.models.load_model("saved")
+            else:
+                model = build_model()
+            model.fit(dataset, epochs=2)
+            """,
+            """\
+            import os
+            import tensorflow as tf
+
+            def build_model():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse", steps_per_execution=4)
+                return model
+
+            if os.path.exists("saved"):
+                model = tf.keras.models.load_model("saved")
+            else:
+                model = build_model()
+            model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
+        # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2304, 5), "float32"), np.zeros(2304, "float32")
+            x_val, y_val = np.zeros((1800, 5), "float32"), np.zeros(1800, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=64, validation_data=(x_val, y_val), validation_batch_size=100)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2304, 5), "float32"), np.zeros(2304, "float32")
+            x_val, y_val = np.zeros((1800, 5), "float32"), np.zeros(1800, "float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=18)
+            model.fit(x, y, batch_size=64, validation_data=(x_val, y_val), validation_batch_size=100)
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -545,7 +694,8 @@ class StepsPerExecution(Rule):
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
             if auto:
-                self._auto(ctx, entry, later, helper)
+                if not self._auto(ctx, entry, later, helper):
+                    continue  # no value given: one batch per execution, which every count divides
             else:
                 self._set(ctx, entry, str(fixed))
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
@@ -574,13 +724,11 @@ class StepsPerExecution(Rule):
             return  # gradient accumulation alone: IPU110 speaks of it
         said = set()
         for entry in calls:
-            if (id(entry.owner), entry.model) in said or not loaded_uncompiled(ctx, entry, calls,
-                                                                               through_functions=True):
+            loaded = loaded_binding(ctx, entry, calls) if (id(entry.owner), entry.model) not in said else None
+            if loaded is None:
                 continue
             said.add((id(entry.owner), entry.model))
-            loader = loader_function(ctx, last_binding_before(ctx, entry.call.func.value, entry.owner)[1])
-            source = f"may come from `load_model` (in `{loader.name.value}`)" if loader is not None else \
-                "comes from `load_model`"
+            source = loaded_source(ctx, loaded)
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` {source} and is not "
                        f"compiled again before `{entry.method}`, so `--steps-per-execution "
                        f"{ctx.config.steps_per_execution}` does not reach "
@@ -617,14 +765,16 @@ class StepsPerExecution(Rule):
         wrap = layout(*call_columns(ctx, entry))
         ctx.replace(entry.call, lambda node: wrap(append_args(node, argument)))
 
-    def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> None:
+    def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> bool:
         """One value for every ``fit``/``evaluate``/``predict`` of the compiled model: the batches
         of each call per replica, or their greatest common divisor. A compiled model is never
-        compiled again: that would give the next ``fit`` a fresh optimizer."""
+        compiled again: that would give the next ``fit`` a fresh optimizer. True when a value is
+        given."""
         runs = [entry for entry in later if entry.method != "compile"]
         if not runs:
-            return
+            return False
         values: List[str] = []
+        counted: List[str] = []  # what each value counts, for the report
         pad = pad_helper_names(ctx)[0]
         for entry in runs:
             # Inputs padded by an earlier port (IPU107) were arrays whose batches the first port
@@ -632,31 +782,49 @@ class StepsPerExecution(Rule):
             padded = is_helper_call(entry.data, pad)
             if entry is not runs[0] and not (entry.has_arrays or padded or self._finite_dataset(ctx, entry)):
                 continue
-            # `fit` validates in executions of the same size: its validation arrays count too.
-            found = [self._auto_value(ctx, compile_entry, entry, helper)] + [
-                self._arrays_value(ctx, compile_entry, entry, _unwrapped(validation.elements[0].value, helper))
-                for validation in entry.validation]
-            if None in found:
+            found = self._batches_run(ctx, compile_entry, entry, helper)
+            if any(value is None for _, value in found):
                 ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
                            f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
                            "or data made or changed after it); pass `steps_per_execution=K`, a divisor of the batches per epoch "
-                           "of one replica of every call", fixed=False)
-                return
-            values.extend(value for value in found if value not in values)
+                           "of one replica of every call" + (" and of its validation" if entry.method == "fit" else ""),
+                           fixed=False)
+                return False
+            values.extend(value for _, value in found if value not in values)
+            counted.extend(f"{part}: {value}" for part, value in found)
         self._set(ctx, compile_entry, self._common(ctx, values))
-        what = ("a whole epoch of one replica per device execution" if len(values) == 1 else
-                "the greatest common divisor of the batches per replica of its calls (" + ", ".join(values) +
+        what = ("a whole epoch of one replica per device execution" if len(counted) == 1 else
+                "the greatest common divisor of the batches per replica that Keras runs (" + ", ".join(counted) +
                 "), so that each call runs whole executions without compiling the model again")
         ctx.report(self.code, compile_entry.call.func.attr,
                    f"`compile` gets `steps_per_execution={self._common(ctx, values, report=True)}`: {what}",
                    fixed=True)
+        return True
+
+    def _batches_run(self, ctx, compile_entry, entry, helper) -> List[Tuple[str, Optional[str]]]:
+        """(what, its batches per replica) for each part of one call: its inputs, and for ``fit``
+        its validation, which runs in executions of the same size. ``validation_split`` cuts the
+        inputs in two before Keras counts either (None: not known where the model is compiled)."""
+        validating = validation_entry(ctx, entry)  # batched by `validation_batch_size` when given
+        split = _split_fraction(entry)
+        if split is not None:
+            data = _unwrapped(entry.data, helper)
+            return [(f"`{entry.method}` training", self._arrays_value(ctx, compile_entry, entry, data,
+                                                                      ("training", split))),
+                    (f"`{entry.method}` validation", self._arrays_value(ctx, compile_entry, validating, data,
+                                                                        ("validation", split)))]
+        return [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
+            (f"`{entry.method}` validation", self._arrays_value(
+                ctx, compile_entry, validating, _unwrapped(validation.elements[0].value, helper)))
+            for validation in entry.validation]
 
     def _common(self, ctx, values: List[str], report: bool = False) -> str:
         """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
+        numbers = [int(value) for value in values if value.isdigit()]
+        if numbers:  # the known values as one: `math.gcd(12, len(x_test) // 32)`
+            values = [str(functools.reduce(math.gcd, numbers))] + [value for value in values if not value.isdigit()]
         if len(values) == 1:
             return values[0]
-        if all(value.isdigit() for value in values):
-            return str(functools.reduce(math.gcd, (int(value) for value in values)))
         if not report:
             ctx.add_import("math", code=self.code)
         return functools.reduce(lambda left, right: f"math.gcd({left}, {right})", values)
@@ -671,10 +839,12 @@ class StepsPerExecution(Rule):
             return None
         return self._arrays_value(ctx, compile_entry, entry, _unwrapped(entry.data, helper))
 
-    def _arrays_value(self, ctx, compile_entry, entry, data) -> Optional[str]:
-        """The batches per replica of arrays ``data`` that ``entry`` runs on, known statically or
-        written as an expression where the model is compiled."""
-        static = self._static(ctx, entry, data)
+    def _arrays_value(self, ctx, compile_entry, entry, data, part: Optional[Tuple[str, cst.BaseExpression]] = None
+                      ) -> Optional[str]:
+        """The batches per replica of arrays ``data`` that ``entry`` runs on (or of the ``part``
+        of them that ``validation_split`` gives), known statically or written as an expression
+        where the model is compiled."""
+        static = self._static(ctx, entry, data, part)
         if static is not None:
             return static
         if entry.owner is not compile_entry.owner:
@@ -682,19 +852,28 @@ class StepsPerExecution(Rule):
         names = [_root_name(data)]
         if entry.batch is not None and int_value(entry.batch) is None:
             names.append(_root_name(entry.batch))
+        if part is not None and fraction_value(part[1]) is None:
+            names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
         if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
             return None
-        return self._expression(ctx, entry, data)
+        return self._expression(ctx, entry, data, part)
 
     @staticmethod
-    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[str]:
+    def _static(ctx, entry: TrainingCall, data: cst.BaseExpression,
+                part: Optional[Tuple[str, cst.BaseExpression]] = None) -> Optional[str]:
         """The value itself when the number of samples and the batch size are known statically."""
         samples = static_samples(ctx, data, entry.owner)
         batch = static_int(ctx, entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
         if samples is None or batch is None:
             return None
+        if part is not None:
+            fraction = fraction_value(part[1])
+            if fraction is None:
+                return None
+            training = int(samples * (1.0 - fraction))  # where Keras splits the inputs
+            samples = training if part[0] == "training" else samples - training
         config = ctx.config
         if entry.method == "predict":  # padded to whole batches of every replica (IPU107)
             whole = batch * throughput.config_replicas(config)
@@ -725,8 +904,9 @@ class StepsPerExecution(Rule):
                     batched = True
         return batched
 
-    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression) -> str:
-        static = self._static(ctx, entry, data)
+    def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression,
+                    part: Optional[Tuple[str, cst.BaseExpression]] = None) -> str:
+        static = self._static(ctx, entry, data, part)
         if static is not None:
             return static
         config = ctx.config
@@ -742,8 +922,11 @@ class StepsPerExecution(Rule):
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
-        value = (f"-(-len({code_of(ctx, data)}) // {divisor})" if entry.method == "predict"
-                 else f"len({code_of(ctx, data)}) // {divisor}")
+        samples = f"len({code_of(ctx, data)})"
+        if part is not None:  # where Keras splits the inputs, as it computes it
+            training = f"int({samples} * (1.0 - {code_of(ctx, part[1])}))"
+            samples = training if part[0] == "training" else f"({samples} - {training})"
+        value = (f"-(-{samples} // {divisor})" if entry.method == "predict" else f"{samples} // {divisor}")
         return f"{value} * {accumulation}" if accumulation > 1 else value
 
     def _check_own_steps(self, ctx) -> None:
@@ -818,6 +1001,8 @@ class StepsPerExecution(Rule):
     def _warn_callbacks(self, ctx, fixed: Optional[int]) -> None:
         """The per-batch callbacks, which run once per execution; ``fixed`` is the number of
         batches in one (None: a whole epoch, ``auto``)."""
+        if fixed is None:
+            self._report_callback_runs(ctx)
         for call, _ in ctx.calls_to(*_CHECKPOINTS):
             frequency = keyword(call, "save_freq")
             if frequency is None or isinstance(frequency.value, cst.SimpleString) and \
@@ -853,6 +1038,27 @@ class StepsPerExecution(Rule):
                                "`steps_per_execution` batches, not after every batch (or enable asynchronous "
                                "callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
 
+    def _report_callback_runs(self, ctx) -> None:
+        """``self.model.evaluate(self.x, self.y)`` in a callback runs during ``fit`` in executions of
+        the model's ``steps_per_execution``, which ``auto`` counted on the calls it can see, not on
+        the data the callback holds: its batches must be a multiple of that value (or fewer), and
+        IPU107 trims its inputs to whole batches only, as the value is not known there."""
+        for call, method in method_calls(ctx, "evaluate", "predict"):
+            function = ctx.enclosing_function(call)
+            if not (callback_model(call.func.value) and function is not None and is_callback_method(ctx, function)):
+                continue
+            data = argument(call, "x", 0)
+            if data is None or single_sample(ctx, data.value, function):
+                continue  # one batch: never more than one execution holds
+            ctx.report(self.code, call.func.attr, f"`{code_of(ctx, call.func.value)}.{method}()` in the callback "
+                       f"`{ctx.enclosing(function, cst.ClassDef).name.value}` runs during `fit` in executions of the "
+                       "model's `steps_per_execution`, which `--steps-per-execution auto` counts on the calls the "
+                       f"porter sees, not on `{code_of(ctx, data.value)}`: unless its batches per replica are a "
+                       "multiple of that value (or fewer), Keras on the IPU raises an error; port with "
+                       "`--steps-per-execution K`, a K that divides its batches too (array inputs are then trimmed "
+                       "to whole executions), or give the callback whole executions of data", fixed=False)
+
+
 
 def _static_batches(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:
     """(batches, samples, batch size) of the dataset ``data`` that ``entry`` reads, when it slices
@@ -887,6 +1093,16 @@ def _static_batches(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optio
         samples = static_samples(ctx, _array_of(first), scope)
         return (samples // size, samples, size) if samples is not None and samples >= size else None
     return None
+
+
+def _split_fraction(entry: TrainingCall) -> Optional[cst.BaseExpression]:
+    """The ``validation_split`` of a ``fit`` on arrays that Keras cuts in two: not 0, and no
+    ``validation_data`` (which Keras takes instead)."""
+    split = keyword(entry.call, "validation_split")
+    if entry.method != "fit" or not entry.has_arrays or split is None or fraction_value(split.value) == 0 \
+            or keyword(entry.call, "validation_data") is not None:
+        return None
+    return split.value
 
 
 def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:

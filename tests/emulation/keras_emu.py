@@ -470,21 +470,8 @@ def _ipu_entry(tf, keras, method, original, counter):
     }[method]
     pipelined_names = {"fit": (), "evaluate": ("test_step",), "predict": ("predict_step",)}[method]
 
-    @functools.wraps(original)
-    def wrapper(self, *args, **kwargs):
-        strategy = _ipu_strategy_of(self)
-        if getattr(_LOCAL, "inside", False) or strategy is not None and not strategy._enable_keras_extensions:
-            return original(self, *args, **kwargs)  # counted by strategy.run (no Keras extensions)
-        if strategy is None:
-            if not _in_ipu_scope(tf):
-                return _counted(original, self, args, kwargs, counter(on_ipu=False))
-            # Keras runs its steps through the IPU strategy, but not as an IPU model: no IPU work
-            STATE.notes.append(OUTSIDE_THE_SCOPE.format(name=self.name, method=method))
-            tf_ipu.keras_is_running(True)
-            try:
-                return _counted(original, self, args, kwargs, counter(on_ipu=False))
-            finally:
-                tf_ipu.keras_is_running(False)
+    def check(self, args, kwargs):
+        """What Keras on the IPU checks before it runs the call: the data and the execution."""
         bound = inspect.signature(original).bind(self, *args, **kwargs).arguments
         tf_ipu.require_configured()
         if self.run_eagerly:
@@ -498,6 +485,29 @@ def _ipu_entry(tf, keras, method, original, counter):
         _check_execution(tf, self, batches, steps is not None)
         repeats = bound.get("epochs", 1) - bound.get("initial_epoch", 0) if method == "fit" else 1
         _check_enough_data(tf, bound.get("x"), steps, repeats)
+        return bound
+
+    @functools.wraps(original)
+    def wrapper(self, *args, **kwargs):
+        strategy = _ipu_strategy_of(self)
+        if getattr(_LOCAL, "inside", False) and strategy is not None and strategy._enable_keras_extensions \
+                and not kwargs.get("_use_cached_eval_dataset"):
+            # An `evaluate`/`predict` of a callback during `fit` (not `fit`'s own validation, which
+            # is checked below) runs on the IPU with the model's executions: checked the same way.
+            check(self, args, kwargs)
+        if getattr(_LOCAL, "inside", False) or strategy is not None and not strategy._enable_keras_extensions:
+            return original(self, *args, **kwargs)  # counted by strategy.run (no Keras extensions)
+        if strategy is None:
+            if not _in_ipu_scope(tf):
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            # Keras runs its steps through the IPU strategy, but not as an IPU model: no IPU work
+            STATE.notes.append(OUTSIDE_THE_SCOPE.format(name=self.name, method=method))
+            tf_ipu.keras_is_running(True)
+            try:
+                return _counted(original, self, args, kwargs, counter(on_ipu=False))
+            finally:
+                tf_ipu.keras_is_running(False)
+        bound = check(self, args, kwargs)
         validation = bound.get("validation_data")
         if method == "fit" and validation is not None:
             if isinstance(validation, tuple):

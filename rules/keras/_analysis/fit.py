@@ -9,6 +9,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -173,6 +174,86 @@ def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCa
 def _new_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
     """``value`` makes a new Keras model (``keras.Sequential([...])``, ``keras.Model(inputs, outputs)``)."""
     return isinstance(value, cst.Call) and keras_or_legacy(ctx, value.func) in _NEW_MODELS
+
+
+def loaded_binding(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]
+                   ) -> Optional[Tuple[cst.BaseStatement, Optional[cst.BaseExpression], bool]]:
+    """A binding of the model of ``entry`` (a ``fit``/``evaluate``/``predict``) that may reach the
+    call and loads the model with ``load_model`` (itself or through a function of the file), with
+    no ``compile`` of the model between the load and the call: ``(statement, value, surely)``,
+    ``surely`` when that binding is the only one that reaches the call. Unlike
+    ``loaded_uncompiled``, a load in one branch of an ``if`` (the model built in the other) counts:
+    options given to ``compile`` reach the built model only."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    if entry.method == "compile" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
+        return None
+    reaching = reaching_bindings(ctx, receiver, entry.owner)
+    for statement, value in reaching:
+        if (_loads_model(ctx, value) or loader_function(ctx, value) is not None) \
+                and not _compiled_between(ctx, statement, entry, calls):
+            return statement, value, len(reaching) == 1 and loader_function(ctx, value) is None
+    return None
+
+
+def loaded_source(ctx: FileContext, loaded: Tuple[cst.BaseStatement, Optional[cst.BaseExpression], bool]) -> str:
+    """Where the model of a ``loaded_binding`` comes from, as a report says it."""
+    _, value, surely = loaded
+    loader = loader_function(ctx, value)
+    if loader is not None:
+        return f"may come from `load_model` (in `{loader.name.value}`)"
+    if surely:
+        return "comes from `load_model`"
+    return "may come from `load_model` (one of the values it may hold here)"
+
+
+def _compiled_between(ctx: FileContext, loaded: cst.BaseStatement, entry: TrainingCall,
+                      calls: List[TrainingCall]) -> bool:
+    """Whether a ``compile`` of the model of ``entry`` runs after ``loaded`` and before the call:
+    after it in its block, and in each enclosing block up to the one that holds the call."""
+    between = set()
+    current: Optional[cst.CSTNode] = loaded
+    while current is not None:
+        block = ctx.block_of(current)
+        if block is None:
+            return True  # no path to follow: said to be compiled, so nothing is claimed
+        body = list(block.body)
+        reading = next((node for node in (entry.call, *ctx.ancestors(entry.call)) if node in body), None)
+        end = body.index(reading) + 1 if reading is not None else len(body)
+        between |= {id(statement) for statement in body[body.index(current) + 1:end]}
+        if reading is not None:
+            break
+        current = next((node for node in ctx.ancestors(current) if isinstance(node, cst.BaseCompoundStatement)
+                        and ctx.block_of(node) is not None), None)
+    if current is None:
+        return True
+    return any(other.method == "compile" and other.model == entry.model and other.owner is entry.owner
+               and any(id(node) in between for node in (other.call, *ctx.ancestors(other.call)))
+               for other in calls)
+
+
+def reaching_bindings(ctx: FileContext, name: cst.Name, scope: cst.CSTNode
+                      ) -> List[Tuple[cst.BaseStatement, Optional[cst.BaseExpression]]]:
+    """The assignments to ``name`` in ``scope`` that its read may see: the last one before the
+    read in the read's block (or in the first enclosing block that binds it), and those nested in
+    the compound statements after it (both branches of an ``if``/``else``, a ``try``)."""
+    bindings = [(assigned, value) for assigned, bound, value in assignments(ctx, scope) if bound == name.value]
+    statement: Optional[cst.CSTNode] = ctx.statement_of(name)
+    while statement is not None and statement is not scope:
+        block = ctx.block_of(statement)
+        if block is None:
+            return []
+        body = list(block.body)
+        found: List[Tuple[cst.BaseStatement, Optional[cst.BaseExpression]]] = []
+        for assigned, value in bindings:
+            top = next((node for node in (assigned, *ctx.ancestors(assigned)) if node in body), None)
+            if top is None or body.index(top) >= body.index(statement):
+                continue
+            found = [(assigned, value)] if top is assigned else found + [(assigned, value)]
+        if found:
+            return found
+        statement = next((node for node in ctx.ancestors(statement) if isinstance(node, cst.BaseCompoundStatement)
+                          and ctx.block_of(node) is not None), None)
+    return []
 
 
 def _loads_model(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
@@ -1392,6 +1473,24 @@ def same_size(ctx, one: cst.BaseExpression, other: Optional[cst.BaseExpression])
         return True
     value = static_int(ctx, one)
     return value is not None and value == static_int(ctx, other)
+
+
+def fraction_value(node: cst.BaseExpression) -> Optional[float]:
+    """The number a ``validation_split`` literal gives, else None."""
+    try:
+        return float(node.evaluated_value) if isinstance(node, (cst.Float, cst.Integer)) else None
+    except ValueError:
+        return None
+
+
+def validation_entry(ctx, entry: TrainingCall) -> TrainingCall:
+    """The call as its validation data is batched: by `validation_batch_size` when it is given
+    (and not the batch size), else as the inputs (the call itself)."""
+    given = keyword(entry.call, "validation_batch_size")
+    if given is None or is_name(given.value, "None") or entry.batch is not None and same_size(
+            ctx, given.value, entry.batch):
+        return entry
+    return dataclasses.replace(entry, batch=given.value)
 
 
 # Functions that round a division up.

@@ -8,7 +8,7 @@ from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, walk
-from porter.cstutil import argument, keyword
+from porter.cstutil import argument, is_name, keyword
 from porter.scopes import assignments, called_returns, local_function, owner, values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
@@ -358,6 +358,13 @@ def is_callback_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
     return owner is not None and ctx.enclosing_function(function) is None and (any(
         (ctx.keras_name(base.value) or "").startswith("keras.callbacks.") for base in owner.bases)
         or subclasses_of(ctx, "keras.callbacks.Callback").get(owner.name.value) is owner)
+
+
+def callback_model(receiver: cst.BaseExpression) -> bool:
+    """``self.model`` in a callback's method, or a part of it (``self.model.generator``)."""
+    while isinstance(receiver, cst.Attribute) and not (receiver.attr.value == "model" and is_name(receiver.value, "self")):
+        receiver = receiver.value
+    return isinstance(receiver, cst.Attribute)
 
 
 def handed_to_callback(ctx: FileContext, function: cst.FunctionDef) -> bool:
