@@ -1955,8 +1955,8 @@ class _Analysis:
 
     def _inside_builder(self, block: Block) -> bool:
         """Whether ``block`` runs in its callers' scope: in a function that builds a model (called
-        here or from another module), one that trains and returns a model and is called, or in a method of a Keras model class of the file (``call`` runs where the model
-        is called)."""
+        here or from another module), in one that trains and returns a model and is called, or in
+        a method of a Keras model class of the file (``call`` runs where the model is called)."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
         if function is None:
             return False
