@@ -1178,10 +1178,11 @@ class StepsPerExecution(Rule):
                 ctx, compile_entry, validating, _unwrapped(arrays.elements[0].value, helper)))
                 for arrays in entry.validation)
         elif validation is not None and is_dataset(ctx, validation.value):
-            if _finite_dataset_in(ctx, validation.value, entry.owner):
-                found.append(_Part(f"{method} validation", self._dataset_value(ctx, compile_entry, entry,
-                                                                               validation.value)))
-            else:
+            counted = self._dataset_value(ctx, compile_entry, entry, validation.value) if _finite_dataset_in(
+                ctx, validation.value, entry.owner) else None
+            if counted is not None:
+                found.append(_Part(f"{method} validation", counted))
+            else:  # most often fewer batches than training: said, not a reason to give no value
                 unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
         return found
 
