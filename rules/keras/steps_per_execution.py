@@ -1177,7 +1177,9 @@ class StepsPerExecution(Rule):
             found.extend(_Part(f"{method} validation", self._arrays_value(
                 ctx, compile_entry, validating, _unwrapped(arrays.elements[0].value, helper)))
                 for arrays in entry.validation)
-        elif validation is not None and is_dataset(ctx, validation.value):
+        elif validation is not None and (is_dataset(ctx, validation.value) or isinstance(validation.value, cst.Name)
+                                         and entry.held_validation is None):
+            # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
             counted = self._dataset_value(ctx, compile_entry, entry, validation.value) if _finite_dataset_in(
                 ctx, validation.value, entry.owner) else None
             if counted is not None:
