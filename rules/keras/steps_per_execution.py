@@ -258,6 +258,21 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # A fraction bound again after `compile` (a loop over splits): a count written from it
+        # would be stale for the later passes, so no value is chosen, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(x, y):
+                split = 0.1
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                for split in (0.1, 0.25):
+                    model.fit(x, y, batch_size=32, validation_split=split)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         # `validation_split` cuts the inputs before Keras counts batches: each part is counted.
         Example(
             """\
@@ -856,7 +871,8 @@ class StepsPerExecution(Rule):
             names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
-        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
+        read = (data, entry.batch, part[1] if part is not None else None)  # the fraction too: `for split in ...`
+        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in read if node is not None):
             return None
         return self._expression(ctx, entry, data, part)
 
