@@ -3215,7 +3215,7 @@ def _entry_config(ctx, entry):
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     if steps is not None:
         return dataclasses.replace(config, steps_per_execution=steps)
-    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model) is not None or never_compiled(
+    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model, entry.owner) is not None or never_compiled(
             ctx, entry, training_calls(ctx, helper_name(ctx)))):
         # IPU108 gives no `steps_per_execution` to a model trained batch by batch, and none reaches a
         # model that is never compiled: one batch per execution, so whole batches are enough.

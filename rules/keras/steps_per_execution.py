@@ -678,6 +678,37 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # ... but a model of the same name that another function makes and trains with `fit` is
+        # another model: it gets the option.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+                model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -704,7 +735,7 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            one_batch = one_batch_call(ctx, entry.model)
+            one_batch = one_batch_call(ctx, entry.model, entry.owner)
             if one_batch is not None:
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
