@@ -9,12 +9,12 @@ from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
-                                               most_samples, multiple_code, repeatable, rounded_up, same_size,
-                                               samples_per_execution, single_sample, smallest_per_execution,
-                                               literal_options, literal_samples, loaded_uncompiled, never_compiled, one_batch_call,
-                                               ONE_BATCH_METHODS, speed_asked, static_int, static_length,
-                                               training_calls, fraction_value, validation_entry)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, floor_operand,
+                                               fraction_value, is_helper_call, layout, literal_options, literal_samples,
+                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
+                                               one_batch_call, repeatable, rounded_up, same_size, samples_per_execution,
+                                               single_sample, smallest_per_execution, speed_asked, static_int,
+                                               static_length, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
@@ -3379,10 +3379,7 @@ def _part_names(ctx, name: str, taken: set):
     return parts[0], parts[1]
 
 
-
-# Keras methods that run a model on the one batch they are given.
-
-
+# A loop (or comprehension clause) over windows of samples, and the width of a window.
 _Window = Tuple[Union[cst.For, cst.CompFor], Union[int, cst.BaseExpression]]
 
 
