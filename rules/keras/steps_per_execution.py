@@ -127,13 +127,15 @@ class StepsPerExecution(Rule):
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
         "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
-        "not count: it is reported (a fixed K trims its inputs to whole executions). A "
+        "not count: it is reported when `auto` gives a model of the file a value (a fixed K trims its inputs to "
+        "whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported. A model loaded with `load_model` (on any path to the call: loaded in one branch of an `if`, built "
+        "are reported (with `auto`, only when it gives a model of the file a value). A model loaded with "
+        "`load_model` (on any path to the call: loaded in one branch of an `if`, built "
         "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
@@ -356,6 +358,24 @@ class StepsPerExecution(Rule):
             model.compile("sgd", "mse", steps_per_execution=len(x[:400]) // 50)
             model.fit(x[:400], y[:400], batch_size=50, callbacks=[Holdout(x[400:], y[400:])])
             """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # ... but when auto gives no model a value (here no call of the file trains it), every model
+        # runs one batch per execution and its callbacks run as they did: nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+            from trainer import train
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            train(model, callbacks=[Holdout(), tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)])
+            """,
+            reported=False,
             options={"steps_per_execution": "auto"},
         ),
         # A model loaded in one branch and built in the other: only the built one gets the option.
@@ -720,6 +740,7 @@ class StepsPerExecution(Rule):
             return
         helper = helper_name(ctx)
         calls = training_calls(ctx, helper)
+        stepped = False  # whether a model runs more than one batch per execution (auto: may run)
         for index, entry in enumerate(calls):
             if entry.method != "compile" or any(arg.star for arg in entry.call.args):
                 continue
@@ -728,6 +749,7 @@ class StepsPerExecution(Rule):
             given = keyword(entry.call, "steps_per_execution")
             if given is not None:
                 self._keep_own(ctx, entry, given.value, later)
+                stepped = True
                 continue
             own = _own_compile(ctx, entry.model)
             if own is not None:
@@ -742,13 +764,15 @@ class StepsPerExecution(Rule):
             if auto:
                 if not self._auto(ctx, entry, later, helper):
                     continue  # no value given: one batch per execution, which every count divides
+                stepped = True
             else:
                 self._set(ctx, entry, str(fixed))
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
                            f"{fixed} batches per replica in each device execution", fixed=True)
             self._check_fits(ctx, later, None if auto else fixed)
         self._report_loaded(ctx, calls)
-        if auto or (fixed or 1) > 1:
+        # Under auto, callbacks of models that all run one batch per execution run as they did.
+        if auto and stepped or not auto and (fixed or 1) > 1:
             self._warn_callbacks(ctx, None if auto else fixed)
 
     def _report_one_batch(self, ctx, entry: TrainingCall, call: cst.Call) -> None:
