@@ -1,3 +1,4 @@
+import dataclasses
 import functools
 import math
 from typing import List, Optional, Tuple
@@ -125,6 +126,7 @@ class StepsPerExecution(Rule):
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
+        "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
         "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
         "not count: it is reported when `auto` gives a model of the file a value (a fixed K trims its inputs to "
@@ -411,6 +413,31 @@ class StepsPerExecution(Rule):
             model.fit(dataset, epochs=2)
             """,
             options={"steps_per_execution": 4},
+        ),
+        # A finite validation dataset runs in executions of the same size: its batches count too.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=math.gcd(32, len(checks)))
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
         Example(
@@ -883,10 +910,15 @@ class StepsPerExecution(Rule):
                                                                       ("training", split))),
                     (f"`{entry.method}` validation", self._arrays_value(ctx, compile_entry, validating, data,
                                                                         ("validation", split)))]
-        return [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
+        found = [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
             (f"`{entry.method}` validation", self._arrays_value(
                 ctx, compile_entry, validating, _unwrapped(validation.elements[0].value, helper)))
             for validation in entry.validation]
+        held = keyword(entry.call, "validation_data") if entry.method == "fit" else None
+        if held is not None and is_dataset(ctx, held.value):  # its batches as `len()` counts them, if it can
+            validated = dataclasses.replace(entry, data=held.value, arrays=[], dataset_input=True)
+            found.append(("`fit` validation", self._auto_value(ctx, compile_entry, validated, helper)))
+        return found
 
     def _common(self, ctx, values: List[str], report: bool = False) -> str:
         """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
