@@ -1,3 +1,4 @@
+import dataclasses
 import functools
 import math
 from typing import List, Optional, Tuple
@@ -125,15 +126,18 @@ class StepsPerExecution(Rule):
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
+        "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
         "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
-        "not count: it is reported (a fixed K trims its inputs to whole executions). A "
+        "not count: it is reported when `auto` gives a model of the file a value (a fixed K trims its inputs to "
+        "whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported. A model loaded with `load_model` (on any path to the call: loaded in one branch of an `if`, built "
+        "are reported (with `auto`, only when it gives a model of the file a value). A model loaded with "
+        "`load_model` (on any path to the call: loaded in one branch of an `if`, built "
         "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
@@ -258,6 +262,21 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # A fraction bound again after `compile` (a loop over splits): a count written from it
+        # would be stale for the later passes, so no value is chosen, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(x, y):
+                split = 0.1
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                for split in (0.1, 0.25):
+                    model.fit(x, y, batch_size=32, validation_split=split)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         # `validation_split` cuts the inputs before Keras counts batches: each part is counted.
         Example(
             """\
@@ -343,6 +362,24 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # ... but when auto gives no model a value (here no call of the file trains it), every model
+        # runs one batch per execution and its callbacks run as they did: nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+            from trainer import train
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            train(model, callbacks=[Holdout(), tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)])
+            """,
+            reported=False,
+            options={"steps_per_execution": "auto"},
+        ),
         # A model loaded in one branch and built in the other: only the built one gets the option.
         Example(
             """\
@@ -376,6 +413,31 @@ class StepsPerExecution(Rule):
             model.fit(dataset, epochs=2)
             """,
             options={"steps_per_execution": 4},
+        ),
+        # A finite validation dataset runs in executions of the same size: its batches count too.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=math.gcd(32, len(checks)))
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
         Example(
@@ -663,6 +725,37 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # ... but a model of the same name that another function makes and trains with `fit` is
+        # another model: it gets the option.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+                model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -674,6 +767,7 @@ class StepsPerExecution(Rule):
             return
         helper = helper_name(ctx)
         calls = training_calls(ctx, helper)
+        stepped = False  # whether a model runs more than one batch per execution (auto: may run)
         for index, entry in enumerate(calls):
             if entry.method != "compile" or any(arg.star for arg in entry.call.args):
                 continue
@@ -682,6 +776,7 @@ class StepsPerExecution(Rule):
             given = keyword(entry.call, "steps_per_execution")
             if given is not None:
                 self._keep_own(ctx, entry, given.value, later)
+                stepped = True
                 continue
             own = _own_compile(ctx, entry.model)
             if own is not None:
@@ -689,20 +784,22 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            one_batch = one_batch_call(ctx, entry.model)
+            one_batch = one_batch_call(ctx, entry.model, entry.owner)
             if one_batch is not None:
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
             if auto:
                 if not self._auto(ctx, entry, later, helper):
                     continue  # no value given: one batch per execution, which every count divides
+                stepped = True
             else:
                 self._set(ctx, entry, str(fixed))
                 ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
                            f"{fixed} batches per replica in each device execution", fixed=True)
             self._check_fits(ctx, later, None if auto else fixed)
         self._report_loaded(ctx, calls)
-        if auto or (fixed or 1) > 1:
+        # Under auto, callbacks of models that all run one batch per execution run as they did.
+        if auto and stepped or not auto and (fixed or 1) > 1:
             self._warn_callbacks(ctx, None if auto else fixed)
 
     def _report_one_batch(self, ctx, entry: TrainingCall, call: cst.Call) -> None:
@@ -813,10 +910,15 @@ class StepsPerExecution(Rule):
                                                                       ("training", split))),
                     (f"`{entry.method}` validation", self._arrays_value(ctx, compile_entry, validating, data,
                                                                         ("validation", split)))]
-        return [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
+        found = [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
             (f"`{entry.method}` validation", self._arrays_value(
                 ctx, compile_entry, validating, _unwrapped(validation.elements[0].value, helper)))
             for validation in entry.validation]
+        held = keyword(entry.call, "validation_data") if entry.method == "fit" else None
+        if held is not None and is_dataset(ctx, held.value):  # its batches as `len()` counts them, if it can
+            validated = dataclasses.replace(entry, data=held.value, arrays=[], dataset_input=True)
+            found.append(("`fit` validation", self._auto_value(ctx, compile_entry, validated, helper)))
+        return found
 
     def _common(self, ctx, values: List[str], report: bool = False) -> str:
         """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
@@ -856,7 +958,8 @@ class StepsPerExecution(Rule):
             names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
-        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
+        read = (data, entry.batch, part[1] if part is not None else None)  # the fraction too: `for split in ...`
+        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in read if node is not None):
             return None
         return self._expression(ctx, entry, data, part)
 
