@@ -361,8 +361,9 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
 
 def _keras_modules(sources: Dict[str, Source]) -> Set[str]:
     """The modules, among the files ported together, that are Keras code (``models`` for
-    ``models.py``), and the packages that hold them: a file that imports one (``from models import build_model``) and no framework
-    trains its model all the same, and is ported as Keras code."""
+    ``models.py``), and the packages that hold them: a file that imports one (``from models
+    import build_model``) and no framework trains its model all the same, and is ported as Keras
+    code."""
     found = set()
     for path, source in sources.items():
         if path.endswith(".py") and "keras" in source.text and uses_framework(source.text):

@@ -550,7 +550,10 @@ class FileContext:
         builtin), bound to the TensorFlow/Keras module a star import takes it from, so that model
         code written with such names is seen as Keras code. As in Python, the last star import
         whose module defines the name wins (``porter.keras_exports`` tells what a Keras module
-        defines); a name that a module of unknown contents may shadow is left alone."""
+        defines); a name that a TensorFlow/Keras module of unknown contents may shadow is left
+        alone. Star imports of other modules (``from numpy import *``) are taken to bind none of
+        them: a Keras layer left unresolved would be built outside the IPU strategy's scope, which
+        is worse than reading numpy's ``concatenate`` as the Keras one."""
         modules = [dotted_name(node.module) for node in self.nodes(cst.ImportFrom)
                    if isinstance(node.names, cst.ImportStar) and node.module is not None and not node.relative]
         modules = [module for module in modules if is_under(module, _TENSORFLOW_MODULES)]

@@ -9,12 +9,12 @@ from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, call_columns, floor_operand, is_helper_call, layout,
-                                               most_samples, multiple_code, repeatable, rounded_up, same_size,
-                                               samples_per_execution, single_sample, smallest_per_execution,
-                                               literal_options, literal_samples, loaded_uncompiled, never_compiled, one_batch_call,
-                                               ONE_BATCH_METHODS, speed_asked, static_int, static_length,
-                                               training_calls, fraction_value, validation_entry)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, floor_operand,
+                                               fraction_value, is_helper_call, layout, literal_options, literal_samples,
+                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
+                                               one_batch_call, repeatable, rounded_up, same_size, samples_per_execution,
+                                               single_sample, smallest_per_execution, speed_asked, static_int,
+                                               static_length, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
@@ -273,10 +273,11 @@ class DivisibleDataset(Rule):
         "given). The helpers go after the imports at the top of the file, above the first module-level code "
         "that calls them, even when the script imports more further down (matplotlib before its plots). "
         "`train_on_batch`/`test_on_batch`/`predict_on_batch` on windows `x[i:i + n]` of a `range(..., n)` loop "
-        "(or of a loop or comprehension over `range(math.ceil(len(x) / n))` reading `x[b * n:(b + 1) * n]`), "
+        "(or of a loop or comprehension over a count rounded up, `range(math.ceil(len(x) / n))` or "
+        "`range((len(x) + n - 1) // n)`, reading `x[b * n:(b + 1) * n]`), "
         "directly, through a variable assigned the window or through an index that is one (`x[order[i:i + n]]`), "
-        "are reported when the last window may be short (a range that stops short of the end, `len(x) - n + 1`, "
-        "gives whole windows only): each call is one batch of what it is given, and a "
+        "are reported when the last window may be short (a range that stops a window short of the end, `len(x) - n + 1` "
+        "or `len(x) - len(x) % n`, gives whole windows only): each call is one batch of what it is given, and a "
         "batch of another shape is another program for the IPU to compile. A model trained batch by batch (which "
         "IPU108 gives no `steps_per_execution`) and one that is never compiled (a GAN's generator that only "
         "predicts) run one batch per execution: their `predict` inputs are padded to whole batches, not to whole "
@@ -2120,6 +2121,26 @@ scores = model.predict(rows, batch_size=len(rows))
                 return [model.predict_on_batch(x[b * batch_size:(b + 1) * batch_size]) for b in range(steps)]
             """,
         ),
+        # A count rounded up as `(n + size - 1) // size` or `-(-n // size)`, and a range that stops one
+        # sample short of the end: the last window may still be short, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(model, x, y, batch_size):
+                for b in range((len(x) + batch_size - 1) // batch_size):
+                    model.train_on_batch(x[b * batch_size:(b + 1) * batch_size], y[b * batch_size:(b + 1) * batch_size])
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(model, x, y, batch_size):
+                for start in range(0, len(x) - 1, batch_size):
+                    model.train_on_batch(x[start:start + batch_size], y[start:start + batch_size])
+            """,
+        ),
         # Loops that stop at the last whole window: nothing to say.
         Example(
             """\
@@ -2130,6 +2151,8 @@ scores = model.predict(rows, batch_size=len(rows))
                     model.train_on_batch(x[start:start + batch_size], y[start:start + batch_size])
                 for b in range(len(x) // batch_size):
                     model.test_on_batch(x[b * batch_size:(b + 1) * batch_size], y[b * batch_size:(b + 1) * batch_size])
+                for start in range(0, len(x) - len(x) % 32, 32):
+                    model.predict_on_batch(x[start:start + 32])
             """,
             reported=False,
         ),
@@ -3192,7 +3215,7 @@ def _entry_config(ctx, entry):
     steps = ctx.shared(_OWN_STEPS, lambda: _own_steps(ctx)).get(entry.model)
     if steps is not None:
         return dataclasses.replace(config, steps_per_execution=steps)
-    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model) is not None or never_compiled(
+    if config.steps_per_execution is not None and (one_batch_call(ctx, entry.model, entry.owner) is not None or never_compiled(
             ctx, entry, training_calls(ctx, helper_name(ctx)))):
         # IPU108 gives no `steps_per_execution` to a model trained batch by batch, and none reaches a
         # model that is never compiled: one batch per execution, so whole batches are enough.
@@ -3356,10 +3379,7 @@ def _part_names(ctx, name: str, taken: set):
     return parts[0], parts[1]
 
 
-
-# Keras methods that run a model on the one batch they are given.
-
-
+# A loop (or comprehension clause) over windows of samples, and the width of a window.
 _Window = Tuple[Union[cst.For, cst.CompFor], Union[int, cst.BaseExpression]]
 
 
@@ -3412,7 +3432,7 @@ def _counted_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Wi
         return None
     loop = _range_loop(ctx, data, lower.left.value)
     count = argument(loop.iter, "stop", 0) if loop is not None and len(loop.iter.args) == 1 else None
-    if count is None or not _rounded_up(_single_value(ctx, count.value)):
+    if count is None or rounded_up(ctx, _single_value(ctx, count.value)) is None:
         return None
     width = static_int(ctx, lower.right)
     return loop, lower.right if width is None else width
@@ -3440,20 +3460,6 @@ def _loops_around(ctx, node: cst.CSTNode) -> Iterator[Union[cst.For, cst.CompFor
             yield from reversed(clauses)
 
 
-def _rounded_up(count: cst.BaseExpression) -> bool:
-    """A number of windows that counts a last partial one: ``math.ceil(...)``, ``int(np.ceil(...))``
-    or ``n // size + 1``."""
-    if isinstance(count, cst.BinaryOperation):
-        return (isinstance(count.operator, cst.Add) and isinstance(count.left, cst.BinaryOperation)
-                and isinstance(count.left.operator, cst.FloorDivide))
-    if isinstance(count, cst.Call):
-        name = count.func.attr.value if isinstance(count.func, cst.Attribute) else getattr(count.func, "value", "")
-        if name == "ceil":
-            return True
-        return name == "int" and len(count.args) == 1 and _rounded_up(count.args[0].value)
-    return False
-
-
 def _single_value(ctx, data: cst.BaseExpression) -> cst.BaseExpression:
     """What the variable ``data`` is assigned, when it is assigned once in its function; else ``data``."""
     if not isinstance(data, cst.Name):
@@ -3464,22 +3470,43 @@ def _single_value(ctx, data: cst.BaseExpression) -> cst.BaseExpression:
 
 def _whole_windows_only(ctx, loop: Union[cst.For, cst.CompFor], width: Union[int, cst.BaseExpression],
                         at: cst.CSTNode) -> bool:
-    """The ``range`` of ``loop`` gives only whole windows: it stops short of the end
+    """The ``range`` of ``loop`` gives only whole windows: it stops a window short of the end
     (``range(0, len(x) - 32 + 1, 32)``), or at a length that is a known multiple of ``width``."""
     stop = argument(loop.iter, "stop", 1)
     if stop is None:
         return False
-    if _subtracts(stop.value):
+    if _stops_a_window_short(ctx, stop.value, width):
         return True
     length = _len_of(ctx, stop.value, at)
     return isinstance(width, int) and length is not None and length % width == 0
 
 
-def _subtracts(value: cst.BaseExpression) -> bool:
-    """``value`` is arithmetic with a subtraction in it (``len(x) - size + 1``)."""
-    if not isinstance(value, cst.BinaryOperation):
+def _stops_a_window_short(ctx, stop: cst.BaseExpression, width: Union[int, cst.BaseExpression]) -> bool:
+    """``stop`` is ``n - width`` (``+ 1``), ``n - len(x) % width``, or ``n - k`` with ``k`` at least
+    ``width - 1``: every window that starts before it ends by ``n``. (``len(x) - 1`` in steps of
+    32 lets a last window of fewer samples start.)"""
+    extra = 0
+    if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add):
+        extra = static_int(ctx, stop.right)
+        if extra is None:
+            return False
+        stop = stop.left
+    if not (isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Subtract)):
         return False
-    return isinstance(value.operator, cst.Subtract) or _subtracts(value.left) or _subtracts(value.right)
+    taken = stop.right
+    if isinstance(taken, cst.BinaryOperation) and isinstance(taken.operator, cst.Modulo):
+        return extra <= 0 and _same_width(ctx, taken.right, width)  # down to a multiple of the width
+    if _same_width(ctx, taken, width):
+        return extra <= 1
+    count = static_int(ctx, taken)
+    return isinstance(width, int) and count is not None and count - extra >= width - 1
+
+
+def _same_width(ctx, node: cst.BaseExpression, width: Union[int, cst.BaseExpression]) -> bool:
+    """``node`` is the window's width: the same int, or the same expression."""
+    if isinstance(width, int):
+        return static_int(ctx, node) == width
+    return code_of(ctx, node) == code_of(ctx, width)
 
 
 def _len_of(ctx, stop: cst.BaseExpression, at: cst.CSTNode) -> Optional[int]:

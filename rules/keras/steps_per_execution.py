@@ -283,23 +283,25 @@ class StepsPerExecution(Rule):
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
-        "same size, so its validation arrays and finite validation datasets count too (in batches of "
-        "`validation_batch_size` when given), and "
+        "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
+        "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
         "them. A call given a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
         "`steps // replicas` on each replica, and Keras checks both: the value divides both, known statically (through "
         "the calls of the function that trains, too) or computed at `compile` from the count's own code when what it "
         "reads is bound there and not changed after it; a count rounded up (`math.ceil(n / batch)`) of inputs that are "
         "not repeated counts a partial batch the port drops, and a count the port cannot compute there is reported, "
-        "with no value. Inputs it cannot count at all are reported after the value is chosen. "
+        "with no value. Inputs of `evaluate`/`predict` it cannot count at all are reported after the value is chosen. "
         "An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
-        "not count: it is reported (a fixed K trims its inputs to whole executions). A "
+        "not count: it is reported when `auto` gives a model of the file a value (a fixed K trims its inputs to "
+        "whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported. A model loaded with `load_model` (on any path to the call: loaded in one branch of an `if`, built "
+        "are reported (with `auto`, only when it gives a model of the file a value). A model loaded with "
+        "`load_model` (on any path to the call: loaded in one branch of an `if`, built "
         "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
         "optimizer), notes that the option does not reach it, and IPU107 trims its inputs to whole batches only. "
@@ -561,6 +563,21 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # A fraction bound again after `compile` (a loop over splits): a count written from it
+        # would be stale for the later passes, so no value is chosen, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(x, y):
+                split = 0.1
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                for split in (0.1, 0.25):
+                    model.fit(x, y, batch_size=32, validation_split=split)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         # `validation_split` cuts the inputs before Keras counts batches: each part is counted.
         Example(
             """\
@@ -646,6 +663,24 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # ... but when auto gives no model a value (here no call of the file trains it), every model
+        # runs one batch per execution and its callbacks run as they did: nothing to say.
+        Example(
+            """\
+            import tensorflow as tf
+            from trainer import train
+
+            class Holdout(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    logs["holdout_loss"] = self.model.evaluate(self.x, self.y, batch_size=50, verbose=0)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            train(model, callbacks=[Holdout(), tf.keras.callbacks.ModelCheckpoint("ckpt", save_freq=100)])
+            """,
+            reported=False,
+            options={"steps_per_execution": "auto"},
+        ),
         # A model loaded in one branch and built in the other: only the built one gets the option.
         Example(
             """\
@@ -679,6 +714,31 @@ class StepsPerExecution(Rule):
             model.fit(dataset, epochs=2)
             """,
             options={"steps_per_execution": 4},
+        ),
+        # A finite validation dataset runs in executions of the same size: its batches count too.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            x, y = np.zeros((2048, 5), "float32"), np.zeros(2048, "float32")
+            checks = tf.data.Dataset.from_tensor_slices((x[:2000], y[:2000])).batch(50, drop_remainder=True)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=math.gcd(32, len(checks)))
+            model.fit(x, y, batch_size=64, validation_data=checks)
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # Validation arrays batched by their own `validation_batch_size` are counted in those batches.
         Example(
@@ -966,6 +1026,37 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # ... but a model of the same name that another function makes and trains with `fit` is
+        # another model: it gets the option.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def pretrain(x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.train_on_batch(x, y)
+
+            def train(dataset):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse", steps_per_execution=4)
+                model.fit(dataset, epochs=2)
+            """,
+            options={"steps_per_execution": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -977,6 +1068,7 @@ class StepsPerExecution(Rule):
             return
         helper = helper_name(ctx)
         calls = training_calls(ctx, helper)
+        stepped = False  # whether a model runs more than one batch per execution (auto: may run)
         for index, entry in enumerate(calls):
             if entry.method != "compile" or any(arg.star for arg in entry.call.args):
                 continue
@@ -985,6 +1077,7 @@ class StepsPerExecution(Rule):
             given = keyword(entry.call, "steps_per_execution")
             if given is not None:
                 self._keep_own(ctx, entry, given.value, later)
+                stepped = True
                 continue
             own = _own_compile(ctx, entry.model)
             if own is not None:
@@ -992,20 +1085,22 @@ class StepsPerExecution(Rule):
                            "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
                            "`**kwargs` to pass on), then port again", fixed=False)
                 continue
-            one_batch = one_batch_call(ctx, entry.model)
+            one_batch = one_batch_call(ctx, entry.model, entry.owner)
             if one_batch is not None:
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
             if auto:
-                # No value, one batch per execution, divides every count; a value divides those it counted.
-                self._auto(ctx, entry, later, helper)
+                # A value divides every count it counted; no value, one batch per execution, divides all.
+                if self._auto(ctx, entry, later, helper):
+                    stepped = True
                 continue
             self._set(ctx, entry, str(fixed))
             ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
                        f"{fixed} batches per replica in each device execution", fixed=True)
             self._check_fits(ctx, later, fixed)
         self._report_loaded(ctx, calls)
-        if auto or (fixed or 1) > 1:
+        # Under auto, callbacks of models that all run one batch per execution run as they did.
+        if auto and stepped or not auto and (fixed or 1) > 1:
             self._warn_callbacks(ctx, None if auto else fixed)
 
     def _report_one_batch(self, ctx, entry: TrainingCall, call: cst.Call) -> None:
@@ -1150,8 +1245,8 @@ class StepsPerExecution(Rule):
                      ) -> List["_Part"]:
         """The parts of one call with their batches per replica: its inputs (or the step count it
         is given), and for ``fit`` its validation, which runs in executions of the same size.
-        ``validation_split`` cuts the inputs in two before Keras counts either. A validation
-        dataset that cannot be counted is added to ``unchecked``."""
+        ``validation_split`` cuts the inputs in two before Keras counts either. Validation data in a
+        variable the port cannot follow is added to ``unchecked``."""
         method = f"`{entry.method}`"
         split = _split_fraction(entry)
         data = _unwrapped(entry.data, helper)
@@ -1177,15 +1272,13 @@ class StepsPerExecution(Rule):
             found.extend(_Part(f"{method} validation", self._arrays_value(
                 ctx, compile_entry, validating, _unwrapped(arrays.elements[0].value, helper)))
                 for arrays in entry.validation)
-        elif validation is not None and (is_dataset(ctx, validation.value) or isinstance(validation.value, cst.Name)
-                                         and entry.held_validation is None):
+        elif validation is not None and is_dataset(ctx, validation.value):  # its batches as `len()` counts them
+            found.append(_Part(f"{method} validation", self._dataset_value(
+                ctx, compile_entry, entry, validation.value) if _finite_dataset_in(
+                    ctx, validation.value, entry.owner) else None))
+        elif validation is not None and isinstance(validation.value, cst.Name) and entry.held_validation is None:
             # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
-            counted = self._dataset_value(ctx, compile_entry, entry, validation.value) if _finite_dataset_in(
-                ctx, validation.value, entry.owner) else None
-            if counted is not None:
-                found.append(_Part(f"{method} validation", counted))
-            else:  # most often fewer batches than training: said, not a reason to give no value
-                unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
+            unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
         return found
 
     def _count_part(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, name: str, what: str,
@@ -1284,7 +1377,8 @@ class StepsPerExecution(Rule):
             names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
-        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in (data, entry.batch) if node is not None):
+        read = (data, entry.batch, part[1] if part is not None else None)  # the fraction too: `for split in ...`
+        if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in read if node is not None):
             return None
         return self._expression(ctx, entry, data, part)
 

@@ -873,6 +873,47 @@ with strategy.scope():
     net.fit(train_batches, epochs=3)
 """,
         ),
+        # An imported builder that compiles its model: the file only trains it, with arguments
+        # only Keras takes, so what the builder returns is a model, made and trained in the scope.
+        Example(
+            """\
+import tensorflow as tf
+from zoo import make_net
+
+
+def main(args, x, y):
+    net = make_net(args.arch)
+    net.fit(x, y, batch_size=16, epochs=args.epochs)
+    net.evaluate(x, y, batch_size=16)
+""",
+            """\
+import tensorflow as tf
+from zoo import make_net
+from tensorflow.python import ipu
+
+
+def main(args, x, y):
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        net = make_net(args.arch)
+        net.fit(x, y, batch_size=16, epochs=args.epochs)
+        net.evaluate(x, y, batch_size=16)
+""",
+        ),
+        # scikit-learn's `fit(X, y)` takes no argument only Keras takes: no model, no edit.
+        Example(
+            """\
+import tensorflow as tf
+from sklearn.linear_model import LogisticRegression
+
+
+def baseline(features, labels):
+    classifier = LogisticRegression(max_iter=200)
+    classifier.fit(features, labels)
+    return classifier.score(features, labels)
+""",
+            reported=False,
+        ),
         # A GPU scope around a model the porter cannot see is still the IPU strategy's scope.
         Example(
             """\

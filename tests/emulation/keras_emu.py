@@ -6,7 +6,6 @@ created in an `IPUStrategy` scope, the models get the IPU extension methods, and
 provides `PipelineStage`."""
 
 import collections.abc
-import contextlib
 import functools
 import inspect
 import logging

@@ -140,10 +140,25 @@ ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_ba
 _NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"})
 
 
-def one_batch_call(ctx: FileContext, model: str) -> Optional[cst.Call]:
-    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the file."""
+def one_batch_call(ctx: FileContext, model: str, scope: cst.CSTNode) -> Optional[cst.Call]:
+    """The first ``model.train_on_batch(...)`` (or ``test_on_batch``/``predict_on_batch``) of the
+    file that may run the model ``model`` names in ``scope`` (the function of a call on it, or the
+    module): one in another function on a model that function makes itself runs another model."""
     return next((call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                 and call.func.attr.value in ONE_BATCH_METHODS and is_name(call.func.value, model)), None)
+                 and call.func.attr.value in ONE_BATCH_METHODS and is_name(call.func.value, model)
+                 and not _made_elsewhere(ctx, call.func.value, scope)), None)
+
+
+def _made_elsewhere(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> bool:
+    """``name`` is read in a function other than ``scope`` that makes (or loads) every model it
+    assigns to it, as a local variable: another model than the one of the same name in ``scope``."""
+    function = ctx.enclosing_function(name)
+    if function is None or function is scope or any(
+            isinstance(node, cst.Global) and any(is_name(item.name, name.value) for item in node.names)
+            for node in walk(function)):
+        return False
+    values = [value for _, bound, value in assignments(ctx, function) if bound == name.value]
+    return bool(values) and all(_new_model(ctx, value) or _loads_model(ctx, value) for value in values)
 
 
 def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:

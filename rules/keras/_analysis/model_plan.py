@@ -475,6 +475,7 @@ class _Analysis:
         self._variables_key: Tuple[int, int, int] = (-1, -1, -1)
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
+        self._keras_runs: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
         self._names: Optional[Dict[str, int]] = None
@@ -1200,7 +1201,8 @@ class _Analysis:
 
     def _is_model_assignment(self, assign: cst.Assign) -> bool:
         """``name = <call>`` where the call makes a model the file knows of, or where ``name`` is
-        then compiled, or handed to a function of the file that trains it (a model from
+        then compiled, trained with an argument only Keras takes (``fit(x, y, epochs=2)`` on a
+        model an imported builder compiled), or handed to a function of the file that trains it (a model from
         ``keras.applications``, an imported builder, a method), or trained by a custom step: any
         callable whose result is compiled and trained is a model."""
         if self._is_model_call(assign.value):
@@ -1214,7 +1216,8 @@ class _Analysis:
             return False
         owner = self.ctx.enclosing_function(assign)
         # Also what a custom training step trains: a model built by code the file cannot see.
-        trained = (self._compiled_names().get(id(owner), set()) | self._passed_to_trainers(owner)
+        trained = (self._compiled_names().get(id(owner), set()) | self._keras_run_names().get(id(owner), set())
+                   | self._passed_to_trainers(owner)
                    | trained_names(self.ctx))
         return any(name in trained for target in assign.targets for name in bound_names(target.target))
 
@@ -1227,6 +1230,18 @@ class _Analysis:
                     owner = self.ctx.enclosing_function(call)
                     self._compiled.setdefault(id(owner), set()).add(call.func.value.value)
         return self._compiled
+
+    def _keras_run_names(self) -> Dict[int, Set[str]]:
+        """Per function (id, None for the module), the names trained or run with an argument only
+        Keras takes (``model.fit(x, y, epochs=2)``): a model, compiled where the file cannot see."""
+        if self._keras_runs is None:
+            self._keras_runs = {}
+            for call in self.ctx.nodes(cst.Call):
+                if (is_keras_run(call) and isinstance(call.func.value, cst.Name)
+                        and self.ctx.qualified_name(call.func.value) is None):
+                    owner = self.ctx.enclosing_function(call)
+                    self._keras_runs.setdefault(id(owner), set()).add(call.func.value.value)
+        return self._keras_runs
 
     def _compiles(self, call: cst.Call) -> bool:
         """``name.compile(...)`` with arguments, on a name no import binds: a model compiled

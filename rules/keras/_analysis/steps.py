@@ -83,11 +83,11 @@ def _epoch_function(ctx: FileContext, function: cst.FunctionDef, tapes: List[cst
             _in_own_loop(ctx, tape, function) for tape in tapes if ctx.enclosing_function(tape) is function):
         return False
     calls = [call for call in ctx.nodes(cst.Call) if is_name(call.func, function.name.value)]
-    return bool(calls) and all(_range_loop(loop) for call in calls for loop in ctx.ancestors(call)
+    return bool(calls) and all(_over_range(loop) for call in calls for loop in ctx.ancestors(call)
                                if isinstance(loop, (cst.For, cst.While)))
 
 
-def _range_loop(loop: Union[cst.For, cst.While]) -> bool:
+def _over_range(loop: Union[cst.For, cst.While]) -> bool:
     """``for epoch in range(...)``: a loop over numbers, not over batches."""
     return isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")
 
