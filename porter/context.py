@@ -859,6 +859,13 @@ class FileContext:
         """While edits are applied: the edited version of ``node`` (``node`` itself if unedited)."""
         return self.latest.get(id(node), node)
 
+    def requested(self, node: cst.CSTNode) -> cst.CSTNode:
+        """While rules run: ``node`` as the replacements asked for so far rewrite it (the node
+        itself, its children as they are), so that a rule reads what an earlier rule wrote there."""
+        for _, replacement in self.replacements.get(id(node), ()):
+            node = replacement(node) if callable(replacement) else replacement
+        return node
+
     def wrap(self, first: cst.BaseStatement, last: cst.BaseStatement,
              build: Callable[[List[cst.BaseStatement]], cst.BaseCompoundStatement],
              display: Optional[Callable[[cst.BaseStatement], bool]] = None,

@@ -1,7 +1,6 @@
-import dataclasses
 import functools
 import math
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -9,13 +8,15 @@ from porter import throughput
 from porter.context import bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, int_value, is_helper_call, layout,
-                             last_value_before, loaded_binding, loaded_source, one_batch_call, static_int,
-                             fraction_value, single_sample, static_samples, training_calls, validation_entry)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, floor_operand, int_value,
+                             is_helper_call, layout, last_value_before, loaded_binding, loaded_source, one_batch_call,
+                             rounded_up, static_int, fraction_value, single_sample, static_samples, training_calls,
+                             validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.rules.keras._analysis.datasets import chain, training_batches
+from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
+                                                   training_batches)
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
-from porter.scopes import assignments, loads, owner, statements_in
+from porter.scopes import assignments, loads, owner, statements_in, values_of
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -40,6 +41,163 @@ def main():
     model.fit(x_train, y_train, batch_size=64, epochs=3)
     model.evaluate(x_test, y_test, batch_size=64)
 '''
+
+
+# The keyword that gives the batches a call runs, in place of those of its data.
+_STEP_COUNTS = {"fit": "steps_per_epoch", "evaluate": "steps", "predict": "steps"}
+# What a step count may be computed with where the model is compiled: the same value, no side effect.
+_COUNT_BUILTINS = frozenset({"len", "int", "round", "min", "max", "abs"})
+_COUNT_FUNCTIONS = frozenset({"math.ceil", "math.floor", "numpy.ceil", "numpy.floor"})
+# Methods that change a dict, a list or a namespace in place.
+_MUTATING_METHODS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert",
+                               "remove", "__setitem__", "__setattr__"})
+# Dataset methods after which a repeated dataset is finite again.
+_ENDS_REPEAT = frozenset({"take", "take_while"})
+
+
+class _Part(NamedTuple):
+    """A part of a call that runs in executions of the model's value (its inputs, its validation):
+    its batches per replica as code (None: not known where the model is compiled, ``why``), and how
+    the report words them when not as that code (``shown``)."""
+    what: str
+    value: Optional[str]
+    shown: str = ""
+    why: str = ""
+    # Whether another value of `steps_per_execution` would do (else the count itself must change).
+    other_value: bool = True
+
+
+class _Choice(NamedTuple):
+    """What ``auto`` chose for one compiled model: the value (None: ``unknown`` has no count where
+    the model is compiled), the parts it divides, and the inputs it could not count."""
+    value: Optional[str]
+    parts: List[_Part]
+    unchecked: List[Tuple[cst.CSTNode, str, str]]
+    unknown: Optional[_Part] = None
+
+
+def _given_count(entry: TrainingCall, name: str) -> Optional[cst.Arg]:
+    """``name=N`` of the call, unless it is absent or ``None`` (Keras then counts the data)."""
+    given = keyword(entry.call, name)
+    return None if given is None or is_name(given.value, "None") else given
+
+
+def _value_read(ctx, node: cst.BaseExpression, scope: cst.CSTNode) -> cst.BaseExpression:
+    """What the variable ``node`` holds where it is read: the value of the last assignment before
+    the read in the same block, else of its only assignment (the read may have moved into the
+    IPU strategy's scope since); ``node`` itself when it is not such a variable."""
+    if not isinstance(node, cst.Name):
+        return node
+    value = last_value_before(ctx, node, scope)
+    if value is None:
+        values = values_of(ctx, node)
+        value = values[0] if len(values) == 1 else None
+    return node if value is None else value
+
+
+def _static_counts(ctx, count: cst.BaseExpression, scope: cst.CSTNode) -> Optional[List[int]]:
+    """The values the step count ``count`` (read in ``scope``) has, when each is known statically:
+    a number, a module constant, arithmetic of them, or a parameter of ``scope`` that every call
+    of the function gives such a value (and its default, when it has one)."""
+    value = static_int(ctx, count)
+    if value is not None:
+        return [value]
+    if not isinstance(count, cst.Name) or parameter_input(ctx, count, scope) != count.value:
+        return None
+    params = scope.params
+    param = next(param for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+                 if param.name.value == count.value)
+    given = [value for value, _, _ in given_arguments(ctx, count, scope, ())]
+    if param.default is not None:
+        given.append(param.default)
+    values = [static_int(ctx, value) for value in given]
+    if not values or None in values:
+        return None
+    return sorted(set(values))
+
+
+def _uncomputable(ctx, count: cst.BaseExpression, entry: TrainingCall, compile_entry: TrainingCall) -> Optional[str]:
+    """Why the step count ``count`` of ``entry`` cannot be computed where the model is compiled, to
+    the value the call gets (None: it can, plain arithmetic on names bound before ``compile`` and
+    not bound again after it)."""
+    if entry.owner is not compile_entry.owner:
+        where = (f"`{compile_entry.owner.name.value}`" if isinstance(compile_entry.owner, cst.FunctionDef)
+                 else "the module")
+        return f"is computed in another function than the one that compiles the model ({where})"
+    for part in walk(count):
+        if isinstance(part, (cst.NamedExpr, cst.Lambda, cst.Await, cst.Yield, cst.BaseComp)) or isinstance(
+                part, cst.Call) and not (isinstance(part.func, cst.Name) and part.func.value in _COUNT_BUILTINS
+                                         or ctx.qualified_name(part.func) in _COUNT_FUNCTIONS):
+            return f"calls `{code_of(ctx, part)}`, which the port does not run again at `compile`"
+    for name in sorted({name.value for name in loads(count)} - _COUNT_BUILTINS):
+        if not _bound_before(ctx, name, compile_entry):
+            return f"reads `{name}`, which has no value yet where the model is compiled"
+    if not _unchanged_after_compile(ctx, count, compile_entry) or _changed_in_place(ctx, count, compile_entry):
+        return "reads a name bound again or changed after `compile`, so its value there is not the one the call gets"
+    return None
+
+
+def _changed_in_place(ctx, count: cst.BaseExpression, compile_entry: TrainingCall) -> bool:
+    """A statement after ``compile`` in its function assigns to an attribute or an item of a name
+    that ``count`` reads (``args.steps //= 2``, ``cfg["steps"] = 7``, ``setattr(args, ...)``), or
+    calls a method of it that changes it in place (``cfg.update(...)``): the count is no longer the
+    value it had at ``compile``."""
+    read = {name.value for name in loads(count) if ctx.qualified_name(name) is None}  # not modules (`math.ceil`)
+    statements = list(statements_in(compile_entry.owner))
+    compiled = ctx.statement_of(compile_entry.call)
+    after = statements[next((index for index, statement in enumerate(statements) if statement is compiled),
+                            len(statements)) + 1:]
+    for statement in after:
+        if isinstance(statement, cst.BaseCompoundStatement):
+            continue  # its own statements follow in the list
+        for node in walk(statement):
+            targets = []
+            if isinstance(node, cst.AssignTarget):
+                targets.append(node.target)
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets.append(node.target)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value in _MUTATING_METHODS:
+                targets.append(node.func)
+            elif isinstance(node, cst.Call) and is_name(node.func, "setattr") and node.args:
+                targets.append(cst.Attribute(node.args[0].value, cst.Name("_")))
+            if any(isinstance(target, (cst.Attribute, cst.Subscript)) and _root_name(target) in read
+                   for target in targets):
+                return True
+    return False
+
+
+def _repeated(ctx, data: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """Every way the dataset ``data`` is made repeats it for ever (``.repeat()``, and no ``.take``
+    after it): a step count may then take more batches than one pass holds."""
+    made = made_datasets(ctx, data, scope)
+    for dataset in made:
+        methods = [call.func.attr.value for call in dataset.methods]  # the last applied first
+        repeats = [index for index, call in enumerate(dataset.methods) if call.func.attr.value == "repeat"
+                   and (not call.args or is_name(call.args[0].value, "None"))]
+        if not repeats or any(method in _ENDS_REPEAT for method in methods[:repeats[0]]):
+            return False
+    return bool(made)
+
+
+def _finite_dataset_in(ctx, data: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """``data`` names a batched ``tf.data`` dataset of ``scope`` whose length ``len()`` knows at run
+    time: no ``repeat``, ``filter``... in the chains assigned to it (and no gradient accumulation,
+    which a whole epoch per execution would not divide)."""
+    if not isinstance(data, cst.Name) or not is_dataset(ctx, data) or throughput.config_accumulation(ctx.config) > 1:
+        return False
+    batched = False
+    for assign in ctx.nodes(cst.Assign):
+        if (ctx.enclosing_function(assign) or ctx.module) is not scope or not any(
+                isinstance(target.target, cst.Name) and target.target.value == data.value
+                for target in assign.targets):
+            continue
+        for node in walk(assign.value):
+            if isinstance(node, cst.Attribute) and node.attr.value in _UNKNOWN_LENGTH:
+                return False
+            if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
+                batched = True
+    return batched
 
 
 def _top_statement(ctx, node, owner) -> Optional[cst.BaseStatement]:
@@ -128,7 +286,13 @@ class StepsPerExecution(Rule):
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
         "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
-        "them. An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
+        "them. A call given a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
+        "`steps // replicas` on each replica, and Keras checks both: the value divides both, known statically (through "
+        "the calls of the function that trains, too) or computed at `compile` from the count's own code when what it "
+        "reads is bound there and not changed after it; a count rounded up (`math.ceil(n / batch)`) of inputs that are "
+        "not repeated counts a partial batch the port drops, and a count the port cannot compute there is reported, "
+        "with no value. Inputs of `evaluate`/`predict` it cannot count at all are reported after the value is chosen. "
+        "An `evaluate`/`predict` of `self.model` in a callback runs in the same executions on data `auto` does "
         "not count: it is reported when `auto` gives a model of the file a value (a fixed K trims its inputs to "
         "whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
@@ -166,6 +330,143 @@ class StepsPerExecution(Rule):
             model.predict(test_batches, steps=10)
             """,
             options={"steps_per_execution": 8},
+        ),
+        # `auto` on a repeated dataset: the step counts the user gives are the batches each call runs.
+        # With 2 replicas each runs half of them (500, 50, 25): the value divides every share.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def main(train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(train_ds.repeat(), steps_per_epoch=1000, validation_data=val_ds.repeat(),
+                          validation_steps=100, epochs=3)
+                model.evaluate(val_ds.repeat(), steps=50)
+            """,
+            """\
+            import tensorflow as tf
+
+            def main(train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="mse", steps_per_execution=25)
+                model.fit(train_ds.repeat(), steps_per_epoch=1000, validation_data=val_ds.repeat(),
+                          validation_steps=100, epochs=3)
+                model.evaluate(val_ds.repeat(), steps=50)
+            """,
+            options={"steps_per_execution": "auto", "ipus": 2},
+        ),
+        # Counts known at run time only (command-line arguments, `len(x) // BATCH`), bound before
+        # `compile` and not changed after it: their greatest common divisor, computed there.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def main(args, train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(train_ds, steps_per_epoch=args.steps_per_epoch, validation_data=val_ds,
+                          validation_steps=args.validation_steps)
+            """,
+            """\
+            import tensorflow as tf
+            import math
+
+            def main(args, train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="mse",
+                              steps_per_execution=math.gcd(args.steps_per_epoch, args.validation_steps))
+                model.fit(train_ds, steps_per_epoch=args.steps_per_epoch, validation_data=val_ds,
+                          validation_steps=args.validation_steps)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A count given to the function that trains, by its one caller: known statically.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def build():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                return model
+
+            def train(model, dataset, steps):
+                model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=2)
+
+            train(build(), batches, 60)
+            """,
+            """\
+            import tensorflow as tf
+
+            def build():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse", steps_per_execution=60)
+                return model
+
+            def train(model, dataset, steps):
+                model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=2)
+
+            train(build(), batches, 60)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A count rounded up (`math.ceil`) takes one batch from the next pass of a repeated dataset,
+        # which is whole: it is the value.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            BATCH = 32
+            x, y = load_pairs()
+            ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(ds, steps_per_epoch=math.ceil(len(x) / BATCH), epochs=2)
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+            BATCH = 32
+            x, y = load_pairs()
+            ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH, drop_remainder=True).repeat()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=math.ceil(len(x) / BATCH))
+            model.fit(ds, steps_per_epoch=math.ceil(len(x) / BATCH), epochs=2)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # ... but of inputs that are not repeated it counts a last partial batch the port drops: no
+        # value is chosen from it, and the report says so.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            def main(x, y, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)
+                steps = math.ceil(len(x) / batch_size)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(ds, steps_per_epoch=steps, epochs=2)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A count changed after `compile` (a schedule that grows it, `args.steps //= 2`) is not the
+        # value it had there: reported, no value.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(dataset, args):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse")
+                args.steps //= 2
+                model.fit(dataset.repeat(), steps_per_epoch=args.steps, epochs=2)
+            """,
+            options={"steps_per_execution": "auto"},
         ),
         # The script's own `steps_per_execution`, with no option: `steps_per_epoch` must be a multiple of it.
         Example(
@@ -789,14 +1090,14 @@ class StepsPerExecution(Rule):
                 self._report_one_batch(ctx, entry, one_batch)
                 continue
             if auto:
-                if not self._auto(ctx, entry, later, helper):
-                    continue  # no value given: one batch per execution, which every count divides
-                stepped = True
-            else:
-                self._set(ctx, entry, str(fixed))
-                ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
-                           f"{fixed} batches per replica in each device execution", fixed=True)
-            self._check_fits(ctx, later, None if auto else fixed)
+                # A value divides every count it counted; no value, one batch per execution, divides all.
+                if self._auto(ctx, entry, later, helper):
+                    stepped = True
+                continue
+            self._set(ctx, entry, str(fixed))
+            ctx.report(self.code, entry.call.func.attr, f"`compile` gets `steps_per_execution={fixed}`: "
+                       f"{fixed} batches per replica in each device execution", fixed=True)
+            self._check_fits(ctx, later, fixed)
         self._report_loaded(ctx, calls)
         # Under auto, callbacks of models that all run one batch per execution run as they did.
         if auto and stepped or not auto and (fixed or 1) > 1:
@@ -840,6 +1141,11 @@ class StepsPerExecution(Rule):
         option = ctx.config.steps_per_execution
         if option is None:  # gradient accumulation alone asked for: nothing to choose between
             return
+        if throughput.is_auto(ctx.config):
+            choice = self._choose(ctx, entry, later, helper_name(ctx))
+            if choice is not None and choice.value == code_of(ctx, given):
+                self._report_unchecked(ctx, choice)  # the value `auto` gives: a port of a port says nothing new
+                return
         own = static_int(ctx, given)
         self._check_fits(ctx, later, own)
         if own is not None and str(own) == str(option):
@@ -864,79 +1170,192 @@ class StepsPerExecution(Rule):
 
     def _auto(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]) -> bool:
         """One value for every ``fit``/``evaluate``/``predict`` of the compiled model: the batches
-        of each call per replica, or their greatest common divisor. A compiled model is never
-        compiled again: that would give the next ``fit`` a fresh optimizer. True when a value is
-        given."""
+        of each call per replica (the step count it is given, else its data's), or their greatest
+        common divisor. A compiled model is never compiled again: that would give the next ``fit``
+        a fresh optimizer. True when a value is given."""
+        choice = self._choose(ctx, compile_entry, later, helper)
+        if choice is None:
+            return False
+        if choice.value is None:
+            unknown = choice.unknown
+            why = unknown.why or (f"the number of batches of {unknown.what} is not known where the model is "
+                                  "compiled (dataset input, or data made or changed after it)")
+            advice = ("; pass `steps_per_execution=K`, a divisor of the batches per epoch of one replica of every "
+                      "call" + (" and of its validation" if unknown.what.startswith("`fit`") else "")
+                      ) if unknown.other_value else ""
+            ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: {why}{advice}",
+                       fixed=False)
+            return False
+        value, parts = choice.value, choice.parts
+        if "math.gcd(" in value:
+            ctx.add_import("math", code=self.code)
+        self._set(ctx, compile_entry, value)
+        if len(parts) == 1:
+            what = (f"{parts[0].shown} of {parts[0].what}, all in one device execution" if parts[0].shown else
+                    "a whole epoch of one replica per device execution")
+        else:
+            what = ("the greatest common divisor of the batches per replica that Keras runs (" + ", ".join(
+                f"{part.what}: {part.shown or part.value}" for part in parts) + "), so that each call runs whole "
+                "executions without compiling the model again")
+        ctx.report(self.code, compile_entry.call.func.attr, f"`compile` gets `steps_per_execution={value}`: {what}",
+                   fixed=True)
+        self._report_unchecked(ctx, choice)
+        return True
+
+    def _report_unchecked(self, ctx, choice: "_Choice") -> None:
+        for node, reader, count in choice.unchecked:
+            ctx.report(self.code, node, f"the batches per epoch of `{code_of(ctx, node)}` (per replica) are not known "
+                       f"to the porter, and {reader} runs them in executions of `steps_per_execution={choice.value}` "
+                       "(chosen by `--steps-per-execution auto` from the calls it can count): unless they are a "
+                       f"multiple of it, or fewer, Keras on the IPU raises an error; pass `{count}`, a multiple of it "
+                       "(on a repeated dataset), or port with `--steps-per-execution K`, a K that divides them",
+                       fixed=False)
+
+    def _choose(self, ctx, compile_entry: TrainingCall, later: List[TrainingCall], helper: Optional[str]
+                ) -> Optional["_Choice"]:
+        """What ``auto`` gives the model compiled at ``compile_entry``, run by the calls ``later``
+        (None: it runs none)."""
         runs = [entry for entry in later if entry.method != "compile"]
         if not runs:
-            return False
-        values: List[str] = []
-        counted: List[str] = []  # what each value counts, for the report
+            return None
+        parts: List[_Part] = []
+        unchecked: List[Tuple[cst.CSTNode, str, str]] = []  # inputs of unknown size: (where, reader, count)
         pad = pad_helper_names(ctx)[0]
         for entry in runs:
             # Inputs padded by an earlier port (IPU107) were arrays whose batches the first port
             # could not count, or the model would have its value: they are not counted now either.
             padded = is_helper_call(entry.data, pad)
-            if entry is not runs[0] and not (entry.has_arrays or padded or self._finite_dataset(ctx, entry)):
+            counted = _given_count(entry, _STEP_COUNTS[entry.method]) is not None
+            if entry is not runs[0] and not (entry.has_arrays or padded or counted or self._finite_dataset(ctx, entry)):
+                if not padded and entry.data is not None:
+                    unchecked.append((entry.data, f"`{entry.method}`", _STEP_COUNTS[entry.method]))
                 continue
-            found = self._batches_run(ctx, compile_entry, entry, helper)
-            if any(value is None for _, value in found):
-                ctx.report(self.code, compile_entry.call.func.attr, f"`steps_per_execution` auto: the number of "
-                           f"batches of `{entry.method}` is not known where the model is compiled (dataset input, "
-                           "or data made or changed after it); pass `steps_per_execution=K`, a divisor of the batches per epoch "
-                           "of one replica of every call" + (" and of its validation" if entry.method == "fit" else ""),
-                           fixed=False)
-                return False
-            values.extend(value for _, value in found if value not in values)
-            counted.extend(f"{part}: {value}" for part, value in found)
-        self._set(ctx, compile_entry, self._common(ctx, values))
-        what = ("a whole epoch of one replica per device execution" if len(counted) == 1 else
-                "the greatest common divisor of the batches per replica that Keras runs (" + ", ".join(counted) +
-                "), so that each call runs whole executions without compiling the model again")
-        ctx.report(self.code, compile_entry.call.func.attr,
-                   f"`compile` gets `steps_per_execution={self._common(ctx, values, report=True)}`: {what}",
-                   fixed=True)
-        return True
+            found = self._batches_run(ctx, compile_entry, entry, helper, unchecked)
+            unknown = next((part for part in found if part.value is None), None)
+            if unknown is not None:
+                return _Choice(None, parts, unchecked, unknown)
+            parts.extend(found)
+        values: List[str] = []
+        for part in parts:
+            if part.value not in values:
+                values.append(part.value)
+        return _Choice(self._common(values), parts, unchecked)
 
-    def _batches_run(self, ctx, compile_entry, entry, helper) -> List[Tuple[str, Optional[str]]]:
-        """(what, its batches per replica) for each part of one call: its inputs, and for ``fit``
-        its validation, which runs in executions of the same size. ``validation_split`` cuts the
-        inputs in two before Keras counts either (None: not known where the model is compiled)."""
-        validating = validation_entry(ctx, entry)  # batched by `validation_batch_size` when given
+    def _batches_run(self, ctx, compile_entry, entry, helper, unchecked: List[Tuple[cst.CSTNode, str, str]]
+                     ) -> List["_Part"]:
+        """The parts of one call with their batches per replica: its inputs (or the step count it
+        is given), and for ``fit`` its validation, which runs in executions of the same size.
+        ``validation_split`` cuts the inputs in two before Keras counts either. Validation data in a
+        variable the port cannot follow is added to ``unchecked``."""
+        method = f"`{entry.method}`"
         split = _split_fraction(entry)
-        if split is not None:
-            data = _unwrapped(entry.data, helper)
-            return [(f"`{entry.method}` training", self._arrays_value(ctx, compile_entry, entry, data,
-                                                                      ("training", split))),
-                    (f"`{entry.method}` validation", self._arrays_value(ctx, compile_entry, validating, data,
-                                                                        ("validation", split)))]
-        found = [(f"`{entry.method}`", self._auto_value(ctx, compile_entry, entry, helper))] + [
-            (f"`{entry.method}` validation", self._arrays_value(
-                ctx, compile_entry, validating, _unwrapped(validation.elements[0].value, helper)))
-            for validation in entry.validation]
-        held = keyword(entry.call, "validation_data") if entry.method == "fit" else None
-        if held is not None and is_dataset(ctx, held.value):  # its batches as `len()` counts them, if it can
-            validated = dataclasses.replace(entry, data=held.value, arrays=[], dataset_input=True)
-            found.append(("`fit` validation", self._auto_value(ctx, compile_entry, validated, helper)))
+        data = _unwrapped(entry.data, helper)
+        steps = _STEP_COUNTS[entry.method]
+        if _given_count(entry, steps) is not None:
+            found = [self._count_part(ctx, compile_entry, entry, steps, method, entry.data)]
+        elif split is not None:
+            found = [_Part(f"{method} training", self._arrays_value(ctx, compile_entry, entry, data,
+                                                                    ("training", split)))]
+        else:
+            found = [_Part(method, self._auto_value(ctx, compile_entry, entry, helper))]
+        if entry.method != "fit":
+            return found
+        validating = validation_entry(ctx, entry)  # batched by `validation_batch_size` when given
+        validation = keyword(entry.call, "validation_data")
+        if _given_count(entry, "validation_steps") is not None and (validation is not None or split is not None):
+            found.append(self._count_part(ctx, compile_entry, entry, "validation_steps", f"{method} validation",
+                                          validation.value if validation is not None else entry.data))
+        elif split is not None:
+            found.append(_Part(f"{method} validation", self._arrays_value(ctx, compile_entry, validating, data,
+                                                                          ("validation", split))))
+        elif entry.validation:
+            found.extend(_Part(f"{method} validation", self._arrays_value(
+                ctx, compile_entry, validating, _unwrapped(arrays.elements[0].value, helper)))
+                for arrays in entry.validation)
+        elif validation is not None and is_dataset(ctx, validation.value):  # its batches as `len()` counts them
+            found.append(_Part(f"{method} validation", self._dataset_value(
+                ctx, compile_entry, entry, validation.value) if _finite_dataset_in(
+                    ctx, validation.value, entry.owner) else None))
+        elif validation is not None and isinstance(validation.value, cst.Name) and entry.held_validation is None:
+            # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
+            unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
         return found
 
-    def _common(self, ctx, values: List[str], report: bool = False) -> str:
+    def _count_part(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, name: str, what: str,
+                    data: cst.BaseExpression) -> "_Part":
+        """The part of ``entry`` whose batches its ``name=N`` gives (``steps_per_epoch``, ``steps``,
+        ``validation_steps``): N batches in all, N // replicas on each replica, and Keras checks
+        both against ``steps_per_execution``, so the value divides both. Known statically, or as the
+        count's own code when it can be computed where the model is compiled, to the value the call
+        gets; the count as earlier rules leave it (IPU105/IPU107 floor a rounded-up count)."""
+        given = _given_count(entry, name)
+        count = ctx.requested(given.value)
+        shown = f"`{name}={code_of(ctx, count)}`"  # as the port writes it
+        subject = f"{shown} of {what}"
+        written = _value_read(ctx, count, entry.owner) if count is given.value else count
+        if rounded_up(ctx, written) is not None and not _repeated(ctx, data, entry.owner):
+            return _Part(what, None, why=f"{subject} rounds up to count a last partial batch, which the IPU port "
+                         "drops from inputs that are not repeated: count the whole batches")
+        statics = _static_counts(ctx, written, entry.owner)
+        if statics is not None:
+            return self._static_count_part(ctx, what, shown, statics, count)
+        if throughput.config_accumulation(ctx.config) > 1:
+            return _Part(what, None, why=f"{subject} is known at run time only, and with gradient accumulation the "
+                         f"value must be a multiple of {throughput.config_accumulation(ctx.config)} that divides it")
+        why = _uncomputable(ctx, count, entry, compile_entry)
+        if why is not None:
+            return _Part(what, None, why=f"{subject} {why}")
+        code = code_of(ctx, count)
+        replicas = throughput.config_replicas(ctx.config)
+        if replicas > 1:  # Keras checks the count, and each replica's share of it
+            code = f"math.gcd({floor_operand(ctx, count)} // {replicas}, {code})"
+        return _Part(what, code, shown=shown + (f" on {replicas} replicas" if replicas > 1 else ""))
+
+    @staticmethod
+    def _static_count_part(ctx, what: str, shown: str, counts: List[int], written: cst.BaseExpression) -> "_Part":
+        """The part of a call given ``counts`` batches (one per way the call is reached): the
+        greatest value that divides each count and each replica's share of it, a multiple of the
+        accumulated batches."""
+        replicas = throughput.config_replicas(ctx.config)
+        accumulation = throughput.config_accumulation(ctx.config)
+        if not (len(counts) == 1 and isinstance(written, cst.Integer)):
+            shown += f" ({', '.join(str(count) for count in counts)})"
+        on_replicas = f" on {replicas} replicas" if replicas > 1 else ""
+        shares = [count // replicas for count in counts]
+        value = functools.reduce(math.gcd, counts + shares)
+        if min(shares) < 1 or value % accumulation:
+            batches = f"{'/'.join(map(str, shares))} batch{'es' if max(shares) != 1 else ''}"
+            return _Part(what, None, other_value=False, why=(
+                f"{shown} of {what}{on_replicas} gives {batches} per replica, fewer than one each" if min(shares) < 1
+                else f"{shown} of {what}{on_replicas} gives {batches} per replica, which no multiple of the "
+                f"{accumulation} batches accumulated for one weight update divides") +
+                f": give it a multiple of {replicas * accumulation}")
+        if replicas > 1:
+            shown += f"{on_replicas} ({', '.join(map(str, shares))} each" + (
+                f", {value} divides both)" if value != math.gcd(*shares) else ")")
+        return _Part(what, str(value), shown=shown)
+
+    def _dataset_value(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, data: cst.BaseExpression
+                       ) -> Optional[str]:
+        """The batches per replica of the finite dataset ``data`` that ``entry`` reads, ``len(data)``
+        where the model is compiled."""
+        if (entry.owner is not compile_entry.owner or not _bound_before(ctx, data.value, compile_entry)
+                or not _unchanged_after_compile(ctx, data, compile_entry)):
+            return None
+        replicas = throughput.config_replicas(ctx.config)
+        return f"len({code_of(ctx, data)})" + (f" // {replicas}" if replicas > 1 else "")
+
+    @staticmethod
+    def _common(values: List[str]) -> str:
         """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
         numbers = [int(value) for value in values if value.isdigit()]
         if numbers:  # the known values as one: `math.gcd(12, len(x_test) // 32)`
             values = [str(functools.reduce(math.gcd, numbers))] + [value for value in values if not value.isdigit()]
-        if len(values) == 1:
-            return values[0]
-        if not report:
-            ctx.add_import("math", code=self.code)
         return functools.reduce(lambda left, right: f"math.gcd({left}, {right})", values)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
         if self._finite_dataset(ctx, entry):
-            if (entry.owner is not compile_entry.owner or not _bound_before(ctx, entry.data.value, compile_entry)
-                    or not _unchanged_after_compile(ctx, entry.data, compile_entry)):
-                return None
-            return self._expression(ctx, entry, entry.data)
+            return self._dataset_value(ctx, compile_entry, entry, entry.data)
         if not entry.has_arrays:
             return None
         return self._arrays_value(ctx, compile_entry, entry, _unwrapped(entry.data, helper))
@@ -987,25 +1406,10 @@ class StepsPerExecution(Rule):
 
     @staticmethod
     def _finite_dataset(ctx, entry: TrainingCall) -> bool:
-        """A batched ``tf.data`` dataset of this function whose length ``len()`` knows at run time:
-        no ``repeat``, ``filter``... in the chains assigned to it. Its batches are split between the
-        replicas; without accumulation a whole epoch per execution always divides them."""
-        data = entry.data
-        if (not entry.dataset_input or not isinstance(data, cst.Name) or not is_dataset(ctx, data)
-                or throughput.config_accumulation(ctx.config) > 1):
-            return False
-        batched = False
-        for assign in ctx.nodes(cst.Assign):
-            if (ctx.enclosing_function(assign) or ctx.module) is not entry.owner or not any(
-                    isinstance(target.target, cst.Name) and target.target.value == data.value
-                    for target in assign.targets):
-                continue
-            for node in walk(assign.value):
-                if isinstance(node, cst.Attribute) and node.attr.value in _UNKNOWN_LENGTH:
-                    return False
-                if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
-                    batched = True
-        return batched
+        """The input of ``entry`` is a batched ``tf.data`` dataset of its function whose length
+        ``len()`` knows at run time. Its batches are split between the replicas; without
+        accumulation a whole epoch per execution always divides them."""
+        return entry.dataset_input and _finite_dataset_in(ctx, entry.data, entry.owner)
 
     def _expression(self, ctx, entry: TrainingCall, data: cst.BaseExpression,
                     part: Optional[Tuple[str, cst.BaseExpression]] = None) -> str:
