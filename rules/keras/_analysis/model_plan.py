@@ -475,7 +475,6 @@ class _Analysis:
         self._variables_key: Tuple[int, int, int] = (-1, -1, -1)
         self._grouped: Dict[type, Dict[int, List[cst.CSTNode]]] = {}
         self._compiled: Optional[Dict[int, Set[str]]] = None
-        self._keras_runs: Optional[Dict[int, Set[str]]] = None
         self._handovers: Optional[Dict[str, List[cst.Call]]] = None
         self._host: Optional[Set[str]] = None  # layers only the tf.data pipeline runs
         self._names: Optional[Dict[str, int]] = None
@@ -1215,10 +1214,9 @@ class _Analysis:
         if not isinstance(assign.value, cst.Call):
             return False
         owner = self.ctx.enclosing_function(assign)
-        # Also what a custom training step trains: a model built by code the file cannot see.
-        trained = (self._compiled_names().get(id(owner), set()) | self._keras_run_names().get(id(owner), set())
-                   | self._passed_to_trainers(owner)
-                   | trained_names(self.ctx))
+        # What the function compiles, trains with Keras' arguments or hands to a trainer, and what a
+        # custom training step trains: a model built by code the file cannot see.
+        trained = self._trained_names(owner) | trained_names(self.ctx)
         return any(name in trained for target in assign.targets for name in bound_names(target.target))
 
     def _compiled_names(self) -> Dict[int, Set[str]]:
@@ -1230,18 +1228,6 @@ class _Analysis:
                     owner = self.ctx.enclosing_function(call)
                     self._compiled.setdefault(id(owner), set()).add(call.func.value.value)
         return self._compiled
-
-    def _keras_run_names(self) -> Dict[int, Set[str]]:
-        """Per function (id, None for the module), the names trained or run with an argument only
-        Keras takes (``model.fit(x, y, epochs=2)``): a model, compiled where the file cannot see."""
-        if self._keras_runs is None:
-            self._keras_runs = {}
-            for call in self.ctx.nodes(cst.Call):
-                if (is_keras_run(call) and isinstance(call.func.value, cst.Name)
-                        and self.ctx.qualified_name(call.func.value) is None):
-                    owner = self.ctx.enclosing_function(call)
-                    self._keras_runs.setdefault(id(owner), set()).add(call.func.value.value)
-        return self._keras_runs
 
     def _compiles(self, call: cst.Call) -> bool:
         """``name.compile(...)`` with arguments, on a name no import binds: a model compiled
