@@ -81,13 +81,11 @@ def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Option
 def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str, Project]:
     """What each of the ``.py`` files ported together (a folder) learns from the others
     (``porter.project``); the files not listed learn nothing."""
+    imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
-    factories = _strategy_factories(sources, configs)
+    factories = _strategy_factories(sources, configs, set().union(*imports.values()))
     found = {}
-    for path, source in sources.items():
-        if not path.endswith(".py"):
-            continue
-        imported = imported_modules(source.text)
+    for path, imported in imports.items():
         project = Project(bool(imported & keras),
                           frozenset(name for name in factories if name.partition(".")[0] in imported))
         if project != ALONE:
@@ -110,18 +108,19 @@ def _keras_modules(sources: Dict[str, Source]) -> Set[str]:
     return found
 
 
-def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config]) -> Set[str]:
+def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
-    strategy it makes, which the port of that file replaces by an IPU strategy. Only files that
-    make a strategy are parsed (libcst and the rules are imported then)."""
+    strategy it makes, which the port of that file replaces by an IPU strategy. Only modules that
+    some file imports and that make a strategy are parsed (libcst and the rules are imported
+    then): a file ported alone costs nothing more."""
     found: Set[str] = set()
     for path, source in sources.items():
+        module = _module_name(path)
         makes_strategy = "Strategy" in source.text or "get_strategy" in source.text
-        if not (path.endswith(".py") and makes_strategy and uses_framework(source.text)):
+        if not (path.endswith(".py") and module in imported and makes_strategy and uses_framework(source.text)):
             continue
         from porter.rules.keras.strategy_scope import strategy_factories
 
-        module = _module_name(path)
         found.update(f"{module}.{name}" for name in strategy_factories(source.text, configs[path]))
     return found
 
