@@ -15,7 +15,8 @@
         print(outcome.error)
 
 Many files: ``port_all`` ports ``(path, text, config)`` jobs, in a process pool when there are
-enough of them to pay for it. A ported copy of a tree (``ipu-port --out-dir``): ``out_tree`` says
+enough of them to pay for it; the files of one project add what they learn from each other
+(``projects``: ``(path, text, config, project)``). A ported copy of a tree (``ipu-port --out-dir``): ``out_tree`` says
 where each file goes, ``save(..., copy_from=path)`` writes each port there, and ``copy_tree`` copies
 the rest. ``.ipynb`` paths are ported as notebooks.
 
@@ -27,19 +28,20 @@ uses a framework, so a program that ports no ML code does not pay for them.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from porter.config import Config
-from porter.detect import uses_framework
+from porter.detect import imported_modules, uses_framework
 from porter.files import FileError, Source, encode, read, walk_all, write_atomic
 from porter.outcome import FileOutcome
+from porter.project import ALONE, Project
 
 __all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "needs_port", "out_tree", "port_all",
-           "port_file", "port_text", "save"]
+           "port_file", "port_text", "projects", "save"]
 
-# One file to port: (path, text, config), and optionally whether it imports Keras code of its
-# project (``port_text``'s ``keras_import``).
-Job = Union[Tuple[str, str, Config], Tuple[str, str, Config, bool]]
+# One file to port: (path, text, config), and optionally what the files of its project ported with
+# it tell about it (``port_text``'s ``project``).
+Job = Union[Tuple[str, str, Config], Tuple[str, str, Config, Project]]
 # A process pool pays for itself from about this many files to parse (start-up and imports).
 MIN_FILES_FOR_POOL = 8
 
@@ -49,19 +51,21 @@ def needs_port(path: str, text: str) -> bool:
     return path.endswith(".ipynb") or uses_framework(text)
 
 
-def port_text(path: str, text: str, config: Config = Config(), keras_import: bool = False) -> FileOutcome:
+def port_text(path: str, text: str, config: Config = Config(), project: Project = ALONE) -> FileOutcome:
     """The port of ``text``; ``path`` names it in the findings and says whether it is a notebook.
-    ``keras_import``: the file imports a module of its project that is Keras code (``from models
-    import build_model``), so it is Keras code even without a framework import of its own."""
+    ``project``: what the files of its project ported with it tell about it (``porter.project``;
+    ``Project(keras_import=True)`` when it imports a module of its project that is Keras code,
+    ``from models import build_model``: it is Keras code even without a framework import of its
+    own)."""
     if path.endswith(".ipynb"):
         from porter.notebook import port_notebook
 
         return port_notebook(path, text, config)
-    if not (uses_framework(text) or keras_import):
+    if not (uses_framework(text) or project.keras_import):
         return FileOutcome(path, text, text)
     from porter.engine import port
 
-    result = port(text, config, keras_import=keras_import)
+    result = port(text, config, project=project)
     return FileOutcome(path, text, result.source, result.findings, result.error)
 
 
@@ -74,9 +78,60 @@ def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Option
     return port_text(path, source.text, config), source
 
 
+def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str, Project]:
+    """What each of the ``.py`` files ported together (a folder) learns from the others
+    (``porter.project``); the files not listed learn nothing."""
+    imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
+    keras = _keras_modules(sources)
+    factories = _strategy_factories(sources, configs, set().union(*imports.values()))
+    found = {}
+    for path, imported in imports.items():
+        project = Project(bool(imported & keras),
+                          frozenset(name for name in factories if name.partition(".")[0] in imported))
+        if project != ALONE:
+            found[path] = project
+    return found
+
+
+def _keras_modules(sources: Dict[str, Source]) -> Set[str]:
+    """The modules, among the files ported together, that are Keras code (``models`` for
+    ``models.py``), and the packages that hold them: a file that imports one (``from models
+    import build_model``) and no framework trains its model all the same, and is ported as Keras
+    code."""
+    found = set()
+    for path, source in sources.items():
+        if path.endswith(".py") and "keras" in source.text and uses_framework(source.text):
+            found.add(_module_name(path))
+            folder = os.path.dirname(os.path.abspath(path))
+            if os.path.exists(os.path.join(folder, "__init__.py")):  # its package: ``from proj import build``
+                found.add(os.path.basename(folder))
+    return found
+
+
+def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
+    """``module.function`` for each function of the ``.py`` files that returns the distribution
+    strategy it makes, which the port of that file replaces by an IPU strategy. Only modules that
+    some file imports and that make a strategy are parsed (libcst and the rules are imported
+    then): a file ported alone costs nothing more."""
+    found: Set[str] = set()
+    for path, source in sources.items():
+        module = _module_name(path)
+        makes_strategy = "Strategy" in source.text or "get_strategy" in source.text
+        if not (path.endswith(".py") and module in imported and makes_strategy and uses_framework(source.text)):
+            continue
+        from porter.rules.keras.strategy_scope import strategy_factories
+
+        found.update(f"{module}.{name}" for name in strategy_factories(source.text, configs[path]))
+    return found
+
+
+def _module_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
 def _port_job(job: Job) -> FileOutcome:
-    path, text, config, *keras_import = job
-    return port_text(path, text, config, any(keras_import))
+    path, text, config, *project = job
+    return port_text(path, text, config, *project)
 
 
 def port_all(jobs: Sequence[Job], workers: int = 1,

@@ -11,16 +11,17 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence
 
 import click
 
 from porter import __version__
-from porter.api import Job, OutDirError, OutTree, copy_tree, needs_port, out_tree, port_all, port_text, save
+from porter.api import (Job, OutDirError, OutTree, copy_tree, needs_port, out_tree, port_all, port_text, projects,
+                        save)
 from porter.config import Config, ConfigError, Projects
-from porter.detect import imported_modules, uses_framework
 from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
 from porter.outcome import FileOutcome
+from porter.project import ALONE
 from porter.report import finding_line, summary_lines, to_json, unified_diff
 
 EXIT_OK, EXIT_PORTING_NEEDED, EXIT_ERROR = 0, 1, 2
@@ -316,11 +317,11 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
             sources[path] = read(path)
         except FileError as error:
             outcomes[path] = FileOutcome(path, error=str(error))
-    keras_modules = _keras_modules(sources)
+    told = projects(sources, configs)
     for path, source in sources.items():
-        keras_import = path.endswith(".py") and bool(imported_modules(source.text) & keras_modules)
-        if needs_port(path, source.text) or keras_import:
-            jobs.append((path, source.text, configs[path], keras_import))
+        project = told.get(path, ALONE)
+        if needs_port(path, source.text) or project.keras_import:
+            jobs.append((path, source.text, configs[path], project))
         else:
             outcomes[path] = FileOutcome(path, source.text, source.text)
     if jobs:
@@ -357,21 +358,6 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
     if run.show_diff or run.check:
         return EXIT_PORTING_NEEDED if any(_needs_porting(o, run.check, run.strict) for o in ordered) else EXIT_OK
     return EXIT_OK
-
-
-def _keras_modules(sources: Dict[str, Source]) -> Set[str]:
-    """The modules, among the files ported together, that are Keras code (``models`` for
-    ``models.py``), and the packages that hold them: a file that imports one (``from models
-    import build_model``) and no framework trains its model all the same, and is ported as Keras
-    code."""
-    found = set()
-    for path, source in sources.items():
-        if path.endswith(".py") and "keras" in source.text and uses_framework(source.text):
-            found.add(os.path.splitext(os.path.basename(path))[0])
-            folder = os.path.dirname(os.path.abspath(path))
-            if os.path.exists(os.path.join(folder, "__init__.py")):  # its package: ``from proj import build``
-                found.add(os.path.basename(folder))
-    return found
 
 
 def _check_codes(configs) -> None:

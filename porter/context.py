@@ -23,6 +23,7 @@ import libcst as cst
 from porter.config import Config
 from porter.keras_exports import KERAS_EXPORTS
 from porter.markers import SHELL_LINE
+from porter.project import ALONE, Project
 from porter.rule import KERAS, SEVERITIES, TF1, TORCH, Finding
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
@@ -303,9 +304,10 @@ def _without_edges(body: Sequence[cst.BaseStatement], low: int, high: int,
 class FileContext:
     """What rules know about one file, and what they ask to change in it."""
 
-    def __init__(self, module: cst.Module, config: Config, keras_import: bool = False) -> None:
-        """``keras_import``: the module imports Keras code of its project (a model builder), so it
-        is Keras code whatever it imports itself."""
+    def __init__(self, module: cst.Module, config: Config, project: Project = ALONE) -> None:
+        """``project``: what the files of its project ported with the module tell about it
+        (``porter.project``): Keras code it imports (a model builder) makes it Keras code whatever
+        it imports itself."""
         self.module = module
         self.config = config
         self._parents: Dict[int, cst.CSTNode] = {}
@@ -323,7 +325,8 @@ class FileContext:
         self._unshadowed: Dict[str, str] = self._unshadowed_imports()
         self.imported_names |= self._unshadowed.keys()
         frameworks = self._detect_frameworks()
-        self.frameworks = frameworks if frameworks or not keras_import else frozenset({KERAS})
+        self.frameworks = frameworks if frameworks or not project.keras_import else frozenset({KERAS})
+        self.project = project
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
@@ -481,6 +484,36 @@ class FileContext:
                 scope.imports.setdefault(local, full)
         self._scopes[id(owner)] = scope
         return scope
+
+    def project_function(self, func: cst.BaseExpression) -> Optional[str]:
+        """``utils.get_strategy``: the module (by its last name) and the function that ``func``
+        names through an import of the file, relative ones included (``get_strategy`` of ``from
+        .utils import get_strategy``, ``U.get_strategy`` of ``from . import utils as U`` or of
+        ``import pkg.utils as U``), to match against the functions of the files ported with it
+        (``self.project``). None for any other expression."""
+        full = self.qualified_name(func)
+        if full is None:
+            dotted = dotted_name(func)
+            head, _, rest = (dotted or "").partition(".")
+            target = self._relative_imports().get(head) if self._bindings[head] == 0 else None
+            full = f"{target}.{rest}" if target and rest else target
+        parts = full.split(".") if full else []
+        return ".".join(parts[-2:]) if len(parts) >= 2 else None
+
+    def _relative_imports(self) -> Dict[str, str]:
+        """What each name a relative import binds stands for, dots dropped: ``get_strategy`` ->
+        ``utils.get_strategy`` for ``from .utils import get_strategy``, ``U`` -> ``utils`` for
+        ``from . import utils as U``."""
+        found = {}
+        for node in self.nodes(cst.ImportFrom):
+            if not node.relative or isinstance(node.names, cst.ImportStar):
+                continue
+            base = dotted_name(node.module) if node.module is not None else ""
+            for alias in node.names:
+                name = dotted_name(alias.name)
+                if base is not None and name is not None:
+                    found[bound_name(alias)] = f"{base}.{name}" if base else name
+        return found
 
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
         """The full name an expression refers to through the imports, e.g. ``layers.LSTM`` ->

@@ -20,6 +20,7 @@ from porter.rule import Finding, Rule, all_rules, is_selected
 from porter.markers import CELL_MARKER, UNPARSABLE, UNUSED_SUPPRESSION as UNUSED
 from porter.parsing import ParseError, compiler_rejects, parse, python_rejects
 from porter.positions import render, render_counting_lines
+from porter.project import ALONE, Project
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 
@@ -51,8 +52,8 @@ class _PortError(Exception):
 
 
 def _run_rules(module: cst.Module, config: Config, source: str, cells: bool = False,
-               keras_import: bool = False) -> FileContext:
-    ctx = FileContext(module, config, keras_import)
+               project: Project = ALONE) -> FileContext:
+    ctx = FileContext(module, config, project)
     if cells:
         ctx.barriers = {id(statement) for statement in module.body if is_cell_marker(statement)}
     suppressions = []
@@ -88,22 +89,23 @@ def is_cell_marker(statement: cst.BaseStatement) -> bool:
             and isinstance(small.value.func, cst.Name) and small.value.func.value == CELL_MARKER)
 
 
-def port(source: str, config: Config = Config(), cells: bool = False, keras_import: bool = False) -> PortResult:
+def port(source: str, config: Config = Config(), cells: bool = False, project: Project = ALONE) -> PortResult:
     """Port one module. With ``cells``, the source is a notebook's code cells joined by
     ``__ipu_port_cell__(N)`` lines (see porter.notebook): they are kept, and no block spans them.
-    With ``keras_import``, the module imports Keras code of its project (its model builder): it is
-    Keras code even when it imports no framework itself."""
-    if not (uses_framework(source) or keras_import):
+    ``project``: what the files of its project ported with it tell about it (``porter.project``):
+    a module that imports Keras code of its project is Keras code even when it imports no
+    framework itself."""
+    if not (uses_framework(source) or project.keras_import):
         return PortResult(source)
     try:
-        ctx = _run_rules(_parse(source), config, source, cells, keras_import)
+        ctx = _run_rules(_parse(source), config, source, cells, project)
         final, new_source = ctx, source
         if ctx.dirty:
             new_module, new_source, statement_lines = _render_edits(ctx)
             findings = tuple(ctx.findings(statement_lines))
             # the original index goes before the verification builds the new one
             ctx = final = None
-            final = _verify(source, new_module, new_source, config, cells, keras_import)
+            final = _verify(source, new_module, new_source, config, cells, project)
         else:
             findings = tuple(ctx.findings())
         if config.annotate:
@@ -163,7 +165,7 @@ def _annotate(ctx: FileContext, source: str) -> str:
 
 
 def _verify(source: str, new_module: cst.Module, new_source: str, config: Config, cells: bool = False,
-            keras_import: bool = False) -> FileContext:
+            project: Project = ALONE) -> FileContext:
     """The port must compile, and porting it again must change nothing.
 
     Python's compiler checks that the new source parses and compiles, at a fraction of the cost
@@ -182,9 +184,9 @@ def _verify(source: str, new_module: cst.Module, new_source: str, config: Config
     try:
         if parser_rejects:
             new_module = _parse(new_source)
-        again = _run_rules(new_module, config, new_source, cells, keras_import)
+        again = _run_rules(new_module, config, new_source, cells, project)
         if again.shared_nodes:
-            again = _run_rules(_parse(new_source), config, new_source, cells, keras_import)
+            again = _run_rules(_parse(new_source), config, new_source, cells, project)
     except _PortError as error:
         raise _PortError(f"internal error: the ported code does not check out ({error})")
     if again.dirty:

@@ -63,6 +63,51 @@ def rows(path):
 '''
 
 
+# A project whose strategy comes from a function of another of its modules.
+STRATEGY_MODULE = '''\
+import tensorflow as tf
+
+
+def pick_strategy():
+    """Mirrored over every GPU there is, else the default strategy."""
+    gpus = tf.config.list_logical_devices("GPU")
+    if len(gpus) > 1:
+        return tf.distribute.MirroredStrategy()
+    return tf.distribute.get_strategy()
+'''
+
+STRATEGY_SCRIPT = '''\
+import argparse
+
+import numpy as np
+import tensorflow as tf
+
+from common import pick_strategy
+
+
+def make_regressor(width):
+    return tf.keras.Sequential([tf.keras.layers.Dense(width, activation="relu"), tf.keras.layers.Dense(1)])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--width", type=int, default=16)
+    args = parser.parse_args()
+    features = np.random.rand(256, 8).astype("float32")
+    targets = features.sum(axis=1, keepdims=True)
+    strategy = pick_strategy()
+    with strategy.scope():
+        model = make_regressor(args.width)
+        model.compile(optimizer="sgd", loss="mse")
+    model.fit(features, targets, batch_size=32, epochs=1)
+    print("mse", model.evaluate(features, targets, batch_size=32))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 def write(root: Path, relative: str, text: str, mode: int = None) -> Path:
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)

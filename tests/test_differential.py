@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from emulation import harness
+from repo_util import STRATEGY_MODULE, STRATEGY_SCRIPT, cli, write
 
 pytest.importorskip("tensorflow")
 pytest.importorskip("torch")
@@ -173,3 +174,20 @@ def test_fixture_port_trains_like_the_original(original):
         return
     problems, _, _ = check(original, expected(original), spec)
     assert problems == []
+
+
+def test_a_project_whose_strategy_comes_from_another_module_trains_on_the_ipu(tmp_path):
+    # A project ported as a folder: its script enters the scope of the strategy a function of its
+    # `common` module returns (repo_util). Each side runs with its own `common`, the port's with
+    # the ported one, whose function returns the IPU strategy the script's model code runs in.
+    write(tmp_path / "repo", "common.py", STRATEGY_MODULE)
+    write(tmp_path / "repo", "train.py", STRATEGY_SCRIPT)
+    assert cli(["repo", "--out-dir", "ported"], cwd=tmp_path).exit_code == 0
+    ours = harness.run_script(tmp_path / "repo/train.py", {"modules": {"common": STRATEGY_MODULE}}, emulate=False)
+    ported_module = (tmp_path / "ported/common.py").read_text()
+    theirs = harness.run_script(tmp_path / "ported/train.py", {"modules": {"common": ported_module}}, emulate=True)
+    assert harness.compare(ours, theirs, {}) == []
+    assert len(theirs.losses) == 8
+    # The script's port alone, with the original `common`, would train on the CPU: the check sees it.
+    unported = harness.run_script(tmp_path / "ported/train.py", {"modules": {"common": STRATEGY_MODULE}}, emulate=True)
+    assert "the port created no IPUStrategy" in harness.compare(ours, unported, {})

@@ -8,7 +8,7 @@ import stat
 import subprocess
 
 import pytest
-from repo_util import KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, cli, git, run, write
+from repo_util import KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE, STRATEGY_SCRIPT, cli, git, run, write
 
 from porter import ignore
 from porter.engine import port
@@ -228,3 +228,45 @@ def test_a_script_that_trains_the_model_of_a_keras_module_of_its_project_is_port
     assert (tmp_path / "ported/models.py").read_text() == BUILDER_MODULE  # built in the script's scope
     alone = cli(["repo/train.py", "--check"], cwd=tmp_path)  # alone, nothing says it is Keras code
     assert alone.exit_code == 0
+
+
+PORTED_STRATEGY_MODULE = STRATEGY_MODULE.replace("import tensorflow as tf\n", "import tensorflow as tf\n"
+                                                 "from tensorflow.python import ipu\n").replace(
+    "tf.distribute.MirroredStrategy()", "ipu.ipu_strategy.IPUStrategy()").replace(
+    "tf.distribute.get_strategy()", "ipu.ipu_strategy.IPUStrategy()")
+
+PORTED_STRATEGY_SCRIPT = STRATEGY_SCRIPT.replace(
+    "from common import pick_strategy\n", "from common import pick_strategy\nfrom tensorflow.python import ipu\n").replace(
+    """    strategy = pick_strategy()
+    with strategy.scope():
+        model = make_regressor(args.width)
+        model.compile(optimizer="sgd", loss="mse")
+    model.fit(features, targets, batch_size=32, epochs=1)
+    print("mse", model.evaluate(features, targets, batch_size=32))
+""", """    ipu_config = ipu.config.IPUConfig()
+    ipu_config.auto_select_ipus = 1
+    ipu_config.configure_ipu_system()
+    strategy = pick_strategy()
+    with strategy.scope():
+        model = make_regressor(args.width)
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(features, targets, batch_size=32, epochs=1)
+        print("mse", model.evaluate(features, targets, batch_size=32))
+""")
+
+
+def test_a_strategy_from_a_function_of_another_module_of_the_project_is_the_ipu_strategy(tmp_path):
+    # Ported together, the module's function returns an IPUStrategy: the script configures the
+    # IPU before calling it and runs its model code in that strategy's scope, the one it enters.
+    write(tmp_path / "repo", "common.py", STRATEGY_MODULE)
+    write(tmp_path / "repo", "train.py", STRATEGY_SCRIPT)
+    result = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "ported/common.py").read_text() == PORTED_STRATEGY_MODULE
+    assert (tmp_path / "ported/train.py").read_text() == PORTED_STRATEGY_SCRIPT
+    assert "IPU190" not in result.stdout
+    again = cli(["ported", "--diff"], cwd=tmp_path)
+    assert (again.exit_code, again.stdout) == (0, ""), again.stdout
+    # Alone, the script cannot know what the function returns: a strategy of its own, reported.
+    alone = cli(["repo/train.py"], cwd=tmp_path)
+    assert "repo/train.py:20:5: IPU190 `with strategy.scope():` runs inside the scope of the IPU strategy" in alone.stdout

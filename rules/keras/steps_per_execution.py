@@ -16,7 +16,8 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
-from porter.scopes import assignments, loads, owner, statements_in, values_of
+from porter.scopes import (assignments, loads, local_function, owner, parameter_names, statements_in,
+                           values_of)
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -408,6 +409,22 @@ class StepsPerExecution(Rule):
                 model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=2)
 
             train(build(), batches, 60)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A function of the file the compiled model is handed to runs it, wherever it is defined and
+        # whatever it names it: the batches of its `fit` count, and here they are not known.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def run_epochs(net, features, targets):
+                net.fit(features, targets, batch_size=32, epochs=2)
+
+            x, y = load_pairs()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            run_epochs(model, x, y)
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -1074,6 +1091,7 @@ class StepsPerExecution(Rule):
                 continue
             later = [other for other in calls[index + 1:] if other.model == entry.model]
             later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
+            later += _handed_runs(ctx, entry, calls, later)
             given = keyword(entry.call, "steps_per_execution")
             if given is not None:
                 self._keep_own(ctx, entry, given.value, later)
@@ -1447,6 +1465,7 @@ class StepsPerExecution(Rule):
                 continue
             later = [other for other in calls[index + 1:] if other.model == entry.model]
             later = later[:next((i for i, other in enumerate(later) if other.method == "compile"), len(later))]
+            later += _handed_runs(ctx, entry, calls, later)
             self._check_fits(ctx, later, own)
 
     def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
@@ -1632,6 +1651,36 @@ def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpre
 
 
 RULE = StepsPerExecution()
+
+
+def _handed_runs(ctx, compile_entry: TrainingCall, calls: List[TrainingCall], later: List[TrainingCall]
+                 ) -> List[TrainingCall]:
+    """The runs of the model compiled at ``compile_entry`` in the functions of the file that its
+    function hands it to after compiling it (``train(model, x, y)`` for ``def train(net, x, y):
+    net.fit(...)``, defined anywhere, its parameter named anyhow), beside the runs ``later`` found
+    by name: they run the model ``steps_per_execution`` is chosen for. A function that compiles the
+    model again runs it with its own options, and is left out."""
+    every = ctx.nodes(cst.Call)
+    start = next(index for index, call in enumerate(every) if call is compile_entry.call)
+    found: List[TrainingCall] = []
+    for call in every[start + 1:]:
+        if owner(ctx, call) is not compile_entry.owner or not isinstance(call.func, cst.Name) or any(
+                arg.star for arg in call.args):
+            continue
+        function = local_function(ctx, call.func.value, call)
+        if function is None:
+            continue
+        parameters = parameter_names(function)
+        for position, arg in enumerate(call.args):
+            name = arg.keyword.value if arg.keyword is not None else (
+                parameters[position] if position < len(parameters) else None)
+            if not is_name(arg.value, compile_entry.model) or name is None:
+                continue
+            runs = [entry for entry in calls if entry.owner is function and entry.model == name]
+            if any(entry.method == "compile" for entry in runs):
+                continue
+            found += [entry for entry in runs if not any(entry is other for other in (*later, *found))]
+    return found
 
 
 def _own_compile(ctx, model: str) -> Optional[str]:

@@ -1,26 +1,30 @@
 import builtins
 from textwrap import indent
-from typing import AbstractSet, Optional
+from typing import AbstractSet, FrozenSet, Optional, Set
 
 import libcst as cst
 
-from porter.context import SharedKey, code_of, is_under, walk
+from porter.config import Config
+from porter.context import FileContext, SharedKey, bound_names, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
 from porter.cstutil import (append_args, expr_call, expression, is_name, keyword, keyword_arg, simple_assign,
                             single_small, statement)
-from porter.rule import ERROR, FIX, KERAS, Example, Rule
+from porter.parsing import ParseError, parse
+from porter.rule import ERROR, FIX, KERAS, Example, Rule, is_selected
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
-from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, RUNNING_METHODS, TPU_SETUP,
-                                                    in_model_class, in_region, in_regions, model_plan, setup_anchors,
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
+                                                    TPU_SETUP, in_model_class, in_region, in_regions, model_plan, setup_anchors,
                                                     without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.statements import remove_statement
-from porter.scopes import (assignments, called_returns, fresh_name, local_function, module_definitions, owner,
-                           parameter_names)
+from porter.suppress import MARKER
+from porter.suppress import find as find_suppressions
+from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_function,
+                           module_definitions, owner, parameter_names, returns_of)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -4077,3 +4081,65 @@ def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
 
 
 RULE = StrategyScope()
+
+
+# The functions of a module that return an IPU strategy once the module is ported: the strategy
+# factories (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``) another file of the
+# project calls (``strategy = get_strategy()``), read when the files are ported together
+# (``porter.api.projects``).
+
+
+def strategy_factories(text: str, config: Config) -> Set[str]:
+    """The names of the module's functions whose every ``return`` gives a strategy the port of
+    ``text`` makes an ``IPUStrategy`` (or one that is an ``IPUStrategy`` already): a strategy
+    made in the function, directly, through a local or one of the branches of a conditional.
+    Empty when ``text`` is not Keras code or its strategies are left as they are (this rule not
+    selected, or a suppression comment on them)."""
+    if not is_selected(StrategyScope.code, config.select, config.ignore):
+        return set()
+    try:
+        module = parse(text)
+    except ParseError:
+        return set()
+    ctx = FileContext(module, config)
+    if KERAS not in ctx.frameworks:
+        return set()
+    if MARKER in text:
+        ctx.suppress(find_suppressions(module))
+    ctx.rule_code = StrategyScope.code
+    plan = model_plan(ctx)
+    made = set() if plan.has_ipu_strategy else {  # an existing IPU strategy: the port replaces none
+        id(call) for call in plan.replaced_strategies if ctx.allowed(call)}
+    made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
+    return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
+            and returns_of(function) and all(_gives(function, node.value, made) for node in returns_of(function))}
+
+
+def _gives(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int], followed: FrozenSet[str] = frozenset()
+           ) -> bool:
+    """Whether ``value``, returned by ``function``, is one of the strategies ``made``: one of
+    them, both branches of ``a if c else b``, or a local name (not a parameter: the caller's
+    strategy) every assignment of ``function`` binds to one (``strategy = TPUStrategy(tpu)`` in
+    ``try``, ``strategy = MirroredStrategy()`` in ``except``)."""
+    if isinstance(value, cst.Call):
+        return id(value) in made
+    if isinstance(value, cst.IfExp):
+        return _gives(function, value.body, made, followed) and _gives(function, value.orelse, made, followed)
+    if not isinstance(value, cst.Name) or value.value in followed or value.value in parameter_names(function):
+        return False
+    bound = [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
+             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr))
+             and value.value in _bound_by(node)]
+    return bool(bound) and all(isinstance(node, cst.Assign) and _gives(
+        function, node.value, made, followed | {value.value}) for node in bound)
+
+
+def _bound_by(node: cst.CSTNode) -> Set[str]:
+    """The names an assignment, a ``for`` target, an ``as`` or a ``:=`` binds."""
+    if isinstance(node, cst.Assign):
+        return {name for target in node.targets for name in bound_names(target.target)}
+    if isinstance(node, cst.For):
+        return set(bound_names(node.target))
+    if isinstance(node, cst.AsName):
+        return set(bound_names(node.name))
+    return set(bound_names(node.target))

@@ -461,6 +461,7 @@ class _Analysis:
         # The module's functions and the nested ones of a name of their own, that may be trainers.
         self._trainer_functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
+        self._project_strategy = False  # a strategy from a function of another file of the project
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
         # Every assignment of a strategy to a name of the program, and that name, in source order.
@@ -490,6 +491,9 @@ class _Analysis:
         plan.configured = any(
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
         )
+        # The IPU configured, and the strategy a function of the project gives is an IPU strategy
+        # (``_from_project_factory``): a ported program, as one that makes its ``IPUStrategy``.
+        plan.has_ipu_strategy = plan.has_ipu_strategy or plan.configured and self._project_strategy
         self._find_trainers()
         self._find_builders()
         self._find_returners()
@@ -830,14 +834,33 @@ class _Analysis:
                 if not bindings:
                     self._given_to_class(call)
                 for binding in bindings:
-                    name = binding.targets[0].target.value
-                    self.strategy_vars.add(name)
-                    self._strategy_bindings.append((ctx.statement_of(binding), name))
-                    if plan.strategy_statement is None:
-                        plan.strategy_statement = ctx.statement_of(binding)
-                        plan.strategy_name = name
+                    self._bind_strategy(binding)
+            elif self._from_project_factory(call):
+                self._bind_strategy(ctx.parent(call))
+                self._project_strategy = True
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _bind_strategy(self, binding: cst.Assign) -> None:
+        """``strategy = ...``: ``strategy`` names a strategy of the program (the first one bound
+        is where the port configures the IPU before it)."""
+        plan, name = self.plan_, binding.targets[0].target.value
+        self.strategy_vars.add(name)
+        self._strategy_bindings.append((self.ctx.statement_of(binding), name))
+        if plan.strategy_statement is None:
+            plan.strategy_statement = self.ctx.statement_of(binding)
+            plan.strategy_name = name
+
+    def _from_project_factory(self, call: cst.Call) -> bool:
+        """``strategy = get_strategy()`` for a function of another file of the project, ported
+        with this one, that returns a strategy its port makes an ``IPUStrategy``
+        (``porter.project``): ``strategy`` is the program's strategy, already the IPU's, and
+        model code runs in its scope (a strategy of the port's own would nest in it, and
+        strategy scopes do not nest)."""
+        parent = self.ctx.parent(call)
+        return bool(self.ctx.project.strategy_factories) and isinstance(parent, cst.Assign) and len(
+            parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) and (
+            self.ctx.project_function(call.func) in self.ctx.project.strategy_factories)
 
     def _keep_scoped_lookups(self) -> None:
         """``tf.distribute.get_strategy()`` in a function that runs in its callers' scope (a

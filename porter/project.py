@@ -1,0 +1,27 @@
+"""What the files ported together (a folder) tell about each other.
+
+A file ported alone is read on its own. Ported with the rest of its project, a file may lean on
+what another file of the project is or does: ``from models import build_model`` makes a script
+that imports no framework Keras code, and ``strategy = get_strategy()``, for a function of the
+project's ``utils.py`` that returns a ``MirroredStrategy``, gives the IPU strategy the port of
+``utils.py`` returns instead, so that strategy is the program's, not one to nest in the port's own.
+``porter.api.projects`` finds what each file learns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import FrozenSet
+
+
+@dataclass(frozen=True)
+class Project:
+    # The file imports a module of its project that is Keras code (a model builder): it is Keras
+    # code itself, whatever it imports.
+    keras_import: bool = False
+    # ``utils.get_strategy``: functions of the modules ported with the file (by module and
+    # function name) that return a distribution strategy their port makes an IPU strategy.
+    strategy_factories: FrozenSet[str] = frozenset()
+
+
+ALONE = Project()

@@ -1,0 +1,100 @@
+"""What the files ported together tell about each other (porter.project, porter.api.projects): which functions of a
+module return a strategy its port makes an IPUStrategy, and how another file names them."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from porter.config import Config
+from porter.context import FileContext
+from porter.files import Source
+from porter.api import projects
+from porter.project import ALONE, Project
+from porter.rules.keras.strategy_scope import strategy_factories
+
+TPU_OR_MIRRORED = """\
+import tensorflow as tf
+
+
+def detect_strategy():
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        strategy = tf.distribute.TPUStrategy(resolver)
+    except ValueError:
+        strategy = tf.distribute.MirroredStrategy()
+    return strategy
+
+
+def replicas_or_default(many):
+    return tf.distribute.MirroredStrategy() if many else tf.distribute.get_strategy()
+
+
+def given_or_mirrored(strategy=None):
+    if strategy is None:
+        strategy = tf.distribute.MirroredStrategy()
+    return strategy
+
+
+def maybe_mirrored(many):
+    if many:
+        return tf.distribute.MirroredStrategy()
+    return None
+
+
+def describe(strategy):
+    return strategy.num_replicas_in_sync
+"""
+
+
+def test_functions_that_return_a_strategy_they_make_on_every_path():
+    # A parameter's strategy is the caller's, and None is no strategy: neither function counts.
+    assert strategy_factories(TPU_OR_MIRRORED, Config()) == {"detect_strategy", "replicas_or_default"}
+
+
+def test_no_strategy_function_when_its_strategies_are_left_as_they_are():
+    assert strategy_factories(TPU_OR_MIRRORED, Config(ignore=("IPU103",))) == set()
+    suppressed = TPU_OR_MIRRORED.replace("        strategy = tf.distribute.MirroredStrategy()\n",
+                                         "        strategy = tf.distribute.MirroredStrategy()  # ipu-port: ignore[IPU103]\n", 1)
+    assert strategy_factories(suppressed, Config()) == {"replicas_or_default"}
+    assert strategy_factories("def pick():\n    return 1\n", Config()) == set()
+    assert strategy_factories("import tensorflow as tf\ndef pick(:\n", Config()) == set()
+
+
+def test_an_ipu_strategy_already_made_counts():
+    ported = "from tensorflow.python import ipu\n\n\ndef pick():\n    return ipu.ipu_strategy.IPUStrategy()\n"
+    assert strategy_factories(ported, Config()) == {"pick"}
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("from common import pick", "pick()"),
+    ("from .common import pick", "pick()"),
+    ("from .common import pick as choose", "choose()"),
+    ("from . import common", "common.pick()"),
+    ("from .. import common as C", "C.pick()"),
+    ("from pkg import common", "common.pick()"),
+    ("import pkg.common", "pkg.common.pick()"),
+    ("import common as C", "C.pick()"),
+])
+def test_a_call_names_a_function_of_a_module_of_the_project(imports, call):
+    ctx = FileContext(cst.parse_module(f"{imports}\nstrategy = {call}\n"), Config())
+    assert ctx.project_function(ctx.nodes(cst.Call)[0].func) == "common.pick"
+
+
+def test_a_rebound_name_is_not_the_imported_function():
+    ctx = FileContext(cst.parse_module("from .common import pick\npick = make_picker()\nstrategy = pick()\n"), Config())
+    assert ctx.project_function(ctx.nodes(cst.Call)[1].func) is None
+
+
+def test_each_file_learns_the_strategy_functions_of_the_modules_it_imports():
+    sources = {
+        "proj/common.py": Source(TPU_OR_MIRRORED, "utf-8"),
+        "proj/train.py": Source("import tensorflow as tf\nfrom common import detect_strategy\n", "utf-8"),
+        "proj/other.py": Source("import tensorflow as tf\nimport helpers\n", "utf-8"),
+    }
+    told = projects(sources, {path: Config() for path in sources})
+    assert told == {"proj/train.py": Project(strategy_factories=frozenset(
+        {"common.detect_strategy", "common.replicas_or_default"}))}
+    assert told.get("proj/other.py", ALONE) == ALONE
