@@ -252,11 +252,14 @@ def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
 
 def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True) -> bool:
     """A device string that names a GPU: a literal, a choice of one (``"/gpu:0" if gpus else
-    "/cpu:0"``, the GPU when there is one), or a variable only ever given such values
+    "/cpu:0"``, the GPU when there is one), the name of the GPU TensorFlow found (Colab's
+    ``device_name = tf.test.gpu_device_name()``), or a variable only ever given such values
     (``DEVICE = "/GPU:0"``)."""
     text = string_value(device)
     if text is not None:
         return "gpu" in text.lower()
+    if isinstance(device, cst.Call):
+        return ctx.qualified_name(device.func) == "tensorflow.test.gpu_device_name"
     if isinstance(device, cst.IfExp):
         return _names_gpu(ctx, device.body, follow) or _names_gpu(ctx, device.orelse, follow)
     if isinstance(device, cst.Name) and follow:
