@@ -154,6 +154,22 @@ def test_model_code_a_line_magic_runs_is_reported(tmp_path):
     assert "IPU803" not in cli(["nb.ipynb", "--ignore", "IPU803"], cwd=tmp_path).output
 
 
+def test_a_line_magic_at_the_margin_of_a_ported_notebook_is_still_reported(tmp_path):
+    # The port leaves the notebook as it is, but the magic runs the model out of any scope.
+    cells = [
+        code_cell("import tensorflow as tf\nfrom tensorflow.python import ipu\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+                  "with strategy.scope():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "    model.compile(loss=\"mse\")"),
+        code_cell("with strategy.scope():\n    %time model.fit(x, y, batch_size=64)"),
+        code_cell("%timeit model.predict(x[:100])"),
+    ]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--check"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert [line.split(" `")[0] for line in result.output.splitlines() if "IPU803" in line] == [
+        "nb.ipynb:cell 3:1:1: IPU803"]
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
