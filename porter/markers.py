@@ -18,6 +18,11 @@ SHELL_LINE = "__ipu_port_shell_"
 # model.fit(x, y)``); the engine cannot see what it runs, so it is taken for model code.
 PYTHON_MAGIC = "__ipu_port_magic_"
 
+# ``#__ipu_port_local_cell__``: the comment that stands for the first line of a cell magic whose
+# cell keeps none of the names it binds (``%%timeit`` runs the cell as a function body), so that
+# the port puts nothing there that a later cell reads (the IPU configuration and its strategy).
+LOCAL_CELL_MAGIC = "#__ipu_port_local_cell__"
+
 UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
 UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
 HIDDEN_RUN = "IPU803"  # a line magic (``%time model.fit(...)``) that runs model code out of the port's sight

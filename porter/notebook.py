@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from porter.config import Config
 from porter.detect import uses_framework
-from porter.markers import CELL_MARKER, HIDDEN_RUN, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
+from porter.markers import CELL_MARKER, HIDDEN_RUN, LOCAL_CELL_MAGIC, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
 from porter.rule import WARNING, Finding, is_selected
 
@@ -39,6 +39,8 @@ _PLACEHOLDER = re.compile(rf"^([ \t]*)(?:{PYTHON_MAGIC}|{SHELL_LINE})(\d+)__[ \t
 # Cell magics whose body is Python: the magic line is masked, the body ported.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pypy", "python",
                                 "python3", "tensorboard", "profile"})
+# Of those, the ones that run the cell as the body of a function: its names are gone after it.
+LOCAL_CELL_MAGICS = frozenset({"timeit"})
 _HELP = re.compile(r"^[ \t]*(\?\??[ \t]*[\w.\[\]()'\"]+|[\w.\[\]()'\"]+[ \t]*\?\??)[ \t]*$")
 _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[\w.,\s()\[\]]+=[ \t]*[%!]")
 
@@ -90,6 +92,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
     out: List[str] = []
     continued_indent: Optional[str] = None
     first_code = True
+    cell_magic = CELL_MAGIC
     for line in lines:
         body = line.rstrip("\r\n")
         ending = line[len(body):]
@@ -104,6 +107,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
             if name not in PYTHON_CELL_MAGICS:
                 return None
             masked = first_magic_line = True
+            cell_magic = LOCAL_CELL_MAGIC if name in LOCAL_CELL_MAGICS else CELL_MAGIC
         else:
             masked = bool(stripped) and (
                 stripped.startswith(("%", "!")) or _HELP.match(body) is not None
@@ -116,7 +120,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         number = len(magics)
         magics[number] = (body, indent)
         if first_magic_line:  # a cell magic: a comment, so that it is never wrapped into a block
-            out.append(f"{CELL_MAGIC}{ending}")
+            out.append(f"{cell_magic}{ending}")
             continue
         if continued_indent is None:
             placeholder = PYTHON_MAGIC if _runs_python(stripped) else SHELL_LINE
@@ -144,7 +148,7 @@ def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
     cell_magic = None
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if body.strip() == CELL_MAGIC and 0 in magics:
+        if body.strip() in (CELL_MAGIC, LOCAL_CELL_MAGIC) and 0 in magics:
             cell_magic = magics[0][0] + (line[len(body):] or "\n")
             continue
         match = _PLACEHOLDER.match(body)

@@ -170,6 +170,24 @@ def test_a_line_magic_at_the_margin_of_a_ported_notebook_is_still_reported(tmp_p
         "nb.ipynb:cell 3:1:1: IPU803"]
 
 
+def test_the_ipu_configuration_never_goes_in_a_timeit_cell(tmp_path):
+    # `%%timeit` runs its cell as a function body: a strategy made there is gone in the next cell.
+    cells = [
+        code_cell("import tensorflow as tf\nimport numpy as np\nx = np.ones((64, 2), \"float32\")"),
+        code_cell("%%timeit -n 1 -r 1\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "model.compile(loss=\"mse\")\nmodel.fit(x, x[:, :1], batch_size=32)"),
+        code_cell("%%time\nnet = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "net.compile(loss=\"mse\")\nnet.fit(x, x[:, :1], batch_size=32)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0].endswith("ipu_config.configure_ipu_system()\nstrategy = ipu.ipu_strategy.IPUStrategy()")
+    assert sources[1].startswith("%%timeit -n 1 -r 1\nwith strategy.scope():\n    model = ")
+    assert sources[2].startswith("%%time\nwith strategy.scope():\n    net = ")
+    assert cli(["nb.ipynb", "--diff"], cwd=tmp_path).output.count("\n+") == 0
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
