@@ -11,8 +11,10 @@ import in a notebook whose first cell defines a function) goes to the top of the
 IPython syntax is masked before the parse and restored after it, line by line, with the
 indentation the port gave the line: line magics (``%time``), shell escapes (``!pip ...``,
 ``files = !ls``), help (``tf.data?``, ``??model``), and the first line of a cell magic that runs
-Python (``%%time``). A cell under any other cell magic (``%%bash``, ``%%writefile``) is not Python
-and is left alone. A cell that still does not parse is left alone and reported (IPU801).
+Python (``%%time``). A cell under any other cell magic (``%%bash``) is not Python and is left
+alone, but for a cell that writes a Python script (``%%writefile train.py``, which the notebook then
+runs or imports): the script is ported as a file of its own. A cell that still does not parse is
+left alone and reported (IPU801).
 
 Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
 string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
@@ -197,6 +199,7 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
     if _language(data) != "python":
         return FileOutcome(path, text, text)
     cells: List[_Cell] = []
+    scripts: List[Tuple[int, dict, str, str]] = []
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -204,9 +207,31 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         masked = mask(source)
         if masked is not None:
             cells.append(_Cell(index + 1, cell, source, masked[0], masked[1]))
-    if not uses_framework("\n".join(cell.masked for cell in cells)):
+            continue
+        script = _written_script(source)
+        if script is not None and uses_framework(script[1]):
+            scripts.append((index + 1, cell, *script))
+    if not scripts and not uses_framework("\n".join(cell.masked for cell in cells)):
         return FileOutcome(path, text, text)
 
+    findings, diffs, error = _port_cells(cells, config)
+    if error is not None:
+        return FileOutcome(path, text, text, tuple(findings), error=error)
+    for number, cell, magic, script in scripts:
+        new_script = _port_script(number, script, config, findings)
+        diffs.append((number, magic + script, magic + new_script))
+        if new_script != script:
+            _set_source(cell, magic + new_script)
+    findings.sort(key=Finding.sort_key)
+    diffs.sort()
+    if all(before == after for _, before, after in diffs):
+        return FileOutcome(path, text, text, tuple(findings), cells=())
+    return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+
+
+def _port_cells(cells: List[_Cell], config: Config) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
+    """The port of the Python cells as one program: its findings, each cell's source before and
+    after (set in the cells), and the error that leaves the notebook unchanged."""
     findings: List[Finding] = []
     parsed: List[_Cell] = []
     for cell in cells:
@@ -217,28 +242,26 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
             line, column, message = problem
             findings.append(Finding(UNPARSABLE, line, column,
                                     f"cell not ported, it does not parse: {message}", False, cell.number))
-    if not parsed:
-        return FileOutcome(path, text, text, tuple(findings))
+    if not parsed or not uses_framework("\n".join(cell.masked for cell in cells)):
+        return findings, [], None
 
     joined, starts = _join(parsed)
     from porter.engine import port
 
     result = port(joined, config, cells=True)
     if result.error:
-        return FileOutcome(path, text, text, tuple(findings), error=_cell_error(result.error, starts))
+        return findings, [], _cell_error(result.error, starts)
     for finding in result.findings:
         number, line = _map_line(finding.line, starts)
         findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number,
                                     finding.severity))
     if is_selected(HIDDEN_RUN, config.select, config.ignore):
         findings.extend(_hidden_runs(parsed, only_at_margin=not result.changed))
-    findings.sort(key=Finding.sort_key)
     if not result.changed:
-        return FileOutcome(path, text, text, tuple(findings), cells=())
+        return findings, [], None
     pieces = _split(result.source, [cell.number for cell in parsed])
     if pieces is None:
-        return FileOutcome(path, text, text, tuple(findings),
-                           error="internal error: the port crossed a cell boundary; notebook left unchanged")
+        return findings, [], "internal error: the port crossed a cell boundary; notebook left unchanged"
     diffs = []
     for cell, piece in zip(parsed, pieces):
         if not cell.masked.endswith("\n") and piece.endswith("\n"):
@@ -246,9 +269,42 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         new_source = unmask(piece, cell.magics)
         diffs.append((cell.number, cell.source, new_source))
         if new_source != cell.source:
-            original = cell.cell.get("source")
-            cell.cell["source"] = new_source.splitlines(keepends=True) if isinstance(original, list) else new_source
-    return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+            _set_source(cell.cell, new_source)
+    return findings, diffs, None
+
+
+def _set_source(cell: dict, source: str) -> None:
+    """In the form the cell had: a list of lines or one string."""
+    cell["source"] = source.splitlines(keepends=True) if isinstance(cell.get("source"), list) else source
+
+
+# ``%%writefile train.py``: a cell that writes a Python file (not one that appends to it, ``-a``).
+_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+(?!-)(\S+\.py)[ \t]*\r?\n")
+
+
+def _written_script(source: str) -> Optional[Tuple[str, str]]:
+    """(the magic line, the script) of a cell that writes a Python script, which the notebook then
+    runs (``!python train.py``) or imports: it is a file of the program, ported as one."""
+    match = _WRITEFILE.match(source)
+    if match is None:
+        return None
+    return source[:match.end()], source[match.end():]
+
+
+def _port_script(number: int, script: str, config: Config, findings: List[Finding]) -> str:
+    """The port of the script that cell ``number`` writes, its findings (at the cell's lines, after
+    the magic line) added to ``findings``; the script as it was when it cannot be ported."""
+    from porter.engine import port
+
+    result = port(script, config)
+    if result.error:
+        if is_selected(UNPARSABLE, config.select, config.ignore):
+            findings.append(Finding(UNPARSABLE, 1, 1, f"the script this cell writes is not ported: {result.error}",
+                                    False, number))
+        return script
+    findings.extend(Finding(finding.code, finding.line + 1, finding.column, finding.message, finding.fixed, number,
+                            finding.severity) for finding in result.findings)
+    return result.source
 
 
 # What runs a model in a line of Python: Keras' methods, a strategy's `run`, a PyTorch backward pass.

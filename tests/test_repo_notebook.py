@@ -188,6 +188,23 @@ def test_the_ipu_configuration_never_goes_in_a_timeit_cell(tmp_path):
     assert cli(["nb.ipynb", "--diff"], cwd=tmp_path).output.count("\n+") == 0
 
 
+def test_a_script_a_cell_writes_is_ported_as_a_file_of_its_own(tmp_path):
+    # `%%writefile train.py` then `!python train.py`: the training runs in the script. A cell that
+    # appends (`-a`) holds a piece of a file, which is not a program: it is left alone.
+    script = ("import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+              "model.compile(loss=\"mse\")\nmodel.fit(dataset, epochs=1)\n")
+    cells = [code_cell("%%writefile train.py\n" + script), code_cell("!python train.py"),
+             code_cell("%%writefile -a train.py\n" + script)]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--write"], cwd=tmp_path)
+    assert "nb.ipynb:cell 1:3:1: IPU103 model code runs in `with strategy.scope():` [fixed]" in result.output
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0].startswith("%%writefile train.py\nimport tensorflow as tf\nfrom tensorflow.python import ipu\n")
+    assert "with strategy.scope():\n    model = tf.keras.Sequential" in sources[0]
+    assert sources[1:] == ["!python train.py", "%%writefile -a train.py\n" + script]
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
