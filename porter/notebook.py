@@ -26,10 +26,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from porter.config import Config
-from porter.detect import uses_framework
+from porter.detect import imported_modules, uses_framework
 from porter.markers import CELL_MARKER, HIDDEN_RUN, LOCAL_CELL_MAGIC, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
 from porter.rule import WARNING, Finding, is_selected
@@ -209,16 +209,20 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
             cells.append(_Cell(index + 1, cell, source, masked[0], masked[1]))
             continue
         script = _written_script(source)
-        if script is not None and uses_framework(script[1]):
+        if script is not None:
             scripts.append((index + 1, cell, *script))
-    if not scripts and not uses_framework("\n".join(cell.masked for cell in cells)):
+    keras_modules = _keras_modules(scripts)
+    scripts = [script for script in scripts if uses_framework(script[3]) or imported_modules(script[3]) & keras_modules]
+    keras_import = bool(imported_modules("\n".join(cell.masked for cell in cells)) & keras_modules)
+    if not scripts and not keras_import and not uses_framework("\n".join(cell.masked for cell in cells)):
         return FileOutcome(path, text, text)
 
-    findings, diffs, error = _port_cells(cells, config)
+    findings, diffs, error = _port_cells(cells, config, keras_import)
     if error is not None:
         return FileOutcome(path, text, text, tuple(findings), error=error)
     for number, cell, magic, script in scripts:
-        new_script = _port_script(number, script, config, findings)
+        new_script = _port_script(number, script, config, findings,
+                                  bool(imported_modules(script) & keras_modules))
         diffs.append((number, magic + script, magic + new_script))
         if new_script != script:
             _set_source(cell, magic + new_script)
@@ -229,9 +233,11 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
     return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
 
 
-def _port_cells(cells: List[_Cell], config: Config) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
+def _port_cells(cells: List[_Cell], config: Config,
+                keras_import: bool) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
     """The port of the Python cells as one program: its findings, each cell's source before and
-    after (set in the cells), and the error that leaves the notebook unchanged."""
+    after (set in the cells), and the error that leaves the notebook unchanged. ``keras_import``:
+    the cells import Keras code that a cell writes (``from model import build``)."""
     findings: List[Finding] = []
     parsed: List[_Cell] = []
     for cell in cells:
@@ -242,13 +248,13 @@ def _port_cells(cells: List[_Cell], config: Config) -> Tuple[List[Finding], List
             line, column, message = problem
             findings.append(Finding(UNPARSABLE, line, column,
                                     f"cell not ported, it does not parse: {message}", False, cell.number))
-    if not parsed or not uses_framework("\n".join(cell.masked for cell in cells)):
+    if not parsed or not (keras_import or uses_framework("\n".join(cell.masked for cell in cells))):
         return findings, [], None
 
     joined, starts = _join(parsed)
     from porter.engine import port
 
-    result = port(joined, config, cells=True)
+    result = port(joined, config, cells=True, keras_import=keras_import)
     if result.error:
         return findings, [], _cell_error(result.error, starts)
     for finding in result.findings:
@@ -291,12 +297,20 @@ def _written_script(source: str) -> Optional[Tuple[str, str]]:
     return source[:match.end()], source[match.end():]
 
 
-def _port_script(number: int, script: str, config: Config, findings: List[Finding]) -> str:
+def _keras_modules(scripts: Sequence[Tuple[int, dict, str, str]]) -> Set[str]:
+    """The modules the cells write that are Keras code (``model`` for ``%%writefile model.py``): a
+    script or cell that imports one (``from model import build``) trains a Keras model, framework
+    import or not."""
+    return {re.split(r"[\\/]", _WRITEFILE.match(magic).group(1))[-1][:-3] for _, _, magic, script in scripts
+            if "keras" in script and uses_framework(script)}
+
+
+def _port_script(number: int, script: str, config: Config, findings: List[Finding], keras_import: bool) -> str:
     """The port of the script that cell ``number`` writes, its findings (at the cell's lines, after
     the magic line) added to ``findings``; the script as it was when it cannot be ported."""
     from porter.engine import port
 
-    result = port(script, config)
+    result = port(script, config, keras_import=keras_import)
     if result.error:
         if is_selected(UNPARSABLE, config.select, config.ignore):
             findings.append(Finding(UNPARSABLE, 1, 1, f"the script this cell writes is not ported: {result.error}",

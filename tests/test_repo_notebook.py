@@ -205,6 +205,20 @@ def test_a_script_a_cell_writes_is_ported_as_a_file_of_its_own(tmp_path):
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_a_script_that_imports_a_builder_another_cell_writes_is_keras_code(tmp_path):
+    cells = [
+        code_cell("%%writefile nets.py\nimport tensorflow as tf\n\n\ndef build():\n"
+                  "    return tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"),
+        code_cell("%%writefile train.py\nfrom nets import build\n\nmodel = build()\nmodel.compile(loss=\"mse\")\n"
+                  "model.fit(dataset, epochs=1)\n"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0] == cells[0]["source"]
+    assert "with strategy.scope():\n    model = build()\n" in sources[1]
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
