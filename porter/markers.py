@@ -34,8 +34,9 @@ NOTICES = {
                  "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
     HIDDEN_RUN: ("hidden-run", "A line magic runs model code that the port cannot see.",
                  "A line magic such as `%time` or `%timeit` runs the Python after it, but the port reads "
-                 "the line as IPython syntax: the `fit`, `evaluate`, `predict` or step it runs is not "
-                 "checked (the IPU strategy's scope, whole batches). Write the call as Python (time the "
+                 "the line as IPython syntax: the `fit`, `evaluate`, `predict` or step it runs, or the "
+                 "model it makes (`%time model = build()`), is not checked (the IPU strategy's scope, "
+                 "whole batches). Write the call as Python (time the "
                  "cell with `%%time` instead), or check it by hand."),
     UNUSED_SUPPRESSION: ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
                          "No rule edited or reported anything the comment covers (the comment is on a line "

@@ -332,21 +332,42 @@ def _hidden_runs(cells: Sequence[_Cell], only_at_margin: bool) -> List[Finding]:
     port leaves as it is (ported already), only such a line at the margin of its cell, which is
     in no block and so outside any strategy's scope: a second port must not pass it silently."""
     found = []
+    program = "\n".join(cell.masked for cell in cells)
     for cell in cells:
         lines = cell.source.splitlines()
         for original, _ in cell.magics.values():
             stripped = original.strip()
-            if not _runs_python(stripped) or _MODEL_RUN.search(stripped) is None:
-                continue
-            if only_at_margin and original != original.lstrip():
+            if not _runs_python(stripped) or only_at_margin and original != original.lstrip():
                 continue
             line = lines.index(original) + 1 if original in lines else 1
-            found.append(Finding(HIDDEN_RUN, line, len(original) - len(original.lstrip()) + 1,
-                                 f"`{stripped}` runs model code inside a line magic, which the port cannot see: it "
-                                 "is not checked for the IPU (the strategy's scope, whole batches); write it as "
-                                 "Python (time the cell with `%%time`), or check it by hand", False, cell.number,
-                                 WARNING))
+            column = len(original) - len(original.lstrip()) + 1
+            made = _made_model(stripped, program)
+            if _MODEL_RUN.search(stripped) is not None:
+                message = (f"`{stripped}` runs model code inside a line magic, which the port cannot see: it is not "
+                           "checked for the IPU (the strategy's scope, whole batches)")
+            elif made is not None:
+                message = (f"`{stripped}` makes `{made}`, which the notebook compiles or runs as a model, inside a line "
+                           "magic, which the port cannot see: the model is not made in the IPU strategy's scope")
+            else:
+                continue
+            found.append(Finding(HIDDEN_RUN, line, column, f"{message}; write it as Python (time the cell with "
+                                 "`%%time`), or check it by hand", False, cell.number, WARNING))
     return found
+
+
+# `%time model = keras.Sequential(...)`: the one name the Python of a line magic binds.
+_MAGIC_BINDS = re.compile(r"^%+\w+(?:[ \t]+-\S+)*[ \t]+([A-Za-z_]\w*)[ \t]*=(?!=)")
+
+
+def _made_model(line: str, program: str) -> Optional[str]:
+    """The name a line magic binds (``%time model = build()``) when the program then compiles or
+    trains it as a model (``model.compile(...)``, ``model.fit(...)``)."""
+    match = _MAGIC_BINDS.match(line)
+    if match is None:
+        return None
+    name = match.group(1)
+    used = re.search(rf"\b{re.escape(name)}\.(?:compile|fit|fit_generator|evaluate|predict|train_on_batch)\(", program)
+    return name if used is not None else None
 
 
 def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:

@@ -219,6 +219,20 @@ def test_a_script_that_imports_a_builder_another_cell_writes_is_keras_code(tmp_p
     assert "with strategy.scope():\n    model = build()\n" in sources[1]
 
 
+def test_a_model_a_line_magic_makes_is_reported(tmp_path):
+    # `%time model = ...`: the model is made out of the port's sight, so out of any scope.
+    cells = [
+        code_cell("import tensorflow as tf\n%time model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "%time rows = len(features)"),
+        code_cell("model.compile(loss=\"mse\")\nmodel.fit(features, targets, batch_size=8)"),
+    ]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    reported = [line for line in cli(["nb.ipynb"], cwd=tmp_path).output.splitlines() if "IPU803" in line]
+    assert len(reported) == 1 and reported[0].startswith(
+        "nb.ipynb:cell 1:2:1: IPU803 `%time model = tf.keras.Sequential([tf.keras.layers.Dense(1)])` makes `model`, "
+        "which the notebook compiles or runs as a model")
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]
