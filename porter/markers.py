@@ -18,6 +18,11 @@ SHELL_LINE = "__ipu_port_shell_"
 # model.fit(x, y)``); the engine cannot see what it runs, so it is taken for model code.
 PYTHON_MAGIC = "__ipu_port_magic_"
 
+# ``#__ipu_port_local_cell__``: the comment that stands for the first line of a cell magic whose
+# cell keeps none of the names it binds (``%%timeit`` runs the cell as a function body), so that
+# the port puts nothing there that a later cell reads (the IPU configuration and its strategy).
+LOCAL_CELL_MAGIC = "#__ipu_port_local_cell__"
+
 UNPARSABLE = "IPU801"  # a notebook cell that is not Python, left as it is
 UNUSED_SUPPRESSION = "IPU802"  # an ``# ipu-port: ignore`` comment that suppresses nothing
 HIDDEN_RUN = "IPU803"  # a line magic (``%time model.fit(...)``) that runs model code out of the port's sight
@@ -29,8 +34,9 @@ NOTICES = {
                  "syntax masked, so it was not ported. Fix the cell (or port it by hand)."),
     HIDDEN_RUN: ("hidden-run", "A line magic runs model code that the port cannot see.",
                  "A line magic such as `%time` or `%timeit` runs the Python after it, but the port reads "
-                 "the line as IPython syntax: the `fit`, `evaluate`, `predict` or step it runs is not "
-                 "checked (the IPU strategy's scope, whole batches). Write the call as Python (time the "
+                 "the line as IPython syntax: the `fit`, `evaluate`, `predict` or step it runs, or the "
+                 "model it makes (`%time model = build()`), is not checked (the IPU strategy's scope, "
+                 "whole batches). Write the call as Python (time the "
                  "cell with `%%time` instead), or check it by hand."),
     UNUSED_SUPPRESSION: ("unused-suppression", "An `# ipu-port: ignore` comment that suppresses nothing.",
                          "No rule edited or reported anything the comment covers (the comment is on a line "

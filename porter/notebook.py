@@ -11,8 +11,10 @@ import in a notebook whose first cell defines a function) goes to the top of the
 IPython syntax is masked before the parse and restored after it, line by line, with the
 indentation the port gave the line: line magics (``%time``), shell escapes (``!pip ...``,
 ``files = !ls``), help (``tf.data?``, ``??model``), and the first line of a cell magic that runs
-Python (``%%time``). A cell under any other cell magic (``%%bash``, ``%%writefile``) is not Python
-and is left alone. A cell that still does not parse is left alone and reported (IPU801).
+Python (``%%time``). A cell under any other cell magic (``%%bash``) is not Python and is left
+alone, but for a cell that writes a Python script (``%%writefile train.py``, which the notebook then
+runs or imports): the script is ported as a file of its own. A cell that still does not parse is
+left alone and reported (IPU801).
 
 Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
 string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
@@ -24,11 +26,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from porter.config import Config
-from porter.detect import uses_framework
-from porter.markers import CELL_MARKER, HIDDEN_RUN, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
+from porter.detect import imported_modules, uses_framework
+from porter.markers import CELL_MARKER, HIDDEN_RUN, LOCAL_CELL_MAGIC, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
 from porter.rule import WARNING, Finding, is_selected
 
@@ -39,6 +41,8 @@ _PLACEHOLDER = re.compile(rf"^([ \t]*)(?:{PYTHON_MAGIC}|{SHELL_LINE})(\d+)__[ \t
 # Cell magics whose body is Python: the magic line is masked, the body ported.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "pypy", "python",
                                 "python3", "tensorboard", "profile"})
+# Of those, the ones that run the cell as the body of a function: its names are gone after it.
+LOCAL_CELL_MAGICS = frozenset({"timeit"})
 _HELP = re.compile(r"^[ \t]*(\?\??[ \t]*[\w.\[\]()'\"]+|[\w.\[\]()'\"]+[ \t]*\?\??)[ \t]*$")
 _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[\w.,\s()\[\]]+=[ \t]*[%!]")
 
@@ -90,6 +94,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
     out: List[str] = []
     continued_indent: Optional[str] = None
     first_code = True
+    cell_magic = CELL_MAGIC
     for line in lines:
         body = line.rstrip("\r\n")
         ending = line[len(body):]
@@ -104,6 +109,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
             if name not in PYTHON_CELL_MAGICS:
                 return None
             masked = first_magic_line = True
+            cell_magic = LOCAL_CELL_MAGIC if name in LOCAL_CELL_MAGICS else CELL_MAGIC
         else:
             masked = bool(stripped) and (
                 stripped.startswith(("%", "!")) or _HELP.match(body) is not None
@@ -116,7 +122,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         number = len(magics)
         magics[number] = (body, indent)
         if first_magic_line:  # a cell magic: a comment, so that it is never wrapped into a block
-            out.append(f"{CELL_MAGIC}{ending}")
+            out.append(f"{cell_magic}{ending}")
             continue
         if continued_indent is None:
             placeholder = PYTHON_MAGIC if _runs_python(stripped) else SHELL_LINE
@@ -144,7 +150,7 @@ def unmask(text: str, magics: Dict[int, Tuple[str, str]]) -> str:
     cell_magic = None
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if body.strip() == CELL_MAGIC and 0 in magics:
+        if body.strip() in (CELL_MAGIC, LOCAL_CELL_MAGIC) and 0 in magics:
             cell_magic = magics[0][0] + (line[len(body):] or "\n")
             continue
         match = _PLACEHOLDER.match(body)
@@ -193,6 +199,7 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
     if _language(data) != "python":
         return FileOutcome(path, text, text)
     cells: List[_Cell] = []
+    scripts: List[Tuple[int, dict, str, str]] = []
     for index, cell in enumerate(data["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -200,9 +207,37 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         masked = mask(source)
         if masked is not None:
             cells.append(_Cell(index + 1, cell, source, masked[0], masked[1]))
-    if not uses_framework("\n".join(cell.masked for cell in cells)):
+            continue
+        script = _written_script(source)
+        if script is not None:
+            scripts.append((index + 1, cell, *script))
+    keras_modules = _keras_modules(scripts)
+    scripts = [script for script in scripts if uses_framework(script[3]) or imported_modules(script[3]) & keras_modules]
+    keras_import = bool(imported_modules("\n".join(cell.masked for cell in cells)) & keras_modules)
+    if not scripts and not keras_import and not uses_framework("\n".join(cell.masked for cell in cells)):
         return FileOutcome(path, text, text)
 
+    findings, diffs, error = _port_cells(cells, config, keras_import)
+    if error is not None:
+        return FileOutcome(path, text, text, tuple(findings), error=error)
+    for number, cell, magic, script in scripts:
+        new_script = _port_script(number, script, config, findings,
+                                  bool(imported_modules(script) & keras_modules))
+        diffs.append((number, magic + script, magic + new_script))
+        if new_script != script:
+            _set_source(cell, magic + new_script)
+    findings.sort(key=Finding.sort_key)
+    diffs.sort()
+    if all(before == after for _, before, after in diffs):
+        return FileOutcome(path, text, text, tuple(findings), cells=())
+    return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+
+
+def _port_cells(cells: List[_Cell], config: Config,
+                keras_import: bool) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
+    """The port of the Python cells as one program: its findings, each cell's source before and
+    after (set in the cells), and the error that leaves the notebook unchanged. ``keras_import``:
+    the cells import Keras code that a cell writes (``from model import build``)."""
     findings: List[Finding] = []
     parsed: List[_Cell] = []
     for cell in cells:
@@ -213,28 +248,26 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
             line, column, message = problem
             findings.append(Finding(UNPARSABLE, line, column,
                                     f"cell not ported, it does not parse: {message}", False, cell.number))
-    if not parsed:
-        return FileOutcome(path, text, text, tuple(findings))
+    if not parsed or not (keras_import or uses_framework("\n".join(cell.masked for cell in cells))):
+        return findings, [], None
 
     joined, starts = _join(parsed)
     from porter.engine import port
 
-    result = port(joined, config, cells=True)
+    result = port(joined, config, cells=True, keras_import=keras_import)
     if result.error:
-        return FileOutcome(path, text, text, tuple(findings), error=_cell_error(result.error, starts))
+        return findings, [], _cell_error(result.error, starts)
     for finding in result.findings:
         number, line = _map_line(finding.line, starts)
         findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number,
                                     finding.severity))
-    if result.changed and is_selected(HIDDEN_RUN, config.select, config.ignore):
-        findings.extend(_hidden_runs(parsed))
-    findings.sort(key=Finding.sort_key)
+    if is_selected(HIDDEN_RUN, config.select, config.ignore):
+        findings.extend(_hidden_runs(parsed, only_at_margin=not result.changed))
     if not result.changed:
-        return FileOutcome(path, text, text, tuple(findings), cells=())
+        return findings, [], None
     pieces = _split(result.source, [cell.number for cell in parsed])
     if pieces is None:
-        return FileOutcome(path, text, text, tuple(findings),
-                           error="internal error: the port crossed a cell boundary; notebook left unchanged")
+        return findings, [], "internal error: the port crossed a cell boundary; notebook left unchanged"
     diffs = []
     for cell, piece in zip(parsed, pieces):
         if not cell.masked.endswith("\n") and piece.endswith("\n"):
@@ -242,9 +275,50 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         new_source = unmask(piece, cell.magics)
         diffs.append((cell.number, cell.source, new_source))
         if new_source != cell.source:
-            original = cell.cell.get("source")
-            cell.cell["source"] = new_source.splitlines(keepends=True) if isinstance(original, list) else new_source
-    return FileOutcome(path, text, _dump(data, text), tuple(findings), cells=tuple(diffs))
+            _set_source(cell.cell, new_source)
+    return findings, diffs, None
+
+
+def _set_source(cell: dict, source: str) -> None:
+    """In the form the cell had: a list of lines or one string."""
+    cell["source"] = source.splitlines(keepends=True) if isinstance(cell.get("source"), list) else source
+
+
+# ``%%writefile train.py``: a cell that writes a Python file (not one that appends to it, ``-a``).
+_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+(?!-)(\S+\.py)[ \t]*\r?\n")
+
+
+def _written_script(source: str) -> Optional[Tuple[str, str]]:
+    """(the magic line, the script) of a cell that writes a Python script, which the notebook then
+    runs (``!python train.py``) or imports: it is a file of the program, ported as one."""
+    match = _WRITEFILE.match(source)
+    if match is None:
+        return None
+    return source[:match.end()], source[match.end():]
+
+
+def _keras_modules(scripts: Sequence[Tuple[int, dict, str, str]]) -> Set[str]:
+    """The modules the cells write that are Keras code (``model`` for ``%%writefile model.py``): a
+    script or cell that imports one (``from model import build``) trains a Keras model, framework
+    import or not."""
+    return {re.split(r"[\\/]", _WRITEFILE.match(magic).group(1))[-1][:-3] for _, _, magic, script in scripts
+            if "keras" in script and uses_framework(script)}
+
+
+def _port_script(number: int, script: str, config: Config, findings: List[Finding], keras_import: bool) -> str:
+    """The port of the script that cell ``number`` writes, its findings (at the cell's lines, after
+    the magic line) added to ``findings``; the script as it was when it cannot be ported."""
+    from porter.engine import port
+
+    result = port(script, config, keras_import=keras_import)
+    if result.error:
+        if is_selected(UNPARSABLE, config.select, config.ignore):
+            findings.append(Finding(UNPARSABLE, 1, 1, f"the script this cell writes is not ported: {result.error}",
+                                    False, number))
+        return script
+    findings.extend(Finding(finding.code, finding.line + 1, finding.column, finding.message, finding.fixed, number,
+                            finding.severity) for finding in result.findings)
+    return result.source
 
 
 # What runs a model in a line of Python: Keras' methods, a strategy's `run`, a PyTorch backward pass.
@@ -252,23 +326,48 @@ _MODEL_RUN = re.compile(r"\.(fit|fit_generator|evaluate|predict|train_on_batch|t
                         r"|run|backward)\(")
 
 
-def _hidden_runs(cells: Sequence[_Cell]) -> List[Finding]:
+def _hidden_runs(cells: Sequence[_Cell], only_at_margin: bool) -> List[Finding]:
     """``%time history = model.fit(x, y)`` in a notebook the port changed: the call is masked
-    from the port (it is IPython syntax), so nothing made it run on the IPU."""
+    from the port (it is IPython syntax), so nothing made it run on the IPU. In a notebook the
+    port leaves as it is (ported already), only such a line at the margin of its cell, which is
+    in no block and so outside any strategy's scope: a second port must not pass it silently."""
     found = []
+    program = "\n".join(cell.masked for cell in cells)
     for cell in cells:
         lines = cell.source.splitlines()
         for original, _ in cell.magics.values():
             stripped = original.strip()
-            if not _runs_python(stripped) or _MODEL_RUN.search(stripped) is None:
+            if not _runs_python(stripped) or only_at_margin and original != original.lstrip():
                 continue
             line = lines.index(original) + 1 if original in lines else 1
-            found.append(Finding(HIDDEN_RUN, line, len(original) - len(original.lstrip()) + 1,
-                                 f"`{stripped}` runs model code inside a line magic, which the port cannot see: it "
-                                 "is not checked for the IPU (the strategy's scope, whole batches); write it as "
-                                 "Python (time the cell with `%%time`), or check it by hand", False, cell.number,
-                                 WARNING))
+            column = len(original) - len(original.lstrip()) + 1
+            made = _made_model(stripped, program)
+            if _MODEL_RUN.search(stripped) is not None:
+                message = (f"`{stripped}` runs model code inside a line magic, which the port cannot see: it is not "
+                           "checked for the IPU (the strategy's scope, whole batches)")
+            elif made is not None:
+                message = (f"`{stripped}` makes `{made}`, which the notebook compiles or runs as a model, inside a line "
+                           "magic, which the port cannot see: the model is not made in the IPU strategy's scope")
+            else:
+                continue
+            found.append(Finding(HIDDEN_RUN, line, column, f"{message}; write it as Python (time the cell with "
+                                 "`%%time`), or check it by hand", False, cell.number, WARNING))
     return found
+
+
+# `%time model = keras.Sequential(...)`: the one name the Python of a line magic binds.
+_MAGIC_BINDS = re.compile(r"^%+\w+(?:[ \t]+-\S+)*[ \t]+([A-Za-z_]\w*)[ \t]*=(?!=)")
+
+
+def _made_model(line: str, program: str) -> Optional[str]:
+    """The name a line magic binds (``%time model = build()``) when the program then compiles or
+    trains it as a model (``model.compile(...)``, ``model.fit(...)``)."""
+    match = _MAGIC_BINDS.match(line)
+    if match is None:
+        return None
+    name = match.group(1)
+    used = re.search(rf"\b{re.escape(name)}\.(?:compile|fit|fit_generator|evaluate|predict|train_on_batch)\(", program)
+    return name if used is not None else None
 
 
 def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:

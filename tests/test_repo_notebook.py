@@ -154,6 +154,85 @@ def test_model_code_a_line_magic_runs_is_reported(tmp_path):
     assert "IPU803" not in cli(["nb.ipynb", "--ignore", "IPU803"], cwd=tmp_path).output
 
 
+def test_a_line_magic_at_the_margin_of_a_ported_notebook_is_still_reported(tmp_path):
+    # The port leaves the notebook as it is, but the magic runs the model out of any scope.
+    cells = [
+        code_cell("import tensorflow as tf\nfrom tensorflow.python import ipu\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+                  "with strategy.scope():\n    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "    model.compile(loss=\"mse\")"),
+        code_cell("with strategy.scope():\n    %time model.fit(x, y, batch_size=64)"),
+        code_cell("%timeit model.predict(x[:100])"),
+    ]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--check"], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert [line.split(" `")[0] for line in result.output.splitlines() if "IPU803" in line] == [
+        "nb.ipynb:cell 3:1:1: IPU803"]
+
+
+def test_the_ipu_configuration_never_goes_in_a_timeit_cell(tmp_path):
+    # `%%timeit` runs its cell as a function body: a strategy made there is gone in the next cell.
+    cells = [
+        code_cell("import tensorflow as tf\nimport numpy as np\nx = np.ones((64, 2), \"float32\")"),
+        code_cell("%%timeit -n 1 -r 1\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "model.compile(loss=\"mse\")\nmodel.fit(x, x[:, :1], batch_size=32)"),
+        code_cell("%%time\nnet = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "net.compile(loss=\"mse\")\nnet.fit(x, x[:, :1], batch_size=32)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0].endswith("ipu_config.configure_ipu_system()\nstrategy = ipu.ipu_strategy.IPUStrategy()")
+    assert sources[1].startswith("%%timeit -n 1 -r 1\nwith strategy.scope():\n    model = ")
+    assert sources[2].startswith("%%time\nwith strategy.scope():\n    net = ")
+    assert cli(["nb.ipynb", "--diff"], cwd=tmp_path).output.count("\n+") == 0
+
+
+def test_a_script_a_cell_writes_is_ported_as_a_file_of_its_own(tmp_path):
+    # `%%writefile train.py` then `!python train.py`: the training runs in the script. A cell that
+    # appends (`-a`) holds a piece of a file, which is not a program: it is left alone.
+    script = ("import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+              "model.compile(loss=\"mse\")\nmodel.fit(dataset, epochs=1)\n")
+    cells = [code_cell("%%writefile train.py\n" + script), code_cell("!python train.py"),
+             code_cell("%%writefile -a train.py\n" + script)]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--write"], cwd=tmp_path)
+    assert "nb.ipynb:cell 1:3:1: IPU103 model code runs in `with strategy.scope():` [fixed]" in result.output
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0].startswith("%%writefile train.py\nimport tensorflow as tf\nfrom tensorflow.python import ipu\n")
+    assert "with strategy.scope():\n    model = tf.keras.Sequential" in sources[0]
+    assert sources[1:] == ["!python train.py", "%%writefile -a train.py\n" + script]
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_script_that_imports_a_builder_another_cell_writes_is_keras_code(tmp_path):
+    cells = [
+        code_cell("%%writefile nets.py\nimport tensorflow as tf\n\n\ndef build():\n"
+                  "    return tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"),
+        code_cell("%%writefile train.py\nfrom nets import build\n\nmodel = build()\nmodel.compile(loss=\"mse\")\n"
+                  "model.fit(dataset, epochs=1)\n"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[0] == cells[0]["source"]
+    assert "with strategy.scope():\n    model = build()\n" in sources[1]
+
+
+def test_a_model_a_line_magic_makes_is_reported(tmp_path):
+    # `%time model = ...`: the model is made out of the port's sight, so out of any scope.
+    cells = [
+        code_cell("import tensorflow as tf\n%time model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                  "%time rows = len(features)"),
+        code_cell("model.compile(loss=\"mse\")\nmodel.fit(features, targets, batch_size=8)"),
+    ]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    reported = [line for line in cli(["nb.ipynb"], cwd=tmp_path).output.splitlines() if "IPU803" in line]
+    assert len(reported) == 1 and reported[0].startswith(
+        "nb.ipynb:cell 1:2:1: IPU803 `%time model = tf.keras.Sequential([tf.keras.layers.Dense(1)])` makes `model`, "
+        "which the notebook compiles or runs as a model")
+
+
 def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
              code_cell(["for i in range(3)\n", "    print(i)"])]

@@ -6,7 +6,7 @@ from porter.context import SharedKey, walk
 from porter.cstutil import argument, keyword, remove_arg, string_value
 from porter.rules.keras._analysis.util import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
-from porter.rules.keras._analysis.model_plan import model_plan, without_compat
+from porter.rules.keras._analysis.model_plan import is_gpu_device, model_plan, without_compat
 from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE
 from porter.scopes import assignments, owner, statements_in
 
@@ -473,15 +473,18 @@ class _Scan:
 
     @staticmethod
     def _replaced_strategies(ctx) -> Set[int]:
-        """The distribution strategies the Keras port replaces by ``IPUStrategy()`` (IPU103):
-        the GPUs given to them go with them, so a GPU list used there only is boilerplate too.
-        Seen in the same pass, so that the port is stable."""
+        """The distribution strategies the Keras port replaces by ``IPUStrategy()`` (IPU103), and
+        the GPU device scopes it unwraps (``with tf.device(device_name):``): the GPUs given to them
+        go with them, so a GPU list or name used there only is boilerplate too. Seen in the same
+        pass, so that the port is stable."""
         if KERAS not in ctx.frameworks or not is_selected(STRATEGY_SCOPE.code, ctx.config.select, ctx.config.ignore):
             return set()
         plan = model_plan(ctx)
+        device_calls = [item.item for with_node in plan.transparent for item in with_node.items
+                        if is_gpu_device(ctx, item.item) and ctx.allowed(with_node, STRATEGY_SCOPE.code)]
         if plan.has_ipu_strategy:
-            return set()
-        return {id(call) for call in plan.replaced_strategies if ctx.allowed(call, STRATEGY_SCOPE.code)}
+            return {id(call) for call in device_calls}
+        return {id(call) for call in plan.replaced_strategies + device_calls if ctx.allowed(call, STRATEGY_SCOPE.code)}
 
     # ------------------------------------------------------------------------- what can go
     def _removable(self, statement, in_gpu_block: bool = False) -> bool:

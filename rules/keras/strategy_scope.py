@@ -830,6 +830,29 @@ with strategy.scope():
     net.fit(images, labels, batch_size=32)
 """,
         ),
+        # Colab's check keeps the name of the GPU TensorFlow found, and training runs on it.
+        Example(
+            """\
+import tensorflow as tf
+
+device_name = tf.test.gpu_device_name()
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+with tf.device(device_name):
+    model.fit(features, targets, epochs=2)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+device_name = tf.test.gpu_device_name()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(features, targets, epochs=2)
+""",
+        ),
         # Any callable whose result is compiled is a model: keras.applications here.
         Example(
             """\

@@ -36,6 +36,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
+from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
@@ -252,11 +253,14 @@ def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
 
 def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True) -> bool:
     """A device string that names a GPU: a literal, a choice of one (``"/gpu:0" if gpus else
-    "/cpu:0"``, the GPU when there is one), or a variable only ever given such values
+    "/cpu:0"``, the GPU when there is one), the name of the GPU TensorFlow found (Colab's
+    ``device_name = tf.test.gpu_device_name()``), or a variable only ever given such values
     (``DEVICE = "/GPU:0"``)."""
     text = string_value(device)
     if text is not None:
         return "gpu" in text.lower()
+    if isinstance(device, cst.Call):
+        return ctx.qualified_name(device.func) == "tensorflow.test.gpu_device_name"
     if isinstance(device, cst.IfExp):
         return _names_gpu(ctx, device.body, follow) or _names_gpu(ctx, device.orelse, follow)
     if isinstance(device, cst.Name) and follow:
@@ -401,14 +405,39 @@ def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bo
 def setup_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
     """Where the strategy goes: the regions' anchors, the first one of each block only (one after
     it in the same block runs later, when it is made already)."""
-    return _first_per_block(ctx, [region.anchor for region in plan.regions])
+    return [_out_of_local_cell(ctx, anchor) for anchor in _first_per_block(ctx, [region.anchor for region in plan.regions])]
 
 
 def config_anchors(ctx: FileContext, plan: Plan) -> List[cst.BaseStatement]:
     """Where the IPU configuration goes: as the strategy, but before the calls of a function
     called repeatedly that has a region of its own (``config_anchor``), so that the IPU system is
     configured once."""
-    return _first_per_block(ctx, [region.config_anchor or region.anchor for region in plan.regions])
+    anchors = _first_per_block(ctx, [region.config_anchor or region.anchor for region in plan.regions])
+    return [_out_of_local_cell(ctx, anchor) for anchor in anchors]
+
+
+def _out_of_local_cell(ctx: FileContext, anchor: cst.BaseStatement) -> cst.BaseStatement:
+    """``anchor``, or the marker of its notebook cell when that cell runs under ``%%timeit``,
+    which keeps none of the names the cell binds: the configuration and its strategy then go at
+    the end of the cell before, where the cells after it can use them."""
+    if not ctx.barriers:
+        return anchor
+    top = anchor
+    for ancestor in ctx.ancestors(anchor):
+        if isinstance(ancestor, cst.BaseStatement):
+            top = ancestor
+    body = list(ctx.module.body)
+    if top not in body:
+        return anchor
+    index = body.index(top)
+    marker = next((index for index in range(index, -1, -1) if id(body[index]) in ctx.barriers), None)
+    if marker is None or marker == 0 or marker + 1 >= len(body):
+        return anchor  # the first cell has no cell before it
+    first = body[marker + 1]
+    if any(line.comment is not None and line.comment.value.strip() == LOCAL_CELL_MAGIC
+           for line in first.leading_lines):
+        return body[marker]
+    return anchor
 
 
 def _first_per_block(ctx: FileContext, anchors: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
