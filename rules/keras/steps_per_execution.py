@@ -10,8 +10,8 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, floor_operand, int_value,
                              is_helper_call, layout, last_value_before, loaded_binding, loaded_source, one_batch_call,
-                             rounded_up, static_int, fraction_value, single_sample, static_samples, training_calls,
-                             validation_entry)
+                             rounded_up, static_int, first_input, fraction_value, single_sample, static_samples,
+                             training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
@@ -286,7 +286,8 @@ class StepsPerExecution(Rule):
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
         "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
-        "them. A call given a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
+        "them; of several inputs (a list or a dict of arrays) the first counts the samples of all. A call given "
+        "a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
         "`steps // replicas` on each replica, and Keras checks both: the value divides both, known statically (through "
         "the calls of the function that trains, too) or computed at `compile` from the count's own code when what it "
         "reads is bound there and not changed after it; a count rounded up (`math.ceil(n / batch)`) of inputs that are "
@@ -378,6 +379,41 @@ class StepsPerExecution(Rule):
                               steps_per_execution=math.gcd(args.steps_per_epoch, args.validation_steps))
                 model.fit(train_ds, steps_per_epoch=args.steps_per_epoch, validation_data=val_ds,
                           validation_steps=args.validation_steps)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Several inputs in a list or a dict hold as many samples each: the first counts them, in
+        # `fit` and in its validation alike.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def train(model, ids, numbers, clicks, batch_size):
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit([ids, numbers], clicks, batch_size=batch_size, epochs=2,
+                          validation_data=({"ids": ids[-256:], "numbers": numbers[-256:]}, clicks[-256:]))
+
+            ages = np.random.rand(1000, 1)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit({"age": ages, "income": np.random.rand(1000, 1)}, np.random.rand(1000), batch_size=50)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            def train(model, ids, numbers, clicks, batch_size):
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=math.gcd(len(ids) // batch_size, len(ids[-256:]) // batch_size))
+                model.fit([ids, numbers], clicks, batch_size=batch_size, epochs=2,
+                          validation_data=({"ids": ids[-256:], "numbers": numbers[-256:]}, clicks[-256:]))
+
+            ages = np.random.rand(1000, 1)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=20)
+            model.fit({"age": ages, "income": np.random.rand(1000, 1)}, np.random.rand(1000), batch_size=50)
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -1624,10 +1660,11 @@ def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpression:
-    """The data inside a call of the trimming helper."""
+    """The data inside a call of the trimming helper, and of several inputs the first, which
+    counts the samples of all (``[ids, numbers]``, ``{"age": age, ...}``)."""
     if is_helper_call(node, helper) and node.args:
-        return node.args[0].value
-    return node
+        node = node.args[0].value
+    return first_input(node)
 
 
 
