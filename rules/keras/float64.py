@@ -135,6 +135,18 @@ fares = table.pop("fare").to_numpy(dtype="float32")
 batches = tf.data.Dataset.from_tensor_slices(({{"age": {ages}, "fare": fares}}, fares)).batch(32, drop_remainder=True)
 held_out = tf.data.Dataset.from_tensor_slices(({table}, fares)).batch(32, drop_remainder=True)
 """ + _LOOP.replace("batches:", "batches.concatenate(held_out):")
+# Inputs and labels zipped from datasets of their own, the inputs nested in a tuple.
+_ZIPPED = """\
+import numpy as np
+import tensorflow as tf
+
+images = np.random.rand(1024, 8, 8, 1)
+extras = np.random.rand(1024, 3)
+inputs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices({images}), tf.data.Dataset.from_tensor_slices({extras})))
+labels = tf.data.Dataset.from_tensor_slices(np.random.randint(0, 10, size=1024))
+batches = tf.data.Dataset.zip((inputs, labels)).batch(32, drop_remainder=True)
+held_out = tf.data.Dataset.zip(((tf.data.Dataset.from_tensor_slices({images}), tf.data.Dataset.from_tensor_slices({extras})), labels)).batch(32, drop_remainder=True)
+""" + _LOOP.replace("batches:", "batches.concatenate(held_out):")
 
 # The same loop with the steps methods of a trainer, the one `strategy.run` runs a method too.
 _TRAINER = """\
@@ -302,6 +314,9 @@ class Float64(Rule):
         Example(_NAMED_INPUTS.format(ages="ages", table="dict(table)"),
                 _NAMED_INPUTS.format(ages="ages.astype(\"float32\")", table=(
                     "dict(table.astype({column: \"float32\" for column in table.select_dtypes(\"float64\")}))"))),
+        # Datasets zipped together, nested in tuples, are followed to the arrays each is made of.
+        Example(_ZIPPED.format(images="images", extras="extras"),
+                _ZIPPED.format(images="images.astype(\"float32\")", extras="extras.astype(\"float32\")")),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(
