@@ -26,7 +26,10 @@ _SLICES = "tensorflow.data.Dataset.from_tensor_slices"
 # Dataset methods that keep the number of elements.
 _SAME_COUNT = frozenset({"shuffle", "map", "cache", "prefetch", "with_options"})
 # Dataset methods after which the number of batches is not known before it is iterated.
-_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
+_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map",
+                   # Datasets of a generator or of files, whose length `len()` cannot tell either.
+                   "from_generator", "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset",
+                   "make_csv_dataset")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -197,7 +200,19 @@ def _finite_dataset_in(ctx, data: cst.BaseExpression, scope: cst.CSTNode) -> boo
                 return False
             if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
                 batched = True
-    return batched
+    return batched or _made_finite(ctx, data, scope)
+
+
+def _made_finite(ctx, data: cst.Name, scope: cst.CSTNode) -> bool:
+    """``data`` is made elsewhere (``train_ds = df_to_dataset(table)``, a function of the file that
+    batches it) of arrays only, each way it is made batched and with nothing that hides its length
+    from ``len()`` (a generator's dataset, another module's, ``repeat``, ``filter``...)."""
+    made = made_datasets(ctx, data, scope)
+    return bool(made) and all(
+        dataset.of_arrays
+        and any(call.func.attr.value in ("batch", "padded_batch") for call in dataset.methods)
+        and not any(call.func.attr.value in _UNKNOWN_LENGTH for call in dataset.methods)
+        for dataset in made)
 
 
 def _top_statement(ctx, node, owner) -> Optional[cst.BaseStatement]:
@@ -284,7 +299,8 @@ class StepsPerExecution(Rule):
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
-        "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
+        "so does a validation dataset (`len()` of a finite one, batched where it is read or by a function of the "
+        "file that makes it of arrays; one of a generator or of files has no length: it is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
         "them; of several inputs (a list or a dict of arrays) the first counts the samples of all. A call given "
         "a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
@@ -414,6 +430,54 @@ class StepsPerExecution(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.compile(optimizer="sgd", loss="mse", steps_per_execution=20)
             model.fit({"age": ages, "income": np.random.rand(1000, 1)}, np.random.rand(1000), batch_size=50)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A dataset a function of the file makes of arrays and batches (a pandas table's columns
+        # here) has the length `len()` counts; one of a generator has none: no value, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def table_dataset(table, batch_size, shuffle=True):
+                table = table.copy()
+                labels = table.pop("target")
+                dataset = tf.data.Dataset.from_tensor_slices((dict(table), labels))
+                if shuffle:
+                    dataset = dataset.shuffle(len(table))
+                return dataset.batch(batch_size)
+
+            def main(train_table, rows):
+                train_ds = table_dataset(train_table, 32)
+                streamed = tf.data.Dataset.from_generator(rows, output_signature=signature).batch(32)
+                model = build_model()
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit(train_ds, epochs=2)
+                other = build_model()
+                other.compile(optimizer="adam", loss="binary_crossentropy")
+                other.fit(streamed, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def table_dataset(table, batch_size, shuffle=True):
+                table = table.copy()
+                labels = table.pop("target")
+                dataset = tf.data.Dataset.from_tensor_slices((dict(table), labels))
+                if shuffle:
+                    dataset = dataset.shuffle(len(table))
+                return dataset.batch(batch_size)
+
+            def main(train_table, rows):
+                train_ds = table_dataset(train_table, 32)
+                streamed = tf.data.Dataset.from_generator(rows, output_signature=signature).batch(32)
+                model = build_model()
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=len(train_ds))
+                model.fit(train_ds, epochs=2)
+                other = build_model()
+                other.compile(optimizer="adam", loss="binary_crossentropy")
+                other.fit(streamed, epochs=2)
             """,
             options={"steps_per_execution": "auto"},
         ),
