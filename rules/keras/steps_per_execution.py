@@ -433,6 +433,27 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # Named inputs held in a variable: `len()` of a dict counts its inputs, not their samples.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(model, table, batch_size):
+                features = {name: table[name].values for name in ("age", "hours")}
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit(features, table["label"].values, batch_size=batch_size, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def train(model, table, batch_size):
+                features = {name: table[name].values for name in ("age", "hours")}
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=len(next(iter(features.values()))) // batch_size)
+                model.fit(features, table["label"].values, batch_size=batch_size, epochs=2)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         # A dataset a function of the file makes of arrays and batches (a pandas table's columns
         # here) has the length `len()` counts; one of a generator has none: no value, reported.
         Example(
@@ -1477,6 +1498,8 @@ class StepsPerExecution(Rule):
             names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
+        if _held_inputs(ctx, data) == "mixed":
+            return None  # several inputs on one path, one on another: no one `len()` counts both
         read = (data, entry.batch, part[1] if part is not None else None)  # the fraction too: `for split in ...`
         if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in read if node is not None):
             return None
@@ -1529,7 +1552,7 @@ class StepsPerExecution(Rule):
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
-        samples = f"len({code_of(ctx, data)})"
+        samples = _length_code(ctx, data)
         if part is not None:  # where Keras splits the inputs, as it computes it
             training = f"int({samples} * (1.0 - {code_of(ctx, part[1])}))"
             samples = training if part[0] == "training" else f"({samples} - {training})"
@@ -1721,6 +1744,38 @@ def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.func.value
         else:
             return node
+
+
+def _held_inputs(ctx, data: cst.BaseExpression) -> Optional[str]:
+    """What the variable ``data`` holds when it is several inputs: "dict" (named inputs,
+    ``{name: table[name].values for name in features}``, ``dict(table)``), "list" (``[ids, numbers]``),
+    "mixed" when it holds one input on some paths; None for one input, or what is not known."""
+    if not isinstance(data, cst.Name):
+        return None
+    kinds = set()
+    for value in values_of(ctx, data):
+        if isinstance(value, (cst.Dict, cst.DictComp)) or isinstance(value, cst.Call) and is_name(value.func, "dict"):
+            kinds.add("dict")
+        elif value is not None and first_input(value) is not value:
+            kinds.add("list")
+        else:
+            kinds.add("one")
+    several = kinds - {"one"}
+    if not several:
+        return None
+    return several.pop() if len(several) == 1 and "one" not in kinds else "mixed"
+
+
+def _length_code(ctx, data: cst.BaseExpression) -> str:
+    """``len()`` of the samples of ``data``: of its first input when the variable holds several
+    (``len()`` of a dict or a list of inputs counts the inputs)."""
+    code = code_of(ctx, data)
+    held = _held_inputs(ctx, data)
+    if held == "dict":
+        return f"len(next(iter({code}.values())))"
+    if held == "list":
+        return f"len({code}[0])"
+    return f"len({code})"
 
 
 def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpression:
