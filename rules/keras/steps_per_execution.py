@@ -433,6 +433,35 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # Validation arrays held in a variable as a tuple run in executions of the same size too:
+        # 20 batches of `fit`, 3 of its validation.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4)
+            y = np.random.rand(1000, 1)
+            x_val = np.random.rand(150, 4)
+            held_out = (x_val, np.random.rand(150, 1))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=50, validation_data=held_out)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4)
+            y = np.random.rand(1000, 1)
+            x_val = np.random.rand(150, 4)
+            held_out = (x_val, np.random.rand(150, 1))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=1)
+            model.fit(x, y, batch_size=50, validation_data=held_out)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         # Named inputs held in a variable: `len()` of a dict counts its inputs, not their samples.
         Example(
             """\
@@ -1400,6 +1429,14 @@ class StepsPerExecution(Rule):
         elif validation is not None and isinstance(validation.value, cst.Name) and entry.held_validation is None:
             # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
             unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
+        elif entry.held_validation is not None:
+            # `held_out = (x_val, y_val)`: the arrays of the tuple the variable holds.
+            held = _held_tuple(ctx, entry.held_validation)
+            if held is None:
+                unchecked.append((entry.held_validation, f"the validation of {method}", "validation_steps"))
+            else:
+                found.append(_Part(f"{method} validation", self._arrays_value(
+                    ctx, compile_entry, validating, _unwrapped(held.elements[0].value, helper))))
         return found
 
     def _count_part(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, name: str, what: str,
@@ -1744,6 +1781,14 @@ def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.func.value
         else:
             return node
+
+
+def _held_tuple(ctx, held: cst.BaseExpression) -> Optional[cst.Tuple]:
+    """The one tuple of arrays (``(x_val, y_val)``) the validation variable ``held`` is assigned."""
+    values = values_of(ctx, held) if isinstance(held, cst.Name) else []
+    if len(values) != 1 or not isinstance(values[0], cst.Tuple) or not values[0].elements:
+        return None
+    return None if isinstance(values[0].elements[0], cst.StarredElement) else values[0]
 
 
 def _held_inputs(ctx, data: cst.BaseExpression) -> Optional[str]:
