@@ -11,7 +11,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import append_args, argument, as_receiver, is_false, is_main_guard, is_true, keyword_arg, replace_arg
-from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FRAME, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import last_name
 from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
@@ -594,15 +594,26 @@ def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayDa
     ``FLOAT64_KINDS``): a variable (or a slice of one, or arithmetic on one) that NumPy, pandas or
     scikit-learn made float64 (``X = np.random.randn(n, 8)``, ``x_train = x_train / 255.0`` of uint8
     data), or such a call itself; else None."""
+    data = _host_data(ctx, expr)
+    return data if data is not None and data.kind in FLOAT64_KINDS else None
+
+
+def table_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+    """What ``expr`` holds where it is read when that is a pandas table (kind ``FRAME``): a
+    variable that pandas made (``pd.read_csv(...)``, ``pd.DataFrame(...)``), or a table made of
+    one (``table.dropna()``); else None."""
+    data = _host_data(ctx, expr)
+    return data if data is not None and data.kind == FRAME else None
+
+
+def _host_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+    """What the array flow knows ``expr`` holds where it is read (None: nothing)."""
     if not _may_hold_float64(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
     statement = ctx.statement_of(expr)
     if _reads_global(ctx, expr):  # what the module made before it ran the function
-        module = _flow(ctx, ctx.module)
-        data = module.kind_at(None, expr)
-    else:
-        data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
-    return data if data is not None and data.kind in FLOAT64_KINDS else None
+        return _flow(ctx, ctx.module).kind_at(None, expr)
+    return _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
 
 
 def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:

@@ -1,11 +1,11 @@
-from typing import Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
 from porter.context import code_of, walk
 from porter.cstutil import argument, string_value
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
-from porter.rules._tf.tfdata import astype, float64_data, sliced_arrays
+from porter.rules._tf.tfdata import astype, float64_data, sliced_arrays, table_data
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
 from porter.rules.keras._analysis.util import last_name
@@ -121,6 +121,32 @@ features = {values}
 prices = table["price"].to_numpy()
 batches = tf.data.Dataset.from_tensor_slices(({features}, prices)).batch(32, drop_remainder=True)
 """ + _LOOP
+# Named inputs: a dict of arrays, or the columns of a pandas table (`dict(table)`), each column of
+# its own dtype.
+_NAMED_INPUTS = """\
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+rng = np.random.default_rng(0)
+ages = rng.uniform(20, 80, size=(1024, 1))
+table = pd.read_csv("passengers.csv")
+fares = table.pop("fare").to_numpy(dtype="float32")
+batches = tf.data.Dataset.from_tensor_slices(({{"age": {ages}, "fare": fares}}, fares)).batch(32, drop_remainder=True)
+held_out = tf.data.Dataset.from_tensor_slices(({table}, fares)).batch(32, drop_remainder=True)
+""" + _LOOP.replace("batches:", "batches.concatenate(held_out):")
+# Inputs and labels zipped from datasets of their own, the inputs nested in a tuple.
+_ZIPPED = """\
+import numpy as np
+import tensorflow as tf
+
+images = np.random.rand(1024, 8, 8, 1)
+extras = np.random.rand(1024, 3)
+inputs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices({images}), tf.data.Dataset.from_tensor_slices({extras})))
+labels = tf.data.Dataset.from_tensor_slices(np.random.randint(0, 10, size=1024))
+batches = tf.data.Dataset.zip((inputs, labels)).batch(32, drop_remainder=True)
+held_out = tf.data.Dataset.zip(((tf.data.Dataset.from_tensor_slices({images}), tf.data.Dataset.from_tensor_slices({extras})), labels)).batch(32, drop_remainder=True)
+""" + _LOOP.replace("batches:", "batches.concatenate(held_out):")
 
 # The same loop with the steps methods of a trainer, the one `strategy.run` runs a method too.
 _TRAINER = """\
@@ -187,7 +213,8 @@ class Float64(Rule):
         "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing, reshaping, "
         "`train_test_split` and the `return` of a function of the file keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
-        "parameters is called. A pandas table's labels (they may be class ids), arrays that are float64 on "
+        "parameters is called; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are."
     )
@@ -282,6 +309,14 @@ class Float64(Rule):
         *(Example(_SCALED_TABLE.format(values=values, features="features"),
                   _SCALED_TABLE.format(values=values, features="features.astype(\"float32\")"))
           for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))")),
+        # Named inputs are cast one by one, and of a table's columns the float64 ones only (an id or
+        # a string column keeps its dtype).
+        Example(_NAMED_INPUTS.format(ages="ages", table="dict(table)"),
+                _NAMED_INPUTS.format(ages="ages.astype(\"float32\")", table=(
+                    "dict(table.astype({column: \"float32\" for column in table.select_dtypes(\"float64\")}))"))),
+        # Datasets zipped together, nested in tuples, are followed to the arrays each is made of.
+        Example(_ZIPPED.format(images="images", extras="extras"),
+                _ZIPPED.format(images="images.astype(\"float32\")", extras="extras.astype(\"float32\")")),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(
@@ -384,10 +419,16 @@ class Float64(Rule):
                     continue
                 arrays = sliced_arrays(made.maker)
                 for index, array in enumerate(arrays):
-                    if all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
-                        for expr, called in argument_sources(ctx, array, owner(ctx, made.maker), made.callers):
+                    if not all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
+                        continue
+                    for part in _named_inputs(array):
+                        for expr, called in argument_sources(ctx, part, owner(ctx, made.maker), made.callers):
                             where = f"the call of `{called}` gets" if called else "the dataset gets"
-                            self._cast(ctx, expr, features=index == 0, step=name, where=where, done=done)
+                            table = _columns_of(ctx, expr)
+                            if table is not None:
+                                self._cast_columns(ctx, expr, table, step=name, where=where, done=done)
+                            else:
+                                self._cast(ctx, expr, features=index == 0, step=name, where=where, done=done)
 
     def _cast(self, ctx, expr, features: bool, step: str, where: str, done: Set[int]) -> None:
         """``expr`` gets ``.astype("float32")`` when it holds float64 data (the values of a pandas
@@ -409,6 +450,29 @@ class Float64(Rule):
         else:
             ctx.report(self.code, expr, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before the "
                        "dataset is made", fixed=False)
+
+    def _cast_columns(self, ctx, expr: cst.Call, table: cst.BaseExpression, step: str, where: str,
+                      done: Set[int]) -> None:
+        """``dict(table)`` holds a pandas table's columns, each of its own dtype: float64 for the
+        float ones. Only those are cast (an integer or string column keeps its dtype), when the
+        table is a variable that can be read twice; reported otherwise."""
+        if id(expr) in done:
+            return
+        done.add(id(expr))
+        code = code_of(ctx, expr)
+        rejected = (f"`{code}` holds the columns of a pandas table ({table_data(ctx, table).origin}), float64 "
+                    f"where they are floats, which `strategy.run` rejects as inputs of `{step}` (Keras' `fit` "
+                    "casts float64, `strategy.run` does not)")
+        if not isinstance(table, cst.Name):
+            ctx.report(self.code, expr, f"{rejected}: cast its float64 columns to float32 "
+                       "(`table.astype({...: \"float32\"})`) where the dataset is made", fixed=False)
+            return
+        column = "name" if table.value == "column" else "column"
+        cast = cst.parse_expression(
+            f'{table.value}.astype({{{column}: "float32" for {column} in {table.value}.select_dtypes("float64")}})')
+        ctx.replace(table, lambda node: cast)
+        ctx.report(self.code, expr, f"{rejected}: {where} `dict({code_of(ctx, cast)})`, its float64 columns "
+                   "cast to float32", fixed=True)
 
     def _report_given_away(self, ctx, maker: cst.Call, step: str, done: Set[int]) -> None:
         """Float64 arrays given to another module's function that makes a custom loop's dataset:
@@ -447,6 +511,25 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+def _named_inputs(array: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The arrays of one element of a dataset: each value of a dict of named inputs
+    (``{"age": age, "fare": fare}``, through nesting), else ``array`` itself."""
+    if not isinstance(array, cst.Dict):
+        return [array]
+    return [part for element in array.elements if isinstance(element, cst.DictElement)
+            for part in _named_inputs(element.value)]
+
+
+def _columns_of(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The pandas table of ``dict(table)``, the named inputs Keras tutorials make of a table's
+    columns; None for anything else."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict"
+            and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):
+        return None
+    table = expr.args[0].value
+    return table if table_data(ctx, table) is not None else None
 
 
 def _sets_floatx(ctx, node: cst.CSTNode) -> bool:

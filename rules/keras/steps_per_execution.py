@@ -10,8 +10,8 @@ from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, floor_operand, int_value,
                              is_helper_call, layout, last_value_before, loaded_binding, loaded_source, one_batch_call,
-                             rounded_up, static_int, fraction_value, single_sample, static_samples, training_calls,
-                             validation_entry)
+                             rounded_up, static_int, first_input, fraction_value, single_sample, static_samples,
+                             training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
@@ -27,7 +27,10 @@ _SLICES = "tensorflow.data.Dataset.from_tensor_slices"
 # Dataset methods that keep the number of elements.
 _SAME_COUNT = frozenset({"shuffle", "map", "cache", "prefetch", "with_options"})
 # Dataset methods after which the number of batches is not known before it is iterated.
-_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map")
+_UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resample", "interleave", "flat_map",
+                   # Datasets of a generator or of files, whose length `len()` cannot tell either.
+                   "from_generator", "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset",
+                   "make_csv_dataset")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
@@ -198,7 +201,19 @@ def _finite_dataset_in(ctx, data: cst.BaseExpression, scope: cst.CSTNode) -> boo
                 return False
             if isinstance(node, cst.Attribute) and node.attr.value in ("batch", "padded_batch"):
                 batched = True
-    return batched
+    return batched or _made_finite(ctx, data, scope)
+
+
+def _made_finite(ctx, data: cst.Name, scope: cst.CSTNode) -> bool:
+    """``data`` is made elsewhere (``train_ds = df_to_dataset(table)``, a function of the file that
+    batches it) of arrays only, each way it is made batched and with nothing that hides its length
+    from ``len()`` (a generator's dataset, another module's, ``repeat``, ``filter``...)."""
+    made = made_datasets(ctx, data, scope)
+    return bool(made) and all(
+        dataset.of_arrays
+        and any(call.func.attr.value in ("batch", "padded_batch") for call in dataset.methods)
+        and not any(call.func.attr.value in _UNKNOWN_LENGTH for call in dataset.methods)
+        for dataset in made)
 
 
 def _top_statement(ctx, node, owner) -> Optional[cst.BaseStatement]:
@@ -285,9 +300,11 @@ class StepsPerExecution(Rule):
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
         "`predict` counted up, as IPU107 pads its inputs to whole batches; `fit` validates in executions of the "
         "same size, so its validation arrays count too (in batches of `validation_batch_size` when given), and "
-        "so does a validation dataset (`len()` of a finite one; one the port cannot count is reported); "
+        "so does a validation dataset (`len()` of a finite one, batched where it is read or by a function of the "
+        "file that makes it of arrays; one of a generator or of files has no length: it is reported); "
         "`validation_split` cuts its inputs into a training and a validation part, each counted as Keras splits "
-        "them. A call given a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
+        "them; of several inputs (a list or a dict of arrays) the first counts the samples of all. A call given "
+        "a step count (`steps_per_epoch`, `validation_steps`, `steps`) runs that many batches, "
         "`steps // replicas` on each replica, and Keras checks both: the value divides both, known statically (through "
         "the calls of the function that trains, too) or computed at `compile` from the count's own code when what it "
         "reads is bound there and not changed after it; a count rounded up (`math.ceil(n / batch)`) of inputs that are "
@@ -379,6 +396,139 @@ class StepsPerExecution(Rule):
                               steps_per_execution=math.gcd(args.steps_per_epoch, args.validation_steps))
                 model.fit(train_ds, steps_per_epoch=args.steps_per_epoch, validation_data=val_ds,
                           validation_steps=args.validation_steps)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Several inputs in a list or a dict hold as many samples each: the first counts them, in
+        # `fit` and in its validation alike.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def train(model, ids, numbers, clicks, batch_size):
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit([ids, numbers], clicks, batch_size=batch_size, epochs=2,
+                          validation_data=({"ids": ids[-256:], "numbers": numbers[-256:]}, clicks[-256:]))
+
+            ages = np.random.rand(1000, 1)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit({"age": ages, "income": np.random.rand(1000, 1)}, np.random.rand(1000), batch_size=50)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+            import math
+
+            def train(model, ids, numbers, clicks, batch_size):
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=math.gcd(len(ids) // batch_size, len(ids[-256:]) // batch_size))
+                model.fit([ids, numbers], clicks, batch_size=batch_size, epochs=2,
+                          validation_data=({"ids": ids[-256:], "numbers": numbers[-256:]}, clicks[-256:]))
+
+            ages = np.random.rand(1000, 1)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=20)
+            model.fit({"age": ages, "income": np.random.rand(1000, 1)}, np.random.rand(1000), batch_size=50)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Validation arrays held in a variable as a tuple run in executions of the same size too:
+        # 20 batches of `fit`, 3 of its validation.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4)
+            y = np.random.rand(1000, 1)
+            x_val = np.random.rand(150, 4)
+            held_out = (x_val, np.random.rand(150, 1))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y, batch_size=50, validation_data=held_out)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4)
+            y = np.random.rand(1000, 1)
+            x_val = np.random.rand(150, 4)
+            held_out = (x_val, np.random.rand(150, 1))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse", steps_per_execution=1)
+            model.fit(x, y, batch_size=50, validation_data=held_out)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # Named inputs held in a variable: `len()` of a dict counts its inputs, not their samples.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(model, table, batch_size):
+                features = {name: table[name].values for name in ("age", "hours")}
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit(features, table["label"].values, batch_size=batch_size, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def train(model, table, batch_size):
+                features = {name: table[name].values for name in ("age", "hours")}
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=len(next(iter(features.values()))) // batch_size)
+                model.fit(features, table["label"].values, batch_size=batch_size, epochs=2)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
+        # A dataset a function of the file makes of arrays and batches (a pandas table's columns
+        # here) has the length `len()` counts; one of a generator has none: no value, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def table_dataset(table, batch_size, shuffle=True):
+                table = table.copy()
+                labels = table.pop("target")
+                dataset = tf.data.Dataset.from_tensor_slices((dict(table), labels))
+                if shuffle:
+                    dataset = dataset.shuffle(len(table))
+                return dataset.batch(batch_size)
+
+            def main(train_table, rows):
+                train_ds = table_dataset(train_table, 32)
+                streamed = tf.data.Dataset.from_generator(rows, output_signature=signature).batch(32)
+                model = build_model()
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit(train_ds, epochs=2)
+                other = build_model()
+                other.compile(optimizer="adam", loss="binary_crossentropy")
+                other.fit(streamed, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def table_dataset(table, batch_size, shuffle=True):
+                table = table.copy()
+                labels = table.pop("target")
+                dataset = tf.data.Dataset.from_tensor_slices((dict(table), labels))
+                if shuffle:
+                    dataset = dataset.shuffle(len(table))
+                return dataset.batch(batch_size)
+
+            def main(train_table, rows):
+                train_ds = table_dataset(train_table, 32)
+                streamed = tf.data.Dataset.from_generator(rows, output_signature=signature).batch(32)
+                model = build_model()
+                model.compile(optimizer="adam", loss="binary_crossentropy",
+                              steps_per_execution=len(train_ds))
+                model.fit(train_ds, epochs=2)
+                other = build_model()
+                other.compile(optimizer="adam", loss="binary_crossentropy")
+                other.fit(streamed, epochs=2)
             """,
             options={"steps_per_execution": "auto"},
         ),
@@ -1297,6 +1447,14 @@ class StepsPerExecution(Rule):
         elif validation is not None and isinstance(validation.value, cst.Name) and entry.held_validation is None:
             # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
             unchecked.append((validation.value, f"the validation of {method}", "validation_steps"))
+        elif entry.held_validation is not None:
+            # `held_out = (x_val, y_val)`: the arrays of the tuple the variable holds.
+            held = _held_tuple(ctx, entry.held_validation)
+            if held is None:
+                unchecked.append((entry.held_validation, f"the validation of {method}", "validation_steps"))
+            else:
+                found.append(_Part(f"{method} validation", self._arrays_value(
+                    ctx, compile_entry, validating, _unwrapped(held.elements[0].value, helper))))
         return found
 
     def _count_part(self, ctx, compile_entry: TrainingCall, entry: TrainingCall, name: str, what: str,
@@ -1395,6 +1553,8 @@ class StepsPerExecution(Rule):
             names.append(_root_name(part[1]))
         if any(name is None or not _bound_before(ctx, name, compile_entry) for name in names):
             return None
+        if _held_inputs(ctx, data) == "mixed":
+            return None  # several inputs on one path, one on another: no one `len()` counts both
         read = (data, entry.batch, part[1] if part is not None else None)  # the fraction too: `for split in ...`
         if not all(_unchanged_after_compile(ctx, node, compile_entry) for node in read if node is not None):
             return None
@@ -1447,7 +1607,7 @@ class StepsPerExecution(Rule):
             batch = code_of(ctx, entry.batch)
             divisor = f"({batch} * {factor})" if factor > 1 else batch
         # `predict`'s inputs are padded to whole batches (IPU107): their batches are counted up.
-        samples = f"len({code_of(ctx, data)})"
+        samples = _length_code(ctx, data)
         if part is not None:  # where Keras splits the inputs, as it computes it
             training = f"int({samples} * (1.0 - {code_of(ctx, part[1])}))"
             samples = training if part[0] == "training" else f"({samples} - {training})"
@@ -1642,11 +1802,52 @@ def _array_of(node: cst.BaseExpression) -> cst.BaseExpression:
             return node
 
 
+def _held_tuple(ctx, held: cst.BaseExpression) -> Optional[cst.Tuple]:
+    """The one tuple of arrays (``(x_val, y_val)``) the validation variable ``held`` is assigned."""
+    values = values_of(ctx, held) if isinstance(held, cst.Name) else []
+    if len(values) != 1 or not isinstance(values[0], cst.Tuple) or not values[0].elements:
+        return None
+    return None if isinstance(values[0].elements[0], cst.StarredElement) else values[0]
+
+
+def _held_inputs(ctx, data: cst.BaseExpression) -> Optional[str]:
+    """What the variable ``data`` holds when it is several inputs: "dict" (named inputs,
+    ``{name: table[name].values for name in features}``, ``dict(table)``), "list" (``[ids, numbers]``),
+    "mixed" when it holds one input on some paths; None for one input, or what is not known."""
+    if not isinstance(data, cst.Name):
+        return None
+    kinds = set()
+    for value in values_of(ctx, data):
+        if isinstance(value, (cst.Dict, cst.DictComp)) or isinstance(value, cst.Call) and is_name(value.func, "dict"):
+            kinds.add("dict")
+        elif value is not None and first_input(value) is not value:
+            kinds.add("list")
+        else:
+            kinds.add("one")
+    several = kinds - {"one"}
+    if not several:
+        return None
+    return several.pop() if len(several) == 1 and "one" not in kinds else "mixed"
+
+
+def _length_code(ctx, data: cst.BaseExpression) -> str:
+    """``len()`` of the samples of ``data``: of its first input when the variable holds several
+    (``len()`` of a dict or a list of inputs counts the inputs)."""
+    code = code_of(ctx, data)
+    held = _held_inputs(ctx, data)
+    if held == "dict":
+        return f"len(next(iter({code}.values())))"
+    if held == "list":
+        return f"len({code}[0])"
+    return f"len({code})"
+
+
 def _unwrapped(node: cst.BaseExpression, helper: Optional[str]) -> cst.BaseExpression:
-    """The data inside a call of the trimming helper."""
+    """The data inside a call of the trimming helper, and of several inputs the first, which
+    counts the samples of all (``[ids, numbers]``, ``{"age": age, ...}``)."""
     if is_helper_call(node, helper) and node.args:
-        return node.args[0].value
-    return node
+        node = node.args[0].value
+    return first_input(node)
 
 
 

@@ -448,9 +448,7 @@ def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: 
     if qualified in SLICES_CONSTRUCTORS or qualified in FROM_GENERATOR:  # made of arrays, or by a generator
         found.append(MadeDataset(root, methods, callers))
     elif qualified in _ZIP and root.args:
-        joined = root.args[0].value
-        parts = [element.value for element in joined.elements] if isinstance(joined, (cst.Tuple, cst.List)) else []
-        for part in parts:
+        for part in _zipped(root.args[0].value):
             _follow(ctx, part, scope, methods, callers, found, seen, depth + 1)
     elif qualified is not None and not qualified.startswith(_DATASET_LIBRARIES):
         found.append(MadeDataset(root, methods, callers))  # another module makes it
@@ -458,6 +456,15 @@ def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: 
         function, returned = called_returns(ctx, root)
         for value in returned:
             _follow(ctx, value, function, methods, callers + (root,), found, seen, depth + 1)
+
+
+def _zipped(joined: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The datasets ``Dataset.zip`` joins, through nesting: ``((images, extras), labels)`` makes
+    an element of two inputs and a label of three datasets."""
+    if not isinstance(joined, (cst.Tuple, cst.List)):
+        return []
+    return [part for element in joined.elements
+            for part in (_zipped(element.value) if isinstance(element.value, (cst.Tuple, cst.List)) else [element.value])]
 
 
 def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],

@@ -1295,10 +1295,38 @@ def _unpacked_position(target: cst.BaseExpression, name: str) -> Optional[Tuple[
     return None
 
 
+def first_input(data: cst.BaseExpression) -> cst.BaseExpression:
+    """The first of several inputs written as one list, tuple or dict (``[ids, numbers]``,
+    ``{"age": age, "income": income}``), through nesting: Keras takes as many samples from each
+    input, so the first one counts them all. ``data`` itself when it is one input, a list of
+    samples (``[[1, 2], [3, 4]]``) included."""
+    while not _holds_samples(data):
+        if isinstance(data, (cst.List, cst.Tuple)) and data.elements and isinstance(data.elements[0], cst.Element):
+            data = data.elements[0].value
+        elif isinstance(data, cst.Dict) and data.elements and isinstance(data.elements[0], cst.DictElement):
+            data = data.elements[0].value
+        else:
+            break
+    return data
+
+
+def _holds_samples(data: cst.BaseExpression) -> bool:
+    """Whether a literal list or tuple is the samples of one input: its first item (or that
+    item's first item, and so on) is a number or a string, as Keras tells them apart."""
+    first = data
+    while isinstance(first, (cst.List, cst.Tuple)) and first.elements and isinstance(first.elements[0], cst.Element):
+        first = first.elements[0].value
+    if isinstance(first, cst.UnaryOperation):
+        first = first.expression
+    return first is not data and isinstance(first, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString))
+
+
 def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode) -> Optional[int]:
     """The number of samples of ``data`` when the porter can count them: a known dataset's
     variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``), or an
-    array made in the call itself with a static shape (``tf.constant([[1], [0]])``)."""
+    array made in the call itself with a static shape (``tf.constant([[1], [0]])``); for several
+    inputs in one list or dict, those of the first."""
+    data = first_input(data)
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
     samples = literal_samples(data)
@@ -1336,6 +1364,7 @@ def most_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode)
     """The number of samples of ``data`` (``static_length``), or the most it can hold when a slice
     with static bounds is all that shows it: ``x_test[:10]`` and ``x_test[-10:]`` hold 10 at
     most, whatever ``x_test`` holds."""
+    data = first_input(data)
     length = static_length(ctx, data, owner)
     bounds = _slice_bounds(ctx, data) if length is None and isinstance(data, cst.Subscript) else None
     if bounds is None:
