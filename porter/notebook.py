@@ -32,6 +32,7 @@ from porter.config import Config
 from porter.detect import imported_modules, uses_framework
 from porter.markers import CELL_MARKER, HIDDEN_RUN, LOCAL_CELL_MAGIC, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
+from porter.project import Project
 from porter.rule import WARNING, Finding, is_selected
 
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
@@ -254,7 +255,7 @@ def _port_cells(cells: List[_Cell], config: Config,
     joined, starts = _join(parsed)
     from porter.engine import port
 
-    result = port(joined, config, cells=True, keras_import=keras_import)
+    result = port(joined, config, cells=True, project=Project(keras_import=keras_import))
     if result.error:
         return findings, [], _cell_error(result.error, starts)
     for finding in result.findings:
@@ -310,7 +311,7 @@ def _port_script(number: int, script: str, config: Config, findings: List[Findin
     the magic line) added to ``findings``; the script as it was when it cannot be ported."""
     from porter.engine import port
 
-    result = port(script, config, keras_import=keras_import)
+    result = port(script, config, project=Project(keras_import=keras_import))
     if result.error:
         if is_selected(UNPARSABLE, config.select, config.ignore):
             findings.append(Finding(UNPARSABLE, 1, 1, f"the script this cell writes is not ported: {result.error}",
