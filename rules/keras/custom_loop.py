@@ -1472,6 +1472,32 @@ def main(test):
             """,
             reported=False,
         ),
+        # A compiled step run through `strategy.run` that loops over `tf.range` in its graph: the whole
+        # function is the step, and the tape in its loop is not a second step to move out of it.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function(jit_compile=True)
+                def train_steps(n):
+                    for _ in tf.range(n):
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean((model(x) - y) ** 2)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    return loss
+
+                for epoch in range(3):
+                    strategy.run(train_steps, args=(tf.constant(20),))
+            """,
+            reported=False,
+        ),
     )
 
     def _metrics_made_in_loops(self, ctx) -> None:

@@ -12,11 +12,11 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, strategy_scope_name,
-                                                      tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, run_targets,
+                                                      strategy_scope_name, tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.steps import TAPES, eager_calls, is_jit_compiled, step_calls, trains, updates_weights
 
 # What a function made of the loop's statements cannot hold as they are.
 # (`loss += sum(model.losses)` is fine: a name the step set before, else read before set, said below.)
@@ -93,6 +93,9 @@ def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineS
     function = ctx.enclosing_function(loop)
     if function is not None and any(function is call.function for call in step_calls(ctx)):
         return None  # a loop inside a step function called per batch: the function is the step
+    if any(is_jit_compiled(ctx, node) or node.name.value in run_targets(ctx)
+           for node in ctx.ancestors(loop) if isinstance(node, cst.FunctionDef)):
+        return None  # a loop in a function compiled for the IPU (`for i in tf.range(n)`): that function is the step
     first = list(block.body).index(start)
     updates = [index for index, statement in enumerate(block.body)
                if index >= first and any(updates_weights(node) for node in walk(statement))]
