@@ -4,7 +4,7 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 
 from porter.context import canonical_keras, code_of, dotted_name, walk
-from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
@@ -114,6 +114,8 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+# A step traced for sequences of any length: its `input_signature` leaves the time dimension `None`.
+_SIGNATURE = "@tf.function(input_signature=[tf.TensorSpec([32, None]), tf.TensorSpec([32, 1])]{})\n"
 _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" + indent(_TAPE_STEP, " " * 8)
                   + "        print(float(loss))\n")
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
@@ -538,6 +540,7 @@ def _slices_from(subscript: cst.Subscript, index: str) -> bool:
 _UINT8_CAST = "IPU106"
 # `tf.function` options that say the step gets inputs of changing shapes.
 _RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
+_TENSOR_SPECS = frozenset({"tensorflow.TensorSpec", "tensorflow.python.framework.tensor_spec.TensorSpec"})
 
 
 def _innermost_loop(ctx, node: cst.CSTNode):
@@ -561,6 +564,25 @@ def _preview(loop: cst.For) -> bool:
             "take", "head")
     return (isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Slice)
             and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
+
+
+def _unknown_dimensions(ctx, signature: cst.BaseExpression) -> List[cst.CSTNode]:
+    """The ``None`` dimensions past the batch dimension of the ``tf.TensorSpec`` shapes in an
+    ``input_signature`` (``[64, None]``: sequences of any length; ``shape=None``: any rank). A ``None``
+    batch dimension is left out: the port's batches have one size (IPU105 drops a last partial batch,
+    and the loop's sliced arrays are reported)."""
+    found: List[cst.CSTNode] = []
+    for spec in walk(signature):
+        if not (isinstance(spec, cst.Call) and ctx.qualified_name(spec.func) in _TENSOR_SPECS):
+            continue
+        shape = argument(spec, "shape", 0)
+        if shape is None:
+            continue
+        if is_name(shape.value, "None"):
+            found.append(shape.value)
+        elif isinstance(shape.value, (cst.List, cst.Tuple)):
+            found += [element.value for element in shape.value.elements[1:] if is_name(element.value, "None")]
+    return found
 
 
 def _decorated(tf: str):
@@ -656,7 +678,10 @@ class CustomLoop(Rule):
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
         "samples, `test.take(3)`, is left alone). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
-        "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
+        "adversarial image) is compiled and run through `strategy.run` like a training step. A step traced for "
+        "inputs of changing shapes (`reduce_retracing=True`, an `input_signature` with a `None` dimension past "
+        "the batch) "
+        "is compiled again for each shape it is given, which is said in a note. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
         "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
         "which in the scope is the IPU strategy. Keras refuses a loss object's automatic reduction inside "
@@ -922,6 +947,10 @@ def main(test):
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
                                         "@tf.function(reduce_retracing=True, jit_compile=True)\n")),
+        # A step whose `input_signature` leaves the time dimension `None`: compiled, and the cost of
+        # each new sequence length said.
+        Example(_PER_STEP_BEFORE.replace("@tf.function\n", _SIGNATURE.format("")),
+                _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n", _SIGNATURE.format(", jit_compile=True"))),
         # A step that writes TensorBoard summaries: XLA compiles no summary op, so it is reported.
         Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.summary.scalar(\"loss\", loss, step=optimizer.iterations)\n"
                                          "    return loss\n")),
@@ -1835,7 +1864,8 @@ def main(test):
 
     def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
-        ``experimental_relax_shapes=True``): compiled for the IPU, each new shape is a new program."""
+        ``experimental_relax_shapes=True``, an ``input_signature`` with a ``None`` dimension): compiled
+        for the IPU, each new shape is a new program."""
         for decorator in function.decorators:
             node = decorator.decorator
             if not (isinstance(node, cst.Call) and dotted_name(node.func) == f"{tf}.function"):
@@ -1846,6 +1876,14 @@ def main(test):
                 ctx.report(self.code, relaxed[0], f"`{function.name.value}` is traced for inputs of changing shapes "
                            f"(`{relaxed[0].keyword.value}=True`): if they change, each new shape is compiled again "
                            "for the IPU, which takes minutes; pad or bucket its inputs to a few fixed shapes",
+                           fixed=False, severity=NOTE)
+            signature = keyword(node, "input_signature")
+            unknown = _unknown_dimensions(ctx, signature.value) if signature is not None else []
+            if unknown:
+                ctx.report(self.code, unknown[0], f"the `input_signature` of `{function.name.value}` leaves a "
+                           "dimension past the batch `None`: the step accepts inputs of any size there (sequences of "
+                           "any length), and each size it is given is compiled again for the IPU, which takes "
+                           "minutes; pad its inputs to a fixed size (or a few) and give the dimension that size",
                            fixed=False, severity=NOTE)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:
