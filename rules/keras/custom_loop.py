@@ -114,6 +114,9 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+# An optimizer step that takes its own gradients (no tape), written in a loop.
+_MINIMIZE = "    optimizer.minimize(lambda: tf.reduce_mean((model(x) - y) ** 2), var_list=model.trainable_variables)\n"
+_MINIMIZE_LOOP = "\nfor epoch in range(3):\n    for x, y in dataset:\n" + indent(_MINIMIZE, "    ")
 # A step traced for sequences of any length: its `input_signature` leaves the time dimension `None`.
 _SIGNATURE = "@tf.function(input_signature=[tf.TensorSpec([32, None]), tf.TensorSpec([32, 1])]{})\n"
 _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" + indent(_TAPE_STEP, " " * 8)
@@ -654,7 +657,8 @@ class CustomLoop(Rule):
         "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
         "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
         "the tensor itself on one replica. A step written inline in a loop's body, or in an `if` in it (the "
-        "tape, the gradients, the optimizer step, after whatever host code comes first) moves into such a "
+        "tape, the gradients, the optimizer step, after whatever host code comes first; or an optimizer's "
+        "`minimize(loss_fn, var_list=...)`, which takes the gradients itself) moves into such a "
         "function, defined before the loops, "
         "with the loop's variables it reads as parameters and the names the code after it reads returned. "
         "A trainer class of its own (no base class) whose loop, in one of its methods, calls its step "
@@ -1501,6 +1505,11 @@ def main(test):
             """,
             reported=False,
         ),
+        # An optimizer's `minimize` written in the loop, with no tape: it is the step, moved into a
+        # compiled function run through `strategy.run`.
+        Example(_MODEL + _MINIMIZE_LOOP, _MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n"
+                + _MINIMIZE + "\nfor epoch in range(3):\n    for x, y in dataset:\n"
+                "        strategy.run(train_step, args=(x, y))\n"),
         # A compiled step run through `strategy.run` that loops over `tf.range` in its graph: the whole
         # function is the step, and the tape in its loop is not a second step to move out of it.
         Example(

@@ -16,7 +16,8 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out
                                                       strategy_scope_name, tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import TAPES, eager_calls, is_jit_compiled, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.steps import (TAPES, eager_calls, is_jit_compiled, minimize_calls, step_calls, trains,
+                                                updates_weights)
 
 # What a function made of the loop's statements cannot hold as they are.
 # (`loss += sum(model.losses)` is fine: a name the step set before, else read before set, said below.)
@@ -52,6 +53,8 @@ def inline_steps(ctx: FileContext) -> List[InlineStep]:
         starts = [with_node for tape, _ in ctx.calls_to(*TAPES) for with_node in _tape_with(ctx, tape)]
         # A helper that only takes gradients, called first in the loop that applies them, starts one too.
         starts += [call.statement for call in step_calls(ctx) if not trains(ctx, call.function)]
+        # So does an optimizer's `minimize(loss_fn, var_list=...)`: it takes the gradients itself, with no tape.
+        starts += [ctx.statement_of(call) for call in minimize_calls(ctx)]
         for start in starts:
             step = _inline_step(ctx, start)
             if step is not None and all(step.loop is not other.loop for other in found):

@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
-from porter.cstutil import is_name, keyword
+from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
 from porter.scopes import assignments, loads, parameter_names, returns_of, values_of
 
@@ -141,6 +141,15 @@ def is_jit_compiled(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bo
             if given is not None and is_name(given.value, "True"):
                 return True
     return False
+
+
+def minimize_calls(ctx: FileContext) -> List[cst.Call]:
+    """Calls ``optimizer.minimize(loss, var_list=...)`` of a TensorFlow 2 optimizer held in a name
+    (``var_list`` is what sets them apart from TF1's ``minimize(loss)`` and from functions of a
+    module, such as SciPy's ``minimize``)."""
+    return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "minimize" and isinstance(call.func.value, (cst.Name, cst.Attribute))
+            and ctx.qualified_name(call.func) is None and argument(call, "var_list", 1) is not None]
 
 
 def updates_weights(node: cst.CSTNode) -> bool:
