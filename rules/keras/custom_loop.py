@@ -675,7 +675,7 @@ class CustomLoop(Rule):
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
+        "state), inline steps whose helper reads the batch the loop sets as a global (`loss_fn()` reading `x`), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
@@ -1510,6 +1510,28 @@ def main(test):
         Example(_MODEL + _MINIMIZE_LOOP, _MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n"
                 + _MINIMIZE + "\nfor epoch in range(3):\n    for x, y in dataset:\n"
                 "        strategy.run(train_step, args=(x, y))\n"),
+        # An inline step whose loss helper reads the loop's batch as a global: a compiled step would
+        # keep the batch it was traced with, so it is reported, and the helper is not a step of its own.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            def compute_loss():
+                return tf.reduce_mean((model(x) - y) ** 2)
+
+
+            for epoch in range(3):
+                for x, y in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = compute_loss()
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
         # A compiled step run through `strategy.run` that loops over `tf.range` in its graph: the whole
         # function is the step, and the tape in its loop is not a second step to move out of it.
         Example(

@@ -484,10 +484,18 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
                 candidates.setdefault(function.name.value, []).append(function)
                 plain.add(id(function))
         return [call for call in _loop_calls(ctx, candidates, nested=True)
-                if id(call.function) not in plain or _in_training_loops(ctx, call.loop)]
+                if (id(call.function) not in plain or _in_training_loops(ctx, call.loop))
+                and not _under_tape(ctx, call.call)]
 
     # Asked by the placement for each block with models, and by the loop plans: found once per models.
     return ctx.shared(_EVALUATION_CALLS, find, per=frozenset(models))
+
+
+def _under_tape(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is made in a ``with tf.GradientTape()`` block: the tape records it for a
+    training step written inline, so it is part of that step, not a step of its own."""
+    return any(isinstance(node, cst.With) and any(isinstance(item.item, cst.Call) and ctx.qualified_name(
+        item.item.func) in TAPES for item in node.items) for node in ctx.ancestors(call))
 
 
 def _called_in_loops(ctx: FileContext) -> Set[str]:
