@@ -216,7 +216,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode, traced: bool = False) -> Li
             elif (ctx.qualified_name(func) or "").startswith(_SUMMARIES):
                 found.append(f"`{code_of(ctx, func)}()`, which writes on the host")
             elif ctx.qualified_name(func) in _PRINTS:
-                found.append(f"`{code_of(ctx, func)}()`, which prints on the host")
+                found.append(f"`{code_of(ctx, func)}()`, which prints on the host; in a compiled step, "
+                             "`ipu.internal_ops.print_tensor` prints a tensor")
             elif isinstance(func, cst.Name) and func.value in lookups:
                 found.append(f"`{func.value}()`, a lookup layer")
         elif isinstance(node, (cst.Global, cst.Nonlocal)) and not traced:
