@@ -4,7 +4,7 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 
 from porter.context import canonical_keras, code_of, dotted_name, walk
-from porter.cstutil import append_args, is_name, keyword, keyword_arg, positional
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
@@ -114,6 +114,11 @@ for x, y in batches:
     loss = step(x, y)
     history.append(loss)
 '''
+# An optimizer step that takes its own gradients (no tape), written in a loop.
+_MINIMIZE = "    optimizer.minimize(lambda: tf.reduce_mean((model(x) - y) ** 2), var_list=model.trainable_variables)\n"
+_MINIMIZE_LOOP = "\nfor epoch in range(3):\n    for x, y in dataset:\n" + indent(_MINIMIZE, "    ")
+# A step traced for sequences of any length: its `input_signature` leaves the time dimension `None`.
+_SIGNATURE = "@tf.function(input_signature=[tf.TensorSpec([32, None]), tf.TensorSpec([32, 1])]{})\n"
 _INLINE_BEFORE = (_MODEL + "for epoch in range(3):\n    for x, y in dataset:\n" + indent(_TAPE_STEP, " " * 8)
                   + "        print(float(loss))\n")
 _INLINE_AFTER = (_MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
@@ -538,6 +543,7 @@ def _slices_from(subscript: cst.Subscript, index: str) -> bool:
 _UINT8_CAST = "IPU106"
 # `tf.function` options that say the step gets inputs of changing shapes.
 _RELAXED_SHAPES = frozenset({"reduce_retracing", "experimental_relax_shapes"})
+_TENSOR_SPECS = frozenset({"tensorflow.TensorSpec", "tensorflow.python.framework.tensor_spec.TensorSpec"})
 
 
 def _innermost_loop(ctx, node: cst.CSTNode):
@@ -561,6 +567,25 @@ def _preview(loop: cst.For) -> bool:
             "take", "head")
     return (isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Slice)
             and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
+
+
+def _unknown_dimensions(ctx, signature: cst.BaseExpression) -> List[cst.CSTNode]:
+    """The ``None`` dimensions past the batch dimension of the ``tf.TensorSpec`` shapes in an
+    ``input_signature`` (``[64, None]``: sequences of any length; ``shape=None``: any rank). A ``None``
+    batch dimension is left out: the port's batches have one size (IPU105 drops a last partial batch,
+    and the loop's sliced arrays are reported)."""
+    found: List[cst.CSTNode] = []
+    for spec in walk(signature):
+        if not (isinstance(spec, cst.Call) and ctx.qualified_name(spec.func) in _TENSOR_SPECS):
+            continue
+        shape = argument(spec, "shape", 0)
+        if shape is None:
+            continue
+        if is_name(shape.value, "None"):
+            found.append(shape.value)
+        elif isinstance(shape.value, (cst.List, cst.Tuple)):
+            found += [element.value for element in shape.value.elements[1:] if is_name(element.value, "None")]
+    return found
 
 
 def _decorated(tf: str):
@@ -632,7 +657,8 @@ class CustomLoop(Rule):
         "`tf.function` keeps its options), each call goes through `strategy.run`, and the loop joins the "
         "model's scope with the optimizer and metrics; what the step returns is the per-replica value, "
         "the tensor itself on one replica. A step written inline in a loop's body, or in an `if` in it (the "
-        "tape, the gradients, the optimizer step, after whatever host code comes first) moves into such a "
+        "tape, the gradients, the optimizer step, after whatever host code comes first; or an optimizer's "
+        "`minimize(loss_fn, var_list=...)`, which takes the gradients itself) moves into such a "
         "function, defined before the loops, "
         "with the loop's variables it reads as parameters and the names the code after it reads returned. "
         "A trainer class of its own (no base class) whose loop, in one of its methods, calls its step "
@@ -649,14 +675,17 @@ class CustomLoop(Rule):
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
-        "state), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
+        "state), inline steps whose helper reads the batch the loop sets as a global (`loss_fn()` reading `x`), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
         "samples, `test.take(3)`, is left alone). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
-        "adversarial image) is compiled and run through `strategy.run` like a training step. A loop may sit "
+        "adversarial image) is compiled and run through `strategy.run` like a training step. A step traced for "
+        "inputs of changing shapes (`reduce_retracing=True`, an `input_signature` with a `None` dimension past "
+        "the batch) "
+        "is compiled again for each shape it is given, which is said in a note. A loop may sit "
         "in a function that every caller runs in the scope: it runs the step through the module's strategy, "
         "or, when the strategy is a local of another function, through `tf.distribute.get_strategy()`, "
         "which in the scope is the IPU strategy. Keras refuses a loss object's automatic reduction inside "
@@ -922,6 +951,10 @@ def main(test):
         Example(_PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n"),
                 _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n",
                                         "@tf.function(reduce_retracing=True, jit_compile=True)\n")),
+        # A step whose `input_signature` leaves the time dimension `None`: compiled, and the cost of
+        # each new sequence length said.
+        Example(_PER_STEP_BEFORE.replace("@tf.function\n", _SIGNATURE.format("")),
+                _PER_STEP_AFTER.replace("@tf.function(jit_compile=True)\n", _SIGNATURE.format(", jit_compile=True"))),
         # A step that writes TensorBoard summaries: XLA compiles no summary op, so it is reported.
         Example(_PER_STEP_BEFORE.replace("    return loss\n", "    tf.summary.scalar(\"loss\", loss, step=optimizer.iterations)\n"
                                          "    return loss\n")),
@@ -1472,6 +1505,59 @@ def main(test):
             """,
             reported=False,
         ),
+        # An optimizer's `minimize` written in the loop, with no tape: it is the step, moved into a
+        # compiled function run through `strategy.run`.
+        Example(_MODEL + _MINIMIZE_LOOP, _MODEL + "\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n"
+                + _MINIMIZE + "\nfor epoch in range(3):\n    for x, y in dataset:\n"
+                "        strategy.run(train_step, args=(x, y))\n"),
+        # An inline step whose loss helper reads the loop's batch as a global: a compiled step would
+        # keep the batch it was traced with, so it is reported, and the helper is not a step of its own.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+            def compute_loss():
+                return tf.reduce_mean((model(x) - y) ** 2)
+
+
+            for epoch in range(3):
+                for x, y in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = compute_loss()
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        # A compiled step run through `strategy.run` that loops over `tf.range` in its graph: the whole
+        # function is the step, and the tape in its loop is not a second step to move out of it.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function(jit_compile=True)
+                def train_steps(n):
+                    for _ in tf.range(n):
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean((model(x) - y) ** 2)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    return loss
+
+                for epoch in range(3):
+                    strategy.run(train_steps, args=(tf.constant(20),))
+            """,
+            reported=False,
+        ),
     )
 
     def _metrics_made_in_loops(self, ctx) -> None:
@@ -1809,7 +1895,8 @@ def main(test):
 
     def _report_changing_shapes(self, ctx, function: cst.FunctionDef, tf: str) -> None:
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
-        ``experimental_relax_shapes=True``): compiled for the IPU, each new shape is a new program."""
+        ``experimental_relax_shapes=True``, an ``input_signature`` with a ``None`` dimension): compiled
+        for the IPU, each new shape is a new program."""
         for decorator in function.decorators:
             node = decorator.decorator
             if not (isinstance(node, cst.Call) and dotted_name(node.func) == f"{tf}.function"):
@@ -1820,6 +1907,14 @@ def main(test):
                 ctx.report(self.code, relaxed[0], f"`{function.name.value}` is traced for inputs of changing shapes "
                            f"(`{relaxed[0].keyword.value}=True`): if they change, each new shape is compiled again "
                            "for the IPU, which takes minutes; pad or bucket its inputs to a few fixed shapes",
+                           fixed=False, severity=NOTE)
+            signature = keyword(node, "input_signature")
+            unknown = _unknown_dimensions(ctx, signature.value) if signature is not None else []
+            if unknown:
+                ctx.report(self.code, unknown[0], f"the `input_signature` of `{function.name.value}` leaves a "
+                           "dimension past the batch `None`: the step accepts inputs of any size there (sequences of "
+                           "any length), and each size it is given is compiled again for the IPU, which takes "
+                           "minutes; pad its inputs to a fixed size (or a few) and give the dimension that size",
                            fixed=False, severity=NOTE)
 
     def _direct_calls(self, ctx, plans: List[LoopPlan], compiled: Set[str]) -> None:

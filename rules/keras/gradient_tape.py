@@ -1,3 +1,5 @@
+from typing import Set
+
 import libcst as cst
 
 from porter.context import walk
@@ -40,6 +42,36 @@ class GradientTape(Rule):
         "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
     examples = (
+        # The tape of a `tf.while_loop` body inside a compiled function run through `strategy.run`:
+        # the body is traced into that function's graph, so it runs on the IPU and is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                optimizer = tf.keras.optimizers.SGD(0.01)
+
+                @tf.function(jit_compile=True)
+                def train_loop(iterator, steps):
+                    def body(i, total):
+                        x, y = next(iterator)
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean((model(x) - y) ** 2)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                        return i + 1, total + loss
+
+                    return tf.while_loop(lambda i, total: i < steps, body, (tf.constant(0), tf.constant(0.0)))
+
+                iterator = iter(dataset)
+                for epoch in range(3):
+                    strategy.run(train_loop, args=(iterator, 32))
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -373,6 +405,8 @@ class GradientTape(Rule):
             name = function.name.value if function is not None else None
             if name in handled or id(call) in inline or name in model_fns:
                 continue  # (an Estimator's `model_fn`: IPU211 reports the Estimator)
+            if self._nested_in_step(ctx, function, handled, run_calls):
+                continue  # (a `tf.while_loop` body): traced into the step's graph, which is reported
             if self._helper_of_method_step(ctx, function, taping):
                 continue  # (a gradient penalty): part of that step, which is reported
             if self._method_of(ctx, function, model_definitions) and run_by_keras(
@@ -401,6 +435,14 @@ class GradientTape(Rule):
             if said not in reported:
                 reported.add(said)
                 ctx.report(self.code, call, message, fixed=False)
+
+    def _nested_in_step(self, ctx, function, handled: Set[str], run_calls) -> bool:
+        """Whether ``function`` is defined inside a step that IPU111 handles or that runs through
+        `strategy.run` from a `tf.function` (a ``tf.while_loop`` body, a ``loss_fn`` closure):
+        tracing the step traces it, so it runs in the step's compiled graph."""
+        outer = [node for node in ctx.ancestors(function) if isinstance(node, cst.FunctionDef)] if function else []
+        return any(node.name.value in handled or node.name.value in run_calls and is_tf_function(ctx, node)
+                   for node in outer)
 
     def _why_not_rewritten(self, ctx, tape: cst.Call, function) -> str:
         """What stops IPU111 from rewriting the loop around ``tape``, and what to do instead."""

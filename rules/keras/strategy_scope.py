@@ -17,7 +17,7 @@ from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
                                                     TPU_SETUP, in_model_class, in_region, in_regions, model_plan, setup_anchors,
                                                     without_compat)
-from porter.rules.keras._analysis.steps import TAPES, loop_trains, step_functions
+from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.statements import remove_statement
@@ -568,12 +568,12 @@ def _only_text(statement_node: cst.BaseStatement) -> bool:
 
 
 def _stepped_losses(ctx) -> set:
-    """Loss objects a training step calls (a step function, or a tape block of a loop): IPU111 gives
-    them an explicit reduction when it compiles the step."""
+    """Loss objects a training step calls (a step function, a tape block of a loop, or an optimizer's
+    `minimize` written in one): IPU111 gives them an explicit reduction when it compiles the step."""
     steps = [function for same_name in step_functions(ctx).values() for function in same_name]
     tapes = [node for node in ctx.nodes(cst.With) if any(
         isinstance(item.item, cst.Call) and ctx.qualified_name(item.item.func) in TAPES for item in node.items)]
-    return {node.func.value for root in (*steps, *tapes) for node in walk(root)
+    return {node.func.value for root in (*steps, *tapes, *minimize_calls(ctx)) for node in walk(root)
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)}
 
 

@@ -12,11 +12,12 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, strategy_scope_name,
-                                                      tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, run_targets,
+                                                      strategy_scope_name, tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
-from porter.rules.keras._analysis.steps import TAPES, eager_calls, step_calls, trains, updates_weights
+from porter.rules.keras._analysis.steps import (TAPES, eager_calls, functions_called_from, is_jit_compiled,
+                                                minimize_calls, plain_functions, step_calls, trains, updates_weights)
 
 # What a function made of the loop's statements cannot hold as they are.
 # (`loss += sum(model.losses)` is fine: a name the step set before, else read before set, said below.)
@@ -52,6 +53,8 @@ def inline_steps(ctx: FileContext) -> List[InlineStep]:
         starts = [with_node for tape, _ in ctx.calls_to(*TAPES) for with_node in _tape_with(ctx, tape)]
         # A helper that only takes gradients, called first in the loop that applies them, starts one too.
         starts += [call.statement for call in step_calls(ctx) if not trains(ctx, call.function)]
+        # So does an optimizer's `minimize(loss_fn, var_list=...)`: it takes the gradients itself, with no tape.
+        starts += [ctx.statement_of(call) for call in minimize_calls(ctx)]
         for start in starts:
             step = _inline_step(ctx, start)
             if step is not None and all(step.loop is not other.loop for other in found):
@@ -93,6 +96,9 @@ def _inline_step(ctx: FileContext, start: cst.BaseStatement) -> Optional[InlineS
     function = ctx.enclosing_function(loop)
     if function is not None and any(function is call.function for call in step_calls(ctx)):
         return None  # a loop inside a step function called per batch: the function is the step
+    if any(is_jit_compiled(ctx, node) or node.name.value in run_targets(ctx)
+           for node in ctx.ancestors(loop) if isinstance(node, cst.FunctionDef)):
+        return None  # a loop in a function compiled for the IPU (`for i in tf.range(n)`): that function is the step
     first = list(block.body).index(start)
     updates = [index for index, statement in enumerate(block.body)
                if index >= first and any(updates_weights(node) for node in walk(statement))]
@@ -165,6 +171,12 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
               for name in _names_bound_by(binder)} | (
         set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
+    stale = _loop_names_read_by_helpers(ctx, step.statements, around - assigned)
+    if stale:
+        helper, name = stale
+        return (f"`{helper}`, which the training step written inline in this loop uses, reads `{name}`, which the "
+                f"loop sets: compiled, the step would use on every pass the value `{name}` had when it was first "
+                f"traced; make `{name}` a parameter of `{helper}` and pass it, then {advice}")
     _take_batches(ctx, step, assigned)
     hoisted = {id(node) for _, nodes in step.batches.values() for subscript in nodes for node in walk(subscript)}
     read = [name.value for statement in step.statements for name in _loads_in(statement) if id(name) not in hoisted]
@@ -186,6 +198,23 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
             not model.has_ipu_strategy and not covered(ctx, model.regions, step.loop, CALLER_DEPTH)):
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
+    return None
+
+
+def _loop_names_read_by_helpers(ctx: FileContext, statements: List[cst.BaseStatement],
+                                loop_names: Set[str]) -> Optional[Tuple[str, str]]:
+    """A function of the file that the statements call or pass on (``optimizer.minimize(loss_fn, ...)``)
+    and that reads, as a global or a closure, one of ``loop_names`` (what the loop around sets, a
+    batch): the function and the name. A step made of the statements would not pass it on."""
+    functions = plain_functions(ctx)
+    used = [functions[name.value] for statement in statements for name in _loads_in(statement)
+            if name.value in functions]
+    for function in dict.fromkeys(used + functions_called_from(ctx, used)):
+        own = _locals_of(ctx, function)
+        read = [name.value for name in _loads(ctx, function) if name.value not in own]
+        found = next((name for name in read if name in loop_names), None)
+        if found is not None:
+            return function.name.value, found
     return None
 
 

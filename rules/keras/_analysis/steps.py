@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
-from porter.cstutil import is_name, keyword
+from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
 from porter.scopes import assignments, loads, parameter_names, returns_of, values_of
 
@@ -143,6 +143,15 @@ def is_jit_compiled(ctx: FileContext, function: Optional[cst.FunctionDef]) -> bo
     return False
 
 
+def minimize_calls(ctx: FileContext) -> List[cst.Call]:
+    """Calls ``optimizer.minimize(loss, var_list=...)`` of a TensorFlow 2 optimizer held in a name
+    (``var_list`` is what sets them apart from TF1's ``minimize(loss)`` and from functions of a
+    module, such as SciPy's ``minimize``)."""
+    return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "minimize" and isinstance(call.func.value, (cst.Name, cst.Attribute))
+            and ctx.qualified_name(call.func) is None and argument(call, "var_list", 1) is not None]
+
+
 def updates_weights(node: cst.CSTNode) -> bool:
     """An optimizer step, or a hand-written update of a variable (``w.assign_sub(lr * dw)``)."""
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
@@ -207,7 +216,8 @@ def eager_calls(ctx: FileContext, root: cst.CSTNode, traced: bool = False) -> Li
             elif (ctx.qualified_name(func) or "").startswith(_SUMMARIES):
                 found.append(f"`{code_of(ctx, func)}()`, which writes on the host")
             elif ctx.qualified_name(func) in _PRINTS:
-                found.append(f"`{code_of(ctx, func)}()`, which prints on the host")
+                found.append(f"`{code_of(ctx, func)}()`, which prints on the host; in a compiled step, "
+                             "`ipu.internal_ops.print_tensor` prints a tensor")
             elif isinstance(func, cst.Name) and func.value in lookups:
                 found.append(f"`{func.value}()`, a lookup layer")
         elif isinstance(node, (cst.Global, cst.Nonlocal)) and not traced:
@@ -475,10 +485,18 @@ def evaluation_calls(ctx: FileContext, models: Set[str]) -> List[StepCall]:
                 candidates.setdefault(function.name.value, []).append(function)
                 plain.add(id(function))
         return [call for call in _loop_calls(ctx, candidates, nested=True)
-                if id(call.function) not in plain or _in_training_loops(ctx, call.loop)]
+                if (id(call.function) not in plain or _in_training_loops(ctx, call.loop))
+                and not _under_tape(ctx, call.call)]
 
     # Asked by the placement for each block with models, and by the loop plans: found once per models.
     return ctx.shared(_EVALUATION_CALLS, find, per=frozenset(models))
+
+
+def _under_tape(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is made in a ``with tf.GradientTape()`` block: the tape records it for a
+    training step written inline, so it is part of that step, not a step of its own."""
+    return any(isinstance(node, cst.With) and any(isinstance(item.item, cst.Call) and ctx.qualified_name(
+        item.item.func) in TAPES for item in node.items) for node in ctx.ancestors(call))
 
 
 def _called_in_loops(ctx: FileContext) -> Set[str]:
