@@ -173,9 +173,9 @@ class DropRemainder(Rule):
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
-        "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
-        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step, "
-        "also through `enumerate`, `tqdm` or `zip`; "
+        "`audio_dataset_from_directory`, `timeseries_dataset_from_array` and `tfds.load(..., batch_size=n)` "
+        "batch internally with a partial last batch: where such a dataset reaches training (a `fit`, or the "
+        "loop that feeds a custom step, also through `enumerate`, `tqdm` or `zip`; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
@@ -1607,6 +1607,39 @@ class DropRemainder(Rule):
             model.fit(rows.unbatch().batch(64, drop_remainder=True), epochs=3)
             """,
         ),
+        # `tfds.load` given a batch size batches each split with a partial last batch: each split is
+        # batched again where `fit` reads it.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train, test = tfds.load("digits", split=["train", "test"], as_supervised=True, batch_size=32)
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train, validation_data=test, epochs=1)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train, test = tfds.load("digits", split=["train", "test"], as_supervised=True, batch_size=32)
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train.unbatch().batch(32, drop_remainder=True),
+                      validation_data=test.unbatch().batch(32, drop_remainder=True), epochs=1)
+            """,
+        ),
+        # `batch_size=-1` gives the whole split as tensors, not a dataset: nothing to rebatch.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            images, labels = tfds.as_numpy(tfds.load("digits", split="train", as_supervised=True, batch_size=-1))
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(images, labels, batch_size=10, epochs=1)
+            """,
+            reported=False,
+        ),
         # A Hugging Face dataset batched for Keras: whole batches, and a padding collator reported.
         Example(
             """\
@@ -2443,7 +2476,8 @@ class DropRemainder(Rule):
         if batch is not None and is_name(batch.value, "None") or batch is None and not keras:
             return False
         size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
-        what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
+        maker = function.rsplit('.', 1)[1] if keras else code_of(ctx, source.func)  # `tfds.load`, as written
+        what = (f"{where}, made by `{maker}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
         if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
