@@ -208,7 +208,10 @@ class DropRemainder(Rule):
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
         "dataset as made (`steps_per_epoch=len(train_ds)`, `cardinality`), which includes the partial last "
-        "one the rebatched dataset drops, is reported."
+        "one the rebatched dataset drops, is reported. Hugging Face `to_tf_dataset`/`prepare_tf_dataset` get "
+        "`drop_remainder=True`; a collator, or the padding collator `prepare_tf_dataset` makes for a "
+        "`tokenizer`, pads each batch to its own longest sequence, which is reported unless the file pads to "
+        "a fixed length (`padding=\"max_length\"`)."
     )
     examples = (
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
@@ -1659,6 +1662,34 @@ class DropRemainder(Rule):
             model.fit(train_ds, epochs=1)
             """,
         ),
+        # `prepare_tf_dataset` given a tokenizer pads each batch with a collator of its own: reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded, batch_size=8, tokenizer=tokenizer, drop_remainder=True)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, epochs=1)
+            """,
+        ),
+        # Texts tokenized to a fixed length: the tokenizer's collator pads nothing, every batch has
+        # one shape.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            encoded = reviews.map(lambda rows: tokenizer(rows["text"], padding="max_length", max_length=64),
+                                  batched=True)
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded, batch_size=8, tokenizer=tokenizer, drop_remainder=True)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, epochs=1)
+            """,
+            reported=False,
+        ),
         # One Hugging Face dataset validated on and predicted on: one `drop_remainder`, and a warning
         # that `predict` answers for fewer samples.
         Example(
@@ -2401,8 +2432,9 @@ class DropRemainder(Rule):
                 else:
                     ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last "
                                "partial batch is dropped", fixed=True)
-            if keyword(made, "collate_fn") is not None:
-                ctx.report(self.code, made.func.attr, f"`.{method}()` batches with a collator, which pads each "
+            padder = _batch_padder(made)
+            if padder is not None and not _pads_to_max_length(ctx):
+                ctx.report(self.code, made.func.attr, f"`.{method}()` batches with {padder}, which pads each "
                            "batch to its own longest sequence: the IPU needs the same shapes in every batch; pad "
                            "to a fixed length (a collator or tokenizer with `padding=\"max_length\"`, "
                            "`max_length=...`)", fixed=False)
@@ -2823,6 +2855,28 @@ def _library_batched(ctx) -> List[Tuple[cst.Call, Set[str]]]:
                 and made.func.attr.value in _LIBRARY_BATCHERS:
             found.setdefault(id(made), (made, set()))[1].add(entry.method)
     return list(found.values())
+
+
+def _batch_padder(made: cst.Call) -> Optional[str]:
+    """What pads the batches of a Hugging Face ``to_tf_dataset``/``prepare_tf_dataset`` call to their
+    own longest sequence, for a message: its collator, or the padding collator ``prepare_tf_dataset``
+    makes when it is given a tokenizer and no collator; None when nothing does."""
+    if keyword(made, "collate_fn") is not None:
+        return "a collator"
+    if made.func.attr.value == "prepare_tf_dataset" and keyword(made, "tokenizer") is not None:
+        return "the padding collator it makes for its `tokenizer`"
+    return None
+
+
+def _pads_to_max_length(ctx) -> bool:
+    """A call of the file pads to a fixed length (``tokenizer(texts, padding="max_length", ...)`` or a
+    collator given it): every sequence then has that length, and a batch padder changes nothing."""
+    for call in ctx.nodes(cst.Call):
+        padding = keyword(call, "padding")
+        if padding is not None and isinstance(padding.value, cst.SimpleString) \
+                and padding.value.evaluated_value == "max_length":
+            return True
+    return False
 
 
 def _result_unused(ctx, call: cst.Call) -> bool:
