@@ -4,13 +4,14 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, code_of
-from porter.cstutil import statement
+from porter.cstutil import argument, statement
 from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
                                               training_calls)
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
+from porter.scopes import values_of
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -71,6 +72,36 @@ model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
 model.compile(optimizer="sgd", loss="mse")
 '''
 
+# TensorFlow Addons optimizers with decoupled weight decay: their class overrides `minimize`.
+_MINIMIZE_OVERRIDES = ("tensorflow_addons.optimizers.AdamW", "tensorflow_addons.optimizers.SGDW")
+_WEIGHT_DECAY_EXTENDER = "tensorflow_addons.optimizers.extend_with_decoupled_weight_decay"
+
+
+def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
+    """The optimizer ``compile`` (``entry``) is given, made in the call or in a variable just before,
+    when its class overrides ``minimize``: ``tfa.optimizers.AdamW(...)``, or a class made by
+    ``extend_with_decoupled_weight_decay`` (``AdamWD = extend_with_decoupled_weight_decay(Adam)``)."""
+    given = argument(entry.call, "optimizer", 0)
+    made = _only_value(ctx, given.value) if given is not None else None
+    if not isinstance(made, cst.Call):
+        return None
+    maker = _only_value(ctx, made.func)
+    if isinstance(maker, cst.Call) and ctx.qualified_name(maker.func) == _WEIGHT_DECAY_EXTENDER:
+        return made
+    return made if ctx.qualified_name(maker) in _MINIMIZE_OVERRIDES else None
+
+
+def _only_value(ctx, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What a variable holds when it is assigned once (its value), or ``node`` itself when it is
+    not a variable; None when the variable is assigned several values or cannot be read."""
+    if not isinstance(node, cst.Name):
+        return node
+    values = values_of(ctx, node)
+    if not values:
+        return node  # a class or function of an import: its own name
+    return values[0] if len(values) == 1 else None
+
+
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -107,7 +138,10 @@ class Pipelining(Rule):
         "`compile` (a saved model keeps no pipelining or gradient accumulation options: Graphcore's Keras guide, "
         "\"Saving and loading Keras models\"), and so are the models of a port whose strategy runs without the IPU "
         "Keras extensions (a `train_step` override, IPU103), which have no pipelining or gradient accumulation "
-        "options. PopTorch models are pipelined by IPU316."
+        "options. A model compiled with an optimizer that overrides `minimize` (TensorFlow Addons' `AdamW`, "
+        "`SGDW`, a class `extend_with_decoupled_weight_decay` makes) gets neither and is reported: Keras on the "
+        "IPU rejects such an optimizer with gradient accumulation or pipelining (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\"). PopTorch models are pipelined by IPU316."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -123,6 +157,50 @@ class Pipelining(Rule):
             model.compile(loss="mse")
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # An optimizer that overrides `minimize` is refused with gradient accumulation: reported, and
+        # no option is set.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer=tfa.optimizers.AdamW(weight_decay=1e-4), loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        # The same through a class `extend_with_decoupled_weight_decay` makes, given in a variable.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow_addons.optimizers import extend_with_decoupled_weight_decay
+
+            DecayedSGD = extend_with_decoupled_weight_decay(tf.keras.optimizers.SGD)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = DecayedSGD(weight_decay=1e-4, learning_rate=0.1)
+            model.compile(optimizer=optimizer, loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        # TensorFlow Addons' LAMB keeps `minimize`: gradient accumulation is set.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer=tfa.optimizers.LAMB(1e-3), loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(optimizer=tfa.optimizers.LAMB(1e-3), loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
         ),
         Example(
             """\
@@ -260,6 +338,10 @@ class Pipelining(Rule):
             if without_extensions is not None:
                 self._report_without_extensions(ctx, entry, without_extensions, stages)
                 continue
+            minimizer = _minimize_override(ctx, entry)
+            if minimizer is not None:
+                self._report_minimize_override(ctx, entry, minimizer, stages)
+                continue
             lines: List[cst.BaseStatement] = []
             if stages:
                 if not self._stages(ctx, entry, stages, lines):
@@ -337,6 +419,18 @@ class Pipelining(Rule):
                    f"False)`, since {why}, and its models have no `{method}`; to get it, remove the override (its "
                    "step as the model's `call` and a compiled loss) and port again (Graphcore's Keras tutorial, "
                    "\"Pipelining\")", fixed=False)
+
+    def _report_minimize_override(self, ctx, entry: TrainingCall, optimizer: cst.Call, stages: Optional[int]) -> None:
+        """Keras on the IPU refuses an optimizer that overrides ``minimize`` once the model accumulates
+        gradients or is pipelined (a ValueError when it checks the optimizer): no option is set."""
+        wanted = "pipelining" if stages else "gradient accumulation"
+        ctx.report(self.code, optimizer,
+                   f"`{entry.model}` gets no {wanted}: its optimizer `{code_of(ctx, optimizer.func)}` overrides "
+                   "`minimize` (TensorFlow Addons' decoupled weight decay), and Keras on the IPU rejects such an "
+                   f"optimizer with {wanted} (a ValueError); to get it, compile with an optimizer that does not "
+                   "override `minimize` (a Keras optimizer, or `ipu_tensorflow_addons.keras.optimizers."
+                   "LAMBIpuOptimizer(weight_decay_rate=...)`, a different update) and port again "
+                   "(Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")", fixed=False)
 
     @staticmethod
     def _configured(ctx) -> set:
