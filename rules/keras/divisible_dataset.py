@@ -93,13 +93,16 @@ _CUT_NAMES = ("cut_to_samples", "ipu_cut_to_samples")
 _CUT_HELPER = '''def {cut}(predictions, data):
     """The first of `predictions`, one for each sample of `data` {marker}: what `predict`
     answered for the samples repeated by `{pad}` is dropped. `predictions` is what
-    `predict` returns (an array, or a list, tuple, namedtuple or dict of them), `data` what it
-    was given."""
+    `predict` returns (an array, or a list, tuple, namedtuple or dict of them, or a dict class
+    with attributes), `data` what it was given."""
     while isinstance(data, (dict, list, tuple)) and not {samples}(data):
         data = next(iter(data.values())) if isinstance(data, dict) else data[0]
     count = len(data)
     if isinstance(predictions, dict):
-        return {{key: value[:count] for key, value in predictions.items()}}
+        values = {{key: value[:count] for key, value in predictions.items()}}
+        if type(predictions) is dict:
+            return values
+        return type(predictions)(**values)  # a dict class of its own (a Hugging Face output) keeps `.logits`
     if isinstance(predictions, (list, tuple)):
         values = [value[:count] for value in predictions]
         if hasattr(predictions, "_fields"):  # a namedtuple takes its fields one by one
