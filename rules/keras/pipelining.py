@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import values_of
+from porter.scopes import single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -82,24 +82,13 @@ def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
     when its class overrides ``minimize``: ``tfa.optimizers.AdamW(...)``, or a class made by
     ``extend_with_decoupled_weight_decay`` (``AdamWD = extend_with_decoupled_weight_decay(Adam)``)."""
     given = argument(entry.call, "optimizer", 0)
-    made = _only_value(ctx, given.value) if given is not None else None
+    made = single_value(ctx, given.value) if given is not None else None
     if not isinstance(made, cst.Call):
         return None
-    maker = _only_value(ctx, made.func)
+    maker = single_value(ctx, made.func)
     if isinstance(maker, cst.Call) and ctx.qualified_name(maker.func) == _WEIGHT_DECAY_EXTENDER:
         return made
     return made if ctx.qualified_name(maker) in _MINIMIZE_OVERRIDES else None
-
-
-def _only_value(ctx, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """What a variable holds when it is assigned once (its value), or ``node`` itself when it is
-    not a variable; None when the variable is assigned several values or cannot be read."""
-    if not isinstance(node, cst.Name):
-        return node
-    values = values_of(ctx, node)
-    if not values:
-        return node  # a class or function of an import: its own name
-    return values[0] if len(values) == 1 else None
 
 
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
