@@ -7,9 +7,9 @@ from porter.context import bound_names, code_of
 from porter.cstutil import argument, statement
 from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
                                               training_calls)
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import library_network, model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import single_value
 
@@ -118,8 +118,9 @@ class Pipelining(Rule):
         "Keras tutorial, \"Pipelining\"). A Sequential model gets `set_pipeline_stage_assignment` with one "
         "stage per layer, "
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
-        "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
-        "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
+        "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
+        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -144,6 +145,29 @@ class Pipelining(Rule):
 
             model = tf.keras.models.load_model("net.h5")
             model.compile(loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # A Keras application held as one layer: split by layer count, with a note that its stage
+        # holds nearly all the work.
+        Example(
+            """\
+            import tensorflow as tf
+
+            backbone = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), include_top=False)
+            model = tf.keras.Sequential([backbone, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            backbone = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), include_top=False)
+            model = tf.keras.Sequential([backbone, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(10)])
+            model.set_pipeline_stage_assignment([0, 1, 1])
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
@@ -516,7 +540,20 @@ class Pipelining(Rule):
             return False
         lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
         ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
+        self._report_whole_network(ctx, layers, assignment)
         return True
+
+    def _report_whole_network(self, ctx, layers: List[cst.BaseExpression], assignment: List[int]) -> None:
+        """A layer that is a whole network of a library (``hub.KerasLayer(url)``, a Keras application)
+        is one layer to the split: its stage holds nearly all the work, which the count of layers
+        does not show."""
+        for index, layer in enumerate(layers):
+            if library_network(ctx, single_value(ctx, layer)):
+                ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` is a whole network held as one layer, which "
+                           f"the pipeline cannot split: stage {assignment[index]} holds all of it, so the stages are "
+                           "far from balanced and pipelining gains little; if the model fits on one IPU, replicate "
+                           "it instead (`--ipus N` without `--pipeline-stages`)", fixed=False, severity=NOTE)
+                return
 
     @staticmethod
     def _added_layers(ctx, construction: cst.Call) -> Optional[cst.List]:
