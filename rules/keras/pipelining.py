@@ -11,7 +11,7 @@ from porter.rules.keras._analysis.model_plan import library_network, model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import single_value
+from porter.scopes import parameter_names, single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -75,6 +75,11 @@ model.compile(optimizer="sgd", loss="mse")
 # TensorFlow Addons optimizers with decoupled weight decay: their class overrides `minimize`.
 _MINIMIZE_OVERRIDES = ("tensorflow_addons.optimizers.AdamW", "tensorflow_addons.optimizers.SGDW")
 _WEIGHT_DECAY_EXTENDER = "tensorflow_addons.optimizers.extend_with_decoupled_weight_decay"
+
+
+def _given(entry: TrainingCall) -> bool:
+    """The model ``entry`` runs is a parameter of its function: made by the caller."""
+    return isinstance(entry.owner, cst.FunctionDef) and entry.model in parameter_names(entry.owner)
 
 
 def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
@@ -147,6 +152,42 @@ class Pipelining(Rule):
             model.compile(loss="mse")
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # Two functions, each compiling a model of its own under the same name: both get the option.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def regressor():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def classifier():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def regressor():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def classifier():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+            """,
+            options={"gradient_accumulation": 4},
         ),
         # A Keras application held as one layer: split by layer count, with a note that its stage
         # holds nearly all the work.
@@ -341,11 +382,12 @@ class Pipelining(Rule):
         calls = training_calls(ctx)
         configured = self._configured(ctx)
         without_extensions = self._without_extensions(ctx)
-        seen = set()
+        seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
         for entry in calls:
-            if entry.method != "compile" or entry.model in seen:
-                continue
-            seen.add(entry.model)
+            if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
+                    _given(entry) and entry.model in {name for _, name in seen}):
+                continue  # a model given to the function was set up where it was made
+            seen.add((id(entry.owner), entry.model))
             if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
                 continue
             if without_extensions is not None:
