@@ -81,6 +81,14 @@ def values_of(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpress
     return [value for _, value in bindings_of(ctx, name)]
 
 
+def single_value(ctx: FileContext, data: cst.BaseExpression) -> cst.BaseExpression:
+    """What the variable ``data`` is assigned, when it is assigned once in its function; else ``data``."""
+    if not isinstance(data, cst.Name):
+        return data
+    values = values_of(ctx, data)
+    return values[0] if len(values) == 1 and values[0] is not None else data
+
+
 def bindings_of(ctx: FileContext, name: cst.Name) -> List[Tuple[cst.BaseStatement, Optional[cst.BaseExpression]]]:
     """``(statement, value)`` for every assignment of the variable ``name`` that ``values_of``
     reads: the statement tells where a name bound by unpacking (value None) gets its value."""

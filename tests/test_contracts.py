@@ -421,8 +421,9 @@ def test_trimming_helper_refuses_to_leave_no_sample():
 
 def test_predictions_come_back_in_their_own_structure():
     """What ``predict`` gives for padded inputs is cut back to one answer per sample in the same
-    structure: a tuple, a list, a dict, and a namedtuple (detections of a model that ends in a
-    layer giving one, read by field afterwards)."""
+    structure: a tuple, a list, a dict, a namedtuple (detections of a model that ends in a
+    layer giving one, read by field afterwards) and a dict class read by attribute (what a Hugging
+    Face model's `predict` gives: `.logits`)."""
     import collections
 
     cut = _helpers_of(_LISTS_PORTED)["cut_to_samples"]
@@ -433,6 +434,14 @@ def test_predictions_come_back_in_their_own_structure():
     assert type(pair) is tuple and [len(part) for part in pair] == [5, 5]
     assert [len(part) for part in cut([numpy.zeros((8, 2))], numpy.zeros((6, 3)))] == [6]
     assert len(cut({"logits": numpy.zeros((8, 2))}, numpy.zeros((7, 3)))["logits"]) == 7
+
+    class Output(collections.OrderedDict):  # a Hugging Face `ModelOutput`: a dict read by attribute
+        def __init__(self, **fields):
+            super().__init__(**fields)
+            self.__dict__.update(fields)
+
+    output = cut(Output(logits=numpy.zeros((8, 2))), {"input_ids": numpy.zeros((3, 5))})
+    assert type(output) is Output and output.logits.shape == (3, 2)
 
 
 # --------------------------------------------------------------------- what rules tell users

@@ -19,7 +19,7 @@ from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
-from porter.scopes import assignments, fresh_name, values_of
+from porter.scopes import assignments, fresh_name, single_value
 
 MARKER = "(ipu-port)"
 _EMPTY = cst.Module(body=[])  # renders a node on its own
@@ -93,13 +93,16 @@ _CUT_NAMES = ("cut_to_samples", "ipu_cut_to_samples")
 _CUT_HELPER = '''def {cut}(predictions, data):
     """The first of `predictions`, one for each sample of `data` {marker}: what `predict`
     answered for the samples repeated by `{pad}` is dropped. `predictions` is what
-    `predict` returns (an array, or a list, tuple, namedtuple or dict of them), `data` what it
-    was given."""
+    `predict` returns (an array, or a list, tuple, namedtuple or dict of them, or a dict class
+    with attributes), `data` what it was given."""
     while isinstance(data, (dict, list, tuple)) and not {samples}(data):
         data = next(iter(data.values())) if isinstance(data, dict) else data[0]
     count = len(data)
     if isinstance(predictions, dict):
-        return {{key: value[:count] for key, value in predictions.items()}}
+        values = {{key: value[:count] for key, value in predictions.items()}}
+        if type(predictions) is dict:
+            return values
+        return type(predictions)(**values)  # a dict class of its own (a Hugging Face output) keeps `.logits`
     if isinstance(predictions, (list, tuple)):
         values = [value[:count] for value in predictions]
         if hasattr(predictions, "_fields"):  # a namedtuple takes its fields one by one
@@ -3390,7 +3393,7 @@ def _loop_window(ctx, data: cst.BaseExpression) -> Optional[_Window]:
     through a variable assigned it once (``xb = x[i:i + n]``), or through an index
     (``x[rows]`` with ``rows = order[i:i + n]``). The width is an int, or the expression of ``n``
     when it is not a constant (``args.batch_size``)."""
-    data = _single_value(ctx, data)
+    data = single_value(ctx, data)
     if not (isinstance(data, cst.Subscript) and len(data.slice) == 1):
         return None
     first = data.slice[0].slice
@@ -3432,7 +3435,7 @@ def _counted_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Wi
         return None
     loop = _range_loop(ctx, data, lower.left.value)
     count = argument(loop.iter, "stop", 0) if loop is not None and len(loop.iter.args) == 1 else None
-    if count is None or rounded_up(ctx, _single_value(ctx, count.value)) is None:
+    if count is None or rounded_up(ctx, single_value(ctx, count.value)) is None:
         return None
     width = static_int(ctx, lower.right)
     return loop, lower.right if width is None else width
@@ -3458,14 +3461,6 @@ def _loops_around(ctx, node: cst.CSTNode) -> Iterator[Union[cst.For, cst.CompFor
                 clauses.append(clause)
                 clause = clause.inner_for_in
             yield from reversed(clauses)
-
-
-def _single_value(ctx, data: cst.BaseExpression) -> cst.BaseExpression:
-    """What the variable ``data`` is assigned, when it is assigned once in its function; else ``data``."""
-    if not isinstance(data, cst.Name):
-        return data
-    values = values_of(ctx, data)
-    return values[0] if len(values) == 1 and values[0] is not None else data
 
 
 def _whole_windows_only(ctx, loop: Union[cst.For, cst.CompFor], width: Union[int, cst.BaseExpression],

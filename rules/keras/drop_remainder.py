@@ -173,9 +173,9 @@ class DropRemainder(Rule):
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
-        "`audio_dataset_from_directory` and `timeseries_dataset_from_array` batch internally with a partial "
-        "last batch: where such a dataset reaches training (a `fit`, or the loop that feeds a custom step, "
-        "also through `enumerate`, `tqdm` or `zip`; "
+        "`audio_dataset_from_directory`, `timeseries_dataset_from_array` and `tfds.load(..., batch_size=n)` "
+        "batch internally with a partial last batch: where such a dataset reaches training (a `fit`, or the "
+        "loop that feeds a custom step, also through `enumerate`, `tqdm` or `zip`; "
         "both of a `subset=\"both\"` pair) it gets `.unbatch().batch(n, "
         "drop_remainder=True)` with its own batch size (the dataset itself keeps `class_names`; a helper that "
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
@@ -208,7 +208,10 @@ class DropRemainder(Rule):
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
         "dataset as made (`steps_per_epoch=len(train_ds)`, `cardinality`), which includes the partial last "
-        "one the rebatched dataset drops, is reported."
+        "one the rebatched dataset drops, is reported. Hugging Face `to_tf_dataset`/`prepare_tf_dataset` get "
+        "`drop_remainder=True`; a collator, or the padding collator `prepare_tf_dataset` makes for a "
+        "`tokenizer`, pads each batch to its own longest sequence, which is reported unless the file pads to "
+        "a fixed length (`padding=\"max_length\"`)."
     )
     examples = (
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
@@ -1607,6 +1610,39 @@ class DropRemainder(Rule):
             model.fit(rows.unbatch().batch(64, drop_remainder=True), epochs=3)
             """,
         ),
+        # `tfds.load` given a batch size batches each split with a partial last batch: each split is
+        # batched again where `fit` reads it.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train, test = tfds.load("digits", split=["train", "test"], as_supervised=True, batch_size=32)
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train, validation_data=test, epochs=1)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            train, test = tfds.load("digits", split=["train", "test"], as_supervised=True, batch_size=32)
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train.unbatch().batch(32, drop_remainder=True),
+                      validation_data=test.unbatch().batch(32, drop_remainder=True), epochs=1)
+            """,
+        ),
+        # `batch_size=-1` gives the whole split as tensors, not a dataset: nothing to rebatch.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            images, labels = tfds.as_numpy(tfds.load("digits", split="train", as_supervised=True, batch_size=-1))
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(images, labels, batch_size=10, epochs=1)
+            """,
+            reported=False,
+        ),
         # A Hugging Face dataset batched for Keras: whole batches, and a padding collator reported.
         Example(
             """\
@@ -1625,6 +1661,34 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("reviews.keras")
             model.fit(train_ds, epochs=1)
             """,
+        ),
+        # `prepare_tf_dataset` given a tokenizer pads each batch with a collator of its own: reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded, batch_size=8, tokenizer=tokenizer, drop_remainder=True)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, epochs=1)
+            """,
+        ),
+        # Texts tokenized to a fixed length: the tokenizer's collator pads nothing, every batch has
+        # one shape.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            encoded = reviews.map(lambda rows: tokenizer(rows["text"], padding="max_length", max_length=64),
+                                  batched=True)
+            classifier = TFAutoModelForSequenceClassification.from_pretrained("bert-base-cased")
+            train_set = classifier.prepare_tf_dataset(encoded, batch_size=8, tokenizer=tokenizer, drop_remainder=True)
+            classifier.compile(optimizer="adam")
+            classifier.fit(train_set, epochs=1)
+            """,
+            reported=False,
         ),
         # One Hugging Face dataset validated on and predicted on: one `drop_remainder`, and a warning
         # that `predict` answers for fewer samples.
@@ -2368,8 +2432,9 @@ class DropRemainder(Rule):
                 else:
                     ctx.report(self.code, made.func.attr, f"`.{method}()` gets `drop_remainder=True`: a last "
                                "partial batch is dropped", fixed=True)
-            if keyword(made, "collate_fn") is not None:
-                ctx.report(self.code, made.func.attr, f"`.{method}()` batches with a collator, which pads each "
+            padder = _batch_padder(made)
+            if padder is not None and not _pads_to_max_length(ctx):
+                ctx.report(self.code, made.func.attr, f"`.{method}()` batches with {padder}, which pads each "
                            "batch to its own longest sequence: the IPU needs the same shapes in every batch; pad "
                            "to a fixed length (a collator or tokenizer with `padding=\"max_length\"`, "
                            "`max_length=...`)", fixed=False)
@@ -2443,7 +2508,8 @@ class DropRemainder(Rule):
         if batch is not None and is_name(batch.value, "None") or batch is None and not keras:
             return False
         size = code_of(ctx, batch.value) if batch is not None else str(KERAS_BATCHED_SOURCES[function])
-        what = (f"{where}, made by `{function.rsplit('.', 1)[1]}` in batches of {size} with a partial last "
+        maker = function.rsplit('.', 1)[1] if keras else code_of(ctx, source.func)  # `tfds.load`, as written
+        what = (f"{where}, made by `{maker}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
         if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
@@ -2789,6 +2855,28 @@ def _library_batched(ctx) -> List[Tuple[cst.Call, Set[str]]]:
                 and made.func.attr.value in _LIBRARY_BATCHERS:
             found.setdefault(id(made), (made, set()))[1].add(entry.method)
     return list(found.values())
+
+
+def _batch_padder(made: cst.Call) -> Optional[str]:
+    """What pads the batches of a Hugging Face ``to_tf_dataset``/``prepare_tf_dataset`` call to their
+    own longest sequence, for a message: its collator, or the padding collator ``prepare_tf_dataset``
+    makes when it is given a tokenizer and no collator; None when nothing does."""
+    if keyword(made, "collate_fn") is not None:
+        return "a collator"
+    if made.func.attr.value == "prepare_tf_dataset" and keyword(made, "tokenizer") is not None:
+        return "the padding collator it makes for its `tokenizer`"
+    return None
+
+
+def _pads_to_max_length(ctx) -> bool:
+    """A call of the file pads to a fixed length (``tokenizer(texts, padding="max_length", ...)`` or a
+    collator given it): every sequence then has that length, and a batch padder changes nothing."""
+    for call in ctx.nodes(cst.Call):
+        padding = keyword(call, "padding")
+        if padding is not None and isinstance(padding.value, cst.SimpleString) \
+                and padding.value.evaluated_value == "max_length":
+            return True
+    return False
 
 
 def _result_unused(ctx, call: cst.Call) -> bool:

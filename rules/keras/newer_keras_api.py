@@ -109,7 +109,16 @@ _FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text
                    "keras.preprocessing.image_dataset_from_directory",
                    "keras.preprocessing.text_dataset_from_directory")
 
-_KERAS_CORE = "keras_core"
+# Packages that exist only for Keras 3, and what the IPU's Keras 2.6 code uses instead.
+_KERAS3_PACKAGES: Dict[str, str] = {
+    "keras_core": ("`keras_core`, the preview of Keras 3, does not exist for the IPU's TensorFlow (Poplar SDK 2.6 to "
+                   "3.4), whose Keras is 2.6: import Keras with `from tensorflow import keras` and write the code "
+                   "with Keras 2.6"),
+    "keras_hub": ("`keras_hub` is built on Keras 3 (it requires `keras>=3`), which the IPU's TensorFlow (Poplar "
+                  "SDK 2.6 to 3.4, Keras 2.6) does not have: its models, layers and presets do not load there, "
+                  "and the port cannot rewrite them; build the model from Keras 2.6 layers, or take "
+                  "the pretrained network from a library that supports TensorFlow 2.6 (a TF Hub `hub.KerasLayer`)"),
+}
 
 # Methods Keras 3 gives a model for its training step, and the Keras 2.6 way to write them.
 _MODEL_METHODS: Dict[str, str] = {
@@ -137,7 +146,8 @@ class NewerApi(Rule):
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
-        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6). On the IPU each one fails "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), and the packages built on Keras 3 "
+        "(`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
         "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
@@ -260,6 +270,16 @@ class NewerApi(Rule):
             model.compile(optimizer="adam", loss="mse")
             """,
         ),
+        # KerasHub, built on Keras 3: reported once, where it is first imported.
+        Example(
+            """\
+            import keras
+            from keras_hub.models import BertClassifier
+
+            classifier = BertClassifier.from_preset("bert_tiny_en_uncased", num_classes=2)
+            classifier.compile(optimizer=keras.optimizers.Adam(5e-5), loss="sparse_categorical_crossentropy")
+            """,
+        ),
         # A public utility of Keras 2.6 that its `keras` package does not export.
         Example(
             """\
@@ -326,11 +346,10 @@ class NewerApi(Rule):
         self._report_model_methods(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
-        if qualified.split(".")[0] == _KERAS_CORE and _KERAS_CORE not in reported:
-            reported.add(_KERAS_CORE)
-            ctx.report(self.code, node, f"`{_KERAS_CORE}`, the preview of Keras 3, does not exist for the IPU's "
-                       "TensorFlow (Poplar SDK 2.6 to 3.4), whose Keras is 2.6: import Keras with "
-                       "`from tensorflow import keras` and write the code with Keras 2.6", fixed=False)
+        package = qualified.split(".")[0]
+        if package in _KERAS3_PACKAGES and package not in reported:
+            reported.add(package)
+            ctx.report(self.code, node, _KERAS3_PACKAGES[package], fixed=False)
         if id(node) in ctx.shared(REWRITTEN) or id(head_name(node)) in ctx.shared(REWRITTEN):
             return  # IPU114 wrote Keras 2.6's name
         found = _newer(canonical_keras(qualified) or "")
@@ -459,7 +478,7 @@ class _NameFinder(cst.CSTVisitor):
         return False
 
     def _add(self, node: cst.CSTNode, qualified: Optional[str]) -> None:
-        if canonical_keras(qualified) is not None or qualified == _KERAS_CORE:
+        if canonical_keras(qualified) is not None or (qualified or "").split(".")[0] in _KERAS3_PACKAGES:
             self.found.append((node, qualified))
 
 

@@ -4,13 +4,14 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, code_of
-from porter.cstutil import statement
+from porter.cstutil import argument, statement
 from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
                                               training_calls)
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import library_network, model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
+from porter.scopes import parameter_names, single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -71,6 +72,30 @@ model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
 model.compile(optimizer="sgd", loss="mse")
 '''
 
+# TensorFlow Addons optimizers with decoupled weight decay: their class overrides `minimize`.
+_MINIMIZE_OVERRIDES = ("tensorflow_addons.optimizers.AdamW", "tensorflow_addons.optimizers.SGDW")
+_WEIGHT_DECAY_EXTENDER = "tensorflow_addons.optimizers.extend_with_decoupled_weight_decay"
+
+
+def _given(entry: TrainingCall) -> bool:
+    """The model ``entry`` runs is a parameter of its function: made by the caller."""
+    return isinstance(entry.owner, cst.FunctionDef) and entry.model in parameter_names(entry.owner)
+
+
+def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
+    """The optimizer ``compile`` (``entry``) is given, made in the call or in a variable just before,
+    when its class overrides ``minimize``: ``tfa.optimizers.AdamW(...)``, or a class made by
+    ``extend_with_decoupled_weight_decay`` (``AdamWD = extend_with_decoupled_weight_decay(Adam)``)."""
+    given = argument(entry.call, "optimizer", 0)
+    made = single_value(ctx, given.value) if given is not None else None
+    if not isinstance(made, cst.Call):
+        return None
+    maker = single_value(ctx, made.func)
+    if isinstance(maker, cst.Call) and ctx.qualified_name(maker.func) == _WEIGHT_DECAY_EXTENDER:
+        return made
+    return made if ctx.qualified_name(maker) in _MINIMIZE_OVERRIDES else None
+
+
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -98,8 +123,9 @@ class Pipelining(Rule):
         "Keras tutorial, \"Pipelining\"). A Sequential model gets `set_pipeline_stage_assignment` with one "
         "stage per layer, "
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
-        "statically (else by layer count); a functional model gets `with keras.ipu.PipelineStage(i):` "
-        "blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
+        "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
+        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -107,7 +133,10 @@ class Pipelining(Rule):
         "`compile` (a saved model keeps no pipelining or gradient accumulation options: Graphcore's Keras guide, "
         "\"Saving and loading Keras models\"), and so are the models of a port whose strategy runs without the IPU "
         "Keras extensions (a `train_step` override, IPU103), which have no pipelining or gradient accumulation "
-        "options. PopTorch models are pipelined by IPU316."
+        "options. A model compiled with an optimizer that overrides `minimize` (TensorFlow Addons' `AdamW`, "
+        "`SGDW`, a class `extend_with_decoupled_weight_decay` makes) gets neither and is reported: Keras on the "
+        "IPU rejects such an optimizer with gradient accumulation or pipelining (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\"). PopTorch models are pipelined by IPU316."
     )
     examples = (
         Example(_SEQUENTIAL_BEFORE, _SEQUENTIAL_AFTER,
@@ -123,6 +152,109 @@ class Pipelining(Rule):
             model.compile(loss="mse")
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # Two functions, each compiling a model of its own under the same name: both get the option.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def regressor():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def classifier():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def regressor():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def classifier():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+                model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+                return model
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        # A Keras application held as one layer: split by layer count, with a note that its stage
+        # holds nearly all the work.
+        Example(
+            """\
+            import tensorflow as tf
+
+            backbone = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), include_top=False)
+            model = tf.keras.Sequential([backbone, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            backbone = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), include_top=False)
+            model = tf.keras.Sequential([backbone, tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(10)])
+            model.set_pipeline_stage_assignment([0, 1, 1])
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # An optimizer that overrides `minimize` is refused with gradient accumulation: reported, and
+        # no option is set.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer=tfa.optimizers.AdamW(weight_decay=1e-4), loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        # The same through a class `extend_with_decoupled_weight_decay` makes, given in a variable.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow_addons.optimizers import extend_with_decoupled_weight_decay
+
+            DecayedSGD = extend_with_decoupled_weight_decay(tf.keras.optimizers.SGD)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = DecayedSGD(weight_decay=1e-4, learning_rate=0.1)
+            model.compile(optimizer=optimizer, loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        # TensorFlow Addons' LAMB keeps `minimize`: gradient accumulation is set.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer=tfa.optimizers.LAMB(1e-3), loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_addons as tfa
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(optimizer=tfa.optimizers.LAMB(1e-3), loss="mse")
+            """,
+            options={"gradient_accumulation": 4},
         ),
         Example(
             """\
@@ -250,15 +382,20 @@ class Pipelining(Rule):
         calls = training_calls(ctx)
         configured = self._configured(ctx)
         without_extensions = self._without_extensions(ctx)
-        seen = set()
+        seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
         for entry in calls:
-            if entry.method != "compile" or entry.model in seen:
-                continue
-            seen.add(entry.model)
+            if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
+                    _given(entry) and entry.model in {name for _, name in seen}):
+                continue  # a model given to the function was set up where it was made
+            seen.add((id(entry.owner), entry.model))
             if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
                 continue
             if without_extensions is not None:
                 self._report_without_extensions(ctx, entry, without_extensions, stages)
+                continue
+            minimizer = _minimize_override(ctx, entry)
+            if minimizer is not None:
+                self._report_minimize_override(ctx, entry, minimizer, stages)
                 continue
             lines: List[cst.BaseStatement] = []
             if stages:
@@ -337,6 +474,18 @@ class Pipelining(Rule):
                    f"False)`, since {why}, and its models have no `{method}`; to get it, remove the override (its "
                    "step as the model's `call` and a compiled loss) and port again (Graphcore's Keras tutorial, "
                    "\"Pipelining\")", fixed=False)
+
+    def _report_minimize_override(self, ctx, entry: TrainingCall, optimizer: cst.Call, stages: Optional[int]) -> None:
+        """Keras on the IPU refuses an optimizer that overrides ``minimize`` once the model accumulates
+        gradients or is pipelined (a ValueError when it checks the optimizer): no option is set."""
+        wanted = "pipelining" if stages else "gradient accumulation"
+        ctx.report(self.code, optimizer,
+                   f"`{entry.model}` gets no {wanted}: its optimizer `{code_of(ctx, optimizer.func)}` overrides "
+                   "`minimize` (TensorFlow Addons' decoupled weight decay), and Keras on the IPU rejects such an "
+                   f"optimizer with {wanted} (a ValueError); to get it, compile with an optimizer that does not "
+                   "override `minimize` (a Keras optimizer, or `ipu_tensorflow_addons.keras.optimizers."
+                   "LAMBIpuOptimizer(weight_decay_rate=...)`, a different update) and port again "
+                   "(Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")", fixed=False)
 
     @staticmethod
     def _configured(ctx) -> set:
@@ -433,7 +582,20 @@ class Pipelining(Rule):
             return False
         lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
         ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
+        self._report_whole_network(ctx, layers, assignment)
         return True
+
+    def _report_whole_network(self, ctx, layers: List[cst.BaseExpression], assignment: List[int]) -> None:
+        """A layer that is a whole network of a library (``hub.KerasLayer(url)``, a Keras application)
+        is one layer to the split: its stage holds nearly all the work, which the count of layers
+        does not show."""
+        for index, layer in enumerate(layers):
+            if library_network(ctx, single_value(ctx, layer)):
+                ctx.report(self.code, layer, f"`{code_of(ctx, layer)}` is a whole network held as one layer, which "
+                           f"the pipeline cannot split: stage {assignment[index]} holds all of it, so the stages are "
+                           "far from balanced and pipelining gains little; if the model fits on one IPU, replicate "
+                           "it instead (`--ipus N` without `--pipeline-stages`)", fixed=False, severity=NOTE)
+                return
 
     @staticmethod
     def _added_layers(ctx, construction: cst.Call) -> Optional[cst.List]:

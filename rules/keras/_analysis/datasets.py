@@ -42,7 +42,22 @@ def batched_source_name(ctx: FileContext, call: cst.Call) -> Optional[str]:
     if keras in KERAS_BATCHED_SOURCES:
         return keras
     qualified = ctx.qualified_name(call.func)
+    if qualified == TFDS_LOAD:
+        return qualified if _tfds_batches(call) else None
     return qualified if qualified in TF_BATCHED_SOURCES else None
+
+
+# `tfds.load(..., batch_size=n)` gives its splits in batches of n with a partial last one (and an
+# unknown batch dimension); `batch_size=-1` gives each split whole, as tensors, not a dataset.
+TFDS_LOAD = "tensorflow_datasets.load"
+
+
+def _tfds_batches(call: cst.Call) -> bool:
+    """``tfds.load`` is given a batch size: a name or a positive number, not None or -1."""
+    batch = keyword(call, "batch_size")
+    if batch is None or is_name(batch.value, "None"):
+        return False
+    return not isinstance(batch.value, cst.UnaryOperation)  # `-1`: whole tensors
 
 
 # Dataset methods that batch (or unbatch) again: what comes after them is not the source's batches.
@@ -299,9 +314,13 @@ def both_subsets(ctx: FileContext, statement: cst.BaseStatement) -> Optional[cst
 
 
 def makes_both(source: cst.Call) -> bool:
-    """``subset="both"``: the call gives a (training, validation) pair, not one dataset."""
+    """``subset="both"`` (a Keras maker) or ``split=[...]`` (``tfds.load``): the call gives several
+    datasets, not one."""
     subset = keyword(source, "subset")
-    return subset is not None and isinstance(subset.value, cst.SimpleString) and subset.value.evaluated_value == "both"
+    if subset is not None and isinstance(subset.value, cst.SimpleString) and subset.value.evaluated_value == "both":
+        return True
+    split = keyword(source, "split")
+    return split is not None and isinstance(split.value, (cst.List, cst.Tuple))
 
 
 def _unpacked_return(ctx: FileContext, statement: cst.BaseStatement,

@@ -188,6 +188,14 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 
 
+def library_network(ctx, node: cst.BaseExpression) -> bool:
+    """``node`` makes a whole network, from a library, that a model uses as one layer: a TF Hub
+    layer, a Keras application (``keras.applications.ResNet50(...)``), a preset or a Hugging Face model."""
+    if not isinstance(node, cst.Call):
+        return False
+    return is_application(ctx.keras_name(node.func) or "") or _pretrained_layer(ctx.qualified_name(node.func))
+
+
 def global_strategy_setter(ctx, strategy: cst.BaseExpression) -> Optional[cst.Call]:
     """The call of ``tf.distribute.experimental_set_strategy`` whose argument is ``strategy``, else None."""
     arg = ctx.parent(strategy)
