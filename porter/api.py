@@ -16,9 +16,9 @@
 
 Many files: ``port_all`` ports ``(path, text, config)`` jobs, in a process pool when there are
 enough of them to pay for it; the files of one project add what they learn from each other
-(``projects``: ``(path, text, config, project)``). A ported copy of a tree (``ipu-port --out-dir``): ``out_tree`` says
-where each file goes, ``save(..., copy_from=path)`` writes each port there, and ``copy_tree`` copies
-the rest. ``.ipynb`` paths are ported as notebooks.
+(``projects``: ``(path, text, config, project)``). A ported copy of a tree (``ipu-port
+--out-dir``): ``out_tree`` says where each file goes, ``save(..., copy_from=path)`` writes each
+port there, and ``copy_tree`` copies the rest. ``.ipynb`` paths are ported as notebooks.
 
 Nothing here prints or exits: a file that cannot be read, parsed, ported or written comes back with
 ``FileOutcome.error`` set and its text unchanged. libcst and the rules are imported only once a file

@@ -327,6 +327,7 @@ class FileContext:
         frameworks = self._detect_frameworks()
         self.frameworks = frameworks if frameworks or not project.keras_import else frozenset({KERAS})
         self.project = project
+        self._relative: Optional[Dict[str, str]] = None  # what relative imports bind, read once
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
@@ -504,6 +505,8 @@ class FileContext:
         """What each name a relative import binds stands for, dots dropped: ``get_strategy`` ->
         ``utils.get_strategy`` for ``from .utils import get_strategy``, ``U`` -> ``utils`` for
         ``from . import utils as U``."""
+        if self._relative is not None:
+            return self._relative
         found = {}
         for node in self.nodes(cst.ImportFrom):
             if not node.relative or isinstance(node.names, cst.ImportStar):
@@ -513,6 +516,7 @@ class FileContext:
                 name = dotted_name(alias.name)
                 if base is not None and name is not None:
                     found[bound_name(alias)] = f"{base}.{name}" if base else name
+        self._relative = found
         return found
 
     def qualified_name(self, node: cst.CSTNode) -> Optional[str]:
