@@ -1,11 +1,11 @@
 import builtins
 from textwrap import indent
-from typing import AbstractSet, FrozenSet, Optional, Set
+from typing import AbstractSet, Optional, Set
 
 import libcst as cst
 
 from porter.config import Config
-from porter.context import FileContext, SharedKey, bound_names, code_of, is_under, walk
+from porter.context import FileContext, SharedKey, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
 from porter.cstutil import (append_args, expr_call, expression, is_name, keyword, keyword_arg, simple_assign,
                             single_small, statement)
@@ -15,16 +15,16 @@ from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
-                                                    TPU_SETUP, in_model_class, in_region, in_regions, model_plan, setup_anchors,
-                                                    without_compat)
+                                                    TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions, model_plan,
+                                                    setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.statements import remove_statement
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
-from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_function,
-                           module_definitions, owner, parameter_names, returns_of)
+from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_calls,
+                           local_function, module_definitions, owner, parameter_names, returns_of)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -691,6 +691,98 @@ class StrategyScope(Rule):
         "`result = ...` in the scope and shows `result` after it."
     )
     examples = (
+        # A function of the file makes the strategy, and the program only enters its scope inline:
+        # the port makes its IPU strategy by calling that function, and the scope holds the fit.
+        Example(
+            """\
+import tensorflow as tf
+
+
+def get_strategy():
+    if tf.config.list_logical_devices("GPU"):
+        return tf.distribute.MirroredStrategy()
+    return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+
+with get_strategy().scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y, batch_size=16)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def get_strategy():
+    if tf.config.list_logical_devices("GPU"):
+        return ipu.ipu_strategy.IPUStrategy()
+    return ipu.ipu_strategy.IPUStrategy()
+
+
+strategy = get_strategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, batch_size=16)
+""",
+        ),
+        # Each function enters the scope of a strategy it gets from a function of the file, and
+        # both are called from the module: they run in the one IPU strategy's scope made there (a
+        # scope of their own would configure the IPU again, and nest a second strategy).
+        Example(
+            """\
+import tensorflow as tf
+
+
+def make_strategy():
+    return tf.distribute.MirroredStrategy()
+
+
+def train(x, y):
+    strategy = make_strategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(x, y, batch_size=16)
+    return model
+
+
+def report(model, x, y):
+    strategy = make_strategy()
+    with strategy.scope():
+        print(model.evaluate(x, y, batch_size=16))
+
+
+report(train(x, y), x, y)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def make_strategy():
+    return ipu.ipu_strategy.IPUStrategy()
+
+
+def train(x, y):
+    strategy = make_strategy()
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, batch_size=16)
+    return model
+
+
+def report(model, x, y):
+    strategy = make_strategy()
+    print(model.evaluate(x, y, batch_size=16))
+
+
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    report(train(x, y), x, y)
+""",
+        ),
         # The members of an ensemble, made in a list comprehension by a helper and run in another
         # one: the statements that make and run them go in the scope.
         Example(
@@ -3803,7 +3895,8 @@ run_experiment(net)
             changed = True
         if plan.strategy_statement is None:
             for anchor in setup_anchors(ctx, plan):
-                ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {_strategy_code(plan)}")])
+                made = f"{plan.strategy_factory}()" if plan.strategy_factory else _strategy_code(plan)
+                ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {made}")])
         wrapped = []
         kept_out = _kept_out(ctx, plan)
         model_code = _model_code(ctx, plan)
@@ -4100,6 +4193,10 @@ def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:
     if function is not None and function.name.value in plan.builders:
         return (f"device/strategy scope removed: `{function.name.value}()` builds the model, and it is "
                 "created in the IPU strategy's scope where it is called")
+    calls = local_calls(ctx, function) if function is not None and is_module_function(ctx, function) else []
+    if calls and all(in_regions(ctx, wrapped, call) for call in calls):
+        return (f"device/strategy scope removed: `{function.name.value}()` is called in the IPU strategy's "
+                "scope, where its code runs")
     return "device/strategy scope removed"
 
 
@@ -4135,34 +4232,4 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
         id(call) for call in plan.replaced_strategies if ctx.allowed(call)}
     made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
     return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
-            and returns_of(function) and all(_gives(function, node.value, made) for node in returns_of(function))}
-
-
-def _gives(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int], followed: FrozenSet[str] = frozenset()
-           ) -> bool:
-    """Whether ``value``, returned by ``function``, is one of the strategies ``made``: one of
-    them, both branches of ``a if c else b``, or a local name (not a parameter: the caller's
-    strategy) every assignment of ``function`` binds to one (``strategy = TPUStrategy(tpu)`` in
-    ``try``, ``strategy = MirroredStrategy()`` in ``except``)."""
-    if isinstance(value, cst.Call):
-        return id(value) in made
-    if isinstance(value, cst.IfExp):
-        return _gives(function, value.body, made, followed) and _gives(function, value.orelse, made, followed)
-    if not isinstance(value, cst.Name) or value.value in followed or value.value in parameter_names(function):
-        return False
-    bound = [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
-             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr))
-             and value.value in _bound_by(node)]
-    return bool(bound) and all(isinstance(node, cst.Assign) and _gives(
-        function, node.value, made, followed | {value.value}) for node in bound)
-
-
-def _bound_by(node: cst.CSTNode) -> Set[str]:
-    """The names an assignment, a ``for`` target, an ``as`` or a ``:=`` binds."""
-    if isinstance(node, cst.Assign):
-        return {name for target in node.targets for name in bound_names(target.target)}
-    if isinstance(node, cst.For):
-        return set(bound_names(node.target))
-    if isinstance(node, cst.AsName):
-        return set(bound_names(node.name))
-    return set(bound_names(node.target))
+            and returns_of(function) and all(gives_strategy(function, node.value, made) for node in returns_of(function))}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -139,6 +139,10 @@ class Plan:
     # strategy of the model code after it, configured before it like ``strategy_statement``.
     more_strategy_statements: List[cst.BaseStatement] = field(default_factory=list)
     strategy_name: str = "strategy"
+    # The function of the file that makes the program's strategy when the program only enters its
+    # scope (``with get_strategy().scope():``): the strategy the port makes (with no
+    # ``strategy_statement``) is made by calling it.
+    strategy_factory: Optional[str] = None
     # Where a class makes the strategy it owns when model code out of the class gets the port's own
     # IPU strategy: two strategies, which cannot nest (the audit reports it).
     second_strategies: List[cst.BaseStatement] = field(default_factory=list)
@@ -315,6 +319,37 @@ def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
         return False
     returned = returns_of(function)
     return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
+
+
+def gives_strategy(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int], followed: FrozenSet[str] = frozenset()
+           ) -> bool:
+    """Whether ``value``, returned by ``function``, is one of the strategies ``made``: one of
+    them, both branches of ``a if c else b``, or a local name (not a parameter: the caller's
+    strategy) every assignment of ``function`` binds to one (``strategy = TPUStrategy(tpu)`` in
+    ``try``, ``strategy = MirroredStrategy()`` in ``except``)."""
+    if isinstance(value, cst.Call):
+        return id(value) in made
+    if isinstance(value, cst.IfExp):
+        return gives_strategy(function, value.body, made, followed) and gives_strategy(
+            function, value.orelse, made, followed)
+    if not isinstance(value, cst.Name) or value.value in followed or value.value in parameter_names(function):
+        return False
+    bound = [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
+             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr))
+             and value.value in _bound_by(node)]
+    return bool(bound) and all(isinstance(node, cst.Assign) and gives_strategy(
+        function, node.value, made, followed | {value.value}) for node in bound)
+
+
+def _bound_by(node: cst.CSTNode) -> Set[str]:
+    """The names an assignment, a ``for`` target, an ``as`` or a ``:=`` binds."""
+    if isinstance(node, cst.Assign):
+        return {name for target in node.targets for name in bound_names(target.target)}
+    if isinstance(node, cst.For):
+        return set(bound_names(node.target))
+    if isinstance(node, cst.AsName):
+        return set(bound_names(node.name))
+    return set(bound_names(node.target))
 
 
 def _parameter_of(owner_class: cst.ClassDef, construction: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -498,6 +533,8 @@ class _Analysis:
         # The module's functions and the nested ones of a name of their own, that may be trainers.
         self._trainer_functions: Dict[str, cst.FunctionDef] = {}
         self.strategy_vars: Set[str] = set()
+        # Functions of the file whose strategy the program only enters (``with get_strategy().scope():``).
+        self.scoped_factories: Set[str] = set()
         self._project_strategy = False  # a strategy from a function of another file of the project
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
@@ -875,8 +912,37 @@ class _Analysis:
             elif self._from_project_factory(call):
                 self._bind_strategy(ctx.parent(call))
                 self._project_strategy = True
+        self._find_scoped_factories()
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
+
+    def _find_scoped_factories(self) -> None:
+        """``with get_strategy().scope():`` for a function of the module whose every ``return``
+        gives a strategy the port replaces, called with no argument and only to enter its scope
+        (``_enters_scope``): the block enters the program's strategy, as ``with strategy.scope():``
+        does, and its model code goes in the IPU strategy's scope. The port makes that strategy by
+        calling the function (what else it does, a print, is kept), once the IPU is configured:
+        the block is not a second strategy entered inside the first."""
+        plan = self.plan_
+        made = {id(call) for call in plan.replaced_strategies}
+        for call in plan.replaced_strategies:
+            factory = self._strategy_factory(call)
+            if factory is None or not is_module_function(self.ctx, factory) or factory.name.value in self.scoped_factories:
+                continue
+            calls = self._factory_calls(factory)
+            if calls and all(self._enters_scope(caller) for caller in calls) and all(
+                    gives_strategy(factory, node.value, made) for node in returns_of(factory)):
+                self.scoped_factories.add(factory.name.value)
+        if len(self.scoped_factories) == 1:
+            plan.strategy_factory = next(iter(self.scoped_factories))
+
+    def _enters_scope(self, call: cst.Call) -> bool:
+        """``call`` (with no argument) is ``X`` in the one item of ``with X.scope():``."""
+        scope = self.ctx.parent(call)
+        entered = self.ctx.parent(scope) if isinstance(scope, cst.Attribute) and scope.attr.value == "scope" else None
+        item = self.ctx.parent(entered) if isinstance(entered, cst.Call) and not entered.args else None
+        with_node = self.ctx.parent(item) if isinstance(item, cst.WithItem) else None
+        return not call.args and isinstance(with_node, cst.With) and _single_item(with_node) is entered
 
     def _bind_strategy(self, binding: cst.Assign) -> None:
         """``strategy = ...``: ``strategy`` names a strategy of the program (the first one bound
@@ -1316,11 +1382,11 @@ class _Analysis:
         for with_node in ctx.nodes(cst.With):
             gpu = any(is_gpu_device(ctx, item.item) for item in with_node.items)
             item = _single_item(with_node)
-            strategy_scope = (
-                item is not None and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope"
-                and (ctx.qualified_name(item.func.value) is None and isinstance(item.func.value, cst.Name)
-                     and item.func.value.value in self.strategy_vars)
-            )
+            entered = item.func.value if item is not None and isinstance(item.func, cst.Attribute) and (
+                item.func.attr.value == "scope") else None
+            strategy_scope = isinstance(entered, cst.Name) and ctx.qualified_name(entered) is None and (
+                entered.value in self.strategy_vars) or isinstance(entered, cst.Call) and isinstance(
+                entered.func, cst.Name) and entered.func.value in self.scoped_factories
             if not (gpu or strategy_scope):
                 continue
             if (item is not None and ctx.block_of(with_node) is not None
@@ -1575,7 +1641,8 @@ class _Analysis:
             changed = False
             for region in list(plan.regions):
                 function = self._function_of(region.block)
-                if function is None or self._has_own_strategy(function) or self._clears_session(region):
+                if function is None or self._has_own_strategy(function) and not self._enters_local_strategy(
+                        function) or self._clears_session(region):
                     continue
                 del regions[id(region.block)]
                 tops = self._caller_tops(regions, function)
@@ -1861,6 +1928,23 @@ class _Analysis:
         the function keeps its own scope, after the clearing."""
         body = list(region.block.body)
         return any(clears_session(self.ctx, statement) for statement in body[:body.index(region.first)])
+
+    def _enters_local_strategy(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function`` makes no strategy itself and only enters the scope of one that a
+        function of the file makes for it (``strategy = make_strategy()`` then ``with
+        strategy.scope():``, or ``with make_strategy().scope():``): called only in the scope of the
+        program's IPU strategy, it runs there, and a region of its own would configure the IPU
+        again and enter a second strategy inside the first. (A strategy it is given, or the
+        module's, is the program's: its scope stays, entered again.)"""
+        made = {id(node) for node in self.plan_.replaced_strategies}
+        if any(id(node) in made for node in walk(function)):
+            return False
+        local = {name for node in walk(function.body, skip=_CODE_ELSEWHERE) if isinstance(node, cst.Assign)
+                 for target in node.targets for name in bound_names(target.target)} - set(parameter_names(function))
+        withs = [node for node in self.plan_.transparent if self.ctx.enclosing_function(node) is function]
+        entered = [_single_item(node).func.value for node in withs]
+        return bool(withs) and all(isinstance(node, cst.Call) or isinstance(node, cst.Name) and node.value in local
+                                   for node in entered)
 
     def _has_own_strategy(self, function: cst.FunctionDef) -> bool:
         """Whether ``function`` creates a distribution strategy or enters a device or strategy scope."""
