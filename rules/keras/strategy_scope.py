@@ -783,6 +783,39 @@ with strategy.scope():
     report(train(x, y), x, y)
 """,
         ),
+        # Models made and trained in a loop, the best kept and evaluated and saved after it: the
+        # scope starts at the loop and holds what runs the kept model.
+        Example(
+            """\
+import tensorflow as tf
+
+best, best_loss = None, float("inf")
+for width in (8, 16):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    loss = model.fit(x, y, batch_size=16).history["loss"][-1]
+    if loss < best_loss:
+        best, best_loss = model, loss
+print(best.evaluate(x, y, batch_size=16))
+best.save("best.keras")
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+best, best_loss = None, float("inf")
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    for width in (8, 16):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        loss = model.fit(x, y, batch_size=16).history["loss"][-1]
+        if loss < best_loss:
+            best, best_loss = model, loss
+    print(best.evaluate(x, y, batch_size=16))
+    best.save("best.keras")
+""",
+        ),
         # The members of an ensemble, made in a list comprehension by a helper and run in another
         # one: the statements that make and run them go in the scope.
         Example(

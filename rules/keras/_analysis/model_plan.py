@@ -1570,10 +1570,35 @@ class _Analysis:
             block = self.ctx.block_of(ancestor)
             region = regions.get(id(block)) if block is not None else None
             if region is None:
+                earlier = self._holding_a_region(regions, block, ancestor) if block is not None else None
+                if earlier is not None:  # a model made in a loop before (the best of several), run after it
+                    self._take_in(regions, block, earlier, self._last_naming(block, ancestor, node))
+                    return
                 continue
             if not in_region(self.ctx, region, ancestor) and not self._nests_a_strategy(regions, region, ancestor):
                 self._take_in(regions, block, ancestor, ancestor)
             return
+
+    def _holding_a_region(self, regions: Dict[int, Optional[Region]], block: Block,
+                          statement: cst.BaseStatement) -> Optional[cst.BaseStatement]:
+        """The first statement of ``block`` before ``statement`` that holds the region of a block
+        nested in it (a loop whose body makes and trains a model per iteration, and keeps the best:
+        ``statement`` runs a model made there), if any: the block's region starts there."""
+        order = {id(top): index for index, top in enumerate(block.body)}
+        holders = [self._top_in(block, region.block) for region in regions.values() if region is not None]
+        earlier = [top for top in holders if top is not None and order[id(top)] < order[id(statement)]]
+        return min(earlier, key=lambda top: order[id(top)]) if earlier else None
+
+    def _last_naming(self, block: Block, statement: cst.BaseStatement, run: cst.CSTNode) -> cst.BaseStatement:
+        """The last statement of ``block``, from ``statement`` on, that names the model ``run``
+        runs (``best.evaluate(...)``, then ``best.save(...)``): saving it belongs in the scope too."""
+        receiver = _part_of(run.func.value) if isinstance(run, cst.Call) and isinstance(run.func, cst.Attribute) else None
+        order = {id(top): index for index, top in enumerate(block.body)}
+        last = statement
+        for top, node in self._code_of_block(block):
+            if type(node) is cst.Name and node.value == receiver and order[id(top)] > order[id(last)]:
+                last = top
+        return last
 
     def _scope_uncalled(self, regions: Dict[int, Optional[Region]], function: cst.FunctionDef,
                         top: cst.BaseStatement) -> None:
