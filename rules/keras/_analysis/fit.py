@@ -23,7 +23,8 @@ from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
                                               ragged_or_sparse, self_attribute_values)
-from porter.scopes import assignments, bindings_of, called_returns, local_calls, owner, parameter_names, values_of
+from porter.scopes import (assignments, bindings_of, called_returns, instance_class, local_calls, owner, parameter_names,
+                           values_of)
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -159,6 +160,37 @@ def _made_elsewhere(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> boo
         return False
     values = [value for _, bound, value in assignments(ctx, function) if bound == name.value]
     return bool(values) and all(_new_model(ctx, value) or _loads_model(ctx, value) for value in values)
+
+
+def own_method(ctx: FileContext, entry: TrainingCall) -> Optional[cst.FunctionDef]:
+    """The method that the class of the model ``entry`` runs (a Keras model class of the file, or a
+    class of the file it derives from) defines in place of Keras's ``fit``/``evaluate``/``predict`` of that name
+    (``def predict(self, images): ...``) and that never hands on to Keras's through ``super()``: the
+    call runs that method, so what Keras does with its inputs (batches of ``batch_size``) does not
+    hold. None when Keras's method runs."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    found = instance_class(ctx, receiver) if receiver is not None and entry.method in METHODS else None
+    if found is None or found.name.value not in model_plan(ctx).model_classes:
+        return None  # a plain class's method of that name (a tuner's `search`) is not Keras's
+    seen: Set[int] = set()
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        body = found.body.body if isinstance(found.body, cst.IndentedBlock) else ()
+        method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
+                       and statement.name.value == entry.method), None)
+        if method is not None:
+            return None if _calls_super(method, entry.method) else method
+        found = next((statement for base in found.bases if isinstance(base.value, cst.Name)
+                      for statement in ctx.module.body if isinstance(statement, cst.ClassDef)
+                      and statement.name.value == base.value.value), None)
+    return None
+
+
+def _calls_super(method: cst.FunctionDef, name: str) -> bool:
+    """Whether ``method`` calls ``super().name(...)`` (the method it overrides)."""
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name
+               and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
+               for node in walk(method))
 
 
 def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
