@@ -258,8 +258,9 @@ class DivisibleDataset(Rule):
         "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
-        "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
-        "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
+        "same variable is an array input of another call, or is made by NumPy, scaled by a number, unpacked "
+        "from what a function of the file returns as arrays, or is a list comprehension of strings or numbers "
+        "(`[t.decode() for t in batch]`, the samples of one input). Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple (or list, which Keras takes alike) written in the call or in a branch of a "
         "conditional expression there (`(x_val, y_val) if validate else None`), held in a variable (a "
@@ -312,6 +313,30 @@ class DivisibleDataset(Rule):
             ranker = Ranker()
             order = ranker.predict(np.random.rand(10, 4).astype("float32"))
             """,
+        ),
+        # A list comprehension of strings is the samples of one input, padded like an array.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [line.strip() for line in open("reviews.txt")]
+            print(np.argmax(model.predict(texts), axis=-1))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [line.strip() for line in open("reviews.txt")]
+            print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
+            """),
         ),
         # An override that hands on to Keras's `predict`: Keras batches the inputs, padded as usual.
         Example(

@@ -686,6 +686,24 @@ _DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.DictCom
                   cst.Dict)
 
 
+# Calls that make one number or string of a value: a list of what they give holds samples,
+# which Keras takes as the samples of one input.
+_SAMPLE_FUNCTIONS = frozenset({"str", "float", "int"})
+_SAMPLE_METHODS = frozenset({"decode", "strip", "lower", "item"})
+
+
+def _one_sample(item: cst.BaseExpression) -> bool:
+    """``item``, what a list comprehension makes of each element, is one number or string
+    (``str(t)``, ``t.numpy().decode("utf8")``, ``float(v)``, ``f"{t}"``)."""
+    if isinstance(item, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+        return True
+    if not isinstance(item, cst.Call):
+        return False
+    func = item.func
+    return (isinstance(func, cst.Name) and func.value in _SAMPLE_FUNCTIONS
+            or isinstance(func, cst.Attribute) and func.attr.value in _SAMPLE_METHODS)
+
+
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
                   depth: int = 0) -> bool:
     """``x`` alone is an array, not a dataset: samples picked from one (``x_test[:1000]``,
@@ -718,6 +736,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+    if isinstance(x, cst.ListComp) and _one_sample(x.elt):  # `[t.decode("utf8") for t in batch[0]]`: samples
+        return True
     if isinstance(x, (cst.DictComp, cst.ListComp)):  # `{name: tf.constant([[v]]) for name, v in row.items()}`
         return _made_as_array(ctx, x.value if isinstance(x, cst.DictComp) else x.elt)
     if isinstance(x, cst.Call) and isinstance(x.func, cst.Name) and depth < 3 and _returns_arrays(ctx, x, depth):
