@@ -11,7 +11,7 @@ from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword,
 from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, floor_operand,
                                                fraction_value, is_helper_call, layout, literal_options, literal_samples,
-                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
+                                               loaded_uncompiled, most_samples, multiple_code, never_compiled, own_method,
                                                one_batch_call, repeatable, rounded_up, same_size, samples_per_execution,
                                                single_sample, smallest_per_execution, speed_asked, static_int,
                                                static_length, training_calls, validation_entry)
@@ -258,8 +258,9 @@ class DivisibleDataset(Rule):
         "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
-        "same variable is an array input of another call, or is made by NumPy, scaled by a number, or unpacked "
-        "from what a function of the file returns as arrays. Inputs that are arrays by Keras' rules (labels are "
+        "same variable is an array input of another call, or is made by NumPy, scaled by a number, unpacked "
+        "from what a function of the file returns as arrays, or is a list comprehension of strings or numbers "
+        "(`[t.decode() for t in batch]`, the samples of one input). Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple (or list, which Keras takes alike) written in the call or in a branch of a "
         "conditional expression there (`(x_val, y_val) if validate else None`), held in a variable (a "
@@ -284,9 +285,108 @@ class DivisibleDataset(Rule):
         "batch of another shape is another program for the IPU to compile. A model trained batch by batch (which "
         "IPU108 gives no `steps_per_execution`) and one that is never compiled (a GAN's generator that only "
         "predicts) run one batch per execution: their `predict` inputs are padded to whole batches, not to whole "
-        "executions of the option."
+        "executions of the option. A model whose class (of the file) defines `fit`, `evaluate` or `predict` itself, "
+        "without handing on to Keras's through `super()`, runs that method, not Keras's: its inputs are left alone "
+        "and the call is reported, as what the method runs on the model is out of Keras's compiled functions."
     )
     examples = (
+        # The model class defines `predict` itself: the call runs that method, not Keras's, so
+        # nothing is padded, and the method is reported (it runs the model out of Keras's functions).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Ranker(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.score = tf.keras.layers.Dense(3)
+
+                def call(self, rows):
+                    return self.score(rows)
+
+                def predict(self, rows):
+                    return np.argsort(self(rows).numpy(), axis=1)
+
+
+            ranker = Ranker()
+            order = ranker.predict(np.random.rand(10, 4).astype("float32"))
+            """,
+        ),
+        # A list comprehension of strings is the samples of one input, padded like an array.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [line.strip() for line in open("reviews.txt")]
+            print(np.argmax(model.predict(texts), axis=-1))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("reviews.keras")
+            texts = [line.strip() for line in open("reviews.txt")]
+            print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
+            """),
+        ),
+        # An override that hands on to Keras's `predict`: Keras batches the inputs, padded as usual.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Ranker(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.score = tf.keras.layers.Dense(3)
+
+                def call(self, rows):
+                    return self.score(rows)
+
+                def predict(self, rows, **kwargs):
+                    return super().predict(rows, **kwargs).argmax(axis=1)
+
+
+            ranker = Ranker()
+            rows = np.random.rand(10, 4).astype("float32")
+            order = ranker.predict(rows)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            class Ranker(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.score = tf.keras.layers.Dense(3)
+
+                def call(self, rows):
+                    return self.score(rows)
+
+                def predict(self, rows, **kwargs):
+                    return super().predict(rows, **kwargs).argmax(axis=1)
+
+
+            ranker = Ranker()
+            rows = np.random.rand(10, 4).astype("float32")
+            order = cut_to_samples(ranker.predict(pad_to_multiple(rows, 32)), rows)
+            """),
+        ),
         # New sentences through the text layer of the input pipeline, in the call: a tensor of a
         # few samples, which the port cannot pad (it would run the layer twice): reported.
         Example(
@@ -2623,6 +2723,10 @@ scores = model.predict(rows, batch_size=len(rows))
         for entry in training_calls(ctx, name):
             if entry.ragged_or_sparse is not None:
                 continue  # no `len()` to trim or pad by; IPU161 reports ragged and sparse inputs
+            method = own_method(ctx, entry) if entry.has_arrays or entry.data is not None else None
+            if method is not None:
+                self._report_own_method(ctx, entry, method)
+                continue
             if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
                 self._report_hidden_batch(ctx, entry)
                 continue
@@ -3022,6 +3126,18 @@ scores = model.predict(rows, batch_size=len(rows))
                        "partial batch; give the callback arrays whose length is a multiple of the batch size "
                        "(pad them and cut the predictions back), or a dataset batched with "
                        "`drop_remainder=True`", fixed=False)
+
+    def _report_own_method(self, ctx, entry, method) -> None:
+        """``model.predict(x)`` where the model's class defines ``predict`` itself: Keras's batches do
+        not apply, so its inputs are left alone, and what the method runs is out of Keras's compiled
+        functions."""
+        owner_class = ctx.enclosing(method, cst.ClassDef).name.value
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{code_of(ctx, entry.call.func)}` runs `{owner_class}.{entry.method}`, the model class's own "
+                   f"method, not Keras's `{entry.method}`: its inputs are left as they are, and what it runs on the "
+                   f"model runs outside Keras's compiled functions; to run that on the IPU, call the model in a "
+                   f"`@tf.function(jit_compile=True)` function through `strategy.run`, on batches of one static shape",
+                   fixed=False, severity="warning")
 
     def _report_single_sample(self, ctx, entry) -> None:
         ctx.report(self.code, entry.call.func.attr,

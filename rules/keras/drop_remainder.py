@@ -21,7 +21,7 @@ from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
                                               self_attribute_values, string_layer_names, to_tensor_length)
-from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, batched_source_name, chain, feeds_training,
+from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
                                                    training_inputs, uneven_batches)
@@ -170,7 +170,8 @@ class DropRemainder(Rule):
         "whose dataset Keras trains or evaluates on, and a flag that does more (`drop_remainder=training`) becomes "
         "True when every call gives what the function returns to training or evaluation; any other value the porter cannot read is reported for a "
         "person to check. Datasets are followed from "
-        "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits); a function "
+        "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits), and into "
+        "`train, val = (make(part) for part in (a, b))`, where each item is made by the same call; a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory`, `timeseries_dataset_from_array` and `tfds.load(..., batch_size=n)` "
@@ -181,7 +182,9 @@ class DropRemainder(Rule):
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
         "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows); the windows "
         "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
-        "that sets it to their `sequence_length` (`tf.ensure_shape`). A dataset a "
+        "that sets it to their `sequence_length` (`tf.ensure_shape`). Such datasets joined by `Dataset.zip` "
+        "(windows and their targets made apart) are reported where training gets the zip, as the port does not "
+        "rebatch the parts of a zip. A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
         "one it cannot look into: an object's attribute (`window.train`, unless the methods of its class assign "
         "it only `tf.data` batches), what another module's function or "
@@ -295,6 +298,47 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("forecaster.h5")
             model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, hours] + windows.shape[2:]), targets)),
                       epochs=2)
+            """,
+        ),
+        # Windows and targets made apart and zipped: each part keeps its partial last batch, and
+        # the port, which does not rebatch the parts of a zip, says so.
+        Example(
+            """\
+            import tensorflow as tf
+
+            inputs = tf.keras.utils.timeseries_dataset_from_array(series[:-1], None, sequence_length=6, batch_size=32)
+            targets = tf.keras.utils.timeseries_dataset_from_array(series[6:], None, sequence_length=1, batch_size=32)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(tf.data.Dataset.zip((inputs, targets)), epochs=2)
+            """,
+        ),
+        # Both datasets made by one generator over the parts: each is the helper's, rebatched there.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def windows(values, batch_size):
+                return tf.keras.utils.timeseries_dataset_from_array(
+                    values[:-1], values[8:], sequence_length=8, batch_size=batch_size)
+
+
+            train, val = (windows(part, 16) for part in [series[:400], series[400:]])
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(train, validation_data=val, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def windows(values, batch_size):
+                return tf.keras.utils.timeseries_dataset_from_array(
+                    values[:-1], values[8:], sequence_length=8, batch_size=batch_size).unbatch().batch(batch_size, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, 8] + windows.shape[2:]), targets))
+
+
+            train, val = (windows(part, 16) for part in [series[:400], series[400:]])
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(train, validation_data=val, epochs=2)
             """,
         ),
         Example(
@@ -2103,6 +2147,7 @@ class DropRemainder(Rule):
         self._rebatch_loop_sources(ctx, rebatched)
         self._report_parameters(ctx, rebatched)
         self._report_out_of_sight(ctx)
+        self._report_zipped_keras_sources(ctx)
         self._report_uneven(ctx)
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
@@ -2621,6 +2666,25 @@ class DropRemainder(Rule):
                        "not know; batch a dataset with `drop_remainder=True` where it is made (a Keras-made one, "
                        "`image_dataset_from_directory` say, with `.unbatch().batch(n, drop_remainder=True)`), "
                        f"{_arrays_advice(entry)}", fixed=False)
+
+    def _report_zipped_keras_sources(self, ctx) -> None:
+        """A training input that zips Keras-made datasets (``Dataset.zip((windows, targets))``): each
+        part keeps its partial last batch and unknown batch dimension, and the port does not rebatch
+        the parts of a zip, so it says where and how."""
+        for entry, value in training_inputs(ctx):
+            if keras_batched_source(ctx, value, entry.owner) is not None:
+                continue
+            sources = zipped_keras_sources(ctx, value, entry.owner)
+            if not sources:
+                continue
+            makers = sorted({batched_source_name(ctx, source).rsplit(".", 1)[-1] for source in sources})
+            windows = any(name == "timeseries_dataset_from_array" for name in makers)
+            ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}`, a `Dataset.zip` of datasets "
+                       f"that {' and '.join(f'`{name}`' for name in makers)} batch with a partial last batch and an "
+                       "unknown batch dimension, which the IPU rejects, and the port does not rebatch the parts of a "
+                       f"zip: give the zipped dataset `.unbatch().batch(n, drop_remainder=True)` where it is zipped"
+                       + (", and set the length of the windows (`tf.ensure_shape` in a `.map()`), which Keras leaves "
+                          "unknown" if windows else ""), fixed=False, severity="warning")
 
     def _given_whole_batches(self, ctx, function: cst.FunctionDef, parameter: str, rebatched: set,
                              predicts: bool = False) -> bool:

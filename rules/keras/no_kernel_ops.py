@@ -20,6 +20,11 @@ _ADVICE = ("compute it in the `tf.data` pipeline (`dataset.map`) or on the host 
            "data, or in `ipu.scopes.outside_compilation_scope()`")
 
 
+# Layers of libraries whose `call` runs an op the IPU device has no kernel for, and the op:
+# KerasNLP's FNet encoder mixes its tokens with the real part of `tf.signal.fft2d`.
+_LIBRARY_LAYERS = {"keras_nlp.layers.FNetEncoder": "signal.fft2d"}
+
+
 def _op_of(ctx, func: cst.BaseExpression) -> Optional[str]:
     """``signal.fft2d`` for any spelling of ``tf.signal.fft2d``: a TensorFlow function the IPU
     device has no kernel for, or one that makes or reads complex values."""
@@ -184,9 +189,23 @@ class NoKernelOps(Rule):
         "`Real`), and are reported as warnings: RFFT itself is not in the list. Compute them in the `tf.data` "
         "pipeline (`dataset.map`) or on the host, or in `ipu.scopes.outside_compilation_scope()`. Functions "
         "that `dataset.map` runs, a layer class only the pipeline uses, NumPy code and code outside any model "
-        "run on the host and are not reported. Strings in models are IPU157's, Python calls IPU156's."
+        "run on the host and are not reported. A library layer whose own `call` runs such an op (KerasNLP's "
+        "`FNetEncoder`, an FFT of its tokens) is reported where the file makes it. Strings in models are IPU157's, "
+        "Python calls IPU156's."
     )
     examples = (
+        # A library layer whose own `call` runs an FFT: reported where the model makes it.
+        Example(
+            """\
+            import keras_nlp
+            from tensorflow import keras
+
+            tokens = keras.Input(shape=(64,), dtype="int32")
+            x = keras.layers.Embedding(5000, 32)(tokens)
+            x = keras_nlp.layers.FNetEncoder(intermediate_dim=64)(x)
+            model = keras.Model(tokens, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(x)))
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -345,6 +364,7 @@ class NoKernelOps(Rule):
     def run(self, ctx) -> None:
         calls = [(call, name) for call in ctx.nodes(cst.Call) for name in [_op_of(ctx, call.func)] if name]
         calls += self._lambda_ops(ctx)
+        self._report_library_layers(ctx)
         if not calls:
             return
         device = _device_code(ctx)
@@ -363,6 +383,19 @@ class NoKernelOps(Rule):
             ctx.report(self.code, call, f"{ops} in {where}, code the IPU compiles: {reasons}; an unsupported op "
                        f"makes compilation fail {_UNSUPPORTED}: {_ADVICE}", fixed=False,
                        severity=ERROR if certain else WARNING)
+
+    def _report_library_layers(self, ctx) -> None:
+        """Each library layer of the model whose own code runs an op with no IPU kernel (KerasNLP's
+        `FNetEncoder`, an FFT): nothing in the file shows the op, but the model does not compile."""
+        for library_layer, op in _LIBRARY_LAYERS.items():
+            layers = [call for call, _ in ctx.calls_to(library_layer) if not _in_host_model(ctx, call)]
+            if not layers:
+                continue
+            count = f" ({len(layers)} in this file)" if len(layers) > 1 else ""
+            ctx.report(self.code, layers[0], f"`{code_of(ctx, layers[0].func)}` computes `tf.{op}` in its `call`, code "
+                       f"the IPU compiles: {_reasons([op])}; an unsupported op makes compilation fail {_UNSUPPORTED}: "
+                       f"use a layer that mixes its tokens without an FFT (attention, `TransformerEncoder`){count}",
+                       fixed=False, severity=ERROR)
 
     @staticmethod
     def _lambda_ops(ctx) -> List[Tuple[cst.CSTNode, str]]:

@@ -336,6 +336,7 @@ def _idle_in_cell(ctx, plan):
     fed = _fed_iterators(ctx)
     host = _host_names(ctx)
     idle_names: set = set()
+    checking: set = set()  # the functions of the notebook whose bodies are being checked
 
     def idle_call(call: cst.Call) -> bool:
         func = call.func
@@ -343,13 +344,38 @@ def _idle_in_cell(ctx, plan):
         if qualified is not None:
             return is_under(qualified, _HOST_ONLY + _HOST_TENSORFLOW) or is_under(ctx.keras_name(func), _HOST_KERAS)
         if isinstance(func, cst.Name):
-            return func.value in _BUILTINS
+            return func.value in _BUILTINS or host_function(func.value)
         receiver = func.value if isinstance(func, cst.Attribute) else None
         while isinstance(receiver, (cst.Attribute, cst.Subscript)):
             receiver = receiver.value
         if isinstance(receiver, cst.Name):
             return receiver.value in idle_names or receiver.value in host or _is_dataset(ctx, func.value)
         return receiver is not None  # a method of what a call gives (checked on its own) or of a literal
+
+    def host_function(name: str) -> bool:
+        """A function of the notebook whose body is host work only (a plotting helper): calling it
+        needs no scope. One being checked (a recursive one) is not."""
+        if name in checking:
+            return False
+        definitions = [node for node in ctx.module.body if isinstance(node, cst.FunctionDef) and node.name.value == name]
+        definition = definitions[0] if len(definitions) == 1 else None
+        if definition is None or definition.decorators or not isinstance(definition.body, cst.IndentedBlock) or any(
+                name == step for step in step_functions(ctx)):
+            return False
+        checking.add(name)
+        # Its local variables bound by host work (`ax = plt.subplot(212)`) are host values too.
+        local = {bound for _, bound, value in assignments(ctx, definition)
+                 if value is not None and bound not in idle_names and idle_expression(value)}
+        idle_names.update(local)
+        try:
+            return all(idle(inner) for inner in definition.body.body)
+        finally:
+            checking.discard(name)
+            idle_names.difference_update(local)
+
+    def called_host_function(name: cst.Name) -> bool:
+        call = ctx.parent(name)
+        return isinstance(call, cst.Call) and call.func is name and host_function(name.value)
 
     def idle_expression(node: Optional[cst.CSTNode]) -> bool:
         if node is None:
@@ -359,6 +385,7 @@ def _idle_in_cell(ctx, plan):
         deferred = {id(inner) for part in walk(node) if isinstance(part, cst.Lambda) for inner in walk(part.body)}
         for part in walk(node):
             if isinstance(part, cst.Name) and (part.value in model_code and not _read_only(ctx, part)
+                                               and not called_host_function(part)
                                                or part.value.startswith(PYTHON_MAGIC)):
                 return False
             if isinstance(part, (cst.Await, cst.Yield)) or isinstance(part, cst.Call) and id(
@@ -688,7 +715,9 @@ class StrategyScope(Rule):
         "automatic reduction on host values, which Keras refuses in a strategy's scope outside `fit` (such a "
         "call on the model in the scope is reported); a cell that ends with a value computed in the scope "
         "(the model's answer `model.evaluate(x, y)`, `tf.nn.softmax(logits).numpy()`) keeps it as "
-        "`result = ...` in the scope and shows `result` after it."
+        "`result = ...` in the scope and shows `result` after it. A cell of host work only (imports, NumPy, "
+        "pandas, plots, `tf.data` pipelines, or a call of a function of the notebook whose body is such work, a "
+        "plotting helper given `history.history`) is left as it is."
     )
     examples = (
         # A function of the file makes the strategy, and the program only enters its scope inline:

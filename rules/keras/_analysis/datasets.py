@@ -303,6 +303,41 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
     return next(iter(sources.values())) if len(sources) == 1 else None
 
 
+def zipped_keras_sources(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode,
+                         depth: int = 0) -> List[cst.Call]:
+    """The Keras calls that made the batched datasets a ``Dataset.zip`` joins into the dataset
+    ``expr`` of ``scope`` (``zip((windows, targets))`` of two ``timeseries_dataset_from_array``),
+    through variables and the functions of the file that return it, when nothing batches it again
+    on the way: each part keeps its partial last batch, and so does what the zip makes."""
+    calls, root = chain(ctx, expr)
+    if depth > 8 or any(call.func.attr.value in BATCHING_METHODS for call in calls):
+        return []
+    if isinstance(root, cst.Call):
+        if ctx.qualified_name(root.func) in _ZIP and root.args:
+            return [source for part in _zipped(root.args[0].value)
+                    for source in [keras_batched_source(ctx, part, scope)] if source is not None]
+        function, returned = called_returns(ctx, root)
+        return [source for value in returned for source in zipped_keras_sources(ctx, value, function, depth + 1)]
+    if not isinstance(root, cst.Name):
+        return []
+    found: List[cst.Call] = []
+    for statement, name, value in assignments(ctx, scope):
+        if name != root.value:
+            continue
+        if value is None:  # `train, val = make_datasets()`
+            unpacked = _unpacked_return(ctx, statement, name)
+            made = zipped_keras_sources(ctx, unpacked[0], unpacked[1], depth + 1) if unpacked else []
+            found.extend(source for source in made if source not in found)
+            continue
+        more, again = chain(ctx, value)
+        if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.prefetch(...)
+            if any(call.func.attr.value in BATCHING_METHODS for call in more):
+                return []
+            continue
+        found.extend(source for source in zipped_keras_sources(ctx, value, scope, depth + 1) if source not in found)
+    return found
+
+
 def both_subsets(ctx: FileContext, statement: cst.BaseStatement) -> Optional[cst.Call]:
     """``train, val = image_dataset_from_directory(..., subset="both")``: the Keras call that
     makes both datasets of the statement, each batched with a partial last batch."""
@@ -333,11 +368,27 @@ def _unpacked_return(ctx: FileContext, statement: cst.BaseStatement,
         return None
     names = [element.value for element in small.targets[0].target.elements]
     position = next((index for index, element in enumerate(names) if is_name(element, name)), None)
+    made = _made_for_each(small.value, len(names))
+    if position is not None and made is not None:  # `train, val = (make(part) for part in (a, b))`
+        return made, owner(ctx, statement)
     function, returned = called_returns(ctx, small.value)
     if position is None or len(returned) != 1 or not isinstance(returned[0], cst.Tuple) or len(
             returned[0].elements) != len(names):
         return None
     return returned[0].elements[position].value, function
+
+
+def _made_for_each(value: cst.BaseExpression, count: int) -> Optional[cst.BaseExpression]:
+    """What each item of ``(make(part) for part in (train_rows, val_rows))`` (or of a list made so)
+    is made by, when it makes ``count`` items: one loop over a literal list or tuple of ``count``
+    items, with no condition."""
+    if not isinstance(value, (cst.GeneratorExp, cst.ListComp)):
+        return None
+    loop = value.for_in
+    if loop.inner_for_in is not None or loop.ifs or not isinstance(loop.iter, (cst.List, cst.Tuple)) or len(
+            loop.iter.elements) != count or any(isinstance(item, cst.StarredElement) for item in loop.iter.elements):
+        return None
+    return value.elt
 
 
 def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[cst.Call]:
@@ -501,8 +552,9 @@ def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: 
     for statement, value in bindings:
         unpacked = _unpacked_return(ctx, statement, root.value) if value is None else None
         if unpacked is not None:  # `train_ds, val_ds = make_datasets(...)`
-            made_by = statement.body[0].value
-            _follow(ctx, unpacked[0], unpacked[1], methods, callers + (made_by,), found, seen, depth + 1)
+            made_by = statement.body[0].value  # a call, or a generator of calls in this scope
+            outer = callers + (made_by,) if isinstance(made_by, cst.Call) else callers
+            _follow(ctx, unpacked[0], unpacked[1], methods, outer, found, seen, depth + 1)
         elif value is not None:
             _follow(ctx, value, scope, methods, callers, found, seen, depth + 1)
     if bindings:

@@ -23,7 +23,8 @@ from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
                                               ragged_or_sparse, self_attribute_values)
-from porter.scopes import assignments, bindings_of, called_returns, local_calls, owner, parameter_names, values_of
+from porter.scopes import (assignments, bindings_of, called_returns, instance_class, local_calls, owner, parameter_names,
+                           values_of)
 
 METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
@@ -159,6 +160,37 @@ def _made_elsewhere(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> boo
         return False
     values = [value for _, bound, value in assignments(ctx, function) if bound == name.value]
     return bool(values) and all(_new_model(ctx, value) or _loads_model(ctx, value) for value in values)
+
+
+def own_method(ctx: FileContext, entry: TrainingCall) -> Optional[cst.FunctionDef]:
+    """The method that the class of the model ``entry`` runs (a Keras model class of the file, or a
+    class of the file it derives from) defines in place of Keras's ``fit``/``evaluate``/``predict`` of that name
+    (``def predict(self, images): ...``) and that never hands on to Keras's through ``super()``: the
+    call runs that method, so what Keras does with its inputs (batches of ``batch_size``) does not
+    hold. None when Keras's method runs."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    found = instance_class(ctx, receiver) if receiver is not None and entry.method in METHODS else None
+    if found is None or found.name.value not in model_plan(ctx).model_classes:
+        return None  # a plain class's method of that name (a tuner's `search`) is not Keras's
+    seen: Set[int] = set()
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        body = found.body.body if isinstance(found.body, cst.IndentedBlock) else ()
+        method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
+                       and statement.name.value == entry.method), None)
+        if method is not None:
+            return None if _calls_super(method, entry.method) else method
+        found = next((statement for base in found.bases if isinstance(base.value, cst.Name)
+                      for statement in ctx.module.body if isinstance(statement, cst.ClassDef)
+                      and statement.name.value == base.value.value), None)
+    return None
+
+
+def _calls_super(method: cst.FunctionDef, name: str) -> bool:
+    """Whether ``method`` calls ``super().name(...)`` (the method it overrides)."""
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name
+               and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
+               for node in walk(method))
 
 
 def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
@@ -654,6 +686,24 @@ _DERIVED_NODES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.DictCom
                   cst.Dict)
 
 
+# Calls that make one number or string of a value: a list of what they give holds samples,
+# which Keras takes as the samples of one input.
+_SAMPLE_FUNCTIONS = frozenset({"str", "float", "int"})
+_SAMPLE_METHODS = frozenset({"decode", "strip", "lower", "item"})
+
+
+def _one_sample(item: cst.BaseExpression) -> bool:
+    """``item``, what a list comprehension makes of each element, is one number or string
+    (``str(t)``, ``t.numpy().decode("utf8")``, ``float(v)``, ``f"{t}"``)."""
+    if isinstance(item, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer, cst.Float)):
+        return True
+    if not isinstance(item, cst.Call):
+        return False
+    func = item.func
+    return (isinstance(func, cst.Name) and func.value in _SAMPLE_FUNCTIONS
+            or isinstance(func, cst.Attribute) and func.attr.value in _SAMPLE_METHODS)
+
+
 def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, follow: bool = True,
                   depth: int = 0) -> bool:
     """``x`` alone is an array, not a dataset: samples picked from one (``x_test[:1000]``,
@@ -686,6 +736,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
             ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+    if isinstance(x, cst.ListComp) and _one_sample(x.elt):  # `[t.decode("utf8") for t in batch[0]]`: samples
+        return True
     if isinstance(x, (cst.DictComp, cst.ListComp)):  # `{name: tf.constant([[v]]) for name, v in row.items()}`
         return _made_as_array(ctx, x.value if isinstance(x, cst.DictComp) else x.elt)
     if isinstance(x, cst.Call) and isinstance(x.func, cst.Name) and depth < 3 and _returns_arrays(ctx, x, depth):
