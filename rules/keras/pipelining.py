@@ -7,7 +7,7 @@ from porter.context import bound_names, code_of
 from porter.cstutil import argument, statement
 from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
                                               training_calls)
-from porter.rules.keras._analysis.model_plan import library_network, model_plan
+from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
@@ -381,7 +381,7 @@ class Pipelining(Rule):
             return
         calls = training_calls(ctx)
         configured = self._configured(ctx)
-        without_extensions = self._without_extensions(ctx)
+        without_extensions = keras_extensions_off(ctx)
         seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
         for entry in calls:
             if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
@@ -448,21 +448,6 @@ class Pipelining(Rule):
                        f"before `{entry.method}`: a saved model keeps no pipelining or gradient accumulation "
                        f"options, so {wanted} does not reach it; after loading, call {setting}, then compile it "
                        f"with `steps_per_execution` a multiple of {accumulation}", fixed=False)
-
-    @staticmethod
-    def _without_extensions(ctx) -> Optional[str]:
-        """Why the port's strategy is ``IPUStrategy(enable_keras_extensions=False)`` (IPU103), or
-        None: a model class that overrides ``train_step`` (or a library model that does). The models
-        of that strategy get none of the IPU Keras extension methods."""
-        plan = model_plan(ctx)
-        if plan.overridden_hooks:
-            hook = plan.overridden_hooks[0]
-            owner = ctx.enclosing(hook, cst.ClassDef)
-            where = f"`{owner.name.value}.{hook.name.value}`" if owner is not None else f"`{hook.name.value}`"
-            return f"{where} is overridden"
-        if plan.library_overrides:
-            return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
-        return None
 
     def _report_without_extensions(self, ctx, entry: TrainingCall, why: str, stages: Optional[int]) -> None:
         """Pipelining and gradient accumulation are IPU Keras extension methods, which the models

@@ -14,6 +14,7 @@ from porter.rule import ERROR, FIX, KERAS, Example, Rule, is_selected
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
+from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
                                                     TPU_SETUP, in_model_class, in_region, in_regions, model_plan, setup_anchors,
                                                     without_compat)
@@ -24,7 +25,7 @@ from porter.statements import remove_statement
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_function,
-                           module_definitions, owner, parameter_names, returns_of)
+                           module_definitions, owner, parameter_names, returns_of, values_of)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -39,6 +40,38 @@ def _strategy_code(plan) -> str:
     if plan.overridden_hooks or plan.library_overrides:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
     return "ipu.ipu_strategy.IPUStrategy()"
+
+
+def _plain_models(ctx, plan) -> str:
+    """The models the file compiles that are surely not of a class that overrides a Keras hook
+    (``classifier = keras.Sequential(...)``, or made by a function of the file that returns one):
+    they lose the IPU Keras extensions too, being in the same strategy. As a clause of a message."""
+    if not plan.overridden_hooks:
+        return ""
+    names = []
+    for entry in training_calls(ctx):
+        receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+        if entry.method == "compile" and isinstance(receiver, cst.Name) and entry.model not in names:
+            values = values_of(ctx, receiver)
+            if values and all(_keras_made(ctx, value) for value in values):
+                names.append(entry.model)
+    if not names:
+        return ""
+    return ", " + ", ".join(f"`{name}`" for name in names) + " too, which overrides nothing"
+
+
+def _keras_made(ctx, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` is a model made by Keras (``keras.Sequential(...)``, ``keras.Model(inputs,
+    outputs)``, ``keras.applications.ResNet50(...)``), directly or returned by a function of the file."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = ctx.qualified_name(value.func) or ""
+    if qualified.startswith(("keras.", "tensorflow.keras.")):
+        return True
+    function, returned = called_returns(ctx, value)
+    return function is not None and bool(returned) and all(
+        isinstance(result, cst.Call) and (ctx.qualified_name(result.func) or "").startswith(
+            ("keras.", "tensorflow.keras.")) for result in returned)
 
 
 def _scope(name: str):
@@ -3769,10 +3802,13 @@ run_experiment(net)
 
     def run(self, ctx) -> None:
         plan = model_plan(ctx)
+        others = _plain_models(ctx, plan)
         for hook in plan.overridden_hooks:
             ctx.report(self.code, hook, f"`{hook.name.value}` is overridden: the port uses "
                        "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features "
-                       "(pipelining, infeeds); remove the override to keep them", fixed=False)
+                       "(pipelining, gradient accumulation, the float64 cast of `fit`'s datasets, replication "
+                       f"managed by Keras) for every model it runs{others}; remove the override to keep them",
+                       fixed=False)
         for call in plan.library_overrides:
             ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` makes a Hugging Face model, which overrides "
                        "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "

@@ -479,6 +479,22 @@ def model_plan(ctx: FileContext) -> Plan:
     return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
 
+def keras_extensions_off(ctx: FileContext) -> Optional[str]:
+    """Why the port's strategy is ``IPUStrategy(enable_keras_extensions=False)`` (IPU103), or None:
+    a model class of the file overrides ``train_step`` (or a ``make_*_function``), or a library
+    model does. Every model of that strategy loses the IPU Keras extensions: their methods
+    (pipelining, gradient accumulation), their replication and the float64 cast of the data."""
+    plan = model_plan(ctx)
+    if plan.overridden_hooks:
+        hook = plan.overridden_hooks[0]
+        owner = ctx.enclosing(hook, cst.ClassDef)
+        where = f"`{owner.name.value}.{hook.name.value}`" if owner is not None else f"`{hook.name.value}`"
+        return f"{where} is overridden"
+    if plan.library_overrides:
+        return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
+    return None
+
+
 class _Analysis:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
