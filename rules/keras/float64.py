@@ -250,7 +250,8 @@ class Float64(Rule):
         "except in a strategy without the IPU Keras extensions (a model class overrides `train_step`, "
         "IPU103): the extensions' float64 cast goes with them, and Keras' own `fit`/`evaluate`/`predict` hands "
         "a dataset's batches to `strategy.run` as they are (it still casts NumPy arrays given to it directly), "
-        "so the arrays a dataset they read is made of are cast the same way."
+        "so the arrays a dataset they read is made of are cast the same way, and a pandas table given to "
+        "them as it is (not cast, unlike a NumPy array) is reported."
     )
     examples = (
         Example("""\
@@ -377,6 +378,14 @@ class Float64(Rule):
                 _OVERRIDING_FIT.format(features="features.astype(\"float32\")")),
         Example(_OVERRIDING_FIT.replace("    def train_step(self, data):", "    def call(self, data):").format(
             features="features"), reported=False),
+        # A pandas table given to that `fit` as it is: Keras casts NumPy arrays, not tables (reported;
+        # a table may hold class ids).
+        Example(
+            _OVERRIDING_FIT.format(features="features").replace(
+                "features = np.random.rand(1024, 16)", "features = pd.read_csv(\"rows.csv\")").replace(
+                "import numpy as np", "import pandas as pd").replace(
+                "model.fit(tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True), epochs=2)",
+                "model.fit(features, batch_size=32, epochs=2)")),
         # The dataset is made by another module, or the array is float64 only on some paths: the
         # port cannot cast it where it is made.
         Example(
@@ -463,6 +472,22 @@ class Float64(Rule):
             validation = keyword(entry.call, "validation_data") if entry.method == "fit" else None
             if validation is not None and is_dataset(ctx, validation.value):
                 self._cast_dataset(ctx, validation.value, entry.owner, _KerasReader(f"{entry.model}.fit", why), done)
+            if entry.method in ("fit", "evaluate", "predict") and not entry.dataset_input:
+                self._report_tables(ctx, entry, _KerasReader(f"{entry.model}.{entry.method}", why), done)
+
+    def _report_tables(self, ctx, entry, reader: "_KerasReader", done: Set[int]) -> None:
+        """Keras' own ``fit`` casts NumPy arrays to float32, but not a pandas table given as it is
+        (``fit(features, prices)``): its float columns reach ``strategy.run`` as float64. Where the
+        arrays go through the port's trimming helpers, a person casts them (the table may hold class
+        ids, which must stay integers)."""
+        for value in [arg.value for arg in entry.arrays] + list(entry.validation):
+            table = table_data(ctx, value) if id(value) not in done else None
+            if table is None:
+                continue
+            done.add(id(value))
+            ctx.report(self.code, value, f"`{code_of(ctx, value)}` is a pandas table ({table.origin}), float64 where "
+                       f"its columns are floats, {reader.rejects(plural=False)} ({reader.because}; Keras casts NumPy "
+                       "arrays, not tables): cast its float columns to float32 before the call", fixed=False)
 
     def _cast_dataset(self, ctx, source: cst.BaseExpression, scope: cst.CSTNode, reader: "_Reader",
                       done: Set[int]) -> None:
