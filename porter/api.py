@@ -84,10 +84,12 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
     factories = _strategy_factories(sources, configs, set().union(*imports.values()))
+    overriding = _overriding_classes(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
         project = Project(bool(imported & keras),
-                          frozenset(name for name in factories if name.partition(".")[0] in imported))
+                          frozenset(name for name in factories if name.partition(".")[0] in imported),
+                          frozenset(name for name in overriding if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -122,6 +124,22 @@ def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config], 
         from porter.rules.keras.strategy_scope import strategy_factories
 
         found.update(f"{module}.{name}" for name in strategy_factories(source.text, configs[path]))
+    return found
+
+
+def _overriding_classes(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
+    """``module.Class`` for each Keras model class of the ``.py`` files that overrides ``train_step``
+    (or a ``make_*_function``). Only modules that some file imports and that name such a method are
+    parsed."""
+    found: Set[str] = set()
+    for path, source in sources.items():
+        module = _module_name(path)
+        overrides = "def train_step" in source.text or "_function(self" in source.text
+        if not (path.endswith(".py") and module in imported and overrides and uses_framework(source.text)):
+            continue
+        from porter.rules.keras.strategy_scope import overriding_classes
+
+        found.update(f"{module}.{name}" for name in overriding_classes(source.text, configs[path]))
     return found
 
 

@@ -37,7 +37,7 @@ _MULTI_HOST = {
 
 
 def _strategy_code(plan) -> str:
-    if plan.overridden_hooks or plan.library_overrides:
+    if plan.overridden_hooks or plan.library_overrides or plan.imported_overrides:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
     return "ipu.ipu_strategy.IPUStrategy()"
 
@@ -692,7 +692,10 @@ class StrategyScope(Rule):
         "`experimental_set_strategy` is entered by the port's scope instead) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
-        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
+        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"); so does a model of a class of "
+        "another module that overrides it (a class of another file ported with the script, or one compiled "
+        "with arguments Keras' `compile` does not take, `d_optimizer=`, `loss_fn=`: its class overrides "
+        "`compile` for a step of its own). A model created as the argument "
         "of the function that trains it (`train(build())`, also a function nested in its caller) gets the scope "
         "around that call; a model chosen "
         "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
@@ -1343,6 +1346,31 @@ run_experiment(net)
                 model = Regressor()
                 model.compile(optimizer="adam", loss="mse")
                 model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # A model of a class another module defines, compiled with arguments Keras' `compile` does not
+        # take: its class overrides `compile` for a `train_step` of its own, so the extensions are off.
+        Example(
+            """\
+            from tensorflow import keras
+
+            from gans import PairGAN
+
+            gan = PairGAN(latent_dim=16)
+            gan.compile(d_optimizer=keras.optimizers.Adam(), g_optimizer=keras.optimizers.Adam())
+            gan.fit(images, batch_size=32)
+            """,
+            """\
+            from tensorflow import keras
+
+            from gans import PairGAN
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                gan = PairGAN(latent_dim=16)
+                gan.compile(d_optimizer=keras.optimizers.Adam(), g_optimizer=keras.optimizers.Adam())
+                gan.fit(images, batch_size=32)
             """,
         ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
@@ -3814,6 +3842,11 @@ run_experiment(net)
                        "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
                        "which loses IPU Keras features (pipelining, infeeds) and the float64 to float32 cast of "
                        "`fit`'s data", fixed=False)
+        for call, why in plan.imported_overrides:
+            ctx.report(self.code, call.func.attr, f"{why}, which the IPU Keras extensions refuse: the port uses "
+                       "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features (pipelining, "
+                       "gradient accumulation, the float64 cast of `fit`'s datasets, replication managed by Keras) "
+                       "for every model it runs; remove the override to keep them", fixed=False)
         for with_node in plan.unsafe_withs:
             ctx.report(self.code, with_node, "GPU device scope with several items or `as`: replace it "
                        "with `with strategy.scope():` by hand", fixed=False)
@@ -4146,6 +4179,21 @@ RULE = StrategyScope()
 # factories (``def get_strategy(): ... return tf.distribute.MirroredStrategy()``) another file of the
 # project calls (``strategy = get_strategy()``), read when the files are ported together
 # (``porter.api.projects``).
+
+
+def overriding_classes(text: str, config: Config) -> Set[str]:
+    """The names of the module's Keras model classes that override ``train_step`` (or a
+    ``make_*_function``): a file of the project that trains one of them needs a strategy without the
+    IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
+    try:
+        module = parse(text)
+    except ParseError:
+        return set()
+    ctx = FileContext(module, config)
+    if KERAS not in ctx.frameworks:
+        return set()
+    return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
+            if ctx.enclosing(hook, cst.ClassDef) is not None}
 
 
 def strategy_factories(text: str, config: Config) -> Set[str]:
