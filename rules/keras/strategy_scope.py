@@ -4185,15 +4185,22 @@ def overriding_classes(text: str, config: Config) -> Set[str]:
     """The names of the module's Keras model classes that override ``train_step`` (or a
     ``make_*_function``): a file of the project that trains one of them needs a strategy without the
     IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
-    try:
-        module = parse(text)
-    except ParseError:
-        return set()
-    ctx = FileContext(module, config)
-    if KERAS not in ctx.frameworks:
+    ctx = _keras_context(text, config)
+    if ctx is None:
         return set()
     return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
             if ctx.enclosing(hook, cst.ClassDef) is not None}
+
+
+def _keras_context(text: str, config: Config) -> Optional[FileContext]:
+    """The context of a module of the project read as Keras code; None when it does not parse or
+    is not Keras code."""
+    try:
+        module = parse(text)
+    except ParseError:
+        return None
+    ctx = FileContext(module, config)
+    return ctx if KERAS in ctx.frameworks else None
 
 
 def strategy_factories(text: str, config: Config) -> Set[str]:
@@ -4204,15 +4211,11 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     selected, or a suppression comment on them)."""
     if not is_selected(StrategyScope.code, config.select, config.ignore):
         return set()
-    try:
-        module = parse(text)
-    except ParseError:
-        return set()
-    ctx = FileContext(module, config)
-    if KERAS not in ctx.frameworks:
+    ctx = _keras_context(text, config)
+    if ctx is None:
         return set()
     if MARKER in text:
-        ctx.suppress(find_suppressions(module))
+        ctx.suppress(find_suppressions(ctx.module))
     ctx.rule_code = StrategyScope.code
     plan = model_plan(ctx)
     made = set() if plan.has_ipu_strategy else {  # an existing IPU strategy: the port replaces none
