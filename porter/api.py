@@ -84,10 +84,12 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
     factories = _strategy_factories(sources, configs, set().union(*imports.values()))
+    overriding = _overriding_classes(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
         project = Project(bool(imported & keras),
-                          frozenset(name for name in factories if name.partition(".")[0] in imported))
+                          frozenset(name for name in factories if name.partition(".")[0] in imported),
+                          frozenset(name for name in overriding if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -113,15 +115,30 @@ def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config], 
     strategy it makes, which the port of that file replaces by an IPU strategy. Only modules that
     some file imports and that make a strategy are parsed (libcst and the rules are imported
     then): a file ported alone costs nothing more."""
+    return _imported_names(sources, configs, imported, ("Strategy", "get_strategy"), "strategy_factories")
+
+
+def _overriding_classes(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
+    """``module.Class`` for each Keras model class of the ``.py`` files that overrides ``train_step``
+    (or a ``make_*_function``). Only modules that some file imports and that name such a method are
+    parsed."""
+    return _imported_names(sources, configs, imported, ("def train_step", "_function(self"), "overriding_classes")
+
+
+def _imported_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str],
+                    markers: Tuple[str, ...], reader: str) -> Set[str]:
+    """``module.name`` for each name that ``reader`` (a function of the strategy-scope rule, of a
+    module's text and config) finds in a ``.py`` file of ``sources`` that some file imports
+    (``imported``), uses a framework and holds one of the ``markers``. The others are not parsed, and
+    the rules are imported only for a file that is."""
     found: Set[str] = set()
     for path, source in sources.items():
         module = _module_name(path)
-        makes_strategy = "Strategy" in source.text or "get_strategy" in source.text
-        if not (path.endswith(".py") and module in imported and makes_strategy and uses_framework(source.text)):
-            continue
-        from porter.rules.keras.strategy_scope import strategy_factories
+        marked = any(marker in source.text for marker in markers)
+        if path.endswith(".py") and module in imported and marked and uses_framework(source.text):
+            from porter.rules.keras import strategy_scope
 
-        found.update(f"{module}.{name}" for name in strategy_factories(source.text, configs[path]))
+            found.update(f"{module}.{name}" for name in getattr(strategy_scope, reader)(source.text, configs[path]))
     return found
 
 

@@ -22,6 +22,9 @@ class Project:
     # ``utils.get_strategy``: functions of the modules ported with the file (by module and
     # function name) that return a distribution strategy their port makes an IPU strategy.
     strategy_factories: FrozenSet[str] = frozenset()
+    # ``gan_lib.GAN``: Keras model classes of the modules ported with the file (by module and class
+    # name) that override ``train_step``, which the IPU Keras extensions refuse.
+    overriding_classes: FrozenSet[str] = frozenset()
 
 
 ALONE = Project()

@@ -98,3 +98,27 @@ def test_each_file_learns_the_strategy_functions_of_the_modules_it_imports():
     assert told == {"proj/train.py": Project(strategy_factories=frozenset(
         {"common.detect_strategy", "common.replicas_or_default"}))}
     assert told.get("proj/other.py", ALONE) == ALONE
+
+
+OVERRIDING_MODELS = """\
+from tensorflow import keras
+
+
+class Critic(keras.Model):
+    def call(self, x):
+        return x
+
+
+class PairGAN(keras.Model):
+    def train_step(self, data):
+        return {}
+"""
+
+
+def test_each_file_learns_the_model_classes_of_its_imports_that_override_train_step():
+    sources = {
+        "proj/gans.py": Source(OVERRIDING_MODELS, "utf-8"),
+        "proj/train.py": Source("import tensorflow as tf\nfrom gans import PairGAN\n", "utf-8"),
+    }
+    told = projects(sources, {path: Config() for path in sources})
+    assert told == {"proj/train.py": Project(keras_import=True, overriding_classes=frozenset({"gans.PairGAN"}))}

@@ -18,6 +18,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
+from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, single_value
 
@@ -235,7 +236,9 @@ class DivisibleDataset(Rule):
         "`fit`/`evaluate`/`predict` (and `validation_data` arrays) are passed through one helper function, "
         "written once per file, that drops the last samples: a multiple of batch x replicas x steps per "
         "execution (which already counts the accumulated batches; with `auto`, batch x replicas x "
-        "accumulation), or of the smallest execution when the data holds less than one (Keras shortens it). "
+        "accumulation), or of the smallest execution when the data holds less than one (Keras shortens it); "
+        "in a strategy without the IPU Keras extensions (a `train_step` override, IPU103), whose Keras runs a "
+        "shorter last execution and accumulates nothing, of batch x replicas. "
         "The helpers tell a list of samples from a list of inputs as Keras does: a list whose first item (or "
         "that item's first item...) is a number or a string holds samples (labels kept as a Python list). "
         "Where even the smallest execution cannot be filled the helper raises a ValueError that says so, "
@@ -2148,6 +2151,43 @@ scores = model.predict(rows, batch_size=len(rows))
             """),
             options={"steps_per_execution": 4},
         ),
+        # A `train_step` override: without the IPU Keras extensions Keras runs a shorter last
+        # execution, so whole batches are enough, whatever the steps per execution.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Denoiser(tf.keras.Model):
+                def train_step(self, data):
+                    return {}
+
+
+            model = Denoiser()
+            model.compile(optimizer="sgd")
+            model.fit(np.zeros((1000, 4), "float32"), batch_size=32)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            class Denoiser(tf.keras.Model):
+                def train_step(self, data):
+                    return {}
+
+
+            model = Denoiser()
+            model.compile(optimizer="sgd")
+            model.fit(trim_to_multiple(np.zeros((1000, 4), "float32"), 32), batch_size=32)
+            """),
+            options={"steps_per_execution": 4},
+        ),
         # One sample per call in a loop, with steps per execution: a batch of one, which Keras runs as a
         # shortened execution, so the input needs no padding (and a second port pads nothing either).
         Example(
@@ -3322,6 +3362,10 @@ def _entry_config(ctx, entry):
     ``steps_per_execution=K`` the script compiles the model with in place of the option's (the port
     keeps the script's K, and the batches of an epoch must be a multiple of K on the IPU)."""
     config = ctx.config
+    if keras_extensions_off(ctx) is not None:
+        # Without the IPU Keras extensions, Keras' own data handler runs the batches left over in a
+        # shorter last execution, and the models accumulate no gradients (IPU110): whole batches.
+        return dataclasses.replace(config, steps_per_execution=None, gradient_accumulation=None)
     if (config.steps_per_execution is not None or config.gradient_accumulation) and loaded_uncompiled(
             ctx, entry, training_calls(ctx, helper_name(ctx))):
         # A loaded model that is not compiled again runs one batch per execution (IPU108 says so),

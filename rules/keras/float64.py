@@ -3,11 +3,13 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.cstutil import argument, string_value
+from porter.cstutil import argument, keyword, string_value
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
-from porter.rules._tf.tfdata import astype, float64_data, sliced_arrays, table_data
+from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data
 from porter.rules.keras._analysis.custom_loop import fed_loops
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
+from porter.rules.keras._analysis.fit import training_calls
+from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -192,6 +194,34 @@ for epoch in range(2):
         trainer.train_step(x, y)"""
 
 
+# A model class overrides `train_step`: the strategy runs without the IPU Keras extensions, and the
+# dataset `fit` reads reaches `strategy.run` as it is made.
+_OVERRIDING_FIT = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Contrastive(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.encoder = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+
+    def train_step(self, data):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.encoder(data) - self.encoder(data + 0.1)))
+        variables = self.encoder.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return {{"loss": loss}}
+
+
+features = np.random.rand(1024, 16)
+model = Contrastive()
+model.compile(optimizer="sgd")
+model.fit(tf.data.Dataset.from_tensor_slices({features}).batch(32, drop_remainder=True), epochs=2)
+model.encoder.predict(features, batch_size=32)
+"""
+
+
 class Float64(Rule):
     code = "IPU155"
     name = "float64"
@@ -216,7 +246,12 @@ class Float64(Rule):
         "parameters is called; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
-        "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are."
+        "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
+        "except in a strategy without the IPU Keras extensions (a model class overrides `train_step`, "
+        "IPU103): the extensions' float64 cast goes with them, and Keras' own `fit`/`evaluate`/`predict` hands "
+        "a dataset's batches to `strategy.run` as they are (it still casts NumPy arrays given to it directly), "
+        "so the arrays a dataset they read is made of are cast the same way, and a pandas table given to "
+        "them as it is (not cast, unlike a NumPy array) is reported."
     )
     examples = (
         Example("""\
@@ -337,6 +372,20 @@ class Float64(Rule):
             """),
             reported=False,
         ),
+        # Keras' own `fit` of a `train_step` override casts no dataset (NumPy arrays given to
+        # `predict` it still casts); the same data for a plain model is the extensions' to cast.
+        Example(_OVERRIDING_FIT.format(features="features"),
+                _OVERRIDING_FIT.format(features="features.astype(\"float32\")")),
+        Example(_OVERRIDING_FIT.replace("    def train_step(self, data):", "    def call(self, data):").format(
+            features="features"), reported=False),
+        # A pandas table given to that `fit` as it is: Keras casts NumPy arrays, not tables (reported;
+        # a table may hold class ids).
+        Example(
+            _OVERRIDING_FIT.format(features="features").replace(
+                "features = np.random.rand(1024, 16)", "features = pd.read_csv(\"rows.csv\")").replace(
+                "import numpy as np", "import pandas as pd").replace(
+                "model.fit(tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True), epochs=2)",
+                "model.fit(features, batch_size=32, epochs=2)")),
         # The dataset is made by another module, or the array is float64 only on some paths: the
         # port cannot cast it where it is made.
         Example(
@@ -407,30 +456,63 @@ class Float64(Rule):
         """NumPy makes float64 unless told otherwise (``np.random.randn``, ``x / 255.0`` of uint8
         data). Keras' ``fit`` casts it, but a custom loop hands its dataset's batches to
         ``strategy.run``, which does not: the arrays a loop's dataset is made of get
-        ``.astype("float32")`` where it is made, or are reported when that is out of reach."""
+        ``.astype("float32")`` where it is made, or are reported when that is out of reach. So does
+        Keras' own ``fit``/``evaluate``/``predict`` of a strategy without the IPU Keras extensions
+        (a ``train_step`` override), whose float64 cast is one of the extensions."""
         done: Set[int] = set()
         for step, source in fed_loops(ctx, runs=True):
-            name = step.function.name.value
-            for made in made_datasets(ctx, source, owner(ctx, step.loop)):
-                if made.of_generator:
-                    continue  # the generator's elements are converted to the dtypes its signature declares
-                if not made.of_arrays:
-                    self._report_given_away(ctx, made.maker, name, done)
-                    continue
-                arrays = sliced_arrays(made.maker)
-                for index, array in enumerate(arrays):
-                    if not all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
-                        continue
-                    for part in _named_inputs(array):
-                        for expr, called in argument_sources(ctx, part, owner(ctx, made.maker), made.callers):
-                            where = f"the call of `{called}` gets" if called else "the dataset gets"
-                            table = _columns_of(ctx, expr)
-                            if table is not None:
-                                self._cast_columns(ctx, expr, table, step=name, where=where, done=done)
-                            else:
-                                self._cast(ctx, expr, features=index == 0, step=name, where=where, done=done)
+            self._cast_dataset(ctx, source, owner(ctx, step.loop), _StepReader(step.function.name.value), done)
+        why = keras_extensions_off(ctx)
+        if why is None:
+            return
+        for entry in training_calls(ctx):
+            if entry.method in ("fit", "evaluate", "predict") and entry.dataset_input:
+                reader = _KerasReader(f"{entry.model}.{entry.method}", why)
+                self._cast_dataset(ctx, entry.data, entry.owner, reader, done)
+            validation = keyword(entry.call, "validation_data") if entry.method == "fit" else None
+            if validation is not None and is_dataset(ctx, validation.value):
+                self._cast_dataset(ctx, validation.value, entry.owner, _KerasReader(f"{entry.model}.fit", why), done)
+            if entry.method in ("fit", "evaluate", "predict") and not entry.dataset_input:
+                self._report_tables(ctx, entry, _KerasReader(f"{entry.model}.{entry.method}", why), done)
 
-    def _cast(self, ctx, expr, features: bool, step: str, where: str, done: Set[int]) -> None:
+    def _report_tables(self, ctx, entry, reader: "_KerasReader", done: Set[int]) -> None:
+        """Keras' own ``fit`` casts NumPy arrays to float32, but not a pandas table given as it is
+        (``fit(features, prices)``): its float columns reach ``strategy.run`` as float64. Where the
+        arrays go through the port's trimming helpers, a person casts them (the table may hold class
+        ids, which must stay integers)."""
+        for value in [arg.value for arg in entry.arrays] + list(entry.validation):
+            table = table_data(ctx, value) if id(value) not in done else None
+            if table is None:
+                continue
+            done.add(id(value))
+            ctx.report(self.code, value, f"`{code_of(ctx, value)}` is a pandas table ({table.origin}), float64 where "
+                       f"its columns are floats, {reader.rejects(plural=False)} ({reader.because}; Keras casts NumPy "
+                       "arrays, not tables): cast its float columns to float32 before the call", fixed=False)
+
+    def _cast_dataset(self, ctx, source: cst.BaseExpression, scope: cst.CSTNode, reader: "_Reader",
+                      done: Set[int]) -> None:
+        """The float64 arrays the dataset ``source`` (read in ``scope``) is made of, cast to float32
+        where it is made (or reported)."""
+        for made in made_datasets(ctx, source, scope):
+            if made.of_generator:
+                continue  # the generator's elements are converted to the dtypes its signature declares
+            if not made.of_arrays:
+                self._report_given_away(ctx, made.maker, reader, done)
+                continue
+            arrays = sliced_arrays(made.maker)
+            for index, array in enumerate(arrays):
+                if not all(_passes_on(ctx, mapped, index, len(arrays)) for mapped in made.maps):
+                    continue
+                for part in _named_inputs(array):
+                    for expr, called in argument_sources(ctx, part, owner(ctx, made.maker), made.callers):
+                        where = f"the call of `{called}` gets" if called else "the dataset gets"
+                        table = _columns_of(ctx, expr)
+                        if table is not None:
+                            self._cast_columns(ctx, expr, table, reader=reader, where=where, done=done)
+                        else:
+                            self._cast(ctx, expr, features=index == 0, reader=reader, where=where, done=done)
+
+    def _cast(self, ctx, expr, features: bool, reader: "_Reader", where: str, done: Set[int]) -> None:
         """``expr`` gets ``.astype("float32")`` when it holds float64 data (the values of a pandas
         table too, as features: integer columns make float32 features as well); reported when it
         may not, or holds a table's labels (class ids must stay integers)."""
@@ -439,10 +521,10 @@ class Float64(Rule):
             return
         done.add(id(expr))
         code = code_of(ctx, expr)
-        rejected = f"{_holds(code, data)}, which `strategy.run` rejects as an input of `{step}`"
+        rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)}"
         if data.kind == FLOAT64 or data.kind == TABLE and features:
             ctx.replace(expr, lambda node: astype(node, "float32"))
-            ctx.report(self.code, expr, f"{rejected} (Keras' `fit` casts float64, `strategy.run` does not): "
+            ctx.report(self.code, expr, f"{rejected} ({reader.because}): "
                        f"{where} `{code_of(ctx, astype(expr, 'float32'))}`", fixed=True)
         elif data.kind == TABLE:
             ctx.report(self.code, expr, f"{rejected}: if they are floats, cast them to float32 "
@@ -451,7 +533,7 @@ class Float64(Rule):
             ctx.report(self.code, expr, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before the "
                        "dataset is made", fixed=False)
 
-    def _cast_columns(self, ctx, expr: cst.Call, table: cst.BaseExpression, step: str, where: str,
+    def _cast_columns(self, ctx, expr: cst.Call, table: cst.BaseExpression, reader: "_Reader", where: str,
                       done: Set[int]) -> None:
         """``dict(table)`` holds a pandas table's columns, each of its own dtype: float64 for the
         float ones. Only those are cast (an integer or string column keeps its dtype), when the
@@ -461,8 +543,7 @@ class Float64(Rule):
         done.add(id(expr))
         code = code_of(ctx, expr)
         rejected = (f"`{code}` holds the columns of a pandas table ({table_data(ctx, table).origin}), float64 "
-                    f"where they are floats, which `strategy.run` rejects as inputs of `{step}` (Keras' `fit` "
-                    "casts float64, `strategy.run` does not)")
+                    f"where they are floats, {reader.rejects(plural=True)} ({reader.because})")
         if not isinstance(table, cst.Name):
             ctx.report(self.code, expr, f"{rejected}: cast its float64 columns to float32 "
                        "(`table.astype({...: \"float32\"})`) where the dataset is made", fixed=False)
@@ -474,7 +555,7 @@ class Float64(Rule):
         ctx.report(self.code, expr, f"{rejected}: {where} `dict({code_of(ctx, cast)})`, its float64 columns "
                    "cast to float32", fixed=True)
 
-    def _report_given_away(self, ctx, maker: cst.Call, step: str, done: Set[int]) -> None:
+    def _report_given_away(self, ctx, maker: cst.Call, reader: "_Reader", done: Set[int]) -> None:
         """Float64 arrays given to another module's function that makes a custom loop's dataset:
         what it does with them is out of sight."""
         function = code_of(ctx, maker.func)
@@ -486,8 +567,8 @@ class Float64(Rule):
                 if data is None:
                     continue
                 done.add(id(value))
-                ctx.report(self.code, value, f"{_holds(code_of(ctx, value), data)}, which `strategy.run` rejects as "
-                           f"an input of `{step}`, and `{function}` of another module, which the port does not "
+                ctx.report(self.code, value, f"{_holds(code_of(ctx, value), data)}, {reader.rejects(plural=False)}, "
+                           f"and `{function}` of another module, which the port does not "
                            f"change, makes the dataset of it: cast it to float32 (`.astype(\"float32\")`) before "
                            f"`{function}` gets it", fixed=False)
 
@@ -511,6 +592,39 @@ class Float64(Rule):
         if not isinstance(call, cst.Call):
             return False
         return last_name(call.func) in _DTYPE_CALLS
+
+
+class _Reader:
+    """What hands a dataset's batches to ``strategy.run``, which rejects float64 inputs: the
+    wording of the findings about it."""
+    because = ""
+
+    def rejects(self, plural: bool) -> str:
+        raise NotImplementedError
+
+
+class _StepReader(_Reader):
+    """A custom loop's step, ``strategy.run(step, ...)``."""
+    because = "Keras' `fit` casts float64, `strategy.run` does not"
+
+    def __init__(self, step: str) -> None:
+        self.step = step
+
+    def rejects(self, plural: bool) -> str:
+        return f"which `strategy.run` rejects as {'inputs' if plural else 'an input'} of `{self.step}`"
+
+
+class _KerasReader(_Reader):
+    """Keras' own ``fit``/``evaluate``/``predict`` (``model.fit``) under a strategy without the IPU
+    Keras extensions (``why``): it hands each batch to ``strategy.run`` as it is."""
+
+    def __init__(self, call: str, why: str) -> None:
+        self.call = call
+        self.because = (f"the port's strategy runs without the IPU Keras extensions, since {why}, and their "
+                        "cast of float64 data goes with them")
+
+    def rejects(self, plural: bool) -> str:
+        return f"which `{self.call}` hands to `strategy.run`, which rejects float64 {'inputs' if plural else 'input'}"
 
 
 def _named_inputs(array: cst.BaseExpression) -> List[cst.BaseExpression]:

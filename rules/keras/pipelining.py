@@ -7,7 +7,8 @@ from porter.context import bound_names, code_of
 from porter.cstutil import argument, statement
 from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
                                               training_calls)
-from porter.rules.keras._analysis.model_plan import library_network, model_plan
+from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
+from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
@@ -82,6 +83,30 @@ def _given(entry: TrainingCall) -> bool:
     return isinstance(entry.owner, cst.FunctionDef) and entry.model in parameter_names(entry.owner)
 
 
+# Model methods whose override the IPU Keras extensions refuse on a pipelined model only (Targeting
+# the IPU from TensorFlow 2, "Keras with IPUs"); `train_step` they refuse on any model (IPU103).
+_PIPELINED_HOOKS = ("test_step", "predict_step")
+
+
+def _pipelined_refusals(ctx, construction: Optional[cst.Call]) -> List[str]:
+    """The methods of ``_PIPELINED_HOOKS`` that the class of the file ``construction`` makes a
+    model of overrides, itself or through a base class of the file."""
+    classes = keras_subclasses(ctx)
+    pending = [construction.func.value] if construction is not None and isinstance(construction.func, cst.Name) else []
+    found: List[str] = []
+    seen = set()
+    while pending:
+        name = pending.pop()
+        cls = classes.get(name)
+        if cls is None or name in seen:
+            continue
+        seen.add(name)
+        found += [statement.name.value for statement in cls.body.body if isinstance(statement, cst.FunctionDef)
+                  and statement.name.value in _PIPELINED_HOOKS and statement.name.value not in found]
+        pending += [base.value.value for base in cls.bases if isinstance(base.value, cst.Name)]
+    return found
+
+
 def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
     """The optimizer ``compile`` (``entry``) is given, made in the call or in a variable just before,
     when its class overrides ``minimize``: ``tfa.optimizers.AdamW(...)``, or a class made by
@@ -129,7 +154,8 @@ class Pipelining(Rule):
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
-        "(subclassed, loaded) are reported, and so is a model read with `load_model` and trained without a new "
+        "(subclassed, loaded) are reported (with the `test_step`/`predict_step` override their class must lose "
+        "first: the extensions refuse it on a pipelined model), and so is a model read with `load_model` and trained without a new "
         "`compile` (a saved model keeps no pipelining or gradient accumulation options: Graphcore's Keras guide, "
         "\"Saving and loading Keras models\"), and so are the models of a port whose strategy runs without the IPU "
         "Keras extensions (a `train_step` override, IPU103), which have no pipelining or gradient accumulation "
@@ -369,6 +395,24 @@ class Pipelining(Rule):
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
+        # A model of a class that overrides `test_step`: split by hand, and the override must go first
+        # (the extensions refuse it on a pipelined model).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Scored(tf.keras.Model):
+                def test_step(self, data):
+                    return {}
+
+
+            inputs = tf.keras.Input(shape=(8,))
+            model = Scored(inputs, tf.keras.layers.Dense(1)(tf.keras.layers.Dense(64)(inputs)))
+            model.compile(loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
         Example(_SEQUENTIAL_BEFORE, reported=False),
         Example(_SEQUENTIAL_AFTER, reported=False,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8}),
@@ -381,7 +425,7 @@ class Pipelining(Rule):
             return
         calls = training_calls(ctx)
         configured = self._configured(ctx)
-        without_extensions = self._without_extensions(ctx)
+        without_extensions = keras_extensions_off(ctx)
         seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
         for entry in calls:
             if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
@@ -449,21 +493,6 @@ class Pipelining(Rule):
                        f"options, so {wanted} does not reach it; after loading, call {setting}, then compile it "
                        f"with `steps_per_execution` a multiple of {accumulation}", fixed=False)
 
-    @staticmethod
-    def _without_extensions(ctx) -> Optional[str]:
-        """Why the port's strategy is ``IPUStrategy(enable_keras_extensions=False)`` (IPU103), or
-        None: a model class that overrides ``train_step`` (or a library model that does). The models
-        of that strategy get none of the IPU Keras extension methods."""
-        plan = model_plan(ctx)
-        if plan.overridden_hooks:
-            hook = plan.overridden_hooks[0]
-            owner = ctx.enclosing(hook, cst.ClassDef)
-            where = f"`{owner.name.value}.{hook.name.value}`" if owner is not None else f"`{hook.name.value}`"
-            return f"{where} is overridden"
-        if plan.library_overrides:
-            return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
-        return None
-
     def _report_without_extensions(self, ctx, entry: TrainingCall, why: str, stages: Optional[int]) -> None:
         """Pipelining and gradient accumulation are IPU Keras extension methods, which the models
         of ``IPUStrategy(enable_keras_extensions=False)`` do not have: calling them would fail."""
@@ -505,10 +534,13 @@ class Pipelining(Rule):
             return self._sequential(ctx, entry, construction, stages, lines)
         if kind in _FUNCTIONAL and function is not None:
             return self._functional(ctx, entry, function, stages)
+        refused = _pipelined_refusals(ctx, construction)
+        caveat = (f"; first remove its class's override of {' and '.join(f'`{name}`' for name in refused)}, which "
+                  "the IPU Keras extensions refuse on a pipelined model (a RuntimeError when it runs)") if refused else ""
         ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` cannot be split into pipeline stages "
                    "statically (not a Sequential or functional model built in this file): assign its layers to "
                    "stages by hand with `keras.ipu.PipelineStage` or `set_pipeline_stage_assignment` "
-                   "(Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
+                   f"(Graphcore's Keras tutorial, \"Pipelining\"){caveat}", fixed=False)
         return False
 
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:

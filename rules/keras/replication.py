@@ -1,7 +1,8 @@
 from porter.context import code_of
 from porter import throughput
 from porter.rules.keras._analysis.fit import KERAS_DEFAULT_BATCH, int_value, training_calls
-from porter.rule import KERAS, NOTE, WARN, Example, Rule
+from porter.rule import KERAS, NOTE, WARN, WARNING, Example, Rule
+from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras.divisible_dataset import helper_name
 
 
@@ -24,7 +25,9 @@ class Replication(Rule):
         "TensorFlow 2, \"Keras with IPUs\"), and `steps_per_execution` counts batches of one replica. NumPy "
         "inputs are trimmed by "
         "IPU107 and the execution length is set by IPU108; `strategy.num_replicas_in_sync`, which is always "
-        "1 on the IPU, is reported by IPU154."
+        "1 on the IPU, is reported by IPU154. A model trained in `IPUStrategy(enable_keras_extensions=False)` "
+        "(a `train_step` override, IPU103) has none of this: its `fit` hands each batch to `strategy.run` as "
+        "a custom loop does, whose scaling under replication is not documented, and that is what is said."
     )
     examples = (
         Example(
@@ -56,6 +59,24 @@ class Replication(Rule):
             """,
             reported=False,
         ),
+        # A model class overrides `train_step`: the strategy runs without the Keras extensions, and
+        # `fit` replicates as a custom loop does, which is not documented (a warning, not the arithmetic).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Contrastive(tf.keras.Model):
+                def train_step(self, data):
+                    return {}
+
+
+            model = Contrastive()
+            model.compile(optimizer="sgd")
+            model.fit(x, batch_size=32, epochs=5)
+            """,
+            options={"ipus": 2},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -74,10 +95,19 @@ class Replication(Rule):
             return
         accumulation = throughput.config_accumulation(config)
         steps = throughput.config_steps(config)
+        without_extensions = keras_extensions_off(ctx)
         for entry in training_calls(ctx, helper_name(ctx)):
             if entry.method != "fit":
                 continue
             anchor = entry.call.func.attr
+            if without_extensions is not None:
+                # Keras' own `fit` runs its step through `strategy.run`, as a custom loop does.
+                ctx.report(self.code, anchor, f"`{entry.model}` trains in `IPUStrategy(enable_keras_extensions=False)`, "
+                           f"since {without_extensions}: Keras' own `fit` then hands each batch to `strategy.run`, "
+                           f"as a custom loop does, and how its batches, losses and gradients scale over {replicas} "
+                           "replicas is not documented (the IPU Keras extensions, which replicate `fit`, are off); "
+                           "check its losses against a run with `--ipus 1`", fixed=False, severity=WARNING)
+                continue
             if entry.has_arrays:
                 batch_value = int_value(entry.batch) if entry.batch is not None else KERAS_DEFAULT_BATCH
                 batch = str(batch_value) if batch_value is not None else f"`{code_of(ctx, entry.batch)}`"

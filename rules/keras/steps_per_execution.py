@@ -16,6 +16,7 @@ from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
+from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.scopes import (assignments, loads, local_function, owner, parameter_names, statements_in,
                            values_of)
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
@@ -294,7 +295,9 @@ class StepsPerExecution(Rule):
         "epoch of one replica (IPU107 trims array inputs so that it does), `steps_per_epoch` must be a "
         "multiple of it (and so must `validation_steps`, the `steps` of `evaluate`/`predict`, and the batches of "
         "a finite dataset they read, which are reported), and with gradient accumulation it must be a multiple of the accumulation count "
-        "(given accumulation alone, K defaults to it). `auto` takes a whole epoch per execution: "
+        "(given accumulation alone, K defaults to it); in a strategy without the IPU Keras extensions (a "
+        "`train_step` override, IPU103) Keras' own data handler runs what is left in a shorter last execution, "
+        "and none of these counts is checked. `auto` takes a whole epoch per execution: "
         "`len(x) // (batch x replicas)` computed at run time from the `fit` inputs; when the model also "
         "evaluates or predicts on other inputs, one value serves every call: the greatest common divisor "
         "of their batches per replica (computed with `math.gcd` when they are known at run time only), those of "
@@ -1630,7 +1633,11 @@ class StepsPerExecution(Rule):
 
     def _check_fits(self, ctx, later: List[TrainingCall], fixed: Optional[int]) -> None:
         """The step counts and finite datasets of the calls after ``compile``: every execution runs
-        ``fixed`` batches, in `fit`, in its validation and in `evaluate`/`predict` alike."""
+        ``fixed`` batches, in `fit`, in its validation and in `evaluate`/`predict` alike. Not so in
+        a strategy without the IPU Keras extensions (a ``train_step`` override): Keras' own data
+        handler runs the batches left over in a shorter last execution."""
+        if keras_extensions_off(ctx) is not None:
+            return
         for entry in later:
             counts = {"fit": ("steps_per_epoch", "validation_steps"), "evaluate": ("steps",), "predict": ("steps",)}
             for name in counts.get(entry.method, ()):

@@ -14,6 +14,7 @@ from porter.rule import ERROR, FIX, KERAS, Example, Rule, is_selected
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
+from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
                                                     TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions, model_plan,
                                                     setup_anchors, without_compat)
@@ -24,7 +25,7 @@ from porter.statements import remove_statement
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_calls,
-                           local_function, module_definitions, owner, parameter_names, returns_of)
+                           local_function, module_definitions, owner, parameter_names, returns_of, values_of)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -36,9 +37,41 @@ _MULTI_HOST = {
 
 
 def _strategy_code(plan) -> str:
-    if plan.overridden_hooks or plan.library_overrides:
+    if plan.overridden_hooks or plan.library_overrides or plan.imported_overrides:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
     return "ipu.ipu_strategy.IPUStrategy()"
+
+
+def _plain_models(ctx, plan) -> str:
+    """The models the file compiles that are surely not of a class that overrides a Keras hook
+    (``classifier = keras.Sequential(...)``, or made by a function of the file that returns one):
+    they lose the IPU Keras extensions too, being in the same strategy. As a clause of a message."""
+    if not plan.overridden_hooks:
+        return ""
+    names = []
+    for entry in training_calls(ctx):
+        receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+        if entry.method == "compile" and isinstance(receiver, cst.Name) and entry.model not in names:
+            values = values_of(ctx, receiver)
+            if values and all(_keras_made(ctx, value) for value in values):
+                names.append(entry.model)
+    if not names:
+        return ""
+    return ", " + ", ".join(f"`{name}`" for name in names) + " too, which overrides nothing"
+
+
+def _keras_made(ctx, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` is a model made by Keras (``keras.Sequential(...)``, ``keras.Model(inputs,
+    outputs)``, ``keras.applications.ResNet50(...)``), directly or returned by a function of the file."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = ctx.qualified_name(value.func) or ""
+    if qualified.startswith(("keras.", "tensorflow.keras.")):
+        return True
+    function, returned = called_returns(ctx, value)
+    return function is not None and bool(returned) and all(
+        isinstance(result, cst.Call) and (ctx.qualified_name(result.func) or "").startswith(
+            ("keras.", "tensorflow.keras.")) for result in returned)
 
 
 def _scope(name: str):
@@ -686,7 +719,10 @@ class StrategyScope(Rule):
         "`experimental_set_strategy` is entered by the port's scope instead) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
-        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). A model created as the argument "
+        "models (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"); so does a model of a class of "
+        "another module that overrides it (a class of another file ported with the script, or one compiled "
+        "with arguments Keras' `compile` does not take, `d_optimizer=`, `loss_fn=`: its class overrides "
+        "`compile` for a step of its own). A model created as the argument "
         "of the function that trains it (`train(build())`, also a function nested in its caller) gets the scope "
         "around that call; a model chosen "
         "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
@@ -1464,6 +1500,31 @@ run_experiment(net)
                 model = Regressor()
                 model.compile(optimizer="adam", loss="mse")
                 model.fit(x, y, batch_size=32)
+            """,
+        ),
+        # A model of a class another module defines, compiled with arguments Keras' `compile` does not
+        # take: its class overrides `compile` for a `train_step` of its own, so the extensions are off.
+        Example(
+            """\
+            from tensorflow import keras
+
+            from gans import PairGAN
+
+            gan = PairGAN(latent_dim=16)
+            gan.compile(d_optimizer=keras.optimizers.Adam(), g_optimizer=keras.optimizers.Adam())
+            gan.fit(images, batch_size=32)
+            """,
+            """\
+            from tensorflow import keras
+
+            from gans import PairGAN
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                gan = PairGAN(latent_dim=16)
+                gan.compile(d_optimizer=keras.optimizers.Adam(), g_optimizer=keras.optimizers.Adam())
+                gan.fit(images, batch_size=32)
             """,
         ),
         # A strategy made in the `with` itself: the block enters the IPU strategy the port makes
@@ -3923,15 +3984,23 @@ run_experiment(net)
 
     def run(self, ctx) -> None:
         plan = model_plan(ctx)
+        others = _plain_models(ctx, plan)
         for hook in plan.overridden_hooks:
             ctx.report(self.code, hook, f"`{hook.name.value}` is overridden: the port uses "
                        "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features "
-                       "(pipelining, infeeds); remove the override to keep them", fixed=False)
+                       "(pipelining, gradient accumulation, the float64 cast of `fit`'s datasets, replication "
+                       f"managed by Keras) for every model it runs{others}; remove the override to keep them",
+                       fixed=False)
         for call in plan.library_overrides:
             ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` makes a Hugging Face model, which overrides "
                        "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
                        "which loses IPU Keras features (pipelining, infeeds) and the float64 to float32 cast of "
                        "`fit`'s data", fixed=False)
+        for call, why in plan.imported_overrides:
+            ctx.report(self.code, call.func.attr, f"{why}, which the IPU Keras extensions refuse: the port uses "
+                       "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features (pipelining, "
+                       "gradient accumulation, the float64 cast of `fit`'s datasets, replication managed by Keras) "
+                       "for every model it runs; remove the override to keep them", fixed=False)
         for with_node in plan.unsafe_withs:
             ctx.report(self.code, with_node, "GPU device scope with several items or `as`: replace it "
                        "with `with strategy.scope():` by hand", fixed=False)
@@ -4271,6 +4340,28 @@ RULE = StrategyScope()
 # (``porter.api.projects``).
 
 
+def overriding_classes(text: str, config: Config) -> Set[str]:
+    """The names of the module's Keras model classes that override ``train_step`` (or a
+    ``make_*_function``): a file of the project that trains one of them needs a strategy without the
+    IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
+    ctx = _keras_context(text, config)
+    if ctx is None:
+        return set()
+    return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
+            if ctx.enclosing(hook, cst.ClassDef) is not None}
+
+
+def _keras_context(text: str, config: Config) -> Optional[FileContext]:
+    """The context of a module of the project read as Keras code; None when it does not parse or
+    is not Keras code."""
+    try:
+        module = parse(text)
+    except ParseError:
+        return None
+    ctx = FileContext(module, config)
+    return ctx if KERAS in ctx.frameworks else None
+
+
 def strategy_factories(text: str, config: Config) -> Set[str]:
     """The names of the module's functions whose every ``return`` gives a strategy the port of
     ``text`` makes an ``IPUStrategy`` (or one that is an ``IPUStrategy`` already): a strategy
@@ -4279,15 +4370,11 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     selected, or a suppression comment on them)."""
     if not is_selected(StrategyScope.code, config.select, config.ignore):
         return set()
-    try:
-        module = parse(text)
-    except ParseError:
-        return set()
-    ctx = FileContext(module, config)
-    if KERAS not in ctx.frameworks:
+    ctx = _keras_context(text, config)
+    if ctx is None:
         return set()
     if MARKER in text:
-        ctx.suppress(find_suppressions(module))
+        ctx.suppress(find_suppressions(ctx.module))
     ctx.rule_code = StrategyScope.code
     plan = model_plan(ctx)
     made = set() if plan.has_ipu_strategy else {  # an existing IPU strategy: the port replaces none

@@ -44,7 +44,7 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
                                                subclass_definitions)
-from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of
+from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
@@ -94,6 +94,12 @@ OVERRIDING_LIBRARIES = ("transformers.",)
 _NETWORK_ATTRIBUTES = frozenset({"input", "inputs", "output", "outputs", "get_layer", "trainable",
                                  "trainable_variables", "trainable_weights", "non_trainable_weights"})
 _LAYER_MAKERS = ("keras.layers.", "keras.Sequential", "keras.models.Sequential")
+# The arguments of Keras' own `Model.compile` (Keras 2.x): any other one is read by an override.
+KERAS_COMPILE_KEYWORDS = frozenset({
+    "optimizer", "loss", "metrics", "loss_weights", "weighted_metrics", "run_eagerly", "steps_per_execution",
+    "jit_compile", "pss_evaluation_shards", "sample_weight_mode", "target_tensors", "distribute",
+    "experimental_run_tf_function", "auto_scale_loss"})
+_KERAS_PREFIXES = ("keras.", "tensorflow.", "tf_keras.", "transformers.")
 OVERRIDDEN_HOOKS = ("train_step", "make_train_function", "make_test_function", "make_predict_function")
 
 Block = Union[cst.Module, cst.IndentedBlock]
@@ -151,6 +157,10 @@ class Plan:
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
     # Models of libraries whose classes override `train_step` (Hugging Face Transformers' TF models).
     library_overrides: List[cst.Call] = field(default_factory=list)
+    # `gan.compile(d_optimizer=..., g_optimizer=..., loss_fn=...)` of a model whose class another
+    # module defines: what says that class overrides `train_step` (the class of another file of the
+    # project that does, or a `compile` with arguments Keras' own does not take), by compile call.
+    imported_overrides: List[Tuple[cst.Call, str]] = field(default_factory=list)
     # Every assignment of a Keras model in the file (also in builder functions), and the names bound.
     model_assignments: List[cst.Assign] = field(default_factory=list)
     model_names: Set[str] = field(default_factory=set)
@@ -514,6 +524,24 @@ def model_plan(ctx: FileContext) -> Plan:
     return ctx.shared(_MODEL_PLAN, lambda: _Analysis(ctx).plan())
 
 
+def keras_extensions_off(ctx: FileContext) -> Optional[str]:
+    """Why the port's strategy is ``IPUStrategy(enable_keras_extensions=False)`` (IPU103), or None:
+    a model class of the file overrides ``train_step`` (or a ``make_*_function``), or a library
+    model does. Every model of that strategy loses the IPU Keras extensions: their methods
+    (pipelining, gradient accumulation), their replication and the float64 cast of the data."""
+    plan = model_plan(ctx)
+    if plan.overridden_hooks:
+        hook = plan.overridden_hooks[0]
+        owner = ctx.enclosing(hook, cst.ClassDef)
+        where = f"`{owner.name.value}.{hook.name.value}`" if owner is not None else f"`{hook.name.value}`"
+        return f"{where} is overridden"
+    if plan.library_overrides:
+        return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
+    if plan.imported_overrides:
+        return plan.imported_overrides[0][1]
+    return None
+
+
 class _Analysis:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -561,6 +589,7 @@ class _Analysis:
         ctx, plan = self.ctx, self.plan_
         self._find_model_classes()
         self._find_library_overrides()
+        self._find_imported_overrides()
         self._find_strategies()
         plan.configured = any(
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
@@ -872,6 +901,32 @@ class _Analysis:
             if qualified.startswith(OVERRIDING_LIBRARIES) and qualified.rsplit(".", 2)[-2][:2] == "TF" and (
                     qualified.endswith(".from_pretrained")) and self._compiled_itself(call):
                 self.plan_.library_overrides.append(call)
+
+    def _find_imported_overrides(self) -> None:
+        """``gan = GAN(g, d)`` of ``from gan_lib import GAN``, then ``gan.compile(...)``: the class
+        overrides ``train_step`` when the port of its project says so, or when the ``compile`` takes
+        arguments Keras' own does not (``d_optimizer=``, ``loss_fn=``): a class overrides ``compile``
+        for the step it trains with."""
+        for call in self.ctx.nodes(cst.Call):
+            if not self._compiles(call):
+                continue
+            made = [value for value in values_of(self.ctx, call.func.value) if isinstance(value, cst.Call)]
+            imported = [value for value in made if self.ctx.qualified_name(value.func) is not None
+                        and not self.ctx.qualified_name(value.func).startswith(_KERAS_PREFIXES)]
+            if not made or len(imported) != len(made):
+                continue
+            maker = code_of(self.ctx, imported[0].func)
+            if any(self.ctx.project_function(value.func) in self.ctx.project.overriding_classes for value in imported):
+                self.plan_.imported_overrides.append((call, f"`{maker}` of another file of the project overrides "
+                                                            "`train_step`"))
+                continue
+            unknown = [arg.keyword.value for arg in call.args
+                       if arg.keyword is not None and arg.keyword.value not in KERAS_COMPILE_KEYWORDS]
+            if unknown:
+                names = ", ".join(f"`{name}`" for name in unknown)
+                self.plan_.imported_overrides.append((call, (
+                    f"`{maker}` of another module is compiled with {names}, which Keras' `compile` does not take: "
+                    "its class overrides `compile`, and so most likely `train_step`")))
 
     def _compiled_itself(self, call: cst.Call) -> bool:
         """The model ``call`` makes is assigned to a name the file compiles (not only used as a
