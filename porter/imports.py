@@ -212,7 +212,10 @@ def resolve_imports(ctx: FileContext) -> None:
     if not new_lines:
         return
     if anchor is not None:
-        (ctx.insert_after if after else ctx.insert_before)(anchor, new_lines)
+        if after:
+            ctx.insert_after(anchor, new_lines)
+        else:  # ahead of the code the rules put before that statement: it is what uses the names
+            ctx.insert_before(anchor, new_lines, first=True)
         return
     body = ctx.module.body
     leading = 0
@@ -221,7 +224,7 @@ def resolve_imports(ctx: FileContext) -> None:
     if leading:
         ctx.insert_after(body[leading - 1], new_lines)
     elif body:
-        ctx.insert_before(body[0], new_lines)
+        ctx.insert_before(body[0], new_lines, first=True)
     else:
         ctx.replace(ctx.module, lambda module: module.with_changes(body=new_lines))
 
