@@ -229,3 +229,24 @@ def train(images, labels):
     ported, findings = report(source)
     assert "with strategy.scope():\n        backbone = make_backbone(" in ported
     assert not any("IPU190" in finding for finding in findings)
+
+
+def test_training_in_a_statement_kept_out_of_the_scope_is_reported():
+    # The `with` clears the Keras session, so it stays out of the scope, and `fit` with it: the port
+    # is partial, and says so.
+    source = '''\
+import tensorflow as tf
+
+
+def main(x, y):
+    for width in (8, 16):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+        model.compile("sgd", "mse")
+        with open("log.txt", "a") as log:
+            model.fit(x, y)
+            tf.keras.backend.clear_session()
+'''
+    _, findings = report(source)
+    assert "train.py:9:13: IPU190 `model.fit()` runs outside the IPU strategy's scope (on the CPU): the port is " \
+           "not complete; create, compile and train the model inside `with strategy.scope():`, directly or " \
+           "through the functions that call this code [error]" in findings

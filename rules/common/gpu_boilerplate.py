@@ -7,8 +7,8 @@ from porter.cstutil import argument, keyword, remove_arg, string_value
 from porter.rules.keras._analysis.util import last_name
 from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
 from porter.rules.keras._analysis.model_plan import is_gpu_device, model_plan, without_compat
-from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE
-from porter.scopes import assignments, owner, statements_in
+from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE, strategy_or_none
+from porter.scopes import assignments, owner, parameter_names, statements_in
 
 _QUERIES = frozenset({
     "tensorflow.config.list_physical_devices", "tensorflow.config.experimental.list_physical_devices",
@@ -66,6 +66,23 @@ class GpuBoilerplate(Rule):
         "and is not reported."
     )
     examples = (
+        # A GPU list of the module that functions read stays (removing it would leave them a
+        # NameError, a print of it too: it is another function's statement); the first use is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            gpus = tf.config.list_physical_devices("GPU")
+
+
+            def batch_size():
+                return 256 if gpus else 32
+
+
+            def report(width):
+                print(f"width {width} on {len(gpus)} GPUs")
+            """,
+        ),
         # Sizes chosen on the GPU query itself: the no-GPU branch runs on an IPU system; reported.
         Example(
             """\
@@ -463,13 +480,25 @@ class _Scan:
         uses = []
         replaced = self.replaced
         for node in ctx.nodes(cst.Name):
-            if node.value != name or not _is_load(ctx, node) or owner(ctx, node) is not self.scope:
+            if node.value != name or not _is_load(ctx, node) or not self._reads_scope(ctx, node):
                 continue
-            if any(isinstance(a, cst.BaseStatement) and self._removable(a) or id(a) in replaced
+            # A statement of another function is not removed with this scope's: its use stays.
+            own = owner(ctx, node) is self.scope
+            if any(isinstance(a, cst.BaseStatement) and own and self._removable(a) or id(a) in replaced
                    for a in ctx.ancestors(node)):
                 continue
             uses.append(node)
         return uses
+
+    def _reads_scope(self, ctx, node: cst.Name) -> bool:
+        """Whether ``node`` reads the name of the scope being ported: a use in that scope, or, for
+        the module, in a function that does not bind the name itself (``gpus`` listed at the top of
+        the file and tested in ``main()``: removing the listing would leave ``main()`` a NameError)."""
+        function = owner(ctx, node)
+        if function is self.scope:
+            return True
+        return isinstance(self.scope, cst.Module) and node.value not in parameter_names(function) and all(
+            bound != node.value for _, bound, _ in assignments(ctx, function))
 
     @staticmethod
     def _replaced_strategies(ctx) -> Set[int]:
@@ -480,11 +509,15 @@ class _Scan:
         if KERAS not in ctx.frameworks or not is_selected(STRATEGY_SCOPE.code, ctx.config.select, ctx.config.ignore):
             return set()
         plan = model_plan(ctx)
+        # A GPU device, or a choice of the strategy's scope or none on a GPU query (`strategy.scope()
+        # if gpus else nullcontext()`): the port's scope replaces it.
         device_calls = [item.item for with_node in plan.transparent for item in with_node.items
-                        if is_gpu_device(ctx, item.item) and ctx.allowed(with_node, STRATEGY_SCOPE.code)]
+                        if (is_gpu_device(ctx, item.item) or isinstance(item.item, cst.IfExp))
+                        and ctx.allowed(with_node, STRATEGY_SCOPE.code)]
         if plan.has_ipu_strategy:
             return {id(call) for call in device_calls}
-        return {id(call) for call in plan.replaced_strategies + device_calls if ctx.allowed(call, STRATEGY_SCOPE.code)}
+        replaced = [strategy_or_none(ctx, plan, call) or call for call in plan.replaced_strategies]
+        return {id(node) for node in replaced + device_calls if ctx.allowed(node, STRATEGY_SCOPE.code)}
 
     # ------------------------------------------------------------------------- what can go
     def _removable(self, statement, in_gpu_block: bool = False) -> bool:

@@ -18,7 +18,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
                                               run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
-from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE
+from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock
 from porter.scopes import instance_class, loads, owner, owner_body, values_of
 
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
@@ -629,7 +629,8 @@ classifier = LogisticRegression().fit(features, labels)
         replaced = {id(call) for call in plan.replaced_strategies}
         for with_node in ctx.nodes(cst.With):
             receiver = _scope_receiver(with_node)
-            if receiver is None or id(with_node) in transparent or id(receiver) in replaced:
+            made = receiver.value if isinstance(receiver, cst.NamedExpr) else receiver  # `(strategy := ...)`
+            if receiver is None or id(with_node) in transparent or id(made) in replaced:
                 continue
             if coverage.runs_in_scope(with_node):
                 entered = code_of(ctx, receiver)
@@ -817,8 +818,15 @@ class _Coverage:
                 and isinstance(node.func.value, cst.Name)):
             return False
         made = tuners(self.ctx).get(node.func.value.value, [])
-        given = [keyword(call, "distribution_strategy") for call in made]
-        return bool(made) and all(arg is not None and self._ipu_strategy(arg.value) for arg in given)
+        return bool(made) and all(self._given_ipu_strategy(call) for call in made)
+
+    def _given_ipu_strategy(self, tuner: cst.Call) -> bool:
+        """The tuner made by ``tuner`` is given the IPU strategy: by the file, or by the port (in
+        the model code it wraps, IPU103 adds ``distribution_strategy=``)."""
+        given = keyword(tuner, "distribution_strategy")
+        if given is None:
+            return self.scoped and in_regions(self.ctx, self.plan.regions, tuner)
+        return self._ipu_strategy(given.value)
 
     def _ipu_strategy(self, node: cst.BaseExpression) -> bool:
         """The strategy the port makes, or a name bound only to an ``IPUStrategy()`` (a port's own)."""
@@ -838,8 +846,15 @@ class _Coverage:
             if isinstance(ancestor, cst.With) and self._enters_owned_strategy(ancestor):
                 return True
             block = self.ctx.block_of(ancestor) if isinstance(ancestor, cst.BaseStatement) else None
-            extents = self.regions.get(id(block), ()) if block is not None and self.scoped else ()
-            if extents and any(block.body.index(ancestor) in extent for extent in extents):
+            if block is None or not self.scoped:
+                continue
+            index = block.body.index(ancestor)
+            wrapped = [wrap for wrap in self.ctx.wraps.get(id(block), ()) if isinstance(wrap.build, ScopeBlock)]
+            if any(wrap.start <= index <= wrap.end for wrap in wrapped):
+                return True
+            # A region's statement the scope's blocks leave out (a `try` that clears the Keras
+            # session) runs out of the scope, unless a block inside it is wrapped (seen above).
+            if not wrapped and any(index in extent for extent in self.regions.get(id(block), ())):
                 return True
         return False
 

@@ -74,15 +74,21 @@ def _keras_made(ctx, value: Optional[cst.BaseExpression]) -> bool:
             ("keras.", "tensorflow.keras.")) for result in returned)
 
 
-def _scope(name: str):
-    """``with name.scope():`` around statements; ``name`` may be an attribute (``trainer.strategy``)."""
-    def build(statements):
+class ScopeBlock:
+    """Builds ``with name.scope():`` around statements; ``name`` may be an attribute
+    (``trainer.strategy``). The audit (IPU190) tells the blocks it builds from other rules' by it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, statements) -> cst.With:
         return cst.With(
-            items=[cst.WithItem(cst.Call(cst.Attribute(cst.parse_expression(name), cst.Name("scope"))))],
+            items=[cst.WithItem(cst.Call(cst.Attribute(cst.parse_expression(self.name), cst.Name("scope"))))],
             body=cst.IndentedBlock(body=statements),
         )
 
-    return build
+
+_scope = ScopeBlock
 
 
 # Functions a notebook cell calls to show a value: Jupyter's `display` and `print` are builtins there.
@@ -3104,7 +3110,8 @@ run_experiment(net)
             """,
         ),
         # A strategy chosen by a condition (MirroredStrategy() if ... else get_strategy()): the
-        # name holds the program's strategy on both branches, and its scope becomes the IPU's.
+        # name holds the program's strategy on both branches, so the choice becomes the IPU
+        # strategy, and its scope the IPU's.
         Example(
             """\
             import tensorflow as tf
@@ -3125,7 +3132,7 @@ run_experiment(net)
 
             def main(x, y):
                 gpus = tf.config.list_physical_devices("GPU")
-                strategy = ipu.ipu_strategy.IPUStrategy() if len(gpus) > 1 else ipu.ipu_strategy.IPUStrategy()
+                strategy = ipu.ipu_strategy.IPUStrategy()
                 with strategy.scope():
                     model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
                     model.compile(loss="mse")
@@ -3970,6 +3977,151 @@ run_experiment(net)
             """,
             reported=False,
         ),
+        # The program's strategy scope or none, chosen on GPUs (`... if use_gpus else nullcontext()`):
+        # an IPU system takes the no-GPU branch, which would leave the model out of any scope; the
+        # port's scope replaces the choice.
+        Example(
+            """\
+            import contextlib
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            use_gpus = len(tf.config.list_logical_devices("GPU")) > 1
+            with strategy.scope() if use_gpus else contextlib.nullcontext():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+            model.fit(x, y)
+            """,
+            """\
+            import contextlib
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            use_gpus = len(tf.config.list_logical_devices("GPU")) > 1
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                model.fit(x, y)
+            """,
+        ),
+        # A strategy made in the `with` that enters it (`(strategy := MirroredStrategy()).scope()`): it
+        # becomes the port's own strategy, entered again, and `strategy` still names it after.
+        Example(
+            """\
+            import tensorflow as tf
+
+            with (strategy := tf.distribute.MirroredStrategy()).scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+            print(strategy.num_replicas_in_sync)
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            ipu_strategy = ipu.ipu_strategy.IPUStrategy()
+            with ipu_strategy.scope():
+                with (strategy := ipu_strategy).scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                print(strategy.num_replicas_in_sync)
+                model.fit(x, y)
+            """,
+        ),
+        # `fit` in a `try` whose `finally` clears the Keras session: the `try` stays out of the scope
+        # (clearing the session drops it), and its body, which trains, goes in.
+        Example(
+            """\
+            import tensorflow as tf
+
+            for width in (8, 16):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                model.compile("sgd", "mse")
+                try:
+                    model.fit(x, y)
+                except tf.errors.ResourceExhaustedError:
+                    print("too wide:", width)
+                finally:
+                    tf.keras.backend.clear_session()
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 16):
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                    model.compile("sgd", "mse")
+                try:
+                    with strategy.scope():
+                        model.fit(x, y)
+                except tf.errors.ResourceExhaustedError:
+                    print("too wide:", width)
+                finally:
+                    tf.keras.backend.clear_session()
+            """,
+        ),
+        # A strategy made only when GPUs are found, else `None`: an IPU system has no GPUs, so the
+        # `None` branch would run and `strategy.scope()` fail; the whole choice is the IPU strategy.
+        Example(
+            """\
+            import tensorflow as tf
+
+            gpus = tf.config.list_logical_devices("GPU")
+            strategy = tf.distribute.MirroredStrategy() if gpus else None
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            gpus = tf.config.list_logical_devices("GPU")
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                model.fit(x, y)
+            """,
+        ),
+        # The same choice as an `if`/`else` statement: the `else` branch leaves `strategy` None, so
+        # the model code gets a strategy of its own, made where it starts.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def main():
+                if tf.config.list_physical_devices("GPU"):
+                    strategy = tf.distribute.MirroredStrategy()
+                else:
+                    strategy = None
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                model.fit(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main():
+                if tf.config.list_physical_devices("GPU"):
+                    strategy = ipu.ipu_strategy.IPUStrategy()
+                else:
+                    strategy = None
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+                    model.fit(x, y)
+            """,
+        ),
         Example(
             """\
             from tensorflow import keras
@@ -4012,7 +4164,16 @@ run_experiment(net)
             self._report_multi_host(ctx, plan)
         if plan.replaced_strategies or plan.regions:
             changed = self._remove_global_strategy(ctx) or changed
+        replaced_choices: Set[int] = set()
         for call in plan.replaced_strategies:
+            choice = strategy_or_none(ctx, plan, call)
+            if choice is not None:  # both branches become the IPU strategy: the choice goes
+                if id(choice) not in replaced_choices:
+                    replaced_choices.add(id(choice))
+                    ctx.replace(choice, expression(_strategy_code(plan)))
+                    ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
+                    changed = True
+                continue
             again = _made_again(ctx, plan, call)
             if again is not None:  # the port's own strategy, of the same name, is made before it
                 ctx.remove(again)
@@ -4214,26 +4375,42 @@ run_experiment(net)
             if not kept_out(statement_node):
                 continue
             loop = dataset_loop(ctx, statement_node)
-            if loop is None and isinstance(statement_node, (cst.For, cst.While)) and clears_session(ctx, statement_node):
+            if loop is None and isinstance(statement_node, _CLEARING_COMPOUNDS) and clears_session(ctx, statement_node):
                 loop = statement_node
             if loop is not None:
                 StrategyScope._wrap_after_clearing(ctx, plan, loop, model_code)
 
     @staticmethod
-    def _wrap_after_clearing(ctx, plan, loop, model_code) -> None:
-        """The body of ``loop`` goes in the scope after its last statement that clears the
-        session, if any; a loop nested in it that clears it (a grid of two hyperparameters) is
-        wrapped the same way inside."""
-        if not isinstance(loop.body, cst.IndentedBlock) or not any(
-                isinstance(node, cst.Name) and node.value in model_code for node in walk(loop.body)):
-            return
-        body = list(loop.body.body)
-        clearing = [index for index, statement in enumerate(body) if clears_session(ctx, statement)]
-        inner = body[clearing[-1] + 1 if clearing else 0:]
-        if inner:
-            ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
-        if clearing and isinstance(body[clearing[-1]], (cst.For, cst.While)):
-            StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
+    def _wrap_after_clearing(ctx, plan, compound, model_code) -> None:
+        """Each block of ``compound`` that runs the model (a loop's body; a ``try``'s body,
+        handlers, ``else`` and ``finally``) goes in the scope after its last statement that clears
+        the session, if any; a loop or ``try`` nested in it that clears it (a grid of two
+        hyperparameters, ``fit`` in a ``try`` whose ``finally`` clears it) is wrapped the same way
+        inside."""
+        for block in _clearing_blocks(compound):
+            if not isinstance(block, cst.IndentedBlock) or not any(
+                    isinstance(node, cst.Name) and node.value in model_code for node in walk(block)):
+                continue
+            body = list(block.body)
+            clearing = [index for index, statement in enumerate(body) if clears_session(ctx, statement)]
+            inner = body[clearing[-1] + 1 if clearing else 0:]
+            if inner:
+                ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+            if clearing and isinstance(body[clearing[-1]], _CLEARING_COMPOUNDS):
+                StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
+
+
+# Statements whose blocks may clear the session and run the model apart: each block is wrapped
+# on its own, after the clearing.
+_CLEARING_COMPOUNDS = (cst.For, cst.While, cst.Try)
+
+
+def _clearing_blocks(compound: cst.BaseCompoundStatement):
+    """The blocks of a loop (its body) or of a ``try`` (body, handlers, ``else``, ``finally``)."""
+    if not isinstance(compound, cst.Try):
+        return [compound.body]
+    return [compound.body, *(handler.body for handler in compound.handlers),
+            *(part.body for part in (compound.orelse, compound.finalbody) if part is not None)]
 
 
 # Model methods that make or change a model: a block with one builds or trains on its device.
@@ -4293,10 +4470,25 @@ def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
     scope of the strategy it makes: the block enters that strategy again (a second strategy
     entered inside the first is refused: "Mixing different tf.distribute.Strategy objects")."""
     parent = ctx.parent(call)
+    if isinstance(parent, cst.NamedExpr):  # `with (strategy := MirroredStrategy()).scope():`
+        parent = ctx.parent(parent)
     if plan.strategy_statement is not None or not (isinstance(parent, cst.Attribute) and parent.attr.value == "scope"):
         return False
     with_node = ctx.enclosing(call, cst.With)
     return with_node is not None and in_regions(ctx, plan.regions, with_node)
+
+
+def strategy_or_none(ctx, plan, call: cst.Call) -> Optional[cst.IfExp]:
+    """``MirroredStrategy() if gpus else None`` (or ``... else tf.distribute.get_strategy()``, also
+    replaced): the condition asks about GPUs, which an IPU system has none of, so the branch it
+    takes there gives ``None`` (and ``strategy.scope()`` fails) or a second copy of the IPU
+    strategy; the whole choice is the IPU strategy. None when ``call`` is not such a branch."""
+    choice = ctx.parent(call)
+    if not isinstance(choice, cst.IfExp) or choice.test is call:
+        return None
+    other = choice.orelse if choice.body is call else choice.body
+    replaced = any(other is strategy for strategy in plan.replaced_strategies)
+    return choice if replaced or is_name(other, "None") else None
 
 
 def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:

@@ -242,8 +242,15 @@ def _binds_on_every_path(compound: cst.BaseCompoundStatement, name: str) -> bool
 
 
 def _assigns(block: cst.BaseSuite, name: str) -> bool:
-    return any(isinstance(node, cst.Assign) and any(name in bound_names(target.target) for target in node.targets)
+    """Whether ``block`` assigns ``name`` a strategy: ``strategy = None`` (``else: strategy = None``
+    when no GPU is found, the branch an IPU system takes) leaves no strategy to enter."""
+    return any(isinstance(node, cst.Assign) and not _is_none(node.value)
+               and any(name in bound_names(target.target) for target in node.targets)
                for node in walk(block, skip=_CODE_ELSEWHERE))
+
+
+def _is_none(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _part_of(value: cst.BaseExpression) -> Optional[str]:
@@ -1437,18 +1444,38 @@ class _Analysis:
         for with_node in ctx.nodes(cst.With):
             gpu = any(is_gpu_device(ctx, item.item) for item in with_node.items)
             item = _single_item(with_node)
-            entered = item.func.value if item is not None and isinstance(item.func, cst.Attribute) and (
-                item.func.attr.value == "scope") else None
-            strategy_scope = isinstance(entered, cst.Name) and ctx.qualified_name(entered) is None and (
-                entered.value in self.strategy_vars) or isinstance(entered, cst.Call) and isinstance(
-                entered.func, cst.Name) and entered.func.value in self.scoped_factories
-            if not (gpu or strategy_scope):
+            strategy_scope = item is not None and self._enters_strategy(item)
+            if not (gpu or strategy_scope or self._scope_or_none(with_node)):
                 continue
-            if (item is not None and ctx.block_of(with_node) is not None
+            if (item is not None or self._scope_or_none(with_node)) and (ctx.block_of(with_node) is not None
                     and isinstance(with_node.body, cst.IndentedBlock)):
                 plan.transparent.append(with_node)
             elif gpu:
                 plan.unsafe_withs.append(with_node)
+
+    def _enters_strategy(self, node: cst.BaseExpression) -> bool:
+        """``strategy.scope()`` for a strategy of the program, or ``get_strategy().scope()`` for a
+        function of the file that makes it (``scoped_factories``)."""
+        entered = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value == "scope") else None
+        return isinstance(entered, cst.Name) and self.ctx.qualified_name(entered) is None and (
+            entered.value in self.strategy_vars) or isinstance(entered, cst.Call) and isinstance(
+            entered.func, cst.Name) and entered.func.value in self.scoped_factories
+
+    def _scope_or_none(self, with_node: cst.With) -> bool:
+        """``with strategy.scope() if gpus else contextlib.nullcontext():``: the program's strategy
+        scope or none, chosen on a condition (GPUs found, a flag). The port's scope replaces it: the
+        strategy is the IPU's on both branches, and the no-GPU branch, the one an IPU system takes,
+        would leave the model out of it."""
+        if len(with_node.items) != 1 or with_node.items[0].asname is not None:
+            return False
+        choice = with_node.items[0].item
+        if not isinstance(choice, cst.IfExp):
+            return False
+        branches = (choice.body, choice.orelse)
+        return any(self._enters_strategy(branch) for branch in branches) and all(
+            self._enters_strategy(branch) or isinstance(branch, cst.Call)
+            and self.ctx.qualified_name(branch.func) == "contextlib.nullcontext" for branch in branches)
 
     # -------------------------------------------------------------------------------- regions
     def _find_regions(self) -> None:
