@@ -421,3 +421,17 @@ def test_arithmetic_on_a_keras_input_is_model_code(tmp_path):
     assert sources[4] == cells[4]["source"]
     assert sources[5].startswith("with strategy.scope():\n    class Show(")
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+
+
+def test_a_cell_run_before_the_imports_cell_imports_the_ipu_module_before_using_it(tmp_path):
+    # Cells out of order (a training cell first): the IPU import goes ahead of the configuration
+    # the port puts at the top of that cell, never after it.
+    cells = [
+        code_cell("model.fit(dataset, epochs=1)"),
+        code_cell("import tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write"], cwd=tmp_path).exit_code == 0
+    first = json.loads(path.read_text())["cells"][0]["source"]
+    assert first.startswith("from tensorflow.python import ipu\nipu_config = ipu.config.IPUConfig()\n")
