@@ -407,6 +407,17 @@ def _single_item(with_node: cst.With) -> Optional[cst.Call]:
     return item if isinstance(item, cst.Call) else None
 
 
+def _entered_receiver(with_node: cst.With) -> cst.BaseExpression:
+    """What a device or strategy scope the port replaces enters: ``tf`` of ``tf.device(...)``,
+    ``strategy`` of ``strategy.scope()``, also as the branch of ``strategy.scope() if gpus else
+    nullcontext()`` that enters one."""
+    item = with_node.items[0].item
+    if isinstance(item, cst.IfExp):
+        item = item.body if isinstance(item.body, cst.Call) and isinstance(item.body.func, cst.Attribute) and (
+            item.body.func.attr.value == "scope") else item.orelse
+    return item.func.value
+
+
 def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
@@ -2049,7 +2060,7 @@ class _Analysis:
         local = {name for node in walk(function.body, skip=_CODE_ELSEWHERE) if isinstance(node, cst.Assign)
                  for target in node.targets for name in bound_names(target.target)} - set(parameter_names(function))
         withs = [node for node in self.plan_.transparent if self.ctx.enclosing_function(node) is function]
-        entered = [_single_item(node).func.value for node in withs]
+        entered = [_entered_receiver(node) for node in withs]
         return bool(withs) and all(isinstance(node, cst.Call) or isinstance(node, cst.Name) and node.value in local
                                    for node in entered)
 
