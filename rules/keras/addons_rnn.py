@@ -41,8 +41,8 @@ class AddonsRnn(Rule):
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer, "
-        "`Embedding(mask_zero=True)` or layer class of the file with a `compute_mask`, followed through the "
-        "file's helper functions and layers held in variables); such layers, layers "
+        "`Embedding(mask_zero=True)`, or a layer class of the file that holds one or has a `compute_mask`, "
+        "followed through the file's helper functions and layers held in variables); such layers, layers "
         "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
         "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
@@ -372,6 +372,27 @@ class AddonsRnn(Rule):
                 ids = keras.Input(shape=(length,), dtype="int32")
                 x = TokenEmbedding(5000, 64)(ids)
                 return keras.Model(ids, keras.layers.LSTM(32)(x))
+            """,
+        ),
+        # A layer class of the file that returns its inner embedding's output as it is: the output
+        # keeps that embedding's mask.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class TokenEmbedding(keras.layers.Layer):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.embed = keras.layers.Embedding(vocab, width, mask_zero=True)
+
+                def call(self, ids):
+                    return self.embed(ids)
+
+
+            def build(length):
+                ids = keras.Input(shape=(length,), dtype="int32")
+                return keras.Model(ids, keras.layers.GRU(16)(TokenEmbedding(5000, 64)(ids)))
             """,
         ),
         # Applied to a plain input, but also added to a model after a `Masking` layer.

@@ -197,28 +197,31 @@ def dtype_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
 def makes_mask(ctx: FileContext, node) -> bool:
     """True for a ``Masking`` layer, an ``Embedding`` whose ``mask_zero`` is not False, or a layer
     class of the file that computes a mask of its own."""
-    if not isinstance(node, cst.Call):
-        return False
-    name = ctx.keras_name(node.func)
+    return isinstance(node, cst.Call) and (_keras_mask_layer(ctx, node) or _computes_mask(ctx, node))
+
+
+def _keras_mask_layer(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.keras_name(call.func)
     if name == MASKING:
         return True
     if name == EMBEDDING:
-        mask_zero = argument(node, "mask_zero", 6)
+        mask_zero = argument(call, "mask_zero", 6)
         return mask_zero is not None and not is_literal_false(mask_zero.value)
-    return _computes_mask(ctx, node)
+    return False
 
 
 def _computes_mask(ctx: FileContext, call: cst.Call) -> bool:
-    """``PositionalEmbedding(vocab, 64)``, a Keras layer class of the file that defines
-    ``compute_mask`` (a token embedding that hands on its inner ``Embedding(mask_zero=True)``'s
-    mask): Keras gives its output that mask, unless the method only returns None."""
+    """``TokenEmbedding(vocab, 64)``, a Keras layer class of the file that holds a mask-making
+    layer (whose output, returned as it is, keeps its mask) or defines ``compute_mask`` (a token
+    embedding that hands on its inner embedding's mask after adding positions): Keras gives the
+    class's output a mask, unless ``compute_mask`` only returns None."""
     layer_class = keras_subclasses(ctx).get(call.func.value) if isinstance(call.func, cst.Name) else None
     if layer_class is None or not isinstance(layer_class.body, cst.IndentedBlock):
         return False
     method = next((statement for statement in layer_class.body.body if isinstance(statement, cst.FunctionDef)
                    and statement.name.value == "compute_mask"), None)
     if method is None:
-        return False
+        return any(isinstance(node, cst.Call) and _keras_mask_layer(ctx, node) for node in walk(layer_class))
     returned = [node.value for node in walk(method) if isinstance(node, cst.Return)]
     return not all(value is None or is_name(value, "None") for value in returned)
 
@@ -291,7 +294,7 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         masked = Tracer(ctx).any_masked([arg.value for application in applied for arg in application.args])
         if masked:
             raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)`, a layer class of "
-                         "the file with a `compute_mask`, or a layer given `mask=`)")
+                         "the file that holds one or has a `compute_mask`, or a layer given `mask=`)")
         if masked is False:
             return
     region = _region(ctx, call)
