@@ -585,14 +585,24 @@ def _model_or_part(ctx, func: cst.BaseExpression, model_like: Set[str], parts: S
 
 
 def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
-    """The loop gives the model's next input a new value (``last = np.concatenate([last[:, 1:],
-    step], axis=1)`` after ``model(last)``): it generates, one call after another, however few
-    its steps; it is no look at a few samples."""
+    """The loop makes the model's next input from its answer (``last = np.concatenate([last[:, 1:],
+    step], axis=1)`` after ``step = model(last)``): it generates, one call after another, however
+    few its steps; it is no look at a few samples (which may rescale each sample it reads)."""
     read = {node.value for call in calls for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
-    assigned = {name for node in walk(loop.body) if isinstance(node, (cst.Assign, cst.AugAssign))
-                for target in (node.targets if isinstance(node, cst.Assign) else [node])
-                for name in bound_names(target.target)}
-    return bool(read & assigned)
+    called = {id(call) for call in calls}
+    bindings = [(name, node.value) for node in walk(loop.body) if isinstance(node, cst.Assign)
+                for target in node.targets for name in bound_names(target.target)]
+    # What the answers flow into, assignment after assignment.
+    answers: Set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, value in bindings:
+            if name not in answers and any(id(node) in called or isinstance(node, cst.Name) and node.value in answers
+                                           for node in walk(value)):
+                answers.add(name)
+                grown = True
+    return bool(read & answers)
 
 
 def _unknown_dimensions(ctx, signature: cst.BaseExpression) -> List[cst.CSTNode]:
