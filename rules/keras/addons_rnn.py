@@ -40,9 +40,9 @@ class AddonsRnn(Rule):
         "ipu_tensorflow_addons.keras import layers as ipu_layers`. Their positional order differs after "
         "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
-        "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer or "
-        "`Embedding(mask_zero=True)`, followed through the file's helper functions and layers held in "
-        "variables); such layers, layers "
+        "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer, "
+        "`Embedding(mask_zero=True)`, or a layer class of the file that holds one or has a `compute_mask`, "
+        "followed through the file's helper functions and layers held in variables); such layers, layers "
         "a `Bidirectional` wrapper gets (directly, through a variable or from a helper function: it "
         "rebuilds them with `go_backwards=True`), and layers whose "
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
@@ -195,6 +195,7 @@ class AddonsRnn(Rule):
             f = layers.GRU(8, unroll=True)
             g = layers.LSTM(8, implementation=3)
             h = layers.GRU(8, dtype=tf.float64)
+            i = layers.LSTM(8, activation=None)
             """,
         ),
         # A float16 layer, its dtype given as a TensorFlow dtype: the IPU layer computes in it.
@@ -345,6 +346,53 @@ class AddonsRnn(Rule):
 
                 def call(self, tokens):
                     return self.rnn(words(tokens))
+            """,
+        ),
+        # A token embedding layer of the file that hands on its inner embedding's mask
+        # (`compute_mask`): the recurrent layer it feeds gets that mask.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class TokenEmbedding(keras.layers.Layer):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.tokens = keras.layers.Embedding(vocab, width, mask_zero=True)
+
+                def compute_mask(self, inputs, mask=None):
+                    return self.tokens.compute_mask(inputs)
+
+                def call(self, ids):
+                    return self.tokens(ids) * tf.math.sqrt(8.0)
+
+
+            def build(length):
+                ids = keras.Input(shape=(length,), dtype="int32")
+                x = TokenEmbedding(5000, 64)(ids)
+                return keras.Model(ids, keras.layers.LSTM(32)(x))
+            """,
+        ),
+        # A layer class of the file that returns its inner embedding's output as it is: the output
+        # keeps that embedding's mask.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class TokenEmbedding(keras.layers.Layer):
+                def __init__(self, vocab, width):
+                    super().__init__()
+                    self.embed = keras.layers.Embedding(vocab, width, mask_zero=True)
+
+                def call(self, ids):
+                    return self.embed(ids)
+
+
+            def build(length):
+                ids = keras.Input(shape=(length,), dtype="int32")
+                return keras.Model(ids, keras.layers.GRU(16)(TokenEmbedding(5000, 64)(ids)))
             """,
         ),
         # Applied to a plain input, but also added to a model after a `Masking` layer.
@@ -524,6 +572,9 @@ class AddonsRnn(Rule):
         for name, allowed in (("activation", _ACTIVATIONS), ("recurrent_activation", _RECURRENT_ACTIVATIONS)):
             if name in values:
                 value = string_value(values[name])
+                if isinstance(values[name], cst.Name) and values[name].value == "None":
+                    # Keras reads `None` as the linear activation, which the IPU layer lacks.
+                    raise Unsafe(f"`{name}=None` (linear) is not supported (only {', '.join(allowed)})")
                 if value is None:
                     raise Unsafe(f"`{name}` cannot be read (the IPU layer takes {', '.join(allowed)})")
                 if value not in allowed:

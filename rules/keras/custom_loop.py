@@ -3,7 +3,7 @@ from typing import Dict, List, Set, Tuple
 
 import libcst as cst
 
-from porter.context import canonical_keras, code_of, dotted_name, walk
+from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
@@ -569,6 +569,42 @@ def _preview(loop: cst.For) -> bool:
             and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
 
 
+def _layer_attributes(ctx) -> Set[str]:
+    """The attributes the classes of the file give layers or models in their methods (``self.decoder
+    = Decoder(vocab, units)``)."""
+    return {target.target.attr.value for assign in ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
+            for target in assign.targets if isinstance(target.target, cst.Attribute)
+            and is_self(target.target.value) and ctx.enclosing(assign, cst.ClassDef) is not None}
+
+
+def _model_or_part(ctx, func: cst.BaseExpression, model_like: Set[str], parts: Set[str]) -> bool:
+    """``model(...)``, or ``model.decoder(...)`` for a layer the model's class holds."""
+    if isinstance(func, cst.Attribute) and func.attr.value in parts:
+        func = func.value
+    return isinstance(func, cst.Name) and func.value in model_like and ctx.qualified_name(func) is None
+
+
+def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
+    """The loop makes the model's next input from its answer (``last = np.concatenate([last[:, 1:],
+    step], axis=1)`` after ``step = model(last)``): it generates, one call after another, however
+    few its steps; it is no look at a few samples (which may rescale each sample it reads)."""
+    read = {node.value for call in calls for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
+    called = {id(call) for call in calls}
+    bindings = [(name, node.value) for node in walk(loop.body) if isinstance(node, cst.Assign)
+                for target in node.targets for name in bound_names(target.target)]
+    # What the answers flow into, assignment after assignment.
+    answers: Set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, value in bindings:
+            if name not in answers and any(id(node) in called or isinstance(node, cst.Name) and node.value in answers
+                                           for node in walk(value)):
+                answers.add(name)
+                grown = True
+    return bool(read & answers)
+
+
 def _unknown_dimensions(ctx, signature: cst.BaseExpression) -> List[cst.CSTNode]:
     """The ``None`` dimensions past the batch dimension of the ``tf.TensorSpec`` shapes in an
     ``input_signature`` (``[64, None]``: sequences of any length; ``shape=None``: any rank). A ``None``
@@ -678,9 +714,11 @@ class CustomLoop(Rule):
         "state), inline steps whose helper reads the batch the loop sets as a global (`loss_fn()` reading `x`), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
-        "a loop beside them that calls the model itself, eagerly (an evaluation loop), or, in a script "
+        "a loop beside them that calls the model itself (or a layer its class holds, `model.decoder(...)`), eagerly "
+        "(an evaluation loop), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
-        "samples, `test.take(3)`, is left alone). A "
+        "samples, `test.take(3)`, is left alone, unless it feeds the model's answer back into its next input: "
+        "a forecast or a generation a few steps long). A "
         "step that takes gradients through a model without training it (a saliency map, deep dream, an "
         "adversarial image) is compiled and run through `strategy.run` like a training step. A step traced for "
         "inputs of changing shapes (`reduce_retracing=True`, an `input_signature` with a `None` dimension past "
@@ -729,6 +767,47 @@ def main(folder):
         image = tf.image.decode_png(tf.io.read_file(os.path.join(folder, name)), channels=3)
         logits = model(tf.expand_dims(tf.cast(image, tf.float32) / 255.0, 0), training=False)
         print(name, int(tf.argmax(logits, axis=-1)[0]))
+""",
+        ),
+        # A forecast a few steps ahead, each step's answer fed back into the next input: the model
+        # runs eagerly at every step, however few they are (reported).
+        Example(
+            """\
+import numpy as np
+import tensorflow as tf
+
+
+def main(series):
+    model = tf.keras.models.load_model("forecaster.keras")
+    window = series[-24:][np.newaxis]
+    for _ in range(6):
+        step = model(window, training=False).numpy()
+        window = np.concatenate([window[:, 1:], step[:, np.newaxis]], axis=1)
+""",
+        ),
+        # A decoding loop (a `while`) that runs a layer the trained model holds, token by token.
+        Example(
+            """\
+import tensorflow as tf
+
+
+class Translator(tf.keras.Model):
+    def __init__(self, vocab):
+        super().__init__()
+        self.encoder = tf.keras.layers.GRU(32, return_sequences=True)
+        self.decoder = tf.keras.layers.Dense(vocab)
+
+    def call(self, inputs):
+        return self.decoder(self.encoder(inputs))
+
+
+def main(pairs, source):
+    model = Translator(300)
+    model.compile("adam", "mse")
+    model.fit(pairs, epochs=1)
+    tokens = []
+    while len(tokens) < 8:
+        tokens.append(int(tf.argmax(model.decoder(source)[0, -1])))
 """,
         ),
         Example(
@@ -1666,25 +1745,28 @@ def main(test):
             plan_.step.loop for plan_ in plans if plan_.problem is None] + [step.loop for step in inline]} - {id(None)}
         in_steps = {id(statement) for step in inline_steps(ctx) for statement in step.statements}
         reported: Set[int] = set()  # calls said already, for a loop in a loop
-        for loop in ctx.nodes(cst.For):
+        parts = _layer_attributes(ctx)
+        for loop in [*ctx.nodes(cst.For), *ctx.nodes(cst.While)]:
             function = ctx.enclosing_function(loop)
             if is_tf_function(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
                                                      or strategy_scope_name(ctx, loop) is not None
                                                      or covered(ctx, plan.regions, loop, CALLER_DEPTH)):
                 continue
-            if not beside_steps and _preview(loop):
-                continue  # a look at a few samples (`for x, y in test.take(3):`), not the script's inference
             # A loop that trains: its own statements only, out of the step it holds and of its inner loops.
             skipped = (cst.FunctionDef, cst.ClassDef, cst.Lambda) + (
                 (cst.For, cst.While) if loop_trains(ctx, loop) else ())
+            # The model, or a layer it holds (`model.decoder(context, token)`: a decoding loop's step).
             calls = [node for node in walk(loop.body, skip=skipped)
-                     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
-                     and node.func.value in plan.model_like and ctx.qualified_name(node.func) is None
+                     if isinstance(node, cst.Call) and _model_or_part(ctx, node.func, plan.model_like, parts)
                      and id(node) not in reported and not any(id(up) in in_steps for up in ctx.ancestors(node))]
+            if not beside_steps and isinstance(loop, cst.For) and _preview(loop) and not _feeds_back(loop, calls):
+                continue  # a look at a few samples (`for x, y in test.take(3):`), not the script's inference
             if calls:
                 reported.update(id(call) for call in calls)
-                name = calls[0].func.value
+                name = code_of(ctx, calls[0].func)
+                # A layer the model holds has no `predict`: only a step can run it compiled.
                 advice = (" called through `strategy.run`, like the training step" if beside_steps else
+                          " called through `strategy.run`" if isinstance(calls[0].func, cst.Attribute) else
                           f" called through `strategy.run`, or give `{name}.predict(...)` the inputs (one shape, "
                           "whole batches)")
                 ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "

@@ -3,18 +3,19 @@ from typing import Iterator, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import SharedKey, code_of, in_loop
+from porter.context import SharedKey, code_of, in_loop, walk
 
 from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, floor_operand,
-                                               fraction_value, is_helper_call, layout, literal_options, literal_samples,
-                                               loaded_uncompiled, most_samples, multiple_code, never_compiled, own_method,
-                                               one_batch_call, repeatable, rounded_up, same_size, samples_per_execution,
-                                               single_sample, smallest_per_execution, speed_asked, static_int,
-                                               static_length, training_calls, validation_entry)
+                                               fraction_value, is_helper_call, joined_along_steps, layout,
+                                               literal_options, literal_samples, loaded_uncompiled, most_samples,
+                                               multiple_code, never_compiled, one_batch_call, own_method, repeatable,
+                                               rounded_up, same_size, samples_per_execution, single_sample,
+                                               smallest_per_execution, speed_asked, static_int, static_length,
+                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
@@ -251,7 +252,10 @@ class DivisibleDataset(Rule):
         "answer for every sample, in order, as code pairs its answers with labels: its inputs are padded "
         "instead, by repeating the last sample up to whole executions (a second helper), and what it returns "
         "is cut back to one answer per sample (a third); a single sample (`x[None]`, `np.expand_dims(x, 0)`) "
-        "is padded the same way, and so are the arrays of a dataset only `predict` reads, made in the same function "
+        "is padded the same way, except one made at each step of a loop or comprehension (either branch of a "
+        "conditional expression, or the sample joined to the last answer along the steps), which gets "
+        "`batch_size=1` (an input that grows along the steps each time round is reported: each new length "
+        "compiles a new IPU program), and so are the arrays of a dataset only `predict` reads, made in the same function "
         "as `tf.data.Dataset.from_tensor_slices(x)`, order-keeping methods (`map`, `cache`, `prefetch`) and "
         "`.batch(n)` (inline, in a variable, or step by step): `x` is padded to whole executions of `n` before it is "
         "sliced, as IPU105 drops a partial batch, and the answers are cut back to `len(x)`; when a function of the "
@@ -1063,6 +1067,72 @@ scores = model.predict(rows, batch_size=len(rows))
             for step in range(40):
                 logits, state = decoder.predict([tokens, state], batch_size=1)
                 tokens = np.expand_dims([int(logits[0, -1].argmax())], 0)
+            """,
+        ),
+        # The context window made one sample by either branch of a conditional expression (padded
+        # while the text is short, its last tokens after): a batch of one at each step as well.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("lm.keras")
+            tokens = [2, 7]
+            for step in range(20):
+                context = np.array([tokens + [0] * (16 - len(tokens))]) if len(tokens) < 16 else np.array([tokens[-16:]])
+                tokens.append(int(model.predict(context)[0].argmax()))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("lm.keras")
+            tokens = [2, 7]
+            for step in range(20):
+                context = np.array([tokens + [0] * (16 - len(tokens))]) if len(tokens) < 16 else np.array([tokens[-16:]])
+                tokens.append(int(model.predict(context, batch_size=1)[0].argmax()))
+            """,
+        ),
+        # One sample for each item of a comprehension: a batch of one each time as in a loop; the
+        # iterable of its first `for` is read once.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            tagger = tf.keras.models.load_model("tagger.keras")
+            confidence = [tagger.predict(sentence[np.newaxis]).max() for sentence in sentences]
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            tagger = tf.keras.models.load_model("tagger.keras")
+            confidence = [tagger.predict(sentence[np.newaxis], batch_size=1).max() for sentence in sentences]
+            """,
+        ),
+        # Each answer appended to the one sample along the steps: a batch of one each time, and a
+        # new length at each call, which compiles a new IPU program (reported).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("lm.keras")
+            ids = np.array([[1]], dtype="int32")
+            for step in range(20):
+                logits = model.predict(ids, verbose=0)
+                ids = np.concatenate([ids, [[int(logits[0, -1].argmax())]]], axis=1)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("lm.keras")
+            ids = np.array([[1]], dtype="int32")
+            for step in range(20):
+                logits = model.predict(ids, verbose=0, batch_size=1)
+                ids = np.concatenate([ids, [[int(logits[0, -1].argmax())]]], axis=1)
             """,
         ),
         # Flattened sample by sample (`reshape(-1, 784)`) and scaled in the call: still 10000 samples.
@@ -2774,6 +2844,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 self._report_unpacked(ctx, entry)
                 continue
             if entry.method == "predict" and entry.data is not None:
+                self._report_growing(ctx, entry)
                 handled = self._pad(ctx, entry, pad, cut, helpers)
                 if handled is not None:
                     padded |= handled
@@ -2864,7 +2935,7 @@ scores = model.predict(rows, batch_size=len(rows))
         np.expand_dims([token], 0)``) gets ``batch_size=1``: padding it to a batch would compute
         the batch's copies at every step, and breaks a model built for one sample at a time (a
         stateful RNN, ``keras.Input(..., batch_size=1)``). True when it did."""
-        if entry.batch is not None or not in_loop(ctx, entry.call, entry.owner) \
+        if entry.batch is not None or not _repeated(ctx, entry) \
                 or smallest_per_execution(_entry_config(ctx, entry)) != 1 \
                 or not single_sample(ctx, entry.data, entry.owner):
             return False
@@ -2876,6 +2947,19 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"{KERAS_DEFAULT_BATCH - 1} copies too); each call is still a device execution of its own, "
                    "with a round trip to the host", fixed=True)
         return True
+
+    def _report_growing(self, ctx, entry) -> None:
+        """``predict(ids)`` in a loop that appends each answer to ``ids`` along the steps (``ids =
+        np.concatenate([ids, [[token]]], axis=1)``): every call has a new shape, and the IPU runs
+        a program compiled for one shape, so each step compiles a new one."""
+        grown = _grown_in_loop(ctx, entry)
+        if grown is None:
+            return
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` gets `{code_of(ctx, entry.data)}`, which grows by a step each time round the loop "
+                   f"(`{code_of(ctx, grown)}`): the IPU runs programs compiled for one input shape, so each new "
+                   "length compiles a new program; give the model a fixed length (pad the steps to the longest, "
+                   "and read the answer at the last real step)", fixed=False)
 
     def _pad_dataset(self, ctx, found, pad: str, cut: str) -> None:
         """A dataset only ``predict`` reads, ``from_tensor_slices(x)...batch(n)`` (or made by a
@@ -3413,6 +3497,38 @@ def _batch_of_all(ctx, entry, inputs) -> bool:
     counted = "".join(code_of(ctx, batch.args[0].value).split())
     return samples_per_execution(_entry_config(ctx, entry)) == 1 and any(
         "".join(code_of(ctx, node).split()) == counted for node in inputs)
+
+
+def _grown_in_loop(ctx, entry) -> Optional[cst.Call]:
+    """The join that makes the variable ``predict`` reads longer along the steps in the loop around
+    the call (``ids = np.concatenate([ids, [[token]]], axis=1)``), or None."""
+    if not isinstance(entry.data, cst.Name):
+        return None
+    loop = next((ancestor for ancestor in ctx.ancestors(entry.call) if isinstance(ancestor, (cst.For, cst.While))
+                 or ancestor is entry.owner), None)
+    if not isinstance(loop, (cst.For, cst.While)):
+        return None
+    inside = {id(node) for node in walk(loop)}
+    for statement, name, value in assignments(ctx, entry.owner):
+        parts = joined_along_steps(ctx, value) if name == entry.data.value and id(statement) in inside else None
+        if parts is not None and any(is_name(part, name) for part in parts):
+            return value
+    return None
+
+
+def _repeated(ctx, entry) -> bool:
+    """The call runs once an item of a loop of its function: a ``for``/``while`` body, or the
+    element of a comprehension (``[model.predict(t[None]) for t in texts]``)."""
+    if in_loop(ctx, entry.call, entry.owner):
+        return True
+    for ancestor in ctx.ancestors(entry.call):
+        if ancestor is entry.owner or isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            return False
+        # the first `for`'s iterable is read once; the element and the rest run for each item
+        if isinstance(ancestor, cst.BaseComp) and not any(node is ancestor.for_in.iter
+                                                          for node in (entry.call, *ctx.ancestors(entry.call))):
+            return True
+    return False
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:

@@ -9,7 +9,7 @@ from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.keras26 import MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
-from porter.rules.keras._analysis.util import keras_subclasses, method_calls
+from porter.rules.keras._analysis.util import keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
 
 _NONE = "Keras 2.6 has no counterpart: write it with TensorFlow ops (a custom layer or function)"
@@ -129,6 +129,27 @@ _MODEL_METHODS: Dict[str, str] = {
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
+# Layers whose call takes `use_causal_mask=` only after Keras 2.6.
+_ATTENTION_LAYERS = ("keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention")
+
+
+def _attention_layer(ctx, func: cst.BaseExpression) -> Optional[str]:
+    """The class name of the Keras attention layer ``func`` applies: made in place
+    (``MultiHeadAttention(4, 32)(x, x)``), or held by a variable or a ``self`` attribute every
+    assignment of which makes one."""
+    if isinstance(func, cst.Call):
+        values = [func]
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        values = self_attribute_values(ctx, func)
+    elif isinstance(func, cst.Name):
+        values = values_of(ctx, func)
+    else:
+        return None
+    names = {ctx.keras_name(value.func) if isinstance(value, cst.Call) else None for value in values}
+    if not values or len(names) != 1 or not names <= set(_ATTENTION_LAYERS):
+        return None
+    return next(iter(names)).rpartition(".")[2]
+
 
 class NewerApi(Rule):
     code = "IPU163"
@@ -145,7 +166,7 @@ class NewerApi(Rule):
         "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
-        "`CosineDecay`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
+        "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
         "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), and the packages built on Keras 3 "
         "(`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
@@ -160,6 +181,33 @@ class NewerApi(Rule):
         "Keras 2.6 has the TensorFlow backend only."
     )
     examples = (
+        # The causal mask the attention layers' call makes itself since Keras 2.10; a layer of the file
+        # whose own call takes the same keyword is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            class CausalSelfAttention(layers.Layer):
+                def __init__(self, **kwargs):
+                    super().__init__()
+                    self.mha = layers.MultiHeadAttention(**kwargs)
+
+                def call(self, x):
+                    return x + self.mha(query=x, value=x, use_causal_mask=True)
+
+
+            class Blend(layers.Layer):
+                def call(self, x, use_causal_mask=False):
+                    return x
+
+
+            def block(x):
+                y = layers.Attention()([x, x], use_causal_mask=True)
+                return Blend()(y, use_causal_mask=True)
+            """,
+        ),
         Example(
             """\
             import os
@@ -342,6 +390,7 @@ class NewerApi(Rule):
                 ctx.report(self.code, call.func, f"`tf.data.Dataset.{name}` is not in TensorFlow 2.6, the TensorFlow "
                            f"of the IPU's Poplar SDK (AttributeError): {_DATASET_FUNCTIONS[qualified]}", fixed=False)
         self._report_keywords(ctx)
+        self._report_causal_masks(ctx)
         self._report_optimizer_apply(ctx)
         self._report_model_methods(ctx)
 
@@ -376,6 +425,22 @@ class NewerApi(Rule):
                    "the public utilities (AttributeError, or ImportError for `from keras.utils import ...`): "
                    "import Keras as `from tensorflow import keras` (the public API of the same package), or "
                    f"use `tensorflow.keras.utils.{utility}`", fixed=False)
+
+    def _report_causal_masks(self, ctx) -> None:
+        """``mha(query=x, value=x, use_causal_mask=True)``: Keras 2.7+ gives the attention layers'
+        call a causal mask of their own; Keras 2.6's call has no such keyword."""
+        for call in ctx.nodes(cst.Call):
+            arg = keyword(call, "use_causal_mask")
+            layer = _attention_layer(ctx, call.func) if arg is not None else None
+            if layer is None:
+                continue
+            # Keras 2.6's dot-product attention layers take `causal=True` where they are made.
+            instead = ("make the layer with `causal=True` instead" if layer != "MultiHeadAttention" else
+                       "pass `attention_mask=` a lower-triangular mask instead, `tf.linalg.band_part(tf.ones("
+                       "(length, length), tf.bool), -1, 0)` for `length` steps (True where a step may attend), "
+                       "combined with the padding mask if the inputs are padded")
+            ctx.report(self.code, arg, f"`use_causal_mask=` of the `{layer}` call is {_WHERE} (TypeError): "
+                       f"{instead}", fixed=False)
 
     def _report_keywords(self, ctx) -> None:
         for function, (words, instead) in _KEYWORDS.items():

@@ -14,7 +14,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
-from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name, self_attribute_values
+from porter.rules.keras._analysis.util import (INPUTS, is_literal_false, keras_subclasses, last_name,
+                                               self_attribute_values)
 from porter.rules.keras._analysis.fit import last_value_before
 from porter.scopes import called_returns, is_module_function, local_calls, owner, parameter_names, values_of
 
@@ -194,16 +195,35 @@ def dtype_name(ctx: FileContext, value: cst.BaseExpression) -> Optional[str]:
 
 # ------------------------------------------------------------------------------ masks
 def makes_mask(ctx: FileContext, node) -> bool:
-    """True for a ``Masking`` layer or an ``Embedding`` whose ``mask_zero`` is not False."""
-    if not isinstance(node, cst.Call):
-        return False
-    name = ctx.keras_name(node.func)
+    """True for a ``Masking`` layer, an ``Embedding`` whose ``mask_zero`` is not False, or a layer
+    class of the file that computes a mask of its own."""
+    return isinstance(node, cst.Call) and (_keras_mask_layer(ctx, node) or _computes_mask(ctx, node))
+
+
+def _keras_mask_layer(ctx: FileContext, call: cst.Call) -> bool:
+    name = ctx.keras_name(call.func)
     if name == MASKING:
         return True
     if name == EMBEDDING:
-        mask_zero = argument(node, "mask_zero", 6)
+        mask_zero = argument(call, "mask_zero", 6)
         return mask_zero is not None and not is_literal_false(mask_zero.value)
     return False
+
+
+def _computes_mask(ctx: FileContext, call: cst.Call) -> bool:
+    """``TokenEmbedding(vocab, 64)``, a Keras layer class of the file that holds a mask-making
+    layer (whose output, returned as it is, keeps its mask) or defines ``compute_mask`` (a token
+    embedding that hands on its inner embedding's mask after adding positions): Keras gives the
+    class's output a mask, unless ``compute_mask`` only returns None."""
+    layer_class = keras_subclasses(ctx).get(call.func.value) if isinstance(call.func, cst.Name) else None
+    if layer_class is None or not isinstance(layer_class.body, cst.IndentedBlock):
+        return False
+    method = next((statement for statement in layer_class.body.body if isinstance(statement, cst.FunctionDef)
+                   and statement.name.value == "compute_mask"), None)
+    if method is None:
+        return any(isinstance(node, cst.Call) and _keras_mask_layer(ctx, node) for node in walk(layer_class))
+    returned = [node.value for node in walk(method) if isinstance(node, cst.Return)]
+    return not all(value is None or is_name(value, "None") for value in returned)
 
 
 # Layers that take a mask and give none on (Keras' `compute_mask`): a recurrent layer that returns
@@ -250,7 +270,8 @@ def _masks(ctx: FileContext) -> List[cst.Call]:
     """Every call that makes a mask (cached per file)."""
     return ctx.shared(_MASKS, lambda: [
         node for node in ctx.nodes(cst.Call)
-        if last_name(node.func) in ("Masking", "Embedding") and makes_mask(ctx, node)])
+        if (last_name(node.func) in ("Masking", "Embedding") or isinstance(node.func, cst.Name))
+        and makes_mask(ctx, node)])
 
 
 def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
@@ -272,8 +293,8 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
     if applied:  # functional: LSTM(...)(inputs), or rnn = LSTM(...) then rnn(inputs)
         masked = Tracer(ctx).any_masked([arg.value for application in applied for arg in application.args])
         if masked:
-            raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)` or a layer given "
-                         "`mask=`)")
+            raise Unsafe("a mask reaches it (from a `Masking` layer, `Embedding(mask_zero=True)`, a layer class of "
+                         "the file that holds one or has a `compute_mask`, or a layer given `mask=`)")
         if masked is False:
             return
     region = _region(ctx, call)

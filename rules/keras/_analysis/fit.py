@@ -1471,6 +1471,11 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         if value is not None:
             return single_sample(ctx, value, owner, follow=False)
         return _always_single(ctx, data, owner)
+    if isinstance(data, cst.IfExp):  # `np.array([ids]) if short else np.array([ids[-n:]])`: one sample either way
+        return all(single_sample(ctx, branch, owner, follow) for branch in (data.body, data.orelse))
+    joined = joined_along_steps(ctx, data)
+    if joined is not None:  # `np.concatenate([ids, [[token]]], axis=1)`: the samples of each part
+        return any(_one_row(element) or single_sample(ctx, element, owner, follow) for element in joined)
     samples = literal_samples(data)
     if samples is not None:  # `["great movie"]`: the samples of one input
         return samples == 1
@@ -1505,6 +1510,30 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
             and not isinstance(first.elements[0], cst.StarredElement)
     return False
+
+
+# Calls that join arrays along an axis (the second argument, or `axis=`).
+_JOIN_FUNCTIONS = frozenset({"numpy.concatenate", "tensorflow.concat"})
+
+
+def joined_along_steps(ctx: FileContext, data: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+    """The parts ``data`` joins along an axis other than the first (``np.concatenate([ids,
+    [[token]]], axis=1)``, ``tf.concat([ids, next_ids], -1)``): each part has the samples of the
+    whole; None for anything else."""
+    if not (isinstance(data, cst.Call) and (ctx.qualified_name(data.func) or "") in _JOIN_FUNCTIONS and data.args):
+        return None
+    parts, axis = data.args[0].value, argument(data, "axis", 1)
+    if not isinstance(parts, (cst.List, cst.Tuple)) or axis is None or any(
+            isinstance(element, cst.StarredElement) for element in parts.elements):
+        return None
+    number = _signed_int(ctx, axis.value)
+    return [element.value for element in parts.elements] if number is not None and number != 0 else None
+
+
+def _one_row(node: cst.BaseExpression) -> bool:
+    """``[[token]]``: a literal list holding one row."""
+    return isinstance(node, cst.List) and len(node.elements) == 1 and isinstance(node.elements[0], cst.Element) \
+        and isinstance(node.elements[0].value, (cst.List, cst.Tuple))
 
 
 def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> bool:
