@@ -20,6 +20,7 @@ from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
+from porter.rules.keras._analysis.fixed_batch import describe as describe_fixed_batch, fixed_batch
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, single_value
 
@@ -294,7 +295,12 @@ class DivisibleDataset(Rule):
         "predicts) run one batch per execution: their `predict` inputs are padded to whole batches, not to whole "
         "executions of the option. A model whose class (of the file) defines `fit`, `evaluate` or `predict` itself, "
         "without handing on to Keras's through `super()`, runs that method, not Keras's: its inputs are left alone "
-        "and the call is reported, as what the method runs on the model is out of Keras's compiled functions."
+        "and the call is reported, as what the method runs on the model is out of Keras's compiled functions. "
+        "A model that fixes its batch to B (`batch_input_shape=[B, ...]`, `batch_shape`, `Input(..., batch_size=B)`, "
+        "as a stateful RNN needs), made in place or by a function of the file given B (a literal, a constant, or a "
+        "name bound to one), takes batches of B only: a call on its arrays that gives no `batch_size` gets "
+        "`batch_size=B` and is trimmed or padded to B, so a text generator built for batch 1 predicts one seed "
+        "alone; where B is not visible such a call is reported rather than trimmed or padded to Keras' 32."
     )
     examples = (
         # The model class defines `predict` itself: the call runs that method, not Keras's, so
@@ -2816,6 +2822,142 @@ scores = model.predict(rows, batch_size=len(rows))
             )
             """),
         ),
+        # A text generator built for one sequence at a time (a stateful LSTM, `batch_input_shape=[batch,
+        # None]` with a builder given 1): `predict` gets the model's batch of 1, never padded to 32.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def build(vocab, batch):
+                return tf.keras.Sequential([
+                    tf.keras.layers.Embedding(vocab, 8, batch_input_shape=[batch, None]),
+                    tf.keras.layers.LSTM(16, stateful=True),
+                    tf.keras.layers.Dense(vocab),
+                ])
+
+
+            generator = build(40, 1)
+            generator.load_weights("text.h5")
+            seed = np.array([3, 1, 4])
+            print(generator.predict(seed[None]).argmax())
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def build(vocab, batch):
+                return tf.keras.Sequential([
+                    tf.keras.layers.Embedding(vocab, 8, batch_input_shape=[batch, None]),
+                    tf.keras.layers.LSTM(16, stateful=True),
+                    tf.keras.layers.Dense(vocab),
+                ])
+
+
+            generator = build(40, 1)
+            generator.load_weights("text.h5")
+            seed = np.array([3, 1, 4])
+            print(generator.predict(seed[None], batch_size=1).argmax())
+            """,
+        ),
+        # An input of a fixed batch of 4 (`Input(..., batch_size=BATCH)`): the calls that give no batch
+        # size get 4, and their arrays are trimmed to it; 4 samples to `predict` need no padding.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            BATCH = 4
+            inputs = tf.keras.Input(shape=(6,), batch_size=BATCH)
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+            model.compile(optimizer="sgd", loss="mse")
+            rows = np.zeros((50, 6), dtype="float32")
+            labels = np.zeros(50, dtype="float32")
+            model.fit(rows, labels, epochs=1)
+            print(model.predict(rows[:4]))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") + snippet("""\
+
+
+            BATCH = 4
+            inputs = tf.keras.Input(shape=(6,), batch_size=BATCH)
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+            model.compile(optimizer="sgd", loss="mse")
+            rows = np.zeros((50, 6), dtype="float32")
+            labels = np.zeros(50, dtype="float32")
+            model.fit(trim_to_multiple(rows, 4), trim_to_multiple(labels, 4), epochs=1, batch_size=4)
+            print(model.predict(rows[:4], batch_size=4))
+            """),
+        ),
+        # A stateful model whose batch is a parameter of the function that trains it: the port cannot
+        # read it, so the call is reported, its arrays neither trimmed nor given Keras' default of 32.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(batch):
+                inputs = tf.keras.Input(shape=(None, 3), batch_size=batch)
+                return tf.keras.Model(inputs, tf.keras.layers.GRU(8, stateful=True)(inputs))
+
+
+            def train(rows, targets, batch):
+                model = build(batch)
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(rows, targets, epochs=1, shuffle=False)
+            """,
+        ),
+        # Layers stacked with `model.add(...)` (Keras 2 scripts), the first fixing a batch of one.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow.keras.layers import LSTM, Dense
+            from tensorflow.keras.models import Sequential
+
+            model = Sequential()
+            model.add(LSTM(32, batch_input_shape=(1, None, 30), stateful=True))
+            model.add(Dense(30, activation="softmax"))
+            model.load_weights("chars.h5")
+            probe = np.zeros((1, 1, 30), dtype="float32")
+            print(model.predict(probe, verbose=0))
+            """,
+            """\
+            import numpy as np
+            from tensorflow.keras.layers import LSTM, Dense
+            from tensorflow.keras.models import Sequential
+
+            model = Sequential()
+            model.add(LSTM(32, batch_input_shape=(1, None, 30), stateful=True))
+            model.add(Dense(30, activation="softmax"))
+            model.load_weights("chars.h5")
+            probe = np.zeros((1, 1, 30), dtype="float32")
+            print(model.predict(probe, verbose=0, batch_size=1))
+            """,
+        ),
+        # A fixed batch of 8 that each call already gives, on whole batches: nothing to change.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([
+                tf.keras.layers.InputLayer(batch_input_shape=(8, 5)),
+                tf.keras.layers.Dense(1),
+            ])
+            model.compile(optimizer="sgd", loss="mse")
+            rows = np.zeros((64, 5), dtype="float32")
+            model.fit(rows, np.zeros(64, dtype="float32"), batch_size=8, epochs=1)
+            print(model.predict(rows[:8], batch_size=8))
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -2840,6 +2982,12 @@ scores = model.predict(rows, batch_size=len(rows))
             if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
                 self._report_hidden_batch(ctx, entry)
                 continue
+            fixed = _model_fixed_batch(ctx, entry)
+            if fixed is not None and fixed.size is None:
+                self._report_unread_fixed_batch(ctx, entry, fixed)
+                continue
+            if fixed is not None:
+                entry = self._give_fixed_batch(ctx, entry, fixed)
             if entry.unpacked is not None and _unknown_lengths_trimmed(ctx):
                 self._report_unpacked(ctx, entry)
                 continue
@@ -3263,6 +3411,29 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"`@tf.function(jit_compile=True)` function through `strategy.run`, on batches of one static shape",
                    fixed=False, severity="warning")
 
+    def _give_fixed_batch(self, ctx, entry, fixed):
+        """A call on arrays of a model that fixes its batch to B, with no ``batch_size`` of its own,
+        gets ``batch_size=B``: Keras batches arrays by 32 otherwise, which such a model rejects. The
+        entry returned trims (or pads) to B."""
+        size = str(fixed.size)
+        ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer(size))))
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets `batch_size={size}`, the batch `{entry.model}` fixes "
+                   f"({describe_fixed_batch(ctx, fixed)}): Keras batches arrays by {KERAS_DEFAULT_BATCH} otherwise, "
+                   f"and a model built for batches of {size} rejects any other", fixed=True)
+        return dataclasses.replace(entry, batch=cst.Integer(size))
+
+    def _report_unread_fixed_batch(self, ctx, entry, fixed) -> None:
+        """A model that fixes its batch to a size the port cannot read: trimming or padding to
+        Keras' default 32 would break it, so the call is reported instead."""
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` runs `{entry.model}`, which fixes its batch ({describe_fixed_batch(ctx, fixed)}) "
+                   f"to a size the port cannot read, and gives no `batch_size`: Keras batches arrays by "
+                   f"{KERAS_DEFAULT_BATCH}, which that model rejects, and the IPU rejects a partial batch; pass "
+                   "`batch_size=` the model's batch and give the call a multiple of it (times the replicas and steps "
+                   "per execution) samples: trim `fit`/`evaluate` arrays, pad `predict`'s and cut its answers back",
+                   fixed=False)
+
     def _report_single_sample(self, ctx, entry) -> None:
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` on one sample (`{code_of(ctx, entry.data)}`): Keras on the IPU runs whole batches "
@@ -3413,6 +3584,16 @@ scores = model.predict(rows, batch_size=len(rows))
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
+
+
+def _model_fixed_batch(ctx, entry):
+    """The batch fixed by the model of a ``fit``/``evaluate``/``predict`` on arrays (or on one
+    sample) that gives no ``batch_size``, or None."""
+    if entry.method == "compile" or entry.batch is not None or entry.dataset_input:
+        return None
+    if not entry.arrays and (entry.data is None or not single_sample(ctx, entry.data, entry.owner)):
+        return None
+    return fixed_batch(ctx, entry.call, entry.owner)
 
 
 def _batch_of(call: cst.Call, method: str) -> int:
