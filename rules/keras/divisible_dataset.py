@@ -2941,6 +2941,45 @@ scores = model.predict(rows, batch_size=len(rows))
             print(model.predict(probe, verbose=0, batch_size=1))
             """,
         ),
+        # A function given the model (`next_step(sampler, window)`): the batch its callers' models fix.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def build(batch):
+                inputs = tf.keras.Input(shape=(None, 3), batch_size=batch)
+                return tf.keras.Model(inputs, tf.keras.layers.LSTM(3, stateful=True)(inputs))
+
+
+            def next_step(model, window):
+                return model.predict(window[None])
+
+
+            sampler = build(1)
+            sampler.load_weights("steps.h5")
+            print(next_step(sampler, np.zeros((5, 3), dtype="float32")))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def build(batch):
+                inputs = tf.keras.Input(shape=(None, 3), batch_size=batch)
+                return tf.keras.Model(inputs, tf.keras.layers.LSTM(3, stateful=True)(inputs))
+
+
+            def next_step(model, window):
+                return model.predict(window[None], batch_size=1)
+
+
+            sampler = build(1)
+            sampler.load_weights("steps.h5")
+            print(next_step(sampler, np.zeros((5, 3), dtype="float32")))
+            """,
+        ),
         # A fixed batch of 8 that each call already gives, on whole batches: nothing to change.
         Example(
             """\
@@ -3428,7 +3467,9 @@ scores = model.predict(rows, batch_size=len(rows))
         Keras' default 32 would break it, so the call is reported instead."""
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` runs `{entry.model}`, which fixes its batch ({describe_fixed_batch(ctx, fixed)}) "
-                   f"to a size the port cannot read, and gives no `batch_size`: Keras batches arrays by "
+                   + ("to sizes that differ between the models its function is given" if fixed.varies
+                      else "to a size the port cannot read")
+                   + f", and gives no `batch_size`: Keras batches arrays by "
                    f"{KERAS_DEFAULT_BATCH}, which that model rejects, and the IPU rejects a partial batch; pass "
                    "`batch_size=` the model's batch and give the call a multiple of it (times the replicas and steps "
                    "per execution) samples: trim `fit`/`evaluate` arrays, pad `predict`'s and cut its answers back",

@@ -12,7 +12,7 @@ import libcst as cst
 from porter.context import FileContext, code_of, walk
 from porter.cstutil import keyword
 from porter.rules.keras._analysis.fit import int_value, last_value_before, reaching_bindings, static_int
-from porter.scopes import called_returns, owner, parameter_names
+from porter.scopes import called_returns, local_calls, owner, parameter_names
 
 # Keywords whose first item is the batch a layer fixes.
 _SHAPE_KEYWORDS = ("batch_input_shape", "batch_shape")
@@ -25,6 +25,7 @@ class FixedBatch:
     size: Optional[int]  # B when the port can read it, None when it cannot
     source: Optional[cst.BaseExpression]  # the expression that fixes it (None for a stateful layer alone)
     stateful: bool  # the model holds a stateful layer (which needs a fixed batch)
+    varies: bool = False  # the callers of the function holding the call give models of different batches
 
 
 def fixed_batch(ctx: FileContext, call: cst.Call, scope: cst.CSTNode) -> Optional[FixedBatch]:
@@ -33,7 +34,32 @@ def fixed_batch(ctx: FileContext, call: cst.Call, scope: cst.CSTNode) -> Optiona
     when the model fixes none the port can see."""
     if not (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)):
         return None
-    bindings = reaching_bindings(ctx, call.func.value, scope)
+    model = call.func.value
+    if isinstance(scope, cst.FunctionDef) and model.value in parameter_names(scope) \
+            and not reaching_bindings(ctx, model, scope):
+        return _given_by_callers(ctx, scope, model.value)
+    return _bound_batch(ctx, model, scope)
+
+
+def _given_by_callers(ctx: FileContext, function: cst.FunctionDef, parameter: str) -> Optional[FixedBatch]:
+    """The batch fixed by the models the callers of ``function`` give its ``parameter``
+    (``generate(sampler, seed)``): theirs when they all fix the same one, else one the port
+    cannot read (a size of None) when any of them fixes a batch."""
+    found = []
+    for caller in local_calls(ctx, function):
+        given = _arguments_of(caller, function).get(parameter)
+        found.append(_bound_batch(ctx, given, owner(ctx, caller)) if isinstance(given, cst.Name) else None)
+    fixed = [batch for batch in found if batch is not None]
+    if not fixed:
+        return None
+    if len(fixed) == len(found) and len({batch.size for batch in fixed}) == 1:
+        return fixed[0]
+    return FixedBatch(None, fixed[0].source, any(batch.stateful for batch in fixed), varies=True)
+
+
+def _bound_batch(ctx: FileContext, model: cst.Name, scope: cst.CSTNode) -> Optional[FixedBatch]:
+    """The batch fixed by the model ``model`` is bound to once in ``scope``."""
+    bindings = reaching_bindings(ctx, model, scope)
     if len(bindings) != 1 or not isinstance(bindings[0][1], cst.Call):
         return None
     made = bindings[0][1]
