@@ -9,18 +9,18 @@ from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, floor_operand,
-                                               fraction_value, is_helper_call, joined_along_steps, layout,
-                                               literal_options, literal_samples, loaded_uncompiled, most_samples,
-                                               multiple_code, never_compiled, one_batch_call, own_method, repeatable,
-                                               rounded_up, same_size, samples_per_execution, single_sample,
-                                               smallest_per_execution, speed_asked, static_int, static_length,
-                                               training_calls, validation_entry)
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns,
+                                              describe_fixed_batch, floor_operand, fraction_value, is_helper_call,
+                                              joined_along_steps, layout, literal_options, literal_samples,
+                                              loaded_uncompiled, most_samples, multiple_code, never_compiled,
+                                              one_batch_call, own_method, repeatable, rounded_up, same_size,
+                                              samples_per_execution, single_sample, smallest_per_execution,
+                                              speed_asked, static_int, static_length, training_calls,
+                                              validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
-from porter.rules.keras._analysis.fixed_batch import describe as describe_fixed_batch, fixed_batch
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, single_value
 
@@ -3021,12 +3021,11 @@ scores = model.predict(rows, batch_size=len(rows))
             if entry.hidden_options is not None and _unknown_lengths_trimmed(ctx):
                 self._report_hidden_batch(ctx, entry)
                 continue
-            fixed = _model_fixed_batch(ctx, entry)
-            if fixed is not None and fixed.size is None:
-                self._report_unread_fixed_batch(ctx, entry, fixed)
+            if entry.model_batch is not None and entry.model_batch.size is None:
+                self._report_unread_fixed_batch(ctx, entry, entry.model_batch)
                 continue
-            if fixed is not None:
-                entry = self._give_fixed_batch(ctx, entry, fixed)
+            if entry.model_batch is not None:
+                self._give_fixed_batch(ctx, entry, entry.model_batch)
             if entry.unpacked is not None and _unknown_lengths_trimmed(ctx):
                 self._report_unpacked(ctx, entry)
                 continue
@@ -3450,17 +3449,16 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"`@tf.function(jit_compile=True)` function through `strategy.run`, on batches of one static shape",
                    fixed=False, severity="warning")
 
-    def _give_fixed_batch(self, ctx, entry, fixed):
+    def _give_fixed_batch(self, ctx, entry, fixed) -> None:
         """A call on arrays of a model that fixes its batch to B, with no ``batch_size`` of its own,
-        gets ``batch_size=B``: Keras batches arrays by 32 otherwise, which such a model rejects. The
-        entry returned trims (or pads) to B."""
+        gets ``batch_size=B``: Keras batches arrays by 32 otherwise, which such a model rejects (the
+        shared analysis already counts B as the call's batch)."""
         size = str(fixed.size)
         ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer(size))))
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` gets `batch_size={size}`, the batch `{entry.model}` fixes "
                    f"({describe_fixed_batch(ctx, fixed)}): Keras batches arrays by {KERAS_DEFAULT_BATCH} otherwise, "
                    f"and a model built for batches of {size} rejects any other", fixed=True)
-        return dataclasses.replace(entry, batch=cst.Integer(size))
 
     def _report_unread_fixed_batch(self, ctx, entry, fixed) -> None:
         """A model that fixes its batch to a size the port cannot read: trimming or padding to
@@ -3625,16 +3623,6 @@ scores = model.predict(rows, batch_size=len(rows))
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
-
-
-def _model_fixed_batch(ctx, entry):
-    """The batch fixed by the model of a ``fit``/``evaluate``/``predict`` on arrays (or on one
-    sample) that gives no ``batch_size``, or None."""
-    if entry.method == "compile" or entry.batch is not None or entry.dataset_input:
-        return None
-    if not entry.arrays and (entry.data is None or not single_sample(ctx, entry.data, entry.owner)):
-        return None
-    return fixed_batch(ctx, entry.call, entry.owner)
 
 
 def _batch_of(call: cst.Call, method: str) -> int:

@@ -1227,6 +1227,31 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # A model that fixes its batch to 8 (`batch_input_shape`): 800 samples are 100 of its batches,
+        # not 25 of Keras' default 32.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            rows = np.zeros((800, 4), dtype="float32")
+            labels = np.zeros(800, dtype="float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, batch_input_shape=(8, 4))])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(rows, labels, epochs=1)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            rows = np.zeros((800, 4), dtype="float32")
+            labels = np.zeros(800, dtype="float32")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, batch_input_shape=(8, 4))])
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=100)
+            model.fit(rows, labels, epochs=1)
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -1544,6 +1569,8 @@ class StepsPerExecution(Rule):
         """The batches per replica of arrays ``data`` that ``entry`` runs on (or of the ``part``
         of them that ``validation_split`` gives), known statically or written as an expression
         where the model is compiled."""
+        if entry.model_batch is not None and entry.model_batch.size is None:
+            return None  # the model fixes a batch the port cannot read: not Keras' default of 32
         static = self._static(ctx, entry, data, part)
         if static is not None:
             return static
