@@ -83,8 +83,7 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
     (``porter.project``); the files not listed learn nothing."""
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
-    factories = _strategy_factories(sources, configs, set().union(*imports.values()))
-    overriding = _overriding_classes(sources, configs, set().union(*imports.values()))
+    factories, overriding = _project_names(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
         project = Project(bool(imported & keras),
@@ -110,36 +109,36 @@ def _keras_modules(sources: Dict[str, Source]) -> Set[str]:
     return found
 
 
-def _strategy_factories(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
+# Text a module must hold to tell the files importing it something: a strategy it makes, or a
+# method of a model class that the IPU Keras extensions refuse.
+_STRATEGY_MARKERS = ("Strategy", "get_strategy")
+_OVERRIDE_MARKERS = ("def train_step", "_function(self")
+
+
+def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]
+                   ) -> Tuple[Set[str], Set[str]]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
-    strategy it makes, which the port of that file replaces by an IPU strategy. Only modules that
-    some file imports and that make a strategy are parsed (libcst and the rules are imported
-    then): a file ported alone costs nothing more."""
-    return _imported_names(sources, configs, imported, ("Strategy", "get_strategy"), "strategy_factories")
-
-
-def _overriding_classes(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]) -> Set[str]:
-    """``module.Class`` for each Keras model class of the ``.py`` files that overrides ``train_step``
-    (or a ``make_*_function``). Only modules that some file imports and that name such a method are
-    parsed."""
-    return _imported_names(sources, configs, imported, ("def train_step", "_function(self"), "overriding_classes")
-
-
-def _imported_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str],
-                    markers: Tuple[str, ...], reader: str) -> Set[str]:
-    """``module.name`` for each name that ``reader`` (a function of the strategy-scope rule, of a
-    module's text and config) finds in a ``.py`` file of ``sources`` that some file imports
-    (``imported``), uses a framework and holds one of the ``markers``. The others are not parsed, and
-    the rules are imported only for a file that is."""
-    found: Set[str] = set()
+    strategy it makes, which the port of that file replaces by an IPU strategy, and ``module.Class``
+    for each Keras model class that overrides ``train_step`` (or a ``make_*_function``). Only
+    modules that some file imports, that use a framework and that hold a marker of either are
+    parsed, once (libcst and the rules are imported then): a file ported alone costs nothing more."""
+    factories: Set[str] = set()
+    overriding: Set[str] = set()
     for path, source in sources.items():
         module = _module_name(path)
-        marked = any(marker in source.text for marker in markers)
-        if path.endswith(".py") and module in imported and marked and uses_framework(source.text):
-            from porter.rules.keras import strategy_scope
+        makes_strategy = any(marker in source.text for marker in _STRATEGY_MARKERS)
+        overrides = any(marker in source.text for marker in _OVERRIDE_MARKERS)
+        if not (path.endswith(".py") and module in imported and (makes_strategy or overrides)
+                and uses_framework(source.text)):
+            continue
+        from porter.rules.keras.strategy_scope import project_names
 
-            found.update(f"{module}.{name}" for name in getattr(strategy_scope, reader)(source.text, configs[path]))
-    return found
+        made, classes = project_names(source.text, configs[path])
+        if makes_strategy:
+            factories.update(f"{module}.{name}" for name in made)
+        if overrides:
+            overriding.update(f"{module}.{name}" for name in classes)
+    return factories, overriding
 
 
 def _module_name(path: str) -> str:

@@ -1,6 +1,6 @@
 import builtins
 from textwrap import indent
-from typing import AbstractSet, Optional, Set
+from typing import AbstractSet, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -4532,26 +4532,18 @@ RULE = StrategyScope()
 # (``porter.api.projects``).
 
 
-def overriding_classes(text: str, config: Config) -> Set[str]:
-    """The names of the module's Keras model classes that override ``train_step`` (or a
-    ``make_*_function``): a file of the project that trains one of them needs a strategy without the
-    IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
-    ctx = _keras_context(text, config)
-    if ctx is None:
-        return set()
-    return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
-            if ctx.enclosing(hook, cst.ClassDef) is not None}
-
-
-def _keras_context(text: str, config: Config) -> Optional[FileContext]:
-    """The context of a module of the project read as Keras code; None when it does not parse or
-    is not Keras code."""
+def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str]]:
+    """What a file of the project that imports the module learns from it, read from one parse:
+    its strategy factories (``strategy_factories``) and its overriding classes
+    (``overriding_classes``). Empty when ``text`` does not parse or is not Keras code."""
     try:
         module = parse(text)
     except ParseError:
-        return None
+        return set(), set()
     ctx = FileContext(module, config)
-    return ctx if KERAS in ctx.frameworks else None
+    if KERAS not in ctx.frameworks:
+        return set(), set()
+    return _factories_in(ctx, text), _overriding_in(ctx)
 
 
 def strategy_factories(text: str, config: Config) -> Set[str]:
@@ -4560,10 +4552,20 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     made in the function, directly, through a local or one of the branches of a conditional.
     Empty when ``text`` is not Keras code or its strategies are left as they are (this rule not
     selected, or a suppression comment on them)."""
-    if not is_selected(StrategyScope.code, config.select, config.ignore):
-        return set()
-    ctx = _keras_context(text, config)
-    if ctx is None:
+    return project_names(text, config)[0]
+
+
+def overriding_classes(text: str, config: Config) -> Set[str]:
+    """The names of the module's Keras model classes that override ``train_step`` (or a
+    ``make_*_function``): a file of the project that trains one of them needs a strategy without the
+    IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
+    return project_names(text, config)[1]
+
+
+def _factories_in(ctx: FileContext, text: str) -> Set[str]:
+    """``strategy_factories`` of the module ``ctx`` reads (its ``text``). Its suppressions are
+    applied first: the plan it reads is made with them."""
+    if not is_selected(StrategyScope.code, ctx.config.select, ctx.config.ignore):
         return set()
     if MARKER in text:
         ctx.suppress(find_suppressions(ctx.module))
@@ -4574,3 +4576,9 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
     return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
             and returns_of(function) and all(gives_strategy(function, node.value, made) for node in returns_of(function))}
+
+
+def _overriding_in(ctx: FileContext) -> Set[str]:
+    """``overriding_classes`` of the module ``ctx`` reads."""
+    return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
+            if ctx.enclosing(hook, cst.ClassDef) is not None}

@@ -338,8 +338,8 @@ def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
     return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
 
 
-def gives_strategy(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int], followed: FrozenSet[str] = frozenset()
-           ) -> bool:
+def gives_strategy(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int],
+                   followed: FrozenSet[str] = frozenset()) -> bool:
     """Whether ``value``, returned by ``function``, is one of the strategies ``made``: one of
     them, both branches of ``a if c else b``, or a local name (not a parameter: the caller's
     strategy) every assignment of ``function`` binds to one (``strategy = TPUStrategy(tpu)`` in
