@@ -762,6 +762,53 @@ class StrategyScope(Rule):
         "plotting helper given `history.history`) is left as it is."
     )
     examples = (
+        # One function makes the model into a `global` name, another trains it, and `main` calls
+        # both: the model is made where `main` calls the first, so the scope holds both calls.
+        Example(
+            """\
+import tensorflow as tf
+
+model = None
+
+
+def build():
+    global model
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+
+
+def train(x, y):
+    model.fit(x, y, batch_size=16)
+
+
+def main(x, y):
+    build()
+    train(x, y)
+""",
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+model = None
+
+
+def build():
+    global model
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+
+
+def train(x, y):
+    model.fit(x, y, batch_size=16)
+
+
+def main(x, y):
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        build()
+        train(x, y)
+""",
+        ),
         # A function of the file makes the strategy, and the program only enters its scope inline:
         # the port makes its IPU strategy by calling that function, and the scope holds the fit.
         Example(

@@ -572,6 +572,10 @@ class _Analysis:
         # Ids of the methods of plain classes that return a model and that only the class calls
         # (``model = self._make_model()`` in ``train``): like builders, they run in their caller's scope.
         self.builder_methods: Set[int] = set()
+        # Module functions that make a model into a ``global`` name the file calls (``def build():
+        # global model; model = ...``), then trained by other functions: like builders, they run in
+        # their caller's scope, whose calls of them make the model.
+        self.global_makers: Set[str] = set()
         # Functions of the file that compile or train a model passed to them: name -> the
         # trained parameters (name -> position), and the functions by name.
         self.trainers: Dict[str, Dict[str, int]] = {}
@@ -619,6 +623,7 @@ class _Analysis:
         self._find_builders()
         self._find_returners()
         self._find_builder_methods()
+        self._find_global_makers()
         self._keep_scoped_lookups()
         plan.builders = set(self.builders)
         plan.model_classes = set(self.model_classes)
@@ -1305,6 +1310,22 @@ class _Analysis:
                     and calls_by_name(self.ctx).get(function.name.value):
                 self.builder_methods.add(id(function))
 
+    def _find_global_makers(self) -> None:
+        """Module functions, called in the file, that assign a model to a name they declare
+        ``global``: the model lives on in the module, where the functions that train or run it find
+        it, so it is made where the function is called, in the scope that holds those runs."""
+        for function in self.ctx.nodes(cst.FunctionDef):
+            name = function.name.value
+            if name in self.builders or not is_module_function(self.ctx, function) or not local_calls(
+                    self.ctx, function):
+                continue
+            declared = {item.name.value for node in self._in_function(cst.Global, function)
+                        for item in node.names}
+            if declared and any(self._is_model_assignment(assign) and declared & {
+                    bound for target in assign.targets for bound in bound_names(target.target)}
+                    for assign in self._in_function(cst.Assign, function)):
+                self.global_makers.add(name)
+
     def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
         """The nodes of a type whose innermost enclosing function is ``function`` (None: the
         module's own code), in source order (grouped once per type: asking each function in turn
@@ -1502,6 +1523,7 @@ class _Analysis:
             regions[id(block)] = region = self._region_in(block)
             if region is not None:
                 plan.regions.append(region)
+        self._cover_global_makers(regions)
         self._cover_inline_models(regions)
         self._cover_handovers(regions)
         self._cover_scopes(regions)
@@ -1543,6 +1565,18 @@ class _Analysis:
         start = order[id(statement)]
         return any(order[id(top)] > start and type(node) is cst.Name and node.value in names
                    for top, node in self._code_of_block(block))
+
+    def _cover_global_makers(self, regions: Dict[int, Optional[Region]]) -> None:
+        """``build_model()`` (a function that makes a ``global`` model) at the top of a block: the
+        model is made there, so the statement starts that block's region, which the runs of the
+        model, through the functions called after it, then grow (``_cover_later_runs``)."""
+        for name in sorted(self.global_makers):
+            for call in local_calls(self.ctx, self._functions[name]):
+                statement = self.ctx.statement_of(call)
+                block = self._outer_block(self.ctx.block_of(statement)) if statement is not None else None
+                if block is not None and not self._inside_builder(block) and not self._in_model_fn(block):
+                    top = self._statement_in(block, statement)
+                    self._take_in(regions, block, top, top)
 
     def _cover_inline_models(self, regions: Dict[int, Optional[Region]]) -> None:
         """``train(build(), data)``: a model created as the argument of a function of the file
@@ -2228,6 +2262,8 @@ class _Analysis:
         if id(function) in self.builder_methods:
             return True
         name = function.name.value
+        if name in self.global_makers:
+            return True
         # A builder the file never calls is called by an importer (or by nobody): its model is
         # made in that caller's scope too, where the importer's port puts it; a scope and an IPU
         # configuration of its own would make a second strategy inside the importer's.
