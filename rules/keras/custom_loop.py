@@ -1,12 +1,12 @@
 from textwrap import indent
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
-                                                      strategy_scope_name, tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, out_of_reach,
+                                                      run_targets, strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
@@ -963,9 +963,16 @@ def main(test):
         Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
                                 "    def batches():\n        while True:\n            yield next_batch()\n\n"
                                 "    for epoch in range(3):\n        for images, labels in batches():")),
-        # A warm-up call outside the loop would run the compiled step directly: reported.
+        # A warm-up call outside the loop, in the scope too, runs the compiled step through `strategy.run`.
         Example(_BEFORE.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):"),
-                _AFTER_STEP.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):")),
+                _AFTER_STEP.replace("    for epoch in range(3):",
+                                    "    strategy.run(train_step, args=(*first_batch,))\n    for epoch in range(3):")),
+        # ... also a single step at module level whose answer is kept, given by keyword.
+        Example(_MODEL + "\n\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ") + "    return loss\n\n\n"
+                "first_loss = train_step(x0, y=y0)\nfor x, y in dataset:\n    train_step(x, y)\n",
+                _MODEL + "\n\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "    return loss\n\n\nfirst_loss = strategy.run(train_step, args=(x0,), kwargs={'y': y0})\n"
+                "for x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n"),
         # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
         Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
@@ -2004,7 +2011,8 @@ def main(test):
         call, a loop the rewrite does not take) are reported."""
         rewritten = {id(plan.step.call) for plan in plans}
         # Functions that run through `strategy.run`: the script's, and the steps of the rewritten loops.
-        runners = run_targets(ctx) | {plan.step.function.name.value for plan in plans if plan.problem is None}
+        run_steps = {plan.step.function.name.value for plan in plans if plan.problem is None}
+        runners = run_targets(ctx) | run_steps
         # ... and the script's own compiled functions that run the model (`@tf.function(jit_compile=True)
         # def answer(x): return model(x)`) and no loop plan takes: called directly, they are not run
         # by the IPU strategy either.
@@ -2021,8 +2029,32 @@ def main(test):
             caller = ctx.enclosing_function(call)
             if caller is not None and caller.name.value in runners:
                 continue  # inside a function that runs through `strategy.run`
+            strategy = self._scope_strategy(ctx, call)
+            # A step of a rewritten loop (its losses reduced as `strategy.run` needs) runs there too.
+            if func.value in run_steps and strategy is not None and not is_tf_function(ctx, caller):
+                ctx.replace(call, _run_call(strategy, func.value))
+                ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU and this call of it in the "
+                           f"IPU strategy's scope (a warm-up step, a single step) runs through `{strategy}.run`",
+                           fixed=True)
+                continue
             ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
                        f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
+
+    @staticmethod
+    def _scope_strategy(ctx, call: cst.Call) -> Optional[str]:
+        """How ``call`` reaches the IPU strategy, when it runs in its scope after the port (in the
+        script's own `with strategy.scope():`, in a region of the port's, or in a function every
+        call of which is): the strategy's name, or TensorFlow's current strategy where the
+        strategy is a local of another function; None when it does not run there."""
+        model = model_plan(ctx)
+        existing = strategy_scope_name(ctx, call)
+        if model.has_ipu_strategy:
+            return existing
+        if existing is None and not covered(ctx, model.regions, call, CALLER_DEPTH):
+            return None
+        if out_of_reach(ctx, call, model, existing):
+            return f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
+        return existing or model.strategy_name
 
     def _explicit_loss_reduction(self, ctx, steps: List[Tuple[str, List[cst.CSTNode]]], tf: str,
                                  done: Set[str]) -> None:
