@@ -5,8 +5,8 @@ import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, out_of_reach,
-                                                      run_targets, strategy_scope_name, tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, handed_modules, loop_plans,
+                                                      out_of_reach, run_targets, strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
@@ -54,6 +54,38 @@ _AFTER_DEVICE = _BEFORE.replace('''
 ''')
 _AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
     "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
+# A loop function trained once with a `tf.Module` made before the scope, then with a Keras model.
+_TF_MODULE_LOOP = '''import tensorflow as tf
+
+
+class Line(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(1.0)
+
+    def __call__(self, x):
+        return self.w * x
+
+
+def train(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    for grad, variable in zip(grads, model.trainable_variables):
+        variable.assign_sub(0.1 * grad)
+
+
+def fit_loop(model, x, y):
+    for epoch in range(10):
+        train(model, x, y)
+
+
+def main(x, y):
+    line = Line()
+    fit_loop(line, x, y)
+    dense = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    fit_loop(dense, x, y)
+'''
 # The body of a small step on `model` and `optimizer`, indented as each example needs it.
 _TAPE_STEP = """with tf.GradientTape() as tape:
     loss = tf.reduce_mean((model(x) - y) ** 2)
@@ -973,6 +1005,10 @@ def main(test):
                 _MODEL + "\n\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
                 + "    return loss\n\n\nfirst_loss = strategy.run(train_step, args=(x0,), kwargs={'y': y0})\n"
                 "for x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n"),
+        # A `tf.Module` made out of the scope, trained by a loop function that a Keras model also goes
+        # through (the scope is opened for that one): its variables stay on the CPU; reported.
+        Example(_TF_MODULE_LOOP, _TF_MODULE_LOOP.replace("\ndef train(", "\n@tf.function(jit_compile=True)\ndef train(")
+                .replace("        train(model, x, y)", "        tf.distribute.get_strategy().run(train, args=(model, x, y))")),
         # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
         Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
@@ -1825,6 +1861,15 @@ def main(test):
                            "updates it on the IPU: Keras optimizers and metrics must be made inside "
                            "`with strategy.scope():`; make it there, where the model is made, and hand it to the "
                            "step", fixed=False)
+            for name, statement in handed_modules(ctx, plan.step.call):
+                if (id(statement) in seen or covered(ctx, regions, statement, CALLER_DEPTH)
+                        or strategy_scope_name(ctx, statement)):
+                    continue
+                seen.add(id(statement))
+                ctx.report(self.code, statement, f"`{name}` is a `tf.Module` made out of the IPU strategy's scope, "
+                           f"and `{step}` trains it on the IPU through `strategy.run`: its `tf.Variable`s are made "
+                           "on the CPU, where the compiled step cannot update them; make it inside "
+                           "`with strategy.scope():`, before the loop", fixed=False, severity=ERROR)
 
     def _keras_step_losses(self, ctx, tf: str, done: Set[str]) -> None:
         """Overridden ``train_step``/``test_step``, which ``fit`` runs through the strategy's ``run``,
