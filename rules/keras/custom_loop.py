@@ -1006,7 +1006,8 @@ def main(test):
                 + "    return loss\n\n\nfirst_loss = strategy.run(train_step, args=(x0,), kwargs={'y': y0})\n"
                 "for x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n"),
         # A `tf.Module` made out of the scope, trained by a loop function that a Keras model also goes
-        # through (the scope is opened for that one): its variables stay on the CPU; reported.
+        # through (the scope is opened for that one): its variables stay on the CPU; reported. (One
+        # holding only Keras layers makes its variables when first called, in the step: not reported.)
         Example(_TF_MODULE_LOOP, _TF_MODULE_LOOP.replace("\ndef train(", "\n@tf.function(jit_compile=True)\ndef train(")
                 .replace("        train(model, x, y)", "        tf.distribute.get_strategy().run(train, args=(model, x, y))")),
         # A notebook defines `train_step` again for its second loop: each loop runs the one before it.

@@ -6,7 +6,7 @@ function is rewritten for the IPU, or why it is left for a person. The loops the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -106,15 +106,27 @@ def handed_modules(ctx: FileContext, call: cst.Call) -> List[Tuple[str, cst.Base
 
 
 def _module_classes(ctx: FileContext) -> List[cst.ClassDef]:
-    """The classes of the file deriving from ``tf.Module`` (directly or through a class of the file)."""
+    """The classes of the file deriving from ``tf.Module`` (directly or through a class of the file)
+    that make ``tf.Variable``s when an instance is made, in their ``__init__`` or a base's. (Keras
+    layers they hold make theirs when first called, where the step runs.)"""
     found: List[cst.ClassDef] = []
-    names: Set[str] = set()
+    modules: Dict[str, bool] = {}  # each module class of the file: whether it makes variables
     for node in ctx.nodes(cst.ClassDef):  # a base class is defined before the classes deriving from it
-        if any(ctx.qualified_name(base.value) == "tensorflow.Module" or isinstance(base.value, cst.Name)
-               and base.value.value in names for base in node.bases):
+        bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name)
+                 and base.value.value in modules]
+        if not bases and not any(ctx.qualified_name(base.value) == "tensorflow.Module" for base in node.bases):
+            continue
+        modules[node.name.value] = any(modules[base] for base in bases) or _makes_variables(ctx, node)
+        if modules[node.name.value]:
             found.append(node)
-            names.add(node.name.value)
     return found
+
+
+def _makes_variables(ctx: FileContext, owner_class: cst.ClassDef) -> bool:
+    """Whether the ``__init__`` of ``owner_class`` calls ``tf.Variable``."""
+    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__" and any(
+        isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "tensorflow.Variable"
+        for node in walk(statement.body)) for statement in owner_class.body.body)
 
 
 def _global_strategy(ctx: FileContext, model: Plan) -> bool:
