@@ -400,6 +400,22 @@ def test_cells_that_make_nothing_on_a_device_are_left_alone(tmp_path):
     assert cli(["nb.ipynb", "--check", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
 
 
+def test_a_name_bound_to_host_data_is_host_work_whatever_else_it_names(tmp_path):
+    cells = [
+        code_cell("import numpy as np\nimport tensorflow as tf"),
+        code_cell("model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile(loss=\"mse\")"),
+        code_cell("history = model.fit(np.ones((32, 4)), np.ones((32, 1)), batch_size=32)"),
+        code_cell("loss = history.history[\"loss\"]\nprint(loss)"),
+        code_cell("loss = tf.keras.losses.MeanSquaredError()"),
+        code_cell("scores = model.predict(np.ones((32, 4)), batch_size=32)"),
+    ]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    assert cli(["nb.ipynb", "--write", "--select", "IPU103"], cwd=tmp_path).exit_code == 0
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    # `loss` names a loss object in another cell; here it is bound to the history's numbers.
+    assert sources[3] == cells[3]["source"]
+
+
 def test_arithmetic_on_a_keras_input_is_model_code(tmp_path):
     cells = [
         code_cell("import tensorflow as tf"),

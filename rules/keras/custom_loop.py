@@ -1,12 +1,12 @@
 from textwrap import indent
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
-                                                      strategy_scope_name, tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, handed_modules, loop_plans,
+                                                      out_of_reach, run_targets, strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
@@ -54,6 +54,38 @@ _AFTER_DEVICE = _BEFORE.replace('''
 ''')
 _AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
     "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
+# A loop function trained once with a `tf.Module` made before the scope, then with a Keras model.
+_TF_MODULE_LOOP = '''import tensorflow as tf
+
+
+class Line(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(1.0)
+
+    def __call__(self, x):
+        return self.w * x
+
+
+def train(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    for grad, variable in zip(grads, model.trainable_variables):
+        variable.assign_sub(0.1 * grad)
+
+
+def fit_loop(model, x, y):
+    for epoch in range(10):
+        train(model, x, y)
+
+
+def main(x, y):
+    line = Line()
+    fit_loop(line, x, y)
+    dense = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    fit_loop(dense, x, y)
+'''
 # The body of a small step on `model` and `optimizer`, indented as each example needs it.
 _TAPE_STEP = """with tf.GradientTape() as tape:
     loss = tf.reduce_mean((model(x) - y) ** 2)
@@ -963,9 +995,21 @@ def main(test):
         Example(_BEFORE.replace("    for epoch in range(3):\n        for images, labels in dataset:",
                                 "    def batches():\n        while True:\n            yield next_batch()\n\n"
                                 "    for epoch in range(3):\n        for images, labels in batches():")),
-        # A warm-up call outside the loop would run the compiled step directly: reported.
+        # A warm-up call outside the loop, in the scope too, runs the compiled step through `strategy.run`.
         Example(_BEFORE.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):"),
-                _AFTER_STEP.replace("    for epoch in range(3):", "    train_step(*first_batch)\n    for epoch in range(3):")),
+                _AFTER_STEP.replace("    for epoch in range(3):",
+                                    "    strategy.run(train_step, args=(*first_batch,))\n    for epoch in range(3):")),
+        # ... also a single step at module level whose answer is kept, given by keyword.
+        Example(_MODEL + "\n\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ") + "    return loss\n\n\n"
+                "first_loss = train_step(x0, y=y0)\nfor x, y in dataset:\n    train_step(x, y)\n",
+                _MODEL + "\n\n@tf.function(jit_compile=True)\ndef train_step(x, y):\n" + indent(_TAPE_STEP, "    ")
+                + "    return loss\n\n\nfirst_loss = strategy.run(train_step, args=(x0,), kwargs={'y': y0})\n"
+                "for x, y in dataset:\n    strategy.run(train_step, args=(x, y))\n"),
+        # A `tf.Module` made out of the scope, trained by a loop function that a Keras model also goes
+        # through (the scope is opened for that one): its variables stay on the CPU; reported. (One
+        # holding only Keras layers makes its variables when first called, in the step: not reported.)
+        Example(_TF_MODULE_LOOP, _TF_MODULE_LOOP.replace("\ndef train(", "\n@tf.function(jit_compile=True)\ndef train(")
+                .replace("        train(model, x, y)", "        tf.distribute.get_strategy().run(train, args=(model, x, y))")),
         # A notebook defines `train_step` again for its second loop: each loop runs the one before it.
         Example(_TWO_STEPS_BEFORE, _TWO_STEPS_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
             "    train_step(x, y)", "    strategy.run(train_step, args=(x, y))")),
@@ -1818,6 +1862,15 @@ def main(test):
                            "updates it on the IPU: Keras optimizers and metrics must be made inside "
                            "`with strategy.scope():`; make it there, where the model is made, and hand it to the "
                            "step", fixed=False)
+            for name, statement in handed_modules(ctx, plan.step.call):
+                if (id(statement) in seen or covered(ctx, regions, statement, CALLER_DEPTH)
+                        or strategy_scope_name(ctx, statement)):
+                    continue
+                seen.add(id(statement))
+                ctx.report(self.code, statement, f"`{name}` is a `tf.Module` made out of the IPU strategy's scope, "
+                           f"and `{step}` trains it on the IPU through `strategy.run`: its `tf.Variable`s are made "
+                           "on the CPU, where the compiled step cannot update them; make it inside "
+                           "`with strategy.scope():`, before the loop", fixed=False, severity=ERROR)
 
     def _keras_step_losses(self, ctx, tf: str, done: Set[str]) -> None:
         """Overridden ``train_step``/``test_step``, which ``fit`` runs through the strategy's ``run``,
@@ -2004,7 +2057,8 @@ def main(test):
         call, a loop the rewrite does not take) are reported."""
         rewritten = {id(plan.step.call) for plan in plans}
         # Functions that run through `strategy.run`: the script's, and the steps of the rewritten loops.
-        runners = run_targets(ctx) | {plan.step.function.name.value for plan in plans if plan.problem is None}
+        run_steps = {plan.step.function.name.value for plan in plans if plan.problem is None}
+        runners = run_targets(ctx) | run_steps
         # ... and the script's own compiled functions that run the model (`@tf.function(jit_compile=True)
         # def answer(x): return model(x)`) and no loop plan takes: called directly, they are not run
         # by the IPU strategy either.
@@ -2021,8 +2075,32 @@ def main(test):
             caller = ctx.enclosing_function(call)
             if caller is not None and caller.name.value in runners:
                 continue  # inside a function that runs through `strategy.run`
+            strategy = self._scope_strategy(ctx, call)
+            # A step of a rewritten loop (its losses reduced as `strategy.run` needs) runs there too.
+            if func.value in run_steps and strategy is not None and not is_tf_function(ctx, caller):
+                ctx.replace(call, _run_call(strategy, func.value))
+                ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU and this call of it in the "
+                           f"IPU strategy's scope (a warm-up step, a single step) runs through `{strategy}.run`",
+                           fixed=True)
+                continue
             ctx.report(self.code, call, f"`{func.value}` is compiled for the IPU but called directly here: call it "
                        f"as `strategy.run({func.value}, args=(...))` inside `strategy.scope()`", fixed=False)
+
+    @staticmethod
+    def _scope_strategy(ctx, call: cst.Call) -> Optional[str]:
+        """How ``call`` reaches the IPU strategy, when it runs in its scope after the port (in the
+        script's own `with strategy.scope():`, in a region of the port's, or in a function every
+        call of which is): the strategy's name, or TensorFlow's current strategy where the
+        strategy is a local of another function; None when it does not run there."""
+        model = model_plan(ctx)
+        existing = strategy_scope_name(ctx, call)
+        if model.has_ipu_strategy:
+            return existing
+        if existing is None and not covered(ctx, model.regions, call, CALLER_DEPTH):
+            return None
+        if out_of_reach(ctx, call, model, existing):
+            return f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
+        return existing or model.strategy_name
 
     def _explicit_loss_reduction(self, ctx, steps: List[Tuple[str, List[cst.CSTNode]]], tf: str,
                                  done: Set[str]) -> None:

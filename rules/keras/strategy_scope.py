@@ -459,6 +459,10 @@ def _idle_in_cell(ctx, plan):
         if isinstance(small, cst.Assign) and any(is_name(target.target, name) for target in small.targets
                                                  for name in fed):
             return False  # `iterator = iter(ds)` that a step runs on: an IPU infeed in the scope
+        if isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets):
+            # What a name is bound to decides, not the name: `loss = history.history["loss"]` for a
+            # plot is host work though the notebook binds `loss` to a loss object in another cell.
+            return idle_expression(small.value)
         return idle_expression(statement_node)
 
     def find_idle_names() -> None:

@@ -6,19 +6,19 @@ function is rewritten for the IPU, or why it is left for a person. The loops the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
-from porter.cstutil import is_name
-from porter.scopes import owner
+from porter.cstutil import argument, is_name
+from porter.scopes import bindings_of, instance_class, owner, parameter_names
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (TAPES, StepCall, eager_calls, evaluation_calls, is_tf_function,
-                                                method_step_calls, probes_model, reaches_models, run_calls, step_calls,
-                                                trains, updates_weights)
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, eager_calls, evaluation_calls,
+                                                is_tf_function, method_step_calls, probes_model, reaches_models,
+                                                run_calls, step_calls, trains, updates_weights)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -73,6 +73,60 @@ def covered(ctx: FileContext, regions, node: cst.CSTNode, depth: int) -> bool:
     function = ctx.enclosing_function(node)
     callers = calls_by_name(ctx).get(function.name.value, []) if function is not None and depth > 0 else []
     return bool(callers) and all(covered(ctx, regions, call, depth - 1) for call in callers)
+
+
+def handed_modules(ctx: FileContext, call: cst.Call) -> List[Tuple[str, cst.BaseStatement]]:
+    """``(name, statement)`` for each instance of a ``tf.Module`` class of the file (not a Keras
+    one) that the step ``call`` is given: by name, or through the parameters of the functions
+    around it (``CALLER_DEPTH`` callers up), each with the statement that makes it (the last one
+    before the name is read, when a notebook makes it again). Its ``tf.Variable``s are placed
+    where it is made, which the model plan does not follow."""
+    modules = {id(node) for node in _module_classes(ctx)}
+    found: List[Tuple[str, cst.BaseStatement]] = []
+    pending = [(arg.value, CALLER_DEPTH) for arg in call.args if isinstance(arg.value, cst.Name)]
+    while pending:
+        name, depth = pending.pop(0)
+        function = ctx.enclosing_function(name)
+        bindings = bindings_of(ctx, name)
+        if not bindings and function is not None and name.value in parameter_names(function) and depth > 0:
+            position = parameter_names(function).index(name.value)
+            for caller in calls_by_name(ctx).get(function.name.value, []):
+                given = argument(caller, name.value, position) if isinstance(caller.func, cst.Name) else None
+                if given is not None and isinstance(given.value, cst.Name):
+                    pending.append((given.value, depth - 1))
+            continue
+        if len(bindings) > 1:
+            last = definition_before(ctx, name, [statement for statement, _ in bindings])
+            bindings = [(statement, value) for statement, value in bindings if statement is last]
+        for statement, value in bindings:
+            made = instance_class(ctx, value) if isinstance(value, cst.Call) else None
+            if made is not None and id(made) in modules and (name.value, statement) not in found:
+                found.append((name.value, statement))
+    return found
+
+
+def _module_classes(ctx: FileContext) -> List[cst.ClassDef]:
+    """The classes of the file deriving from ``tf.Module`` (directly or through a class of the file)
+    that make ``tf.Variable``s when an instance is made, in their ``__init__`` or a base's. (Keras
+    layers they hold make theirs when first called, where the step runs.)"""
+    found: List[cst.ClassDef] = []
+    modules: Dict[str, bool] = {}  # each module class of the file: whether it makes variables
+    for node in ctx.nodes(cst.ClassDef):  # a base class is defined before the classes deriving from it
+        bases = [base.value.value for base in node.bases if isinstance(base.value, cst.Name)
+                 and base.value.value in modules]
+        if not bases and not any(ctx.qualified_name(base.value) == "tensorflow.Module" for base in node.bases):
+            continue
+        modules[node.name.value] = any(modules[base] for base in bases) or _makes_variables(ctx, node)
+        if modules[node.name.value]:
+            found.append(node)
+    return found
+
+
+def _makes_variables(ctx: FileContext, owner_class: cst.ClassDef) -> bool:
+    """Whether the ``__init__`` of ``owner_class`` calls ``tf.Variable``."""
+    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__" and any(
+        isinstance(node, cst.Call) and ctx.qualified_name(node.func) == "tensorflow.Variable"
+        for node in walk(statement.body)) for statement in owner_class.body.body)
 
 
 def _global_strategy(ctx: FileContext, model: Plan) -> bool:
