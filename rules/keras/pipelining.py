@@ -121,6 +121,31 @@ def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
     return made if ctx.qualified_name(maker) in _MINIMIZE_OVERRIDES else None
 
 
+def _unpacked_position(assign: cst.Assign, name: str) -> Optional[int]:
+    """The place of ``name`` in the tuple ``assign`` unpacks (1 for ``base, model = ...``), else None."""
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names = [element.value.value if isinstance(element.value, cst.Name) else None for element in target.elements]
+    return names.index(name) if name in names else None
+
+
+def _borrowed_input(construction: cst.Call) -> Optional[cst.BaseExpression]:
+    """The inputs of ``keras.Model(inputs=base.input, outputs=...)`` when they are another model's
+    (``base.input``, ``base.inputs``), else None."""
+    given = argument(construction, "inputs", 0)
+    value = given.value if given is not None else None
+    if isinstance(value, cst.Attribute) and value.attr.value in ("input", "inputs"):
+        return value
+    return None
+
+
+def _attribute_name(ctx, name: cst.Name) -> bool:
+    """``name`` is the attribute of a dotted name (the ``keras`` of ``tf.keras``), not a variable."""
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
+
+
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -150,7 +175,10 @@ class Pipelining(Rule):
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
         "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
         "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
-        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls, and around the calls on its input "
+        "before them (a backbone, an augmentation model, a `preprocess_input`): a pipelined model needs every layer "
+        "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
+        "called where that model was built, is reported. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -170,6 +198,73 @@ class Pipelining(Rule):
         Example(_FUNCTIONAL_BEFORE, _FUNCTIONAL_AFTER,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
                          "pipeline_schedule": "interleaved"}),
+        # A frozen backbone called on the input, then a head, in a builder that returns the model and
+        # the backbone: the backbone call (and the preprocessing before it) gets a stage too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(classes):
+                base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+                base.trainable = False
+                inputs = tf.keras.Input(shape=(160, 160, 3))
+                x = tf.keras.applications.mobilenet_v2.preprocess_input(inputs)
+                x = base(x, training=False)
+                x = tf.keras.layers.GlobalAveragePooling2D()(x)
+                outputs = tf.keras.layers.Dense(classes)(x)
+                return tf.keras.Model(inputs, outputs), base
+
+
+            model, base = build(5)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build(classes):
+                base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+                base.trainable = False
+                inputs = tf.keras.Input(shape=(160, 160, 3))
+                with keras.ipu.PipelineStage(0):
+                    x = tf.keras.applications.mobilenet_v2.preprocess_input(inputs)
+                    x = base(x, training=False)
+                with keras.ipu.PipelineStage(1):
+                    x = tf.keras.layers.GlobalAveragePooling2D()(x)
+                    outputs = tf.keras.layers.Dense(classes)(x)
+                return tf.keras.Model(inputs, outputs), base
+
+
+            model, base = build(5)
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # A head on the output of a backbone, the model made from the backbone's input: the backbone's
+        # layers were called where it was built, out of any stage; reported, not split.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(classes):
+                base = keras.applications.VGG16(include_top=False, input_shape=(224, 224, 3))
+                x = keras.layers.Flatten()(base.output)
+                x = keras.layers.Dense(256, activation="relu")(x)
+                outputs = keras.layers.Dense(classes)(x)
+                return keras.Model(inputs=base.input, outputs=outputs)
+
+
+            model = build(5)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -533,6 +628,15 @@ class Pipelining(Rule):
         if kind in _SEQUENTIAL:
             return self._sequential(ctx, entry, construction, stages, lines)
         if kind in _FUNCTIONAL and function is not None:
+            borrowed = _borrowed_input(construction)
+            if borrowed is not None:
+                ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` starts from `{code_of(ctx, borrowed)}`, "
+                           "the input of another model, whose layers were called where that model was built, out of "
+                           "any pipeline stage: a pipelined model needs every layer in a stage; build the model on a "
+                           "`keras.Input` and call the other model on it in a `with keras.ipu.PipelineStage(0):` "
+                           "block, then put the other layer calls in stages (Graphcore's Keras tutorial, "
+                           "\"Pipelining\")", fixed=False)
+                return False
             return self._functional(ctx, entry, function, stages)
         refused = _pipelined_refusals(ctx, construction)
         caveat = (f"; first remove its class's override of {' and '.join(f'`{name}`' for name in refused)}, which "
@@ -551,6 +655,7 @@ class Pipelining(Rule):
                    if (ctx.enclosing_function(assign) or ctx.module) is owner
                    and any(entry.model in bound_names(target.target) for target in assign.targets)]
         value = assigns[-1].value if assigns else None
+        position = _unpacked_position(assigns[-1], entry.model) if assigns else None
         function = owner if isinstance(owner, cst.FunctionDef) else None
         for _ in range(3):  # follow builder functions: model = build() -> return keras.Model(...)
             if not isinstance(value, cst.Call):
@@ -559,7 +664,8 @@ class Pipelining(Rule):
                     ctx.qualified_name(value.func) is None and self._function(ctx, value.func.value) is not None
                     and _keras_kind(ctx, value) is None)):
                 function = self._function(ctx, value.func.value)
-                value = self._returned_model(ctx, function) if function is not None else None
+                value = self._returned_model(ctx, function, position) if function is not None else None
+                position = None
                 continue
             break
         if isinstance(value, cst.Call) and _keras_kind(ctx, value) in _FUNCTIONAL:
@@ -577,17 +683,22 @@ class Pipelining(Rule):
         return None
 
     @staticmethod
-    def _returned_model(ctx, function: cst.FunctionDef) -> Optional[cst.Call]:
+    def _returned_model(ctx, function: cst.FunctionDef, position: Optional[int] = None) -> Optional[cst.Call]:
+        """The model ``function`` returns; ``position``: its place in a returned tuple
+        (``return model, base_model`` unpacked by ``model, base = build()``)."""
         plan = model_plan(ctx)
         for node in ctx.nodes(cst.Return):
             if ctx.enclosing_function(node) is not function or node.value is None:
                 continue
-            if isinstance(node.value, cst.Call):
-                return node.value
-            if isinstance(node.value, cst.Name):
+            returned = node.value
+            if position is not None and isinstance(returned, cst.Tuple) and position < len(returned.elements):
+                returned = returned.elements[position].value
+            if isinstance(returned, cst.Call):
+                return returned
+            if isinstance(returned, cst.Name):
                 for assign in plan.model_assignments:
                     if ctx.enclosing_function(assign) is function and any(
-                            node.value.value in bound_names(target.target) for target in assign.targets):
+                            returned.value in bound_names(target.target) for target in assign.targets):
                         return assign.value if isinstance(assign.value, cst.Call) else None
         return None
 
@@ -683,6 +794,7 @@ class Pipelining(Rule):
                if ctx.enclosing_function(node) is function):
             return True  # already split
         marks = [self._layer_statement(ctx, line) for line in body]
+        self._mark_input_calls(ctx, body, marks)
         indices = [index for index, mark in enumerate(marks) if mark is not None]
         if len(indices) < stages or not all(isinstance(line, cst.SimpleStatementLine)
                                             for line in body[indices[0]:indices[-1] + 1]):
@@ -692,6 +804,9 @@ class Pipelining(Rule):
             return False
         keras_name = self._keras_module(ctx)
         if keras_name is None:
+            ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` are not split "
+                       "into pipeline stages: the name `keras` is taken in this file, so `keras.ipu.PipelineStage` "
+                       "cannot be written; put them in `with keras.ipu.PipelineStage(i):` blocks by hand", fixed=False)
             return False
         span = body[indices[0]:indices[-1] + 1]
         layer_marks = marks[indices[0]:indices[-1] + 1]
@@ -726,7 +841,28 @@ class Pipelining(Rule):
         layer_stages = [at for at, mark in zip(assignment, layer_marks) if mark is not None]
         ctx.report(self.code, span[0], f"`{function.name.value}`: " + self._split_message(
             layer_stages, parameters, stages) + ", in `keras.ipu.PipelineStage` blocks", fixed=True)
+        self._report_whole_network(ctx, [mark.func for mark in layer_marks if mark is not None], layer_stages)
         return True
+
+    def _mark_input_calls(self, ctx, body, marks: List[Optional[cst.Call]]) -> None:
+        """Mark, as layers, the statements before the first Keras layer call that call something on
+        the model's input or on what such a call made: ``x = augment(inputs)``,
+        ``x = preprocess_input(x)``, ``x = base_model(x, training=False)``. Their layers (a
+        Sequential, a whole backbone, the ops of a preprocessing function) need a stage like the
+        others: a pipelined model with a layer of no stage is refused."""
+        first = next((index for index, mark in enumerate(marks) if mark is not None), len(body))
+        tensors = set()
+        for index, line in enumerate(body[:first]):
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                continue
+            kind = _keras_kind(ctx, small.value)
+            if kind in _INPUTS:
+                tensors.update(name for target in small.targets for name in bound_names(target.target))
+            elif kind not in _FUNCTIONAL + _SEQUENTIAL and any(
+                    isinstance(arg.value, cst.Name) and arg.value.value in tensors for arg in small.value.args):
+                marks[index] = small.value
+                tensors.update(name for target in small.targets for name in bound_names(target.target))
 
     @staticmethod
     def _stage_block(keras_name: str, stage: int):
@@ -752,8 +888,9 @@ class Pipelining(Rule):
         for local, full in ctx.aliases.items():
             if full in ("tensorflow.keras", "keras", "tensorflow.python.keras"):
                 return local
-        if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
-            return None
+        if "keras" in ctx.aliases or any(name.value == "keras" and not _attribute_name(ctx, name)
+                                         for name in ctx.nodes(cst.Name)):
+            return None  # the name `keras` is something else here
         ctx.add_import("tensorflow", "keras", code=IpuImport.code)
         return "keras"
 
