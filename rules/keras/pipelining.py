@@ -12,7 +12,7 @@ from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import parameter_names, single_value
+from porter.scopes import local_calls, parameter_names, single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -178,7 +178,8 @@ class Pipelining(Rule):
         "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls, and around the calls on its input "
         "before them (a backbone, an augmentation model, a `preprocess_input`): a pipelined model needs every layer "
         "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
-        "called where that model was built, is reported. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "called where that model was built, is reported. A model compiled in a function is followed to the "
+        "function that builds it through the only call that gives it. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -242,6 +243,55 @@ class Pipelining(Rule):
             model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
                                          pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
             model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # The model is compiled in a function its only caller gives it to: split where it is built.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(16,))
+                x = keras.layers.Dense(32, activation="relu")(inputs)
+                outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            def train(model, x, y):
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=8)
+
+
+            def main(x, y):
+                model = build()
+                train(model, x, y)
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(16,))
+                with keras.ipu.PipelineStage(0):
+                    x = keras.layers.Dense(32, activation="relu")(inputs)
+                with keras.ipu.PipelineStage(1):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            def train(model, x, y):
+                model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                             pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=8)
+
+
+            def main(x, y):
+                model = build()
+                train(model, x, y)
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
@@ -522,11 +572,16 @@ class Pipelining(Rule):
         configured = self._configured(ctx)
         without_extensions = keras_extensions_off(ctx)
         seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
+        built: set = set()  # (function, model name) of the variables holding the models set up so far
         for entry in calls:
             if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
                     _given(entry) and entry.model in {name for _, name in seen}):
                 continue  # a model given to the function was set up where it was made
             seen.add((id(entry.owner), entry.model))
+            owner, model = self._binding(ctx, entry)
+            if owner is not None and (id(owner), model) in built:
+                continue  # compiled again, where it was first compiled in a function it was given to
+            built.add((id(owner), model))
             if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
                 continue
             if without_extensions is not None:
@@ -650,12 +705,10 @@ class Pipelining(Rule):
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
         """The call that builds the compiled model, and the function that holds its layers."""
         plan = model_plan(ctx)
-        owner = entry.owner
-        assigns = [assign for assign in ctx.nodes(cst.Assign)
-                   if (ctx.enclosing_function(assign) or ctx.module) is owner
-                   and any(entry.model in bound_names(target.target) for target in assign.targets)]
+        owner, model = self._binding(ctx, entry)
+        assigns = self._assigns(ctx, owner, model) if owner is not None else []
         value = assigns[-1].value if assigns else None
-        position = _unpacked_position(assigns[-1], entry.model) if assigns else None
+        position = _unpacked_position(assigns[-1], model) if assigns else None
         function = owner if isinstance(owner, cst.FunctionDef) else None
         for _ in range(3):  # follow builder functions: model = build() -> return keras.Model(...)
             if not isinstance(value, cst.Call):
@@ -674,6 +727,34 @@ class Pipelining(Rule):
             if star is not None and isinstance(star.value, cst.Call) and isinstance(star.value.func, cst.Name):
                 function = self._function(ctx, star.value.func.value)
         return value if isinstance(value, cst.Call) else None, function
+
+    @staticmethod
+    def _assigns(ctx, owner, name: str) -> List[cst.Assign]:
+        """The assignments of ``name`` in ``owner`` (a function or the module)."""
+        return [assign for assign in ctx.nodes(cst.Assign)
+                if (ctx.enclosing_function(assign) or ctx.module) is owner
+                and any(name in bound_names(target.target) for target in assign.targets)]
+
+    def _binding(self, ctx, entry: TrainingCall):
+        """``(owner, name)`` of the variable that holds the compiled model where it is made: the
+        caller's, for a model a function is given (``None`` when the porter cannot follow it)."""
+        owner, model = entry.owner, entry.model
+        if (isinstance(owner, cst.FunctionDef) and model in parameter_names(owner)
+                and not self._assigns(ctx, owner, model)):
+            return self._caller_binding(ctx, owner, model)
+        return owner, model
+
+    @staticmethod
+    def _caller_binding(ctx, function: cst.FunctionDef, parameter: str):
+        """``(owner, name)`` of the variable the only caller of ``function`` passes as ``parameter``
+        (``train_head(model, ...)`` in ``main``), else ``(None, parameter)``."""
+        calls = local_calls(ctx, function)
+        if len(calls) != 1:
+            return None, parameter
+        given = argument(calls[0], parameter, parameter_names(function).index(parameter))
+        if given is None or given.star or not isinstance(given.value, cst.Name):
+            return None, parameter
+        return ctx.enclosing_function(calls[0]) or ctx.module, given.value.value
 
     @staticmethod
     def _function(ctx, name: str) -> Optional[cst.FunctionDef]:
