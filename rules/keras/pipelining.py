@@ -5,8 +5,8 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of
 from porter.cstutil import argument, statement
-from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
-                                              training_calls)
+from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, keras_or_legacy, loaded_binding,
+                                              loaded_source, reaching_bindings, training_calls)
 from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
 from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
@@ -179,7 +179,8 @@ class Pipelining(Rule):
         "before them (a backbone, an augmentation model, a `preprocess_input`): a pipelined model needs every layer "
         "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
         "called where that model was built, is reported. A model compiled in a function is followed to the "
-        "function that builds it through the only call that gives it. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "function that builds it through the only call that gives it; a functional model built at the top level "
+        "(a notebook's cells), whose layer calls the strategy scope takes, is reported. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -246,7 +247,65 @@ class Pipelining(Rule):
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
-        # The model is compiled in a function its only caller gives it to: split where it is built.
+        # The model is reloaded after training under the same name: the compile gets the model built
+        # before it, which is split.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                x = keras.layers.Dense(16, activation="relu")(inputs)
+                outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.compile(optimizer="adam", loss="mse")
+            model.save("best.h5")
+            model = keras.models.load_model("best.h5")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                with keras.ipu.PipelineStage(0):
+                    x = keras.layers.Dense(16, activation="relu")(inputs)
+                with keras.ipu.PipelineStage(1):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            model.save("best.h5")
+            model = keras.models.load_model("best.h5")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # A functional model built at the top level, as notebooks do: the strategy scope takes those
+        # statements, so the stages are left to a person.
+        Example(
+            """\
+            import tensorflow as tf
+
+            base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+            inputs = tf.keras.Input(shape=(160, 160, 3))
+            x = base(inputs, training=False)
+            outputs = tf.keras.layers.Dense(2)(tf.keras.layers.GlobalAveragePooling2D()(x))
+            model = tf.keras.Model(inputs, outputs)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # The model is compiled in a function its only caller gives it to: split where it is built, and
+        # its options set where the caller makes it, before any compile of it runs.
         Example(
             """\
             from tensorflow import keras
@@ -283,14 +342,14 @@ class Pipelining(Rule):
 
 
             def train(model, x, y):
-                model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
-                                             pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
                 model.compile(optimizer="adam", loss="mse")
                 model.fit(x, y, batch_size=8)
 
 
             def main(x, y):
                 model = build()
+                model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                             pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
                 train(model, x, y)
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
@@ -593,19 +652,25 @@ class Pipelining(Rule):
                 continue
             lines: List[cst.BaseStatement] = []
             if stages:
-                if not self._stages(ctx, entry, stages, lines):
+                if not self._stages(ctx, entry, stages, lines, model):
                     continue
                 lines.append(statement(
-                    f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
-                    f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                    f"{model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
+                    f"{' ' * (len(model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
                     f"{throughput.schedule_member(config)})\n"))
                 ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
                 message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
                            f"update, {config.pipeline_schedule} schedule")
             else:
-                lines.append(statement(f"{entry.model}.set_gradient_accumulation_options("
+                lines.append(statement(f"{model}.set_gradient_accumulation_options("
                                        f"gradient_accumulation_steps_per_replica={accumulation})"))
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
+            made = self._made_in_caller(ctx, entry, owner, model)
+            if made is not None:  # set where the caller makes it: before every compile, whichever runs first
+                ctx.insert_after(made, lines)
+                ctx.report(self.code, made, message.replace("before `compile`", f"where `{model}` is made, before "
+                                                            "it is compiled"), fixed=True)
+                continue
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
         if without_extensions is None:
@@ -677,11 +742,11 @@ class Pipelining(Rule):
         return found
 
     # --------------------------------------------------------------------- finding the model
-    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement]) -> bool:
+    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement], model: str) -> bool:
         construction, function = self._construction(ctx, entry)
         kind = _keras_kind(ctx, construction) if construction is not None else None
         if kind in _SEQUENTIAL:
-            return self._sequential(ctx, entry, construction, stages, lines)
+            return self._sequential(ctx, entry, construction, stages, lines, model)
         if kind in _FUNCTIONAL and function is not None:
             borrowed = _borrowed_input(construction)
             if borrowed is not None:
@@ -693,6 +758,16 @@ class Pipelining(Rule):
                            "\"Pipelining\")", fixed=False)
                 return False
             return self._functional(ctx, entry, function, stages)
+        if kind in _FUNCTIONAL:  # built at the top level, whose statements the strategy scope takes
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` is a functional model built at the top "
+                       "level (of the script, or in a notebook's cells), where the port does not split layer calls "
+                       "into pipeline stages (it puts the top level in the strategy scope): put them in "
+                       "`with keras.ipu.PipelineStage(i):` blocks by hand, every layer call (a backbone's too) in "
+                       "one (Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
+            return False
+        if construction is not None and keras_or_legacy(ctx, construction.func) in MODEL_LOADERS:
+            self._report_loaded_compile(ctx, entry, stages)
+            return False
         refused = _pipelined_refusals(ctx, construction)
         caveat = (f"; first remove its class's override of {' and '.join(f'`{name}`' for name in refused)}, which "
                   "the IPU Keras extensions refuse on a pipelined model (a RuntimeError when it runs)") if refused else ""
@@ -702,11 +777,30 @@ class Pipelining(Rule):
                    f"(Graphcore's Keras tutorial, \"Pipelining\"){caveat}", fixed=False)
         return False
 
+    def _report_loaded_compile(self, ctx, entry: TrainingCall, stages: int) -> None:
+        """A model read with ``load_model`` and compiled again: its layers are not visible statically,
+        and a saved model keeps no pipelining options, so both are left to a person."""
+        config = ctx.config
+        ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` comes from `load_model`: the porter cannot see "
+                   f"its layers, so they are not split into {stages} stages, and a saved model keeps no "
+                   "pipelining options; before this `compile`, assign its layers to stages "
+                   f"(`{entry.model}.get_pipeline_stage_assignment()`, a `pipeline_stage` for each, then "
+                   f"`{entry.model}.set_pipeline_stage_assignment(...)`) and call "
+                   f"`{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica="
+                   f"{config.gradient_accumulation}, pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                   f"{throughput.schedule_member(config)})` (Graphcore's Keras guide, \"Saving and loading Keras "
+                   "models\")", fixed=False)
+
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
         """The call that builds the compiled model, and the function that holds its layers."""
         plan = model_plan(ctx)
         owner, model = self._binding(ctx, entry)
         assigns = self._assigns(ctx, owner, model) if owner is not None else []
+        receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+        if owner is entry.owner and isinstance(receiver, cst.Name):
+            # the assignment that reaches this compile, not a later one (a model reloaded after training)
+            reaching = {id(bound) for bound, _ in reaching_bindings(ctx, receiver, owner)}
+            assigns = [assign for assign in assigns if id(ctx.statement_of(assign)) in reaching] or assigns
         value = assigns[-1].value if assigns else None
         position = _unpacked_position(assigns[-1], model) if assigns else None
         function = owner if isinstance(owner, cst.FunctionDef) else None
@@ -734,6 +828,14 @@ class Pipelining(Rule):
         return [assign for assign in ctx.nodes(cst.Assign)
                 if (ctx.enclosing_function(assign) or ctx.module) is owner
                 and any(name in bound_names(target.target) for target in assign.targets)]
+
+    def _made_in_caller(self, ctx, entry: TrainingCall, owner, model: str) -> Optional[cst.BaseStatement]:
+        """The statement of the caller that makes the model a function is given and compiles, else None."""
+        if owner is None or owner is entry.owner:
+            return None
+        assigns = self._assigns(ctx, owner, model)
+        made = ctx.statement_of(assigns[-1]) if assigns else None
+        return made if made is not None and ctx.block_of(made) is not None else None
 
     def _binding(self, ctx, entry: TrainingCall):
         """``(owner, name)`` of the variable that holds the compiled model where it is made: the
@@ -784,7 +886,7 @@ class Pipelining(Rule):
         return None
 
     # -------------------------------------------------------------------------- Sequential
-    def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines) -> bool:
+    def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines, model: str) -> bool:
         layers_arg = construction.args[0].value if construction.args else self._added_layers(ctx, construction)
         if not isinstance(layers_arg, (cst.List, cst.Tuple)):
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}`: the layers of this Sequential model are "
@@ -804,7 +906,7 @@ class Pipelining(Rule):
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` has {len(layers)} layers, fewer than the "
                        f"{stages} pipeline stages asked for", fixed=False)
             return False
-        lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
+        lines.append(statement(f"{model}.set_pipeline_stage_assignment({assignment})"))
         ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
         self._report_whole_network(ctx, layers, assignment)
         return True
