@@ -50,7 +50,7 @@ class AddonsRnn(Rule):
         "`load_model` and no `custom_objects`, or with a dict of them that does not name the IPU layer's "
         "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it, and so are the layers of a file "
         "that loads weights with `load_weights` from a path it does not save to itself (`save_weights`, "
-        "`ModelCheckpoint`): weights saved from Keras' layer, pretrained, which the IPU class, with its own "
+        "`ModelCheckpoint`, or `tf.train.latest_checkpoint` in a file that saves weights): weights saved from Keras' layer, pretrained, which the IPU class, with its own "
         "layer name and variables, is not known to take."
     )
     examples = (
@@ -520,6 +520,24 @@ class AddonsRnn(Rule):
             tagger = keras.Sequential([ipu_layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
             best = keras.callbacks.ModelCheckpoint("tagger.h5", save_weights_only=True, save_best_only=True)
             tagger.load_weights("tagger.h5")
+            """,
+        ),
+        # The newest checkpoint of those the file's `ModelCheckpoint` writes: the IPU layer wrote it too.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 16), tf.keras.layers.GRU(32), tf.keras.layers.Dense(100)])
+            ckpt = tf.keras.callbacks.ModelCheckpoint(filepath="ckpts/ckpt_{epoch}", save_weights_only=True)
+            model.load_weights(tf.train.latest_checkpoint("ckpts"))
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 16), ipu_layers.GRU(32), tf.keras.layers.Dense(100)])
+            ckpt = tf.keras.callbacks.ModelCheckpoint(filepath="ckpts/ckpt_{epoch}", save_weights_only=True)
+            model.load_weights(tf.train.latest_checkpoint("ckpts"))
             """,
         ),
         # Given the IPU class by the name the saved model records, the reload works: the swap is made.

@@ -153,12 +153,19 @@ def _weights_problem(ctx: FileContext, layer: str) -> Optional[str]:
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_weights" and call.args):
             continue
         path = argument(call, "filepath", 0)
-        if path is not None and code_of(ctx, path.value) not in written:
+        if path is not None and code_of(ctx, path.value) not in written and not (
+                written and _latest_checkpoint(ctx, path.value)):
             return (f"this file loads weights it does not save, with `load_weights({code_of(ctx, path.value)})`, "
                     f"weights saved from Keras' `{layer}` (pretrained): the IPU layer is another class (`{saved}`), "
                     "with a layer name of its own (`by_name=True` skips it) and its own variables, which those "
                     "weights are not known to fit; keep it, or swap it by hand and convert the weights")
     return None
+
+
+def _latest_checkpoint(ctx: FileContext, path: cst.BaseExpression) -> bool:
+    """``tf.train.latest_checkpoint(folder)``: the newest of the checkpoints a file that saves weights
+    writes there."""
+    return isinstance(path, cst.Call) and ctx.qualified_name(path.func) == "tensorflow.train.latest_checkpoint"
 
 
 def _saved_paths(ctx: FileContext, call: cst.Call) -> List[cst.Arg]:
