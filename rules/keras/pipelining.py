@@ -12,7 +12,7 @@ from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import local_calls, parameter_names, single_value
+from porter.scopes import loads, local_calls, parameter_names, single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -130,6 +130,15 @@ def _unpacked_position(assign: cst.Assign, name: str) -> Optional[int]:
     return names.index(name) if name in names else None
 
 
+def _on_tensors(value: cst.BaseExpression, tensors: set) -> bool:
+    """``value`` makes a layer of the model from its tensors: a call (``base(x)``,
+    ``preprocess_input(x)``), arithmetic (``x / 255.0``) or a slice (``x[:, 0]``) of them."""
+    if isinstance(value, cst.Subscript):
+        return isinstance(value.value, cst.Name) and value.value.value in tensors
+    return isinstance(value, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)) and any(
+        name.value in tensors for name in loads(value))
+
+
 def _borrowed_input(construction: cst.Call) -> Optional[cst.BaseExpression]:
     """The inputs of ``keras.Model(inputs=base.input, outputs=...)`` when they are another model's
     (``base.input``, ``base.inputs``), else None."""
@@ -176,11 +185,12 @@ class Pipelining(Rule):
         "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
         "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
         "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls, and around the calls on its input "
-        "before them (a backbone, an augmentation model, a `preprocess_input`): a pipelined model needs every layer "
+        "before them (a backbone, an augmentation model, a `preprocess_input`, `inputs / 255.0`): a pipelined model needs every layer "
         "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
         "called where that model was built, is reported. A model compiled in a function is followed to the "
         "function that builds it through the only call that gives it; a functional model built at the top level "
-        "(a notebook's cells), whose layer calls the strategy scope takes, is reported. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "(a notebook's cells), whose layer calls the strategy scope takes, is reported. Both get "
+        "`set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -351,6 +361,47 @@ class Pipelining(Rule):
                 model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
                                              pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
                 train(model, x, y)
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # Arithmetic on the input (`inputs / 255.0`, a layer of its own) before the backbone: staged too.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(backbone):
+                inputs = keras.Input(shape=(64, 64, 3))
+                x = inputs / 255.0
+                x = backbone(x, training=False)
+                x = keras.layers.GlobalAveragePooling2D()(x)
+                outputs = keras.layers.Dense(10)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build(keras.applications.MobileNetV2(include_top=False, weights="imagenet"))
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build(backbone):
+                inputs = keras.Input(shape=(64, 64, 3))
+                with keras.ipu.PipelineStage(0):
+                    x = inputs / 255.0
+                    x = backbone(x, training=False)
+                with keras.ipu.PipelineStage(1):
+                    x = keras.layers.GlobalAveragePooling2D()(x)
+                    outputs = keras.layers.Dense(10)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build(keras.applications.MobileNetV2(include_top=False, weights="imagenet"))
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
@@ -1024,7 +1075,8 @@ class Pipelining(Rule):
         layer_stages = [at for at, mark in zip(assignment, layer_marks) if mark is not None]
         ctx.report(self.code, span[0], f"`{function.name.value}`: " + self._split_message(
             layer_stages, parameters, stages) + ", in `keras.ipu.PipelineStage` blocks", fixed=True)
-        self._report_whole_network(ctx, [mark.func for mark in layer_marks if mark is not None], layer_stages)
+        self._report_whole_network(ctx, [getattr(mark, "func", mark) for mark in layer_marks if mark is not None],
+                                   layer_stages)
         return True
 
     def _mark_input_calls(self, ctx, body, marks: List[Optional[cst.Call]]) -> None:
@@ -1037,13 +1089,12 @@ class Pipelining(Rule):
         tensors = set()
         for index, line in enumerate(body[:first]):
             small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
-            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+            if not isinstance(small, cst.Assign):
                 continue
             kind = _keras_kind(ctx, small.value)
             if kind in _INPUTS:
                 tensors.update(name for target in small.targets for name in bound_names(target.target))
-            elif kind not in _FUNCTIONAL + _SEQUENTIAL and any(
-                    isinstance(arg.value, cst.Name) and arg.value.value in tensors for arg in small.value.args):
+            elif kind not in _FUNCTIONAL + _SEQUENTIAL and _on_tensors(small.value, tensors):
                 marks[index] = small.value
                 tensors.update(name for target in small.targets for name in bound_names(target.target))
 
@@ -1107,7 +1158,8 @@ class Pipelining(Rule):
         for index in indices:
             small = body[index].body[0]
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value.func, cst.Call)):
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Call)):
                 return None
             call = small.value
             if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
