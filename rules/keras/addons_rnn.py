@@ -48,7 +48,10 @@ class AddonsRnn(Rule):
         "deciding arguments the porter cannot read (`**kwargs`, a variable `use_bias`...) are left as "
         "they are and reported, and so are the layers of a file that reloads saved models with "
         "`load_model` and no `custom_objects`, or with a dict of them that does not name the IPU layer's "
-        "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it."
+        "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it, and so are the layers of a file "
+        "that loads weights with `load_weights` from a path it does not save to itself (`save_weights`, "
+        "`ModelCheckpoint`, or `tf.train.latest_checkpoint` in a file that saves weights): weights saved from Keras' layer, pretrained, which the IPU class, with its own "
+        "layer name and variables, is not known to take."
     )
     examples = (
         Example(
@@ -488,6 +491,53 @@ class AddonsRnn(Rule):
             scorer = keras.Sequential([keras.layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
             scorer.save("scorer.h5")
             best = keras.models.load_model("scorer.h5", custom_objects=CUSTOM)
+            """,
+        ),
+        # Pretrained weights loaded into the model: they were saved from Keras' LSTM, which the IPU
+        # layer (another class, named otherwise, with its own variables) is not known to take.
+        Example(
+            """\
+            from tensorflow import keras
+
+            encoder = keras.Sequential([keras.layers.Embedding(5000, 64), keras.layers.LSTM(64), keras.layers.Dense(1)])
+            encoder.load_weights("pretrained_encoder.h5", by_name=True)
+            encoder.layers[0].trainable = False
+            """,
+        ),
+        # Weights the file saves itself and loads back (the best epoch): the IPU layer wrote them.
+        Example(
+            """\
+            from tensorflow import keras
+
+            tagger = keras.Sequential([keras.layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
+            best = keras.callbacks.ModelCheckpoint("tagger.h5", save_weights_only=True, save_best_only=True)
+            tagger.load_weights("tagger.h5")
+            """,
+            """\
+            from tensorflow import keras
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            tagger = keras.Sequential([ipu_layers.GRU(16, input_shape=(8, 2)), keras.layers.Dense(1)])
+            best = keras.callbacks.ModelCheckpoint("tagger.h5", save_weights_only=True, save_best_only=True)
+            tagger.load_weights("tagger.h5")
+            """,
+        ),
+        # The newest checkpoint of those the file's `ModelCheckpoint` writes: the IPU layer wrote it too.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 16), tf.keras.layers.GRU(32), tf.keras.layers.Dense(100)])
+            ckpt = tf.keras.callbacks.ModelCheckpoint(filepath="ckpts/ckpt_{epoch}", save_weights_only=True)
+            model.load_weights(tf.train.latest_checkpoint("ckpts"))
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 16), ipu_layers.GRU(32), tf.keras.layers.Dense(100)])
+            ckpt = tf.keras.callbacks.ModelCheckpoint(filepath="ckpts/ckpt_{epoch}", save_weights_only=True)
+            model.load_weights(tf.train.latest_checkpoint("ckpts"))
             """,
         ),
         # Given the IPU class by the name the saved model records, the reload works: the swap is made.

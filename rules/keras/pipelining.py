@@ -5,14 +5,14 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of
 from porter.cstutil import argument, statement
-from porter.rules.keras._analysis.fit import (TrainingCall, keras_or_legacy, loaded_binding, loaded_source,
-                                              training_calls)
+from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, keras_or_legacy, loaded_binding,
+                                              loaded_source, reaching_bindings, training_calls)
 from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
 from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
-from porter.scopes import parameter_names, single_value
+from porter.scopes import loads, local_calls, parameter_names, single_value
 
 _SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 _FUNCTIONAL = ("keras.Model", "keras.models.Model")
@@ -121,6 +121,40 @@ def _minimize_override(ctx, entry: TrainingCall) -> Optional[cst.Call]:
     return made if ctx.qualified_name(maker) in _MINIMIZE_OVERRIDES else None
 
 
+def _unpacked_position(assign: cst.Assign, name: str) -> Optional[int]:
+    """The place of ``name`` in the tuple ``assign`` unpacks (1 for ``base, model = ...``), else None."""
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    names = [element.value.value if isinstance(element.value, cst.Name) else None for element in target.elements]
+    return names.index(name) if name in names else None
+
+
+def _on_tensors(value: cst.BaseExpression, tensors: set) -> bool:
+    """``value`` makes a layer of the model from its tensors: a call (``base(x)``,
+    ``preprocess_input(x)``), arithmetic (``x / 255.0``) or a slice (``x[:, 0]``) of them."""
+    if isinstance(value, cst.Subscript):
+        return isinstance(value.value, cst.Name) and value.value.value in tensors
+    return isinstance(value, (cst.Call, cst.BinaryOperation, cst.UnaryOperation)) and any(
+        name.value in tensors for name in loads(value))
+
+
+def _borrowed_input(construction: cst.Call) -> Optional[cst.BaseExpression]:
+    """The inputs of ``keras.Model(inputs=base.input, outputs=...)`` when they are another model's
+    (``base.input``, ``base.inputs``), else None."""
+    given = argument(construction, "inputs", 0)
+    value = given.value if given is not None else None
+    if isinstance(value, cst.Attribute) and value.attr.value in ("input", "inputs"):
+        return value
+    return None
+
+
+def _attribute_name(ctx, name: cst.Name) -> bool:
+    """``name`` is the attribute of a dotted name (the ``keras`` of ``tf.keras``), not a variable."""
+    parent = ctx.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
+
+
 def _keras_kind(ctx, call: cst.CSTNode) -> Optional[str]:
     if not isinstance(call, cst.Call):
         return None
@@ -150,7 +184,13 @@ class Pipelining(Rule):
         "contiguous stages balanced by parameter count when the layers and input shape can be read "
         "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
         "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
-        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls. Both get `set_pipelining_options(gradient_accumulation_steps_per_"
+        "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls, and around the calls on its input "
+        "before them (a backbone, an augmentation model, a `preprocess_input`, `inputs / 255.0`): a pipelined model needs every layer "
+        "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
+        "called where that model was built, is reported. A model compiled in a function is followed to the "
+        "function that builds it through the only call that gives it; a functional model built at the top level "
+        "(a notebook's cells), whose layer calls the strategy scope takes, is reported. Both get "
+        "`set_pipelining_options(gradient_accumulation_steps_per_"
         "replica=G, pipeline_schedule=...)` before the first `compile`, as the tutorial does; G is checked "
         "against the schedule (grouped: a multiple of 2 x S, interleaved: of S). `--gradient-accumulation` "
         "without stages gives `set_gradient_accumulation_options`. Models that cannot be split statically "
@@ -170,6 +210,221 @@ class Pipelining(Rule):
         Example(_FUNCTIONAL_BEFORE, _FUNCTIONAL_AFTER,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
                          "pipeline_schedule": "interleaved"}),
+        # A frozen backbone called on the input, then a head, in a builder that returns the model and
+        # the backbone: the backbone call (and the preprocessing before it) gets a stage too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(classes):
+                base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+                base.trainable = False
+                inputs = tf.keras.Input(shape=(160, 160, 3))
+                x = tf.keras.applications.mobilenet_v2.preprocess_input(inputs)
+                x = base(x, training=False)
+                x = tf.keras.layers.GlobalAveragePooling2D()(x)
+                outputs = tf.keras.layers.Dense(classes)(x)
+                return tf.keras.Model(inputs, outputs), base
+
+
+            model, base = build(5)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build(classes):
+                base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+                base.trainable = False
+                inputs = tf.keras.Input(shape=(160, 160, 3))
+                with keras.ipu.PipelineStage(0):
+                    x = tf.keras.applications.mobilenet_v2.preprocess_input(inputs)
+                    x = base(x, training=False)
+                with keras.ipu.PipelineStage(1):
+                    x = tf.keras.layers.GlobalAveragePooling2D()(x)
+                    outputs = tf.keras.layers.Dense(classes)(x)
+                return tf.keras.Model(inputs, outputs), base
+
+
+            model, base = build(5)
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # The model is reloaded after training under the same name: the compile gets the model built
+        # before it, which is split.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                x = keras.layers.Dense(16, activation="relu")(inputs)
+                outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.compile(optimizer="adam", loss="mse")
+            model.save("best.h5")
+            model = keras.models.load_model("best.h5")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                with keras.ipu.PipelineStage(0):
+                    x = keras.layers.Dense(16, activation="relu")(inputs)
+                with keras.ipu.PipelineStage(1):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            model.save("best.h5")
+            model = keras.models.load_model("best.h5")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # A functional model built at the top level, as notebooks do: the strategy scope takes those
+        # statements, so the stages are left to a person.
+        Example(
+            """\
+            import tensorflow as tf
+
+            base = tf.keras.applications.MobileNetV2(include_top=False, weights="imagenet")
+            inputs = tf.keras.Input(shape=(160, 160, 3))
+            x = base(inputs, training=False)
+            outputs = tf.keras.layers.Dense(2)(tf.keras.layers.GlobalAveragePooling2D()(x))
+            model = tf.keras.Model(inputs, outputs)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # The model is compiled in a function its only caller gives it to: split where it is built, and
+        # its options set where the caller makes it, before any compile of it runs.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(16,))
+                x = keras.layers.Dense(32, activation="relu")(inputs)
+                outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            def train(model, x, y):
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=8)
+
+
+            def main(x, y):
+                model = build()
+                train(model, x, y)
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(16,))
+                with keras.ipu.PipelineStage(0):
+                    x = keras.layers.Dense(32, activation="relu")(inputs)
+                with keras.ipu.PipelineStage(1):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            def train(model, x, y):
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=8)
+
+
+            def main(x, y):
+                model = build()
+                model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                             pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+                train(model, x, y)
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # Arithmetic on the input (`inputs / 255.0`, a layer of its own) before the backbone: staged too.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(backbone):
+                inputs = keras.Input(shape=(64, 64, 3))
+                x = inputs / 255.0
+                x = backbone(x, training=False)
+                x = keras.layers.GlobalAveragePooling2D()(x)
+                outputs = keras.layers.Dense(10)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build(keras.applications.MobileNetV2(include_top=False, weights="imagenet"))
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build(backbone):
+                inputs = keras.Input(shape=(64, 64, 3))
+                with keras.ipu.PipelineStage(0):
+                    x = inputs / 255.0
+                    x = backbone(x, training=False)
+                with keras.ipu.PipelineStage(1):
+                    x = keras.layers.GlobalAveragePooling2D()(x)
+                    outputs = keras.layers.Dense(10)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build(keras.applications.MobileNetV2(include_top=False, weights="imagenet"))
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
+        # A head on the output of a backbone, the model made from the backbone's input: the backbone's
+        # layers were called where it was built, out of any stage; reported, not split.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build(classes):
+                base = keras.applications.VGG16(include_top=False, input_shape=(224, 224, 3))
+                x = keras.layers.Flatten()(base.output)
+                x = keras.layers.Dense(256, activation="relu")(x)
+                outputs = keras.layers.Dense(classes)(x)
+                return keras.Model(inputs=base.input, outputs=outputs)
+
+
+            model = build(5)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -427,11 +682,16 @@ class Pipelining(Rule):
         configured = self._configured(ctx)
         without_extensions = keras_extensions_off(ctx)
         seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
+        built: set = set()  # (function, model name) of the variables holding the models set up so far
         for entry in calls:
             if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
                     _given(entry) and entry.model in {name for _, name in seen}):
                 continue  # a model given to the function was set up where it was made
             seen.add((id(entry.owner), entry.model))
+            owner, model = self._binding(ctx, entry)
+            if owner is not None and (id(owner), model) in built:
+                continue  # compiled again, where it was first compiled in a function it was given to
+            built.add((id(owner), model))
             if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
                 continue
             if without_extensions is not None:
@@ -443,19 +703,25 @@ class Pipelining(Rule):
                 continue
             lines: List[cst.BaseStatement] = []
             if stages:
-                if not self._stages(ctx, entry, stages, lines):
+                if not self._stages(ctx, entry, stages, lines, model):
                     continue
                 lines.append(statement(
-                    f"{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
-                    f"{' ' * (len(entry.model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                    f"{model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
+                    f"{' ' * (len(model) + 24)}pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
                     f"{throughput.schedule_member(config)})\n"))
                 ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
                 message = (f"pipelining options set before `compile`: {accumulation} batches accumulated per weight "
                            f"update, {config.pipeline_schedule} schedule")
             else:
-                lines.append(statement(f"{entry.model}.set_gradient_accumulation_options("
+                lines.append(statement(f"{model}.set_gradient_accumulation_options("
                                        f"gradient_accumulation_steps_per_replica={accumulation})"))
                 message = f"gradient accumulation over {accumulation} batches set before `compile`"
+            made = self._made_in_caller(ctx, entry, owner, model)
+            if made is not None:  # set where the caller makes it: before every compile, whichever runs first
+                ctx.insert_after(made, lines)
+                ctx.report(self.code, made, message.replace("before `compile`", f"where `{model}` is made, before "
+                                                            "it is compiled"), fixed=True)
+                continue
             ctx.insert_before(entry.statement, lines)
             ctx.report(self.code, entry.call.func.attr, message, fixed=True)
         if without_extensions is None:
@@ -527,13 +793,32 @@ class Pipelining(Rule):
         return found
 
     # --------------------------------------------------------------------- finding the model
-    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement]) -> bool:
+    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement], model: str) -> bool:
         construction, function = self._construction(ctx, entry)
         kind = _keras_kind(ctx, construction) if construction is not None else None
         if kind in _SEQUENTIAL:
-            return self._sequential(ctx, entry, construction, stages, lines)
+            return self._sequential(ctx, entry, construction, stages, lines, model)
         if kind in _FUNCTIONAL and function is not None:
+            borrowed = _borrowed_input(construction)
+            if borrowed is not None:
+                ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` starts from `{code_of(ctx, borrowed)}`, "
+                           "the input of another model, whose layers were called where that model was built, out of "
+                           "any pipeline stage: a pipelined model needs every layer in a stage; build the model on a "
+                           "`keras.Input` and call the other model on it in a `with keras.ipu.PipelineStage(0):` "
+                           "block, then put the other layer calls in stages (Graphcore's Keras tutorial, "
+                           "\"Pipelining\")", fixed=False)
+                return False
             return self._functional(ctx, entry, function, stages)
+        if kind in _FUNCTIONAL:  # built at the top level, whose statements the strategy scope takes
+            ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` is a functional model built at the top "
+                       "level (of the script, or in a notebook's cells), where the port does not split layer calls "
+                       "into pipeline stages (it puts the top level in the strategy scope): put them in "
+                       "`with keras.ipu.PipelineStage(i):` blocks by hand, every layer call (a backbone's too) in "
+                       "one (Graphcore's Keras tutorial, \"Pipelining\")", fixed=False)
+            return False
+        if construction is not None and keras_or_legacy(ctx, construction.func) in MODEL_LOADERS:
+            self._report_loaded_compile(ctx, entry, stages)
+            return False
         refused = _pipelined_refusals(ctx, construction)
         caveat = (f"; first remove its class's override of {' and '.join(f'`{name}`' for name in refused)}, which "
                   "the IPU Keras extensions refuse on a pipelined model (a RuntimeError when it runs)") if refused else ""
@@ -543,14 +828,32 @@ class Pipelining(Rule):
                    f"(Graphcore's Keras tutorial, \"Pipelining\"){caveat}", fixed=False)
         return False
 
+    def _report_loaded_compile(self, ctx, entry: TrainingCall, stages: int) -> None:
+        """A model read with ``load_model`` and compiled again: its layers are not visible statically,
+        and a saved model keeps no pipelining options, so both are left to a person."""
+        config = ctx.config
+        ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` comes from `load_model`: the porter cannot see "
+                   f"its layers, so they are not split into {stages} stages, and a saved model keeps no "
+                   "pipelining options; before this `compile`, assign its layers to stages "
+                   f"(`{entry.model}.get_pipeline_stage_assignment()`, a `pipeline_stage` for each, then "
+                   f"`{entry.model}.set_pipeline_stage_assignment(...)`) and call "
+                   f"`{entry.model}.set_pipelining_options(gradient_accumulation_steps_per_replica="
+                   f"{config.gradient_accumulation}, pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule."
+                   f"{throughput.schedule_member(config)})` (Graphcore's Keras guide, \"Saving and loading Keras "
+                   "models\")", fixed=False)
+
     def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
         """The call that builds the compiled model, and the function that holds its layers."""
         plan = model_plan(ctx)
-        owner = entry.owner
-        assigns = [assign for assign in ctx.nodes(cst.Assign)
-                   if (ctx.enclosing_function(assign) or ctx.module) is owner
-                   and any(entry.model in bound_names(target.target) for target in assign.targets)]
+        owner, model = self._binding(ctx, entry)
+        assigns = self._assigns(ctx, owner, model) if owner is not None else []
+        receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+        if owner is entry.owner and isinstance(receiver, cst.Name):
+            # the assignment that reaches this compile, not a later one (a model reloaded after training)
+            reaching = {id(bound) for bound, _ in reaching_bindings(ctx, receiver, owner)}
+            assigns = [assign for assign in assigns if id(ctx.statement_of(assign)) in reaching] or assigns
         value = assigns[-1].value if assigns else None
+        position = _unpacked_position(assigns[-1], model) if assigns else None
         function = owner if isinstance(owner, cst.FunctionDef) else None
         for _ in range(3):  # follow builder functions: model = build() -> return keras.Model(...)
             if not isinstance(value, cst.Call):
@@ -559,7 +862,8 @@ class Pipelining(Rule):
                     ctx.qualified_name(value.func) is None and self._function(ctx, value.func.value) is not None
                     and _keras_kind(ctx, value) is None)):
                 function = self._function(ctx, value.func.value)
-                value = self._returned_model(ctx, function) if function is not None else None
+                value = self._returned_model(ctx, function, position) if function is not None else None
+                position = None
                 continue
             break
         if isinstance(value, cst.Call) and _keras_kind(ctx, value) in _FUNCTIONAL:
@@ -570,6 +874,42 @@ class Pipelining(Rule):
         return value if isinstance(value, cst.Call) else None, function
 
     @staticmethod
+    def _assigns(ctx, owner, name: str) -> List[cst.Assign]:
+        """The assignments of ``name`` in ``owner`` (a function or the module)."""
+        return [assign for assign in ctx.nodes(cst.Assign)
+                if (ctx.enclosing_function(assign) or ctx.module) is owner
+                and any(name in bound_names(target.target) for target in assign.targets)]
+
+    def _made_in_caller(self, ctx, entry: TrainingCall, owner, model: str) -> Optional[cst.BaseStatement]:
+        """The statement of the caller that makes the model a function is given and compiles, else None."""
+        if owner is None or owner is entry.owner:
+            return None
+        assigns = self._assigns(ctx, owner, model)
+        made = ctx.statement_of(assigns[-1]) if assigns else None
+        return made if made is not None and ctx.block_of(made) is not None else None
+
+    def _binding(self, ctx, entry: TrainingCall):
+        """``(owner, name)`` of the variable that holds the compiled model where it is made: the
+        caller's, for a model a function is given (``None`` when the porter cannot follow it)."""
+        owner, model = entry.owner, entry.model
+        if (isinstance(owner, cst.FunctionDef) and model in parameter_names(owner)
+                and not self._assigns(ctx, owner, model)):
+            return self._caller_binding(ctx, owner, model)
+        return owner, model
+
+    @staticmethod
+    def _caller_binding(ctx, function: cst.FunctionDef, parameter: str):
+        """``(owner, name)`` of the variable the only caller of ``function`` passes as ``parameter``
+        (``train_head(model, ...)`` in ``main``), else ``(None, parameter)``."""
+        calls = local_calls(ctx, function)
+        if len(calls) != 1:
+            return None, parameter
+        given = argument(calls[0], parameter, parameter_names(function).index(parameter))
+        if given is None or given.star or not isinstance(given.value, cst.Name):
+            return None, parameter
+        return ctx.enclosing_function(calls[0]) or ctx.module, given.value.value
+
+    @staticmethod
     def _function(ctx, name: str) -> Optional[cst.FunctionDef]:
         for statement_ in ctx.module.body:
             if isinstance(statement_, cst.FunctionDef) and statement_.name.value == name:
@@ -577,22 +917,27 @@ class Pipelining(Rule):
         return None
 
     @staticmethod
-    def _returned_model(ctx, function: cst.FunctionDef) -> Optional[cst.Call]:
+    def _returned_model(ctx, function: cst.FunctionDef, position: Optional[int] = None) -> Optional[cst.Call]:
+        """The model ``function`` returns; ``position``: its place in a returned tuple
+        (``return model, base_model`` unpacked by ``model, base = build()``)."""
         plan = model_plan(ctx)
         for node in ctx.nodes(cst.Return):
             if ctx.enclosing_function(node) is not function or node.value is None:
                 continue
-            if isinstance(node.value, cst.Call):
-                return node.value
-            if isinstance(node.value, cst.Name):
+            returned = node.value
+            if position is not None and isinstance(returned, cst.Tuple) and position < len(returned.elements):
+                returned = returned.elements[position].value
+            if isinstance(returned, cst.Call):
+                return returned
+            if isinstance(returned, cst.Name):
                 for assign in plan.model_assignments:
                     if ctx.enclosing_function(assign) is function and any(
-                            node.value.value in bound_names(target.target) for target in assign.targets):
+                            returned.value in bound_names(target.target) for target in assign.targets):
                         return assign.value if isinstance(assign.value, cst.Call) else None
         return None
 
     # -------------------------------------------------------------------------- Sequential
-    def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines) -> bool:
+    def _sequential(self, ctx, entry, construction: cst.Call, stages: int, lines, model: str) -> bool:
         layers_arg = construction.args[0].value if construction.args else self._added_layers(ctx, construction)
         if not isinstance(layers_arg, (cst.List, cst.Tuple)):
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}`: the layers of this Sequential model are "
@@ -612,7 +957,7 @@ class Pipelining(Rule):
             ctx.report(self.code, entry.call.func.attr, f"`{entry.model}` has {len(layers)} layers, fewer than the "
                        f"{stages} pipeline stages asked for", fixed=False)
             return False
-        lines.append(statement(f"{entry.model}.set_pipeline_stage_assignment({assignment})"))
+        lines.append(statement(f"{model}.set_pipeline_stage_assignment({assignment})"))
         ctx.report(self.code, construction, self._split_message(assignment, parameters, stages), fixed=True)
         self._report_whole_network(ctx, layers, assignment)
         return True
@@ -683,6 +1028,7 @@ class Pipelining(Rule):
                if ctx.enclosing_function(node) is function):
             return True  # already split
         marks = [self._layer_statement(ctx, line) for line in body]
+        self._mark_input_calls(ctx, body, marks)
         indices = [index for index, mark in enumerate(marks) if mark is not None]
         if len(indices) < stages or not all(isinstance(line, cst.SimpleStatementLine)
                                             for line in body[indices[0]:indices[-1] + 1]):
@@ -692,6 +1038,9 @@ class Pipelining(Rule):
             return False
         keras_name = self._keras_module(ctx)
         if keras_name is None:
+            ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` are not split "
+                       "into pipeline stages: the name `keras` is taken in this file, so `keras.ipu.PipelineStage` "
+                       "cannot be written; put them in `with keras.ipu.PipelineStage(i):` blocks by hand", fixed=False)
             return False
         span = body[indices[0]:indices[-1] + 1]
         layer_marks = marks[indices[0]:indices[-1] + 1]
@@ -726,7 +1075,28 @@ class Pipelining(Rule):
         layer_stages = [at for at, mark in zip(assignment, layer_marks) if mark is not None]
         ctx.report(self.code, span[0], f"`{function.name.value}`: " + self._split_message(
             layer_stages, parameters, stages) + ", in `keras.ipu.PipelineStage` blocks", fixed=True)
+        self._report_whole_network(ctx, [getattr(mark, "func", mark) for mark in layer_marks if mark is not None],
+                                   layer_stages)
         return True
+
+    def _mark_input_calls(self, ctx, body, marks: List[Optional[cst.Call]]) -> None:
+        """Mark, as layers, the statements before the first Keras layer call that call something on
+        the model's input or on what such a call made: ``x = augment(inputs)``,
+        ``x = preprocess_input(x)``, ``x = base_model(x, training=False)``. Their layers (a
+        Sequential, a whole backbone, the ops of a preprocessing function) need a stage like the
+        others: a pipelined model with a layer of no stage is refused."""
+        first = next((index for index, mark in enumerate(marks) if mark is not None), len(body))
+        tensors = set()
+        for index, line in enumerate(body[:first]):
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if not isinstance(small, cst.Assign):
+                continue
+            kind = _keras_kind(ctx, small.value)
+            if kind in _INPUTS:
+                tensors.update(name for target in small.targets for name in bound_names(target.target))
+            elif kind not in _FUNCTIONAL + _SEQUENTIAL and _on_tensors(small.value, tensors):
+                marks[index] = small.value
+                tensors.update(name for target in small.targets for name in bound_names(target.target))
 
     @staticmethod
     def _stage_block(keras_name: str, stage: int):
@@ -752,8 +1122,9 @@ class Pipelining(Rule):
         for local, full in ctx.aliases.items():
             if full in ("tensorflow.keras", "keras", "tensorflow.python.keras"):
                 return local
-        if "keras" in ctx.aliases or any(name.value == "keras" for name in ctx.nodes(cst.Name)):
-            return None
+        if "keras" in ctx.aliases or any(name.value == "keras" and not _attribute_name(ctx, name)
+                                         for name in ctx.nodes(cst.Name)):
+            return None  # the name `keras` is something else here
         ctx.add_import("tensorflow", "keras", code=IpuImport.code)
         return "keras"
 
@@ -787,7 +1158,8 @@ class Pipelining(Rule):
         for index in indices:
             small = body[index].body[0]
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value.func, cst.Call)):
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Call)):
                 return None
             call = small.value
             if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):

@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, canonical_keras, dotted_name, import_bindings, walk
+from porter.context import FileContext, SharedKey, canonical_keras, code_of, dotted_name, import_bindings, walk
 from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import (INPUTS, is_literal_false, keras_subclasses, last_name,
@@ -95,7 +95,7 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
         if reason is None:
-            reason = _reload_problem(ctx, layer)
+            reason = _reload_problem(ctx, layer) or _weights_problem(ctx, layer)
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -139,6 +139,45 @@ def _reload_problem(ctx: FileContext, layer: str) -> Optional[str]:
                     "swap it by hand, add "
                     f"`\"{saved}\": ipu_layers.{layer}` to them")
     return None
+
+
+def _weights_problem(ctx: FileContext, layer: str) -> Optional[str]:
+    """Why the IPU ``layer`` must not replace a Keras one that gets saved weights: a file that loads
+    weights (``model.load_weights(path)``) from a path it does not save to itself loads weights a
+    Keras layer wrote (a pretrained network), and the IPU layer is another class, named otherwise."""
+    saved = _SAVED_CLASS.get(layer)
+    if saved is None:
+        return None
+    written = {code_of(ctx, arg.value) for call in ctx.nodes(cst.Call) for arg in _saved_paths(ctx, call)}
+    for call in ctx.nodes(cst.Call):
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_weights" and call.args):
+            continue
+        path = argument(call, "filepath", 0)
+        if path is not None and code_of(ctx, path.value) not in written and not (
+                written and _latest_checkpoint(ctx, path.value)):
+            return (f"this file loads weights it does not save, with `load_weights({code_of(ctx, path.value)})`, "
+                    f"weights saved from Keras' `{layer}` (pretrained): the IPU layer is another class (`{saved}`), "
+                    "with a layer name of its own (`by_name=True` skips it) and its own variables, which those "
+                    "weights are not known to fit; keep it, or swap it by hand and convert the weights")
+    return None
+
+
+def _latest_checkpoint(ctx: FileContext, path: cst.BaseExpression) -> bool:
+    """``tf.train.latest_checkpoint(folder)``: the newest of the checkpoints a file that saves weights
+    writes there."""
+    return isinstance(path, cst.Call) and ctx.qualified_name(path.func) == "tensorflow.train.latest_checkpoint"
+
+
+def _saved_paths(ctx: FileContext, call: cst.Call) -> List[cst.Arg]:
+    """The path argument of a call that saves weights: ``model.save_weights(path)``,
+    ``keras.callbacks.ModelCheckpoint(path)``."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "save_weights" and call.args:
+        found = argument(call, "filepath", 0)
+    elif ctx.keras_name(call.func) == "keras.callbacks.ModelCheckpoint":
+        found = argument(call, "filepath", 0)
+    else:
+        found = None
+    return [found] if found is not None else []
 
 
 def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:
