@@ -533,6 +533,16 @@ _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_c
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
 
+def _stops_a_batch_early(ctx, stop: cst.BaseExpression, stride: cst.BaseExpression) -> bool:
+    """``len(x) - bs + 1`` (or ``len(x) - bs``) as the end of ``range(0, ..., bs)``: no slice starts
+    less than a whole batch before the end of the data, so the loop drops a last partial batch
+    itself."""
+    if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add) and code_of(ctx, stop.right) == "1":
+        stop = stop.left
+    return (isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Subtract)
+            and code_of(ctx, stop.right) == code_of(ctx, stride))
+
+
 def _slices_from(subscript: cst.Subscript, index: str) -> bool:
     """``x[i:i + bs]``: a slice that starts at the loop's index."""
     piece = subscript.slice[0].slice if subscript.slice else None
@@ -996,6 +1006,13 @@ def main(test):
                 _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
                                         "for i in range(0, len(features), 64):\n"
                                         "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
+        # A loop that ends a batch early (`len(features) - 64 + 1`) slices whole batches only: nothing said.
+        Example(*(code.replace(loop, "for i in range(0, len(features) - 64 + 1, 64):\n" + call)
+                  for code, loop, call in (
+                      (_PER_STEP_BEFORE, "for x, y in batches:\n    loss = step(x, y)\n",
+                       "    loss = step(features[i:i + 64], targets[i:i + 64])\n"),
+                      (_PER_STEP_AFTER, "for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
+                       "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")))),
         # The same with the slices assigned first, also for a step written inline in the loop.
         Example(*(code.replace("for x, y in batches:\n", "for i in range(0, len(features), 64):\n"
                                "    x, y = features[i:i + 64], targets[i:i + 64]\n")
@@ -1926,6 +1943,8 @@ def main(test):
                 and isinstance(loop.target, cst.Name)):
             return
         index, stride = loop.target.value, loop.iter.args[2].value
+        if _stops_a_batch_early(ctx, loop.iter.args[1].value, stride):
+            return  # `range(0, len(x) - bs + 1, bs)`: every slice is whole
         assigned = {name: value for statement, name, value in assignments(ctx, owner(ctx, loop))
                     if isinstance(value, cst.Subscript) and _slices_from(value, index)
                     and any(ancestor is loop for ancestor in ctx.ancestors(statement))}
