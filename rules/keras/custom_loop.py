@@ -716,7 +716,8 @@ class CustomLoop(Rule):
         "class, `self.step_fn`) is compiled, as the IPU runs compiled code and the IPU strategy refuses a "
         "Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
-        "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
+        "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)` (taking, after the "
+        "iterator, what the step is given that the loop never changes: a model, an optimizer), and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length, so one read from "
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
@@ -946,6 +947,13 @@ def main(test):
         Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
+        # A step given the model and the optimizer beside the batch, which the loop never changes: the
+        # on-device loop takes them after the iterator, as the documented loop does.
+        Example(*(code.replace("def train_step(images, labels):", "def train_step(model, images, labels, optimizer):").replace(
+            "train_step(images, labels)\n", "train_step(model, images, labels, optimizer)\n").replace(
+            "def train_step_loop(iterator):", "def train_step_loop(iterator, model, optimizer):").replace(
+            "args=(dataset_iterator,)", "args=(dataset_iterator, model, optimizer)") for code in (_BEFORE, _AFTER_DEVICE)),
+                options={"steps_per_execution": 16}),
         # A step given the epoch beside the batch: an on-device loop (a function that reads only the
         # iterator) would read a stale epoch, so the loop keeps one step per execution, and the epoch,
         # a new Python number on every pass (a new program each), is reported.
@@ -1735,9 +1743,11 @@ def main(test):
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 self._report_changing_numbers(ctx, step, name)
                 continue
-            loop_name = loops.get(id(step.function))
+            # One on-device loop per step, and per list of what it is handed besides the iterator.
+            key = (id(step.function), tuple(plan.handed_on))
+            loop_name = loops.get(key)
             if loop_name is None:
-                loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
+                loop_name = loops[key] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
@@ -2219,7 +2229,8 @@ def main(test):
         loop_name = fresh_name(ctx, f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
         steps = config_steps(ctx.config)
         target = code_of(ctx, step.loop.target)
-        text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}(iterator):\n"
+        parameters = ", ".join(["iterator", *plan.handed_on])
+        text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}({parameters}):\n"
                 f"    for _ in {tf}.range({steps}):\n        {target} = next(iterator)\n"
                 f"        {code_of(ctx, step.call)}\n")
         function = cst.parse_module(text).body[0]
@@ -2238,7 +2249,8 @@ def main(test):
         iterator = fresh_name(ctx, f"{base}_iterator", f"{base}_ipu_iterator")
         first = cst.parse_statement(f"{iterator} = iter({dataset})").with_changes(leading_lines=loop.leading_lines)
         new_loop = cst.parse_statement(
-            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, args=({iterator},))\n")
+            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, "
+            f"args=({', '.join([iterator, *plan.handed_on])}{',' if not plan.handed_on else ''}))\n")
         ctx.insert_before(loop, [first])
         ctx.replace(loop, lambda node: new_loop.with_changes(leading_lines=()))
         ctx.report(self.code, loop, f"the loop over `{dataset}` runs `{step.function.name.value}` on the IPU: "

@@ -52,6 +52,9 @@ class LoopPlan:
     unknown_length: bool = False  # an on-device loop would fit, but `len()` of its dataset raises
     # What the step is given besides the batch (`epoch`, `scale`), which an on-device loop cannot read.
     beside_batch: List[str] = field(default_factory=list)
+    # What the step is given that the loop never changes (a model, an optimizer): the on-device loop
+    # takes it as a parameter after the iterator, as the documented loop takes its model.
+    handed_on: List[str] = field(default_factory=list)
 
 
 def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -132,6 +135,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
             plan.beside_batch = _beside_batch(ctx, step) if steps is not None else []
+            plan.handed_on = _unchanged_arguments(ctx, step) if steps is not None else []
             fits = steps is not None and not plan.beside_batch and _device_loop_fits(step)
             plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
             plan.mode = "device" if fits and not plan.unknown_length else "step"
@@ -333,9 +337,25 @@ def _beside_batch(ctx: FileContext, step: StepCall) -> List[str]:
     it is defined (a stale epoch, or an unbound name) instead of from the loop."""
     batch = set(_batch_names(step.loop))
     literals = (cst.Integer, cst.Float, cst.SimpleString)
+    unchanged = _unchanged_arguments(ctx, step)
     return [code_of(ctx, arg.value) for arg in step.call.args if not (
         isinstance(arg.value, literals) or isinstance(arg.value, cst.Name) and (
-            arg.value.value in batch or arg.value.value in ("True", "False", "None")))]
+            arg.value.value in batch or arg.value.value in ("True", "False", "None") or arg.value.value in unchanged))]
+
+
+def _unchanged_arguments(ctx: FileContext, step: StepCall) -> List[str]:
+    """The names the step's call gives it that no loop around the call binds (``train_step(model,
+    x, optimizer)``: the model and the optimizer), in order: the same objects on every pass, which
+    the on-device loop can take as parameters. Not the batch, an epoch, or a name that the loop
+    function's own parameter would hide."""
+    from porter.scopes import assignments, owner
+
+    loops = [step.loop] + [node for node in ctx.ancestors(step.loop) if isinstance(node, (cst.For, cst.While))]
+    changed = {name for statement, name, _ in assignments(ctx, owner(ctx, step.loop)) if any(
+        statement is loop or any(ancestor is loop for ancestor in ctx.ancestors(statement)) for loop in loops)}
+    names = [arg.value.value for arg in step.call.args if isinstance(arg.value, cst.Name) and not arg.keyword]
+    return [name for name in names if name not in changed and name not in ("True", "False", "None", "iterator")
+            and names.count(name) == 1]
 
 
 def _device_loop_fits(step: StepCall) -> bool:
