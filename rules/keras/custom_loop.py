@@ -5,7 +5,7 @@ import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, loop_plans, run_targets,
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits, loop_plans, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
@@ -954,6 +954,18 @@ def main(test):
             "def train_step_loop(iterator):", "def train_step_loop(iterator, model, optimizer):").replace(
             "args=(dataset_iterator,)", "args=(dataset_iterator, model, optimizer)") for code in (_BEFORE, _AFTER_DEVICE)),
                 options={"steps_per_execution": 16}),
+        # The loop assigns what the step returns to names nothing reads: dropped, the on-device loop
+        # fits. Read after the loop (the last batch's loss printed), the loop keeps one step per execution.
+        Example(*(code.replace("optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                               "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n        return loss\n").replace(
+            "        for images, labels in dataset:\n            train_step(images, labels)\n",
+            "        for images, labels in dataset:\n            loss = train_step(images, labels)\n")
+            for code in (_BEFORE, _AFTER_DEVICE)), options={"steps_per_execution": 16}),
+        Example(*(code.replace("optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                               "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n        return loss\n").replace(
+            "            train_step(images, labels)\n", "            loss = train_step(images, labels)\n        print(float(loss))\n").replace(
+            "strategy.run(train_step, args=(images, labels))\n", "loss = strategy.run(train_step, args=(images, labels))\n"
+            "        print(float(loss))\n") for code in (_BEFORE, _AFTER_STEP)), options={"steps_per_execution": 16}),
         # A step given the epoch beside the batch: an on-device loop (a function that reads only the
         # iterator) would read a stale epoch, so the loop keeps one step per execution, and the epoch,
         # a new Python number on every pass (a new program each), is reported.
@@ -1736,6 +1748,9 @@ def main(test):
                           else f"; it is given {_listed(plan.beside_batch)} besides the batch, which an on-device loop "
                           f"(a function that reads only the iterator) cannot take, so it stays one step per execution "
                           f"instead of {steps}" if steps and plan.beside_batch
+                          else f"; the loop keeps what the step returns ({_listed(_kept(step))}), which the on-device "
+                          f"loop does not give back, so it stays one step per execution instead of {steps}"
+                          if steps and _kept(step) and device_loop_fits(ctx, step, keeping=True)
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 called = f" (which `{held}` holds)" if held != name and not method else ""
@@ -2269,6 +2284,15 @@ def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[st
             functions.append(plan.step.function)
     return [(f"`{function.name.value}`", [function]) for function in functions] + [
         ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
+
+
+def _kept(step: StepCall) -> List[str]:
+    """The names the loop's statement assigns what the step returns (``g_loss, d_loss =
+    train_step(images)``), when that statement is the call's."""
+    small = step.statement.body[0] if isinstance(step.statement, cst.SimpleStatementLine) else None
+    if not (isinstance(small, cst.Assign) and small.value is step.call):
+        return []
+    return [name for target in small.targets for name in bound_names(target.target)]
 
 
 def _listed(arguments: List[str]) -> str:

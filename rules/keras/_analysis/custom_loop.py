@@ -10,9 +10,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, code_of, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import is_name
-from porter.scopes import owner
+from porter.scopes import assignments, owner
 from porter.rule import KERAS, is_selected
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
@@ -136,7 +136,7 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
         if plan.problem is None:
             plan.beside_batch = _beside_batch(ctx, step) if steps is not None else []
             plan.handed_on = _unchanged_arguments(ctx, step) if steps is not None else []
-            fits = steps is not None and not plan.beside_batch and _device_loop_fits(step)
+            fits = steps is not None and not plan.beside_batch and device_loop_fits(ctx, step)
             plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
             plan.mode = "device" if fits and not plan.unknown_length else "step"
         plans.append(plan)
@@ -358,18 +358,52 @@ def _unchanged_arguments(ctx: FileContext, step: StepCall) -> List[str]:
             and names.count(name) == 1]
 
 
-def _device_loop_fits(step: StepCall) -> bool:
+def _never_read(ctx: FileContext, assign: cst.Assign) -> bool:
+    """Whether the names ``assign`` binds (plain names only) appear nowhere else in the function
+    or module that holds it, nor in the functions it defines that do not bind them themselves (the
+    step's own ``loss``): what the step returned is dropped."""
+    names = {name for target in assign.targets for name in bound_names(target.target)}
+    simple = all(isinstance(node, (cst.Name, cst.Tuple, cst.List)) for target in assign.targets
+                 for node in walk(target.target) if isinstance(node, cst.BaseExpression))
+    bound = {id(node) for target in assign.targets for node in walk(target.target)}
+    scopes = [owner(ctx, assign)]
+    while scopes:
+        scope = scopes.pop()
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for node in walk(body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if isinstance(node, cst.Name) and node.value in names and id(node) not in bound:
+                return False
+        for inner in walk(body):
+            if isinstance(inner, cst.FunctionDef) and ctx.enclosing_function(inner) is (
+                    scope if isinstance(scope, cst.FunctionDef) else None) and not names <= _locals(ctx, inner):
+                scopes.append(inner)
+            elif isinstance(inner, (cst.Lambda, cst.ClassDef)) and any(
+                    isinstance(node, cst.Name) and node.value in names for node in walk(inner)):
+                return False
+    return bool(names) and simple
+
+
+def _locals(ctx: FileContext, function: cst.FunctionDef) -> Set[str]:
+    """The names ``function`` binds itself: its parameters and what it assigns."""
+    params = function.params
+    found = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return found | {name for _, name, _ in assignments(ctx, function)}
+
+
+def device_loop_fits(ctx: FileContext, step: StepCall, keeping: bool = False) -> bool:
     """The loop only calls the step, by its own name (the on-device loop goes beside it, where a
-    name that holds it, ``step_fn = make_step(...)``, is not bound), ignoring its result, on what
-    it iterates over."""
+    name that holds it, ``step_fn = make_step(...)``, is not bound), ignoring its result (or
+    assigning it to names nothing reads: ``g_loss, d_loss = train_step(images)``), on what it
+    iterates over. With ``keeping``, the names it assigns the result may be read."""
     if not is_name(step.call.func, step.function.name.value):
         return False
     loop = step.loop
     if loop.orelse is not None or len(loop.body.body) != 1:
         return False
     statement = step.statement
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is step.call):
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Expr) and small.value is step.call
+            or isinstance(small, cst.Assign) and small.value is step.call and (keeping or _never_read(ctx, small))):
         return False
     if any(arg.star for arg in step.call.args):
         return False
