@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -529,6 +529,33 @@ def main(dataset):
         trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
         trainer.fit(dataset, 2)
 """
+# A training loop that saves samples after each epoch through a helper that runs the model it is given.
+_SAMPLES_HELPER = """\
+import numpy as np
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+optimizer = tf.keras.optimizers.Adam()
+seed = tf.random.normal([16, 8])
+
+
+@tf.function
+def train_step(noise, target):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((generator(noise) - target) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, generator.trainable_variables), generator.trainable_variables))
+
+
+def save_samples(model, epoch, noise):
+    samples = model(noise, training=False)
+    np.save(f"samples_{epoch}.npy", samples.numpy())
+
+
+for epoch in range(3):
+    for noise, target in batches:
+        train_step(noise, target)
+    save_samples(generator, epoch, seed)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
 
@@ -592,6 +619,23 @@ def _model_or_part(ctx, func: cst.BaseExpression, model_like: Set[str], parts: S
     if isinstance(func, cst.Attribute) and func.attr.value in parts:
         func = func.value
     return isinstance(func, cst.Name) and func.value in model_like and ctx.qualified_name(func) is None
+
+
+def _eager_model_call(ctx, helper: cst.FunctionDef, call: cst.Call, model_like: Set[str],
+                      parts: Set[str]) -> Optional[cst.Call]:
+    """The first call in the body of ``helper`` (out of its loops, which are looked at as loops)
+    that runs a model: one of the file's (not a parameter's name), or the parameter that ``call``
+    gives a model (``model(test_input)`` in a helper called as ``helper(generator, ...)``)."""
+    params = helper.params.params
+    given = {param.name.value for position, param in enumerate(params)
+             if (lambda arg: arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in model_like)(
+                 argument(call, param.name.value, position))}
+    shadowed = {param.name.value for param in params} - given
+    runs = (model_like - shadowed) | given
+    for node in walk(helper.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)):
+        if isinstance(node, cst.Call) and _model_or_part(ctx, node.func, runs, parts):
+            return node
+    return None
 
 
 def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
@@ -726,7 +770,8 @@ class CustomLoop(Rule):
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself (or a layer its class holds, `model.decoder(...)`), eagerly "
-        "(an evaluation loop), or, in a script "
+        "(an evaluation loop), or a training loop that calls a function of the file that does (a helper that "
+        "saves generated samples after each epoch, `model(seed, training=False)`), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
         "samples, `test.take(3)`, is left alone, unless it feeds the model's answer back into its next input: "
         "a forecast or a generation a few steps long). A "
@@ -947,6 +992,9 @@ def main(test):
         Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
+        # A helper the training loop calls after each epoch runs the model eagerly: reported, at the call.
+        Example(_SAMPLES_HELPER, _SAMPLES_HELPER.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "        train_step(noise, target)", "        strategy.run(train_step, args=(noise, target))")),
         # A step given the model and the optimizer beside the batch, which the loop never changes: the
         # on-device loop takes them after the iterator, as the documented loop does.
         Example(*(code.replace("def train_step(images, labels):", "def train_step(model, images, labels, optimizer):").replace(
@@ -1814,6 +1862,32 @@ def main(test):
                 ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
+            elif beside_steps and isinstance(loop, cst.For) and loop_trains(ctx, loop):
+                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans)
+
+    def _report_eager_helpers(self, ctx, loop: cst.For, skipped: Tuple[type, ...], model_like: Set[str],
+                              parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
+        """A training loop that calls a plain function of the file which runs the model itself
+        (``generate_and_save_images(generator, epoch, seed)`` after each epoch, whose ``model(seed,
+        training=False)`` runs the model it is given): the model runs eagerly, op by op, in the
+        scope, as if the loop called it; said once per helper call, naming the model's call. Not
+        a step (one that opens a tape, or one the port runs through the strategy)."""
+        steps = {id(function) for functions in step_functions(ctx).values() for function in functions} | {
+            id(plan.step.function) for plan in plans}
+        for call in walk(loop.body, skip=skipped):
+            helper = local_function(ctx, call.func.value, call) if isinstance(call, cst.Call) and isinstance(
+                call.func, cst.Name) and ctx.qualified_name(call.func) is None else None
+            if helper is None or id(helper) in steps or is_tf_function(ctx, helper) or id(call) in reported:
+                continue
+            inner = _eager_model_call(ctx, helper, call, model_like, parts)
+            if inner is None:
+                continue
+            reported.add(id(call))
+            ctx.report(self.code, call, f"this loop calls `{helper.name.value}`, which runs `{code_of(ctx, inner.func)}` "
+                       f"eagerly (`{code_of(ctx, inner)}`), op by op, in the IPU "
+                       "strategy's scope, while the IPU runs compiled programs: move that call into a "
+                       "`@tf.function(jit_compile=True)` function called through `strategy.run`, like the training "
+                       "step", fixed=False)
 
     def _report_eager_trainer_loops(self, ctx, plans: List[LoopPlan]) -> None:
         """A loop in a method of a trainer class whose step method the port rewrites, that calls
