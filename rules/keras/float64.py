@@ -221,6 +221,28 @@ for epoch in range(5):
         train_step({real}, {noise_arg}, 0.5)
 """
 
+# A loop over a dataset's batches that hands the step a float64 array of class weights too.
+_WEIGHTED_LOOP = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+class_weights = np.array([1.0, 2.0, 0.5])
+dataset = tf.data.Dataset.from_tensor_slices((np.zeros((64, 4), "float32"), np.zeros((64, 3), "float32"))).batch(8)
+
+
+@tf.function
+def train_step(x, y, weights):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y) * weights)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for epoch in range(2):
+    for x, y in dataset:
+        train_step(x, y, {weights})
+"""
 # The noise drawn on some passes only: float32 zeros on the first.
 _SOMETIMES_DRAWN = _HANDED_ARRAYS.replace("        noise = {noise}\n", "        if epoch:\n            noise = {noise}\n").replace(
     "for epoch", "noise = np.zeros((32, 4), dtype=np.float32)\nfor epoch").replace("{noise}", "np.random.normal(size=(32, 4))").replace(
@@ -395,6 +417,10 @@ class Float64(Rule):
         Example(_HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4)).astype(np.float32)",
                                       real="real.astype(np.float32)", noise_arg="noise"), reported=False),
         Example(_SOMETIMES_DRAWN.format(real="real"), _SOMETIMES_DRAWN.format(real="real.astype(\"float32\")")),
+        # A float64 array the loop hands the step beside a dataset's batches, with steps per execution:
+        # the loop keeps one step per execution, where the call casts it.
+        Example(_WEIGHTED_LOOP.format(weights="class_weights"),
+                _WEIGHTED_LOOP.format(weights="class_weights.astype(\"float32\")"), options={"steps_per_execution": 4}),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(

@@ -14,6 +14,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import is_name
 from porter.scopes import assignments, owner
 from porter.rule import KERAS, is_selected
+from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, eager_calls, evaluation_calls, is_tf_function,
@@ -348,12 +349,12 @@ def _unchanged_arguments(ctx: FileContext, step: StepCall) -> List[str]:
     x, optimizer)``: the model and the optimizer), in order: the same objects on every pass, which
     the on-device loop can take as parameters. Not the batch, an epoch, or a name that the loop
     function's own parameter would hide."""
-    from porter.scopes import assignments, owner
-
     loops = [step.loop] + [node for node in ctx.ancestors(step.loop) if isinstance(node, (cst.For, cst.While))]
     changed = {name for statement, name, _ in assignments(ctx, owner(ctx, step.loop)) if any(
         statement is loop or any(ancestor is loop for ancestor in ctx.ancestors(statement)) for loop in loops)}
-    names = [arg.value.value for arg in step.call.args if isinstance(arg.value, cst.Name) and not arg.keyword]
+    # (A float64 NumPy array stays out: the step's own call is where the port casts it, IPU155.)
+    names = [arg.value.value for arg in step.call.args if isinstance(arg.value, cst.Name) and not arg.keyword
+             and float64_data(ctx, arg.value) is None]
     return [name for name in names if name not in changed and name not in ("True", "False", "None", "iterator")
             and names.count(name) == 1]
 
