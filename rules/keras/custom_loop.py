@@ -5,8 +5,9 @@ import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, handed_modules, loop_plans,
-                                                      out_of_reach, run_targets, strategy_scope_name, tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits, handed_modules,
+                                                      loop_plans, out_of_reach, run_targets, strategy_scope_name,
+                                                      tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
@@ -561,8 +562,45 @@ def main(dataset):
         trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
         trainer.fit(dataset, 2)
 """
+# A training loop that saves samples after each epoch through a helper that runs the model it is given.
+_SAMPLES_HELPER = """\
+import numpy as np
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+optimizer = tf.keras.optimizers.Adam()
+seed = tf.random.normal([16, 8])
+
+
+@tf.function
+def train_step(noise, target):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((generator(noise) - target) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, generator.trainable_variables), generator.trainable_variables))
+
+
+def save_samples(model, epoch, noise):
+    samples = model(noise, training=False)
+    np.save(f"samples_{epoch}.npy", samples.numpy())
+
+
+for epoch in range(3):
+    for noise, target in batches:
+        train_step(noise, target)
+    save_samples(generator, epoch, seed)
+"""
 _PER_STEP_AFTER = _PER_STEP_BEFORE.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
     "    loss = step(x, y)", "    loss = strategy.run(step, args=(x, y))")
+
+
+def _stops_a_batch_early(ctx, stop: cst.BaseExpression, stride: cst.BaseExpression) -> bool:
+    """``len(x) - bs + 1`` (or ``len(x) - bs``) as the end of ``range(0, ..., bs)``: no slice starts
+    less than a whole batch before the end of the data, so the loop drops a last partial batch
+    itself."""
+    if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add) and code_of(ctx, stop.right) == "1":
+        stop = stop.left
+    return (isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Subtract)
+            and code_of(ctx, stop.right) == code_of(ctx, stride))
 
 
 def _slices_from(subscript: cst.Subscript, index: str) -> bool:
@@ -614,6 +652,23 @@ def _model_or_part(ctx, func: cst.BaseExpression, model_like: Set[str], parts: S
     if isinstance(func, cst.Attribute) and func.attr.value in parts:
         func = func.value
     return isinstance(func, cst.Name) and func.value in model_like and ctx.qualified_name(func) is None
+
+
+def _eager_model_call(ctx, helper: cst.FunctionDef, call: cst.Call, model_like: Set[str],
+                      parts: Set[str]) -> Optional[cst.Call]:
+    """The first call in the body of ``helper`` (out of its loops, which are looked at as loops)
+    that runs a model: one of the file's (not a parameter's name), or the parameter that ``call``
+    gives a model (``model(test_input)`` in a helper called as ``helper(generator, ...)``)."""
+    params = helper.params.params
+    given = {param.name.value for position, param in enumerate(params)
+             if (lambda arg: arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in model_like)(
+                 argument(call, param.name.value, position))}
+    shadowed = {param.name.value for param in params} - given
+    runs = (model_like - shadowed) | given
+    for node in walk(helper.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)):
+        if isinstance(node, cst.Call) and _model_or_part(ctx, node.func, runs, parts):
+            return node
+    return None
 
 
 def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
@@ -738,7 +793,8 @@ class CustomLoop(Rule):
         "class, `self.step_fn`) is compiled, as the IPU runs compiled code and the IPU strategy refuses a "
         "Python function in eager mode. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
-        "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)`, and the Python "
+        "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)` (taking, after the "
+        "iterator, what the step is given that the loop never changes: a model, an optimizer), and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length, so one read from "
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
         "execution are skipped). Other loops keep their shape with the step called through "
@@ -747,7 +803,8 @@ class CustomLoop(Rule):
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
         "loop, and loops away from the model's code are reported instead, with what stops the rewrite, as is "
         "a loop beside them that calls the model itself (or a layer its class holds, `model.decoder(...)`), eagerly "
-        "(an evaluation loop), or, in a script "
+        "(an evaluation loop), or a training loop that calls a function of the file that does (a helper that "
+        "saves generated samples after each epoch, `model(seed, training=False)`), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
         "samples, `test.take(3)`, is left alone, unless it feeds the model's answer back into its next input: "
         "a forecast or a generation a few steps long). A "
@@ -968,6 +1025,28 @@ def main(test):
         Example(_BEFORE, _AFTER_DEVICE,
                 options={"steps_per_execution": 16}),
         Example(_PER_STEP_BEFORE, _PER_STEP_AFTER, options={"steps_per_execution": 16}),
+        # A helper the training loop calls after each epoch runs the model eagerly: reported, at the call.
+        Example(_SAMPLES_HELPER, _SAMPLES_HELPER.replace("@tf.function\n", "@tf.function(jit_compile=True)\n").replace(
+            "        train_step(noise, target)", "        strategy.run(train_step, args=(noise, target))")),
+        # A step given the model and the optimizer beside the batch, which the loop never changes: the
+        # on-device loop takes them after the iterator, as the documented loop does.
+        Example(*(code.replace("def train_step(images, labels):", "def train_step(model, images, labels, optimizer):").replace(
+            "train_step(images, labels)\n", "train_step(model, images, labels, optimizer)\n").replace(
+            "def train_step_loop(iterator):", "def train_step_loop(iterator, model, optimizer):").replace(
+            "args=(dataset_iterator,)", "args=(dataset_iterator, model, optimizer)") for code in (_BEFORE, _AFTER_DEVICE)),
+                options={"steps_per_execution": 16}),
+        # The loop assigns what the step returns to names nothing reads: dropped, the on-device loop
+        # fits. Read after the loop (the last batch's loss printed), the loop keeps one step per execution.
+        Example(*(code.replace("optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                               "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n        return loss\n").replace(
+            "        for images, labels in dataset:\n            train_step(images, labels)\n",
+            "        for images, labels in dataset:\n            loss = train_step(images, labels)\n")
+            for code in (_BEFORE, _AFTER_DEVICE)), options={"steps_per_execution": 16}),
+        Example(*(code.replace("optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                               "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n        return loss\n").replace(
+            "            train_step(images, labels)\n", "            loss = train_step(images, labels)\n        print(float(loss))\n").replace(
+            "strategy.run(train_step, args=(images, labels))\n", "loss = strategy.run(train_step, args=(images, labels))\n"
+            "        print(float(loss))\n") for code in (_BEFORE, _AFTER_STEP)), options={"steps_per_execution": 16}),
         # A step given the epoch beside the batch: an on-device loop (a function that reads only the
         # iterator) would read a stale epoch, so the loop keeps one step per execution, and the epoch,
         # a new Python number on every pass (a new program each), is reported.
@@ -1040,6 +1119,13 @@ def main(test):
                 _PER_STEP_AFTER.replace("for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
                                         "for i in range(0, len(features), 64):\n"
                                         "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")),
+        # A loop that ends a batch early (`len(features) - 64 + 1`) slices whole batches only: nothing said.
+        Example(*(code.replace(loop, "for i in range(0, len(features) - 64 + 1, 64):\n" + call)
+                  for code, loop, call in (
+                      (_PER_STEP_BEFORE, "for x, y in batches:\n    loss = step(x, y)\n",
+                       "    loss = step(features[i:i + 64], targets[i:i + 64])\n"),
+                      (_PER_STEP_AFTER, "for x, y in batches:\n    loss = strategy.run(step, args=(x, y))\n",
+                       "    loss = strategy.run(step, args=(features[i:i + 64], targets[i:i + 64]))\n")))),
         # The same with the slices assigned first, also for a step written inline in the loop.
         Example(*(code.replace("for x, y in batches:\n", "for i in range(0, len(features), 64):\n"
                                "    x, y = features[i:i + 64], targets[i:i + 64]\n")
@@ -1755,6 +1841,9 @@ def main(test):
                           else f"; it is given {_listed(plan.beside_batch)} besides the batch, which an on-device loop "
                           f"(a function that reads only the iterator) cannot take, so it stays one step per execution "
                           f"instead of {steps}" if steps and plan.beside_batch
+                          else f"; the loop keeps what the step returns ({_listed(_kept(step))}), which the on-device "
+                          f"loop does not give back, so it stays one step per execution instead of {steps}"
+                          if steps and _kept(step) and device_loop_fits(ctx, step, keeping=True)
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 called = f" (which `{held}` holds)" if held != name and not method else ""
@@ -1762,9 +1851,11 @@ def main(test):
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 self._report_changing_numbers(ctx, step, name)
                 continue
-            loop_name = loops.get(id(step.function))
+            # One on-device loop per step, and per list of what it is handed besides the iterator.
+            key = (id(step.function), tuple(plan.handed_on))
+            loop_name = loops.get(key)
             if loop_name is None:
-                loop_name = loops[id(step.function)] = self._loop_function(ctx, plan, tf)
+                loop_name = loops[key] = self._loop_function(ctx, plan, tf)
             self._device_loop(ctx, plan, loop_name)
         self._direct_calls(ctx, plans, compiled)
         self._keras_step_losses(ctx, tf, losses)
@@ -1816,6 +1907,32 @@ def main(test):
                 ctx.report(self.code, calls[0], f"this loop calls `{name}` eagerly, op by op, in the IPU strategy's "
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
+            elif beside_steps and isinstance(loop, cst.For) and loop_trains(ctx, loop):
+                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans)
+
+    def _report_eager_helpers(self, ctx, loop: cst.For, skipped: Tuple[type, ...], model_like: Set[str],
+                              parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
+        """A training loop that calls a plain function of the file which runs the model itself
+        (``generate_and_save_images(generator, epoch, seed)`` after each epoch, whose ``model(seed,
+        training=False)`` runs the model it is given): the model runs eagerly, op by op, in the
+        scope, as if the loop called it; said once per helper call, naming the model's call. Not
+        a step (one that opens a tape, or one the port runs through the strategy)."""
+        steps = {id(function) for functions in step_functions(ctx).values() for function in functions} | {
+            id(plan.step.function) for plan in plans}
+        for call in walk(loop.body, skip=skipped):
+            helper = local_function(ctx, call.func.value, call) if isinstance(call, cst.Call) and isinstance(
+                call.func, cst.Name) and ctx.qualified_name(call.func) is None else None
+            if helper is None or id(helper) in steps or is_tf_function(ctx, helper) or id(call) in reported:
+                continue
+            inner = _eager_model_call(ctx, helper, call, model_like, parts)
+            if inner is None:
+                continue
+            reported.add(id(call))
+            ctx.report(self.code, call, f"this loop calls `{helper.name.value}`, which runs `{code_of(ctx, inner.func)}` "
+                       f"eagerly (`{code_of(ctx, inner)}`), op by op, in the IPU "
+                       "strategy's scope, while the IPU runs compiled programs: move that call into a "
+                       "`@tf.function(jit_compile=True)` function called through `strategy.run`, like the training "
+                       "step", fixed=False)
 
     def _report_eager_trainer_loops(self, ctx, plans: List[LoopPlan]) -> None:
         """A loop in a method of a trainer class whose step method the port rewrites, that calls
@@ -1979,6 +2096,8 @@ def main(test):
                 and isinstance(loop.target, cst.Name)):
             return
         index, stride = loop.target.value, loop.iter.args[2].value
+        if _stops_a_batch_early(ctx, loop.iter.args[1].value, stride):
+            return  # `range(0, len(x) - bs + 1, bs)`: every slice is whole
         assigned = {name: value for statement, name, value in assignments(ctx, owner(ctx, loop))
                     if isinstance(value, cst.Subscript) and _slices_from(value, index)
                     and any(ancestor is loop for ancestor in ctx.ancestors(statement))}
@@ -2278,7 +2397,8 @@ def main(test):
         loop_name = fresh_name(ctx, f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
         steps = config_steps(ctx.config)
         target = code_of(ctx, step.loop.target)
-        text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}(iterator):\n"
+        parameters = ", ".join(["iterator", *plan.handed_on])
+        text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}({parameters}):\n"
                 f"    for _ in {tf}.range({steps}):\n        {target} = next(iterator)\n"
                 f"        {code_of(ctx, step.call)}\n")
         function = cst.parse_module(text).body[0]
@@ -2297,7 +2417,8 @@ def main(test):
         iterator = fresh_name(ctx, f"{base}_iterator", f"{base}_ipu_iterator")
         first = cst.parse_statement(f"{iterator} = iter({dataset})").with_changes(leading_lines=loop.leading_lines)
         new_loop = cst.parse_statement(
-            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, args=({iterator},))\n")
+            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, "
+            f"args=({', '.join([iterator, *plan.handed_on])}{',' if not plan.handed_on else ''}))\n")
         ctx.insert_before(loop, [first])
         ctx.replace(loop, lambda node: new_loop.with_changes(leading_lines=()))
         ctx.report(self.code, loop, f"the loop over `{dataset}` runs `{step.function.name.value}` on the IPU: "
@@ -2316,6 +2437,15 @@ def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[st
             functions.append(plan.step.function)
     return [(f"`{function.name.value}`", [function]) for function in functions] + [
         ("the inline training step", list(step.statements)) for step in inline if step.problem is None]
+
+
+def _kept(step: StepCall) -> List[str]:
+    """The names the loop's statement assigns what the step returns (``g_loss, d_loss =
+    train_step(images)``), when that statement is the call's."""
+    small = step.statement.body[0] if isinstance(step.statement, cst.SimpleStatementLine) else None
+    if not (isinstance(small, cst.Assign) and small.value is step.call):
+        return []
+    return [name for target in small.targets for name in bound_names(target.target)]
 
 
 def _listed(arguments: List[str]) -> str:

@@ -2,11 +2,11 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.context import code_of, walk
-from porter.cstutil import argument, keyword, string_value
+from porter.context import bound_names, code_of, walk
+from porter.cstutil import argument, is_name, keyword, string_value
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data
-from porter.rules.keras._analysis.custom_loop import fed_loops
+from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
@@ -194,6 +194,61 @@ for epoch in range(2):
         trainer.train_step(x, y)"""
 
 
+# A GAN loop that hands its step NumPy arrays itself, sliced from a float64 table of samples and
+# drawn from `np.random`, with a Python number beside them.
+_HANDED_ARRAYS = """\
+import numpy as np
+import tensorflow as tf
+
+samples = np.random.uniform(-1.0, 1.0, size=(1024, 2))
+generator = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+@tf.function
+def train_step(real, noise, weight):
+    with tf.GradientTape() as tape:
+        loss = weight * tf.reduce_mean(critic(generator(noise))) - tf.reduce_mean(critic(real))
+    variables = generator.trainable_variables + critic.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+
+for epoch in range(5):
+    for i in range(0, len(samples) - 32 + 1, 32):
+        real = samples[i:i + 32]
+        noise = {noise}
+        train_step({real}, {noise_arg}, 0.5)
+"""
+
+# A loop over a dataset's batches that hands the step a float64 array of class weights too.
+_WEIGHTED_LOOP = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+class_weights = np.array([1.0, 2.0, 0.5])
+dataset = tf.data.Dataset.from_tensor_slices((np.zeros((64, 4), "float32"), np.zeros((64, 3), "float32"))).batch(8)
+
+
+@tf.function
+def train_step(x, y, weights):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y) * weights)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for epoch in range(2):
+    for x, y in dataset:
+        train_step(x, y, {weights})
+"""
+# The noise drawn on some passes only: float32 zeros on the first.
+_SOMETIMES_DRAWN = _HANDED_ARRAYS.replace("        noise = {noise}\n", "        if epoch:\n            noise = {noise}\n").replace(
+    "for epoch", "noise = np.zeros((32, 4), dtype=np.float32)\nfor epoch").replace("{noise}", "np.random.normal(size=(32, 4))").replace(
+    "{noise_arg}", "noise")
+
+
 # A model class overrides `train_step`: the strategy runs without the IPU Keras extensions, and the
 # dataset `fit` reads reaches `strategy.run` as it is made.
 _OVERRIDING_FIT = """\
@@ -228,7 +283,7 @@ class Float64(Rule):
     kind = FIX
     frameworks = frozenset({KERAS})
     summary = ("Warn about float64 dtypes that reach the IPU (`tf.float64`, `dtype=\"float64\"` in model code); cast "
-               "the float64 NumPy arrays a custom loop's dataset is made of to float32.")
+               "the float64 NumPy arrays a custom loop's dataset is made of, or its step is given, to float32.")
     rationale = (
         "The IPU computes in float32, float16, int32 and bool; the device accepts no DT_DOUBLE "
         "(Targeting the IPU from TensorFlow 2, \"Supported types\"). Keras `fit` casts float64 arrays to "
@@ -243,7 +298,8 @@ class Float64(Rule):
         "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing, reshaping, "
         "`train_test_split` and the `return` of a function of the file keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
-        "parameters is called; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "parameters is called; where the loop hands the step such arrays itself (`noise = "
+        "np.random.normal(size=(batch, latent))`, a slice of a float64 array), they get it in the call; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
@@ -352,6 +408,19 @@ class Float64(Rule):
         # Datasets zipped together, nested in tuples, are followed to the arrays each is made of.
         Example(_ZIPPED.format(images="images", extras="extras"),
                 _ZIPPED.format(images="images.astype(\"float32\")", extras="extras.astype(\"float32\")")),
+        # A loop that hands the step float64 arrays itself: each gets `.astype("float32")` in the call
+        # (what the step gets only; the arrays may serve the host too). Drawn as float32, or float64
+        # on some passes only (reported), they are left as they are.
+        Example(_HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4))", real="real", noise_arg="noise"),
+                _HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4))", real="real.astype(\"float32\")",
+                                      noise_arg="noise.astype(\"float32\")")),
+        Example(_HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4)).astype(np.float32)",
+                                      real="real.astype(np.float32)", noise_arg="noise"), reported=False),
+        Example(_SOMETIMES_DRAWN.format(real="real"), _SOMETIMES_DRAWN.format(real="real.astype(\"float32\")")),
+        # A float64 array the loop hands the step beside a dataset's batches, with steps per execution:
+        # the loop keeps one step per execution, where the call casts it.
+        Example(_WEIGHTED_LOOP.format(weights="class_weights"),
+                _WEIGHTED_LOOP.format(weights="class_weights.astype(\"float32\")"), options={"steps_per_execution": 4}),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(
@@ -462,6 +531,9 @@ class Float64(Rule):
         done: Set[int] = set()
         for step, source in fed_loops(ctx, runs=True):
             self._cast_dataset(ctx, source, owner(ctx, step.loop), _StepReader(step.function.name.value), done)
+        for plan in loop_plans(ctx):
+            if plan.problem is None and plan.mode != "device":  # (an on-device loop reads a dataset)
+                self._cast_step_arguments(ctx, plan.step, done)
         why = keras_extensions_off(ctx)
         if why is None:
             return
@@ -474,6 +546,31 @@ class Float64(Rule):
                 self._cast_dataset(ctx, validation.value, entry.owner, _KerasReader(f"{entry.model}.fit", why), done)
             if entry.method in ("fit", "evaluate", "predict") and not entry.dataset_input:
                 self._report_tables(ctx, entry, _KerasReader(f"{entry.model}.{entry.method}", why), done)
+
+    def _cast_step_arguments(self, ctx, step, done: Set[int]) -> None:
+        """A loop that hands the step NumPy arrays itself, not a dataset's batches (``noise =
+        np.random.normal(size=(BATCH, LATENT))``, ``real = data[i:i + BATCH]``, then ``step(real,
+        noise)``): each float64 one gets ``.astype("float32")`` in the call, which only changes what
+        the step is given (the arrays may serve the host too); one float64 on some paths only is
+        reported."""
+        reader = _StepReader(step.function.name.value)
+        for arg in step.call.args:
+            if arg.star or id(arg.value) in done:
+                continue
+            assigned = _assigned_just_before(ctx, arg.value, step.statement)
+            data = float64_data(ctx, assigned if assigned is not None else arg.value)
+            if data is None:
+                continue
+            done.add(id(arg.value))
+            code = code_of(ctx, arg.value)
+            rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)} ({reader.because})"
+            if data.kind == FLOAT64:
+                ctx.replace(arg.value, lambda node: astype(node, "float32"))
+                ctx.report(self.code, arg.value, f"{rejected}: the call gets `{code_of(ctx, astype(arg.value, 'float32'))}`",
+                           fixed=True)
+            else:
+                ctx.report(self.code, arg.value, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before "
+                           "the call", fixed=False)
 
     def _report_tables(self, ctx, entry, reader: "_KerasReader", done: Set[int]) -> None:
         """Keras' own ``fit`` casts NumPy arrays to float32, but not a pandas table given as it is
@@ -625,6 +722,26 @@ class _KerasReader(_Reader):
 
     def rejects(self, plural: bool) -> str:
         return f"which `{self.call}` hands to `strategy.run`, which rejects float64 {'inputs' if plural else 'input'}"
+
+
+def _assigned_just_before(ctx, expr: cst.BaseExpression, statement: cst.BaseStatement
+                          ) -> Optional[cst.BaseExpression]:
+    """What ``expr``, a name, holds where ``statement`` reads it, when the statements before it in
+    its block assign it last (``noise = np.random.normal(...)`` in the loop's body, then
+    ``step(noise)``): that value, whatever the variable held on the loop's earlier passes."""
+    if not isinstance(expr, cst.Name):
+        return None
+    value = None
+    for before in ctx.siblings(statement):
+        if before is statement:
+            return value
+        if any(expr.value in bound_names(node.target) for node in walk(before) if isinstance(node, cst.AssignTarget)):
+            value = None  # assigned in a way not followed here (several targets, a compound statement)
+            single = before.body[0] if isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 else None
+            if (isinstance(single, cst.Assign) and len(single.targets) == 1
+                    and is_name(single.targets[0].target, expr.value)):
+                value = single.value
+    return None
 
 
 def _named_inputs(array: cst.BaseExpression) -> List[cst.BaseExpression]:

@@ -710,6 +710,45 @@ def main():
 """
 
 
+# A trainer class of its own, whose loop runs its tape step, handed the models it trains as they are built.
+_GIVEN_BUILT_MODELS = """\
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, generator, critic):
+        self.generator = generator
+        self.critic = critic
+        self.optimizer = tf.keras.optimizers.Adam(1e-3)
+
+    @tf.function
+    def train_step(self, real):
+        with tf.GradientTape() as tape:
+            fake = self.generator(tf.random.normal(tf.shape(real)))
+            loss = tf.reduce_mean(self.critic(fake)) - tf.reduce_mean(self.critic(real))
+        variables = self.generator.trainable_variables + self.critic.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+    def fit(self, dataset, epochs):
+        for epoch in range(epochs):
+            for real in dataset:
+                self.train_step(real)
+
+
+def build_generator():
+    return tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+
+def build_critic():
+    return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+def main(dataset):
+    trainer = Trainer(build_generator(), build_critic())
+    trainer.fit(dataset, 2)
+"""
+
+
 class StrategyScope(Rule):
     code = "IPU103"
     name = "strategy-scope"
@@ -2678,6 +2717,14 @@ run_experiment(net)
                 trainer.distributed_step(x, y)
             """,
         ),
+        # A trainer class of its own whose loop runs its tape step, given the models it trains as
+        # they are built (`Trainer(build_generator(), build_critic())`): that statement makes them,
+        # so it goes in the scope with the trainer's loop.
+        Example(_GIVEN_BUILT_MODELS, _GIVEN_BUILT_MODELS.replace(
+            "import tensorflow as tf\n", "import tensorflow as tf\nfrom tensorflow.python import ipu\n").replace(
+            "    trainer = Trainer(build_generator(), build_critic())\n    trainer.fit(dataset, 2)\n",
+            "    strategy = ipu.ipu_strategy.IPUStrategy()\n    with strategy.scope():\n"
+            "        trainer = Trainer(build_generator(), build_critic())\n        trainer.fit(dataset, 2)\n")),
         # `tf.distribute.get_strategy()` in a builder that only asks the strategy in scope how many
         # replicas it has: in the IPU strategy's scope it gives the IPU strategy (and out of any
         # scope the default one, as before), so it stays; a new `IPUStrategy()` there would be one

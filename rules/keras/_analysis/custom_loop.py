@@ -10,10 +10,11 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, code_of, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name
-from porter.scopes import bindings_of, instance_class, owner, parameter_names
+from porter.scopes import assignments, bindings_of, instance_class, owner, parameter_names
 from porter.rule import KERAS, is_selected
+from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, eager_calls, evaluation_calls,
@@ -52,6 +53,9 @@ class LoopPlan:
     unknown_length: bool = False  # an on-device loop would fit, but `len()` of its dataset raises
     # What the step is given besides the batch (`epoch`, `scale`), which an on-device loop cannot read.
     beside_batch: List[str] = field(default_factory=list)
+    # What the step is given that the loop never changes (a model, an optimizer): the on-device loop
+    # takes it as a parameter after the iterator, as the documented loop takes its model.
+    handed_on: List[str] = field(default_factory=list)
 
 
 def strategy_scope_name(ctx: FileContext, node: cst.CSTNode) -> Optional[str]:
@@ -186,7 +190,8 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
             plan.beside_batch = _beside_batch(ctx, step) if steps is not None else []
-            fits = steps is not None and not plan.beside_batch and _device_loop_fits(step)
+            plan.handed_on = _unchanged_arguments(ctx, step) if steps is not None else []
+            fits = steps is not None and not plan.beside_batch and device_loop_fits(ctx, step)
             plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
             plan.mode = "device" if fits and not plan.unknown_length else "step"
         plans.append(plan)
@@ -387,23 +392,73 @@ def _beside_batch(ctx: FileContext, step: StepCall) -> List[str]:
     it is defined (a stale epoch, or an unbound name) instead of from the loop."""
     batch = set(_batch_names(step.loop))
     literals = (cst.Integer, cst.Float, cst.SimpleString)
+    unchanged = _unchanged_arguments(ctx, step)
     return [code_of(ctx, arg.value) for arg in step.call.args if not (
         isinstance(arg.value, literals) or isinstance(arg.value, cst.Name) and (
-            arg.value.value in batch or arg.value.value in ("True", "False", "None")))]
+            arg.value.value in batch or arg.value.value in ("True", "False", "None") or arg.value.value in unchanged))]
 
 
-def _device_loop_fits(step: StepCall) -> bool:
+def _unchanged_arguments(ctx: FileContext, step: StepCall) -> List[str]:
+    """The names the step's call gives it that no loop around the call binds (``train_step(model,
+    x, optimizer)``: the model and the optimizer), in order: the same objects on every pass, which
+    the on-device loop can take as parameters. Not the batch, an epoch, or a name that the loop
+    function's own parameter would hide."""
+    loops = [step.loop] + [node for node in ctx.ancestors(step.loop) if isinstance(node, (cst.For, cst.While))]
+    changed = {name for statement, name, _ in assignments(ctx, owner(ctx, step.loop)) if any(
+        statement is loop or any(ancestor is loop for ancestor in ctx.ancestors(statement)) for loop in loops)}
+    # (A float64 NumPy array stays out: the step's own call is where the port casts it, IPU155.)
+    names = [arg.value.value for arg in step.call.args if isinstance(arg.value, cst.Name) and not arg.keyword
+             and float64_data(ctx, arg.value) is None]
+    return [name for name in names if name not in changed and name not in ("True", "False", "None", "iterator")
+            and names.count(name) == 1]
+
+
+def _never_read(ctx: FileContext, assign: cst.Assign) -> bool:
+    """Whether the names ``assign`` binds (plain names only) appear nowhere else in the function
+    or module that holds it, nor in the functions it defines that do not bind them themselves (the
+    step's own ``loss``): what the step returned is dropped."""
+    names = {name for target in assign.targets for name in bound_names(target.target)}
+    simple = all(isinstance(node, (cst.Name, cst.Tuple, cst.List)) for target in assign.targets
+                 for node in walk(target.target) if isinstance(node, cst.BaseExpression))
+    bound = {id(node) for target in assign.targets for node in walk(target.target)}
+    scopes = [owner(ctx, assign)]
+    while scopes:
+        scope = scopes.pop()
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for node in walk(body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if isinstance(node, cst.Name) and node.value in names and id(node) not in bound:
+                return False
+        for inner in walk(body):
+            if isinstance(inner, cst.FunctionDef) and ctx.enclosing_function(inner) is (
+                    scope if isinstance(scope, cst.FunctionDef) else None) and not names <= _locals(ctx, inner):
+                scopes.append(inner)
+            elif isinstance(inner, (cst.Lambda, cst.ClassDef)) and any(
+                    isinstance(node, cst.Name) and node.value in names for node in walk(inner)):
+                return False
+    return bool(names) and simple
+
+
+def _locals(ctx: FileContext, function: cst.FunctionDef) -> Set[str]:
+    """The names ``function`` binds itself: its parameters and what it assigns."""
+    params = function.params
+    found = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return found | {name for _, name, _ in assignments(ctx, function)}
+
+
+def device_loop_fits(ctx: FileContext, step: StepCall, keeping: bool = False) -> bool:
     """The loop only calls the step, by its own name (the on-device loop goes beside it, where a
-    name that holds it, ``step_fn = make_step(...)``, is not bound), ignoring its result, on what
-    it iterates over."""
+    name that holds it, ``step_fn = make_step(...)``, is not bound), ignoring its result (or
+    assigning it to names nothing reads: ``g_loss, d_loss = train_step(images)``), on what it
+    iterates over. With ``keeping``, the names it assigns the result may be read."""
     if not is_name(step.call.func, step.function.name.value):
         return False
     loop = step.loop
     if loop.orelse is not None or len(loop.body.body) != 1:
         return False
     statement = step.statement
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and statement.body[0].value is step.call):
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Expr) and small.value is step.call
+            or isinstance(small, cst.Assign) and small.value is step.call and (keeping or _never_read(ctx, small))):
         return False
     if any(arg.star for arg in step.call.args):
         return False

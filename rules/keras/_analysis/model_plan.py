@@ -1582,11 +1582,20 @@ class _Analysis:
         """``train(build(), data)``: a model created as the argument of a function of the file
         that trains it. The statement of that call both creates and trains the model: it goes in
         the scope (the region of its block grows to take it in). A trainer called in no way the
-        porter sees is left to the audit (IPU190)."""
+        porter sees is left to the audit (IPU190). ``GANTrainer(build_generator(), build_critic())``:
+        models created as the arguments of a trainer class of the file (one whose method runs a
+        tape step), which its loop trains: that statement goes in the scope too."""
         for name in self.trainers:
             for call in local_calls(self.ctx, self._trainer_functions[name]):
                 if any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
                     self._take_in_call(regions, call)
+        trainer_classes = {self.ctx.enclosing(step.function, cst.ClassDef).name.value
+                           for step in method_step_calls(self.ctx)}
+        for call in self.ctx.nodes(cst.Call):
+            if (isinstance(call.func, cst.Name) and call.func.value in trainer_classes
+                    and self.ctx.qualified_name(call.func) is None
+                    and any(self._is_model_call(arg.value) for arg in call.args)):
+                self._take_in_call(regions, call)
 
     def _cover_handovers(self, regions: Dict[int, Optional[Region]]) -> None:
         """``tuner = kt.Hyperband(build_model, ...)``: a builder handed to a call that builds models
