@@ -5,9 +5,9 @@ import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
 from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits, handed_modules,
-                                                      loop_plans, out_of_reach, run_targets, strategy_scope_name,
-                                                      tensorflow_alias)
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits,
+                                                      handed_modules, loop_plans, out_of_reach, run_targets,
+                                                      strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
