@@ -12,11 +12,12 @@ from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_
                                                 updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
-from porter.rule import KERAS, TF1, WARN, Example, Rule
+from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
 _CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
+_SCOPE = "IPU103"  # the rule that puts the model code in the IPU strategy's scope
 _CALLER_DEPTH = 3  # callers followed up to find the strategy scope a call runs in
 
 
@@ -37,7 +38,8 @@ class GradientTape(Rule):
         "inline elsewhere (in a `with` or a `try`, outside any loop), a step that "
         "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
-        "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
+        "guides), which runs on the CPU as it is, or uncompiled when the port runs it in the IPU strategy's "
+        "scope. A step already run through `strategy.run` from a "
         "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
         "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
@@ -108,6 +110,46 @@ class GradientTape(Rule):
             with tf.GradientTape() as tape:
                 score = model(image)[0, 3]
             saliency = tf.abs(tape.gradient(score, image))
+            """,
+        ),
+        # A saliency map of a model trained in the IPU strategy's scope, taken by a function called
+        # there: the port runs it in the scope uncompiled (eagerly), which the report says.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def saliency(model, image):
+                with tf.GradientTape() as tape:
+                    tape.watch(image)
+                    top = tf.reduce_max(model(image))
+                return tf.abs(tape.gradient(top, image))
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=8)
+            heat = saliency(model, x[:1])
+            """,
+        ),
+        # The same in a `tf.function` called directly in the scope: not through `strategy.run`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            @tf.function
+            def input_gradient(model, images):
+                with tf.GradientTape() as tape:
+                    tape.watch(images)
+                    total = tf.reduce_sum(model(images))
+                return tape.gradient(total, images)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=8)
+            grads = input_gradient(model, x[:8])
             """,
         ),
         # The optimizer step is left to the loop: it must run in the compiled step too.
@@ -452,9 +494,7 @@ class GradientTape(Rule):
         applied_by_caller = not any(updates_weights(node) for root in code for node in walk(root)) and (
             function is not None and self._applied_by_callers(ctx, function))
         if not applied_by_caller and not any(updates_weights(node) for root in code for node in walk(root)):
-            return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
-                    "this code runs on the CPU as it is; to run it on the IPU, put it in a "
-                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+            return self._gradients_only(ctx, tape, function)
         if KERAS not in ctx.frameworks or tensorflow_alias(ctx) is None:
             return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
                     "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "
@@ -481,6 +521,25 @@ class GradientTape(Rule):
         return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
                 "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+
+    @staticmethod
+    def _gradients_only(ctx, tape: cst.Call, function) -> str:
+        """What to do with a tape whose gradients no optimizer applies (a saliency map, a guide):
+        out of the port's IPU strategy scope it runs on the CPU as it is; in it (the port wraps
+        the code, or every call of its function), it runs there uncompiled, which is no IPU program."""
+        what = "`tf.GradientTape` takes gradients here but no optimizer applies them (no training step)"
+        scoped = is_selected(_SCOPE, ctx.config.select, ctx.config.ignore)
+        if not scoped or not covered(ctx, model_plan(ctx).regions, tape, _CALLER_DEPTH):
+            return (f"{what}: this code runs on the CPU as it is; to run it on the IPU, put it in a "
+                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+        if is_tf_function(ctx, function):
+            name = function.name.value
+            return (f"{what}: the port runs this code in the IPU strategy's scope, but `{name}` is a `tf.function` "
+                    "called directly, not through `strategy.run`, so it does not run as an IPU program: give it "
+                    f"`jit_compile=True` and call it as `strategy.run({name}, args=(...))`")
+        return (f"{what}: the port runs this code in the IPU strategy's scope eagerly, op by op, while the IPU "
+                "runs compiled programs: put it in a `@tf.function(jit_compile=True)` called through "
+                "`strategy.run(...)`")
 
     @staticmethod
     def _called_in_scope(ctx, method: cst.FunctionDef) -> bool:
