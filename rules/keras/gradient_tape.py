@@ -533,10 +533,13 @@ class GradientTape(Rule):
             return (f"{what}: this code runs on the CPU as it is; to run it on the IPU, put it in a "
                     "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
         if is_tf_function(ctx, function):
-            name = function.name.value
+            name, owner = function.name.value, ctx.enclosing(function, cst.ClassDef)
+            # A method (a `tf.Module`'s `__call__`) is run through its instance, which has no name here.
+            run = "through `strategy.run(...)`" if owner is not None else f"as `strategy.run({name}, args=(...))`"
+            name = f"{owner.name.value}.{name}" if owner is not None else name
             return (f"{what}: the port runs this code in the IPU strategy's scope, but `{name}` is a `tf.function` "
-                    "called directly, not through `strategy.run`, so it does not run as an IPU program: give it "
-                    f"`jit_compile=True` and call it as `strategy.run({name}, args=(...))`")
+                    f"called directly, not through `strategy.run`, so it does not run as an IPU program: give it "
+                    f"`jit_compile=True` and call it {run}")
         return (f"{what}: the port runs this code in the IPU strategy's scope eagerly, op by op, while the IPU "
                 "runs compiled programs: put it in a `@tf.function(jit_compile=True)` called through "
                 "`strategy.run(...)`")
