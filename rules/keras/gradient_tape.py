@@ -528,9 +528,14 @@ class GradientTape(Rule):
         out of the port's IPU strategy scope it runs on the CPU as it is; in it (the port wraps
         the code, or every call of its function), it runs there uncompiled, which is no IPU program."""
         what = "`tf.GradientTape` takes gradients here but no optimizer applies them (no training step)"
+        plan = model_plan(ctx)
         scoped = is_selected(_SCOPE, ctx.config.select, ctx.config.ignore)
-        if not scoped or not covered(ctx, model_plan(ctx).regions, tape, _CALLER_DEPTH):
-            return (f"{what}: this code runs on the CPU as it is; to run it on the IPU, put it in a "
+        if not scoped or not covered(ctx, plan.regions, tape, _CALLER_DEPTH):
+            # A gradient guide has no model code: the port makes no strategy to run it through.
+            strategy = ("" if plan.regions or plan.has_ipu_strategy or plan.strategy_statement is not None else
+                        "configure the IPU system and make an `ipu.ipu_strategy.IPUStrategy()` (the port makes "
+                        "none here, with no model code), then ")
+            return (f"{what}: this code runs on the CPU as it is; to run it on the IPU, {strategy}put it in a "
                     "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
         if is_tf_function(ctx, function):
             name, owner = function.name.value, ctx.enclosing(function, cst.ClassDef)
