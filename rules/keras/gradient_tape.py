@@ -1,4 +1,4 @@
-from typing import Set
+from typing import List, Set
 
 import libcst as cst
 
@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
-                                                updates_weights)
+                                                plain_functions, updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
@@ -150,6 +150,27 @@ class GradientTape(Rule):
             model.compile(optimizer="adam", loss="mse")
             model.fit(x, y, batch_size=8)
             grads = input_gradient(model, x[:8])
+            """,
+        ),
+        # A derivative function handed to a descent by hand (`grad_fn=grad`), which applies what it
+        # returns: reported as gradients that the caller applies, not as gradients nobody applies.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def grad(f, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = f(x)
+                return tape.gradient(y, x)
+
+
+            def descend(f, start, grad_fn=grad, steps=50):
+                x = tf.Variable(start)
+                for _ in range(steps):
+                    x.assign_sub(0.1 * grad_fn(f, x))
+                return x
             """,
         ),
         # The optimizer step is left to the loop: it must run in the compiled step too.
@@ -572,7 +593,9 @@ class GradientTape(Rule):
                    for step in owner.body.body)
 
     def _applied_by_callers(self, ctx, function: cst.FunctionDef) -> bool:
-        """Whether the code around a call of ``function`` (its loop, else its function) updates weights."""
+        """Whether the code around a call of ``function`` (its loop, else its function) updates
+        weights, or a function of the file that updates weights is handed ``function`` (a
+        ``grad_fn=grad`` default or argument, which it calls in its optimization loop)."""
         name = function.name.value
         for call in ctx.nodes(cst.Call):
             if isinstance(call.func, cst.Name) and call.func.value == name:
@@ -580,7 +603,20 @@ class GradientTape(Rule):
                 if around is not None and around is not function and any(
                         updates_weights(node) for node in walk(around)):
                     return True
-        return False
+        return any(updates_weights(node) for taker in self._takers(ctx, name) for node in walk(taker.body))
+
+    @staticmethod
+    def _takers(ctx, name: str) -> List[cst.FunctionDef]:
+        """The functions of the file handed the function ``name`` as a value: as a parameter's
+        default, or as an argument of a call of them by name."""
+        functions = plain_functions(ctx)
+        takers = [node for node in ctx.nodes(cst.FunctionDef) if any(
+            is_name(param.default, name) for param in node.params.params + node.params.kwonly_params
+            if param.default is not None)]
+        takers += [functions[call.func.value] for call in ctx.nodes(cst.Call)
+                   if isinstance(call.func, cst.Name) and call.func.value in functions
+                   and any(is_name(arg.value, name) for arg in call.args)]
+        return takers
 
     @staticmethod
     def _graph_code(ctx) -> bool:
