@@ -14,8 +14,10 @@ indentation the port gave the line: line magics (``%time``), shell escapes (``!p
 Python (``%%time``). A cell under any other cell magic (``%%bash``) is not Python and is left
 alone, but for a cell that writes a Python script (``%%writefile train.py``, which the notebook then
 runs or imports): the script is ported as a file of its own. A cell that still does not parse is
-left alone and reported (IPU801). A cell indented as a whole (its first line is) is ported without
-that indentation, which IPython removes too, and gets it back after.
+left alone and reported (IPU801), unless the line where it stops parsing is a shell command
+IPython runs without ``!`` (``ls ./data``, ``pip install ...``): that line is masked too. A cell
+indented as a whole (its first line is) is ported without that indentation, which IPython removes
+too, and gets it back after.
 
 Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
 string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
@@ -47,6 +49,8 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "p
 LOCAL_CELL_MAGICS = frozenset({"timeit"})
 _HELP = re.compile(r"^[ \t]*(\?\??[ \t]*[\w.\[\]()'\"]+|[\w.\[\]()'\"]+[ \t]*\?\??)[ \t]*$")
 _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[\w.,\s()\[\]]+=[ \t]*[%!]")
+# IPython's shell aliases and the line magics it runs without `%` (automagic), by their first word.
+_AUTOMAGIC = frozenset({"ls", "ll", "cat", "cp", "mv", "rm", "rmdir", "mkdir", "cd", "pwd", "pip", "conda"})
 
 
 class NotebookError(Exception):
@@ -246,6 +250,8 @@ def _port_cells(cells: List[_Cell], config: Config,
     parsed: List[_Cell] = []
     for cell in cells:
         problem = _syntax_problem(cell.masked)
+        while problem is not None and _mask_automagic(cell, problem[0]):
+            problem = _syntax_problem(cell.masked)
         if problem is None:
             parsed.append(cell)
         elif is_selected(UNPARSABLE, config.select, config.ignore):
@@ -395,6 +401,24 @@ def _made_model(line: str, program: str) -> Optional[str]:
     name = match.group(1)
     used = re.search(rf"\b{re.escape(name)}\.(?:compile|fit|fit_generator|evaluate|predict|train_on_batch)\(", program)
     return name if used is not None else None
+
+
+def _mask_automagic(cell: _Cell, line: int) -> bool:
+    """Mask line ``line`` of ``cell``, where it stops parsing, when it is a shell command IPython
+    runs without ``!`` (its shell aliases and automagic line magics: ``ls ./data``, ``pip install
+    x``): a line at the margin whose first word is one of them. Only a line that is not Python."""
+    lines = cell.masked.splitlines(keepends=True)
+    if not 0 < line <= len(lines):
+        return False
+    body = lines[line - 1].rstrip("\r\n")
+    words = body.split(None, 1)
+    if body != body.lstrip() or not words or words[0] not in _AUTOMAGIC:
+        return False
+    number = len(cell.magics)
+    cell.magics[number] = (body, "")
+    lines[line - 1] = f"{SHELL_LINE}{number}__{lines[line - 1][len(body):]}"
+    cell.masked = "".join(lines)
+    return True
 
 
 def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:
