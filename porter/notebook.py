@@ -14,7 +14,10 @@ indentation the port gave the line: line magics (``%time``), shell escapes (``!p
 Python (``%%time``). A cell under any other cell magic (``%%bash``) is not Python and is left
 alone, but for a cell that writes a Python script (``%%writefile train.py``, which the notebook then
 runs or imports): the script is ported as a file of its own. A cell that still does not parse is
-left alone and reported (IPU801).
+left alone and reported (IPU801), unless the line where it stops parsing is a shell command
+IPython runs without ``!`` (``ls ./data``, ``pip install ...``): that line is masked too. A cell
+indented as a whole (its first line is) is ported without that indentation, which IPython removes
+too, and gets it back after.
 
 Only the changed cells are written back, in the form they had (a ``source`` list of lines or one
 string); outputs, metadata, key order, the JSON indentation, ``ensure_ascii`` style and the final
@@ -46,6 +49,8 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "p
 LOCAL_CELL_MAGICS = frozenset({"timeit"})
 _HELP = re.compile(r"^[ \t]*(\?\??[ \t]*[\w.\[\]()'\"]+|[\w.\[\]()'\"]+[ \t]*\?\??)[ \t]*$")
 _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[\w.,\s()\[\]]+=[ \t]*[%!]")
+# IPython's shell aliases and the line magics it runs without `%` (automagic), by their first word.
+_AUTOMAGIC = frozenset({"ls", "ll", "cat", "cp", "mv", "rm", "rmdir", "mkdir", "cd", "pwd", "pip", "conda"})
 
 
 class NotebookError(Exception):
@@ -59,6 +64,7 @@ class _Cell:
     source: str  # as in the notebook
     masked: str  # IPython syntax replaced by placeholders
     magics: Dict[int, Tuple[str, str]]  # placeholder number -> (original line, its indent then)
+    indent: str = ""  # the leading indentation IPython removes from the cell's lines (`leading_indent`)
 
 
 def load(text: str) -> dict:
@@ -205,9 +211,10 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = _source_text(cell)
-        masked = mask(source)
+        indent, code = _leading_indent(source)
+        masked = mask(code)
         if masked is not None:
-            cells.append(_Cell(index + 1, cell, source, masked[0], masked[1]))
+            cells.append(_Cell(index + 1, cell, source, masked[0], masked[1], indent))
             continue
         script = _written_script(source)
         if script is not None:
@@ -243,6 +250,8 @@ def _port_cells(cells: List[_Cell], config: Config,
     parsed: List[_Cell] = []
     for cell in cells:
         problem = _syntax_problem(cell.masked)
+        while problem is not None and _mask_automagic(cell, problem[0]):
+            problem = _syntax_problem(cell.masked)
         if problem is None:
             parsed.append(cell)
         elif is_selected(UNPARSABLE, config.select, config.ignore):
@@ -258,10 +267,11 @@ def _port_cells(cells: List[_Cell], config: Config,
     result = port(joined, config, cells=True, project=Project(keras_import=keras_import))
     if result.error:
         return findings, [], _cell_error(result.error, starts)
+    indents = {cell.number: len(cell.indent) for cell in parsed}
     for finding in result.findings:
         number, line = _map_line(finding.line, starts)
-        findings.append(Finding(finding.code, line, finding.column, finding.message, finding.fixed, number,
-                                    finding.severity))
+        findings.append(Finding(finding.code, line, finding.column + indents[number], finding.message, finding.fixed,
+                                number, finding.severity))
     if is_selected(HIDDEN_RUN, config.select, config.ignore):
         findings.extend(_hidden_runs(parsed, only_at_margin=not result.changed))
     if not result.changed:
@@ -273,11 +283,32 @@ def _port_cells(cells: List[_Cell], config: Config,
     for cell, piece in zip(parsed, pieces):
         if not cell.masked.endswith("\n") and piece.endswith("\n"):
             piece = piece[:-1]
-        new_source = unmask(piece, cell.magics)
+        new_source = cell.source if piece == cell.masked else _indented(unmask(piece, cell.magics), cell.indent)
         diffs.append((cell.number, cell.source, new_source))
         if new_source != cell.source:
             _set_source(cell.cell, new_source)
     return findings, diffs, None
+
+
+def _leading_indent(source: str) -> Tuple[str, str]:
+    """(indentation, code) of a cell whose first line that is not blank is indented: IPython runs
+    it with that indentation removed from each line that has it (its ``leading_indent`` input
+    transform), so the code is ported without it and gets it back after. Only when every line
+    that is not blank has it (a line of a string at the margin would be changed by giving it
+    back); else ``("", source)``."""
+    lines = source.splitlines(keepends=True)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[:len(first) - len(first.lstrip(" \t"))]
+    if not indent or not all(line.startswith(indent) or not line.strip() for line in lines):
+        return "", source
+    return indent, "".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
+
+
+def _indented(code: str, indent: str) -> str:
+    """``code`` with ``indent`` given back to each line that is not blank."""
+    if not indent:
+        return code
+    return "".join(indent + line if line.strip() else line for line in code.splitlines(keepends=True))
 
 
 def _set_source(cell: dict, source: str) -> None:
@@ -340,8 +371,9 @@ def _hidden_runs(cells: Sequence[_Cell], only_at_margin: bool) -> List[Finding]:
             stripped = original.strip()
             if not _runs_python(stripped) or only_at_margin and original != original.lstrip():
                 continue
-            line = lines.index(original) + 1 if original in lines else 1
-            column = len(original) - len(original.lstrip()) + 1
+            written = cell.indent + original  # as the cell has it (a cell indented as a whole)
+            line = lines.index(written) + 1 if written in lines else 1
+            column = len(written) - len(written.lstrip()) + 1
             made = _made_model(stripped, program)
             if _MODEL_RUN.search(stripped) is not None:
                 message = (f"`{stripped}` runs model code inside a line magic, which the port cannot see: it is not "
@@ -369,6 +401,24 @@ def _made_model(line: str, program: str) -> Optional[str]:
     name = match.group(1)
     used = re.search(rf"\b{re.escape(name)}\.(?:compile|fit|fit_generator|evaluate|predict|train_on_batch)\(", program)
     return name if used is not None else None
+
+
+def _mask_automagic(cell: _Cell, line: int) -> bool:
+    """Mask line ``line`` of ``cell``, where it stops parsing, when it is a shell command IPython
+    runs without ``!`` (its shell aliases and automagic line magics: ``ls ./data``, ``pip install
+    x``): a line at the margin whose first word is one of them. Only a line that is not Python."""
+    lines = cell.masked.splitlines(keepends=True)
+    if not 0 < line <= len(lines):
+        return False
+    body = lines[line - 1].rstrip("\r\n")
+    words = body.split(None, 1)
+    if body != body.lstrip() or not words or words[0] not in _AUTOMAGIC:
+        return False
+    number = len(cell.magics)
+    cell.magics[number] = (body, "")
+    lines[line - 1] = f"{SHELL_LINE}{number}__{lines[line - 1][len(body):]}"
+    cell.masked = "".join(lines)
+    return True
 
 
 def _syntax_problem(masked: str) -> Optional[Tuple[int, int, str]]:

@@ -249,6 +249,39 @@ def test_a_cell_that_does_not_parse_is_reported_and_kept(tmp_path):
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 1  # a person must fix the cell
 
 
+def test_a_shell_command_ipython_runs_without_a_bang_is_kept_and_the_cell_ported(tmp_path):
+    # IPython's automagic runs `ls ./data` and `pip install ...` as shell commands.
+    cells = [code_cell(["import tensorflow as tf\n", "pip install -q tensorflow-datasets"]),
+             code_cell(["ls ./data\n", "ds = tf.data.Dataset.range(8).batch(2)"])]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--write"], cwd=tmp_path)
+    assert result.exit_code == 0
+    assert "IPU801" not in result.stdout
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[1] == ["ls ./data\n", "ds = tf.data.Dataset.range(8).batch(2, drop_remainder=True)"]
+    assert sources[0] == ["import tensorflow as tf\n", "pip install -q tensorflow-datasets"]
+
+
+def test_a_cell_indented_as_a_whole_is_ported_and_keeps_its_indentation(tmp_path):
+    # IPython runs such a cell with the indentation of its first line removed from every line.
+    cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
+             code_cell([" model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+                        " model.compile(optimizer='sgd', loss='mse')\n", "\n", " model.fit(ds, epochs=1)"]),
+             code_cell(["  for x in ds.take(2):\n", "    print(x)"])]
+    path = write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb", "--write"], cwd=tmp_path)
+    assert result.exit_code == 0
+    assert "IPU801" not in result.stdout
+    assert "nb.ipynb:cell 2:1:2: IPU103 model code runs in `with strategy.scope():` [fixed]" in result.stdout
+    sources = [cell["source"] for cell in json.loads(path.read_text())["cells"]]
+    assert sources[1][4:] == [" with strategy.scope():\n",
+                              "   model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+                              "   model.compile(optimizer='sgd', loss='mse')\n", "\n",
+                              "   model.fit(ds, epochs=1)"]
+    assert sources[2] == ["  for x in ds.take(2):\n", "    print(x)"]
+    assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
+
+
 @pytest.mark.parametrize("indent, ensure_ascii", [(1, False), (2, True), (4, False), ("\t", False)])
 def test_the_json_style_is_kept(tmp_path, indent, ensure_ascii):
     cells = [code_cell(["# Données d'entraînement\n", "import tensorflow as tf\n",

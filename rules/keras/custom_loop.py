@@ -671,6 +671,18 @@ def _eager_model_call(ctx, helper: cst.FunctionDef, call: cst.Call, model_like: 
     return None
 
 
+def _traced_only(ctx, function: Optional[cst.FunctionDef], depth: int = CALLER_DEPTH) -> bool:
+    """Whether ``function`` runs only traced into a ``tf.function``: it is one, or every call of it
+    is in one (``depth`` callers up at most), as an episode helper its ``@tf.function`` step calls.
+    Its loops run in that graph, not eagerly; the step itself is what the report is about."""
+    if function is None:
+        return False
+    if is_tf_function(ctx, function):
+        return True
+    callers = calls_by_name(ctx).get(function.name.value, []) if depth > 0 else []
+    return bool(callers) and all(_traced_only(ctx, ctx.enclosing_function(call), depth - 1) for call in callers)
+
+
 def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
     """The loop makes the model's next input from its answer (``last = np.concatenate([last[:, 1:],
     step], axis=1)`` after ``step = model(last)``): it generates, one call after another, however
@@ -824,6 +836,61 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A rollout helper with a loop over the model, called only by the `tf.function` step: traced
+        # into the compiled step, its loop does not run eagerly and is not reported (only the step's
+        # rewrite is; IPU102/IPU103, not selected here, add the configuration and the scope).
+        Example(
+            """\
+import tensorflow as tf
+
+
+def rollout(model, state, steps):
+    total = tf.constant(0.0)
+    for t in tf.range(steps):
+        total += tf.reduce_sum(model(state))
+    return total
+
+
+@tf.function
+def train_step(model, optimizer, state):
+    with tf.GradientTape() as tape:
+        loss = -rollout(model, state, 10)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+optimizer = tf.keras.optimizers.Adam()
+for episode in range(100):
+    train_step(model, optimizer, state)
+""",
+            """\
+import tensorflow as tf
+
+
+def rollout(model, state, steps):
+    total = tf.constant(0.0)
+    for t in tf.range(steps):
+        total += tf.reduce_sum(model(state))
+    return total
+
+
+@tf.function(jit_compile=True)
+def train_step(model, optimizer, state):
+    with tf.GradientTape() as tape:
+        loss = -rollout(model, state, 10)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+optimizer = tf.keras.optimizers.Adam()
+for episode in range(100):
+    strategy.run(train_step, args=(model, optimizer, state))
+""",
+        ),
         # A function of the script already compiled with XLA, run on each batch by a comprehension:
         # called directly, not through `strategy.run`; reported.
         Example(
@@ -1883,7 +1950,7 @@ def main(test):
         parts = _layer_attributes(ctx)
         for loop in [*ctx.nodes(cst.For), *ctx.nodes(cst.While)]:
             function = ctx.enclosing_function(loop)
-            if is_tf_function(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
+            if _traced_only(ctx, function) or not (in_regions(ctx, plan.regions, loop) or id(function) in homes
                                                      or strategy_scope_name(ctx, loop) is not None
                                                      or covered(ctx, plan.regions, loop, CALLER_DEPTH)):
                 continue

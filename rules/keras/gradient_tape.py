@@ -1,4 +1,4 @@
-from typing import Set
+from typing import List, Set
 
 import libcst as cst
 
@@ -9,14 +9,15 @@ from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
-                                                updates_weights)
+                                                plain_functions, updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
-from porter.rule import KERAS, TF1, WARN, Example, Rule
+from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
 _CUSTOM_LOOP = "IPU111"  # the rule that rewrites (or reports) the loops it plans
+_SCOPE = "IPU103"  # the rule that puts the model code in the IPU strategy's scope
 _CALLER_DEPTH = 3  # callers followed up to find the strategy scope a call runs in
 
 
@@ -37,7 +38,8 @@ class GradientTape(Rule):
         "inline elsewhere (in a `with` or a `try`, outside any loop), a step that "
         "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
-        "guides), which runs on the CPU as it is. A step already run through `strategy.run` from a "
+        "guides), which runs on the CPU as it is, or uncompiled when the port runs it in the IPU strategy's "
+        "scope. A step already run through `strategy.run` from a "
         "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
         "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
@@ -108,6 +110,67 @@ class GradientTape(Rule):
             with tf.GradientTape() as tape:
                 score = model(image)[0, 3]
             saliency = tf.abs(tape.gradient(score, image))
+            """,
+        ),
+        # A saliency map of a model trained in the IPU strategy's scope, taken by a function called
+        # there: the port runs it in the scope uncompiled (eagerly), which the report says.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def saliency(model, image):
+                with tf.GradientTape() as tape:
+                    tape.watch(image)
+                    top = tf.reduce_max(model(image))
+                return tf.abs(tape.gradient(top, image))
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=8)
+            heat = saliency(model, x[:1])
+            """,
+        ),
+        # The same in a `tf.function` called directly in the scope: not through `strategy.run`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            @tf.function
+            def input_gradient(model, images):
+                with tf.GradientTape() as tape:
+                    tape.watch(images)
+                    total = tf.reduce_sum(model(images))
+                return tape.gradient(total, images)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, batch_size=8)
+            grads = input_gradient(model, x[:8])
+            """,
+        ),
+        # A derivative function handed to a descent by hand (`grad_fn=grad`), which applies what it
+        # returns: reported as gradients that the caller applies, not as gradients nobody applies.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def grad(f, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = f(x)
+                return tape.gradient(y, x)
+
+
+            def descend(f, start, grad_fn=grad, steps=50):
+                x = tf.Variable(start)
+                for _ in range(steps):
+                    x.assign_sub(0.1 * grad_fn(f, x))
+                return x
             """,
         ),
         # The optimizer step is left to the loop: it must run in the compiled step too.
@@ -452,9 +515,7 @@ class GradientTape(Rule):
         applied_by_caller = not any(updates_weights(node) for root in code for node in walk(root)) and (
             function is not None and self._applied_by_callers(ctx, function))
         if not applied_by_caller and not any(updates_weights(node) for root in code for node in walk(root)):
-            return ("`tf.GradientTape` takes gradients here but no optimizer applies them (no training step): "
-                    "this code runs on the CPU as it is; to run it on the IPU, put it in a "
-                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+            return self._gradients_only(ctx, tape, function)
         if KERAS not in ctx.frameworks or tensorflow_alias(ctx) is None:
             return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
                     "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "
@@ -483,6 +544,33 @@ class GradientTape(Rule):
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
 
     @staticmethod
+    def _gradients_only(ctx, tape: cst.Call, function) -> str:
+        """What to do with a tape whose gradients no optimizer applies (a saliency map, a guide):
+        out of the port's IPU strategy scope it runs on the CPU as it is; in it (the port wraps
+        the code, or every call of its function), it runs there uncompiled, which is no IPU program."""
+        what = "`tf.GradientTape` takes gradients here but no optimizer applies them (no training step)"
+        plan = model_plan(ctx)
+        scoped = is_selected(_SCOPE, ctx.config.select, ctx.config.ignore)
+        if not scoped or not covered(ctx, plan.regions, tape, _CALLER_DEPTH):
+            # A gradient guide has no model code: the port makes no strategy to run it through.
+            strategy = ("" if plan.regions or plan.has_ipu_strategy or plan.strategy_statement is not None else
+                        "configure the IPU system and make an `ipu.ipu_strategy.IPUStrategy()` (the port makes "
+                        "none here, with no model code), then ")
+            return (f"{what}: this code runs on the CPU as it is; to run it on the IPU, {strategy}put it in a "
+                    "`@tf.function(jit_compile=True)` called through `strategy.run(...)` inside `strategy.scope()`")
+        if is_tf_function(ctx, function):
+            name, owner = function.name.value, ctx.enclosing(function, cst.ClassDef)
+            # A method (a `tf.Module`'s `__call__`) is run through its instance, which has no name here.
+            run = "through `strategy.run(...)`" if owner is not None else f"as `strategy.run({name}, args=(...))`"
+            name = f"{owner.name.value}.{name}" if owner is not None else name
+            return (f"{what}: the port runs this code in the IPU strategy's scope, but `{name}` is a `tf.function` "
+                    f"called directly, not through `strategy.run`, so it does not run as an IPU program: give it "
+                    f"`jit_compile=True` and call it {run}")
+        return (f"{what}: the port runs this code in the IPU strategy's scope eagerly, op by op, while the IPU "
+                "runs compiled programs: put it in a `@tf.function(jit_compile=True)` called through "
+                "`strategy.run(...)`")
+
+    @staticmethod
     def _called_in_scope(ctx, method: cst.FunctionDef) -> bool:
         """Whether ``method`` is called, and each call (through any receiver, in a comprehension
         too) runs in the IPU strategy's scope of the port, or in a function only called there."""
@@ -505,7 +593,9 @@ class GradientTape(Rule):
                    for step in owner.body.body)
 
     def _applied_by_callers(self, ctx, function: cst.FunctionDef) -> bool:
-        """Whether the code around a call of ``function`` (its loop, else its function) updates weights."""
+        """Whether the code around a call of ``function`` (its loop, else its function) updates
+        weights, or a function of the file that updates weights is handed ``function`` (a
+        ``grad_fn=grad`` default or argument, which it calls in its optimization loop)."""
         name = function.name.value
         for call in ctx.nodes(cst.Call):
             if isinstance(call.func, cst.Name) and call.func.value == name:
@@ -513,7 +603,20 @@ class GradientTape(Rule):
                 if around is not None and around is not function and any(
                         updates_weights(node) for node in walk(around)):
                     return True
-        return False
+        return any(updates_weights(node) for taker in self._takers(ctx, name) for node in walk(taker.body))
+
+    @staticmethod
+    def _takers(ctx, name: str) -> List[cst.FunctionDef]:
+        """The functions of the file handed the function ``name`` as a value: as a parameter's
+        default, or as an argument of a call of them by name."""
+        functions = plain_functions(ctx)
+        takers = [node for node in ctx.nodes(cst.FunctionDef) if any(
+            is_name(param.default, name) for param in node.params.params + node.params.kwonly_params
+            if param.default is not None)]
+        takers += [functions[call.func.value] for call in ctx.nodes(cst.Call)
+                   if isinstance(call.func, cst.Name) and call.func.value in functions
+                   and any(is_name(arg.value, name) for arg in call.args)]
+        return takers
 
     @staticmethod
     def _graph_code(ctx) -> bool:
