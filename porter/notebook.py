@@ -255,8 +255,8 @@ def _port_cells(cells: List[_Cell], config: Config,
         if problem is None:
             parsed.append(cell)
         elif is_selected(UNPARSABLE, config.select, config.ignore):
-            line, column, message = problem
-            findings.append(Finding(UNPARSABLE, line, column,
+            line, column, message = problem  # on the code without the cell's own indentation
+            findings.append(Finding(UNPARSABLE, line, column + len(cell.indent),
                                     f"cell not ported, it does not parse: {message}", False, cell.number))
     if not parsed or not (keras_import or uses_framework("\n".join(cell.masked for cell in cells))):
         return findings, [], None

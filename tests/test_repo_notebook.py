@@ -282,6 +282,15 @@ def test_a_cell_indented_as_a_whole_is_ported_and_keeps_its_indentation(tmp_path
     assert cli(["nb.ipynb", "--check"], cwd=tmp_path).exit_code == 0
 
 
+def test_an_indented_cell_that_does_not_parse_is_reported_at_its_own_column(tmp_path):
+    cells = [code_cell(["import tensorflow as tf\n", "ds = tf.data.Dataset.range(8).batch(2)"]),
+             code_cell(["    x = (1,\n"])]
+    write_notebook(tmp_path, "nb.ipynb", notebook(cells))
+    result = cli(["nb.ipynb"], cwd=tmp_path)
+    reported = next(line for line in result.stdout.splitlines() if "IPU801" in line)
+    assert reported.startswith("nb.ipynb:cell 2:1:9: IPU801 cell not ported, it does not parse: ")
+
+
 @pytest.mark.parametrize("indent, ensure_ascii", [(1, False), (2, True), (4, False), ("\t", False)])
 def test_the_json_style_is_kept(tmp_path, indent, ensure_ascii):
     cells = [code_cell(["# Données d'entraînement\n", "import tensorflow as tf\n",
