@@ -4,7 +4,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import bound_names, canonical_keras, code_of, dotted_name, walk
-from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, positional, single_small
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits,
                                                       handed_modules, loop_plans, out_of_reach, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
@@ -660,9 +660,11 @@ def _eager_model_call(ctx, helper: cst.FunctionDef, call: cst.Call, model_like: 
     that runs a model: one of the file's (not a parameter's name), or the parameter that ``call``
     gives a model (``model(test_input)`` in a helper called as ``helper(generator, ...)``)."""
     params = helper.params.params
-    given = {param.name.value for position, param in enumerate(params)
-             if (lambda arg: arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in model_like)(
-                 argument(call, param.name.value, position))}
+    given = set()
+    for position, param in enumerate(params):
+        arg = argument(call, param.name.value, position)
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in model_like:
+            given.add(param.name.value)
     shadowed = {param.name.value for param in params} - given
     runs = (model_like - shadowed) | given
     for node in walk(helper.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)):
@@ -2509,7 +2511,7 @@ def _run_steps(plans: List[LoopPlan], inline: List[InlineStep]) -> List[Tuple[st
 def _kept(step: StepCall) -> List[str]:
     """The names the loop's statement assigns what the step returns (``g_loss, d_loss =
     train_step(images)``), when that statement is the call's."""
-    small = step.statement.body[0] if isinstance(step.statement, cst.SimpleStatementLine) else None
+    small = single_small(step.statement)
     if not (isinstance(small, cst.Assign) and small.value is step.call):
         return []
     return [name for target in small.targets for name in bound_names(target.target)]

@@ -3,7 +3,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import argument, is_name, keyword, string_value
+from porter.cstutil import argument, is_name, keyword, simple_assign, string_value
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
@@ -538,14 +538,16 @@ class Float64(Rule):
         if why is None:
             return
         for entry in training_calls(ctx):
-            if entry.method in ("fit", "evaluate", "predict") and entry.dataset_input:
-                reader = _KerasReader(f"{entry.model}.{entry.method}", why)
+            if entry.method not in ("fit", "evaluate", "predict"):
+                continue
+            reader = _KerasReader(f"{entry.model}.{entry.method}", why)
+            if entry.dataset_input:
                 self._cast_dataset(ctx, entry.data, entry.owner, reader, done)
             validation = keyword(entry.call, "validation_data") if entry.method == "fit" else None
             if validation is not None and is_dataset(ctx, validation.value):
-                self._cast_dataset(ctx, validation.value, entry.owner, _KerasReader(f"{entry.model}.fit", why), done)
-            if entry.method in ("fit", "evaluate", "predict") and not entry.dataset_input:
-                self._report_tables(ctx, entry, _KerasReader(f"{entry.model}.{entry.method}", why), done)
+                self._cast_dataset(ctx, validation.value, entry.owner, reader, done)
+            if not entry.dataset_input:
+                self._report_tables(ctx, entry, reader, done)
 
     def _cast_step_arguments(self, ctx, step, done: Set[int]) -> None:
         """A loop that hands the step NumPy arrays itself, not a dataset's batches (``noise =
@@ -737,10 +739,9 @@ def _assigned_just_before(ctx, expr: cst.BaseExpression, statement: cst.BaseStat
             return value
         if any(expr.value in bound_names(node.target) for node in walk(before) if isinstance(node, cst.AssignTarget)):
             value = None  # assigned in a way not followed here (several targets, a compound statement)
-            single = before.body[0] if isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 else None
-            if (isinstance(single, cst.Assign) and len(single.targets) == 1
-                    and is_name(single.targets[0].target, expr.value)):
-                value = single.value
+            found = simple_assign(before)
+            if found is not None and is_name(found[0], expr.value):
+                value = found[1]
     return None
 
 

@@ -4,7 +4,7 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import bound_names, code_of
-from porter.cstutil import argument, statement
+from porter.cstutil import argument, single_small, statement
 from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, keras_or_legacy, loaded_binding,
                                               loaded_source, reaching_bindings, training_calls)
 from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
@@ -703,7 +703,7 @@ class Pipelining(Rule):
                 continue
             lines: List[cst.BaseStatement] = []
             if stages:
-                if not self._stages(ctx, entry, stages, lines, model):
+                if not self._stages(ctx, entry, stages, lines, owner, model):
                     continue
                 lines.append(statement(
                     f"{model}.set_pipelining_options(gradient_accumulation_steps_per_replica={accumulation},\n"
@@ -793,8 +793,9 @@ class Pipelining(Rule):
         return found
 
     # --------------------------------------------------------------------- finding the model
-    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement], model: str) -> bool:
-        construction, function = self._construction(ctx, entry)
+    def _stages(self, ctx, entry: TrainingCall, stages: int, lines: List[cst.BaseStatement], owner,
+                model: str) -> bool:
+        construction, function = self._construction(ctx, entry, owner, model)
         kind = _keras_kind(ctx, construction) if construction is not None else None
         if kind in _SEQUENTIAL:
             return self._sequential(ctx, entry, construction, stages, lines, model)
@@ -842,10 +843,11 @@ class Pipelining(Rule):
                    f"{throughput.schedule_member(config)})` (Graphcore's Keras guide, \"Saving and loading Keras "
                    "models\")", fixed=False)
 
-    def _construction(self, ctx, entry: TrainingCall) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
-        """The call that builds the compiled model, and the function that holds its layers."""
+    def _construction(self, ctx, entry: TrainingCall, owner, model: str
+                      ) -> Tuple[Optional[cst.Call], Optional[cst.FunctionDef]]:
+        """The call that builds the compiled model, and the function that holds its layers, for the
+        variable ``model`` of ``owner`` that holds it where it is made (``_binding``)."""
         plan = model_plan(ctx)
-        owner, model = self._binding(ctx, entry)
         assigns = self._assigns(ctx, owner, model) if owner is not None else []
         receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
         if owner is entry.owner and isinstance(receiver, cst.Name):
@@ -1088,7 +1090,7 @@ class Pipelining(Rule):
         first = next((index for index, mark in enumerate(marks) if mark is not None), len(body))
         tensors = set()
         for index, line in enumerate(body[:first]):
-            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            small = single_small(line)
             if not isinstance(small, cst.Assign):
                 continue
             kind = _keras_kind(ctx, small.value)

@@ -16,8 +16,8 @@ from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
-                                                    TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions, model_plan,
-                                                    setup_anchors, without_compat)
+                                                    TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions,
+                                                    keras_extensions_off, model_plan, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -36,8 +36,8 @@ _MULTI_HOST = {
 }
 
 
-def _strategy_code(plan) -> str:
-    if plan.overridden_hooks or plan.library_overrides or plan.imported_overrides:
+def _strategy_code(ctx) -> str:
+    if keras_extensions_off(ctx) is not None:
         return "ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)"
     return "ipu.ipu_strategy.IPUStrategy()"
 
@@ -88,7 +88,6 @@ class ScopeBlock:
         )
 
 
-_scope = ScopeBlock
 
 
 # Functions a notebook cell calls to show a value: Jupyter's `display` and `print` are builtins there.
@@ -398,8 +397,8 @@ def _idle_in_cell(ctx, plan):
             return False
         definitions = [node for node in ctx.module.body if isinstance(node, cst.FunctionDef) and node.name.value == name]
         definition = definitions[0] if len(definitions) == 1 else None
-        if definition is None or definition.decorators or not isinstance(definition.body, cst.IndentedBlock) or any(
-                name == step for step in step_functions(ctx)):
+        if definition is None or definition.decorators or not isinstance(definition.body, cst.IndentedBlock) or (
+                name in step_functions(ctx)):
             return False
         checking.add(name)
         # Its local variables bound by host work (`ax = plt.subplot(212)`) are host values too.
@@ -4268,7 +4267,7 @@ run_experiment(net)
             if choice is not None:  # both branches become the IPU strategy: the choice goes
                 if id(choice) not in replaced_choices:
                     replaced_choices.add(id(choice))
-                    ctx.replace(choice, expression(_strategy_code(plan)))
+                    ctx.replace(choice, expression(_strategy_code(ctx)))
                     ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
                     changed = True
                 continue
@@ -4279,19 +4278,19 @@ run_experiment(net)
                            f"`{plan.strategy_name}` before the model code", fixed=True)
                 changed = True
                 continue
-            made = plan.strategy_name if _entered_in_region(ctx, plan, call) else _strategy_code(plan)
+            made = plan.strategy_name if _entered_in_region(ctx, plan, call) else _strategy_code(ctx)
             ctx.replace(call, expression(made))
             ctx.report(self.code, call, "distribution strategy replaced by `IPUStrategy`", fixed=True)
             changed = True
         if plan.strategy_statement is None:
             for anchor in setup_anchors(ctx, plan):
-                made = f"{plan.strategy_factory}()" if plan.strategy_factory else _strategy_code(plan)
+                made = f"{plan.strategy_factory}()" if plan.strategy_factory else _strategy_code(ctx)
                 ctx.insert_before(anchor, [statement(f"{plan.strategy_name} = {made}")])
         wrapped = []
         kept_out = _kept_out(ctx, plan)
         model_code = _model_code(ctx, plan)
         for region in plan.regions:
-            if ctx.wrap(region.first, region.last, _scope(plan.strategy_name),
+            if ctx.wrap(region.first, region.last, ScopeBlock(plan.strategy_name),
                         display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
                         keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(ctx, plan, line),
                         shown_as=fresh_name(ctx, "result", "cell_result"), idle=_idle_in_cell(ctx, plan)):
@@ -4493,7 +4492,7 @@ run_experiment(net)
             clearing = [index for index, statement in enumerate(body) if clears_session(ctx, statement)]
             inner = body[clearing[-1] + 1 if clearing else 0:]
             if inner:
-                ctx.wrap(inner[0], inner[-1], _scope(plan.strategy_name))
+                ctx.wrap(inner[0], inner[-1], ScopeBlock(plan.strategy_name))
             if clearing and isinstance(body[clearing[-1]], _CLEARING_COMPOUNDS):
                 StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
 
@@ -4632,8 +4631,8 @@ RULE = StrategyScope()
 
 def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str]]:
     """What a file of the project that imports the module learns from it, read from one parse:
-    its strategy factories (``strategy_factories``) and its overriding classes
-    (``overriding_classes``). Empty when ``text`` does not parse or is not Keras code."""
+    its strategy factories (``strategy_factories``) and its overriding classes (``_overriding_in``).
+    Empty when ``text`` does not parse or is not Keras code."""
     try:
         module = parse(text)
     except ParseError:
@@ -4653,13 +4652,6 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     return project_names(text, config)[0]
 
 
-def overriding_classes(text: str, config: Config) -> Set[str]:
-    """The names of the module's Keras model classes that override ``train_step`` (or a
-    ``make_*_function``): a file of the project that trains one of them needs a strategy without the
-    IPU Keras extensions (read when the files are ported together, ``porter.api.projects``)."""
-    return project_names(text, config)[1]
-
-
 def _factories_in(ctx: FileContext, text: str) -> Set[str]:
     """``strategy_factories`` of the module ``ctx`` reads (its ``text``). Its suppressions are
     applied first: the plan it reads is made with them."""
@@ -4677,6 +4669,9 @@ def _factories_in(ctx: FileContext, text: str) -> Set[str]:
 
 
 def _overriding_in(ctx: FileContext) -> Set[str]:
-    """``overriding_classes`` of the module ``ctx`` reads."""
-    return {ctx.enclosing(hook, cst.ClassDef).name.value for hook in model_plan(ctx).overridden_hooks
-            if ctx.enclosing(hook, cst.ClassDef) is not None}
+    """The names of the Keras model classes of the module ``ctx`` reads that override
+    ``train_step`` (or a ``make_*_function``): a file of the project that trains one of them needs a
+    strategy without the IPU Keras extensions (read when the files are ported together,
+    ``porter.api.projects``)."""
+    classes = (ctx.enclosing(hook, cst.ClassDef) for hook in model_plan(ctx).overridden_hooks)
+    return {owner_class.name.value for owner_class in classes if owner_class is not None}

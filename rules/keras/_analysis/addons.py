@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, code_of, dotted_name, import_bindings, walk
-from porter.cstutil import argument, is_name, keyword, string_value
+from porter.cstutil import argument, is_name, keyword, method_of, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import (INPUTS, is_literal_false, keras_subclasses, last_name,
                                                self_attribute_values)
@@ -28,6 +28,8 @@ EMBEDDING = "keras.layers.Embedding"
 SEQUENTIAL = ("keras.Sequential", "keras.models.Sequential")
 
 _MASKS: SharedKey[List[cst.Call]] = SharedKey("keras-masks")
+# The path of the file's first `load_weights` from a path it does not save to (pretrained weights).
+_UNSAVED_WEIGHTS: SharedKey[Optional[str]] = SharedKey("unsaved-weights")
 # The names each ``from ... import`` lost to the swaps so far, by the import's id: IPU104 and IPU112
 # drop names from the same import, and whichever drops the last removes it whole.
 ADDONS_DROPPED: SharedKey[Dict[int, List[str]]] = SharedKey("addons-dropped", dict)
@@ -146,19 +148,27 @@ def _weights_problem(ctx: FileContext, layer: str) -> Optional[str]:
     weights (``model.load_weights(path)``) from a path it does not save to itself loads weights a
     Keras layer wrote (a pretrained network), and the IPU layer is another class, named otherwise."""
     saved = _SAVED_CLASS.get(layer)
-    if saved is None:
+    path = ctx.shared(_UNSAVED_WEIGHTS, lambda: _unsaved_weights(ctx)) if saved is not None else None
+    if path is None:
+        return None
+    return (f"this file loads weights it does not save, with `load_weights({path})`, "
+            f"weights saved from Keras' `{layer}` (pretrained): the IPU layer is another class (`{saved}`), "
+            "with a layer name of its own (`by_name=True` skips it) and its own variables, which those "
+            "weights are not known to fit; keep it, or swap it by hand and convert the weights")
+
+
+def _unsaved_weights(ctx: FileContext) -> Optional[str]:
+    """The path, as written, of the file's first ``load_weights(path)`` from a path it does not save
+    weights to itself (the same for every layer: worked out once per file), if any."""
+    loads = [call for call in ctx.nodes(cst.Call) if method_of(call, "load_weights") is not None]
+    if not loads:
         return None
     written = {code_of(ctx, arg.value) for call in ctx.nodes(cst.Call) for arg in _saved_paths(ctx, call)}
-    for call in ctx.nodes(cst.Call):
-        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_weights" and call.args):
-            continue
+    for call in loads:
         path = argument(call, "filepath", 0)
         if path is not None and code_of(ctx, path.value) not in written and not (
                 written and _latest_checkpoint(ctx, path.value)):
-            return (f"this file loads weights it does not save, with `load_weights({code_of(ctx, path.value)})`, "
-                    f"weights saved from Keras' `{layer}` (pretrained): the IPU layer is another class (`{saved}`), "
-                    "with a layer name of its own (`by_name=True` skips it) and its own variables, which those "
-                    "weights are not known to fit; keep it, or swap it by hand and convert the weights")
+            return code_of(ctx, path.value)
     return None
 
 
@@ -171,13 +181,10 @@ def _latest_checkpoint(ctx: FileContext, path: cst.BaseExpression) -> bool:
 def _saved_paths(ctx: FileContext, call: cst.Call) -> List[cst.Arg]:
     """The path argument of a call that saves weights: ``model.save_weights(path)``,
     ``keras.callbacks.ModelCheckpoint(path)``."""
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "save_weights" and call.args:
+    if method_of(call, "save_weights") is not None or ctx.keras_name(call.func) == "keras.callbacks.ModelCheckpoint":
         found = argument(call, "filepath", 0)
-    elif ctx.keras_name(call.func) == "keras.callbacks.ModelCheckpoint":
-        found = argument(call, "filepath", 0)
-    else:
-        found = None
-    return [found] if found is not None else []
+        return [found] if found is not None else []
+    return []
 
 
 def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import argument, is_name
+from porter.cstutil import argument, is_name, single_small
 from porter.scopes import assignments, bindings_of, instance_class, owner, parameter_names
 from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
@@ -92,8 +92,9 @@ def handed_modules(ctx: FileContext, call: cst.Call) -> List[Tuple[str, cst.Base
         name, depth = pending.pop(0)
         function = ctx.enclosing_function(name)
         bindings = bindings_of(ctx, name)
-        if not bindings and function is not None and name.value in parameter_names(function) and depth > 0:
-            position = parameter_names(function).index(name.value)
+        params = parameter_names(function) if function is not None else []
+        if not bindings and name.value in params and depth > 0:
+            position = params.index(name.value)
             for caller in calls_by_name(ctx).get(function.name.value, []):
                 given = argument(caller, name.value, position) if isinstance(caller.func, cst.Name) else None
                 if given is not None and isinstance(given.value, cst.Name):
@@ -189,8 +190,8 @@ def loop_plans(ctx: FileContext) -> List[LoopPlan]:
             # function: in the scope, TensorFlow's current strategy is the IPU strategy.
             plan.strategy = f"{tensorflow_alias(ctx)}.distribute.get_strategy()"
         if plan.problem is None:
-            plan.beside_batch = _beside_batch(ctx, step) if steps is not None else []
             plan.handed_on = _unchanged_arguments(ctx, step) if steps is not None else []
+            plan.beside_batch = _beside_batch(ctx, step, plan.handed_on) if steps is not None else []
             fits = steps is not None and not plan.beside_batch and device_loop_fits(ctx, step)
             plan.unknown_length = fits and _unknown_length(ctx, step.loop.iter, step.loop)
             plan.mode = "device" if fits and not plan.unknown_length else "step"
@@ -386,13 +387,13 @@ def _batch_names(loop: cst.For) -> List[str]:
     return [element.value for element in elements if isinstance(element, cst.Name)]
 
 
-def _beside_batch(ctx: FileContext, step: StepCall) -> List[str]:
-    """The arguments of the step's call that are not the batch the loop binds (nor a literal):
-    the on-device loop, a function of its own that reads only the iterator, would read them where
-    it is defined (a stale epoch, or an unbound name) instead of from the loop."""
+def _beside_batch(ctx: FileContext, step: StepCall, unchanged: List[str]) -> List[str]:
+    """The arguments of the step's call that are not the batch the loop binds (nor a literal, nor
+    one of the ``unchanged`` names the on-device loop takes as parameters): the on-device loop, a
+    function of its own that reads only the iterator, would read them where it is defined (a stale
+    epoch, or an unbound name) instead of from the loop."""
     batch = set(_batch_names(step.loop))
     literals = (cst.Integer, cst.Float, cst.SimpleString)
-    unchanged = _unchanged_arguments(ctx, step)
     return [code_of(ctx, arg.value) for arg in step.call.args if not (
         isinstance(arg.value, literals) or isinstance(arg.value, cst.Name) and (
             arg.value.value in batch or arg.value.value in ("True", "False", "None") or arg.value.value in unchanged))]
@@ -456,7 +457,7 @@ def device_loop_fits(ctx: FileContext, step: StepCall, keeping: bool = False) ->
     if loop.orelse is not None or len(loop.body.body) != 1:
         return False
     statement = step.statement
-    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    small = single_small(statement)
     if not (isinstance(small, cst.Expr) and small.value is step.call
             or isinstance(small, cst.Assign) and small.value is step.call and (keeping or _never_read(ctx, small))):
         return False

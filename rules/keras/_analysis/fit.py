@@ -17,11 +17,13 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import LINE_LIMIT, alternatives, argument, element_at, is_name, keyword, string_value, target_place
+from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, string_value,
+                            target_place)
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
 from porter.rules._tf.tfdata import dataset_like, is_dataset
-from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS,
+from porter.rules.keras._analysis.steps import method_named
+from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
                                               ragged_or_sparse, self_attribute_values)
 from porter.scopes import (assignments, bindings_of, called_returns, instance_class, local_calls, owner, parameter_names,
                            values_of)
@@ -178,9 +180,7 @@ def own_method(ctx: FileContext, entry: TrainingCall) -> Optional[cst.FunctionDe
     seen: Set[int] = set()
     while found is not None and id(found) not in seen:
         seen.add(id(found))
-        body = found.body.body if isinstance(found.body, cst.IndentedBlock) else ()
-        method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
-                       and statement.name.value == entry.method), None)
+        method = method_named(found, entry.method)
         if method is not None:
             return None if _calls_super(method, entry.method) else method
         found = next((statement for base in found.bases if isinstance(base.value, cst.Name)
@@ -1763,7 +1763,7 @@ def _found_in(ctx: FileContext, region: cst.CSTNode, arguments: Dict[str, cst.Ba
     source = None
     for node in _calls_in(ctx, region, made, follow_inputs):
         flag = keyword(node, "stateful")
-        stateful |= flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "True"
+        stateful |= flag is not None and is_true(flag.value)
         if source is None:
             source = _batch_keyword(node)
     if source is None:
@@ -1812,20 +1812,15 @@ def _batch_keyword(node: cst.Call) -> Optional[cst.BaseExpression]:
         arg = keyword(node, name)
         if arg is not None and isinstance(arg.value, (cst.List, cst.Tuple)) and arg.value.elements:
             first = arg.value.elements[0]
-            if not isinstance(first, cst.StarredElement) and not (
-                    isinstance(first.value, cst.Name) and first.value.value == "None"):
+            if not isinstance(first, cst.StarredElement) and not is_name(first.value, "None"):
                 return first.value
     batch = keyword(node, "batch_size")
-    if batch is None or isinstance(batch.value, cst.Name) and batch.value.value == "None":
+    if batch is None or is_name(batch.value, "None"):
         return None
-    if any(keyword(node, name) is not None for name in _INPUT_KEYWORDS) or _names_input(node.func):
+    if any(keyword(node, name) is not None for name in _INPUT_KEYWORDS) or last_name(node.func) in (
+            "Input", "InputLayer"):
         return batch.value
     return None
-
-
-def _names_input(func: cst.BaseExpression) -> bool:
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in ("Input", "InputLayer")
 
 
 def describe_fixed_batch(ctx: FileContext, fixed: FixedBatch) -> str:

@@ -244,13 +244,9 @@ def _binds_on_every_path(compound: cst.BaseCompoundStatement, name: str) -> bool
 def _assigns(block: cst.BaseSuite, name: str) -> bool:
     """Whether ``block`` assigns ``name`` a strategy: ``strategy = None`` (``else: strategy = None``
     when no GPU is found, the branch an IPU system takes) leaves no strategy to enter."""
-    return any(isinstance(node, cst.Assign) and not _is_none(node.value)
+    return any(isinstance(node, cst.Assign) and not is_name(node.value, "None")
                and any(name in bound_names(target.target) for target in node.targets)
                for node in walk(block, skip=_CODE_ELSEWHERE))
-
-
-def _is_none(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value == "None"
 
 
 def _part_of(value: cst.BaseExpression) -> Optional[str]:
@@ -1477,9 +1473,10 @@ class _Analysis:
             gpu = any(is_gpu_device(ctx, item.item) for item in with_node.items)
             item = _single_item(with_node)
             strategy_scope = item is not None and self._enters_strategy(item)
-            if not (gpu or strategy_scope or self._scope_or_none(with_node)):
+            scope_or_none = self._scope_or_none(with_node)
+            if not (gpu or strategy_scope or scope_or_none):
                 continue
-            if (item is not None or self._scope_or_none(with_node)) and (ctx.block_of(with_node) is not None
+            if (item is not None or scope_or_none) and (ctx.block_of(with_node) is not None
                     and isinstance(with_node.body, cst.IndentedBlock)):
                 plan.transparent.append(with_node)
             elif gpu:
@@ -1591,7 +1588,7 @@ class _Analysis:
                     self._take_in_call(regions, call)
         trainer_classes = {self.ctx.enclosing(step.function, cst.ClassDef).name.value
                            for step in method_step_calls(self.ctx)}
-        for call in self.ctx.nodes(cst.Call):
+        for call in self.ctx.nodes(cst.Call) if trainer_classes else ():
             if (isinstance(call.func, cst.Name) and call.func.value in trainer_classes
                     and self.ctx.qualified_name(call.func) is None
                     and any(self._is_model_call(arg.value) for arg in call.args)):
