@@ -3697,6 +3697,33 @@ run_experiment(net)
                 print("CPU seconds", time.time() - start)
             """,
         ),
+        # A preprocessing layer adapted on the CPU among the model code: host work, not a baseline;
+        # the block goes in the scope, where its `tf.device` still keeps the work on the CPU.
+        Example(
+            """\
+            import tensorflow as tf
+
+            normalize = tf.keras.layers.Normalization()
+            model = tf.keras.Sequential([normalize, tf.keras.layers.Dense(1)])
+            with tf.device("/CPU:0"):
+                normalize.adapt(features)
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(dataset, epochs=1)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                normalize = tf.keras.layers.Normalization()
+                model = tf.keras.Sequential([normalize, tf.keras.layers.Dense(1)])
+                with tf.device("/CPU:0"):
+                    normalize.adapt(features)
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(dataset, epochs=1)
+            """,
+        ),
         # Predictions of the trained model asked of the CPU: no baseline; the block goes in the scope
         # with the model, and the person is told that the model answers on the IPU there.
         Example(
@@ -4376,6 +4403,8 @@ run_experiment(net)
                            "it kept the weights on the host for GPU copies of the model to share, and in the IPU "
                            "strategy's scope the strategy places them", fixed=True)
                 continue
+            if not _holds_model_code(plan, with_node):
+                continue  # host work pinned to the CPU (`vectorizer.adapt(...)`): the block still places it there
             if _only_runs_models(ctx, plan, with_node):
                 ctx.report(self.code, devices[0], "this block asks for the CPU to run a model made in the IPU "
                            "strategy's scope; the port runs the block in that scope too (the model is used there), "
@@ -4547,6 +4576,16 @@ def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consu
         if not (isinstance(arg, cst.Arg) and arg.value is node and id(ctx.parent(arg)) in consumers):
             return False
     return True
+
+
+def _holds_model_code(plan, with_node: cst.With) -> bool:
+    """Whether ``with_node`` makes, compiles, trains or runs a model, or reads one: a block that
+    does none of it (a preprocessing layer's ``adapt`` pinned to the CPU) is host work, which its
+    ``tf.device`` keeps on the CPU in the IPU strategy's scope too."""
+    made = {id(assign) for assign in plan.model_assignments}
+    return any(id(node) in made or isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+        node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS)
+        or isinstance(node, cst.Name) and node.value in plan.model_like for node in walk(with_node.body))
 
 
 def _only_makes_models(ctx, plan, with_node: cst.With) -> bool:
