@@ -1411,6 +1411,32 @@ scores = model.predict(rows, batch_size=len(rows))
                       validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
             """),
         ),
+        # Test images reshaped (their count no longer shows) beside the labels of `load_data()`,
+        # which show it: the report counts the validation samples from the labels.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_test = x_test.reshape(x_test.shape[0], 28, 28, 1).astype("float32") / 255
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(train, epochs=3, validation_data=(x_test, y_test))
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_test = x_test.reshape(x_test.shape[0], 28, 28, 1).astype("float32") / 255
+            model = tf.keras.models.load_model("digits.h5")
+            model.fit(train, epochs=3,
+                      validation_data=(trim_to_multiple(x_test, 32), trim_to_multiple(y_test, 32)))
+            """),
+        ),
         # Validation data given as a list, which Keras takes as it takes the tuple: trimmed alike.
         Example(
             """\
@@ -3560,10 +3586,13 @@ scores = model.predict(rows, batch_size=len(rows))
 
     @staticmethod
     def _validation_length(ctx, entry, validation_targets) -> Optional[int]:
-        """The number of samples of the trimmed validation data, when it is one tuple of static length."""
+        """The number of samples of the trimmed validation data, when it is one tuple of static length:
+        its parts hold the same samples, so the first whose count shows gives it (the labels of
+        ``load_data()`` show it where the images went through ``reshape``)."""
         if len(entry.validation) != 1 or entry.held_validation is not None or not validation_targets:
             return None
-        return static_length(ctx, validation_targets[0], entry.owner)
+        counts = (static_length(ctx, node, entry.owner) for node in validation_targets)
+        return next((count for count in counts if count is not None), None)
 
     @staticmethod
     def _message(ctx, entry, targets, samples: Optional[int], what: str = "inputs", validation=(),
