@@ -3697,6 +3697,74 @@ run_experiment(net)
                 print("CPU seconds", time.time() - start)
             """,
         ),
+        # A lookup that encodes the labels on the host, fitted and called on host data only: its
+        # table is the host's, made out of the scope, which starts at the model.
+        Example(
+            """\
+            import tensorflow as tf
+
+            tag_lookup = tf.keras.layers.StringLookup(output_mode="multi_hot")
+            tag_lookup.adapt(tags)
+            targets = tag_lookup(tags).numpy()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(tag_lookup.vocabulary_size(), activation="sigmoid")])
+            model.compile(optimizer="adam", loss="binary_crossentropy")
+            model.fit(dataset, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            tag_lookup = tf.keras.layers.StringLookup(output_mode="multi_hot")
+            tag_lookup.adapt(tags)
+            targets = tag_lookup(tags).numpy()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(tag_lookup.vocabulary_size(), activation="sigmoid")])
+                model.compile(optimizer="adam", loss="binary_crossentropy")
+                model.fit(dataset, epochs=2)
+            """,
+        ),
+        # The same kind of layer called in a training step (under a tape): it runs in what the IPU
+        # compiles, so it is model code, made in the scope.
+        Example(
+            """\
+            import tensorflow as tf
+
+            norm = tf.keras.layers.Normalization()
+            norm.adapt(features)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(norm(x)) - y))
+                return tape.gradient(loss, model.trainable_variables)
+
+
+            for x, y in dataset:
+                train_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                norm = tf.keras.layers.Normalization()
+                norm.adapt(features)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+                def train_step(x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(norm(x)) - y))
+                    return tape.gradient(loss, model.trainable_variables)
+
+
+                for x, y in dataset:
+                    train_step(x, y)
+            """,
+        ),
         # A preprocessing layer adapted on the CPU among the model code: host work, not a baseline;
         # the block goes in the scope, where its `tf.device` still keeps the work on the CPU.
         Example(

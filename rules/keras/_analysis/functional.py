@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, bound_names
+from porter.context import FileContext, SharedKey, bound_names, walk
 from porter.rules.keras._analysis.util import INPUTS
 from porter.scopes import assignments, owner
 
@@ -195,3 +195,39 @@ def _callers(ctx: FileContext, function: cst.CSTNode) -> List[cst.Call]:
 def _calls_of(ctx: FileContext, name: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call)
             if isinstance(call.func, cst.Name) and call.func.value == name and ctx.qualified_name(call.func) is None]
+
+
+def eager_host_call(ctx: FileContext, call: cst.Call) -> bool:
+    """``lookup(labels)``, ``norm(data)``: a layer called on host data (no argument computed from a
+    ``keras.Input``), at module level or in a plain function of the file that is only ever called
+    (not handed to a ``Lambda`` layer, a ``map`` or a decorator that traces it), out of classes and
+    lambdas: it runs eagerly on the host, not in a model."""
+    if not call.args or any(keras_inputs_of(ctx, arg.value) for arg in call.args):
+        return False
+    for ancestor in ctx.ancestors(call):
+        if isinstance(ancestor, (cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.With) and any(_opens_tape(item.item) for item in ancestor.items):
+            return False  # a training step written in a loop: the layer runs in what the port compiles
+        if isinstance(ancestor, cst.FunctionDef) and (ancestor.decorators or not _only_called(ctx, ancestor)
+                                                      or any(_opens_tape(node) for node in walk(ancestor.body))):
+            return False
+    return True
+
+
+def _opens_tape(node: cst.CSTNode) -> bool:
+    """``tf.GradientTape()``: a training step's tape."""
+    return isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute) and node.func.attr.value == "GradientTape"
+        or isinstance(node.func, cst.Name) and node.func.value == "GradientTape")
+
+
+def _only_called(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Every use of ``function``'s name in the file calls it (it is never handed on as a value)."""
+    for node in ctx.nodes(cst.Name):
+        if node.value != function.name.value or node is function.name:
+            continue
+        parent = ctx.parent(node)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+    return True

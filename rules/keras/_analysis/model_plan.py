@@ -38,6 +38,7 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
+from porter.rules.keras._analysis.functional import eager_host_call
 from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
@@ -94,6 +95,9 @@ OVERRIDING_LIBRARIES = ("transformers.",)
 _NETWORK_ATTRIBUTES = frozenset({"input", "inputs", "output", "outputs", "get_layer", "trainable",
                                  "trainable_variables", "trainable_weights", "non_trainable_weights"})
 _LAYER_MAKERS = ("keras.layers.", "keras.Sequential", "keras.models.Sequential")
+# Preprocessing layers fitted to data (`adapt`) whose state a model need not hold.
+_HOST_PREPROCESSING = frozenset({"StringLookup", "IntegerLookup", "Normalization", "TextVectorization", "Hashing",
+                                 "Discretization", "CategoryEncoding"})
 # The arguments of Keras' own `Model.compile` (Keras 2.x): any other one is read by an override.
 KERAS_COMPILE_KEYWORDS = frozenset({
     "optimizer", "loss", "metrics", "loss_weights", "weighted_metrics", "run_eagerly", "steps_per_execution",
@@ -2466,7 +2470,14 @@ class _Analysis:
             candidates = {target.target.value for assign in self.ctx.nodes(cst.Assign)
                           if self._makes_layers(assign.value)
                           for target in assign.targets if isinstance(target.target, cst.Name)}
-            self._host = host_only(self.ctx, candidates)
+            # A lookup or `Normalization` fitted and called on the host's data only (label
+            # encoding, decoding predictions): host work too, though no map runs it.
+            preprocessing = {target.target.value for assign in self.ctx.nodes(cst.Assign)
+                             if isinstance(assign.value, cst.Call) and (self.ctx.keras_name(assign.value.func) or "")
+                             .rsplit(".", 1)[-1] in _HOST_PREPROCESSING
+                             for target in assign.targets if isinstance(target.target, cst.Name)}
+            self._host = host_only(self.ctx, candidates) | host_only(
+                self.ctx, preprocessing, host_call=lambda call: eager_host_call(self.ctx, call))
         return self._host
 
     def _makes_layers(self, value: cst.BaseExpression) -> bool:

@@ -3,7 +3,7 @@ which classes subclass Keras ones. All of it is static and local to one file."""
 
 from __future__ import annotations
 
-from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -259,10 +259,12 @@ HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "s
 _MAPPED: SharedKey[Set[int]] = SharedKey("keras-mapped-nodes")
 
 
-def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
+def host_only(ctx: FileContext, names: Set[str],
+              host_call: Optional[Callable[[cst.Call], bool]] = None) -> Set[str]:
     """Those of ``names`` that only ``dataset.map(...)`` runs: read there, and elsewhere only
     assigned, adapted or asked their vocabulary (a preprocessing layer or model of the host
-    pipeline, whose variables belong on the host)."""
+    pipeline, whose variables belong on the host). With ``host_call``, the names may also be
+    called where ``host_call`` says the call runs on the host, and need not be read in a map."""
     mapped = ctx.shared(_MAPPED, lambda: {
         id(node) for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
         and call.func.attr.value == "map" for node in mapped_nodes(ctx, call)})
@@ -275,9 +277,10 @@ def host_only(ctx: FileContext, names: Set[str]) -> Set[str]:
             in_maps.add(node.value)
         elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.Attribute) and parent.value is node
                   and parent.attr.value in HOST_LAYER_METHODS or _on_text(ctx, parent, node)
-                  or _handed_to_maps(ctx, node, mapped)):
+                  or _handed_to_maps(ctx, node, mapped) or host_call is not None and isinstance(parent, cst.Call)
+                  and parent.func is node and host_call(parent)):
             elsewhere.add(node.value)
-    return in_maps - elsewhere
+    return (names if host_call is not None else in_maps) - elsewhere
 
 
 def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
