@@ -576,6 +576,19 @@ scores = model.predict(rows, batch_size=len(rows))
             """,
             reported=False,
         ),
+        # A dataset one of Keras' readers made, given a `batch_size` as arrays would be (Keras ignores
+        # it for a dataset): not trimmed, a dataset has no items to slice (IPU105 rebatches it).
+        Example(
+            """\
+            import tensorflow as tf
+
+            reviews = tf.keras.utils.text_dataset_from_directory("reviews", batch_size=64)
+            reviews = reviews.map(lambda text, label: (tf.strings.length(text), label))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.evaluate(reviews, batch_size=64)
+            """,
+            reported=False,
+        ),
         # A model a class of the file holds (`self.model`, made by a method of the class), run on
         # an instance with no argument only Keras takes: still a Keras model's `evaluate`.
         Example(

@@ -539,7 +539,7 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if entry.ragged_or_sparse is not None:
         return
     _validation_inputs(ctx, entry, keyword(call, "validation_data"), helper)
-    if is_dataset(ctx, x.value):
+    if is_dataset(ctx, x.value) or _read_by_keras(ctx, x.value):
         entry.dataset_input = True
         return
     if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner):
@@ -883,6 +883,27 @@ def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
 
 # Keras' readers of folders and series, which give batched datasets.
 _KERAS_READERS = frozenset(name.rpartition(".")[2] for name in KERAS_BATCHED_SOURCES)
+
+
+def _read_by_keras(ctx: FileContext, x: cst.BaseExpression) -> bool:
+    """``test_ds``, a variable given a dataset one of Keras' readers made
+    (``keras.utils.text_dataset_from_directory(...)``) and otherwise only what is made of it in
+    place (``test_ds = test_ds.map(f)``, ``test_ds = prepare(test_ds)``): a dataset, even when the
+    call gives it a ``batch_size`` as it would arrays (which Keras ignores for a dataset, and which
+    has no items to trim)."""
+    if not isinstance(x, cst.Name):
+        return False
+    read = False
+    for value in values_of(ctx, x):
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                ctx.qualified_name(value.func) is None:
+            value = value.func.value  # `reader(...).map(f).cache()`: the reader's call
+        if isinstance(value, cst.Call) and (ctx.keras_name(value.func) or "").rpartition(".")[2] in _KERAS_READERS:
+            read = True
+        elif not (is_name(value, x.value) or isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                  and ctx.qualified_name(value.func) is None and any(is_name(arg.value, x.value) for arg in value.args)):
+            return False  # given something else too (`x = np.concatenate(...)`): not surely a dataset
+    return read
 
 
 def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
