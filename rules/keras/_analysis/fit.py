@@ -56,6 +56,9 @@ class TrainingCall:
     held_validation: Optional[cst.BaseExpression] = None
     # Whether it may hold None instead (``(x_val, y_val) if validate else None``).
     held_validation_optional: bool = False
+    # `validation_data=validation_set`: arrays (not a tuple) Keras takes as the inputs alone, for a
+    # model that finds its labels in them (Hugging Face's dicts of arrays); trimmed whole.
+    validation_inputs: Optional[cst.BaseExpression] = None
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
@@ -538,7 +541,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
                                    for kind in [ragged_or_sparse(ctx, arg.value)] if kind), None)
     if entry.ragged_or_sparse is not None:
         return
-    _validation_inputs(ctx, entry, keyword(call, "validation_data"), helper)
+    validation = keyword(call, "validation_data")
+    _validation_inputs(ctx, entry, validation, helper)
     if is_dataset(ctx, x.value) or _read_by_keras(ctx, x.value):
         entry.dataset_input = True
         return
@@ -553,6 +557,24 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+    if y is None and validation is not None and entry.held_validation is None and not entry.validation \
+            and _inputs_alike(ctx, validation.value, x.value, entry.owner):
+        entry.validation_inputs = validation.value
+
+
+def _inputs_alike(ctx: FileContext, validation: cst.BaseExpression, x: cst.BaseExpression,
+                  scope: cst.CSTNode) -> bool:
+    """``validation_data=validation_set`` alone (no tuple) for ``fit(train_set)`` on arrays: Keras
+    takes it as the inputs, labels inside (Hugging Face's dicts). It holds arrays when it surely
+    does, or when it is made as ``x`` is, by the same function of the file (``load_split(90)``
+    and ``load_split(500)``); a variable made elsewhere is most likely a dataset."""
+    if not isinstance(validation, cst.Name) or is_dataset(ctx, validation):
+        return False
+    if _surely_array(ctx, validation, scope):
+        return True
+    made = [last_value_before(ctx, node, scope) if isinstance(node, cst.Name) else None for node in (validation, x)]
+    return all(isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+               and ctx.qualified_name(value.func) is None for value in made) and made[0].func.value == made[1].func.value
 
 
 # What a literal `**options` dict may hold for the port to read it in place of keywords: options
