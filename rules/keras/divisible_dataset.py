@@ -576,6 +576,49 @@ scores = model.predict(rows, batch_size=len(rows))
             """,
             reported=False,
         ),
+        # Validation arrays given alone (no tuple) with inputs alone: Keras takes them as the inputs,
+        # labels inside (Hugging Face's dicts), and batches them as the inputs: trimmed whole.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            data = np.load("squad.npz")
+            train_set = {"input_ids": data["train_ids"][:], "start_positions": data["train_starts"][:]}
+            validation_set = {"input_ids": data["val_ids"][:], "start_positions": data["val_starts"][:]}
+            model = tf.keras.models.load_model("reader.keras")
+            model.fit(train_set, validation_data=validation_set, epochs=1)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            data = np.load("squad.npz")
+            train_set = {"input_ids": data["train_ids"][:], "start_positions": data["train_starts"][:]}
+            validation_set = {"input_ids": data["val_ids"][:], "start_positions": data["val_starts"][:]}
+            model = tf.keras.models.load_model("reader.keras")
+            model.fit(trim_to_multiple(train_set, 32),
+                      validation_data=trim_to_multiple(validation_set, 32), epochs=1)
+            """),
+        ),
+        # A dataset one of Keras' readers made, given a `batch_size` as arrays would be (Keras ignores
+        # it for a dataset): not trimmed, a dataset has no items to slice (IPU105 rebatches it).
+        Example(
+            """\
+            import tensorflow as tf
+
+            reviews = tf.keras.utils.text_dataset_from_directory("reviews", batch_size=64)
+            reviews = reviews.map(lambda text, label: (tf.strings.length(text), label))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.evaluate(reviews, batch_size=64)
+            """,
+            reported=False,
+        ),
         # A model a class of the file holds (`self.model`, made by a method of the class), run on
         # an instance with no argument only Keras takes: still a Keras model's `evaluate`.
         Example(
@@ -3071,7 +3114,8 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_unfollowed(ctx, entry)
-            if not entry.arrays and not entry.validation and entry.held_validation is None:
+            if not entry.arrays and not entry.validation and entry.held_validation is None \
+                    and entry.validation_inputs is None:
                 continue
             split = keyword(entry.call, "validation_split")
             if split is not None and entry.arrays and fraction_value(split.value) != 0:  # `0.0`: no split, as if absent
@@ -3222,9 +3266,13 @@ scores = model.predict(rows, batch_size=len(rows))
         checked = validation_entry(ctx, entry)
         multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
         validation_targets = []
-        for validation in entry.validation:
-            # Trimmed one by one, as Keras takes them apart: a tuple of lists is not a list of samples.
-            parts = [element.value for element in validation.elements if not is_name(element.value, "None")]
+        # Tuples trimmed part by part, as Keras takes them apart (a tuple of lists is not a list of
+        # samples); arrays Keras takes as the inputs alone, whole.
+        given = [(validation, [element.value for element in validation.elements if not is_name(element.value, "None")])
+                 for validation in entry.validation]
+        if entry.validation_inputs is not None:
+            given.append((entry.validation_inputs, [entry.validation_inputs]))
+        for validation, parts in given:
             if not parts or _already_trimmed(ctx, parts[0], entry.owner, helpers):
                 continue
             counted = static_length(ctx, parts[0], entry.owner)

@@ -443,6 +443,38 @@ class DropRemainder(Rule):
             model.fit(prepare(photos, augment=True).unbatch().batch(32, drop_remainder=True), epochs=2)
             """,
         ),
+        # The variable given back what the helper makes of it (`texts = prepare(texts)`): still the
+        # folder's batches, followed through its earlier value.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds):
+                ds = ds.map(lambda text, label: (tf.strings.length(text), label))
+                return ds.cache().prefetch(8)
+
+
+            texts = tf.keras.utils.text_dataset_from_directory("reviews", batch_size=64)
+            texts = prepare(texts)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(texts, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def prepare(ds):
+                ds = ds.map(lambda text, label: (tf.strings.length(text), label))
+                return ds.cache().prefetch(8)
+
+
+            texts = tf.keras.utils.text_dataset_from_directory("reviews", batch_size=64)
+            texts = prepare(texts)
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(texts.unbatch().batch(64, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Images decoded from their files are as large as each file: no static shape unless resized.
         Example(
             """\

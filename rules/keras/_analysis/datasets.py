@@ -292,7 +292,8 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
             continue
         for made in alternatives(value):  # `ds = ds.map(augment) if training else ds`: each branch
             more, again = chain(ctx, made)
-            if isinstance(again, cst.Name) and again.value == root.value:  # ds = ds.cache().prefetch(...)
+            if isinstance(again, cst.Name) and again.value == root.value or _passed_through(
+                    ctx, again, root.value):  # ds = ds.cache().prefetch(...), ds = prepare(ds)
                 if any(call.func.attr.value in BATCHING_METHODS for call in more):
                     return None
                 continue
@@ -407,16 +408,36 @@ def _given_source(ctx: FileContext, call: cst.Call, function, value: cst.BaseExp
                   depth: int) -> Optional[cst.Call]:
     """``def prepare(ds): return ds.map(to_spectrogram)``: what ``function`` returns is a chain of
     its parameter, so the Keras call that made the dataset ``call`` gives it, if any, made it."""
-    calls, root = chain(ctx, value)
+    given = _given_argument(ctx, call, function, value)
+    if given is None:
+        return None
+    return keras_batched_source(ctx, given, ctx.enclosing_function(call) or ctx.module, depth + 1)
+
+
+def _given_argument(ctx: FileContext, call: cst.Call, function, value: cst.BaseExpression
+                    ) -> Optional[cst.BaseExpression]:
+    """What ``call`` gives the parameter of ``function`` that ``value`` (one of its returns) is a
+    chain of, batched no more on the way; None when ``value`` is not such a chain."""
+    calls = chain(ctx, value)[0]
     parameter = (parameter_input(ctx, value, function) or _rechained_parameter(ctx, value, function)
                  if function is not None else None)
     if parameter is None or any(step.func.attr.value in BATCHING_METHODS for step in calls):
         return None
     names = [param.name.value for param in function.params.params]
     given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)
-    if given is None or given.star:
-        return None
-    return keras_batched_source(ctx, given.value, ctx.enclosing_function(call) or ctx.module, depth + 1)
+    return None if given is None or given.star else given.value
+
+
+def _passed_through(ctx: FileContext, call: cst.BaseExpression, name: str) -> bool:
+    """``prepare(ds)`` in ``ds = prepare(ds)``: a call of a function of the file that returns, on
+    every ``return``, a chain of the parameter it gives ``name`` to, batched no more on the way (see
+    ``_given_source``). The variable still holds the dataset it held, mapped: followed on through
+    its earlier values, not through this assignment again."""
+    if not isinstance(call, cst.Call):
+        return False
+    function, returned = called_returns(ctx, call)
+    return function is not None and bool(returned) and all(
+        value is not None and is_name(_given_argument(ctx, call, function, value), name) for value in returned)
 
 
 def _rechained_parameter(ctx: FileContext, expr: cst.BaseExpression, function: cst.FunctionDef) -> Optional[str]:

@@ -56,6 +56,9 @@ class TrainingCall:
     held_validation: Optional[cst.BaseExpression] = None
     # Whether it may hold None instead (``(x_val, y_val) if validate else None``).
     held_validation_optional: bool = False
+    # `validation_data=validation_set`: arrays (not a tuple) Keras takes as the inputs alone, for a
+    # model that finds its labels in them (Hugging Face's dicts of arrays); trimmed whole.
+    validation_inputs: Optional[cst.BaseExpression] = None
     data: Optional[cst.BaseExpression] = None  # x
     batch: Optional[cst.BaseExpression] = None  # the batch_size argument, None when defaulted
     dataset_input: bool = False
@@ -538,8 +541,9 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
                                    for kind in [ragged_or_sparse(ctx, arg.value)] if kind), None)
     if entry.ragged_or_sparse is not None:
         return
-    _validation_inputs(ctx, entry, keyword(call, "validation_data"), helper)
-    if is_dataset(ctx, x.value):
+    validation = keyword(call, "validation_data")
+    _validation_inputs(ctx, entry, validation, helper)
+    if is_dataset(ctx, x.value) or _read_by_keras(ctx, x.value):
         entry.dataset_input = True
         return
     if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner):
@@ -553,6 +557,24 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
             entry.unfollowed[:0] = unfollowed
         return
     entry.arrays = candidates
+    if y is None and validation is not None and entry.held_validation is None and not entry.validation \
+            and _inputs_alike(ctx, validation.value, x.value, entry.owner):
+        entry.validation_inputs = validation.value
+
+
+def _inputs_alike(ctx: FileContext, validation: cst.BaseExpression, x: cst.BaseExpression,
+                  scope: cst.CSTNode) -> bool:
+    """``validation_data=validation_set`` alone (no tuple) for ``fit(train_set)`` on arrays: Keras
+    takes it as the inputs, labels inside (Hugging Face's dicts). It holds arrays when it surely
+    does, or when it is made as ``x`` is, by the same function of the file (``load_split(90)``
+    and ``load_split(500)``); a variable made elsewhere is most likely a dataset."""
+    if not isinstance(validation, cst.Name) or is_dataset(ctx, validation):
+        return False
+    if _surely_array(ctx, validation, scope):
+        return True
+    made = [last_value_before(ctx, node, scope) if isinstance(node, cst.Name) else None for node in (validation, x)]
+    return all(isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+               and ctx.qualified_name(value.func) is None for value in made) and made[0].func.value == made[1].func.value
 
 
 # What a literal `**options` dict may hold for the port to read it in place of keywords: options
@@ -883,6 +905,27 @@ def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
 
 # Keras' readers of folders and series, which give batched datasets.
 _KERAS_READERS = frozenset(name.rpartition(".")[2] for name in KERAS_BATCHED_SOURCES)
+
+
+def _read_by_keras(ctx: FileContext, x: cst.BaseExpression) -> bool:
+    """``test_ds``, a variable given a dataset one of Keras' readers made
+    (``keras.utils.text_dataset_from_directory(...)``) and otherwise only what is made of it in
+    place (``test_ds = test_ds.map(f)``, ``test_ds = prepare(test_ds)``): a dataset, even when the
+    call gives it a ``batch_size`` as it would arrays (which Keras ignores for a dataset, and which
+    has no items to trim)."""
+    if not isinstance(x, cst.Name):
+        return False
+    read = False
+    for value in values_of(ctx, x):
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                ctx.qualified_name(value.func) is None:
+            value = value.func.value  # `reader(...).map(f).cache()`: the reader's call
+        if isinstance(value, cst.Call) and (ctx.keras_name(value.func) or "").rpartition(".")[2] in _KERAS_READERS:
+            read = True
+        elif not (is_name(value, x.value) or isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                  and ctx.qualified_name(value.func) is None and any(is_name(arg.value, x.value) for arg in value.args)):
+            return False  # given something else too (`x = np.concatenate(...)`): not surely a dataset
+    return read
 
 
 def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
