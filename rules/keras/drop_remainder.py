@@ -628,6 +628,44 @@ class DropRemainder(Rule):
                 print(features.shape)
             """,
         ),
+        # A dataset a helper returns, handed to a function whose parameter reaches `fit`: the helper's
+        # batch drops its partial last one, as when `fit` is given the helper's call directly.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds, training):
+                if training:
+                    ds = ds.shuffle(1024)
+                return ds.batch(128).prefetch(tf.data.AUTOTUNE)
+
+
+            def train_and_evaluate(model, train_ds, val_ds):
+                model.fit(train_ds, validation_data=val_ds, epochs=3)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            train_and_evaluate(model, make_dataset(train, True), make_dataset(val, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds, training):
+                if training:
+                    ds = ds.shuffle(1024)
+                return ds.batch(128, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+
+            def train_and_evaluate(model, train_ds, val_ds):
+                model.fit(train_ds, validation_data=val_ds, epochs=3)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            train_and_evaluate(model, make_dataset(train, True), make_dataset(val, False))
+            """,
+        ),
         # A flag that also shuffles: turning it on for the validation data would shuffle it too, so
         # the batch itself drops when every call trains or evaluates on what the function returns...
         Example(

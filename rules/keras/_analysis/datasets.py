@@ -116,6 +116,8 @@ def _training_roots(ctx: FileContext, predict: bool = False) -> Tuple[Set[Tuple[
                 names.add((id(scope), root.value))
                 pending.extend((scope, made) for _, name, made in assignments(ctx, scope)
                                if name == root.value and made is not None)
+                # A parameter (`def train_and_evaluate(model, train_ds)`): what each caller gives for it.
+                pending.extend((caller, given) for given, caller, _ in given_arguments(ctx, root, scope, ()))
             elif isinstance(root, cst.Call):
                 calls.add(id(root))
                 if ctx.qualified_name(root.func) in _ZIP and root.args:
