@@ -584,8 +584,7 @@ def uint8_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False
     (kind ``UINT8_TENSOR``); else None."""
     if not _may_hold_uint8(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
-    statement = ctx.statement_of(expr)
-    data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
+    data = _flowed_data(ctx, expr)
     return data if data is not None and (data.kind == UINT8 or tensors and data.kind == UINT8_TENSOR) else None
 
 
@@ -610,9 +609,16 @@ def _host_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData
     """What the array flow knows ``expr`` holds where it is read (None: nothing)."""
     if not _may_hold_float64(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
-    statement = ctx.statement_of(expr)
-    if _reads_global(ctx, expr):  # what the module made before it ran the function
+    return _flowed_data(ctx, expr)
+
+
+def _flowed_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+    """What the array flow of ``expr``'s function (or the module) knows it holds where it is read;
+    for a module variable a function reads without binding it (``def run_experiment(model):
+    model.fit(x_train, y_train)``), what the module made before it ran the function."""
+    if _reads_global(ctx, expr):
         return _flow(ctx, ctx.module).kind_at(None, expr)
+    statement = ctx.statement_of(expr)
     return _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
 
 
