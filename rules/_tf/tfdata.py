@@ -616,13 +616,13 @@ def _flowed_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayDa
     """What the array flow of ``expr``'s function (or the module) knows it holds where it is read;
     for a module variable a function reads without binding it (``def run_experiment(model):
     model.fit(x_train, y_train)``), what the module made before it ran the function."""
-    if _reads_global(ctx, expr):
+    if reads_global(ctx, expr):
         return _flow(ctx, ctx.module).kind_at(None, expr)
     statement = ctx.statement_of(expr)
     return _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
 
 
-def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """``expr`` is a module variable (or a slice of one) a function reads without binding it."""
     while isinstance(expr, cst.Subscript):
         expr = expr.value

@@ -666,6 +666,43 @@ class DropRemainder(Rule):
             train_and_evaluate(model, make_dataset(train, True), make_dataset(val, False))
             """,
         ),
+        # The same for the module's dataset that a function trains on without binding it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds):
+                return ds.shuffle(1024).batch(128)
+
+
+            train_dataset = make_dataset(tf.data.TFRecordDataset("train.tfrecord").map(parse))
+
+
+            def run_experiment(model):
+                model.fit(train_dataset, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds):
+                return ds.shuffle(1024).batch(128, drop_remainder=True)
+
+
+            train_dataset = make_dataset(tf.data.TFRecordDataset("train.tfrecord").map(parse))
+
+
+            def run_experiment(model):
+                model.fit(train_dataset, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+        ),
         # A flag that also shuffles: turning it on for the validation data would shuffle it too, so
         # the batch itself drops when every call trains or evaluates on what the function returns...
         Example(
