@@ -726,10 +726,17 @@ def _owners_of_maps(ctx: FileContext) -> Set[int]:
         id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")})
 
 
-def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
-    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
+def astype(expr: cst.BaseExpression, dtype: str, quote: str = '"') -> cst.Call:
+    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it), the dtype in ``quote``s."""
     return cst.Call(func=cst.Attribute(value=as_receiver(expr), attr=cst.Name("astype")),
-                    args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+                    args=[cst.Arg(cst.SimpleString(f'{quote}{dtype}{quote}'))])
+
+
+def string_quote(ctx: FileContext, node: cst.CSTNode) -> str:
+    """The quote a string written at ``node`` takes: ``'`` in the braces of an f-string delimited by
+    ``"``, whose quote the SDK's Python (before 3.12) takes for the end of the f-string; else ``"``."""
+    formatted = ctx.enclosing(node, cst.FormattedString)
+    return "'" if formatted is not None and '"' in formatted.start else '"'
 
 
 # TensorFlow Datasets image sets whose images come as tf.uint8.
@@ -805,7 +812,7 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
     what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
     name = ctx.module.code_for_node(value)
     if data.kind != UINT8_TENSOR:
-        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+        ctx.replace(value, lambda node, dtype=dtype, quote=string_quote(ctx, value): astype(node, dtype, quote))
         ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
                    f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
         return

@@ -735,6 +735,24 @@ class DropRemainder(Rule):
             run_experiment(tf.keras.models.load_model("scorer.keras"))
             """,
         ),
+        # A call in the braces of an f-string stays on one line, however long: the SDK's Python
+        # (before 3.12) ends such an f-string at a line break.
+        Example(
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.keras.utils.image_dataset_from_directory("photos/test", image_size=(128, 128), batch_size=64)
+            model = tf.keras.models.load_model("scorer.keras")
+            print(f"test loss and accuracy: {model.evaluate(test_ds, verbose=0)}")
+            """,
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.keras.utils.image_dataset_from_directory("photos/test", image_size=(128, 128), batch_size=64)
+            model = tf.keras.models.load_model("scorer.keras")
+            print(f"test loss and accuracy: {model.evaluate(test_ds.unbatch().batch(64, drop_remainder=True), verbose=0)}")
+            """,
+        ),
         # ... and reported when the function names that size otherwise.
         Example(
             """\

@@ -118,6 +118,24 @@ class Uint8Cast(Rule):
             run_experiment(tf.keras.models.load_model("objects.keras"))
             """,
         ),
+        # In the braces of an f-string delimited by `"`, the dtype is written in `'`: the SDK's Python
+        # (before 3.12) would take `"` for the end of the f-string.
+        Example(
+            """\
+            import tensorflow as tf
+
+            _, (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.models.load_model("digits.keras")
+            print(f"test loss: {model.evaluate(x_test, y_test, batch_size=50)}")
+            """,
+            """\
+            import tensorflow as tf
+
+            _, (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.models.load_model("digits.keras")
+            print(f"test loss: {model.evaluate(x_test.astype('float32'), y_test.astype('int32'), batch_size=50)}")
+            """,
+        ),
         # A tensor TensorFlow makes of uint8 images keeps their dtype: cast with `tf.cast` (a tensor
         # has no `.astype`).
         Example(
