@@ -584,8 +584,7 @@ def uint8_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False
     (kind ``UINT8_TENSOR``); else None."""
     if not _may_hold_uint8(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
-    statement = ctx.statement_of(expr)
-    data = _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
+    data = _flowed_data(ctx, expr)
     return data if data is not None and (data.kind == UINT8 or tensors and data.kind == UINT8_TENSOR) else None
 
 
@@ -610,13 +609,20 @@ def _host_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData
     """What the array flow knows ``expr`` holds where it is read (None: nothing)."""
     if not _may_hold_float64(ctx) or ctx.enclosing(expr, cst.Lambda) is not None:
         return None
-    statement = ctx.statement_of(expr)
-    if _reads_global(ctx, expr):  # what the module made before it ran the function
+    return _flowed_data(ctx, expr)
+
+
+def _flowed_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+    """What the array flow of ``expr``'s function (or the module) knows it holds where it is read;
+    for a module variable a function reads without binding it (``def run_experiment(model):
+    model.fit(x_train, y_train)``), what the module made before it ran the function."""
+    if reads_global(ctx, expr):
         return _flow(ctx, ctx.module).kind_at(None, expr)
+    statement = ctx.statement_of(expr)
     return _flow(ctx, expr).kind_at(statement, expr) if statement is not None else None
 
 
-def _reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def reads_global(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """``expr`` is a module variable (or a slice of one) a function reads without binding it."""
     while isinstance(expr, cst.Subscript):
         expr = expr.value
@@ -720,10 +726,17 @@ def _owners_of_maps(ctx: FileContext) -> Set[int]:
         id(owner(ctx, mapped)) for mapped, _ in dataset_method_calls(ctx, "map")})
 
 
-def astype(expr: cst.BaseExpression, dtype: str) -> cst.Call:
-    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it)."""
+def astype(expr: cst.BaseExpression, dtype: str, quote: str = '"') -> cst.Call:
+    """``expr.astype("dtype")`` (parenthesised when ``expr`` needs it), the dtype in ``quote``s."""
     return cst.Call(func=cst.Attribute(value=as_receiver(expr), attr=cst.Name("astype")),
-                    args=[cst.Arg(cst.SimpleString(f'"{dtype}"'))])
+                    args=[cst.Arg(cst.SimpleString(f'{quote}{dtype}{quote}'))])
+
+
+def string_quote(ctx: FileContext, node: cst.CSTNode) -> str:
+    """The quote a string written at ``node`` takes: ``'`` in the braces of an f-string delimited by
+    ``"``, whose quote the SDK's Python (before 3.12) takes for the end of the f-string; else ``"``."""
+    formatted = ctx.enclosing(node, cst.FormattedString)
+    return "'" if formatted is not None and '"' in formatted.start else '"'
 
 
 # TensorFlow Datasets image sets whose images come as tf.uint8.
@@ -799,7 +812,7 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
     what = {"images": "uint8 images", "labels": "uint8 labels"}.get(data.role, "uint8 data")
     name = ctx.module.code_for_node(value)
     if data.kind != UINT8_TENSOR:
-        ctx.replace(value, lambda node, dtype=dtype: astype(node, dtype))
+        ctx.replace(value, lambda node, dtype=dtype, quote=string_quote(ctx, value): astype(node, dtype, quote))
         ctx.report(code, value, f"`{name}` holds {what} (from {data.origin}), which the IPU does not compute "
                    f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
         return

@@ -9,7 +9,8 @@ from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
                            module_globals, owner, owner_body, parameter_names, returns_of, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, methods_after, outermost_chain, read_into_python, sliced_arrays)
+                                     is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
+                                     sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
@@ -173,7 +174,8 @@ class DropRemainder(Rule):
         "`tf.data` and `tfds.load` (also `tfds.load(...)[\"train\"]` and its unpacked splits), and into "
         "`train, val = (make(part) for part in (a, b))`, where each item is made by the same call; a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
-        "`fit`/`evaluate`/`predict`. `image_dataset_from_directory`, `text_dataset_from_directory`, "
+        "`fit`/`evaluate`/`predict`, also through a training function's parameter or a module dataset a "
+        "training function reads (`def run_experiment(model): model.fit(train_ds)`). `image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory`, `timeseries_dataset_from_array` and `tfds.load(..., batch_size=n)` "
         "batch internally with a partial last batch: where such a dataset reaches training (a `fit`, or the "
         "loop that feeds a custom step, also through `enumerate`, `tqdm` or `zip`; "
@@ -658,6 +660,145 @@ class DropRemainder(Rule):
             model.evaluate(make_batches(x_val, y_val, 64, True))
             for features, labels in make_batches(x_val, y_val, 64):
                 print(features.shape)
+            """,
+        ),
+        # A dataset a helper returns, handed to a function whose parameter reaches `fit`: the helper's
+        # batch drops its partial last one, as when `fit` is given the helper's call directly.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds, training):
+                if training:
+                    ds = ds.shuffle(1024)
+                return ds.batch(128).prefetch(tf.data.AUTOTUNE)
+
+
+            def train_and_evaluate(model, train_ds, val_ds):
+                model.fit(train_ds, validation_data=val_ds, epochs=3)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            train_and_evaluate(model, make_dataset(train, True), make_dataset(val, False))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds, training):
+                if training:
+                    ds = ds.shuffle(1024)
+                return ds.batch(128, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
+
+
+            def train_and_evaluate(model, train_ds, val_ds):
+                model.fit(train_ds, validation_data=val_ds, epochs=3)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            train_and_evaluate(model, make_dataset(train, True), make_dataset(val, False))
+            """,
+        ),
+        # The same for the module's dataset that a function trains on without binding it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds):
+                return ds.shuffle(1024).batch(128)
+
+
+            train_dataset = make_dataset(tf.data.TFRecordDataset("train.tfrecord").map(parse))
+
+
+            def run_experiment(model):
+                model.fit(train_dataset, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def make_dataset(ds):
+                return ds.shuffle(1024).batch(128, drop_remainder=True)
+
+
+            train_dataset = make_dataset(tf.data.TFRecordDataset("train.tfrecord").map(parse))
+
+
+            def run_experiment(model):
+                model.fit(train_dataset, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+        ),
+        # A Keras-made dataset of the module that a function trains on: rebatched where the function
+        # reads it, with the module's batch size.
+        Example(
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 32
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=BATCH_SIZE)
+
+
+            def run_experiment(model):
+                model.fit(train_ds, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 32
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=BATCH_SIZE)
+
+
+            def run_experiment(model):
+                model.fit(train_ds.unbatch().batch(BATCH_SIZE, drop_remainder=True), epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
+            """,
+        ),
+        # A call in the braces of an f-string stays on one line, however long: the SDK's Python
+        # (before 3.12) ends such an f-string at a line break.
+        Example(
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.keras.utils.image_dataset_from_directory("photos/test", image_size=(128, 128), batch_size=64)
+            model = tf.keras.models.load_model("scorer.keras")
+            print(f"test loss and accuracy: {model.evaluate(test_ds, verbose=0)}")
+            """,
+            """\
+            import tensorflow as tf
+
+            test_ds = tf.keras.utils.image_dataset_from_directory("photos/test", image_size=(128, 128), batch_size=64)
+            model = tf.keras.models.load_model("scorer.keras")
+            print(f"test loss and accuracy: {model.evaluate(test_ds.unbatch().batch(64, drop_remainder=True), verbose=0)}")
+            """,
+        ),
+        # ... and reported when the function names that size otherwise.
+        Example(
+            """\
+            import tensorflow as tf
+
+            BATCH_SIZE = 32
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=BATCH_SIZE)
+
+
+            def run_experiment(model, BATCH_SIZE=8):
+                model.fit(train_ds, epochs=3)
+
+
+            run_experiment(tf.keras.models.load_model("scorer.keras"))
             """,
         ),
         # A flag that also shuffles: turning it on for the validation data would shuffle it too, so
@@ -2548,7 +2689,9 @@ class DropRemainder(Rule):
         """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
         batches with a partial last one; the training call gets it rebatched without it."""
         for entry, value in training_inputs(ctx):
-            if self._rebatch(ctx, value, entry.owner, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched,
+            # `def run_experiment(model): model.fit(train_ds)`: the module's dataset, made where the module is.
+            scope = ctx.module if reads_global(ctx, chain(ctx, value)[1]) else entry.owner
+            if self._rebatch(ctx, value, scope, f"`{entry.method}` gets `{code_of(ctx, value)}`", rebatched,
                              predicts=entry.method == "predict", evaluates=entry.method == "evaluate") \
                     and id(value) in rebatched:
                 ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
@@ -2593,8 +2736,15 @@ class DropRemainder(Rule):
             return True
         helper = ctx.enclosing_function(source)
         both = makes_both(source)
-        if helper is not ctx.enclosing_function(value) and not isinstance(batch.value if batch else None, cst.Integer) \
-                and not both:  # a call that makes two datasets is rebatched where each is used
+        reader = ctx.enclosing_function(value)
+        if helper is None and reader is not None and batch is not None and not _readable_at(ctx, batch.value, None,
+                                                                                            reader):
+            # Made by the module in batches of a size the function that reads it names otherwise.
+            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
+            return True
+        # (a call that makes two datasets is rebatched where each is used)
+        if helper is not None and helper is not reader and not isinstance(
+                batch.value if batch else None, cst.Integer) and not both:
             # Made in a helper, in batches of its own size (a parameter): rebatched where it is made,
             # unless the helper counts its batches (a split by `cardinality`, a `len`), which a
             # rebatched dataset no longer knows.

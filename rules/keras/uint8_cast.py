@@ -81,12 +81,61 @@ class Uint8Cast(Rule):
         "`.astype(...)`, `to_categorical`) is left "
         "alone, and so is data whose flow is not clear (a branch; what a function of the file returns is followed "
         "into it, and a parameter of a function of the file that the function does not assign is cast where its "
-        "callers give it), and the "
+        "callers give it, and a module variable a function reads without binding it is taken as the module "
+        "leaves it), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast, also from a "
         "dict of columns the map picks them out of, to int32, as the map may index with them); other uint8 labels "
         "(masks) of a mapped dataset are cast when every map only hands them on or gives them to `tf.cast`."
     )
     examples = (
+        # A function that trains on the module's arrays without binding them (`run_experiment(model)`)
+        # reads them as the module leaves them: uint8, cast where the function reads them.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.cifar10.load_data()
+
+
+            def run_experiment(model):
+                model.fit(x_train, y_train, batch_size=50, epochs=3)
+                return model.evaluate(x_test, y_test, batch_size=50)
+
+
+            run_experiment(tf.keras.models.load_model("objects.keras"))
+            """,
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.cifar10.load_data()
+
+
+            def run_experiment(model):
+                model.fit(x_train.astype("float32"), y_train.astype("int32"), batch_size=50, epochs=3)
+                return model.evaluate(x_test.astype("float32"), y_test.astype("int32"), batch_size=50)
+
+
+            run_experiment(tf.keras.models.load_model("objects.keras"))
+            """,
+        ),
+        # In the braces of an f-string delimited by `"`, the dtype is written in `'`: the SDK's Python
+        # (before 3.12) would take `"` for the end of the f-string.
+        Example(
+            """\
+            import tensorflow as tf
+
+            _, (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.models.load_model("digits.keras")
+            print(f"test loss: {model.evaluate(x_test, y_test, batch_size=50)}")
+            """,
+            """\
+            import tensorflow as tf
+
+            _, (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            model = tf.keras.models.load_model("digits.keras")
+            print(f"test loss: {model.evaluate(x_test.astype('float32'), y_test.astype('int32'), batch_size=50)}")
+            """,
+        ),
         # A tensor TensorFlow makes of uint8 images keeps their dtype: cast with `tf.cast` (a tensor
         # has no `.astype`).
         Example(
@@ -449,18 +498,6 @@ class Uint8Cast(Rule):
             def main():
                 (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
                 model.fit(x_train.astype("float32"), y_train.astype("int32"), epochs=2)
-            """,
-            reported=False,
-        ),
-        Example(
-            """\
-            import tensorflow as tf
-
-            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
-
-
-            def fit(model):
-                model.fit(x_train, y_train)
             """,
             reported=False,
         ),

@@ -21,7 +21,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey
 from porter.cstutil import alternatives, argument, is_name, keyword
-from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS
+from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS, reads_global
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
 from porter.rules.keras._analysis.model_plan import calls_by_name
 from porter.rules.keras._analysis.steps import instance_of, method_named
@@ -116,6 +116,10 @@ def _training_roots(ctx: FileContext, predict: bool = False) -> Tuple[Set[Tuple[
                 names.add((id(scope), root.value))
                 pending.extend((scope, made) for _, name, made in assignments(ctx, scope)
                                if name == root.value and made is not None)
+                # A parameter (`def train_and_evaluate(model, train_ds)`): what each caller gives for it.
+                pending.extend((caller, given) for given, caller, _ in given_arguments(ctx, root, scope, ()))
+                if reads_global(ctx, root):  # `def run_experiment(model): model.fit(train_dataset)`
+                    pending.append((ctx.module, root))
             elif isinstance(root, cst.Call):
                 calls.add(id(root))
                 if ctx.qualified_name(root.func) in _ZIP and root.args:

@@ -1059,7 +1059,14 @@ def call_columns(ctx: FileContext, entry: TrainingCall) -> Tuple[int, int]:
         entry.statement is not None) else (call_line, 1)
     if statement_line != call_line:
         statement_column = call_column
+    if ctx.enclosing(entry.call, cst.FormattedString) is not None:
+        return statement_column - 1, ONE_LINE
     return statement_column - 1, call_column - statement_column
+
+
+# The column ``call_columns`` gives a call in the braces of an f-string: so far left that ``layout``
+# never breaks it, as the SDK's Python (before 3.12) ends such an f-string at a line break.
+ONE_LINE = -10 ** 6
 
 
 def _positions_of_calls(ctx: FileContext) -> Dict[int, Tuple[int, int]]:
