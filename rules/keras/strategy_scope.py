@@ -401,10 +401,17 @@ def _idle_in_cell(ctx, plan):
                 name in step_functions(ctx)):
             return False
         checking.add(name)
-        # Its local variables bound by host work (`ax = plt.subplot(212)`) are host values too.
-        local = {bound for _, bound, value in assignments(ctx, definition)
-                 if value is not None and bound not in idle_names and idle_expression(value)}
-        idle_names.update(local)
+        # Its local variables bound by host work (`ax = plt.subplot(212)`, `for metric in ["loss",
+        # "accuracy"]`) are host values too, in source order: `label = metric.title()` in that loop is.
+        local = set()
+        for statement_node, bound, value in assignments(ctx, definition):
+            if bound in idle_names:
+                continue
+            if value is None and isinstance(statement_node, cst.For):
+                value = statement_node.iter
+            if value is not None and idle_expression(value):
+                local.add(bound)
+                idle_names.add(bound)
         try:
             return all(idle(inner) for inner in definition.body.body)
         finally:
