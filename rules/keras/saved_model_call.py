@@ -1,13 +1,16 @@
-"""IPU158: a SavedModel (or TensorFlow Hub module) loaded and called outside the IPU strategy."""
+"""IPU158: a SavedModel (or TensorFlow Hub module) loaded and called outside the IPU strategy, or held by a
+Keras model whose compiled code calls it."""
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
-from porter.context import code_of
-from porter.rule import KERAS, NOTE, WARN, Example, Rule
+from porter.context import code_of, walk
+from porter.cstutil import is_name
+from porter.rule import KERAS, NOTE, WARN, WARNING, Example, Rule
 from porter.rules.keras._analysis.custom_loop import run_targets
 from porter.rules.keras._analysis.datasets import given_arguments
+from porter.rules.keras._analysis.util import COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES, subclasses_of
 from porter.scopes import assignments, owner
 
 # Loaders of a whole saved model as a Python object (not a Keras model, which the strategy rules
@@ -22,7 +25,8 @@ class SavedModelCall(Rule):
     kind = WARN
     severity = NOTE  # the graph runs on the CPU as before: correct, only not on the IPU
     frameworks = frozenset({KERAS})
-    summary = "Note a loaded SavedModel or TensorFlow Hub module that is called on the host."
+    summary = ("Note a loaded SavedModel or TensorFlow Hub module that is called on the host; warn when a Keras "
+               "model calls it in code the IPU compiles.")
     rationale = (
         "`tf.saved_model.load` and `hub.load` give back the graph of a saved model as a Python object, not "
         "a Keras model: the strategy scope does not place it, and calling it (or one of its `signatures`) "
@@ -32,7 +36,10 @@ class SavedModelCall(Rule):
         "operation of the saved graph must then compile for the IPU, which detection models with "
         "non-maximum suppression often do not. Calls inside a function already run by `strategy.run` are "
         "not reported, nor models loaded with `keras.models.load_model` or `hub.KerasLayer`. A note: the "
-        "graph runs on the CPU as it did, so `--check` passes (`--strict` fails on it)."
+        "graph runs on the CPU as it did, so `--check` passes (`--strict` fails on it). A saved model that a "
+        "Keras model or layer holds (`self.embed = hub.load(url)`) and calls in `call` or `train_step` is "
+        "compiled for the IPU with the model: a warning, since a text module's string ops or a detector's "
+        "non-maximum suppression make the compilation fail."
     )
     examples = (
         Example(
@@ -95,11 +102,49 @@ class SavedModelCall(Rule):
             """,
             reported=False,
         ),
+        # Held by a Keras model and called in `call`: compiled for the IPU with the model.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+
+            class Classifier(tf.keras.Model):
+                def __init__(self, url):
+                    super().__init__()
+                    self.embed = hub.load(url).signatures["default"]
+                    self.head = tf.keras.layers.Dense(5)
+
+                def call(self, phrases):
+                    return self.head(self.embed(phrases)["default"])
+            """,
+        ),
+        # Held, and only called by a method Keras does not compile (a host-side look at it).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Classifier(tf.keras.Model):
+                def __init__(self, folder):
+                    super().__init__()
+                    self.scale = tf.saved_model.load(folder)
+                    self.head = tf.keras.layers.Dense(5)
+
+                def call(self, features):
+                    return self.head(features)
+
+                def describe(self):
+                    return list(self.scale.signatures.keys())
+            """,
+            reported=False,
+        ),
     )
 
     def run(self, ctx) -> None:
         if not any(ctx.qualified_name(call.func) in LOADERS for call in ctx.nodes(cst.Call)):
             return
+        self._report_held(ctx)
         on_device = run_targets(ctx)
         reported = set()
         for call in ctx.nodes(cst.Call):
@@ -118,6 +163,47 @@ class SavedModelCall(Rule):
                        "call it in a `@tf.function(jit_compile=True)` through `strategy.run(...)` inside "
                        "`strategy.scope()` (every operation of the saved graph must compile for the IPU)",
                        fixed=False)
+
+    def _report_held(self, ctx) -> None:
+        """A saved model held by a Keras model or layer of the file (``self.embed =
+        hub.load(url).signatures["default"]``) and called in its ``call`` or ``train_step``: Keras
+        compiles that method for the IPU, the saved graph with it. One finding per held model."""
+        for model in subclasses_of(ctx, *KERAS_MODEL_CLASSES, *KERAS_LAYER_CLASSES).values():
+            held = _held_loaders(ctx, model)
+            for call in (node for node in walk(model) if isinstance(node, cst.Call) and held):
+                function = ctx.enclosing_function(call)
+                attribute = _self_attribute(call.func)
+                if function is None or function.name.value not in COMPILED_METHODS or attribute not in held:
+                    continue
+                loader = held.pop(attribute)
+                ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` runs a saved model loaded with `{loader}` "
+                           f"in `{model.name.value}.{function.name.value}`, which Keras compiles for the IPU with "
+                           "the model: every operation of the saved graph must compile for the IPU, and string "
+                           "ops (a text module's tokenizer) or non-maximum suppression do not; check that it "
+                           "compiles, or run it in the `tf.data` pipeline (`dataset.map`) and give the model "
+                           "what it returns", fixed=False, severity=WARNING)
+
+
+def _held_loaders(ctx, model: cst.ClassDef) -> Dict[str, str]:
+    """The attributes of ``self`` that the methods of ``model`` assign a loaded saved model (or one
+    of its signatures), with the loader's short name."""
+    held = {}
+    for assign in (node for node in walk(model) if isinstance(node, cst.Assign)):
+        loader = _loader_of(ctx, assign.value)
+        for target in assign.targets:
+            attribute = _self_attribute(target.target)
+            if loader is not None and attribute is not None:
+                held[attribute] = loader
+    return held
+
+
+def _self_attribute(func: cst.BaseExpression) -> Optional[str]:
+    """``embed`` for ``self.embed`` and ``self.embed.signatures["default"]``."""
+    if isinstance(func, cst.Subscript) and _through_signatures(func):
+        func = func.value.value
+    if isinstance(func, cst.Attribute) and is_name(func.value, "self"):
+        return func.attr.value
+    return None
 
 
 _DEPTH = 4  # how many aliases and callers a loaded model is followed through

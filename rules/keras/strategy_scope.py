@@ -401,10 +401,17 @@ def _idle_in_cell(ctx, plan):
                 name in step_functions(ctx)):
             return False
         checking.add(name)
-        # Its local variables bound by host work (`ax = plt.subplot(212)`) are host values too.
-        local = {bound for _, bound, value in assignments(ctx, definition)
-                 if value is not None and bound not in idle_names and idle_expression(value)}
-        idle_names.update(local)
+        # Its local variables bound by host work (`ax = plt.subplot(212)`, `for metric in ["loss",
+        # "accuracy"]`) are host values too, in source order: `label = metric.title()` in that loop is.
+        local = set()
+        for statement_node, bound, value in assignments(ctx, definition):
+            if bound in idle_names:
+                continue
+            if value is None and isinstance(statement_node, cst.For):
+                value = statement_node.iter
+            if value is not None and idle_expression(value):
+                local.add(bound)
+                idle_names.add(bound)
         try:
             return all(idle(inner) for inner in definition.body.body)
         finally:
@@ -804,6 +811,61 @@ class StrategyScope(Rule):
         "plotting helper given `history.history`) is left as it is."
     )
     examples = (
+        # A layer's `__init__` makes a sub-model (`block = make_block(units)`): it runs where the
+        # layer is made, in the scope of the code that builds the model, not in a scope of its own.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def make_block(units):
+                return keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(units)])
+
+
+            class Residual(keras.layers.Layer):
+                def __init__(self, units):
+                    super().__init__()
+                    block = make_block(units)
+                    self.block = block
+
+                def call(self, inputs):
+                    return inputs + self.block(inputs)
+
+
+            def main(x, y):
+                inputs = keras.Input(shape=(8,))
+                model = keras.Model(inputs, keras.layers.Dense(1)(Residual(8)(inputs)))
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, batch_size=32, epochs=2)
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def make_block(units):
+                return keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(units)])
+
+
+            class Residual(keras.layers.Layer):
+                def __init__(self, units):
+                    super().__init__()
+                    block = make_block(units)
+                    self.block = block
+
+                def call(self, inputs):
+                    return inputs + self.block(inputs)
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    inputs = keras.Input(shape=(8,))
+                    model = keras.Model(inputs, keras.layers.Dense(1)(Residual(8)(inputs)))
+                    model.compile(optimizer="adam", loss="mse")
+                    model.fit(x, y, batch_size=32, epochs=2)
+            """,
+        ),
         # One function makes the model into a `global` name, another trains it, and `main` calls
         # both: the model is made where `main` calls the first, so the scope holds both calls.
         Example(

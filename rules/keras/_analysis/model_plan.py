@@ -43,8 +43,8 @@ from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
-from porter.rules.keras._analysis.util import (clears_session, estimator_model_fns, host_only, keras_subclasses,
-                                               subclass_definitions)
+from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, clears_session, estimator_model_fns, host_only,
+                                               keras_subclasses, subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
 MODEL_CONSTRUCTORS = frozenset({
@@ -2263,11 +2263,13 @@ class _Analysis:
     def _inside_builder(self, block: Block) -> bool:
         """Whether ``block`` runs in its callers' scope: in a function that builds a model (called
         here or from another module), in one that trains and returns a model and is called, or in
-        a method of a Keras model class of the file (``call`` runs where the model is called)."""
+        a method of a Keras model class of the file (``call`` runs where the model is called), or
+        of a Keras layer class of the file (its ``__init__`` makes its sub-models where the layer is
+        made: in a model's building, in the scope of its callers)."""
         function = self.ctx.enclosing_function(block) if not isinstance(block, cst.Module) else None
         if function is None:
             return False
-        if in_model_class(self.ctx, function, self.model_classes):
+        if in_model_class(self.ctx, function, self.model_classes) or self._in_layer_class(function):
             return True
         if id(function) in self.builder_methods:
             return True
@@ -2278,6 +2280,12 @@ class _Analysis:
         # made in that caller's scope too, where the importer's port puts it; a scope and an IPU
         # configuration of its own would make a second strategy inside the importer's.
         return name in self.builders or (name in self.returners and self._is_called(function))
+
+    def _in_layer_class(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function`` is a method of a Keras layer class of the file."""
+        owner_class = self.ctx.enclosing(function, cst.ClassDef)
+        return owner_class is not None and any(
+            layer is owner_class for layer in subclass_definitions(self.ctx, *KERAS_LAYER_CLASSES))
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
         """Whether the file calls ``function`` by its name, hands it to a call that will
