@@ -237,6 +237,34 @@ class DropRemainder(Rule):
                       validation_data=val.unbatch().batch(64, drop_remainder=True), epochs=3)
             """,
         ),
+        # The name is given another dataset after the training that reads the folder (a notebook that
+        # reuses `train_ds`): that later binding does not reach `fit`, which still gets it rebatched.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            train_ds = train_ds.cache().prefetch(tf.data.AUTOTUNE)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train_ds, epochs=3)
+
+            train_ds = tf.data.Dataset.list_files("photos/*/*").map(load_image)
+            for image, label in train_ds.take(1):
+                print(image.shape, label)
+            """,
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            train_ds = train_ds.cache().prefetch(tf.data.AUTOTUNE)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=3)
+
+            train_ds = tf.data.Dataset.list_files("photos/*/*").map(load_image)
+            for image, label in train_ds.take(1):
+                print(image.shape, label)
+            """,
+        ),
         # A method of the trainer class makes the batches `fit` gets (`self.batches(...)`): batched
         # whole where the method makes them, with no report that how they are batched is unseen.
         Example(
