@@ -267,7 +267,8 @@ class DivisibleDataset(Rule):
         "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
         "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, unpacked "
-        "from what a function of the file returns as arrays, or is a list comprehension of strings or numbers "
+        "from what a function of the file returns as arrays or from one batch drawn from a dataset "
+        "(`images, labels = next(iter(val_ds))`), or is a list comprehension of strings or numbers "
         "(`[t.decode() for t in batch]`, the samples of one input). Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple (or list, which Keras takes alike) written in the call or in a branch of a "
@@ -349,6 +350,31 @@ class DivisibleDataset(Rule):
             model = tf.keras.models.load_model("reviews.keras")
             texts = [line.strip() for line in open("reviews.txt")]
             print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
+            """),
+        ),
+        # Images unpacked from one batch drawn from a dataset (`next(iter(...))`): arrays of a length the
+        # port cannot read, padded like any array (not taken for a dataset made elsewhere).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("flowers.keras")
+            val_ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(200)
+            sample_images, sample_labels = next(iter(val_ds))
+            scores = model.predict(sample_images)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("flowers.keras")
+            val_ds = tf.data.Dataset.from_tensor_slices((images, labels)).batch(200)
+            sample_images, sample_labels = next(iter(val_ds))
+            scores = cut_to_samples(model.predict(pad_to_multiple(sample_images, 32)), sample_images)
             """),
         ),
         # An override that hands on to Keras's `predict`: Keras batches the inputs, padded as usual.

@@ -239,6 +239,64 @@ class DropRemainder(Rule):
                       validation_data=val.unbatch().batch(64, drop_remainder=True), epochs=3)
             """,
         ),
+        # The name is given another dataset after the training that reads the folder (a notebook that
+        # reuses `train_ds`): that later binding does not reach `fit`, which still gets it rebatched.
+        Example(
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            train_ds = train_ds.cache().prefetch(tf.data.AUTOTUNE)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train_ds, epochs=3)
+
+            train_ds = tf.data.Dataset.list_files("photos/*/*").map(load_image)
+            for image, label in train_ds.take(1):
+                print(image.shape, label)
+            """,
+            """\
+            import tensorflow as tf
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            train_ds = train_ds.cache().prefetch(tf.data.AUTOTUNE)
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=3)
+
+            train_ds = tf.data.Dataset.list_files("photos/*/*").map(load_image)
+            for image, label in train_ds.take(1):
+                print(image.shape, label)
+            """,
+        ),
+        # A helper rebatches the folder it reads for `fit`, and its other call reads a whole test folder
+        # in one batch on the host: rebatched there too, which may empty it, so it is said, not [fixed].
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load_folder(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size)
+
+
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(load_folder("photos/train", 64), epochs=3)
+            test_ds = load_folder("photos/test", 1000)
+            images, labels = next(iter(test_ds))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def load_folder(path, batch_size):
+                return tf.keras.utils.image_dataset_from_directory(path, image_size=(64, 64), batch_size=batch_size).unbatch().batch(batch_size, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("classifier.keras")
+            model.fit(load_folder("photos/train", 64), epochs=3)
+            test_ds = load_folder("photos/test", 1000)
+            images, labels = next(iter(test_ds))
+            """,
+        ),
         # A method of the trainer class makes the batches `fit` gets (`self.batches(...)`): batched
         # whole where the method makes them, with no report that how they are batched is unseen.
         Example(
@@ -2805,8 +2863,10 @@ class DropRemainder(Rule):
                  + " and ".join(f"`{name}`" for name in read_here) if roots else
                  f"in `{helper.name.value}`, where it is made")
         unanswered = _batch_lost(batched_source_name(ctx, source), predicts, evaluates)
+        host = _host_reads_lost(ctx, helper)
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` {where}"
-                   f"{',' if windows else ''}{_window_said(windows)}{unanswered}", fixed=not predicts)
+                   f"{',' if windows else ''}{_window_said(windows)}{unanswered}{host}",
+                   fixed=not predicts and not host)
         return True
 
     def _report_parameters(self, ctx, rebatched: set) -> None:
@@ -3158,6 +3218,20 @@ def _shared_with_host(ctx) -> dict:
                    "reads")
             found.update((id(call), (why, False)) for call in batches)
     return found
+
+
+def _host_reads_lost(ctx, helper: cst.FunctionDef) -> str:
+    """What the message of a dataset rebatched whole in ``helper`` adds when a call of ``helper``
+    gives what it makes to host reads only (``x, y = next(iter(make_windows(test, len(test))))``):
+    they lose the samples of the dropped last batch too, all of them when it holds less than a
+    batch (one batch of a whole test set). Nothing when no call does."""
+    read = [caller for caller in local_calls(ctx, helper) if _read_on_host(ctx, outermost_chain(ctx, caller))]
+    if not read:
+        return ""
+    name = helper.name.value
+    return (f"; it also reaches code that reads it on the host (`{code_of(ctx, read[0])}`), which loses the samples "
+            "of the dropped last batch too, all of them when it holds less than a batch; give "
+            f"`{name}` a parameter that rebatches for Keras only, not for the host reads")
 
 
 def _host_loop_batches(ctx, batches) -> set:

@@ -284,7 +284,7 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
         return None
     sources: Dict[int, cst.Call] = {}
     for statement, name, value in assignments(ctx, scope):
-        if name != root.value:
+        if name != root.value or _bound_after(ctx, statement, root, scope):
             continue
         if value is None:
             unpacked = _unpacked_return(ctx, statement, name)  # `train, val = load_folders()`
@@ -306,6 +306,18 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
                 return None
             sources[id(found)] = found
     return next(iter(sources.values())) if len(sources) == 1 else None
+
+
+def _bound_after(ctx: FileContext, statement: cst.BaseStatement, read: cst.Name, scope: cst.CSTNode) -> bool:
+    """Whether ``statement`` (a binding in ``scope``) lies in a statement of the body of ``scope``
+    after the one that holds ``read``: it cannot give ``read`` its value (a notebook that reuses
+    `train_ds` for a second dataset after training on the first). A read in a function of ``scope``
+    may run after any of them: never said."""
+    if owner(ctx, read) is not scope:
+        return False
+    body = list(scope.body.body if isinstance(scope, cst.FunctionDef) else getattr(scope, "body", ()))
+    places = [next((node for node in (node, *ctx.ancestors(node)) if node in body), None) for node in (read, statement)]
+    return None not in places and body.index(places[1]) > body.index(places[0])
 
 
 def zipped_keras_sources(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode,

@@ -783,7 +783,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
         if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x) or \
-                _split_from_arrays(ctx, x, scope) or depth < 3 and _unpacked_from_arrays(ctx, x, scope, depth):
+                _drawn_batch(ctx, x, scope) or _split_from_arrays(ctx, x, scope) \
+                or depth < 3 and _unpacked_from_arrays(ctx, x, scope, depth):
             return True
         made = values_of(ctx, x) if value is None else []
         if made and all(one is not None and _surely_array(ctx, one, scope, follow=False) for one in made):
@@ -892,12 +893,51 @@ def _batch_of_loop(ctx: FileContext, name: cst.Name) -> bool:
     return False
 
 
-def _image_flow(ctx: FileContext, source: cst.BaseExpression) -> bool:
+def _drawn_batch(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> bool:
+    """``images`` in ``images, labels = next(iter(val_ds))`` (or ``next(val_ds.as_numpy_iterator())``,
+    ``val_ds.as_numpy_iterator().next()``), its last binding before the read: one batch of tensors
+    or arrays drawn from a dataset, which ``predict`` takes as arrays (of a length the port cannot
+    read), not as a dataset."""
+    statement = last_binding_before(ctx, name, scope)[0]
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, (cst.Tuple, cst.List))
+            and target_place(small.targets[0].target, name.value)):
+        return False
+    source = _drawn_from(ctx, small.value)
+    return source is not None and (dataset_like(ctx, source) or _image_flow(ctx, source, follow_returns=True))
+
+
+def _drawn_from(ctx: FileContext, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The dataset that ``value`` draws its first element from: ``val_ds`` in ``next(iter(val_ds))``,
+    ``next(val_ds.as_numpy_iterator())`` or ``val_ds.as_numpy_iterator().next()``; else None."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "next" \
+            and not value.args:
+        reader = value.func.value
+    elif isinstance(value, cst.Call) and is_name(value.func, "next") and ctx.qualified_name(value.func) is None \
+            and len(value.args) == 1:
+        reader = value.args[0].value
+    else:
+        return None
+    if isinstance(reader, cst.Call) and is_name(reader.func, "iter") and ctx.qualified_name(reader.func) is None \
+            and len(reader.args) == 1:
+        return reader.args[0].value
+    if isinstance(reader, cst.Call) and isinstance(reader.func, cst.Attribute) \
+            and reader.func.attr.value == "as_numpy_iterator":
+        return reader.func.value
+    return None
+
+
+def _image_flow(ctx: FileContext, source: cst.BaseExpression, follow_returns: bool = False) -> bool:
     """``datagen.flow_from_directory(...)``, ``image_dataset_from_directory(...)`` (or a variable
-    assigned one): batches of arrays or tensors read from files."""
+    assigned one): batches of arrays or tensors read from files. With ``follow_returns``, also a
+    call of a function of the file whose every ``return`` gives one (``make_windows(series, 64)``)."""
     if isinstance(source, cst.Name):
         made = values_of(ctx, source)
-        return bool(made) and all(value is not None and _image_flow(ctx, value) for value in made)
+        return bool(made) and all(value is not None and _image_flow(ctx, value, follow_returns) for value in made)
+    function, returned = called_returns(ctx, source) if follow_returns else (None, [])
+    if function is not None:
+        return bool(returned) and all(_image_flow(ctx, value) for value in returned)
     return isinstance(source, cst.Call) and (
         isinstance(source.func, cst.Attribute) and source.func.attr.value in IMAGE_FLOWS
         or (ctx.keras_name(source.func) or "").rpartition(".")[2] in _KERAS_READERS)
