@@ -240,6 +240,17 @@ def _next_read(ctx: FileContext, chain_end: cst.BaseExpression) -> Optional[cst.
     return None
 
 
+def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
+    """The method calls of ``a.b(...).c(...)`` (outermost first) and its root ``a``; a call of an
+    imported function (``tf.data.Dataset.range(8)``, ``keras.utils.image_dataset_from_directory(...)``)
+    is a root."""
+    calls = []
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.qualified_name(node.func) is None:
+        calls.append(node)
+        node = node.func.value
+    return calls, node
+
+
 def outermost_chain(ctx: FileContext, call: cst.Call) -> cst.BaseExpression:
     """``ds.batch(8).prefetch(2).take(1)`` for its ``.batch(8)``: the whole method chain."""
     node = call

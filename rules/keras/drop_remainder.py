@@ -2789,15 +2789,13 @@ class DropRemainder(Rule):
         maker = function.rsplit('.', 1)[1] if keras else code_of(ctx, source.func)  # `tfds.load`, as written
         what = (f"{where}, made by `{maker}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
-        if batch is not None and not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)):
-            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
-            return True
         helper = ctx.enclosing_function(source)
         both = makes_both(source)
         reader = ctx.enclosing_function(value)
-        if helper is None and reader is not None and batch is not None and not _readable_at(ctx, batch.value, None,
-                                                                                            reader):
-            # Made by the module in batches of a size the function that reads it names otherwise.
+        # A size that is not a name or a number, or one made by the module that the function that
+        # reads the dataset names otherwise: the port cannot write it there.
+        if batch is not None and (not isinstance(batch.value, (cst.Integer, cst.Name, cst.Attribute)) or helper is None
+                                  and reader is not None and not _readable_at(ctx, batch.value, None, reader)):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch(n, drop_remainder=True)`", fixed=False)
             return True
         # (a call that makes two datasets is rebatched where each is used)
@@ -3209,13 +3207,11 @@ def _shared_with_host(ctx) -> dict:
     for function in ctx.nodes(cst.FunctionDef):
         batches = [call for call in returned_batches(ctx, function) if is_dataset(ctx, call.func.value)]
         callers = local_calls(ctx, function) if batches else []
-        read = [caller for caller in callers if _read_on_host(ctx, outermost_chain(ctx, caller))]
+        read = _host_readers(ctx, function) if batches else []
         if read and any(feeds_training(ctx, caller) or feeds_training(ctx, caller, predict=True) for caller in callers):
             name = function.name.value
-            why = (f": `{name}` returns it to Keras, and also to code that reads it on the host "
-                   f"(`{code_of(ctx, read[0])}`), which loses the samples of the dropped last batch too, all of them "
-                   f"when it holds less than a batch; give `{name}` a `drop_remainder` parameter, False for the host "
-                   "reads")
+            why = (f": `{name}` returns it to Keras, and also to {_lost_on_host(ctx, read[0])}; give `{name}` a "
+                   "`drop_remainder` parameter, False for the host reads")
             found.update((id(call), (why, False)) for call in batches)
     return found
 
@@ -3225,13 +3221,22 @@ def _host_reads_lost(ctx, helper: cst.FunctionDef) -> str:
     gives what it makes to host reads only (``x, y = next(iter(make_windows(test, len(test))))``):
     they lose the samples of the dropped last batch too, all of them when it holds less than a
     batch (one batch of a whole test set). Nothing when no call does."""
-    read = [caller for caller in local_calls(ctx, helper) if _read_on_host(ctx, outermost_chain(ctx, caller))]
+    read = _host_readers(ctx, helper)
     if not read:
         return ""
-    name = helper.name.value
-    return (f"; it also reaches code that reads it on the host (`{code_of(ctx, read[0])}`), which loses the samples "
-            "of the dropped last batch too, all of them when it holds less than a batch; give "
-            f"`{name}` a parameter that rebatches for Keras only, not for the host reads")
+    return (f"; it also reaches {_lost_on_host(ctx, read[0])}; give `{helper.name.value}` a parameter that "
+            "rebatches for Keras only, not for the host reads")
+
+
+def _host_readers(ctx, function: cst.FunctionDef) -> list:
+    """The calls of ``function`` whose datasets are read on the host (``next(iter(make(...)))``)."""
+    return [caller for caller in local_calls(ctx, function) if _read_on_host(ctx, outermost_chain(ctx, caller))]
+
+
+def _lost_on_host(ctx, read: cst.Call) -> str:
+    """What a host read of a rebatched dataset loses, for the messages."""
+    return (f"code that reads it on the host (`{code_of(ctx, read)}`), which loses the samples of the dropped last "
+            "batch too, all of them when it holds less than a batch")
 
 
 def _host_loop_batches(ctx, batches) -> set:

@@ -21,12 +21,12 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey
 from porter.cstutil import alternatives, argument, is_name, keyword
-from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS, reads_global
+from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS, chain, reads_global
 from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
 from porter.rules.keras._analysis.model_plan import calls_by_name
 from porter.rules.keras._analysis.steps import instance_of, method_named
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
-from porter.scopes import assignments, called_returns, exclusive_branches, owner, returns_of
+from porter.scopes import assignments, called_returns, exclusive_branches, owner, owner_body, returns_of, top_statement
 
 # tf.data functions that batch internally (a partial last batch, an unknown batch dimension); the
 # batch size is their second argument, with no default.
@@ -72,17 +72,6 @@ _ZIP = ("tensorflow.data.Dataset.zip", "tensorflow.compat.v2.data.Dataset.zip")
 _TRAINING_ROOTS: SharedKey[Tuple[Set[Tuple[int, str]], Set[int]]] = SharedKey("keras-training-roots")
 _TRAINING_BATCHES: SharedKey[List["TrainingBatch"]] = SharedKey("keras-training-batches")
 _GIVEN_BATCHES: SharedKey[List["TrainingBatch"]] = SharedKey("keras-given-batches")
-
-
-def chain(ctx: FileContext, node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
-    """The method calls of ``a.b(...).c(...)`` (outermost first) and its root ``a``; a call of an
-    imported function (``tf.data.Dataset.range(8)``, ``keras.utils.image_dataset_from_directory(...)``)
-    is a root."""
-    calls = []
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and ctx.qualified_name(node.func) is None:
-        calls.append(node)
-        node = node.func.value
-    return calls, node
 
 
 def training_inputs(ctx: FileContext):
@@ -315,8 +304,8 @@ def _bound_after(ctx: FileContext, statement: cst.BaseStatement, read: cst.Name,
     may run after any of them: never said."""
     if owner(ctx, read) is not scope:
         return False
-    body = list(scope.body.body if isinstance(scope, cst.FunctionDef) else getattr(scope, "body", ()))
-    places = [next((node for node in (node, *ctx.ancestors(node)) if node in body), None) for node in (read, statement)]
+    body = list(owner_body(scope).body)
+    places = [top_statement(ctx, node, scope) for node in (read, statement)]
     return None not in places and body.index(places[1]) > body.index(places[0])
 
 

@@ -17,11 +17,11 @@ import libcst as cst
 
 from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
-from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, string_value,
-                            target_place)
+from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, simple_assign,
+                            string_value, target_place)
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
-from porter.rules._tf.tfdata import dataset_like, is_dataset
+from porter.rules._tf.tfdata import chain, dataset_like, is_dataset
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
                                               ragged_or_sparse, self_attribute_values)
@@ -898,13 +898,10 @@ def _drawn_batch(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> bool:
     ``val_ds.as_numpy_iterator().next()``), its last binding before the read: one batch of tensors
     or arrays drawn from a dataset, which ``predict`` takes as arrays (of a length the port cannot
     read), not as a dataset."""
-    statement = last_binding_before(ctx, name, scope)[0]
-    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-            and isinstance(small.targets[0].target, (cst.Tuple, cst.List))
-            and target_place(small.targets[0].target, name.value)):
+    found = simple_assign(last_binding_before(ctx, name, scope)[0])
+    if found is None or not target_place(found[0], name.value):
         return False
-    source = _drawn_from(ctx, small.value)
+    source = _drawn_from(ctx, found[1])
     return source is not None and (dataset_like(ctx, source) or _image_flow(ctx, source, follow_returns=True))
 
 
@@ -957,9 +954,7 @@ def _read_by_keras(ctx: FileContext, x: cst.BaseExpression) -> bool:
         return False
     read = False
     for value in values_of(ctx, x):
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-                ctx.qualified_name(value.func) is None:
-            value = value.func.value  # `reader(...).map(f).cache()`: the reader's call
+        value = chain(ctx, value)[1]  # `reader(...).map(f).cache()`: the reader's call
         if isinstance(value, cst.Call) and (ctx.keras_name(value.func) or "").rpartition(".")[2] in _KERAS_READERS:
             read = True
         elif not (is_name(value, x.value) or isinstance(value, cst.Call) and isinstance(value.func, cst.Name)

@@ -565,6 +565,7 @@ class _Analysis:
         self.ctx = ctx
         self.plan_ = Plan()
         self.model_classes: Set[str] = set()
+        self.layer_classes: Set[int] = set()  # ids of the file's subclasses of Keras layers
         self.builders: Set[str] = set()  # functions of the file that return a model
         # Functions of the file that train a model and return it to callers that keep it
         # (``model = run_experiment()``): their callers' scope covers them, as it covers builders.
@@ -900,12 +901,14 @@ class _Analysis:
 
     # ------------------------------------------------------------------ what the file defines
     def _find_model_classes(self) -> None:
-        """Subclasses of ``keras.Model``, also through classes of the file (``Trained(Base)``)."""
+        """Subclasses of ``keras.Model``, also through classes of the file (``Trained(Base)``), and of
+        Keras layers."""
         for cls in subclass_definitions(self.ctx, *MODEL_BASES):  # each, when a notebook defines one again
             self.model_classes.add(cls.name.value)
             for statement in cls.body.body:
                 if isinstance(statement, cst.FunctionDef) and statement.name.value in OVERRIDDEN_HOOKS:
                     self.plan_.overridden_hooks.append(statement)
+        self.layer_classes = {id(cls) for cls in subclass_definitions(self.ctx, *KERAS_LAYER_CLASSES)}
 
     def _only_handed_on(self, name: str) -> bool:
         """Whether the strategy variable ``name`` is only ever an argument of calls
@@ -2283,9 +2286,7 @@ class _Analysis:
 
     def _in_layer_class(self, function: cst.FunctionDef) -> bool:
         """Whether ``function`` is a method of a Keras layer class of the file."""
-        owner_class = self.ctx.enclosing(function, cst.ClassDef)
-        return owner_class is not None and any(
-            layer is owner_class for layer in subclass_definitions(self.ctx, *KERAS_LAYER_CLASSES))
+        return id(self.ctx.enclosing(function, cst.ClassDef)) in self.layer_classes
 
     def _is_called(self, function: cst.FunctionDef) -> bool:
         """Whether the file calls ``function`` by its name, hands it to a call that will
