@@ -2322,7 +2322,7 @@ def main(test):
             for call in inside:
                 ctx.replace(call, _averaged(tf))
             callers = [where for (where, _), code in zip(steps, own_code) if any(id(call) in code for call in inside)]
-            where = " and ".join(callers) or steps[0][0]
+            where = " and ".join(dict.fromkeys(callers)) or steps[0][0]  # two steps of one name (a notebook) named once
             in_helpers = any(not any(id(call) in code for code in own_code) for call in inside)
             ctx.report(self.code, assign.value, f"`{name}` gets `reduction=NONE` and its calls in "
                        f"{where}{' and the functions they call' if in_helpers else ''} are averaged with "
