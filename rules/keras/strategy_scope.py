@@ -4713,9 +4713,8 @@ def _holds_model_code(plan, with_node: cst.With) -> bool:
     does none of it (a preprocessing layer's ``adapt`` pinned to the CPU) is host work, which its
     ``tf.device`` keeps on the CPU in the IPU strategy's scope too."""
     made = {id(assign) for assign in plan.model_assignments}
-    return any(id(node) in made or isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-        node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS)
-        or isinstance(node, cst.Name) and node.value in plan.model_like for node in walk(with_node.body))
+    return any(id(node) in made or _calls_model_method(node) or isinstance(node, cst.Name) and node.value
+               in plan.model_like for node in walk(with_node.body))
 
 
 def _only_makes_models(ctx, plan, with_node: cst.With) -> bool:
@@ -4724,11 +4723,17 @@ def _only_makes_models(ctx, plan, with_node: cst.With) -> bool:
     made = {id(assign) for assign in plan.model_assignments}
     makes = False
     for node in walk(with_node.body):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS):
+        if _calls_model_method(node):
             return False
         makes = makes or id(node) in made
     return makes
+
+
+def _calls_model_method(node: cst.CSTNode) -> bool:
+    """``x.compile(...)``, ``x.fit(...)``, ``x.predict(...)``...: a call of a method that trains or
+    runs a model."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+        node.func.attr.value in _TRAINING or node.func.attr.value in RUNNING_METHODS)
 
 
 def _entered_in_region(ctx, plan, call: cst.Call) -> bool:
