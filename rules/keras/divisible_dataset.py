@@ -79,8 +79,8 @@ _PAD_NAMES = ("pad_to_multiple", "ipu_pad_to_multiple")
 _PAD_HELPER = '''def {pad}(data, multiple):
     """Repeat the last sample of `data` until its length is a multiple of `multiple` {marker}:
     the IPU only runs whole batches, and `predict` must still answer for every sample (the
-    answers for the repeats are dropped by `{cut}`). `data` is an array, a tensor or a
-    list of samples (numbers or strings), or a list, tuple or dict of them."""
+    answers for the repeats are dropped by `{cut}`). `data` is an array, a tensor, a pandas
+    table or column, or a list of samples (numbers or strings), or a list, tuple or dict of them."""
     import numpy
 
     if isinstance(data, dict):
@@ -90,7 +90,8 @@ _PAD_HELPER = '''def {pad}(data, multiple):
     missing = -len(data) % multiple
     if missing == 0:
         return data
-    return numpy.concatenate([data, numpy.repeat(data[-1:], missing, axis=0)])
+    # `asarray`: a pandas column's own `repeat` takes no axis.
+    return numpy.concatenate([data, numpy.repeat(numpy.asarray(data[-1:]), missing, axis=0)])
 '''
 _CUT_NAMES = ("cut_to_samples", "ipu_cut_to_samples")
 _CUT_HELPER = '''def {cut}(predictions, data):
@@ -474,6 +475,32 @@ scores = model.predict(rows, batch_size=len(rows))
             test_ds = tf.data.Dataset.from_tensor_slices(pad_to_multiple(test[columns].values, 64)).map(scale).batch(64)
             probabilities = cut_to_samples(model.predict(test_ds), test[columns].values)
             pd.DataFrame({"id": test["id"], "target": probabilities[:, 0]}).to_csv("submission.csv")
+            """),
+        ),
+        # A column of a pandas table (`test["text"]`) is an array, not a dataset a dict holds: padded,
+        # so that every row of the test table gets its answer.
+        Example(
+            """\
+            import pandas as pd
+            import tensorflow as tf
+
+            test = pd.read_csv("test.csv")
+            model = tf.keras.models.load_model("model.keras")
+            test["score"] = model.predict(test["reading"])
+            """,
+            snippet("""\
+            import pandas as pd
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            test = pd.read_csv("test.csv")
+            model = tf.keras.models.load_model("model.keras")
+            test["score"] = cut_to_samples(model.predict(pad_to_multiple(test["reading"], 32)),
+                                           test["reading"])
             """),
         ),
         # A loaded model that is not compiled again keeps no gradient accumulation: whole batches

@@ -21,7 +21,7 @@ from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_n
                             string_value, target_place)
 from porter.rules.keras._analysis.held_models import model_item
 from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
-from porter.rules._tf.tfdata import chain, dataset_like, is_dataset
+from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
                                               ragged_or_sparse, self_attribute_values)
@@ -746,13 +746,15 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
                   depth: int = 0) -> bool:
     """``x`` alone is an array, not a dataset: samples picked from one (``x_test[:1000]``,
     ``x_test[picked]``: a dataset has no items, a dict may hold one), a table's values or columns
-    (``frame.values``, ``dict(frame)``), data of a known Keras dataset, a NumPy array or a tensor
-    or a list of them, or a variable last assigned (in the same block) one of these."""
+    (``frame.values``, ``dict(frame)``, ``frame["text"]`` of a table pandas made), data of a known
+    Keras dataset, a NumPy array or a tensor or a list of them, or a variable last assigned (in the
+    same block) one of these."""
     if isinstance(x, cst.Subscript):
         first = x.slice[0].slice if x.slice else None
         return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
             first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope)
-            or isinstance(x.value, cst.Name) and _batch_of_loop(ctx, x.value))  # `batch["image"]`
+            or isinstance(x.value, cst.Name) and _batch_of_loop(ctx, x.value)  # `batch["image"]`
+            or table_data(ctx, x.value) is not None)  # `test["text"]`: a column of a pandas table
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
