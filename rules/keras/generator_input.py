@@ -6,7 +6,7 @@ from porter.context import code_of
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
-from porter.rules.keras._analysis.python_data import python_data_kind
+from porter.rules.keras._analysis.python_data import IMAGE_FLOW, python_data_kind
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
@@ -24,6 +24,31 @@ _RESHAPING_FUNCTIONS = frozenset({"ensure_shape", "set_shape", "reshape", "resiz
 _ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
            "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
            "`.batch(..., drop_remainder=True)`")
+# `predict` must answer for every sample (a submission has a row per test id): a dropped last batch
+# would lose answers, so the advice is to pad the samples to whole batches and cut the answers back.
+_PREDICT_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); give `predict` "
+                   "the samples as an array, or a `tf.data.Dataset.from_generator(..., output_signature=...)` "
+                   "with static shapes, padded to a multiple of the batch size, and keep the answers for the "
+                   "real samples only: dropping the last partial batch (`drop_remainder=True`) would leave "
+                   "samples without an answer")
+
+# An `ImageDataGenerator` iterator gives whole batches (the last of each pass shorter) and never ends,
+# so the dataset made of it is batched again and `fit` is told how many batches an epoch has.
+_FLOW_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); it gives whole "
+                "batches, the last one of each pass shorter, and never ends: wrap it as "
+                "`tf.data.Dataset.from_generator(lambda: flow, output_signature=(tf.TensorSpec((None, height, "
+                "width, channels), tf.float32), tf.TensorSpec((None, ...), tf.float32)))` (the labels' shape "
+                "after its `class_mode`), batch it again with `.unbatch().batch(batch_size, drop_remainder=True)`"
+                " and give `{method}` {steps} of whole batches (`flow.n // batch_size`)")
+_FLOW_STEPS = {"fit": "`steps_per_epoch` (and `validation_steps`)", "evaluate": "`steps`"}
+
+
+def _advice(method: str, what: str = "") -> str:
+    if method.startswith("predict"):
+        return _PREDICT_ADVICE
+    if what == IMAGE_FLOW and method in _FLOW_STEPS:
+        return _FLOW_ADVICE.format(method=method, steps=_FLOW_STEPS[method])
+    return _ADVICE
 
 
 class GeneratorInput(Rule):
@@ -37,7 +62,10 @@ class GeneratorInput(Rule):
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you. Such data is followed "
+        "`output_signature` of static shapes, which the porter cannot write for you; an `ImageDataGenerator` "
+        "iterator gives whole batches, the last one shorter, and never ends, so the dataset is batched again "
+        "and `fit` given its steps, and the data of `predict` is padded to whole batches, never cut: a "
+        "submission needs an answer for every sample. Such data is followed "
         "through variables (also unpacked from a returned tuple), what the file's functions and methods return and "
         "what the callers of a function give for its parameter. A `from_generator` "
         "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
@@ -366,12 +394,12 @@ class GeneratorInput(Rule):
             if given is not None and not given.star and is_dataset(ctx, given.value):
                 continue
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
-                       f"{_ADVICE}", fixed=False)
+                       f"{_advice(method)}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
                 what = python_data_kind(ctx, value)
                 if what is not None:
-                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
+                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(method, what)}", fixed=False)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
             if keyword(call, "output_signature") is None and keyword(call, "output_shapes") is None \
                     and len(call.args) < 3:

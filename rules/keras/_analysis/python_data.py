@@ -20,6 +20,7 @@ SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 # that Keras 2.6 does not have it at all).
 PY_DATASETS = ("keras.utils.PyDataset",)
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+IMAGE_FLOW = "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
 _DEPTH = 3  # how many variables, returns and parameters a value is followed through
 
 
@@ -62,7 +63,7 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
         return "a Python iterator"
     if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
-        return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+        return IMAGE_FLOW
     returned = _returned(ctx, value)  # `def get_data(): return Frames(...)`
     if depth < _DEPTH:
         kinds = [_kind(ctx, made, generators, sequences, depth + 1) for made in returned]
