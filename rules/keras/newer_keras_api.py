@@ -9,7 +9,8 @@ from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.keras26 import MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
-from porter.rules.keras._analysis.util import keras_subclasses, method_calls, self_attribute_values
+from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.util import is_estimator, keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
 
 _NONE = "Keras 2.6 has no counterpart: write it with TensorFlow ops (a custom layer or function)"
@@ -129,6 +130,14 @@ _MODEL_METHODS: Dict[str, str] = {
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
+# Methods of older Keras models that Keras 2.6 removed, and what to write instead: `predict`, which
+# IPU107 then pads to whole batches (these ran `predict` on data of any length).
+_REMOVED_MODEL_METHODS: Dict[str, str] = {
+    "predict_classes": "write `np.argmax(model.predict(x), axis=-1)` for a softmax output, or "
+                       "`(model.predict(x) > 0.5).astype(\"int32\")` for a sigmoid one",
+    "predict_proba": "write `model.predict(x)`, which gives the same probabilities",
+}
+
 # Layers whose call takes `use_causal_mask=` only after Keras 2.6.
 _ATTENTION_LAYERS = ("keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention")
 
@@ -157,7 +166,8 @@ class NewerApi(Rule):
     kind = WARN
     severity = ERROR
     frameworks = frozenset({KERAS})
-    summary = "Report Keras 3 and post-2.6 Keras / tf.data APIs, which the IPU's TensorFlow 2.6 does not have."
+    summary = ("Report Keras 3 and post-2.6 Keras / tf.data APIs, which the IPU's TensorFlow 2.6 does not have, "
+               "and the `predict_classes`/`predict_proba` it removed.")
     rationale = (
         "Every TensorFlow 2 release of the Poplar SDK from 2.6 to 3.4 is Graphcore's port of TensorFlow "
         "2.6, whose Keras is the separate Keras 2.6 package (Targeting the IPU from TensorFlow 2, \"API changes\", "
@@ -178,9 +188,34 @@ class NewerApi(Rule):
         "`keras.utils.to_categorical` fails there; `from tensorflow import keras` reaches the public API "
         "(IPU113 moves such imports when every name the file reads through them is public; the rest is "
         "reported here). `os.environ[\"KERAS_BACKEND\"]` is harmless: "
-        "Keras 2.6 has the TensorFlow backend only."
+        "Keras 2.6 has the TensorFlow backend only. Older code fails too where it calls what Keras 2.6 "
+        "removed: a model's `predict_classes` and `predict_proba` (use `predict`, with `np.argmax` or a "
+        "threshold for classes); a scikit-learn estimator's `predict_proba` is not a Keras model's."
     )
     examples = (
+        # Keras 2.5's class prediction of a Sequential model; the estimator's own `predict_proba` stays.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("churn.h5")
+            churned = model.predict_classes(customers)
+            """,
+        ),
+        Example(
+            """\
+            import numpy as np
+            from sklearn.linear_model import LogisticRegression
+            import tensorflow as tf
+
+            probe = LogisticRegression().fit(features, labels)
+            scores = probe.predict_proba(features)
+            model = tf.keras.models.load_model("churn.h5")
+            churned = np.argmax(model.predict(customers), axis=-1)
+            """,
+            reported=False,
+        ),
         # The causal mask the attention layers' call makes itself since Keras 2.10; a layer of the file
         # whose own call takes the same keyword is not reported.
         Example(
@@ -393,6 +428,7 @@ class NewerApi(Rule):
         self._report_causal_masks(ctx)
         self._report_optimizer_apply(ctx)
         self._report_model_methods(ctx)
+        self._report_removed_methods(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
         package = qualified.split(".")[0]
@@ -482,6 +518,17 @@ class NewerApi(Rule):
                     and ctx.enclosing(call, cst.ClassDef) in keras_classes:
                 ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
                            f"{_MODEL_METHODS[method]}", fixed=False)
+
+    def _report_removed_methods(self, ctx) -> None:
+        """``model.predict_classes(x_test)`` on a Keras model of the file: Keras 2.6 removed it (a
+        scikit-learn estimator's ``predict_proba`` is not reported)."""
+        models = model_plan(ctx).model_like
+        for call, method in method_calls(ctx, *_REMOVED_MODEL_METHODS):
+            receiver = call.func.value
+            if isinstance(receiver, cst.Name) and receiver.value in models and not is_estimator(ctx, receiver):
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` was removed in Keras 2.6, the Keras of "
+                           f"the IPU's TensorFlow (AttributeError): {_REMOVED_MODEL_METHODS[method]}; the port of "
+                           "that `predict` pads its data to whole batches, as the IPU needs", fixed=False)
 
 
 def _newer(name: str) -> Optional[Tuple[str, str]]:
