@@ -477,6 +477,32 @@ scores = model.predict(rows, batch_size=len(rows))
             pd.DataFrame({"id": test["id"], "target": probabilities[:, 0]}).to_csv("submission.csv")
             """),
         ),
+        # A pandas table itself, its id column taken out: an array to Keras, padded the same way.
+        Example(
+            """\
+            import pandas as pd
+            import tensorflow as tf
+
+            test = pd.read_csv("test.csv")
+            ids = test.pop("id")
+            model = tf.keras.models.load_model("model.keras")
+            scores = model.predict(test, batch_size=64)
+            """,
+            snippet("""\
+            import pandas as pd
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            test = pd.read_csv("test.csv")
+            ids = test.pop("id")
+            model = tf.keras.models.load_model("model.keras")
+            scores = cut_to_samples(model.predict(pad_to_multiple(test, 64), batch_size=64), test)
+            """),
+        ),
         # A column of a pandas table (`test["text"]`) is an array, not a dataset a dict holds: padded,
         # so that every row of the test table gets its answer.
         Example(

@@ -749,6 +749,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     (``frame.values``, ``dict(frame)``, ``frame["text"]`` of a table pandas made), data of a known
     Keras dataset, a NumPy array or a tensor or a list of them, or a variable last assigned (in the
     same block) one of these."""
+    if table_data(ctx, x) is not None:  # a pandas table (`pd.read_csv(...)`, `test.drop(columns=...)`)
+        return True
     if isinstance(x, cst.Subscript):
         first = x.slice[0].slice if x.slice else None
         return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
