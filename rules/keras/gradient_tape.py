@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
-                                                plain_functions, updates_weights)
+                                                method_of_attribute, plain_functions, updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
@@ -664,7 +664,9 @@ class GradientTape(Rule):
             args = positional(call)
             fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
             if isinstance(fn, cst.Attribute) and is_name(fn.value, "self"):
-                fn = fn.attr
+                owner_class = ctx.enclosing(call, cst.ClassDef)
+                method = method_of_attribute(ctx, owner_class, fn.attr.value) if owner_class is not None else None
+                fn = method.name if method is not None else fn.attr  # `self.train_step = tf.function(self._step)`
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
         for name, steps in made_steps(ctx).items():  # `strategy.run(step_fn, ...)` runs the step it holds

@@ -312,24 +312,50 @@ def method_step_calls(ctx: FileContext) -> List[StepCall]:
             if not isinstance(owner, cst.ClassDef) or not _plain_class(owner) or any(step is seen for seen in steps):
                 continue
             steps.append(step)
+            wrappers = wrapped_methods(ctx, owner)
+            compiled = {id(wrapped) for wrapped, _ in wrappers.values()}
             # The class's test step beside it: a `tf.function` that calls what the tape's code calls on
             # `self` (the model), without a tape of its own.
             taped = {node.func.attr.value for node in walk(step.body) if isinstance(node, cst.Call)
                      and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")}
             tests = [method for method in owner.body.body if isinstance(method, cst.FunctionDef)
-                     and method is not step and is_tf_function(ctx, method) and not any(
+                     and method is not step and (is_tf_function(ctx, method) or id(method) in compiled) and not any(
                          ctx.enclosing_function(other) is method for other, _ in ctx.calls_to(*TAPES))
                      and any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                              and is_name(node.func.value, "self") and node.func.attr.value in taped
                              for node in walk(method.body))]
             for method in [step, *tests]:
+                # The method's own name, and the attributes that hold it compiled (`self.train_step =
+                # tf.function(self._train_step)`): the loop calls either.
+                names = {method.name.value} | {attribute for attribute, (wrapped, _) in wrappers.items()
+                                               if wrapped is method}
                 for call in walk(owner):
                     if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
-                            call.func.value, "self") and call.func.attr.value == method.name.value):
+                            call.func.value, "self") and call.func.attr.value in names):
                         found.extend(_loop_calls_at(ctx, call, method, nested=False))
         return found
 
     return ctx.shared(_METHOD_STEP_CALLS, find)
+
+
+def wrapped_methods(ctx: FileContext, owner: cst.ClassDef) -> Dict[str, Tuple[cst.FunctionDef, cst.Call]]:
+    """The attributes a class's methods set to one of its methods compiled by a call of
+    ``tf.function`` (``self.train_step = tf.function(self._train_step)`` in ``__init__``), by
+    attribute name: the method, and the call that compiles it."""
+    found: Dict[str, Tuple[cst.FunctionDef, cst.Call]] = {}
+    for assign in walk(owner.body):
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        target, value = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Attribute) and is_name(target.value, "self") and isinstance(value, cst.Call)
+                and ctx.qualified_name(value.func) in FUNCTIONS and value.args and value.args[0].keyword is None):
+            continue
+        handed = value.args[0].value
+        method = method_named(owner, handed.attr.value) if isinstance(handed, cst.Attribute) and is_name(
+            handed.value, "self") else None
+        if method is not None and ctx.enclosing(assign, cst.ClassDef) is owner:
+            found[target.attr.value] = (method, value)
+    return found
 
 
 def _plain_class(owner: cst.ClassDef) -> bool:
@@ -432,7 +458,7 @@ def _method_run_calls(ctx: FileContext) -> List[StepCall]:
             and call.args else None
         owner = ctx.enclosing(call, cst.ClassDef) if isinstance(handed, cst.Attribute) and is_name(
             handed.value, "self") else None
-        step = method_named(owner, handed.attr.value) if owner is not None else None
+        step = method_of_attribute(ctx, owner, handed.attr.value) if owner is not None else None
         if step is None:
             continue
         direct = _loop_calls_at(ctx, call, step, nested=True)
@@ -452,6 +478,13 @@ def method_named(owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     """The method ``name`` the class ``owner`` defines, if it does."""
     return next((node for node in owner.body.body if isinstance(node, cst.FunctionDef) and node.name.value == name),
                 None)
+
+
+def method_of_attribute(ctx: FileContext, owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``self.<name>`` runs in the class ``owner``: the method of that name, or the one an
+    attribute of that name holds compiled (``self.train_step = tf.function(self._train_step)``)."""
+    wrapped = wrapped_methods(ctx, owner).get(name)
+    return method_named(owner, name) or (wrapped[0] if wrapped is not None else None)
 
 
 def instance_of(ctx: FileContext, receiver: cst.BaseExpression, owner: cst.ClassDef) -> bool:
