@@ -1453,6 +1453,16 @@ def main(test):
             {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "",
              "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
              "call": "tf.distribute.get_strategy().run(self.step, args=(x, y))", "jit": ", jit_compile=True"}))),
+        # ... and the trainer deriving from a plain class of the file (`class Trainer(Base):`): a trainer
+        # all the same, rewritten alike.
+        Example(*(_TRAINER_CLASS.format(**parts).replace(
+            "class Trainer:\n", "class Base:\n    def log(self, text):\n        print(text)\n\n\nclass Trainer(Base):\n")
+            for parts in (
+            {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
+             "call": "self.train_step(x, y)"},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
         # ... and an evaluation loop of the trainer that calls its model itself, eagerly: reported.
         Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
             "    def score(self, dataset):\n        for x, y in dataset:\n"

@@ -309,7 +309,7 @@ def method_step_calls(ctx: FileContext) -> List[StepCall]:
         for tape, _ in ctx.calls_to(*TAPES):
             step = ctx.enclosing_function(tape)
             owner = ctx.parent(ctx.parent(step)) if step is not None else None
-            if not isinstance(owner, cst.ClassDef) or not _plain_class(owner) or any(step is seen for seen in steps):
+            if not isinstance(owner, cst.ClassDef) or not _plain_class(ctx, owner) or any(step is seen for seen in steps):
                 continue
             steps.append(step)
             wrappers = wrapped_methods(ctx, owner)
@@ -358,9 +358,13 @@ def wrapped_methods(ctx: FileContext, owner: cst.ClassDef) -> Dict[str, Tuple[cs
     return found
 
 
-def _plain_class(owner: cst.ClassDef) -> bool:
-    """A class of its own (``class Trainer:``), not a Keras model, layer or ``tf.Module``."""
-    return all(is_name(base.value, "object") for base in owner.bases)
+def _plain_class(ctx: FileContext, owner: cst.ClassDef, seen: FrozenSet[str] = frozenset()) -> bool:
+    """A class of its own (``class Trainer:``), not a Keras model, layer or ``tf.Module``: its
+    bases, if any, are ``object`` or classes of its own of the file (``class Trainer(BaseTrainer):``)."""
+    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+    return all(is_name(base.value, "object") or isinstance(base.value, cst.Name) and base.value.value not in seen
+               and base.value.value in classes and ctx.qualified_name(base.value) is None
+               and _plain_class(ctx, classes[base.value.value], seen | {owner.name.value}) for base in owner.bases)
 
 
 def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
