@@ -1463,6 +1463,20 @@ def main(test):
             {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
              "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
              "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
+        # ... and the trainer's epoch loop in its base class, which leaves the step to it (`raise
+        # NotImplementedError`): the loop runs the subclass's step, rewritten alike.
+        Example(*(_TRAINER_CLASS.format(**parts).replace(
+            "class Trainer:\n", "class Base:\n    def train_step(self, x, y):\n        raise NotImplementedError\n\n"
+            "    def fit(self, dataset, epochs):\n        for epoch in range(epochs):\n            for x, y in dataset:\n"
+            f"                {parts['call']}\n\n\nclass Trainer(Base):\n").replace(
+            "\n    def fit(self, dataset, epochs):\n        for epoch in range(epochs):\n            for x, y in dataset:\n"
+            f"                {parts['call']}\n\n\ndef main", "\n\ndef main")
+            for parts in (
+            {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
+             "call": "self.train_step(x, y)"},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
         # ... and an evaluation loop of the trainer that calls its model itself, eagerly: reported.
         Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
             "    def score(self, dataset):\n        for x, y in dataset:\n"

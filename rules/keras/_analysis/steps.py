@@ -329,13 +329,53 @@ def method_step_calls(ctx: FileContext) -> List[StepCall]:
                 # tf.function(self._train_step)`): the loop calls either.
                 names = {method.name.value} | {attribute for attribute, (wrapped, _) in wrappers.items()
                                                if wrapped is method}
-                for call in walk(owner):
-                    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
-                            call.func.value, "self") and call.func.attr.value in names):
-                        found.extend(_loop_calls_at(ctx, call, method, nested=False))
+                # Its own loops, and those of the base classes that leave the step to it (`BaseTrainer.fit`).
+                for home in (owner, *_bases_leaving(ctx, owner, method.name.value)):
+                    for call in walk(home):
+                        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
+                                call.func.value, "self") and call.func.attr.value in names):
+                            found.extend(_loop_calls_at(ctx, call, method, nested=False))
         return found
 
     return ctx.shared(_METHOD_STEP_CALLS, find)
+
+
+def _bases_leaving(ctx: FileContext, owner: cst.ClassDef, name: str) -> List[cst.ClassDef]:
+    """The classes of the file ``owner`` derives from whose training loop calls ``self.<name>``
+    while only ``owner`` defines it (``class BaseTrainer:`` with ``def fit``, ``class
+    Trainer(BaseTrainer):`` with the step): each defines ``name`` only to be overridden (``raise
+    NotImplementedError``, ``pass``) or not at all, and ``owner`` is its one subclass of the file, so
+    its calls of ``self.<name>`` always run ``owner``'s."""
+    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+    found: List[cst.ClassDef] = []
+    below = owner
+    while len(below.bases) == 1 and isinstance(below.bases[0].value, cst.Name):
+        base = classes.get(below.bases[0].value.value)
+        if base is None or any(base is seen for seen in found) or not _abstract(method_named(base, name)) or [
+                node for node in classes.values() if any(is_name(arg.value, base.name.value) for arg in node.bases)
+        ] != [below]:
+            break
+        found.append(base)
+        below = base
+    return found
+
+
+def _abstract(method: Optional[cst.FunctionDef]) -> bool:
+    """No method, or one that only says it is to be overridden: ``raise NotImplementedError``,
+    ``pass``, ``...``, a docstring."""
+    if method is None:
+        return True
+    for statement in method.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Pass) or isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.Ellipsis, cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        raised = small.exc if isinstance(small, cst.Raise) else None
+        if raised is not None and (is_name(raised, "NotImplementedError") or isinstance(raised, cst.Call) and is_name(
+                raised.func, "NotImplementedError")):
+            continue
+        return False
+    return True
 
 
 def wrapped_methods(ctx: FileContext, owner: cst.ClassDef) -> Dict[str, Tuple[cst.FunctionDef, cst.Call]]:
