@@ -562,6 +562,14 @@ def main(dataset):
         trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
         trainer.fit(dataset, 2)
 """
+# The parts of `_TRAINER_CLASS` for a step that is a `tf.function` already, before and after the port.
+_COMPILED_TRAINER_PARTS = (
+    {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
+     "call": "self.train_step(x, y)"},
+    {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+     "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+     "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"},
+)
 # A training loop that saves samples after each epoch through a helper that runs the model it is given.
 _SAMPLES_HELPER = """\
 import numpy as np
@@ -1457,12 +1465,7 @@ def main(test):
         # all the same, rewritten alike.
         Example(*(_TRAINER_CLASS.format(**parts).replace(
             "class Trainer:\n", "class Base:\n    def log(self, text):\n        print(text)\n\n\nclass Trainer(Base):\n")
-            for parts in (
-            {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
-             "call": "self.train_step(x, y)"},
-            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
-             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
-             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
+            for parts in _COMPILED_TRAINER_PARTS)),
         # ... and the trainer's epoch loop in its base class, which leaves the step to it (`raise
         # NotImplementedError`): the loop runs the subclass's step, rewritten alike.
         Example(*(_TRAINER_CLASS.format(**parts).replace(
@@ -1471,12 +1474,7 @@ def main(test):
             f"                {parts['call']}\n\n\nclass Trainer(Base):\n").replace(
             "\n    def fit(self, dataset, epochs):\n        for epoch in range(epochs):\n            for x, y in dataset:\n"
             f"                {parts['call']}\n\n\ndef main", "\n\ndef main")
-            for parts in (
-            {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
-             "call": "self.train_step(x, y)"},
-            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
-             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
-             "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"}))),
+            for parts in _COMPILED_TRAINER_PARTS)),
         # ... and an evaluation loop of the trainer that calls its model itself, eagerly: reported.
         Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
             "    def score(self, dataset):\n        for x, y in dataset:\n"
