@@ -769,6 +769,17 @@ def _jit_compiled(call: cst.Call) -> cst.Call:
     return append_args(call, keyword_arg("jit_compile", cst.Name("True")))
 
 
+def _compiling_calls(ctx, function: cst.FunctionDef, tf: str) -> List[cst.Call]:
+    """The calls of ``tf.function`` with options that compile ``function``: its decorator
+    (``@tf.function(input_signature=...)``), or the call that compiles a method into an attribute
+    (``self.train_step = tf.function(self._train_step, input_signature=...)``)."""
+    found = [decorator.decorator for decorator in function.decorators if isinstance(decorator.decorator, cst.Call)
+             and dotted_name(decorator.decorator.func) == f"{tf}.function"]
+    owner_class = ctx.enclosing(function, cst.ClassDef)
+    wrappers = wrapped_methods(ctx, owner_class).values() if owner_class is not None else ()
+    return found + [compiling for method, compiling in wrappers if method is function]
+
+
 def _compiling_call(ctx, step: StepCall) -> Optional[cst.Call]:
     """The call of ``tf.function`` that compiles a trainer's step method into the attribute its
     loop calls (``self.train_step = tf.function(self._train_step)``), if the loop calls one."""
@@ -1944,6 +1955,8 @@ def main(test):
                         decorated.add(id(compiling))
                         compiled.add(name)
                         ctx.replace(compiling, _jit_compiled)
+                        self._report_changing_shapes(ctx, step.function, tf)
+                        self._report_uint8_signature(ctx, step.function, tf)
                 elif id(step.function) not in decorated:
                     decorated.add(id(step.function))
                     compiled.add(name)
@@ -2262,10 +2275,8 @@ def main(test):
         labels, which the signature refuses with a TypeError."""
         if not any(report.code == _UINT8_CAST and report.fixed for report in ctx.reports):
             return
-        for decorator in function.decorators:
-            node = decorator.decorator
-            signature = keyword(node, "input_signature") if isinstance(node, cst.Call) and dotted_name(
-                node.func) == f"{tf}.function" else None
+        for node in _compiling_calls(ctx, function, tf):
+            signature = keyword(node, "input_signature")
             uint8 = [part for part in walk(signature.value) if isinstance(part, cst.Attribute) and part.attr.value ==
                      "uint8" or isinstance(part, cst.SimpleString) and part.evaluated_value == "uint8"] if signature else []
             if uint8:
@@ -2279,10 +2290,7 @@ def main(test):
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
         ``experimental_relax_shapes=True``, an ``input_signature`` with a ``None`` dimension): compiled
         for the IPU, each new shape is a new program."""
-        for decorator in function.decorators:
-            node = decorator.decorator
-            if not (isinstance(node, cst.Call) and dotted_name(node.func) == f"{tf}.function"):
-                continue
+        for node in _compiling_calls(ctx, function, tf):
             relaxed = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value in _RELAXED_SHAPES
                        and is_name(arg.value, "True")]
             if relaxed:
