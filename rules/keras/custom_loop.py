@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, ha
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
-                                                step_functions)
+                                                step_functions, wrapped_methods)
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import assignments, fresh_name, local_function, owner
@@ -562,6 +562,14 @@ def main(dataset):
         trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
         trainer.fit(dataset, 2)
 """
+# The parts of `_TRAINER_CLASS` for a step that is a `tf.function` already, before and after the port.
+_COMPILED_TRAINER_PARTS = (
+    {"loss": "", "compiled": "@tf.function\n    ", "mean": "self.loss_fn(y, self.model(x))",
+     "call": "self.train_step(x, y)"},
+    {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "@tf.function(jit_compile=True)\n    ",
+     "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+     "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))"},
+)
 # A training loop that saves samples after each epoch through a helper that runs the model it is given.
 _SAMPLES_HELPER = """\
 import numpy as np
@@ -736,14 +744,9 @@ def _decorated(tf: str):
             if dotted_name(target) != f"{tf}.function":
                 continue
             if isinstance(node, cst.Call):
-                given = keyword(node, "jit_compile") or keyword(node, "experimental_compile")
-                if given is not None and is_name(given.value, "True"):
+                if _jit_compiled(node) is node:
                     return function
-                if given is not None:  # `jit_compile=False`, or a flag: the IPU runs compiled code only
-                    node = node.with_changes(args=[arg.with_changes(value=cst.Name("True")) if arg is given else arg
-                                                   for arg in node.args])
-                else:
-                    node = append_args(node, keyword_arg("jit_compile", cst.Name("True")))
+                node = _jit_compiled(node)
             else:
                 node = cst.parse_expression(f"{tf}.function(jit_compile=True)")
             decorators[index] = decorator.with_changes(decorator=node)
@@ -752,6 +755,40 @@ def _decorated(tf: str):
         return function.with_changes(decorators=[new, *decorators])
 
     return build
+
+
+def _jit_compiled(call: cst.Call) -> cst.Call:
+    """A call of ``tf.function`` (a decorator's, or ``tf.function(self._train_step)``) with
+    ``jit_compile=True``: the same call when it has it already."""
+    given = keyword(call, "jit_compile") or keyword(call, "experimental_compile")
+    if given is not None and is_name(given.value, "True"):
+        return call
+    if given is not None:  # `jit_compile=False`, or a flag: the IPU runs compiled code only
+        return call.with_changes(args=[arg.with_changes(value=cst.Name("True")) if arg is given else arg
+                                       for arg in call.args])
+    return append_args(call, keyword_arg("jit_compile", cst.Name("True")))
+
+
+def _compiling_calls(ctx, function: cst.FunctionDef, tf: str) -> List[cst.Call]:
+    """The calls of ``tf.function`` with options that compile ``function``: its decorator
+    (``@tf.function(input_signature=...)``), or the call that compiles a method into an attribute
+    (``self.train_step = tf.function(self._train_step, input_signature=...)``)."""
+    found = [decorator.decorator for decorator in function.decorators if isinstance(decorator.decorator, cst.Call)
+             and dotted_name(decorator.decorator.func) == f"{tf}.function"]
+    owner_class = ctx.enclosing(function, cst.ClassDef)
+    wrappers = wrapped_methods(ctx, owner_class).values() if owner_class is not None else ()
+    return found + [compiling for method, compiling in wrappers if method is function]
+
+
+def _compiling_call(ctx, step: StepCall) -> Optional[cst.Call]:
+    """The call of ``tf.function`` that compiles a trainer's step method into the attribute its
+    loop calls (``self.train_step = tf.function(self._train_step)``), if the loop calls one."""
+    owner_class = ctx.enclosing(step.function, cst.ClassDef)
+    func = step.call.func
+    if owner_class is None or not isinstance(func, cst.Attribute) or func.attr.value == step.function.name.value:
+        return None
+    method, compiling = wrapped_methods(ctx, owner_class).get(func.attr.value, (None, None))
+    return compiling if method is step.function else None
 
 
 def _run_call(strategy: str, step: str):
@@ -1424,6 +1461,31 @@ def main(test):
              "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
              "call": "tf.distribute.get_strategy().run(self.train_step, args=(x, y))",
              "test": "@tf.function(jit_compile=True)\n    "}))),
+        # ... and the step compiled where the trainer is made (`self.step = tf.function(self.train_step)`),
+        # the loop calling that attribute: `jit_compile=True` goes on that call, the loop runs it
+        # through the current strategy.
+        Example(*(_TRAINER_CLASS.format(**parts).replace(
+            "        self.loss_fn", f"        self.step = tf.function(self.train_step{parts['jit']})\n        self.loss_fn")
+            for parts in (
+            {"loss": "", "compiled": "", "mean": "self.loss_fn(y, self.model(x))", "call": "self.step(x, y)",
+             "jit": ""},
+            {"loss": "reduction=tf.keras.losses.Reduction.NONE", "compiled": "",
+             "mean": "tf.reduce_mean(self.loss_fn(y, self.model(x)))",
+             "call": "tf.distribute.get_strategy().run(self.step, args=(x, y))", "jit": ", jit_compile=True"}))),
+        # ... and the trainer deriving from a plain class of the file (`class Trainer(Base):`): a trainer
+        # all the same, rewritten alike.
+        Example(*(_TRAINER_CLASS.format(**parts).replace(
+            "class Trainer:\n", "class Base:\n    def log(self, text):\n        print(text)\n\n\nclass Trainer(Base):\n")
+            for parts in _COMPILED_TRAINER_PARTS)),
+        # ... and the trainer's epoch loop in its base class, which leaves the step to it (`raise
+        # NotImplementedError`): the loop runs the subclass's step, rewritten alike.
+        Example(*(_TRAINER_CLASS.format(**parts).replace(
+            "class Trainer:\n", "class Base:\n    def train_step(self, x, y):\n        raise NotImplementedError\n\n"
+            "    def fit(self, dataset, epochs):\n        for epoch in range(epochs):\n            for x, y in dataset:\n"
+            f"                {parts['call']}\n\n\nclass Trainer(Base):\n").replace(
+            "\n    def fit(self, dataset, epochs):\n        for epoch in range(epochs):\n            for x, y in dataset:\n"
+            f"                {parts['call']}\n\n\ndef main", "\n\ndef main")
+            for parts in _COMPILED_TRAINER_PARTS)),
         # ... and an evaluation loop of the trainer that calls its model itself, eagerly: reported.
         Example(*(_TRAINER_CLASS.format(**parts).replace("    def fit(self, dataset, epochs):\n", (
             "    def score(self, dataset):\n        for x, y in dataset:\n"
@@ -1887,7 +1949,15 @@ def main(test):
                 ctx.report(self.code, step.call, plan.problem, fixed=False)
                 continue
             if plan.mode == "step":
-                if id(step.function) not in decorated:
+                compiling = _compiling_call(ctx, step)
+                if compiling is not None:
+                    if id(compiling) not in decorated:  # compiled where it is made: `jit_compile=True` there
+                        decorated.add(id(compiling))
+                        compiled.add(name)
+                        ctx.replace(compiling, _jit_compiled)
+                        self._report_changing_shapes(ctx, step.function, tf)
+                        self._report_uint8_signature(ctx, step.function, tf)
+                elif id(step.function) not in decorated:
                     decorated.add(id(step.function))
                     compiled.add(name)
                     ctx.replace(step.function, _decorated(tf))
@@ -1916,7 +1986,9 @@ def main(test):
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 called = f" (which `{held}` holds)" if held != name and not method else ""
-                ctx.report(self.code, step.call, f"`{held if method else name}`{called} is compiled (`@{tf}.function(jit_compile=True)`) "
+                how = (f"`{tf}.function(self.{name}, jit_compile=True)`" if compiling is not None
+                       else f"`@{tf}.function(jit_compile=True)`")
+                ctx.report(self.code, step.call, f"`{held if method else name}`{called} is compiled ({how}) "
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
                 self._report_changing_numbers(ctx, step, name)
                 continue
@@ -2203,10 +2275,8 @@ def main(test):
         labels, which the signature refuses with a TypeError."""
         if not any(report.code == _UINT8_CAST and report.fixed for report in ctx.reports):
             return
-        for decorator in function.decorators:
-            node = decorator.decorator
-            signature = keyword(node, "input_signature") if isinstance(node, cst.Call) and dotted_name(
-                node.func) == f"{tf}.function" else None
+        for node in _compiling_calls(ctx, function, tf):
+            signature = keyword(node, "input_signature")
             uint8 = [part for part in walk(signature.value) if isinstance(part, cst.Attribute) and part.attr.value ==
                      "uint8" or isinstance(part, cst.SimpleString) and part.evaluated_value == "uint8"] if signature else []
             if uint8:
@@ -2220,10 +2290,7 @@ def main(test):
         """A step the script traces for inputs of changing shapes (``reduce_retracing=True``,
         ``experimental_relax_shapes=True``, an ``input_signature`` with a ``None`` dimension): compiled
         for the IPU, each new shape is a new program."""
-        for decorator in function.decorators:
-            node = decorator.decorator
-            if not (isinstance(node, cst.Call) and dotted_name(node.func) == f"{tf}.function"):
-                continue
+        for node in _compiling_calls(ctx, function, tf):
             relaxed = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value in _RELAXED_SHAPES
                        and is_name(arg.value, "True")]
             if relaxed:

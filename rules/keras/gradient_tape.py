@@ -9,7 +9,7 @@ from porter.rules.keras._analysis.inline_step import inline_steps
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
-                                                plain_functions, updates_weights)
+                                                method_of_attribute, plain_functions, updates_weights)
 from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
                                               subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
@@ -441,6 +441,40 @@ class GradientTape(Rule):
                 trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
                 losses = [trainer.step(x, y) for x, y in dataset]
             """),
+        # A subclass's compiled step that its base class's training loop calls (`BaseTrainer.fit`),
+        # where another subclass has a step of its own: the loop may run either, and the porter
+        # rewrites it for neither. Reported, naming that loop's method, and asking for
+        # `jit_compile=True` on the `@tf.function` the step has.
+        Example("""\
+            import tensorflow as tf
+
+
+            class BaseTrainer:
+                def fit(self, dataset):
+                    for x, y in dataset:
+                        self.train_step(x, y)
+
+
+            class Baseline(BaseTrainer):
+                def train_step(self, x, y):
+                    return 0.0
+
+
+            class Trainer(BaseTrainer):
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.optimizer = tf.keras.optimizers.SGD(0.1)
+
+                @tf.function
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+
+            Trainer().fit(dataset)
+            """),
     )
 
     def run(self, ctx) -> None:
@@ -530,9 +564,12 @@ class GradientTape(Rule):
             # optimizer it reaches through `self`: only the compilation and `strategy.run` are missing.
             scope = ("(its calls already run in `strategy.scope()`)" if self._called_in_scope(ctx, function)
                      else "and create the model and optimizer inside `strategy.scope()`")
+            # An existing `@tf.function` only lacks `jit_compile=True`: a second decorator would wrap it twice.
+            compile_it = ("give its `@tf.function` `jit_compile=True`" if is_tf_function(ctx, function)
+                          else "decorate it with `@tf.function(jit_compile=True)`")
             return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
-                    "does not rewrite: decorate it with `@tf.function(jit_compile=True)`, call it through "
-                    f"`strategy.run(...)` {scope} (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
+                    f"does not rewrite{self._called_from_other_classes(ctx, function, owner)}: {compile_it}, call it "
+                    f"through `strategy.run(...)` {scope} (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
         if loop is not None or function is None:
             return ("the training step is written inline where the porter cannot move it into a function (it "
                     "moves a step written in the body of a loop or of an `if` in it, not in a `with`, a `try` or outside a "
@@ -656,6 +693,19 @@ class GradientTape(Rule):
         return found
 
     @staticmethod
+    def _called_from_other_classes(ctx, method: cst.FunctionDef, owner: cst.ClassDef) -> str:
+        """`` where ... `` naming the methods of other classes (a base class's training loop,
+        ``BaseTrainer.fit``) that call ``method`` through ``self``, when every call is in one: the
+        porter rewrites the loops of the step's own class only."""
+        callers = [ctx.enclosing_function(call) for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                   and is_name(call.func.value, "self") and call.func.attr.value == method.name.value]
+        classes = [ctx.enclosing(caller, cst.ClassDef) if caller is not None else None for caller in callers]
+        if not callers or any(cls is None or cls is owner for cls in classes):
+            return ""
+        names = sorted({f"`{cls.name.value}.{caller.name.value}`" for cls, caller in zip(classes, callers)})
+        return f" where a method of another class calls it ({', '.join(names)})"
+
+    @staticmethod
     def _run_calls(ctx):
         """Per function name, the ``<strategy>.run(name, ...)`` calls that run it (a method of the
         class the call is in for ``self.strategy.run(self.train_step, ...)``)."""
@@ -664,7 +714,9 @@ class GradientTape(Rule):
             args = positional(call)
             fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
             if isinstance(fn, cst.Attribute) and is_name(fn.value, "self"):
-                fn = fn.attr
+                owner_class = ctx.enclosing(call, cst.ClassDef)
+                method = method_of_attribute(ctx, owner_class, fn.attr.value) if owner_class is not None else None
+                fn = method.name if method is not None else fn.attr  # `self.train_step = tf.function(self._step)`
             if isinstance(fn, cst.Name):
                 found.setdefault(fn.value, []).append(call)
         for name, steps in made_steps(ctx).items():  # `strategy.run(step_fn, ...)` runs the step it holds

@@ -19,7 +19,8 @@ from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, eager_calls, evaluation_calls,
                                                 is_tf_function, method_step_calls, probes_model, reaches_models,
-                                                run_calls, step_calls, trains, updates_weights)
+                                                run_calls, step_calls, trains, updates_weights,
+                                                wrapped_methods)
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -296,7 +297,9 @@ def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[s
     tested = not any(ctx.enclosing_function(tape) is step.function for tape, _ in ctx.calls_to(*TAPES))
     if not tested and not trains(ctx, step.function):
         return _no_weight_update(name, step)
-    eager = eager_calls(ctx, step.function.body, traced=is_tf_function(ctx, step.function))
+    compiled = is_tf_function(ctx, step.function) or any(
+        wrapped is step.function for wrapped, _ in wrapped_methods(ctx, owner_class).values())
+    eager = eager_calls(ctx, step.function.body, traced=compiled)
     if eager:
         return (f"`{name}` needs Python while it runs ({', '.join(eager)}): it cannot be compiled for "
                 "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "

@@ -309,32 +309,102 @@ def method_step_calls(ctx: FileContext) -> List[StepCall]:
         for tape, _ in ctx.calls_to(*TAPES):
             step = ctx.enclosing_function(tape)
             owner = ctx.parent(ctx.parent(step)) if step is not None else None
-            if not isinstance(owner, cst.ClassDef) or not _plain_class(owner) or any(step is seen for seen in steps):
+            if not isinstance(owner, cst.ClassDef) or not _plain_class(ctx, owner) or any(step is seen for seen in steps):
                 continue
             steps.append(step)
+            wrappers = wrapped_methods(ctx, owner)
+            compiled = {id(wrapped) for wrapped, _ in wrappers.values()}
             # The class's test step beside it: a `tf.function` that calls what the tape's code calls on
             # `self` (the model), without a tape of its own.
             taped = {node.func.attr.value for node in walk(step.body) if isinstance(node, cst.Call)
                      and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")}
             tests = [method for method in owner.body.body if isinstance(method, cst.FunctionDef)
-                     and method is not step and is_tf_function(ctx, method) and not any(
+                     and method is not step and (is_tf_function(ctx, method) or id(method) in compiled) and not any(
                          ctx.enclosing_function(other) is method for other, _ in ctx.calls_to(*TAPES))
                      and any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                              and is_name(node.func.value, "self") and node.func.attr.value in taped
                              for node in walk(method.body))]
             for method in [step, *tests]:
-                for call in walk(owner):
-                    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
-                            call.func.value, "self") and call.func.attr.value == method.name.value):
-                        found.extend(_loop_calls_at(ctx, call, method, nested=False))
+                # The method's own name, and the attributes that hold it compiled (`self.train_step =
+                # tf.function(self._train_step)`): the loop calls either.
+                names = {method.name.value} | {attribute for attribute, (wrapped, _) in wrappers.items()
+                                               if wrapped is method}
+                # Its own loops, and those of the base classes that leave the step to it (`BaseTrainer.fit`).
+                for home in (owner, *_bases_leaving(ctx, owner, method.name.value)):
+                    for call in walk(home):
+                        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(
+                                call.func.value, "self") and call.func.attr.value in names):
+                            found.extend(_loop_calls_at(ctx, call, method, nested=False))
         return found
 
     return ctx.shared(_METHOD_STEP_CALLS, find)
 
 
-def _plain_class(owner: cst.ClassDef) -> bool:
-    """A class of its own (``class Trainer:``), not a Keras model, layer or ``tf.Module``."""
-    return all(is_name(base.value, "object") for base in owner.bases)
+def _bases_leaving(ctx: FileContext, owner: cst.ClassDef, name: str) -> List[cst.ClassDef]:
+    """The classes of the file ``owner`` derives from whose training loop calls ``self.<name>``
+    while only ``owner`` defines it (``class BaseTrainer:`` with ``def fit``, ``class
+    Trainer(BaseTrainer):`` with the step): each defines ``name`` only to be overridden (``raise
+    NotImplementedError``, ``pass``) or not at all, and ``owner`` is its one subclass of the file, so
+    its calls of ``self.<name>`` always run ``owner``'s."""
+    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+    found: List[cst.ClassDef] = []
+    below = owner
+    while len(below.bases) == 1 and isinstance(below.bases[0].value, cst.Name):
+        base = classes.get(below.bases[0].value.value)
+        if base is None or any(base is seen for seen in found) or not _abstract(method_named(base, name)) or [
+                node for node in classes.values() if any(is_name(arg.value, base.name.value) for arg in node.bases)
+        ] != [below]:
+            break
+        found.append(base)
+        below = base
+    return found
+
+
+def _abstract(method: Optional[cst.FunctionDef]) -> bool:
+    """No method, or one that only says it is to be overridden: ``raise NotImplementedError``,
+    ``pass``, ``...``, a docstring."""
+    if method is None:
+        return True
+    for statement in method.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Pass) or isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.Ellipsis, cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        raised = small.exc if isinstance(small, cst.Raise) else None
+        if raised is not None and (is_name(raised, "NotImplementedError") or isinstance(raised, cst.Call) and is_name(
+                raised.func, "NotImplementedError")):
+            continue
+        return False
+    return True
+
+
+def wrapped_methods(ctx: FileContext, owner: cst.ClassDef) -> Dict[str, Tuple[cst.FunctionDef, cst.Call]]:
+    """The attributes a class's methods set to one of its methods compiled by a call of
+    ``tf.function`` (``self.train_step = tf.function(self._train_step)`` in ``__init__``), by
+    attribute name: the method, and the call that compiles it."""
+    found: Dict[str, Tuple[cst.FunctionDef, cst.Call]] = {}
+    for assign in walk(owner.body):
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        target, value = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Attribute) and is_name(target.value, "self") and isinstance(value, cst.Call)
+                and ctx.qualified_name(value.func) in FUNCTIONS and value.args and value.args[0].keyword is None):
+            continue
+        handed = value.args[0].value
+        method = method_named(owner, handed.attr.value) if isinstance(handed, cst.Attribute) and is_name(
+            handed.value, "self") else None
+        if method is not None and ctx.enclosing(assign, cst.ClassDef) is owner:
+            found[target.attr.value] = (method, value)
+    return found
+
+
+def _plain_class(ctx: FileContext, owner: cst.ClassDef, seen: FrozenSet[str] = frozenset()) -> bool:
+    """A class of its own (``class Trainer:``), not a Keras model, layer or ``tf.Module``: its
+    bases, if any, are ``object`` or classes of its own of the file (``class Trainer(BaseTrainer):``)."""
+    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+    return all(is_name(base.value, "object") or isinstance(base.value, cst.Name) and base.value.value not in seen
+               and base.value.value in classes and ctx.qualified_name(base.value) is None
+               and _plain_class(ctx, classes[base.value.value], seen | {owner.name.value}) for base in owner.bases)
 
 
 def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
@@ -432,7 +502,7 @@ def _method_run_calls(ctx: FileContext) -> List[StepCall]:
             and call.args else None
         owner = ctx.enclosing(call, cst.ClassDef) if isinstance(handed, cst.Attribute) and is_name(
             handed.value, "self") else None
-        step = method_named(owner, handed.attr.value) if owner is not None else None
+        step = method_of_attribute(ctx, owner, handed.attr.value) if owner is not None else None
         if step is None:
             continue
         direct = _loop_calls_at(ctx, call, step, nested=True)
@@ -452,6 +522,13 @@ def method_named(owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     """The method ``name`` the class ``owner`` defines, if it does."""
     return next((node for node in owner.body.body if isinstance(node, cst.FunctionDef) and node.name.value == name),
                 None)
+
+
+def method_of_attribute(ctx: FileContext, owner: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``self.<name>`` runs in the class ``owner``: the method of that name, or the one an
+    attribute of that name holds compiled (``self.train_step = tf.function(self._train_step)``)."""
+    wrapped = wrapped_methods(ctx, owner).get(name)
+    return method_named(owner, name) or (wrapped[0] if wrapped is not None else None)
 
 
 def instance_of(ctx: FileContext, receiver: cst.BaseExpression, owner: cst.ClassDef) -> bool:
