@@ -6,7 +6,7 @@ from porter.context import code_of
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
-from porter.rules.keras._analysis.python_data import python_data_kind
+from porter.rules.keras._analysis.python_data import BATCH_KINDS, NUMPY_ITERATOR, python_data_kind
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
@@ -21,9 +21,20 @@ _RESHAPING_METHODS = frozenset({"padded_batch", "flat_map", "interleave", "apply
 _RESHAPING_FUNCTIONS = frozenset({"ensure_shape", "set_shape", "reshape", "resize", "resize_with_pad",
                                   "resize_with_crop_or_pad", "pad", "pad_to_bounding_box", "crop_to_bounding_box",
                                   "random_crop", "to_tensor", "pad_sequences"})
-_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
-           "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
-           "`.batch(..., drop_remainder=True)`")
+_REJECTED = "the IPU must know data shapes ahead of time and rejects it (ValueError)"
+# A generator may yield samples or whole batches (`yield x[i:i + size], y[i:i + size]`): batching
+# whole batches again would give the model inputs of one more dimension.
+_ADVICE = (f"{_REJECTED}; wrap it in `tf.data.Dataset.from_generator(..., output_signature=...)` with static "
+           "shapes, then `.batch(n, drop_remainder=True)` if it yields one sample at a time; if it yields whole "
+           "batches, put the batch size first in each shape, batch no further, and yield full batches only (a "
+           "last partial batch has another shape)")
+# A Sequence (and what derives from it) gives whole batches, by index, up to its `len()`.
+_BATCHES_ADVICE = (f"{_REJECTED}; its items are whole batches: read them with `tf.data.Dataset.from_generator("
+                   "lambda: ({name}[i] for i in range(len({name}))), output_signature=...)`, the batch size first in "
+                   "each `tf.TensorSpec` shape and no `.batch()` after it, and count full batches only in the "
+                   "`range` (a last partial batch has another shape)")
+_ITERATOR_ADVICE = (f"{_REJECTED}; give `{{method}}` the `tf.data` dataset itself, without `.as_numpy_iterator()` "
+                    "(batched with `drop_remainder=True`)")
 
 
 class GeneratorInput(Rule):
@@ -37,9 +48,11 @@ class GeneratorInput(Rule):
         "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
         "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
         "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you. Such data is followed "
-        "through variables (also unpacked from a returned tuple), what the file's functions and methods return and "
-        "what the callers of a function give for its parameter. A `from_generator` "
+        "`output_signature` of static shapes, which the porter cannot write for you: a Sequence (a `PyDataset`, "
+        "an `ImageDataGenerator` flow) gives whole batches, read by index with the batch size declared first in "
+        "each shape and not batched again, and a dataset's `as_numpy_iterator()` is replaced by the dataset "
+        "itself. Such data is followed through variables (also unpacked from a returned tuple), what the file's "
+        "functions and methods return and what the callers of a function give for its parameter. A `from_generator` "
         "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
         "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
         "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
@@ -365,13 +378,16 @@ class GeneratorInput(Rule):
             given = argument(call, "generator", 0)
             if given is not None and not given.star and is_dataset(ctx, given.value):
                 continue
+            what = python_data_kind(ctx, given.value) if given is not None and not given.star else None
+            advice = _advice(ctx, given.value, what, method) if what is not None else _ADVICE
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
-                       f"{_ADVICE}", fixed=False)
+                       f"{advice}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
                 what = python_data_kind(ctx, value)
                 if what is not None:
-                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_ADVICE}", fixed=False)
+                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(ctx, value, what, method)}",
+                               fixed=False)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
             if keyword(call, "output_signature") is None and keyword(call, "output_shapes") is None \
                     and len(call.args) < 3:
@@ -396,6 +412,16 @@ class GeneratorInput(Rule):
                 if message is not None:
                     done.add(id(made.maker))
                     ctx.report(self.code, made.maker, message, fixed=False)
+
+
+def _advice(ctx, value: cst.BaseExpression, what: str, method: str) -> str:
+    """What to do with the Python data ``value`` (``what`` it is) that ``method`` is given."""
+    if what in BATCH_KINDS:
+        name = value.value if isinstance(value, cst.Name) else "sequence"
+        return _BATCHES_ADVICE.format(name=name)
+    if what == NUMPY_ITERATOR:
+        return _ITERATOR_ADVICE.format(method=method)
+    return _ADVICE
 
 
 def _batching_after(ctx, made: MadeDataset) -> Optional[Tuple[bool, bool]]:

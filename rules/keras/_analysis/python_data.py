@@ -20,6 +20,12 @@ SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 # that Keras 2.6 does not have it at all).
 PY_DATASETS = ("keras.utils.PyDataset",)
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+# The kinds `python_data_kind` names: those that give whole batches by index, and a dataset's NumPy iterator.
+SEQUENCE = "a `keras.utils.Sequence`"
+PY_DATASET = "a `keras.utils.PyDataset`"
+IMAGE_FLOW = "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+BATCH_KINDS = frozenset({SEQUENCE, PY_DATASET, IMAGE_FLOW})
+NUMPY_ITERATOR = "a NumPy iterator"
 _DEPTH = 3  # how many variables, returns and parameters a value is followed through
 
 
@@ -56,13 +62,13 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
     if isinstance(func, cst.Name) and func.value in sequences:
         return _sequence_kind(ctx, sequences[func.value], sequences)
     if ctx.keras_name(func) in SEQUENCES:
-        return "a `keras.utils.Sequence`"
+        return SEQUENCE
     if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
-        return "a NumPy iterator"
+        return NUMPY_ITERATOR
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
         return "a Python iterator"
     if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
-        return "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+        return IMAGE_FLOW
     returned = _returned(ctx, value)  # `def get_data(): return Frames(...)`
     if depth < _DEPTH:
         kinds = [_kind(ctx, made, generators, sequences, depth + 1) for made in returned]
@@ -75,10 +81,10 @@ def _sequence_kind(ctx, sequence: cst.ClassDef, sequences) -> str:
     """What the Sequence-like class ``sequence`` of the file is, by the Keras base it derives from."""
     for base in sequence.bases:
         if ctx.keras_name(base.value) in PY_DATASETS:
-            return "a `keras.utils.PyDataset`"
+            return PY_DATASET
         if isinstance(base.value, cst.Name) and base.value.value in sequences:
             return _sequence_kind(ctx, sequences[base.value.value], sequences)
-    return "a `keras.utils.Sequence`"
+    return SEQUENCE
 
 
 def _assigned_values(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
