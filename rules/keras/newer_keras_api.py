@@ -9,6 +9,7 @@ from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.keras26 import MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
+from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
 
@@ -129,6 +130,12 @@ _MODEL_METHODS: Dict[str, str] = {
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
+# Methods newer Keras (2.13 and 3) gives every model, called on the model from outside.
+_EXPORT_METHODS: Dict[str, str] = {
+    "export": "save the model for serving as a SavedModel folder with `model.save(path, save_format=\"tf\")` "
+              "or `tf.saved_model.save(model, path)`",
+}
+
 # Layers whose call takes `use_causal_mask=` only after Keras 2.6.
 _ATTENTION_LAYERS = ("keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention")
 
@@ -167,7 +174,7 @@ class NewerApi(Rule):
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
-        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), and the packages built on Keras 3 "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, and the packages built on Keras 3 "
         "(`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
@@ -336,6 +343,17 @@ class NewerApi(Rule):
             labels = keras.utils.to_categorical(labels, 10)
             """,
         ),
+        # A model exported for serving, as Keras 2.13+ does it.
+        Example(
+            """\
+            import keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, epochs=2)
+            model.export("serving/1")
+            """,
+        ),
         # What Keras 2.6 has: nothing to say.
         Example(
             """\
@@ -354,6 +372,7 @@ class NewerApi(Rule):
             train_ds = tf.keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             pool.apply(work, args)
+            table.export("results.csv")
             labels = tf.keras.utils.to_categorical(labels, 10)
 
 
@@ -393,6 +412,7 @@ class NewerApi(Rule):
         self._report_causal_masks(ctx)
         self._report_optimizer_apply(ctx)
         self._report_model_methods(ctx)
+        self._report_export(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
         package = qualified.split(".")[0]
@@ -482,6 +502,20 @@ class NewerApi(Rule):
                     and ctx.enclosing(call, cst.ClassDef) in keras_classes:
                 ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
                            f"{_MODEL_METHODS[method]}", fixed=False)
+
+
+    def _report_export(self, ctx) -> None:
+        """``model.export("serving")`` on a Keras model of the file, once per method: Keras 2.13+'s."""
+        plan = model_plan(ctx)
+        models = plan.model_names | plan.compiled_names
+        reported: Set[str] = set()
+        for call, method in method_calls(ctx, *_EXPORT_METHODS):
+            receiver = call.func.value
+            if method not in reported and isinstance(receiver, cst.Name) and receiver.value in models \
+                    and ctx.qualified_name(receiver) is None:
+                reported.add(method)
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
+                           f"{_EXPORT_METHODS[method]}", fixed=False)
 
 
 def _newer(name: str) -> Optional[Tuple[str, str]]:
