@@ -94,6 +94,30 @@ class GeneratorInput(Rule):
             model.fit(pages, epochs=2)
             """,
         ),
+        # The same, the shape spelled as a batch dimension put before a constant of the file.
+        Example(
+            """\
+            import tensorflow as tf
+
+            FRAME = (96, 96, 3)
+            frames = tf.data.Dataset.from_generator(frame_batches, output_signature=(
+                tf.TensorSpec(shape=(None,) + FRAME, dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("frames.keras")
+            model.fit(frames, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            FRAME = (96, 96, 3)
+            frames = tf.data.Dataset.from_generator(frame_batches, output_signature=(
+                tf.TensorSpec(shape=(None, *FRAME), dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("frames.keras")
+            model.fit(frames.unbatch().batch(16, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
+        ),
         # Batched again after `unbatch()`: the batch size is fixed, and nothing else is unknown.
         Example(
             """\
@@ -501,6 +525,36 @@ def _resolved(ctx, node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+def _dimensions(ctx, shape: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The dimensions of a declared ``shape`` as far as they can be read from its start: a tuple or
+    list, also spelled ``(None,) + IMAGE_SHAPE`` or ``(None, *IMAGE_SHAPE)`` with a constant of the
+    file. What follows a part that cannot be read is left out (its dimensions have no known place)."""
+    shape = _resolved(ctx, shape)
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
+        left = _dimensions(ctx, shape.left)
+        return left + _dimensions(ctx, shape.right) if _readable(ctx, shape.left) else left
+    if not isinstance(shape, (cst.Tuple, cst.List)):
+        return []
+    dimensions: List[cst.BaseExpression] = []
+    for element in shape.elements:
+        if isinstance(element, cst.StarredElement):
+            dimensions.extend(_dimensions(ctx, element.value))
+            if not _readable(ctx, element.value):
+                break
+        else:
+            dimensions.append(element.value)
+    return dimensions
+
+
+def _readable(ctx, shape: cst.BaseExpression) -> bool:
+    """Whether every dimension of ``shape`` has a known place (see ``_dimensions``)."""
+    shape = _resolved(ctx, shape)
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
+        return _readable(ctx, shape.left) and _readable(ctx, shape.right)
+    return isinstance(shape, (cst.Tuple, cst.List)) and all(
+        not isinstance(element, cst.StarredElement) or _readable(ctx, element.value) for element in shape.elements)
+
+
 def _unknown_dimensions_message(ctx, shapes: List[cst.BaseExpression], unbatched: bool,
                                 batched: bool) -> Optional[str]:
     """What to say of the declared ``shapes`` of one ``from_generator`` with ``None`` in them, or
@@ -512,8 +566,7 @@ def _unknown_dimensions_message(ctx, shapes: List[cst.BaseExpression], unbatched
                 "declare the static shape of each element")
     batches, lengths = [], []
     for shape in shapes:
-        unknown = [index for index, element in enumerate(shape.elements) if is_name(element.value, "None")] if (
-            isinstance(shape, (cst.Tuple, cst.List))) else []
+        unknown = [index for index, dimension in enumerate(_dimensions(ctx, shape)) if is_name(dimension, "None")]
         if unknown and unknown[0] == 0 and (unbatched or not batched):
             unknown = unknown[1:]
             if not unbatched:  # the batch size, unless the batching after `unbatch()` fixes it
