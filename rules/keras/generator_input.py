@@ -30,9 +30,9 @@ _ADVICE = (f"{_REJECTED}; wrap it in `tf.data.Dataset.from_generator(..., output
            "last partial batch has another shape)")
 # A Sequence (and what derives from it) gives whole batches, by index, up to its `len()`.
 _BATCHES_ADVICE = (f"{_REJECTED}; its items are whole batches: read them with `tf.data.Dataset.from_generator("
-                   "lambda: ({name}[i] for i in range(len({name}))), output_signature=...)`, the batch size first in "
-                   "each `tf.TensorSpec` shape and no `.batch()` after it, and count full batches only in the "
-                   "`range` (a last partial batch has another shape)")
+                   "lambda: ({name}[i] for i in range(len({name}))), output_signature=...)`{held}, the batch size "
+                   "first in each `tf.TensorSpec` shape and no `.batch()` after it, and count full batches only in "
+                   "the `range` (a last partial batch has another shape)")
 _ITERATOR_ADVICE = (f"{_REJECTED}; give `{{method}}` the `tf.data` dataset itself, without `.as_numpy_iterator()` "
                     "(batched with `drop_remainder=True`)")
 
@@ -441,8 +441,9 @@ class GeneratorInput(Rule):
 def _advice(ctx, value: cst.BaseExpression, what: str, method: str) -> str:
     """What to do with the Python data ``value`` (``what`` it is) that ``method`` is given."""
     if what in BATCH_KINDS:
-        name = value.value if isinstance(value, cst.Name) else "sequence"
-        return _BATCHES_ADVICE.format(name=name)
+        if isinstance(value, cst.Name):
+            return _BATCHES_ADVICE.format(name=value.value, held="")
+        return _BATCHES_ADVICE.format(name="sequence", held=f" (`sequence = {code_of(ctx, value)}`)")
     if what == NUMPY_ITERATOR:
         return _ITERATOR_ADVICE.format(method=method)
     return _ADVICE
