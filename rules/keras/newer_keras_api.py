@@ -27,6 +27,15 @@ _MODULES: Dict[str, str] = {
                           "IPU is replicated over the IPUs selected)",
 }
 
+# Keras 3's image augmentation and audio layers, and its layers that wrap another backend's code.
+_AUGMENT = ("augment the images in the `tf.data` pipeline (`tf.image`), or with Keras 2.6's preprocessing layers "
+            "(`RandomFlip`, `RandomRotation`, `RandomZoom`, `RandomContrast`, `RandomTranslation`...)")
+_MIX = ("mix the batches, images and labels alike, in the `tf.data` pipeline after `.batch(n, drop_remainder=True)` "
+        "(a `map` that draws the mixing weights with `tf.random`)")
+_SPECTROGRAM = ("compute the spectrogram in the `tf.data` pipeline (`tf.signal.stft`, "
+                "`tf.signal.linear_to_mel_weight_matrix`)")
+_OTHER_BACKEND = "Keras 2.6 runs TensorFlow code only: write the module with Keras layers"
+
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
          "file, any other a SavedModel folder)")
 _SERIALIZE = "use the same name under `tensorflow.keras.utils`"
@@ -62,6 +71,20 @@ _NAMES: Dict[str, str] = {
     "keras.layers.SpectralNormalization": _NONE,
     "keras.layers.RandomBrightness": "adjust the images in the `tf.data` pipeline (`tf.image.random_brightness`)",
     "keras.layers.RandomGrayscale": _NONE,
+    **{f"keras.layers.{layer}": _AUGMENT for layer in (
+        "RandAugment", "AugMix", "Solarization", "Equalization", "AutoContrast",
+        "RandomColorJitter", "RandomColorDegeneration", "RandomHue", "RandomSaturation", "RandomSharpness",
+        "RandomShear", "RandomPosterization", "RandomInvert", "RandomErasing", "RandomGaussianBlur",
+        "RandomPerspective", "RandomElasticTransform")},
+    "keras.layers.MixUp": _MIX,
+    "keras.layers.CutMix": _MIX,
+    "keras.layers.Pipeline": "apply the layers one after the other (a `keras.Sequential` of them)",
+    "keras.layers.MelSpectrogram": _SPECTROGRAM,
+    "keras.layers.STFTSpectrogram": _SPECTROGRAM,
+    "keras.layers.GroupQueryAttention": _NONE,
+    "keras.layers.TorchModuleWrapper": _OTHER_BACKEND,
+    "keras.layers.JaxLayer": _OTHER_BACKEND,
+    "keras.layers.FlaxLayer": _OTHER_BACKEND,
     "keras.layers.HashedCrossing": _NONE,
     "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
     "keras.losses.BinaryFocalCrossentropy": _NONE,
@@ -174,8 +197,8 @@ class NewerApi(Rule):
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
-        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, and the packages built on Keras 3 "
-        "(`keras_core`, `keras_hub`). On the IPU each one fails "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, "
+        "and the packages built on Keras 3 (`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
         "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
@@ -341,6 +364,16 @@ class NewerApi(Rule):
             import keras
 
             labels = keras.utils.to_categorical(labels, 10)
+            """,
+        ),
+        # Keras 3's augmentation and audio layers.
+        Example(
+            """\
+            import keras
+            from keras import layers
+
+            augment = keras.Sequential([layers.RandomFlip("horizontal"), layers.RandAugment(value_range=(0, 255))])
+            spectrogram = layers.MelSpectrogram(num_mel_bins=64)
             """,
         ),
         # A model exported for serving, as Keras 2.13+ does it.
