@@ -209,6 +209,28 @@ class GeneratorInput(Rule):
                 model.fit(train_data, epochs=2)
             """,
         ),
+        # A generator method of a class of the file, called on an instance given as a parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Loader:
+                def __init__(self, rows):
+                    self.rows = rows
+
+                def batches(self, size):
+                    while True:
+                        yield read_batch(self.rows, size)
+
+
+            def train(model, loader):
+                model.fit(loader.batches(16), steps_per_epoch=50, epochs=2)
+
+
+            train(tf.keras.models.load_model("rows.keras"), Loader(rows))
+            """,
+        ),
         # Keras 3's `PyDataset`, the successor of `Sequence`, through a class of the file.
         Example(
             """\

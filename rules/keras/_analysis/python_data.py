@@ -11,9 +11,10 @@ import libcst as cst
 
 from porter.context import FileContext
 from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
+from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
 from porter.cstutil import element_at, simple_assign, target_place
-from porter.scopes import bindings_of, called_method_returns, called_returns, owner, values_of
+from porter.scopes import bindings_of, called_method_returns, called_returns, instance_class, owner, values_of
 
 SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 # Keras 3's successor of `Sequence`, which Keras on the IPU would refuse the same way (IPU163 says
@@ -59,6 +60,8 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
             and func.attr.value in generators:
         return "a Python generator"
+    if isinstance(func, cst.Attribute) and func.attr.value in generators and _generator_method(ctx, func, generators):
+        return "a Python generator"
     if isinstance(func, cst.Name) and func.value in sequences:
         return _sequence_kind(ctx, sequences[func.value], sequences)
     if ctx.keras_name(func) in SEQUENCES:
@@ -75,6 +78,20 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         if kinds and all(kinds):
             return kinds[-1]
     return None
+
+
+def _generator_method(ctx: FileContext, func: cst.Attribute, generators) -> bool:
+    """``loader.batches`` is a generator method of a class of the file: ``loader`` is made from that
+    class where it is assigned or, a parameter, in every call that gives it."""
+    receiver = func.value
+    if not isinstance(receiver, cst.Name) or ctx.qualified_name(receiver) is not None:
+        return False
+    scope = owner(ctx, receiver)
+    made = [receiver] if parameter_input(ctx, receiver, scope) is None else [
+        given for given, _, _ in given_arguments(ctx, receiver, scope, ())]
+    classes = [instance_class(ctx, node) for node in made]
+    return bool(classes) and all(found is not None and method_named(found, func.attr.value) is generators[
+        func.attr.value] for found in classes)
 
 
 def _sequence_kind(ctx, sequence: cst.ClassDef, sequences) -> str:
