@@ -44,21 +44,21 @@ class GeneratorInput(Rule):
     frameworks = frozenset({KERAS})
     summary = "Warn about Python generators and `keras.utils.Sequence` data passed to `fit`/`evaluate`/`predict`."
     rationale = (
-        "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, "
-        "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
-        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
-        "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
+        "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, iterators and "
+        "`keras.utils.Sequence` objects (including `ImageDataGenerator.flow...` and `TimeseriesGenerator`) are "
+        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
         "`output_signature` of static shapes, which the porter cannot write for you: a Sequence (a `PyDataset`, "
         "an `ImageDataGenerator` flow) gives whole batches, read by index with the batch size declared first in "
         "each shape and not batched again, and a dataset's `as_numpy_iterator()` is replaced by the dataset "
         "itself. Such data is followed through variables (also unpacked from a returned tuple), what the file's "
-        "functions and methods return and what the callers of a function give for its parameter. A `from_generator` "
-        "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
-        "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
-        "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
-        "size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from element to "
-        "element, unless a `map` on the way sets the shapes. `fit_generator`, `evaluate_generator` and "
-        "`predict_generator` are reported unless given a `tf.data` dataset, which TensorFlow 2 hands on to "
+        "functions and methods return and what the callers of a function give for its parameter. A "
+        "`from_generator` given `output_types` only (elements of no known shape) is reported for the same reason,"
+        " and so is one whose declared shapes keep a `None` on the way to training (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches "
+        "(the batch size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from "
+        "element to element, unless a `map` on the way sets the shapes. `fit_generator`, `evaluate_generator` and"
+        " `predict_generator` are reported unless given a `tf.data` dataset, which TensorFlow 2 hands on to "
         "`fit`, `evaluate` and `predict`."
     )
     examples = (
@@ -207,6 +207,17 @@ class GeneratorInput(Rule):
                 train_data = Frames()
                 model = build()
                 model.fit(train_data, epochs=2)
+            """,
+        ),
+        # Keras's own Sequence of time-series windows.
+        Example(
+            """\
+            from tensorflow import keras
+            from tensorflow.keras.preprocessing.sequence import TimeseriesGenerator
+
+            windows = TimeseriesGenerator(readings, readings, length=24, batch_size=32)
+            model = keras.models.load_model("load.keras")
+            model.fit(windows, epochs=3)
             """,
         ),
         # A generator method of a class of the file, called on an instance given as a parameter.

@@ -25,7 +25,12 @@ _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
 SEQUENCE = "a `keras.utils.Sequence`"
 PY_DATASET = "a `keras.utils.PyDataset`"
 IMAGE_FLOW = "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
-BATCH_KINDS = frozenset({SEQUENCE, PY_DATASET, IMAGE_FLOW})
+TIMESERIES = "a `TimeseriesGenerator` (a `keras.utils.Sequence`)"
+BATCH_KINDS = frozenset({SEQUENCE, PY_DATASET, IMAGE_FLOW, TIMESERIES})
+# Keras's own Sequences, made directly (an `ImageDataGenerator`'s `flow...` makes its iterators too).
+_KERAS_SEQUENCES = {"keras.preprocessing.sequence.TimeseriesGenerator": TIMESERIES,
+                    "keras.preprocessing.image.DirectoryIterator": IMAGE_FLOW,
+                    "keras.preprocessing.image.NumpyArrayIterator": IMAGE_FLOW}
 NUMPY_ITERATOR = "a NumPy iterator"
 _DEPTH = 3  # how many variables, returns and parameters a value is followed through
 
@@ -66,6 +71,8 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         return _sequence_kind(ctx, sequences[func.value], sequences)
     if ctx.keras_name(func) in SEQUENCES:
         return SEQUENCE
+    if ctx.keras_name(func) in _KERAS_SEQUENCES:
+        return _KERAS_SEQUENCES[ctx.keras_name(func)]
     if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
         return NUMPY_ITERATOR
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
