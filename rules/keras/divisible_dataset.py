@@ -353,6 +353,35 @@ class DivisibleDataset(Rule):
             print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
             """),
         ),
+        # Named inputs of a model with several: a dict of array variables, itself in a variable, is
+        # padded input by input, as a list of them is.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("tickets.keras")
+            titles = np.load("titles.npy")
+            bodies = np.load("bodies.npy")
+            inputs = {"title": titles, "body": bodies}
+            priority, department = model.predict(inputs)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("tickets.keras")
+            titles = np.load("titles.npy")
+            bodies = np.load("bodies.npy")
+            inputs = {"title": titles, "body": bodies}
+            priority, department = cut_to_samples(model.predict(pad_to_multiple(inputs, 32)), inputs)
+            """),
+        ),
         # Images unpacked from one batch drawn from a dataset (`next(iter(...))`): arrays of a length the
         # port cannot read, padded like any array (not taken for a dataset made elsewhere).
         Example(

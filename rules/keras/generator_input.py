@@ -6,7 +6,7 @@ from porter.context import code_of
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import MadeDataset, made_datasets
-from porter.rules.keras._analysis.python_data import IMAGE_FLOW, python_data_kind
+from porter.rules.keras._analysis.python_data import BATCH_KINDS, NUMPY_ITERATOR, python_data_kind
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import DATA_METHODS, GENERATOR_METHODS, data_arguments, last_name, mapped_nodes, method_calls
 from porter.rule import KERAS, WARN, Example, Rule
@@ -21,34 +21,26 @@ _RESHAPING_METHODS = frozenset({"padded_batch", "flat_map", "interleave", "apply
 _RESHAPING_FUNCTIONS = frozenset({"ensure_shape", "set_shape", "reshape", "resize", "resize_with_pad",
                                   "resize_with_crop_or_pad", "pad", "pad_to_bounding_box", "crop_to_bounding_box",
                                   "random_crop", "to_tensor", "pad_sequences"})
-_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); wrap it in "
-           "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes and "
-           "`.batch(..., drop_remainder=True)`")
+_REJECTED = "the IPU must know data shapes ahead of time and rejects it (ValueError)"
+# A generator may yield samples or whole batches (`yield x[i:i + size], y[i:i + size]`): batching
+# whole batches again would give the model inputs of one more dimension.
+_ADVICE = (f"{_REJECTED}; wrap it in `tf.data.Dataset.from_generator(..., output_signature=...)` with static "
+           "shapes, then `.batch(n, drop_remainder=True)` if it yields one sample at a time; if it yields whole "
+           "batches, put the batch size first in each shape, batch no further, and yield full batches only (a "
+           "last partial batch has another shape)")
+# A Sequence (and what derives from it) gives whole batches, by index, up to its `len()`.
+_BATCHES_ADVICE = (f"{_REJECTED}; its items are whole batches: read them with `tf.data.Dataset.from_generator("
+                   "lambda: ({name}[i] for i in range(len({name}))), output_signature=...)`{held}, the batch size "
+                   "first in each `tf.TensorSpec` shape and no `.batch()` after it, and count full batches only in "
+                   "the `range` (a last partial batch has another shape)")
+_ITERATOR_ADVICE = (f"{_REJECTED}; give `{{method}}` the `tf.data` dataset itself, without `.as_numpy_iterator()` "
+                    "(batched with `drop_remainder=True`)")
 # `predict` must answer for every sample (a submission has a row per test id): a dropped last batch
 # would lose answers, so the advice is to pad the samples to whole batches and cut the answers back.
-_PREDICT_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); give `predict` "
-                   "the samples as an array, or a `tf.data.Dataset.from_generator(..., output_signature=...)` "
-                   "with static shapes, padded to a multiple of the batch size, and keep the answers for the "
-                   "real samples only: dropping the last partial batch (`drop_remainder=True`) would leave "
-                   "samples without an answer")
-
-# An `ImageDataGenerator` iterator gives whole batches (the last of each pass shorter) and never ends,
-# so the dataset made of it is batched again and `fit` is told how many batches an epoch has.
-_FLOW_ADVICE = ("the IPU must know data shapes ahead of time and rejects it (ValueError); it gives whole "
-                "batches, the last one of each pass shorter, and never ends: wrap it as "
-                "`tf.data.Dataset.from_generator(lambda: flow, output_signature=(tf.TensorSpec((None, height, "
-                "width, channels), tf.float32), tf.TensorSpec((None, ...), tf.float32)))` (the labels' shape "
-                "after its `class_mode`), batch it again with `.unbatch().batch(batch_size, drop_remainder=True)`"
-                " and give `{method}` {steps} of whole batches (`flow.n // batch_size`)")
-_FLOW_STEPS = {"fit": "`steps_per_epoch` (and `validation_steps`)", "evaluate": "`steps`"}
-
-
-def _advice(method: str, what: str = "") -> str:
-    if method.startswith("predict"):
-        return _PREDICT_ADVICE
-    if what == IMAGE_FLOW and method in _FLOW_STEPS:
-        return _FLOW_ADVICE.format(method=method, steps=_FLOW_STEPS[method])
-    return _ADVICE
+_PREDICT_ADVICE = (f"{_REJECTED}; give `predict` the samples as an array, or a "
+                   "`tf.data.Dataset.from_generator(..., output_signature=...)` with static shapes, padded to a "
+                   "multiple of the batch size, and keep the answers for the real samples only: dropping the last "
+                   "partial batch (`drop_remainder=True`) would leave samples without an answer")
 
 
 class GeneratorInput(Rule):
@@ -58,22 +50,22 @@ class GeneratorInput(Rule):
     frameworks = frozenset({KERAS})
     summary = "Warn about Python generators and `keras.utils.Sequence` data passed to `fit`/`evaluate`/`predict`."
     rationale = (
-        "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, "
-        "iterators and `keras.utils.Sequence` objects (including `ImageDataGenerator.flow...`) are "
-        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU "
-        "from TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
-        "`output_signature` of static shapes, which the porter cannot write for you; an `ImageDataGenerator` "
-        "iterator gives whole batches, the last one shorter, and never ends, so the dataset is batched again "
-        "and `fit` given its steps, and the data of `predict` is padded to whole batches, never cut: a "
-        "submission needs an answer for every sample. Such data is followed "
-        "through variables (also unpacked from a returned tuple), what the file's functions and methods return and "
-        "what the callers of a function give for its parameter. A `from_generator` "
-        "given `output_types` only (elements of no known shape) is reported for the same reason, and so is one "
-        "whose declared shapes keep a `None` on the way to training (Targeting the IPU from TensorFlow 2, "
-        "\"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches (the batch "
-        "size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from element to "
-        "element, unless a `map` on the way sets the shapes. `fit_generator`, `evaluate_generator` and "
-        "`predict_generator` are reported unless given a `tf.data` dataset, which TensorFlow 2 hands on to "
+        "Keras on the IPU accepts arrays, tensors and `tf.data.Dataset`s only: Python generators, iterators and "
+        "`keras.utils.Sequence` objects (including `ImageDataGenerator.flow...` and `TimeseriesGenerator`) are "
+        "rejected with a ValueError because the data shape must be known ahead of time (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\"). The fix is a `tf.data.Dataset.from_generator` with an "
+        "`output_signature` of static shapes, which the porter cannot write for you: a Sequence (a `PyDataset`, "
+        "an `ImageDataGenerator` flow) gives whole batches, read by index with the batch size declared first in "
+        "each shape and not batched again, and a dataset's `as_numpy_iterator()` is replaced by the dataset "
+        "itself; the data of `predict` is padded to whole batches, never cut: a submission needs an answer for "
+        "every sample. Such data is followed through variables (also unpacked from a returned tuple), what the file's "
+        "functions and methods return and what the callers of a function give for its parameter. A "
+        "`from_generator` given `output_types` only (elements of no known shape) is reported for the same reason,"
+        " and so is one whose declared shapes keep a `None` on the way to training (Targeting the IPU from "
+        "TensorFlow 2, \"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches "
+        "(the batch size, fixed by `.unbatch().batch(n, drop_remainder=True)`), or a length that changes from "
+        "element to element, unless a `map` on the way sets the shapes. `fit_generator`, `evaluate_generator` and"
+        " `predict_generator` are reported unless given a `tf.data` dataset, which TensorFlow 2 hands on to "
         "`fit`, `evaluate` and `predict`."
     )
     examples = (
@@ -108,6 +100,30 @@ class GeneratorInput(Rule):
             model = tf.keras.models.load_model("pages.keras")
             model.fit(pages, epochs=2)
             """,
+        ),
+        # The same, the shape spelled as a batch dimension put before a constant of the file.
+        Example(
+            """\
+            import tensorflow as tf
+
+            FRAME = (96, 96, 3)
+            frames = tf.data.Dataset.from_generator(frame_batches, output_signature=(
+                tf.TensorSpec(shape=(None,) + FRAME, dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("frames.keras")
+            model.fit(frames, epochs=2)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            FRAME = (96, 96, 3)
+            frames = tf.data.Dataset.from_generator(frame_batches, output_signature=(
+                tf.TensorSpec(shape=(None, *FRAME), dtype=tf.float32), tf.TensorSpec(shape=(None,), dtype=tf.int32)))
+            model = tf.keras.models.load_model("frames.keras")
+            model.fit(frames.unbatch().batch(16, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
         ),
         # Batched again after `unbatch()`: the batch size is fixed, and nothing else is unknown.
         Example(
@@ -198,6 +214,39 @@ class GeneratorInput(Rule):
                 train_data = Frames()
                 model = build()
                 model.fit(train_data, epochs=2)
+            """,
+        ),
+        # Keras's own Sequence of time-series windows.
+        Example(
+            """\
+            from tensorflow import keras
+            from tensorflow.keras.preprocessing.sequence import TimeseriesGenerator
+
+            windows = TimeseriesGenerator(readings, readings, length=24, batch_size=32)
+            model = keras.models.load_model("load.keras")
+            model.fit(windows, epochs=3)
+            """,
+        ),
+        # A generator method of a class of the file, called on an instance given as a parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Loader:
+                def __init__(self, rows):
+                    self.rows = rows
+
+                def batches(self, size):
+                    while True:
+                        yield read_batch(self.rows, size)
+
+
+            def train(model, loader):
+                model.fit(loader.batches(16), steps_per_epoch=50, epochs=2)
+
+
+            train(tf.keras.models.load_model("rows.keras"), Loader(rows))
             """,
         ),
         # Keras 3's `PyDataset`, the successor of `Sequence`, through a class of the file.
@@ -393,13 +442,16 @@ class GeneratorInput(Rule):
             given = argument(call, "generator", 0)
             if given is not None and not given.star and is_dataset(ctx, given.value):
                 continue
+            what = python_data_kind(ctx, given.value) if given is not None and not given.star else None
+            advice = _advice(ctx, given.value if given is not None else None, what, method)
             ctx.report(self.code, call.func.attr, f"`{method}()` takes a Python generator or Sequence: "
-                       f"{_advice(method)}", fixed=False)
+                       f"{advice}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
                 what = python_data_kind(ctx, value)
                 if what is not None:
-                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(method, what)}", fixed=False)
+                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(ctx, value, what, method)}",
+                               fixed=False)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
             if keyword(call, "output_signature") is None and keyword(call, "output_shapes") is None \
                     and len(call.args) < 3:
@@ -424,6 +476,19 @@ class GeneratorInput(Rule):
                 if message is not None:
                     done.add(id(made.maker))
                     ctx.report(self.code, made.maker, message, fixed=False)
+
+
+def _advice(ctx, value: Optional[cst.BaseExpression], what: Optional[str], method: str) -> str:
+    """What to do with the Python data ``value`` (``what`` it is, when known) that ``method`` is given."""
+    if method.startswith("predict"):
+        return _PREDICT_ADVICE
+    if what in BATCH_KINDS and value is not None:
+        if isinstance(value, cst.Name):
+            return _BATCHES_ADVICE.format(name=value.value, held="")
+        return _BATCHES_ADVICE.format(name="sequence", held=f" (`sequence = {code_of(ctx, value)}`)")
+    if what == NUMPY_ITERATOR:
+        return _ITERATOR_ADVICE.format(method=method)
+    return _ADVICE
 
 
 def _batching_after(ctx, made: MadeDataset) -> Optional[Tuple[bool, bool]]:
@@ -503,6 +568,36 @@ def _resolved(ctx, node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+def _dimensions(ctx, shape: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The dimensions of a declared ``shape`` as far as they can be read from its start: a tuple or
+    list, also spelled ``(None,) + IMAGE_SHAPE`` or ``(None, *IMAGE_SHAPE)`` with a constant of the
+    file. What follows a part that cannot be read is left out (its dimensions have no known place)."""
+    shape = _resolved(ctx, shape)
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
+        left = _dimensions(ctx, shape.left)
+        return left + _dimensions(ctx, shape.right) if _readable(ctx, shape.left) else left
+    if not isinstance(shape, (cst.Tuple, cst.List)):
+        return []
+    dimensions: List[cst.BaseExpression] = []
+    for element in shape.elements:
+        if isinstance(element, cst.StarredElement):
+            dimensions.extend(_dimensions(ctx, element.value))
+            if not _readable(ctx, element.value):
+                break
+        else:
+            dimensions.append(element.value)
+    return dimensions
+
+
+def _readable(ctx, shape: cst.BaseExpression) -> bool:
+    """Whether every dimension of ``shape`` has a known place (see ``_dimensions``)."""
+    shape = _resolved(ctx, shape)
+    if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add):
+        return _readable(ctx, shape.left) and _readable(ctx, shape.right)
+    return isinstance(shape, (cst.Tuple, cst.List)) and all(
+        not isinstance(element, cst.StarredElement) or _readable(ctx, element.value) for element in shape.elements)
+
+
 def _unknown_dimensions_message(ctx, shapes: List[cst.BaseExpression], unbatched: bool,
                                 batched: bool) -> Optional[str]:
     """What to say of the declared ``shapes`` of one ``from_generator`` with ``None`` in them, or
@@ -514,8 +609,7 @@ def _unknown_dimensions_message(ctx, shapes: List[cst.BaseExpression], unbatched
                 "declare the static shape of each element")
     batches, lengths = [], []
     for shape in shapes:
-        unknown = [index for index, element in enumerate(shape.elements) if is_name(element.value, "None")] if (
-            isinstance(shape, (cst.Tuple, cst.List))) else []
+        unknown = [index for index, dimension in enumerate(_dimensions(ctx, shape)) if is_name(dimension, "None")]
         if unknown and unknown[0] == 0 and (unbatched or not batched):
             unknown = unknown[1:]
             if not unbatched:  # the batch size, unless the batching after `unbatch()` fixes it

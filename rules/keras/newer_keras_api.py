@@ -27,6 +27,15 @@ _MODULES: Dict[str, str] = {
                           "IPU is replicated over the IPUs selected)",
 }
 
+# Keras 3's image augmentation and audio layers, and its layers that wrap another backend's code.
+_AUGMENT = ("augment the images in the `tf.data` pipeline (`tf.image`), or with Keras 2.6's preprocessing layers "
+            "(`RandomFlip`, `RandomRotation`, `RandomZoom`, `RandomContrast`, `RandomTranslation`...)")
+_MIX = ("mix the batches, images and labels alike, in the `tf.data` pipeline after `.batch(n, drop_remainder=True)` "
+        "(a `map` that draws the mixing weights with `tf.random`)")
+_SPECTROGRAM = ("compute the spectrogram in the `tf.data` pipeline (`tf.signal.stft`, "
+                "`tf.signal.linear_to_mel_weight_matrix`)")
+_OTHER_BACKEND = "Keras 2.6 runs TensorFlow code only: write the module with Keras layers"
+
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
          "file, any other a SavedModel folder)")
 _SERIALIZE = "use the same name under `tensorflow.keras.utils`"
@@ -62,6 +71,20 @@ _NAMES: Dict[str, str] = {
     "keras.layers.SpectralNormalization": _NONE,
     "keras.layers.RandomBrightness": "adjust the images in the `tf.data` pipeline (`tf.image.random_brightness`)",
     "keras.layers.RandomGrayscale": _NONE,
+    **{f"keras.layers.{layer}": _AUGMENT for layer in (
+        "RandAugment", "AugMix", "Solarization", "Equalization", "AutoContrast",
+        "RandomColorJitter", "RandomColorDegeneration", "RandomHue", "RandomSaturation", "RandomSharpness",
+        "RandomShear", "RandomPosterization", "RandomInvert", "RandomErasing", "RandomGaussianBlur",
+        "RandomPerspective", "RandomElasticTransform")},
+    "keras.layers.MixUp": _MIX,
+    "keras.layers.CutMix": _MIX,
+    "keras.layers.Pipeline": "apply the layers one after the other (a `keras.Sequential` of them)",
+    "keras.layers.MelSpectrogram": _SPECTROGRAM,
+    "keras.layers.STFTSpectrogram": _SPECTROGRAM,
+    "keras.layers.GroupQueryAttention": _NONE,
+    "keras.layers.TorchModuleWrapper": _OTHER_BACKEND,
+    "keras.layers.JaxLayer": _OTHER_BACKEND,
+    "keras.layers.FlaxLayer": _OTHER_BACKEND,
     "keras.layers.HashedCrossing": _NONE,
     "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
     "keras.losses.BinaryFocalCrossentropy": _NONE,
@@ -138,6 +161,12 @@ _REMOVED_MODEL_METHODS: Dict[str, str] = {
     "predict_proba": "write `model.predict(x)`, which gives the same probabilities",
 }
 
+# Methods newer Keras (2.13 and 3) gives every model, called on the model from outside.
+_EXPORT_METHODS: Dict[str, str] = {
+    "export": "save the model for serving as a SavedModel folder with `model.save(path, save_format=\"tf\")` "
+              "or `tf.saved_model.save(model, path)`",
+}
+
 # Layers whose call takes `use_causal_mask=` only after Keras 2.6.
 _ATTENTION_LAYERS = ("keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention")
 
@@ -177,8 +206,8 @@ class NewerApi(Rule):
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
-        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), and the packages built on Keras 3 "
-        "(`keras_core`, `keras_hub`). On the IPU each one fails "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, "
+        "and the packages built on Keras 3 (`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
         "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
@@ -371,6 +400,27 @@ class NewerApi(Rule):
             labels = keras.utils.to_categorical(labels, 10)
             """,
         ),
+        # Keras 3's augmentation and audio layers.
+        Example(
+            """\
+            import keras
+            from keras import layers
+
+            augment = keras.Sequential([layers.RandomFlip("horizontal"), layers.RandAugment(value_range=(0, 255))])
+            spectrogram = layers.MelSpectrogram(num_mel_bins=64)
+            """,
+        ),
+        # A model exported for serving, as Keras 2.13+ does it.
+        Example(
+            """\
+            import keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(x, y, epochs=2)
+            model.export("serving/1")
+            """,
+        ),
         # What Keras 2.6 has: nothing to say.
         Example(
             """\
@@ -389,6 +439,7 @@ class NewerApi(Rule):
             train_ds = tf.keras.utils.image_dataset_from_directory("photos", validation_split=0.2, subset="training", seed=1)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
             pool.apply(work, args)
+            table.export("results.csv")
             labels = tf.keras.utils.to_categorical(labels, 10)
 
 
@@ -429,6 +480,7 @@ class NewerApi(Rule):
         self._report_optimizer_apply(ctx)
         self._report_model_methods(ctx)
         self._report_removed_methods(ctx)
+        self._report_export(ctx)
 
     def _report_name(self, ctx, node: cst.CSTNode, qualified: str, reported: Set[str]) -> None:
         package = qualified.split(".")[0]
@@ -529,6 +581,19 @@ class NewerApi(Rule):
                 ctx.report(self.code, call.func.attr, f"`Model.{method}` was removed in Keras 2.6, the Keras of "
                            f"the IPU's TensorFlow (AttributeError): {_REMOVED_MODEL_METHODS[method]}; the port of "
                            "that `predict` pads its data to whole batches, as the IPU needs", fixed=False)
+
+    def _report_export(self, ctx) -> None:
+        """``model.export("serving")`` on a Keras model of the file, once per method: Keras 2.13+'s."""
+        plan = model_plan(ctx)
+        models = plan.model_names | plan.compiled_names
+        reported: Set[str] = set()
+        for call, method in method_calls(ctx, *_EXPORT_METHODS):
+            receiver = call.func.value
+            if method not in reported and isinstance(receiver, cst.Name) and receiver.value in models \
+                    and ctx.qualified_name(receiver) is None:
+                reported.add(method)
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` is {_WHERE} (AttributeError): "
+                           f"{_EXPORT_METHODS[method]}", fixed=False)
 
 
 def _newer(name: str) -> Optional[Tuple[str, str]]:

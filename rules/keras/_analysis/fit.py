@@ -775,9 +775,9 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
     if isinstance(x, (cst.List, cst.Tuple)):  # several inputs: `[adjacency[:800], features[:800]]`
         return bool(x.elements) and all(isinstance(element, cst.Element) and _surely_array(
             ctx, element.value, scope, follow=follow and depth < 2, depth=depth + 1) for element in x.elements)
-    if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, ...}`
+    if isinstance(x, cst.Dict):  # named inputs: `{"a": frame["a"].values, "b": body_data}`, followed as a list's
         return bool(x.elements) and all(isinstance(element, cst.DictElement) and _surely_array(
-            ctx, element.value, scope, follow=False, depth=depth) for element in x.elements)
+            ctx, element.value, scope, follow=follow and depth < 2, depth=depth + 1) for element in x.elements)
     if isinstance(x, cst.ListComp) and _one_sample(x.elt):  # `[t.decode("utf8") for t in batch[0]]`: samples
         return True
     if isinstance(x, (cst.DictComp, cst.ListComp)):  # `{name: tf.constant([[v]]) for name, v in row.items()}`
@@ -786,8 +786,10 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
-        if value is not None and _surely_array(ctx, value, scope, follow=False) or _batch_of_loop(ctx, x) or \
-                _drawn_batch(ctx, x, scope) or _split_from_arrays(ctx, x, scope) \
+        # `inputs = {"title": title_data, ...}`: the variables of a literal dict or list are followed too.
+        listed = isinstance(value, (cst.Dict, cst.List, cst.Tuple)) and depth < 2
+        if value is not None and _surely_array(ctx, value, scope, follow=listed, depth=depth + 1 if listed else 0) \
+                or _batch_of_loop(ctx, x) or _drawn_batch(ctx, x, scope) or _split_from_arrays(ctx, x, scope) \
                 or depth < 3 and _unpacked_from_arrays(ctx, x, scope, depth):
             return True
         made = values_of(ctx, x) if value is None else []

@@ -11,16 +11,27 @@ import libcst as cst
 
 from porter.context import FileContext
 from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
+from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
 from porter.cstutil import element_at, simple_assign, target_place
-from porter.scopes import bindings_of, called_method_returns, called_returns, owner, values_of
+from porter.scopes import bindings_of, called_method_returns, called_returns, instance_class, owner, values_of
 
 SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 # Keras 3's successor of `Sequence`, which Keras on the IPU would refuse the same way (IPU163 says
 # that Keras 2.6 does not have it at all).
 PY_DATASETS = ("keras.utils.PyDataset",)
 _IMAGE_GENERATOR = "keras.preprocessing.image.ImageDataGenerator"
+# The kinds `python_data_kind` names: those that give whole batches by index, and a dataset's NumPy iterator.
+SEQUENCE = "a `keras.utils.Sequence`"
+PY_DATASET = "a `keras.utils.PyDataset`"
 IMAGE_FLOW = "an `ImageDataGenerator` iterator (a `keras.utils.Sequence`)"
+TIMESERIES = "a `TimeseriesGenerator` (a `keras.utils.Sequence`)"
+BATCH_KINDS = frozenset({SEQUENCE, PY_DATASET, IMAGE_FLOW, TIMESERIES})
+# Keras's own Sequences, made directly (an `ImageDataGenerator`'s `flow...` makes its iterators too).
+_KERAS_SEQUENCES = {"keras.preprocessing.sequence.TimeseriesGenerator": TIMESERIES,
+                    "keras.preprocessing.image.DirectoryIterator": IMAGE_FLOW,
+                    "keras.preprocessing.image.NumpyArrayIterator": IMAGE_FLOW}
+NUMPY_ITERATOR = "a NumPy iterator"
 _DEPTH = 3  # how many variables, returns and parameters a value is followed through
 
 
@@ -54,12 +65,16 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
             and func.attr.value in generators:
         return "a Python generator"
+    if isinstance(func, cst.Attribute) and func.attr.value in generators and _generator_method(ctx, func, generators):
+        return "a Python generator"
     if isinstance(func, cst.Name) and func.value in sequences:
         return _sequence_kind(ctx, sequences[func.value], sequences)
     if ctx.keras_name(func) in SEQUENCES:
-        return "a `keras.utils.Sequence`"
+        return SEQUENCE
+    if ctx.keras_name(func) in _KERAS_SEQUENCES:
+        return _KERAS_SEQUENCES[ctx.keras_name(func)]
     if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_iterator":
-        return "a NumPy iterator"
+        return NUMPY_ITERATOR
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
         return "a Python iterator"
     if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
@@ -72,14 +87,28 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
     return None
 
 
+def _generator_method(ctx: FileContext, func: cst.Attribute, generators) -> bool:
+    """``loader.batches`` is a generator method of a class of the file: ``loader`` is made from that
+    class where it is assigned or, a parameter, in every call that gives it."""
+    receiver = func.value
+    if not isinstance(receiver, cst.Name) or ctx.qualified_name(receiver) is not None:
+        return False
+    scope = owner(ctx, receiver)
+    made = [receiver] if parameter_input(ctx, receiver, scope) is None else [
+        given for given, _, _ in given_arguments(ctx, receiver, scope, ())]
+    classes = [instance_class(ctx, node) for node in made]
+    return bool(classes) and all(found is not None and method_named(found, func.attr.value) is generators[
+        func.attr.value] for found in classes)
+
+
 def _sequence_kind(ctx, sequence: cst.ClassDef, sequences) -> str:
     """What the Sequence-like class ``sequence`` of the file is, by the Keras base it derives from."""
     for base in sequence.bases:
         if ctx.keras_name(base.value) in PY_DATASETS:
-            return "a `keras.utils.PyDataset`"
+            return PY_DATASET
         if isinstance(base.value, cst.Name) and base.value.value in sequences:
             return _sequence_kind(ctx, sequences[base.value.value], sequences)
-    return "a `keras.utils.Sequence`"
+    return SEQUENCE
 
 
 def _assigned_values(ctx: FileContext, name: cst.Name) -> List[Optional[cst.BaseExpression]]:
