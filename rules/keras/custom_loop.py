@@ -14,7 +14,8 @@ from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions)
-from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
+from porter.rules.keras._analysis.util import (RUN_METHODS, auto_loss_objects, is_auto_loss, method_calls,
+                                              subclass_definitions)
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import assignments, fresh_name, local_function, owner
 from porter.throughput import config_replicas, config_steps
@@ -1215,6 +1216,10 @@ def main(test):
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
+        # The same written for TensorFlow 2.0/2.1 (`experimental_run_v2`, which the IPU strategy raises on):
+        # renamed `run`, and the inner step compiled as above.
+        Example(_NESTED_STEP.replace("strategy.run(", "strategy.experimental_run_v2("),
+                _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
         # The same in a trainer class, the step defined in its distributed step or a method of its own.
         Example(_TRAINER_STEP, _TRAINER_STEP.replace("        def step_fn", "        @tf.function(jit_compile=True)\n"
                                                                         "        def step_fn")),
@@ -1862,6 +1867,7 @@ def main(test):
         if tf is None:
             return
         self._eager_runs(ctx, tf)
+        self._renamed_runs(ctx)
         self._metrics_made_in_loops(ctx)
         losses: Set[str] = set()  # loss objects given an explicit reduction
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
@@ -2124,6 +2130,14 @@ def main(test):
                    f"create it with `reduction=...Reduction.NONE` and average its result with `{tf}.reduce_mean`",
                    fixed=False, severity=ERROR)
 
+    def _renamed_runs(self, ctx) -> None:
+        """`strategy.experimental_run_v2(step, ...)`, the name `run` had before TensorFlow 2.2,
+        becomes `run`: the IPU strategy raises on the old name, and the arguments are the same."""
+        for call, _ in method_calls(ctx, "experimental_run_v2"):
+            ctx.replace(call.func.attr, cst.Name("run"))
+            ctx.report(self.code, call, "`experimental_run_v2` becomes `run`, which takes the same arguments: the IPU "
+                       "strategy raises RuntimeError on the old name", fixed=True)
+
     def _eager_runs(self, ctx, tf: str) -> None:
         """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), a function
         or a method of the class that passes it, gets compiled: in eager mode the IPU strategy refuses
@@ -2131,7 +2145,7 @@ def main(test):
         steps = step_functions(ctx)
         plan = model_plan(ctx)
         done = set()
-        for call, _ in method_calls(ctx, "run"):
+        for call, _ in method_calls(ctx, *RUN_METHODS):
             args = positional(call)
             target = args[0].value if args else None
             if is_jit_compiled(ctx, ctx.enclosing_function(call)):

@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IP
                                                     TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions,
                                                     keras_extensions_off, model_plan, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
-from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
+from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.statements import remove_statement
 from porter.suppress import MARKER
@@ -595,7 +595,7 @@ def _fed_iterators(ctx) -> set:
     found = set()
     for call in ctx.nodes(cst.Call):
         func = call.func
-        handed = isinstance(func, cst.Attribute) and func.attr.value == "run" or isinstance(func, cst.Name) and (
+        handed = is_run_call(call) or isinstance(func, cst.Name) and (
             func.value in steps)
         if handed:
             found |= {node.value for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
