@@ -34,6 +34,10 @@ _PURE = (cst.Name, cst.Attribute, cst.Comparison, cst.BooleanOperation, cst.Unar
          cst.Integer, cst.Float, cst.SimpleString)
 
 
+# Keras' float16 policy set for the whole program: under a GPU check it is lost on the IPU, which
+# computes in float16 too.
+_POLICY_SETTERS = frozenset({"keras.mixed_precision.set_global_policy", "keras.mixed_precision.experimental.set_policy"})
+
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in (*_QUERIES, *_GPU_TESTS, *_SETUP))
 _STATEMENTS: SharedKey[List[cst.BaseStatement]] = SharedKey("gpu-statements")  # per function (or module)
 
@@ -63,7 +67,9 @@ class GpuBoilerplate(Rule):
         "that is also used for something else is kept and that use is reported, and so is a choice made on "
         "the query itself (`64 if not tf.test.is_gpu_available() else 4096`), whose no-GPU branch runs; a "
         "choice between distribution strategies that the port replaces makes the same IPU strategy either way, "
-        "and is not reported."
+        "and is not reported. A float16 Keras policy set only when GPUs are found is reported where it is set: "
+        "the IPU never takes that branch and trains in float32, though Keras' `mixed_float16` policy runs "
+        "under the IPU strategy."
     )
     examples = (
         # A GPU list of the module that functions read stays (removing it would leave them a
@@ -277,6 +283,17 @@ class GpuBoilerplate(Rule):
             model = tf.keras.Sequential()
             """,
         ),
+        # A float16 policy set only when GPUs are found: the IPU never takes the branch.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import mixed_precision
+
+            if tf.config.list_physical_devices("GPU"):
+                mixed_precision.set_global_policy("mixed_float16")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10, dtype="float32")])
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -323,6 +340,7 @@ class _Scan:
             self._remove_function(ctx, function)
         self._session_gpu_options(ctx)
         self._report_gpu_choices(ctx)
+        self._report_gpu_only_policies(ctx)
 
     def _report_gpu_choices(self, ctx) -> None:
         """``if tf.config.list_physical_devices("GPU"): units = 4096 else: units = 64`` and ``256 if
@@ -341,6 +359,27 @@ class _Scan:
                 continue  # each branch makes a strategy the port replaces: the same IPU strategy either way
             ctx.report(self.code, call, "this choice asks for GPUs, and an IPU system has none: the branch for no "
                        "GPU runs (smaller sizes, a CPU path, say); choose for the IPU", fixed=False)
+
+    def _report_gpu_only_policies(self, ctx) -> None:
+        """``if tf.config.list_physical_devices("GPU"): set_global_policy("mixed_float16")`` (or
+        ``if gpus:``): the IPU, which has no GPU, never takes the branch, so the port trains in
+        float32 where the original trained in float16, with nothing removed to say so."""
+        for call in ctx.nodes(cst.Call):
+            if ctx.keras_name(call.func) not in _POLICY_SETTERS or not self._float16_policy(call):
+                continue
+            self.gpu_vars = self._gpu_variables(ctx, owner(ctx, call))
+            checks = [node for node in ctx.ancestors(call) if isinstance(node, cst.If) and _contains(node.body, call)
+                      and self._is_gpu_value(node.test)]
+            if checks and not any(ctx.is_removed(node) for node in (checks[0], *ctx.ancestors(checks[0]))):
+                ctx.report(self.code, call, "this float16 policy is set only when GPUs are found, and an IPU system "
+                           "has none: the port trains in float32; set it without the check, as Keras' "
+                           "`mixed_float16` policy runs under the IPU strategy", fixed=False)
+
+    @staticmethod
+    def _float16_policy(call: cst.Call) -> bool:
+        policy = argument(call, "policy", 0)
+        name = string_value(policy.value) if policy is not None else None
+        return name is not None and "float16" in name and "bfloat16" not in name
 
     # --------------------------------------------------------------------------- finding them
     def _seeds(self, ctx) -> List[cst.CSTNode]:

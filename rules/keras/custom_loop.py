@@ -10,13 +10,15 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
-from porter.rules.keras._analysis.model_plan import MODEL_BASES, Plan, calls_by_name, in_regions, model_plan
+from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
+                                                     calls_by_name, in_regions, model_plan)
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions, wrapped_methods)
-from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss, method_calls, subclass_definitions
+from porter.rules.keras._analysis.util import (RUN_METHODS, auto_loss_objects, is_auto_loss, method_calls,
+                                              subclass_definitions)
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import assignments, fresh_name, local_function, owner
+from porter.scopes import assignments, fresh_name, local_function, owner, values_of
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -436,6 +438,15 @@ _EPOCHS_WITH_TEST_AFTER = _EPOCHS_WITH_TEST.replace("@tf.function\n", "@tf.funct
     "\n\ndef test_step", "\n\n@tf.function(jit_compile=True)\ndef test_step").replace(
     "        step(x, y)", "        strategy.run(step, args=(x, y))").replace(
     "        test_step(x, y)", "        strategy.run(test_step, args=(x, y))")
+_EAGER_LAMBDA = """import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+for x in dist_dataset:
+    print(strategy.run(lambda batch: model(batch, training=False), args=(x,)))
+"""
 _NESTED_STEP = """import tensorflow as tf
 
 strategy = tf.distribute.MirroredStrategy()
@@ -809,6 +820,17 @@ def _run_call(strategy: str, step: str):
     return build
 
 
+def _names_a_strategy(ctx, receiver: cst.BaseExpression, plan: Plan) -> bool:
+    """``strategy`` in ``strategy.run(...)``: the program's strategy, or a variable a distribution
+    strategy (the IPU's or one it replaces) is assigned to (a notebook's ``strat2``)."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    if receiver.value == plan.strategy_name:
+        return True
+    return any(isinstance(value, cst.Call) and ctx.qualified_name(value.func) in DISTRIBUTION_STRATEGIES | IPU_STRATEGIES
+               for value in values_of(ctx, receiver))
+
+
 def _rendered(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
@@ -842,7 +864,9 @@ class CustomLoop(Rule):
         "A loop that already calls `strategy.run` (a `MirroredStrategy` "
         "loop, whose strategy IPU103 replaces) keeps it; the step it passes (a function, or a method of the "
         "class, `self.step_fn`) is compiled, as the IPU runs compiled code and the IPU strategy refuses a "
-        "Python function in eager mode. With `--steps-per-execution K` "
+        "Python function in eager mode; `experimental_run_v2`, the name `run` had before TensorFlow 2.2, which "
+        "the IPU strategy raises on, becomes `run`; a lambda run eagerly, which has no definition to "
+        "compile, or a plain function that is no step, whose code may not compile, is reported. With `--steps-per-execution K` "
         "a loop that only calls the step on each batch of a dataset becomes the documented on-device loop: "
         "a compiled function runs K steps with `for _ in tf.range(K)` on `next(iterator)` (taking, after the "
         "iterator, what the step is given that the loop never changes: a model, an optimizer), and the Python "
@@ -1252,6 +1276,20 @@ def main(test):
         # The step defined inside the distributed step that hands it to `strategy.run` (the
         # tf.distribute guides' shape): the inner step is compiled, the outer stays the host's.
         Example(_NESTED_STEP, _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
+        # A lambda run eagerly: the IPU strategy refuses it, and it has no definition to compile, so it
+        # is reported, and so is a plain function that is no step; in a `tf.function` a lambda is traced
+        # with it, and nothing is said.
+        Example(_EAGER_LAMBDA),
+        Example(_EAGER_LAMBDA.replace("for x in dist_dataset:", "def double(batch):\n    return 2 * batch\n\n\n"
+                                      "for x in dist_dataset:").replace("lambda batch: model(batch, training=False)",
+                                                                        "double")),
+        Example(_EAGER_LAMBDA.replace("for x in dist_dataset:\n    print(strategy.run(",
+                                      "@tf.function\ndef predict(x):\n    return strategy.run(").replace(
+                                          "args=(x,)))", "args=(x,))"), reported=False),
+        # The same written for TensorFlow 2.0/2.1 (`experimental_run_v2`, which the IPU strategy raises on):
+        # renamed `run`, and the inner step compiled as above.
+        Example(_NESTED_STEP.replace("strategy.run(", "strategy.experimental_run_v2("),
+                _NESTED_STEP.replace("    def step_fn", "    @tf.function(jit_compile=True)\n    def step_fn")),
         # The same in a trainer class, the step defined in its distributed step or a method of its own.
         Example(_TRAINER_STEP, _TRAINER_STEP.replace("        def step_fn", "        @tf.function(jit_compile=True)\n"
                                                                         "        def step_fn")),
@@ -1924,6 +1962,7 @@ def main(test):
         if tf is None:
             return
         self._eager_runs(ctx, tf)
+        self._renamed_runs(ctx)
         self._metrics_made_in_loops(ctx)
         losses: Set[str] = set()  # loss objects given an explicit reduction
         named: Set[str] = set()  # the step functions made so far, each with a name of its own
@@ -2196,6 +2235,37 @@ def main(test):
                    f"create it with `reduction=...Reduction.NONE` and average its result with `{tf}.reduce_mean`",
                    fixed=False, severity=ERROR)
 
+    def _renamed_runs(self, ctx) -> None:
+        """`strategy.experimental_run_v2(step, ...)`, the name `run` had before TensorFlow 2.2,
+        becomes `run`: the IPU strategy raises on the old name, and the arguments are the same."""
+        for call, _ in method_calls(ctx, "experimental_run_v2"):
+            ctx.replace(call.func.attr, cst.Name("run"))
+            ctx.report(self.code, call, "`experimental_run_v2` becomes `run`, which takes the same arguments: the IPU "
+                       "strategy raises RuntimeError on the old name", fixed=True)
+
+    def _report_eager_python(self, ctx, call: cst.Call, target, plan: Plan, tf: str) -> None:
+        """`strategy.run(lambda x: model(x), args=(x,))`, or `strategy.run(f)` with a plain function
+        of the file that is no step or model runner, run eagerly: the IPU strategy refuses a Python
+        function outside a `tf.function`. A lambda has no definition to decorate (wrapped where it
+        is, it would be traced again on every call), and what such a function does may not compile."""
+        if not _names_a_strategy(ctx, call.func.value, plan) or _traced_only(ctx, ctx.enclosing_function(call)):
+            return
+        if isinstance(target, cst.Lambda):
+            given = "a lambda"
+            advice = f"define it as a function decorated with `@{tf}.function(jit_compile=True)`, once, and pass that"
+        elif isinstance(target, cst.Name):
+            same_name = [node for node in ctx.nodes(cst.FunctionDef)
+                         if node.name.value == target.value and ctx.enclosing(node, cst.ClassDef) is None]
+            if not same_name or is_tf_function(ctx, definition_before(ctx, call, same_name)):
+                return
+            given = f"`{target.value}`, a Python function,"
+            advice = (f"decorate it with `@{tf}.function(jit_compile=True)` once what it does can run compiled (the "
+                      "port cannot tell: it trains no model of the file)")
+        else:
+            return
+        ctx.report(self.code, call, f"`strategy.run` is given {given} outside a `tf.function`, which the IPU strategy "
+                   f"refuses (ValueError: no eager execution): {advice}", fixed=False, severity=ERROR)
+
     def _eager_runs(self, ctx, tf: str) -> None:
         """A step the code already passes to `strategy.run` (a `MirroredStrategy` loop), a function
         or a method of the class that passes it, gets compiled: in eager mode the IPU strategy refuses
@@ -2203,7 +2273,7 @@ def main(test):
         steps = step_functions(ctx)
         plan = model_plan(ctx)
         done = set()
-        for call, _ in method_calls(ctx, "run"):
+        for call, _ in method_calls(ctx, *RUN_METHODS):
             args = positional(call)
             target = args[0].value if args else None
             if is_jit_compiled(ctx, ctx.enclosing_function(call)):
@@ -2215,6 +2285,7 @@ def main(test):
                     _model_runners(ctx, target.value, plan.model_like) if is_name(call.func.value, plan.strategy_name)
                     else [])
             if not candidates:
+                self._report_eager_python(ctx, call, target, plan, tf)
                 continue
             function = definition_before(ctx, call, candidates)
             if is_jit_compiled(ctx, function) or id(function) in done:

@@ -12,6 +12,19 @@ _CUDNN_LAYERS = {
     "CuDNNLSTM": ("LSTM", "`recurrent_activation=\"sigmoid\"`"),
     "CuDNNGRU": ("GRU", "`recurrent_activation=\"sigmoid\"`, `reset_after=True`"),
 }
+# The automatic mixed-precision graph rewrite, a Grappler pass for NVIDIA GPUs: without one it leaves
+# the model in float32. Its `tf.train.experimental` name is gone from TensorFlow 2.4 on.
+_GRAPH_REWRITES = frozenset({
+    "tensorflow.train.experimental.enable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite",
+})
+_GRAPH_REWRITE_MESSAGE = (
+    "`enable_mixed_precision_graph_rewrite` makes float16 operations only on NVIDIA GPUs (its "
+    "`tf.train.experimental` name is gone from TensorFlow 2.4 on): on the IPU the model trains in float32. For "
+    "float16, drop the call and set the Keras policy before the model is built (`tf.keras.mixed_precision."
+    "set_global_policy(\"mixed_float16\")`): `compile` then scales the loss, and a custom loop wraps its "
+    "optimizer in `tf.keras.mixed_precision.LossScaleOptimizer`")
 
 
 class GpuOnlyApi(Rule):
@@ -19,7 +32,8 @@ class GpuOnlyApi(Rule):
     name = "gpu-only-api"
     kind = WARN
     frameworks = frozenset({KERAS})
-    summary = "Report CUDA-only layers (`CuDNNLSTM`, `CuDNNGRU`), which do not run on IPUs."
+    summary = ("Report CUDA-only layers (`CuDNNLSTM`, `CuDNNGRU`) and the GPU mixed-precision graph rewrite, "
+               "which do not run on IPUs.")
     rationale = (
         "Some Keras code of the GPU era calls APIs that only NVIDIA GPUs have. `CuDNNLSTM` and `CuDNNGRU` "
         "build `CudnnRNN` operations, whose kernels exist for CUDA only: the compiled IPU program cannot be "
@@ -27,7 +41,10 @@ class GpuOnlyApi(Rule):
         "GRU, `reset_after=True`); written so, IPU104 swaps them for the IPU layers of "
         "`ipu_tensorflow_addons`, except inside `Bidirectional`, where the Keras layer stays (the IPU "
         "layers have no `go_backwards`). Each is reported where it is used: the change touches the model, and is "
-        "left to a person. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
+        "left to a person. `enable_mixed_precision_graph_rewrite` is a Grappler pass that turns operations to "
+        "float16 on NVIDIA GPUs only, so on the IPU the model would train in float32 without a word; Keras' "
+        "`mixed_float16` policy runs under the IPU strategy, with the loss scaled by `compile`, and is what the "
+        "finding advises. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
         "Horovod by IPU116."
     )
     examples = (
@@ -53,6 +70,16 @@ class GpuOnlyApi(Rule):
             model.fit(reviews, labels, epochs=2)
             """,
         ),
+        # The GPU graph rewrite of mixed precision: the model would stay float32.
+        Example(
+            """\
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.Adam(1e-3)
+            optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer)
+            model.compile(optimizer=optimizer, loss="mse")
+            """,
+        ),
         # The IPU-ready layers and plain Keras: nothing to say.
         Example(
             """\
@@ -66,6 +93,9 @@ class GpuOnlyApi(Rule):
 
     def run(self, ctx) -> None:
         for call in ctx.nodes(cst.Call):
+            if ctx.qualified_name(call.func) in _GRAPH_REWRITES:
+                ctx.report(self.code, call, _GRAPH_REWRITE_MESSAGE, fixed=False)
+                continue
             message = _message(ctx.keras_name(call.func), is_bidirectional_layer(ctx, call))
             if message is not None:
                 ctx.report(self.code, call, message, fixed=False)

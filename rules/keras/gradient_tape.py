@@ -10,8 +10,8 @@ from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
                                                 method_of_attribute, plain_functions, updates_weights)
-from porter.rules.keras._analysis.util import (called_by_keras_steps, estimator_model_fns, method_calls, run_by_keras,
-                                              subclass_definitions, subclasses_of)
+from porter.rules.keras._analysis.util import (RUN_METHODS, called_by_keras_steps, estimator_model_fns, method_calls,
+                                              run_by_keras, subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
@@ -710,7 +710,7 @@ class GradientTape(Rule):
         """Per function name, the ``<strategy>.run(name, ...)`` calls that run it (a method of the
         class the call is in for ``self.strategy.run(self.train_step, ...)``)."""
         found = {}
-        for call, _ in method_calls(ctx, "run"):
+        for call, _ in method_calls(ctx, *RUN_METHODS):
             args = positional(call)
             fn = args[0].value if args else (keyword(call, "fn").value if keyword(call, "fn") else None)
             if isinstance(fn, cst.Attribute) and is_name(fn.value, "self"):

@@ -9,7 +9,7 @@ from porter.rules._tf.ops import COMPLEX_MAKERS, IMAGE_DECODING, NO_KERNEL, OTHE
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import is_jit_compiled, method_named, plain_functions, step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               host_only, in_outside_compilation, mapped_nodes, run_by_keras,
+                                               host_only, in_outside_compilation, is_run_call, mapped_nodes, run_by_keras,
                                                subclasses_of)
 
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
@@ -132,7 +132,7 @@ def _device_roots(ctx) -> List[Tuple[cst.CSTNode, str]]:
 def _run_step(ctx, call: cst.Call) -> Optional[cst.FunctionDef]:
     """The function of the file, or the method of the class around, that ``strategy.run(step, ...)``
     runs."""
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" and call.args):
+    if not (is_run_call(call) and call.args):
         return None
     step = call.args[0].value
     if isinstance(step, cst.Name):

@@ -3,8 +3,12 @@ import libcst as cst
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.scopes import assignments, owner
 
-_MESSAGE = ("`num_replicas_in_sync` is always 1 under `IPUStrategy`, even with replication: compute "
-            "the global batch from the number of IPUs (replicas = IPUs / IPUs per model copy)")
+# Under replication each replica reads whole batches of its own, so the per-replica batch a product
+# with 1 gives is what the dataset must hold; what stands for the global batch is not.
+_MESSAGE = ("`num_replicas_in_sync` is always 1 under `IPUStrategy`, even with replication, where each replica "
+            "reads whole batches of its own: a batch size made from it is the batch of one replica, right for the "
+            "dataset, but a learning rate or a loss averaged over the global batch (`global_batch_size=`) needs the "
+            "number of replicas instead (IPUs / IPUs per model copy)")
 _MATH = (cst.BinaryOperation, cst.AugAssign)
 
 
@@ -16,8 +20,11 @@ class ReplicasInSync(Rule):
     summary = "Warn about batch arithmetic with `strategy.num_replicas_in_sync`."
     rationale = (
         "`IPUStrategy.num_replicas_in_sync` always returns 1, even when the graph is replicated over "
-        "several IPUs, so a global batch size or learning-rate "
-        "scale computed from it is wrong under replication. Printing it is harmless and not reported."
+        "several IPUs, and each replica reads whole batches of the dataset (Targeting the IPU from TensorFlow "
+        "2, \"Keras with IPUs\"; Graphcore's Keras tutorial, \"Replication\"): the effective batch is the "
+        "dataset's batch times the replicas. A batch size computed from it is the batch of one replica, "
+        "which the dataset needs; a global batch size or learning-rate scale computed from it is wrong under "
+        "replication. Printing it is harmless and not reported."
     )
     examples = (
         Example(

@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IP
                                                     TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions,
                                                     keras_extensions_off, model_plan, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
-from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, tuners
+from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
 from porter.statements import remove_statement
 from porter.suppress import MARKER
@@ -595,7 +595,7 @@ def _fed_iterators(ctx) -> set:
     found = set()
     for call in ctx.nodes(cst.Call):
         func = call.func
-        handed = isinstance(func, cst.Attribute) and func.attr.value == "run" or isinstance(func, cst.Name) and (
+        handed = is_run_call(call) or isinstance(func, cst.Name) and (
             func.value in steps)
         if handed:
             found |= {node.value for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
@@ -811,6 +811,38 @@ class StrategyScope(Rule):
         "plotting helper given `history.history`) is left as it is."
     )
     examples = (
+        # The strategy made again under its name for a second model (a notebook's later cell): the
+        # statement goes, as a second strategy made in the first one's scope would mix the two.
+        Example(
+            """\
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+            model.fit(x, y, epochs=2)
+
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                wider = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])
+                wider.compile("sgd", "mse")
+            wider.fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+                model.fit(x, y, epochs=2)
+                wider = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])
+                wider.compile("sgd", "mse")
+                wider.fit(x, y, epochs=2)
+            """,
+        ),
         # A layer's `__init__` makes a sub-model (`block = make_block(units)`): it runs where the
         # layer is made, in the scope of the code that builds the model, not in a scope of its own.
         Example(
@@ -4764,11 +4796,13 @@ def strategy_or_none(ctx, plan, call: cst.Call) -> Optional[cst.IfExp]:
 
 def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:
     """``strategy = tf.distribute.MirroredStrategy()`` inside model code the port puts in the scope
-    of the strategy it makes under the same name, before it (the model's layers come first): the
-    statement would make a second strategy, which the one already entered would not run."""
+    of the strategy it makes under the same name, before it (the model's layers come first), or of
+    the program's strategy made earlier under that name (a notebook that makes it again in a later
+    cell): the statement would make a second strategy, which the one already entered would not run,
+    and whose `run` would mix the two."""
     assign = ctx.parent(call)
     statement = ctx.statement_of(call)
-    if (plan.strategy_statement is not None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
+    if (statement is plan.strategy_statement or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
             or not is_name(assign.targets[0].target, plan.strategy_name)
             or not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1)):
         return None

@@ -290,6 +290,13 @@ def _record_torch(patcher, run):
             patcher.module(name, module)
 
 
+def _older_tensorflow_names(patcher, tf):
+    """Let an original written for TensorFlow 2.0 or 2.1 run on this TensorFlow: its strategies'
+    `experimental_run_v2` is `run` (only for originals: a port must not need this)."""
+    if not hasattr(tf.distribute.Strategy, "experimental_run_v2"):
+        patcher.attr(tf.distribute.Strategy, "experimental_run_v2", tf.distribute.Strategy.run)
+
+
 def _cpu_for_cuda(patcher):
     """Let a GPU original run on this CPU-only torch: `.cuda()` and `.to("cuda")` keep tensors
     and modules on the CPU (only for originals: a port must not need this)."""
@@ -371,6 +378,8 @@ def run_script(path, spec, emulate, seed=0):
                 from . import import_tensorflow
                 tf, keras = import_tensorflow()
                 _no_tensorboard(patcher, keras)
+                if not emulate:
+                    _older_tensorflow_names(patcher, tf)
             if framework == "keras":
                 _record_keras(patcher, run)
             elif framework == "tf1":

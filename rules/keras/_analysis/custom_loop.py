@@ -21,6 +21,7 @@ from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_befo
                                                 is_tf_function, method_step_calls, probes_model, reaches_models,
                                                 run_calls, step_calls, trains, updates_weights,
                                                 wrapped_methods)
+from porter.rules.keras._analysis.util import is_run_call
 from porter.throughput import config_steps
 
 # DTensor distributes over meshes of devices the IPU strategy does not know.
@@ -147,7 +148,7 @@ def run_targets(ctx: FileContext) -> Set[str]:
     """Names of functions already passed to ``<strategy>.run``."""
     found = set()
     for call in ctx.nodes(cst.Call):
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" and call.args:
+        if is_run_call(call) and call.args:
             first = call.args[0].value
             if isinstance(first, cst.Name):
                 found.add(first.value)
@@ -242,8 +243,7 @@ def _hands_on_a_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
     (often one it defines) to the strategy, then reduces what the replicas give. The function it
     hands on is the step; this one stays the host's."""
     defined = {node.name.value for node in ctx.nodes(cst.FunctionDef)}
-    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
-               and node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in defined
+    return any(isinstance(node, cst.Call) and is_run_call(node) and node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in defined
                for node in walk(function.body))
 
 

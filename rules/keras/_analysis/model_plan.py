@@ -43,7 +43,7 @@ from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
-from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, clears_session, estimator_model_fns, host_only,
+from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns, host_only,
                                                keras_subclasses, subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
@@ -392,7 +392,7 @@ def _uses_given_strategy(owner_class: cst.ClassDef, parameter: Optional[str]) ->
             and is_name(node.value, parameter) for target in node.targets
             if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self")}
     for node in walk(owner_class):
-        if isinstance(node, cst.Attribute) and node.attr.value in ("scope", "run"):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("scope", *RUN_METHODS):
             holder = node.value
             if is_name(holder, parameter) or (isinstance(holder, cst.Attribute) and holder.attr.value in kept
                                               and is_name(holder.value, "self")):
@@ -1106,7 +1106,7 @@ class _Analysis:
             return None
         attribute = assign.targets[0].target.attr.value
         owner_class = self.ctx.enclosing(call, cst.ClassDef)
-        uses = [node for node in walk(owner_class) if isinstance(node, cst.Attribute) and node.attr.value in ("scope", "run")
+        uses = [node for node in walk(owner_class) if isinstance(node, cst.Attribute) and node.attr.value in ("scope", *RUN_METHODS)
                 and isinstance(node.value, cst.Attribute) and node.value.attr.value == attribute
                 and is_name(node.value.value, "self")] if owner_class is not None else []
         return owner_class if uses else None

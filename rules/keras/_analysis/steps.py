@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_name, keyword
-from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, assigned_layers
+from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, RUN_METHODS, assigned_layers, is_run_call
 from porter.scopes import assignments, loads, parameter_names, returns_of, values_of
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
@@ -26,7 +26,7 @@ FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
 WEIGHT_UPDATES = frozenset({"apply_gradients", "minimize", "assign_sub", "assign_add", "assign"})
 # Methods a loop's body calls when it trains (or evaluates) batch by batch.
-_TRAINING_METHODS = frozenset({"run", "train_on_batch", "test_on_batch"})
+_TRAINING_METHODS = frozenset({*RUN_METHODS, "train_on_batch", "test_on_batch"})
 # What a step differentiates and updates: the object these are read from is a model.
 TRAINED_ATTRIBUTES = frozenset({"trainable_variables", "trainable_weights"})
 
@@ -479,8 +479,7 @@ def run_calls(ctx: FileContext) -> List[StepCall]:
     found: List[StepCall] = []
     handing: Dict[str, List[cst.FunctionDef]] = {}  # functions that run a step, by name
     for call in ctx.nodes(cst.Call):
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "run" and call.args
+        if not (is_run_call(call) and call.args
                 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in functions):
             continue
         step = functions[call.args[0].value.value]
@@ -498,8 +497,7 @@ def _method_run_calls(ctx: FileContext) -> List[StepCall]:
     the class (``trainer.train_step(x, y)``, ``self.train_step(x, y)``)."""
     found: List[StepCall] = []
     for call in ctx.nodes(cst.Call):
-        handed = call.args[0].value if isinstance(call.func, cst.Attribute) and call.func.attr.value == "run" \
-            and call.args else None
+        handed = call.args[0].value if is_run_call(call) and call.args else None
         owner = ctx.enclosing(call, cst.ClassDef) if isinstance(handed, cst.Attribute) and is_name(
             handed.value, "self") else None
         step = method_of_attribute(ctx, owner, handed.attr.value) if owner is not None else None
