@@ -2136,6 +2136,34 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(tokenizer(texts, padding=True, return_tensors="tf"), labels, batch_size=16)
             """,
         ),
+        # The items of a tokenizer's encoding asked for arrays or tensors (`return_tensors`) are
+        # arrays, one row a text: `predict` pads them with no batch size written (Keras' 32).
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            scores = model.predict([encoded["input_ids"], encoded["attention_mask"]])
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            scores = cut_to_samples(model.predict(pad_to_multiple([encoded["input_ids"], encoded["attention_mask"]], 32)),
+                                    [encoded["input_ids"], encoded["attention_mask"]])
+            """),
+        ),
         # In a lambda (a `LambdaCallback`) the padded call is an expression all the same.
         Example(
             """\
