@@ -15,8 +15,8 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
                                               one_batch_call, own_method, repeatable, rounded_up, same_size,
                                               samples_per_execution, single_sample, smallest_per_execution,
-                                              speed_asked, static_int, static_length, training_calls,
-                                              validation_entry)
+                                              speed_asked, static_int, static_length, tokenizer_encoding,
+                                              training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
@@ -210,6 +210,13 @@ def _helper_anchor(ctx, names: Set[str]) -> Optional[cst.BaseStatement]:
     statement, after = insertion_point(ctx, names)
     start = 0 if statement is None else body.index(statement) + (1 if after else 0)
     return body[start] if start < len(body) else None
+
+
+def _encoding_input(ctx, entry) -> Optional[cst.BaseExpression]:
+    """The input of a training call that is a tokenizer's whole encoding (``tokenizer(texts,
+    return_tensors="np")``, or a variable given one), not its items or a ``dict`` of it."""
+    inputs = [arg.value for arg in entry.arrays] + ([entry.data] if entry.data is not None else [])
+    return next((node for node in inputs if tokenizer_encoding(ctx, node, entry.owner)), None)
 
 
 def _trimmed(name: str, multiple: str):
@@ -2136,6 +2143,19 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(tokenizer(texts, padding=True, return_tensors="tf"), labels, batch_size=16)
             """,
         ),
+        # A tokenizer's whole encoding (a `BatchEncoding`, a dict class whose `len` counts its keys)
+        # is not trimmed: reported, to be given as `dict(...)`, which the port trims.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            model.fit(encoded, labels, batch_size=16)
+            """,
+        ),
         # The items of a tokenizer's encoding asked for arrays or tensors (`return_tensors`) are
         # arrays, one row a text: `predict` pads them with no batch size written (Keras' 32).
         Example(
@@ -3152,6 +3172,10 @@ scores = model.predict(rows, batch_size=len(rows))
             if entry.unpacked is not None and _unknown_lengths_trimmed(ctx):
                 self._report_unpacked(ctx, entry)
                 continue
+            encoding = _encoding_input(ctx, entry)
+            if encoding is not None and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
+                self._report_encoding(ctx, entry, encoding)
+                continue
             if entry.method == "predict" and entry.data is not None:
                 self._report_growing(ctx, entry)
                 handled = self._pad(ctx, entry, pad, cut, helpers)
@@ -3663,6 +3687,17 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign the input to a "
                    "variable first (the port then pads it and cuts the predictions back), or pad it to whole batches "
                    "yourself", fixed=False)
+
+    def _report_encoding(self, ctx, entry, encoding: cst.BaseExpression) -> None:
+        """``fit(encoded, labels, batch_size=16)`` with ``encoded = tokenizer(..., return_tensors="np")``:
+        a ``BatchEncoding``, whose ``len`` counts its keys and whose slices are not its samples; the
+        helpers take a ``dict`` of arrays."""
+        code = code_of(ctx, encoding)
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets `{code}`, a tokenizer's encoding (a `BatchEncoding`, a dict class of its "
+                   "own, whose length is its number of keys), which the port cannot trim or pad: Keras on the IPU "
+                   f"rejects a partial batch of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; "
+                   f"give `{entry.method}` `dict({code})` and port again", fixed=False)
 
     def _report_unfollowed(self, ctx, entry) -> None:
         """``fit(tokenize(texts), labels, ...)``: arrays by Keras' rules (``y`` is given), made where

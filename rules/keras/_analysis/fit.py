@@ -753,7 +753,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
             first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope)
             or isinstance(x.value, cst.Name) and _batch_of_loop(ctx, x.value)  # `batch["image"]`
-            or _tokenizer_encoding(ctx, x.value, scope))  # `encoded["input_ids"]`
+            or tokenizer_encoding(ctx, x.value, scope))  # `encoded["input_ids"]`
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
@@ -1010,7 +1010,7 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
 _ARRAY_TENSOR_TYPES = frozenset({"np", "tf"})
 
 
-def _tokenizer_encoding(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+def tokenizer_encoding(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     """``tokenizer(texts, padding=True, return_tensors="np")`` (or its ``batch_encode_plus``), or a
     variable last given one: an object the file made, not an imported class
     (``DataCollatorWithPadding(..., return_tensors="tf")`` makes a collator), called for arrays or
