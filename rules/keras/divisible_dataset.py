@@ -15,8 +15,8 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
                                               one_batch_call, own_method, repeatable, rounded_up, same_size,
                                               samples_per_execution, single_sample, smallest_per_execution,
-                                              speed_asked, static_int, static_length, training_calls,
-                                              validation_entry)
+                                              speed_asked, static_int, static_length, tokenizer_encoding,
+                                              training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
@@ -213,6 +213,13 @@ def _helper_anchor(ctx, names: Set[str]) -> Optional[cst.BaseStatement]:
     return body[start] if start < len(body) else None
 
 
+def _encoding_input(ctx, entry) -> Optional[cst.BaseExpression]:
+    """The input of a training call that is a tokenizer's whole encoding (``tokenizer(texts,
+    return_tensors="np")``, or a variable given one), not its items or a ``dict`` of it."""
+    inputs = [arg.value for arg in entry.arrays] + ([entry.data] if entry.data is not None else [])
+    return next((node for node in inputs if tokenizer_encoding(ctx, node, entry.owner)), None)
+
+
 def _trimmed(name: str, multiple: str):
     template = cst.parse_expression(f"{name}(data, {multiple})")
 
@@ -270,7 +277,10 @@ class DivisibleDataset(Rule):
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, unpacked "
         "from what a function of the file returns as arrays or from one batch drawn from a dataset "
         "(`images, labels = next(iter(val_ds))`), or is a list comprehension of strings or numbers "
-        "(`[t.decode() for t in batch]`, the samples of one input). Inputs that are arrays by Keras' rules (labels are "
+        "(`[t.decode() for t in batch]`, the samples of one input), or is an item of a tokenizer's encoding asked "
+        "for arrays or tensors (`encoded[\"input_ids\"]` of `tokenizer(texts, return_tensors=\"np\")`); the "
+        "encoding given whole (a `BatchEncoding`, whose `len` counts its keys) is reported, to be given as "
+        "`dict(encoded)`. Inputs that are arrays by Keras' rules (labels are "
         "given) but that the port cannot tell are arrays are reported instead of trimmed, in `validation_data` "
         "too. A `validation_data` tuple (or list, which Keras takes alike) written in the call or in a branch of a "
         "conditional expression there (`(x_val, y_val) if validate else None`), held in a variable (a "
@@ -2218,6 +2228,47 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(tokenizer(texts, padding=True, return_tensors="tf"), labels, batch_size=16)
             """,
         ),
+        # A tokenizer's whole encoding (a `BatchEncoding`, a dict class whose `len` counts its keys)
+        # is not trimmed: reported, to be given as `dict(...)`, which the port trims.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            model.fit(encoded, labels, batch_size=16)
+            """,
+        ),
+        # The items of a tokenizer's encoding asked for arrays or tensors (`return_tensors`) are
+        # arrays, one row a text: `predict` pads them with no batch size written (Keras' 32).
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            scores = model.predict([encoded["input_ids"], encoded["attention_mask"]])
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from transformers import AutoTokenizer
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+            model = tf.keras.models.load_model("sentiment.keras")
+            encoded = tokenizer(reviews, padding="max_length", max_length=64, return_tensors="np")
+            scores = cut_to_samples(model.predict(pad_to_multiple([encoded["input_ids"], encoded["attention_mask"]], 32)),
+                                    [encoded["input_ids"], encoded["attention_mask"]])
+            """),
+        ),
         # In a lambda (a `LambdaCallback`) the padded call is an expression all the same.
         Example(
             """\
@@ -3206,6 +3257,10 @@ scores = model.predict(rows, batch_size=len(rows))
             if entry.unpacked is not None and _unknown_lengths_trimmed(ctx):
                 self._report_unpacked(ctx, entry)
                 continue
+            encoding = _encoding_input(ctx, entry)
+            if encoding is not None and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
+                self._report_encoding(ctx, entry, encoding)
+                continue
             if entry.method == "predict" and entry.data is not None:
                 self._report_growing(ctx, entry)
                 handled = self._pad(ctx, entry, pad, cut, helpers)
@@ -3717,6 +3772,17 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; assign the input to a "
                    "variable first (the port then pads it and cuts the predictions back), or pad it to whole batches "
                    "yourself", fixed=False)
+
+    def _report_encoding(self, ctx, entry, encoding: cst.BaseExpression) -> None:
+        """``fit(encoded, labels, batch_size=16)`` with ``encoded = tokenizer(..., return_tensors="np")``:
+        a ``BatchEncoding``, whose ``len`` counts its keys and whose slices are not its samples; the
+        helpers take a ``dict`` of arrays."""
+        code = code_of(ctx, encoding)
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets `{code}`, a tokenizer's encoding (a `BatchEncoding`, a dict class of its "
+                   "own, whose length is its number of keys), which the port cannot trim or pad: Keras on the IPU "
+                   f"rejects a partial batch of `{multiple_code(ctx, entry, _entry_config(ctx, entry))}` samples; "
+                   f"give `{entry.method}` `dict({code})` and port again", fixed=False)
 
     def _report_unfollowed(self, ctx, entry) -> None:
         """``fit(tokenize(texts), labels, ...)``: arrays by Keras' rules (``y`` is given), made where

@@ -207,7 +207,8 @@ class DropRemainder(Rule):
         "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
         "records, images decoded from files with no resize after) is reported, unless it sets one "
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
-        "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text). "
+        "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
+        "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
         "A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
@@ -586,6 +587,20 @@ class DropRemainder(Rule):
             vectorize.adapt(texts)
             train = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(32, drop_remainder=True)
             train = train.map(lambda text, label: (vectorize(text), label))
+            model = tf.keras.models.load_model("reviews.keras")
+            model.fit(train, epochs=2)
+            """,
+        ),
+        # The same layer mapped over the batches of a folder of texts: Keras made the batches, and
+        # the port cannot batch them again into one shape; reported, for a person to pick the length.
+        Example(
+            """\
+            import tensorflow as tf
+
+            raw_train = tf.keras.utils.text_dataset_from_directory("reviews/train", batch_size=32)
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000)
+            vectorize.adapt(raw_train.map(lambda text, label: text))
+            train = raw_train.map(lambda text, label: (vectorize(text), label)).cache()
             model = tf.keras.models.load_model("reviews.keras")
             model.fit(train, epochs=2)
             """,
@@ -2662,9 +2677,7 @@ class DropRemainder(Rule):
         function of the file, by a size the caller may not know)."""
         names = string_layer_names(ctx)
         for found in batches if names else ():
-            layer = next((node.func.value for call in found.later if call.func.attr.value == "map"
-                          for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
-                          and isinstance(node.func, cst.Name) and node.func.value in names), None)
+            layer = _mapped_string_layer(ctx, found.later, names)
             size = found.batch.args[0].value if found.batch.args and not found.batch.args[0].keyword else None
             if layer is None or size is None or id(found.value) in rebatched:
                 continue
@@ -2789,6 +2802,13 @@ class DropRemainder(Rule):
         maker = function.rsplit('.', 1)[1] if keras else code_of(ctx, source.func)  # `tfds.load`, as written
         what = (f"{where}, made by `{maker}` in batches of {size} with a partial last "
                 "batch and an unknown batch dimension, which the IPU rejects")
+        padder = _mapped_string_layer(ctx, _maps_on_the_way(ctx, value, scope), string_layer_names(ctx))
+        if padder is not None and _pads_to_longest(ctx, padder):  # its rows would not stack when batched again
+            ctx.report(self.code, value, f"{what}; its `.map()` runs `{padder}`, a `TextVectorization` without "
+                       "`output_sequence_length`: it pads each batch to its own longest text, a length that changes "
+                       "from batch to batch, so the rows of two batches do not stack in one, and the IPU needs "
+                       "every shape fully defined; give it `output_sequence_length=n` and port again", fixed=False)
+            return True
         helper = ctx.enclosing_function(source)
         both = makes_both(source)
         reader = ctx.enclosing_function(value)
@@ -3028,6 +3048,25 @@ def _sliced_whole(ctx, padded: cst.Call) -> bool:
 
 # Dataset methods that leave the shape of each element as it is.
 _SHAPE_KEEPING = frozenset({"shuffle", "repeat", "cache", "prefetch", "take", "skip", "filter", "shard"})
+
+
+def _mapped_string_layer(ctx, calls, names: set) -> Optional[str]:
+    """The first of the string layers ``names`` that a ``.map()`` among ``calls`` runs."""
+    return next((node.func.value for call in calls if call.func.attr.value == "map"
+                 for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
+                 and isinstance(node.func, cst.Name) and node.func.value in names), None)
+
+
+def _maps_on_the_way(ctx, value: cst.BaseExpression, scope, depth: int = 0) -> List[cst.Call]:
+    """The method calls that make the dataset ``value`` in ``scope``: its chain, and the chains
+    of what its variable is given there (``train_ds = raw_ds.map(vectorize).cache()``), back to
+    where it is made."""
+    calls, root = chain(ctx, value)
+    if isinstance(root, cst.Name) and depth < 8:
+        for _, name, made in assignments(ctx, scope):
+            if name == root.value and made is not None and made is not value:
+                calls = calls + _maps_on_the_way(ctx, made, scope, depth + 1)
+    return calls
 
 
 def _pads_to_longest(ctx, layer: str) -> bool:

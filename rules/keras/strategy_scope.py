@@ -3957,6 +3957,29 @@ run_experiment(net)
                 model.fit(train_ds, epochs=1)
             """,
         ),
+        # A Hugging Face TF model that only predicts (never compiled) is model code all the same: it
+        # runs in the IPU strategy's scope, whose Keras extensions `predict` does not refuse.
+        Example(
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            model = TFAutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+            logits = model.predict(encoded["input_ids"], batch_size=8)["logits"]
+            print(tf.argmax(logits, axis=-1))
+            """,
+            """\
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = TFAutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+                logits = model.predict(encoded["input_ids"], batch_size=8)["logits"]
+            print(tf.argmax(logits, axis=-1))
+            """,
+        ),
         # A strategy only handed to an Estimator's configuration is the Estimator's (IPU211 reports
         # it), and a model built in an Estimator's `model_fn` is the Estimator's graph.
         Example(

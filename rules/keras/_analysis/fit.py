@@ -756,7 +756,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return isinstance(first, cst.Slice) or isinstance(first, cst.Index) and (not isinstance(
             first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or _npz(ctx, x.value, scope)
             or isinstance(x.value, cst.Name) and _batch_of_loop(ctx, x.value)  # `batch["image"]`
-            or table_data(ctx, x.value) is not None)  # `test["text"]`: a column of a pandas table
+            or table_data(ctx, x.value) is not None  # `test["text"]`: a column of a pandas table
+            or tokenizer_encoding(ctx, x.value, scope))  # `encoded["input_ids"]`
     if isinstance(x, cst.Attribute) and x.attr.value == "values" or _columns_of(x) or isinstance(
             x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value == "to_numpy":
         return True
@@ -1008,6 +1009,26 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
         keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
+
+
+# What a Hugging Face tokenizer, feature extractor or processor is asked to give back as arrays
+# (`return_tensors="np"`) or TensorFlow tensors (`"tf"`), one row a sample.
+_ARRAY_TENSOR_TYPES = frozenset({"np", "tf"})
+
+
+def tokenizer_encoding(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """``tokenizer(texts, padding=True, return_tensors="np")`` (or its ``batch_encode_plus``), or a
+    variable last given one: an object the file made, not an imported class
+    (``DataCollatorWithPadding(..., return_tensors="tf")`` makes a collator), called for arrays or
+    tensors. What it gives is a dict class of its own (a ``BatchEncoding``), whose items
+    (``encoded["input_ids"]``) are arrays, one row a sample."""
+    if isinstance(value, cst.Name):
+        value = last_value_before(ctx, value, scope)
+    if not isinstance(value, cst.Call) or ctx.qualified_name(value.func) is not None:
+        return False
+    kind = keyword(value, "return_tensors")
+    return kind is not None and isinstance(kind.value, cst.SimpleString) \
+        and kind.value.evaluated_value in _ARRAY_TENSOR_TYPES
 
 
 # NumPy's makers of a random generator, whose draws (`rng.normal(...)`) are arrays.

@@ -203,6 +203,14 @@ def _pretrained_layer(qualified: Optional[str]) -> bool:
             or method == "from_pretrained" and qualified.startswith("transformers.TF"))
 
 
+def _hugging_face_model(qualified: Optional[str]) -> bool:
+    """``TFAutoModelForSequenceClassification.from_pretrained(...)``: a whole Keras model of
+    Transformers (its TF classes), which the file may run (``predict``, ``model(inputs)``) without
+    compiling it."""
+    return qualified is not None and qualified.startswith(OVERRIDING_LIBRARIES) \
+        and qualified.rsplit(".", 2)[-2][:2] == "TF" and qualified.endswith(".from_pretrained")
+
+
 _PRETRAINED_LAYERS = frozenset({"tensorflow_hub.KerasLayer", "tensorflow_hub.keras_layer.KerasLayer"})
 
 
@@ -1206,7 +1214,8 @@ class _Analysis:
         if not isinstance(node, cst.Call):
             return False
         keras_name = self.ctx.keras_name(node.func) or ""
-        if keras_name in MODEL_CONSTRUCTORS or is_application(keras_name):
+        if keras_name in MODEL_CONSTRUCTORS or is_application(keras_name) or _hugging_face_model(
+                self.ctx.qualified_name(node.func)):
             return True
         if isinstance(node.func, cst.Name):
             name = node.func.value
