@@ -1933,6 +1933,45 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # Records repeated before the batching never run out: a step count rounded up is left as it is.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            FEATURES = {"x": tf.io.FixedLenFeature([8], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
+
+            def parse_record(record):
+                parsed = tf.io.parse_single_example(record, FEATURES)
+                return parsed["x"], parsed["y"]
+
+            def make_records(pattern):
+                records = tf.data.TFRecordDataset(tf.io.gfile.glob(pattern)).map(parse_record)
+                records = records.shuffle(256).repeat()
+                return records.batch(32)
+
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(make_records("train-*.tfrecord"), steps_per_epoch=math.ceil(1000 / 32), epochs=1)
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+            FEATURES = {"x": tf.io.FixedLenFeature([8], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
+
+            def parse_record(record):
+                parsed = tf.io.parse_single_example(record, FEATURES)
+                return parsed["x"], parsed["y"]
+
+            def make_records(pattern):
+                records = tf.data.TFRecordDataset(tf.io.gfile.glob(pattern)).map(parse_record)
+                records = records.shuffle(256).repeat()
+                return records.batch(32, drop_remainder=True)
+
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(make_records("train-*.tfrecord"), steps_per_epoch=math.ceil(1000 / 32), epochs=1)
+            """,
+        ),
         # A Hugging Face dataset batched for Keras: whole batches, and a padding collator reported.
         Example(
             """\
@@ -3690,7 +3729,7 @@ def _repeated(ctx, found) -> bool:
     """The dataset is repeated on the way to the call (``.repeat()`` before or after the batching):
     it does not run out, whatever the count."""
     methods = list(found.later) + [method for made in made_datasets(ctx, found.batch.func.value, owner(
-        ctx, found.batch)) for method in made.methods] + chain(ctx, found.batch.func.value)[0]
+        ctx, found.batch), every_maker=True) for method in made.methods] + chain(ctx, found.batch.func.value)[0]
     return any(method.func.attr.value == "repeat" for method in methods)
 
 

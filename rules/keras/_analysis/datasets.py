@@ -508,17 +508,21 @@ class MadeDataset:
         return isinstance(self.maker.func, cst.Attribute) and self.maker.func.attr.value == "from_generator"
 
 
-def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNode) -> List[MadeDataset]:
+def made_datasets(ctx: FileContext, source: cst.BaseExpression, scope: cst.CSTNode,
+                  every_maker: bool = False) -> List[MadeDataset]:
     """How the dataset ``source`` (read in ``scope``) is made: followed through method chains,
     variables, ``Dataset.zip``, a strategy's ``experimental_distribute_dataset``, the functions of
-    the file that return it and the parameters their callers give."""
+    the file that return it and the parameters their callers give. Datasets made by another module
+    or of arrays or a generator; with ``every_maker``, also those TensorFlow makes of files or a
+    range (``TFRecordDataset``, ``list_files``, ``Dataset.range``), for the methods on their way."""
     found: List[MadeDataset] = []
-    _follow(ctx, source, scope, (), (), found, set(), 0)
+    _follow(ctx, source, scope, (), (), found, set(), 0, every_maker)
     return found
 
 
 def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
-            callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]], depth: int) -> None:
+            callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]], depth: int,
+            every_maker: bool = False) -> None:
     if depth > _FOLLOW_DEPTH:
         return
     calls, root = chain(ctx, expr)
@@ -527,31 +531,33 @@ def _follow(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, meth
         if method in ("experimental_distribute_dataset", "concatenate") and call.args:
             # `strategy.experimental_distribute_dataset(ds)` gives `ds`; `a.concatenate(b)` gives `b` too
             given = methods + tuple(calls[:index])
-            _follow(ctx, call.args[0].value, scope, given, callers, found, seen, depth + 1)
+            _follow(ctx, call.args[0].value, scope, given, callers, found, seen, depth + 1, every_maker)
             if method == "experimental_distribute_dataset":
                 return
     methods = methods + tuple(calls)
     if isinstance(root, cst.Call):
-        _follow_call(ctx, root, scope, methods, callers, found, seen, depth)
+        _follow_call(ctx, root, scope, methods, callers, found, seen, depth, every_maker)
     elif isinstance(root, cst.Name):
-        _follow_name(ctx, root, scope, methods, callers, found, seen, depth)
+        _follow_name(ctx, root, scope, methods, callers, found, seen, depth, every_maker)
 
 
 def _follow_call(ctx: FileContext, root: cst.Call, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
                  callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]],
-                 depth: int) -> None:
+                 depth: int, every_maker: bool = False) -> None:
     qualified = ctx.qualified_name(root.func)
     if qualified in SLICES_CONSTRUCTORS or qualified in FROM_GENERATOR:  # made of arrays, or by a generator
         found.append(MadeDataset(root, methods, callers))
     elif qualified in _ZIP and root.args:
         for part in _zipped(root.args[0].value):
-            _follow(ctx, part, scope, methods, callers, found, seen, depth + 1)
+            _follow(ctx, part, scope, methods, callers, found, seen, depth + 1, every_maker)
     elif qualified is not None and not qualified.startswith(_DATASET_LIBRARIES):
         found.append(MadeDataset(root, methods, callers))  # another module makes it
+    elif every_maker and qualified is not None:  # `TFRecordDataset(files)`, `Dataset.range(n)`, ...
+        found.append(MadeDataset(root, methods, callers))
     else:
         function, returned = called_returns(ctx, root)
         for value in returned:
-            _follow(ctx, value, function, methods, callers + (root,), found, seen, depth + 1)
+            _follow(ctx, value, function, methods, callers + (root,), found, seen, depth + 1, every_maker)
 
 
 def _zipped(joined: cst.BaseExpression) -> List[cst.BaseExpression]:
@@ -565,7 +571,7 @@ def _zipped(joined: cst.BaseExpression) -> List[cst.BaseExpression]:
 
 def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: Tuple[cst.Call, ...],
                  callers: Tuple[cst.Call, ...], found: List[MadeDataset], seen: Set[Tuple[int, int]],
-                 depth: int) -> None:
+                 depth: int, every_maker: bool = False) -> None:
     # Each read of the name once: `ds = ds.batch(1)` reads `ds` again, and that read is followed
     # back to the binding before it.
     if (id(scope), id(root)) in seen:
@@ -580,16 +586,16 @@ def _follow_name(ctx: FileContext, root: cst.Name, scope: cst.CSTNode, methods: 
         if unpacked is not None:  # `train_ds, val_ds = make_datasets(...)`
             made_by = statement.body[0].value  # a call, or a generator of calls in this scope
             outer = callers + (made_by,) if isinstance(made_by, cst.Call) else callers
-            _follow(ctx, unpacked[0], unpacked[1], methods, outer, found, seen, depth + 1)
+            _follow(ctx, unpacked[0], unpacked[1], methods, outer, found, seen, depth + 1, every_maker)
         elif value is not None:
-            _follow(ctx, value, scope, methods, callers, found, seen, depth + 1)
+            _follow(ctx, value, scope, methods, callers, found, seen, depth + 1, every_maker)
     if bindings:
         return
     if parameter_input(ctx, root, scope) is not None:
         for given, scope_of_given, outer in given_arguments(ctx, root, scope, callers):
-            _follow(ctx, given, scope_of_given, methods, outer, found, seen, depth + 1)
+            _follow(ctx, given, scope_of_given, methods, outer, found, seen, depth + 1, every_maker)
     elif isinstance(scope, cst.FunctionDef):  # a module variable the function reads
-        _follow(ctx, root, ctx.module, methods, (), found, seen, depth + 1)
+        _follow(ctx, root, ctx.module, methods, (), found, seen, depth + 1, every_maker)
 
 
 _CALLERS = 3  # how many callers up a parameter's arrays are followed
