@@ -11,7 +11,7 @@ from porter.scopes import (assignments, called_method_returns, called_returns, l
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
-from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_value_before, layout, rounded_up, same_size,
+from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_binding_before, last_value_before, layout, rounded_up, same_size,
                                                training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
@@ -22,7 +22,7 @@ from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
                                               self_attribute_values, string_layer_names, to_tensor_length)
-from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, zipped_keras_sources, batched_source_name, chain, feeds_training,
+from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
                                                    training_inputs, uneven_batches)
@@ -214,7 +214,9 @@ class DropRemainder(Rule):
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
         "rewrite it (counted in a variable, or by another batch size). A count of the batches of a Keras-made "
         "dataset as made (`steps_per_epoch=len(train_ds)`, `cardinality`), which includes the partial last "
-        "one the rebatched dataset drops, is reported. Hugging Face `to_tf_dataset`/`prepare_tf_dataset` get "
+        "one the rebatched dataset drops, is reported. So is a count made of a whole split's size "
+        "(`info.splits[\"train\"].num_examples // B`) for a dataset `tfds.load` reads from a part of that split "
+        "(`split=\"train[:80%]\"`) and nothing repeats: it asks for more batches than the part holds. Hugging Face `to_tf_dataset`/`prepare_tf_dataset` get "
         "`drop_remainder=True`; a collator, or the padding collator `prepare_tf_dataset` makes for a "
         "`tokenizer`, pads each batch to its own longest sequence, which is reported unless the file pads to "
         "a fixed length (`padding=\"max_length\"`)."
@@ -1972,6 +1974,34 @@ class DropRemainder(Rule):
             model.fit(make_records("train-*.tfrecord"), steps_per_epoch=math.ceil(1000 / 32), epochs=1)
             """,
         ),
+        # Steps counted from the whole "train" split for a dataset of a part of it, not repeated: more
+        # batches than the part holds (Keras on the IPU runs out of data). Reported, not rewritten.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            (train, val), info = tfds.load("digits", split=["train[:80%]", "train[80%:]"], as_supervised=True,
+                                           with_info=True)
+            steps = info.splits["train"].num_examples // 32
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train.batch(32, drop_remainder=True), steps_per_epoch=steps, epochs=1)
+            """,
+        ),
+        # The same count for a part that is repeated: it never runs out.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            (train, val), info = tfds.load("digits", split=["train[:80%]", "train[80%:]"], as_supervised=True,
+                                           with_info=True)
+            steps = info.splits["train"].num_examples // 32
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train.repeat().batch(32, drop_remainder=True), steps_per_epoch=steps, epochs=1)
+            """,
+            reported=False,
+        ),
         # A Hugging Face dataset batched for Keras: whole batches, and a padding collator reported.
         Example(
             """\
@@ -2441,6 +2471,7 @@ class DropRemainder(Rule):
             self._report_unsized_images(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
+        self._report_whole_split_counts(ctx, batches)
 
     def _fix_drop_parameters(self, ctx) -> set:
         """``ds.batch(n, drop_remainder=drop)`` where ``drop`` is a parameter of the function that
@@ -2524,6 +2555,28 @@ class DropRemainder(Rule):
             done.add(id(count))
             if not self._report_counted_before_rebatch(ctx, entry, value, name, count, size):
                 self._fix_rounded_up_count(ctx, entry, name, count, size)
+
+    def _report_whole_split_counts(self, ctx, batches) -> None:
+        """A step count made of ``info.splits["train"].num_examples`` for a dataset that ``tfds.load``
+        reads from a part of that split (``split="train[:80%]"``) and that nothing repeats: it counts
+        more batches than the part holds, so Keras on the IPU raises that the input does not have
+        enough data (where Keras on a GPU ends the epoch early with a warning)."""
+        done = set()
+        for found in batches:
+            name = _count_keyword(found.entry, found.value)
+            count = keyword(found.entry.call, name)
+            if count is None or id(count) in done or _repeated(ctx, found):
+                continue
+            split = _loaded_split(ctx, found.batch.func.value, owner(ctx, found.batch))
+            whole = _whole_split_size(ctx, count.value, found.entry.owner, split) if split else None
+            if whole is None:
+                continue
+            done.add(id(count))
+            ctx.report(self.code, count, f"`{name}={code_of(ctx, count.value)}` counts the batches of the whole "
+                       f"split (`{code_of(ctx, whole)}`), but this dataset is `tfds.load` of `\"{split}\"`, a part "
+                       "of it, and is not repeated: Keras on the IPU asks for more batches than there are and raises "
+                       "that the input does not have enough data; count the batches of the part (`len()` of the "
+                       "batched dataset), or `.repeat()` the dataset", fixed=False, severity="warning")
 
     def _report_counted_before_rebatch(self, ctx, entry, value, name: str, count: cst.Arg, size) -> bool:
         """``name=len(ds)`` (or ``cardinality``) of the call ``entry``, where ``ds`` is the Keras-made
@@ -3723,6 +3776,82 @@ def _drops_here(ctx, call: cst.Call) -> bool:
     method = call.func.attr.value
     current = argument(call, "drop_remainder", 1 if method == "batch" else 3)
     return id(call) in ctx.replacements and (current is None or is_name(current.value, "False"))
+
+
+def _loaded_split(ctx, expr: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> Optional[str]:
+    """The split string ``tfds.load`` reads for the dataset ``expr`` when it is a part of a split
+    (``"train[:80%]"``): loaded there, or bound by ``ds = tfds.load(..., split=...)`` or unpacked by
+    ``(train, val), info = tfds.load(..., split=[...], with_info=True)``."""
+    root = chain(ctx, expr)[1]
+    if isinstance(root, cst.Call):
+        return _part_split(ctx, root, None)
+    if not isinstance(root, cst.Name) or depth > 4:
+        return None
+    statement, value = last_binding_before(ctx, root, scope)
+    if statement is None:
+        return None
+    if value is not None:
+        return _loaded_split(ctx, value, scope, depth + 1)
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+        return None
+    path = _unpacked_path(small.targets[0].target, root.value)
+    if not path:
+        return None
+    if is_true(getattr(keyword(small.value, "with_info"), "value", None)):
+        if path[0] != 0:
+            return None  # the `info` of `ds, info = tfds.load(...)`
+        path = path[1:]
+    return _part_split(ctx, small.value, path[0] if path else None)
+
+
+def _unpacked_path(target: cst.BaseExpression, name: str) -> Optional[List[int]]:
+    """The places of ``name`` in the nested tuple ``target`` (``(train, val), info`` gives ``[0, 1]``
+    for ``val``)."""
+    if is_name(target, name):
+        return []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            inner = _unpacked_path(element.value, name)
+            if inner is not None:
+                return [index] + inner
+    return None
+
+
+def _part_split(ctx, call: cst.Call, index: Optional[int]) -> Optional[str]:
+    """The split of ``tfds.load(..., split=...)`` (its item ``index`` of a list of splits) when it is
+    a part of one split: ``"train[:80%]"``, not ``"train"`` nor ``"train+test"``."""
+    if ctx.qualified_name(call.func) != TFDS_LOAD:
+        return None
+    split = keyword(call, "split")
+    written = split.value if split is not None else None
+    if index is not None:
+        items = written.elements if isinstance(written, (cst.List, cst.Tuple)) else ()
+        written = items[index].value if index < len(items) else None
+    if not isinstance(written, cst.SimpleString):
+        return None
+    text = written.evaluated_value
+    return text if isinstance(text, str) and "[" in text and "+" not in text else None
+
+
+def _whole_split_size(ctx, count: cst.BaseExpression, scope: cst.CSTNode, split: str
+                      ) -> Optional[cst.BaseExpression]:
+    """The ``info.splits["train"].num_examples`` that the step count ``count`` (or the values its
+    names were given before) is made of, for the split ``split`` is a part of."""
+    whole = split.split("[", 1)[0]
+    nodes = [count]
+    for _ in range(3):  # `steps = n_train // B` with `n_train = info.splits["train"].num_examples`
+        for node in nodes:
+            for part in walk(node):
+                if isinstance(part, cst.Attribute) and part.attr.value == "num_examples" and isinstance(
+                        part.value, cst.Subscript) and last_name(part.value.value) == "splits" and len(
+                        part.value.slice) == 1 and isinstance(part.value.slice[0].slice, cst.Index) and isinstance(
+                        part.value.slice[0].slice.value, cst.SimpleString) and \
+                        part.value.slice[0].slice.value.evaluated_value == whole:
+                    return part
+        nodes = [value for node in nodes for part in walk(node) if isinstance(part, cst.Name)
+                 for value in [last_value_before(ctx, part, scope)] if value is not None]
+    return None
 
 
 def _repeated(ctx, found) -> bool:
