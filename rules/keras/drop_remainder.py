@@ -1988,6 +1988,20 @@ class DropRemainder(Rule):
             model.fit(train.batch(32, drop_remainder=True), steps_per_epoch=steps, epochs=1)
             """,
         ),
+        # A count scaled to the part (`int(0.8 * n)`) may count it right: left alone.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            (train, val), info = tfds.load("digits", split=["train[:80%]", "train[80%:]"], as_supervised=True,
+                                           with_info=True)
+            steps = int(0.8 * info.splits["train"].num_examples) // 32
+            model = tf.keras.models.load_model("digits.keras")
+            model.fit(train.batch(32, drop_remainder=True), steps_per_epoch=steps, epochs=1)
+            """,
+            reported=False,
+        ),
         # The same count for a part that is repeated: it never runs out.
         Example(
             """\
@@ -3834,24 +3848,31 @@ def _part_split(ctx, call: cst.Call, index: Optional[int]) -> Optional[str]:
     return text if isinstance(text, str) and "[" in text and "+" not in text else None
 
 
-def _whole_split_size(ctx, count: cst.BaseExpression, scope: cst.CSTNode, split: str
+def _whole_split_size(ctx, count: cst.BaseExpression, scope: cst.CSTNode, split: str, depth: int = 0
                       ) -> Optional[cst.BaseExpression]:
-    """The ``info.splits["train"].num_examples`` that the step count ``count`` (or the values its
-    names were given before) is made of, for the split ``split`` is a part of."""
-    whole = split.split("[", 1)[0]
-    nodes = [count]
-    for _ in range(3):  # `steps = n_train // B` with `n_train = info.splits["train"].num_examples`
-        for node in nodes:
-            for part in walk(node):
-                if isinstance(part, cst.Attribute) and part.attr.value == "num_examples" and isinstance(
-                        part.value, cst.Subscript) and last_name(part.value.value) == "splits" and len(
-                        part.value.slice) == 1 and isinstance(part.value.slice[0].slice, cst.Index) and isinstance(
-                        part.value.slice[0].slice.value, cst.SimpleString) and \
-                        part.value.slice[0].slice.value.evaluated_value == whole:
-                    return part
-        nodes = [value for node in nodes for part in walk(node) if isinstance(part, cst.Name)
-                 for value in [last_value_before(ctx, part, scope)] if value is not None]
+    """The ``info.splits["train"].num_examples`` that the step count ``count`` divides into batches
+    as it is (``n // B``, ``math.ceil(n / B)``, through the names it was given to), for the split
+    ``split`` is a part of. None for a count that scales it (``int(0.8 * n) // B``): that one may
+    count the part."""
+    if isinstance(count, cst.Attribute) and count.attr.value == "num_examples":
+        return count if _split_key(count.value) == split.split("[", 1)[0] else None
+    if isinstance(count, cst.Name) and depth < 3:
+        given = last_value_before(ctx, count, scope)
+        return _whole_split_size(ctx, given, scope, split, depth + 1) if given is not None else None
+    if isinstance(count, cst.BinaryOperation) and isinstance(count.operator, (cst.Divide, cst.FloorDivide)):
+        return _whole_split_size(ctx, count.left, scope, split, depth)
+    if isinstance(count, cst.Call) and len(count.args) == 1 and (
+            is_name(count.func, "int") or ctx.qualified_name(count.func) in ("math.ceil", "math.floor", "numpy.ceil")):
+        return _whole_split_size(ctx, count.args[0].value, scope, split, depth)
     return None
+
+
+def _split_key(node: cst.BaseExpression) -> Optional[str]:
+    """``"train"`` for ``info.splits["train"]``."""
+    if not (isinstance(node, cst.Subscript) and last_name(node.value) == "splits" and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+        return None
+    return node.slice[0].slice.value.evaluated_value
 
 
 def _repeated(ctx, found) -> bool:
