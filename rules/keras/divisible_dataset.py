@@ -363,6 +363,35 @@ class DivisibleDataset(Rule):
             print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
             """),
         ),
+        # A model rebuilt from its saved architecture (`model_from_json`, `Model.from_config`) and
+        # given its weights is a Keras model like a loaded one: what it predicts is padded.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            with open("net.json") as f:
+                rebuilt = tf.keras.models.model_from_json(f.read())
+            rebuilt.load_weights("net.weights.h5")
+            probe = np.zeros((4, 20), dtype="float32")
+            print(rebuilt.predict(probe))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            with open("net.json") as f:
+                rebuilt = tf.keras.models.model_from_json(f.read())
+            rebuilt.load_weights("net.weights.h5")
+            probe = np.zeros((4, 20), dtype="float32")
+            print(cut_to_samples(rebuilt.predict(pad_to_multiple(probe, 32)), probe))
+            """),
+        ),
         # Named inputs of a model with several: a dict of array variables, itself in a variable, is
         # padded input by input, as a list of them is.
         Example(

@@ -20,7 +20,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, simple_assign,
                             string_value, target_place)
 from porter.rules.keras._analysis.held_models import model_item
-from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
+from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, is_keras_run, model_plan
 from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
@@ -146,7 +146,8 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
 # Keras methods that run the compiled function of a model on one batch given to them.
 ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
 # Keras calls that make a new model, never compiled yet.
-_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"})
+_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"}
+                        ) | REBUILT_MODELS
 
 
 def one_batch_call(ctx: FileContext, model: str, scope: cst.CSTNode) -> Optional[cst.Call]:
