@@ -611,6 +611,19 @@ scores = model.predict(rows, batch_size=len(rows))
             reported=False,
             options={"gradient_accumulation": 4},
         ),
+        # ... nor do the members of an ensemble loaded from files, run one by one in a loop.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_test, y_test = np.zeros((100, 8), "float32"), np.zeros((100, 1), "float32")
+            members = [tf.keras.models.load_model(f"fold_{k}.keras") for k in range(5)]
+            print([member.evaluate(x_test, y_test, batch_size=10) for member in members])
+            """,
+            reported=False,
+            options={"gradient_accumulation": 4, "steps_per_execution": 4},
+        ),
         # The same built where `predict` reads it, from file names and their labels.
         Example(
             """\
