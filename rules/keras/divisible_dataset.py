@@ -611,6 +611,20 @@ scores = model.predict(rows, batch_size=len(rows))
             reported=False,
             options={"gradient_accumulation": 4},
         ),
+        # Labels given as `y.astype("int32")` (IPU106 writes it) hold the samples of `y`: 60000
+        # digits are whole batches of 32, so a second port leaves the call alone as the first did.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            images = np.reshape(x_train / 255.0, (-1, 28, 28, 1))
+            model = tf.keras.models.load_model("digits.keras")
+            model.evaluate(images, y_train.astype("int32"), batch_size=32)
+            """,
+            reported=False,
+        ),
         # ... nor do the members of an ensemble loaded from files, run one by one in a loop.
         Example(
             """\

@@ -1564,8 +1564,12 @@ def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     """The number of samples of ``data`` when the porter can count them: a known dataset's
     variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``), or an
     array made in the call itself with a static shape (``tf.constant([[1], [0]])``); for several
-    inputs in one list or dict, those of the first."""
+    inputs in one list or dict, those of the first. ``y.astype("int32")`` (IPU106 writes it) and
+    ``y.copy()`` hold the samples of ``y``: a second port counts them as the first did."""
     data = first_input(data)
+    while isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) \
+            and data.func.attr.value in _SAME_LENGTH_METHODS:
+        data = data.func.value
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
     samples = literal_samples(data)
