@@ -363,6 +363,35 @@ class DivisibleDataset(Rule):
             print(np.argmax(cut_to_samples(model.predict(pad_to_multiple(texts, 32)), texts), axis=-1))
             """),
         ),
+        # A model rebuilt from its saved architecture (`model_from_json`, `Model.from_config`) and
+        # given its weights is a Keras model like a loaded one: what it predicts is padded.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            with open("net.json") as f:
+                rebuilt = tf.keras.models.model_from_json(f.read())
+            rebuilt.load_weights("net.weights.h5")
+            probe = np.zeros((4, 20), dtype="float32")
+            print(rebuilt.predict(probe))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            with open("net.json") as f:
+                rebuilt = tf.keras.models.model_from_json(f.read())
+            rebuilt.load_weights("net.weights.h5")
+            probe = np.zeros((4, 20), dtype="float32")
+            print(cut_to_samples(rebuilt.predict(pad_to_multiple(probe, 32)), probe))
+            """),
+        ),
         # Named inputs of a model with several: a dict of array variables, itself in a variable, is
         # padded input by input, as a list of them is.
         Example(
@@ -581,6 +610,33 @@ scores = model.predict(rows, batch_size=len(rows))
             """,
             reported=False,
             options={"gradient_accumulation": 4},
+        ),
+        # Labels given as `y.astype("int32")` (IPU106 writes it) hold the samples of `y`: 60000
+        # digits are whole batches of 32, so a second port leaves the call alone as the first did.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+            images = np.reshape(x_train / 255.0, (-1, 28, 28, 1))
+            model = tf.keras.models.load_model("digits.keras")
+            model.evaluate(images, y_train.astype("int32"), batch_size=32)
+            """,
+            reported=False,
+        ),
+        # ... nor do the members of an ensemble loaded from files, run one by one in a loop.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x_test, y_test = np.zeros((100, 8), "float32"), np.zeros((100, 1), "float32")
+            members = [tf.keras.models.load_model(f"fold_{k}.keras") for k in range(5)]
+            print([member.evaluate(x_test, y_test, batch_size=10) for member in members])
+            """,
+            reported=False,
+            options={"gradient_accumulation": 4, "steps_per_execution": 4},
         ),
         # The same built where `predict` reads it, from file names and their labels.
         Example(

@@ -1166,6 +1166,17 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 4},
         ),
+        # ... and when it is one member of an ensemble loaded from files, run in a loop.
+        Example(
+            """\
+            import tensorflow as tf
+
+            members = [tf.keras.models.load_model(f"fold_{k}.keras") for k in range(5)]
+            for member in members:
+                print(member.evaluate(dataset))
+            """,
+            options={"steps_per_execution": 4},
+        ),
         Example(
             """\
             import tensorflow as tf

@@ -20,7 +20,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, simple_assign,
                             string_value, target_place)
 from porter.rules.keras._analysis.held_models import model_item
-from porter.rules.keras._analysis.model_plan import is_keras_run, model_plan
+from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, is_keras_run, model_plan
 from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
@@ -129,6 +129,8 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
     receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
     if entry.method == "compile" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
         return False
+    if loaded_member(ctx, entry, calls) is not None:
+        return True
     loaded, value = last_binding_before(ctx, receiver, entry.owner)
     if not (_loads_model(ctx, value) or through_functions and loader_function(ctx, value) is not None):
         return False
@@ -146,7 +148,8 @@ def loaded_uncompiled(ctx: FileContext, entry: TrainingCall, calls: List[Trainin
 # Keras methods that run the compiled function of a model on one batch given to them.
 ONE_BATCH_METHODS = frozenset({"train_on_batch", "test_on_batch", "predict_on_batch"})
 # Keras calls that make a new model, never compiled yet.
-_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"})
+_NEW_MODELS = frozenset({"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"}
+                        ) | REBUILT_MODELS
 
 
 def one_batch_call(ctx: FileContext, model: str, scope: cst.CSTNode) -> Optional[cst.Call]:
@@ -240,11 +243,67 @@ def loaded_binding(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCa
     receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
     if entry.method == "compile" or not isinstance(receiver, cst.Name) or receiver.value != entry.model:
         return None
+    member = loaded_member(ctx, entry, calls)
+    if member is not None:
+        return member
     reaching = reaching_bindings(ctx, receiver, entry.owner)
     for statement, value in reaching:
         if (_loads_model(ctx, value) or loader_function(ctx, value) is not None) \
                 and not _compiled_between(ctx, statement, entry, calls):
             return statement, value, len(reaching) == 1 and loader_function(ctx, value) is None
+    return None
+
+
+# Calls that put more items in a list: a list of loaded models filled so may hold others.
+_FILLING_METHODS = frozenset({"append", "extend", "insert"})
+
+
+def loaded_member(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]
+                  ) -> Optional[Tuple[cst.BaseStatement, Optional[cst.BaseExpression], bool]]:
+    """The loop (``for member in members:``, or a comprehension's ``for``) whose target is the
+    model of ``entry``, when it goes over a list that only ever holds models read with
+    ``load_model`` (``members = [keras.models.load_model(path) for path in paths]``) and the file
+    compiles no model of that name in the function: an ensemble of loaded models, which keep the
+    compile they were saved with. Returned as ``loaded_binding`` gives a load: ``(statement,
+    load call, True)``."""
+    if any(other.method == "compile" and other.model == entry.model and other.owner is entry.owner for other in calls):
+        return None
+    loop = next((node for node in ctx.ancestors(entry.call) if _iterates_as(node, entry.model) is not None), None)
+    source = _iterates_as(loop, entry.model) if loop is not None else None
+    if not isinstance(source, cst.Name) or any(
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in _FILLING_METHODS
+            and is_name(node.func.value, source.value) for node in walk(entry.owner) if isinstance(node, cst.Call)):
+        return None
+    bindings = bindings_of(ctx, source)
+    loads = [_loaded_items(ctx, value) for _, value in bindings]
+    if not bindings or not all(loads):
+        return None
+    statement = loop if isinstance(loop, cst.For) else ctx.statement_of(loop)
+    return statement, loads[0], True
+
+
+def _iterates_as(node: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
+    """What ``node`` (a ``for`` statement or a comprehension) iterates over when it binds ``name``
+    alone as its target."""
+    if isinstance(node, cst.For):
+        return node.iter if is_name(node.target, name) else None
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        loop: Optional[cst.CompFor] = node.for_in
+        while loop is not None:
+            if is_name(loop.target, name):
+                return loop.iter
+            loop = loop.inner_for_in
+    return None
+
+
+def _loaded_items(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.Call]:
+    """The ``load_model`` call that makes every item of ``value``: a list comprehension of it, or a
+    list or tuple of such calls (the first of them)."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and _loads_model(ctx, value.elt):
+        return value.elt
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements and all(
+            _loads_model(ctx, element.value) for element in value.elements):
+        return value.elements[0].value
     return None
 
 
@@ -1505,8 +1564,12 @@ def static_length(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
     """The number of samples of ``data`` when the porter can count them: a known dataset's
     variable (``static_samples``), or a slice of one with int bounds (``x_train[:1000]``), or an
     array made in the call itself with a static shape (``tf.constant([[1], [0]])``); for several
-    inputs in one list or dict, those of the first."""
+    inputs in one list or dict, those of the first. ``y.astype("int32")`` (IPU106 writes it) and
+    ``y.copy()`` hold the samples of ``y``: a second port counts them as the first did."""
     data = first_input(data)
+    while isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) \
+            and data.func.attr.value in _SAME_LENGTH_METHODS:
+        data = data.func.value
     if isinstance(data, cst.Call):
         return _made_length(ctx, data)
     samples = literal_samples(data)

@@ -47,10 +47,17 @@ from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS,
                                                keras_subclasses, subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
+# A model rebuilt from its saved architecture (`to_json()`, `get_config()`), given its weights
+# after (`load_weights`): new, and not compiled.
+REBUILT_MODELS = frozenset({
+    "keras.models.model_from_json", "keras.models.model_from_config", "keras.models.model_from_yaml",
+    "keras.saving.model_from_json", "keras.Model.from_config", "keras.Sequential.from_config",
+    "keras.models.Model.from_config", "keras.models.Sequential.from_config",
+})
 MODEL_CONSTRUCTORS = frozenset({
     "keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model",
     "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
-})
+}) | REBUILT_MODELS
 MODEL_BASES = frozenset({"keras.Model", "keras.models.Model", "keras.Sequential", "keras.models.Sequential"})
 DISTRIBUTION_STRATEGIES = frozenset({
     "tensorflow.distribute.MirroredStrategy", "tensorflow.distribute.OneDeviceStrategy",
