@@ -10,10 +10,11 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import append_args, argument, as_receiver, is_false, is_main_guard, is_true, keyword_arg, replace_arg
+from porter.cstutil import (append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
+                            keyword_arg, replace_arg)
 from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FRAME, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
                                      UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
-from porter.rules.keras._analysis.util import last_name
+from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES, last_name
 from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
 DATASET_SOURCES = ("tensorflow.data.", "tensorflow.compat.v1.data.", "tensorflow_datasets.load")
@@ -122,7 +123,7 @@ def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[st
             return True  # tfds.load(...)["train"]: one split of the dict tfds.load returns
         if isinstance(node, cst.Call):
             qualified = ctx.qualified_name(node.func)
-            if qualified is not None and qualified.startswith(DATASET_SOURCES):
+            if qualified is not None and qualified.startswith(DATASET_SOURCES) or _unbatched_reader(ctx, node):
                 return True
             if not isinstance(node.func, cst.Attribute):
                 return _returns_datasets(ctx, node)
@@ -131,6 +132,14 @@ def _is_dataset_in(ctx: FileContext, node: cst.BaseExpression, variables: Set[st
             return node.value in variables
         else:
             return False
+
+
+def _unbatched_reader(ctx: FileContext, call: cst.Call) -> bool:
+    """A Keras reader given ``batch_size=None`` (``image_dataset_from_directory(folder,
+    batch_size=None)``): a dataset of single samples, which the script batches itself (``.batch(32)``)
+    as it would any ``tf.data`` dataset."""
+    batch = keyword(call, "batch_size")
+    return batch is not None and is_name(batch.value, "None") and ctx.keras_name(call.func) in KERAS_BATCHED_SOURCES
 
 
 def _is_tfds_splits(ctx: FileContext, node: cst.BaseExpression, variables: Set[str]) -> bool:

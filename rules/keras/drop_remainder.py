@@ -2454,6 +2454,38 @@ class DropRemainder(Rule):
                     self.model.fit(self.train_ds, epochs=2)
             """,
         ),
+        # A Keras reader given `batch_size=None` makes a tf.data dataset of single samples: the
+        # script's own `.batch()` drops the partial last batch, also when a helper returns a pair.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def folders(size):
+                train = tf.keras.utils.image_dataset_from_directory("photos/train", batch_size=None)
+                val = tf.keras.utils.image_dataset_from_directory("photos/val", batch_size=None)
+                return train.batch(size), val.batch(size)
+
+
+            train, val = folders(32)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(train, validation_data=val, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def folders(size):
+                train = tf.keras.utils.image_dataset_from_directory("photos/train", batch_size=None)
+                val = tf.keras.utils.image_dataset_from_directory("photos/val", batch_size=None)
+                return train.batch(size, drop_remainder=True), val.batch(size, drop_remainder=True)
+
+
+            train, val = folders(32)
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(train, validation_data=val, epochs=3)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
