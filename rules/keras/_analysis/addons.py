@@ -205,7 +205,7 @@ def _swap_held_class(ctx: FileContext, code: str, assign: cst.Assign, layer: str
         ctx.add_import(ADDONS, "layers", ALIAS, code=code)
     extra = f", its calls passing {', '.join(f'`{key}`' for key in order if key in keywords)} by keyword" \
         if keywords else ""
-    extra += _defaults_note(defaults, older_class, "given where they do not set them")
+    extra += _defaults_note(defaults, older_class, f"given where they do not set {'them' if len(defaults) > 1 else 'it'}")
     ctx.report(code, assign, f"`{name}` holds `ipu_tensorflow_addons.keras.layers.{layer}` instead of "
                f"Keras' `{layer}`{extra}", fixed=True)
     return [id(node) for node in walk(assign.value) if isinstance(node, cst.Name)]
