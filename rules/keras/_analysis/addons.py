@@ -44,9 +44,11 @@ class Unsafe(Exception):
 OlderLayer = Tuple[Sequence[str], Dict[str, str], str]
 
 
-# The modules of Keras 2 that define the recurrent layers, under which old scripts import them
-# (`from keras.layers.recurrent import GRU`): the same classes as `keras.layers`' or their v1 forms.
-_LAYER_MODULES = {"LSTM": ("recurrent", "recurrent_v2"), "GRU": ("recurrent", "recurrent_v2")}
+# The modules of Keras 2 that define the layers, under which old scripts import them
+# (`from keras.layers.core import Dropout`, `from keras.layers.recurrent import GRU`): the same
+# classes as `keras.layers`' (the recurrent module's are their v1 forms).
+_LAYER_MODULES = {"LSTM": ("recurrent", "recurrent_v2"), "GRU": ("recurrent", "recurrent_v2"),
+                  "Dropout": ("core",), "Embedding": ("embeddings",)}
 
 
 def layer_names(layers: Sequence[str]) -> Dict[str, str]:
