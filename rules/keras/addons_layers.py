@@ -69,6 +69,23 @@ class AddonsLayers(Rule):
         "swapped: the addons `Dense` (SDK 3.1+) is an FP8 layer fed by `ConvertToF8`, not a replacement."
     )
     examples = (
+        # The modules of Keras 2 that old scripts import the layers from (`keras.layers.core`,
+        # `keras.layers.embeddings`) hold the same classes.
+        Example(
+            """\
+            from keras.models import Sequential
+            from keras.layers.core import Dense, Dropout
+
+            model = Sequential([Dense(64, activation="relu", input_shape=(20,)), Dropout(0.5), Dense(1)])
+            """,
+            """\
+            from keras.models import Sequential
+            from keras.layers.core import Dense
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = Sequential([Dense(64, activation="relu", input_shape=(20,)), ipu_layers.Dropout(0.5), Dense(1)])
+            """,
+        ),
         # A file that reloads its saved model without `custom_objects`: the IPU Dropout is not swapped in.
         Example(
             """\

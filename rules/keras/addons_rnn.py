@@ -2,7 +2,8 @@ from typing import Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name,
+from porter.context import canonical_keras
+from porter.rules.keras._analysis.addons import (OlderLayer, Unsafe, bound_arguments, check_no_mask, dtype_name,
                                                  is_bidirectional_layer, swap_layers)
 from porter.cstutil import string_value
 from porter.rules.keras._analysis.util import is_literal_false, number_value
@@ -21,6 +22,21 @@ _ORDER = {
         "dropout", "recurrent_dropout", "return_sequences", "return_state", "go_backwards", "stateful",
         "unroll", "time_major", "reset_after"),
 }
+# Keras' v1 layers (`tf.compat.v1.keras.layers.LSTM`, `keras.layers.recurrent.LSTM` of Keras 2.6):
+# their positional order, and the defaults in which they differ from the IPU layers (and v2).
+_V1_ORDER = {
+    "LSTM": _SHARED + ("unit_forget_bias",) + _REGULARIZED + (
+        "dropout", "recurrent_dropout", "return_sequences", "return_state", "go_backwards", "stateful", "unroll"),
+    "GRU": _SHARED + _REGULARIZED + (
+        "dropout", "recurrent_dropout", "return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+        "reset_after"),
+}
+_V1_DEFAULTS = {
+    "LSTM": {"recurrent_activation": '"hard_sigmoid"'},
+    "GRU": {"recurrent_activation": '"hard_sigmoid"', "reset_after": "False"},
+}
+_V1_PREFIXES = ("tensorflow.compat.v1.keras.layers.",)
+_V1_MODULE = "keras.layers.recurrent."
 _ACTIVATIONS = ("tanh", "relu", "softmax", "sigmoid", "hard_sigmoid")
 _RECURRENT_ACTIVATIONS = ("tanh", "softmax", "sigmoid", "hard_sigmoid")
 
@@ -38,7 +54,11 @@ class AddonsRnn(Rule):
         "recurrent layers (Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\"); imported as "
         "Graphcore does, `from "
         "ipu_tensorflow_addons.keras import layers as ipu_layers`. Their positional order differs after "
-        "`dropout`, so every argument after `units` becomes a keyword. They raise for `use_bias=False`, "
+        "`dropout`, so every argument after `units` becomes a keyword. Keras' v1 classes "
+        "(`tf.compat.v1.keras.layers.LSTM`, those of the module `keras.layers.recurrent`) default to "
+        "`recurrent_activation=\"hard_sigmoid\"` (and GRU to `reset_after=False`), which the IPU layer is then "
+        "given. A class held in a variable (`RNN = layers.LSTM`) is swapped there when every call of it may be. "
+        "They raise for `use_bias=False`, "
         "regularizers, constraints, `recurrent_dropout`, `go_backwards`, `unroll`, an `implementation` "
         "other than 1/2, activations they lack, and any mask (an upstream `Masking` layer, "
         "`Embedding(mask_zero=True)`, or a layer class of the file that holds one or has a `compute_mask`, "
@@ -133,6 +153,57 @@ class AddonsRnn(Rule):
             model = tf.keras.Sequential([ipu_layers.LSTM(64), tf.keras.layers.Dense(1)])
             """,
             reported=False,
+        ),
+        # Keras' v1 classes (`tf.compat.v1.keras.layers`, the module `keras.layers.recurrent`) default
+        # to `hard_sigmoid` (and GRU to `reset_after=False`): the IPU layer is given those defaults.
+        Example(
+            """\
+            import tensorflow as tf
+            from keras.layers.recurrent import GRU
+
+            encoder = tf.compat.v1.keras.layers.LSTM(64, return_sequences=True)
+            decoder = GRU(32, "tanh", "sigmoid")
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            encoder = ipu_layers.LSTM(64, return_sequences=True, recurrent_activation="hard_sigmoid")
+            decoder = ipu_layers.GRU(32, activation="tanh", recurrent_activation="sigmoid", reset_after=False)
+            """,
+        ),
+        # The class held in a variable, for the script to try another: the variable holds the IPU
+        # class, and its calls pass their arguments after `units` by keyword.
+        Example(
+            """\
+            from tensorflow import keras
+            from tensorflow.keras import layers
+
+            RNN = layers.LSTM
+            model = keras.Sequential([RNN(128, "tanh", input_shape=(7, 12)), layers.RepeatVector(4), RNN(128, return_sequences=True)])
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.keras import layers
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            RNN = ipu_layers.LSTM
+            model = keras.Sequential([RNN(128, activation="tanh", input_shape=(7, 12)), layers.RepeatVector(4), RNN(128, return_sequences=True)])
+            """,
+        ),
+        # One of its calls cannot take the IPU class (here, a `Bidirectional` wrapper): the variable
+        # keeps Keras' class, and the call says why.
+        Example(
+            """\
+            from tensorflow.keras import layers
+
+            RNN = layers.GRU
+
+
+            def encode(x):
+                x = layers.Bidirectional(RNN(32, return_sequences=True))(x)
+                return RNN(16)(x)
+            """,
         ),
         Example(
             """\
@@ -581,12 +652,13 @@ class AddonsRnn(Rule):
     )
 
     def run(self, ctx) -> None:
-        swap_layers(ctx, self.code, ("LSTM", "GRU"), self._unsafe_reason, _ORDER)
+        swap_layers(ctx, self.code, ("LSTM", "GRU"), self._unsafe_reason, _ORDER, older=_v1_layer)
 
     # ------------------------------------------------------------------------------ safety
     def _unsafe_reason(self, ctx, call: cst.Call, layer: str) -> Optional[str]:
         try:
-            values = bound_arguments(call, _ORDER[layer], layer)
+            v1 = _v1_layer(ctx, call, layer)
+            values = bound_arguments(call, v1[0] if v1 is not None else _ORDER[layer], layer)
             self._check_values(values)
             if "dtype" in values and dtype_name(ctx, values["dtype"]) not in ("float32", "float16"):
                 raise Unsafe("the layer dtype must be float32 or float16")
@@ -635,6 +707,16 @@ class AddonsRnn(Rule):
         if is_bidirectional_layer(ctx, call):
             raise Unsafe("the IPU layers do not support the `Bidirectional` wrapper (no `go_backwards`)")
         check_no_mask(ctx, call)
+
+
+def _v1_layer(ctx, call: cst.Call, layer: str) -> Optional[OlderLayer]:
+    """For a call of Keras' v1 ``layer`` (``tf.compat.v1.keras.layers.LSTM``, or the class of the
+    module ``keras.layers.recurrent``, v1 in Keras 2.6): its positional order, its defaults that the
+    IPU layer lacks (`hard_sigmoid`, GRU's `reset_after=False`), and how the report names it."""
+    qualified = ctx.qualified_name(call.func) or ""
+    if qualified.startswith(_V1_PREFIXES) or (canonical_keras(qualified) or "").startswith(_V1_MODULE):
+        return _V1_ORDER[layer], _V1_DEFAULTS[layer], f"Keras' v1 `{layer}`"
+    return None
 
 
 RULE = AddonsRnn()

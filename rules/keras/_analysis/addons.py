@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, canonical_keras, code_of, dotted_name, import_bindings, walk
-from porter.cstutil import argument, is_name, keyword, method_of, string_value
+from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg, method_of, string_value
 from porter.rules.keras._analysis.keras1 import CHANGED_KEYWORDS, LAYER_KEYWORDS
 from porter.rules.keras._analysis.util import (INPUTS, is_literal_false, keras_subclasses, last_name,
                                                self_attribute_values)
@@ -39,10 +39,30 @@ class Unsafe(Exception):
     """Why a layer cannot be swapped (the message completes "not swapped: ...")."""
 
 
+# An older class of a layer (Keras' v1 `LSTM`): its positional order, the defaults it differs in
+# from the IPU layer (parameter -> code), and how the report names it.
+OlderLayer = Tuple[Sequence[str], Dict[str, str], str]
+
+
+# The modules of Keras 2 that define the layers, under which old scripts import them
+# (`from keras.layers.core import Dropout`, `from keras.layers.recurrent import GRU`): the same
+# classes as `keras.layers`' (the recurrent module's are their v1 forms).
+_LAYER_MODULES = {"LSTM": ("recurrent", "recurrent_v2"), "GRU": ("recurrent", "recurrent_v2"),
+                  "Dropout": ("core",), "Embedding": ("embeddings",)}
+
+
+def layer_names(layers: Sequence[str]) -> Dict[str, str]:
+    """Canonical Keras name -> layer, for the layers named in ``layers`` and their module paths."""
+    names = {f"keras.layers.{layer}": layer for layer in layers}
+    names.update({f"keras.layers.{module}.{layer}": layer for layer in layers
+                  for module in _LAYER_MODULES.get(layer, ())})
+    return names
+
+
 def layer_calls(ctx: FileContext, layers: Sequence[str]) -> Iterator[Tuple[cst.Call, str]]:
     """``(call, layer)`` for the calls of the Keras layers named in ``layers`` (``"LSTM"``...),
     under any import spelling."""
-    wanted = {f"keras.layers.{layer}" for layer in layers}
+    wanted = layer_names(layers)
     spellings = set(layers)
     for node_type in (cst.Import, cst.ImportFrom):
         for node in ctx.nodes(node_type):
@@ -51,7 +71,7 @@ def layer_calls(ctx: FileContext, layers: Sequence[str]) -> Iterator[Tuple[cst.C
         if last_name(call.func) in spellings:
             name = ctx.keras_name(call.func)
             if name in wanted:
-                yield call, name.rsplit(".", 1)[-1]
+                yield call, wanted[name]
 
 
 def bound_arguments(call: cst.Call, order: Sequence[str], layer: str = "") -> Dict[str, cst.BaseExpression]:
@@ -86,10 +106,13 @@ def addons_alias(ctx: FileContext) -> Optional[str]:
 
 def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
                 unsafe_reason: Callable[[FileContext, cst.Call, str], Optional[str]],
-                orders: Dict[str, Sequence[str]], keep_positional: Optional[int] = 1) -> None:
+                orders: Dict[str, Sequence[str]], keep_positional: Optional[int] = 1,
+                older: Optional[Callable[[FileContext, cst.Call, str], Optional[OlderLayer]]] = None) -> None:
     """Swap each call of the Keras ``layers`` for the IPU layer, or report why not (the reason
     ``unsafe_reason`` gives); then drop the imports the swaps leave unused. ``keep_positional``:
-    how many positional arguments stay positional (None: all, the orders being the same)."""
+    how many positional arguments stay positional (None: all, the orders being the same).
+    ``older``: for a call of an older class of the layer, its positional order and the defaults
+    it differs in, which the IPU layer is given when the call does not set them."""
     swapped_funcs = set()
     local = addons_alias(ctx)
     for call, layer in layer_calls(ctx, layers):
@@ -103,12 +126,91 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
                        f"{layer}`: {reason} "
                        "(Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\")", fixed=False)
             continue
-        order = orders[layer]
-        keywords = swap(ctx, code, call, layer, local, order, len(order) if keep_positional is None else keep_positional)
+        order, defaults, older_class = orders[layer], {}, None
+        found = older(ctx, call, layer) if older is not None else None
+        if found is not None:
+            order, defaults, older_class = found
+            given = bound_arguments(call, order, layer)
+            defaults = {name: value for name, value in defaults.items() if name not in given}
+        keywords = swap(ctx, code, call, layer, local, order, _kept(order, keep_positional), defaults)
         extra = f", with {', '.join(f'`{name}`' for name in keywords)} passed by keyword" if keywords else ""
+        extra += _defaults_note(defaults, older_class, "given")
         ctx.report(code, call, f"`{layer}` becomes `ipu_tensorflow_addons.keras.layers.{layer}`{extra}", fixed=True)
         swapped_funcs.add(id(call.func))
+    for held, layer, calls in held_classes(ctx, layers):
+        swapped_funcs.update(_swap_held_class(ctx, code, held, layer, calls, unsafe_reason, local, orders[layer],
+                                              keep_positional, older))
     drop_unused_imports(ctx, code, swapped_funcs, layers)
+
+
+def _kept(order: Sequence[str], keep_positional: Optional[int]) -> int:
+    """How many positional arguments stay positional (``keep_positional`` None: all)."""
+    return len(order) if keep_positional is None else keep_positional
+
+
+def _defaults_note(defaults: Dict[str, str], older_class: Optional[str], how: str) -> str:
+    """``, and `reset_after=False` given, the default of ...``: what the report says of the
+    defaults of an older class that the IPU layer was given."""
+    if not defaults:
+        return ""
+    return (f", and {', '.join(f'`{name}={value}`' for name, value in defaults.items())} {how}, "
+            f"the default{'s' if len(defaults) > 1 else ''} of {older_class}, not of the IPU layer")
+
+
+def held_classes(ctx: FileContext, layers: Sequence[str]) -> Iterator[Tuple[cst.Assign, str, List[cst.Call]]]:
+    """``RNN = layers.LSTM`` (a class of ``layers`` held in a variable, for scripts to try another
+    one): the assignment, the layer, and the calls ``RNN(...)`` of that variable, when they read
+    only that value."""
+    wanted = layer_names(layers)
+    for assign in ctx.nodes(cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            continue
+        layer = wanted.get(ctx.keras_name(assign.value) or "")
+        if layer is None:
+            continue
+        held = assign.targets[0].target.value
+        calls = [call for call in ctx.nodes(cst.Call) if is_name(call.func, held)]
+        if calls and all(values_of(ctx, call.func) == [assign.value] for call in calls):
+            yield assign, layer, calls
+
+
+def _swap_held_class(ctx: FileContext, code: str, assign: cst.Assign, layer: str, calls: List[cst.Call],
+                     unsafe_reason, local: Optional[str], order: Sequence[str], keep_positional: Optional[int],
+                     older) -> List[int]:
+    """Hold the IPU class in the variable instead, its calls' positional arguments after the first
+    ``keep_positional`` passed by keyword, when every call of it may be swapped; else report why
+    not, at the calls that cannot be. Returns the ids of the names the assignment read, once swapped."""
+    name = assign.targets[0].target.value
+    reasons = [(call, unsafe_reason(ctx, call, layer)) for call in calls]
+    unsafe = [(call, reason) for call, reason in reasons if reason is not None]
+    if not unsafe and local is None:
+        unsafe = [(calls[0], f"the name `{ALIAS}` is taken in this file")]
+    elif not unsafe:
+        unsafe = [(calls[0], _reload_problem(ctx, layer) or _weights_problem(ctx, layer))]
+    unsafe = [(call, reason) for call, reason in unsafe if reason is not None]
+    for call, reason in unsafe:
+        ctx.report(code, call, f"`{layer}` (the class `{name}` holds, for all its calls) not swapped for "
+                   f"`ipu_tensorflow_addons.keras.layers.{layer}`: {reason} "
+                   "(Targeting the IPU from TensorFlow 2, \"IPU TensorFlow Addons\")", fixed=False)
+    if unsafe:
+        return []
+    found = older(ctx, calls[0], layer) if older is not None else None
+    order, defaults, older_class = found if found is not None else (order, {}, None)
+    kept, keywords = _kept(order, keep_positional), set()
+    for call in calls:
+        given = bound_arguments(call, order, layer)
+        added = [keyword_arg(key, cst.parse_expression(value)) for key, value in defaults.items() if key not in given]
+        keywords.update(order[kept:len([arg for arg in call.args if arg.keyword is None])])
+        ctx.replace(call, lambda node, added=added: append_args(keywordize(node, order, kept), *added))
+    ctx.replace(assign.value, cst.Attribute(value=cst.Name(local), attr=cst.Name(layer)))
+    if local == ALIAS:
+        ctx.add_import(ADDONS, "layers", ALIAS, code=code)
+    extra = f", its calls passing {', '.join(f'`{key}`' for key in order if key in keywords)} by keyword" \
+        if keywords else ""
+    extra += _defaults_note(defaults, older_class, f"given where they do not set {'them' if len(defaults) > 1 else 'it'}")
+    ctx.report(code, assign, f"`{name}` holds `ipu_tensorflow_addons.keras.layers.{layer}` instead of "
+               f"Keras' `{layer}`{extra}", fixed=True)
+    return [id(node) for node in walk(assign.value) if isinstance(node, cst.Name)]
 
 
 # Keras' loaders of a saved model: they rebuild each layer from its class name, so a layer class that
@@ -200,13 +302,16 @@ def _literal_keys(ctx: FileContext, value: cst.BaseExpression) -> Optional[set]:
 
 
 def swap(ctx: FileContext, code: str, call: cst.Call, layer: str, local: str, order: Sequence[str],
-         keep_positional: int = 1) -> List[str]:
+         keep_positional: int = 1, defaults: Optional[Dict[str, str]] = None) -> List[str]:
     """Make ``call`` a call of ``<local>.<layer>``, the positional arguments after the first
-    ``keep_positional`` passed by keyword; returns the names of those arguments."""
+    ``keep_positional`` passed by keyword, and the keyword arguments ``defaults`` (name -> code)
+    added; returns the names of the arguments passed by keyword."""
     positional = [arg for arg in call.args if arg.keyword is None]
     keywords = list(order[keep_positional:len(positional)])
     new_func = cst.Attribute(value=cst.Name(local), attr=cst.Name(layer))
-    ctx.replace(call, lambda node: keywordize(node, order, keep_positional).with_changes(func=new_func))
+    added = [keyword_arg(name, cst.parse_expression(value)) for name, value in (defaults or {}).items()]
+    ctx.replace(call, lambda node: append_args(keywordize(node, order, keep_positional), *added)
+                .with_changes(func=new_func))
     if local == ALIAS:
         ctx.add_import(ADDONS, "layers", ALIAS, code=code)
     return keywords
@@ -537,7 +642,7 @@ def drop_unused_imports(ctx: FileContext, code: str, swapped_funcs: set, layers:
     this rule; ``swapped_funcs`` holds the ids of the swapped calls' functions), the name goes.
     The names other rules dropped from the same import count, so the last one removes it whole."""
     dropped_before = ctx.shared(ADDONS_DROPPED)
-    wanted = {f"keras.layers.{layer}" for layer in layers}
+    wanted = layer_names(layers)
     for node in ctx.nodes(cst.ImportFrom):
         if isinstance(node.names, cst.ImportStar) or node.relative or node.module is None:
             continue
