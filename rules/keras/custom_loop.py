@@ -1215,6 +1215,10 @@ def main(test):
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
         Example(_BEFORE, _AFTER_STEP),
+        # A step called under a statement of the loop (every few batches) runs through `strategy.run` there.
+        Example(*(code.replace("for images, labels in dataset:\n", "for step, (images, labels) in enumerate(dataset):\n"
+                               "            if step % 5 == 0:\n").replace("            train_step(", "                train_step(")
+                  .replace("            strategy.run(", "                strategy.run(") for code in (_BEFORE, _AFTER_STEP))),
         # A step compiled by a call, into a name of its own or its own name: the call gets
         # `jit_compile=True` (one `tf.function`, no decorator besides it), and `strategy.run` the name.
         *(Example(_BEFORE.replace("\n    for epoch", f"\n    {held} = tf.function(train_step)\n\n    for epoch").replace(

@@ -294,9 +294,10 @@ def trained_names(ctx: FileContext) -> Set[str]:
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
-    """Calls of a step function directly in the body of a ``for`` loop, by its name or by a name
-    that holds it (``step_fn = make_train_step(model, optimizer)``)."""
-    return _loop_calls(ctx, step_functions(ctx)) + _loop_calls(ctx, made_steps(ctx))
+    """Calls of a step function in the body of a ``for`` loop, directly or under a statement of it
+    (the generator's step of a GAN every few batches, ``if i % 5 == 0: gen_step()``), by its name
+    or by a name that holds it (``step_fn = make_train_step(model, optimizer)``)."""
+    return _loop_calls(ctx, step_functions(ctx), nested=True) + _loop_calls(ctx, made_steps(ctx), nested=True)
 
 
 def method_step_calls(ctx: FileContext) -> List[StepCall]:
