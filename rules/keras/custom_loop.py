@@ -12,7 +12,7 @@ from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, m
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                      calls_by_name, in_regions, model_plan)
-from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, functions_called_from, is_jit_compiled,
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, compiled_function, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions, wrapped_methods)
 from porter.rules.keras._analysis.util import (RUN_METHODS, auto_loss_objects, is_auto_loss, method_calls,
@@ -791,11 +791,37 @@ def _compiling_calls(ctx, function: cst.FunctionDef, tf: str) -> List[cst.Call]:
     return found + [compiling for method, compiling in wrappers if method is function]
 
 
+def _holds_jit_function(ctx, target: Optional[cst.BaseExpression]) -> bool:
+    """``target`` is a name that always holds a function compiled for the IPU by a call
+    (``train_step = tf.function(train_step, jit_compile=True)``): what ``strategy.run`` needs."""
+    compiling = _held_compiling_call(ctx, target) if isinstance(target, cst.Name) else None
+    return compiling is not None and _jit_compiled(compiling) is compiling
+
+
+def _held_compiling_call(ctx, name: cst.Name) -> Optional[cst.Call]:
+    """The call of ``tf.function`` (``tf.function(train_step)``) that is the one value ``name``
+    is ever assigned, where it always runs: not under an ``if``, where the other path would leave
+    the name holding something else, or nothing."""
+    held = values_of(ctx, name)
+    if not (len(held) == 1 and isinstance(held[0], cst.Call) and compiled_function(ctx, held[0]) is not None):
+        return None
+    block = ctx.parent(ctx.statement_of(held[0]))
+    always = isinstance(block, cst.Module) or isinstance(ctx.parent(block), (cst.FunctionDef, cst.With))
+    return held[0] if always else None
+
+
 def _compiling_call(ctx, step: StepCall) -> Optional[cst.Call]:
-    """The call of ``tf.function`` that compiles a trainer's step method into the attribute its
-    loop calls (``self.train_step = tf.function(self._train_step)``), if the loop calls one."""
+    """The call of ``tf.function`` that compiles the step into what its loop calls: a trainer's
+    method into an attribute (``self.train_step = tf.function(self._train_step)``), or a function
+    into a name (``train_fn = tf.function(train_step)``, ``train_step = tf.function(train_step)``),
+    if the loop calls one. Compiling it there (not with a decorator as well) keeps one
+    ``tf.function``, the one ``strategy.run`` is given."""
     owner_class = ctx.enclosing(step.function, cst.ClassDef)
     func = step.call.func
+    if isinstance(func, cst.Name):
+        compiling = _held_compiling_call(ctx, func)
+        return compiling if compiling is not None and is_name(
+            compiled_function(ctx, compiling), step.function.name.value) else None
     if owner_class is None or not isinstance(func, cst.Attribute) or func.attr.value == step.function.name.value:
         return None
     method, compiling = wrapped_methods(ctx, owner_class).get(func.attr.value, (None, None))
@@ -1189,6 +1215,22 @@ def main(test):
         Example(_BEFORE.replace("optimizer.apply_gradients", "print(loss.numpy())\n        optimizer.apply_gradients"),
                 options={"steps_per_execution": 4}),
         Example(_BEFORE, _AFTER_STEP),
+        # A step called under a statement of the loop (every few batches) runs through `strategy.run` there.
+        Example(*(code.replace("for images, labels in dataset:\n", "for step, (images, labels) in enumerate(dataset):\n"
+                               "            if step % 5 == 0:\n").replace("            train_step(", "                train_step(")
+                  .replace("            strategy.run(", "                strategy.run(") for code in (_BEFORE, _AFTER_STEP))),
+        # A step compiled by a call, into a name of its own or its own name: the call gets
+        # `jit_compile=True` (one `tf.function`, no decorator besides it), and `strategy.run` the name.
+        *(Example(_BEFORE.replace("\n    for epoch", f"\n    {held} = tf.function(train_step)\n\n    for epoch").replace(
+            "            train_step(images", f"            {held}(images"),
+                  _BEFORE.replace("\n    for epoch", f"\n    {held} = tf.function(train_step, jit_compile=True)\n\n"
+                                  "    for epoch").replace("            train_step(images, labels)",
+                                                         f"            strategy.run({held}, args=(images, labels))"))
+          for held in ("train_fn", "train_step")),
+        # Compiled on one path only: the decorator compiles the step on both.
+        Example(*(code.replace("\n    for epoch", "\n    if tf.executing_eagerly():\n"
+                               "        train_step = tf.function(train_step)\n\n    for epoch")
+                  for code in (_BEFORE, _AFTER_STEP))),
         # Batches unpacked into the step keep their unpacking in `strategy.run`.
         Example(_BEFORE.replace("for images, labels in dataset:\n            train_step(images, labels)",
                                 "for batch in dataset:\n            train_step(*batch)"),
@@ -1992,7 +2034,9 @@ def main(test):
                 if compiling is not None:
                     if id(compiling) not in decorated:  # compiled where it is made: `jit_compile=True` there
                         decorated.add(id(compiling))
-                        compiled.add(name)
+                        # What is compiled is what the name the loop calls holds (`train_fn =
+                        # tf.function(train_step)`), not the function itself, which stays plain Python.
+                        compiled.add(step.call.func.value if isinstance(step.call.func, cst.Name) else name)
                         ctx.replace(compiling, _jit_compiled)
                         self._report_changing_shapes(ctx, step.function, tf)
                         self._report_uint8_signature(ctx, step.function, tf)
@@ -2011,7 +2055,8 @@ def main(test):
                 method = isinstance(step.call.func, cst.Attribute)
                 detail = (f"; it is a method, called through `self`, so it stays one step per execution instead of "
                           f"{steps}" if steps and method
-                          else f"; the loop calls it as `{held}`, which holds what a function returns, so it stays one "
+                          else f"; the loop calls it as `{held}`, which holds "
+                          f"{'it compiled' if compiling is not None else 'what a function returns'}, so it stays one "
                           f"step per execution instead of {steps}" if steps and held != name
                           else f"; the length of `{code_of(ctx, step.loop.iter)}` is not known (it is read from files or "
                           "a generator, or filtered), and the on-device loop counts its executions with `len()`, so "
@@ -2025,7 +2070,8 @@ def main(test):
                           else f"; the loop does more than call the step on each batch, so it stays one step per "
                           f"execution instead of {steps}" if steps else "")
                 called = f" (which `{held}` holds)" if held != name and not method else ""
-                how = (f"`{tf}.function(self.{name}, jit_compile=True)`" if compiling is not None
+                how = (f"`{code_of(ctx, compiling.func)}({code_of(ctx, compiling.args[0].value)}, jit_compile=True)`"
+                       if compiling is not None
                        else f"`@{tf}.function(jit_compile=True)`")
                 ctx.report(self.code, step.call, f"`{held if method else name}`{called} is compiled ({how}) "
                            f"and called through `{plan.strategy}.run`{detail}", fixed=True)
@@ -2276,7 +2322,7 @@ def main(test):
         for call, _ in method_calls(ctx, *RUN_METHODS):
             args = positional(call)
             target = args[0].value if args else None
-            if is_jit_compiled(ctx, ctx.enclosing_function(call)):
+            if is_jit_compiled(ctx, ctx.enclosing_function(call)) or _holds_jit_function(ctx, target):
                 continue
             if not isinstance(target, cst.Name):
                 candidates = _method_step(ctx, call, target, plan)

@@ -576,8 +576,8 @@ class GradientTape(Rule):
                     "loop): move the tape, the gradients and the "
                     "optimizer step into a function; the porter then compiles it (`@tf.function(jit_compile=True)`) "
                     "and calls it through `strategy.run` inside `strategy.scope()`")
-        return (f"`{function.name.value}` is not called directly in the body of a `for` loop, the loop the "
-                "porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
+        return (f"`{function.name.value}` is not called in the body of a `for` loop (nor under a statement of it), "
+                "the loop the porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
                 f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
 
     @staticmethod

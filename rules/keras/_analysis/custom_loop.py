@@ -383,11 +383,9 @@ def _unknown_length(ctx: FileContext, dataset: cst.BaseExpression, at: cst.CSTNo
 
 
 def _batch_names(loop: cst.For) -> List[str]:
-    """The names a loop's target binds to each batch: ``x, y`` of ``for x, y in ds``."""
-    target = loop.target
-    elements = [target] if isinstance(target, cst.Name) else [
-        element.value for element in target.elements] if isinstance(target, cst.Tuple) else []
-    return [element.value for element in elements if isinstance(element, cst.Name)]
+    """The names a loop's target binds to each batch: ``x, y`` of ``for x, y in ds``, and
+    ``v1, v2`` of ``for i, (v1, v2) in enumerate(ds)``."""
+    return bound_names(loop.target)
 
 
 def _beside_batch(ctx: FileContext, step: StepCall, unchanged: List[str]) -> List[str]:

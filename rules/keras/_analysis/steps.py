@@ -294,9 +294,10 @@ def trained_names(ctx: FileContext) -> Set[str]:
 
 
 def step_calls(ctx: FileContext) -> List[StepCall]:
-    """Calls of a step function directly in the body of a ``for`` loop, by its name or by a name
-    that holds it (``step_fn = make_train_step(model, optimizer)``)."""
-    return _loop_calls(ctx, step_functions(ctx)) + _loop_calls(ctx, made_steps(ctx))
+    """Calls of a step function in the body of a ``for`` loop, directly or under a statement of it
+    (the generator's step of a GAN every few batches, ``if i % 5 == 0: gen_step()``), by its name
+    or by a name that holds it (``step_fn = make_train_step(model, optimizer)``)."""
+    return _loop_calls(ctx, step_functions(ctx), nested=True) + _loop_calls(ctx, made_steps(ctx), nested=True)
 
 
 def method_step_calls(ctx: FileContext) -> List[StepCall]:
@@ -409,9 +410,10 @@ def _plain_class(ctx: FileContext, owner: cst.ClassDef, seen: FrozenSet[str] = f
 
 def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
     """Names assigned what a function of the file returns when it returns a step function it
-    defines (``def make_train_step(model, optimizer): ... return train_step``), by name: a call of
-    the name runs that step. (A name the step's own, ``train_step = make_train_step(...)``, is
-    called as the step already.)"""
+    defines (``def make_train_step(model, optimizer): ... return train_step``), or the step
+    compiled by a call of ``tf.function`` (``train_fn = tf.function(train_step)``), by name: a
+    call of the name runs that step. (A name the step's own, ``train_step = make_train_step(...)``,
+    is called as the step already.)"""
     def find() -> Dict[str, List[cst.FunctionDef]]:
         steps = step_functions(ctx)
         functions = plain_functions(ctx)
@@ -419,16 +421,31 @@ def made_steps(ctx: FileContext) -> Dict[str, List[cst.FunctionDef]]:
         for assign in ctx.nodes(cst.Assign) if steps else ():
             value = assign.value
             if not (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                    and isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
-                    and ctx.qualified_name(value.func) is None and value.func.value in functions):
+                    and isinstance(value, cst.Call)):
                 continue
-            made = _returned_step(functions[value.func.value], steps)
+            compiled = compiled_function(ctx, value)
+            if compiled is not None and compiled.value in steps:
+                made = definition_before(ctx, value, steps[compiled.value])
+            elif (isinstance(value.func, cst.Name) and ctx.qualified_name(value.func) is None
+                  and value.func.value in functions):
+                made = _returned_step(functions[value.func.value], steps)
+            else:
+                continue
             name = assign.targets[0].target.value
             if made is not None and name not in steps and all(made is not known for known in found.get(name, [])):
                 found.setdefault(name, []).append(made)
         return found
 
     return ctx.shared(_MADE_STEPS, find)
+
+
+def compiled_function(ctx: FileContext, call: cst.Call) -> Optional[cst.Name]:
+    """The name of the function ``call`` compiles when it is ``tf.function(train_step, ...)``."""
+    handed = call.args[0] if call.args else None
+    if (ctx.qualified_name(call.func) in FUNCTIONS and handed is not None and handed.keyword is None
+            and not handed.star and isinstance(handed.value, cst.Name)):
+        return handed.value
+    return None
 
 
 def _returned_step(factory: cst.FunctionDef, steps: Dict[str, List[cst.FunctionDef]]) -> Optional[cst.FunctionDef]:
