@@ -3957,6 +3957,49 @@ run_experiment(net)
                 model.fit(train_ds, epochs=1)
             """,
         ),
+        # TensorFlow Recommenders' `Model` trains with its own `train_step` and `test_step` (they call the
+        # `compute_loss` a subclass writes), also under a class of the file: the Keras extensions are off.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_recommenders as tfrs
+
+
+            class Base(tfrs.Model):
+                pass
+
+
+            class Ranker(Base):
+                def compute_loss(self, features, training=False):
+                    return self.task(labels=features["rating"], predictions=self(features))
+
+
+            model = Ranker()
+            model.compile(optimizer=tf.keras.optimizers.Adagrad(0.1))
+            model.fit(ratings, epochs=3)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_recommenders as tfrs
+            from tensorflow.python import ipu
+
+
+            class Base(tfrs.Model):
+                pass
+
+
+            class Ranker(Base):
+                def compute_loss(self, features, training=False):
+                    return self.task(labels=features["rating"], predictions=self(features))
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                model = Ranker()
+                model.compile(optimizer=tf.keras.optimizers.Adagrad(0.1))
+                model.fit(ratings, epochs=3)
+            """,
+        ),
         # A Hugging Face TF model that only predicts (never compiled) is model code all the same: it
         # runs in the IPU strategy's scope, whose Keras extensions `predict` does not refuse.
         Example(
@@ -4457,6 +4500,12 @@ run_experiment(net)
                        "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
                        "which loses IPU Keras features (pipelining, infeeds) and the float64 to float32 cast of "
                        "`fit`'s data", fixed=False)
+        for cls in plan.library_bases:
+            ctx.report(self.code, cls.name, f"`{cls.name.value}` derives from TensorFlow Recommenders' `Model`, "
+                       "whose own `train_step` and `test_step` train with the `compute_loss` it writes, and the IPU "
+                       "Keras extensions refuse them: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
+                       "which loses IPU Keras features (pipelining, gradient accumulation, the float64 cast of "
+                       "`fit`'s datasets, replication managed by Keras)", fixed=False)
         for call, why in plan.imported_overrides:
             ctx.report(self.code, call.func.attr, f"{why}, which the IPU Keras extensions refuse: the port uses "
                        "`IPUStrategy(enable_keras_extensions=False)`, which loses IPU Keras features (pipelining, "
@@ -4904,5 +4953,6 @@ def _overriding_in(ctx: FileContext) -> Set[str]:
     ``train_step`` (or a ``make_*_function``): a file of the project that trains one of them needs a
     strategy without the IPU Keras extensions (read when the files are ported together,
     ``porter.api.projects``)."""
-    classes = (ctx.enclosing(hook, cst.ClassDef) for hook in model_plan(ctx).overridden_hooks)
-    return {owner_class.name.value for owner_class in classes if owner_class is not None}
+    plan = model_plan(ctx)
+    classes = (ctx.enclosing(hook, cst.ClassDef) for hook in plan.overridden_hooks)
+    return {owner_class.name.value for owner_class in (*classes, *plan.library_bases) if owner_class is not None}

@@ -44,7 +44,7 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns, host_only,
-                                               keras_subclasses, subclass_definitions)
+                                               keras_subclasses, library_subclass_definitions, subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
 # A model rebuilt from its saved architecture (`to_json()`, `get_config()`), given its weights
@@ -97,6 +97,10 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
 # Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
 # TensorFlow 2, "Keras with IPUs").
 OVERRIDING_LIBRARIES = ("transformers.",)
+# Library base classes that override `train_step` and `test_step` to train with the `compute_loss`
+# their subclasses write: TensorFlow Recommenders' `tfrs.Model`.
+OVERRIDING_BASES = ("tensorflow_recommenders.Model", "tensorflow_recommenders.models.Model",
+                    "tensorflow_recommenders.models.base.Model")
 # What makes a layer, or a stack of them, that the tf.data pipeline may run on the host.
 # Attributes of a Keras model or layer: a name read or set through them holds a network.
 _NETWORK_ATTRIBUTES = frozenset({"input", "inputs", "output", "outputs", "get_layer", "trainable",
@@ -168,6 +172,8 @@ class Plan:
     overridden_hooks: List[cst.FunctionDef] = field(default_factory=list)
     # Models of libraries whose classes override `train_step` (Hugging Face Transformers' TF models).
     library_overrides: List[cst.Call] = field(default_factory=list)
+    # Classes of the file deriving from such a library base class (`class Ranker(tfrs.Model)`).
+    library_bases: List[cst.ClassDef] = field(default_factory=list)
     # `gan.compile(d_optimizer=..., g_optimizer=..., loss_fn=...)` of a model whose class another
     # module defines: what says that class overrides `train_step` (the class of another file of the
     # project that does, or a `compile` with arguments Keras' own does not take), by compile call.
@@ -570,6 +576,8 @@ def keras_extensions_off(ctx: FileContext) -> Optional[str]:
         return f"{where} is overridden"
     if plan.library_overrides:
         return f"`{code_of(ctx, plan.library_overrides[0].func)}` makes a model that overrides `train_step`"
+    if plan.library_bases:
+        return f"`{plan.library_bases[0].name.value}` derives from a library model that overrides `train_step`"
     if plan.imported_overrides:
         return plan.imported_overrides[0][1]
     return None
@@ -627,6 +635,7 @@ class _Analysis:
         ctx, plan = self.ctx, self.plan_
         self._find_model_classes()
         self._find_library_overrides()
+        plan.library_bases = library_subclass_definitions(ctx, *OVERRIDING_BASES)
         self._find_imported_overrides()
         self._find_strategies()
         plan.configured = any(

@@ -160,9 +160,16 @@ def _deriving(ctx: FileContext, is_base) -> Dict[str, cst.ClassDef]:
     return found
 
 
-def _deriving_all(ctx: FileContext, is_base) -> List[cst.ClassDef]:
-    """The class statements deriving from a base ``is_base`` accepts, directly or through a class
-    of the file (by name), in the order they are found."""
+def library_subclass_definitions(ctx: FileContext, *bases: str) -> List[cst.ClassDef]:
+    """Every class statement of the file deriving from one of the fully qualified ``bases`` of a
+    library other than Keras (``tensorflow_recommenders.Model``), directly or through a class of the file."""
+    return _deriving_all(ctx, lambda name: name in bases, ctx.qualified_name)
+
+
+def _deriving_all(ctx: FileContext, is_base, name_of=None) -> List[cst.ClassDef]:
+    """The class statements deriving from a base ``is_base`` accepts (given its Keras name, or the
+    name ``name_of`` gives), directly or through a class of the file (by name), in the order they are found."""
+    name_of = name_of or ctx.keras_name
     found: Dict[int, cst.ClassDef] = {}
     names: Set[str] = set()
     classes = ctx.nodes(cst.ClassDef)
@@ -173,7 +180,7 @@ def _deriving_all(ctx: FileContext, is_base) -> List[cst.ClassDef]:
             if id(node) in found:
                 continue
             for base in node.bases:
-                if is_base(ctx.keras_name(base.value)) or (
+                if is_base(name_of(base.value)) or (
                     isinstance(base.value, cst.Name) and base.value.value in names
                 ):
                     found[id(node)] = node
