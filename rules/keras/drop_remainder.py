@@ -197,7 +197,7 @@ class DropRemainder(Rule):
         "dataset a caller gives a function that predicts on it loses the answers for its dropped last batch, "
         "which is reported, and so is a function whose batches go to Keras and, from another call, to host reads "
         "(`next(iter(make_dataset(sample)))`), which lose the dropped samples too. "
-        "Datasets used only on the host (`TextVectorization.adapt`, say, or read into Python with "
+        "Datasets used only on the host (`TextVectorization.adapt`, say, a retrieval index's `index_from_dataset`, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
         "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
@@ -2486,6 +2486,27 @@ class DropRemainder(Rule):
             model.fit(train, validation_data=val, epochs=3)
             """,
         ),
+        # A retrieval index reads its candidates on the host: a dropped last batch would leave them out.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_recommenders as tfrs
+
+            model = tf.keras.models.load_model("towers.keras")
+            model.fit(ratings.batch(4096), epochs=3)
+            index = tfrs.layers.factorized_top_k.BruteForce(model.query_model)
+            index.index_from_dataset(movies.batch(100).map(lambda title: (title, model.candidate_model(title))))
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_recommenders as tfrs
+
+            model = tf.keras.models.load_model("towers.keras")
+            model.fit(ratings.batch(4096, drop_remainder=True), epochs=3)
+            index = tfrs.layers.factorized_top_k.BruteForce(model.query_model)
+            index.index_from_dataset(movies.batch(100).map(lambda title: (title, model.candidate_model(title))))
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -3444,12 +3465,19 @@ def _read_on_host(ctx, outer: cst.BaseExpression) -> bool:
     return False
 
 
+# Methods that read the whole dataset they are given on the host, where a partial last batch is no
+# error: a preprocessing layer's `adapt`, and a retrieval index's `index_from_dataset` (TensorFlow
+# Recommenders), whose index would lack the candidates of a dropped last batch.
+_HOST_READERS = frozenset({"adapt", "index_from_dataset"})
+
+
 def _adapted_on(ctx, node: cst.BaseExpression) -> bool:
-    """``node`` is what a preprocessing layer's ``adapt`` is given."""
+    """``node`` is what a preprocessing layer's ``adapt`` (or a retrieval index's
+    ``index_from_dataset``) is given."""
     arg = ctx.parent(node)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "adapt"
-            and arg is call.args[0])
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _HOST_READERS and arg is call.args[0])
 
 
 def _host_loop(ctx, loop: cst.For) -> bool:
