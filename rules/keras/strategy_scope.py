@@ -25,7 +25,8 @@ from porter.statements import remove_statement
 from porter.suppress import MARKER
 from porter.suppress import find as find_suppressions
 from porter.scopes import (assignments, called_returns, fresh_name, is_module_function, local_calls,
-                           local_function, module_definitions, owner, parameter_names, returns_of, values_of)
+                           local_function, module_definitions, owner, owner_body, parameter_names, returns_of,
+                           values_of)
 
 
 # Strategies of several hosts, and what else of theirs the script must lose.
@@ -770,7 +771,9 @@ class StrategyScope(Rule):
         "scope\"). `tf.device('/gpu:N')` scopes "
         "are replaced, `MirroredStrategy`/`OneDeviceStrategy`/`MultiWorkerMirroredStrategy`/"
         "`TPUStrategy`/`get_strategy()` become the `IPUStrategy` (the variable name is kept; TPU set-up "
-        "before it goes, a resolver used for anything else is reported; a strategy made global with "
+        "before it goes, and so does a notebook's `assert \"COLAB_TPU_ADDR\" in os.environ`, a resolver used for "
+        "anything else is reported, and so is a read of a strategy that only one branch of an `if` makes, "
+        "before the model code; a strategy made global with "
         "`experimental_set_strategy` is entered by the port's scope instead) and the model code after "
         "their scope moves into it. A model that overrides `train_step` (or another `make_*_function`) "
         "gets `IPUStrategy(enable_keras_extensions=False)`, since the IPU Keras extensions refuse such "
@@ -2520,6 +2523,56 @@ run_experiment(net)
             with strategy.scope():
                 model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
                 model.compile(loss="mse", optimizer="adam")
+            """,
+        ),
+        # A notebook's check that it runs on a TPU fails on an IPU system: it goes with the TPU set-up.
+        Example(
+            """\
+            import os
+            import tensorflow as tf
+
+            assert "COLAB_TPU_ADDR" in os.environ, "Switch the runtime to a TPU"
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            strategy = tf.distribute.TPUStrategy(resolver)
+            with strategy.scope():
+                encoder = tf.keras.applications.MobileNetV2(weights=None)
+            """,
+            """\
+            import os
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                encoder = tf.keras.applications.MobileNetV2(weights=None)
+            """,
+        ),
+        # A strategy made only when a TPU is found, and read before the model code: on an IPU system
+        # the branch does not run and the read fails; the port's own strategy comes too late for it,
+        # so the read is reported.
+        Example(
+            """\
+            import os
+            import tensorflow as tf
+
+            if "COLAB_TPU_ADDR" in os.environ:
+                resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+                strategy = tf.distribute.TPUStrategy(resolver)
+            batch_size = 16 * strategy.num_replicas_in_sync
+            with strategy.scope():
+                encoder = tf.keras.applications.ResNet50(weights=None)
+            """,
+            """\
+            import os
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            if "COLAB_TPU_ADDR" in os.environ:
+                strategy = ipu.ipu_strategy.IPUStrategy()
+            batch_size = 16 * strategy.num_replicas_in_sync
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                encoder = tf.keras.applications.ResNet50(weights=None)
             """,
         ),
         # An augmentation stack that only the tf.data pipeline runs is host code, not the model.
@@ -4520,6 +4573,7 @@ run_experiment(net)
         if plan.replaced_strategies:
             changed = self._tpu_setup(ctx, plan) or changed
             self._report_multi_host(ctx, plan)
+            self._report_branch_strategies(ctx, plan)
         if plan.replaced_strategies or plan.regions:
             changed = self._remove_global_strategy(ctx) or changed
         replaced_choices: Set[int] = set()
@@ -4702,6 +4756,23 @@ run_experiment(net)
                            "run one process, replicated over IPUs (port with `--ipus N`), or PopDist's `PopDistStrategy` "
                            f"across hosts{_MULTI_HOST[kind]}", fixed=False)
 
+    def _report_branch_strategies(self, ctx, plan) -> None:
+        """A strategy made in one branch of an ``if`` only (``if "COLAB_TPU_ADDR" in os.environ:``, no
+        ``else``) and read after it out of the model code (``strategy.num_replicas_in_sync``): the IPU
+        strategy that replaces it is made only when that branch runs, and the port's own comes later,
+        with the model code, so the read fails with a NameError when the branch does not run."""
+        for call in plan.replaced_strategies:
+            found = _branch_only_binding(ctx, call)
+            if found is None:
+                continue
+            name, choice = found
+            read = _first_read_after(ctx, plan, name, choice)
+            if read is not None:
+                ctx.report(self.code, read, f"`{name}` is made in only one branch of the `if` on "
+                           f"`{code_of(ctx, choice.test)}`, which may not run on an IPU system, and it is read here, "
+                           f"before the model code (a NameError then): make `{name} = {_strategy_code(ctx)}` where the "
+                           "`if` ends, after the IPU configuration", fixed=False)
+
     def _tpu_setup(self, ctx, plan) -> bool:
         """TPU set-up before a TPU strategy the port replaces fails on an IPU system, which has no TPU.
         A statement that only sets the TPU up goes (``tf.config.experimental_connect_to_cluster(r)``,
@@ -4724,6 +4795,21 @@ run_experiment(net)
             ctx.report(self.code, call, f"TPU set-up (`{name}`): an IPU system has no TPU, and the IPU strategy "
                        "replaces the TPU one; remove it, with what else uses it (a `TPUEstimator` is reported on its "
                        "own)", fixed=False)
+        return self._tpu_asserts(ctx) or removed
+
+    def _tpu_asserts(self, ctx) -> bool:
+        """``assert "COLAB_TPU_ADDR" in os.environ``: a check that the notebook runs on a TPU, which
+        fails on an IPU system, where the IPU strategy replaces the TPU one. It goes."""
+        removed = False
+        for node in ctx.nodes(cst.Assert):
+            statement_node = ctx.statement_of(node)
+            if single_small(statement_node) is not node or not _reads_tpu_environment(ctx, node.test) or (
+                    not ctx.allowed(statement_node)) or ctx.is_removed(statement_node):
+                continue
+            remove_statement(ctx, statement_node)
+            ctx.report(self.code, node, "TPU check removed: an IPU system has no TPU, and the IPU strategy "
+                       "replaces the TPU one", fixed=True)
+            removed = True
         return removed
 
     @staticmethod
@@ -4794,6 +4880,70 @@ def _tpu_setup_name(ctx, call: cst.Call) -> Optional[str]:
     """``initialize_tpu_system`` for a call of a TPU set-up function (also under ``compat.v1``), else None."""
     qualified = without_compat(ctx.qualified_name(call.func))
     return qualified.rsplit(".", 1)[1] if qualified in TPU_SETUP else None
+
+
+def _branch_only_binding(ctx, call: cst.Call) -> Optional[Tuple[str, cst.If]]:
+    """``(name, if)`` for ``name = call`` in a branch of an ``if`` (with its ``elif``s) some branch of
+    which does not bind ``name``, and nothing else of the scope binds it; else None."""
+    assign = simple_assign(ctx.statement_of(call))
+    choice = ctx.enclosing(call, cst.If)
+    if assign is None or assign[1] is not call or not isinstance(assign[0], cst.Name) or choice is None:
+        return None
+    while isinstance(ctx.parent(choice), cst.If) and ctx.parent(choice).orelse is choice:
+        choice = ctx.parent(choice)  # the ``if`` of an ``elif``
+    name = assign[0].value
+    if all(_binds(block, name) for block in _branches(choice)):
+        return None
+    scope = owner(ctx, choice)
+    if any(bound == name and not any(a is choice for a in (statement_node, *ctx.ancestors(statement_node)))
+           for statement_node, bound, _ in assignments(ctx, scope)):
+        return None
+    return name, choice
+
+
+def _branches(choice: cst.If) -> list:
+    """The blocks of an ``if``, its ``elif``s and its ``else``; None for a missing ``else``."""
+    blocks = [choice.body]
+    orelse = choice.orelse
+    while isinstance(orelse, cst.If):
+        blocks.append(orelse.body)
+        orelse = orelse.orelse
+    blocks.append(orelse.body if isinstance(orelse, cst.Else) else None)
+    return blocks
+
+
+def _binds(block, name: str) -> bool:
+    return block is not None and any(isinstance(node, cst.AssignTarget) and is_name(node.target, name)
+                                     for node in walk(block))
+
+
+def _first_read_after(ctx, plan, name: str, choice: cst.If) -> Optional[cst.Name]:
+    """The first ``name.attribute`` of ``choice``'s scope after ``choice`` that is not model code the
+    port puts in the scope of its own strategy."""
+    scope = owner(ctx, choice)
+    after = False
+    for node in walk(owner_body(scope), skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        after = after or node is choice
+        if not after or not isinstance(node, cst.Name) or node.value != name or not (
+                isinstance(ctx.parent(node), cst.Attribute) and ctx.parent(node).value is node):
+            continue
+        if any(ancestor is choice for ancestor in ctx.ancestors(node)):
+            continue
+        if not in_regions(ctx, plan.regions, ctx.statement_of(node)):
+            return node
+    return None
+
+
+# The environment variables a TPU runtime sets (Colab's, and the one `TPUClusterResolver` reads).
+_TPU_ENVIRONMENT = frozenset({"COLAB_TPU_ADDR", "TPU_NAME"})
+
+
+def _reads_tpu_environment(ctx, test: cst.BaseExpression) -> bool:
+    """Whether ``test`` reads ``os.environ`` and names one of the TPU runtime's variables."""
+    if not any(isinstance(node, cst.SimpleString) and node.evaluated_value in _TPU_ENVIRONMENT for node in walk(test)):
+        return False
+    return any(isinstance(node, (cst.Attribute, cst.Name)) and ctx.qualified_name(node) == "os.environ"
+               for node in walk(test))
 
 
 def _only_consumed(ctx, statement_node: cst.BaseStatement, call: cst.Call, consumers: AbstractSet[int]) -> bool:
