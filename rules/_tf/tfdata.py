@@ -837,7 +837,7 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
                    f"with: {where} gets `.astype(\"{dtype}\")`", fixed=True)
         return
     held = f"`{name}` is a tensor of {what} (from {data.origin}), which the IPU does not compute with"
-    tf = _tensorflow_alias(ctx)
+    tf = tensorflow_alias(ctx)
     if tf is None:
         ctx.report(code, value, f"{held}: cast it where {where} reads it (`tf.cast({name}, tf.{dtype})`)",
                    fixed=False)
@@ -847,7 +847,7 @@ def _cast_uint8_at(ctx: FileContext, code: str, value: cst.BaseExpression, role:
     ctx.report(code, value, f"{held}: {where} gets `{tf}.cast({name}, {tf}.{dtype})`", fixed=True)
 
 
-def _tensorflow_alias(ctx: FileContext) -> Optional[str]:
+def tensorflow_alias(ctx: FileContext) -> Optional[str]:
     """The name the file imports TensorFlow as (``tf``), or None."""
     return next((local for local, full in sorted(ctx.aliases.items())
                  if full in ("tensorflow", "tensorflow.compat.v1")), None)
@@ -871,7 +871,7 @@ def cast_uint8_datasets(ctx: FileContext, code: str, sources: Optional[Sources] 
     for call in uint8_tfds_loads(ctx):
         if is_mapped(ctx, call):
             continue
-        tf = _tensorflow_alias(ctx)
+        tf = tensorflow_alias(ctx)
         if tf is None:
             continue
         ctx.replace(call, lambda node, tf=tf: cast_images_map(node, tf))

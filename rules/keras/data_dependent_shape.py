@@ -308,7 +308,8 @@ def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str, 
             continue
         for statement in node.body.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value in COMPILED_METHODS:
-                yield statement, f"`{node.name.value}.{statement.name.value}`", _MODEL_ADVICE
+                advice = _STEP_ADVICE if statement.name.value in _STEP_METHODS else _MODEL_ADVICE
+                yield statement, f"`{node.name.value}.{statement.name.value}`", advice
     for node in subclass_definitions(ctx, *_LOSS_CLASSES, *_METRIC_CLASSES):
         for statement in node.body.body:
             if isinstance(statement, cst.FunctionDef) and statement.name.value in _LOSS_METRIC_METHODS:
@@ -336,6 +337,10 @@ _COMPILE_SLOTS = (("loss", 1), ("metrics", 2), ("weighted_metrics", 4))
 # What to do about a selecting op: in a layer or model, and in a loss or metric.
 _MODEL_ADVICE = ("(code of the model), keep the shapes fixed (a mask multiplied in, or outputs padded to a maximum "
                  "size), or do it on the host on what `predict` returns")
+# A model's own training or evaluation step computes its losses there: `predict` is no way out.
+_STEP_METHODS = frozenset({"train_step", "test_step"})
+_STEP_ADVICE = ("(the model's own step, compiled for the IPU), keep the shapes fixed: weight each value by the mask "
+                "(`tf.cast(mask, dtype)`) and divide by the mask's sum instead of selecting values")
 _LOSS_ADVICE = ("(compiled into the model's training and evaluation steps), keep the shapes fixed: weight each "
                 "value by the mask (`tf.cast(mask, dtype)`) and divide by the mask's sum instead of selecting values")
 

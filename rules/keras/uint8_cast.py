@@ -1,13 +1,15 @@
-from typing import List, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets
+from porter.context import code_of, walk
+from porter.cstutil import argument
+from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets, dataset_method_calls, tensorflow_alias
 from porter.rules.keras._analysis.datasets import argument_sources
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, is_estimator, method_calls
-from porter.scopes import owner
+from porter.scopes import local_function, owner
 
 _ROLES = ("x", "y", "features", "labels")
 
@@ -85,7 +87,10 @@ class Uint8Cast(Rule):
         "leaves it), and the "
         "images of a dataset with its own `map` (its labels, which a map passes through, are cast, also from a "
         "dict of columns the map picks them out of, to int32, as the map may index with them); other uint8 labels "
-        "(masks) of a mapped dataset are cast when every map only hands them on or gives them to `tf.cast`."
+        "(masks) of a mapped dataset are cast when every map only hands them on or gives them to `tf.cast`. "
+        "Masks a `map` function decodes from image files (`tf.io.decode_png`) and returns still uint8 (resized "
+        "with `method=\"nearest\"`, shifted with `-= 1`) as the second of (image, mask) are returned as "
+        "`tf.cast(mask, tf.int32)`."
     )
     examples = (
         # A function that trains on the module's arrays without binding them (`run_experiment(model)`)
@@ -583,6 +588,100 @@ class Uint8Cast(Rule):
             model.fit(pairs.map(weigh).batch(8))
             """,
         ),
+        # Masks a map decodes from PNG files and keeps uint8 (nearest resize, `-= 1`): returned cast.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(image_path, mask_path):
+                image = tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(image_path), channels=3), (128, 128))
+                mask = tf.io.decode_png(tf.io.read_file(mask_path), channels=1)
+                mask = tf.image.resize(mask, (128, 128), method="nearest")
+                mask -= 1
+                return image / 255.0, mask
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(load).batch(8)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def load(image_path, mask_path):
+                image = tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(image_path), channels=3), (128, 128))
+                mask = tf.io.decode_png(tf.io.read_file(mask_path), channels=1)
+                mask = tf.image.resize(mask, (128, 128), method="nearest")
+                mask -= 1
+                return image / 255.0, tf.cast(mask, tf.int32)
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(load).batch(8)
+            """,
+        ),
+        # The same from TensorFlow's modules alone (`tf_io`): the cast brings its own import.
+        Example(
+            """\
+            from tensorflow import data as tf_data
+            from tensorflow import io as tf_io
+
+
+            def dataset(paths, mask_paths):
+                def load(path, mask_path):
+                    mask = tf_io.read_file(mask_path)
+                    mask = tf_io.decode_png(mask, channels=1)
+                    return tf_io.decode_png(tf_io.read_file(path)) / 255, mask
+
+                return tf_data.Dataset.from_tensor_slices((paths, mask_paths)).map(load).batch(4)
+            """,
+            """\
+            from tensorflow import data as tf_data
+            from tensorflow import io as tf_io
+            import tensorflow as tf
+
+
+            def dataset(paths, mask_paths):
+                def load(path, mask_path):
+                    mask = tf_io.read_file(mask_path)
+                    mask = tf_io.decode_png(mask, channels=1)
+                    return tf_io.decode_png(tf_io.read_file(path)) / 255, tf.cast(mask, tf.int32)
+
+                return tf_data.Dataset.from_tensor_slices((paths, mask_paths)).map(load).batch(4)
+            """,
+        ),
+        # A mask resized with the default (bilinear) method is float32 already: left alone.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(image_path, mask_path):
+                mask = tf.io.decode_png(tf.io.read_file(mask_path), channels=1)
+                mask = tf.image.resize(mask, (128, 128))
+                return image_path, mask
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(load)
+            """,
+            reported=False,
+        ),
+        # A mask bound in a branch: its dtype at the return is not clear, so it is left alone.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(image, mask_path):
+                mask = tf.io.decode_png(tf.io.read_file(mask_path), channels=1)
+                if tf.random.uniform(()) > 0.5:
+                    mask = tf.image.flip_left_right(mask) / 255
+                return image, mask
+
+
+            pairs = tf.data.Dataset.from_tensor_slices((images, masks)).map(load)
+            """,
+            reported=False,
+        ),
         # A map that computes with the masks (`tf.one_hot` takes integers): left as they are.
         Example(
             """\
@@ -629,6 +728,7 @@ class Uint8Cast(Rule):
                 if role in _ROLES:
                     cast_uint8(ctx, self.code, value, role, f"`{method}()`", sources)
         cast_uint8_datasets(ctx, self.code, sources)
+        cast_decoded_masks(ctx, self.code)
 
 
 def _argument_sources(ctx):
@@ -648,3 +748,117 @@ def _argument_sources(ctx):
 
 
 RULE = Uint8Cast()
+
+
+# Ops that decode an image file into uint8 unless given another `dtype`.
+_DECODERS = frozenset(f"tensorflow.{module}.decode_{kind}" for module in ("io", "image")
+                      for kind in ("png", "jpeg", "image", "bmp", "gif"))
+# Ops that keep the dtype of the tensor they are given first.
+_DTYPE_KEEPING = frozenset(f"tensorflow.{op}" for op in (
+    "squeeze", "reshape", "expand_dims", "ensure_shape", "image.flip_left_right", "image.flip_up_down",
+    "image.rot90", "image.crop_to_bounding_box", "image.resize_with_crop_or_pad", "image.central_crop"))
+_UINT8_SPELLINGS = ('"uint8"', "'uint8'", "tensorflow.uint8", "tensorflow.dtypes.uint8")
+
+
+def cast_decoded_masks(ctx, code: str) -> None:
+    """The masks a `map` function of the file decodes from image files (`tf.io.decode_png`) and
+    returns still uint8, as the second of what it returns (image, mask), are returned as
+    `tf.cast(mask, tf.int32)`: they reach the loss as class ids, which the IPU computes with in
+    int32, not uint8 (casting them on the host is the safe rule of the reference)."""
+    tf = tensorflow_alias(ctx)
+    if tf is None and any(isinstance(node, cst.Name) and node.value == "tf" for node in walk(ctx.module)):
+        return  # `tf` names something else, and TensorFlow is imported only by its modules
+    done: Set[int] = set()
+    for call, _ in dataset_method_calls(ctx, "map"):
+        given = call.args[0].value if call.args else None
+        function = local_function(ctx, given.value, call) if isinstance(given, cst.Name) else None
+        if function is None or id(function) in done or not isinstance(function.body, cst.IndentedBlock):
+            continue
+        done.add(id(function))
+        mask = _returned_uint8_mask(ctx, function)
+        if mask is None:
+            continue
+        if tf is None:  # `from tensorflow import io as tf_io`: `tf.cast` needs its own import
+            tf = "tf"
+            ctx.add_import("tensorflow", None, tf, code=code)
+        ctx.replace(mask, lambda node, tf=tf: cst.parse_expression(f"{tf}.cast({node.value}, {tf}.int32)"))
+        ctx.report(code, mask, f"`{mask.value}`, the labels the map `{function.name.value}` returns, is uint8 "
+                   "decoded from an image file, which the IPU does not compute with: it is returned as "
+                   f"`{tf}.cast({mask.value}, {tf}.int32)` (class ids; Keras losses cast labels to the "
+                   "model's output dtype)", fixed=True)
+
+
+def _returned_uint8_mask(ctx, function: cst.FunctionDef) -> Optional[cst.Name]:
+    """The name returned second by the last statement of `function` (`return image, mask`) when
+    the statements before it, at the top of its body, make it uint8 from an image file and keep
+    it so; None when not (or when a branch or a loop binds it after, whose flow is not clear)."""
+    statements = list(function.body.body)
+    last = statements[-1] if statements else None
+    returned = last.body[0] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    if not (isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple)
+            and len(returned.value.elements) == 2 and isinstance(returned.value.elements[1].value, cst.Name)):
+        return None
+    mask = returned.value.elements[1].value
+    uint8 = False
+    for statement in statements[:-1]:
+        if mask.value not in _targets(statement):
+            continue
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        # A statement whose dtype is not known (`tf.io.read_file`, a branch) leaves it not known to
+        # be uint8, until a decoder makes it so again.
+        uint8 = bool(_keeps_uint8(ctx, small, mask.value, uint8))
+    return mask if uint8 else None
+
+
+def _targets(statement: cst.CSTNode) -> Set[str]:
+    """Every name a statement (or a block in it) binds."""
+    names = set()
+    for node in walk(statement):
+        targets = []
+        if isinstance(node, cst.Assign):
+            targets = [target.target for target in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.NamedExpr):
+            targets = [node.target]
+        for target in targets:
+            names |= {name.value for name in walk(target) if isinstance(name, cst.Name)}
+    return names
+
+
+def _keeps_uint8(ctx, statement, name: str, uint8: bool) -> Optional[bool]:
+    """Whether `name` is uint8 after `statement` binds it (`uint8`: whether it was before); None
+    when the statement is not one whose dtype is known (a tuple target, a branch, another op)."""
+    if isinstance(statement, cst.AugAssign):
+        # `mask -= 1`: NumPy and TensorFlow keep uint8 with a Python int.
+        return uint8 if isinstance(statement.value, cst.Integer) else None
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name) and isinstance(statement.value, cst.Call)):
+        return None
+    call = statement.value
+    op = ctx.qualified_name(call.func) or ""
+    dtype = _argument(call, 1, "dtype")
+    if op in _DECODERS:
+        return dtype is None
+    if op in ("tensorflow.image.convert_image_dtype", "tensorflow.cast", "tensorflow.dtypes.cast"):
+        return dtype is not None and _spelling(ctx, dtype) in _UINT8_SPELLINGS
+    first = _argument(call, 0, "image" if op.startswith("tensorflow.image.") else "tensor")
+    from_itself = isinstance(first, cst.Name) and first.value == name and uint8
+    if op == "tensorflow.image.resize":
+        method = _argument(call, 2, "method")
+        nearest = method is not None and ("NEAREST" in _spelling(ctx, method) or "nearest" in _spelling(ctx, method))
+        return from_itself and nearest
+    if op in _DTYPE_KEEPING:
+        return from_itself
+    return None
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
+    found = argument(call, keyword, position)
+    return found.value if found is not None else None
+
+
+def _spelling(ctx, node: cst.BaseExpression) -> str:
+    return ctx.qualified_name(node) or code_of(ctx, node)
