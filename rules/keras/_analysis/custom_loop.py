@@ -243,8 +243,8 @@ def _hands_on_a_step(ctx: FileContext, function: cst.FunctionDef) -> bool:
     (often one it defines) to the strategy, then reduces what the replicas give. The function it
     hands on is the step; this one stays the host's."""
     defined = {node.name.value for node in ctx.nodes(cst.FunctionDef)}
-    return any(isinstance(node, cst.Call) and is_run_call(node) and node.args and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in defined
-               for node in walk(function.body))
+    return any(isinstance(node, cst.Call) and is_run_call(node) and node.args and isinstance(node.args[0].value, cst.Name)
+               and node.args[0].value.value in defined for node in walk(function.body))
 
 
 def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[str],

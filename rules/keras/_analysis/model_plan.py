@@ -43,8 +43,9 @@ from porter.rules.keras._analysis.held_models import held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
-from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns, host_only,
-                                               keras_subclasses, library_subclass_definitions, subclass_definitions)
+from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns,
+                                               host_only, keras_subclasses, library_subclass_definitions,
+                                               subclass_definitions)
 from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
 
 # A model rebuilt from its saved architecture (`to_json()`, `get_config()`), given its weights
