@@ -180,6 +180,46 @@ def exclusive_branches(ctx: FileContext, first: cst.CSTNode, second: cst.CSTNode
     return False
 
 
+def ruled_out_by_call(ctx: FileContext, node: cst.CSTNode, function: cst.FunctionDef, call: cst.Call) -> bool:
+    """``node``, in ``function``, sits in a branch of an ``if`` on a flag parameter that ``call`` of
+    the function never takes: ``if training:`` when the call gives ``training=False`` or leaves a
+    ``False`` default (``if not training:`` the other way round, ``else`` branches alike)."""
+    child: cst.CSTNode = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, cst.If) and (child is ancestor.body or child is ancestor.orelse):
+            flag = _flag_given(ctx, ancestor.test, function, call)
+            if flag is not None and flag != (child is ancestor.body):
+                return True
+        child = ancestor
+    return False
+
+
+def _flag_given(ctx: FileContext, test: cst.BaseExpression, function: cst.FunctionDef, call: cst.Call
+                ) -> Optional[bool]:
+    """The truth of the test ``flag`` or ``not flag`` in this ``call`` of ``function``, for a
+    parameter ``flag`` given (or left at its default) as ``True``/``False`` and never reassigned."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    flag = test.expression if negated else test
+    params = function.params
+    listed = [*params.posonly_params, *params.params]
+    param = next((param for param in (*listed, *params.kwonly_params)
+                  if isinstance(flag, cst.Name) and param.name.value == flag.value), None)
+    if param is None or any(arg.star for arg in call.args) or any(
+            name == param.name.value for _, name, _ in assignments(ctx, function)):
+        return None
+    given = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == param.name.value), None)
+    place = next((index for index, each in enumerate(listed) if each is param), None)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if given is None and place is not None and place < len(positional):
+        given = positional[place]
+    value = given.value if given is not None else param.default
+    if not isinstance(value, cst.Name) or value.value not in ("True", "False"):
+        return None
+    return (value.value == "True") != negated
+
+
 # ------------------------------------------------------------------------------ scopes and placement
 def owner_body(owner: Owner) -> cst.CSTNode:
     return owner if isinstance(owner, cst.Module) else owner.body

@@ -7,7 +7,8 @@ from porter.cstutil import (append_args, argument, as_receiver, is_false, is_nam
                             name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
-                           module_globals, owner, owner_body, parameter_names, returns_of, values_of)
+                           module_globals, owner, owner_body, parameter_names, returns_of, ruled_out_by_call,
+                           values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
@@ -1002,6 +1003,42 @@ class DropRemainder(Rule):
 
             model = tf.keras.models.load_model("scorer.keras")
             model.evaluate(make(x_val, y_val, False), steps=len(x_val) // 32)
+            """,
+        ),
+        # The same when only the repeat is under the flag and the batching follows: a call that
+        # leaves the flag at its False default gets a dataset that is not repeated.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+
+            def make(x, y, shuffle=False):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if shuffle:
+                    ds = ds.shuffle(1024).repeat()
+                return ds.batch(32)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make(x, y, shuffle=True), epochs=2, steps_per_epoch=math.ceil(len(x) / 32),
+                      validation_data=make(x_val, y_val), validation_steps=math.ceil(len(x_val) / 32))
+            """,
+            """\
+            import math
+            import tensorflow as tf
+
+
+            def make(x, y, shuffle=False):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                if shuffle:
+                    ds = ds.shuffle(1024).repeat()
+                return ds.batch(32, drop_remainder=True)
+
+
+            model = tf.keras.models.load_model("scorer.keras")
+            model.fit(make(x, y, shuffle=True), epochs=2, steps_per_epoch=math.ceil(len(x) / 32),
+                      validation_data=make(x_val, y_val), validation_steps=len(x_val) // 32)
             """,
         ),
         # The same for a Keras-made dataset the port rebatches.
@@ -3940,7 +3977,19 @@ def _repeated(ctx, found) -> bool:
     it does not run out, whatever the count."""
     methods = list(found.later) + [method for made in made_datasets(ctx, found.batch.func.value, owner(
         ctx, found.batch), every_maker=True) for method in made.methods] + chain(ctx, found.batch.func.value)[0]
-    return any(method.func.attr.value == "repeat" for method in methods)
+    repeats = [method for method in methods if method.func.attr.value == "repeat"]
+    helper_calls = [call for made in made_datasets(ctx, found.value, found.entry.owner, every_maker=True)
+                    for call in made.callers]
+    return any(not _repeat_ruled_out(ctx, repeat, helper_calls) for repeat in repeats)
+
+
+def _repeat_ruled_out(ctx, repeat: cst.Call, helper_calls: List[cst.Call]) -> bool:
+    """The ``.repeat()`` of a dataset helper sits under an ``if`` on a flag that every call of the
+    helper on the way to the training call rules out (``if training:`` for ``make_ds(...,
+    training=False)``): that dataset is not repeated, and runs out."""
+    function = ctx.enclosing_function(repeat)
+    calls = [call for call in helper_calls if function is not None and is_name(call.func, function.name.value)]
+    return bool(calls) and all(ruled_out_by_call(ctx, repeat, function, call) for call in calls)
 
 
 def _batch_size(call: cst.Call) -> Optional[cst.BaseExpression]:
