@@ -1179,6 +1179,33 @@ scores = model.predict(rows, batch_size=len(rows))
                        validation_data=(inputs_val, relevance_val))
             """),
         ),
+        # Sample weights are trimmed with the inputs they weigh, also when scikit-learn computes them in
+        # the call and when `evaluate` is given them by position (its fifth argument).
+        Example(
+            """\
+            import tensorflow as tf
+            from sklearn.utils.class_weight import compute_sample_weight
+
+            model = tf.keras.models.load_model("triage.keras")
+            model.fit(x_train, y_train, batch_size=64, sample_weight=compute_sample_weight("balanced", y_train))
+            print(model.evaluate(x_test, y_test, 64, 0, compute_sample_weight("balanced", y_test)))
+            """,
+            snippet("""\
+            import tensorflow as tf
+            from sklearn.utils.class_weight import compute_sample_weight
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("triage.keras")
+            model.fit(trim_to_multiple(x_train, 64), trim_to_multiple(y_train, 64), batch_size=64,
+                      sample_weight=trim_to_multiple(compute_sample_weight("balanced", y_train), 64))
+            print(model.evaluate(trim_to_multiple(x_test, 64), trim_to_multiple(y_test, 64), 64, 0,
+                                 trim_to_multiple(compute_sample_weight("balanced", y_test), 64)))
+            """),
+        ),
         # Parts of one array (or a `*` in the list) are not variables the split can give back: reported.
         Example(
             """\
