@@ -1228,7 +1228,9 @@ scores = model.predict(rows, batch_size=len(rows))
 
             model = tf.keras.models.load_model("matcher.keras")
             (inputs_fit, targets_fit, sample_weights_fit), (inputs_val, targets_val, sample_weights_val) = split_validation_to_multiple(
-                ([pairs[:, 0], pairs[:, 1]], tf.keras.utils.to_categorical(labels), np.where(labels == 0, 1.0, 3.0)),
+                ([pairs[:, 0], pairs[:, 1]],
+                 tf.keras.utils.to_categorical(labels),
+                 np.where(labels == 0, 1.0, 3.0)),
                 0.2, 64)
             model.fit(inputs_fit, targets_fit, batch_size=64,
                       sample_weight=sample_weights_fit,

@@ -1281,9 +1281,11 @@ def _broken_at(whitespace, column: int) -> int:
 
 def _broken_tuple(arg: cst.Arg, column: int) -> cst.Arg:
     """``arg`` (starting at ``column``) with its value, a tuple in parentheses, written one
-    element a line, lined up after the parenthesis; any other argument as it is."""
+    element a line, lined up after the parenthesis; any other argument as it is. The tuple may be
+    given by keyword (``validation_data=(...)``) or by position (the inputs the port hands to its
+    split helper)."""
     value = arg.value
-    if not (arg.keyword is not None and isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
+    if not (isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
         return arg
     alone = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
     inside = column + len(_render(alone)) - len(_render(value)) + 1
