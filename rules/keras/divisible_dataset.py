@@ -1179,14 +1179,63 @@ scores = model.predict(rows, batch_size=len(rows))
                        validation_data=(inputs_val, relevance_val))
             """),
         ),
-        # Parts of one array (or a `*` in the list) are not variables the split can give back: reported.
+        # Sample weights are trimmed with the inputs they weigh, also when scikit-learn computes them in
+        # the call and when `evaluate` is given them by position (its fifth argument).
         Example(
             """\
             import tensorflow as tf
+            from sklearn.utils.class_weight import compute_sample_weight
 
-            model = tf.keras.models.load_model("translator.keras")
-            model.fit([pairs[:, 0], pairs[:, 1]], target_tokens, batch_size=64, validation_split=0.2)
+            model = tf.keras.models.load_model("triage.keras")
+            model.fit(x_train, y_train, batch_size=64, sample_weight=compute_sample_weight("balanced", y_train))
+            print(model.evaluate(x_test, y_test, 64, 0, compute_sample_weight("balanced", y_test)))
             """,
+            snippet("""\
+            import tensorflow as tf
+            from sklearn.utils.class_weight import compute_sample_weight
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("triage.keras")
+            model.fit(trim_to_multiple(x_train, 64), trim_to_multiple(y_train, 64), batch_size=64,
+                      sample_weight=trim_to_multiple(compute_sample_weight("balanced", y_train), 64))
+            print(model.evaluate(trim_to_multiple(x_test, 64), trim_to_multiple(y_test, 64), 64, 0,
+                                 trim_to_multiple(compute_sample_weight("balanced", y_test), 64)))
+            """),
+        ),
+        # Inputs that are not variables (parts of one array, labels one-hot encoded in the call, weights
+        # computed there) are split whole, each into one variable for each part, named by its place.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("matcher.keras")
+            model.fit([pairs[:, 0], pairs[:, 1]], tf.keras.utils.to_categorical(labels), batch_size=64,
+                      sample_weight=np.where(labels == 0, 1.0, 3.0), validation_split=0.2)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("matcher.keras")
+            (inputs_fit, targets_fit, sample_weights_fit), (inputs_val, targets_val, sample_weights_val) = split_validation_to_multiple(
+                ([pairs[:, 0], pairs[:, 1]],
+                 tf.keras.utils.to_categorical(labels),
+                 np.where(labels == 0, 1.0, 3.0)),
+                0.2, 64)
+            model.fit(inputs_fit, targets_fit, batch_size=64,
+                      sample_weight=sample_weights_fit,
+                      validation_data=(inputs_val, targets_val, sample_weights_val))
+            """),
         ),
         Example(
             """\
@@ -3598,12 +3647,6 @@ scores = model.predict(rows, batch_size=len(rows))
         elif not _nones_last(entry.arrays):
             problem = ("`y` is `None` but sample weights are given: split the inputs yourself (the last samples "
                        "validate), trim both parts to whole batches and pass `validation_data`")
-        elif not all(_splittable(node) for node in inputs):
-            unsplit = [f"`{code_of(ctx, node)}`" for node in inputs if not _splittable(node)]
-            what = "is not a plain variable" if len(unsplit) == 1 else "are not plain variables"
-            problem = (f"{', '.join(unsplit)} {what} "
-                       "(or a list, tuple or dict of them): split the inputs yourself (the last samples validate), "
-                       "trim both parts to whole batches and pass `validation_data`")
         elif not isinstance(statement, cst.SimpleStatementLine) or ctx.statement_of(entry.call) is not statement \
                 or ctx.enclosing(entry.call, cst.Lambda) is not None:
             problem = ("the call is not a statement of its own: split the inputs before it (the last samples "
@@ -4062,7 +4105,7 @@ def _already_trimmed(ctx, node: cst.BaseExpression, scope: cst.CSTNode, helpers)
     a list, tuple or dict of such variables."""
     if any(is_helper_call(node, helper) for helper in helpers):
         return True
-    if isinstance(node, (cst.List, cst.Tuple, cst.Dict)) and _splittable(node):
+    if isinstance(node, (cst.List, cst.Tuple, cst.Dict)) and _of_variables(node):
         # `[enc_fit, dec_fit]`: the parts a split of several inputs unpacked, each trimmed already
         return all(_already_trimmed(ctx, element.value, scope, helpers) for element in node.elements)
     if not isinstance(node, cst.Name):
@@ -4129,34 +4172,37 @@ def _validation_tuple(arrays, held_names) -> str:
     return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
 
 
-def _splittable(node: cst.BaseExpression) -> bool:
-    """An input the split can take and give back in parts: a variable, or a list, tuple or dict
-    (without ``*`` or ``**``) of variables, as a model of several inputs or outputs takes them."""
+def _of_variables(node: cst.BaseExpression) -> bool:
+    """A variable, or a list, tuple or dict (without ``*`` or ``**``) of variables, as a model of
+    several inputs or outputs takes them. A ``None`` in a list (``sample_weight=[w, None]``, no
+    weights for an output) is no variable to unpack a part into."""
     if isinstance(node, cst.Name):
         return True
     if isinstance(node, (cst.List, cst.Tuple)):
         return bool(node.elements) and all(isinstance(element, cst.Element) and isinstance(element.value, cst.Name)
-                                           for element in node.elements)
+                                           and not is_name(element.value, "None") for element in node.elements)
     if isinstance(node, cst.Dict):
         return bool(node.elements) and all(isinstance(element, cst.DictElement) and isinstance(element.value, cst.Name)
                                            for element in node.elements)
     return False
 
 
-# The stem of the parts of a dict of arrays, by its place among `fit`'s inputs (x, y, sample_weight).
-_DICT_STEMS = ("inputs", "targets", "sample_weights")
+# The stem of the parts of an input that is not a variable nor a list of them (a dict of arrays,
+# `to_categorical(y)`), by its place among `fit`'s inputs (x, y, sample_weight).
+_STEMS = ("inputs", "targets", "sample_weights")
 
 
 def _input_part_names(ctx, node: cst.BaseExpression, position: int, taken: set):
-    """The training and validation parts of the input ``node`` (``_splittable``), as assignment
-    targets and expressions: ``x_fit``, ``x_val`` for a variable; ``[enc_fit, dec_fit]``,
-    ``[enc_val, dec_val]`` for a list (a tuple stays a tuple), unpacked as the split helper
-    gives its parts back in the input's own type; one variable for each part of a dict, whose
-    keys an assignment cannot unpack."""
+    """The training and validation parts of the input ``node``, as assignment targets and
+    expressions: ``x_fit``, ``x_val`` for a variable; ``[enc_fit, dec_fit]``, ``[enc_val,
+    dec_val]`` for a list (a tuple stays a tuple) of variables, unpacked as the split helper
+    gives its parts back in the input's own type; one variable for each part of anything else
+    (a dict, whose keys an assignment cannot unpack, or a call such as ``to_categorical(y)``),
+    named by its place among the inputs."""
     if isinstance(node, cst.Name):
         return _part_names(ctx, node.value, taken)
-    if isinstance(node, cst.Dict):
-        return _part_names(ctx, _DICT_STEMS[min(position, len(_DICT_STEMS) - 1)], taken)
+    if isinstance(node, cst.Dict) or not _of_variables(node):
+        return _part_names(ctx, _STEMS[min(position, len(_STEMS) - 1)], taken)
     parts = [_part_names(ctx, element.value.value, taken) for element in node.elements]
     opening, closing = ("[", "]") if isinstance(node, cst.List) else ("(", ")")
     comma = "," if len(parts) == 1 and isinstance(node, cst.Tuple) else ""

@@ -32,6 +32,9 @@ METHODS = ("compile", "fit", "evaluate", "predict")
 KERAS_DEFAULT_BATCH = 32
 # Where x, y and batch_size sit when passed by position.
 _POSITIONS = {"fit": (0, 1, 2), "evaluate": (0, 1, 2), "predict": (0, None, 1), "search": (0, 1, 2)}
+# Where sample_weight sits when passed by position (`evaluate(x, y, 64, 0, w)`); a tuner's search
+# hands its arguments on to fit.
+_WEIGHT_POSITIONS = {"fit": 10, "evaluate": 4, "predict": None, "search": 10}
 _ARRAY_NODES = (cst.Name, cst.Attribute, cst.Subscript)
 
 _TRAINING_CALLS: SharedKey[List["TrainingCall"]] = SharedKey("keras-training-calls")  # per trimming helper
@@ -609,7 +612,9 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
-    candidates = [arg for arg in (x, y, keyword(call, "sample_weight")) if arg is not None]
+    weight_at = _WEIGHT_POSITIONS[entry.method]
+    weights = argument(call, "sample_weight", weight_at) if weight_at is not None else None
+    candidates = [arg for arg in (x, y, weights) if arg is not None]
     unfollowed = [arg.value for arg in candidates if not _followed_array(ctx, arg.value, entry, helper)]
     if unfollowed:
         if y is not None:
@@ -773,8 +778,27 @@ def _followed_array(ctx: FileContext, node: cst.BaseExpression, entry: TrainingC
     ``scope`` is where ``node`` is read, the function of the call by default."""
     if isinstance(node, cst.IfExp):  # `x if full else x[:900]`: an array either way
         return all(_followed_array(ctx, made, entry, helper, scope) for made in alternatives(node))
+    if _collection_of_followed(ctx, node, entry, helper, scope):
+        return True
     return is_array_expression(node, helper) or isinstance(node, _DERIVED_NODES) and _surely_array(
         ctx, node, entry.owner if scope is None else scope)
+
+
+def _collection_of_followed(ctx: FileContext, node: cst.BaseExpression, entry: TrainingCall, helper: Optional[str],
+                            scope: Optional[cst.CSTNode]) -> bool:
+    """A list, tuple or dict written in the call (without ``*`` or ``**``) whose items are each an
+    input the port can trim, as a model of several outputs takes them: a variable beside labels
+    encoded in the call (``[to_categorical(priority, 3), hours]``)."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        items = node.elements
+        kind = cst.Element
+    elif isinstance(node, cst.Dict):
+        items = node.elements
+        kind = cst.DictElement
+    else:
+        return False
+    return bool(items) and all(isinstance(item, kind) and _followed_array(ctx, item.value, entry, helper, scope)
+                               for item in items)
 
 
 # Inputs computed in the call itself (`load_split(10)`, `x / 255.0`, `{k: np.array(v) for k, v in
@@ -1040,6 +1064,10 @@ def _unpacked_in(body: cst.BaseSuite, name: str, element: str) -> bool:
 # padded sequences, an image read into an array, inputs scaled for an application model.
 _KERAS_ARRAY_MAKERS = {"to_categorical", "pad_sequences", "img_to_array", "preprocess_input", "normalize"}
 _DATASET_MAKERS = ("tensorflow.data.", "tensorflow.keras.", "tensorflow.compat.", "tensorflow.python.")
+# Functions of other libraries that give back one NumPy array, a number for each sample they are given:
+# scikit-learn's weights for balanced classes (`sample_weight=compute_sample_weight("balanced", y)`).
+_LIBRARY_ARRAY_MAKERS = frozenset({"sklearn.utils.class_weight.compute_sample_weight",
+                                   "sklearn.utils.compute_sample_weight"})
 # Array methods that give back an array of what they are called on.
 _RESHAPING = frozenset({"reshape", "astype", "copy", "ravel", "flatten", "squeeze", "transpose"})
 # Methods that give back arrays whatever they are called on: scikit-learn's transformers, pandas.
@@ -1067,6 +1095,7 @@ def _made_as_array(ctx: FileContext, value: cst.BaseExpression) -> bool:
     made_by = (ctx.qualified_name(value.func) or "") if isinstance(value, cst.Call) else ""
     keras = ctx.keras_name(value.func) if isinstance(value, cst.Call) else None
     return made_by.startswith(("numpy.", "tensorflow.")) and not made_by.startswith(_DATASET_MAKERS) or (
+        made_by in _LIBRARY_ARRAY_MAKERS) or (
         keras is not None and keras.rpartition(".")[2] in _KERAS_ARRAY_MAKERS)
 
 
@@ -1252,9 +1281,11 @@ def _broken_at(whitespace, column: int) -> int:
 
 def _broken_tuple(arg: cst.Arg, column: int) -> cst.Arg:
     """``arg`` (starting at ``column``) with its value, a tuple in parentheses, written one
-    element a line, lined up after the parenthesis; any other argument as it is."""
+    element a line, lined up after the parenthesis; any other argument as it is. The tuple may be
+    given by keyword (``validation_data=(...)``) or by position (the inputs the port hands to its
+    split helper)."""
     value = arg.value
-    if not (arg.keyword is not None and isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
+    if not (isinstance(value, cst.Tuple) and value.lpar and len(value.elements) > 1):
         return arg
     alone = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
     inside = column + len(_render(alone)) - len(_render(value)) + 1
