@@ -2748,6 +2748,48 @@ run_experiment(net)
                 final.fit(features, targets, epochs=4)
             """,
         ),
+        # Members of an ensemble, each made and trained by a function that returns it, kept in a
+        # list and averaged after the loop: the function runs in the caller's scope, and the scope
+        # takes in the loop and the predictions after it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train_member(seed, x, y):
+                tf.random.set_seed(seed)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+                return model
+
+
+            members = []
+            for seed in range(3):
+                members.append(train_member(seed, features, targets))
+            average = sum(member.predict(features) for member in members) / len(members)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train_member(seed, x, y):
+                tf.random.set_seed(seed)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+                return model
+
+
+            members = []
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for seed in range(3):
+                    members.append(train_member(seed, features, targets))
+                average = sum(member.predict(features) for member in members) / len(members)
+            """,
+        ),
         # A function that clears the session, then trains a fresh model, called per fold: its
         # scope stays in it, after the clearing (around its call, the clearing would drop it).
         Example(
