@@ -160,6 +160,9 @@ class Plan:
     # its own (``strategy = get_strategy()`` in ``train()`` and in ``evaluate()``): each is the
     # strategy of the model code after it, configured before it like ``strategy_statement``.
     more_strategy_statements: List[cst.BaseStatement] = field(default_factory=list)
+    # Per id of one of those statements in a function called repeatedly (a fold's ``run_fold``):
+    # where its IPU configuration goes instead, once, before those calls.
+    strategy_config_anchors: Dict[int, cst.BaseStatement] = field(default_factory=dict)
     strategy_name: str = "strategy"
     # The function of the file that makes the program's strategy when the program only enters its
     # scope (``with get_strategy().scope():``): the strategy the port makes (with no
@@ -669,7 +672,22 @@ class _Analysis:
             if plan.strategy_statement is not None:
                 self._choose_binding()
             self._use_given_strategy()
+            self._configure_strategies_once()
         return plan
+
+    def _configure_strategies_once(self) -> None:
+        """A strategy of the program made in a function called repeatedly (``strategy =
+        tf.distribute.MirroredStrategy()`` in ``run_fold``, called per fold) would configure the
+        IPU system on every call: its configuration goes before the first of those calls, out of
+        any loop (the strategy stays in the function)."""
+        plan = self.plan_
+        for statement in filter(None, [plan.strategy_statement, *plan.more_strategy_statements]):
+            function = self.ctx.enclosing_function(statement)
+            repeated = self._repeated_calls(function) if function is not None else None
+            if repeated:
+                block = repeated[0][0]
+                plan.strategy_config_anchors[id(statement)] = self._anchor(
+                    min((top for _, top in repeated), key=block.body.index))
 
     def _choose_binding(self) -> None:
         """The first assignment of the program's strategy (the first found, then the others in
