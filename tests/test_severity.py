@@ -104,6 +104,43 @@ def test_a_wrapped_model_in_a_function_called_in_the_scope_is_a_warning_too(tmp_
     assert len(audit) == 1 and audit[0].endswith("make every split a whole number of batches [warning]")
 
 
+# The wrapper put in the steps of a pipeline, which scikit-learn fits out of the scope.
+WRAPPED_IN_PIPELINE = '''\
+import numpy as np
+import tensorflow as tf
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from tensorflow.keras.wrappers.scikit_learn import KerasRegressor
+
+
+def make_net():
+    net = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])
+    net.compile(optimizer="adam", loss="mse")
+    return net
+
+
+features, prices = np.random.rand(600, 4).astype("float32"), np.random.rand(600)
+steps = [("scale", StandardScaler())]
+steps.append(("net", KerasRegressor(build_fn=make_net, epochs=3, batch_size=20)))
+pipeline = Pipeline(steps)
+print(cross_val_score(pipeline, features, prices, cv=3).mean())
+'''
+
+
+def test_a_wrapped_model_fitted_through_a_pipeline_out_of_the_scope_is_an_error(tmp_path):
+    check = run(tmp_path, WRAPPED_IN_PIPELINE, "--check")
+    audit = [line for line in check.stdout.splitlines() if " IPU190 " in line]
+    assert len(audit) == 1 and "out of the IPU strategy's scope" in audit[0] and audit[0].endswith("[error]")
+
+
+def test_a_wrapped_model_fitted_through_a_pipeline_in_the_scope_is_a_warning(tmp_path):
+    pulled_in = WRAPPED_IN_PIPELINE + "final = make_net()\nfinal.fit(features, prices, epochs=3, batch_size=20)\n"
+    check = run(tmp_path, pulled_in, "--check")
+    audit = [line for line in check.stdout.splitlines() if " IPU190 " in line]
+    assert len(audit) == 1 and audit[0].endswith("make every split a whole number of batches [warning]")
+
+
 def test_notes_are_not_counted_as_left_for_a_person(tmp_path):
     result = run(tmp_path, NOTE_ONLY)
     assert result.exit_code == 0

@@ -526,6 +526,44 @@ class IpuConfig(Rule):
                     model.evaluate(x, y)
             """,
         ),
+        # A fold function that makes its own strategy, called per fold: the IPU system is configured
+        # once, before the loop, not on every call.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def run_fold(train_x, train_y):
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer="adam", loss="mse")
+                return model.fit(train_x, train_y, epochs=2)
+
+
+            for fold_x, fold_y in folds:
+                run_fold(fold_x, fold_y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def run_fold(train_x, train_y):
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer="adam", loss="mse")
+                return model.fit(train_x, train_y, epochs=2)
+
+
+            ipu_config = ipu.config.IPUConfig()
+            ipu_config.auto_select_ipus = 1
+            ipu_config.configure_ipu_system()
+            for fold_x, fold_y in folds:
+                run_fold(fold_x, fold_y)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -534,7 +572,8 @@ class IpuConfig(Rule):
             return
         anchors = []
         if plan.strategy_statement is not None:
-            anchors.extend([plan.strategy_statement, *plan.more_strategy_statements])
+            anchors.extend(plan.strategy_config_anchors.get(id(statement), statement)
+                           for statement in [plan.strategy_statement, *plan.more_strategy_statements])
         else:
             anchors.extend(config_anchors(ctx, plan))
         name = config_name(ctx)

@@ -4,11 +4,11 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import bound_names, code_of
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
-from porter.rules.keras._analysis.held_models import model_item
+from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                     calls_by_name, in_regions, model_plan, runs_model,
@@ -688,15 +688,44 @@ classifier = LogisticRegression().fit(features, labels)
 
 
 def _wrapper_uses(ctx, wrapper: cst.Call) -> List[cst.CSTNode]:
-    """The wrapper's construction and, when a name holds it (``estimator = KerasClassifier(...)``),
-    every other use of that name: the calls of scikit-learn that fit it."""
-    assign = ctx.parent(wrapper)
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-        return [wrapper]
-    holder = assign.targets[0].target.value
+    """The wrapper's construction and every use, in its function, of the names that hold it: the
+    name it is assigned to (``estimator = KerasClassifier(...)``) or the list it is put in
+    (``steps.append(("mlp", KerasRegressor(...)))``), and in turn the names given those
+    (``pipeline = Pipeline(steps)``, ``search = GridSearchCV(estimator, ...)``): the calls of
+    scikit-learn that fit it are among them."""
     scope = ctx.enclosing_function(wrapper)
-    return [wrapper] + [name for name in ctx.nodes(cst.Name) if name.value == holder and
-                        ctx.enclosing_function(name) is scope and name is not assign.targets[0].target]
+    names = [name for name in ctx.nodes(cst.Name) if ctx.enclosing_function(name) is scope]
+    named = wrapper.func.attr if isinstance(wrapper.func, cst.Attribute) else wrapper.func
+    names = names[next((index for index, name in enumerate(names) if name is named), 0):]  # from it on
+    uses: List[cst.CSTNode] = [wrapper]
+    holders = set(_holders(ctx, wrapper))
+    pending = list(holders)
+    while pending:
+        holder = pending.pop()
+        for name in names:
+            if name.value != holder or holder in _holders(ctx, name):
+                continue  # (a name a statement assigns is where it is held, not a use)
+            uses.append(name)
+            for given in _holders(ctx, name) - holders:
+                holders.add(given)
+                pending.append(given)
+    return uses
+
+
+def _holders(ctx, node: cst.CSTNode) -> Set[str]:
+    """The names the statement of ``node`` puts it (or what is made of it) in: the targets of an
+    assignment whose value holds it, or the list of ``steps.append(...)`` given it."""
+    for ancestor in (node, *ctx.ancestors(node)):
+        parent = ctx.parent(ancestor)
+        if isinstance(parent, cst.Assign) and ancestor is parent.value:
+            return {name for target in parent.targets for name in bound_names(target.target)}
+        if isinstance(parent, cst.Arg) and isinstance(ctx.parent(parent), cst.Call):
+            func = ctx.parent(parent).func
+            if isinstance(func, cst.Attribute) and func.attr.value in ADDERS and isinstance(func.value, cst.Name):
+                return {func.value.value}
+        if isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)) or parent is None:
+            break
+    return set()
 
 
 def _not_run(ctx, regions, node: cst.CSTNode) -> str:

@@ -655,10 +655,11 @@ def _stepped_losses(ctx) -> set:
 
 
 def _at_edges(statement_node: cst.BaseStatement) -> bool:
-    """What may stay out where a scope begins or ends: prose, constants (``BATCH_SIZE = 64``) and
-    imports (``import os`` opening a notebook cell), which are the same in the scope or out."""
+    """What may stay out where a scope begins or ends: prose, constants (``BATCH_SIZE = 64``),
+    imports (``import os`` opening a notebook cell) and ``del model`` (after a fold clears the
+    session), which are the same in the scope or out."""
     return _only_text(statement_node) or isinstance(statement_node, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small, cst.Assign)
+        isinstance(small, (cst.Import, cst.ImportFrom, cst.Del)) or isinstance(small, cst.Assign)
         and all(isinstance(target.target, cst.Name) for target in small.targets) and _literal(small.value)
         for small in statement_node.body)
 
@@ -2746,6 +2747,80 @@ run_experiment(net)
                 final = tf.keras.Sequential([tf.keras.layers.Dense(1)])
                 final.compile(optimizer="adam", loss="mse")
                 final.fit(features, targets, epochs=4)
+            """,
+        ),
+        # Members of an ensemble, each made and trained by a function that returns it, kept in a
+        # list and averaged after the loop: the function runs in the caller's scope, and the scope
+        # takes in the loop and the predictions after it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train_member(seed, x, y):
+                tf.random.set_seed(seed)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+                return model
+
+
+            members = []
+            for seed in range(3):
+                members.append(train_member(seed, features, targets))
+            average = sum(member.predict(features) for member in members) / len(members)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train_member(seed, x, y):
+                tf.random.set_seed(seed)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                model.fit(x, y, epochs=2)
+                return model
+
+
+            members = []
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for seed in range(3):
+                    members.append(train_member(seed, features, targets))
+                average = sum(member.predict(features) for member in members) / len(members)
+            """,
+        ),
+        # `del model` after the clearing only frees the host's memory: it gets no scope of its own.
+        Example(
+            """\
+            import gc
+
+            import tensorflow as tf
+
+            for rate in (0.01, 0.001):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                model.fit(features, targets, epochs=2)
+                tf.keras.backend.clear_session()
+                del model
+                gc.collect()
+            """,
+            """\
+            import gc
+
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for rate in (0.01, 0.001):
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(optimizer=tf.keras.optimizers.Adam(rate), loss="mse")
+                    model.fit(features, targets, epochs=2)
+                tf.keras.backend.clear_session()
+                del model
+                gc.collect()
             """,
         ),
         # A function that clears the session, then trains a fresh model, called per fold: its

@@ -22,7 +22,7 @@ Shape = Union[bool, Tuple["Shape", ...], None]
 IsModel = Callable[[cst.BaseExpression], bool]
 
 # Methods that put an item in a list or a set: ``models.append(model)``.
-_ADDERS = frozenset({"append", "add"})
+ADDERS = frozenset({"append", "add"})
 # Builtins that give the items of what they get, in turn.
 _SAME_ITEMS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 
@@ -144,7 +144,7 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
                 put(target.target.value.value, [value])  # `models[name] = model`
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _ADDERS and isinstance(func.value, cst.Name) \
+        if isinstance(func, cst.Attribute) and func.attr.value in ADDERS and isinstance(func.value, cst.Name) \
                 and len(call.args) == 1 and not call.args[0].star:
             put(func.value.value, [call.args[0].value])
     return found

@@ -39,7 +39,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.functional import eager_host_call
-from porter.rules.keras._analysis.held_models import held_models, model_item
+from porter.rules.keras._analysis.held_models import ADDERS, held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
     trains, trains_in_loops)
@@ -160,6 +160,9 @@ class Plan:
     # its own (``strategy = get_strategy()`` in ``train()`` and in ``evaluate()``): each is the
     # strategy of the model code after it, configured before it like ``strategy_statement``.
     more_strategy_statements: List[cst.BaseStatement] = field(default_factory=list)
+    # Per id of one of those statements in a function called repeatedly (a fold's ``run_fold``):
+    # where its IPU configuration goes instead, once, before those calls.
+    strategy_config_anchors: Dict[int, cst.BaseStatement] = field(default_factory=dict)
     strategy_name: str = "strategy"
     # The function of the file that makes the program's strategy when the program only enters its
     # scope (``with get_strategy().scope():``): the strategy the port makes (with no
@@ -669,7 +672,22 @@ class _Analysis:
             if plan.strategy_statement is not None:
                 self._choose_binding()
             self._use_given_strategy()
+            self._configure_strategies_once()
         return plan
+
+    def _configure_strategies_once(self) -> None:
+        """A strategy of the program made in a function called repeatedly (``strategy =
+        tf.distribute.MirroredStrategy()`` in ``run_fold``, called per fold) would configure the
+        IPU system on every call: its configuration goes before the first of those calls, out of
+        any loop (the strategy stays in the function)."""
+        plan = self.plan_
+        for statement in filter(None, [plan.strategy_statement, *plan.more_strategy_statements]):
+            function = self.ctx.enclosing_function(statement)
+            repeated = self._repeated_calls(function) if function is not None else None
+            if repeated:
+                block = repeated[0][0]
+                plan.strategy_config_anchors[id(statement)] = self._anchor(
+                    min((top for _, top in repeated), key=block.body.index))
 
     def _choose_binding(self) -> None:
         """The first assignment of the program's strategy (the first found, then the others in
@@ -1321,9 +1339,22 @@ class _Analysis:
             if name in self.builders or not is_module_function(self.ctx, function):
                 continue
             calls = local_calls(self.ctx, function)
-            if calls and self._returns_model(function) and all(
-                    isinstance(self.ctx.parent(call), cst.Assign) for call in calls):
+            if calls and self._returns_model(function) and all(self._result_kept(call) for call in calls):
                 self.returners.add(name)
+
+    def _result_kept(self, call: cst.Call) -> bool:
+        """Whether the caller keeps what ``call`` returns: assigned (``model = train(...)``), or
+        gathered as the members of an ensemble (``members = [train(seed) for seed in seeds]``,
+        ``members.append(train(seed))``), which the caller runs later."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.DictComp)):
+            return isinstance(self.ctx.parent(parent), cst.Assign)
+        if isinstance(parent, cst.Arg):
+            adder = self.ctx.parent(parent)
+            return (isinstance(adder, cst.Call) and isinstance(adder.func, cst.Attribute)
+                    and adder.func.attr.value in ADDERS and isinstance(adder.func.value, cst.Name)
+                    and len(adder.args) == 1)
+        return isinstance(parent, cst.Assign)
 
     def _find_builder_methods(self) -> None:
         """Methods of plain classes (no Keras class, no strategy of their own) that return a model
@@ -1618,6 +1649,10 @@ class _Analysis:
         for name in self.trainers:
             for call in local_calls(self.ctx, self._trainer_functions[name]):
                 if any(isinstance(arg.value, cst.Call) for arg in self._trained_arguments(call)):
+                    self._take_in_call(regions, call)
+        for name in self.returners:  # `members.append(train_member(seed))`: made and trained there
+            for call in local_calls(self.ctx, self._functions[name]):
+                if isinstance(self.ctx.parent(call), cst.Arg):
                     self._take_in_call(regions, call)
         trainer_classes = {self.ctx.enclosing(step.function, cst.ClassDef).name.value
                            for step in method_step_calls(self.ctx)}
