@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from porter.cstutil import string_value
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.addons import is_bidirectional_layer
 
@@ -19,12 +20,20 @@ _GRAPH_REWRITES = frozenset({
     "tensorflow.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite",
     "tensorflow.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite",
 })
-_GRAPH_REWRITE_MESSAGE = (
-    "`enable_mixed_precision_graph_rewrite` makes float16 operations only on NVIDIA GPUs (its "
-    "`tf.train.experimental` name is gone from TensorFlow 2.4 on): on the IPU the model trains in float32. For "
-    "float16, drop the call and set the Keras policy before the model is built (`tf.keras.mixed_precision."
+_POLICY_ADVICE = (
+    "For float16, drop {what} and set the Keras policy before the model is built (`tf.keras.mixed_precision."
     "set_global_policy(\"mixed_float16\")`): `compile` then scales the loss, and a custom loop wraps its "
     "optimizer in `tf.keras.mixed_precision.LossScaleOptimizer`")
+_GRAPH_REWRITE_MESSAGE = (
+    "`enable_mixed_precision_graph_rewrite` makes float16 operations only on NVIDIA GPUs (its "
+    "`tf.train.experimental` name is gone from TensorFlow 2.4 on): on the IPU the model trains in float32. "
+    + _POLICY_ADVICE.format(what="the call"))
+# The same Grappler pass, switched on as an option of TensorFlow's graph optimizer.
+_GRAPPLER_OPTIONS = frozenset({"tensorflow.config.optimizer.set_experimental_options"})
+_AUTO_MIXED_PRECISION = "auto_mixed_precision"
+_GRAPPLER_MESSAGE = (
+    "the `auto_mixed_precision` option of TensorFlow's graph optimizer (Grappler) makes float16 operations only "
+    "on NVIDIA GPUs: on the IPU the model trains in float32. " + _POLICY_ADVICE.format(what="the option"))
 
 
 class GpuOnlyApi(Rule):
@@ -44,7 +53,8 @@ class GpuOnlyApi(Rule):
         "left to a person. `enable_mixed_precision_graph_rewrite` is a Grappler pass that turns operations to "
         "float16 on NVIDIA GPUs only, so on the IPU the model would train in float32 without a word; Keras' "
         "`mixed_float16` policy runs under the IPU strategy, with the loss scaled by `compile`, and is what the "
-        "finding advises. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
+        "finding advises. The same pass switched on as Grappler's `auto_mixed_precision` option "
+        "(`tf.config.optimizer.set_experimental_options`) is reported the same way. Spreading training over GPUs is ported by other rules: `multi_gpu_model` by IPU117, "
         "Horovod by IPU116."
     )
     examples = (
@@ -80,6 +90,23 @@ class GpuOnlyApi(Rule):
             model.compile(optimizer=optimizer, loss="mse")
             """,
         ),
+        # The same rewrite, switched on as a graph optimizer option.
+        Example(
+            """\
+            import tensorflow as tf
+
+            tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True, "layout_optimizer": False})
+            model.compile(optimizer="adam", loss="mse")
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
+            """,
+            reported=False,
+        ),
         # The IPU-ready layers and plain Keras: nothing to say.
         Example(
             """\
@@ -96,9 +123,24 @@ class GpuOnlyApi(Rule):
             if ctx.qualified_name(call.func) in _GRAPH_REWRITES:
                 ctx.report(self.code, call, _GRAPH_REWRITE_MESSAGE, fixed=False)
                 continue
+            switch = _auto_mixed_precision(call) if ctx.qualified_name(call.func) in _GRAPPLER_OPTIONS else None
+            if switch is not None:
+                ctx.report(self.code, switch, _GRAPPLER_MESSAGE, fixed=False)
+                continue
             message = _message(ctx.keras_name(call.func), is_bidirectional_layer(ctx, call))
             if message is not None:
                 ctx.report(self.code, call, message, fixed=False)
+
+
+def _auto_mixed_precision(call: cst.Call) -> Optional[cst.DictElement]:
+    """The ``"auto_mixed_precision": True`` of ``set_experimental_options({...})`` (a dict written in
+    the call), if any: the switch that turns the GPU rewrite on."""
+    options = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if not isinstance(options, cst.Dict):
+        return None
+    return next((element for element in options.elements if isinstance(element, cst.DictElement)
+                 and string_value(element.key) == _AUTO_MIXED_PRECISION
+                 and not (isinstance(element.value, cst.Name) and element.value.value in ("False", "None"))), None)
 
 
 def _message(keras: Optional[str], wrapped: bool) -> Optional[str]:

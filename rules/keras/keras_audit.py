@@ -1,10 +1,10 @@
 """IPU190: the last check of a Keras port. A port may be partial, never falsely complete."""
 
-from typing import Dict, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import bound_names, code_of
+from porter.context import bound_names, code_of, walk
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                     calls_by_name, in_regions, model_plan, runs_model,
                                                     without_compat)
-from porter.rules.keras._analysis.steps import trains
+from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
                                               run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
@@ -50,6 +50,9 @@ class KerasAudit(Rule):
         "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too. So "
         "is a network that a function's model is built on (`keras.Model(backbone.input, head(backbone.output))`) "
         "made by a call out of that function and out of the scope: its weights would be made out of the scope. "
+        "So is a metric object or a mixed-precision `LossScaleOptimizer` made at module level that such a "
+        "function compiles its model with: its variables are made with it, out of the scope (Keras' `compile` "
+        "refuses such a metric). "
         "A method the file never calls by name (`getattr(experiment, args.command)()`) runs where the objects "
         "of its class are made and used; when an object leaves the function that makes it (returned, kept "
         "elsewhere, put in a container), its methods are reported."
@@ -558,6 +561,28 @@ for x, y in dataset:
     train_step(x, y)
 """,
         ),
+        # A metric made at module level, the model compiled with it in `train()`, which `main()`
+        # calls: the port scopes `train()`, the metric's variables are made out of the scope.
+        Example(
+            """\
+import tensorflow as tf
+
+auc = tf.keras.metrics.AUC()
+
+
+def train(x, y):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=[auc])
+    model.fit(x, y, batch_size=32)
+
+
+def main():
+    train(x, y)
+
+
+main()
+""",
+        ),
         Example(
             """\
 from sklearn.linear_model import LogisticRegression
@@ -573,6 +598,7 @@ classifier = LogisticRegression().fit(features, labels)
         if self._wrapped_models(ctx):
             return  # scikit-learn builds and trains the model: that is what is missing
         self._outer_networks(ctx)
+        self._compiled_objects(ctx)
         if self._second_strategies(ctx) or self._foreign_scopes(ctx):
             return
         calls = _training_calls(ctx)
@@ -599,6 +625,21 @@ classifier = LogisticRegression().fit(features, labels)
             ctx.report(self.code, assign, f"{names}, which the model is built on, is made outside the IPU strategy's "
                        "scope, so its weights are too (compiling the model fails): the port is not complete; make "
                        "it in the scope, where the model is built", fixed=False)
+
+    def _compiled_objects(self, ctx) -> None:
+        """``auc = keras.metrics.AUC()`` at module level, compiled with a model in a function the
+        port scopes that runs out of the module's scope (called from another function): Keras'
+        ``compile`` refuses a metric whose variables were made out of the model's strategy, and the
+        loss scale of a ``LossScaleOptimizer`` made there is a variable of the host. The port cannot
+        move the statement into that function: reported."""
+        plan = model_plan(ctx)
+        out_of_scope = {id(statement): (name, statement) for name, statement in _compiled_module_objects(ctx, plan)
+                        if not in_regions(ctx, plan.regions, statement)}
+        for name, statement in out_of_scope.values():
+            ctx.report(self.code, statement, f"`{name}` is made outside the IPU strategy's scope, and the model "
+                       "compiled with it in the scope: its variables are made with it, out of the model's strategy "
+                       "(Keras' `compile` refuses a metric's; a loss-scale optimizer's stay on the host): the port is "
+                       "not complete; make it in the scope, where the model is compiled", fixed=False)
 
     def _second_strategies(self, ctx) -> bool:
         """A class that makes its own strategy (``self.strategy = strategy or MirroredStrategy()``)
@@ -685,6 +726,21 @@ classifier = LogisticRegression().fit(features, labels)
                            "`@tf.function(jit_compile=True)` through `strategy.run(...)` inside `strategy.scope()`",
                            fixed=False)
                 return
+
+
+def _compiled_module_objects(ctx, plan: Plan) -> Iterator[Tuple[str, cst.BaseStatement]]:
+    """``(name, statement)`` for the metrics and loss-scale optimizers made at module level that a
+    ``compile(...)`` in the port's scope reads by that name."""
+    made = module_stateful_objects(ctx)
+    for call in ctx.nodes(cst.Call) if made else ():
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+                and in_regions(ctx, plan.regions, call)):
+            continue
+        for node in (node for arg in call.args for node in walk(arg.value) if type(node) is cst.Name):
+            values = values_of(ctx, node) if node.value in made else []
+            for statement, value in made.get(node.value, ()):
+                if made_with_variables(ctx, value) and any(found is value for found in values):
+                    yield node.value, statement
 
 
 def _wrapper_uses(ctx, wrapper: cst.Call) -> List[cst.CSTNode]:

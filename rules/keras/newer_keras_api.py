@@ -8,7 +8,7 @@ from porter.context import canonical_keras, dotted_name
 from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
-from porter.rules.keras._analysis.keras26 import MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
+from porter.rules.keras._analysis.keras26 import LEGACY_OPTIMIZERS, MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import is_estimator, keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
@@ -127,6 +127,14 @@ _KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
     ),
 }
 
+# Keywords the optimizers of Keras 2.11 and later take, under the names of Keras 2.6's optimizers,
+# whose `__init__` rejects them (TypeError: Unexpected keyword argument passed to optimizer).
+_NEWER_OPTIMIZER_KEYWORDS = ("weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency", "jit_compile",
+                             "is_legacy_optimizer")
+# Where Keras 2.6's TensorFlow keeps decoupled weight decay: TensorFlow Addons.
+_WEIGHT_DECAY: Dict[str, str] = {"Adam": "`tensorflow_addons.optimizers.AdamW`",
+                                 "SGD": "`tensorflow_addons.optimizers.SGDW`"}
+
 # Keras 2.6's folder loaders make one subset per call ("training" or "validation"); "both" (a
 # ValueError there) came later.
 _FOLDER_LOADERS = ("keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
@@ -204,7 +212,8 @@ class NewerApi(Rule):
         "Code written for Keras 3 or a later `tf.keras` calls what that Keras does not have: the "
         "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
-        "metrics, `optimizer.apply(grads, variables)`, `compile(jit_compile=...)`, the warmup of "
+        "metrics, `optimizer.apply(grads, variables)`, the optimizers' `weight_decay=` and `use_ema=`, "
+        "`compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
         "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, "
         "and the packages built on Keras 3 (`keras_core`, `keras_hub`). On the IPU each one fails "
@@ -358,6 +367,30 @@ class NewerApi(Rule):
 
             optimizer = keras.optimizers.legacy.Adam(1e-3)
             """,
+        ),
+        # Newer Keras' optimizers take decoupled weight decay and an exponential moving average.
+        Example(
+            """\
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3, weight_decay=0.004, global_clipnorm=1.0)
+            """,
+        ),
+        Example(
+            """\
+            from tensorflow import keras
+
+            optimizer = keras.optimizers.SGD(0.1, momentum=0.9, use_ema=True)
+            """,
+        ),
+        # Keras 2.6's own arguments: clipping by norm or value, the time-based `decay`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            optimizer = tf.keras.optimizers.Adam(1e-3, clipnorm=1.0, decay=1e-6)
+            """,
+            reported=False,
         ),
         # Keras 3's training-step helpers of a model.
         Example(
@@ -543,12 +576,33 @@ class NewerApi(Rule):
                 ctx.report(self.code, arg, f"`subset=\"both\"` is {_WHERE} (ValueError): call the loader "
                            "twice, with `subset=\"training\"` and `subset=\"validation\"` and the same `seed`",
                            fixed=False)
+        self._report_optimizer_keywords(ctx)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
             if arg is not None and id(arg) not in ctx.shared(REWRITTEN):  # else IPU114 removed it
                 ctx.report(self.code, arg, "`compile(jit_compile=...)` is " + _WHERE + " (TypeError: Invalid "
                            "keyword argument(s) in `compile`): remove it; the IPU compiles the whole step "
                            "with XLA anyway", fixed=False)
+
+    def _report_optimizer_keywords(self, ctx) -> None:
+        """``keras.optimizers.Adam(1e-3, weight_decay=1e-4)``: newer Keras' optimizers under the names
+        of Keras 2.6's, with a keyword only the newer ones take (``optimizers.legacy`` and
+        ``optimizers.experimental`` are reported as names)."""
+        for optimizer in LEGACY_OPTIMIZERS:
+            for call, _ in ctx.calls_to(f"keras.optimizers.{optimizer}"):
+                arg = next((keyword(call, word) for word in _NEWER_OPTIMIZER_KEYWORDS
+                            if keyword(call, word) is not None), None)
+                if arg is None:
+                    continue
+                word = arg.keyword.value
+                instead = "remove it"
+                if word == "weight_decay":
+                    instead = (f"for decoupled weight decay use {_WEIGHT_DECAY[optimizer]} (a TensorFlow Addons release "
+                               "for TensorFlow 2.6), with the same `weight_decay`" if optimizer in _WEIGHT_DECAY else
+                               "for decoupled weight decay wrap the optimizer class with "
+                               "`tensorflow_addons.optimizers.extend_with_decoupled_weight_decay`")
+                ctx.report(self.code, arg, f"`{word}=` of `keras.optimizers.{optimizer}` is {_WHERE} (TypeError: "
+                           f"Unexpected keyword argument passed to optimizer): {instead}", fixed=False)
 
     def _report_optimizer_apply(self, ctx) -> None:
         for call, _ in method_calls(ctx, "apply"):

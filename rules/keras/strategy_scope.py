@@ -717,6 +717,29 @@ def main():
 
 """
 
+# Mixed precision's loss scaling by hand around an optimizer of TensorFlow Addons, made at module
+# level, in a step that `main()` runs.
+_SCALED_OPTIMIZER = ("optimizer = tf.keras.mixed_precision.LossScaleOptimizer("
+                     "tfa.optimizers.AdamW(weight_decay=1e-4, learning_rate=1e-3))\n")
+_SCALED_STEP = """
+
+@tf.function
+def step(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = optimizer.get_scaled_loss(tf.reduce_mean((model(x) - y) ** 2))
+    grads = optimizer.get_unscaled_gradients(tape.gradient(loss, model.trainable_variables))
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+_SCALED_MAIN = """
+
+def main():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    for x, y in dataset:
+        step(model, x, y)
+
+
+"""
+
 
 # A trainer class of its own, whose loop runs its tape step, handed the models it trains as they are built.
 _GIVEN_BUILT_MODELS = """\
@@ -1499,6 +1522,45 @@ run_experiment(net)
                 "import tensorflow as tf\nfrom tensorflow.python import ipu\n\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
                 "with strategy.scope():\n" + indent(_MODULE_OBJECTS.partition("\n\n")[2], "    ").replace("\n    \n", "\n\n")
                 + _MAIN_LOOP + 'with strategy.scope():\n    if __name__ == "__main__":\n        main()\n'),
+        # Mixed precision's loss-scale optimizer around one of TensorFlow Addons, made at module level
+        # for a step that `main()` runs: made in the scope like a Keras optimizer.
+        Example("import tensorflow as tf\nimport tensorflow_addons as tfa\n\n" + _SCALED_OPTIMIZER + _SCALED_STEP
+                + _SCALED_MAIN + 'if __name__ == "__main__":\n    main()\n',
+                "import tensorflow as tf\nimport tensorflow_addons as tfa\nfrom tensorflow.python import ipu\n\n"
+                "strategy = ipu.ipu_strategy.IPUStrategy()\nwith strategy.scope():\n"
+                + indent(_SCALED_OPTIMIZER + _SCALED_STEP, "    ") + _SCALED_MAIN
+                + 'with strategy.scope():\n    if __name__ == "__main__":\n        main()\n'),
+        # The loss-scale optimizer of mixed precision made before the model it compiles: its loss
+        # scale is a variable made with it, so it is made in the scope too.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import mixed_precision
+
+
+            def main():
+                mixed_precision.set_global_policy("mixed_float16")
+                optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype="float32")])
+                model.compile(optimizer=optimizer, loss="mse")
+                model.fit(x, y, batch_size=32)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import mixed_precision
+            from tensorflow.python import ipu
+
+
+            def main():
+                mixed_precision.set_global_policy("mixed_float16")
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype="float32")])
+                    model.compile(optimizer=optimizer, loss="mse")
+                    model.fit(x, y, batch_size=32)
+            """,
+        ),
         # A function that trains a model, run once for each width by a comprehension (or `map`):
         # the scope goes around the comprehension, so the IPU is configured and the strategy made once.
         Example(

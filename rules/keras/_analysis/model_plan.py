@@ -41,8 +41,8 @@ from porter.cstutil import argument, is_main_guard, is_name, keyword, single_sma
 from porter.rules.keras._analysis.functional import eager_host_call
 from porter.rules.keras._analysis.held_models import ADDERS, held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
-    evaluation_calls, method_step_calls, module_objects, probes_model, reaches_models, scope_statements, step_calls, trained_names,
-    trains, trains_in_loops)
+    evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
+    probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns,
                                                host_only, keras_subclasses, library_subclass_definitions,
                                                subclass_definitions)
@@ -1590,6 +1590,7 @@ class _Analysis:
         self._cover_scopes(regions)
         self._cover_later_runs(regions)
         self._cover_module_objects(regions)
+        self._cover_objects_made_before(regions)
         self._hoist_functions(regions)
         self._hoist_methods(regions)
         # A region inside another one (a model trained in a loop, then the loop in the region of
@@ -1728,7 +1729,9 @@ class _Analysis:
         loop runs in a function with a region of its own: those variables must be made in the IPU
         strategy's scope too. The statements that make them join the module's region, and the
         function, called only from module code, runs in that scope (``_hoist_functions`` takes its
-        calls in). A function called from elsewhere keeps its region, and IPU111 reports the objects."""
+        calls in). A function called from elsewhere keeps its region, and IPU111 reports the objects.
+        The same for the metrics and loss-scale optimizer made at module level that a function's
+        region compiles its model with (their variables are made with them)."""
         steps = step_calls(self.ctx) + evaluation_calls(self.ctx, self.plan_.model_like)
         for step in steps:
             region = next((region for region in regions.values() if region is not None
@@ -1736,9 +1739,28 @@ class _Analysis:
             function = self._function_of(region.block) if region is not None else None
             if function is None or not self._hoisted_to_module(region, function):
                 continue
-            for _, statement in module_objects(self.ctx, step.function):
-                if not any(other is not None and in_region(self.ctx, other, statement) for other in regions.values()):
-                    self._take_in(regions, self.ctx.module, statement, statement)
+            self._take_in_module_objects(regions, module_objects(self.ctx, step.function))
+        compiled, made = self._compiled_with(), module_stateful_objects(self.ctx)
+        for region in [region for region in regions.values() if region is not None]:
+            function = self._function_of(region.block)
+            if function is not None and self._hoisted_to_module(region, function):
+                self._take_in_module_objects(regions, [
+                    (name, statement) for name, _ in module_objects(self.ctx, function)
+                    if name in compiled and any(made_with_variables(self.ctx, value) for _, value in made[name])
+                    for statement, _ in made[name]])  # `optimizer = LossScaleOptimizer(optimizer)` too
+
+    def _take_in_module_objects(self, regions: Dict[int, Optional[Region]],
+                                objects: List[Tuple[str, cst.BaseStatement]]) -> None:
+        for _, statement in objects:
+            if not any(other is not None and in_region(self.ctx, other, statement) for other in regions.values()):
+                self._take_in(regions, self.ctx.module, statement, statement)
+
+    def _compiled_with(self) -> Set[str]:
+        """The names read in the arguments of the file's ``model.compile(...)`` calls: metrics (and
+        a loss-scale optimizer) made at module level and compiled in a function (``main()``) are
+        made in the scope that function's model code runs in (Keras refuses a metric made out of it)."""
+        return {node.value for call in self.ctx.nodes(cst.Call) if self._compiles(call)
+                for arg in call.args for node in walk(arg.value) if type(node) is cst.Name}
 
     def _hoisted_to_module(self, region: Region, function: cst.FunctionDef) -> bool:
         """Whether a region of the module would take in ``function``'s region: it keeps no scope
@@ -2418,6 +2440,33 @@ class _Analysis:
                          if isinstance(node, cst.Assign) and self._is_model_assignment(node)]
         first = self._made_earlier(block, first, last, construction, order)
         return Region(block, first, last, self._anchor(first))
+
+    def _cover_objects_made_before(self, regions: Dict[int, Optional[Region]]) -> None:
+        """Each region grows back to the optimizers and metrics made before it in its block, that
+        its model code uses (``_objects_made_before``)."""
+        for region in [region for region in regions.values() if region is not None]:
+            order = {id(statement): index for index, statement in enumerate(region.block.body)}
+            first = self._objects_made_before(region.block, region.first, region.last, order)
+            if first is not region.first:
+                self._take_in(regions, region.block, first, region.last)
+
+    def _objects_made_before(self, block: Block, first: cst.BaseStatement, last: cst.BaseStatement,
+                             order: Dict[int, int]) -> cst.BaseStatement:
+        """The first statement of the region once it takes in the optimizers and metrics made
+        before it that the model code uses (``optimizer = mixed_precision.LossScaleOptimizer(opt)``
+        or ``optimizer = get_optimizer(args)`` above ``model = build_model()``, then
+        ``compile(optimizer=optimizer)``): Keras refuses in ``compile`` a metric whose variables
+        were made out of the model's strategy, and the loss scale of a ``LossScaleOptimizer`` is
+        made with it, on the host, where the IPU's step cannot update it (Targeting the IPU from
+        TensorFlow 2: create the model and its optimizer inside the scope)."""
+        region = range(order[id(first)], order[id(last)] + 1)
+        used = {node.value for top, node in self._code_of_block(block)
+                if order[id(top)] in region and type(node) is cst.Name}
+        makers = [top for top, node in self._code_of_block(block)
+                  if order[id(top)] < order[id(first)] and isinstance(node, cst.Assign)
+                  and isinstance(node.value, cst.Call) and makes_stateful(self.ctx, node.value)
+                  and any(name in used for target in node.targets for name in bound_names(target.target))]
+        return min(makers, key=lambda top: order[id(top)]) if makers else first
 
     def _made_earlier(self, block: Block, first: cst.BaseStatement, last: cst.BaseStatement,
                       construction: List[cst.BaseStatement], order: Dict[int, int]) -> cst.BaseStatement:

@@ -16,11 +16,14 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, RUN_METHODS, assigned_layers, is_run_call
-from porter.scopes import assignments, loads, parameter_names, returns_of, values_of
+from porter.scopes import assignments, called_returns, loads, parameter_names, returns_of, values_of
 
 TAPES = ("tensorflow.GradientTape", "tensorflow.autodiff.GradientTape", "tensorflow.compat.v1.GradientTape")
 IN_SCOPE_PREFIXES = ("keras.optimizers.", "keras.metrics.")
 LOSSES = "keras.losses."  # loss objects (classes) join the scope too; loss functions are only called
+# Optimizers of TensorFlow Addons (`tfa.optimizers.AdamW`, `Lookahead`...): Keras optimizers too.
+_ADDONS_OPTIMIZERS = "tensorflow_addons.optimizers."
+_SCHEDULES = "keras.optimizers.schedules."
 FUNCTIONS = ("tensorflow.function", "tensorflow.compat.v2.function")
 
 # Calls that change weights: without one, a tape only takes gradients (saliency maps, guides).
@@ -743,7 +746,7 @@ def scope_statements(ctx: FileContext, block, models: Set[str], known: Set[str])
                 break
             if isinstance(node, cst.Call) and training:
                 name = ctx.keras_name(node.func) or ""
-                created = name.startswith(IN_SCOPE_PREFIXES) or (
+                created = name.startswith(IN_SCOPE_PREFIXES) or makes_stateful_object(ctx, node.func) or (
                     name.startswith(LOSSES) and name.rpartition(".")[2][:1].isupper())
                 if created and isinstance(statement, cst.SimpleStatementLine):
                     found.append(statement)
@@ -753,15 +756,55 @@ def scope_statements(ctx: FileContext, block, models: Set[str], known: Set[str])
     return found
 
 
+def makes_stateful_object(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """Whether a call of ``func`` makes an optimizer or a metric, whose variables (slots, totals,
+    the loss scale of ``mixed_precision.LossScaleOptimizer``, made when it is) the strategy's scope
+    places: a Keras one, mixed precision's loss-scale wrapper, or one of TensorFlow Addons (not a
+    learning-rate schedule, which holds none)."""
+    name = ctx.keras_name(func) or ""
+    if name.startswith(_SCHEDULES):
+        return False
+    if name.startswith(IN_SCOPE_PREFIXES) or (name.startswith("keras.mixed_precision.")
+                                              and name.endswith(".LossScaleOptimizer")):
+        return True
+    return (ctx.qualified_name(func) or "").startswith(_ADDONS_OPTIMIZERS)
+
+
+def made_with_variables(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` makes an object whose variables are made with it: a Keras metric object
+    (``keras.metrics.AUC()``), or mixed precision's ``LossScaleOptimizer`` (its loss scale). An
+    optimizer makes its own when it first updates, in the scope that runs it."""
+    name = ctx.keras_name(call.func) or ""
+    return (name.startswith("keras.metrics.") and name.rpartition(".")[2][:1].isupper()) or (
+        name.startswith("keras.mixed_precision.") and name.endswith(".LossScaleOptimizer"))
+
+
+def makes_stateful(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` makes an optimizer or a metric (``makes_stateful_object``), itself or through
+    a function of the file that returns one (``optimizer = get_optimizer(args.optimizer, lr)``)."""
+    if makes_stateful_object(ctx, call.func):
+        return True
+    _, returned = called_returns(ctx, call)
+    return any(isinstance(value, cst.Call) and makes_stateful_object(ctx, value.func) for value in returned)
+
+
+def module_stateful_objects(ctx: FileContext) -> Dict[str, List[Tuple[cst.BaseStatement, cst.Call]]]:
+    """``{name: [(statement, call)...]}`` for the optimizers, metrics (and schedules) the module's
+    own body makes, in source order (``optimizer = Adam()``, then ``optimizer =
+    LossScaleOptimizer(optimizer)``)."""
+    made: Dict[str, List[Tuple[cst.BaseStatement, cst.Call]]] = {}
+    for statement, name, value in assignments(ctx, ctx.module):
+        if isinstance(value, cst.Call) and ctx.parent(statement) is ctx.module and (
+                (ctx.keras_name(value.func) or "").startswith(IN_SCOPE_PREFIXES) or makes_stateful_object(ctx, value.func)):
+            made.setdefault(name, []).append((statement, value))
+    return made
+
+
 def module_objects(ctx: FileContext, function: cst.FunctionDef) -> List[Tuple[str, cst.BaseStatement]]:
     """``(name, statement)`` for the optimizers and metrics made at module level (by a statement of
     the module's own body) that ``function`` or a function it calls reads as globals: a step that
     updates them needs their variables made in the strategy's scope too."""
-    made = {}
-    for statement, name, value in assignments(ctx, ctx.module):
-        if (isinstance(value, cst.Call) and ctx.parent(statement) is ctx.module
-                and (ctx.keras_name(value.func) or "").startswith(IN_SCOPE_PREFIXES)):
-            made.setdefault(name, statement)
+    made = {name: objects[0][0] for name, objects in module_stateful_objects(ctx).items()}
     found: Dict[str, cst.BaseStatement] = {}
     for helper in functions_run_by(ctx, function):
         local = {name for _, name, _ in assignments(ctx, helper)} | set(parameter_names(helper))
