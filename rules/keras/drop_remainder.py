@@ -20,8 +20,9 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
-                                              self_attribute_values, string_layer_names, to_tensor_length)
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, number_value,
+                                              ragged_or_sparse, self_attribute_values, string_layer_names,
+                                              to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -204,8 +205,9 @@ class DropRemainder(Rule):
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
-        "records, images decoded from files with no resize after) is reported, unless it sets one "
+        "batch, the pieces of `tf.strings.split` on the way to training (not one piece picked, `parts[-2]`), "
+        "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
+        "decoded from files with no resize after) is reported, unless it sets one "
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
         "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
@@ -692,6 +694,50 @@ class DropRemainder(Rule):
             val = tf.data.TextLineDataset("val.csv").map(parse_fixed).batch(32, drop_remainder=True)
             model = tf.keras.models.load_model("prices.keras")
             model.fit(train, validation_data=val, epochs=2)
+            """,
+        ),
+        # A folder name picked from a file's path (`parts[-2]`) is one string, a scalar: its shape is
+        # static however many pieces the path holds.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path):
+                parts = tf.strings.split(path, "/")
+                label = tf.cast(parts[-2] == "yes", tf.int32)
+                image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path), channels=1), (64, 64))
+                return image, label
+
+
+            train = tf.data.Dataset.list_files("clips/*/*.png").map(load).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
+        ),
+        # WAV files decoded without `desired_samples`: each clip as long as its file, even when padded
+        # with `tf.concat` after; a map that decodes them to one length is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def waveform(path, label):
+                audio, _ = tf.audio.decode_wav(tf.io.read_file(path))
+                audio = tf.squeeze(audio, axis=-1)[:16000]
+                return tf.concat([audio, tf.zeros([16000] - tf.shape(audio))], 0), label
+
+
+            def fixed_waveform(path, label):
+                audio, _ = tf.audio.decode_wav(tf.io.read_file(path), desired_channels=1, desired_samples=16000)
+                return tf.squeeze(audio, axis=-1), label
+
+
+            train = tf.data.Dataset.from_tensor_slices((train_paths, train_labels)).map(waveform)
+            val = tf.data.Dataset.from_tensor_slices((val_paths, val_labels)).map(fixed_waveform)
+            model = tf.keras.models.load_model("keywords.keras")
+            model.fit(train.batch(32, drop_remainder=True), validation_data=val.batch(32, drop_remainder=True))
             """,
         ),
         # A ragged batch padded with a default value but no `shape`: still as long as its longest row.
@@ -2733,7 +2779,10 @@ class DropRemainder(Rule):
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
+                          and not _picks_one_piece(ctx, node)
                           and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
+            audio = next((node for node in nodes if ctx.qualified_name(node.func) in _AUDIO_DECODERS
+                          and argument(node, "desired_samples", 2) is None), None)
             variable = next((feature for node in nodes for feature in [_variable_length_feature(ctx, node)]
                              if feature is not None), None)
             advice = ("give them one in the map (`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)")
@@ -2743,6 +2792,13 @@ class DropRemainder(Rule):
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
             elif split is not None and _feeds_training_chain(ctx, call):
                 why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
+            elif audio is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
+                why = (f"`{code_of(ctx, audio.func)}` without `desired_samples` gives each clip as many samples as its "
+                       "file holds, a length that changes")
+                advice = ("decode every clip to one length (`tf.audio.decode_wav(contents, desired_channels=1, "
+                          "desired_samples=n)` pads short clips with zeros and cuts long ones), or give them one in "
+                          "the map (`tf.ensure_shape(x, (...))`); padding by `tf.concat` or `tf.pad` to n does not: "
+                          "the graph still does not know the length")
             elif variable is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
                 why = (f"`{code_of(ctx, variable)}` parses a record's list as a sparse tensor as long as the list, "
                        "a length that changes")
@@ -3259,6 +3315,28 @@ def _variable_length_feature(ctx, call: cst.Call) -> Optional[cst.Call]:
                  and ctx.qualified_name(element.value.func) in _VARIABLE_LENGTH_FEATURES), None)
 
 
+def _picks_one_piece(ctx, split: cst.Call) -> bool:
+    """``tf.strings.split(path, "/")[-2]``, or its pieces named and only read one at a time
+    (``parts = tf.strings.split(path, "/")``, then ``parts[-2]``): each read is one string, a scalar
+    whose shape is static however many pieces the string holds."""
+    assign = ctx.parent(split)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return _one_piece(ctx, split)
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(split) or ctx.module
+    reads = [node for node in loads(scope) if node.value == name]
+    return bool(reads) and all(_one_piece(ctx, read) for read in reads)
+
+
+def _one_piece(ctx, pieces: cst.BaseExpression) -> bool:
+    """``pieces[-2]``: one item picked by a number, not a slice."""
+    subscript = ctx.parent(pieces)
+    return (isinstance(subscript, cst.Subscript) and subscript.value is pieces and len(subscript.slice) == 1
+            and isinstance(subscript.slice[0].slice, cst.Index)
+            and number_value(subscript.slice[0].slice.value) is not None)
+
+
 def _padded_later(ctx, call: cst.Call) -> bool:
     """A ``.padded_batch()`` after the ``map`` ``call`` pads what it makes (and reports its own
     lengths when they are not fixed)."""
@@ -3283,6 +3361,8 @@ _IMAGE_SIZERS = _SHAPE_SETTERS | frozenset({"resize", "resize_images", "resize_w
                                             "crop_to_bounding_box", "pad_to_bounding_box"})
 # Splitting a string: as many pieces as it holds, so no static length.
 _STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
+# Decoding a WAV file: as many samples as the file holds unless `desired_samples` is given.
+_AUDIO_DECODERS = frozenset({"tensorflow.audio.decode_wav", "tensorflow.compat.v1.audio.decode_wav"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 
