@@ -185,7 +185,8 @@ class DropRemainder(Rule):
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
         "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows); the windows "
         "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
-        "that sets it to their `sequence_length` (`tf.ensure_shape`). Such datasets joined by `Dataset.zip` "
+        "that sets it to their `sequence_length` (`tf.ensure_shape`; `import tensorflow as tf` is added to a file "
+        "that imports only `from tensorflow import keras`). Such datasets joined by `Dataset.zip` "
         "(windows and their targets made apart) are reported where training gets the zip, as the port does not "
         "rebatch the parts of a zip. A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
@@ -362,6 +363,31 @@ class DropRemainder(Rule):
                 readings[:-hours], readings[hours:, 0], sequence_length=hours, batch_size=16)
             model = tf.keras.models.load_model("forecaster.h5")
             model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, hours] + windows.shape[2:]), targets)),
+                      epochs=2)
+            """,
+        ),
+        # A file that imports only `from tensorflow import keras`: `tf` is imported for `ensure_shape`.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow import keras
+
+            readings = np.load("meter.npy")
+            train = keras.preprocessing.timeseries_dataset_from_array(
+                readings[:-24], readings[24:, 0], sequence_length=24, sampling_rate=2, batch_size=16)
+            model = keras.models.load_model("forecaster.h5")
+            model.fit(train, epochs=2)
+            """,
+            """\
+            import numpy as np
+            from tensorflow import keras
+            import tensorflow as tf
+
+            readings = np.load("meter.npy")
+            train = keras.preprocessing.timeseries_dataset_from_array(
+                readings[:-24], readings[24:, 0], sequence_length=24, sampling_rate=2, batch_size=16)
+            model = keras.models.load_model("forecaster.h5")
+            model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, 24] + windows.shape[2:]), targets)),
                       epochs=2)
             """,
         ),
@@ -3062,6 +3088,7 @@ class DropRemainder(Rule):
                        fixed=False)
             return True
         rebatched.add(id(value))
+        _import_tf(ctx, self.code, windows)
         ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
                    f"{_window_said(windows)}{_batch_lost(function, predicts, evaluates)}", fixed=not predicts)
@@ -3090,6 +3117,7 @@ class DropRemainder(Rule):
             return True
         if ("source", id(source)) not in rebatched:
             rebatched.add(("source", id(source)))
+            _import_tf(ctx, self.code, windows)
             for node in roots or [source]:
                 ctx.replace(node, lambda node: _rebatched(node, size, windows))
         where = (f"where `{helper.name.value}` returns it, after reading its "
@@ -4048,6 +4076,14 @@ class WindowShape(NamedTuple):
     tf: str
     length: str
     targets: bool
+    imports_tf: bool = False  # the file imports no `tensorflow` module under a name: `tf` is imported
+
+
+def _import_tf(ctx, code: str, windows: Optional[WindowShape]) -> None:
+    """Ask for ``import tensorflow as tf`` when the windows' ``ensure_shape`` needs it (a file that
+    imports only ``from tensorflow import keras``)."""
+    if windows is not None and windows.imports_tf:
+        ctx.add_import("tensorflow", None, windows.tf, code=code)
 
 
 def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShape, str]:
@@ -4061,14 +4097,17 @@ def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShap
     tf = tensorflow_alias(ctx)
     unshaped = ("set the length of its windows too (`tf.ensure_shape`), which Keras leaves unknown and the IPU "
                 "rejects")
-    if length is None or tf is None:
+    # `from tensorflow import keras` alone: `tf` is imported for `ensure_shape`, unless it names something else.
+    imports_tf = tf is None and not any(isinstance(node, cst.Name) and node.value == "tf" for node in walk(ctx.module))
+    if length is None or tf is None and not imports_tf:
         return unshaped
     same_scope = scope is maker or maker is None and not isinstance(scope, cst.FunctionDef)
     if not same_scope and not isinstance(length.value, cst.Integer) and not _readable_at(
             ctx, length.value, maker, scope):
         return f"{unshaped}: its `sequence_length` cannot be read where it is rebatched"
     targets = argument(source, "targets", 1)
-    return WindowShape(tf, code_of(ctx, length.value), targets is not None and not is_name(targets.value, "None"))
+    return WindowShape(tf or "tf", code_of(ctx, length.value),
+                       targets is not None and not is_name(targets.value, "None"), imports_tf)
 
 
 def _window_said(windows: Optional[WindowShape]) -> str:
