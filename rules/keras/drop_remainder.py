@@ -204,7 +204,8 @@ class DropRemainder(Rule):
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
         "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
-        "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
+        "(`window(n).flat_map(lambda w: w.batch(n))`, or a function of the file that batches each window, or "
+        "zips the batched parts of windows of pairs) gets `drop_remainder=True` on its inner batches. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
         "batch, the pieces of `tf.strings.split` on the way to training (not one piece picked, `parts[-2]`), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
@@ -1875,6 +1876,42 @@ class DropRemainder(Rule):
             model.fit(sliding(river_levels, 48, 32), epochs=2)
             """,
         ),
+        # Each window batched by a function of the file the `flat_map` names, and windows of
+        # (features, target) pairs, whose parts the function zips back: each inner batch is fixed.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def whole(chunk):
+                return chunk.batch(49)
+
+            def pairs(features, target):
+                frames = tf.data.Dataset.from_tensor_slices((features, target)).window(48, shift=1, drop_remainder=True)
+                return frames.flat_map(lambda x, y: tf.data.Dataset.zip((x.batch(48), y.batch(48))))
+
+            levels = tf.data.Dataset.from_tensor_slices(river_levels).window(49, shift=1, drop_remainder=True)
+            levels = levels.flat_map(whole).map(lambda chunk: (chunk[:-1], chunk[-1]))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(levels.batch(32, drop_remainder=True), epochs=2)
+            model.fit(pairs(rain, river_levels).map(lambda x, y: (x, y[-1])).batch(32, drop_remainder=True), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def whole(chunk):
+                return chunk.batch(49, drop_remainder=True)
+
+            def pairs(features, target):
+                frames = tf.data.Dataset.from_tensor_slices((features, target)).window(48, shift=1, drop_remainder=True)
+                return frames.flat_map(lambda x, y: tf.data.Dataset.zip((x.batch(48, drop_remainder=True), y.batch(48, drop_remainder=True))))
+
+            levels = tf.data.Dataset.from_tensor_slices(river_levels).window(49, shift=1, drop_remainder=True)
+            levels = levels.flat_map(whole).map(lambda chunk: (chunk[:-1], chunk[-1]))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(levels.batch(32, drop_remainder=True), epochs=2)
+            model.fit(pairs(rain, river_levels).map(lambda x, y: (x, y[-1])).batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Batches padded to their longest element change length: reported.
         Example(
             """\
@@ -2874,12 +2911,10 @@ class DropRemainder(Rule):
         for call in ctx.nodes(cst.Call):
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "flat_map" and call.args
-                    and isinstance(call.args[0].value, cst.Lambda) and _windows(ctx, func.value)):
+                    and _windows(ctx, func.value) and _feeds_training_chain(ctx, call)):
                 continue
-            body = call.args[0].value.body
-            if isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and body.func.attr.value == "batch" \
-                    and _feeds_training_chain(ctx, call):
-                fix_batch_call(ctx, self.code, body, "batch", ": each window is batched whole, and the IPU "
+            for batch in _window_batches(ctx, call.args[0].value):
+                fix_batch_call(ctx, self.code, batch, "batch", ": each window is batched whole, and the IPU "
                                "needs windows of one static length")
 
     def _report_uneven(self, ctx) -> None:
@@ -3775,6 +3810,28 @@ def _windows(ctx, node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Name):
         node = last_value_before(ctx, node, owner(ctx, node))
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "window"
+
+
+def _window_batches(ctx, mapper: cst.BaseExpression) -> List[cst.Call]:
+    """The ``.batch()`` calls by which the function a ``flat_map`` of windows runs makes each window
+    a tensor: what its lambda, or the function of the file it names (``flat_map(to_batch)``),
+    returns (``w.batch(n)``), or each part of the ``Dataset.zip`` it returns for windows of pairs
+    (``tf.data.Dataset.zip((x.batch(n), y.batch(n)))``)."""
+    if isinstance(mapper, cst.Lambda):
+        made = [mapper.body]
+    else:
+        function = local_function(ctx, mapper.value, mapper) if isinstance(mapper, cst.Name) else None
+        made = [found.value for found in returns_of(function) if found.value is not None] if function else []
+    batches = []
+    for value in made:
+        if isinstance(value, cst.Call) and last_name(value.func) == "zip" and value.args \
+                and isinstance(value.args[0].value, (cst.Tuple, cst.List)):
+            parts = [element.value for element in value.args[0].value.elements]
+        else:
+            parts = [value]
+        batches.extend(part for part in parts if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute)
+                       and part.func.attr.value == "batch")
+    return batches
 
 
 def _feeds_training_chain(ctx, call: cst.Call) -> bool:
