@@ -20,7 +20,7 @@ from typing import Mapping, NamedTuple, Optional
 
 import libcst as cst
 
-from porter.context import FileContext, code_of
+from porter.context import FileContext, code_of, walk
 
 UINT8 = "uint8"
 INTEGRAL = "integral"
@@ -262,9 +262,7 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
         return _of_dtype(ctx, dtype, f"`{code_of(ctx, call.func)}`")
     operands = []
     for arg in call.args:
-        values = [element.value for element in arg.value.elements] if isinstance(
-            arg.value, (cst.List, cst.Tuple)) else [arg.value]
-        operands.extend(_operand(ctx, value, known) for value in values)
+        operands.extend(_operand(ctx, value, known) for value in _items(arg.value))
     found = [data for data in operands if data is not None and data.kind in FLOAT64_KINDS]
     if found:
         return found[0]
@@ -276,6 +274,22 @@ def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayDat
         first = _operand(ctx, call.args[0].value, known) if reshaping and call.args else None
         return first if first is not None and first.kind in _INTEGER_KINDS else None
     return _NEUTRAL if None not in operands else None
+
+
+def _items(value: cst.BaseExpression) -> list:
+    """The arrays a NumPy function gets in ``value``: the items of a list or tuple, the item a
+    comprehension makes (``np.array([series[i:i + w] for i in starts])``, windows cut by hand) when
+    it reads no name the comprehension binds but in its subscripts, or ``value`` itself."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [element.value for element in value.elements]
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        bound = {name.value for comp in walk(value.for_in) if isinstance(comp, cst.CompFor)
+                 for name in walk(comp.target) if isinstance(name, cst.Name)}
+        item = value.elt
+        while isinstance(item, cst.Subscript):
+            item = item.value
+        return [value.elt] if not (isinstance(item, cst.Name) and item.value in bound) else [None]
+    return [value]
 
 
 def _joined(parts: list) -> ArrayData:
@@ -313,7 +327,7 @@ def _is_table(ctx: FileContext, value: cst.BaseExpression, known: Mapping[str, A
     while isinstance(value, (cst.Subscript, cst.Attribute)) and not (
             isinstance(value, cst.Attribute) and ctx.qualified_name(value) is not None):
         value = value.value
-    if isinstance(value, (cst.Name, cst.Call)):
+    if isinstance(value, (cst.Name, cst.Call, cst.BinaryOperation)):  # `((table - mean) / std).values` too
         data = _operand(ctx, value, known)
         return data.kind == FRAME if data is not None else None
     return None

@@ -710,8 +710,7 @@ def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
     few its steps; it is no look at a few samples (which may rescale each sample it reads)."""
     read = {node.value for call in calls for arg in call.args for node in walk(arg.value) if isinstance(node, cst.Name)}
     called = {id(call) for call in calls}
-    bindings = [(name, node.value) for node in walk(loop.body) if isinstance(node, cst.Assign)
-                for target in node.targets for name in bound_names(target.target)]
+    bindings = _writes(loop)
     # What the answers flow into, assignment after assignment.
     answers: Set[str] = set()
     grown = True
@@ -723,6 +722,29 @@ def _feeds_back(loop: cst.BaseCompoundStatement, calls: List[cst.Call]) -> bool:
                 answers.add(name)
                 grown = True
     return bool(read & answers)
+
+
+def _writes(loop: cst.BaseCompoundStatement) -> List[Tuple[str, cst.CSTNode]]:
+    """What the statements of ``loop`` write into each name: what they bind to it (``window =
+    ...``), store in it (``window[-1, 0] = step``, ``total += step``) or add to it
+    (``history.append(step)``)."""
+    writes: List[Tuple[str, cst.CSTNode]] = []
+    for node in walk(loop.body):
+        if isinstance(node, cst.Assign):
+            writes.extend((name, node.value) for target in node.targets for name in _written_names(target.target))
+        elif isinstance(node, cst.AugAssign):
+            writes.extend((name, node.value) for name in _written_names(node.target))
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+              and node.func.attr.value in ("append", "extend", "insert")):
+            writes.extend((node.func.value.value, arg.value) for arg in node.args)
+    return writes
+
+
+def _written_names(target: cst.BaseExpression) -> List[str]:
+    """The names an assignment target binds, or the name it stores into (``window[-1]``)."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return bound_names(target)
 
 
 def _unknown_dimensions(ctx, signature: cst.BaseExpression) -> List[cst.CSTNode]:
@@ -1030,6 +1052,22 @@ def main(series):
         window = np.concatenate([window[:, 1:], step[:, np.newaxis]], axis=1)
 """,
         ),
+        # The answer stored into the window (`window[-1, 0] = step`) or added to the history the
+        # next window is cut from (`history.append(step)`): it feeds back too.
+        *(Example(f"""\
+import numpy as np
+import tensorflow as tf
+
+
+def main(series):
+    model = tf.keras.models.load_model("forecaster.keras")
+    window = series[-24:].copy()
+    history = list(series)
+    for _ in range(6):
+        step = model(window[np.newaxis], training=False).numpy()[0, 0]
+{write}
+""") for write in ("        window = np.roll(window, -1, axis=0)\n        window[-1, 0] = step",
+                   "        history.append(step)\n        window = np.array(history[-24:])")),
         # A decoding loop (a `while`) that runs a layer the trained model holds, token by token.
         Example(
             """\

@@ -21,8 +21,9 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, ragged_or_sparse,
-                                              self_attribute_values, string_layer_names, to_tensor_length)
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, number_value,
+                                              ragged_or_sparse, self_attribute_values, string_layer_names,
+                                              to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -185,7 +186,8 @@ class DropRemainder(Rule):
         "reads them rebatches it where it returns it, or where it is used when the caller counts its batches, "
         "by `cardinality` to split it or by `len`, which a rebatched dataset no longer knows); the windows "
         "`timeseries_dataset_from_array` cuts with a range have no static length, so they get `.map()` "
-        "that sets it to their `sequence_length` (`tf.ensure_shape`). Such datasets joined by `Dataset.zip` "
+        "that sets it to their `sequence_length` (`tf.ensure_shape`; `import tensorflow as tf` is added to a file "
+        "that imports only `from tensorflow import keras`). Such datasets joined by `Dataset.zip` "
         "(windows and their targets made apart) are reported where training gets the zip, as the port does not "
         "rebatch the parts of a zip. A dataset a "
         "training function gets as a parameter from callers the porter cannot follow is reported, and so is "
@@ -203,10 +205,12 @@ class DropRemainder(Rule):
         "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
         "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
-        "(`window(n).flat_map(lambda w: w.batch(n))`) gets `drop_remainder=True` on its inner batch. A `map` "
+        "(`window(n).flat_map(lambda w: w.batch(n))`, or a function of the file that batches each window, or "
+        "zips the batched parts of windows of pairs) gets `drop_remainder=True` on its inner batches. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch, the pieces of `tf.strings.split` on the way to training, the `VarLenFeature` lists of parsed "
-        "records, images decoded from files with no resize after) is reported, unless it sets one "
+        "batch, the pieces of `tf.strings.split` on the way to training (not one piece picked, `parts[-2]`), "
+        "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
+        "decoded from files with no resize after) is reported, unless it sets one "
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
         "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
@@ -361,6 +365,31 @@ class DropRemainder(Rule):
                 readings[:-hours], readings[hours:, 0], sequence_length=hours, batch_size=16)
             model = tf.keras.models.load_model("forecaster.h5")
             model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, hours] + windows.shape[2:]), targets)),
+                      epochs=2)
+            """,
+        ),
+        # A file that imports only `from tensorflow import keras`: `tf` is imported for `ensure_shape`.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow import keras
+
+            readings = np.load("meter.npy")
+            train = keras.preprocessing.timeseries_dataset_from_array(
+                readings[:-24], readings[24:, 0], sequence_length=24, sampling_rate=2, batch_size=16)
+            model = keras.models.load_model("forecaster.h5")
+            model.fit(train, epochs=2)
+            """,
+            """\
+            import numpy as np
+            from tensorflow import keras
+            import tensorflow as tf
+
+            readings = np.load("meter.npy")
+            train = keras.preprocessing.timeseries_dataset_from_array(
+                readings[:-24], readings[24:, 0], sequence_length=24, sampling_rate=2, batch_size=16)
+            model = keras.models.load_model("forecaster.h5")
+            model.fit(train.unbatch().batch(16, drop_remainder=True).map(lambda windows, targets: (tf.ensure_shape(windows, [None, 24] + windows.shape[2:]), targets)),
                       epochs=2)
             """,
         ),
@@ -693,6 +722,50 @@ class DropRemainder(Rule):
             val = tf.data.TextLineDataset("val.csv").map(parse_fixed).batch(32, drop_remainder=True)
             model = tf.keras.models.load_model("prices.keras")
             model.fit(train, validation_data=val, epochs=2)
+            """,
+        ),
+        # A folder name picked from a file's path (`parts[-2]`) is one string, a scalar: its shape is
+        # static however many pieces the path holds.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path):
+                parts = tf.strings.split(path, "/")
+                label = tf.cast(parts[-2] == "yes", tf.int32)
+                image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path), channels=1), (64, 64))
+                return image, label
+
+
+            train = tf.data.Dataset.list_files("clips/*/*.png").map(load).batch(32, drop_remainder=True)
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(train, epochs=2)
+            """,
+            reported=False,
+        ),
+        # WAV files decoded without `desired_samples`: each clip as long as its file, even when padded
+        # with `tf.concat` after; a map that decodes them to one length is not reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def waveform(path, label):
+                audio, _ = tf.audio.decode_wav(tf.io.read_file(path))
+                audio = tf.squeeze(audio, axis=-1)[:16000]
+                return tf.concat([audio, tf.zeros([16000] - tf.shape(audio))], 0), label
+
+
+            def fixed_waveform(path, label):
+                audio, _ = tf.audio.decode_wav(tf.io.read_file(path), desired_channels=1, desired_samples=16000)
+                return tf.squeeze(audio, axis=-1), label
+
+
+            train = tf.data.Dataset.from_tensor_slices((train_paths, train_labels)).map(waveform)
+            val = tf.data.Dataset.from_tensor_slices((val_paths, val_labels)).map(fixed_waveform)
+            model = tf.keras.models.load_model("keywords.keras")
+            model.fit(train.batch(32, drop_remainder=True), validation_data=val.batch(32, drop_remainder=True))
             """,
         ),
         # A ragged batch padded with a default value but no `shape`: still as long as its longest row.
@@ -1840,6 +1913,42 @@ class DropRemainder(Rule):
             model.fit(sliding(river_levels, 48, 32), epochs=2)
             """,
         ),
+        # Each window batched by a function of the file the `flat_map` names, and windows of
+        # (features, target) pairs, whose parts the function zips back: each inner batch is fixed.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def whole(chunk):
+                return chunk.batch(49)
+
+            def pairs(features, target):
+                frames = tf.data.Dataset.from_tensor_slices((features, target)).window(48, shift=1, drop_remainder=True)
+                return frames.flat_map(lambda x, y: tf.data.Dataset.zip((x.batch(48), y.batch(48))))
+
+            levels = tf.data.Dataset.from_tensor_slices(river_levels).window(49, shift=1, drop_remainder=True)
+            levels = levels.flat_map(whole).map(lambda chunk: (chunk[:-1], chunk[-1]))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(levels.batch(32, drop_remainder=True), epochs=2)
+            model.fit(pairs(rain, river_levels).map(lambda x, y: (x, y[-1])).batch(32, drop_remainder=True), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            def whole(chunk):
+                return chunk.batch(49, drop_remainder=True)
+
+            def pairs(features, target):
+                frames = tf.data.Dataset.from_tensor_slices((features, target)).window(48, shift=1, drop_remainder=True)
+                return frames.flat_map(lambda x, y: tf.data.Dataset.zip((x.batch(48, drop_remainder=True), y.batch(48, drop_remainder=True))))
+
+            levels = tf.data.Dataset.from_tensor_slices(river_levels).window(49, shift=1, drop_remainder=True)
+            levels = levels.flat_map(whole).map(lambda chunk: (chunk[:-1], chunk[-1]))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(levels.batch(32, drop_remainder=True), epochs=2)
+            model.fit(pairs(rain, river_levels).map(lambda x, y: (x, y[-1])).batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
         # Batches padded to their longest element change length: reported.
         Example(
             """\
@@ -2770,7 +2879,10 @@ class DropRemainder(Rule):
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
+                          and not _picks_one_piece(ctx, node)
                           and not any(to_tensor_length(other) == "fixed" for other in nodes)), None)
+            audio = next((node for node in nodes if ctx.qualified_name(node.func) in _AUDIO_DECODERS
+                          and argument(node, "desired_samples", 2) is None), None)
             variable = next((feature for node in nodes for feature in [_variable_length_feature(ctx, node)]
                              if feature is not None), None)
             advice = ("give them one in the map (`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)")
@@ -2780,6 +2892,13 @@ class DropRemainder(Rule):
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
             elif split is not None and _feeds_training_chain(ctx, call):
                 why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
+            elif audio is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
+                why = (f"`{code_of(ctx, audio.func)}` without `desired_samples` gives each clip as many samples as its "
+                       "file holds, a length that changes")
+                advice = ("decode every clip to one length (`tf.audio.decode_wav(contents, desired_channels=1, "
+                          "desired_samples=n)` pads short clips with zeros and cuts long ones), or give them one in "
+                          "the map (`tf.ensure_shape(x, (...))`); padding by `tf.concat` or `tf.pad` to n does not: "
+                          "the graph still does not know the length")
             elif variable is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
                 why = (f"`{code_of(ctx, variable)}` parses a record's list as a sparse tensor as long as the list, "
                        "a length that changes")
@@ -2829,12 +2948,10 @@ class DropRemainder(Rule):
         for call in ctx.nodes(cst.Call):
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "flat_map" and call.args
-                    and isinstance(call.args[0].value, cst.Lambda) and _windows(ctx, func.value)):
+                    and _windows(ctx, func.value) and _feeds_training_chain(ctx, call)):
                 continue
-            body = call.args[0].value.body
-            if isinstance(body, cst.Call) and isinstance(body.func, cst.Attribute) and body.func.attr.value == "batch" \
-                    and _feeds_training_chain(ctx, call):
-                fix_batch_call(ctx, self.code, body, "batch", ": each window is batched whole, and the IPU "
+            for batch in _window_batches(ctx, call.args[0].value):
+                fix_batch_call(ctx, self.code, batch, "batch", ": each window is batched whole, and the IPU "
                                "needs windows of one static length")
 
     def _report_uneven(self, ctx) -> None:
@@ -3043,6 +3160,7 @@ class DropRemainder(Rule):
                        fixed=False)
             return True
         rebatched.add(id(value))
+        _import_tf(ctx, self.code, windows)
         ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
                    f"{_window_said(windows)}{_batch_lost(function, predicts, evaluates)}", fixed=not predicts)
@@ -3071,6 +3189,7 @@ class DropRemainder(Rule):
             return True
         if ("source", id(source)) not in rebatched:
             rebatched.add(("source", id(source)))
+            _import_tf(ctx, self.code, windows)
             for node in roots or [source]:
                 ctx.replace(node, lambda node: _rebatched(node, size, windows))
         where = (f"where `{helper.name.value}` returns it, after reading its "
@@ -3296,6 +3415,28 @@ def _variable_length_feature(ctx, call: cst.Call) -> Optional[cst.Call]:
                  and ctx.qualified_name(element.value.func) in _VARIABLE_LENGTH_FEATURES), None)
 
 
+def _picks_one_piece(ctx, split: cst.Call) -> bool:
+    """``tf.strings.split(path, "/")[-2]``, or its pieces named and only read one at a time
+    (``parts = tf.strings.split(path, "/")``, then ``parts[-2]``): each read is one string, a scalar
+    whose shape is static however many pieces the string holds."""
+    assign = ctx.parent(split)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return _one_piece(ctx, split)
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(split) or ctx.module
+    reads = [node for node in loads(scope) if node.value == name]
+    return bool(reads) and all(_one_piece(ctx, read) for read in reads)
+
+
+def _one_piece(ctx, pieces: cst.BaseExpression) -> bool:
+    """``pieces[-2]``: one item picked by a number, not a slice."""
+    subscript = ctx.parent(pieces)
+    return (isinstance(subscript, cst.Subscript) and subscript.value is pieces and len(subscript.slice) == 1
+            and isinstance(subscript.slice[0].slice, cst.Index)
+            and number_value(subscript.slice[0].slice.value) is not None)
+
+
 def _padded_later(ctx, call: cst.Call) -> bool:
     """A ``.padded_batch()`` after the ``map`` ``call`` pads what it makes (and reports its own
     lengths when they are not fixed)."""
@@ -3320,6 +3461,8 @@ _IMAGE_SIZERS = _SHAPE_SETTERS | frozenset({"resize", "resize_images", "resize_w
                                             "crop_to_bounding_box", "pad_to_bounding_box"})
 # Splitting a string: as many pieces as it holds, so no static length.
 _STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
+# Decoding a WAV file: as many samples as the file holds unless `desired_samples` is given.
+_AUDIO_DECODERS = frozenset({"tensorflow.audio.decode_wav", "tensorflow.compat.v1.audio.decode_wav"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
 _SEEN_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets", "numpy", "pandas", "sklearn", "scipy")
 
@@ -3706,6 +3849,28 @@ def _windows(ctx, node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "window"
 
 
+def _window_batches(ctx, mapper: cst.BaseExpression) -> List[cst.Call]:
+    """The ``.batch()`` calls by which the function a ``flat_map`` of windows runs makes each window
+    a tensor: what its lambda, or the function of the file it names (``flat_map(to_batch)``),
+    returns (``w.batch(n)``), or each part of the ``Dataset.zip`` it returns for windows of pairs
+    (``tf.data.Dataset.zip((x.batch(n), y.batch(n)))``)."""
+    if isinstance(mapper, cst.Lambda):
+        made = [mapper.body]
+    else:
+        function = local_function(ctx, mapper.value, mapper) if isinstance(mapper, cst.Name) else None
+        made = [found.value for found in returns_of(function) if found.value is not None] if function else []
+    batches = []
+    for value in made:
+        if isinstance(value, cst.Call) and last_name(value.func) == "zip" and value.args \
+                and isinstance(value.args[0].value, (cst.Tuple, cst.List)):
+            parts = [element.value for element in value.args[0].value.elements]
+        else:
+            parts = [value]
+        batches.extend(part for part in parts if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute)
+                       and part.func.attr.value == "batch")
+    return batches
+
+
 def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     """The dataset ``call`` makes (through the rest of its chain) feeds a training call."""
     outer = call
@@ -4017,6 +4182,14 @@ class WindowShape(NamedTuple):
     tf: str
     length: str
     targets: bool
+    imports_tf: bool = False  # the file imports no `tensorflow` module under a name: `tf` is imported
+
+
+def _import_tf(ctx, code: str, windows: Optional[WindowShape]) -> None:
+    """Ask for ``import tensorflow as tf`` when the windows' ``ensure_shape`` needs it (a file that
+    imports only ``from tensorflow import keras``)."""
+    if windows is not None and windows.imports_tf:
+        ctx.add_import("tensorflow", None, windows.tf, code=code)
 
 
 def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShape, str]:
@@ -4030,14 +4203,17 @@ def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShap
     tf = tensorflow_alias(ctx)
     unshaped = ("set the length of its windows too (`tf.ensure_shape`), which Keras leaves unknown and the IPU "
                 "rejects")
-    if length is None or tf is None:
+    # `from tensorflow import keras` alone: `tf` is imported for `ensure_shape`, unless it names something else.
+    imports_tf = tf is None and not any(isinstance(node, cst.Name) and node.value == "tf" for node in walk(ctx.module))
+    if length is None or tf is None and not imports_tf:
         return unshaped
     same_scope = scope is maker or maker is None and not isinstance(scope, cst.FunctionDef)
     if not same_scope and not isinstance(length.value, cst.Integer) and not _readable_at(
             ctx, length.value, maker, scope):
         return f"{unshaped}: its `sequence_length` cannot be read where it is rebatched"
     targets = argument(source, "targets", 1)
-    return WindowShape(tf, code_of(ctx, length.value), targets is not None and not is_name(targets.value, "None"))
+    return WindowShape(tf or "tf", code_of(ctx, length.value),
+                       targets is not None and not is_name(targets.value, "None"), imports_tf)
 
 
 def _window_said(windows: Optional[WindowShape]) -> str:

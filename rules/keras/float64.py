@@ -399,7 +399,13 @@ class Float64(Rule):
         Example(_TABLE.format(features="features"), _TABLE.format(features="features.astype(\"float32\")")),
         *(Example(_SCALED_TABLE.format(values=values, features="features"),
                   _SCALED_TABLE.format(values=values, features="features.astype(\"float32\")"))
-          for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))")),
+          for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))",
+                         "((columns - columns.mean()) / columns.std()).values")),
+        # Windows cut by hand from float64 data (`np.array([x[i:i + w] for i in ...])`) are float64.
+        Example(_REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)])",
+                                   targets="targets[8:]"),
+                _REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)]).astype(\"float32\")",
+                                   targets="targets[8:].astype(\"float32\")")),
         # Named inputs are cast one by one, and of a table's columns the float64 ones only (an id or
         # a string column keeps its dtype).
         Example(_NAMED_INPUTS.format(ages="ages", table="dict(table)"),
