@@ -71,7 +71,8 @@ class AddonsRnn(Rule):
         "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it, and so are the layers of a file "
         "that loads weights with `load_weights` from a path it does not save to itself (`save_weights`, "
         "`ModelCheckpoint`, or `tf.train.latest_checkpoint` in a file that saves weights): weights saved from Keras' layer, pretrained, which the IPU class, with its own "
-        "layer name and variables, is not known to take."
+        "layer name and variables, is not known to take; and so are the layers of a file that converts a model "
+        "to TensorFlow Lite (`tf.lite.TFLiteConverter`), which has no kernels for the IPU's own ops."
     )
     examples = (
         Example(
@@ -546,6 +547,17 @@ class AddonsRnn(Rule):
             forecaster = keras.Sequential([keras.layers.LSTM(32, input_shape=(24, 1)), keras.layers.Dense(1)])
             forecaster.save("forecaster.h5")
             best = keras.models.load_model("forecaster.h5")
+            """,
+        ),
+        # A model converted to TensorFlow Lite after training: the IPU layer's ops have no TFLite kernels.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.LSTM(32, input_shape=(24, 1)), tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(windows, targets, epochs=5)
+            tflite_model = tf.lite.TFLiteConverter.from_keras_model(model).convert()
             """,
         ),
         # `custom_objects` that name other classes only: the reloaded model could not rebuild the IPU GRU.

@@ -120,7 +120,7 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
         if reason is None:
-            reason = _reload_problem(ctx, layer) or _weights_problem(ctx, layer)
+            reason = _file_problem(ctx, layer)
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -186,7 +186,7 @@ def _swap_held_class(ctx: FileContext, code: str, assign: cst.Assign, layer: str
     if not unsafe and local is None:
         unsafe = [(calls[0], f"the name `{ALIAS}` is taken in this file")]
     elif not unsafe:
-        unsafe = [(calls[0], _reload_problem(ctx, layer) or _weights_problem(ctx, layer))]
+        unsafe = [(calls[0], _file_problem(ctx, layer))]
     unsafe = [(call, reason) for call, reason in unsafe if reason is not None]
     for call, reason in unsafe:
         ctx.report(code, call, f"`{layer}` (the class `{name}` holds, for all its calls) not swapped for "
@@ -221,6 +221,27 @@ _LOADERS = ("keras.models.load_model", "keras.saving.load_model", "keras.models.
 
 # The class name a model saved with the IPU layer records (`LSTM` is an alias of `PopnnLSTM`).
 _SAVED_CLASS = {"LSTM": "PopnnLSTM", "GRU": "PopnnGRU"}
+
+
+# TensorFlow Lite's converters: they have no kernels for the IPU's own ops, which the IPU layers run.
+_TFLITE_CONVERTERS = ("tensorflow.lite.TFLiteConverter", "tensorflow.compat.v1.lite.TFLiteConverter")
+
+
+def _file_problem(ctx: FileContext, layer: str) -> Optional[str]:
+    """Why the IPU ``layer`` must not replace Keras' one in this file, for what the file does with
+    the model after training (reloads it, loads weights into it, converts it), if so."""
+    return _reload_problem(ctx, layer) or _weights_problem(ctx, layer) or _conversion_problem(ctx)
+
+
+def _conversion_problem(ctx: FileContext) -> Optional[str]:
+    """A file that converts a model to TensorFlow Lite: a model built with an IPU layer holds ops
+    that only the IPU runs, and the conversion fails on them."""
+    for call in ctx.nodes(cst.Call):
+        name = ctx.qualified_name(call.func) or ""
+        if name.startswith(_TFLITE_CONVERTERS):
+            return (f"this file converts a model to TensorFlow Lite (`{code_of(ctx, call.func)}`), which has no "
+                    "kernels for the IPU's own ops that the IPU layer runs, so the model would no longer convert")
+    return None
 
 
 def _reload_problem(ctx: FileContext, layer: str) -> Optional[str]:
