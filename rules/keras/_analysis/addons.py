@@ -141,6 +141,34 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         swapped_funcs.update(_swap_held_class(ctx, code, held, layer, calls, unsafe_reason, local, orders[layer],
                                               keep_positional, older))
     drop_unused_imports(ctx, code, swapped_funcs, layers)
+    # Only the recurrent layers are saved under a class name of their own, which a loader must be given.
+    swapped = [layer for call, layer in layer_calls(ctx, layers) if id(call.func) in swapped_funcs
+               and layer in _SAVED_CLASS]
+    if swapped:
+        _note_saves(ctx, code, local, sorted(set(swapped)))
+
+
+# Calls that save a whole model (`tf.saved_model.save(model, path)`) or its weights, given the model first.
+_MODEL_SAVERS = ("keras.models.save_model", "tensorflow.saved_model.save")
+
+
+def _note_saves(ctx: FileContext, code: str, local: str, layers: List[str]) -> None:
+    """A model the port swapped IPU ``layers`` into is saved by this file (which does not reload it,
+    or the swap would not be made): whatever loads the file or the weights it writes needs those
+    classes and an IPU, which the script that loads them does not say by itself."""
+    trained = {code_of(ctx, receiver) for call in ctx.nodes(cst.Call)
+               for receiver in [method_of(call, "fit", "compile")] if receiver is not None}
+    classes = ", ".join(f"`{local}.{layer}` (saved as `{_SAVED_CLASS[layer]}`)" for layer in layers)
+    for call in ctx.nodes(cst.Call):
+        receiver = method_of(call, "save", "save_weights")
+        saved = (receiver if receiver is not None and ctx.qualified_name(call.func) is None
+                 else call.args[0].value if ctx.keras_name(call.func) in _MODEL_SAVERS and call.args else None)
+        checkpoint = ctx.keras_name(call.func) == "keras.callbacks.ModelCheckpoint"
+        if not checkpoint and (saved is None or code_of(ctx, saved) not in trained):
+            continue
+        ctx.report(code, call, f"the model this saves holds {classes} in place of Keras' layer: a script that "
+                   "loads the file it writes must build the model with the same IPU layer, or load it with "
+                   "`custom_objects` that name its class, and run on an IPU", fixed=False, severity="note")
 
 
 def _kept(order: Sequence[str], keep_positional: Optional[int]) -> int:
