@@ -71,7 +71,11 @@ class AddonsRnn(Rule):
         "class (`PopnnLSTM`, `PopnnGRU`), which Keras needs to rebuild it, and so are the layers of a file "
         "that loads weights with `load_weights` from a path it does not save to itself (`save_weights`, "
         "`ModelCheckpoint`, or `tf.train.latest_checkpoint` in a file that saves weights): weights saved from Keras' layer, pretrained, which the IPU class, with its own "
-        "layer name and variables, is not known to take."
+        "layer name and variables, is not known to take; and so are the layers of a file that converts a model "
+        "to TensorFlow Lite (`tf.lite.TFLiteConverter`), which has no kernels for the IPU's own ops. A file that "
+        "saves a model the port swapped the IPU layer into (`model.save`, `save_weights`, `tf.saved_model.save`, "
+        "`ModelCheckpoint`) gets a note at the save: what loads it must build the model with the same IPU layer, "
+        "or load it with `custom_objects` naming its class, and run on an IPU."
     )
     examples = (
         Example(
@@ -546,6 +550,37 @@ class AddonsRnn(Rule):
             forecaster = keras.Sequential([keras.layers.LSTM(32, input_shape=(24, 1)), keras.layers.Dense(1)])
             forecaster.save("forecaster.h5")
             best = keras.models.load_model("forecaster.h5")
+            """,
+        ),
+        # The trained model is saved with the IPU layer, under its own class name: swapped, and noted at the save.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.GRU(32, input_shape=(24, 1)), tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(windows, targets, epochs=5)
+            model.save("forecaster.h5")
+            """,
+            """\
+            import tensorflow as tf
+            from ipu_tensorflow_addons.keras import layers as ipu_layers
+
+            model = tf.keras.Sequential([ipu_layers.GRU(32, input_shape=(24, 1)), tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(windows, targets, epochs=5)
+            model.save("forecaster.h5")
+            """,
+        ),
+        # A model converted to TensorFlow Lite after training: the IPU layer's ops have no TFLite kernels.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.LSTM(32, input_shape=(24, 1)), tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            model.fit(windows, targets, epochs=5)
+            tflite_model = tf.lite.TFLiteConverter.from_keras_model(model).convert()
             """,
         ),
         # `custom_objects` that name other classes only: the reloaded model could not rebuild the IPU GRU.

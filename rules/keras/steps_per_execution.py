@@ -15,7 +15,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall,
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
-from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, reached_methods
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.scopes import (assignments, loads, local_function, owner, parameter_names, statements_in,
                            values_of)
@@ -33,6 +33,8 @@ _UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resam
                    "from_generator", "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset",
                    "make_csv_dataset")
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
+# Methods of the callback's model that save its weights or read them on the host.
+_WEIGHT_METHODS = frozenset({"save", "save_weights", "get_weights"})
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
 
@@ -321,7 +323,10 @@ class StepsPerExecution(Rule):
         "`fit` calls after it are checked against it the same way. Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
-        "are reported (with `auto`, only when it gives a model of the file a value). A model loaded with "
+        "are reported (with `auto`, only when it gives a model of the file a value); asynchronous callbacks run a "
+        "hook after every batch, but the learning rate it sets reaches the IPU, and the weights it saves leave it, "
+        "between executions only, so a hook that does either is pointed to a `LearningRateSchedule` or to "
+        "saves per epoch instead. A model loaded with "
         "`load_model` (on any path to the call: loaded in one branch of an `if`, built "
         "in the other) and not compiled again keeps the compile it was saved with, "
         "which holds no `steps_per_execution`: the port does not compile it (its `fit` would start with a fresh "
@@ -1004,6 +1009,43 @@ class StepsPerExecution(Rule):
             progress = tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: print(batch))
             board = tf.keras.callbacks.TensorBoard("logs", update_freq=50)
             model.fit(dataset, callbacks=[progress, board])
+            """,
+            options={"steps_per_execution": 8},
+        ),
+        # A learning-rate warm-up by batch sets the rate between executions only, even with asynchronous
+        # callbacks: reported with a schedule the IPU computes every batch as the way out.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            class WarmUp(tf.keras.callbacks.Callback):
+                def on_train_batch_begin(self, batch, logs=None):
+                    self.ramp(batch)
+
+                def ramp(self, batch):
+                    if batch < 100:
+                        K.set_value(self.model.optimizer.lr, 1e-3 * (batch + 1) / 100)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(dataset, callbacks=[WarmUp()])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            class WarmUp(tf.keras.callbacks.Callback):
+                def on_train_batch_begin(self, batch, logs=None):
+                    self.ramp(batch)
+
+                def ramp(self, batch):
+                    if batch < 100:
+                        K.set_value(self.model.optimizer.lr, 1e-3 * (batch + 1) / 100)
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            model.fit(dataset, callbacks=[WarmUp()])
             """,
             options={"steps_per_execution": 8},
         ),
@@ -1755,19 +1797,43 @@ class StepsPerExecution(Rule):
                            "execution of `steps_per_execution` batches: make `update_freq` a multiple of it, or "
                            "write per epoch", fixed=False)
         for call, _ in ctx.calls_to(*_LAMBDA_CALLBACKS):
-            for hook in (arg.keyword.value for arg in call.args if arg.keyword is not None):
-                if hook in _BATCH_HOOKS:
-                    ctx.report(self.code, keyword(call, hook), f"`LambdaCallback({hook}=...)` runs once per "
-                               "execution of `steps_per_execution` batches, not after every batch (or enable "
-                               "asynchronous callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value in _BATCH_HOOKS:
+                    function = (local_function(ctx, arg.value.value, call) if isinstance(arg.value, cst.Name)
+                                else arg.value)
+                    self._report_batch_hook(ctx, arg, f"`LambdaCallback({arg.keyword.value}=...)`",
+                                            [function] if function is not None else [])
         for cls in ctx.nodes(cst.ClassDef):
             if not any(ctx.keras_name(base.value) in _CALLBACK_BASES for base in cls.bases):
                 continue
             for statement in cls.body.body:
                 if isinstance(statement, cst.FunctionDef) and statement.name.value in _BATCH_HOOKS:
-                    ctx.report(self.code, statement.name, f"`{statement.name.value}` runs once per execution of "
-                               "`steps_per_execution` batches, not after every batch (or enable asynchronous "
-                               "callbacks: `model.set_asynchronous_callbacks(True)`)", fixed=False)
+                    self._report_batch_hook(ctx, statement.name, f"`{statement.name.value}`",
+                                            list(reached_methods(cls, (statement.name.value,)).values()))
+
+    def _report_batch_hook(self, ctx, node: cst.CSTNode, hook: str, code: List[cst.CSTNode]) -> None:
+        """A per-batch hook, which runs once per execution; ``code`` is what it runs. Asynchronous
+        callbacks call it after every batch, but only with the batch's logs: the learning rate it
+        sets reaches the IPU, and the weights it saves leave it, between executions only."""
+        learning_rate = next(filter(None, (_learning_rate_written(ctx, node) for part in code for node in walk(part))),
+                             None)
+        weights = next((node for part in code for node in walk(part) if _weights_call(node)), None)
+        if learning_rate is not None:
+            ctx.report(self.code, node, f"{hook} sets the learning rate `{code_of(ctx, learning_rate)}` once "
+                       "per execution of `steps_per_execution` batches, and the IPU trains every batch of an "
+                       "execution with the value it started with (asynchronous callbacks do not change that): "
+                       "give the optimizer a `keras.optimizers.schedules.LearningRateSchedule` as its learning "
+                       "rate instead, which the IPU computes at every batch", fixed=False)
+        elif weights is not None:
+            ctx.report(self.code, node, f"{hook} runs once per execution of `steps_per_execution` batches, and "
+                       f"`{code_of(ctx, weights.func)}` there sees the weights of the end of an execution "
+                       "(asynchronous callbacks do not change that: the weights leave the IPU between executions "
+                       "only): save per epoch, or with `ModelCheckpoint(save_freq=...)` a multiple of "
+                       "`steps_per_execution`", fixed=False)
+        else:
+            ctx.report(self.code, node, f"{hook} runs once per execution of `steps_per_execution` batches, not "
+                       "after every batch (or enable asynchronous callbacks: "
+                       "`model.set_asynchronous_callbacks(True)`)", fixed=False)
 
     def _report_callback_runs(self, ctx) -> None:
         """``self.model.evaluate(self.x, self.y)`` in a callback runs during ``fit`` in executions of
@@ -1789,6 +1855,41 @@ class StepsPerExecution(Rule):
                        "`--steps-per-execution K`, a K that divides its batches too (array inputs are then trimmed "
                        "to whole executions), or give the callback whole executions of data", fixed=False)
 
+
+
+def _learning_rate_written(ctx, node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The optimizer's learning rate that ``node`` writes (``K.set_value(self.model.optimizer.lr,
+    ...)``, ``optimizer.learning_rate.assign(...)``, ``self.model.optimizer.lr = ...``), else None."""
+    if isinstance(node, cst.Call):
+        if ctx.keras_name(node.func) == "keras.backend.set_value" and node.args:
+            written = node.args[0].value
+        else:
+            written = node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value == "assign" \
+                else None
+        return written if written is not None and _learning_rate(written) else None
+    targets = ([target.target for target in node.targets] if isinstance(node, cst.Assign)
+               else [node.target] if isinstance(node, cst.AugAssign) else [])
+    return next((target for target in targets if _learning_rate(target) and "optimizer" in _attribute_names(target)),
+                None)
+
+
+def _learning_rate(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value in ("lr", "learning_rate")
+
+
+def _attribute_names(node: cst.BaseExpression) -> List[str]:
+    """The names of the attribute chain ``node`` (``self.model.optimizer.lr``: model, optimizer, lr)."""
+    names = []
+    while isinstance(node, cst.Attribute):
+        names.append(node.attr.value)
+        node = node.value
+    return names
+
+
+def _weights_call(node: cst.CSTNode) -> bool:
+    """``node`` saves or reads the weights of the callback's model (``self.model.save_weights(...)``)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+        node.func.attr.value in _WEIGHT_METHODS and callback_model(node.func.value)
 
 
 def _static_batches(ctx, entry: TrainingCall, data: cst.BaseExpression) -> Optional[Tuple[int, int, int]]:

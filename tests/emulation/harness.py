@@ -27,7 +27,9 @@ records the losses step by step:
     "difference": {"kind": ..., "reason": ...}   the port trains differently on purpose:
                                           "trimmed" (drops a partial batch), "replication" or
                                           "accumulation" (bigger optimizer steps), "random" (same
-                                          training, other random draws: losses close, not equal)
+                                          training, other random draws: losses close, not equal),
+                                          "per_execution" (a per-batch callback changes training once
+                                          per execution: the same batches, other losses)
     "ipu_only": "why"                     the input is IPU code already: only the port runs, on the
                                           emulated IPU, which must accept it and see it train
     "cpu_training": "why"                 the port trains on the CPU on purpose (a partial port by
@@ -590,6 +592,16 @@ def _check_difference(original, port, difference, rel=1e-5):
         if not any(word in note for note in port.notes for word in _DOCUMENTED_NOTES[kind]):
             return ["documented as %s, but the emulation saw none" % kind]
         if not all(math.isfinite(value) for _, value in port.losses):
+            return ["the port's losses are not finite"]
+        return []
+    if kind == "per_execution":
+        # a per-batch callback changes training (the learning rate) once per execution of
+        # steps_per_execution batches, as the port reports: the losses part after the first
+        # execution, but the port runs the batches the original runs, and trains
+        ours, theirs = dict(original.losses), dict(port.losses)
+        if not theirs or not set(theirs) <= set(ours) or max(theirs) != max(ours):
+            return ["documented as per_execution, but the port ran other batches than the original"]
+        if not all(math.isfinite(value) for value in theirs.values()):
             return ["the port's losses are not finite"]
         return []
     if kind == "random":

@@ -120,7 +120,7 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         if reason is None and local is None:
             reason = f"the name `{ALIAS}` is taken in this file"
         if reason is None:
-            reason = _reload_problem(ctx, layer) or _weights_problem(ctx, layer)
+            reason = _file_problem(ctx, layer)
         if reason is not None:
             ctx.report(code, call, f"`{layer}` not swapped for `ipu_tensorflow_addons.keras.layers."
                        f"{layer}`: {reason} "
@@ -141,6 +141,34 @@ def swap_layers(ctx: FileContext, code: str, layers: Sequence[str],
         swapped_funcs.update(_swap_held_class(ctx, code, held, layer, calls, unsafe_reason, local, orders[layer],
                                               keep_positional, older))
     drop_unused_imports(ctx, code, swapped_funcs, layers)
+    # Only the recurrent layers are saved under a class name of their own, which a loader must be given.
+    swapped = [layer for call, layer in layer_calls(ctx, layers) if id(call.func) in swapped_funcs
+               and layer in _SAVED_CLASS]
+    if swapped:
+        _note_saves(ctx, code, local, sorted(set(swapped)))
+
+
+# Calls that save a whole model (`tf.saved_model.save(model, path)`) or its weights, given the model first.
+_MODEL_SAVERS = ("keras.models.save_model", "tensorflow.saved_model.save")
+
+
+def _note_saves(ctx: FileContext, code: str, local: str, layers: List[str]) -> None:
+    """A model the port swapped IPU ``layers`` into is saved by this file (which does not reload it,
+    or the swap would not be made): whatever loads the file or the weights it writes needs those
+    classes and an IPU, which the script that loads them does not say by itself."""
+    trained = {code_of(ctx, receiver) for call in ctx.nodes(cst.Call)
+               for receiver in [method_of(call, "fit", "compile")] if receiver is not None}
+    classes = ", ".join(f"`{local}.{layer}` (saved as `{_SAVED_CLASS[layer]}`)" for layer in layers)
+    for call in ctx.nodes(cst.Call):
+        receiver = method_of(call, "save", "save_weights")
+        saved = (receiver if receiver is not None and ctx.qualified_name(call.func) is None
+                 else call.args[0].value if ctx.keras_name(call.func) in _MODEL_SAVERS and call.args else None)
+        checkpoint = ctx.keras_name(call.func) == "keras.callbacks.ModelCheckpoint"
+        if not checkpoint and (saved is None or code_of(ctx, saved) not in trained):
+            continue
+        ctx.report(code, call, f"the model this saves holds {classes} in place of Keras' layer: a script that "
+                   "loads the file it writes must build the model with the same IPU layer, or load it with "
+                   "`custom_objects` that name its class, and run on an IPU", fixed=False, severity="note")
 
 
 def _kept(order: Sequence[str], keep_positional: Optional[int]) -> int:
@@ -186,7 +214,7 @@ def _swap_held_class(ctx: FileContext, code: str, assign: cst.Assign, layer: str
     if not unsafe and local is None:
         unsafe = [(calls[0], f"the name `{ALIAS}` is taken in this file")]
     elif not unsafe:
-        unsafe = [(calls[0], _reload_problem(ctx, layer) or _weights_problem(ctx, layer))]
+        unsafe = [(calls[0], _file_problem(ctx, layer))]
     unsafe = [(call, reason) for call, reason in unsafe if reason is not None]
     for call, reason in unsafe:
         ctx.report(code, call, f"`{layer}` (the class `{name}` holds, for all its calls) not swapped for "
@@ -221,6 +249,27 @@ _LOADERS = ("keras.models.load_model", "keras.saving.load_model", "keras.models.
 
 # The class name a model saved with the IPU layer records (`LSTM` is an alias of `PopnnLSTM`).
 _SAVED_CLASS = {"LSTM": "PopnnLSTM", "GRU": "PopnnGRU"}
+
+
+# TensorFlow Lite's converters: they have no kernels for the IPU's own ops, which the IPU layers run.
+_TFLITE_CONVERTERS = ("tensorflow.lite.TFLiteConverter", "tensorflow.compat.v1.lite.TFLiteConverter")
+
+
+def _file_problem(ctx: FileContext, layer: str) -> Optional[str]:
+    """Why the IPU ``layer`` must not replace Keras' one in this file, for what the file does with
+    the model after training (reloads it, loads weights into it, converts it), if so."""
+    return _reload_problem(ctx, layer) or _weights_problem(ctx, layer) or _conversion_problem(ctx)
+
+
+def _conversion_problem(ctx: FileContext) -> Optional[str]:
+    """A file that converts a model to TensorFlow Lite: a model built with an IPU layer holds ops
+    that only the IPU runs, and the conversion fails on them."""
+    for call in ctx.nodes(cst.Call):
+        name = ctx.qualified_name(call.func) or ""
+        if name.startswith(_TFLITE_CONVERTERS):
+            return (f"this file converts a model to TensorFlow Lite (`{code_of(ctx, call.func)}`), which has no "
+                    "kernels for the IPU's own ops that the IPU layer runs, so the model would no longer convert")
+    return None
 
 
 def _reload_problem(ctx: FileContext, layer: str) -> Optional[str]:

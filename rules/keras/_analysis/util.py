@@ -404,18 +404,24 @@ def run_by_keras(method: cst.FunctionDef, owner: cst.ClassDef, entries=("train_s
     """Whether ``method`` of the Keras model class ``owner`` is one of ``entries`` (the steps Keras
     runs), or a method that one of them calls through ``self`` (a gradient penalty, say), directly
     or not."""
+    return reached_methods(owner, entries).get(method.name.value) is method
+
+
+def reached_methods(owner: cst.ClassDef, entries) -> Dict[str, cst.FunctionDef]:
+    """The methods of the class ``owner`` named in ``entries`` and those they call through
+    ``self``, directly or not, by name."""
     methods = {node.name.value: node for node in owner.body.body if isinstance(node, cst.FunctionDef)}
-    reached, pending = set(), [name for name in entries if name in methods]
+    reached, pending = {}, [name for name in entries if name in methods]
     while pending:
         name = pending.pop()
         if name in reached:
             continue
-        reached.add(name)
+        reached[name] = methods[name]
         pending.extend(node.func.attr.value for node in walk(methods[name].body)
                        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                        and isinstance(node.func.value, cst.Name) and node.func.value.value == "self"
                        and node.func.attr.value in methods)
-    return methods.get(method.name.value) is method and method.name.value in reached
+    return reached
 
 
 def called_by_keras_steps(ctx: FileContext, models: Dict[str, cst.ClassDef]) -> set:
