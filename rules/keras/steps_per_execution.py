@@ -1075,11 +1075,13 @@ class StepsPerExecution(Rule):
         # `super().compile(...)` it calls gets it, for every model of the class; so when the
         # `compile` takes `**kwargs` but does not hand them on (they would drop the option), is
         # inherited by a subclass, or is called on a model a builder makes (the call's keywords are
-        # not Keras' own: `compile(..., steps_per_execution=4)` would raise).
+        # not Keras' own, or the builder is the file's: `compile(..., steps_per_execution=4)` would raise).
         *(Example(before, _with_steps(before), options={"steps_per_execution": 4}) for before in (
             _PAIR, _PAIR.replace("metrics=None)", "metrics=None, **kwargs)"),
             _PAIR.replace("pair = Pair()", "pair = CriticPair()"),
-            _PAIR.replace("pair = Pair()", "pair = make_pair()"))),
+            _PAIR.replace("pair = Pair()", "pair = make_pair()"),
+            _PAIR.replace("pair = Pair()", "def make_pair():\n    return CriticPair()\n\n\npair = make_pair()").replace(
+                "(first_optimizer=tf.keras.optimizers.Adam(), second_optimizer=", "(tf.keras.optimizers.Adam(), "))),
         # Under auto the value is counted from the data of each `fit`, which the class does not see;
         # a `compile` of its own that calls no `super().compile(...)` is no place for it either: said.
         Example(_PAIR, options={"steps_per_execution": "auto"}),
@@ -1996,7 +1998,7 @@ def _own_compile(ctx, entry: TrainingCall) -> Optional[cst.FunctionDef]:
     the one such ``compile`` whose parameters take every keyword of the call when one of them is
     not Keras' own."""
     receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
-    found = instance_class(ctx, receiver) if receiver is not None else None
+    found = instance_class(ctx, receiver) or _built_class(ctx, receiver) if receiver is not None else None
     if found is None:
         classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
         found = next((classes[assign.value.func.value] for assign in ctx.nodes(cst.Assign)
@@ -2015,6 +2017,21 @@ def _own_compile(ctx, entry: TrainingCall) -> Optional[cst.FunctionDef]:
     taking = [method for method in own.values()
               if keywords <= {param.name.value for param in [*method.params.params, *method.params.kwonly_params]}]
     return taking[0] if len(taking) == 1 else None
+
+
+def _built_class(ctx, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    """The class of the file whose instance every function of the file that makes ``receiver``
+    returns (``gan = build_gan()`` for ``def build_gan(): return GAN(...)``), when it is one."""
+    values = values_of(ctx, receiver) if isinstance(receiver, cst.Name) else []
+    builders = [local_function(ctx, value.func.value, value) if isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name) else None for value in values]
+    if not builders or None in builders:
+        return None
+    returned = [node.value for builder in builders for node in walk(builder.body, skip=(cst.FunctionDef, cst.ClassDef))
+                if isinstance(node, cst.Return)]
+    made = {id(found): found for found in (instance_class(ctx, value) if value is not None else None
+                                           for value in returned)}
+    return next(iter(made.values())) if len(made) == 1 else None
 
 
 # The keywords of Keras 2.6's `Model.compile` (and those its `**kwargs` take).
