@@ -5,20 +5,20 @@ from typing import List, NamedTuple, Optional, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import bound_names, code_of, walk
+from porter.context import SharedKey, bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, floor_operand, int_value,
-                             is_helper_call, layout, last_value_before, loaded_binding, loaded_source, one_batch_call,
-                             rounded_up, static_int, first_input, fraction_value, single_sample, static_samples,
-                             training_calls, validation_entry)
+                             inherited_method, is_helper_call, layout, last_value_before, loaded_binding,
+                             loaded_source, one_batch_call, rounded_up, static_int, super_calls, first_input,
+                             fraction_value, single_sample, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.datasets import (chain, given_arguments, made_datasets, parameter_input,
                                                    training_batches)
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, reached_methods
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
-from porter.scopes import (assignments, loads, local_function, owner, parameter_names, statements_in,
-                           values_of)
+from porter.scopes import (assignments, instance_class, loads, local_function, owner, parameter_names,
+                           statements_in, values_of)
 from porter.rules.keras.divisible_dataset import helper_name, pad_helper_names
 
 _CHECKPOINTS = ("keras.callbacks.ModelCheckpoint",)
@@ -35,8 +35,34 @@ _UNKNOWN_LENGTH = ("repeat", "filter", "take_while", "unbatch", "rejection_resam
 _CALLBACK_BASES = ("keras.callbacks.Callback",)
 # Methods of the callback's model that save its weights or read them on the host.
 _WEIGHT_METHODS = frozenset({"save", "save_weights", "get_weights"})
+# The ``super().compile(...)`` calls that a model's own ``compile`` has had the option added to.
+_SUPER_EDITS: SharedKey[list] = SharedKey("keras-super-compile-edits")
 _BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end",
                 "on_test_batch_begin", "on_test_batch_end", "on_predict_batch_begin", "on_predict_batch_end")
+
+# A GAN-like model whose `compile` takes parameters of its own and calls Keras' through `super()`.
+_PAIR = '''import tensorflow as tf
+
+
+class Pair(tf.keras.Model):
+    def compile(self, first_optimizer, second_optimizer, metrics=None):
+        super().compile(metrics=metrics)
+        self.first_optimizer, self.second_optimizer = first_optimizer, second_optimizer
+
+
+class CriticPair(Pair):
+    pass
+
+
+pair = Pair()
+pair.compile(first_optimizer=tf.keras.optimizers.Adam(), second_optimizer=tf.keras.optimizers.Adam())
+pair.fit(dataset, epochs=2)
+'''
+
+
+def _with_steps(code: str) -> str:
+    return code.replace("super().compile(metrics=metrics)", "super().compile(metrics=metrics, steps_per_execution=4)")
+
 
 _BEFORE = '''import tensorflow as tf
 
@@ -320,7 +346,11 @@ class StepsPerExecution(Rule):
         "whole executions). A "
         "compiled model is never compiled again: the next `fit` would start with a fresh optimizer. An existing "
         "`steps_per_execution` is kept, and wins over the option for its model (said when they differ); the "
-        "`fit` calls after it are checked against it the same way. Per-batch callbacks "
+        "`fit` calls after it are checked against it the same way. A model class with a `compile` of its own "
+        "(a GAN's, of two optimizers, with no `**kwargs` it hands on) gets a fixed K in the one `super().compile(...)` "
+        "that "
+        "`compile` calls, for every model of the class; under `auto`, or with no such call, it is reported. "
+        "Per-batch callbacks "
         "(`ModelCheckpoint(save_freq=<int>)`, `TensorBoard(update_freq=<int>)`, `on_*batch_*` methods and "
         "`LambdaCallback` hooks) only run once per execution: they "
         "are reported (with `auto`, only when it gives a model of the file a value); asynchronous callbacks run a "
@@ -1083,24 +1113,21 @@ class StepsPerExecution(Rule):
             """,
             reported=False,
         ),
-        # A model's own `compile` (a GAN's, of two optimizers) takes no `steps_per_execution`: said.
-        Example(
-            """\
-            import tensorflow as tf
-
-
-            class Pair(tf.keras.Model):
-                def compile(self, first_optimizer, second_optimizer):
-                    super().compile()
-                    self.first_optimizer, self.second_optimizer = first_optimizer, second_optimizer
-
-
-            pair = Pair()
-            pair.compile(tf.keras.optimizers.Adam(), tf.keras.optimizers.Adam())
-            pair.fit(dataset, epochs=2)
-            """,
-            options={"steps_per_execution": 4},
-        ),
+        # A model's own `compile` (a GAN's, of two optimizers) takes no `steps_per_execution`: the
+        # `super().compile(...)` it calls gets it, for every model of the class; so when the
+        # `compile` takes `**kwargs` but does not hand them on (they would drop the option), is
+        # inherited by a subclass, or is called on a model a builder makes (the call's keywords are
+        # not Keras' own, or the builder is the file's: `compile(..., steps_per_execution=4)` would raise).
+        *(Example(before, _with_steps(before), options={"steps_per_execution": 4}) for before in (
+            _PAIR, _PAIR.replace("metrics=None)", "metrics=None, **kwargs)"),
+            _PAIR.replace("pair = Pair()", "pair = CriticPair()"),
+            _PAIR.replace("pair = Pair()", "pair = make_pair()"),
+            _PAIR.replace("pair = Pair()", "def make_pair():\n    return CriticPair()\n\n\npair = make_pair()").replace(
+                "(first_optimizer=tf.keras.optimizers.Adam(), second_optimizer=", "(tf.keras.optimizers.Adam(), "))),
+        # Under auto the value is counted from the data of each `fit`, which the class does not see;
+        # a `compile` of its own that calls no `super().compile(...)` is no place for it either: said.
+        Example(_PAIR, options={"steps_per_execution": "auto"}),
+        Example(_PAIR.replace("super().compile(", "tf.keras.Model.compile(self, "), options={"steps_per_execution": 4}),
         # `predict`'s inputs are padded to whole batches (IPU107): its batches are counted up, 100
         # samples in batches of 32 are 4 batches, and 4 divides the 300 of `fit` as well.
         Example(
@@ -1328,11 +1355,10 @@ class StepsPerExecution(Rule):
                 self._keep_own(ctx, entry, given.value, later)
                 stepped = True
                 continue
-            own = _own_compile(ctx, entry.model)
+            own = _own_compile(ctx, entry)
             if own is not None:
-                ctx.report(self.code, entry.call.func.attr, f"`{own}.compile` is the model's own and takes no "
-                           "`steps_per_execution`: pass it to the `super().compile(...)` it calls (or give it "
-                           "`**kwargs` to pass on), then port again", fixed=False)
+                if self._through_super(ctx, entry, own, later, None if auto else fixed):
+                    stepped = True
                 continue
             one_batch = one_batch_call(ctx, entry.model, entry.owner)
             if one_batch is not None:
@@ -1351,6 +1377,40 @@ class StepsPerExecution(Rule):
         # Under auto, callbacks of models that all run one batch per execution run as they did.
         if auto and stepped or not auto and (fixed or 1) > 1:
             self._warn_callbacks(ctx, None if auto else fixed)
+
+    def _through_super(self, ctx, entry: TrainingCall, own: cst.FunctionDef, later: List[TrainingCall],
+                       fixed: Optional[int]) -> bool:
+        """A model's own ``compile`` (a GAN's, of two optimizers) takes no ``steps_per_execution``;
+        the one ``super().compile(...)`` it calls, with no ``**kwargs``, gets the option's value,
+        which every model of the class then runs with (its value, when the script or an earlier
+        port gives it one, is kept). Under auto the value is counted from the data of the calls
+        after the ``compile`` of the script, which the class does not see: said. True when the
+        model runs more than one batch per execution."""
+        name = ctx.enclosing(own, cst.ClassDef).name.value
+        calls = super_calls(own, "compile")
+        target = calls[0] if len(calls) == 1 and not any(arg.star for arg in calls[0].args) else None
+        given = keyword(target, "steps_per_execution") if target is not None else None
+        if given is not None:
+            self._keep_own(ctx, entry, given.value, later)
+            return True
+        if target is None or fixed is None:
+            advice = ("pass `steps_per_execution=K` to the `super().compile(...)` it calls, K a divisor of the "
+                      "batches per epoch of one replica of its calls" if target is not None else
+                      "pass it to the `super().compile(...)` it calls (or give it `**kwargs` to pass on), then "
+                      "port again")
+            ctx.report(self.code, entry.call.func.attr, f"`{name}.compile` is the model's own and takes no "
+                       f"`steps_per_execution`: {advice}", fixed=False)
+            return False
+        # Every model of the class is compiled through the same call: it is edited once.
+        if not any(edit is target for edit in ctx.shared(_SUPER_EDITS, list)):
+            ctx.shared(_SUPER_EDITS, list).append(target)
+            argument = keyword_arg("steps_per_execution", cst.parse_expression(str(fixed)))
+            ctx.replace(target, lambda node: append_args(node, argument))
+        ctx.report(self.code, entry.call.func.attr, f"`{name}.compile` is the model's own: the `super().compile(...)` "
+                   f"it calls gets `steps_per_execution={fixed}`: {fixed} batches per replica in each device "
+                   "execution", fixed=True)
+        self._check_fits(ctx, later, fixed)
+        return fixed > 1
 
     def _report_one_batch(self, ctx, entry: TrainingCall, call: cst.Call) -> None:
         """The model also runs ``train_on_batch``/``test_on_batch``/``predict_on_batch``: Keras runs
@@ -2030,21 +2090,66 @@ def _handed_runs(ctx, compile_entry: TrainingCall, calls: List[TrainingCall], la
     return found
 
 
-def _own_compile(ctx, model: str) -> Optional[str]:
-    """The class of the file that ``model`` is made from, when the class overrides ``compile`` with
-    parameters of its own (``def compile(self, d_optimizer, g_optimizer)``, a GAN's) that take no
-    ``steps_per_execution`` and no ``**kwargs``."""
-    classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
-    for assign in ctx.nodes(cst.Assign):
-        value = assign.value
-        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes
-                and any(is_name(target.target, model) for target in assign.targets)):
-            continue
-        owner_class = classes[value.func.value]
-        for method in owner_class.body.body:
-            if isinstance(method, cst.FunctionDef) and method.name.value == "compile":
-                params = method.params
-                names = {param.name.value for param in [*params.params, *params.kwonly_params]}
-                if not isinstance(params.star_kwarg, cst.Param) and "steps_per_execution" not in names:
-                    return owner_class.name.value
-    return None
+def _own_compile(ctx, entry: TrainingCall) -> Optional[cst.FunctionDef]:
+    """The ``compile`` that ``entry`` (a ``compile`` call) calls, when a class of the file defines
+    it, or inherits it from a class of the file (``class WGAN(GAN)``), with parameters of its own
+    (``def compile(self, d_optimizer, g_optimizer)``, a GAN's) that hand no ``steps_per_execution``
+    on to Keras: that of the class the model is made from (``gan = GAN(...)``, here or in another
+    function under the same name), else, for a model made by a function (``gan = build_gan()``),
+    the one such ``compile`` whose parameters take every keyword of the call when one of them is
+    not Keras' own."""
+    receiver = entry.call.func.value if isinstance(entry.call.func, cst.Attribute) else None
+    found = instance_class(ctx, receiver) or _built_class(ctx, receiver) if receiver is not None else None
+    if found is None:
+        classes = {node.name.value: node for node in ctx.nodes(cst.ClassDef)}
+        found = next((classes[assign.value.func.value] for assign in ctx.nodes(cst.Assign)
+                      if isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name)
+                      and assign.value.func.value in classes
+                      and any(is_name(target.target, entry.model) for target in assign.targets)), None)
+    if found is not None:
+        method = inherited_method(ctx, found, "compile")
+        return method if method is not None and _takes_no_steps(method) else None
+    keywords = {arg.keyword.value for arg in entry.call.args if arg.keyword is not None}
+    if keywords <= _KERAS_COMPILE:
+        return None
+    own = {id(method): method for method in (inherited_method(ctx, node, "compile")
+                                             for node in ctx.nodes(cst.ClassDef))
+           if method is not None and _takes_no_steps(method)}
+    taking = [method for method in own.values()
+              if keywords <= {param.name.value for param in [*method.params.params, *method.params.kwonly_params]}]
+    return taking[0] if len(taking) == 1 else None
+
+
+def _built_class(ctx, receiver: cst.BaseExpression) -> Optional[cst.ClassDef]:
+    """The class of the file whose instance every function of the file that makes ``receiver``
+    returns (``gan = build_gan()`` for ``def build_gan(): return GAN(...)``), when it is one."""
+    values = values_of(ctx, receiver) if isinstance(receiver, cst.Name) else []
+    builders = [local_function(ctx, value.func.value, value) if isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Name) else None for value in values]
+    if not builders or None in builders:
+        return None
+    returned = [node.value for builder in builders for node in walk(builder.body, skip=(cst.FunctionDef, cst.ClassDef))
+                if isinstance(node, cst.Return)]
+    made = {id(found): found for found in (instance_class(ctx, value) if value is not None else None
+                                           for value in returned)}
+    return next(iter(made.values())) if len(made) == 1 else None
+
+
+# The keywords of Keras 2.6's `Model.compile` (and those its `**kwargs` take).
+_KERAS_COMPILE = frozenset({"optimizer", "loss", "metrics", "loss_weights", "weighted_metrics", "run_eagerly",
+                            "steps_per_execution", "jit_compile", "sample_weight_mode", "target_tensors",
+                            "distribute", "experimental_steps_per_execution"})
+
+
+def _takes_no_steps(method: cst.FunctionDef) -> bool:
+    """Whether a ``compile`` of the file hands no ``steps_per_execution`` on to Keras: it takes
+    none, and takes no ``**kwargs``, or takes them and does not pass them on to the
+    ``super().compile(...)`` it calls (there, the option would be dropped)."""
+    params = method.params
+    if "steps_per_execution" in {param.name.value for param in [*params.params, *params.kwonly_params]}:
+        return False
+    rest = params.star_kwarg
+    return not isinstance(rest, cst.Param) or not any(
+        arg.star == "**" and is_name(arg.value, rest.name.value)
+        for call in super_calls(method, "compile") for arg in call.args)
+

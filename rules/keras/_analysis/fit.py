@@ -186,23 +186,32 @@ def own_method(ctx: FileContext, entry: TrainingCall) -> Optional[cst.FunctionDe
     found = instance_class(ctx, receiver) if receiver is not None and entry.method in METHODS else None
     if found is None or found.name.value not in model_plan(ctx).model_classes:
         return None  # a plain class's method of that name (a tuner's `search`) is not Keras's
+    method = inherited_method(ctx, found, entry.method)
+    return None if method is None or super_calls(method, entry.method) else method
+
+
+def inherited_method(ctx: FileContext, found: Optional[cst.ClassDef], name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` that the class ``found`` defines, else the one the first class of the
+    file among its bases (and theirs) defines: the method its instances run (``class WGAN(GAN)``
+    runs ``GAN.compile``). None when no class of the file defines it (Keras's runs)."""
     seen: Set[int] = set()
     while found is not None and id(found) not in seen:
         seen.add(id(found))
-        method = method_named(found, entry.method)
+        method = method_named(found, name)
         if method is not None:
-            return None if _calls_super(method, entry.method) else method
+            return method
         found = next((statement for base in found.bases if isinstance(base.value, cst.Name)
                       for statement in ctx.module.body if isinstance(statement, cst.ClassDef)
                       and statement.name.value == base.value.value), None)
     return None
 
 
-def _calls_super(method: cst.FunctionDef, name: str) -> bool:
-    """Whether ``method`` calls ``super().name(...)`` (the method it overrides)."""
-    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name
-               and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
-               for node in walk(method))
+def super_calls(method: cst.FunctionDef, name: str) -> List[cst.Call]:
+    """The calls of ``super().name(...)`` (or ``super(Class, self).name(...)``: the method it
+    overrides) in the body of ``method``, out of the functions and classes it defines."""
+    return [node for node in walk(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name
+            and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")]
 
 
 def never_compiled(ctx: FileContext, entry: TrainingCall, calls: List[TrainingCall]) -> bool:
