@@ -8,6 +8,7 @@ from porter.cstutil import append_args, argument, is_name, keyword, keyword_arg,
 from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, covered, device_loop_fits,
                                                       handed_modules, loop_plans, out_of_reach, run_targets,
                                                       strategy_scope_name, tensorflow_alias)
+from porter.rules.keras._analysis.fit import class_model_attributes
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
@@ -18,7 +19,8 @@ from porter.rules.keras._analysis.steps import (TAPES, StepCall, compiled_functi
 from porter.rules.keras._analysis.util import (RUN_METHODS, auto_loss_objects, is_auto_loss, method_calls,
                                               subclass_definitions)
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
-from porter.scopes import assignments, fresh_name, local_function, owner, values_of
+from porter.scopes import (assignments, called_method_returns, fresh_name, local_function, owner, ruled_out_by_call,
+                           values_of)
 from porter.throughput import config_replicas, config_steps
 
 _BEFORE = '''import tensorflow as tf
@@ -687,9 +689,37 @@ def _eager_model_call(ctx, helper: cst.FunctionDef, call: cst.Call, model_like: 
     shadowed = {param.name.value for param in params} - given
     runs = (model_like - shadowed) | given
     for node in walk(helper.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)):
-        if isinstance(node, cst.Call) and _model_or_part(ctx, node.func, runs, parts):
+        # `if train: model(x) else: model.predict(x)` called with `train=False`: the eager branch never runs.
+        if isinstance(node, cst.Call) and _model_or_part(ctx, node.func, runs, parts) \
+                and not ruled_out_by_call(ctx, node, helper, call):
             return node
     return None
+
+
+def _eager_callee(ctx, call: cst.Call, plan: Plan, parts: Set[str]
+                  ) -> Tuple[Optional[cst.FunctionDef], Optional[cst.Call]]:
+    """For ``call`` of a function of the file (``greedy(model, state)``) or of a method of a class
+    of the file (``agent.act(state)``): that function, and the first call in its body (out of its
+    loops, looked at as loops) that runs a model, the one it is given or the file holds, or one
+    its instance keeps (``self.model(...)``); ``(None, None)`` for a call of anything else."""
+    if isinstance(call.func, cst.Name) and ctx.qualified_name(call.func) is None:
+        helper = local_function(ctx, call.func.value, call)
+        return helper, _eager_model_call(ctx, helper, call, plan.model_like, parts) if helper is not None else None
+    method, _ = called_method_returns(ctx, call)
+    if method is None:
+        return None, None
+    models = class_model_attributes(ctx, plan).get(ctx.enclosing(method, cst.ClassDef).name.value, set())
+    return method, next((node for node in walk(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda,
+                                                                  cst.For, cst.While))
+                         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                         and is_self(node.func.value) and node.func.attr.value in models), None)
+
+
+def _step_ids(ctx, plans: List[LoopPlan]) -> Set[int]:
+    """The ids of the file's training steps: the functions that open a tape, and those the port
+    rewrites; a loop that calls one runs it as a step, not as eager model code."""
+    return {id(function) for functions in step_functions(ctx).values() for function in functions} | {
+        id(plan.step.function) for plan in plans}
 
 
 def _traced_only(ctx, function: Optional[cst.FunctionDef], depth: int = CALLER_DEPTH) -> bool:
@@ -1068,6 +1098,56 @@ def main(series):
 {write}
 """) for write in ("        window = np.roll(window, -1, axis=0)\n        window[-1, 0] = step",
                    "        history.append(step)\n        window = np.array(history[-24:])")),
+        # An agent whose `act` method runs the model it keeps eagerly, called at each step of an
+        # episode: reported at the loop's call of the method ...
+        Example(
+            """\
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.q_net = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(4,))])
+        self.q_net.compile(optimizer="adam", loss="mse")
+
+    def act(self, state):
+        return int(tf.argmax(self.q_net(state[None], training=False)[0]))
+
+
+def main(steps):
+    agent = Agent()
+    state = np.zeros(4, "float32")
+    for _ in range(steps):
+        state = np.roll(state, agent.act(state))
+    agent.q_net.fit(state[None], np.zeros((1, 2)), verbose=0)
+""",
+        ),
+        # ... but not when it runs the model with `predict`, which Keras compiles for the IPU.
+        Example(
+            """\
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.q_net = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(4,))])
+        self.q_net.compile(optimizer="adam", loss="mse")
+
+    def act(self, state):
+        return int(np.argmax(self.q_net.predict(state[None], batch_size=1)[0]))
+
+
+def main(steps):
+    agent = Agent()
+    state = np.zeros(4, "float32")
+    for _ in range(steps):
+        state = np.roll(state, agent.act(state))
+    agent.q_net.fit(state[None], np.zeros((1, 2)), verbose=0)
+""",
+            reported=False,
+        ),
         # A decoding loop (a `while`) that runs a layer the trained model holds, token by token.
         Example(
             """\
@@ -2173,6 +2253,8 @@ def main(test):
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
             elif beside_steps and isinstance(loop, cst.For) and loop_trains(ctx, loop):
                 self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans)
+            elif not (isinstance(loop, cst.For) and _preview(loop)):
+                self._report_eager_callees(ctx, loop, skipped, plan, parts, reported, plans)
 
     def _report_eager_helpers(self, ctx, loop: cst.For, skipped: Tuple[type, ...], model_like: Set[str],
                               parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
@@ -2181,8 +2263,7 @@ def main(test):
         training=False)`` runs the model it is given): the model runs eagerly, op by op, in the
         scope, as if the loop called it; said once per helper call, naming the model's call. Not
         a step (one that opens a tape, or one the port runs through the strategy)."""
-        steps = {id(function) for functions in step_functions(ctx).values() for function in functions} | {
-            id(plan.step.function) for plan in plans}
+        steps = _step_ids(ctx, plans)
         for call in walk(loop.body, skip=skipped):
             helper = local_function(ctx, call.func.value, call) if isinstance(call, cst.Call) and isinstance(
                 call.func, cst.Name) and ctx.qualified_name(call.func) is None else None
@@ -2197,6 +2278,30 @@ def main(test):
                        "strategy's scope, while the IPU runs compiled programs: move that call into a "
                        "`@tf.function(jit_compile=True)` function called through `strategy.run`, like the training "
                        "step", fixed=False)
+
+    def _report_eager_callees(self, ctx, loop: cst.BaseCompoundStatement, skipped: Tuple[type, ...], plan: Plan,
+                              parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
+        """A loop that calls a function of the file which runs a model it is given or the file
+        holds (``greedy(model, state)``), or a method of a class of the file which runs a model its
+        instance keeps (an agent's ``agent.act(state)`` at each step of an episode, whose
+        ``self.model(state[None], training=False)`` picks the action): the model runs eagerly, op
+        by op, in the scope, as if the loop called it; said once per loop, at that call. Not a
+        step, nor a function compiled with ``tf.function``."""
+        steps = _step_ids(ctx, plans)
+        for call in walk(loop.body, skip=skipped):
+            if not isinstance(call, cst.Call) or id(call) in reported:
+                continue
+            callee, inner = _eager_callee(ctx, call, plan, parts)
+            if callee is None or inner is None or id(callee) in steps or is_tf_function(ctx, callee):
+                continue
+            reported.add(id(call))
+            ctx.report(self.code, call, f"this loop calls `{code_of(ctx, call.func)}`, which runs "
+                       f"`{code_of(ctx, inner.func)}` eagerly (`{code_of(ctx, inner)}`), op by op, in the IPU "
+                       "strategy's scope, while the IPU runs compiled programs: call "
+                       f"`{code_of(ctx, inner.func)}.predict(...)` there instead (one shape, whole batches: "
+                       "`batch_size=1` for one sample), or move that call into a `@tf.function(jit_compile=True)` "
+                       "function called through `strategy.run`", fixed=False)
+            return
 
     def _report_eager_trainer_loops(self, ctx, plans: List[LoopPlan]) -> None:
         """A loop in a method of a trainer class whose step method the port rewrites, that calls

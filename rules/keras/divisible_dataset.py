@@ -19,10 +19,11 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
+from porter.rules.keras._analysis.datasets import calls_of
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
-from porter.scopes import assignments, fresh_name, single_value
+from porter.scopes import assignments, fresh_name, owner, single_value
 
 MARKER = "(ipu-port)"
 _EMPTY = cst.Module(body=[])  # renders a node on its own
@@ -1339,6 +1340,48 @@ scores = model.predict(rows, batch_size=len(rows))
             for step in range(40):
                 logits, state = decoder.predict([tokens, state], batch_size=1)
                 tokens = np.expand_dims([int(logits[0, -1].argmax())], 0)
+            """,
+        ),
+        # One state made a sample (`np.reshape(state, [1, n])`) in an agent's method that the episode
+        # loop calls at each step: a batch of one each time, as in a loop of its own, not 32.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    q_values = self.q_net.predict(np.reshape(state, [1, 4]), verbose=0)
+                    return int(q_values[0].argmax())
+
+
+            agent = Agent()
+            state = np.zeros(4, "float32")
+            for step in range(200):
+                state = np.roll(state, agent.act(state))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    q_values = self.q_net.predict(np.reshape(state, [1, 4]), verbose=0, batch_size=1)
+                    return int(q_values[0].argmax())
+
+
+            agent = Agent()
+            state = np.zeros(4, "float32")
+            for step in range(200):
+                state = np.roll(state, agent.act(state))
             """,
         ),
         # The context window made one sample by either branch of a conditional expression (padded
@@ -3464,8 +3507,11 @@ scores = model.predict(rows, batch_size=len(rows))
                 or not single_sample(ctx, entry.data, entry.owner):
             return False
         ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer("1"))))
+        caller = None if _repeated_call(ctx, entry.call, entry.owner) else _caller_in_loop(ctx, entry)
+        where = "in a loop" if caller is None else (
+            f"in `{entry.owner.name.value}`, which `{code_of(ctx, caller)}` calls in a loop,")
         ctx.report(self.code, entry.call.func.attr,
-                   f"`predict` on one sample (`{code_of(ctx, entry.data)}`) in a loop gets `batch_size=1`: the "
+                   f"`predict` on one sample (`{code_of(ctx, entry.data)}`) {where} gets `batch_size=1`: the "
                    f"IPU rejects a partial batch of the default {KERAS_DEFAULT_BATCH}, and a batch of one computes "
                    f"that sample alone at each step (padded to {KERAS_DEFAULT_BATCH}, it would compute "
                    f"{KERAS_DEFAULT_BATCH - 1} copies too); each call is still a device execution of its own, "
@@ -4077,16 +4123,30 @@ def _grown_in_loop(ctx, entry) -> Optional[cst.Call]:
 
 
 def _repeated(ctx, entry) -> bool:
-    """The call runs once an item of a loop of its function: a ``for``/``while`` body, or the
-    element of a comprehension (``[model.predict(t[None]) for t in texts]``)."""
-    if in_loop(ctx, entry.call, entry.owner):
+    """The call runs once an item of a loop: a ``for``/``while`` body or the element of a
+    comprehension (``[model.predict(t[None]) for t in texts]``) of its function, or of a function
+    calling that one (an agent's ``act(state)``, called at each step of an episode)."""
+    return _repeated_call(ctx, entry.call, entry.owner) or _caller_in_loop(ctx, entry) is not None
+
+
+def _caller_in_loop(ctx, entry) -> Optional[cst.Call]:
+    """The first call, made once an item of a loop, of the function ``entry`` is made in
+    (``agent.act(state)`` at each step of an episode); None when there is none."""
+    if not isinstance(entry.owner, cst.FunctionDef):
+        return None
+    return next((call for call in calls_of(ctx, entry.owner) if _repeated_call(ctx, call, owner(ctx, call))), None)
+
+
+def _repeated_call(ctx, call: cst.Call, scope: cst.CSTNode) -> bool:
+    """``call`` runs once an item of a loop of ``scope`` (its function or module)."""
+    if in_loop(ctx, call, scope):
         return True
-    for ancestor in ctx.ancestors(entry.call):
-        if ancestor is entry.owner or isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+    for ancestor in ctx.ancestors(call):
+        if ancestor is scope or isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
             return False
         # the first `for`'s iterable is read once; the element and the rest run for each item
         if isinstance(ancestor, cst.BaseComp) and not any(node is ancestor.for_in.iter
-                                                          for node in (entry.call, *ctx.ancestors(entry.call))):
+                                                          for node in (call, *ctx.ancestors(call))):
             return True
     return False
 

@@ -618,6 +618,22 @@ def argument_sources(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTN
     return found
 
 
+def is_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """``function`` is a method of a class of the file (defined in its body)."""
+    owner_class = ctx.enclosing(function, cst.ClassDef)
+    return owner_class is not None and method_named(owner_class, function.name.value) is function
+
+
+def calls_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls of ``function`` in the file: on an instance of its class for a method
+    (``agent.act(state)``, ``self.act(state)``), by name for any other function."""
+    if is_method(ctx, function):
+        owner_class = ctx.enclosing(function, cst.ClassDef)
+        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == function.name.value and instance_of(ctx, call.func.value, owner_class)]
+    return [call for call in calls_by_name(ctx).get(function.name.value, []) if is_name(call.func, function.name.value)]
+
+
 def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
                     ) -> List[Tuple[cst.BaseExpression, cst.CSTNode, Tuple[cst.Call, ...]]]:
     """When ``expr`` is a parameter of ``scope`` (a function that never assigns it): ``(argument,
@@ -628,15 +644,10 @@ def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNo
         return []
     names = [param.name.value for param in scope.params.params]
     through = bool(callers) and is_name(callers[-1].func, scope.name.value)
-    owner_class = ctx.enclosing(scope, cst.ClassDef)
-    if owner_class is not None and method_named(owner_class, scope.name.value) is scope:
+    if is_method(ctx, scope):
         # A method: called on an instance (`trainer.train(ds, 3)`), its `self` given by the receiver.
         names, through = names[1:], False
-        calls = [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                 and call.func.attr.value == scope.name.value and instance_of(ctx, call.func.value, owner_class)]
-    else:
-        calls = [callers[-1]] if through else [
-            call for call in calls_by_name(ctx).get(scope.name.value, []) if is_name(call.func, scope.name.value)]
+    calls = [callers[-1]] if through else calls_of(ctx, scope)
     found = []
     for call in calls:
         given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)

@@ -535,7 +535,7 @@ def _model_attribute(ctx: FileContext, call: cst.Call, held: cst.Attribute, plan
     attribute is one a class of the file assigns a model (``self.model = keras.Sequential(...)``
     in ``__init__``), so the call runs that model even with no argument only Keras takes."""
     holder = held.value
-    attributes = _model_attributes(ctx, plan)
+    attributes = class_model_attributes(ctx, plan)
     if holder.value == "self":
         owner_class = ctx.enclosing(call, cst.ClassDef)
         classes = [owner_class.name.value] if owner_class is not None else []
@@ -548,7 +548,7 @@ def _model_attribute(ctx: FileContext, call: cst.Call, held: cst.Attribute, plan
     return bool(classes) and all(held.attr.value in attributes.get(name, ()) for name in classes)
 
 
-def _model_attributes(ctx: FileContext, plan) -> Dict[str, Set[str]]:
+def class_model_attributes(ctx: FileContext, plan) -> Dict[str, Set[str]]:
     """The attributes each class of the file assigns a model to (``self.model = ...``), by class."""
     found: Dict[str, Set[str]] = {}
     for assign in ctx.nodes(cst.Assign):
@@ -1668,6 +1668,7 @@ def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
 
 # Calls that add a leading axis of one: one sample made into a batch of one.
 _ADD_AXIS_FUNCTIONS = ("numpy.expand_dims", "tensorflow.expand_dims")
+_RESHAPE_FUNCTIONS = ("numpy.reshape", "tensorflow.reshape")
 _WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor")
 # Calls that make an array of a given shape (the first argument): one of shape (1, ...) is one sample.
 _FILLED_ARRAY_FUNCTIONS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "tensorflow.zeros",
@@ -1735,12 +1736,20 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         if qualified in _ADD_AXIS_FUNCTIONS:
             axis = argument(data, "axis", 1)
             return axis is not None and static_int(ctx, axis.value) == 0
+        if qualified in _RESHAPE_FUNCTIONS:  # `np.reshape(state, [1, n])`: the shape comes second
+            shape = argument(data, "newshape" if qualified.startswith("numpy.") else "shape", 1)
+            return shape is not None and _leading_one(ctx, shape.value)
         if isinstance(data.func, cst.Attribute) and data.func.attr.value == "reshape":
-            return static_int(ctx, first) == 1 or isinstance(first, cst.Tuple) and bool(first.elements) \
-                and static_int(ctx, first.elements[0].value) == 1
+            return static_int(ctx, first) == 1 or _leading_one(ctx, first)
         return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
             and not isinstance(first.elements[0], cst.StarredElement)
     return False
+
+
+def _leading_one(ctx: FileContext, shape: cst.BaseExpression) -> bool:
+    """``shape`` is a literal tuple or list whose first dimension is 1: ``(1, -1)``, ``[1, n]``."""
+    return isinstance(shape, (cst.Tuple, cst.List)) and bool(shape.elements) \
+        and not isinstance(shape.elements[0], cst.StarredElement) and static_int(ctx, shape.elements[0].value) == 1
 
 
 # Calls that join arrays along an axis (the second argument, or `axis=`).
