@@ -734,6 +734,60 @@ scores = model.predict(rows, batch_size=len(rows))
             print(cut_to_samples(model.predict(pad_to_multiple(rows, 32)), rows))
             """),
         ),
+        # Pairs a method of the script's loader returns, reshaped, for a model and a loader handed to
+        # a scoring function (one-shot tasks of a siamese net): arrays, padded like any other.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Loader:
+                def __init__(self, data):
+                    self.data = data
+
+                def task(self, ways):
+                    support = self.data[np.arange(ways), 1]
+                    support = support.reshape(ways, 8, 8, 1)
+                    return [np.repeat(support[:1], ways, axis=0), support], np.arange(ways) == 0
+
+
+            def oneshot(model, loader, ways):
+                inputs, targets = loader.task(ways)
+                return np.argmax(model.predict(inputs)) == np.argmax(targets)
+
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            print(oneshot(siamese, Loader(np.load("glyphs.npy")), 20))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            class Loader:
+                def __init__(self, data):
+                    self.data = data
+
+                def task(self, ways):
+                    support = self.data[np.arange(ways), 1]
+                    support = support.reshape(ways, 8, 8, 1)
+                    return [np.repeat(support[:1], ways, axis=0), support], np.arange(ways) == 0
+
+
+            def oneshot(model, loader, ways):
+                inputs, targets = loader.task(ways)
+                return np.argmax(cut_to_samples(model.predict(pad_to_multiple(inputs, 32)), inputs)) == np.argmax(targets)
+
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            print(oneshot(siamese, Loader(np.load("glyphs.npy")), 20))
+            """),
+        ),
         # The same draw from an object that is not NumPy's generator (a sampler of the script, which
         # may give a dataset): not taken for arrays.
         Example(
