@@ -10,6 +10,7 @@ from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple, Unio
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
+from porter.cstutil import argument
 
 Owner = Union[cst.Module, cst.FunctionDef]  # a scope: a function, or the module
 
@@ -313,14 +314,42 @@ def called_method_returns(ctx: FileContext, call: cst.BaseExpression
     return method, [node.value for node in returns_of(method)] if method is not None else []
 
 
-def instance_class(ctx: FileContext, node: cst.BaseExpression) -> Optional[cst.ClassDef]:
+def called_file_returns(ctx: FileContext, call: cst.BaseExpression
+                        ) -> Tuple[Optional[cst.FunctionDef], List[cst.BaseExpression]]:
+    """For a call of a function of the file (``make_pairs(x)``) or of a method of an instance of a
+    class of the file (``loader.get_batch(32)``): that function or method and what each of its
+    ``return``s gives; ``(None, [])`` for any other expression."""
+    function, returned = called_returns(ctx, call)
+    return (function, returned) if function is not None else called_method_returns(ctx, call)
+
+
+def instance_class(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -> Optional[cst.ClassDef]:
     """The class of the file ``node`` is an instance of: ``self`` in its methods, a call of the
-    class, or a variable every assignment of which is one."""
+    class, a variable every assignment of which is one, or a parameter of a function of the module
+    that every call of it gives one (``evaluate(model, loader)`` after ``loader = Loader(data)``)."""
     if isinstance(node, cst.Name) and node.value == "self":
         return ctx.enclosing(node, cst.ClassDef)
     made = [node] if isinstance(node, cst.Call) else values_of(ctx, node) if isinstance(node, cst.Name) else []
+    if not made and isinstance(node, cst.Name) and depth < 3:
+        return _class_given(ctx, node, depth)
     classes = {id(found): found for found in (_class_made(ctx, value) for value in made)}
     return next(iter(classes.values())) if len(classes) == 1 and made else None
+
+
+def _class_given(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.ClassDef]:
+    """The class of the file that every call of the module function taking the parameter ``name``
+    gives an instance of, in its place."""
+    function = owner(ctx, name)
+    if not isinstance(function, cst.FunctionDef) or function not in ctx.module.body:
+        return None
+    params = [param.name.value for param in function.params.params]
+    if name.value not in params:
+        return None
+    calls = [call for call in local_calls(ctx, function) if ctx.enclosing_function(call) is not function]
+    given = [argument(call, name.value, params.index(name.value)) for call in calls]
+    classes = {id(found): found for found in (
+        instance_class(ctx, arg.value, depth + 1) if arg is not None and not arg.star else None for arg in given)}
+    return next(iter(classes.values())) if len(classes) == 1 and calls else None
 
 
 def _class_made(ctx: FileContext, value: Optional[cst.BaseExpression]) -> Optional[cst.ClassDef]:

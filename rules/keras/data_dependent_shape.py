@@ -5,7 +5,7 @@ from typing import Iterator, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.cstutil import argument
+from porter.cstutil import argument, is_name
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.steps import (functions_called_from, functions_run_by, is_jit_compiled, plain_functions,
@@ -50,8 +50,9 @@ class DataDependentShape(Rule):
         "whose trip count depends on values is run up to a fixed maximum of iterations). The port compiles "
         "the step all the same: these are reported where they are, for a person to rewrite with fixed shapes "
         "(a mask multiplied in, `tf.where(condition, x, y)`, padded outputs). The same holds for the code Keras "
-        "compiles into a model that `fit`, `evaluate` or `predict` run on the IPU: the `call` of a layer or model "
-        "subclass and the function of a `Lambda` layer (with the functions they hand to `tf.map_fn`), e.g. "
+        "compiles into a model that `fit`, `evaluate` or `predict` run on the IPU: the `call` (or `train_step`) of a "
+        "layer or model subclass, with the methods it calls on `self` (a `_compute_loss`), and the function of a "
+        "`Lambda` layer (with the functions they hand to `tf.map_fn`), e.g. "
         "`tf.image.non_max_suppression` in a detection head; there only the ops are reported (layers branch on "
         "Python arguments such as `training`), and not in a layer that only `dataset.map` runs, on the host, "
         "or in a function handed to `tf.py_function`. Suppressing boxes on what `predict` returns, on the host, "
@@ -198,6 +199,41 @@ class DataDependentShape(Rule):
             model.compile(optimizer="adam", loss={"depth": masked_mae}, metrics=[HitCount()])
             """,
         ),
+        # A triplet loss a model's own steps compute in a method of theirs (`self._compute_loss(data)`):
+        # traced into the same compiled steps.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class SiameseModel(keras.Model):
+                def __init__(self, network, margin=0.5):
+                    super().__init__()
+                    self.network = network
+                    self.margin = margin
+
+                def call(self, inputs):
+                    return self.network(inputs)
+
+                def train_step(self, data):
+                    with tf.GradientTape() as tape:
+                        loss = self._compute_loss(data)
+                    grads = tape.gradient(loss, self.network.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.network.trainable_weights))
+                    return {"loss": loss}
+
+                def _compute_loss(self, data):
+                    ap_distance, an_distance = self.network(data)
+                    gaps = ap_distance - an_distance + self.margin
+                    return tf.reduce_mean(tf.boolean_mask(gaps, gaps > 0))
+
+
+            model = SiameseModel(network)
+            model.compile(optimizer="adam")
+            model.fit(triplets, epochs=1)
+            """,
+        ),
         # Weighted by the mask, the shapes stay fixed.
         Example(
             """\
@@ -279,13 +315,15 @@ class DataDependentShape(Rule):
         ``tf.map_fn`` runs them per image. Python control flow is left alone there: Keras layers
         branch on Python arguments (``training``) as a rule."""
         callbacks = _host_callbacks(ctx, code)
-        roots = [code] + [function for function in functions_called_from(ctx, [code.body], exclude=code)
-                          + _functions_handed_on(ctx, code) if function.name.value not in callbacks]
+        methods = _own_methods_run_by(ctx, code)
+        roots = [code] + methods + [function for function in functions_called_from(
+            ctx, [code.body] + [method.body for method in methods], exclude=code)
+            + _functions_handed_on(ctx, code) if function.name.value not in callbacks]
         for root in roots:
             if id(root) in done:
                 continue
             done.add(id(root))
-            place = f"in {where}" if root is code else f"in `{root.name.value}`, which {where} runs"
+            place = f"in {where}" if root is code else f"in `{_function_name(ctx, root)}`, which {where} runs"
             for node in walk(root.body, skip=(cst.ClassDef,)):
                 if isinstance(node, cst.FunctionDef) and node.name.value in callbacks:
                     continue
@@ -294,6 +332,32 @@ class DataDependentShape(Rule):
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
                                f"defined\"): {place} {advice}", fixed=False)
+
+
+def _own_methods_run_by(ctx, code: Union[cst.FunctionDef, cst.Lambda]) -> List[cst.FunctionDef]:
+    """The methods of the class of ``code`` (a method) that it calls on ``self``
+    (``self._compute_loss(data)`` in a ``train_step``), and those they call so, transitively: Keras
+    traces them into the same compiled step."""
+    owner_class = ctx.enclosing(code, cst.ClassDef) if isinstance(code, cst.FunctionDef) else None
+    if owner_class is None or not isinstance(owner_class.body, cst.IndentedBlock):
+        return []
+    methods = {node.name.value: node for node in owner_class.body.body if isinstance(node, cst.FunctionDef)}
+    found: List[cst.FunctionDef] = []
+    pending = [code]
+    while pending:
+        for node in walk(pending.pop().body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self"):
+                callee = methods.get(node.func.attr.value)
+                if callee is not None and callee is not code and all(callee is not seen for seen in found):
+                    found.append(callee)
+                    pending.append(callee)
+    return found
+
+
+def _function_name(ctx, function: cst.FunctionDef) -> str:
+    """``name`` for a function, ``Class.name`` for a method."""
+    owner_class = ctx.enclosing(function, cst.ClassDef)
+    return f"{owner_class.name.value}.{function.name.value}" if owner_class is not None else function.name.value
 
 
 def _model_code(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str, str]]:

@@ -735,6 +735,88 @@ scores = model.predict(rows, batch_size=len(rows))
             print(cut_to_samples(model.predict(pad_to_multiple(rows, 32)), rows))
             """),
         ),
+        # Pairs a method of the script's loader returns, reshaped, for a model and a loader handed to
+        # a scoring function (one-shot tasks of a siamese net): arrays, padded like any other.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Loader:
+                def __init__(self, data):
+                    self.data = data
+
+                def task(self, ways):
+                    support = self.data[np.arange(ways), 1]
+                    support = support.reshape(ways, 8, 8, 1)
+                    return [np.repeat(support[:1], ways, axis=0), support], np.arange(ways) == 0
+
+
+            def oneshot(model, loader, ways):
+                inputs, targets = loader.task(ways)
+                return np.argmax(model.predict(inputs)) == np.argmax(targets)
+
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            print(oneshot(siamese, Loader(np.load("glyphs.npy")), 20))
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            class Loader:
+                def __init__(self, data):
+                    self.data = data
+
+                def task(self, ways):
+                    support = self.data[np.arange(ways), 1]
+                    support = support.reshape(ways, 8, 8, 1)
+                    return [np.repeat(support[:1], ways, axis=0), support], np.arange(ways) == 0
+
+
+            def oneshot(model, loader, ways):
+                inputs, targets = loader.task(ways)
+                return np.argmax(cut_to_samples(model.predict(pad_to_multiple(inputs, 32)), inputs)) == np.argmax(targets)
+
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            print(oneshot(siamese, Loader(np.load("glyphs.npy")), 20))
+            """),
+        ),
+        # A query repeated against a gallery, written out in the call: the call runs once, padded,
+        # and the gallery, read again, tells how many predictions to keep.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            gallery = np.load("gallery.npy")
+            query = np.load("query.npy")
+            scores = siamese.predict([np.repeat(query[None], len(gallery), axis=0), gallery])
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            siamese = tf.keras.models.load_model("siamese.keras")
+            gallery = np.load("gallery.npy")
+            query = np.load("query.npy")
+            scores = cut_to_samples(siamese.predict(pad_to_multiple([np.repeat(query[None], len(gallery), axis=0), gallery], 32)),
+                                    gallery)
+            """),
+        ),
         # The same draw from an object that is not NumPy's generator (a sampler of the script, which
         # may give a dataset): not taken for arrays.
         Example(
@@ -3463,7 +3545,9 @@ scores = model.predict(rows, batch_size=len(rows))
             return None
         if any(is_helper_call(node, pad) for node in inputs):
             return False
-        if not all(repeatable(ctx, node) for node in inputs):
+        counted = entry.data if all(repeatable(ctx, node) for node in inputs) else _repeatable_part(ctx, entry.data,
+                                                                                                  inputs)
+        if counted is None:
             return None
         if _batch_of_all(ctx, entry, inputs):
             return False
@@ -3483,7 +3567,7 @@ scores = model.predict(rows, batch_size=len(rows))
         for node in inputs:
             ctx.replace(node, _trimmed(pad, arguments))
         indent, offset = call_columns(ctx, entry)
-        data = entry.data.deep_clone()  # a node of its own: the input itself is replaced by its padding
+        data = counted.deep_clone()  # a node of its own: the input itself is replaced by its padding
         ctx.replace(entry.call, lambda node: layout(indent, offset)(cst.Call(cst.Name(cut), args=[
             cst.Arg(layout(indent, offset + len(cut) + 1)(node),
                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
@@ -4019,6 +4103,16 @@ scores = model.predict(rows, batch_size=len(rows))
         helpers[-1] = helpers[-1].with_changes(body=helpers[-1].body.with_changes(footer=[blank, blank]))
         ctx.insert_before(anchor, helpers, first=True)
         ctx.replace(anchor, _without_leading_blank_lines)
+
+
+def _repeatable_part(ctx, data: cst.BaseExpression, inputs) -> Optional[cst.BaseExpression]:
+    """For several inputs written out, one of them made by a call (``[np.repeat(query[None], n,
+    axis=0), gallery]``), an input that can be read again (``gallery``): Keras takes as many samples
+    from each, so its length tells how many predictions to keep, and the call runs once, padded."""
+    if len(inputs) != 1 or inputs[0] is not data or not isinstance(data, (cst.List, cst.Tuple)):
+        return None
+    return next((element.value for element in data.elements
+                 if isinstance(element, cst.Element) and repeatable(ctx, element.value)), None)
 
 
 def _batch_of(call: cst.Call, method: str) -> int:

@@ -210,7 +210,7 @@ class DropRemainder(Rule):
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
         "batch, the pieces of `tf.strings.split` on the way to training (not one piece picked, `parts[-2]`), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
-        "decoded from files with no resize after) is reported, unless it sets one "
+        "decoded from files with no resize after, or without `channels`) is reported, unless it sets one "
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
         "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
@@ -583,18 +583,36 @@ class DropRemainder(Rule):
             model.fit(photos, epochs=2)
             """,
         ),
-        # Resized in a map after the one that decodes them: one static size.
+        # Resized in a map after the one that decodes them to three channels: one static shape.
         Example(
             """\
             import tensorflow as tf
 
             photos = tf.data.Dataset.from_tensor_slices((paths, labels))
-            photos = photos.map(lambda path, label: (tf.io.decode_png(tf.io.read_file(path)), label))
+            photos = photos.map(lambda path, label: (tf.io.decode_png(tf.io.read_file(path), channels=3), label))
             photos = photos.map(lambda image, label: (tf.image.resize(image, (96, 96)), label))
             model = tf.keras.models.load_model("photos.keras")
             model.fit(photos.batch(16, drop_remainder=True), epochs=2)
             """,
             reported=False,
+        ),
+        # Resized, but decoded with the channels of each file (no `channels`): the last dimension is
+        # unknown, for anchors and positives zipped into the pairs that train.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path):
+                return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), (96, 96))
+
+
+            anchors = tf.data.Dataset.from_tensor_slices(anchor_paths).map(load)
+            positives = tf.data.Dataset.from_tensor_slices(positive_paths).map(load)
+            pairs = tf.data.Dataset.zip(((anchors, positives), same)).batch(16, drop_remainder=True)
+            model = tf.keras.models.load_model("siamese.keras")
+            model.fit(pairs, epochs=2)
+            """,
         ),
         # Rows sliced from padded arrays all have one length already: `padded_batch` pads nothing.
         Example(
@@ -2921,25 +2939,39 @@ class DropRemainder(Rule):
         for call in maps:
             if call not in sizing and not any(later in sizing for later in methods_after(ctx, call)):
                 self._report_decoded(ctx, call)
+            else:
+                self._report_unknown_channels(ctx, call)
 
     def _report_decoded(self, ctx, call: cst.Call) -> None:
-        decoder = next((node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
-                        and ctx.qualified_name(node.func) in _IMAGE_DECODERS), None)
-        if decoder is None:
+        decoder = _image_decoder(ctx, call)
+        if decoder is None or not _decoded_for_batches(ctx, call):
             return
-        # Batched after (in a file that trains, and maybe returned with other values): the batches
-        # train, as `fix_drop_remainder` takes them to.
         later = list(methods_after(ctx, call))
-        if not _feeds_training_chain(ctx, call) and not any(step.func.attr.value in _DROP_POSITION for step in later):
-            return
         if any(step.func.attr.value == "padded_batch" and argument(step, "padded_shapes", 1) is not None
                for step in later):
             return  # padded to the shapes given (a `None` among them is reported with the `padded_batch`)
         ctx.report(self.code, call.func.attr, f"the images this `map` decodes with `{code_of(ctx, decoder.func)}` "
                    "have no static height and width (each is as large as its file), and the IPU needs every shape "
                    "fully defined (\"not fully defined\"): resize them in the map (`tf.image.resize(image, (h, w))`), "
-                   "or, when every file has one size, give them that shape (`tf.ensure_shape(image, (h, w, 3))`)",
-                   fixed=False)
+                   f"or, when every file has one size, give them that shape (`tf.ensure_shape(image, (h, w, "
+                   f"{_channels_code(ctx, decoder)}))`)", fixed=False)
+
+    def _report_unknown_channels(self, ctx, call: cst.Call) -> None:
+        """A ``map`` that decodes image files without ``channels`` (``tf.io.decode_jpeg(raw)``) and
+        resizes them: the height and width are static, but not the channels, which are as many as
+        each file holds (resizing keeps them unknown); the IPU needs every dimension. Which number
+        the model wants (3, 1) is the user's to say, so it is reported, not set."""
+        decoder = _image_decoder(ctx, call)
+        if decoder is None or _given_channels(decoder) or not _decoded_for_batches(ctx, call):
+            return
+        steps = [call] + [step for step in methods_after(ctx, call) if step.func.attr.value == "map"]
+        if any(isinstance(node, cst.Call) and last_name(node.func) in _CHANNEL_SETTERS
+               for step in steps for node in mapped_nodes(ctx, step)):
+            return
+        ctx.report(self.code, decoder.func, f"`{code_of(ctx, decoder.func)}` without `channels` gives images with as "
+                   "many channels as each file holds, a number the graph does not know (resizing keeps it unknown), "
+                   "and the IPU needs every shape fully defined (\"not fully defined\"): give the decoder the "
+                   "number of channels the model takes (`channels=3`, or `channels=1` for grayscale)", fixed=False)
 
     def _fix_window_batches(self, ctx) -> None:
         """``ds.window(n).flat_map(lambda w: w.batch(n))``, the sliding-window idiom: each window
@@ -3454,6 +3486,10 @@ _SHAPE_SETTERS = frozenset({"ensure_shape", "set_shape", "reshape"})
 # Decoding an image file: as high and wide as the image, a size the graph does not know.
 _IMAGE_DECODERS = frozenset({f"tensorflow.{module}.decode_{kind}" for module in ("io", "image")
                              for kind in ("jpeg", "png", "image", "bmp", "gif", "and_crop_jpeg")})
+# Calls that give decoded images a static number of channels, besides the decoder's `channels`.
+_CHANNEL_SETTERS = _SHAPE_SETTERS | frozenset({"random_crop", "rgb_to_grayscale", "grayscale_to_rgb"})
+# Where each decoder takes `channels` by position (`decode_and_crop_jpeg(contents, crop_window, channels)`).
+_CHANNELS_POSITION = {"decode_and_crop_jpeg": 2}
 # Calls that give decoded images one height and width in a map (`tf.image.resize(image, (224, 224))`,
 # a Keras `Resizing` layer named `resize`), besides those that set a shape.
 _IMAGE_SIZERS = _SHAPE_SETTERS | frozenset({"resize", "resize_images", "resize_with_pad", "resize_with_crop_or_pad",
@@ -3871,11 +3907,17 @@ def _window_batches(ctx, mapper: cst.BaseExpression) -> List[cst.Call]:
     return batches
 
 
-def _feeds_training_chain(ctx, call: cst.Call) -> bool:
-    """The dataset ``call`` makes (through the rest of its chain) feeds a training call."""
+def _chain_end(ctx, call: cst.Call) -> cst.Call:
+    """The last call of the method chain ``call`` is part of (``call.shuffle(8).batch(4)``)."""
     outer = call
     while isinstance(ctx.parent(outer), cst.Attribute) and isinstance(ctx.parent(ctx.parent(outer)), cst.Call):
         outer = ctx.parent(ctx.parent(outer))
+    return outer
+
+
+def _feeds_training_chain(ctx, call: cst.Call) -> bool:
+    """The dataset ``call`` makes (through the rest of its chain) feeds a training call."""
+    outer = _chain_end(ctx, call)
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True) or _returned_to_training(ctx, outer)
 
 
@@ -4221,6 +4263,49 @@ def _window_said(windows: Optional[WindowShape]) -> str:
         return ""
     return (f" and `.map()` that gives its windows their length `{windows.length}` (`ensure_shape`): Keras cuts them "
             "with a range, which leaves the length unknown to the IPU")
+
+
+def _image_decoder(ctx, call: cst.Call) -> Optional[cst.Call]:
+    """The call that decodes image files in the function the ``map`` ``call`` runs, if any."""
+    return next((node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
+                 and ctx.qualified_name(node.func) in _IMAGE_DECODERS), None)
+
+
+def _decoded_for_batches(ctx, call: cst.Call) -> bool:
+    """The ``map`` ``call`` feeds training, or is batched after (in a file that trains, and maybe
+    returned with other values): the batches train, as ``fix_drop_remainder`` takes them to."""
+    return any(_feeds_training_chain(ctx, made) or any(step.func.attr.value in _DROP_POSITION
+                                                       for step in methods_after(ctx, made))
+               for made in [call, *_zips_taking(ctx, call)])
+
+
+def _channels_code(ctx, decoder: cst.Call) -> str:
+    """The number of channels the decoder is given, as written (``1``), else 3."""
+    given = argument(decoder, "channels", _CHANNELS_POSITION.get(last_name(decoder.func), 1))
+    return code_of(ctx, given.value) if _given_channels(decoder) and given is not None else "3"
+
+
+def _zips_taking(ctx, call: cst.Call) -> List[cst.Call]:
+    """The ``tf.data.Dataset.zip(...)`` calls of the same scope that take the dataset the chain of
+    ``call`` is assigned to (``anchors = paths.map(load)``, then ``Dataset.zip((anchors, positives))``)."""
+    outer = _chain_end(ctx, call)
+    assign = ctx.parent(outer)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return []
+    name, scope = assign.targets[0].target.value, owner(ctx, outer)
+    return [zipped for zipped, _ in ctx.calls_to("tensorflow.data.Dataset.zip")
+            if owner(ctx, zipped) is scope and any(is_name(node, name) for node in walk(zipped))]
+
+
+def _given_channels(decoder: cst.Call) -> bool:
+    """The decoder is given a number of channels other than 0 or None (the file's own), or always
+    gives three (``decode_gif``)."""
+    name = last_name(decoder.func)
+    if name == "decode_gif":
+        return True
+    given = argument(decoder, "channels", _CHANNELS_POSITION.get(name, 1))
+    return given is not None and not (is_name(given.value, "None") or isinstance(given.value, cst.Integer)
+                                      and given.value.value == "0")
 
 
 RULE = DropRemainder()

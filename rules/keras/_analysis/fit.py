@@ -25,7 +25,7 @@ from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
                                               ragged_or_sparse, self_attribute_values)
-from porter.scopes import (assignments, bindings_of, called_returns, instance_class, local_calls, owner, parameter_names,
+from porter.scopes import (assignments, bindings_of, called_file_returns, called_returns, instance_class, local_calls, owner, parameter_names,
                            values_of)
 
 METHODS = ("compile", "fit", "evaluate", "predict")
@@ -858,7 +858,8 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if isinstance(x, cst.Call) and isinstance(x.func, cst.Attribute) and x.func.attr.value in _RESHAPING \
             and ctx.qualified_name(x.func) is None:  # `(frame.values / 255.0).reshape(-1, 28, 28, 1)`
-        return _surely_array(ctx, x.func.value, scope, follow, depth)
+        # `images = images.reshape(n, 28, 28, 1)`: what the variable held before, as well.
+        return _surely_array(ctx, x.func.value, scope, follow or depth < 3, depth + 1)
     if isinstance(x, cst.BinaryOperation):  # `x / 255.0`, `x - mean`: arithmetic on an array
         return _scaled(x) or any(_surely_array(ctx, side, scope, follow, depth) for side in (x.left, x.right)) and all(
             isinstance(side, (cst.Integer, cst.Float)) or _surely_array(ctx, side, scope, follow, depth)
@@ -875,7 +876,7 @@ def _surely_array(ctx: FileContext, x: cst.BaseExpression, scope: cst.CSTNode, f
         return True
     if isinstance(x, (cst.DictComp, cst.ListComp)):  # `{name: tf.constant([[v]]) for name, v in row.items()}`
         return _made_as_array(ctx, x.value if isinstance(x, cst.DictComp) else x.elt)
-    if isinstance(x, cst.Call) and isinstance(x.func, cst.Name) and depth < 3 and _returns_arrays(ctx, x, depth):
+    if isinstance(x, cst.Call) and depth < 3 and _returns_arrays(ctx, x, depth):
         return True
     if isinstance(x, cst.Name) and follow:
         value = last_value_before(ctx, x, scope)
@@ -933,9 +934,9 @@ def _split_from_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> 
 
 
 def _returns_arrays(ctx: FileContext, call: cst.Call, depth: int) -> bool:
-    """``call`` runs a function of the file whose every ``return`` gives an array (a loader ending in
-    ``return np.expand_dims(image, 0)``, ``return images[keep]``)."""
-    function, returned = called_returns(ctx, call)
+    """``call`` runs a function or method of the file whose every ``return`` gives an array (a loader
+    ending in ``return np.expand_dims(image, 0)``, ``return images[keep]``)."""
+    function, returned = called_file_returns(ctx, call)
     return bool(returned) and all(_surely_array(ctx, value, function, depth=depth + 1) for value in returned)
 
 
@@ -950,13 +951,14 @@ def _unpacked_from_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, 
 
 
 def _unpacks_arrays(ctx: FileContext, statement: cst.BaseStatement, name: str, depth: int) -> bool:
-    """``statement`` binds ``name`` by unpacking a call of a function of the file whose every
-    ``return`` gives a tuple with an array in that place."""
+    """``statement`` binds ``name`` by unpacking a call of a function or method of the file
+    (``pairs, targets = loader.get_batch(32)``) whose every ``return`` gives a tuple with an array
+    in that place."""
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
         return False
     place = target_place(small.targets[0].target, name)
-    function, returned = called_returns(ctx, small.value)
+    function, returned = called_file_returns(ctx, small.value)
     if not place or not returned:
         return False
     parts = [element_at(value, place) for value in returned]

@@ -14,7 +14,7 @@ from porter.rules.keras._analysis.datasets import given_arguments, parameter_inp
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
 from porter.cstutil import element_at, simple_assign, target_place
-from porter.scopes import bindings_of, called_method_returns, called_returns, instance_class, owner, values_of
+from porter.scopes import bindings_of, called_file_returns, instance_class, owner, values_of
 
 SEQUENCES = ("keras.utils.Sequence", "keras.utils.data_utils.Sequence")
 # Keras 3's successor of `Sequence`, which Keras on the IPU would refuse the same way (IPU163 says
@@ -126,8 +126,7 @@ def _assigned_values(ctx: FileContext, name: cst.Name) -> List[Optional[cst.Base
 
 def _returned(ctx: FileContext, call: cst.BaseExpression) -> List[cst.BaseExpression]:
     """What each ``return`` gives of the function or method of the file that ``call`` runs."""
-    function, returned = called_returns(ctx, call)
-    return returned if function is not None else called_method_returns(ctx, call)[1]
+    return called_file_returns(ctx, call)[1]
 
 
 def _image_generator(ctx: FileContext, node) -> bool:
