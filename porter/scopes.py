@@ -10,7 +10,7 @@ from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple, Unio
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import argument
+from porter.cstutil import argument, keyword
 
 Owner = Union[cst.Module, cst.FunctionDef]  # a scope: a function, or the module
 
@@ -210,11 +210,8 @@ def _flag_given(ctx: FileContext, test: cst.BaseExpression, function: cst.Functi
     if param is None or any(arg.star for arg in call.args) or any(
             name == param.name.value for _, name, _ in assignments(ctx, function)):
         return None
-    given = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == param.name.value), None)
     place = next((index for index, each in enumerate(listed) if each is param), None)
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if given is None and place is not None and place < len(positional):
-        given = positional[place]
+    given = argument(call, param.name.value, place) if place is not None else keyword(call, param.name.value)
     value = given.value if given is not None else param.default
     if not isinstance(value, cst.Name) or value.value not in ("True", "False"):
         return None
