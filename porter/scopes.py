@@ -10,7 +10,7 @@ from typing import AbstractSet, Dict, Iterator, List, Optional, Set, Tuple, Unio
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, walk
-from porter.cstutil import argument, keyword
+from porter.cstutil import argument, is_name, keyword
 
 Owner = Union[cst.Module, cst.FunctionDef]  # a scope: a function, or the module
 
@@ -285,6 +285,15 @@ def returns_of(function: cst.FunctionDef) -> List[cst.Return]:
     """The ``return <value>`` statements of ``function`` (not of the functions nested in it)."""
     return [node for node in walk(function.body, skip=(cst.FunctionDef, cst.Lambda, cst.ClassDef))
             if isinstance(node, cst.Return) and node.value is not None]
+
+
+def returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
+    """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    returned = returns_of(function)
+    return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
 
 
 def called_returns(ctx: FileContext, call: cst.BaseExpression

@@ -1,4 +1,4 @@
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import Collection, Dict, List, NamedTuple, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -22,8 +22,8 @@ from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, number_value,
-                                              ragged_or_sparse, self_attribute_values, string_layer_names,
-                                              to_tensor_length)
+                                              ragged_or_sparse, saved_graph_names, self_attribute_values,
+                                              string_layer_names, to_tensor_length)
 from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
@@ -214,6 +214,8 @@ class DropRemainder(Rule):
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
         "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
+        "A string layer, a TF Hub layer or a loaded saved model run by a `map` after the `.batch()` gives "
+        "batches of no static size: what training reads is batched again after it. "
         "A step count that rounds up the batches "
         "of a finite dataset that now drops its last one (`validation_steps=math.ceil(n / B)`, `steps=n // B + "
         "1`) would ask for one more than there are: it becomes `n // B`, or is reported when the porter cannot "
@@ -1472,6 +1474,27 @@ class DropRemainder(Rule):
             vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
             train_ds = raw_train.batch(32, drop_remainder=True).map(lambda text, label: (vectorizer(text), label))
             model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
+        # So does a TF Hub layer (or a loaded saved model): its graph gives the shapes it was saved with.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+            preprocess = hub.KerasLayer("https://tfhub.dev/tensorflow/some-preprocess/3")
+            train_ds = raw_train.batch(32).map(lambda text, label: (preprocess(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(train_ds, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+            preprocess = hub.KerasLayer("https://tfhub.dev/tensorflow/some-preprocess/3")
+            train_ds = raw_train.batch(32, drop_remainder=True).map(lambda text, label: (preprocess(text), label))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train_ds.unbatch().batch(32, drop_remainder=True), epochs=2)
             """,
         ),
@@ -3020,7 +3043,8 @@ class DropRemainder(Rule):
         of the training call is batched again, after it. Reported instead when that cannot help (a
         ``TextVectorization`` without ``output_sequence_length``) or cannot be written (batched in a
         function of the file, by a size the caller may not know)."""
-        names = string_layer_names(ctx)
+        # what each name that loses the static batch size holds
+        names = {**saved_graph_names(ctx), **{name: "a string layer" for name in string_layer_names(ctx)}}
         for found in batches if names else ():
             layer = _mapped_string_layer(ctx, found.later, names)
             size = found.batch.args[0].value if found.batch.args and not found.batch.args[0].keyword else None
@@ -3036,11 +3060,11 @@ class DropRemainder(Rule):
                            "`output_sequence_length=n` and port again", fixed=False)
             elif helper is not found.entry.owner:  # its batch size may be a name only that function knows
                 ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}`, whose "
-                           f"`.map()` after its `.batch()`{_in_function(helper)} runs `{layer}`, a string layer whose "
+                           f"`.map()` after its `.batch()`{_in_function(helper)} runs `{layer}`, {names[layer]} whose "
                            "output has no static batch size, which the IPU requires: batch it again where it is "
                            "used (`.unbatch().batch(n, drop_remainder=True)`)", fixed=False)
             else:
-                self._rebatch_after_map(ctx, found, layer, code_of(ctx, size))
+                self._rebatch_after_map(ctx, found, f"`{layer}`, {names[layer]}", code_of(ctx, size))
 
     def _rebatch_after_map(self, ctx, found, layer: str, size_code: str) -> None:
         """``fit(train)`` becomes ``fit(train.unbatch().batch(size, drop_remainder=True))``."""
@@ -3048,8 +3072,7 @@ class DropRemainder(Rule):
         ctx.replace(found.entry.call, layout(*call_columns(ctx, found.entry)))
         ctx.report(self.code, found.value, f"`{found.method}` gets `{code_of(ctx, found.value)}` batched again "
                    f"(`.unbatch().batch({size_code}, drop_remainder=True)`): the `.map()` after its `.batch()` "
-                   f"runs `{layer}`, a string layer whose output has no static batch size, which the IPU "
-                   "requires", fixed=True)
+                   f"runs {layer} whose output has no static batch size, which the IPU requires", fixed=True)
 
     def _library_datasets(self, ctx) -> None:
         """``hf_dataset.to_tf_dataset(batch_size=...)`` (Hugging Face) batches with a partial last
@@ -3397,8 +3420,8 @@ def _sliced_whole(ctx, padded: cst.Call) -> bool:
 _SHAPE_KEEPING = frozenset({"shuffle", "repeat", "cache", "prefetch", "take", "skip", "filter", "shard"})
 
 
-def _mapped_string_layer(ctx, calls, names: set) -> Optional[str]:
-    """The first of the string layers ``names`` that a ``.map()`` among ``calls`` runs."""
+def _mapped_string_layer(ctx, calls, names: Collection[str]) -> Optional[str]:
+    """The first of ``names`` (string layers, saved graphs) that a ``.map()`` among ``calls`` runs."""
     return next((node.func.value for call in calls if call.func.attr.value == "map"
                  for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)
                  and isinstance(node.func, cst.Name) and node.func.value in names), None)

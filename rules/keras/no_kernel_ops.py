@@ -2,19 +2,18 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import SharedKey, code_of, walk
+from porter.context import code_of, walk
 from porter.cstutil import is_name
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule
 from porter.rules._tf.ops import COMPLEX_MAKERS, IMAGE_DECODING, NO_KERNEL, OTHER_DECODING
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import is_jit_compiled, method_named, plain_functions, step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               host_only, in_outside_compilation, is_run_call, mapped_nodes, run_by_keras,
-                                               subclasses_of)
+                                               host_only, in_outside_compilation, is_run_call, mapped_node_ids,
+                                               run_by_keras, subclasses_of)
 
 _PREFIXES = ("tensorflow.compat.v1.", "tensorflow.compat.v2.", "tensorflow.")
 _DECODING = {**IMAGE_DECODING, **OTHER_DECODING}
-_MAPPED: SharedKey[Set[int]] = SharedKey("keras-no-kernel-mapped")
 _UNSUPPORTED = "(Targeting the IPU from TensorFlow 2, \"Unsupported operations\")"
 _ADVICE = ("compute it in the `tf.data` pipeline (`dataset.map`) or on the host before the model is given the "
            "data, or in `ipu.scopes.outside_compilation_scope()`")
@@ -72,7 +71,7 @@ def _compiled_methods(ctx) -> List[Tuple[cst.FunctionDef, str]]:
 def _host_class(ctx, name: str) -> bool:
     """Every instance of the class ``name`` is made in, or assigned to a name only read in, what
     ``dataset.map`` runs."""
-    mapped = _mapped(ctx)
+    mapped = mapped_node_ids(ctx)
     made = [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Name) and call.func.value == name]
     holders = set()
     for call in made:
@@ -88,17 +87,11 @@ def _host_class(ctx, name: str) -> bool:
 def _in_host_model(ctx, layer: cst.Call) -> bool:
     """A layer made in what ``dataset.map`` runs, or in the value of a name only that reads
     (``preprocess = Sequential([Lambda(spectrogram)])`` used in ``dataset.map``)."""
-    if id(layer) in _mapped(ctx):
+    if id(layer) in mapped_node_ids(ctx):
         return True
     assign = ctx.enclosing(layer, cst.Assign)
     target = assign.targets[0].target if assign is not None else None
     return isinstance(target, cst.Name) and bool(host_only(ctx, {target.value}))
-
-
-def _mapped(ctx) -> Set[int]:
-    """The nodes of what the file's ``dataset.map(...)`` calls run on the host."""
-    return ctx.shared(_MAPPED, lambda: {id(node) for call in ctx.nodes(cst.Call) if isinstance(
-        call.func, cst.Attribute) and call.func.attr.value == "map" for node in mapped_nodes(ctx, call)})
 
 
 def _device_roots(ctx) -> List[Tuple[cst.CSTNode, str]]:
@@ -124,7 +117,7 @@ def _device_roots(ctx) -> List[Tuple[cst.CSTNode, str]]:
         step = _run_step(ctx, call)
         if step is not None:
             roots.append((step, f"`{code_of(ctx, call.args[0].value)}`, run by `{code_of(ctx, call.func)}`"))
-    mapped = _mapped(ctx)
+    mapped = mapped_node_ids(ctx)
     # a jit-compiled function or a Lambda's function that `dataset.map` runs is host code
     return [(root, name) for root, name in roots if id(root) not in mapped]
 
@@ -368,7 +361,7 @@ class NoKernelOps(Rule):
         if not calls:
             return
         device = _device_code(ctx)
-        mapped = _mapped(ctx)
+        mapped = mapped_node_ids(ctx)
         by_statement: Dict[int, List[Tuple[cst.Call, str, str]]] = {}
         for call, name in calls:
             where = self._where(ctx, call, device, mapped)

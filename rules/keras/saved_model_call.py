@@ -10,13 +10,10 @@ from porter.cstutil import is_name
 from porter.rule import KERAS, NOTE, WARN, WARNING, Example, Rule
 from porter.rules.keras._analysis.custom_loop import run_targets
 from porter.rules.keras._analysis.datasets import given_arguments
-from porter.rules.keras._analysis.util import COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES, subclasses_of
+from porter.rules.keras._analysis.util import (COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
+                                               SAVED_MODEL_LOADERS, called_on_text, mapped_node_ids, subclasses_of)
 from porter.scopes import assignments, owner
 
-# Loaders of a whole saved model as a Python object (not a Keras model, which the strategy rules
-# place): calling it runs the graph it holds.
-LOADERS = frozenset({"tensorflow.saved_model.load", "tensorflow.compat.v2.saved_model.load",
-                     "tensorflow_hub.load"})
 
 
 class SavedModelCall(Rule):
@@ -35,7 +32,10 @@ class SavedModelCall(Rule):
         "`strategy.run(...)` inside `strategy.scope()` (Targeting the IPU from TensorFlow 2); every "
         "operation of the saved graph must then compile for the IPU, which detection models with "
         "non-maximum suppression often do not. Calls inside a function already run by `strategy.run` are "
-        "not reported, nor models loaded with `keras.models.load_model` or `hub.KerasLayer`. A note: the "
+        "not reported, nor calls in what a `dataset.map(...)` runs (the host's input pipeline, where a "
+        "featurizer belongs), nor calls on strings written in the code (`encoder([\"a fine film\"])`: a text module's "
+        "string ops do not run on the IPU, so the host is where they belong), nor models loaded with "
+        "`keras.models.load_model` or `hub.KerasLayer`. A note: the "
         "graph runs on the CPU as it did, so `--check` passes (`--strict` fails on it). A saved model that a "
         "Keras model or layer holds (`self.embed = hub.load(url)`) and calls in `call` or `train_step` is "
         "compiled for the IPU with the model: a warning, since a text module's string ops or a detector's "
@@ -102,6 +102,31 @@ class SavedModelCall(Rule):
             """,
             reported=False,
         ),
+        # A text module, or a reloaded text classifier, tried on sentences written in the code: strings
+        # only run on the host, where the call already is.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+            encoder = hub.load("https://tfhub.dev/google/some-sentence-encoder/4")
+            print(encoder(["a fine film", "a dull film"]))
+            reloaded = tf.saved_model.load("exported/text_classifier")
+            reviews = tf.constant(["a fine film", "a dull film"])
+            print(tf.sigmoid(reloaded.signatures["serving_default"](reviews)["classifier"]))
+            """,
+            reported=False,
+        ),
+        # Run by the tf.data pipeline, on the host, before the model gets the batches.
+        Example(
+            """\
+            import tensorflow as tf
+
+            featurize = tf.saved_model.load("exported/featurizer")
+            train_ds = raw_train_ds.map(lambda text, label: (featurize(text), label))
+            """,
+            reported=False,
+        ),
         # Held by a Keras model and called in `call`: compiled for the IPU with the model.
         Example(
             """\
@@ -142,7 +167,7 @@ class SavedModelCall(Rule):
     )
 
     def run(self, ctx) -> None:
-        if not any(ctx.qualified_name(call.func) in LOADERS for call in ctx.nodes(cst.Call)):
+        if not any(ctx.qualified_name(call.func) in SAVED_MODEL_LOADERS for call in ctx.nodes(cst.Call)):
             return
         self._report_held(ctx)
         on_device = run_targets(ctx)
@@ -155,8 +180,9 @@ class SavedModelCall(Rule):
             if loader is None:
                 continue
             function = ctx.enclosing_function(call)
-            if function is not None and function.name.value in on_device:
-                continue
+            if function is not None and function.name.value in on_device or called_on_text(ctx, call) \
+                    or id(call) in mapped_node_ids(ctx):
+                continue  # on the IPU already, given strings only the host can run, or in the host's tf.data pipeline
             reported.add(root.value)
             ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` runs a saved model loaded with "
                        f"`{loader}` on the CPU: the IPU strategy does not place it; to run it on the IPU, "
@@ -260,7 +286,7 @@ def _loader_of(ctx, value: cst.BaseExpression) -> Optional[str]:
     if not isinstance(value, cst.Call):
         return None
     qualified = ctx.qualified_name(value.func)
-    return code_of(ctx, value.func) if qualified in LOADERS else None
+    return code_of(ctx, value.func) if qualified in SAVED_MODEL_LOADERS else None
 
 
 def _through_signatures(func: cst.BaseExpression) -> bool:

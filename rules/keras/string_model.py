@@ -8,11 +8,12 @@ from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
-from porter.rules.keras._analysis.util import (COMPILED_METHODS, INPUTS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               LOOKUP_LAYERS, assigned_layers, host_only, layer_made, subclasses_of)
+from porter.rules.keras._analysis.util import (COMPILED_METHODS, HUB_LAYER, INPUTS, KERAS_LAYER_CLASSES,
+                                               KERAS_MODEL_CLASSES, LOOKUP_LAYERS, assigned_layers, host_only, layer_made,
+                                               subclasses_of)
+from porter.scopes import is_module_function, local_calls, returned_local, returns_of
 
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
-_HUB_LAYER = "tensorflow_hub.KerasLayer"
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _MODELS = _SEQUENTIAL | {"keras.Model", "keras.models.Model"}
 _UNSUPPORTED = "(Targeting the IPU from TensorFlow 2, \"Unsupported operations\")"
@@ -121,6 +122,45 @@ def _holder(ctx, value: cst.BaseExpression) -> Optional[str]:
             and isinstance(call.func.value, cst.Name):
         return call.func.value.value
     return None
+
+
+def _hub_advice(ctx, layer: cst.Call) -> str:
+    """What to do with a TF Hub layer that takes strings: its tokenizer is inside the saved module,
+    so the whole layer moves to the host pipeline, and a ``trainable=True`` one is no longer trained."""
+    advice = (f"string ops do not run on the IPU {_UNSUPPORTED}, and its text processing is inside the saved "
+              "module: run the layer in the `tf.data` pipeline (`dataset.map(lambda text, label: "
+              "(hub_layer(text), label))`) and give the model the vectors it makes")
+    trainable = keyword(layer, "trainable")
+    if trainable is not None and not is_name(trainable.value, "False"):
+        advice += f"; the layer is then not fine-tuned (`{code_of(ctx, trainable)}` no longer trains it)"
+    return advice
+
+
+def _model_names(ctx, model_call: cst.Call) -> Set[str]:
+    """The names the model ``model_call`` makes is held by: ``preprocess = keras.Model(...)``, or,
+    made and returned by a function of the file (``return keras.Model(...)``, or a local it only
+    returns), the names its callers assign its result to (``preprocess = make_preprocess_model()``).
+    Empty when a holder is unknown, so that the model is taken for one the IPU runs."""
+    parent = ctx.parent(model_call)
+    function = ctx.enclosing_function(model_call)
+    returned = function is not None and is_module_function(ctx, function) and (
+        isinstance(parent, cst.Return) or returned_local(function, parent) and _only_returned(function, parent))
+    if not returned:
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) else None
+        return {target.value} if isinstance(target, cst.Name) else set()
+    holders = [ctx.parent(call) for call in local_calls(ctx, function)]
+    if not holders or not all(isinstance(holder, cst.Assign) and isinstance(holder.targets[0].target, cst.Name)
+                              for holder in holders):
+        return set()
+    return {holder.targets[0].target.value for holder in holders}
+
+
+def _only_returned(function: cst.FunctionDef, assign: cst.Assign) -> bool:
+    """The local ``assign`` binds is read by ``function`` only where it returns it (not compiled,
+    fitted or summarised there)."""
+    local = assign.targets[0].target.value
+    mentions = [node for node in walk(function.body) if isinstance(node, cst.Name) and node.value == local]
+    return len(mentions) == 1 + len(returns_of(function))  # its assignment, and the returns
 
 
 def _layer_key(ctx, layer: cst.BaseExpression):
@@ -370,6 +410,72 @@ class StringModel(Rule):
             model.fit(train_ds, epochs=5)
             """,
         ),
+        # A TF Hub text embedding fine-tuned in the model: its tokenizer is in the saved module.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+            embed = hub.KerasLayer("https://tfhub.dev/google/some-text-embedding/2", input_shape=[], dtype=tf.string,
+                                   trainable=True)
+            model = tf.keras.Sequential([embed, tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+            """,
+        ),
+        # The same layer run only by the tf.data pipeline, and on sentences written in the code: host code.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+            embed = hub.KerasLayer("https://tfhub.dev/google/some-text-embedding/2", input_shape=[], dtype=tf.string)
+            train_ds = raw_train_ds.map(lambda text, label: (embed(text), label))
+            print(embed(["a fine film"]))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(1)])
+            """,
+            reported=False,
+        ),
+        # A text preprocessing model made and returned by a function, which only the tf.data pipeline
+        # runs (through a parameter of another function): host code.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+
+            def make_preprocess_model():
+                sentence = tf.keras.layers.Input(shape=(), dtype=tf.string)
+                packed = hub.KerasLayer("https://tfhub.dev/tensorflow/some-preprocess/3")(sentence)
+                return tf.keras.Model(sentence, packed)
+
+
+            def load_split(name, preprocess):
+                return tf.data.experimental.load(name).map(lambda text, label: (preprocess(text), label))
+
+
+            preprocess = make_preprocess_model()
+            train_ds = load_split("train", preprocess)
+            """,
+            reported=False,
+        ),
+        # The same function's model kept as a local that is also compiled there: a model the IPU runs.
+        Example(
+            """\
+            import tensorflow as tf
+            import tensorflow_hub as hub
+
+
+            def make_classifier():
+                sentence = tf.keras.layers.Input(shape=(), dtype=tf.string)
+                pooled = hub.KerasLayer("https://tfhub.dev/tensorflow/some-encoder/3")(sentence)["pooled_output"]
+                model = tf.keras.Model(sentence, tf.keras.layers.Dense(1)(pooled))
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            classifier = make_classifier()
+            train_ds = raw_train_ds.map(lambda text, label: (classifier(text), label))
+            """,
+        ),
         # Numeric columns only: no lookups.
         Example(
             """\
@@ -434,8 +540,11 @@ class StringModel(Rule):
                 models_reported |= models
                 ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
                            fixed=False)
-            elif ctx.qualified_name(call.func) == _HUB_LAYER and self._takes_strings(ctx, call):
-                ctx.report(self.code, call, f"this TF Hub layer takes strings: {_ADVICE}", fixed=False)
+            elif ctx.qualified_name(call.func) == HUB_LAYER and self._takes_strings(ctx, call):
+                holder = _holder(ctx, call)
+                if holder is not None and host_only(ctx, {holder}):
+                    continue  # run by the tf.data pipeline, on the host already
+                ctx.report(self.code, call, f"this TF Hub layer takes strings: {_hub_advice(ctx, call)}", fixed=False)
             elif name in _SEQUENTIAL or self._is_add(call):
                 if self._assigned_only_to_maps(ctx, call):
                     continue
@@ -535,13 +644,10 @@ class StringModel(Rule):
         variable = _holder(ctx, input_call)
         models = set()
         for call in ctx.nodes(cst.Call):
-            if ctx.keras_name(call.func) not in _MODELS or not isinstance(ctx.parent(call), cst.Assign):
-                continue
-            target = ctx.parent(call).targets[0].target
-            if isinstance(target, cst.Name) and any(
+            if ctx.keras_name(call.func) in _MODELS and any(
                     node is input_call or isinstance(node, cst.Name) and node.value == variable
                     for arg in call.args for node in walk(arg.value)):
-                models.add(target.value)
+                models |= _model_names(ctx, call)
         return models
 
     @staticmethod

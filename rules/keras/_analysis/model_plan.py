@@ -46,7 +46,8 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
 from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns,
                                                host_only, keras_subclasses, library_subclass_definitions,
                                                subclass_definitions)
-from porter.scopes import fresh_name, is_module_function, local_calls, parameter_names, returns_of, values_of
+from porter.scopes import (fresh_name, is_module_function, local_calls, parameter_names, returned_local, returns_of,
+                           values_of)
 
 # A model rebuilt from its saved architecture (`to_json()`, `get_config()`), given its weights
 # after (`load_weights`): new, and not compiled.
@@ -352,15 +353,6 @@ def _subscript_targets(function: cst.FunctionDef) -> Set[str]:
     return {target.target.value.value for node in walk(function) if isinstance(node, cst.Assign)
             for target in node.targets if isinstance(target.target, cst.Subscript)
             and isinstance(target.target.value, cst.Name)}
-
-
-def _returned_local(function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
-    """``assign`` binds one local name that every ``return`` of ``function`` gives back."""
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)):
-        return False
-    returned = returns_of(function)
-    return bool(returned) and all(is_name(node.value, assign.targets[0].target.value) for node in returned)
 
 
 def gives_strategy(function: cst.FunctionDef, value: cst.BaseExpression, made: Set[int],
@@ -1212,7 +1204,7 @@ class _Analysis:
         and returns), if any."""
         function = self.ctx.enclosing_function(call)
         parent = self.ctx.parent(call)
-        if function is None or not (isinstance(parent, cst.Return) or _returned_local(function, parent)):
+        if function is None or not (isinstance(parent, cst.Return) or returned_local(function, parent)):
             return None
         return function if is_module_function(self.ctx, function) or self._method_class(function) else None
 

@@ -7,7 +7,7 @@ from typing import AbstractSet, Callable, Dict, Iterator, List, Optional, Set, T
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, walk
+from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_name, keyword
 from porter.scopes import assignments, called_returns, local_function, owner, values_of
 
@@ -227,6 +227,30 @@ def string_layer_names(ctx: FileContext) -> set:
     return set(assigned_layers(ctx, STRING_LAYERS))
 
 
+# Loaders of a whole saved model as a Python object (not a Keras model): calling it runs the graph it
+# holds, with the output shapes recorded when it was saved.
+SAVED_MODEL_LOADERS = frozenset({"tensorflow.saved_model.load", "tensorflow.compat.v2.saved_model.load",
+                                 "tensorflow_hub.load"})
+HUB_LAYER = "tensorflow_hub.KerasLayer"
+
+
+def saved_graph_names(ctx: FileContext) -> Dict[str, str]:
+    """{name: what it holds} for the names assigned a loaded saved model, one of its signatures
+    (``serve = tf.saved_model.load(d).signatures["serving_default"]``) or a TF Hub layer: a call
+    of it gives the shapes its graph was saved with, a batch dimension of ``None``."""
+    names = {}
+    for assign in ctx.nodes(cst.Assign):
+        value = assign.value
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        qualified = ctx.qualified_name(value.func) if isinstance(value, cst.Call) else None
+        if qualified in SAVED_MODEL_LOADERS or qualified == HUB_LAYER:
+            what = ("a TF Hub layer" if qualified == HUB_LAYER
+                    else f"a saved model loaded with `{code_of(ctx, value.func)}`")
+            names.update((target.target.value, what) for target in assign.targets if isinstance(target.target, cst.Name))
+    return names
+
+
 def layer_made(ctx: FileContext, value: cst.BaseExpression, kinds: AbstractSet[str]) -> Optional[str]:
     """The layer of ``kinds`` that ``value`` makes: ``StringLookup(...)``, one of the branches of a
     conditional, or a call of a class held by a variable of the same function."""
@@ -277,15 +301,19 @@ HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "s
 _MAPPED: SharedKey[Set[int]] = SharedKey("keras-mapped-nodes")
 
 
+def mapped_node_ids(ctx: FileContext) -> Set[int]:
+    """The ids of the nodes of what the file's ``dataset.map(...)`` calls run on the host."""
+    return ctx.shared(_MAPPED, lambda: {id(node) for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                                        and call.func.attr.value == "map" for node in mapped_nodes(ctx, call)})
+
+
 def host_only(ctx: FileContext, names: Set[str],
               host_call: Optional[Callable[[cst.Call], bool]] = None) -> Set[str]:
     """Those of ``names`` that only ``dataset.map(...)`` runs: read there, and elsewhere only
     assigned, adapted or asked their vocabulary (a preprocessing layer or model of the host
     pipeline, whose variables belong on the host). With ``host_call``, the names may also be
     called where ``host_call`` says the call runs on the host, and need not be read in a map."""
-    mapped = ctx.shared(_MAPPED, lambda: {
-        id(node) for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-        and call.func.attr.value == "map" for node in mapped_nodes(ctx, call)})
+    mapped = mapped_node_ids(ctx)
     in_maps, elsewhere = set(), set()
     for node in ctx.nodes(cst.Name):
         if node.value not in names:
@@ -326,9 +354,15 @@ def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
 
 def _on_text(ctx: FileContext, call: cst.CSTNode, func: cst.Name) -> bool:
     """``vectorize(["a wonderful film"])``: a layer called on strings written in the code (a try of
-    the trained model on new text), which runs on the host; also through a variable every value of
-    which is such text (``sentences = tf.constant(["a wonderful film", ...])``)."""
-    if not (isinstance(call, cst.Call) and call.func is func and call.args):
+    the trained model on new text), which runs on the host."""
+    return isinstance(call, cst.Call) and call.func is func and called_on_text(ctx, call)
+
+
+def called_on_text(ctx: FileContext, call: cst.Call) -> bool:
+    """``embed(["a wonderful film"])``: ``call`` is given, first, strings written in the code, also
+    through a variable every value of which is such text (``sentences = tf.constant(["a wonderful
+    film", ...])``)."""
+    if not call.args:
         return False
     text = call.args[0].value
     if isinstance(text, cst.Name):
@@ -339,9 +373,13 @@ def _on_text(ctx: FileContext, call: cst.CSTNode, func: cst.Name) -> bool:
 
 def _written_text(ctx: FileContext, text: cst.BaseExpression) -> bool:
     """Strings written in the code: a literal, a list or tuple of them, or a tensor or array made
-    of one (``tf.constant([...])``, ``np.array([...])``)."""
+    of one (``tf.constant([...])``, ``np.array([...])``, also through a variable that holds the list)."""
     if isinstance(text, cst.Call) and text.args and (ctx.qualified_name(text.func) or "") in _TEXT_TENSOR_MAKERS:
         text = text.args[0].value
+    if isinstance(text, cst.Name) and not _string(ctx, text):  # `tf.constant(examples)`, a list of them
+        values = values_of(ctx, text)
+        return bool(values) and all(isinstance(value, (cst.List, cst.Tuple)) and _written_text(ctx, value)
+                                    for value in values)
     items = [element.value for element in text.elements] if isinstance(text, (cst.List, cst.Tuple)) else [text]
     return bool(items) and all(_string(ctx, item) for item in items)
 
