@@ -6,6 +6,7 @@ import libcst as cst
 from porter.context import code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
+from porter.scopes import local_function, returns_of
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, INPUTS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
@@ -121,6 +122,51 @@ def _holder(ctx, value: cst.BaseExpression) -> Optional[str]:
             and isinstance(call.func.value, cst.Name):
         return call.func.value.value
     return None
+
+
+def _model_names(ctx, model: cst.Call) -> Set[str]:
+    """The names that hold the model ``model`` builds: ``model = keras.Model(...)``; or, where a function
+    of the file returns it (``return keras.Model(...)``, ``return inputs, model``), the names its callers
+    assign that result to (``inputs, preprocessor = build_preprocessing(...)``), so that a builder's
+    preprocessing model is followed to the ``map`` that runs it."""
+    parent = ctx.parent(model)
+    local = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+        and isinstance(parent.targets[0].target, cst.Name) else None
+    function = ctx.enclosing_function(model)
+    positions = {position for ret in (returns_of(function) if function is not None else [])
+                 for position in [_returned_at(ret.value, model, local)] if position != _NOT_RETURNED}
+    if not positions:
+        return {local} if local is not None else set()
+    names = set()
+    for call in ctx.nodes(cst.Call):
+        holder = ctx.parent(call)
+        if not (isinstance(call.func, cst.Name) and isinstance(holder, cst.Assign) and len(holder.targets) == 1
+                and local_function(ctx, call.func.value, call) is function):
+            continue
+        target = holder.targets[0].target
+        for position in positions:
+            if position is None and isinstance(target, cst.Name):
+                names.add(target.value)
+            elif position is not None and isinstance(target, (cst.Tuple, cst.List)) \
+                    and position < len(target.elements) and isinstance(target.elements[position].value, cst.Name):
+                names.add(target.elements[position].value.value)
+    return names
+
+
+_NOT_RETURNED = -1
+
+
+def _returned_at(value: cst.BaseExpression, model: cst.Call, local: Optional[str]):
+    """Where ``return value`` gives the model: None for the whole value, the index of a tuple's
+    item, or ``_NOT_RETURNED``."""
+    def is_model(node: cst.BaseExpression) -> bool:
+        return node is model or local is not None and is_name(node, local)
+
+    if is_model(value):
+        return None
+    if isinstance(value, cst.Tuple):
+        return next((index for index, element in enumerate(value.elements) if is_model(element.value)), _NOT_RETURNED)
+    return _NOT_RETURNED
 
 
 def _layer_key(ctx, layer: cst.BaseExpression):
@@ -277,6 +323,40 @@ class StringModel(Rule):
             """,
             reported=False,
         ),
+        # A preprocessing model that a builder returns with its inputs, run by the tf.data pipeline only:
+        # the model trained in the scope takes the numbers it makes.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build_preprocessing(vocabulary):
+                inputs = {"city": keras.Input(shape=(1,), name="city", dtype="string")}
+                lookup = keras.layers.StringLookup(vocabulary=vocabulary, output_mode="one_hot")
+                return inputs, keras.Model(inputs, lookup(inputs["city"]))
+
+
+            inputs, preprocessor = build_preprocessing(cities)
+            train_ds = raw_ds.map(lambda row, label: (preprocessor(row), label))
+            classifier = keras.Sequential([keras.layers.Dense(1, input_shape=(preprocessor.output_shape[-1],))])
+            classifier.fit(train_ds, epochs=5)
+            """,
+            reported=False,
+        ),
+        # A preprocessing model of the pipeline wrapped with the classifier into an end-to-end model
+        # that predicts on raw rows: that model runs the lookups on the IPU.
+        Example(
+            """\
+            from tensorflow import keras
+
+            city = keras.Input(shape=(1,), name="city", dtype="string")
+            preprocessor = keras.Model(city, keras.layers.StringLookup(vocabulary=cities, output_mode="one_hot")(city))
+            train_ds = raw_ds.map(lambda row, label: (preprocessor(row), label))
+            classifier.fit(train_ds, epochs=5)
+            end_to_end = keras.Model(city, classifier(preprocessor(city)))
+            print(end_to_end.predict({"city": tf.constant([["Paris"]])}))
+            """,
+        ),
         # Lookup layers called on a functional model's inputs: the dtype of each input is chosen per
         # column, and the layers are called in a loop over a dict of inputs.
         Example(
@@ -426,14 +506,15 @@ class StringModel(Rule):
             name = ctx.keras_name(call.func)
             if name in INPUTS and self._takes_strings(ctx, call):
                 models = self._models_of(ctx, call)
-                if models and host_only(ctx, models) == models:
+                on_host = host_only(ctx, models)
+                if models and on_host == models:
                     continue  # a preprocessing model the tf.data pipeline runs
                 string_inputs.add(id(call))
                 if models and models <= models_reported:
                     continue
                 models_reported |= models
-                ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
-                           fixed=False)
+                mapped = {name for name in models if self._mapped_model(ctx, name)}
+                ctx.report(self.code, call, self._strings_message(ctx, call, models - mapped, mapped), fixed=False)
             elif ctx.qualified_name(call.func) == _HUB_LAYER and self._takes_strings(ctx, call):
                 ctx.report(self.code, call, f"this TF Hub layer takes strings: {_ADVICE}", fixed=False)
             elif name in _SEQUENTIAL or self._is_add(call):
@@ -529,19 +610,42 @@ class StringModel(Rule):
                        f"must compile: {_ADVICE}", fixed=False)
 
     @staticmethod
+    def _mapped_model(ctx, name: str) -> bool:
+        """Whether the tf.data pipeline runs the model ``name`` (``preprocessor``), which may also be
+        built into another model (``keras.Model(inputs, classifier(preprocessor(inputs)))``)."""
+        def in_model_built(call: cst.Call) -> bool:
+            return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _MODELS for node in ctx.ancestors(call))
+        return bool(host_only(ctx, {name})) or bool(host_only(ctx, {name}, in_model_built)) and any(
+            isinstance(node, cst.Call) and is_name(node.func, name) and not in_model_built(node)
+            for node in ctx.nodes(cst.Call))
+
+    @staticmethod
+    def _strings_message(ctx, input_call: cst.Call, on_device: Set[str], on_host: Set[str]) -> str:
+        """What a model that takes strings must change; where the same inputs also make a preprocessing
+        model that the tf.data pipeline runs (``preprocessor``), the models that wrap it (an end-to-end
+        model for raw rows) are named, with the split that already works: the pipeline's output fed to
+        the trained model."""
+        if not (on_device and on_host):
+            return f"the model takes strings (`{code_of(ctx, input_call)}`): {_ADVICE}"
+        wrapping = ", ".join(f"`{name}`" for name in sorted(on_device))
+        host = ", ".join(f"`{name}`" for name in sorted(on_host))
+        subject = f"the model {wrapping} takes" if len(on_device) == 1 else f"the models {wrapping} take"
+        return (f"{subject} strings (`{code_of(ctx, input_call)}`) and runs on the IPU what the `tf.data` "
+                f"pipeline runs on the host with {host}: string ops do not run on the IPU {_UNSUPPORTED}; give the "
+                f"trained model what {host} makes in the `tf.data` pipeline (`dataset.map`), also for the rows to "
+                f"predict, instead of running {wrapping} on the raw columns")
+
+    @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:
         """The names of the models built on an ``Input``: ``keras.Model(...)`` or ``Sequential([...])``
         calls assigned to a name that mention the input (or the variable or container that holds it)."""
         variable = _holder(ctx, input_call)
         models = set()
         for call in ctx.nodes(cst.Call):
-            if ctx.keras_name(call.func) not in _MODELS or not isinstance(ctx.parent(call), cst.Assign):
-                continue
-            target = ctx.parent(call).targets[0].target
-            if isinstance(target, cst.Name) and any(
+            if ctx.keras_name(call.func) in _MODELS and any(
                     node is input_call or isinstance(node, cst.Name) and node.value == variable
                     for arg in call.args for node in walk(arg.value)):
-                models.add(target.value)
+                models |= _model_names(ctx, call)
         return models
 
     @staticmethod

@@ -272,8 +272,10 @@ def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
 
 
 # What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
+# What a host layer or preprocessing model is asked besides being run: fitting it to data, and reading
+# what it makes (``preprocessor.output_shape[-1]`` to size the model that takes its output).
 HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "set_vocabulary", "get_config",
-                                "update_state"})
+                                "update_state", "output_shape", "summary"})
 _MAPPED: SharedKey[Set[int]] = SharedKey("keras-mapped-nodes")
 
 
@@ -293,12 +295,21 @@ def host_only(ctx: FileContext, names: Set[str],
         parent = ctx.parent(node)
         if id(node) in mapped:
             in_maps.add(node.value)
-        elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.Attribute) and parent.value is node
+        elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or _unpacked_into(ctx, node)
+                  or isinstance(parent, cst.Attribute) and parent.value is node
                   and parent.attr.value in HOST_LAYER_METHODS or _on_text(ctx, parent, node)
                   or _handed_to_maps(ctx, node, mapped) or host_call is not None and isinstance(parent, cst.Call)
                   and parent.func is node and host_call(parent)):
             elsewhere.add(node.value)
     return (names if host_call is not None else in_maps) - elsewhere
+
+
+def _unpacked_into(ctx: FileContext, node: cst.Name) -> bool:
+    """``inputs, preprocessor = build_preprocessing(frame)``: ``node`` is bound by unpacking, not read."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        parent = ctx.parent(parent)
+    return isinstance(parent, cst.AssignTarget)
 
 
 def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
