@@ -6,11 +6,11 @@ import libcst as cst
 from porter.context import code_of, walk
 from porter.cstutil import is_name, keyword
 from porter.rule import KERAS, WARN, Example, Rule
-from porter.scopes import local_function, returns_of
 from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, INPUTS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               LOOKUP_LAYERS, assigned_layers, host_only, layer_made, subclasses_of)
+                                               LOOKUP_LAYERS, assigned_layers, host_only, layer_made, model_holders,
+                                               subclasses_of)
 
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 _HUB_LAYER = "tensorflow_hub.KerasLayer"
@@ -122,51 +122,6 @@ def _holder(ctx, value: cst.BaseExpression) -> Optional[str]:
             and isinstance(call.func.value, cst.Name):
         return call.func.value.value
     return None
-
-
-def _model_names(ctx, model: cst.Call) -> Set[str]:
-    """The names that hold the model ``model`` builds: ``model = keras.Model(...)``; or, where a function
-    of the file returns it (``return keras.Model(...)``, ``return inputs, model``), the names its callers
-    assign that result to (``inputs, preprocessor = build_preprocessing(...)``), so that a builder's
-    preprocessing model is followed to the ``map`` that runs it."""
-    parent = ctx.parent(model)
-    local = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
-        and isinstance(parent.targets[0].target, cst.Name) else None
-    function = ctx.enclosing_function(model)
-    positions = {position for ret in (returns_of(function) if function is not None else [])
-                 for position in [_returned_at(ret.value, model, local)] if position != _NOT_RETURNED}
-    if not positions:
-        return {local} if local is not None else set()
-    names = set()
-    for call in ctx.nodes(cst.Call):
-        holder = ctx.parent(call)
-        if not (isinstance(call.func, cst.Name) and isinstance(holder, cst.Assign) and len(holder.targets) == 1
-                and local_function(ctx, call.func.value, call) is function):
-            continue
-        target = holder.targets[0].target
-        for position in positions:
-            if position is None and isinstance(target, cst.Name):
-                names.add(target.value)
-            elif position is not None and isinstance(target, (cst.Tuple, cst.List)) \
-                    and position < len(target.elements) and isinstance(target.elements[position].value, cst.Name):
-                names.add(target.elements[position].value.value)
-    return names
-
-
-_NOT_RETURNED = -1
-
-
-def _returned_at(value: cst.BaseExpression, model: cst.Call, local: Optional[str]):
-    """Where ``return value`` gives the model: None for the whole value, the index of a tuple's
-    item, or ``_NOT_RETURNED``."""
-    def is_model(node: cst.BaseExpression) -> bool:
-        return node is model or local is not None and is_name(node, local)
-
-    if is_model(value):
-        return None
-    if isinstance(value, cst.Tuple):
-        return next((index for index, element in enumerate(value.elements) if is_model(element.value)), _NOT_RETURNED)
-    return _NOT_RETURNED
 
 
 def _layer_key(ctx, layer: cst.BaseExpression):
@@ -645,7 +600,7 @@ class StringModel(Rule):
             if ctx.keras_name(call.func) in _MODELS and any(
                     node is input_call or isinstance(node, cst.Name) and node.value == variable
                     for arg in call.args for node in walk(arg.value)):
-                models |= _model_names(ctx, call)
+                models |= model_holders(ctx, call)
         return models
 
     @staticmethod
