@@ -15,9 +15,10 @@ from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.fit import training_calls
-from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, RUNNING_METHODS,
-                                                    TPU_SETUP, gives_strategy, in_model_class, in_region, in_regions,
-                                                    keras_extensions_off, model_plan, setup_anchors, without_compat)
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, OVERRIDING_KERAS_MODELS,
+                                                    RUNNING_METHODS, TPU_SETUP, gives_strategy, in_model_class,
+                                                    in_region, in_regions, keras_extensions_off, model_plan,
+                                                    setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -4147,6 +4148,26 @@ run_experiment(net)
                 model.fit(train_ds, epochs=1)
             """,
         ),
+        # Keras' wide & deep model trains its two parts with its own `train_step`: the extensions are off.
+        Example(
+            """\
+            import tensorflow as tf
+
+            wide_deep = tf.keras.experimental.WideDeepModel(linear, deep, activation="sigmoid")
+            wide_deep.compile(optimizer=["ftrl", "adam"], loss="binary_crossentropy")
+            wide_deep.fit(train_ds, epochs=5)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy(enable_keras_extensions=False)
+            with strategy.scope():
+                wide_deep = tf.keras.experimental.WideDeepModel(linear, deep, activation="sigmoid")
+                wide_deep.compile(optimizer=["ftrl", "adam"], loss="binary_crossentropy")
+                wide_deep.fit(train_ds, epochs=5)
+            """,
+        ),
         # TensorFlow Recommenders' `Model` trains with its own `train_step` and `test_step` (they call the
         # `compute_loss` a subclass writes), also under a class of the file: the Keras extensions are off.
         Example(
@@ -4686,8 +4707,11 @@ run_experiment(net)
                        f"managed by Keras) for every model it runs{others}; remove the override to keep them",
                        fixed=False)
         for call in plan.library_overrides:
-            ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` makes a Hugging Face model, which overrides "
-                       "`train_step` and `test_step`: the port uses `IPUStrategy(enable_keras_extensions=False)`, "
+            made = "a wide & deep model, which overrides `train_step` to train its linear and deep parts with an " \
+                   "optimizer each" if ctx.keras_name(call.func) in OVERRIDING_KERAS_MODELS \
+                else "a Hugging Face model, which overrides `train_step` and `test_step`"
+            ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` makes {made}: the port uses "
+                       "`IPUStrategy(enable_keras_extensions=False)`, "
                        "which loses IPU Keras features (pipelining, infeeds) and the float64 to float32 cast of "
                        "`fit`'s data", fixed=False)
         for cls in plan.library_bases:

@@ -10,8 +10,8 @@ from porter.rules.keras._analysis.functional import keras_inputs_of
 from porter.rules.keras._analysis.steps import step_functions
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, HUB_LAYER, INPUTS, KERAS_LAYER_CLASSES,
                                                KERAS_MODEL_CLASSES, LOOKUP_LAYERS, assigned_layers, host_only, layer_made,
-                                               subclasses_of)
-from porter.scopes import is_module_function, local_calls, returned_local, returns_of
+                                               model_holders, subclasses_of)
+from porter.scopes import returns_of
 
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
@@ -137,22 +137,18 @@ def _hub_advice(ctx, layer: cst.Call) -> str:
 
 
 def _model_names(ctx, model_call: cst.Call) -> Set[str]:
-    """The names the model ``model_call`` makes is held by: ``preprocess = keras.Model(...)``, or,
-    made and returned by a function of the file (``return keras.Model(...)``, or a local it only
-    returns), the names its callers assign its result to (``preprocess = make_preprocess_model()``).
-    Empty when a holder is unknown, so that the model is taken for one the IPU runs."""
+    """The names the model ``model_call`` makes is held by (``model_holders``: its variable, or the
+    names the callers of a function of the file that returns it assign it to). Empty when that
+    function also compiles, fits or summarises the local it returns, so that the model is taken for
+    one the IPU runs."""
+    holders = model_holders(ctx, model_call)
     parent = ctx.parent(model_call)
     function = ctx.enclosing_function(model_call)
-    returned = function is not None and is_module_function(ctx, function) and (
-        isinstance(parent, cst.Return) or returned_local(function, parent) and _only_returned(function, parent))
-    if not returned:
-        target = parent.targets[0].target if isinstance(parent, cst.Assign) else None
-        return {target.value} if isinstance(target, cst.Name) else set()
-    holders = [ctx.parent(call) for call in local_calls(ctx, function)]
-    if not holders or not all(isinstance(holder, cst.Assign) and isinstance(holder.targets[0].target, cst.Name)
-                              for holder in holders):
+    local = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+        and isinstance(parent.targets[0].target, cst.Name) else None
+    if function is not None and local is not None and holders != {local} and not _only_returned(function, parent):
         return set()
-    return {holder.targets[0].target.value for holder in holders}
+    return holders
 
 
 def _only_returned(function: cst.FunctionDef, assign: cst.Assign) -> bool:
@@ -316,6 +312,40 @@ class StringModel(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Embedding(20000, 64), tf.keras.layers.Dense(1)])
             """,
             reported=False,
+        ),
+        # A preprocessing model that a builder returns with its inputs, run by the tf.data pipeline only:
+        # the model trained in the scope takes the numbers it makes.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            def build_preprocessing(vocabulary):
+                inputs = {"city": keras.Input(shape=(1,), name="city", dtype="string")}
+                lookup = keras.layers.StringLookup(vocabulary=vocabulary, output_mode="one_hot")
+                return inputs, keras.Model(inputs, lookup(inputs["city"]))
+
+
+            inputs, preprocessor = build_preprocessing(cities)
+            train_ds = raw_ds.map(lambda row, label: (preprocessor(row), label))
+            classifier = keras.Sequential([keras.layers.Dense(1, input_shape=(preprocessor.output_shape[-1],))])
+            classifier.fit(train_ds, epochs=5)
+            """,
+            reported=False,
+        ),
+        # A preprocessing model of the pipeline wrapped with the classifier into an end-to-end model
+        # that predicts on raw rows: that model runs the lookups on the IPU.
+        Example(
+            """\
+            from tensorflow import keras
+
+            city = keras.Input(shape=(1,), name="city", dtype="string")
+            preprocessor = keras.Model(city, keras.layers.StringLookup(vocabulary=cities, output_mode="one_hot")(city))
+            train_ds = raw_ds.map(lambda row, label: (preprocessor(row), label))
+            classifier.fit(train_ds, epochs=5)
+            end_to_end = keras.Model(city, classifier(preprocessor(city)))
+            print(end_to_end.predict({"city": tf.constant([["Paris"]])}))
+            """,
         ),
         # Lookup layers called on a functional model's inputs: the dtype of each input is chosen per
         # column, and the layers are called in a loop over a dict of inputs.
@@ -532,14 +562,15 @@ class StringModel(Rule):
             name = ctx.keras_name(call.func)
             if name in INPUTS and self._takes_strings(ctx, call):
                 models = self._models_of(ctx, call)
-                if models and host_only(ctx, models) == models:
+                on_host = host_only(ctx, models)
+                if models and on_host == models:
                     continue  # a preprocessing model the tf.data pipeline runs
                 string_inputs.add(id(call))
                 if models and models <= models_reported:
                     continue
                 models_reported |= models
-                ctx.report(self.code, call, f"the model takes strings (`{code_of(ctx, call)}`): {_ADVICE}",
-                           fixed=False)
+                mapped = {name for name in models if self._mapped_model(ctx, name)}
+                ctx.report(self.code, call, self._strings_message(ctx, call, models - mapped, mapped), fixed=False)
             elif ctx.qualified_name(call.func) == HUB_LAYER and self._takes_strings(ctx, call):
                 holder = _holder(ctx, call)
                 if holder is not None and host_only(ctx, {holder}):
@@ -636,6 +667,32 @@ class StringModel(Rule):
                 else function.name.value
             ctx.report(self.code, call, f"`{code_of(ctx, call.func)}` works on strings in `{where}`, code the IPU "
                        f"must compile: {_ADVICE}", fixed=False)
+
+    @staticmethod
+    def _mapped_model(ctx, name: str) -> bool:
+        """Whether the tf.data pipeline runs the model ``name`` (``preprocessor``), which may also be
+        built into another model (``keras.Model(inputs, classifier(preprocessor(inputs)))``)."""
+        def in_model_built(call: cst.Call) -> bool:
+            return any(isinstance(node, cst.Call) and ctx.keras_name(node.func) in _MODELS for node in ctx.ancestors(call))
+        return bool(host_only(ctx, {name})) or bool(host_only(ctx, {name}, in_model_built)) and any(
+            isinstance(node, cst.Call) and is_name(node.func, name) and not in_model_built(node)
+            for node in ctx.nodes(cst.Call))
+
+    @staticmethod
+    def _strings_message(ctx, input_call: cst.Call, on_device: Set[str], on_host: Set[str]) -> str:
+        """What a model that takes strings must change; where the same inputs also make a preprocessing
+        model that the tf.data pipeline runs (``preprocessor``), the models that wrap it (an end-to-end
+        model for raw rows) are named, with the split that already works: the pipeline's output fed to
+        the trained model."""
+        if not (on_device and on_host):
+            return f"the model takes strings (`{code_of(ctx, input_call)}`): {_ADVICE}"
+        wrapping = ", ".join(f"`{name}`" for name in sorted(on_device))
+        host = ", ".join(f"`{name}`" for name in sorted(on_host))
+        subject = f"the model {wrapping} takes" if len(on_device) == 1 else f"the models {wrapping} take"
+        return (f"{subject} strings (`{code_of(ctx, input_call)}`) and runs on the IPU what the `tf.data` "
+                f"pipeline runs on the host with {host}: string ops do not run on the IPU {_UNSUPPORTED}; give the "
+                f"trained model what {host} makes in the `tf.data` pipeline (`dataset.map`), also for the rows to "
+                f"predict, instead of running {wrapping} on the raw columns")
 
     @staticmethod
     def _models_of(ctx, input_call: cst.Call) -> set:

@@ -44,7 +44,7 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
 from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns,
-                                               host_only, keras_subclasses, library_subclass_definitions,
+                                               host_only, keras_subclasses, library_subclass_definitions, model_holders,
                                                subclass_definitions)
 from porter.scopes import (fresh_name, is_module_function, local_calls, parameter_names, returned_local, returns_of,
                            values_of)
@@ -99,6 +99,9 @@ KERAS_KEYWORDS = frozenset({"epochs", "batch_size", "validation_data", "validati
 # Model methods whose override IPUStrategy's Keras extensions refuse (Targeting the IPU from
 # TensorFlow 2, "Keras with IPUs").
 OVERRIDING_LIBRARIES = ("transformers.",)
+# Keras' own premade models that override `train_step`: the wide & deep model trains its linear
+# and deep parts with an optimizer each.
+OVERRIDING_KERAS_MODELS = frozenset({"keras.experimental.WideDeepModel", "keras.premade.WideDeepModel"})
 # Library base classes that override `train_step` and `test_step` to train with the `compute_loss`
 # their subclasses write: TensorFlow Recommenders' `tfrs.Model`.
 OVERRIDING_BASES = ("tensorflow_recommenders.Model", "tensorflow_recommenders.models.Model",
@@ -956,11 +959,13 @@ class _Analysis:
 
     def _find_library_overrides(self) -> None:
         """``TFAutoModelForSequenceClassification.from_pretrained(...)``: Transformers' TF models
-        override ``train_step`` and ``test_step``, which the IPU Keras extensions refuse."""
+        override ``train_step`` and ``test_step``, which the IPU Keras extensions refuse; so does
+        Keras' ``WideDeepModel(linear_model, dnn_model)``."""
         for call in self.ctx.nodes(cst.Call):
             qualified = self.ctx.qualified_name(call.func) or ""
-            if qualified.startswith(OVERRIDING_LIBRARIES) and qualified.rsplit(".", 2)[-2][:2] == "TF" and (
-                    qualified.endswith(".from_pretrained")) and self._compiled_itself(call):
+            hugging_face = qualified.startswith(OVERRIDING_LIBRARIES) and qualified.rsplit(".", 2)[-2][:2] == "TF" \
+                and qualified.endswith(".from_pretrained")
+            if (hugging_face or self.ctx.keras_name(call.func) in OVERRIDING_KERAS_MODELS) and self._compiled_itself(call):
                 self.plan_.library_overrides.append(call)
 
     def _find_imported_overrides(self) -> None:
@@ -990,12 +995,10 @@ class _Analysis:
                     "its class overrides `compile`, and so most likely `train_step`")))
 
     def _compiled_itself(self, call: cst.Call) -> bool:
-        """The model ``call`` makes is assigned to a name the file compiles (not only used as a
-        layer of another model, whose own steps Keras runs)."""
-        parent = self.ctx.parent(call)
+        """The model ``call`` makes is assigned to a name the file compiles, also through a builder
+        that returns it (not only used as a layer of another model, whose own steps Keras runs)."""
         compiled = set().union(*self._compiled_names().values())
-        return isinstance(parent, cst.Assign) and any(
-            name in compiled for target in parent.targets for name in bound_names(target.target))
+        return bool(model_holders(self.ctx, call) & compiled)
 
     def _find_strategies(self) -> None:
         ctx, plan = self.ctx, self.plan_

@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, code_of, walk
 from porter.cstutil import argument, is_name, keyword
-from porter.scopes import assignments, called_returns, local_function, owner, values_of
+from porter.scopes import assignments, called_returns, local_function, owner, returns_of, values_of
 
 # Functions that run Python (NumPy) code on the host, inside a TensorFlow graph: a compiled IPU
 # program cannot call them (IPU156), and a step that does cannot be compiled (IPU111).
@@ -296,8 +296,10 @@ def mapped_nodes(ctx: FileContext, call: cst.Call) -> Iterator[cst.CSTNode]:
 
 
 # What a host pipeline's layers are asked besides being run: fitted to data, their vocabulary read.
+# What a host layer or preprocessing model is asked besides being run: fitting it to data, and reading
+# what it makes (``preprocessor.output_shape[-1]`` to size the model that takes its output).
 HOST_LAYER_METHODS = frozenset({"adapt", "get_vocabulary", "vocabulary_size", "set_vocabulary", "get_config",
-                                "update_state"})
+                                "update_state", "output_shape", "summary"})
 _MAPPED: SharedKey[Set[int]] = SharedKey("keras-mapped-nodes")
 
 
@@ -321,12 +323,66 @@ def host_only(ctx: FileContext, names: Set[str],
         parent = ctx.parent(node)
         if id(node) in mapped:
             in_maps.add(node.value)
-        elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.Attribute) and parent.value is node
+        elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or _unpacked_into(ctx, node)
+                  or isinstance(parent, cst.Attribute) and parent.value is node
                   and parent.attr.value in HOST_LAYER_METHODS or _on_text(ctx, parent, node)
                   or _handed_to_maps(ctx, node, mapped) or host_call is not None and isinstance(parent, cst.Call)
                   and parent.func is node and host_call(parent)):
             elsewhere.add(node.value)
     return (names if host_call is not None else in_maps) - elsewhere
+
+
+def _unpacked_into(ctx: FileContext, node: cst.Name) -> bool:
+    """``inputs, preprocessor = build_preprocessing(frame)``: ``node`` is bound by unpacking, not read."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        parent = ctx.parent(parent)
+    return isinstance(parent, cst.AssignTarget)
+
+
+def model_holders(ctx: FileContext, model: cst.Call) -> Set[str]:
+    """The names that hold the model ``model`` builds: ``model = keras.Model(...)``; or, where a function
+    of the file returns it (``return keras.Model(...)``, ``return inputs, model``), the names its callers
+    assign that result to (``inputs, preprocessor = build_preprocessing(...)``), so that a builder's
+    model is followed to where it is compiled or run."""
+    parent = ctx.parent(model)
+    local = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+        and isinstance(parent.targets[0].target, cst.Name) else None
+    function = ctx.enclosing_function(model)
+    positions = {position for ret in (returns_of(function) if function is not None else [])
+                 for position in [_returned_at(ret.value, model, local)] if position != _NOT_RETURNED}
+    if not positions:
+        return {local} if local is not None else set()
+    names = set()
+    for call in ctx.nodes(cst.Call):
+        holder = ctx.parent(call)
+        if not (isinstance(call.func, cst.Name) and isinstance(holder, cst.Assign) and len(holder.targets) == 1
+                and local_function(ctx, call.func.value, call) is function):
+            continue
+        target = holder.targets[0].target
+        for position in positions:
+            if position is None and isinstance(target, cst.Name):
+                names.add(target.value)
+            elif position is not None and isinstance(target, (cst.Tuple, cst.List)) \
+                    and position < len(target.elements) and isinstance(target.elements[position].value, cst.Name):
+                names.add(target.elements[position].value.value)
+    return names
+
+
+_NOT_RETURNED = -1
+
+
+def _returned_at(value: cst.BaseExpression, model: cst.Call, local: Optional[str]):
+    """Where ``return value`` gives the model: None for the whole value, the index of a tuple's
+    item, or ``_NOT_RETURNED``."""
+    def is_model(node: cst.BaseExpression) -> bool:
+        return node is model or local is not None and is_name(node, local)
+
+    if is_model(value):
+        return None
+    if isinstance(value, cst.Tuple):
+        return next((index for index, element in enumerate(value.elements) if is_model(element.value)), _NOT_RETURNED)
+    return _NOT_RETURNED
 
 
 def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
