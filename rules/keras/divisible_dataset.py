@@ -1557,6 +1557,42 @@ scores = model.predict(rows, batch_size=len(rows))
             confidence = [tagger.predict(sentence[np.newaxis], batch_size=1).max() for sentence in sentences]
             """,
         ),
+        # Each image of a folder loaded by a function of the file that adds the batch axis and
+        # scales it (`np.expand_dims(array, axis=0) / 255.0`): one sample, a batch of one per step.
+        Example(
+            """\
+            import os
+
+            import numpy as np
+            from tensorflow import keras
+
+
+            def load_image(path):
+                array = keras.utils.img_to_array(keras.utils.load_img(path, target_size=(180, 180)))
+                return np.expand_dims(array, axis=0) / 255.0
+
+
+            model = keras.models.load_model("classifier.keras")
+            for name in sorted(os.listdir("images")):
+                print(name, model.predict(load_image(os.path.join("images", name))).argmax())
+            """,
+            """\
+            import os
+
+            import numpy as np
+            from tensorflow import keras
+
+
+            def load_image(path):
+                array = keras.utils.img_to_array(keras.utils.load_img(path, target_size=(180, 180)))
+                return np.expand_dims(array, axis=0) / 255.0
+
+
+            model = keras.models.load_model("classifier.keras")
+            for name in sorted(os.listdir("images")):
+                print(name, model.predict(load_image(os.path.join("images", name)), batch_size=1).argmax())
+            """,
+        ),
         # Each answer appended to the one sample along the steps: a batch of one each time, and a
         # new length at each call, which compiles a new IPU program (reported).
         Example(
