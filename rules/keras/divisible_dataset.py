@@ -699,6 +699,55 @@ scores = model.predict(rows, batch_size=len(rows))
             vectors = embed(encoder, table)
             """),
         ),
+        # A dataset predicted on again in a timing loop and under a flag: each call is padded and
+        # cut back, as the dataset is bound once before them and not again.
+        Example(
+            """\
+            import time
+
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            ds = tf.data.Dataset.from_tensor_slices(paths).map(load).batch(32)
+            start = time.time()
+            for _ in range(5):
+                model.predict(ds)
+            if save_scores:
+                scores = model.predict(ds)
+            """,
+            snippet("""\
+            import time
+
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("model.keras")
+            ds = tf.data.Dataset.from_tensor_slices(pad_to_multiple(paths, 32)).map(load).batch(32)
+            start = time.time()
+            for _ in range(5):
+                cut_to_samples(model.predict(ds), paths)
+            if save_scores:
+                scores = cut_to_samples(model.predict(ds), paths)
+            """),
+        ),
+        # Rebound in the loop before it is predicted on again: the padded samples are not the ones
+        # each `predict` reads, so nothing is padded.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            ds = tf.data.Dataset.from_tensor_slices(paths).map(load).batch(32)
+            for shard in shards:
+                print(model.predict(ds))
+                ds = tf.data.Dataset.from_tensor_slices(shard).batch(32)
+            """,
+            reported=False,
+        ),
         # Arrays a loader of the file draws from NumPy's random generator (`rng.normal(...)`):
         # arrays, padded for `predict` like any other.
         Example(
@@ -1506,6 +1555,42 @@ scores = model.predict(rows, batch_size=len(rows))
 
             tagger = tf.keras.models.load_model("tagger.keras")
             confidence = [tagger.predict(sentence[np.newaxis], batch_size=1).max() for sentence in sentences]
+            """,
+        ),
+        # Each image of a folder loaded by a function of the file that adds the batch axis and
+        # scales it (`np.expand_dims(array, axis=0) / 255.0`): one sample, a batch of one per step.
+        Example(
+            """\
+            import os
+
+            import numpy as np
+            from tensorflow import keras
+
+
+            def load_image(path):
+                array = keras.utils.img_to_array(keras.utils.load_img(path, target_size=(180, 180)))
+                return np.expand_dims(array, axis=0) / 255.0
+
+
+            model = keras.models.load_model("classifier.keras")
+            for name in sorted(os.listdir("images")):
+                print(name, model.predict(load_image(os.path.join("images", name))).argmax())
+            """,
+            """\
+            import os
+
+            import numpy as np
+            from tensorflow import keras
+
+
+            def load_image(path):
+                array = keras.utils.img_to_array(keras.utils.load_img(path, target_size=(180, 180)))
+                return np.expand_dims(array, axis=0) / 255.0
+
+
+            model = keras.models.load_model("classifier.keras")
+            for name in sorted(os.listdir("images")):
+                print(name, model.predict(load_image(os.path.join("images", name)), batch_size=1).argmax())
             """,
         ),
         # Each answer appended to the one sample along the steps: a batch of one each time, and a

@@ -3,8 +3,8 @@ from typing import Collection, Dict, List, NamedTuple, Optional, Set, Tuple, Uni
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import (append_args, argument, as_receiver, is_false, is_name, is_true, keyword, keyword_arg,
-                            name_of, positional)
+from porter.cstutil import (append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
+                            keyword_arg, name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
                            module_globals, owner, owner_body, parameter_names, returns_of, ruled_out_by_call,
@@ -2290,6 +2290,20 @@ class DropRemainder(Rule):
             """,
             reported=False,
         ),
+        # The same in the body of `if __name__ == "__main__":`, which is ported like a function's:
+        # the loop stays out of the scope, and the folder's last images are still classified.
+        Example(
+            """\
+            import tensorflow as tf
+
+            if __name__ == "__main__":
+                model = tf.keras.models.load_model("net.keras")
+                images = tf.data.Dataset.list_files("test/*.png", shuffle=False).map(load).batch(16)
+                for batch in images:
+                    print(model.predict(batch).argmax(axis=1))
+            """,
+            reported=False,
+        ),
         # Labels batched to be read into Python all at once (for a confusion matrix): left whole.
         Example(
             """\
@@ -3723,10 +3737,16 @@ def _host_loop(ctx, loop: cst.For) -> bool:
     """A loop of a function's body (or the module's) that does not train (``loop_trains``) nor
     calls a step that IPU111 compiles and runs through ``strategy.run`` (``infer(batch)``, a
     ``tf.function`` that only answers): the port iterates it on the host, with only its body in
-    the strategy's scope. (A loop nested in another statement may run in the scope.)"""
+    the strategy's scope. (A loop nested in another statement may run in the scope; the body of
+    ``if __name__ == "__main__":`` is ported like a function's.)"""
     block = ctx.block_of(loop)
-    return (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)) and not loop_trains(
-        ctx, loop) and id(loop) not in _compiled_step_loops(ctx)
+    return (isinstance(block, cst.Module) or isinstance(ctx.parent(block), cst.FunctionDef)
+            or _main_guard_body(ctx, block)) and not loop_trains(ctx, loop) and id(loop) not in _compiled_step_loops(ctx)
+
+
+def _main_guard_body(ctx, block) -> bool:
+    guard = ctx.parent(block)
+    return is_main_guard(guard) and isinstance(ctx.parent(guard), cst.Module)
 
 
 def _compiled_step_loops(ctx) -> Set[int]:
@@ -3760,7 +3780,7 @@ def _predicted_only(ctx, batches) -> dict:
     the message that says what ``drop_remainder`` costs there, why the port does not pad the data
     (when it can say), and that the port is not complete with it."""
     reasons = unpadded_reasons(ctx)
-    return {key: (_predict_drops(reasons.get(key)), False)
+    return {key: (_predict_drops(reasons.get(key)) + (_UNEVALUATED if "evaluate" in used else ""), False)
             for key, used in _methods_by_batch(batches).items() if "predict" in used}
 
 

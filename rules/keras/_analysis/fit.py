@@ -1693,18 +1693,29 @@ def repeatable(ctx: FileContext, node: cst.BaseExpression) -> bool:
     return True
 
 
-def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode, follow: bool = True) -> bool:
+def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode, follow: bool = True,
+                  depth: int = 0) -> bool:
     """``data`` is a batch of one sample: ``x[None]``, ``x[np.newaxis, ...]``, ``x[:1]``,
     ``x[i:i + 1]``, ``np.expand_dims(x, 0)``, ``x.reshape(1, ...)``, ``np.array([x])``,
-    ``np.zeros((1, ...))``, or a variable of ``owner`` assigned one of these (and nothing else: the
-    last value before the read, or every value when a loop reassigns it). Several inputs (``[x,
-    h]``, ``[x] + states``) hold one sample when one of them does: Keras takes the same number of
-    samples for each input."""
+    ``np.zeros((1, ...))``, one of these scaled by a number (``/ 255.0``) or given to an
+    application's ``preprocess_input``, a call of a function of the file whose every ``return``
+    gives one (``load_image(path)``, ``depth`` such calls deep), or a variable of ``owner``
+    assigned one of these (and nothing else: the last value before the read, or every value when a
+    loop reassigns it). Several inputs (``[x, h]``, ``[x] + states``) hold one sample when one of
+    them does: Keras takes the same number of samples for each input."""
     if isinstance(data, cst.Name) and follow:
         value = last_value_before(ctx, data, owner)
         if value is not None:
-            return single_sample(ctx, value, owner, follow=False)
+            return single_sample(ctx, value, owner, follow=False, depth=depth)
         return _always_single(ctx, data, owner)
+    scaled = _scaled_operand(data)
+    if scaled is not None:
+        return single_sample(ctx, scaled, owner, follow, depth)
+    if isinstance(data, cst.Call) and data.args and _keeps_samples(ctx, data):
+        return single_sample(ctx, data.args[0].value, owner, follow, depth)
+    function, returned = called_file_returns(ctx, data) if isinstance(data, cst.Call) and depth < 2 else (None, [])
+    if function is not None:
+        return bool(returned) and all(single_sample(ctx, value, function, depth=depth + 1) for value in returned)
     if isinstance(data, cst.IfExp):  # `np.array([ids]) if short else np.array([ids[-n:]])`: one sample either way
         return all(single_sample(ctx, branch, owner, follow) for branch in (data.body, data.orelse))
     joined = joined_along_steps(ctx, data)
@@ -1746,6 +1757,23 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         return qualified in _WRAP_FUNCTIONS and isinstance(first, cst.List) and len(first.elements) == 1 \
             and not isinstance(first.elements[0], cst.StarredElement)
     return False
+
+
+def _scaled_operand(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The array of ``x / 255.0``, ``2 * x - 1``...: an arithmetic operation with a number, which
+    keeps the samples of the array; None for anything else."""
+    if not isinstance(data, cst.BinaryOperation) or isinstance(data.operator, cst.MatrixMultiply):
+        return None
+    numbers = [isinstance(side, (cst.Integer, cst.Float)) for side in (data.left, data.right)]
+    if numbers == [False, True]:
+        return data.left
+    return data.right if numbers == [True, False] else None
+
+
+def _keeps_samples(ctx: FileContext, call: cst.Call) -> bool:
+    """A Keras application's ``preprocess_input(x)``, which scales the samples it is given."""
+    qualified = ctx.qualified_name(call.func) or ""
+    return ".applications." in qualified and qualified.endswith(".preprocess_input")
 
 
 def _leading_one(ctx: FileContext, shape: cst.BaseExpression) -> bool:

@@ -270,14 +270,29 @@ def _reaches(ctx: FileContext, batch: cst.Call, root: cst.Call, entry: TrainingC
     to the call, so that ``len`` of them counts the samples the dataset was made of."""
     value = entry.data
     if not any(node is batch for node in walk(value)):
-        if not isinstance(value, cst.Name) or last_binding_before(ctx, value, entry.owner)[0] is not \
-                ctx.statement_of(batch):
+        if not isinstance(value, cst.Name) or not _bound_by(ctx, value, ctx.statement_of(batch), entry.owner):
             return False
     pipeline = {name.value for name in followed} | ({value.value} if isinstance(value, cst.Name) else set())
     if not _read_by_predict_only(ctx, pipeline, entry.owner, {id(name) for name in followed}):
         return False
     made, read = ctx.statement_of(root), ctx.statement_of(entry.call)
     return not any(_rebound_between(ctx, name.value, made, read, entry.owner) for name in loads(root.args[0].value))
+
+
+def _bound_by(ctx: FileContext, name: cst.Name, statement: cst.BaseStatement, scope: cst.CSTNode) -> bool:
+    """The value ``name`` reads is the one ``statement`` binds: the last binding before it in its
+    block, or, when the read sits in a loop, a branch or a ``with`` after ``statement`` in its
+    block (a benchmark that predicts N times), with no binding of the name in between."""
+    if last_binding_before(ctx, name, scope)[0] is statement:
+        return True
+    read, block = ctx.statement_of(name), ctx.block_of(statement)
+    body = list(block.body) if block is not None else []
+    if read is None or statement not in body or read in body:
+        return False
+    binds = any(assigned is statement and bound == name.value for assigned, bound, _ in assignments(ctx, scope))
+    after = _index_in(ctx, body, read)
+    return binds and after is not None and after > body.index(statement) \
+        and not _rebound_between(ctx, name.value, statement, read, scope)
 
 
 def _read_by_predict_only(ctx: FileContext, variables: set, scope: cst.CSTNode, pipeline: set) -> bool:
