@@ -383,13 +383,29 @@ class _ArrayFlow:
                     self._forget(_bound(item.asname.name))
             self._body(statement.body, linear)
             return
+        within = None
         if isinstance(statement, cst.For):
             self._forget(_bound(statement.target))
+            within = self._one_pass(statement)
         if is_main_guard(statement):  # `if __name__ == "__main__":` runs straight through
             self._body(statement.body, linear)
             return
         for block in sub_blocks(statement):
             self._body(block, False)
+        if within is not None:
+            self.before.update(within)
+
+    def _one_pass(self, loop: cst.For) -> Dict[int, Dict[str, ArrayData]]:
+        """The notes (what names hold before each statement) of one pass through the body of
+        ``loop``, walked in order from the state before it: a name the body binds holds, after
+        that, what the body gave it (`imgs = x_train[idx]`, then `model.train_on_batch(imgs, ...)`),
+        and before it what it held before the loop, as the walk of the loop as a branch says. The
+        state is left as it was: that walk, which follows, says what the names hold after the loop."""
+        entry, notes = dict(self.state), self.before
+        self.before = {}
+        self._body(loop.body, linear=True)
+        within, self.before, self.state = self.before, notes, entry
+        return within
 
     def _body(self, block, linear: bool) -> None:
         if isinstance(block, cst.IndentedBlock):

@@ -20,7 +20,7 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
 from porter.rules.keras._analysis.datasets import calls_of
-from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls
+from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, self_attribute_values
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, owner, single_value
@@ -2883,6 +2883,24 @@ scores = model.predict(rows, batch_size=len(rows))
                 return [model.predict_on_batch(x[b * batch_size:(b + 1) * batch_size]) for b in range(steps)]
             """,
         ),
+        # A trainer that counts its batches, rounded up, in `__init__` and trains on windows in `train`:
+        # reported as well.
+        Example(
+            """\
+            import math
+            import tensorflow as tf
+
+            class Trainer:
+                def __init__(self, model, x, batch_size):
+                    self.model, self.x, self.batch_size = model, x, batch_size
+                    self.n_batches = math.ceil(len(x) / batch_size)
+
+                def train(self):
+                    for b in range(self.n_batches):
+                        real = self.x[b * self.batch_size:(b + 1) * self.batch_size]
+                        self.model.train_on_batch(real, real)
+            """,
+        ),
         # A count rounded up as `(n + size - 1) // size` or `-(-n // size)`, and a range that stops one
         # sample short of the end: the last window may still be short, reported.
         Example(
@@ -4513,10 +4531,20 @@ def _counted_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Wi
         return None
     loop = _range_loop(ctx, data, lower.left.value)
     count = argument(loop.iter, "stop", 0) if loop is not None and len(loop.iter.args) == 1 else None
-    if count is None or rounded_up(ctx, single_value(ctx, count.value)) is None:
+    if count is None or rounded_up(ctx, _count_value(ctx, count.value)) is None:
         return None
     width = static_int(ctx, lower.right)
     return loop, lower.right if width is None else width
+
+
+def _count_value(ctx, count: cst.BaseExpression) -> cst.BaseExpression:
+    """What a ``range`` count is assigned: once in its function (``steps = math.ceil(...)``), or
+    once in its class for ``self.<attr>`` (a trainer's ``self.n_batches``, set in ``__init__``);
+    else ``count``."""
+    if isinstance(count, cst.Attribute) and is_name(count.value, "self"):
+        values = self_attribute_values(ctx, count)
+        return values[0] if len(values) == 1 else count
+    return single_value(ctx, count)
 
 
 def _range_loop(ctx, data: cst.CSTNode, target: str) -> Optional[Union[cst.For, cst.CompFor]]:

@@ -702,6 +702,36 @@ class Uint8Cast(Rule):
             """,
             reported=False,
         ),
+        # Labels drawn in a training loop, batch by batch, and given to `train_on_batch` in the same
+        # pass: known uint8 there, cast.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def train(discriminator, steps, batch_size):
+                (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+                x_train = x_train.astype("float32") / 127.5 - 1.0
+                for step in range(steps):
+                    idx = np.random.randint(0, x_train.shape[0], batch_size)
+                    images, labels = x_train[idx], y_train[idx]
+                    discriminator.train_on_batch([images, labels], np.ones((batch_size, 1)))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def train(discriminator, steps, batch_size):
+                (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+                x_train = x_train.astype("float32") / 127.5 - 1.0
+                for step in range(steps):
+                    idx = np.random.randint(0, x_train.shape[0], batch_size)
+                    images, labels = x_train[idx], y_train[idx]
+                    discriminator.train_on_batch([images, labels.astype("float32")], np.ones((batch_size, 1)))
+            """,
+        ),
         # A scikit-learn estimator fitted on the labels computes on the host: left as it is.
         Example(
             """\
