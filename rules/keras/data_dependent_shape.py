@@ -385,6 +385,15 @@ class DataDependentShape(Rule):
                                f"defined\"): {place} {advice}", fixed=False)
 
 
+def model_functions(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]:
+    """The code Keras compiles into a model (see ``_model_code``), with the methods of its class it
+    calls on ``self``, and where each is said to be."""
+    for code, where, _ in _model_code(ctx):
+        yield code, where
+        for method in _own_methods_run_by(ctx, code):
+            yield method, f"`{_function_name(ctx, method)}`, which {where} runs"
+
+
 def _own_methods_run_by(ctx, code: Union[cst.FunctionDef, cst.Lambda]) -> List[cst.FunctionDef]:
     """The methods of the class of ``code`` (a method) that it calls on ``self``
     (``self._compute_loss(data)`` in a ``train_step``), and those they call so, transitively: Keras
