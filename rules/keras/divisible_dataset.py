@@ -1190,6 +1190,7 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(x=train_nodes, y=train_labels, batch_size=len(train_nodes), validation_split=0.1, epochs=100)
             model.fit(train_nodes, train_labels, batch_size=len(train_nodes), epochs=100)
             model.fit(train_nodes, train_labels, batch_size=len(train_nodes), validation_data=(val_nodes, val_labels))
+            model.fit(features, labels, batch_size=features.shape[0], validation_split=0.2)
             """,
             snippet("""\
             import tensorflow as tf
@@ -1208,6 +1209,10 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(train_nodes, train_labels, batch_size=len(train_nodes), epochs=100)
             model.fit(train_nodes, train_labels, batch_size=len(train_nodes),
                       validation_data=(val_nodes, val_labels), validation_batch_size=len(val_nodes))
+            (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple(
+                (features, labels), 0.2, 1)
+            model.fit(features_fit, labels_fit, batch_size=len(features_fit),
+                      validation_data=(features_val, labels_val), validation_batch_size=len(features_val))
             """),
         ),
         # `validation_split=0.0` splits nothing: the inputs are trimmed as if it were not given.
@@ -4277,12 +4282,21 @@ def _batch_of_all(ctx, entry, inputs) -> bool:
 
 def _counted_input(ctx, entry, inputs) -> Optional[int]:
     """The position in ``inputs`` of the input whose length is the batch size (``fit(x, y,
-    batch_size=len(x))``, a full batch), with one batch an execution and no replicas, or None."""
+    batch_size=len(x))`` or ``x.shape[0]``, a full batch), with one batch an execution and no
+    replicas, or None."""
     batch = entry.batch
-    if not (isinstance(batch, cst.Call) and is_name(batch.func, "len") and len(batch.args) == 1
-            and ctx.qualified_name(batch.func) is None) or samples_per_execution(_entry_config(ctx, entry)) != 1:
+    if isinstance(batch, cst.Call) and is_name(batch.func, "len") and len(batch.args) == 1 \
+            and ctx.qualified_name(batch.func) is None:
+        measured = batch.args[0].value
+    elif isinstance(batch, cst.Subscript) and isinstance(batch.value, cst.Attribute) \
+            and batch.value.attr.value == "shape" and len(batch.slice) == 1 \
+            and isinstance(batch.slice[0].slice, cst.Index) and code_of(ctx, batch.slice[0].slice.value) == "0":
+        measured = batch.value.value
+    else:
         return None
-    counted = "".join(code_of(ctx, batch.args[0].value).split())
+    if samples_per_execution(_entry_config(ctx, entry)) != 1:
+        return None
+    counted = "".join(code_of(ctx, measured).split())
     return next((index for index, node in enumerate(inputs) if "".join(code_of(ctx, node).split()) == counted), None)
 
 
