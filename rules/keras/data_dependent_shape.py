@@ -25,6 +25,15 @@ _SELECTING_OPS = {
     "tensorflow.image.non_max_suppression_overlaps": "keeps the boxes that overlap less than the threshold",
     "tensorflow.experimental.numpy.nonzero": "gives the indices of the nonzero values",
 }
+# Segment ops of sorted ids give one value per id up to the largest: a size read from the data.
+_SORTED_SEGMENT_OPS = frozenset(f"tensorflow.math.segment_{kind}" for kind in ("sum", "mean", "max", "min", "prod"))
+# Unsorted ones give `num_segments` values: data-dependent only when that count is read from the data.
+_UNSORTED_SEGMENT_OPS = frozenset(f"tensorflow.math.unsorted_segment_{kind}"
+                                  for kind in ("sum", "mean", "max", "min", "prod", "sqrt_n"))
+_BINCOUNTS = frozenset({"tensorflow.math.bincount", "tensorflow.bincount"})
+# Ops whose result, used as a count, is read from tensor values.
+_VALUE_COUNTS = frozenset({"tensorflow.reduce_max", "tensorflow.math.reduce_max", "tensorflow.reduce_sum",
+                           "tensorflow.math.reduce_sum", "tensorflow.math.count_nonzero", *_BINCOUNTS})
 # `tf.where(condition)` alone gives the indices of the true values; with `x` and `y` it selects per element.
 _WHERE = ("tensorflow.where", "tensorflow.compat.v1.where", "tensorflow.where_v2")
 # TensorFlow functions that read what is known when the step is compiled, not tensor values.
@@ -45,8 +54,10 @@ class DataDependentShape(Rule):
         "`strategy.run`), and the compiled program has one static shape for every tensor (Targeting the IPU "
         "from TensorFlow 2: shapes must be fully defined; the graph is static). Ops that give as many values "
         "as the data selects (`tf.boolean_mask`, `tf.where` of a condition alone, `tf.unique`, "
-        "`tf.dynamic_partition`, `tf.image.non_max_suppression`) cannot be compiled so, and Python control flow "
-        "on a tensor value becomes a compiled conditional or loop whose branches must give one shape (a loop "
+        "`tf.dynamic_partition`, `tf.image.non_max_suppression`, and in graph layers the segment ops of sorted "
+        "ids, `tf.math.bincount` without a fixed length, `tf.math.unsorted_segment_*` and `tf.repeat` given counts "
+        "read from the data, such as `num_segments=tf.reduce_max(ids) + 1`) cannot be compiled so, and Python "
+        "control flow on a tensor value becomes a compiled conditional or loop whose branches must give one shape (a loop "
         "whose trip count depends on values is run up to a fixed maximum of iterations). The port compiles "
         "the step all the same: these are reported where they are, for a person to rewrite with fixed shapes "
         "(a mask multiplied in, `tf.where(condition, x, y)`, padded outputs). The same holds for the code Keras "
@@ -250,6 +261,46 @@ class DataDependentShape(Rule):
             """,
             reported=False,
         ),
+        # Graph attention normalized per node with counts read from the edges: sizes known only at run time.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            class EdgeSoftmax(layers.Layer):
+                def call(self, inputs):
+                    scores, edges = inputs
+                    totals = tf.math.unsorted_segment_sum(scores, edges[:, 0], num_segments=tf.reduce_max(edges[:, 0]) + 1)
+                    totals = tf.repeat(totals, tf.math.bincount(edges[:, 0]))
+                    pooled = tf.math.segment_mean(scores, edges[:, 0])
+                    return scores / totals, pooled
+
+
+            model = tf.keras.Model([scores, edges], EdgeSoftmax()([scores, edges]))
+            """,
+        ),
+        # Counts from shapes, static when compiled: one value per node, gathered back per edge.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            class MessagePassing(layers.Layer):
+                def call(self, inputs):
+                    nodes, edges = inputs
+                    messages = tf.gather(nodes, edges[:, 1])
+                    summed = tf.math.unsorted_segment_sum(messages, edges[:, 0], num_segments=tf.shape(nodes)[0])
+                    averaged = tf.math.unsorted_segment_mean(messages, edges[:, 0], nodes.shape[0])
+                    degrees = tf.math.bincount(edges[:, 0], minlength=nodes.shape[0], maxlength=nodes.shape[0])
+                    return summed + averaged + tf.gather(tf.repeat(summed, 2, axis=1), edges[:, 0]), degrees
+
+
+            model = tf.keras.Model([nodes, edges], MessagePassing()([nodes, edges]))
+            """,
+            reported=False,
+        ),
         # On the host: after `predict`, in a layer only `dataset.map` runs, in a `tf.py_function` callback.
         Example(
             """\
@@ -332,6 +383,15 @@ class DataDependentShape(Rule):
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
                                f"defined\"): {place} {advice}", fixed=False)
+
+
+def model_functions(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]:
+    """The code Keras compiles into a model (see ``_model_code``), with the methods of its class it
+    calls on ``self``, and where each is said to be."""
+    for code, where, _ in _model_code(ctx):
+        yield code, where
+        for method in _own_methods_run_by(ctx, code):
+            yield method, f"`{_function_name(ctx, method)}`, which {where} runs"
 
 
 def _own_methods_run_by(ctx, code: Union[cst.FunctionDef, cst.Lambda]) -> List[cst.FunctionDef]:
@@ -489,10 +549,31 @@ def _compiled_steps(ctx) -> List[cst.FunctionDef]:
 
 def _selects(ctx, call: cst.Call) -> Optional[str]:
     """What ``call`` does when it gives as many values as the data selects, else None."""
-    qualified = ctx.qualified_name(call.func)
+    qualified = ctx.qualified_name(call.func) or ""
     if qualified in _WHERE and len(call.args) == 1 and argument(call, "x", 1) is None:
         return "gives the indices where the condition holds"
-    return _SELECTING_OPS.get(qualified or "")
+    if qualified in _SORTED_SEGMENT_OPS:
+        return ("gives one value per segment up to the largest segment id, read from the data (use "
+                f"`tf.math.unsorted_{qualified.rsplit('.', 1)[1]}` with `num_segments` the number of segments, a "
+                "static shape such as `x.shape[0]`)")
+    if qualified in _BINCOUNTS and (argument(call, "minlength", 2) is None or argument(call, "maxlength", 3) is None):
+        return "gives one count per value up to the largest value (unless `minlength` and `maxlength` fix it)"
+    counted = argument(call, "num_segments", 2) if qualified in _UNSORTED_SEGMENT_OPS else None
+    if counted is not None and _counts_values(ctx, counted.value):
+        return (f"gives `num_segments={code_of(ctx, counted.value)}` values, a count read from the data (give the "
+                "number of nodes, a static shape such as `tf.shape(x)[0]` or `x.shape[0]`)")
+    repeats = argument(call, "repeats", 1) if qualified == "tensorflow.repeat" else None
+    if repeats is not None and _counts_values(ctx, repeats.value):
+        return (f"repeats each value as many times as `{code_of(ctx, repeats.value)}` counts in the data (to give "
+                "each item the value of its segment, `tf.gather(values, segment_ids)` keeps the shape)")
+    return _SELECTING_OPS.get(qualified)
+
+
+def _counts_values(ctx, node: cst.BaseExpression) -> bool:
+    """A count computed from tensor values (``tf.reduce_max(ids) + 1``, ``tf.math.bincount(ids)``),
+    not from shapes (``tf.shape(x)[0]``, ``x.shape[0]``), which are static when compiled."""
+    return any(isinstance(inner, cst.Call) and (ctx.qualified_name(inner.func) or "") in _VALUE_COUNTS
+               for inner in walk(node))
 
 
 def _reads_tensor_values(ctx, test: cst.BaseExpression) -> bool:

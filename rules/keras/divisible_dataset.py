@@ -1229,6 +1229,41 @@ scores = model.predict(rows, batch_size=len(rows))
             autoencoder.fit(images_fit, None, batch_size=64, validation_data=(images_val, None))
             """),
         ),
+        # Full-batch node classification, `batch_size=len(x)`: each part of the split, and validation data,
+        # is one whole batch of its own; the batch of all the samples is whole, and nothing is trimmed.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("node_classifier.keras")
+            model.fit(x=train_nodes, y=train_labels, batch_size=len(train_nodes), validation_split=0.1, epochs=100)
+            model.fit(train_nodes, train_labels, batch_size=len(train_nodes), epochs=100)
+            model.fit(train_nodes, train_labels, batch_size=len(train_nodes), validation_data=(val_nodes, val_labels))
+            model.fit(features, labels, batch_size=features.shape[0], validation_split=0.2)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim", "split") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("node_classifier.keras")
+            (train_nodes_fit, train_labels_fit), (train_nodes_val, train_labels_val) = split_validation_to_multiple(
+                (train_nodes, train_labels), 0.1, 1)
+            model.fit(x=train_nodes_fit, y=train_labels_fit, batch_size=len(train_nodes_fit),
+                      validation_data=(train_nodes_val, train_labels_val), epochs=100,
+                      validation_batch_size=len(train_nodes_val))
+            model.fit(train_nodes, train_labels, batch_size=len(train_nodes), epochs=100)
+            model.fit(train_nodes, train_labels, batch_size=len(train_nodes),
+                      validation_data=(val_nodes, val_labels), validation_batch_size=len(val_nodes))
+            (features_fit, labels_fit), (features_val, labels_val) = split_validation_to_multiple(
+                (features, labels), 0.2, 1)
+            model.fit(features_fit, labels_fit, batch_size=len(features_fit),
+                      validation_data=(features_val, labels_val), validation_batch_size=len(features_val))
+            """),
+        ),
         # `validation_split=0.0` splits nothing: the inputs are trimmed as if it were not given.
         Example(
             """\
@@ -3760,11 +3795,14 @@ scores = model.predict(rows, batch_size=len(rows))
         if most is not None and smallest is not None and most < smallest:
             self._report_too_few(ctx, entry, entry.data, most, smallest, exact=length is not None)
             return False
-        if length is not None and multiple is not None and length % multiple == 0 or multiple == 1:
-            targets = []  # whole executions already, or executions of one sample: nothing to trim
+        if length is not None and multiple is not None and length % multiple == 0 or multiple == 1 \
+                or _batch_of_all(ctx, entry, inputs):
+            targets = []  # whole executions already, of one sample, or one batch of all: nothing to trim
         inputs_trimmed = bool(targets)
         # Keras batches the validation data by `validation_batch_size` when it is given.
         checked = validation_entry(ctx, entry)
+        if checked is entry and _batch_of_all(ctx, entry, inputs):
+            return self._full_batch_validation(ctx, entry)
         multiple, smallest = self._multiple(ctx, checked), self._multiple(ctx, checked, smallest=True)
         validation_targets = []
         # Tuples trimmed part by part, as Keras takes them apart (a tuple of lists is not a list of
@@ -3778,8 +3816,9 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             counted = static_length(ctx, parts[0], entry.owner)
             most = most_samples(ctx, parts[0], entry.owner)
-            if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1:
-                continue
+            if counted is None and not _unknown_lengths_trimmed(ctx) or multiple == 1 \
+                    or _batch_of_all(ctx, checked, parts):
+                continue  # unknown, executions of one sample, or one batch of all (`validation_batch_size=len(x)`)
             if most is not None and smallest is not None and most < smallest:
                 self._report_too_few(ctx, checked, validation, most, smallest, exact=counted is not None)
             elif counted is None or multiple is None or counted % multiple:
@@ -3824,6 +3863,33 @@ scores = model.predict(rows, batch_size=len(rows))
                 ctx.report(self.code, given, f"`{counted}={code_of(ctx, given.value)}` may count the batches of the "
                            "inputs before they were trimmed: the trimmed inputs hold fewer, and Keras on the IPU raises "
                            f"a ValueError when they run out; count `{counted}` on the trimmed inputs", fixed=False)
+        return True
+
+    def _full_batch_validation(self, ctx, entry) -> bool:
+        """``fit(x, y, batch_size=len(x), validation_data=(x_val, y_val))``, one batch of all the
+        samples: Keras batches the validation data by that batch size too, and trimming it to a
+        multiple of ``len(x)`` would leave none of it (or drop some): it gets a whole batch of its
+        own, ``validation_batch_size=len(x_val)``. True when the call was changed."""
+        if not entry.validation and entry.held_validation is None and entry.validation_inputs is None:
+            return False
+        parts = [element.value for element in entry.validation[0].elements if not is_name(element.value, "None")] \
+            if len(entry.validation) == 1 and entry.held_validation is None and entry.validation_inputs is None else []
+        if not parts:
+            given = keyword(entry.call, "validation_data")
+            ctx.report(self.code, given if given is not None else entry.call.func.attr,
+                       f"`batch_size={code_of(ctx, entry.batch)}` makes one batch of all the samples, and Keras batches "
+                       "the validation data by it too: a validation set of another length leaves a partial batch, "
+                       "which the IPU rejects; give `validation_batch_size` the number of validation samples",
+                       fixed=False)
+            return False
+        counted = f"len({code_of(ctx, parts[0])})"
+        ctx.replace(entry.call, lambda node: layout(*call_columns(ctx, entry))(append_args(
+            node, keyword_arg("validation_batch_size", cst.parse_expression(counted)))))
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`batch_size={code_of(ctx, entry.batch)}` makes one batch of all the samples, and Keras batches "
+                   "the validation data by it too: a validation set of another length leaves a partial batch, which "
+                   f"the IPU rejects; it gets one whole batch of its own, `validation_batch_size={counted}`",
+                   fixed=True)
         return True
 
     def _floor_count(self, ctx, entry, counted: str, given: cst.Arg) -> bool:
@@ -3897,7 +3963,9 @@ scores = model.predict(rows, batch_size=len(rows))
             return None
         positions = [index for index, arg in enumerate(entry.arrays) if not is_name(arg.value, "None")]
         names = [_input_part_names(ctx, node, position, taken) for node, position in zip(inputs, positions)]
-        arguments = self._arguments(ctx, entry)
+        counted = _counted_input(ctx, entry, inputs)
+        # `batch_size=len(x)`, one batch of all: each part is one batch of its own, so nothing is trimmed.
+        arguments = self._arguments(ctx, entry) if counted is None else "1"
         comma = "," if len(names) == 1 else ""
         # A split that may be 0 (a variable) gives no validation arrays, only None: one name holds either.
         held_whole = None
@@ -3915,6 +3983,9 @@ scores = model.predict(rows, batch_size=len(rows))
             ctx.replace(node, _taken_by(edited, index, fit))
         validation = cst.parse_expression(held_whole or _validation_tuple(entry.arrays, [held for _, held in names]))
         ctx.replace(split, lambda arg: keyword_arg("validation_data", validation).with_changes(comma=arg.comma))
+        if counted is not None:
+            self._full_batch_parts(ctx, entry, split, names[counted])
+            return statement
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` cuts the inputs into parts "
                    "that need not be whole batches, which the IPU rejects: the split is made before the call, "
@@ -3923,6 +3994,22 @@ scores = model.predict(rows, batch_size=len(rows))
                    + (" (`None` when the split is 0: Keras then validates on nothing)" if held_whole else ""),
                    fixed=True)
         return statement
+
+    def _full_batch_parts(self, ctx, entry, split, parts: Tuple[str, str]) -> None:
+        """``fit(x, y, batch_size=len(x), validation_split=s)``, one batch of all the samples: the
+        training part is shorter than ``len(x)``, a partial batch the IPU rejects, and so is the
+        validation part. Each part becomes one whole batch of its own: ``batch_size=len(x_fit)``
+        and ``validation_batch_size=len(x_val)``."""
+        fit, held = parts
+        ctx.replace(entry.batch, lambda node: cst.parse_expression(f"len({fit})"))
+        ctx.replace(entry.call, lambda node: layout(*call_columns(ctx, entry))(append_args(
+            node, keyword_arg("validation_batch_size", cst.parse_expression(f"len({held})")))))
+        ctx.report(self.code, split, f"`validation_split={code_of(ctx, split.value)}` with "
+                   f"`batch_size={code_of(ctx, entry.batch)}`, one batch of all the samples: the training part "
+                   "holds fewer samples than that batch, a partial batch the IPU rejects, and so does the validation "
+                   f"part; the split is made before the call, as Keras makes it (the last samples validate), and "
+                   f"each part is one whole batch: `batch_size=len({fit})`, `validation_batch_size=len({held})`; "
+                   f"`{entry.method}` gets `validation_data`", fixed=True)
 
     def _whole_split(self, ctx, entry, fraction: cst.BaseExpression) -> bool:
         """Both parts of a split of a known number of samples are whole executions already."""
@@ -4292,14 +4379,28 @@ def _own_steps(ctx) -> dict:
 
 def _batch_of_all(ctx, entry, inputs) -> bool:
     """``predict(x, batch_size=len(x))``: one batch holds every sample of an input, so no batch is
-    partial (with one batch an execution and no replicas) and there is nothing to pad."""
+    partial (with one batch an execution and no replicas) and there is nothing to pad or trim."""
+    return _counted_input(ctx, entry, inputs) is not None
+
+
+def _counted_input(ctx, entry, inputs) -> Optional[int]:
+    """The position in ``inputs`` of the input whose length is the batch size (``fit(x, y,
+    batch_size=len(x))`` or ``x.shape[0]``, a full batch), with one batch an execution and no
+    replicas, or None."""
     batch = entry.batch
-    if not (isinstance(batch, cst.Call) and is_name(batch.func, "len") and len(batch.args) == 1
-            and ctx.qualified_name(batch.func) is None):
-        return False
-    counted = "".join(code_of(ctx, batch.args[0].value).split())
-    return samples_per_execution(_entry_config(ctx, entry)) == 1 and any(
-        "".join(code_of(ctx, node).split()) == counted for node in inputs)
+    if isinstance(batch, cst.Call) and is_name(batch.func, "len") and len(batch.args) == 1 \
+            and ctx.qualified_name(batch.func) is None:
+        measured = batch.args[0].value
+    elif isinstance(batch, cst.Subscript) and isinstance(batch.value, cst.Attribute) \
+            and batch.value.attr.value == "shape" and len(batch.slice) == 1 \
+            and isinstance(batch.slice[0].slice, cst.Index) and code_of(ctx, batch.slice[0].slice.value) == "0":
+        measured = batch.value.value
+    else:
+        return None
+    if samples_per_execution(_entry_config(ctx, entry)) != 1:
+        return None
+    counted = "".join(code_of(ctx, measured).split())
+    return next((index for index, node in enumerate(inputs) if "".join(code_of(ctx, node).split()) == counted), None)
 
 
 def _grown_in_loop(ctx, entry) -> Optional[cst.Call]:

@@ -2,20 +2,27 @@
 
 import libcst as cst
 
-from porter.context import code_of
+from porter.context import code_of, walk
 from porter.cstutil import is_true, keyword
 from porter.rule import KERAS, NOTE, WARN, Example, Rule
 from porter.rules._tf.tfdata import sliced_arrays
 from porter.rules.keras._analysis.custom_loop import read_in_training
 from porter.rules.keras._analysis.datasets import made_datasets, training_inputs
 from porter.rules.keras._analysis.util import INPUTS, RAGGED, SPARSE, densified_to_fixed_length, ragged_or_sparse
+from porter.rules.keras.data_dependent_shape import model_functions
 
 _RAGGED_ADVICE = ("its shape is not fully defined, and the IPU needs every shape fully defined (a ValueError: "
                   "\"not fully defined\"): pad the data to a fixed length (`.to_tensor(shape=(None, n))` of the "
                   "ragged data, in the `tf.data` pipeline) and give the model a dense input of that length")
-_SPARSE_ADVICE = ("the IPU documentation does not say that sparse tensors run on the IPU (it confirms the support "
-                  "of few ops): if compiling fails, give the model dense data (`tf.sparse.to_dense`, in the "
-                  "`tf.data` pipeline)")
+_SPARSE_UNDOCUMENTED = ("the IPU documentation does not say that sparse tensors run on the IPU (it confirms the "
+                        "support of few ops)")
+_SPARSE_ADVICE = (f"{_SPARSE_UNDOCUMENTED}: if compiling fails, give the model dense data (`tf.sparse.to_dense`, in "
+                  "the `tf.data` pipeline)")
+# Sparse ops in a model's code (a graph layer multiplying by a `tf.SparseTensor` adjacency).
+_SPARSE_OPS = ("tensorflow.sparse.", "tensorflow.SparseTensor")
+_SPARSE_MODEL_ADVICE = ("if compiling fails, keep the graph dense (`tf.sparse.to_dense` of the adjacency, once, on "
+                        "the host, and `tf.matmul`) or as an edge list (`tf.gather` of the neighbours, summed with "
+                        "`tf.math.unsorted_segment_sum` and a fixed `num_segments`)")
 _UNTRIMMED = ("the port does not trim it to whole batches, as it does arrays (it has no length to cut by), and "
               "Keras on the IPU rejects a partial batch: trim it to a multiple of the batch size; and ")
 
@@ -35,7 +42,9 @@ class RaggedSparseInput(Rule):
         "arrays are (it has no length to cut by). The documentation says nothing of sparse tensors "
         "(`keras.Input(..., sparse=True)`, `tf.SparseTensor`): they are reported with a note, since they may "
         "not compile, and with a warning where `fit`/`evaluate`/`predict` gets them as arrays, which the port "
-        "does not trim to whole batches either."
+        "does not trim to whole batches either. A sparse op in the code Keras compiles into a model (a graph "
+        "layer's `call` multiplying by a `tf.SparseTensor` adjacency it holds, `tf.sparse.sparse_dense_matmul`) is "
+        "noted too: the sparse tensor reaches the IPU though the model's inputs are dense."
     )
     examples = (
         Example(
@@ -90,6 +99,53 @@ class RaggedSparseInput(Rule):
             model.fit(clicks, ratings, batch_size=128, epochs=3)
             """,
         ),
+        # A graph convolution over a sparse adjacency the layer holds: the model's inputs are dense.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class GraphConv(keras.layers.Layer):
+                def __init__(self, adjacency, units):
+                    super().__init__()
+                    self.adjacency = adjacency
+                    self.dense = keras.layers.Dense(units)
+
+                def call(self, nodes):
+                    return tf.sparse.sparse_dense_matmul(self.adjacency, self.dense(nodes))
+
+
+            adjacency = tf.SparseTensor(edge_list, weights, dense_shape=(num_nodes, num_nodes))
+            nodes = keras.Input(shape=(16,), batch_size=num_nodes)
+            model = keras.Model(nodes, GraphConv(adjacency, 7)(nodes))
+            model.fit(features, labels, batch_size=num_nodes, epochs=100)
+            """,
+        ),
+        # The same graph as an edge list: dense gathers and segment sums.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class GraphConv(keras.layers.Layer):
+                def __init__(self, edges, units):
+                    super().__init__()
+                    self.edges = edges
+                    self.dense = keras.layers.Dense(units)
+
+                def call(self, nodes):
+                    messages = tf.gather(self.dense(nodes), self.edges[1])
+                    return tf.math.unsorted_segment_sum(messages, self.edges[0], num_segments=nodes.shape[0])
+
+
+            nodes = keras.Input(shape=(16,), batch_size=num_nodes)
+            model = keras.Model(nodes, GraphConv(edges, 7)(nodes))
+            model.fit(features, labels, batch_size=num_nodes, epochs=100)
+            """,
+            reported=False,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -132,6 +188,23 @@ class RaggedSparseInput(Rule):
                 ctx.report(self.code, value, f"`{entry.method}` gets sparse data (`{code_of(ctx, value)}`): "
                            f"{_UNTRIMMED}{_SPARSE_ADVICE}", fixed=False)
         self._report_datasets(ctx, reported)
+        if SPARSE not in reported:
+            self._report_sparse_ops(ctx)
+
+    def _report_sparse_ops(self, ctx) -> None:
+        """The first sparse op of each function Keras compiles into a model: a sparse tensor then
+        reaches the IPU, even when the model's inputs are dense (an adjacency the layer holds)."""
+        done = set()
+        for code, where in model_functions(ctx):
+            if id(code) in done:
+                continue
+            done.add(id(code))
+            op = next((node for node in walk(code.body) if isinstance(node, cst.Call)
+                       and (ctx.qualified_name(node.func) or "").startswith(_SPARSE_OPS)), None)
+            if op is not None:
+                ctx.report(self.code, op.func, f"{where} (code of the model) computes with a sparse tensor "
+                           f"(`{code_of(ctx, op.func)}`), which so reaches the IPU: {_SPARSE_UNDOCUMENTED}: "
+                           f"{_SPARSE_MODEL_ADVICE}", fixed=False, severity=NOTE)
 
     def _report_datasets(self, ctx, reported: set) -> None:
         """The ``from_tensor_slices`` datasets of ragged or sparse data that training reads."""
