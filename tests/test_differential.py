@@ -152,6 +152,17 @@ def test_cpu_training_reaches_an_inference_model_only_when_copied(tmp_path):
     assert copied.cpu_training_steps == stale.cpu_training_steps == 8
 
 
+def test_a_scripts_mixed_precision_policy_ends_with_its_run(tmp_path):
+    # Scripts run in the test process one after another: a float16 policy left behind would make
+    # the next script's original and port compute in float16, and part.
+    script = write(tmp_path, "policy.py", "from tensorflow.keras import mixed_precision\n\n"
+                   "mixed_precision.set_global_policy(\"mixed_float16\")\n")
+    run = harness.run_script(script, {}, emulate=False)
+    from emulation import import_tensorflow
+    assert run.error is None
+    assert import_tensorflow()[1].mixed_precision.global_policy().name == "float32"
+
+
 def fixture_params():
     params = []
     for original in originals(FIXTURES):

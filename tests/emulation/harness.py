@@ -216,6 +216,18 @@ def _deterministic_ops():
             config.disable_op_determinism()
 
 
+@contextlib.contextmanager
+def _global_policy_kept(keras):
+    """A script's `mixed_precision.set_global_policy(...)` holds for the whole process: the next
+    script run by the same test process would build its layers in float16. Put back the policy
+    there was."""
+    before = keras.mixed_precision.global_policy()
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(before)
+
+
 def _no_tensorboard(patcher, keras):
     """TensorBoard is not installed for the tests: its callback records nothing here."""
     class TensorBoard(keras.callbacks.Callback):
@@ -379,6 +391,7 @@ def run_script(path, spec, emulate, seed=0):
             else:
                 from . import import_tensorflow
                 tf, keras = import_tensorflow()
+                stack.enter_context(_global_policy_kept(keras))
                 _no_tensorboard(patcher, keras)
                 if not emulate:
                     _older_tensorflow_names(patcher, tf)
