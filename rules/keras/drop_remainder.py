@@ -208,7 +208,8 @@ class DropRemainder(Rule):
         "(`window(n).flat_map(lambda w: w.batch(n))`, or a function of the file that batches each window, or "
         "zips the batched parts of windows of pairs) gets `drop_remainder=True` on its inner batches. A `map` "
         "whose elements have no static shape (what `tf.numpy_function` gives back, `.to_tensor()` of a ragged "
-        "batch, the pieces of `tf.strings.split` on the way to training (not one piece picked, `parts[-2]`), "
+        "batch, the pieces of `tf.strings.split` or the characters of `tf.strings.unicode_split` on the way to "
+        "training (not one piece picked, `parts[-2]`, nor pieces a `padded_batch` pads after), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
         "decoded from files with no resize after, or without `channels`) is reported, unless it sets one "
         "(`tf.ensure_shape`), and so is a `TextVectorization` without "
@@ -743,6 +744,53 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("prices.keras")
             model.fit(train, validation_data=val, epochs=2)
             """,
+        ),
+        # OCR labels split into characters and looked up: as many ids as each label has characters, even
+        # when every label has five (the graph does not know it).
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            char_to_num = layers.StringLookup(vocabulary=list("abcdefgh"), mask_token=None)
+
+
+            def encode(path, text):
+                image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path), channels=1), (50, 200))
+                return image, char_to_num(tf.strings.unicode_split(text, input_encoding="UTF-8"))
+
+
+            train = tf.data.Dataset.from_tensor_slices((paths, texts)).map(encode).batch(16, drop_remainder=True)
+            model = tf.keras.models.load_model("reader.keras")
+            model.fit(train, epochs=2)
+            """,
+        ),
+        # The same labels given their length in the map, or padded to fixed lengths by the batch.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            char_to_num = layers.StringLookup(vocabulary=list("abcdefgh"), mask_token=None)
+
+
+            def encode(path, text):
+                image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path), channels=1), (50, 200))
+                return image, tf.ensure_shape(char_to_num(tf.strings.unicode_split(text, "UTF-8")), (5,))
+
+
+            def encode_any(path, text):
+                image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path), channels=1), (50, 200))
+                return image, char_to_num(tf.strings.unicode_split(text, "UTF-8"))
+
+
+            train = tf.data.Dataset.from_tensor_slices((paths, texts)).map(encode).batch(16, drop_remainder=True)
+            val = tf.data.Dataset.from_tensor_slices((paths, texts)).map(encode_any)
+            val = val.padded_batch(16, padded_shapes=((50, 200, 1), (12,)), drop_remainder=True)
+            model = tf.keras.models.load_model("reader.keras")
+            model.fit(train, validation_data=val, epochs=2)
+            """,
+            reported=False,
         ),
         # A folder name picked from a file's path (`parts[-2]`) is one string, a scalar: its shape is
         # static however many pieces the path holds.
@@ -2945,8 +2993,11 @@ class DropRemainder(Rule):
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
-            elif split is not None and _feeds_training_chain(ctx, call):
+            elif split is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
                 why = f"`{code_of(ctx, split.func)}` gives as many pieces as each string holds, a length that changes"
+                advice = ("pad or cut them to one length n and give it in the map (`tf.ensure_shape(x, (n,))`; "
+                          "`tf.pad` by an amount computed from the length does not tell the graph the length), or "
+                          "batch them with `padded_batch(..., padded_shapes=...)` of fixed lengths")
             elif audio is not None and not _padded_later(ctx, call) and _feeds_training_chain(ctx, call):
                 why = (f"`{code_of(ctx, audio.func)}` without `desired_samples` gives each clip as many samples as its "
                        "file holds, a length that changes")
@@ -3532,8 +3583,9 @@ _CHANNELS_POSITION = {"decode_and_crop_jpeg": 2}
 _IMAGE_SIZERS = _SHAPE_SETTERS | frozenset({"resize", "resize_images", "resize_with_pad", "resize_with_crop_or_pad",
                                             "resize_image_with_pad", "resize_image_with_crop_or_pad", "random_crop",
                                             "crop_to_bounding_box", "pad_to_bounding_box"})
-# Splitting a string: as many pieces as it holds, so no static length.
-_STRING_SPLITS = frozenset({"tensorflow.strings.split", "tensorflow.compat.v1.strings.split"})
+# Splitting a string: as many pieces (words, characters, bytes) as it holds, so no static length.
+_STRING_SPLITS = frozenset({f"tensorflow{prefix}.strings.{name}" for prefix in ("", ".compat.v1")
+                            for name in ("split", "unicode_split", "bytes_split", "unicode_decode")})
 # Decoding a WAV file: as many samples as the file holds unless `desired_samples` is given.
 _AUDIO_DECODERS = frozenset({"tensorflow.audio.decode_wav", "tensorflow.compat.v1.audio.decode_wav"})
 # Where data comes from that the porter sees whole: TensorFlow and the array libraries.
