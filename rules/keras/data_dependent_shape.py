@@ -4,14 +4,14 @@ from typing import Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import code_of, walk
-from porter.cstutil import argument, is_name
+from porter.context import canonical_keras, code_of, walk
+from porter.cstutil import argument, is_name, is_true
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.steps import (functions_called_from, functions_run_by, is_jit_compiled, plain_functions,
                                                 step_functions)
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, HOST_FUNCTIONS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
-                                               host_only, subclass_definitions)
+                                               host_only, self_attribute_values, subclass_definitions)
 
 # Ops that give as many values as the data selects: the size of their output is known only at run time.
 _SELECTING_OPS = {
@@ -24,7 +24,10 @@ _SELECTING_OPS = {
     "tensorflow.image.non_max_suppression_with_scores": "keeps the boxes that overlap less than the threshold",
     "tensorflow.image.non_max_suppression_overlaps": "keeps the boxes that overlap less than the threshold",
     "tensorflow.experimental.numpy.nonzero": "gives the indices of the nonzero values",
+    "tensorflow.sparse.from_dense": "keeps the nonzero values (a sparse tensor of as many values as the data holds)",
 }
+# Suppression that gives `max_output_size` boxes, padded, only when asked to (`pad_to_max_output_size=True`).
+_PADDED_NMS = "tensorflow.image.non_max_suppression_padded"
 # Segment ops of sorted ids give one value per id up to the largest: a size read from the data.
 _SORTED_SEGMENT_OPS = frozenset(f"tensorflow.math.segment_{kind}" for kind in ("sum", "mean", "max", "min", "prod"))
 # Unsorted ones give `num_segments` values: data-dependent only when that count is read from the data.
@@ -40,6 +43,17 @@ _WHERE = ("tensorflow.where", "tensorflow.compat.v1.where", "tensorflow.where_v2
 _STATIC_QUERIES = ("tensorflow.is_tensor", "tensorflow.executing_eagerly", "tensorflow.shape", "tensorflow.rank",
                    "tensorflow.size", "tensorflow.config.", "tensorflow.distribute.", "tensorflow.test.")
 _NOT_DEFINED = "the IPU compiles the step for static shapes (\"not fully defined\")"
+# CTC losses that take the labels as a sparse tensor, whose number of values is the labels' total length:
+# Keras' `ctc_batch_cost` makes it from dense labels with `tf.boolean_mask`.
+_SPARSE_CTC_LOSSES = {
+    "keras.backend.ctc_batch_cost": "turns the labels into a sparse tensor with `tf.boolean_mask`",
+    "keras.backend.ctc_label_dense_to_sparse": "turns the labels into a sparse tensor with `tf.boolean_mask`",
+    "tensorflow.compat.v1.nn.ctc_loss": "takes the labels as a sparse tensor",
+}
+# CTC decoders: the decoded sequences are as long as the longest one decoded, a length read from the data.
+_CTC_DECODERS = frozenset({"keras.backend.ctc_decode", "tensorflow.nn.ctc_greedy_decoder",
+                           "tensorflow.nn.ctc_beam_search_decoder", "tensorflow.compat.v1.nn.ctc_greedy_decoder",
+                           "tensorflow.compat.v1.nn.ctc_beam_search_decoder"})
 
 
 class DataDependentShape(Rule):
@@ -54,12 +68,14 @@ class DataDependentShape(Rule):
         "`strategy.run`), and the compiled program has one static shape for every tensor (Targeting the IPU "
         "from TensorFlow 2: shapes must be fully defined; the graph is static). Ops that give as many values "
         "as the data selects (`tf.boolean_mask`, `tf.where` of a condition alone, `tf.unique`, "
-        "`tf.dynamic_partition`, `tf.image.non_max_suppression`, and in graph layers the segment ops of sorted "
-        "ids, `tf.math.bincount` without a fixed length, `tf.math.unsorted_segment_*` and `tf.repeat` given counts "
-        "read from the data, such as `num_segments=tf.reduce_max(ids) + 1`) cannot be compiled so, and Python "
-        "control flow on a tensor value becomes a compiled conditional or loop whose branches must give one shape (a loop "
-        "whose trip count depends on values is run up to a fixed maximum of iterations). The port compiles "
-        "the step all the same: these are reported where they are, for a person to rewrite with fixed shapes "
+        "`tf.dynamic_partition`, `tf.image.non_max_suppression`, `tf.image.non_max_suppression_padded` without "
+        "`pad_to_max_output_size=True`, `tf.sparse.from_dense`, and in graph layers "
+        "the segment ops of sorted ids, `tf.math.bincount` without a fixed length, `tf.math.unsorted_segment_*` "
+        "and `tf.repeat` given counts read from the data, such as `num_segments=tf.reduce_max(ids) + 1`) cannot "
+        "be compiled so, and Python control flow on a tensor value becomes a compiled conditional or loop whose "
+        "branches must give one shape (a loop whose trip count depends on values is run up to a fixed maximum "
+        "of iterations). The port compiles the step all the same: these are reported where they are, for a "
+        "person to rewrite with fixed shapes "
         "(a mask multiplied in, `tf.where(condition, x, y)`, padded outputs). The same holds for the code Keras "
         "compiles into a model that `fit`, `evaluate` or `predict` run on the IPU: the `call` (or `train_step`) of a "
         "layer or model subclass, with the methods it calls on `self` (a `_compute_loss`), and the function of a "
@@ -70,7 +86,13 @@ class DataDependentShape(Rule):
         "is not reported. Keras compiles the losses and metrics given to `compile` into the same steps (loss and "
         "metric functions of the file, and the `call`, `update_state` and `result` of `Loss` and `Metric` "
         "subclasses): a masked loss that selects the valid values with `tf.boolean_mask` is reported there, to "
-        "be weighted by the mask instead."
+        "be weighted by the mask instead. CTC losses that take the labels as a sparse tensor (Keras' "
+        "`ctc_batch_cost`, which makes it with `tf.boolean_mask`, also held by a layer as `self.loss_fn`; "
+        "`tf.compat.v1.nn.ctc_loss`) and CTC decoders (`ctc_decode`, `tf.nn.ctc_greedy_decoder`, "
+        "`tf.nn.ctc_beam_search_decoder`, whose output is as long as the longest sequence decoded) are reported "
+        "there too, naming the IPU's own CTC layers of IPU TensorFlow Addons (`CTCLoss`, `CTCInferenceLayer`, "
+        "`CTCPredictionsLayer`), which take arguments of their own and are not swapped in; decoding what "
+        "`predict` returns, on the host, is not reported."
     )
     examples = (
         Example(
@@ -167,6 +189,38 @@ class DataDependentShape(Rule):
             found = detector.predict(images)
             """,
         ),
+        # Padded suppression keeps a fixed number of boxes only with `pad_to_max_output_size=True`.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class TopBoxes(tf.keras.layers.Layer):
+                def call(self, boxes, scores):
+                    kept, count = tf.image.non_max_suppression_padded(boxes, scores, 20, iou_threshold=0.5)
+                    return tf.gather(boxes, kept)
+
+
+            detector = tf.keras.Model([boxes, scores], TopBoxes()(boxes, scores))
+            found = detector.predict([all_boxes, all_scores])
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class TopBoxes(tf.keras.layers.Layer):
+                def call(self, boxes, scores):
+                    kept, count = tf.image.non_max_suppression_padded(boxes, scores, 20, pad_to_max_output_size=True)
+                    return tf.gather(boxes, kept, batch_dims=1), count
+
+
+            detector = tf.keras.Model([boxes, scores], TopBoxes()(boxes, scores))
+            found = detector.predict([all_boxes, all_scores])
+            """,
+            reported=False,
+        ),
         # The same in the function of a `Lambda` layer, through a helper `tf.map_fn` runs per image.
         Example(
             """\
@@ -244,6 +298,90 @@ class DataDependentShape(Rule):
             model.compile(optimizer="adam")
             model.fit(triplets, epochs=1)
             """,
+        ),
+        # A CTC loss layer held as an attribute (`self.loss_fn = keras.backend.ctc_batch_cost`): Keras turns
+        # the labels into a sparse tensor with `tf.boolean_mask` in the model's steps.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class CTCLayer(keras.layers.Layer):
+                def __init__(self, name=None):
+                    super().__init__(name=name)
+                    self.loss_fn = keras.backend.ctc_batch_cost
+
+                def call(self, y_true, y_pred):
+                    batch = tf.shape(y_true)[0]
+                    input_length = tf.fill((batch, 1), tf.shape(y_pred)[1])
+                    label_length = tf.fill((batch, 1), tf.shape(y_true)[1])
+                    self.add_loss(self.loss_fn(y_true, y_pred, input_length, label_length))
+                    return y_pred
+
+
+            output = CTCLayer(name="ctc_loss")(labels, probabilities)
+            model = keras.Model([image, labels], output)
+            model.compile(optimizer="adam")
+            """,
+        ),
+        # A custom step with a CTC loss given labels made sparse from dense ones.
+        Example(
+            """\
+            import tensorflow as tf
+
+            reader = tf.keras.Sequential([tf.keras.layers.Dense(11)])
+            optimizer = tf.keras.optimizers.Adam()
+
+
+            @tf.function
+            def train_step(strips, labels):
+                with tf.GradientTape() as tape:
+                    logits = reader(strips, training=True)
+                    lengths = tf.fill(tf.shape(logits)[:1], tf.shape(logits)[1])
+                    loss = tf.reduce_mean(tf.nn.ctc_loss(tf.sparse.from_dense(labels), logits, None, lengths,
+                                                         logits_time_major=False))
+                grads = tape.gradient(loss, reader.trainable_variables)
+                optimizer.apply_gradients(zip(grads, reader.trainable_variables))
+
+
+            for strips, labels in train_ds:
+                train_step(strips, labels)
+            """,
+        ),
+        # A CTC decoder in a layer of the model: the decoded length is read from the data.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class GreedyDecode(keras.layers.Layer):
+                def call(self, probabilities):
+                    lengths = tf.fill(tf.shape(probabilities)[:1], tf.shape(probabilities)[1])
+                    return keras.backend.ctc_decode(probabilities, lengths, greedy=True)[0][0]
+
+
+            reader = keras.Model(image, GreedyDecode()(probabilities))
+            texts = reader.predict(images)
+            """,
+        ),
+        # Decoding on the host what `predict` returns is no problem.
+        Example(
+            """\
+            import numpy as np
+            from tensorflow import keras
+
+
+            def decode_batch(probabilities):
+                lengths = np.ones(probabilities.shape[0]) * probabilities.shape[1]
+                return keras.backend.ctc_decode(probabilities, input_length=lengths, greedy=True)[0][0]
+
+
+            reader = keras.Model(image, probabilities)
+            texts = decode_batch(reader.predict(images))
+            """,
+            reported=False,
         ),
         # Weighted by the mask, the shapes stay fixed.
         Example(
@@ -347,7 +485,10 @@ class DataDependentShape(Rule):
         for node in walk(function.body, skip=(cst.FunctionDef, cst.ClassDef)):
             if isinstance(node, cst.Call):
                 what = _selects(ctx, node)
-                if what is not None:
+                ctc = _ctc_problem(ctx, node, "step")
+                if ctc is not None:
+                    ctx.report(self.code, node.func, f"{ctc}: in `{step}`, {_ctc_advice(ctx, node)}", fixed=False)
+                elif what is not None:
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and {_NOT_DEFINED}: in `{step}`, keep the shapes fixed (multiply "
                                "by a mask, `tf.where(condition, x, y)`, or pad to a maximum size)", fixed=False)
@@ -379,7 +520,13 @@ class DataDependentShape(Rule):
                 if isinstance(node, cst.FunctionDef) and node.name.value in callbacks:
                     continue
                 what = _selects(ctx, node) if isinstance(node, cst.Call) else None
-                if what is not None and not _inside_callback(ctx, node, callbacks):
+                ctc = _ctc_problem(ctx, node, "model") if isinstance(node, cst.Call) else None
+                if (ctc is not None or what is not None) and _inside_callback(ctx, node, callbacks):
+                    continue
+                if ctc is not None:
+                    ctx.report(self.code, node.func, f"{ctc}: {place} (compiled into the model's steps), "
+                               f"{_ctc_advice(ctx, node)}", fixed=False)
+                elif what is not None:
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
                                f"defined\"): {place} {advice}", fixed=False)
@@ -562,11 +709,55 @@ def _selects(ctx, call: cst.Call) -> Optional[str]:
     if counted is not None and _counts_values(ctx, counted.value):
         return (f"gives `num_segments={code_of(ctx, counted.value)}` values, a count read from the data (give the "
                 "number of nodes, a static shape such as `tf.shape(x)[0]` or `x.shape[0]`)")
+    if qualified == _PADDED_NMS:
+        padded = argument(call, "pad_to_max_output_size", 5)
+        return None if padded is not None and is_true(padded.value) else (
+            "keeps the boxes that overlap less than the threshold (unless `pad_to_max_output_size=True` pads them "
+            "to `max_output_size`)")
     repeats = argument(call, "repeats", 1) if qualified == "tensorflow.repeat" else None
     if repeats is not None and _counts_values(ctx, repeats.value):
         return (f"repeats each value as many times as `{code_of(ctx, repeats.value)}` counts in the data (to give "
                 "each item the value of its segment, `tf.gather(values, segment_ids)` keeps the shape)")
     return _SELECTING_OPS.get(qualified)
+
+
+def _ctc_op(ctx, call: cst.Call) -> Optional[str]:
+    """The Keras-canonical name of the CTC loss or decoder ``call`` runs, also through an attribute
+    the layer holds it in (``self.loss_fn = keras.backend.ctc_batch_cost``, then ``self.loss_fn(...)``)."""
+    func = call.func
+    held = self_attribute_values(ctx, func) if isinstance(func, cst.Attribute) and is_name(func.value, "self") else []
+    for target in [func] + held:
+        qualified = ctx.qualified_name(target)
+        name = canonical_keras(qualified) or qualified
+        if name in _SPARSE_CTC_LOSSES or name in _CTC_DECODERS:
+            return name
+    return None
+
+
+def _ctc_problem(ctx, call: cst.Call, compiled: str) -> Optional[str]:
+    """What a CTC loss or decoder ``call`` does that the IPU cannot compile into the ``compiled``
+    code (the model, or a custom step), else None."""
+    name = _ctc_op(ctx, call)
+    if name is None:
+        return None
+    called = code_of(ctx, call.func)
+    called = f"`{called}`" if called.endswith(name.rsplit(".", 1)[1]) else f"`{called}` (`{name}`)"
+    if name in _SPARSE_CTC_LOSSES:
+        return (f"{called} {_SPARSE_CTC_LOSSES[name]}, whose number of values is the labels' total length, read "
+                f"from the data, and the IPU compiles the {compiled} for static shapes (\"not fully defined\")")
+    return (f"{called} gives the decoded sequences as long as the longest one it decodes, a length read from the "
+            f"data, and the IPU compiles the {compiled} for static shapes (\"not fully defined\")")
+
+
+def _ctc_advice(ctx, call: cst.Call) -> str:
+    """What to do about a CTC loss or decoder in compiled code. The IPU's CTC layers take arguments
+    of their own (no stock Keras layer is like them): they are named, not swapped in."""
+    if _ctc_op(ctx, call) in _SPARSE_CTC_LOSSES:
+        return ("compute the loss with the IPU's own CTC loss, the `CTCLoss` layer of "
+                "`ipu_tensorflow_addons.keras.layers` (its arguments are its own: the port does not swap it in)")
+    return ("decode on the host what `predict` returns, or use the IPU's own decoders, the `CTCInferenceLayer` or "
+            "`CTCPredictionsLayer` of `ipu_tensorflow_addons.keras.layers` (their arguments are their own: the port "
+            "does not swap them in)")
 
 
 def _counts_values(ctx, node: cst.BaseExpression) -> bool:
