@@ -16,8 +16,8 @@ from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IP
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, compiled_function, definition_before, functions_called_from, is_jit_compiled,
                                                 is_tf_function, loop_trains, method_named, module_objects, runs_models,
                                                 step_functions, wrapped_methods)
-from porter.rules.keras._analysis.util import (RUN_METHODS, auto_loss_objects, is_auto_loss, method_calls,
-                                              subclass_definitions)
+from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES, RUN_METHODS,
+                                              auto_loss_objects, is_auto_loss, method_calls, subclass_definitions)
 from porter.rule import ERROR, FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import (assignments, called_method_returns, fresh_name, local_function, owner, ruled_out_by_call,
                            values_of)
@@ -662,10 +662,36 @@ def _preview(loop: cst.For) -> bool:
 
 def _layer_attributes(ctx) -> Set[str]:
     """The attributes the classes of the file give layers or models in their methods (``self.decoder
-    = Decoder(vocab, units)``)."""
-    return {target.target.attr.value for assign in ctx.nodes(cst.Assign) if isinstance(assign.value, cst.Call)
-            for target in assign.targets if isinstance(target.target, cst.Attribute)
-            and is_self(target.target.value) and ctx.enclosing(assign, cst.ClassDef) is not None}
+    = Decoder(vocab, units)``), and those a Keras model or layer subclass is given by its caller and
+    calls (``self.decoder = decoder`` in ``__init__``, ``self.decoder(tokens, context)`` in ``call``:
+    a captioning model's parts)."""
+    found = set()
+    keras_classes = {id(node) for node in subclass_definitions(ctx, *KERAS_LAYER_CLASSES, *KERAS_MODEL_CLASSES)}
+    for assign in ctx.nodes(cst.Assign):
+        owner_class = ctx.enclosing(assign, cst.ClassDef)
+        if owner_class is None:
+            continue
+        for target in assign.targets:
+            if not (isinstance(target.target, cst.Attribute) and is_self(target.target.value)):
+                continue
+            if isinstance(assign.value, cst.Call) or (
+                    id(owner_class) in keras_classes and _given_parameter(ctx, assign)
+                    and _calls_attribute(owner_class, target.target.attr.value)):
+                found.add(target.target.attr.value)
+    return found
+
+
+def _given_parameter(ctx, assign: cst.Assign) -> bool:
+    """``self.x = x`` where ``x`` is a parameter of the method that assigns it."""
+    function = ctx.enclosing_function(assign)
+    return function is not None and isinstance(assign.value, cst.Name) and any(
+        param.name.value == assign.value.value for param in function.params.params)
+
+
+def _calls_attribute(owner_class: cst.ClassDef, attribute: str) -> bool:
+    """Whether the class calls ``self.<attribute>(...)`` somewhere: it holds something it runs."""
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_self(node.func.value)
+               and node.func.attr.value == attribute for node in walk(owner_class))
 
 
 def _model_or_part(ctx, func: cst.BaseExpression, model_like: Set[str], parts: Set[str]) -> bool:
@@ -1171,6 +1197,39 @@ def main(pairs, source):
     tokens = []
     while len(tokens) < 8:
         tokens.append(int(tf.argmax(model.decoder(source)[0, -1])))
+""",
+        ),
+        # The same with parts the caller builds and gives the model (a captioning model's encoder and
+        # decoder), run by a greedy decoding helper.
+        Example(
+            """\
+import tensorflow as tf
+
+
+class Captioner(tf.keras.Model):
+    def __init__(self, encoder, decoder):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def call(self, inputs):
+        images, tokens = inputs
+        return self.decoder([tokens, self.encoder(images)])
+
+
+def greedy(model, image):
+    context = model.encoder(image[None])
+    tokens = [1]
+    for _ in range(8):
+        tokens.append(int(tf.argmax(model.decoder([tf.constant([tokens]), context])[0, -1])))
+    return tokens
+
+
+def main(pairs, image):
+    model = Captioner(make_encoder(), make_decoder())
+    model.compile("adam", "mse")
+    model.fit(pairs, epochs=1)
+    print(greedy(model, image))
 """,
         ),
         Example(
