@@ -77,7 +77,7 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         return NUMPY_ITERATOR
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
         return "a Python iterator"
-    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
+    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and image_generator(ctx, func.value):
         return IMAGE_FLOW
     returned = _returned(ctx, value)  # `def get_data(): return Frames(...)`
     if depth < _DEPTH:
@@ -129,7 +129,9 @@ def _returned(ctx: FileContext, call: cst.BaseExpression) -> List[cst.BaseExpres
     return called_file_returns(ctx, call)[1]
 
 
-def _image_generator(ctx: FileContext, node) -> bool:
+def image_generator(ctx: FileContext, node) -> bool:
+    """Whether ``node`` is a Keras ``ImageDataGenerator``, made there or held by a variable every
+    assignment of which makes one."""
     if isinstance(node, cst.Call):
         return ctx.keras_name(node.func) == _IMAGE_GENERATOR
     if isinstance(node, cst.Name):
