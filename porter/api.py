@@ -84,14 +84,41 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
     factories, overriding = _project_names(sources, configs, set().union(*imports.values()))
+    sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
         project = Project(bool(imported & keras),
                           frozenset(name for name in factories if name.partition(".")[0] in imported),
-                          frozenset(name for name in overriding if name.partition(".")[0] in imported))
+                          frozenset(name for name in overriding if name.partition(".")[0] in imported),
+                          frozenset(name for name in sequences if name.partition(".")[0] in imported),
+                          frozenset(name for name in generators if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
+
+
+# Text a module must hold to define Python data Keras on the IPU refuses: a Sequence or a generator.
+_PYTHON_DATA_MARKERS = ("Sequence", "PyDataset", "yield")
+
+
+def _python_data_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]
+                       ) -> Tuple[Set[str], Set[str]]:
+    """``module.Class`` for each ``keras.utils.Sequence`` class, and ``module.function`` for each
+    generator function, of the ``.py`` files that some file imports (parsed only when they hold a
+    marker of either)."""
+    sequences: Set[str] = set()
+    generators: Set[str] = set()
+    for path, source in sources.items():
+        module = _module_name(path)
+        marked = any(marker in source.text for marker in _PYTHON_DATA_MARKERS)
+        if not (path.endswith(".py") and module in imported and marked):  # (a generator needs no framework)
+            continue
+        from porter.rules.keras._analysis.python_data import python_data_names
+
+        classes, functions = python_data_names(source.text, configs[path])
+        sequences.update(f"{module}.{name}" for name in classes)
+        generators.update(f"{module}.{name}" for name in functions)
+    return sequences, generators
 
 
 def _keras_modules(sources: Dict[str, Source]) -> Set[str]:

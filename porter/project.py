@@ -25,6 +25,10 @@ class Project:
     # ``gan_lib.GAN``: Keras model classes of the modules ported with the file (by module and class
     # name) that override ``train_step``, which the IPU Keras extensions refuse.
     overriding_classes: FrozenSet[str] = frozenset()
+    # ``data.BatchLoader``, ``data.batches``: `keras.utils.Sequence` classes and generator functions
+    # of the modules ported with the file, which Keras on the IPU refuses as training data.
+    sequence_classes: FrozenSet[str] = frozenset()
+    generator_functions: FrozenSet[str] = frozenset()
 
 
 ALONE = Project()

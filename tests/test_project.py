@@ -10,6 +10,7 @@ from porter.config import Config
 from porter.context import FileContext
 from porter.files import Source
 from porter.api import projects
+from porter.engine import port
 from porter.project import ALONE, Project
 from porter.rules.keras.strategy_scope import strategy_factories
 
@@ -122,3 +123,56 @@ def test_each_file_learns_the_model_classes_of_its_imports_that_override_train_s
     }
     told = projects(sources, {path: Config() for path in sources})
     assert told == {"proj/train.py": Project(keras_import=True, overriding_classes=frozenset({"gans.PairGAN"}))}
+
+
+BATCH_LOADERS = """\
+import math
+
+from tensorflow import keras
+
+
+class BatchLoader(keras.utils.Sequence):
+    def __len__(self):
+        return math.ceil(len(self.rows) / 16)
+
+    def __getitem__(self, index):
+        return self.rows[index * 16:(index + 1) * 16]
+
+
+def windows(rows, size):
+    while True:
+        yield rows[:size]
+
+
+class Reader:
+    def rows(self):
+        yield from self.lines
+"""
+
+TRAIN_ON_LOADERS = """\
+from tensorflow import keras
+
+from loaders import BatchLoader, windows
+
+model = keras.models.load_model("rows.keras")
+train = BatchLoader()
+model.fit(train, epochs=2)
+model.fit(windows(rows, 16), steps_per_epoch=10)
+"""
+
+
+def test_each_file_learns_the_sequences_and_generators_of_its_imports():
+    sources = {"proj/loaders.py": Source(BATCH_LOADERS, "utf-8"), "proj/train.py": Source(TRAIN_ON_LOADERS, "utf-8")}
+    told = projects(sources, {path: Config() for path in sources})
+    assert told == {"proj/train.py": Project(keras_import=True, sequence_classes=frozenset({"loaders.BatchLoader"}),
+                                             generator_functions=frozenset({"loaders.windows"}))}
+
+
+def test_a_sequence_or_generator_of_the_project_given_to_fit_is_reported_as_such():
+    project = Project(keras_import=True, sequence_classes=frozenset({"loaders.BatchLoader"}),
+                      generator_functions=frozenset({"loaders.windows"}))
+    result = port(TRAIN_ON_LOADERS, Config(), project=project)
+    found = [(finding.code, finding.line, finding.message.split(":")[0]) for finding in result.findings
+             if finding.code in ("IPU105", "IPU151")]
+    assert found == [("IPU151", 7, "`fit()` gets a `keras.utils.Sequence`"),
+                     ("IPU151", 8, "`fit()` gets a Python generator")]

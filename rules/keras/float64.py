@@ -7,7 +7,7 @@ from porter.cstutil import argument, is_name, keyword, simple_assign, string_val
 from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
-from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
+from porter.rules.keras._analysis.datasets import argument_sources, made_datasets, training_inputs
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.util import last_name
@@ -70,6 +70,12 @@ import tensorflow as tf
 features = np.random.randn(1024, 8)
 targets = features @ np.linspace(-1.0, 1.0, 8)[:, None] + 0.1 * np.random.randn(1024, 1)
 batches = tf.data.Dataset.from_tensor_slices(({features}, {targets})).batch(32, drop_remainder=True)
+""" + _LOOP
+_GENERATED_ROWS = """\
+import tensorflow as tf
+
+batches = tf.data.Dataset.from_generator(read_rows, output_types=(tf.float64, tf.float64),
+                                         output_shapes=((8,), (1,))).batch(32, drop_remainder=True)
 """ + _LOOP
 _HELPER = """\
 import numpy as np
@@ -293,7 +299,9 @@ class Float64(Rule):
         "Each float64 dtype that reaches the device is reported, to be changed to float32: in TensorFlow "
         "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). Host-side data code is "
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
-        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. But NumPy makes float64 unless "
+        "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`; nor the float64 a "
+        "`Dataset.from_generator` declares for its elements when only Keras's `fit`/`evaluate`/`predict` "
+        "read that dataset (Keras casts them). But NumPy makes float64 unless "
         "told otherwise (`np.random.randn`, `np.linspace`, `np.zeros`, arrays of Python floats, `np.loadtxt`, "
         "uint8 images divided by 255.0, a pandas table's float columns), and arithmetic, slicing, reshaping, "
         "`train_test_split` and the `return` of a function of the file keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
@@ -499,6 +507,22 @@ class Float64(Rule):
             """,
             reported=False,
         ),
+        # A generator's float64 elements that only Keras's `fit` and `predict` read: Keras casts them to float32.
+        Example(
+            """\
+            import tensorflow as tf
+
+            SIGNATURE = (tf.TensorSpec(shape=(16,), dtype=tf.float64), tf.TensorSpec(shape=(), dtype=tf.int32))
+            rows = tf.data.Dataset.from_generator(read_rows, output_signature=SIGNATURE)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(rows.batch(32, drop_remainder=True), epochs=2)
+            model.predict(tf.data.Dataset.from_generator(read_rows, output_types=tf.float64, output_shapes=(16,)))
+            """,
+            reported=False,
+        ),
+        # The same elements handed to a custom loop's step as they are.
+        Example(_GENERATED_ROWS, reported=True),
     )
 
     def run(self, ctx) -> None:
@@ -522,7 +546,10 @@ class Float64(Rule):
                     string_value(value) in _NAMES for value in values_of(ctx, node) if value is not None):
                 found.append((node, False))
         host_functions = _host_functions(ctx) if found else set()
+        cast_by_keras = _declared_for_keras(ctx) if found else set()
         for node, numpy_dtype in found:
+            if any(id(ancestor) in cast_by_keras for ancestor in ctx.ancestors(node)):
+                continue  # the dtype a generator's elements are declared with, cast to float32 by Keras
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
         self._cast_step_inputs(ctx)
@@ -819,6 +846,36 @@ def _host_functions(ctx) -> Set[int]:
         elif function is not None and isinstance(function.value, cst.Lambda):
             found.add(id(function.value))
     found.update(id(function) for function in ctx.nodes(cst.FunctionDef) if function.name.value in names)
+    return found
+
+
+def _declared_for_keras(ctx) -> Set[int]:
+    """The ``from_generator`` calls (by id), and the values of the variables that hold their
+    ``output_signature``/``output_types``, whose datasets only Keras's ``fit``/``evaluate``/``predict``
+    read, with the IPU's Keras extensions on: Keras casts their float64 elements to float32 before the
+    IPU sees them, which a custom loop's step (given the batches as they are) does not."""
+    if keras_extensions_off(ctx) is not None:
+        return set()
+
+    def declared(read) -> Set[int]:
+        found = set()
+        for source, scope in read:
+            for made in made_datasets(ctx, source, scope):
+                if made.of_generator:
+                    found.add(id(made.maker))
+                    found.update(id(value) for value in _declaration_values(ctx, made.maker))
+        return found
+    by_keras = declared((value, entry.owner) for entry, value in training_inputs(ctx)
+                        if entry.method in ("fit", "evaluate", "predict"))
+    return by_keras - declared((source, owner(ctx, step.loop)) for step, source in fed_loops(ctx, runs=True))
+
+
+def _declaration_values(ctx, maker: cst.Call) -> List[cst.BaseExpression]:
+    """What the variables given as a ``from_generator``'s ``output_signature``/``output_types`` hold."""
+    found = []
+    for declared in (keyword(maker, "output_signature"), argument(maker, "output_types", 1)):
+        if declared is not None and isinstance(declared.value, cst.Name):
+            found.extend(value for value in values_of(ctx, declared.value) if value is not None)
     return found
 
 

@@ -59,7 +59,8 @@ class GeneratorInput(Rule):
         "each shape and not batched again, and a dataset's `as_numpy_iterator()` is replaced by the dataset "
         "itself; the data of `predict` is padded to whole batches, never cut: a submission needs an answer for "
         "every sample. Such data is followed through variables (also unpacked from a returned tuple), what the file's "
-        "functions and methods return and what the callers of a function give for its parameter. A "
+        "functions and methods return and what the callers of a function give for its parameter, and it is "
+        "recognised when a Sequence class or a generator function of a module ported with the file makes it. A "
         "`from_generator` given `output_types` only (elements of no known shape) is reported for the same reason,"
         " and so is one whose declared shapes keep a `None` on the way to training (Targeting the IPU from "
         "TensorFlow 2, \"Keras with IPUs\" and the infeed queue): a first `None` of a generator of whole batches "
@@ -398,6 +399,21 @@ class GeneratorInput(Rule):
             history = model.fit_generator(train_gen, steps_per_epoch=50)
             """,
         ),
+        # Keras 2's `fit_generator` passes its `validation_data` on to `fit`, which rejects a generator there too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def windows(rows, size):
+                while True:
+                    yield cut_windows(rows, size)
+
+
+            train = tf.data.Dataset.from_tensor_slices((x, y)).batch(32, drop_remainder=True).repeat()
+            model.fit_generator(train, steps_per_epoch=25, validation_data=windows(rows, 32), validation_steps=5)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -438,6 +454,10 @@ class GeneratorInput(Rule):
 
     def run(self, ctx) -> None:
         for call, method in method_calls(ctx, *GENERATOR_METHODS):
+            # Its `validation_data` goes to `fit` as well, where a generator or Sequence is rejected the same way.
+            validation = argument(call, "validation_data", 5) if method == "fit_generator" else None
+            if validation is not None and not validation.star:
+                self._report_python_data(ctx, validation.value, method)
             # TensorFlow 2's `fit_generator` hands its input to `fit`: a `tf.data` dataset is fine.
             given = argument(call, "generator", 0)
             if given is not None and not given.star and is_dataset(ctx, given.value):
@@ -448,10 +468,7 @@ class GeneratorInput(Rule):
                        f"{advice}", fixed=False)
         for call, method in method_calls(ctx, *DATA_METHODS):
             for _, value in data_arguments(call, method):
-                what = python_data_kind(ctx, value)
-                if what is not None:
-                    ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(ctx, value, what, method)}",
-                               fixed=False)
+                self._report_python_data(ctx, value, method)
         for call, _ in ctx.calls_to(*_FROM_GENERATOR):
             if keyword(call, "output_signature") is None and keyword(call, "output_shapes") is None \
                     and len(call.args) < 3:
@@ -460,6 +477,12 @@ class GeneratorInput(Rule):
                            "defined\"); give `output_signature=(tf.TensorSpec(shape=..., dtype=...), ...)` with "
                            "the static shape of one element", fixed=False)
         self._report_unknown_dimensions(ctx)
+
+    def _report_python_data(self, ctx, value: cst.BaseExpression, method: str) -> None:
+        """Report ``value``, data that ``method`` gets, when it surely is a generator, an iterator or a Sequence."""
+        what = python_data_kind(ctx, value)
+        if what is not None:
+            ctx.report(self.code, value, f"`{method}()` gets {what}: {_advice(ctx, value, what, method)}", fixed=False)
 
     def _report_unknown_dimensions(self, ctx) -> None:
         """A ``from_generator`` whose declared shapes have ``None`` in them, when its dataset feeds

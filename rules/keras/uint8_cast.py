@@ -8,6 +8,7 @@ from porter.cstutil import argument
 from porter.rules._tf.tfdata import cast_uint8, cast_uint8_datasets, dataset_method_calls, tensorflow_alias
 from porter.rules.keras._analysis.datasets import argument_sources
 from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.python_data import image_generator
 from porter.rules.keras._analysis.util import DATA_METHODS, data_arguments, is_estimator, method_calls
 from porter.scopes import local_function, owner
 
@@ -160,6 +161,17 @@ class Uint8Cast(Rule):
             model = tf.keras.models.load_model("digits.h5")
             model.fit(tf.cast(images, tf.float32), y_train.astype("int32"), batch_size=32)
             """,
+        ),
+        # An `ImageDataGenerator` computes its statistics on the host (as floats): only the model's data is cast.
+        Example(
+            """\
+            import tensorflow as tf
+
+            (x_train, y_train), _ = tf.keras.datasets.cifar10.load_data()
+            augment = tf.keras.preprocessing.image.ImageDataGenerator(featurewise_center=True)
+            augment.fit(x_train)
+            """,
+            reported=False,
         ),
         # The tensor is made with a float dtype: nothing to cast.
         Example(
@@ -752,8 +764,8 @@ class Uint8Cast(Rule):
         for call, method in method_calls(ctx, *DATA_METHODS, "search"):
             if method == "search" and not (isinstance(call.func.value, cst.Name) and call.func.value.value in holders):
                 continue  # `search` trains only on a tuner given a builder of the file (it passes its data to `fit`)
-            if is_estimator(ctx, call.func.value):
-                continue  # scikit-learn's `fit` computes on the host
+            if is_estimator(ctx, call.func.value) or image_generator(ctx, call.func.value):
+                continue  # scikit-learn's `fit`, and an `ImageDataGenerator`'s statistics, compute on the host
             for role, value in data_arguments(call, method):
                 if role in _ROLES:
                     cast_uint8(ctx, self.code, value, role, f"`{method}()`", sources)

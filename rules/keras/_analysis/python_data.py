@@ -5,11 +5,13 @@ for its parameters."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from porter.config import Config
 from porter.context import FileContext
+from porter.parsing import ParseError, parse
 from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
 from porter.rules.keras._analysis.steps import method_named
 from porter.rules.keras._analysis.util import IMAGE_FLOWS, generator_functions, subclasses_of
@@ -69,6 +71,11 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         return "a Python generator"
     if isinstance(func, cst.Name) and func.value in sequences:
         return _sequence_kind(ctx, sequences[func.value], sequences)
+    imported = ctx.project_function(func)  # a Sequence or generator of a module ported with the file
+    if imported in ctx.project.sequence_classes:
+        return SEQUENCE
+    if imported in ctx.project.generator_functions:
+        return "a Python generator"
     if ctx.keras_name(func) in SEQUENCES:
         return SEQUENCE
     if ctx.keras_name(func) in _KERAS_SEQUENCES:
@@ -77,7 +84,7 @@ def _call_kind(ctx, value: cst.Call, generators, sequences, depth) -> Optional[s
         return NUMPY_ITERATOR
     if isinstance(func, cst.Name) and func.value == "iter" and ctx.qualified_name(func) is None:
         return "a Python iterator"
-    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and _image_generator(ctx, func.value):
+    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_FLOWS and image_generator(ctx, func.value):
         return IMAGE_FLOW
     returned = _returned(ctx, value)  # `def get_data(): return Frames(...)`
     if depth < _DEPTH:
@@ -129,7 +136,9 @@ def _returned(ctx: FileContext, call: cst.BaseExpression) -> List[cst.BaseExpres
     return called_file_returns(ctx, call)[1]
 
 
-def _image_generator(ctx: FileContext, node) -> bool:
+def image_generator(ctx: FileContext, node) -> bool:
+    """Whether ``node`` is a Keras ``ImageDataGenerator``, made there or held by a variable every
+    assignment of which makes one."""
     if isinstance(node, cst.Call):
         return ctx.keras_name(node.func) == _IMAGE_GENERATOR
     if isinstance(node, cst.Name):
@@ -137,3 +146,18 @@ def _image_generator(ctx: FileContext, node) -> bool:
         return bool(values) and all(isinstance(v, cst.Call) and ctx.keras_name(v.func) == _IMAGE_GENERATOR
                                     for v in values)
     return False
+
+
+def python_data_names(text: str, config: Config) -> Tuple[Set[str], Set[str]]:
+    """The names of the ``keras.utils.Sequence`` (or ``PyDataset``) classes and of the generator
+    functions a module defines at its top level, that a file of its project importing them hands
+    Keras as Python data. Empty when ``text`` does not parse."""
+    try:
+        module = parse(text)
+    except ParseError:
+        return set(), set()
+    ctx = FileContext(module, config)
+    top_level = {id(statement) for statement in module.body}
+    classes = {name for name, found in subclasses_of(ctx, *SEQUENCES, *PY_DATASETS).items() if id(found) in top_level}
+    functions = {name for name, found in generator_functions(ctx).items() if id(found) in top_level}
+    return classes, functions
