@@ -647,6 +647,11 @@ def _innermost_loop(ctx, node: cst.CSTNode):
     return None
 
 
+# The most items a look at samples goes over (an 8 x 8 grid of plots); a loop counted to more
+# (``range(600)`` test episodes of a few-shot evaluation) is the script's own evaluation.
+_PREVIEW_ITEMS = 64
+
+
 def _preview(loop: cst.For) -> bool:
     """A loop over a few items, counted in the code: ``ds.take(3)``, ``range(5)``, ``x_test[:4]``."""
     source = loop.iter
@@ -654,10 +659,15 @@ def _preview(loop: cst.For) -> bool:
             "enumerate", "zip", "list"):
         source = source.args[0].value
     if isinstance(source, cst.Call) and len(source.args) == 1 and isinstance(source.args[0].value, cst.Integer):
-        return is_name(source.func, "range") or isinstance(source.func, cst.Attribute) and source.func.attr.value in (
-            "take", "head")
+        return (is_name(source.func, "range") or isinstance(source.func, cst.Attribute) and source.func.attr.value in (
+            "take", "head")) and _few(source.args[0].value)
     return (isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Slice)
-            and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
+            and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer)
+            and _few(source.slice[0].slice.upper))
+
+
+def _few(count: cst.Integer) -> bool:
+    return int(count.value.replace("_", ""), 0) <= _PREVIEW_ITEMS
 
 
 def _layer_attributes(ctx) -> Set[str]:
@@ -977,6 +987,65 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # Prototypical networks: the episode loss is compiled in the training step, and the evaluation
+        # over 600 test episodes (no look at a few samples) runs the encoder eagerly: reported there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def episode_loss(encoder, support, query):
+                prototypes = tf.reduce_mean(tf.reshape(encoder(support), [5, 5, -1]), axis=1)
+                distances = tf.reduce_sum(tf.square(encoder(query)[:, None] - prototypes[None]), axis=-1)
+                return tf.reduce_mean(tf.reduce_logsumexp(-distances, axis=-1))
+
+
+            encoder = tf.keras.Sequential([tf.keras.layers.Dense(16)])
+            optimizer = tf.keras.optimizers.Adam()
+            for episode in range(1000):
+                support, query = sample_episode()
+                with tf.GradientTape() as tape:
+                    loss = episode_loss(encoder, support, query)
+                grads = tape.gradient(loss, encoder.trainable_variables)
+                optimizer.apply_gradients(zip(grads, encoder.trainable_variables))
+            losses = []
+            for episode in range(600):
+                support, query = sample_episode()
+                losses.append(float(episode_loss(encoder, support, query)))
+            print(np.mean(losses))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def episode_loss(encoder, support, query):
+                prototypes = tf.reduce_mean(tf.reshape(encoder(support), [5, 5, -1]), axis=1)
+                distances = tf.reduce_sum(tf.square(encoder(query)[:, None] - prototypes[None]), axis=-1)
+                return tf.reduce_mean(tf.reduce_logsumexp(-distances, axis=-1))
+
+
+            encoder = tf.keras.Sequential([tf.keras.layers.Dense(16)])
+            optimizer = tf.keras.optimizers.Adam()
+
+            @tf.function(jit_compile=True)
+            def train_step(support, query):
+                with tf.GradientTape() as tape:
+                    loss = episode_loss(encoder, support, query)
+                grads = tape.gradient(loss, encoder.trainable_variables)
+                optimizer.apply_gradients(zip(grads, encoder.trainable_variables))
+
+            for episode in range(1000):
+                support, query = sample_episode()
+                strategy.run(train_step, args=(support, query))
+            losses = []
+            for episode in range(600):
+                support, query = sample_episode()
+                losses.append(float(episode_loss(encoder, support, query)))
+            print(np.mean(losses))
+            """,
+        ),
         # A rollout helper with a loop over the model, called only by the `tf.function` step: traced
         # into the compiled step, its loop does not run eagerly and is not reported (only the step's
         # rewrite is; IPU102/IPU103, not selected here, add the configuration and the scope).
@@ -2252,22 +2321,25 @@ def main(test):
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
             elif beside_steps and isinstance(loop, cst.For) and loop_trains(ctx, loop):
-                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans)
+                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans, in_steps)
             elif not (isinstance(loop, cst.For) and _preview(loop)):
                 self._report_eager_callees(ctx, loop, skipped, plan, parts, reported, plans)
 
     def _report_eager_helpers(self, ctx, loop: cst.For, skipped: Tuple[type, ...], model_like: Set[str],
-                              parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
+                              parts: Set[str], reported: Set[int], plans: List[LoopPlan], in_steps: Set[int]) -> None:
         """A training loop that calls a plain function of the file which runs the model itself
         (``generate_and_save_images(generator, epoch, seed)`` after each epoch, whose ``model(seed,
         training=False)`` runs the model it is given): the model runs eagerly, op by op, in the
         scope, as if the loop called it; said once per helper call, naming the model's call. Not
-        a step (one that opens a tape, or one the port runs through the strategy)."""
+        a step (one that opens a tape, or one the port runs through the strategy), nor a call in a
+        step written inline in the loop (``in_steps``: its statements), which the port compiles."""
         steps = _step_ids(ctx, plans)
         for call in walk(loop.body, skip=skipped):
             helper = local_function(ctx, call.func.value, call) if isinstance(call, cst.Call) and isinstance(
                 call.func, cst.Name) and ctx.qualified_name(call.func) is None else None
             if helper is None or id(helper) in steps or is_tf_function(ctx, helper) or id(call) in reported:
+                continue
+            if any(id(up) in in_steps for up in ctx.ancestors(call)):
                 continue
             inner = _eager_model_call(ctx, helper, call, model_like, parts)
             if inner is None:
