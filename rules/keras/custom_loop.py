@@ -987,6 +987,47 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A step given a task's copy of the model and an optimizer, both made anew for each task (a
+        # few-shot learner adapted per task): compiled, it would be compiled again per task and its
+        # optimizer could not make its variables; reported, not rewritten.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def adapt(net, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(net(x) - y))
+                grads = tape.gradient(loss, net.trainable_variables)
+                opt.apply_gradients(zip(grads, net.trainable_variables))
+                return loss
+
+
+            base = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for task in tasks:
+                learner = tf.keras.models.clone_model(base)
+                learner.set_weights(base.get_weights())
+                opt = tf.keras.optimizers.SGD(0.1)
+                for x, y in task:
+                    adapt(learner, opt, x, y)
+            """,
+        ),
+        # The same written inline (a MAML inner loop on a clone): reported, not moved.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for task in tasks:
+                fast = tf.keras.models.clone_model(model)
+                inner = tf.keras.optimizers.SGD(0.1)
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(fast(x) - y))
+                    grads = tape.gradient(loss, fast.trainable_weights)
+                    inner.apply_gradients(zip(grads, fast.trainable_weights))
+            """,
+        ),
         # Prototypical networks: the episode loss is compiled in the training step, and the evaluation
         # over 600 test episodes (no look at a few samples) runs the encoder eagerly: reported there.
         Example(

@@ -12,7 +12,9 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, run_targets,
+from porter.cstutil import is_name
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, made_each_pass, out_of_reach, run_targets,
+                                                       trained_names,
                                                       strategy_scope_name, tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
@@ -161,11 +163,12 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     if early:
         return (f"the training step written inline in this loop reads `{early[0]}` before it sets it (the value "
                 f"of an earlier pass), which a function cannot: {advice}")
-    step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
-                           and id(name) not in own and name.value in assigned})
     tapes = {item.asname.name.value for statement in step.statements for node in walk(statement)
              if isinstance(node, cst.With) for item in node.items
              if item.asname is not None and isinstance(item.asname.name, cst.Name)}
+    step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
+                           and id(name) not in own and name.value in assigned
+                           and not (name.value in tapes and _rebound_by_with(ctx, name))})
     if tapes & set(step.outputs):
         return f"the code after the inline training step uses its tape: {advice}"
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
@@ -191,6 +194,14 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return (f"the training step written inline in this loop reads `{changing[0]}`, which the loop changes on "
                 "every pass: given to a compiled step, each new Python value would compile it again; make it a "
                 f"`tf.Variable` the step reads (and `assign` it), or keep it out of the step, then {advice}")
+    renewed = made_each_pass(ctx, step.loop, trained_names(step.statements), inside)
+    if renewed is not None:
+        name, made = renewed
+        return (f"`{name}`, which the training step written inline in this loop trains, is made anew on every pass of "
+                f"a loop around the step (`{code_of(ctx, made)}`): compiled, the step would be compiled again for "
+                "each new one, and a Keras optimizer cannot make its variables in a later call of a `tf.function`; "
+                f"make `{name}` once, before the loops (a task's copy of a model: `clone_model` once, then "
+                f"`set_weights(model.get_weights())` on each pass), then {advice}")
     if not model.has_ipu_strategy and not model.regions:
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
@@ -199,6 +210,19 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
+
+
+def _rebound_by_with(ctx: FileContext, name: cst.Name) -> bool:
+    """``name`` is read after a ``with`` of its own block, or inside one, that binds it anew: the
+    tape of a second step (a meta-learning query loss after the inner steps), not the step's."""
+    statement = ctx.statement_of(name)
+    block = ctx.block_of(statement) if statement is not None else None
+    if block is None:
+        return False
+    body = list(block.body)
+    withs = [node for node in (*body[:body.index(statement)], *ctx.ancestors(name)) if isinstance(node, cst.With)]
+    return any(is_name(item.asname.name, name.value) for node in withs for item in node.items
+               if item.asname is not None)
 
 
 def _loop_names_read_by_helpers(ctx: FileContext, statements: List[cst.BaseStatement],
