@@ -1028,6 +1028,48 @@ class CustomLoop(Rule):
                     inner.apply_gradients(zip(grads, fast.trainable_weights))
             """,
         ),
+        # An elastic weight consolidation penalty over the weights kept after each task: the list the
+        # task loop appends to is a parameter of the step, so each task's step sees the anchors so far
+        # (closed over, the compiled step would keep the empty list it was first traced with).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            anchors = []
+            for task in tasks:
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                        for anchor in anchors:
+                            loss += tf.add_n([tf.reduce_sum((w - a) ** 2) for w, a in zip(model.trainable_weights, anchor)])
+                    grads = tape.gradient(loss, model.trainable_weights)
+                    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                anchors.append(model.get_weights())
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            anchors = []
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y, anchors):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                    for anchor in anchors:
+                        loss += tf.add_n([tf.reduce_sum((w - a) ** 2) for w, a in zip(model.trainable_weights, anchor)])
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+
+            for task in tasks:
+                for x, y in task:
+                    strategy.run(train_step, args=(x, y, anchors))
+                anchors.append(model.get_weights())
+            """,
+        ),
         # Prototypical networks: the episode loss is compiled in the training step, and the evaluation
         # over 600 test episodes (no look at a few samples) runs the encoder eagerly: reported there.
         Example(

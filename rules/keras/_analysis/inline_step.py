@@ -173,7 +173,8 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return f"the code after the inline training step uses its tape: {advice}"
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
               for name in _names_bound_by(binder)} | (
-        set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
+        set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set()) | _changed_in(
+        step.anchor, inside)
     stale = _loop_names_read_by_helpers(ctx, step.statements, around - assigned)
     if stale:
         helper, name = stale
@@ -330,6 +331,28 @@ def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
     """The names the statements set."""
     return {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
             for name in _names_bound_by(node)}
+
+
+# The methods that change a list or dict in place.
+_IN_PLACE = frozenset({"append", "extend", "insert", "update", "pop", "clear", "remove", "setdefault"})
+
+
+def _changed_in(loop: cst.CSTNode, inside: Set[int]) -> Set[str]:
+    """Names of lists or dicts the loop changes in place, out of the step (``anchors.append(
+    model.get_weights())`` after each task, ``penalties[name] = ...``). A step that reads one gets it
+    as a parameter: compiled, it would otherwise keep what the name held when it was first traced
+    (an empty list: an elastic weight consolidation penalty that never applies)."""
+    changed = set()
+    for node in walk(loop):
+        if id(node) in inside:
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Name) and node.func.attr.value in _IN_PLACE:
+            changed.add(node.func.value.value)
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) and isinstance(
+                node.target.value, cst.Name):
+            changed.add(node.target.value.value)
+    return changed
 
 
 def _names_bound_by(binder: cst.CSTNode) -> List[str]:
