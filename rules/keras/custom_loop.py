@@ -1070,6 +1070,59 @@ class CustomLoop(Rule):
                 anchors.append(model.get_weights())
             """,
         ),
+        # The Fisher information of elastic weight consolidation, taken by a helper after each task: its
+        # gradients are kept, never applied by the loop (whose optimizer step is the inline step's), so
+        # it is compiled like any step that takes gradients through the model without training it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def fisher_diagonal(model, x):
+                with tf.GradientTape() as tape:
+                    log_p = tf.reduce_max(tf.nn.log_softmax(model(x)), axis=1)
+                return [tf.square(g) for g in tape.gradient(log_p, model.trainable_weights)]
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            fishers = []
+            for task in tasks:
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                    grads = tape.gradient(loss, model.trainable_weights)
+                    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                fishers.append(fisher_diagonal(model, x))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def fisher_diagonal(model, x):
+                with tf.GradientTape() as tape:
+                    log_p = tf.reduce_max(tf.nn.log_softmax(model(x)), axis=1)
+                return [tf.square(g) for g in tape.gradient(log_p, model.trainable_weights)]
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            fishers = []
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+
+            for task in tasks:
+                for x, y in task:
+                    strategy.run(train_step, args=(x, y))
+                fishers.append(strategy.run(fisher_diagonal, args=(model, x)))
+            """,
+        ),
         # Prototypical networks: the episode loss is compiled in the training step, and the evaluation
         # over 600 test episodes (no look at a few samples) runs the encoder eagerly: reported there.
         Example(

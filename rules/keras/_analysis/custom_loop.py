@@ -17,7 +17,8 @@ from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, eager_calls, evaluation_calls,
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, applies_result, definition_before, eager_calls,
+                                                evaluation_calls,
                                                 is_tf_function, method_step_calls, probes_model, reaches_models,
                                                 run_calls, step_calls, trains, updates_weights,
                                                 wrapped_methods)
@@ -405,7 +406,7 @@ def _python_generator(ctx: FileContext, source: cst.BaseExpression) -> Optional[
 
 def _no_weight_update(name: str, step: StepCall) -> str:
     """Why a step that applies no optimizer step is not rewritten."""
-    if any(updates_weights(node) for node in walk(step.loop.body)):
+    if any(updates_weights(node) and applies_result(node, step) for node in walk(step.loop.body)):
         return (f"`{name}` only computes gradients and the loop applies them outside it: under `strategy.run` "
                 "the optimizer step must run in the same compiled step; move the optimizer step "
                 f"(`apply_gradients`) into `{name}`, then run it through `strategy.run` inside `strategy.scope()`")
