@@ -335,11 +335,30 @@ def instance_class(ctx: FileContext, node: cst.BaseExpression, depth: int = 0) -
     that every call of it gives one (``evaluate(model, loader)`` after ``loader = Loader(data)``)."""
     if isinstance(node, cst.Name) and node.value == "self":
         return ctx.enclosing(node, cst.ClassDef)
+    items = _loop_items(ctx, node) if isinstance(node, cst.Name) and depth < 3 else None
+    if items:
+        classes = {id(found): found for found in (instance_class(ctx, item, depth + 1) for item in items)}
+        return next(iter(classes.values())) if len(classes) == 1 else None
     made = [node] if isinstance(node, cst.Call) else values_of(ctx, node) if isinstance(node, cst.Name) else []
     if not made and isinstance(node, cst.Name) and depth < 3:
         return _class_given(ctx, node, depth)
     classes = {id(found): found for found in (_class_made(ctx, value) for value in made)}
     return next(iter(classes.values())) if len(classes) == 1 and made else None
+
+
+def _loop_items(ctx: FileContext, name: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The items written out in the tuple or list a ``for`` loop goes over, when binding ``name``
+    to each of them is all its function does with it (``for sampler in (train_sampler,
+    test_sampler):``); None otherwise."""
+    bindings = bindings_of(ctx, name)
+    if len(bindings) != 1:
+        return None
+    loop = bindings[0][0]
+    if not (isinstance(loop, cst.For) and is_name(loop.target, name.value)
+            and isinstance(loop.iter, (cst.Tuple, cst.List))) or any(
+                isinstance(element, cst.StarredElement) for element in loop.iter.elements):
+        return None
+    return [element.value for element in loop.iter.elements]
 
 
 def _class_given(ctx: FileContext, name: cst.Name, depth: int) -> Optional[cst.ClassDef]:

@@ -647,6 +647,11 @@ def _innermost_loop(ctx, node: cst.CSTNode):
     return None
 
 
+# The most items a look at samples goes over (an 8 x 8 grid of plots); a loop counted to more
+# (``range(600)`` test episodes of a few-shot evaluation) is the script's own evaluation.
+_PREVIEW_ITEMS = 64
+
+
 def _preview(loop: cst.For) -> bool:
     """A loop over a few items, counted in the code: ``ds.take(3)``, ``range(5)``, ``x_test[:4]``."""
     source = loop.iter
@@ -654,10 +659,15 @@ def _preview(loop: cst.For) -> bool:
             "enumerate", "zip", "list"):
         source = source.args[0].value
     if isinstance(source, cst.Call) and len(source.args) == 1 and isinstance(source.args[0].value, cst.Integer):
-        return is_name(source.func, "range") or isinstance(source.func, cst.Attribute) and source.func.attr.value in (
-            "take", "head")
+        return (is_name(source.func, "range") or isinstance(source.func, cst.Attribute) and source.func.attr.value in (
+            "take", "head")) and _few(source.args[0].value)
     return (isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Slice)
-            and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer))
+            and source.slice[0].slice.lower is None and isinstance(source.slice[0].slice.upper, cst.Integer)
+            and _few(source.slice[0].slice.upper))
+
+
+def _few(count: cst.Integer) -> bool:
+    return int(count.value.replace("_", ""), 0) <= _PREVIEW_ITEMS
 
 
 def _layer_attributes(ctx) -> Set[str]:
@@ -985,10 +995,16 @@ class CustomLoop(Rule):
         "(an evaluation loop), or a training loop that calls a function of the file that does (a helper that "
         "saves generated samples after each epoch, `model(seed, training=False)`), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
-        "samples, `test.take(3)`, is left alone, unless it feeds the model's answer back into its next input: "
-        "a forecast or a generation a few steps long). A "
-        "step that takes gradients through a model without training it (a saliency map, deep dream, an "
-        "adversarial image) is compiled and run through `strategy.run` like a training step. A step traced for "
+        "samples, `test.take(3)` or `range(5)`, at most 64 items, is left alone, unless it feeds the model's answer "
+        "back into its next input: a forecast or a generation a few steps long). A step that trains a model or "
+        "optimizer made anew on each pass of a loop around it (a task's `clone_model` copy, an optimizer per "
+        "task) is reported: compiled, it would be compiled again for each, and the optimizer could not make "
+        "its variables in a later call; clone once and reset the copy with `set_weights`. Lists and dicts the "
+        "loop fills as it goes (the weights kept after each task for a consolidation penalty) that an inline "
+        "step reads become its parameters, as a compiled step keeps what a name it closes over held when "
+        "traced. A step that takes gradients through a model without training it (a saliency map, deep dream, an "
+        "adversarial image, the Fisher information the loop keeps after each task) is compiled and run through "
+        "`strategy.run` like a training step. A step traced for "
         "inputs of changing shapes (`reduce_retracing=True`, an `input_signature` with a `None` dimension past "
         "the batch) "
         "is compiled again for each shape it is given, which is said in a note. A loop may sit "
@@ -1003,6 +1019,201 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A step given a task's copy of the model and an optimizer, both made anew for each task (a
+        # few-shot learner adapted per task): compiled, it would be compiled again per task and its
+        # optimizer could not make its variables; reported, not rewritten.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def adapt(net, opt, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(net(x) - y))
+                grads = tape.gradient(loss, net.trainable_variables)
+                opt.apply_gradients(zip(grads, net.trainable_variables))
+                return loss
+
+
+            base = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for task in tasks:
+                learner = tf.keras.models.clone_model(base)
+                learner.set_weights(base.get_weights())
+                opt = tf.keras.optimizers.SGD(0.1)
+                for x, y in task:
+                    adapt(learner, opt, x, y)
+            """,
+        ),
+        # The same written inline (a MAML inner loop on a clone): reported, not moved.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for task in tasks:
+                fast = tf.keras.models.clone_model(model)
+                inner = tf.keras.optimizers.SGD(0.1)
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(fast(x) - y))
+                    grads = tape.gradient(loss, fast.trainable_weights)
+                    inner.apply_gradients(zip(grads, fast.trainable_weights))
+            """,
+        ),
+        # An elastic weight consolidation penalty over the weights kept after each task: the list the
+        # task loop appends to is a parameter of the step, so each task's step sees the anchors so far
+        # (closed over, the compiled step would keep the empty list it was first traced with).
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            anchors = []
+            for task in tasks:
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                        for anchor in anchors:
+                            loss += tf.add_n([tf.reduce_sum((w - a) ** 2) for w, a in zip(model.trainable_weights, anchor)])
+                    grads = tape.gradient(loss, model.trainable_weights)
+                    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                anchors.append(model.get_weights())
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            anchors = []
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y, anchors):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                    for anchor in anchors:
+                        loss += tf.add_n([tf.reduce_sum((w - a) ** 2) for w, a in zip(model.trainable_weights, anchor)])
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+
+            for task in tasks:
+                for x, y in task:
+                    strategy.run(train_step, args=(x, y, anchors))
+                anchors.append(model.get_weights())
+            """,
+        ),
+        # The Fisher information of elastic weight consolidation, taken by a helper after each task: its
+        # gradients are kept, never applied by the loop (whose optimizer step is the inline step's), so
+        # it is compiled like any step that takes gradients through the model without training it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def fisher_diagonal(model, x):
+                with tf.GradientTape() as tape:
+                    log_p = tf.reduce_max(tf.nn.log_softmax(model(x)), axis=1)
+                return [tf.square(g) for g in tape.gradient(log_p, model.trainable_weights)]
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            fishers = []
+            for task in tasks:
+                for x, y in task:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                    grads = tape.gradient(loss, model.trainable_weights)
+                    optimizer.apply_gradients(zip(grads, model.trainable_weights))
+                fishers.append(fisher_diagonal(model, x))
+            """,
+            """\
+            import tensorflow as tf
+
+
+            @tf.function(jit_compile=True)
+            def fisher_diagonal(model, x):
+                with tf.GradientTape() as tape:
+                    log_p = tf.reduce_max(tf.nn.log_softmax(model(x)), axis=1)
+                return [tf.square(g) for g in tape.gradient(log_p, model.trainable_weights)]
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            optimizer = tf.keras.optimizers.Adam()
+            fishers = []
+
+            @tf.function(jit_compile=True)
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+
+            for task in tasks:
+                for x, y in task:
+                    strategy.run(train_step, args=(x, y))
+                fishers.append(strategy.run(fisher_diagonal, args=(model, x)))
+            """,
+        ),
+        # Prototypical networks: the episode loss is compiled in the training step, and the evaluation
+        # over 600 test episodes (no look at a few samples) runs the encoder eagerly: reported there.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def episode_loss(encoder, support, query):
+                prototypes = tf.reduce_mean(tf.reshape(encoder(support), [5, 5, -1]), axis=1)
+                distances = tf.reduce_sum(tf.square(encoder(query)[:, None] - prototypes[None]), axis=-1)
+                return tf.reduce_mean(tf.reduce_logsumexp(-distances, axis=-1))
+
+
+            encoder = tf.keras.Sequential([tf.keras.layers.Dense(16)])
+            optimizer = tf.keras.optimizers.Adam()
+            for episode in range(1000):
+                support, query = sample_episode()
+                with tf.GradientTape() as tape:
+                    loss = episode_loss(encoder, support, query)
+                grads = tape.gradient(loss, encoder.trainable_variables)
+                optimizer.apply_gradients(zip(grads, encoder.trainable_variables))
+            losses = []
+            for episode in range(600):
+                support, query = sample_episode()
+                losses.append(float(episode_loss(encoder, support, query)))
+            print(np.mean(losses))
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def episode_loss(encoder, support, query):
+                prototypes = tf.reduce_mean(tf.reshape(encoder(support), [5, 5, -1]), axis=1)
+                distances = tf.reduce_sum(tf.square(encoder(query)[:, None] - prototypes[None]), axis=-1)
+                return tf.reduce_mean(tf.reduce_logsumexp(-distances, axis=-1))
+
+
+            encoder = tf.keras.Sequential([tf.keras.layers.Dense(16)])
+            optimizer = tf.keras.optimizers.Adam()
+
+            @tf.function(jit_compile=True)
+            def train_step(support, query):
+                with tf.GradientTape() as tape:
+                    loss = episode_loss(encoder, support, query)
+                grads = tape.gradient(loss, encoder.trainable_variables)
+                optimizer.apply_gradients(zip(grads, encoder.trainable_variables))
+
+            for episode in range(1000):
+                support, query = sample_episode()
+                strategy.run(train_step, args=(support, query))
+            losses = []
+            for episode in range(600):
+                support, query = sample_episode()
+                losses.append(float(episode_loss(encoder, support, query)))
+            print(np.mean(losses))
+            """,
+        ),
         # A rollout helper with a loop over the model, called only by the `tf.function` step: traced
         # into the compiled step, its loop does not run eagerly and is not reported (only the step's
         # rewrite is; IPU102/IPU103, not selected here, add the configuration and the scope).
@@ -2311,22 +2522,25 @@ def main(test):
                            "scope, while the IPU runs compiled programs: move what the loop does with it into a "
                            f"`@tf.function(jit_compile=True)` step{advice}", fixed=False)
             elif beside_steps and isinstance(loop, cst.For) and loop_trains(ctx, loop):
-                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans)
+                self._report_eager_helpers(ctx, loop, skipped, plan.model_like, parts, reported, plans, in_steps)
             elif not (isinstance(loop, cst.For) and _preview(loop)):
                 self._report_eager_callees(ctx, loop, skipped, plan, parts, reported, plans)
 
     def _report_eager_helpers(self, ctx, loop: cst.For, skipped: Tuple[type, ...], model_like: Set[str],
-                              parts: Set[str], reported: Set[int], plans: List[LoopPlan]) -> None:
+                              parts: Set[str], reported: Set[int], plans: List[LoopPlan], in_steps: Set[int]) -> None:
         """A training loop that calls a plain function of the file which runs the model itself
         (``generate_and_save_images(generator, epoch, seed)`` after each epoch, whose ``model(seed,
         training=False)`` runs the model it is given): the model runs eagerly, op by op, in the
         scope, as if the loop called it; said once per helper call, naming the model's call. Not
-        a step (one that opens a tape, or one the port runs through the strategy)."""
+        a step (one that opens a tape, or one the port runs through the strategy), nor a call in a
+        step written inline in the loop (``in_steps``: its statements), which the port compiles."""
         steps = _step_ids(ctx, plans)
         for call in walk(loop.body, skip=skipped):
             helper = local_function(ctx, call.func.value, call) if isinstance(call, cst.Call) and isinstance(
                 call.func, cst.Name) and ctx.qualified_name(call.func) is None else None
             if helper is None or id(helper) in steps or is_tf_function(ctx, helper) or id(call) in reported:
+                continue
+            if any(id(up) in in_steps for up in ctx.ancestors(call)):
                 continue
             inner = _eager_model_call(ctx, helper, call, model_like, parts)
             if inner is None:

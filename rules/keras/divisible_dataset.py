@@ -422,6 +422,53 @@ class DivisibleDataset(Rule):
             priority, department = cut_to_samples(model.predict(pad_to_multiple(inputs, 32)), inputs)
             """),
         ),
+        # The query set of an episode, unpacked from what a sampler's method returns when asked for a
+        # split (it returns the dataset alone otherwise), for each sampler of a loop over them: arrays,
+        # padded.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class TaskSampler:
+                def episode(self, ways, split=False):
+                    support = np.random.rand(ways * 5, 8)
+                    dataset = tf.data.Dataset.from_tensor_slices(support).batch(5)
+                    if split:
+                        return dataset, np.random.rand(ways, 8), np.arange(ways)
+                    return dataset
+
+
+            model = tf.keras.models.load_model("learner.keras")
+            for sampler in (TaskSampler(), TaskSampler()):
+                episode, query, labels = sampler.episode(5, split=True)
+                accuracy = np.mean(model.predict(query).argmax(axis=1) == labels)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            class TaskSampler:
+                def episode(self, ways, split=False):
+                    support = np.random.rand(ways * 5, 8)
+                    dataset = tf.data.Dataset.from_tensor_slices(support).batch(5)
+                    if split:
+                        return dataset, np.random.rand(ways, 8), np.arange(ways)
+                    return dataset
+
+
+            model = tf.keras.models.load_model("learner.keras")
+            for sampler in (TaskSampler(), TaskSampler()):
+                episode, query, labels = sampler.episode(5, split=True)
+                accuracy = np.mean(cut_to_samples(model.predict(pad_to_multiple(query, 32)), query).argmax(axis=1) == labels)
+            """),
+        ),
         # Images unpacked from one batch drawn from a dataset (`next(iter(...))`): arrays of a length the
         # port cannot read, padded like any array (not taken for a dataset made elsewhere).
         Example(

@@ -17,7 +17,8 @@ from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
-from porter.rules.keras._analysis.steps import (TAPES, StepCall, definition_before, eager_calls, evaluation_calls,
+from porter.rules.keras._analysis.steps import (TAPES, StepCall, applies_result, definition_before, eager_calls,
+                                                evaluation_calls,
                                                 is_tf_function, method_step_calls, probes_model, reaches_models,
                                                 run_calls, step_calls, trains, updates_weights,
                                                 wrapped_methods)
@@ -264,6 +265,9 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
                 "the IPU as it is; move that out of the step, then run it through `strategy.run` in a "
                 "`@tf.function(jit_compile=True)` (Targeting the IPU from TensorFlow 2, "
                 "\"On-device loops\")")
+    renewed = _made_for_each_call(ctx, step)
+    if renewed is not None:
+        return renewed
     generator = _python_generator(ctx, step.loop.iter)
     if generator is not None:
         return (f"the loop feeds `{name}` from the Python generator `{generator}`, whose batches the IPU "
@@ -285,6 +289,60 @@ def _problem(ctx: FileContext, step: StepCall, model: Plan, existing: Optional[s
     if not covered(ctx, model.regions, step.loop, CALLER_DEPTH):
         return _NOT_WHERE_BUILT.format(name=name)
     return None
+
+
+# What a step reads of the models it trains and of the optimizers that update them.
+_TRAINED_THROUGH = frozenset({"trainable_weights", "trainable_variables", "apply_gradients", "minimize"})
+
+
+def trained_names(statements: List[cst.CSTNode]) -> Set[str]:
+    """The names ``statements`` train as models or update with as optimizers (``fast`` of
+    ``fast.trainable_weights``, ``inner_opt`` of ``inner_opt.apply_gradients``)."""
+    return {node.value.value for statement in statements for node in walk(statement)
+            if isinstance(node, cst.Attribute) and node.attr.value in _TRAINED_THROUGH
+            and isinstance(node.value, cst.Name)}
+
+
+def made_each_pass(ctx: FileContext, loop: cst.CSTNode, names: Set[str], skip: Set[int] = frozenset()
+                   ) -> Optional[Tuple[str, cst.Call]]:
+    """One of ``names`` that ``loop``, or a loop around it in the same function, makes by a call on
+    every pass (``fast = keras.models.clone_model(model)``, ``opt = SGD(0.1)`` per task; not in the
+    nodes of ``skip``): the name and that call. A step compiled for it would compile again for
+    each new one, and a Keras optimizer cannot make its variables in a later call."""
+    function = ctx.enclosing_function(loop)
+    loops = [loop] + [up for up in ctx.ancestors(loop) if isinstance(up, (cst.For, cst.While))
+                      and ctx.enclosing_function(up) is function]
+    for around in loops:
+        for node in walk(around.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if not (isinstance(node, cst.Assign) and id(node) not in skip and isinstance(node.value, cst.Call)):
+                continue
+            made = [target.target.value for target in node.targets
+                    if isinstance(target.target, cst.Name) and target.target.value in names]
+            if made:
+                return made[0], node.value
+    return None
+
+
+def _made_for_each_call(ctx: FileContext, step: StepCall) -> Optional[str]:
+    """Why the step cannot be compiled once: a model or optimizer it trains with is made anew,
+    on every pass of a loop around its call, and handed to it."""
+    trained = trained_names([step.function.body])
+    params = [param.name.value for param in step.function.params.params]
+    given = {}
+    for position, param in enumerate(params):
+        arg = argument(step.call, param, position)
+        if param in trained and arg is not None and isinstance(arg.value, cst.Name):
+            given[arg.value.value] = param
+    renewed = made_each_pass(ctx, step.loop, set(given))
+    if renewed is None:
+        return None
+    name, made = renewed
+    function = step.function.name.value
+    return (f"`{name}`, which `{function}` trains, is made anew on every pass of a loop around its call "
+            f"(`{code_of(ctx, made)}`): compiled, `{function}` would be compiled again for each new one, and a "
+            "Keras optimizer cannot make its variables in a later call of a `tf.function`; make it once, before "
+            "the loops (a task's copy of a model: `clone_model` once, then `set_weights(model.get_weights())` on "
+            f"each pass), then run `{function}` through `strategy.run` in a `@tf.function(jit_compile=True)`")
 
 
 def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[str]:
@@ -348,7 +406,7 @@ def _python_generator(ctx: FileContext, source: cst.BaseExpression) -> Optional[
 
 def _no_weight_update(name: str, step: StepCall) -> str:
     """Why a step that applies no optimizer step is not rewritten."""
-    if any(updates_weights(node) for node in walk(step.loop.body)):
+    if any(updates_weights(node) and applies_result(node, step) for node in walk(step.loop.body)):
         return (f"`{name}` only computes gradients and the loop applies them outside it: under `strategy.run` "
                 "the optimizer step must run in the same compiled step; move the optimizer step "
                 f"(`apply_gradients`) into `{name}`, then run it through `strategy.run` inside `strategy.scope()`")

@@ -957,12 +957,24 @@ def _unpacks_arrays(ctx: FileContext, statement: cst.BaseStatement, name: str, d
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
         return False
-    place = target_place(small.targets[0].target, name)
+    target = small.targets[0].target
+    place = target_place(target, name)
     function, returned = called_file_returns(ctx, small.value)
     if not place or not returned:
         return False
-    parts = [element_at(value, place) for value in returned]
-    return all(part is not None and _surely_array(ctx, part, function, depth=depth + 1) for part in parts)
+    parts = [element_at(value, place) for value in returned if not _never_unpacked(ctx, value, target)]
+    return bool(parts) and all(
+        part is not None and _surely_array(ctx, part, function, depth=depth + 1) for part in parts)
+
+
+def _never_unpacked(ctx: FileContext, value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """What a ``return`` gives cannot be what ``target`` unpacks: a tuple written out with another
+    number of items, or a dataset (an episode sampler's ``return dataset`` beside its
+    ``return dataset, test_images, test_labels`` when asked for a split)."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return isinstance(target, (cst.Tuple, cst.List)) and len(value.elements) != len(target.elements)
+    made = values_of(ctx, value) if isinstance(value, cst.Name) else [value]
+    return bool(made) and all(item is not None and dataset_like(ctx, item) for item in made)
 
 
 def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: int) -> bool:

@@ -12,7 +12,9 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, dotted_name, walk
-from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, out_of_reach, run_targets,
+from porter.cstutil import is_name
+from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, covered, made_each_pass, out_of_reach, run_targets,
+                                                       trained_names,
                                                       strategy_scope_name, tensorflow_alias)
 from porter.scopes import assignments, fresh_name, parameter_names
 from porter.rules.keras._analysis.model_plan import Plan, model_plan
@@ -161,16 +163,18 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
     if early:
         return (f"the training step written inline in this loop reads `{early[0]}` before it sets it (the value "
                 f"of an earlier pass), which a function cannot: {advice}")
-    step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
-                           and id(name) not in own and name.value in assigned})
     tapes = {item.asname.name.value for statement in step.statements for node in walk(statement)
              if isinstance(node, cst.With) for item in node.items
              if item.asname is not None and isinstance(item.asname.name, cst.Name)}
+    step.outputs = sorted({name.value for name in _loads(ctx, owner) if id(name) not in inside
+                           and id(name) not in own and name.value in assigned
+                           and not (name.value in tapes and _rebound_by_with(ctx, name))})
     if tapes & set(step.outputs):
         return f"the code after the inline training step uses its tape: {advice}"
     around = {name for binder in walk(step.anchor) if isinstance(binder, _BINDERS) and id(binder) not in inside
               for name in _names_bound_by(binder)} | (
-        set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set())
+        set(bound_names(step.loop.target)) if isinstance(step.loop, cst.For) else set()) | _changed_in(
+        step.anchor, inside)
     stale = _loop_names_read_by_helpers(ctx, step.statements, around - assigned)
     if stale:
         helper, name = stale
@@ -191,6 +195,14 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return (f"the training step written inline in this loop reads `{changing[0]}`, which the loop changes on "
                 "every pass: given to a compiled step, each new Python value would compile it again; make it a "
                 f"`tf.Variable` the step reads (and `assign` it), or keep it out of the step, then {advice}")
+    renewed = made_each_pass(ctx, step.loop, trained_names(step.statements), inside)
+    if renewed is not None:
+        name, made = renewed
+        return (f"`{name}`, which the training step written inline in this loop trains, is made anew on every pass of "
+                f"a loop around the step (`{code_of(ctx, made)}`): compiled, the step would be compiled again for "
+                "each new one, and a Keras optimizer cannot make its variables in a later call of a `tf.function`; "
+                f"make `{name}` once, before the loops (a task's copy of a model: `clone_model` once, then "
+                f"`set_weights(model.get_weights())` on each pass), then {advice}")
     if not model.has_ipu_strategy and not model.regions:
         return (f"the porter finds no Keras model where this loop runs (a `tf.Module` or plain `tf.Variable`s are "
                 f"not taken for one): create the model and optimizer inside `with strategy.scope():`, then {advice}")
@@ -199,6 +211,19 @@ def _problem(ctx: FileContext, step: InlineStep, model: Plan, own: Set[int]) -> 
         return ("the loop with the inline training step is not where the model is built: run it inside "
                 f"`with strategy.scope():`, then {advice}")
     return None
+
+
+def _rebound_by_with(ctx: FileContext, name: cst.Name) -> bool:
+    """``name`` is read after a ``with`` of its own block, or inside one, that binds it anew: the
+    tape of a second step (a meta-learning query loss after the inner steps), not the step's."""
+    statement = ctx.statement_of(name)
+    block = ctx.block_of(statement) if statement is not None else None
+    if block is None:
+        return False
+    body = list(block.body)
+    withs = [node for node in (*body[:body.index(statement)], *ctx.ancestors(name)) if isinstance(node, cst.With)]
+    return any(is_name(item.asname.name, name.value) for node in withs for item in node.items
+               if item.asname is not None)
 
 
 def _loop_names_read_by_helpers(ctx: FileContext, statements: List[cst.BaseStatement],
@@ -306,6 +331,28 @@ def _bound_in(statements: List[cst.BaseStatement]) -> Set[str]:
     """The names the statements set."""
     return {name for statement in statements for node in walk(statement) if isinstance(node, _BINDERS)
             for name in _names_bound_by(node)}
+
+
+# The methods that change a list or dict in place.
+_IN_PLACE = frozenset({"append", "extend", "insert", "update", "pop", "clear", "remove", "setdefault"})
+
+
+def _changed_in(loop: cst.CSTNode, inside: Set[int]) -> Set[str]:
+    """Names of lists or dicts the loop changes in place, out of the step (``anchors.append(
+    model.get_weights())`` after each task, ``penalties[name] = ...``). A step that reads one gets it
+    as a parameter: compiled, it would otherwise keep what the name held when it was first traced
+    (an empty list: an elastic weight consolidation penalty that never applies)."""
+    changed = set()
+    for node in walk(loop):
+        if id(node) in inside:
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(
+                node.func.value, cst.Name) and node.func.attr.value in _IN_PLACE:
+            changed.add(node.func.value.value)
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) and isinstance(
+                node.target.value, cst.Name):
+            changed.add(node.target.value.value)
+    return changed
 
 
 def _names_bound_by(binder: cst.CSTNode) -> List[str]:

@@ -464,7 +464,7 @@ def runs_model(call: cst.Call, plan: Plan) -> bool:
     if receiver in plan.holders:
         return True
     return (receiver in plan.model_like or model_item(func.value, plan.model_collections)) and (
-        func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(call.args or call.keywords))
+        func.attr.value in RUNNING_METHODS or func.attr.value == "compile" and bool(call.args))
 
 
 def is_self_call(call: cst.Call, method: cst.FunctionDef) -> bool:
@@ -797,7 +797,7 @@ class _Analysis:
                 held.update(target.target.attr.value for target in node.targets
                             if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self"))
             elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile"
-                  and (node.args or node.keywords) and isinstance(node.func.value, cst.Attribute)
+                  and node.args and isinstance(node.func.value, cst.Attribute)
                   and is_name(node.func.value.value, "self")):
                 held.add(node.func.value.attr.value)
         return held | self._model_properties(owner_class, held)

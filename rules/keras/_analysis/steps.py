@@ -13,7 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from porter.context import FileContext, SharedKey, code_of, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, LOOKUP_LAYERS, RUN_METHODS, assigned_layers, is_run_call
 from porter.scopes import assignments, called_returns, loads, parameter_names, returns_of, values_of
@@ -658,12 +658,26 @@ def _own_calls(ctx: FileContext, function: cst.FunctionDef) -> Tuple[FrozenSet[s
 
 def probes_model(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
     """A step that takes gradients through a model without training it (a saliency map, deep dream,
-    an adversarial image): no weight update in it, in what it calls or in its loop, and it runs one
+    an adversarial image, the Fisher information of elastic weight consolidation): no weight update
+    in it or in what it calls, none in its loop that applies what it gives, and it runs one
     of ``models`` (``model(images)``, ``extractor.predict``...). Compiled and run through
     ``strategy.run``, it runs on the IPU like a training step."""
-    if trains(ctx, step.function) or any(updates_weights(node) for node in walk(step.loop.body)):
+    if trains(ctx, step.function) or any(
+            updates_weights(node) and applies_result(node, step) for node in walk(step.loop.body)):
         return False
     return runs_models(ctx, step.function, models)
+
+
+def applies_result(update: cst.CSTNode, step: StepCall) -> bool:
+    """The optimizer step ``update`` applies what the step's call gives: it holds the call, or reads
+    a name the call's statement binds (``grads = compute_gradients(x, y)``). A helper whose
+    gradients the loop keeps for something else (the Fisher information of elastic weight
+    consolidation) is not half a training step."""
+    if any(node is step.call for node in walk(update)):
+        return True
+    bound = {name for node in walk(step.statement) if isinstance(node, cst.AssignTarget)
+             for name in bound_names(node.target)}
+    return any(isinstance(node, cst.Name) and node.value in bound for node in walk(update))
 
 
 def reaches_models(ctx: FileContext, step: StepCall, models: Set[str]) -> bool:
