@@ -252,6 +252,12 @@ def global_strategy_setter(ctx, strategy: cst.BaseExpression) -> Optional[cst.Ca
     return None
 
 
+def made_distribution_strategy(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``node`` makes a strategy of ``tf.distribute`` in place (``tf.distribute.MirroredStrategy()``
+    given to a Keras Tuner), which the port replaces by the IPU strategy."""
+    return isinstance(node, cst.Call) and without_compat(ctx.qualified_name(node.func)) in DISTRIBUTION_STRATEGIES
+
+
 def without_compat(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
     under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
