@@ -2165,6 +2165,48 @@ run_experiment(net)
             tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
             """,
         ),
+        # A tuner made by a function of the file: the tuner it returns gets the IPU strategy too.
+        Example(
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def make_tuner(trials):
+                return keras_tuner.BayesianOptimization(build_model, objective="val_loss", max_trials=trials)
+
+
+            tuner = make_tuner(4)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            """,
+            """\
+            import keras_tuner
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def make_tuner(trials):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    return keras_tuner.BayesianOptimization(build_model, objective="val_loss", max_trials=trials, distribution_strategy=strategy)
+
+
+            tuner = make_tuner(4)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            """,
+        ),
         # Builders kept in a dict and called through it: each runs in the scope of the code that
         # calls it, never with a strategy of its own inside that scope.
         Example(
