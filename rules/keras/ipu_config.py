@@ -264,6 +264,48 @@ class IpuConfig(Rule):
                 print(sum(scores) / len(scores))
             """,
         ),
+        # An Optuna objective that trains a fresh model per trial, run by `study.optimize` (also
+        # through a lambda): configured once, before the search, not on every trial.
+        Example(
+            """\
+            import optuna
+            import tensorflow as tf
+
+
+            def objective(trial, x, y):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("units", 4, 32)),
+                                             tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model.fit(x, y, epochs=2).history["loss"][-1]
+
+
+            if __name__ == "__main__":
+                study = optuna.create_study()
+                study.optimize(lambda trial: objective(trial, x, y), n_trials=10)
+            """,
+            """\
+            import optuna
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def objective(trial, x, y):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("units", 4, 32)),
+                                             tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model.fit(x, y, epochs=2).history["loss"][-1]
+
+
+            if __name__ == "__main__":
+                study = optuna.create_study()
+                ipu_config = ipu.config.IPUConfig()
+                ipu_config.auto_select_ipus = 1
+                ipu_config.configure_ipu_system()
+                study.optimize(lambda trial: objective(trial, x, y), n_trials=10)
+            """,
+        ),
         # A trainer class given the strategy a function of the file makes: configured before the
         # statement that calls that function, in the main block.
         Example(

@@ -11,8 +11,8 @@ from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop
 from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
-                                                    calls_by_name, in_regions, model_plan, runs_model,
-                                                    without_compat)
+                                                    calls_by_name, in_regions, made_distribution_strategy, model_plan,
+                                                    runs_model, without_compat)
 from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
                                               run_by_keras, subclasses_of, tuners)
@@ -907,9 +907,10 @@ class _Coverage:
 
     def _given_ipu_strategy(self, tuner: cst.Call) -> bool:
         """The tuner made by ``tuner`` is given the IPU strategy: by the file, or by the port (in
-        the model code it wraps, IPU103 adds ``distribution_strategy=``)."""
+        the model code it wraps, IPU103 adds ``distribution_strategy=``, or puts it in place of a
+        strategy of ``tf.distribute`` made there)."""
         given = keyword(tuner, "distribution_strategy")
-        if given is None:
+        if given is None or made_distribution_strategy(self.ctx, given.value):
             return self.scoped and in_regions(self.ctx, self.plan.regions, tuner)
         return self._ipu_strategy(given.value)
 

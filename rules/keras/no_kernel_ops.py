@@ -7,7 +7,8 @@ from porter.cstutil import is_name
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule
 from porter.rules._tf.ops import COMPLEX_MAKERS, IMAGE_DECODING, NO_KERNEL, OTHER_DECODING
 from porter.rules.keras._analysis.functional import keras_inputs_of
-from porter.rules.keras._analysis.steps import is_jit_compiled, method_named, plain_functions, step_functions
+from porter.rules.keras._analysis.steps import (host_output, is_jit_compiled, method_named, plain_functions,
+                                               step_functions)
 from porter.rules.keras._analysis.util import (COMPILED_METHODS, KERAS_LAYER_CLASSES, KERAS_MODEL_CLASSES,
                                                host_only, in_outside_compilation, is_run_call, mapped_node_ids,
                                                run_by_keras, subclasses_of)
@@ -167,7 +168,8 @@ class NoKernelOps(Rule):
     kind = WARN
     severity = ERROR
     frameworks = frozenset({KERAS})
-    summary = "Report FFTs, complex numbers and image decoding in Keras model code and training steps."
+    summary = ("Report FFTs, complex numbers, image decoding, `tf.print` and summaries in Keras model code and "
+               "training steps.")
     rationale = (
         "The IPU device has no kernel for `Angle, Complex, ComplexAbs, Conj, FFT, FFT2D, FFT3D, IFFT, IFFT2D, "
         "IFFT3D, Imag, NonMaxSuppressionV4, Real` (ops filtered out of the IPU device), nor for ops on strings "
@@ -183,10 +185,55 @@ class NoKernelOps(Rule):
         "pipeline (`dataset.map`) or on the host, or in `ipu.scopes.outside_compilation_scope()`. Functions "
         "that `dataset.map` runs, a layer class only the pipeline uses, NumPy code and code outside any model "
         "run on the host and are not reported. A library layer whose own `call` runs such an op (KerasNLP's "
-        "`FNetEncoder`, an FFT of its tokens) is reported where the file makes it. Strings in models are IPU157's, "
-        "Python calls IPU156's."
+        "`FNetEncoder`, an FFT of its tokens) is reported where the file makes it. `tf.print` and `tf.summary` "
+        "writes in a method Keras compiles (`train_step`, a layer's `call`) print and write on the host, with "
+        "strings: reported as warnings, with `ipu.internal_ops.print_tensor` to print a tensor on the IPU, the "
+        "step's logs or `outside_compilation_scope()` as the ways out. Strings in models are IPU157's, Python calls IPU156's."
     )
     examples = (
+        # `tf.print` and a summary in an overridden `train_step`, which Keras compiles for the IPU.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class LoggedModel(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    tf.print("loss", loss)
+                    tf.summary.scalar("loss", loss, step=self.optimizer.iterations)
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """,
+        ),
+        # The same in the host's scope (out of compilation), or in a callback: not reported.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class LoggedModel(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.compiled_loss(y, self(x, training=True))
+                    with ipu.scopes.outside_compilation_scope():
+                        tf.print("loss", loss)
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+
+
+            class Printer(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    tf.print("epoch", epoch, logs["loss"])
+            """,
+            reported=False,
+        ),
         # A library layer whose own `call` runs an FFT: reported where the model makes it.
         Example(
             """\
@@ -355,6 +402,7 @@ class NoKernelOps(Rule):
     )
 
     def run(self, ctx) -> None:
+        self._report_host_output(ctx)
         calls = [(call, name) for call in ctx.nodes(cst.Call) for name in [_op_of(ctx, call.func)] if name]
         calls += self._lambda_ops(ctx)
         self._report_library_layers(ctx)
@@ -376,6 +424,22 @@ class NoKernelOps(Rule):
             ctx.report(self.code, call, f"{ops} in {where}, code the IPU compiles: {reasons}; an unsupported op "
                        f"makes compilation fail {_UNSUPPORTED}: {_ADVICE}", fixed=False,
                        severity=ERROR if certain else WARNING)
+
+    def _report_host_output(self, ctx) -> None:
+        """``tf.print`` and ``tf.summary.scalar`` in a method of a Keras class that Keras compiles
+        (``train_step``, a layer's ``call``): the IPU program cannot print or write summaries, and
+        nothing else reports them there (a custom loop's step is IPU111's)."""
+        for method, name in _compiled_methods(ctx):
+            for call in walk(method):
+                what = host_output(ctx, call) if isinstance(call, cst.Call) else None
+                if what is None or in_outside_compilation(ctx, call):
+                    continue
+                advice = ("print it with `ipu.internal_ops.print_tensor`" if what == "prints" else
+                          "return the value in the step's logs, which callbacks such as `TensorBoard` write")
+                ctx.report(self.code, call, f"`{code_of(ctx, call.func)}()` in {name}, code the IPU compiles, "
+                           f"{what} on the host through ops on strings, which the IPU does not support "
+                           f"{_UNSUPPORTED}: {advice}, or move it into `ipu.scopes.outside_compilation_scope()`",
+                           fixed=False, severity=WARNING)
 
     def _report_library_layers(self, ctx) -> None:
         """Each library layer of the model whose own code runs an op with no IPU kernel (KerasNLP's

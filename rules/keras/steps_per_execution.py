@@ -1042,6 +1042,42 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": 8},
         ),
+        # TensorBoard writing "batch" by batch gets one point per execution; writing every 64 batches,
+        # a multiple of the batches of an execution, it writes at the same batches as before.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(dataset, callbacks=[tf.keras.callbacks.TensorBoard("logs", update_freq="batch")])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            model.fit(dataset, callbacks=[tf.keras.callbacks.TensorBoard("logs", update_freq="batch")])
+            """,
+            options={"steps_per_execution": 8},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse")
+            model.fit(dataset, callbacks=[tf.keras.callbacks.TensorBoard("logs", update_freq=64)])
+            """,
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(loss="mse", steps_per_execution=8)
+            model.fit(dataset, callbacks=[tf.keras.callbacks.TensorBoard("logs", update_freq=64)])
+            """,
+            options={"steps_per_execution": 8},
+        ),
         # A learning-rate warm-up by batch sets the rate between executions only, even with asynchronous
         # callbacks: reported with a schedule the IPU computes every batch as the way out.
         Example(
@@ -1851,11 +1887,7 @@ class StepsPerExecution(Rule):
                        "execution, with the weights of the end of the execution: "
                        f"{advice}, or save per epoch", fixed=False)
         for call, _ in ctx.calls_to(*_TENSORBOARD):
-            frequency = keyword(call, "update_freq")
-            if frequency is not None and int_value(frequency.value) is not None:
-                ctx.report(self.code, frequency, "`TensorBoard(update_freq=<batches>)` writes at most once per "
-                           "execution of `steps_per_execution` batches: make `update_freq` a multiple of it, or "
-                           "write per epoch", fixed=False)
+            self._report_tensorboard_frequency(ctx, keyword(call, "update_freq"), fixed)
         for call, _ in ctx.calls_to(*_LAMBDA_CALLBACKS):
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in _BATCH_HOOKS:
@@ -1870,6 +1902,24 @@ class StepsPerExecution(Rule):
                 if isinstance(statement, cst.FunctionDef) and statement.name.value in _BATCH_HOOKS:
                     self._report_batch_hook(ctx, statement.name, f"`{statement.name.value}`",
                                             list(reached_methods(cls, (statement.name.value,)).values()))
+
+    def _report_tensorboard_frequency(self, ctx, frequency: Optional[cst.Arg], fixed: Optional[int]) -> None:
+        """``TensorBoard(update_freq=...)`` in batches, or ``"batch"``: TensorBoard writes from its
+        per-batch hook, which runs once per execution; a number of batches that is a multiple of
+        ``fixed`` writes at the same batches as before."""
+        if frequency is None:
+            return
+        if isinstance(frequency.value, cst.SimpleString) and frequency.value.evaluated_value == "batch":
+            ctx.report(self.code, frequency, "`TensorBoard(update_freq=\"batch\")` writes once per execution of "
+                       "`steps_per_execution` batches, not after every batch, so its curves get one point per "
+                       "execution: expect that, or write per epoch", fixed=False)
+            return
+        batches = int_value(frequency.value)
+        if batches is None or fixed is not None and batches % fixed == 0:
+            return
+        ctx.report(self.code, frequency, "`TensorBoard(update_freq=<batches>)` writes at most once per "
+                   "execution of `steps_per_execution` batches: make `update_freq` a multiple of it, or "
+                   "write per epoch", fixed=False)
 
     def _report_batch_hook(self, ctx, node: cst.CSTNode, hook: str, code: List[cst.CSTNode]) -> None:
         """A per-batch hook, which runs once per execution; ``code`` is what it runs. Asynchronous

@@ -18,7 +18,7 @@ from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, OVERRIDING_KERAS_MODELS,
                                                     RUNNING_METHODS, TPU_SETUP, gives_strategy, in_model_class,
                                                     in_region, in_regions, keras_extensions_off, model_plan,
-                                                    setup_anchors, without_compat)
+                                                    made_distribution_strategy, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -2125,6 +2125,86 @@ run_experiment(net)
             best = tuner.get_best_models(num_models=1)[0]
             with strategy.scope():
                 best.evaluate(x_val, y_val)
+            """,
+        ),
+        # A tuner given a GPU strategy made in its own call (the distributed-tuning recipe) would
+        # build and train each trial's model in that strategy's scope, not on the IPU: it gets the
+        # IPU strategy instead.
+        Example(
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4,
+                                             distribution_strategy=tf.distribute.MirroredStrategy())
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            """,
+            """\
+            import keras_tuner
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=4,
+                                                 distribution_strategy=strategy)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            """,
+        ),
+        # A tuner made by a function of the file: the tuner it returns gets the IPU strategy too.
+        Example(
+            """\
+            import keras_tuner
+            import tensorflow as tf
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def make_tuner(trials):
+                return keras_tuner.BayesianOptimization(build_model, objective="val_loss", max_trials=trials)
+
+
+            tuner = make_tuner(4)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
+            """,
+            """\
+            import keras_tuner
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_model(hp):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64)), tf.keras.layers.Dense(1)])
+                model.compile(optimizer="adam", loss="mse")
+                return model
+
+
+            def make_tuner(trials):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    return keras_tuner.BayesianOptimization(build_model, objective="val_loss", max_trials=trials, distribution_strategy=strategy)
+
+
+            tuner = make_tuner(4)
+            tuner.search(x, y, epochs=2, validation_data=(x_val, y_val))
             """,
         ),
         # Builders kept in a dict and called through it: each runs in the scope of the code that
@@ -4818,7 +4898,9 @@ run_experiment(net)
         ``distribution_strategy`` argument); ``fit`` runs in the strategy its model was made in."""
         for calls in tuners(ctx).values():
             for call in calls:
-                if keyword(call, "distribution_strategy") is not None:
+                given = keyword(call, "distribution_strategy")
+                if given is not None:
+                    self._replace_tuners_strategy(ctx, plan, regions, call, given)
                     continue
                 if not in_regions(ctx, regions, call):
                     ctx.report(self.code, call, "Keras Tuner clears the Keras session before each trial's model, "
@@ -4830,6 +4912,24 @@ run_experiment(net)
                 ctx.report(self.code, call, "Keras Tuner clears the Keras session before each trial's model, which "
                            f"would end the scope: the tuner builds them in `{plan.strategy_name}`'s scope itself "
                            "(`distribution_strategy`), and its `search` runs out of the scope", fixed=True)
+
+    def _replace_tuners_strategy(self, ctx, plan, regions, call: cst.Call, given: cst.Arg) -> None:
+        """``distribution_strategy=tf.distribute.MirroredStrategy()`` made in the tuner's call: the
+        tuner would build and train every trial's model in that strategy's scope, on the CPU, not
+        on the IPU. It gets the IPU strategy instead (a strategy bound to a name is replaced where
+        it is made)."""
+        if not made_distribution_strategy(ctx, given.value):
+            return
+        made = code_of(ctx, given.value.func).rpartition(".")[2]
+        if not in_regions(ctx, regions, call):
+            ctx.report(self.code, given, f"the tuner builds and trains each trial's model in the `{made}` it is "
+                       "given, not on the IPU: give it `distribution_strategy=` the IPU strategy, made before "
+                       "it, and call its `search` out of the strategy's scope", fixed=False)
+            return
+        ctx.replace(given.value, cst.Name(plan.strategy_name))
+        ctx.report(self.code, given, f"the tuner gets `distribution_strategy={plan.strategy_name}` instead of a "
+                   f"`{made}`, in whose scope it would build and train each trial's model, not on the IPU",
+                   fixed=True)
 
     def _report_cpu_blocks(self, ctx, plan, regions) -> None:
         """``with tf.device("/CPU:0"):`` in or around model code the port puts in the IPU strategy's

@@ -252,6 +252,12 @@ def global_strategy_setter(ctx, strategy: cst.BaseExpression) -> Optional[cst.Ca
     return None
 
 
+def made_distribution_strategy(ctx: FileContext, node: cst.BaseExpression) -> bool:
+    """``node`` makes a strategy of ``tf.distribute`` in place (``tf.distribute.MirroredStrategy()``
+    given to a Keras Tuner), which the port replaces by the IPU strategy."""
+    return isinstance(node, cst.Call) and without_compat(ctx.qualified_name(node.func)) in DISTRIBUTION_STRATEGIES
+
+
 def without_compat(qualified: Optional[str]) -> Optional[str]:
     """``tensorflow.compat.v1.distribute.X`` -> ``tensorflow.distribute.X``: the same strategies
     under the ``compat`` aliases (``import tensorflow.compat.v1 as tf``)."""
@@ -330,11 +336,15 @@ def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True
 
 
 # Calls that run the function they are given once for each item (or return one that will).
-_MAPPERS = frozenset({"map", "starmap", "imap", "imap_unordered", "partial"})
+# Calls that run the function handed to them any number of times: mappers, and the searches of
+# hyperparameter libraries that run an objective per trial (Optuna, Hyperopt, scikit-optimize).
+_MAPPERS = frozenset({"map", "starmap", "imap", "imap_unordered", "partial",
+                      "optimize", "fmin", "gp_minimize", "forest_minimize", "gbrt_minimize"})
 
 
 def _maps(call: cst.CSTNode) -> bool:
-    """``map(train, widths)``, ``pool.starmap(train, ...)``, ``partial(train, x)``."""
+    """``map(train, widths)``, ``pool.starmap(train, ...)``, ``partial(train, x)``,
+    ``study.optimize(objective, n_trials=20)``."""
     func = call.func if isinstance(call, cst.Call) else None
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
     return name in _MAPPERS
@@ -2130,22 +2140,39 @@ class _Analysis:
         if not calls:
             return None
         callers = {id(self.ctx.enclosing_function(call)) for call in calls}
-        looped = any(_maps(self.ctx.parent(self.ctx.parent(node))) for node in handed) or any(
+        lambdas = self._handed_lambdas(calls)
+        looped = any(_maps(self.ctx.parent(self.ctx.parent(node))) for node in [*handed, *lambdas.values()]) or any(
             isinstance(ancestor, _REPEATING) for call in calls for ancestor in self._ancestors_in_function(call))
         if len(callers) != 1 or not (len(calls) > 1 or looped):
             return None
         found = []
         for call in calls:
             owner_body = self._body_of(self.ctx.enclosing_function(call))
-            top = self._top_in(owner_body, call) if owner_body is not None else None
+            top = self._top_in(owner_body, self._handing_call(lambdas, call)) if owner_body is not None else None
             if top is None or self._inside_builder(owner_body):
                 return None
             found.append((owner_body, top))
         guard = found[0][1]
         if into_guard and is_main_guard(guard) and all(
                 block is self.ctx.module and top is guard for block, top in found):
-            return [(guard.body, self._top_in(guard.body, call)) for call in calls]
+            return [(guard.body, self._top_in(guard.body, self._handing_call(lambdas, call))) for call in calls]
         return found
+
+    def _handed_lambdas(self, calls: List[cst.CSTNode]) -> Dict[int, cst.Lambda]:
+        """{id(call): the lambda it is the body of}, for those of ``calls`` made in a lambda handed
+        to a call as an argument (``study.optimize(lambda trial: objective(trial, x, y), n_trials=20)``):
+        the call that is handed the lambda runs the function."""
+        found = {}
+        for call in calls:
+            ancestor = self.ctx.parent(call)
+            if isinstance(ancestor, cst.Lambda) and isinstance(self.ctx.parent(ancestor), cst.Arg):
+                found[id(call)] = ancestor
+        return found
+
+    def _handing_call(self, lambdas: Dict[int, cst.Lambda], call: cst.CSTNode) -> cst.CSTNode:
+        """The call that is handed the lambda ``call`` is made in, else ``call``."""
+        handed = lambdas.get(id(call))
+        return call if handed is None else self.ctx.parent(self.ctx.parent(handed))
 
     def _ancestors_in_function(self, node: cst.CSTNode):
         """The ancestors of ``node`` up to the function (or class, or module) it is written in."""

@@ -239,6 +239,17 @@ _SUMMARIES = ("tensorflow.summary.", "tensorflow.compat.v2.summary.")
 _PRINTS = frozenset({"tensorflow.print", "tensorflow.compat.v1.print", "tensorflow.compat.v2.print"})
 
 
+def host_output(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """What ``call`` writes from the graph on the host, as a clause (``tf.print``: "prints";
+    ``tf.summary.scalar``: "writes a TensorBoard summary"), else None."""
+    qualified = ctx.qualified_name(call.func) or ""
+    if qualified in _PRINTS:
+        return "prints"
+    if qualified.startswith(_SUMMARIES):
+        return "writes a TensorBoard summary"
+    return None
+
+
 def _static_conversion(ctx: FileContext, call: cst.Call) -> bool:
     """``int(targ.shape[1])``, ``float(BATCH)``: a number known when the step is traced (a static
     dimension, a constant of the module), which a compiled step may convert."""

@@ -587,7 +587,8 @@ _TUNERS: SharedKey[Dict[str, List[cst.Call]]] = SharedKey("keras-tuners")
 
 def tuners(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     """Names bound to a Keras Tuner tuner (``kt.Hyperband(build_model, ...)``, or a class of the
-    file derived from one), with the calls that make them."""
+    file derived from one, or a function of the file whose every ``return`` makes one:
+    ``tuner = make_tuner(args)``), with the calls that make them."""
     def is_tuner_class(node: cst.BaseExpression, derived: Set[str]) -> bool:
         if isinstance(node, cst.Name) and node.value in derived:
             return True
@@ -599,12 +600,19 @@ def tuners(ctx: FileContext) -> Dict[str, List[cst.Call]]:
         for _ in range(3):  # a tuner class of the file derived from another one of the file
             derived |= {node.name.value for node in ctx.nodes(cst.ClassDef)
                         if any(is_tuner_class(base.value, derived) for base in node.bases)}
+        def made_tuners(value: cst.BaseExpression) -> List[cst.Call]:
+            if isinstance(value, cst.Call) and is_tuner_class(value.func, derived):
+                return [value]
+            _, returned = called_returns(ctx, value)
+            made = [node for node in returned if isinstance(node, cst.Call) and is_tuner_class(node.func, derived)]
+            return made if returned and len(made) == len(returned) else []
+
         found: Dict[str, List[cst.Call]] = {}
         for assign in ctx.nodes(cst.Assign):
-            value = assign.value
-            if (len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-                    and isinstance(value, cst.Call) and is_tuner_class(value.func, derived)):
-                found.setdefault(assign.targets[0].target.value, []).append(value)
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                for call in made_tuners(assign.value):
+                    if all(call is not seen for seen in found.get(assign.targets[0].target.value, [])):
+                        found.setdefault(assign.targets[0].target.value, []).append(call)
         return found
 
     return ctx.shared(_TUNERS, find)
