@@ -12,8 +12,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import (append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, replace_arg)
-from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FRAME, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
-                                     UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FLOAT64_TENSOR, FRAME, MAYBE_FLOAT64, SKLEARN_MADE,
+                                     SKLEARN_SPLIT, UINT8, UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES, last_name
 from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
@@ -624,12 +624,15 @@ def uint8_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False
     return data if data is not None and (data.kind == UINT8 or tensors and data.kind == UINT8_TENSOR) else None
 
 
-def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+def float64_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False) -> Optional[ArrayData]:
     """What ``expr`` holds where it is read when that is float64 host data (a kind of
     ``FLOAT64_KINDS``): a variable (or a slice of one, or arithmetic on one) that NumPy, pandas or
     scikit-learn made float64 (``X = np.random.randn(n, 8)``, ``x_train = x_train / 255.0`` of uint8
-    data), or such a call itself; else None."""
+    data), or such a call itself; with ``tensors``, also a tensor TensorFlow made of such data
+    without a dtype (kind ``FLOAT64_TENSOR``: ``tf.convert_to_tensor(X)``); else None."""
     data = _host_data(ctx, expr)
+    if data is not None and tensors and data.kind == FLOAT64_TENSOR:
+        return data
     return data if data is not None and data.kind in FLOAT64_KINDS else None
 
 
