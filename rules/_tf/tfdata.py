@@ -454,7 +454,7 @@ class _ArrayFlow:
     def _bound_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what it holds)`` for each part of the target of an assignment, with the
         names holding what ``state`` says; None when the parts are not known."""
-        returned = self._returned_kinds(target, value)
+        returned = self._returned_kinds(target, value, state)
         if returned is not None:
             return returned
         if isinstance(target, cst.Name):
@@ -473,23 +473,44 @@ class _ArrayFlow:
         kinds = self._unpacked_kinds(target, value, state)
         return kinds if kinds is not None else self._sklearn_kinds(target, value, state)
 
-    def _returned_kinds(self, target, value) -> Optional[list]:
+    def _returned_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``x, y = make_data()``, ``images = load()``: what each part of the target holds, when
         ``value`` calls a function of the file, from what its ``return``s give there (the same
-        at every ``return``, else float64 data on some paths only); None for any other value."""
+        at every ``return``, else float64 data on some paths only), with its parameters holding
+        the float64 data the call gives them (``u = exact(t)`` of ``def exact(t): return
+        np.sin(np.pi * t)``, with ``t`` float64 in ``state``); None for any other value."""
         function, returned = called_returns(self.ctx, value)
         if function is None or not returned or id(function) in self.ctx.shared(_FLOWS_WALKED, set):
             return None
+        given = self._given_float64(function, value, state)
         at_returns = []
         for result in returned:
             flow = _flow(self.ctx, result)
-            state = flow.before.get(id(self.ctx.statement_of(result)))
-            kinds = flow._bound_kinds(target, result, state) if state is not None else None
+            at_return = flow.before.get(id(self.ctx.statement_of(result)))
+            kinds = flow._bound_kinds(target, result, {**given, **at_return}) if at_return is not None else None
             if kinds is None or at_returns and [part for part, _ in kinds] != [part for part, _ in at_returns[0]]:
                 return None
             at_returns.append(kinds)
         where = f" in `{function.name.value}()`"
         return [(parts[0][0], _same_kind([kind for _, kind in parts], where)) for parts in zip(*at_returns)]
+
+    def _given_float64(self, function: cst.FunctionDef, call: cst.Call, state: Dict[str, ArrayData]
+                       ) -> Dict[str, ArrayData]:
+        """The parameters of ``function`` that ``call`` gives float64 data (by position or by
+        keyword, as ``state`` says it holds), and that the function never binds anew."""
+        params = [*function.params.posonly_params, *function.params.params]
+        by_name = {param.name.value for param in (*params, *function.params.kwonly_params)}
+        rebound = {name for _, name, _ in assignments(self.ctx, function)}
+        given = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                break
+            name = arg.keyword.value if arg.keyword is not None else (
+                params[index].name.value if index < len(params) else None)
+            data = self._kind(arg.value, state) if name in by_name and name not in rebound else None
+            if data is not None and data.kind in FLOAT64_KINDS:
+                given[name] = data
+        return given
 
     def _unpacked_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what its value holds)`` for ``a, b = c, d``, also nested

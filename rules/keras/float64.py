@@ -266,6 +266,8 @@ def train_step(x, u):
 for epoch in range(100):
     train_step({points_arg}, {values_arg})
 """
+# The targets from the file's own exact solution, NumPy arithmetic on the float64 points it is given.
+_EXACT_SOLUTION = _WHOLE_DOMAIN.replace("t = np.linspace", "def exact(x):\n    return np.exp(-x) * np.sin(4 * x)\n\n\nt = np.linspace")
 # The noise drawn on some passes only: float32 zeros on the first.
 _SOMETIMES_DRAWN = _HANDED_ARRAYS.replace("        noise = {noise}\n", "        if epoch:\n            noise = {noise}\n").replace(
     "for epoch", "noise = np.zeros((32, 4), dtype=np.float32)\nfor epoch").replace("{noise}", "np.random.normal(size=(32, 4))").replace(
@@ -455,6 +457,13 @@ class Float64(Rule):
         Example(_WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t, dtype=tf.float32)",
                                      values="tf.constant(np.sin(2 * np.pi * t), tf.float32)",
                                      points_arg="points", values_arg="values"), reported=False),
+        # Targets that the file's function computes from the float64 points are float64 too; from
+        # float32 points, float32.
+        Example(_EXACT_SOLUTION.format(points="t", values="exact(t)", points_arg="points", values_arg="values"),
+                _EXACT_SOLUTION.format(points="t", values="exact(t)", points_arg="points.astype(\"float32\")",
+                                       values_arg="values.astype(\"float32\")")),
+        Example(_EXACT_SOLUTION.format(points="t.astype(np.float32)", values="exact(points)", points_arg="points",
+                                       values_arg="values"), reported=False),
         # A float64 array the loop hands the step beside a dataset's batches, with steps per execution:
         # the loop keeps one step per execution, where the call casts it.
         Example(_WEIGHTED_LOOP.format(weights="class_weights"),
