@@ -326,7 +326,8 @@ class Float64(Rule):
         "parameters is called; where the loop hands the step such arrays itself (`noise = "
         "np.random.normal(size=(batch, latent))`, a slice of a float64 array, the targets a function of the file "
         "computes from float64 points), they get it in the call, and a tensor made of such arrays without a dtype "
-        "(`tf.convert_to_tensor(x)`, `tf.constant(x)`, which keep float64) gets `tf.cast(..., tf.float32)`; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "(`tf.convert_to_tensor(x)`, `tf.constant(x)`, which keep float64), in the call or the dataset, gets "
+        "`tf.cast(..., tf.float32)` instead; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
@@ -429,6 +430,11 @@ class Float64(Rule):
           for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))",
                          "((columns - columns.mean()) / columns.std()).values")),
         # Windows cut by hand from float64 data (`np.array([x[i:i + w] for i in ...])`) are float64.
+        # A dataset made of tensors converted from float64 arrays without a dtype: `tf.cast` (a
+        # tensor has no `.astype`).
+        Example(_REGRESSION.format(features="tf.convert_to_tensor(features)", targets="tf.constant(targets)"),
+                _REGRESSION.format(features="tf.cast(tf.convert_to_tensor(features), tf.float32)",
+                                   targets="tf.cast(tf.constant(targets), tf.float32)")),
         Example(_REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)])",
                                    targets="targets[8:]"),
                 _REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)]).astype(\"float32\")",
@@ -616,7 +622,7 @@ class Float64(Rule):
             code = code_of(ctx, arg.value)
             rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)} ({reader.because})"
             if data.kind == FLOAT64_TENSOR:
-                self._cast_tensor_argument(ctx, arg.value, rejected)
+                self._cast_tensor(ctx, arg.value, rejected, "the call gets")
             elif data.kind == FLOAT64:
                 ctx.replace(arg.value, lambda node: astype(node, "float32"))
                 ctx.report(self.code, arg.value, f"{rejected}: the call gets `{code_of(ctx, astype(arg.value, 'float32'))}`",
@@ -625,19 +631,20 @@ class Float64(Rule):
                 ctx.report(self.code, arg.value, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before "
                            "the call", fixed=False)
 
-    def _cast_tensor_argument(self, ctx, value: cst.BaseExpression, rejected: str) -> None:
-        """A float64 tensor the step is given (``tf.convert_to_tensor(x)`` of a NumPy array made
-        float64) has no ``.astype``: it gets ``tf.cast(value, tf.float32)`` in the call."""
+    def _cast_tensor(self, ctx, value: cst.BaseExpression, rejected: str, where: str) -> None:
+        """A float64 tensor (``tf.convert_to_tensor(x)`` of a NumPy array made float64) that the
+        step is given, or a dataset is made of, has no ``.astype``: it gets ``tf.cast(value,
+        tf.float32)`` there (``where``: "the call gets")."""
         tf = tensorflow_alias(ctx)
         code = code_of(ctx, value)
         if tf is None:
-            ctx.report(self.code, value, f"{rejected}: cast it to float32 (`tf.cast({code}, tf.float32)`) in the "
-                       "call", fixed=False)
+            ctx.report(self.code, value, f"{rejected}: cast it to float32 with `tf.cast({code}, tf.float32)`",
+                       fixed=False)
             return
         cast = f"{tf}.cast({code}, {tf}.float32)"
         ctx.replace(value, lambda node: cst.Call(func=cst.parse_expression(f"{tf}.cast"), args=[
             cst.Arg(node), cst.Arg(cst.parse_expression(f"{tf}.float32"))]))
-        ctx.report(self.code, value, f"{rejected}: the call gets `{cast}`", fixed=True)
+        ctx.report(self.code, value, f"{rejected}: {where} `{cast}`", fixed=True)
 
     def _report_tables(self, ctx, entry, reader: "_KerasReader", done: Set[int]) -> None:
         """Keras' own ``fit`` casts NumPy arrays to float32, but not a pandas table given as it is
@@ -680,13 +687,15 @@ class Float64(Rule):
         """``expr`` gets ``.astype("float32")`` when it holds float64 data (the values of a pandas
         table too, as features: integer columns make float32 features as well); reported when it
         may not, or holds a table's labels (class ids must stay integers)."""
-        data = float64_data(ctx, expr) if id(expr) not in done else None
+        data = float64_data(ctx, expr, tensors=True) if id(expr) not in done else None
         if data is None:
             return
         done.add(id(expr))
         code = code_of(ctx, expr)
         rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)}"
-        if data.kind == FLOAT64 or data.kind == TABLE and features:
+        if data.kind == FLOAT64_TENSOR:
+            self._cast_tensor(ctx, expr, f"{rejected} ({reader.because})", where)
+        elif data.kind == FLOAT64 or data.kind == TABLE and features:
             ctx.replace(expr, lambda node: astype(node, "float32"))
             ctx.report(self.code, expr, f"{rejected} ({reader.because}): "
                        f"{where} `{code_of(ctx, astype(expr, 'float32'))}`", fixed=True)
