@@ -32,12 +32,17 @@ FRAME = "pandas-table"
 # A tensor TensorFlow made of uint8 data by an op that keeps the dtype (`tf.expand_dims(x_train, -1)`):
 # still uint8, and cast with `tf.cast` (a tensor has no `.astype`).
 UINT8_TENSOR = "uint8-tensor"
+# A tensor TensorFlow made of float64 NumPy data without a dtype (`tf.convert_to_tensor(x)` of
+# `x = np.linspace(...)`): TensorFlow keeps float64, and a tensor is cast with `tf.cast`.
+FLOAT64_TENSOR = "float64-tensor"
 FLOAT64_KINDS = frozenset({FLOAT64, TABLE, MAYBE_FLOAT64})
 _INTEGER_KINDS = frozenset({UINT8, INTEGRAL})
-_NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME, UINT8_TENSOR}
-# TensorFlow functions that make a tensor of their first argument's dtype (unless given a `dtype`).
-_TF_KEEPING = frozenset(f"tensorflow.{name}" for name in (
-    "expand_dims", "convert_to_tensor", "constant", "reshape", "squeeze", "identity", "transpose"))
+_NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME, UINT8_TENSOR, FLOAT64_TENSOR}
+# TensorFlow functions that make a tensor of their first argument's dtype (unless given a `dtype`,
+# by keyword or, for the conversions, second: `tf.constant(x, tf.float32)`).
+_TF_CONVERTING = frozenset({"tensorflow.convert_to_tensor", "tensorflow.constant"})
+_TF_KEEPING = _TF_CONVERTING | frozenset(f"tensorflow.{name}" for name in (
+    "expand_dims", "reshape", "squeeze", "identity", "transpose"))
 
 
 class ArrayData(NamedTuple):
@@ -146,6 +151,9 @@ def _arithmetic(ctx: FileContext, value: cst.BinaryOperation, known: Mapping[str
     operands = [_operand(ctx, side, known) for side in (value.left, value.right)]
     if None in operands:
         return None
+    tensors = [data for data in operands if data.kind == FLOAT64_TENSOR]
+    if tensors:  # `t - 0.5`, `t * x` of a float64 tensor `t`: TensorFlow converts the rest to float64
+        return tensors[0]
     found = [data for data in operands if data.kind in FLOAT64_KINDS]
     tables = [data for data in operands if data.kind == FRAME]
     if tables and not found:
@@ -210,8 +218,8 @@ def _attribute(ctx: FileContext, value: cst.Attribute, known: Mapping[str, Array
 def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
     func = call.func
     qualified = ctx.qualified_name(func)
-    if qualified in _TF_KEEPING and call.args and _dtype(call, None) is None:
-        return _uint8_tensor(ctx, call, known)
+    if qualified in _TF_KEEPING and call.args and _dtype(call, 1 if qualified in _TF_CONVERTING else None) is None:
+        return _kept_tensor(ctx, call, known)
     if qualified is not None and qualified.startswith(("tensorflow.", "keras.", "torch.")):
         return None  # a tensor: its own dtype rules
     origin = f"`{code_of(ctx, func)}`"
@@ -241,14 +249,17 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     return _method(ctx, call, known, origin) if isinstance(func, cst.Attribute) and qualified is None else None
 
 
-def _uint8_tensor(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
+def _kept_tensor(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
     """``tf.expand_dims(x_train, -1)``, ``tf.convert_to_tensor(labels)``: a uint8 tensor when its
-    first argument is uint8 data (an array or a tensor), else not known."""
+    first argument is uint8 data (an array or a tensor), a float64 tensor when it is certainly
+    float64 (``tf.constant(np.linspace(0, 1, 100))``), else not known."""
     first = call.args[0].value if call.args[0].keyword is None and not call.args[0].star else None
     data = _operand(ctx, first, known) if first is not None else None
-    if data is None or data.kind not in (UINT8, UINT8_TENSOR):
-        return None
-    return data._replace(kind=UINT8_TENSOR)
+    if data is not None and data.kind in (UINT8, UINT8_TENSOR):
+        return data._replace(kind=UINT8_TENSOR)
+    if data is not None and data.kind in (FLOAT64, FLOAT64_TENSOR):
+        return data._replace(kind=FLOAT64_TENSOR)
+    return None
 
 
 def _keeping_call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData],

@@ -12,8 +12,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import (append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, replace_arg)
-from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FRAME, MAYBE_FLOAT64, SKLEARN_MADE, SKLEARN_SPLIT, UINT8,
-                                     UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
+from porter.rules._tf.arrays import (FLOAT64, FLOAT64_KINDS, FLOAT64_TENSOR, FRAME, MAYBE_FLOAT64, SKLEARN_MADE,
+                                     SKLEARN_SPLIT, UINT8, UINT8_TENSOR, ArrayData, array_value, is_uint8_dtype)
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES, last_name
 from porter.scopes import assignments, called_returns, loads, local_function, owner, sub_blocks
 
@@ -454,7 +454,7 @@ class _ArrayFlow:
     def _bound_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what it holds)`` for each part of the target of an assignment, with the
         names holding what ``state`` says; None when the parts are not known."""
-        returned = self._returned_kinds(target, value)
+        returned = self._returned_kinds(target, value, state)
         if returned is not None:
             return returned
         if isinstance(target, cst.Name):
@@ -473,23 +473,44 @@ class _ArrayFlow:
         kinds = self._unpacked_kinds(target, value, state)
         return kinds if kinds is not None else self._sklearn_kinds(target, value, state)
 
-    def _returned_kinds(self, target, value) -> Optional[list]:
+    def _returned_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``x, y = make_data()``, ``images = load()``: what each part of the target holds, when
         ``value`` calls a function of the file, from what its ``return``s give there (the same
-        at every ``return``, else float64 data on some paths only); None for any other value."""
+        at every ``return``, else float64 data on some paths only), with its parameters holding
+        the float64 data the call gives them (``u = exact(t)`` of ``def exact(t): return
+        np.sin(np.pi * t)``, with ``t`` float64 in ``state``); None for any other value."""
         function, returned = called_returns(self.ctx, value)
         if function is None or not returned or id(function) in self.ctx.shared(_FLOWS_WALKED, set):
             return None
+        given = self._given_float64(function, value, state)
         at_returns = []
         for result in returned:
             flow = _flow(self.ctx, result)
-            state = flow.before.get(id(self.ctx.statement_of(result)))
-            kinds = flow._bound_kinds(target, result, state) if state is not None else None
+            at_return = flow.before.get(id(self.ctx.statement_of(result)))
+            kinds = flow._bound_kinds(target, result, {**given, **at_return}) if at_return is not None else None
             if kinds is None or at_returns and [part for part, _ in kinds] != [part for part, _ in at_returns[0]]:
                 return None
             at_returns.append(kinds)
         where = f" in `{function.name.value}()`"
         return [(parts[0][0], _same_kind([kind for _, kind in parts], where)) for parts in zip(*at_returns)]
+
+    def _given_float64(self, function: cst.FunctionDef, call: cst.Call, state: Dict[str, ArrayData]
+                       ) -> Dict[str, ArrayData]:
+        """The parameters of ``function`` that ``call`` gives float64 data (by position or by
+        keyword, as ``state`` says it holds), and that the function never binds anew."""
+        params = [*function.params.posonly_params, *function.params.params]
+        by_name = {param.name.value for param in (*params, *function.params.kwonly_params)}
+        rebound = {name for _, name, _ in assignments(self.ctx, function)}
+        given = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                break
+            name = arg.keyword.value if arg.keyword is not None else (
+                params[index].name.value if index < len(params) else None)
+            data = self._kind(arg.value, state) if name in by_name and name not in rebound else None
+            if data is not None and data.kind in FLOAT64_KINDS:
+                given[name] = data
+        return given
 
     def _unpacked_kinds(self, target, value, state: Dict[str, ArrayData]) -> Optional[list]:
         """``(target part, what its value holds)`` for ``a, b = c, d``, also nested
@@ -624,12 +645,15 @@ def uint8_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False
     return data if data is not None and (data.kind == UINT8 or tensors and data.kind == UINT8_TENSOR) else None
 
 
-def float64_data(ctx: FileContext, expr: cst.BaseExpression) -> Optional[ArrayData]:
+def float64_data(ctx: FileContext, expr: cst.BaseExpression, tensors: bool = False) -> Optional[ArrayData]:
     """What ``expr`` holds where it is read when that is float64 host data (a kind of
     ``FLOAT64_KINDS``): a variable (or a slice of one, or arithmetic on one) that NumPy, pandas or
     scikit-learn made float64 (``X = np.random.randn(n, 8)``, ``x_train = x_train / 255.0`` of uint8
-    data), or such a call itself; else None."""
+    data), or such a call itself; with ``tensors``, also a tensor TensorFlow made of such data
+    without a dtype (kind ``FLOAT64_TENSOR``: ``tf.convert_to_tensor(X)``); else None."""
     data = _host_data(ctx, expr)
+    if data is not None and tensors and data.kind == FLOAT64_TENSOR:
+        return data
     return data if data is not None and data.kind in FLOAT64_KINDS else None
 
 

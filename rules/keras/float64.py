@@ -4,8 +4,8 @@ import libcst as cst
 
 from porter.context import bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, simple_assign, string_value
-from porter.rules._tf.arrays import FLOAT64, MAYBE_FLOAT64, TABLE
-from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data
+from porter.rules._tf.arrays import FLOAT64, FLOAT64_TENSOR, MAYBE_FLOAT64, TABLE
+from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data, tensorflow_alias
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets, training_inputs
 from porter.rules.keras._analysis.fit import training_calls
@@ -249,6 +249,31 @@ for epoch in range(2):
     for x, y in dataset:
         train_step(x, y, {weights})
 """
+# A full-batch loop (no dataset) that hands the step the whole domain as tensors made of NumPy
+# arrays: `tf.convert_to_tensor` and `tf.constant` keep the arrays' float64 unless given a dtype.
+_WHOLE_DOMAIN = """\
+import numpy as np
+import tensorflow as tf
+
+t = np.linspace(0.0, 1.0, 256)[:, None]
+points = {points}
+values = {values}
+model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="tanh"), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+@tf.function
+def train_step(x, u):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.keras.losses.mean_squared_error(u, model(x)))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+for epoch in range(100):
+    train_step({points_arg}, {values_arg})
+"""
+# The targets from the file's own exact solution, NumPy arithmetic on the float64 points it is given.
+_EXACT_SOLUTION = _WHOLE_DOMAIN.replace("t = np.linspace", "def exact(x):\n    return np.exp(-x) * np.sin(4 * x)\n\n\nt = np.linspace")
 # The noise drawn on some passes only: float32 zeros on the first.
 _SOMETIMES_DRAWN = _HANDED_ARRAYS.replace("        noise = {noise}\n", "        if epoch:\n            noise = {noise}\n").replace(
     "for epoch", "noise = np.zeros((32, 4), dtype=np.float32)\nfor epoch").replace("{noise}", "np.random.normal(size=(32, 4))").replace(
@@ -307,7 +332,10 @@ class Float64(Rule):
         "`train_test_split` and the `return` of a function of the file keep it: where a custom loop's dataset (`Dataset.from_tensor_slices`) is made of "
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
         "parameters is called; where the loop hands the step such arrays itself (`noise = "
-        "np.random.normal(size=(batch, latent))`, a slice of a float64 array), they get it in the call; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "np.random.normal(size=(batch, latent))`, a slice of a float64 array, the targets a function of the file "
+        "computes from float64 points), they get it in the call, and a tensor made of such arrays without a dtype "
+        "(`tf.convert_to_tensor(x)`, `tf.constant(x)`, which keep float64), in the call or the dataset, gets "
+        "`tf.cast(..., tf.float32)` instead; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
@@ -410,6 +438,11 @@ class Float64(Rule):
           for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))",
                          "((columns - columns.mean()) / columns.std()).values")),
         # Windows cut by hand from float64 data (`np.array([x[i:i + w] for i in ...])`) are float64.
+        # A dataset made of tensors converted from float64 arrays without a dtype: `tf.cast` (a
+        # tensor has no `.astype`).
+        Example(_REGRESSION.format(features="tf.convert_to_tensor(features)", targets="tf.constant(targets)"),
+                _REGRESSION.format(features="tf.cast(tf.convert_to_tensor(features), tf.float32)",
+                                   targets="tf.cast(tf.constant(targets), tf.float32)")),
         Example(_REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)])",
                                    targets="targets[8:]"),
                 _REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)]).astype(\"float32\")",
@@ -431,6 +464,22 @@ class Float64(Rule):
         Example(_HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4)).astype(np.float32)",
                                       real="real.astype(np.float32)", noise_arg="noise"), reported=False),
         Example(_SOMETIMES_DRAWN.format(real="real"), _SOMETIMES_DRAWN.format(real="real.astype(\"float32\")")),
+        # The whole domain as float64 tensors (a tensor has no `.astype`): `tf.cast` in the call.
+        # Converted with a dtype (by keyword or second), they are float32 already.
+        Example(_WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t)", values="tf.constant(np.sin(2 * np.pi * t))",
+                                     points_arg="points", values_arg="values"),
+                _WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t)", values="tf.constant(np.sin(2 * np.pi * t))",
+                                     points_arg="tf.cast(points, tf.float32)", values_arg="tf.cast(values, tf.float32)")),
+        Example(_WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t, dtype=tf.float32)",
+                                     values="tf.constant(np.sin(2 * np.pi * t), tf.float32)",
+                                     points_arg="points", values_arg="values"), reported=False),
+        # Targets that the file's function computes from the float64 points are float64 too; from
+        # float32 points, float32.
+        Example(_EXACT_SOLUTION.format(points="t", values="exact(t)", points_arg="points", values_arg="values"),
+                _EXACT_SOLUTION.format(points="t", values="exact(t)", points_arg="points.astype(\"float32\")",
+                                       values_arg="values.astype(\"float32\")")),
+        Example(_EXACT_SOLUTION.format(points="t.astype(np.float32)", values="exact(points)", points_arg="points",
+                                       values_arg="values"), reported=False),
         # A float64 array the loop hands the step beside a dataset's batches, with steps per execution:
         # the loop keeps one step per execution, where the call casts it.
         Example(_WEIGHTED_LOOP.format(weights="class_weights"),
@@ -593,19 +642,36 @@ class Float64(Rule):
             if arg.star or id(arg.value) in done:
                 continue
             assigned = _assigned_just_before(ctx, arg.value, step.statement)
-            data = float64_data(ctx, assigned if assigned is not None else arg.value)
+            data = float64_data(ctx, assigned if assigned is not None else arg.value, tensors=True)
             if data is None:
                 continue
             done.add(id(arg.value))
             code = code_of(ctx, arg.value)
             rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)} ({reader.because})"
-            if data.kind == FLOAT64:
+            if data.kind == FLOAT64_TENSOR:
+                self._cast_tensor(ctx, arg.value, rejected, "the call gets")
+            elif data.kind == FLOAT64:
                 ctx.replace(arg.value, lambda node: astype(node, "float32"))
                 ctx.report(self.code, arg.value, f"{rejected}: the call gets `{code_of(ctx, astype(arg.value, 'float32'))}`",
                            fixed=True)
             else:
                 ctx.report(self.code, arg.value, f"{rejected}: cast it to float32 (`.astype(\"float32\")`) before "
                            "the call", fixed=False)
+
+    def _cast_tensor(self, ctx, value: cst.BaseExpression, rejected: str, where: str) -> None:
+        """A float64 tensor (``tf.convert_to_tensor(x)`` of a NumPy array made float64) that the
+        step is given, or a dataset is made of, has no ``.astype``: it gets ``tf.cast(value,
+        tf.float32)`` there (``where``: "the call gets")."""
+        tf = tensorflow_alias(ctx)
+        code = code_of(ctx, value)
+        if tf is None:
+            ctx.report(self.code, value, f"{rejected}: cast it to float32 with `tf.cast({code}, tf.float32)`",
+                       fixed=False)
+            return
+        cast = f"{tf}.cast({code}, {tf}.float32)"
+        ctx.replace(value, lambda node: cst.Call(func=cst.parse_expression(f"{tf}.cast"), args=[
+            cst.Arg(node), cst.Arg(cst.parse_expression(f"{tf}.float32"))]))
+        ctx.report(self.code, value, f"{rejected}: {where} `{cast}`", fixed=True)
 
     def _report_tables(self, ctx, entry, reader: "_KerasReader", done: Set[int]) -> None:
         """Keras' own ``fit`` casts NumPy arrays to float32, but not a pandas table given as it is
@@ -648,13 +714,15 @@ class Float64(Rule):
         """``expr`` gets ``.astype("float32")`` when it holds float64 data (the values of a pandas
         table too, as features: integer columns make float32 features as well); reported when it
         may not, or holds a table's labels (class ids must stay integers)."""
-        data = float64_data(ctx, expr) if id(expr) not in done else None
+        data = float64_data(ctx, expr, tensors=True) if id(expr) not in done else None
         if data is None:
             return
         done.add(id(expr))
         code = code_of(ctx, expr)
         rejected = f"{_holds(code, data)}, {reader.rejects(plural=False)}"
-        if data.kind == FLOAT64 or data.kind == TABLE and features:
+        if data.kind == FLOAT64_TENSOR:
+            self._cast_tensor(ctx, expr, f"{rejected} ({reader.because})", where)
+        elif data.kind == FLOAT64 or data.kind == TABLE and features:
             ctx.replace(expr, lambda node: astype(node, "float32"))
             ctx.report(self.code, expr, f"{rejected} ({reader.because}): "
                        f"{where} `{code_of(ctx, astype(expr, 'float32'))}`", fixed=True)
@@ -810,6 +878,8 @@ def _holds(code: str, data) -> str:
         return f"`{code}` holds the values of a pandas table ({data.origin}), float64 where its columns are floats"
     if data.kind == MAYBE_FLOAT64:
         return f"`{code}` may hold float64 data (from {data.origin}, assigned in a branch or a loop)"
+    if data.kind == FLOAT64_TENSOR:
+        return f"`{code}` is a float64 tensor (TensorFlow keeps the dtype of the float64 data from {data.origin})"
     return f"`{code}` holds float64 data (from {data.origin})"
 
 

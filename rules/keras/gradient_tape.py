@@ -39,7 +39,10 @@ class GradientTape(Rule):
         "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop, TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is, or uncompiled when the port runs it in the IPU strategy's "
-        "scope. A step already run through `strategy.run` from a "
+        "scope. Gradients that a SciPy optimizer takes on the host (`scipy.optimize.minimize(objective, ...)`, "
+        "the second-order phase after Adam, which sets the weights itself) have no optimizer step to move into "
+        "the compiled function: the loss and gradients are computed through `strategy.run` and handed to SciPy. "
+        "A step already run through `strategy.run` from a "
         "`tf.function` (a `MirroredStrategy` loop) is the documented pattern and is not reported, and a "
         "Keras `train_step` override is compiled by `fit` (IPU103 reports the override)."
     )
@@ -171,6 +174,68 @@ class GradientTape(Rule):
                 for _ in range(steps):
                     x.assign_sub(0.1 * grad_fn(f, x))
                 return x
+            """,
+        ),
+        # The loss and gradients of a second-order phase after Adam: a SciPy optimizer takes them on
+        # the host and sets the weights itself (reported with what to do, not as an optimizer step to
+        # move into the compiled function).
+        Example(
+            """\
+            import numpy as np
+            import scipy.optimize
+            import tensorflow as tf
+
+            x = np.linspace(-1.0, 1.0, 64, dtype="float32")[:, None]
+            model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="tanh"), tf.keras.layers.Dense(1)])
+            model.build((None, 1))
+
+
+            @tf.function
+            def loss_and_grads():
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - tf.sin(3.0 * x)))
+                return loss, tape.gradient(loss, model.trainable_variables)
+
+
+            def objective(flat):
+                start = 0
+                for variable in model.trainable_variables:
+                    size = int(np.prod(variable.shape))
+                    variable.assign(flat[start:start + size].reshape(variable.shape))
+                    start += size
+                loss, grads = loss_and_grads()
+                return float(loss), np.concatenate([g.numpy().ravel() for g in grads]).astype("float64")
+
+
+            start = np.concatenate([v.numpy().ravel() for v in model.trainable_variables]).astype("float64")
+            scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B")
+            """,
+        ),
+        # The tape in SciPy's objective itself, after `set_weights` from SciPy's vector.
+        Example(
+            """\
+            import numpy as np
+            import scipy.optimize
+            import tensorflow as tf
+
+            x = np.linspace(-1.0, 1.0, 64, dtype="float32")[:, None]
+            model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="tanh"), tf.keras.layers.Dense(1)])
+            model.build((None, 1))
+            shapes = [w.shape for w in model.get_weights()]
+
+
+            def objective(flat):
+                sizes = [int(np.prod(shape)) for shape in shapes]
+                parts = np.split(flat, np.cumsum(sizes)[:-1])
+                model.set_weights([part.reshape(shape) for part, shape in zip(parts, shapes)])
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - tf.sin(3.0 * x)))
+                grads = tape.gradient(loss, model.trainable_variables)
+                return float(loss), np.concatenate([g.numpy().ravel() for g in grads]).astype("float64")
+
+
+            start = np.concatenate([w.ravel() for w in model.get_weights()]).astype("float64")
+            scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B")
             """,
         ),
         # The optimizer step is left to the loop: it must run in the compiled step too.
@@ -549,12 +614,22 @@ class GradientTape(Rule):
         applied_by_caller = not any(updates_weights(node) for root in code for node in walk(root)) and (
             function is not None and self._applied_by_callers(ctx, function))
         if not applied_by_caller and not any(updates_weights(node) for root in code for node in walk(root)):
+            taken = self._scipy_taker(ctx, {function.name.value}) if function is not None else None
+            if taken is not None:  # `set_weights` from SciPy's vector, then the tape, in SciPy's objective
+                return (f"`{function.name.value}` computes the loss and gradients that `{taken[1]}` takes on the host "
+                        "(SciPy is the optimizer here, and the weights are set on the host): the port runs this tape "
+                        "in the IPU strategy's scope eagerly, op by op; move the tape and the loss into a "
+                        "`@tf.function(jit_compile=True)` and call it through `strategy.run(...)` in "
+                        f"`{function.name.value}`")
             return self._gradients_only(ctx, tape, function)
         if KERAS not in ctx.frameworks or tensorflow_alias(ctx) is None:
             return ("TensorFlow 1 code run eagerly (the `compat.v1` API and TF1 optimizers, no session) trains with "
                     "this tape: the porter compiles TF1 graphs and TF2 loops, not this; port it to TensorFlow 2 "
                     "(`import tensorflow as tf`, Keras optimizers), then the step can be compiled and run through "
                     "`strategy.run` inside an `IPUStrategy` scope")
+        host_optimizer = self._host_optimizer(ctx, function) if applied_by_caller else None
+        if host_optimizer is not None:
+            return self._host_optimized(ctx, function, *host_optimizer)
         if applied_by_caller:
             return (f"`{function.name.value}` returns gradients that its caller applies: under `strategy.run` the "
                     f"optimizer step must run in the same compiled step; move it into `{function.name.value}`, then "
@@ -606,6 +681,41 @@ class GradientTape(Rule):
         return (f"{what}: the port runs this code in the IPU strategy's scope eagerly, op by op, while the IPU "
                 "runs compiled programs: put it in a `@tf.function(jit_compile=True)` called through "
                 "`strategy.run(...)`")
+
+    @staticmethod
+    def _host_optimizer(ctx, function: cst.FunctionDef):
+        """``(caller, optimizer)`` when a function of the file that calls ``function`` is handed to
+        a SciPy optimizer (``scipy.optimize.minimize(objective, w0, jac=True)``, the second-order
+        phase after Adam): the weights are set on the host from the optimizer's vector, so the
+        gradients' caller is no optimizer step to move into the compiled function; else None."""
+        callers = {ctx.enclosing_function(call) for call in calls_by_name(ctx).get(function.name.value, ())
+                   if isinstance(call.func, cst.Name)}
+        return GradientTape._scipy_taker(
+            ctx, {caller.name.value for caller in callers if caller is not None and caller is not function})
+
+    @staticmethod
+    def _scipy_taker(ctx, names: Set[str]):
+        """``(name, optimizer)`` for the first of the file's functions ``names`` handed to a SciPy
+        optimizer (``scipy.optimize.minimize(objective, ...)``); else None."""
+        for call in ctx.nodes(cst.Call):
+            if not (ctx.qualified_name(call.func) or "").startswith("scipy.optimize."):
+                continue
+            taken = next((arg.value.value for arg in call.args if isinstance(arg.value, cst.Name)
+                          and arg.value.value in names), None)
+            if taken is not None:
+                return taken, ctx.module.code_for_node(call.func)
+        return None
+
+    @staticmethod
+    def _host_optimized(ctx, function: cst.FunctionDef, caller: str, optimizer: str) -> str:
+        """What to do with a function whose loss and gradients a SciPy optimizer takes on the host."""
+        name = function.name.value
+        compile_it = ("give its `@tf.function` `jit_compile=True`" if is_tf_function(ctx, function)
+                      else "decorate it with `@tf.function(jit_compile=True)`")
+        return (f"`{name}` returns gradients to `{caller}`, which `{optimizer}` calls on the host: SciPy is the "
+                f"optimizer here, and the weights are set on the host, so there is no optimizer step to move into "
+                f"`{name}`; {compile_it} and call it as `strategy.run({name}, args=(...))` in `{caller}`, inside "
+                "`strategy.scope()`, so that the loss and the gradients are computed on the IPU")
 
     @staticmethod
     def _called_in_scope(ctx, method: cst.FunctionDef) -> bool:

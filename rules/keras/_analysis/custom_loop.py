@@ -466,9 +466,9 @@ def _unchanged_arguments(ctx: FileContext, step: StepCall) -> List[str]:
     loops = [step.loop] + [node for node in ctx.ancestors(step.loop) if isinstance(node, (cst.For, cst.While))]
     changed = {name for statement, name, _ in assignments(ctx, owner(ctx, step.loop)) if any(
         statement is loop or any(ancestor is loop for ancestor in ctx.ancestors(statement)) for loop in loops)}
-    # (A float64 NumPy array stays out: the step's own call is where the port casts it, IPU155.)
+    # (A float64 NumPy array or tensor stays out: the step's own call is where the port casts it, IPU155.)
     names = [arg.value.value for arg in step.call.args if isinstance(arg.value, cst.Name) and not arg.keyword
-             and float64_data(ctx, arg.value) is None]
+             and float64_data(ctx, arg.value, tensors=True) is None]
     return [name for name in names if name not in changed and name not in ("True", "False", "None", "iterator")
             and names.count(name) == 1]
 
