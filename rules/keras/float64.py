@@ -10,6 +10,7 @@ from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
+from porter.rules.keras._analysis.schedules import float64_arrays_in_steps, numpy_float64
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -323,7 +324,9 @@ class Float64(Rule):
         "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). A tensor or variable made "
         "of float64 NumPy data with no dtype (`tf.constant(betas)` of a noise schedule from `np.linspace`, "
         "`tf.Variable(np.zeros(...))`) is float64 too: it gets `dtype=\"float32\"` (reported when the data "
-        "is float64 on some paths only). Host-side data code is "
+        "is float64 on some paths only); a float64 NumPy array a Keras class keeps on its instance and hands to "
+        "TensorFlow in the steps Keras compiles (`tf.gather(self.alphas_bar, t)` in `train_step`) gets "
+        "`.astype(\"float32\")` there. Host-side data code is "
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
         "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`. But NumPy makes float64 unless "
         "told otherwise (`np.random.randn`, `np.linspace`, `np.zeros`, arrays of Python floats, `np.loadtxt`, "
@@ -514,6 +517,10 @@ class Float64(Rule):
         Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar))"),
                 _SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=\"float32\")")),
         Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=tf.float32)"), reported=False),
+        # The schedule kept as a NumPy array: the step reads a float32 copy, the host keeps the array.
+        Example(_SCHEDULE.format(made="np.sqrt(alphas_bar)"),
+                _SCHEDULE.format(made="np.sqrt(alphas_bar)").replace(
+                    "tf.gather(self.signal, t)", "tf.gather(self.signal.astype(\"float32\"), t)")),
         # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
         Example(
             """\
@@ -563,6 +570,20 @@ class Float64(Rule):
                 ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
         self._cast_step_inputs(ctx)
         self._type_tensors_of_float64(ctx)
+        self._cast_arrays_read_in_steps(ctx)
+
+    def _cast_arrays_read_in_steps(self, ctx) -> None:
+        """A NumPy array a Keras class keeps (``self.alphas_bar = np.cumprod(1.0 - self.betas)``)
+        and hands to TensorFlow in a step Keras compiles (``tf.gather(self.alphas_bar, t)`` in
+        ``train_step``) becomes a float64 constant of the compiled function: it gets
+        ``.astype("float32")`` there, which changes only what the step reads (NumPy casts it
+        when the step is traced)."""
+        for read in float64_arrays_in_steps(ctx):
+            code = code_of(ctx, read.attribute)
+            ctx.replace(read.attribute, lambda node: astype(node, "float32"))
+            ctx.report(self.code, read.attribute, f"{_holds(code, read.data)}, and `{code_of(ctx, read.call.func)}` "
+                       f"in `{read.method.name.value}`, which Keras compiles, makes a float64 constant of it, which "
+                       f"the IPU does not compute with: it gets `{code}.astype(\"float32\")`", fixed=True)
 
     def _type_tensors_of_float64(self, ctx) -> None:
         """``tf.constant(betas)`` of a NumPy schedule (``np.linspace``, ``np.cumprod``: float64)
@@ -577,7 +598,7 @@ class Float64(Rule):
             if (given is None or given.star or keyword(call, "dtype") is not None
                     or len(positional) > _TENSOR_MAKERS[qualified]):
                 continue
-            data = float64_data(ctx, given.value)
+            data = numpy_float64(ctx, given.value)
             if data is None or data.kind == TABLE:
                 continue
             if host_functions is None:
