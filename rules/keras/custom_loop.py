@@ -10,7 +10,7 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.fit import class_model_attributes
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
-from porter.rules.keras._analysis.sampling import eager_sampling_loops
+from porter.rules.keras._analysis.sampling import eager_callback_loops, eager_sampling_loops
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                      calls_by_name, in_regions, model_plan)
@@ -1234,6 +1234,19 @@ def main(test):
         # A diffusion model's sampler, a method run on the host after `fit`, calls the network its
         # instance holds at each of its steps, eagerly.
         Example(_DENOISER.format(sample="self.network([x, tf.fill((len(x), 1), t / self.steps)], training=False)")),
+        # A callback that samples at the end of each epoch, calling the model's network at each step.
+        Example(_DENOISER.format(sample="self.network([x, tf.fill((len(x), 1), t / self.steps)], training=False)")
+                .replace("\n\ndef main(x_train):", """
+
+class Monitor(tf.keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        x = tf.random.normal((4, 8))
+        for t in range(self.model.steps):
+            x = x - self.model.network([x, tf.fill((4, 1), t / 10)], training=False)
+
+
+def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").replace(
+                    "    print(model.sample(np.zeros((4, 8), \"float32\")))\n", "")),
         # The same step through `predict`, which runs compiled, or a loop traced into `test_step` only.
         Example(_DENOISER.format(sample="self.network.predict([x, np.full((len(x), 1), t / self.steps)], "
                                         "batch_size=len(x))"), reported=False),
@@ -2272,7 +2285,7 @@ def main(test):
         where the model is made, each call runs the network eagerly, op by op, hundreds of
         times; said once per loop."""
         plan = model_plan(ctx)
-        for found in eager_sampling_loops(ctx):
+        for found in [*eager_sampling_loops(ctx), *eager_callback_loops(ctx)]:
             made = [call for call in calls_by_name(ctx).get(found.owner.name.value, [])
                     if covered(ctx, plan.regions, call, CALLER_DEPTH) or strategy_scope_name(ctx, call)]
             if not made:
@@ -2280,9 +2293,11 @@ def main(test):
             network = code_of(ctx, found.network.func)
             calls = (f"calls `{code_of(ctx, found.call.func)}`, which runs `{network}`," if found.call is not found.network
                      else f"calls `{network}`")
-            ctx.report(self.code, found.call, f"`{found.method.name.value}` runs on the host (out of the steps Keras "
-                       f"compiles), and this loop of it {calls} at each step: eagerly, op by op, in the IPU "
-                       "strategy's scope, while the IPU runs compiled programs; move the loop's step into a method "
+            where = ("Keras calls it on the host" if found.method.name.value.startswith("on_")
+                     else "it runs on the host (out of the steps Keras compiles)")
+            ctx.report(self.code, found.call, f"`{found.method.name.value}`: {where}, and this loop of it {calls} "
+                       "at each step: eagerly, op by op, in the IPU strategy's scope, while the IPU runs compiled "
+                       "programs; move the loop's step into a method "
                        "decorated with `@tf.function(jit_compile=True)` called through `strategy.run`, or run the "
                        "network with `predict(...)` on the step's inputs (`batch_size` their number of samples)",
                        fixed=False)

@@ -10,7 +10,7 @@ from porter.context import FileContext, walk
 from porter.rules.keras._analysis.losses import is_self
 from porter.rules.keras._analysis.model_plan import MODEL_BASES
 from porter.rules.keras._analysis.steps import is_tf_function
-from porter.rules.keras._analysis.util import reached_methods, subclass_definitions
+from porter.rules.keras._analysis.util import is_callback_method, reached_methods, subclass_definitions
 
 # The methods Keras runs traced, in a compiled function: what they call is no eager code.
 _TRACED_METHODS = ("train_step", "test_step", "predict_step", "call")
@@ -46,6 +46,43 @@ def eager_sampling_loops(ctx: FileContext) -> Iterator[SamplingLoop]:
                 found = _step_call(ctx, loop, method, methods, networks)
                 if found is not None:
                     yield SamplingLoop(loop, method, found[0], found[1], owner)
+
+
+def eager_callback_loops(ctx: FileContext) -> Iterator[SamplingLoop]:
+    """The loops of a Keras callback's methods (``on_epoch_end``, which Keras calls on the host)
+    that call, at each pass, a network the model holds (``self.model.ema_network(...)``) or a
+    method of the model's class that runs one (``self.model.denoise(x, t)``)."""
+    networks: Set[str] = set()
+    running: Dict[str, cst.Call] = {}  # the methods of the model classes that run a network: that call
+    for owner in subclass_definitions(ctx, *MODEL_BASES):
+        methods = {node.name.value: node for node in owner.body.body if isinstance(node, cst.FunctionDef)}
+        held = _network_attributes(ctx, owner, methods)
+        networks |= held
+        for name, method in methods.items():
+            inner = None if is_tf_function(ctx, method) else _direct_network_call(method, held)
+            if inner is not None:
+                running.setdefault(name, inner)
+    for owner in subclass_definitions(ctx, "keras.callbacks.Callback"):
+        for method in owner.body.body:
+            if not (isinstance(method, cst.FunctionDef) and is_callback_method(ctx, method)):
+                continue
+            for loop in walk(method.body, skip=_NESTED):
+                if not isinstance(loop, (cst.For, cst.While)):
+                    continue
+                for call in walk(loop.body, skip=_NESTED):
+                    name = _model_part(call) if isinstance(call, cst.Call) else None
+                    if name in networks or name in running:
+                        yield SamplingLoop(loop, method, call, running.get(name, call), owner)
+                        break
+
+
+def _model_part(call: cst.Call) -> Optional[str]:
+    """``name`` for ``self.model.name(...)`` in a callback's method."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and is_self(func.value.value)
+            and func.value.attr.value == "model"):
+        return func.attr.value
+    return None
 
 
 def _network_attributes(ctx: FileContext, owner: cst.ClassDef, methods: Dict[str, cst.FunctionDef]) -> Set[str]:
