@@ -76,7 +76,8 @@ _GENERATOR_METHODS = {**{name: None for name in (
 _NUMPY_KEEPING = frozenset(f"numpy.{name}" for name in (
     "concatenate", "vstack", "hstack", "stack", "column_stack", "dstack", "expand_dims", "reshape", "squeeze",
     "transpose", "sin", "cos", "tan", "tanh", "arctan", "exp", "log", "log1p", "sqrt", "abs", "absolute", "square",
-    "power", "clip", "dot", "matmul", "outer", "mean", "std", "sum", "cumsum", "maximum", "minimum", "round", "floor",
+    "power", "clip", "dot", "matmul", "outer", "mean", "std", "sum", "cumsum", "cumprod", "prod", "append",
+    "arccos", "arcsin", "log2", "log10", "maximum", "minimum", "round", "floor",
     "ceil", "tile", "repeat", "roll", "flip", "atleast_2d", "sort", "copy", "diff", "asarray", "array",
     "ascontiguousarray"))
 # NumPy functions and array methods that change only the shape (or the memory) of their array: they

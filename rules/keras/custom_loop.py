@@ -10,6 +10,7 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
                                                       strategy_scope_name, tensorflow_alias)
 from porter.rules.keras._analysis.fit import class_model_attributes
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
+from porter.rules.keras._analysis.sampling import eager_callback_loops, eager_sampling_loops
 from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                      calls_by_name, in_regions, model_plan)
@@ -949,6 +950,47 @@ def _rendered(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+# A denoising model whose `sample` method loops over the steps of its sampler, calling the network
+# it holds at each; made and trained in `main`.
+_DENOISER = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Denoiser(tf.keras.Model):
+    def __init__(self, network, steps):
+        super().__init__()
+        self.network = network
+        self.steps = steps
+
+    def train_step(self, x):
+        with tf.GradientTape() as tape:
+            noise = tf.random.normal(tf.shape(x))
+            loss = tf.reduce_mean((self.network([x + noise, tf.ones((tf.shape(x)[0], 1))]) - noise) ** 2)
+        grads = tape.gradient(loss, self.network.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.network.trainable_weights))
+        return {{"loss": loss}}
+
+    def test_step(self, x):
+        return {{}}
+
+    def sample(self, x):
+        for t in reversed(range(self.steps)):
+            x = x - {sample}
+        return x
+
+
+def main(x_train):
+    images = tf.keras.Input(shape=(8,))
+    times = tf.keras.Input(shape=(1,))
+    network = tf.keras.Model([images, times], tf.keras.layers.Dense(8)(tf.keras.layers.Concatenate()([images, times])))
+    model = Denoiser(network, 10)
+    model.compile(optimizer="adam")
+    model.fit(x_train, batch_size=32, epochs=1)
+    print(model.sample(np.zeros((4, 8), "float32")))
+"""
+
+
 class CustomLoop(Rule):
     code = "IPU111"
     name = "custom-loop"
@@ -996,7 +1038,10 @@ class CustomLoop(Rule):
         "saves generated samples after each epoch, `model(seed, training=False)`), or, in a script "
         "that only predicts, a loop that calls the model itself over files or batches (a look at a few "
         "samples, `test.take(3)` or `range(5)`, at most 64 items, is left alone, unless it feeds the model's answer "
-        "back into its next input: a forecast or a generation a few steps long). A step that trains a model or "
+        "back into its next input: a forecast or a generation a few steps long). So is a loop of a Keras model class's method run on "
+        "the host (a diffusion model's sampler, called from a callback or after `fit`, not only from the steps "
+        "Keras compiles) that calls a network the model holds at each of its steps (`self.ema_network([x, t])`, "
+        "or a method of the class that does). A step that trains a model or "
         "optimizer made anew on each pass of a loop around it (a task's `clone_model` copy, an optimizer per "
         "task) is reported: compiled, it would be compiled again for each, and the optimizer could not make "
         "its variables in a later call; clone once and reset the copy with `set_weights`. Lists and dicts the "
@@ -1456,6 +1501,30 @@ def main(test):
 """,
             reported=False,
         ),
+        # A diffusion model's sampler, a method run on the host after `fit`, calls the network its
+        # instance holds at each of its steps, eagerly.
+        Example(_DENOISER.format(sample="self.network([x, tf.fill((len(x), 1), t / self.steps)], training=False)")),
+        # A callback that samples at the end of each epoch, calling the model's network at each step.
+        Example(_DENOISER.format(sample="self.network([x, tf.fill((len(x), 1), t / self.steps)], training=False)")
+                .replace("\n\ndef main(x_train):", """
+
+class Monitor(tf.keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        x = tf.random.normal((4, 8))
+        for t in range(self.model.steps):
+            x = x - self.model.network([x, tf.fill((4, 1), t / 10)], training=False)
+
+
+def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").replace(
+                    "    print(model.sample(np.zeros((4, 8), \"float32\")))\n", "")),
+        # The same step through `predict`, which runs compiled, or a loop traced into `test_step` only.
+        Example(_DENOISER.format(sample="self.network.predict([x, np.full((len(x), 1), t / self.steps)], "
+                                        "batch_size=len(x))"), reported=False),
+        Example(_DENOISER.format(sample="self.network([x, tf.fill((len(x), 1), t / self.steps)], training=False)")
+                .replace("def test_step(self, x):\n        return {}", "def test_step(self, x):\n        "
+                         "return {\"mean\": tf.reduce_mean(self.sample(x))}").replace(
+                    "model.sample(np.zeros((4, 8), \"float32\"))", "model.evaluate(x_train, batch_size=32)"),
+                reported=False),
         # A step that calls back into Python (here through a helper made with `tf.numpy_function`)
         # cannot be compiled: reported, left as it is.
         Example(
@@ -2477,6 +2546,31 @@ def main(test):
         self._report_objects_out_of_scope(ctx, plans)
         self._report_eager_model_loops(ctx, plans, beside_steps=bool(rewritten))
         self._report_eager_trainer_loops(ctx, plans)
+        self._report_eager_sampling_loops(ctx)
+
+    def _report_eager_sampling_loops(self, ctx) -> None:
+        """A method of a Keras model class run on the host (a diffusion model's
+        ``generate_images`` from a callback or after ``fit``) that loops over the steps of a
+        sampler and calls a network the model holds at each of them: in the IPU strategy's scope,
+        where the model is made, each call runs the network eagerly, op by op, hundreds of
+        times; said once per loop."""
+        plan = model_plan(ctx)
+        for found in [*eager_sampling_loops(ctx), *eager_callback_loops(ctx)]:
+            made = [call for call in calls_by_name(ctx).get(found.owner.name.value, [])
+                    if covered(ctx, plan.regions, call, CALLER_DEPTH) or strategy_scope_name(ctx, call)]
+            if not made:
+                continue
+            network = code_of(ctx, found.network.func)
+            calls = (f"calls `{code_of(ctx, found.call.func)}`, which runs `{network}`," if found.call is not found.network
+                     else f"calls `{network}`")
+            where = ("Keras calls it on the host" if found.method.name.value.startswith("on_")
+                     else "it runs on the host (out of the steps Keras compiles)")
+            ctx.report(self.code, found.call, f"`{found.method.name.value}`: {where}, and this loop of it {calls} "
+                       "at each step: eagerly, op by op, in the IPU strategy's scope, while the IPU runs compiled "
+                       "programs; move the loop's step into a method "
+                       "decorated with `@tf.function(jit_compile=True)` called through `strategy.run`, or run the "
+                       "network with `predict(...)` on the step's inputs (`batch_size` their number of samples)",
+                       fixed=False)
 
     def _report_eager_model_loops(self, ctx, plans: List[LoopPlan], beside_steps: bool) -> None:
         """A loop in the scope that calls the model itself, with no step around it (an evaluation

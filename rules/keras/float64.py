@@ -3,13 +3,14 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import argument, is_name, keyword, simple_assign, string_value
+from porter.cstutil import argument, is_name, keyword, keyword_arg, simple_assign, string_value, with_args
 from porter.rules._tf.arrays import FLOAT64, FLOAT64_TENSOR, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data, tensorflow_alias
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets, training_inputs
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
+from porter.rules.keras._analysis.schedules import float64_arrays_in_steps, numpy_float64
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -23,6 +24,9 @@ _NAMES = frozenset({"float64", "double"})
 _LAST_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _DTYPES)
 # Calls whose (first or ``dtype``) string argument is a dtype.
 _DTYPE_CALLS = ("astype", "set_floatx", "cast", "Variable", "constant", "zeros", "ones", "array", "asarray")
+# The TensorFlow calls that make a tensor or variable of a value, with the dtype of the value unless
+# told otherwise, and how many positional arguments they take before `dtype`.
+_TENSOR_MAKERS = {"tensorflow.constant": 1, "tensorflow.convert_to_tensor": 1, "tensorflow.Variable": 6}
 _INSPECTIONS = frozenset({"finfo", "iinfo", "isinstance", "issubdtype", "can_cast", "issubclass"})
 # Host-side data code: NumPy, pandas and SciPy arrays, and the array methods that convert them. A
 # float64 array made there is cast by Keras `fit`, or by the code that feeds it to the model.
@@ -308,6 +312,32 @@ model.encoder.predict(features, batch_size=32)
 """
 
 
+# A diffusion model that gathers the values of a NumPy noise schedule, made a tensor by `{made}`,
+# at random timesteps in `train_step`.
+_SCHEDULE = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Diffusion(tf.keras.Model):
+    def __init__(self, network, timesteps):
+        super().__init__()
+        self.network = network
+        alphas_bar = np.cumprod(1.0 - np.linspace(1e-4, 0.02, timesteps))
+        self.signal = {made}
+
+    def train_step(self, images):
+        t = tf.random.uniform((tf.shape(images)[0],), 0, 100, dtype=tf.int32)
+        noise = tf.random.normal(tf.shape(images))
+        with tf.GradientTape() as tape:
+            noisy = tf.gather(self.signal, t)[:, None] * images + noise
+            loss = tf.reduce_mean((self.network(noisy) - noise) ** 2)
+        grads = tape.gradient(loss, self.network.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.network.trainable_weights))
+        return {{"loss": loss}}
+"""
+
+
 class Float64(Rule):
     code = "IPU155"
     name = "float64"
@@ -322,7 +352,12 @@ class Float64(Rule):
         "function run through `strategy.run` raise `TypeError(\"Unsupported data type for input: "
         "float64\")` and float64 weights or constants fail to compile. "
         "Each float64 dtype that reaches the device is reported, to be changed to float32: in TensorFlow "
-        "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). Host-side data code is "
+        "and Keras code (layers' `dtype`, `tf.cast`, `tf.constant`, `set_floatx`). A tensor or variable made "
+        "of float64 NumPy data with no dtype (`tf.constant(betas)` of a noise schedule from `np.linspace`, "
+        "`tf.Variable(np.zeros(...))`) is float64 too: it gets `dtype=\"float32\"` (reported when the data "
+        "is float64 on some paths only); a float64 NumPy array a Keras class keeps on its instance and hands to "
+        "TensorFlow in the steps Keras compiles (`tf.gather(self.alphas_bar, t)` in `train_step`) gets "
+        "`.astype(\"float32\")` there. Host-side data code is "
         "not: NumPy and pandas arrays (`np.float64`, `.astype(\"float64\")`) and the Python functions a "
         "`tf.data` pipeline runs through `tf.py_function`/`tf.numpy_function`; nor the float64 a "
         "`Dataset.from_generator` declares for its elements when only Keras's `fit`/`evaluate`/`predict` "
@@ -535,6 +570,14 @@ class Float64(Rule):
             held_out = tf.data.Dataset.from_tensor_slices(features).batch(32, drop_remainder=True)
             """) + _LOOP.replace("batches:", "batches.concatenate(held_out):"),
         ),
+        # A noise schedule computed in NumPy (float64) made a tensor that `train_step` gathers from.
+        Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar))"),
+                _SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=\"float32\")")),
+        Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=tf.float32)"), reported=False),
+        # The schedule kept as a NumPy array: the step reads a float32 copy, the host keeps the array.
+        Example(_SCHEDULE.format(made="np.sqrt(alphas_bar)"),
+                _SCHEDULE.format(made="np.sqrt(alphas_bar)").replace(
+                    "tf.gather(self.signal, t)", "tf.gather(self.signal.astype(\"float32\"), t)")),
         # Host-side data code: NumPy and pandas arrays, and the Python function of a tf.data map.
         Example(
             """\
@@ -602,6 +645,51 @@ class Float64(Rule):
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
         self._cast_step_inputs(ctx)
+        self._type_tensors_of_float64(ctx)
+        self._cast_arrays_read_in_steps(ctx)
+
+    def _cast_arrays_read_in_steps(self, ctx) -> None:
+        """A NumPy array a Keras class keeps (``self.alphas_bar = np.cumprod(1.0 - self.betas)``)
+        and hands to TensorFlow in a step Keras compiles (``tf.gather(self.alphas_bar, t)`` in
+        ``train_step``) becomes a float64 constant of the compiled function: it gets
+        ``.astype("float32")`` there, which changes only what the step reads (NumPy casts it
+        when the step is traced)."""
+        for read in float64_arrays_in_steps(ctx):
+            code = code_of(ctx, read.attribute)
+            ctx.replace(read.attribute, lambda node: astype(node, "float32"))
+            ctx.report(self.code, read.attribute, f"{_holds(code, read.data)}, and `{code_of(ctx, read.call.func)}` "
+                       f"in `{read.method.name.value}`, which Keras compiles, makes a float64 constant of it, which "
+                       f"the IPU does not compute with: it gets `{code}.astype(\"float32\")`", fixed=True)
+
+    def _type_tensors_of_float64(self, ctx) -> None:
+        """``tf.constant(betas)`` of a NumPy schedule (``np.linspace``, ``np.cumprod``: float64)
+        makes a float64 tensor, which fails where the model or a step reads it on the device
+        (``tf.gather(self.betas, t)`` in ``train_step``). With no dtype given, it gets
+        ``dtype="float32"``, the dtype the IPU computes in; one float64 on some paths only is
+        reported. The Python functions ``tf.py_function`` runs are host code and keep theirs."""
+        host_functions = None
+        for call, qualified in ctx.calls_to(*_TENSOR_MAKERS):
+            given = argument(call, "value", 0) or argument(call, "initial_value", 0)
+            positional = [arg for arg in call.args if arg.keyword is None]
+            if (given is None or given.star or keyword(call, "dtype") is not None
+                    or len(positional) > _TENSOR_MAKERS[qualified]):
+                continue
+            data = numpy_float64(ctx, given.value)
+            if data is None or data.kind == TABLE:
+                continue
+            if host_functions is None:
+                host_functions = _host_functions(ctx)
+            if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(call)):
+                continue
+            made = (f"{_holds(code_of(ctx, given.value), data)}, and `{code_of(ctx, call.func)}` makes a float64 "
+                    f"{'variable' if qualified.endswith('Variable') else 'tensor'} of it, which the IPU does not "
+                    "compute with (a float64 constant or weight read in a compiled function fails)")
+            if data.kind == FLOAT64:
+                ctx.replace(call, lambda node: with_args(node, [*node.args, keyword_arg("dtype", cst.SimpleString(
+                    '"float32"'))]))
+                ctx.report(self.code, call, f"{made}: it gets `dtype=\"float32\"`", fixed=True)
+            else:
+                ctx.report(self.code, call, f"{made}: give it `dtype=\"float32\"`", fixed=False)
 
     def _cast_step_inputs(self, ctx) -> None:
         """NumPy makes float64 unless told otherwise (``np.random.randn``, ``x / 255.0`` of uint8
