@@ -368,9 +368,10 @@ class Float64(Rule):
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
         "parameters is called; where the loop hands the step such arrays itself (`noise = "
         "np.random.normal(size=(batch, latent))`, a slice of a float64 array, the targets a function of the file "
-        "computes from float64 points), they get it in the call, and a tensor made of such arrays without a dtype "
-        "(`tf.convert_to_tensor(x)`, `tf.constant(x)`, which keep float64), in the call or the dataset, gets "
-        "`tf.cast(..., tf.float32)` instead; named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "computes from float64 points), they get it in the call, and a float64 tensor an op makes of such arrays "
+        "(`tf.reshape(x, ...)`, `tf.expand_dims`, which keep the dtype), in the call or the dataset, gets "
+        "`tf.cast(..., tf.float32)` instead (one `tf.constant`/`tf.convert_to_tensor` makes gets its dtype where "
+        "it is made, below); named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
@@ -473,11 +474,14 @@ class Float64(Rule):
           for values in ("columns.to_numpy()", "np.array(columns)", "np.asarray(columns.fillna(0.0))",
                          "((columns - columns.mean()) / columns.std()).values")),
         # Windows cut by hand from float64 data (`np.array([x[i:i + w] for i in ...])`) are float64.
-        # A dataset made of tensors converted from float64 arrays without a dtype: `tf.cast` (a
-        # tensor has no `.astype`).
+        # A dataset made of tensors converted from float64 arrays without a dtype: they get the dtype
+        # where they are made; a tensor an op keeps float64 gets `tf.cast` (it has no `.astype`).
         Example(_REGRESSION.format(features="tf.convert_to_tensor(features)", targets="tf.constant(targets)"),
-                _REGRESSION.format(features="tf.cast(tf.convert_to_tensor(features), tf.float32)",
-                                   targets="tf.cast(tf.constant(targets), tf.float32)")),
+                _REGRESSION.format(features="tf.convert_to_tensor(features, dtype=\"float32\")",
+                                   targets="tf.constant(targets, dtype=\"float32\")")),
+        Example(_REGRESSION.format(features="tf.reshape(features, (-1, 8))", targets="targets.astype(\"float32\")"),
+                _REGRESSION.format(features="tf.cast(tf.reshape(features, (-1, 8)), tf.float32)",
+                                   targets="targets.astype(\"float32\")")),
         Example(_REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)])",
                                    targets="targets[8:]"),
                 _REGRESSION.format(features="np.stack([features[i:i + 8] for i in range(1016)]).astype(\"float32\")",
@@ -499,12 +503,20 @@ class Float64(Rule):
         Example(_HANDED_ARRAYS.format(noise="np.random.normal(size=(32, 4)).astype(np.float32)",
                                       real="real.astype(np.float32)", noise_arg="noise"), reported=False),
         Example(_SOMETIMES_DRAWN.format(real="real"), _SOMETIMES_DRAWN.format(real="real.astype(\"float32\")")),
-        # The whole domain as float64 tensors (a tensor has no `.astype`): `tf.cast` in the call.
+        # The whole domain as float64 tensors: converted with no dtype, they get it where they are
+        # made; one an op keeps float64 gets `tf.cast` in the call (a tensor has no `.astype`).
         # Converted with a dtype (by keyword or second), they are float32 already.
         Example(_WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t)", values="tf.constant(np.sin(2 * np.pi * t))",
                                      points_arg="points", values_arg="values"),
-                _WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t)", values="tf.constant(np.sin(2 * np.pi * t))",
-                                     points_arg="tf.cast(points, tf.float32)", values_arg="tf.cast(values, tf.float32)")),
+                _WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t, dtype=\"float32\")",
+                                     values="tf.constant(np.sin(2 * np.pi * t), dtype=\"float32\")",
+                                     points_arg="points", values_arg="values")),
+        Example(_WHOLE_DOMAIN.format(points="tf.reshape(t, (-1, 1))",
+                                     values="tf.constant(np.sin(2 * np.pi * t), tf.float32)",
+                                     points_arg="points", values_arg="values"),
+                _WHOLE_DOMAIN.format(points="tf.reshape(t, (-1, 1))",
+                                     values="tf.constant(np.sin(2 * np.pi * t), tf.float32)",
+                                     points_arg="tf.cast(points, tf.float32)", values_arg="values")),
         Example(_WHOLE_DOMAIN.format(points="tf.convert_to_tensor(t, dtype=tf.float32)",
                                      values="tf.constant(np.sin(2 * np.pi * t), tf.float32)",
                                      points_arg="points", values_arg="values"), reported=False),
@@ -669,14 +681,10 @@ class Float64(Rule):
         reported. The Python functions ``tf.py_function`` runs are host code and keep theirs."""
         host_functions = None
         for call, qualified in ctx.calls_to(*_TENSOR_MAKERS):
+            data = _float64_made(ctx, call, qualified)
+            if data is None:
+                continue
             given = argument(call, "value", 0) or argument(call, "initial_value", 0)
-            positional = [arg for arg in call.args if arg.keyword is None]
-            if (given is None or given.star or keyword(call, "dtype") is not None
-                    or len(positional) > _TENSOR_MAKERS[qualified]):
-                continue
-            data = numpy_float64(ctx, given.value)
-            if data is None or data.kind == TABLE:
-                continue
             if host_functions is None:
                 host_functions = _host_functions(ctx)
             if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(call)):
@@ -750,6 +758,8 @@ class Float64(Rule):
         """A float64 tensor (``tf.convert_to_tensor(x)`` of a NumPy array made float64) that the
         step is given, or a dataset is made of, has no ``.astype``: it gets ``tf.cast(value,
         tf.float32)`` there (``where``: "the call gets")."""
+        if _typed_where_made(ctx, value):
+            return
         tf = tensorflow_alias(ctx)
         code = code_of(ctx, value)
         if tf is None:
@@ -991,6 +1001,33 @@ def _passes_on(ctx, mapped: cst.Call, index: int, size: int) -> bool:
             return False
         result = result.elements[index].value
     return not any(isinstance(node, cst.Call) for node in walk(result))
+
+
+def _float64_made(ctx, call: cst.Call, qualified: str):
+    """The float64 NumPy data (an ``ArrayData``) that ``call``, a TensorFlow call making a tensor
+    or variable (``_TENSOR_MAKERS``), is given with no dtype (``tf.constant(np.linspace(...))``);
+    else None."""
+    given = argument(call, "value", 0) or argument(call, "initial_value", 0)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if (given is None or given.star or keyword(call, "dtype") is not None
+            or len(positional) > _TENSOR_MAKERS[qualified]):
+        return None
+    data = numpy_float64(ctx, given.value)
+    return None if data is None or data.kind == TABLE else data
+
+
+def _typed_where_made(ctx, value: cst.BaseExpression) -> bool:
+    """Whether the float64 tensor ``value`` is made, on every path, by a call that gets
+    ``dtype="float32"`` (``Float64._type_tensors_of_float64``): it is float32 then, and a cast
+    of it would be a second edit for the same data."""
+    made = values_of(ctx, value) if isinstance(value, cst.Name) else [value]
+    host_functions = _host_functions(ctx)
+    for call in made:
+        qualified = ctx.qualified_name(call.func) if isinstance(call, cst.Call) else None
+        data = _float64_made(ctx, call, qualified) if qualified in _TENSOR_MAKERS else None
+        if data is None or data.kind != FLOAT64 or any(id(node) in host_functions for node in ctx.ancestors(call)):
+            return False
+    return bool(made)
 
 
 def _host_functions(ctx) -> Set[int]:
