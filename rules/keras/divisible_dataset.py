@@ -9,17 +9,17 @@ from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, calls_of,
                                               describe_fixed_batch, floor_operand, fraction_value, is_helper_call,
                                               joined_along_steps, layout, literal_options, literal_samples,
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
-                                              one_batch_call, own_method, repeatable, rounded_up, same_size,
+                                              one_batch_call, own_method, reaching_bindings, repeatable, rounded_up,
+                                              same_size,
                                               samples_per_execution, single_sample, smallest_per_execution,
                                               speed_asked, static_int, static_length, tokenizer_encoding,
                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.datasets import calls_of
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, self_attribute_values
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
@@ -1595,6 +1595,52 @@ scores = model.predict(rows, batch_size=len(rows))
             state = np.zeros(4, "float32")
             for step in range(200):
                 state = np.roll(state, agent.act(state))
+            """,
+        ),
+        # The agent's method predicts on the state it is given, and each call (the only uses of the
+        # method) gives it one sample: reshaped before the episode's loop and at each step of it.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    return int(self.q_net.predict(state, verbose=0)[0].argmax())
+
+
+            agent = Agent()
+            for episode in range(10):
+                state = np.reshape(env.reset(), [1, 4])
+                for step in range(200):
+                    observation, reward, done = env.step(agent.act(state))
+                    next_state = np.reshape(observation, [1, 4])
+                    state = next_state
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    return int(self.q_net.predict(state, verbose=0, batch_size=1)[0].argmax())
+
+
+            agent = Agent()
+            for episode in range(10):
+                state = np.reshape(env.reset(), [1, 4])
+                for step in range(200):
+                    observation, reward, done = env.step(agent.act(state))
+                    next_state = np.reshape(observation, [1, 4])
+                    state = next_state
             """,
         ),
         # The context window made one sample by either branch of a conditional expression (padded
