@@ -482,12 +482,16 @@ def _model_batch(ctx: FileContext, entry: TrainingCall) -> None:
 def _dataset_generator_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
     """``fit`` for ``model.fit_generator(dataset, steps_per_epoch=...)`` (and ``evaluate``/``predict``
     for theirs): TensorFlow 2 hands a ``tf.data`` dataset given alone by position on to that
-    method, so its steps follow the same rules. None for any other call."""
+    method, so its steps follow the same rules. ``fit_generator`` hands a Python generator on to
+    ``fit`` as well (IPU151 reports it), with its ``validation_data``, which is then cast and
+    trimmed as ``fit``'s. None for any other call."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_generator")):
         return None
     method = func.attr.value[:-len("_generator")]
     positional = [arg for arg in call.args if arg.keyword is None]
+    if method == "fit" and positional and not positional[0].star:
+        return method
     if method not in METHODS or len(positional) != 1 or positional[0].star or not is_dataset(ctx, positional[0].value):
         return None
     return method
@@ -581,6 +585,11 @@ def _built_by_method(ctx: FileContext, assign: cst.Assign, plan) -> bool:
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
     call = entry.call
+    if call.func.attr.value == "fit_generator" and not is_dataset(ctx, call.args[0].value):
+        # A Python generator (IPU151 reports it), and after it the steps, not `y`: only the
+        # validation arrays, the sixth argument, are data Keras batches itself.
+        _validation_inputs(ctx, entry, argument(call, "validation_data", 5), helper)
+        return
     options = _readable_options(ctx, call, entry.owner)
     if options is None:
         options = [arg for arg in call.args if arg.star == "**"]
