@@ -9,17 +9,17 @@ from porter import throughput
 from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword, keyword_arg, leading_blank_count,
                             statements)
 from porter.imports import insertion_point
-from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns,
+from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, calls_of,
                                               describe_fixed_batch, floor_operand, fraction_value, is_helper_call,
                                               joined_along_steps, layout, literal_options, literal_samples,
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
-                                              one_batch_call, own_method, repeatable, rounded_up, same_size,
+                                              one_batch_call, own_method, reaching_bindings, repeatable, rounded_up,
+                                              same_size,
                                               samples_per_execution, single_sample, smallest_per_execution,
                                               speed_asked, static_int, static_length, tokenizer_encoding,
                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.datasets import calls_of
 from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, self_attribute_values
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
@@ -959,6 +959,58 @@ scores = model.predict(rows, batch_size=len(rows))
                       validation_data=trim_to_multiple(validation_set, 32), epochs=1)
             """),
         ),
+        # An episode drawn anew each time round the loop by a call (N classes x K shots): trimmed, but
+        # a draw of fewer than 32 samples cannot be, so the call is left to a person to give a batch size.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("learner.keras")
+            for episode in range(100):
+                x_support, y_support = sample_episode(classes, 5, 1)
+                model.fit(x_support, y_support, epochs=1, verbose=0)
+            """,
+            snippet("""\
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("learner.keras")
+            for episode in range(100):
+                x_support, y_support = sample_episode(classes, 5, 1)
+                model.fit(trim_to_multiple(x_support, 32), trim_to_multiple(y_support, 32), epochs=1,
+                          verbose=0)
+            """),
+        ),
+        # Keras 2's `fit_generator` hands its validation arrays on to `fit`, which batches them by 32:
+        # trimmed as `fit`'s (its generator, and the steps after it, are no arrays: IPU151 reports it).
+        Example(
+            """\
+            import numpy as np
+            from keras.models import load_model
+
+            x_val, y_val = np.load("val_x.npy"), np.load("val_y.npy")
+            model = load_model("net.h5")
+            model.fit_generator(batches(x_train, y_train, 64), 100, epochs=3, validation_data=(x_val, y_val))
+            """,
+            snippet("""\
+            import numpy as np
+            from keras.models import load_model
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            x_val, y_val = np.load("val_x.npy"), np.load("val_y.npy")
+            model = load_model("net.h5")
+            model.fit_generator(batches(x_train, y_train, 64), 100, epochs=3,
+                                validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
+            """),
+        ),
         # A dataset one of Keras' readers made, given a `batch_size` as arrays would be (Keras ignores
         # it for a dataset): not trimmed, a dataset has no items to slice (IPU105 rebatches it).
         Example(
@@ -1595,6 +1647,52 @@ scores = model.predict(rows, batch_size=len(rows))
             state = np.zeros(4, "float32")
             for step in range(200):
                 state = np.roll(state, agent.act(state))
+            """,
+        ),
+        # The agent's method predicts on the state it is given, and each call (the only uses of the
+        # method) gives it one sample: reshaped before the episode's loop and at each step of it.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    return int(self.q_net.predict(state, verbose=0)[0].argmax())
+
+
+            agent = Agent()
+            for episode in range(10):
+                state = np.reshape(env.reset(), [1, 4])
+                for step in range(200):
+                    observation, reward, done = env.step(agent.act(state))
+                    next_state = np.reshape(observation, [1, 4])
+                    state = next_state
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    return int(self.q_net.predict(state, verbose=0, batch_size=1)[0].argmax())
+
+
+            agent = Agent()
+            for episode in range(10):
+                state = np.reshape(env.reset(), [1, 4])
+                for step in range(200):
+                    observation, reward, done = env.step(agent.act(state))
+                    next_state = np.reshape(observation, [1, 4])
+                    state = next_state
             """,
         ),
         # The context window made one sample by either branch of a conditional expression (padded
@@ -3889,14 +3987,19 @@ scores = model.predict(rows, batch_size=len(rows))
         ctx.replace(entry.call, layout(*call_columns(ctx, entry)))
         # The count is of the inputs, not of the validation data: said only when they are trimmed.
         trimmed_samples = length if inputs_trimmed else None
+        drawn = _drawn_each_time(ctx, entry, targets) if inputs_trimmed and length is None else None
+        few = "" if drawn is None else (
+            f"; `{drawn}` is drawn anew each time round the loop, and a draw of fewer samples than one "
+            f"execution cannot be trimmed (`{name}` raises a ValueError): give `{entry.method}` a `batch_size` "
+            "that divides the samples of every draw (the draw's own length when they all have one)")
         if checked is entry:
             ctx.report(self.code, entry.call.func.attr, self._message(
                 ctx, entry, targets, trimmed_samples, validation=validation_targets,
-                validation_samples=self._validation_length(ctx, entry, validation_targets)), fixed=True)
+                validation_samples=self._validation_length(ctx, entry, validation_targets)) + few, fixed=not few)
         else:
             if targets:
-                ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples),
-                           fixed=True)
+                ctx.report(self.code, entry.call.func.attr, self._message(ctx, entry, targets, trimmed_samples)
+                           + few, fixed=not few)
             if validation_targets:
                 ctx.report(self.code, entry.call.func.attr, self._message(
                     ctx, checked, validation_targets, self._validation_length(ctx, entry, validation_targets),
@@ -4324,7 +4427,7 @@ scores = model.predict(rows, batch_size=len(rows))
             counted = f"; at most `{multiple} - 1` samples are dropped"
         if entry.method == "predict":
             counted += ", and `predict` returns no predictions for them"
-        return (f"`{entry.method}` {what} {names} trimmed to a multiple of `{multiple}` samples "
+        return (f"`{entry.call.func.attr.value}` {what} {names} trimmed to a multiple of `{multiple}` samples "
                 f"({' x '.join(parts)}): the IPU rejects a partial batch, so the last samples that do not fill "
                 f"an execution are not used{counted}")
 
@@ -4767,3 +4870,25 @@ def _len_of(ctx, stop: cst.BaseExpression, at: cst.CSTNode) -> Optional[int]:
 
 
 RULE = DivisibleDataset()
+
+
+def _drawn_each_time(ctx, entry, inputs) -> Optional[str]:
+    """The first of ``inputs`` (of a call in a loop, that gives no batch size) that each time round
+    the loop is bound anew by a call (``x, y = sample_episode(classes, n_way, k_shot)``, ``batch =
+    np.array(random.sample(memory, 32))``): a draw per episode or step, whose length may fall short
+    of a batch. None when any input is not (a slice of a dataset by fold, a split of it)."""
+    if entry.batch is not None or not entry.in_loop:
+        return None
+    loop = next((node for node in ctx.ancestors(entry.call) if isinstance(node, (cst.For, cst.While))), None)
+    for node in inputs:
+        bindings = reaching_bindings(ctx, node, entry.owner) if isinstance(node, cst.Name) else []
+        if not bindings or not all(loop in ctx.ancestors(statement) and _bound_by_call(statement)
+                                   for statement, _ in bindings):
+            return None
+    return code_of(ctx, inputs[0])
+
+
+def _bound_by_call(statement) -> bool:
+    """``statement`` assigns what a call returns (``x, y = sample(...)``)."""
+    assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    return isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)

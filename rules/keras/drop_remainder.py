@@ -13,7 +13,7 @@ from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_bat
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_binding_before, last_value_before, layout, rounded_up, same_size,
-                                               training_calls)
+                                               single_sample, training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
@@ -230,6 +230,28 @@ class DropRemainder(Rule):
         "a fixed length (`padding=\"max_length\"`)."
     )
     examples = (
+        # The method is also handed on (`map(agent.act, ...)`): some of its callers are out of sight,
+        # so the one sample its visible call gives does not say how the rest are batched.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q_net = tf.keras.models.load_model("q.keras")
+
+                def act(self, state):
+                    return self.q_net.predict(state, verbose=0)
+
+
+            agent = Agent()
+            first = agent.act(np.reshape(start, [1, 4]))
+            actions = list(map(agent.act, batches))
+            """,
+            reported=True,
+        ),
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
         Example(
             """\
@@ -3331,8 +3353,9 @@ class DropRemainder(Rule):
             parameter = parameter_input(ctx, value, entry.owner)
             if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched,
                                                               predicts=entry.method == "predict") \
-                    or python_data_kind(ctx, value) is not None or _method_returns_batches(ctx, value):
-                continue  # whole batches; or a generator the callers give, which IPU151 reports
+                    or python_data_kind(ctx, value) is not None or _method_returns_batches(ctx, value) \
+                    or entry.method == "predict" and single_sample(ctx, value, entry.owner):
+                continue  # whole batches; a generator the callers give (IPU151); one sample each call (IPU107)
             ctx.report(self.code, value, f"`{entry.method}` gets `{code_of(ctx, value)}` from the parameter "
                        f"`{parameter}` of `{entry.owner.name.value}`: the porter cannot see how it is batched, and "
                        "the IPU rejects a partial last batch; batch a dataset with `drop_remainder=True` where it "

@@ -233,6 +233,24 @@ class Uint8Cast(Rule):
             """,
         ),
         # A tuner given a builder of the file trains with what `search` gets.
+        # Keras 2's `fit_generator` hands its validation arrays on to `fit`: cast as `fit`'s are (the
+        # generator's own batches are reported by IPU151).
+        Example(
+            """\
+            from keras.datasets import cifar10
+
+            (x_train, y_train), (x_test, y_test) = cifar10.load_data()
+            model.fit_generator(datagen.flow(x_train, y_train, batch_size=32), steps_per_epoch=1562,
+                                validation_data=(x_test, y_test))
+            """,
+            """\
+            from keras.datasets import cifar10
+
+            (x_train, y_train), (x_test, y_test) = cifar10.load_data()
+            model.fit_generator(datagen.flow(x_train, y_train, batch_size=32), steps_per_epoch=1562,
+                                validation_data=(x_test.astype("float32"), y_test.astype("int32")))
+            """,
+        ),
         # Split again by nested unpacking: every part still holds the uint8 data.
         Example(
             """\
@@ -761,7 +779,7 @@ class Uint8Cast(Rule):
     def run(self, ctx) -> None:
         sources = _argument_sources(ctx)
         holders = model_plan(ctx).holders
-        for call, method in method_calls(ctx, *DATA_METHODS, "search"):
+        for call, method in method_calls(ctx, *DATA_METHODS, "search", "fit_generator"):
             if method == "search" and not (isinstance(call.func.value, cst.Name) and call.func.value.value in holders):
                 continue  # `search` trains only on a tuner given a builder of the file (it passes its data to `fit`)
             if is_estimator(ctx, call.func.value) or image_generator(ctx, call.func.value):

@@ -22,9 +22,8 @@ import libcst as cst
 from porter.context import FileContext, SharedKey
 from porter.cstutil import alternatives, argument, is_name, keyword
 from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS, chain, reads_global
-from porter.rules.keras._analysis.fit import TrainingCall, last_binding_before, last_value_before, training_calls
-from porter.rules.keras._analysis.model_plan import calls_by_name
-from porter.rules.keras._analysis.steps import instance_of, method_named
+from porter.rules.keras._analysis.fit import (TrainingCall, given_arguments, last_binding_before, last_value_before,
+                                             parameter_input, training_calls)
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
 from porter.scopes import assignments, called_returns, exclusive_branches, owner, owner_body, returns_of, top_statement
 
@@ -462,19 +461,6 @@ def _rechained_parameter(ctx: FileContext, expr: cst.BaseExpression, function: c
     return root.value
 
 
-def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
-    """The name of the parameter of ``scope`` (a function) that ``expr`` is, or is a chain of,
-    when the function never assigns it."""
-    root = chain(ctx, expr)[1]
-    if not isinstance(scope, cst.FunctionDef) or not isinstance(root, cst.Name):
-        return None
-    params = scope.params
-    names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    if root.value not in names or any(name == root.value for _, name, _ in assignments(ctx, scope)):
-        return None
-    return root.value
-
-
 # Libraries whose functions make datasets (of files, of generators) the porter does not follow.
 _DATASET_LIBRARIES = ("tensorflow", "keras", "tf_keras", "keras_core", "tensorflow_datasets")
 _FOLLOW_DEPTH = 6  # how many variables, returns and parameters a dataset is followed through
@@ -615,42 +601,4 @@ def argument_sources(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTN
             found.append((value, called))
         pending.extend((argument_value, outer_scope, outer, depth + 1, scope.name.value)
                        for argument_value, outer_scope, outer in given)
-    return found
-
-
-def is_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    """``function`` is a method of a class of the file (defined in its body)."""
-    owner_class = ctx.enclosing(function, cst.ClassDef)
-    return owner_class is not None and method_named(owner_class, function.name.value) is function
-
-
-def calls_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
-    """The calls of ``function`` in the file: on an instance of its class for a method
-    (``agent.act(state)``, ``self.act(state)``), by name for any other function."""
-    if is_method(ctx, function):
-        owner_class = ctx.enclosing(function, cst.ClassDef)
-        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
-                and call.func.attr.value == function.name.value and instance_of(ctx, call.func.value, owner_class)]
-    return [call for call in calls_by_name(ctx).get(function.name.value, []) if is_name(call.func, function.name.value)]
-
-
-def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
-                    ) -> List[Tuple[cst.BaseExpression, cst.CSTNode, Tuple[cst.Call, ...]]]:
-    """When ``expr`` is a parameter of ``scope`` (a function that never assigns it): ``(argument,
-    the function or module it is passed in, the callers left)`` for the call it was followed in
-    through (the last of ``callers``), or for every call of the function by name."""
-    parameter = parameter_input(ctx, expr, scope) if isinstance(expr, cst.Name) else None
-    if parameter is None:
-        return []
-    names = [param.name.value for param in scope.params.params]
-    through = bool(callers) and is_name(callers[-1].func, scope.name.value)
-    if is_method(ctx, scope):
-        # A method: called on an instance (`trainer.train(ds, 3)`), its `self` given by the receiver.
-        names, through = names[1:], False
-    calls = [callers[-1]] if through else calls_of(ctx, scope)
-    found = []
-    for call in calls:
-        given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)
-        if given is not None and not given.star:
-            found.append((given.value, owner(ctx, call), callers[:-1] if through else ()))
     return found

@@ -20,9 +20,9 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop
 from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, simple_assign,
                             string_value, target_place)
 from porter.rules.keras._analysis.held_models import model_item
-from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, is_keras_run, model_plan
+from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, calls_by_name, is_keras_run, model_plan
 from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
-from porter.rules.keras._analysis.steps import method_named
+from porter.rules.keras._analysis.steps import instance_of, method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
                                               ragged_or_sparse, self_attribute_values)
 from porter.scopes import (assignments, bindings_of, called_file_returns, called_returns, instance_class, local_calls, owner, parameter_names,
@@ -482,12 +482,16 @@ def _model_batch(ctx: FileContext, entry: TrainingCall) -> None:
 def _dataset_generator_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
     """``fit`` for ``model.fit_generator(dataset, steps_per_epoch=...)`` (and ``evaluate``/``predict``
     for theirs): TensorFlow 2 hands a ``tf.data`` dataset given alone by position on to that
-    method, so its steps follow the same rules. None for any other call."""
+    method, so its steps follow the same rules. ``fit_generator`` hands a Python generator on to
+    ``fit`` as well (IPU151 reports it), with its ``validation_data``, which is then cast and
+    trimmed as ``fit``'s. None for any other call."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_generator")):
         return None
     method = func.attr.value[:-len("_generator")]
     positional = [arg for arg in call.args if arg.keyword is None]
+    if method == "fit" and positional and not positional[0].star:
+        return method
     if method not in METHODS or len(positional) != 1 or positional[0].star or not is_dataset(ctx, positional[0].value):
         return None
     return method
@@ -581,6 +585,11 @@ def _built_by_method(ctx: FileContext, assign: cst.Assign, plan) -> bool:
 
 def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> None:
     call = entry.call
+    if call.func.attr.value == "fit_generator" and not is_dataset(ctx, call.args[0].value):
+        # A Python generator (IPU151 reports it), and after it the steps, not `y`: only the
+        # validation arrays, the sixth argument, are data Keras batches itself.
+        _validation_inputs(ctx, entry, argument(call, "validation_data", 5), helper)
+        return
     options = _readable_options(ctx, call, entry.owner)
     if options is None:
         options = [arg for arg in call.args if arg.star == "**"]
@@ -1719,7 +1728,7 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         value = last_value_before(ctx, data, owner)
         if value is not None:
             return single_sample(ctx, value, owner, follow=False, depth=depth)
-        return _always_single(ctx, data, owner)
+        return _always_single(ctx, data, owner, depth)
     scaled = _scaled_operand(data)
     if scaled is not None:
         return single_sample(ctx, scaled, owner, follow, depth)
@@ -1818,15 +1827,128 @@ def _one_row(node: cst.BaseExpression) -> bool:
         and isinstance(node.elements[0].value, (cst.List, cst.Tuple))
 
 
-def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> bool:
+def parameter_input(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode) -> Optional[str]:
+    """The name of the parameter of ``scope`` (a function) that ``expr`` is, or is a chain of,
+    when the function never assigns it."""
+    root = chain(ctx, expr)[1]
+    if not isinstance(scope, cst.FunctionDef) or not isinstance(root, cst.Name):
+        return None
+    params = scope.params
+    names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if root.value not in names or any(name == root.value for _, name, _ in assignments(ctx, scope)):
+        return None
+    return root.value
+
+
+
+def is_method(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """``function`` is a method of a class of the file (defined in its body)."""
+    owner_class = ctx.enclosing(function, cst.ClassDef)
+    return owner_class is not None and method_named(owner_class, function.name.value) is function
+
+
+def calls_of(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
+    """The calls of ``function`` in the file: on an instance of its class for a method
+    (``agent.act(state)``, ``self.act(state)``), by name for any other function."""
+    if is_method(ctx, function):
+        owner_class = ctx.enclosing(function, cst.ClassDef)
+        return [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == function.name.value and instance_of(ctx, call.func.value, owner_class)]
+    return [call for call in calls_by_name(ctx).get(function.name.value, []) if is_name(call.func, function.name.value)]
+
+
+def given_arguments(ctx: FileContext, expr: cst.BaseExpression, scope: cst.CSTNode, callers: Tuple[cst.Call, ...]
+                    ) -> List[Tuple[cst.BaseExpression, cst.CSTNode, Tuple[cst.Call, ...]]]:
+    """When ``expr`` is a parameter of ``scope`` (a function that never assigns it): ``(argument,
+    the function or module it is passed in, the callers left)`` for the call it was followed in
+    through (the last of ``callers``), or for every call of the function by name."""
+    parameter = parameter_input(ctx, expr, scope) if isinstance(expr, cst.Name) else None
+    if parameter is None:
+        return []
+    names = [param.name.value for param in scope.params.params]
+    through = bool(callers) and is_name(callers[-1].func, scope.name.value)
+    if is_method(ctx, scope):
+        # A method: called on an instance (`trainer.train(ds, 3)`), its `self` given by the receiver.
+        names, through = names[1:], False
+    calls = [callers[-1]] if through else calls_of(ctx, scope)
+    found = []
+    for call in calls:
+        given = argument(call, parameter, names.index(parameter)) if parameter in names else keyword(call, parameter)
+        if given is not None and not given.star:
+            found.append((given.value, owner(ctx, call), callers[:-1] if through else ()))
+    return found
+
+
+def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth: int = 0) -> bool:
     """Every value ``owner`` gives the variable ``name`` is one sample (``x = np.expand_dims(start,
-    0)`` before a decoding loop, ``x = np.expand_dims([token], 0)`` in it), and it is not a
-    parameter of ``owner``, whose value comes from the callers."""
+    0)`` before a decoding loop, ``x = np.expand_dims([token], 0)`` in it); for a parameter of
+    ``owner``, every argument its callers give it is (``agent.act(np.reshape(state, [1, n]))``)."""
     if isinstance(owner, cst.FunctionDef) and name.value in parameter_names(owner):
-        return False
+        return depth < 2 and _callers_give_single(ctx, name, owner, depth)
     values = [value for _, bound, value in assignments(ctx, owner) if bound == name.value]
     return bool(values) and all(value is not None and single_sample(ctx, value, owner, follow=False)
                                 for value in values)
+
+
+def _callers_give_single(ctx: FileContext, name: cst.Name, function: cst.FunctionDef, depth: int) -> bool:
+    """Each call of ``function`` gives its parameter ``name`` one sample, and the port sees them
+    all: the function is only ever called (never handed on as a callback, whose caller is out of
+    sight). A variable the caller reads is one sample when each value that reaches the call is."""
+    given = given_arguments(ctx, name, function, ())
+    calls = calls_of(ctx, function)
+    if not given or len(given) != len(calls) or _referenced_uncalled(ctx, function, calls):
+        return False
+    return all(_reaching_single(ctx, value, scope, depth + 1) for value, scope, _ in given)
+
+
+def _reaching_single(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode, depth: int) -> bool:
+    """``value``, read in ``scope``, is one sample: as ``single_sample`` reads it, or a variable
+    whose every binding that reaches the read is one sample, before the loop around the read or
+    carried back by it (``state = np.reshape(state, [1, n])`` before an episode's loop, ``state =
+    next_state`` at the end of it, ``next_state`` reshaped just before)."""
+    if single_sample(ctx, value, scope, depth=depth):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    pending, seen = [value], set()
+    while pending:
+        read = pending.pop()
+        if id(read) in seen:
+            continue
+        seen.add(id(read))
+        values = [bound for _, bound in reaching_bindings(ctx, read, scope)] + _carried_back(ctx, read, scope)
+        if not values:
+            return False
+        for bound in values:
+            if isinstance(bound, cst.Name):
+                pending.append(bound)
+            elif bound is None or not single_sample(ctx, bound, scope, follow=False, depth=depth):
+                return False
+    return True
+
+
+def _carried_back(ctx: FileContext, read: cst.Name, scope: cst.CSTNode) -> List[Optional[cst.BaseExpression]]:
+    """The values the loop around ``read`` (in ``scope``) assigns its variable at or after the
+    read's statement, which the next time round reach the read."""
+    loop = next((node for node in ctx.ancestors(read) if isinstance(node, (cst.For, cst.While))), None)
+    if loop is None or scope not in ctx.ancestors(loop):
+        return []
+    body = list(loop.body.body)
+    position = next(body.index(node) for node in (read, *ctx.ancestors(read)) if node in body)
+    return [value for assigned, bound, value in assignments(ctx, scope) if bound == read.value
+            and any(node in body and body.index(node) >= position for node in (assigned, *ctx.ancestors(assigned)))]
+
+
+def _referenced_uncalled(ctx: FileContext, function: cst.FunctionDef, calls: List[cst.Call]) -> bool:
+    """``function``'s name is read other than as the callee of one of ``calls`` (``map(agent.act,
+    states)``, ``callback=self.act``)."""
+    callees = {id(call.func) for call in calls}
+    wanted = function.name.value
+    if is_method(ctx, function):
+        return any(node.attr.value == wanted and id(node) not in callees for node in ctx.nodes(cst.Attribute))
+    return any(node.value == wanted and node is not function.name and id(node) not in callees
+               and not any(id(parent) in callees for parent in ctx.ancestors(node))
+               for node in ctx.nodes(cst.Name))
 
 
 def last_value_before(ctx: FileContext, name: cst.Name, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:

@@ -96,16 +96,21 @@ def is_estimator(ctx: FileContext, receiver: cst.BaseExpression) -> bool:
 
 def data_arguments(call: cst.Call, method: str) -> List[Tuple[str, cst.BaseExpression]]:
     """The data a model method gets: ``("x", expr)``, ``("y", expr)`` and, for ``fit``, the parts
-    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple or a list, else ``("validation", ...)``)."""
+    of ``validation_data`` (``("x", ...)``, ``("y", ...)`` for a tuple or a list, else ``("validation", ...)``).
+    Keras 2's ``fit_generator`` gets a generator first (IPU151 reports it), and only its
+    ``validation_data`` (sixth) may be arrays, which it hands on to ``fit``."""
     found: List[Tuple[str, cst.BaseExpression]] = []
-    x = argument(call, "x", 0)
-    if x is not None:
-        found.append(("x", x.value))
-    if not method.startswith("predict"):
-        y = argument(call, "y", 1)
-        if y is not None:
-            found.append(("y", y.value))
-    validation = keyword(call, "validation_data")
+    if method == "fit_generator":
+        validation = argument(call, "validation_data", 5)
+    else:
+        x = argument(call, "x", 0)
+        if x is not None:
+            found.append(("x", x.value))
+        if not method.startswith("predict"):
+            y = argument(call, "y", 1)
+            if y is not None:
+                found.append(("y", y.value))
+        validation = keyword(call, "validation_data")
     if validation is not None:
         value = validation.value
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) in (2, 3) and not any(
