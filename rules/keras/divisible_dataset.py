@@ -231,6 +231,40 @@ def _trimmed(name: str, multiple: str):
     return build
 
 
+_REPLAY = """\
+import random
+
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.q_net = tf.keras.models.load_model("q.keras")
+        self.memory = []
+
+    def remember(self, state, action, reward, next_state):
+        self.memory.append((state, action, reward, next_state))
+
+    def replay(self, size):
+        for state, action, reward, next_state in random.sample(self.memory, size):
+            target = self.q_net.predict(state, verbose=0{predict})
+            target[0][action] = reward + 0.9 * self.q_net.predict(next_state, verbose=0{predict}).max()
+            self.q_net.fit(state, target, verbose=0{fit})
+
+
+agent = Agent()
+for episode in range(10):
+    state = {state}
+    for step in range(200):
+        observation, reward = env.step(0)
+        next_state = np.reshape(observation, [1, 4])
+        agent.remember(state, 0, reward, next_state)
+        state = next_state
+    agent.replay(16)
+"""
+
+
 class DivisibleDataset(Rule):
     code = "IPU107"
     name = "divisible-dataset"
@@ -1695,6 +1729,12 @@ scores = model.predict(rows, batch_size=len(rows))
                     state = next_state
             """,
         ),
+        # Transitions drawn from a replay buffer whose every item the file appends holds one state
+        # in each place (made a sample by the episode's loop): each `predict` and the `fit` on one
+        # transition get `batch_size=1` (trimmed to the default 32, the `fit` would keep nothing).
+        Example(_REPLAY.format(state="np.reshape(env.reset(), [1, 4])", predict="", fit=""),
+                _REPLAY.format(state="np.reshape(env.reset(), [1, 4])", predict=", batch_size=1",
+                               fit=", batch_size=1")),
         # The context window made one sample by either branch of a conditional expression (padded
         # while the text is short, its last tokens after): a batch of one at each step as well.
         Example(
@@ -3799,6 +3839,8 @@ scores = model.predict(rows, batch_size=len(rows))
                 if statement is not None:
                     splits.append(statement)
                 continue
+            if self._fit_one_sample(ctx, entry):
+                continue
             if self._trim(ctx, entry, name, helpers):
                 trimmed = True
                 ported.add(entry.call)
@@ -3883,6 +3925,32 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"that sample alone at each step (padded to {KERAS_DEFAULT_BATCH}, it would compute "
                    f"{KERAS_DEFAULT_BATCH - 1} copies too); each call is still a device execution of its own, "
                    "with a round trip to the host", fixed=True)
+        return True
+
+    def _fit_one_sample(self, ctx, entry) -> bool:
+        """``fit(state, target)`` on one sample (a transition of a replay buffer, trained on one at
+        a time) with no batch size: trimmed to whole batches of the default 32, it would keep no
+        sample and raise. It gets ``batch_size=1``, the one step of one sample Keras ran; one sample
+        cannot fill the executions of several replicas (or accumulated batches): reported. True
+        when handled."""
+        if entry.method not in ("fit", "evaluate") or entry.batch is not None or not entry.arrays \
+                or entry.validation or keyword(entry.call, "validation_split") is not None \
+                or entry.data is None or not single_sample(ctx, entry.data, entry.owner):
+            return False
+        smallest = smallest_per_execution(_entry_config(ctx, entry))
+        where = f"`{entry.method}` on one sample (`{code_of(ctx, entry.data)}`)"
+        if smallest != 1:
+            ctx.report(self.code, entry.call.func.attr,
+                       f"{where} cannot fill one IPU execution of {smallest} samples (a batch on every replica), "
+                       "and Keras on the IPU rejects a partial batch: train on batches of several samples (stack "
+                       "the transitions of a minibatch into one array)", fixed=False)
+            return True
+        ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer("1"))))
+        ctx.report(self.code, entry.call.func.attr,
+                   f"{where} gets `batch_size=1`: the IPU rejects a partial batch of the default "
+                   f"{KERAS_DEFAULT_BATCH}, and trimmed to whole batches it would keep no sample; each call is a "
+                   "device execution of its own, with a round trip to the host (stacking the transitions of a "
+                   "minibatch into one `fit` is faster)", fixed=True)
         return True
 
     def _report_growing(self, ctx, entry) -> None:

@@ -1886,8 +1886,66 @@ def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth: 
     if isinstance(owner, cst.FunctionDef) and name.value in parameter_names(owner):
         return depth < 2 and _callers_give_single(ctx, name, owner, depth)
     values = [value for _, bound, value in assignments(ctx, owner) if bound == name.value]
+    if len(values) == 1 and values[0] is None and depth < 2:
+        return _replayed_single(ctx, name, owner, depth)
     return bool(values) and all(value is not None and single_sample(ctx, value, owner, follow=False)
                                 for value in values)
+
+
+# Random draws of items from a list (`random.sample(memory, n)`, `random.choices(memory, k=n)`).
+_DRAWS = frozenset({"random.sample", "random.choices"})
+# The methods that put items in a list or deque other than `append`, or take them out in place.
+_OTHER_WRITES = frozenset({"extend", "insert", "appendleft", "extendleft", "__setitem__"})
+
+
+def _replayed_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth: int) -> bool:
+    """``state`` of ``for state, action, reward, next_state, done in minibatch:`` over items drawn
+    from a replay buffer (``minibatch = random.sample(self.memory, n)``): one sample when every
+    item the file appends to the buffer holds one in that place (``self.memory.append((state,
+    action, ...))`` in ``remember``, whose callers give it ``np.reshape(state, [1, n])``)."""
+    loop = next((node for node in walk(owner) if isinstance(node, cst.For)
+                 and isinstance(node.target, cst.Tuple) and name.value in bound_names(node.target)), None)
+    if loop is None or any(not isinstance(element.value, cst.Name) for element in loop.target.elements):
+        return False
+    place = [element.value.value for element in loop.target.elements].index(name.value)
+    buffer = _drawn_buffer(ctx, loop.iter, owner)
+    items = _appended_items(ctx, buffer) if buffer is not None else []
+    return bool(items) and all(
+        isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == len(loop.target.elements)
+        and not any(isinstance(element, cst.StarredElement) for element in item.elements)
+        and single_sample(ctx, item.elements[place].value, scope, depth=depth + 1) for item, scope in items)
+
+
+def _drawn_buffer(ctx: FileContext, items: cst.BaseExpression, owner: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The list ``items`` draws from at random (``random.sample(self.memory, n)``, itself or
+    through a variable assigned it just before): ``self.memory``; else None."""
+    if isinstance(items, cst.Name):
+        items = last_value_before(ctx, items, owner)
+    if not isinstance(items, cst.Call) or ctx.qualified_name(items.func) not in _DRAWS or not items.args:
+        return None
+    buffer = items.args[0].value
+    return buffer if isinstance(buffer, cst.Name) or isinstance(buffer, cst.Attribute) \
+        and is_name(buffer.value, "self") else None
+
+
+def _appended_items(ctx: FileContext, buffer: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.CSTNode]]:
+    """``(item, the function that appends it)`` for each ``.append(item)`` of the file to
+    ``buffer`` (``self.memory`` in the methods of its class, a module's list by name); empty
+    when the buffer is filled any other way too (``extend``, ``insert``, an item assigned)."""
+    home = ctx.enclosing(buffer, cst.ClassDef) if isinstance(buffer, cst.Attribute) else ctx.module
+    wanted = code_of(ctx, buffer)
+    found = []
+    for node in walk(home):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and code_of(ctx, node.func.value) == wanted:
+            if node.func.attr.value in _OTHER_WRITES:
+                return []
+            if node.func.attr.value == "append" and len(node.args) == 1:
+                found.append((node.args[0].value, owner(ctx, node)))
+        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
+                and code_of(ctx, node.target.value) == wanted:
+            return []
+    return found
 
 
 def _callers_give_single(ctx: FileContext, name: cst.Name, function: cst.FunctionDef, depth: int) -> bool:
