@@ -1837,6 +1837,30 @@ scores = model.predict(rows, batch_size=len(rows))
                 ids = np.concatenate([ids, [[int(logits[0, -1].argmax())]]], axis=1)
             """,
         ),
+        # Next-frame prediction: the frames so far, made a batch of one, and the predicted frame
+        # appended along the time axis each time round: a new length at each call (reported).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("next_frame.keras")
+            frames = np.load("clip.npy")[:10]
+            for _ in range(10):
+                predicted = model.predict(np.expand_dims(frames, axis=0))
+                frames = np.concatenate((frames, predicted[0, -1:]), axis=0)
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("next_frame.keras")
+            frames = np.load("clip.npy")[:10]
+            for _ in range(10):
+                predicted = model.predict(np.expand_dims(frames, axis=0), batch_size=1)
+                frames = np.concatenate((frames, predicted[0, -1:]), axis=0)
+            """,
+        ),
         # Flattened sample by sample (`reshape(-1, 784)`) and scaled in the call: still 10000 samples.
         Example(
             """\
@@ -4623,8 +4647,11 @@ def _counted_input(ctx, entry, inputs) -> Optional[int]:
 
 def _grown_in_loop(ctx, entry) -> Optional[cst.Call]:
     """The join that makes the variable ``predict`` reads longer along the steps in the loop around
-    the call (``ids = np.concatenate([ids, [[token]]], axis=1)``), or None."""
-    if not isinstance(entry.data, cst.Name):
+    the call (``ids = np.concatenate([ids, [[token]]], axis=1)``), or None. The variable may be
+    given made a batch of one (``np.expand_dims(frames, axis=0)``, ``frames[None]``), as the frames
+    a next-frame model predicts from, one more each time round."""
+    grown = _batched_variable(entry.data)
+    if grown is None:
         return None
     loop = next((ancestor for ancestor in ctx.ancestors(entry.call) if isinstance(ancestor, (cst.For, cst.While))
                  or ancestor is entry.owner), None)
@@ -4632,10 +4659,25 @@ def _grown_in_loop(ctx, entry) -> Optional[cst.Call]:
         return None
     inside = {id(node) for node in walk(loop)}
     for statement, name, value in assignments(ctx, entry.owner):
-        parts = joined_along_steps(ctx, value) if name == entry.data.value and id(statement) in inside else None
+        parts = joined_along_steps(ctx, value, unbatched=grown is not entry.data) \
+            if name == grown.value and id(statement) in inside else None
         if parts is not None and any(is_name(part, name) for part in parts):
             return value
     return None
+
+
+def _batched_variable(data: Optional[cst.BaseExpression]) -> Optional[cst.Name]:
+    """The variable ``data`` is, or makes a batch of one of: ``frames`` in ``frames``,
+    ``np.expand_dims(frames, axis=0)``, ``frames[None, ...]`` or ``np.array([frames])``; None
+    for anything else."""
+    while isinstance(data, (cst.Call, cst.Subscript, cst.List, cst.Tuple)):
+        if isinstance(data, cst.Subscript):
+            data = data.value
+        elif isinstance(data, cst.Call):
+            data = data.args[0].value if data.args and data.args[0].keyword is None and not data.args[0].star else None
+        else:
+            data = data.elements[0].value if len(data.elements) == 1 else None
+    return data if isinstance(data, cst.Name) else None
 
 
 def _repeated(ctx, entry) -> bool:

@@ -212,7 +212,8 @@ class DropRemainder(Rule):
         "training (not one piece picked, `parts[-2]`, nor pieces a `padded_batch` pads after), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
         "decoded from files with no resize after, or without `channels`) is reported, unless it sets one "
-        "(`tf.ensure_shape`), and so is a `TextVectorization` without "
+        "(`tf.ensure_shape`; a shape set with `None` in it, `set_shape([None, 112, 112, 3])`, is none, unless a "
+        "`padded_batch` pads it after), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
         "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
         "A string layer, a TF Hub layer or a loaded saved model run by a `map` after the `.batch()` gives "
@@ -527,6 +528,50 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("captioner.keras")
             model.fit(pairs.batch(64, drop_remainder=True), epochs=5)
             """,
+        ),
+        # A shape set with `None` in it (the number of frames of a clip) is no static shape either;
+        # with a size for every dimension, or padded to fixed lengths after, it is.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def read_clip(path, label):
+                frames = tf.py_function(sample_frames, [path], tf.float32)
+                frames.set_shape([None, 112, 112, 3])
+                return frames, label
+
+
+            clips = tf.data.Dataset.from_tensor_slices((paths, labels)).map(read_clip)
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(clips.batch(4, drop_remainder=True), epochs=5)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def read_clip(path, label):
+                frames = tf.py_function(sample_frames, [path], tf.float32)
+                frames.set_shape([16, 112, 112, 3])
+                return frames, label
+
+
+            def read_long_clip(path, label):
+                frames = tf.py_function(all_frames, [path], tf.float32)
+                frames.set_shape([None, 112, 112, 3])
+                return frames, label
+
+
+            clips = tf.data.Dataset.from_tensor_slices((paths, labels)).map(read_clip)
+            long_clips = tf.data.Dataset.from_tensor_slices((paths, labels)).map(read_long_clip)
+            long_clips = long_clips.padded_batch(4, padded_shapes=([64, 112, 112, 3], []), drop_remainder=True)
+            model = tf.keras.models.load_model("clips.keras")
+            model.fit(clips.batch(4, drop_remainder=True), epochs=5)
+            model.fit(long_clips, epochs=5)
+            """,
+            reported=False,
         ),
         # A helper that maps the folder's dataset, reassigning its parameter: still the folder's batches.
         Example(
@@ -2995,13 +3040,13 @@ class DropRemainder(Rule):
         lists of ``VarLenFeature`` records parsed there (unless a ``padded_batch`` pads them after), unless
         the map sets the shape (``tf.ensure_shape``, ``set_shape``, ``reshape``)."""
         maps = [call for call, _ in dataset_method_calls(ctx, "map")]
-        shaping = [call for call in maps if any(isinstance(node, cst.Call) and last_name(node.func) in _SHAPE_SETTERS
-                                                for node in mapped_nodes(ctx, call))]
+        shaping = [call for call in maps if _sets_shape(ctx, call)]
         for call in maps:
             nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
             if call in shaping or any(later in shaping for later in methods_after(ctx, call)):
                 continue  # the shape is set here, or by a map after it (`.map(lambda x: tf.ensure_shape(...))`)
             host = next((node for node in nodes if ctx.qualified_name(node.func) in HOST_FUNCTIONS), None)
+            partial = next((node for node in nodes if _unknown_dimension(node) is not None), None)
             ragged = next((node for node in nodes if to_tensor_length(node) == "longest"), None)
             split = next((node for node in nodes if ctx.qualified_name(node.func) in _STRING_SPLITS
                           and not _picks_one_piece(ctx, node)
@@ -3011,7 +3056,15 @@ class DropRemainder(Rule):
             variable = next((feature for node in nodes for feature in [_variable_length_feature(ctx, node)]
                              if feature is not None), None)
             advice = ("give them one in the map (`tf.ensure_shape(x, (...))`, `.to_tensor(shape=(None, n))`)")
-            if host is not None:
+            if host is not None and partial is not None:
+                if _padded_later(ctx, call):
+                    continue  # `padded_batch` gives the unknown length one (and reports it when it does not)
+                why = (f"`{code_of(ctx, host.func)}` gives back tensors of no known shape, and "
+                       f"`{code_of(ctx, partial)}` leaves dimension {_unknown_dimension(partial)} unknown (`None`)")
+                advice = ("give every dimension its size (`set_shape([n, ...])` or `tf.ensure_shape(x, (n, ...))` when "
+                          "every element has n, as a fixed number of sampled frames does), or batch them with "
+                          "`padded_batch(..., padded_shapes=...)` of fixed lengths")
+            elif host is not None:
                 why = f"`{code_of(ctx, host.func)}` gives back tensors of no known shape"
             elif ragged is not None:
                 why = "`.to_tensor()` pads each batch to its own longest element, a length that changes"
@@ -3578,6 +3631,29 @@ def _one_piece(ctx, pieces: cst.BaseExpression) -> bool:
     return (isinstance(subscript, cst.Subscript) and subscript.value is pieces and len(subscript.slice) == 1
             and isinstance(subscript.slice[0].slice, cst.Index)
             and number_value(subscript.slice[0].slice.value) is not None)
+
+
+def _sets_shape(ctx, call: cst.Call) -> bool:
+    """The ``map`` ``call`` gives what it makes a static shape: it sets a shape with every size
+    given (``set_shape``, ``tf.ensure_shape``, ``reshape``), or sets one with a ``None`` in it
+    (``frames.set_shape([None, 112, 112, 3])``) and also sizes them (``tf.image.resize``)."""
+    calls = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
+    setters = [node for node in calls if last_name(node.func) in _SHAPE_SETTERS]
+    if any(_unknown_dimension(node) is None for node in setters):
+        return True
+    return bool(setters) and any(last_name(node.func) in _IMAGE_SIZERS - _SHAPE_SETTERS for node in calls)
+
+
+def _unknown_dimension(call: cst.Call) -> Optional[int]:
+    """Where ``set_shape`` or ``tf.ensure_shape`` leaves a size unknown, the first ``None`` of a
+    literal shape (``0`` for ``frames.set_shape([None, 112, 112, 3])``); None for anything else."""
+    name = last_name(call.func)
+    position = {"set_shape": 0, "ensure_shape": 1}.get(name or "")
+    shape = argument(call, "shape", position) if position is not None else None
+    if shape is None or not isinstance(shape.value, (cst.List, cst.Tuple)):
+        return None
+    return next((index for index, element in enumerate(shape.value.elements)
+                 if isinstance(element, cst.Element) and is_name(element.value, "None")), None)
 
 
 def _padded_later(ctx, call: cst.Call) -> bool:

@@ -2,6 +2,7 @@ import libcst as cst
 
 from porter.rule import KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import is_dataset
+from porter.rules.keras._analysis.steps import functions_called_from, plain_functions
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS, in_outside_compilation
 
 
@@ -17,7 +18,8 @@ class PyFunction(Rule):
         "from TensorFlow 2, \"Unsupported operations\"). Move them into the `tf.data` pipeline "
         "(`dataset.map`), where they run on "
         "the host, or into `ipu.scopes.outside_compilation_scope()`. Calls already in a dataset `map` "
-        "function or an outside-compilation scope are not reported."
+        "function (or in a function of the file that it calls) or an outside-compilation scope are not "
+        "reported."
     )
     examples = (
         Example(
@@ -60,6 +62,28 @@ class PyFunction(Rule):
         ),
         Example(
             """\
+            import numpy as np
+            import tensorflow as tf
+            from scipy import ndimage
+
+
+            def tilt(volume):
+                def host_tilt(volume):
+                    return ndimage.rotate(volume, np.random.choice([-10, 10]), reshape=False).astype("float32")
+
+                return tf.numpy_function(host_tilt, [volume], tf.float32)
+
+
+            def augment(volume, label):
+                return tf.expand_dims(tilt(volume), axis=3), label
+
+
+            train = tf.data.Dataset.from_tensor_slices((volumes, labels)).map(augment).batch(2)
+            """,
+            reported=False,
+        ),
+        Example(
+            """\
             import tensorflow as tf
             from tensorflow.python import ipu
 
@@ -88,8 +112,9 @@ class PyFunction(Rule):
 
     @staticmethod
     def _mapped_functions(ctx):
-        """Functions and lambdas passed to ``<dataset>.map(...)``."""
-        names, lambdas = set(), set()
+        """Functions and lambdas passed to ``<dataset>.map(...)``, and the functions of the file they
+        call (a `rotate` helper that an `augment` map function calls runs in the pipeline too)."""
+        names, lambdas, roots = set(), set(), []
         for call in ctx.nodes(cst.Call):
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value == "map" and call.args):
@@ -99,8 +124,13 @@ class PyFunction(Rule):
             fn = call.args[0].value
             if isinstance(fn, cst.Name):
                 names.add(fn.value)
+                function = plain_functions(ctx).get(fn.value)
+                if function is not None:
+                    roots.append(function)
             elif isinstance(fn, cst.Lambda):
                 lambdas.add(id(fn))
+                roots.append(fn)
+        names.update(function.name.value for function in functions_called_from(ctx, roots))
         return names, lambdas
 
     @staticmethod

@@ -1807,18 +1807,21 @@ def _leading_one(ctx: FileContext, shape: cst.BaseExpression) -> bool:
 _JOIN_FUNCTIONS = frozenset({"numpy.concatenate", "tensorflow.concat"})
 
 
-def joined_along_steps(ctx: FileContext, data: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+def joined_along_steps(ctx: FileContext, data: cst.BaseExpression,
+                       unbatched: bool = False) -> Optional[List[cst.BaseExpression]]:
     """The parts ``data`` joins along an axis other than the first (``np.concatenate([ids,
     [[token]]], axis=1)``, ``tf.concat([ids, next_ids], -1)``): each part has the samples of the
-    whole; None for anything else."""
+    whole; None for anything else. With ``unbatched`` (``data`` is one sample, its first axis the
+    steps: ``np.concatenate((frames, next_frame), axis=0)``), along any axis."""
     if not (isinstance(data, cst.Call) and (ctx.qualified_name(data.func) or "") in _JOIN_FUNCTIONS and data.args):
         return None
     parts, axis = data.args[0].value, argument(data, "axis", 1)
-    if not isinstance(parts, (cst.List, cst.Tuple)) or axis is None or any(
+    if not isinstance(parts, (cst.List, cst.Tuple)) or axis is None and not unbatched or any(
             isinstance(element, cst.StarredElement) for element in parts.elements):
         return None
-    number = _signed_int(ctx, axis.value)
-    return [element.value for element in parts.elements] if number is not None and number != 0 else None
+    number = None if axis is None else _signed_int(ctx, axis.value)
+    along_steps = unbatched or number is not None and number != 0
+    return [element.value for element in parts.elements] if along_steps else None
 
 
 def _one_row(node: cst.BaseExpression) -> bool:
