@@ -2,10 +2,10 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name, sequential_prefix,
-                                                swap_layers)
+from porter.rules.keras._analysis.addons import (Unsafe, bound_arguments, check_no_mask, dtype_name,
+                                                layer_applications, sequential_prefix, swap_layers)
 from porter.cstutil import argument, is_name, is_true, keyword
-from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name
+from porter.rules.keras._analysis.util import INPUTS, is_literal_false, last_name, self_attribute_values
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.scopes import values_of
 
@@ -54,7 +54,8 @@ class AddonsLayers(Rule):
         "import layers as ipu_layers`. The IPU `Embedding` raises for `mask_zero=True`, `input_length`, "
         "regularizers and constraints, and takes only 2-D integer input `[batch, length]`: it is swapped "
         "only when none of these is passed and its input is visibly 2-D integer ids (a `keras.Input(shape="
-        "(length,), dtype=\"int32\")`). The IPU `Dropout` raises for an integer `seed` (it takes a "
+        "(length,), dtype=\"int32\")`); a position embedding called on a 1-D `tf.range` is kept, and its "
+        "finding says the Keras layer runs on the IPU as it is. The IPU `Dropout` raises for an integer `seed` (it takes a "
         "2-element int32 seed) and for a `noise_shape` with unknown dimensions: it is swapped only with "
         "no seed and no or a fully static `noise_shape`, and only where no mask reaches it (the Keras "
         "`Dropout` passes a mask on; Graphcore's documentation does not say the IPU one does); a recurrent "
@@ -204,6 +205,25 @@ class AddonsLayers(Rule):
             e = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 32))(a)
             """,
         ),
+        # A transformer's learned position embedding, called on the 1-D `tf.range` of the patch or
+        # token positions: the IPU layer takes 2-D ids only, so it stays, and the note says so.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+
+            class PatchEncoder(layers.Layer):
+                def __init__(self, num_patches, dim):
+                    super().__init__()
+                    self.num_patches = num_patches
+                    self.position_embedding = layers.Embedding(input_dim=num_patches, output_dim=dim)
+
+                def call(self, patches):
+                    positions = tf.range(start=0, limit=self.num_patches, delta=1)
+                    return patches + self.position_embedding(positions)
+            """,
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -301,6 +321,9 @@ class AddonsLayers(Rule):
         if "mask_zero" in values and not is_literal_false(values["mask_zero"]):
             raise Unsafe("`mask_zero=True` is not supported" if is_true(values["mask_zero"])
                          else "`mask_zero` cannot be read (it must be False)")
+        if not self._integer_ids(ctx, call) and self._embeds_positions(ctx, call):
+            raise Unsafe("it is called on a 1-D `tf.range` (positions), and the IPU layer takes only 2-D ids "
+                         "`[batch, length]`; the Keras layer runs on the IPU as it is")
         if not self._integer_ids(ctx, call):
             raise Unsafe("its input is not visibly 2-D integer ids `[batch, length]`; feed it from "
                          "`keras.Input(shape=(length,), dtype=\"int32\")` and port again")
@@ -320,6 +343,15 @@ class AddonsLayers(Rule):
             sources = values_of(ctx, source)
             return bool(sources) and all(self._is_id_input(ctx, value) for value in sources)
         return self._is_id_input(ctx, source)
+
+    @staticmethod
+    def _embeds_positions(ctx, call: cst.Call) -> bool:
+        """True when every application of the ``Embedding`` ``call`` is given ``tf.range(...)``
+        (the position embedding of a transformer): directly, or through a variable or a
+        ``self.`` attribute that holds it."""
+        applied = layer_applications(ctx, call)
+        return bool(applied) and all(
+            application.args and _is_range(ctx, application.args[0].value) for application in applied)
 
     @staticmethod
     def _is_id_input(ctx, node) -> bool:
@@ -356,3 +388,15 @@ class AddonsLayers(Rule):
 
 
 RULE = AddonsLayers()
+
+
+def _is_range(ctx, node: cst.BaseExpression) -> bool:
+    """True when ``node`` is ``tf.range(...)``, or a name or ``self.`` attribute only ever assigned one."""
+    if isinstance(node, cst.Name):
+        values = values_of(ctx, node)
+    elif isinstance(node, cst.Attribute) and is_name(node.value, "self"):
+        values = self_attribute_values(ctx, node)
+    else:
+        values = [node]
+    return bool(values) and all(isinstance(value, cst.Call) and ctx.qualified_name(value.func) == "tensorflow.range"
+                                for value in values)

@@ -15,6 +15,12 @@ from porter.scopes import values_of
 
 _NONE = "Keras 2.6 has no counterpart: write it with TensorFlow ops (a custom layer or function)"
 
+# TensorFlow Addons' decoupled weight decay subtracts `weight_decay * w` each step, newer Keras'
+# `weight_decay * learning_rate * w`: the same number decays the weights 1/learning_rate times faster.
+_TFA_DECAY = ("whose `weight_decay` (pass it by keyword) is not multiplied by the learning rate as newer Keras' "
+              "is: give it the decay times the learning rate (`weight_decay=decay * lr`; with a learning-rate "
+              "schedule, a callable: `weight_decay=lambda: decay * schedule(optimizer.iterations)`)")
+
 # Keras 3 namespaces Keras 2.6 does not have (any name under them), and what to use instead.
 _MODULES: Dict[str, str] = {
     "keras.ops": "use the TensorFlow ops (`tf.matmul`, `tf.nn.relu`, `tf.reduce_sum`, `tf.shape`...)",
@@ -60,7 +66,7 @@ _NAMES: Dict[str, str] = {
     "keras.utils.FeatureSpace": "preprocess each feature with its Keras 2.6 layer (`Normalization`, "
                                 "`StringLookup`, `IntegerLookup`...)",
     "keras.optimizers.AdamW": "use `tensorflow_addons.optimizers.AdamW` (a TensorFlow Addons release for "
-                              "TensorFlow 2.6), or `Adam`",
+                              "TensorFlow 2.6; newer Keras' `AdamW` decays by 0.004 by default), " + _TFA_DECAY + ", or `Adam`",
     "keras.optimizers.Lion": _NONE,
     "keras.optimizers.Adafactor": _NONE,
     "keras.layers.EinsumDense": "use `keras.layers.experimental.EinsumDense`",
@@ -219,7 +225,8 @@ class NewerApi(Rule):
         "and the packages built on Keras 3 (`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
-        "uses it, with the Keras 2.6 way to write it; what has an exact Keras 2.6 spelling is rewritten "
+        "uses it, with the Keras 2.6 way to write it (for `AdamW` and `weight_decay=`, TensorFlow Addons' optimizers, "
+        "whose decay is not scaled by the learning rate as newer Keras' is, so the number must change); what has an exact Keras 2.6 spelling is rewritten "
         "instead (IPU114: `optimizers.legacy.Adam` with Keras 2.6's arguments, a constant `jit_compile=`). "
         "Keras 2.6's `keras` package itself also differs from "
         "`tf.keras`: its `keras.utils` exports no public utility, so `import keras` then "
@@ -598,9 +605,9 @@ class NewerApi(Rule):
                 instead = "remove it"
                 if word == "weight_decay":
                     instead = (f"for decoupled weight decay use {_WEIGHT_DECAY[optimizer]} (a TensorFlow Addons release "
-                               "for TensorFlow 2.6), with the same `weight_decay`" if optimizer in _WEIGHT_DECAY else
+                               f"for TensorFlow 2.6), {_TFA_DECAY}" if optimizer in _WEIGHT_DECAY else
                                "for decoupled weight decay wrap the optimizer class with "
-                               "`tensorflow_addons.optimizers.extend_with_decoupled_weight_decay`")
+                               f"`tensorflow_addons.optimizers.extend_with_decoupled_weight_decay`, {_TFA_DECAY}")
                 ctx.report(self.code, arg, f"`{word}=` of `keras.optimizers.{optimizer}` is {_WHERE} (TypeError: "
                            f"Unexpected keyword argument passed to optimizer): {instead}", fixed=False)
 

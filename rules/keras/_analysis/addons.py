@@ -489,7 +489,7 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         if masked:
             raise Unsafe("a `Masking` layer or `Embedding(mask_zero=True)` feeds it a mask")
         return
-    applied = [parent] if isinstance(parent, cst.Call) and parent.func is call else _applications(ctx, call)
+    applied = layer_applications(ctx, call)
     if applied:  # functional: LSTM(...)(inputs), or rnn = LSTM(...) then rnn(inputs)
         masked = Tracer(ctx).any_masked([arg.value for application in applied for arg in application.args])
         if masked:
@@ -505,6 +505,13 @@ def check_no_mask(ctx: FileContext, call: cst.Call) -> None:
         # Layer classes are put together in other classes: a mask one makes reaches the next.
         raise Unsafe("a layer class of the file makes a mask (`Embedding(mask_zero=True)`, `Masking`), which may "
                      "reach this one through the model that puts them together")
+
+
+def layer_applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
+    """The calls that apply the layer ``call`` makes: ``LSTM(8)(x)`` itself, or ``rnn(x)`` and
+    ``self.rnn(x)`` for a layer held in a variable or attribute; empty when out of sight."""
+    parent = ctx.parent(call)
+    return [parent] if isinstance(parent, cst.Call) and parent.func is call else _applications(ctx, call)
 
 
 def _applications(ctx: FileContext, call: cst.Call) -> List[cst.Call]:
