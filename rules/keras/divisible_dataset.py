@@ -299,7 +299,8 @@ class DivisibleDataset(Rule):
         "is padded the same way, except one made at each step of a loop or comprehension (either branch of a "
         "conditional expression, or the sample joined to the last answer along the steps), which gets "
         "`batch_size=1` (an input that grows along the steps each time round is reported: each new length "
-        "compiles a new IPU program), and so are the arrays of a dataset only `predict` reads, made in the same function "
+        "compiles a new IPU program), as does one made in the call, which padding would run twice (one query "
+        "text vectorized for a search, `predict(vectorize([query]))`), and so are the arrays of a dataset only `predict` reads, made in the same function "
         "as `tf.data.Dataset.from_tensor_slices(x)`, order-keeping methods (`map`, `cache`, `prefetch`) and "
         "`.batch(n)` (inline, in a variable, or step by step): `x` is padded to whole executions of `n` before it is "
         "sliced, as IPU105 drops a partial batch, and the answers are cut back to `len(x)`; when a function of the "
@@ -3201,7 +3202,8 @@ scores = model.predict(rows, batch_size=len(rows))
                                  ["great movie", "dull film", "fine"]))
             """),
         ),
-        # One text made a sample by the tokenizer: one sample, counted through the calls, reported.
+        # One text made a sample by the tokenizer: one sample, counted through the calls, made in
+        # the call (padding would run it twice): a batch of one.
         Example(
             """\
             import tensorflow as tf
@@ -3210,6 +3212,49 @@ scores = model.predict(rows, batch_size=len(rows))
             model = tf.keras.models.load_model("sentiment.keras")
             print(model.predict(pad_sequences(tokenizer.texts_to_sequences(["great movie"]), maxlen=40)))
             """,
+            """\
+            import tensorflow as tf
+            from tensorflow.keras.preprocessing.sequence import pad_sequences
+
+            model = tf.keras.models.load_model("sentiment.keras")
+            print(model.predict(pad_sequences(tokenizer.texts_to_sequences(["great movie"]), maxlen=40), batch_size=1))
+            """,
+        ),
+        # One query text vectorized in the call (`TextVectorization` gives a row of ids a text), to
+        # search a gallery: one sample, a batch of one, also one query at a time in a loop.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=16)
+            vectorize.adapt(captions)
+            text_encoder = tf.keras.models.load_model("text_encoder.keras")
+            query_embedding = text_encoder.predict(vectorize(["a dog on a beach"]))
+            for query in queries:
+                print(tf.math.top_k(text_encoder.predict(vectorize(tf.constant([query]))) @ gallery.T, k=5))
+            """,
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=16)
+            vectorize.adapt(captions)
+            text_encoder = tf.keras.models.load_model("text_encoder.keras")
+            query_embedding = text_encoder.predict(vectorize(["a dog on a beach"]), batch_size=1)
+            for query in queries:
+                print(tf.math.top_k(text_encoder.predict(vectorize(tf.constant([query])), batch_size=1) @ gallery.T, k=5))
+            """,
+        ),
+        # The same one query with 2 replicas: a batch of one cannot feed both, so it is reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=16)
+            vectorize.adapt(captions)
+            text_encoder = tf.keras.models.load_model("text_encoder.keras")
+            query_embedding = text_encoder.predict(vectorize(["a dog on a beach"]))
+            """,
+            options={"ipus": 2},
         ),
         # The batch size passed in a literal dict of options, which nothing changes: read there.
         Example(
@@ -3847,7 +3892,8 @@ scores = model.predict(rows, batch_size=len(rows))
                         ported.add(entry.call)
                     continue
             if entry.method == "predict" and entry.data is not None and single_sample(ctx, entry.data, entry.owner):
-                self._report_single_sample(ctx, entry)
+                if not self._give_batch_of_one(ctx, entry):
+                    self._report_single_sample(ctx, entry)
                 continue
             if entry.method == "predict" and any(not repeatable(ctx, arg.value) for arg in entry.arrays):
                 self._report_read_once(ctx, entry)
@@ -3935,9 +3981,7 @@ scores = model.predict(rows, batch_size=len(rows))
         np.expand_dims([token], 0)``) gets ``batch_size=1``: padding it to a batch would compute
         the batch's copies at every step, and breaks a model built for one sample at a time (a
         stateful RNN, ``keras.Input(..., batch_size=1)``). True when it did."""
-        if entry.batch is not None or not _repeated(ctx, entry) \
-                or smallest_per_execution(_entry_config(ctx, entry)) != 1 \
-                or not single_sample(ctx, entry.data, entry.owner):
+        if not _repeated(ctx, entry) or not _batch_of_one_whole(ctx, entry):
             return False
         ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer("1"))))
         caller = None if _repeated_call(ctx, entry.call, entry.owner) else _caller_in_loop(ctx, entry)
@@ -3975,6 +4019,20 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"{KERAS_DEFAULT_BATCH}, and trimmed to whole batches it would keep no sample; each call is a "
                    "device execution of its own, with a round trip to the host (stacking the transitions of a "
                    "minibatch into one `fit` is faster)", fixed=True)
+        return True
+
+    def _give_batch_of_one(self, ctx, entry) -> bool:
+        """``predict(vectorize([query]))`` once: one sample made by a call, which padding would run
+        twice (to pad it, then to count the answers), gets ``batch_size=1``, a whole batch. True
+        when it did."""
+        if not _batch_of_one_whole(ctx, entry):
+            return False
+        ctx.replace(entry.call, lambda node: append_args(node, keyword_arg("batch_size", cst.Integer("1"))))
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`predict` on one sample (`{code_of(ctx, entry.data)}`, made in the call, which the port does not "
+                   f"run twice to pad it) gets `batch_size=1`: the IPU rejects a partial batch of the default "
+                   f"{KERAS_DEFAULT_BATCH}, and a batch of one is whole; it compiles an executable of its own for "
+                   "batches of one", fixed=True)
         return True
 
     def _report_growing(self, ctx, entry) -> None:
@@ -4685,6 +4743,13 @@ def _repeated(ctx, entry) -> bool:
     comprehension (``[model.predict(t[None]) for t in texts]``) of its function, or of a function
     calling that one (an agent's ``act(state)``, called at each step of an episode)."""
     return _repeated_call(ctx, entry.call, entry.owner) or _caller_in_loop(ctx, entry) is not None
+
+
+def _batch_of_one_whole(ctx, entry) -> bool:
+    """``predict`` on one sample with no ``batch_size`` given, whose smallest execution is one batch
+    (no replicas or accumulation to fill): ``batch_size=1`` makes it a whole execution."""
+    return entry.batch is None and smallest_per_execution(_entry_config(ctx, entry)) == 1 \
+        and single_sample(ctx, entry.data, entry.owner)
 
 
 def _caller_in_loop(ctx, entry) -> Optional[cst.Call]:

@@ -21,10 +21,11 @@ from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_na
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
-from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, last_name, mapped_nodes, number_value,
+from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, STRING_LAYERS, assigned_layers, last_name,
+                                              mapped_nodes, number_value,
                                               ragged_or_sparse, saved_graph_names, self_attribute_values,
                                               string_layer_names, to_tensor_length)
-from porter.rules.keras._analysis.datasets import (KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
+from porter.rules.keras._analysis.datasets import (BATCHING_METHODS, KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
                                                    training_inputs, uneven_batches)
@@ -215,7 +216,9 @@ class DropRemainder(Rule):
         "(`tf.ensure_shape`; a shape set with `None` in it, `set_shape([None, 112, 112, 3])`, is none, unless a "
         "`padded_batch` pads it after), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
-        "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack. "
+        "also over the batches of a Keras-made text dataset, which is then not rebatched: its rows would not stack; "
+        "so is a `TextVectorization` run by a `map` before the `.batch()`, on each sample's text, whose ids "
+        "for an unbatched text have a dimension of unknown size unless a map states it (`tf.ensure_shape`). "
         "A string layer, a TF Hub layer or a loaded saved model run by a `map` after the `.batch()` gives "
         "batches of no static size: what training reads is batched again after it. "
         "A step count that rounds up the batches "
@@ -710,6 +713,34 @@ class DropRemainder(Rule):
             model = tf.keras.models.load_model("reviews.keras")
             model.fit(train, epochs=2)
             """,
+        ),
+        # A text layer run on one caption at a time, before the batching (a dual encoder's
+        # captions zipped with its images): the row of one text has no static length; reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=16)
+            vectorize.adapt(captions)
+            tokens = tf.data.Dataset.from_tensor_slices(captions).map(vectorize)
+            pairs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(images), tokens))
+            model = tf.keras.models.load_model("dual_encoder.keras")
+            model.fit(pairs.batch(32, drop_remainder=True), epochs=2)
+            """,
+        ),
+        # The same with the length stated in the map (`tf.ensure_shape`): nothing to report.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorize = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=16)
+            vectorize.adapt(captions)
+            tokens = tf.data.Dataset.from_tensor_slices(captions).map(lambda text: tf.ensure_shape(vectorize(text), [16]))
+            pairs = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(images), tokens))
+            model = tf.keras.models.load_model("dual_encoder.keras")
+            model.fit(pairs.batch(32, drop_remainder=True), epochs=2)
+            """,
+            reported=False,
         ),
         # The same layer mapped over the batches of a folder of texts: Keras made the batches, and
         # the port cannot batch them again into one shape; reported, for a person to pick the length.
@@ -2839,6 +2870,7 @@ class DropRemainder(Rule):
         fix_drop_remainder(ctx, self.code, explained, skip=_host_loop_batches(ctx, batches) | complete)
         self._fix_traced_batches(ctx, batches)
         self._rebatch_string_maps(ctx, batches, rebatched)
+        self._report_text_vectorized_one_by_one(ctx, batches)
         self._library_datasets(ctx)
         self._fix_returned_batches(ctx)
         self._rebatch_keras_sources(ctx, rebatched)
@@ -3205,6 +3237,35 @@ class DropRemainder(Rule):
                            "used (`.unbatch().batch(n, drop_remainder=True)`)", fixed=False)
             else:
                 self._rebatch_after_map(ctx, found, f"`{layer}`, {names[layer]}", code_of(ctx, size))
+
+    def _report_text_vectorized_one_by_one(self, ctx, batches) -> None:
+        """A ``.map()`` before the ``.batch()`` that runs a ``TextVectorization`` on each sample's
+        text (``from_tensor_slices(captions).map(vectorize)``): Keras gives the ids of an unbatched
+        text (or list of texts) a dimension of unknown size, even with ``output_sequence_length``,
+        so the batches a training call reads are not fully defined. Batching again does not help:
+        reported."""
+        vectorizers = {name for name, layer in assigned_layers(ctx, STRING_LAYERS).items()
+                       if layer.endswith(".TextVectorization") and not _pads_to_longest(ctx, name)}
+        reported = set()
+        for found in batches if vectorizers else ():
+            for made in made_datasets(ctx, found.batch.func.value, owner(ctx, found.batch)):
+                if not made.of_arrays or any(call.func.attr.value in BATCHING_METHODS for call in made.methods):
+                    continue  # batched on the way: what a map runs there gets whole batches
+                shaped = any(last_name(node.func) in _SHAPE_SETTERS for call in made.maps
+                             for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call))
+                for call in made.maps if not shaped else ():  # no map on the way states the shape
+                    layer = _vectorizer_run(ctx, call, vectorizers)
+                    if layer is None or id(call) in reported:
+                        continue
+                    reported.add(id(call))
+                    ctx.report(self.code, call.func.attr,
+                               f"this `.map()` runs `{layer}`, a `TextVectorization`, on each sample's text before "
+                               "`.batch()`: Keras gives the ids of an unbatched text a dimension of unknown size "
+                               "(shape `(None,)` for one text, `(None, length)` for a list of them), even with "
+                               f"`output_sequence_length`, so the batches `{found.method}` reads are not fully "
+                               "defined, and the IPU needs static shapes; state the shape in the map "
+                               f"(`tf.ensure_shape({layer}(text), [length])`), or vectorize whole batches after "
+                               "`.batch()`", fixed=False)
 
     def _rebatch_after_map(self, ctx, found, layer: str, size_code: str) -> None:
         """``fit(train)`` becomes ``fit(train.unbatch().batch(size, drop_remainder=True))``."""
@@ -3578,6 +3639,17 @@ def _maps_on_the_way(ctx, value: cst.BaseExpression, scope, depth: int = 0) -> L
             if name == root.value and made is not None and made is not value:
                 calls = calls + _maps_on_the_way(ctx, made, scope, depth + 1)
     return calls
+
+
+def _vectorizer_run(ctx, call: cst.Call, vectorizers: Collection[str]) -> Optional[str]:
+    """The first of ``vectorizers`` that the ``.map()`` ``call`` runs (``.map(vectorize)``, or in
+    its lambda or function)."""
+    function = call.args[0].value if call.args else None
+    if isinstance(function, cst.Name) and function.value in vectorizers:
+        return function.value
+    nodes = [node for node in mapped_nodes(ctx, call) if isinstance(node, cst.Call)]
+    return next((node.func.value for node in nodes if isinstance(node.func, cst.Name)
+                 and node.func.value in vectorizers), None)
 
 
 def _pads_to_longest(ctx, layer: str) -> bool:

@@ -2574,6 +2574,30 @@ run_experiment(net)
                 model.fit(train_ds, epochs=2)
             """,
         ),
+        # The same layer given by its name to the map (`.map(vectorize)`): host code as well.
+        Example(
+            """\
+            import tensorflow as tf
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            tokens = tf.data.Dataset.from_tensor_slices(texts).batch(32, drop_remainder=True).map(vectorizer)
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(tf.data.Dataset.zip((tokens, labels)), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            tokens = tf.data.Dataset.from_tensor_slices(texts).batch(32, drop_remainder=True).map(vectorizer)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+                model.fit(tf.data.Dataset.zip((tokens, labels)), epochs=2)
+            """,
+        ),
         # A loop over a dataset that runs the model after training iterates on the host: the loop
         # stays out (in the scope it would make an IPU infeed), its body goes in.
         Example(

@@ -24,7 +24,7 @@ from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, calls_by_nam
 from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import instance_of, method_named
 from porter.rules.keras._analysis.util import (IMAGE_FLOWS, INPUTS, KERAS_BATCHED_SOURCES, SKLEARN_WRAPPERS, last_name,
-                                              ragged_or_sparse, self_attribute_values)
+                                              ragged_or_sparse, self_attribute_values, string_layer_names)
 from porter.scopes import (assignments, bindings_of, called_file_returns, called_returns, instance_class, local_calls, owner, parameter_names,
                            values_of)
 
@@ -1692,7 +1692,8 @@ def _signed_int(ctx: FileContext, node: cst.BaseExpression) -> Optional[int]:
 # Calls that add a leading axis of one: one sample made into a batch of one.
 _ADD_AXIS_FUNCTIONS = ("numpy.expand_dims", "tensorflow.expand_dims")
 _RESHAPE_FUNCTIONS = ("numpy.reshape", "tensorflow.reshape")
-_WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor")
+_WRAP_FUNCTIONS = ("numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.convert_to_tensor",
+                   "tensorflow.constant")
 # Calls that make an array of a given shape (the first argument): one of shape (1, ...) is one sample.
 _FILLED_ARRAY_FUNCTIONS = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "tensorflow.zeros",
                                      "tensorflow.ones", "tensorflow.fill"})
@@ -1734,6 +1735,9 @@ def single_sample(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNode
         return single_sample(ctx, scaled, owner, follow, depth)
     if isinstance(data, cst.Call) and data.args and _keeps_samples(ctx, data):
         return single_sample(ctx, data.args[0].value, owner, follow, depth)
+    if isinstance(data, cst.Call) and data.args and _text_layer_call(ctx, data):
+        texts = data.args[0].value  # `vectorize([query])`: a list of one text is one sample
+        return _one_element(texts) or single_sample(ctx, texts, owner, follow, depth)
     function, returned = called_file_returns(ctx, data) if isinstance(data, cst.Call) and depth < 2 else (None, [])
     if function is not None:
         return bool(returned) and all(single_sample(ctx, value, function, depth=depth + 1) for value in returned)
@@ -1791,6 +1795,12 @@ def _scaled_operand(data: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     return data.right if numbers == [True, False] else None
 
 
+def _text_layer_call(ctx: FileContext, call: cst.Call) -> bool:
+    """A call of a variable holding a text layer (``vectorize = layers.TextVectorization(...)``,
+    ``StringLookup``), which gives one row of ids for each text it is given."""
+    return isinstance(call.func, cst.Name) and call.func.value in string_layer_names(ctx)
+
+
 def _keeps_samples(ctx: FileContext, call: cst.Call) -> bool:
     """A Keras application's ``preprocess_input(x)``, which scales the samples it is given."""
     qualified = ctx.qualified_name(call.func) or ""
@@ -1822,6 +1832,12 @@ def joined_along_steps(ctx: FileContext, data: cst.BaseExpression,
     number = None if axis is None else _signed_int(ctx, axis.value)
     along_steps = unbatched or number is not None and number != 0
     return [element.value for element in parts.elements] if along_steps else None
+
+
+def _one_element(node: cst.BaseExpression) -> bool:
+    """``[text]``: a literal list (or tuple) of one element."""
+    return isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1 \
+        and isinstance(node.elements[0], cst.Element)
 
 
 def _one_row(node: cst.BaseExpression) -> bool:

@@ -326,7 +326,7 @@ def host_only(ctx: FileContext, names: Set[str],
         if node.value not in names:
             continue
         parent = ctx.parent(node)
-        if id(node) in mapped:
+        if id(node) in mapped or _run_by_map(ctx, node):
             in_maps.add(node.value)
         elif not (isinstance(parent, (cst.AssignTarget, cst.Param)) or _unpacked_into(ctx, node)
                   or isinstance(parent, cst.Attribute) and parent.value is node
@@ -335,6 +335,14 @@ def host_only(ctx: FileContext, names: Set[str],
                   and parent.func is node and host_call(parent)):
             elsewhere.add(node.value)
     return (names if host_call is not None else in_maps) - elsewhere
+
+
+def _run_by_map(ctx: FileContext, node: cst.Name) -> bool:
+    """``dataset.map(vectorize)``: ``node`` is the function the map runs, given by its name."""
+    arg = ctx.parent(node)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "map" \
+        and call.args[0] is arg
 
 
 def _unpacked_into(ctx: FileContext, node: cst.Name) -> bool:
