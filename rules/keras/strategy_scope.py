@@ -2598,6 +2598,38 @@ run_experiment(net)
                 model.fit(tf.data.Dataset.zip((tokens, labels)), epochs=2)
             """,
         ),
+        # The layer handed to a function of the file that gives it to its map by name: host code too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def tokenized(texts, text_layer):
+                return tf.data.Dataset.from_tensor_slices(texts).batch(32, drop_remainder=True).map(text_layer)
+
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+            model.fit(tf.data.Dataset.zip((tokenized(texts, vectorizer), labels)), epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def tokenized(texts, text_layer):
+                return tf.data.Dataset.from_tensor_slices(texts).batch(32, drop_remainder=True).map(text_layer)
+
+
+            vectorizer = tf.keras.layers.TextVectorization(max_tokens=5000, output_sequence_length=64)
+            vectorizer.adapt(texts)
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Embedding(5000, 16), tf.keras.layers.Dense(1)])
+                model.fit(tf.data.Dataset.zip((tokenized(texts, vectorizer), labels)), epochs=2)
+            """,
+        ),
         # A loop over a dataset that runs the model after training iterates on the host: the loop
         # stays out (in the scope it would make an IPU infeed), its body goes in.
         Example(

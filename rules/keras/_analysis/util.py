@@ -400,7 +400,8 @@ def _returned_at(value: cst.BaseExpression, model: cst.Call, local: Optional[str
 
 def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
     """``make_pipeline(texts, labels, vectorize, 32)``: ``node`` is given to a function of the file
-    whose parameter for it is read only in what its ``dataset.map(...)`` runs."""
+    whose parameter for it is read only in what its ``dataset.map(...)`` runs, or is the function
+    the map runs (``dataset.map(layer)``)."""
     arg = ctx.parent(node)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node and not arg.star else None
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
@@ -418,7 +419,7 @@ def _handed_to_maps(ctx: FileContext, node: cst.Name, mapped: Set[int]) -> bool:
         return False
     reads = [name for name in walk(function) if isinstance(name, cst.Name) and name.value == parameter
              and not isinstance(ctx.parent(name), cst.Param)]
-    return bool(reads) and all(id(name) in mapped for name in reads)
+    return bool(reads) and all(id(name) in mapped or _run_by_map(ctx, name) for name in reads)
 
 
 def _on_text(ctx: FileContext, call: cst.CSTNode, func: cst.Name) -> bool:
