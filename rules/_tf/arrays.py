@@ -24,6 +24,9 @@ from porter.context import FileContext, code_of, walk
 
 UINT8 = "uint8"
 INTEGRAL = "integral"
+# NumPy integers of no narrow dtype (`np.arange(n)`: int64): a true division or arithmetic with a
+# Python float makes float64 of them, as of uint8 data; the uint8 rules leave them alone.
+INTEGERS = "integers"
 FLOAT64 = "float64"
 TABLE = "table"
 MAYBE_FLOAT64 = "maybe-float64"
@@ -36,7 +39,7 @@ UINT8_TENSOR = "uint8-tensor"
 # `x = np.linspace(...)`): TensorFlow keeps float64, and a tensor is cast with `tf.cast`.
 FLOAT64_TENSOR = "float64-tensor"
 FLOAT64_KINDS = frozenset({FLOAT64, TABLE, MAYBE_FLOAT64})
-_INTEGER_KINDS = frozenset({UINT8, INTEGRAL})
+_INTEGER_KINDS = frozenset({UINT8, INTEGRAL, INTEGERS})
 _NOTED = FLOAT64_KINDS | _INTEGER_KINDS | {RANDOM, FRAME, UINT8_TENSOR, FLOAT64_TENSOR}
 # TensorFlow functions that make a tensor of their first argument's dtype (unless given a `dtype`,
 # by keyword or, for the conversions, second: `tf.constant(x, tf.float32)`).
@@ -175,10 +178,13 @@ def _integer_arithmetic(value: cst.BinaryOperation, data: ArrayData, narrow: boo
     float64 once divided. A float32 NumPy scalar keeps it from float64: not known."""
     if narrow:
         return None
+    integers = "the integers" if data.kind == INTEGERS else "the uint8 data"
     if isinstance(value.operator, cst.Divide):
-        return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} divided in NumPy")
+        return data._replace(kind=FLOAT64, origin=f"{integers} of {data.origin} divided in NumPy")
     if any(_is_float_literal(side) for side in (value.left, value.right)):
-        return data._replace(kind=FLOAT64, origin=f"the uint8 data of {data.origin} in NumPy arithmetic with a float")
+        return data._replace(kind=FLOAT64, origin=f"{integers} of {data.origin} in NumPy arithmetic with a float")
+    if data.kind == INTEGERS:
+        return data  # `np.arange(n) + 1`: integers still
     if data.kind == UINT8 and isinstance(value.operator, _UINT8_KEEPING) and any(
             _is_byte_literal(side) for side in (value.left, value.right)):
         return data  # `labels % 2`, `255 - images`: NumPy keeps uint8 with a Python int it can hold
@@ -230,6 +236,8 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
             return _of_dtype(ctx, dtype, origin)
         if qualified in _NUMPY_MAKERS or call.args and _holds_floats(call.args[0].value):
             return ArrayData(FLOAT64, origin)
+    if qualified == "numpy.arange":
+        return _arange(ctx, call, origin)
     if qualified in _GENERATORS:
         return ArrayData(RANDOM, origin)
     if qualified is not None and qualified.startswith(_TABLES):
@@ -248,6 +256,17 @@ def _call(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> O
     if isinstance(func, cst.Name) and func.value in _NUMBERS and qualified is None:
         return _NEUTRAL
     return _method(ctx, call, known, origin) if isinstance(func, cst.Attribute) and qualified is None else None
+
+
+def _arange(ctx: FileContext, call: cst.Call, origin: str) -> Optional[ArrayData]:
+    """``np.arange(n)``: integers (int64), float64 with a Python float among its bounds
+    (``np.arange(0.0, 1.0, 0.1)``), or what its dtype says."""
+    dtype = _dtype(call, 3)
+    if dtype is not None:
+        return _of_dtype(ctx, dtype, origin)
+    if any(_is_float_literal(arg.value) for arg in call.args if arg.keyword is None):
+        return ArrayData(FLOAT64, origin)
+    return ArrayData(INTEGERS, origin)
 
 
 def _kept_tensor(ctx: FileContext, call: cst.Call, known: Mapping[str, ArrayData]) -> Optional[ArrayData]:
