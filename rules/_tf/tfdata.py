@@ -583,7 +583,12 @@ class _ArrayFlow:
     def kind_at(self, statement: Optional[cst.BaseStatement], value: cst.BaseExpression) -> Optional[ArrayData]:
         """What ``value``, read in ``statement`` (None: after the last statement), holds."""
         state = self.state if statement is None else self.before.get(id(statement))
-        return self._kind(value, state) if state is not None else None
+        if state is None:
+            return None
+        # A call of a function of the file read as it is (`tf.constant(exact(t))`): what it returns,
+        # as for `u = exact(t)`.
+        returned = self._returned_kinds(cst.Name("returned"), value, state)
+        return returned[0][1] if returned else self._kind(value, state)
 
     def _makes_uint8(self, value) -> bool:
         """A call given a uint8 dtype (``dtype=np.uint8``), of any library but TensorFlow's: a tensor
