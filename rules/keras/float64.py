@@ -36,6 +36,7 @@ _MESSAGE = ("float64 is not supported on the IPU: a float64 input or constant in
             "raises TypeError; use float32 (or float16)")
 
 
+_NOT_COMPUTED = "which the IPU does not compute with (a float64 constant or weight read in a compiled function fails)"
 _FLOATX_MESSAGE = ("`set_floatx(\"float64\")` makes the weights and computations of every Keras layer float64, "
                    "which the IPU does not support (the device has no float64 type): the model does not compile "
                    "for it; use float32 (`set_floatx(\"float32\")`, the default) and check that training "
@@ -337,6 +338,43 @@ class Diffusion(tf.keras.Model):
         return {{"loss": loss}}
 """
 
+# The same model with a cosine schedule: integers from `np.arange` divided, which NumPy makes float64.
+_COSINE_SCHEDULE = _SCHEDULE.replace("\n\nclass Diffusion", """
+
+def cosine_schedule(timesteps, s=0.008):
+    steps = np.arange(timesteps + 1) / timesteps
+    f = np.cos((steps + s) / (1 + s) * np.pi / 2) ** 2
+    return f[1:] / f[0]
+
+
+class Diffusion""")
+
+
+# A latent vector optimised by a function of the file, whose variable is made of what it is given.
+_LATENT_SEARCH = """\
+import numpy as np
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+optimizer = tf.keras.optimizers.Adam(0.01)
+
+
+def search(initial, steps):
+    vector = tf.Variable(initial)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.abs(generator(vector)))
+        optimizer.apply_gradients(zip(tape.gradient(loss, [vector]), [vector]))
+
+    for _ in range(steps):
+        step()
+
+
+search({initial}, 100)
+"""
+
 
 class Float64(Rule):
     code = "IPU155"
@@ -586,6 +624,19 @@ class Float64(Rule):
         Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar))"),
                 _SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=\"float32\")")),
         Example(_SCHEDULE.format(made="tf.constant(np.sqrt(alphas_bar), dtype=tf.float32)"), reported=False),
+        # Integers of `np.arange` divided, or times a float, are float64 in NumPy; as they are, int64.
+        # A schedule a function of the file returns is what it holds at its `return`.
+        *(Example(_SCHEDULE.format(made=f"tf.constant({made})"),
+                  _SCHEDULE.format(made=f"tf.constant({made}, dtype=\"float32\")"))
+          for made in ("np.arange(timesteps) / timesteps", "np.arange(timesteps) * 0.5")),
+        Example(_SCHEDULE.format(made="tf.constant(np.arange(timesteps) + 1)"), reported=False),
+        Example(_COSINE_SCHEDULE.format(made="tf.convert_to_tensor(cosine_schedule(timesteps))"),
+                _COSINE_SCHEDULE.format(made="tf.convert_to_tensor(cosine_schedule(timesteps), dtype=\"float32\")")),
+        # A variable made in a function of what it is given: the call gets the cast (a `dtype` there
+        # would break a call that gives a float64 tensor).
+        Example(_LATENT_SEARCH.format(initial="np.random.normal(size=(1, 4))"),
+                _LATENT_SEARCH.format(initial="np.random.normal(size=(1, 4)).astype(\"float32\")")),
+        Example(_LATENT_SEARCH.format(initial="tf.random.normal((1, 4))"), reported=False),
         # The schedule kept as a NumPy array: the step reads a float32 copy, the host keeps the array.
         Example(_SCHEDULE.format(made="np.sqrt(alphas_bar)"),
                 _SCHEDULE.format(made="np.sqrt(alphas_bar)").replace(
@@ -656,8 +707,9 @@ class Float64(Rule):
                 continue  # the dtype a generator's elements are declared with, cast to float32 by Keras
             if _reaches_device(ctx, node, numpy_dtype, host_functions):
                 ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
-        self._cast_step_inputs(ctx)
-        self._type_tensors_of_float64(ctx)
+        done: Set[int] = set()  # the arguments cast or reported already (by id)
+        self._cast_step_inputs(ctx, done)
+        self._type_tensors_of_float64(ctx, done)
         self._cast_arrays_read_in_steps(ctx)
 
     def _cast_arrays_read_in_steps(self, ctx) -> None:
@@ -673,7 +725,7 @@ class Float64(Rule):
                        f"in `{read.method.name.value}`, which Keras compiles, makes a float64 constant of it, which "
                        f"the IPU does not compute with: it gets `{code}.astype(\"float32\")`", fixed=True)
 
-    def _type_tensors_of_float64(self, ctx) -> None:
+    def _type_tensors_of_float64(self, ctx, done: Set[int]) -> None:
         """``tf.constant(betas)`` of a NumPy schedule (``np.linspace``, ``np.cumprod``: float64)
         makes a float64 tensor, which fails where the model or a step reads it on the device
         (``tf.gather(self.betas, t)`` in ``train_step``). With no dtype given, it gets
@@ -681,17 +733,19 @@ class Float64(Rule):
         reported. The Python functions ``tf.py_function`` runs are host code and keep theirs."""
         host_functions = None
         for call, qualified in ctx.calls_to(*_TENSOR_MAKERS):
-            data = _float64_made(ctx, call, qualified)
-            if data is None:
+            given = _undtyped_value(call, qualified)
+            if given is None:
                 continue
-            given = argument(call, "value", 0) or argument(call, "initial_value", 0)
             if host_functions is None:
                 host_functions = _host_functions(ctx)
             if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(call)):
                 continue
+            data = _float64_made(ctx, call, qualified)
+            if data is None:
+                self._cast_given_to_maker(ctx, call, qualified, given.value, done)
+                continue
             made = (f"{_holds(code_of(ctx, given.value), data)}, and `{code_of(ctx, call.func)}` makes a float64 "
-                    f"{'variable' if qualified.endswith('Variable') else 'tensor'} of it, which the IPU does not "
-                    "compute with (a float64 constant or weight read in a compiled function fails)")
+                    f"{_made_kind(qualified)} of it, {_NOT_COMPUTED}")
             if data.kind == FLOAT64:
                 ctx.replace(call, lambda node: with_args(node, [*node.args, keyword_arg("dtype", cst.SimpleString(
                     '"float32"'))]))
@@ -699,14 +753,40 @@ class Float64(Rule):
             else:
                 ctx.report(self.code, call, f"{made}: give it `dtype=\"float32\"`", fixed=False)
 
-    def _cast_step_inputs(self, ctx) -> None:
+    def _cast_given_to_maker(self, ctx, call: cst.Call, qualified: str, value: cst.BaseExpression,
+                             done: Set[int]) -> None:
+        """``def find_latent(initial): vector = tf.Variable(initial)``, called ``find_latent(np.random.normal(
+        size=(1, 512)))``: the parameter holds what each call gives it, float64 NumPy data there. The
+        call gets ``.astype("float32")`` (``tf.cast`` for a float64 tensor), which the variable or
+        tensor then takes; a ``dtype`` in the function would break a call that gives a float64 tensor."""
+        function = owner(ctx, call)
+        if not isinstance(function, cst.FunctionDef):
+            return
+        made = f"`{code_of(ctx, call.func)}` in `{function.name.value}`"
+        for expr, called in argument_sources(ctx, value, function, ()):
+            data = float64_data(ctx, expr, tensors=True) if called is not None and id(expr) not in done else None
+            if data is None or data.kind == TABLE:
+                continue
+            done.add(id(expr))
+            code = code_of(ctx, expr)
+            reached = f"{_holds(code, data)}, and {made} makes a float64 {_made_kind(qualified)} of it, {_NOT_COMPUTED}"
+            if data.kind == FLOAT64_TENSOR:
+                self._cast_tensor(ctx, expr, reached, f"the call of `{called}` gets")
+            elif data.kind == FLOAT64:
+                ctx.replace(expr, lambda node: astype(node, "float32"))
+                ctx.report(self.code, expr, f"{reached}: the call of `{called}` gets "
+                           f"`{code_of(ctx, astype(expr, 'float32'))}`", fixed=True)
+            else:
+                ctx.report(self.code, expr, f"{reached}: cast it to float32 (`.astype(\"float32\")`) before the "
+                           f"call of `{called}`", fixed=False)
+
+    def _cast_step_inputs(self, ctx, done: Set[int]) -> None:
         """NumPy makes float64 unless told otherwise (``np.random.randn``, ``x / 255.0`` of uint8
         data). Keras' ``fit`` casts it, but a custom loop hands its dataset's batches to
         ``strategy.run``, which does not: the arrays a loop's dataset is made of get
         ``.astype("float32")`` where it is made, or are reported when that is out of reach. So does
         Keras' own ``fit``/``evaluate``/``predict`` of a strategy without the IPU Keras extensions
         (a ``train_step`` override), whose float64 cast is one of the extensions."""
-        done: Set[int] = set()
         for step, source in fed_loops(ctx, runs=True):
             self._cast_dataset(ctx, source, owner(ctx, step.loop), _StepReader(step.function.name.value), done)
         for plan in loop_plans(ctx):
@@ -1003,14 +1083,27 @@ def _passes_on(ctx, mapped: cst.Call, index: int, size: int) -> bool:
     return not any(isinstance(node, cst.Call) for node in walk(result))
 
 
-def _float64_made(ctx, call: cst.Call, qualified: str):
-    """The float64 NumPy data (an ``ArrayData``) that ``call``, a TensorFlow call making a tensor
-    or variable (``_TENSOR_MAKERS``), is given with no dtype (``tf.constant(np.linspace(...))``);
-    else None."""
+def _undtyped_value(call: cst.Call, qualified: str) -> Optional[cst.Arg]:
+    """The value ``call``, a TensorFlow call making a tensor or variable (``_TENSOR_MAKERS``), makes
+    one of when it is given no dtype (``tf.constant(betas)``); else None."""
     given = argument(call, "value", 0) or argument(call, "initial_value", 0)
     positional = [arg for arg in call.args if arg.keyword is None]
     if (given is None or given.star or keyword(call, "dtype") is not None
             or len(positional) > _TENSOR_MAKERS[qualified]):
+        return None
+    return given
+
+
+def _made_kind(qualified: str) -> str:
+    return "variable" if qualified.endswith("Variable") else "tensor"
+
+
+def _float64_made(ctx, call: cst.Call, qualified: str):
+    """The float64 NumPy data (an ``ArrayData``) that ``call``, a TensorFlow call making a tensor
+    or variable (``_TENSOR_MAKERS``), is given with no dtype (``tf.constant(np.linspace(...))``);
+    else None."""
+    given = _undtyped_value(call, qualified)
+    if given is None:
         return None
     data = numpy_float64(ctx, given.value)
     return None if data is None or data.kind == TABLE else data
