@@ -445,6 +445,14 @@ class Float64(Rule):
             tf.keras.backend.set_floatx(PRECISION)
             head = tf.keras.layers.Dense(1, dtype=PRECISION)
             """),
+        # The constant given to several calls: one finding at the constant, naming them.
+        Example("""\
+            import tensorflow as tf
+
+            DTYPE = "float64"
+            inputs = tf.keras.Input(shape=(2,), dtype=DTYPE)
+            outputs = tf.keras.layers.Dense(1, dtype=DTYPE)(tf.keras.layers.Dense(8, dtype=DTYPE)(inputs))
+            """),
         Example(
             """\
             from tensorflow import keras
@@ -702,15 +710,41 @@ class Float64(Rule):
                 found.append((node, False))
         host_functions = _host_functions(ctx) if found else set()
         cast_by_keras = _declared_for_keras(ctx) if found else set()
+        by_constant = {}  # the uses of each module constant that holds "float64", by the id of its value
         for node, numpy_dtype in found:
             if any(id(ancestor) in cast_by_keras for ancestor in ctx.ancestors(node)):
                 continue  # the dtype a generator's elements are declared with, cast to float32 by Keras
-            if _reaches_device(ctx, node, numpy_dtype, host_functions):
+            if not _reaches_device(ctx, node, numpy_dtype, host_functions):
+                continue
+            constant = _dtype_constant(ctx, node) if not _sets_floatx(ctx, node) else None
+            if constant is not None:
+                by_constant.setdefault(id(constant), (constant, []))[1].append(node)
+            else:
                 ctx.report(self.code, node, _FLOATX_MESSAGE if _sets_floatx(ctx, node) else _MESSAGE, fixed=False)
+        for constant, uses in by_constant.values():
+            self._report_constant(ctx, constant, uses)
         done: Set[int] = set()  # the arguments cast or reported already (by id)
         self._cast_step_inputs(ctx, done)
         self._type_tensors_of_float64(ctx, done)
         self._cast_arrays_read_in_steps(ctx)
+
+    def _report_constant(self, ctx, constant: cst.SimpleString, uses: List[cst.Name]) -> None:
+        """``DTYPE = "float64"`` given as the dtype of several calls (``dtype=DTYPE``): one finding
+        at the constant, which names the calls (a change there changes them all); one use alone is
+        reported where it is."""
+        if len(uses) == 1:
+            ctx.report(self.code, uses[0], _MESSAGE, fixed=False)
+            return
+        counts = {}
+        for use in uses:
+            call = ctx.parent(ctx.parent(use))
+            called = code_of(ctx, call.func) if isinstance(call, cst.Call) else "a class"
+            counts[called] = counts.get(called, 0) + 1
+        calls = [f"`{called}`" + (f" ({count} times)" if count > 1 else "") for called, count in counts.items()]
+        name = uses[0].value
+        ctx.report(self.code, constant, f"`{name}` holds \"float64\", the dtype given as `{name}` to "
+                   f"{', '.join(calls[:-1]) + ' and ' if len(calls) > 1 else ''}{calls[-1]} ({len(uses)} uses): "
+                   f"{_MESSAGE}, by setting `{name}` to \"float32\"", fixed=False)
 
     def _cast_arrays_read_in_steps(self, ctx) -> None:
         """A NumPy array a Keras class keeps (``self.alphas_bar = np.cumprod(1.0 - self.betas)``)
@@ -1041,6 +1075,18 @@ def _columns_of(ctx, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return None
     table = expr.args[0].value
     return table if table_data(ctx, table) is not None else None
+
+
+def _dtype_constant(ctx, node: cst.CSTNode) -> Optional[cst.SimpleString]:
+    """The string a module constant holds, when ``node`` is a read of one assigned once
+    (``DTYPE = "float64"``, then ``dtype=DTYPE``); else None."""
+    if not isinstance(node, cst.Name):
+        return None
+    values = values_of(ctx, node)
+    if len(values) != 1 or not isinstance(values[0], cst.SimpleString) or ctx.enclosing_function(
+            values[0]) is not None:
+        return None
+    return values[0]
 
 
 def _sets_floatx(ctx, node: cst.CSTNode) -> bool:
