@@ -645,6 +645,15 @@ class Float64(Rule):
         Example(_LATENT_SEARCH.format(initial="np.random.normal(size=(1, 4))"),
                 _LATENT_SEARCH.format(initial="np.random.normal(size=(1, 4)).astype(\"float32\")")),
         Example(_LATENT_SEARCH.format(initial="tf.random.normal((1, 4))"), reported=False),
+        # A variable of a float64 tensor an op made of NumPy data: a `dtype` would not convert it
+        # (TensorFlow raises), a cast does.
+        Example(_LATENT_SEARCH.format(initial="tf.reshape(np.random.normal(size=4), (1, 4))"),
+                _LATENT_SEARCH.format(initial="tf.reshape(np.random.normal(size=4), (1, 4))").replace(
+                    "search(tf.reshape(np.random.normal(size=4), (1, 4)), 100)",
+                    "search(tf.cast(tf.reshape(np.random.normal(size=4), (1, 4)), tf.float32), 100)")),
+        Example(_SCHEDULE.format(made="tf.Variable(tf.expand_dims(alphas_bar, -1), trainable=False)"),
+                _SCHEDULE.format(made="tf.Variable(tf.cast(tf.expand_dims(alphas_bar, -1), tf.float32), "
+                                      "trainable=False)")),
         # The schedule kept as a NumPy array: the step reads a float32 copy, the host keeps the array.
         Example(_SCHEDULE.format(made="np.sqrt(alphas_bar)"),
                 _SCHEDULE.format(made="np.sqrt(alphas_bar)").replace(
@@ -775,6 +784,13 @@ class Float64(Rule):
             if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(call)):
                 continue
             data = _float64_made(ctx, call, qualified)
+            tensor = float64_data(ctx, given.value, tensors=True) if data is None else None
+            if tensor is not None and tensor.kind == FLOAT64_TENSOR:
+                # A `dtype` does not convert a float64 tensor (TensorFlow raises): a cast does.
+                self._cast_tensor(ctx, given.value, f"{_holds(code_of(ctx, given.value), tensor)}, and "
+                                  f"`{code_of(ctx, call.func)}` makes a float64 {_made_kind(qualified)} of it, "
+                                  f"{_NOT_COMPUTED}", f"`{code_of(ctx, call.func)}` gets")
+                continue
             if data is None:
                 self._cast_given_to_maker(ctx, call, qualified, given.value, done)
                 continue
