@@ -4506,11 +4506,16 @@ scores = model.predict(rows, batch_size=len(rows))
                    fixed=False)
 
     def _report_single_sample(self, ctx, entry) -> None:
+        # With replicas or accumulated batches a batch of one cannot fill an execution: no `batch_size=1` then.
+        smallest = smallest_per_execution(_entry_config(ctx, entry))
+        advice = ("predict on a batch of samples, or pass `batch_size=1` (which compiles a separate executable, and "
+                  "a model built with a fixed batch size rejects)" if smallest == 1 else
+                  f"a batch of one cannot fill one IPU execution of {smallest} samples (a batch on every replica): "
+                  f"predict on a multiple of {smallest} samples (repeat the sample and keep the first answer)")
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` on one sample (`{code_of(ctx, entry.data)}`): Keras on the IPU runs whole batches "
                    f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
-                   "rejects a partial one; predict on a batch of samples, or pass `batch_size=1` (which compiles "
-                   "a separate executable, and a model built with a fixed batch size rejects)", fixed=False)
+                   f"rejects a partial one; {advice}", fixed=False)
 
     def _report_hidden_batch(self, ctx, entry) -> None:
         options = code_of(ctx, entry.hidden_options)
