@@ -1774,6 +1774,43 @@ scores = model.predict(rows, batch_size=len(rows))
                 gain -= cut_to_samples(critic.predict(pad_to_multiple(before, 32)), before).max()
             """),
         ),
+        # A function of the file that predicts on what each call gives it, called on the items of a
+        # Python list of arrays: padded as where the loop itself predicts.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("m.keras")
+
+
+            def score(rows):
+                return model.predict(rows, verbose=0)
+
+
+            for piece in [np.random.rand(n, 4) for n in (3, 7)]:
+                print(score(piece).shape)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("m.keras")
+
+
+            def score(rows):
+                return cut_to_samples(model.predict(pad_to_multiple(rows, 32), verbose=0), rows)
+
+
+            for piece in [np.random.rand(n, 4) for n in (3, 7)]:
+                print(score(piece).shape)
+            """),
+        ),
         # A Python list of batched datasets: each item is a dataset, whose batches `drop_remainder` makes whole.
         Example(
             """\

@@ -999,8 +999,10 @@ def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: i
     position = params.index(name.value)
     calls = local_calls(ctx, scope)
     given = [argument(call, name.value, position) for call in calls]
+    # An item of a loop over a Python list of arrays (`for piece in pieces: score(piece)`) is one too.
     return bool(calls) and all(
-        arg is not None and not arg.star and _surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)
+        arg is not None and not arg.star and (_surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)
+                                              or python_list_loop(ctx, arg.value, owner(ctx, call)) is not None)
         for arg, call in zip(given, calls) if ctx.enclosing_function(call) is not scope)
 
 
@@ -1969,7 +1971,7 @@ def replayed_draw(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode
     loop = python_list_loop(ctx, data, scope)
     if loop is None or _drawn_buffer(ctx, loop.iter, scope) is None:
         return None
-    return loop.iter
+    return last_value_before(ctx, loop.iter, scope) if isinstance(loop.iter, cst.Name) else loop.iter
 
 
 def _python_list(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
