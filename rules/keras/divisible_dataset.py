@@ -4121,12 +4121,10 @@ scores = model.predict(rows, batch_size=len(rows))
         draw = replayed_draw(ctx, entry.data, entry.owner)
         if draw is None:
             return False
-        smallest = smallest_per_execution(_entry_config(ctx, entry))
         stack = f"stack the transitions of the minibatch into one array and one `{entry.method}`"
-        advice = (f"if each item is one sample, pass `batch_size=1` (or, faster, {stack}); else trim the inputs to a "
-                  "multiple of the batch size" if smallest == 1 else
-                  f"a batch of one cannot fill one IPU execution of {smallest} samples (a batch on every replica): "
-                  f"{stack}, of a multiple of {smallest} samples")
+        advice = _batch_of_one_advice(
+            ctx, entry, f"if each item is one sample, pass `batch_size=1` (or, faster, {stack}); else trim the inputs "
+            "to a multiple of the batch size", stack + ", of a multiple of {smallest} samples")
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` on `{code_of(ctx, entry.data)}`, an item of `{code_of(ctx, draw)}` whose "
                    f"samples the port cannot count (most likely one transition): Keras on the IPU rejects a partial "
@@ -4543,12 +4541,10 @@ scores = model.predict(rows, batch_size=len(rows))
                    fixed=False)
 
     def _report_single_sample(self, ctx, entry) -> None:
-        # With replicas or accumulated batches a batch of one cannot fill an execution: no `batch_size=1` then.
-        smallest = smallest_per_execution(_entry_config(ctx, entry))
-        advice = ("predict on a batch of samples, or pass `batch_size=1` (which compiles a separate executable, and "
-                  "a model built with a fixed batch size rejects)" if smallest == 1 else
-                  f"a batch of one cannot fill one IPU execution of {smallest} samples (a batch on every replica): "
-                  f"predict on a multiple of {smallest} samples (repeat the sample and keep the first answer)")
+        advice = _batch_of_one_advice(
+            ctx, entry, "predict on a batch of samples, or pass `batch_size=1` (which compiles a separate executable, "
+            "and a model built with a fixed batch size rejects)",
+            "predict on a multiple of {smallest} samples (repeat the sample and keep the first answer)")
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` on one sample (`{code_of(ctx, entry.data)}`): Keras on the IPU runs whole batches "
                    f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
@@ -4854,6 +4850,17 @@ def _batched_variable(data: Optional[cst.BaseExpression]) -> Optional[cst.Name]:
         else:
             data = data.elements[0].value if len(data.elements) == 1 else None
     return data if isinstance(data, cst.Name) else None
+
+
+def _batch_of_one_advice(ctx, entry, whole: str, remedy: str) -> str:
+    """What a finding on a batch of one advises: ``whole`` when one batch is a whole execution; with
+    replicas or accumulated batches, that one sample cannot fill an execution, then ``remedy`` (its
+    ``{smallest}``: the samples an execution needs), never ``batch_size=1``."""
+    smallest = smallest_per_execution(_entry_config(ctx, entry))
+    if smallest == 1:
+        return whole
+    return (f"a batch of one cannot fill one IPU execution of {smallest} samples (a batch on every replica): "
+            + remedy.format(smallest=smallest))
 
 
 def _repeated(ctx, entry) -> bool:
