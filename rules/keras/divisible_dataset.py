@@ -13,8 +13,8 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               describe_fixed_batch, floor_operand, fraction_value, is_helper_call,
                                               joined_along_steps, layout, literal_options, literal_samples,
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
-                                              one_batch_call, own_method, reaching_bindings, repeatable, rounded_up,
-                                              same_size,
+                                              one_batch_call, own_method, reaching_bindings, repeatable,
+                                              replayed_draw, rounded_up, same_size,
                                               samples_per_execution, single_sample, smallest_per_execution,
                                               speed_asked, static_int, static_length, tokenizer_encoding,
                                               training_calls, validation_entry)
@@ -1736,6 +1736,95 @@ scores = model.predict(rows, batch_size=len(rows))
         Example(_REPLAY.format(state="np.reshape(env.reset(), [1, 4])", predict="", fit=""),
                 _REPLAY.format(state="np.reshape(env.reset(), [1, 4])", predict=", batch_size=1",
                                fit=", batch_size=1")),
+        # The same buffer with the first state of each episode stored as the environment gave it: a
+        # transition of a size the port cannot read. Its `predict` is padded, as any array of unknown
+        # length; its `fit` is reported, as trimmed to whole batches one transition would keep nothing.
+        Example(_REPLAY.format(state="env.reset()", predict="", fit=""),
+                _REPLAY.format(state="env.reset()", predict="", fit="").replace(
+                    "import tensorflow as tf\n", "import tensorflow as tf\n\n\n" + _examples_helpers("pad", "cut"), 1
+                ).replace("self.q_net.predict(state, verbose=0)", "cut_to_samples(self.q_net.predict(pad_to_multiple("
+                          "state, 32), verbose=0),\n                                    state)").replace(
+                    "predict(next_state, verbose=0)", "predict(next_state, verbose=0, batch_size=1)")),
+        # The items of a Python list of arrays, one pair each time round: arrays of a length the port
+        # cannot read, padded as any other (not taken for datasets).
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            critic = tf.keras.models.load_model("critic.keras")
+            pairs = [(np.random.rand(5, 4), np.random.rand(5, 4)) for _ in range(4)]
+            for before, after in pairs:
+                gain = critic.predict(after).max()
+                gain -= critic.predict(before).max()
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            critic = tf.keras.models.load_model("critic.keras")
+            pairs = [(np.random.rand(5, 4), np.random.rand(5, 4)) for _ in range(4)]
+            for before, after in pairs:
+                gain = cut_to_samples(critic.predict(pad_to_multiple(after, 32)), after).max()
+                gain -= cut_to_samples(critic.predict(pad_to_multiple(before, 32)), before).max()
+            """),
+        ),
+        # A function of the file that predicts on what each call gives it, called on the items of a
+        # Python list of arrays: padded as where the loop itself predicts.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("m.keras")
+
+
+            def score(rows):
+                return model.predict(rows, verbose=0)
+
+
+            for piece in [np.random.rand(n, 4) for n in (3, 7)]:
+                print(score(piece).shape)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("m.keras")
+
+
+            def score(rows):
+                return cut_to_samples(model.predict(pad_to_multiple(rows, 32), verbose=0), rows)
+
+
+            for piece in [np.random.rand(n, 4) for n in (3, 7)]:
+                print(score(piece).shape)
+            """),
+        ),
+        # A Python list of batched datasets: each item is a dataset, whose batches `drop_remainder` makes whole.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("classifier.keras")
+            train_ds = tf.data.Dataset.from_tensor_slices(np.zeros((64, 4), "float32")).batch(16, drop_remainder=True)
+            test_ds = tf.data.Dataset.from_tensor_slices(np.zeros((32, 4), "float32")).batch(16, drop_remainder=True)
+            for split in [train_ds, test_ds]:
+                print(model.predict(split).shape)
+            """,
+            reported=False,
+        ),
         # The context window made one sample by either branch of a conditional expression (padded
         # while the text is short, its last tokens after): a batch of one at each step as well.
         Example(
@@ -3909,7 +3998,7 @@ scores = model.predict(rows, batch_size=len(rows))
                 if statement is not None:
                     splits.append(statement)
                 continue
-            if self._fit_one_sample(ctx, entry):
+            if self._fit_one_sample(ctx, entry) or self._report_replayed_item(ctx, entry):
                 continue
             if self._trim(ctx, entry, name, helpers):
                 trimmed = True
@@ -4019,6 +4108,28 @@ scores = model.predict(rows, batch_size=len(rows))
                    f"{KERAS_DEFAULT_BATCH}, and trimmed to whole batches it would keep no sample; each call is a "
                    "device execution of its own, with a round trip to the host (stacking the transitions of a "
                    "minibatch into one `fit` is faster)", fixed=True)
+        return True
+
+    def _report_replayed_item(self, ctx, entry) -> bool:
+        """``fit(state, target)`` with no batch size on an item drawn from a replay buffer whose size
+        the port cannot read (``state = env.reset()`` stored as it is): most likely one transition,
+        which trimmed to whole batches of the default 32 keeps no sample and raises, and
+        ``batch_size=1`` is only right where it is visibly one sample. Reported. True when it did."""
+        if entry.method not in ("fit", "evaluate") or entry.batch is not None or not entry.arrays \
+                or entry.validation or keyword(entry.call, "validation_split") is not None or entry.data is None:
+            return False
+        draw = replayed_draw(ctx, entry.data, entry.owner)
+        if draw is None:
+            return False
+        stack = f"stack the transitions of the minibatch into one array and one `{entry.method}`"
+        advice = _batch_of_one_advice(
+            ctx, entry, f"if each item is one sample, pass `batch_size=1` (or, faster, {stack}); else trim the inputs "
+            "to a multiple of the batch size", stack + ", of a multiple of {smallest} samples")
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` on `{code_of(ctx, entry.data)}`, an item of `{code_of(ctx, draw)}` whose "
+                   f"samples the port cannot count (most likely one transition): Keras on the IPU rejects a partial "
+                   f"batch of the default {KERAS_DEFAULT_BATCH}, and trimmed to whole batches one transition would "
+                   f"keep no sample; {advice}", fixed=False)
         return True
 
     def _give_batch_of_one(self, ctx, entry) -> bool:
@@ -4430,11 +4541,14 @@ scores = model.predict(rows, batch_size=len(rows))
                    fixed=False)
 
     def _report_single_sample(self, ctx, entry) -> None:
+        advice = _batch_of_one_advice(
+            ctx, entry, "predict on a batch of samples, or pass `batch_size=1` (which compiles a separate executable, "
+            "and a model built with a fixed batch size rejects)",
+            "predict on a multiple of {smallest} samples (repeat the sample and keep the first answer)")
         ctx.report(self.code, entry.call.func.attr,
                    f"`predict` on one sample (`{code_of(ctx, entry.data)}`): Keras on the IPU runs whole batches "
                    f"of `batch_size` ({code_of(ctx, entry.batch) if entry.batch is not None else 'default 32'}) and "
-                   "rejects a partial one; predict on a batch of samples, or pass `batch_size=1` (which compiles "
-                   "a separate executable, and a model built with a fixed batch size rejects)", fixed=False)
+                   f"rejects a partial one; {advice}", fixed=False)
 
     def _report_hidden_batch(self, ctx, entry) -> None:
         options = code_of(ctx, entry.hidden_options)
@@ -4736,6 +4850,17 @@ def _batched_variable(data: Optional[cst.BaseExpression]) -> Optional[cst.Name]:
         else:
             data = data.elements[0].value if len(data.elements) == 1 else None
     return data if isinstance(data, cst.Name) else None
+
+
+def _batch_of_one_advice(ctx, entry, whole: str, remedy: str) -> str:
+    """What a finding on a batch of one advises: ``whole`` when one batch is a whole execution; with
+    replicas or accumulated batches, that one sample cannot fill an execution, then ``remedy`` (its
+    ``{smallest}``: the samples an execution needs), never ``batch_size=1``."""
+    smallest = smallest_per_execution(_entry_config(ctx, entry))
+    if smallest == 1:
+        return whole
+    return (f"a batch of one cannot fill one IPU execution of {smallest} samples (a batch on every replica): "
+            + remedy.format(smallest=smallest))
 
 
 def _repeated(ctx, entry) -> bool:

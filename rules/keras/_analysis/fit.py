@@ -626,7 +626,8 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
     if is_dataset(ctx, x.value) or _read_by_keras(ctx, x.value):
         entry.dataset_input = True
         return
-    if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner):
+    if y is None and entry.batch is None and not _surely_array(ctx, x.value, entry.owner) \
+            and python_list_loop(ctx, x.value, entry.owner) is None:
         if isinstance(x.value, cst.Name):
             entry.dataset_input = True  # most likely a dataset made elsewhere
         return
@@ -998,8 +999,10 @@ def _given_arrays(ctx: FileContext, name: cst.Name, scope: cst.CSTNode, depth: i
     position = params.index(name.value)
     calls = local_calls(ctx, scope)
     given = [argument(call, name.value, position) for call in calls]
+    # An item of a loop over a Python list of arrays (`for piece in pieces: score(piece)`) is one too.
     return bool(calls) and all(
-        arg is not None and not arg.star and _surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)
+        arg is not None and not arg.star and (_surely_array(ctx, arg.value, owner(ctx, call), depth=depth + 1)
+                                              or python_list_loop(ctx, arg.value, owner(ctx, call)) is not None)
         for arg, call in zip(given, calls) if ctx.enclosing_function(call) is not scope)
 
 
@@ -1933,6 +1936,58 @@ def _replayed_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth
         isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == len(loop.target.elements)
         and not any(isinstance(element, cst.StarredElement) for element in item.elements)
         and single_sample(ctx, item.elements[place].value, scope, depth=depth + 1) for item, scope in items)
+
+
+def python_list_loop(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode) -> Optional[cst.For]:
+    """The ``for`` of ``scope`` around ``data`` that binds it, and nothing else does, to an item of a
+    Python list (a list or a comprehension written out, a variable only ever assigned one, or
+    items drawn at random from a replay buffer: ``for state, next_state, done in batches:``),
+    not of a dataset: an array of a length the port cannot read. None for anything else."""
+    if not isinstance(data, cst.Name) or last_binding_before(ctx, data, scope)[0] is not None:
+        return None
+    loop = next((node for node in ctx.ancestors(data) if isinstance(node, cst.For)
+                 and data.value in bound_names(node.target)), None)
+    if loop is None or scope not in ctx.ancestors(loop) or ctx.enclosing_function(loop) is not ctx.enclosing_function(data) \
+            or any(bound == data.value and loop.body in ctx.ancestors(statement)
+                   for statement, bound, _ in assignments(ctx, scope)):
+        return None
+    return loop if _lists_given(ctx, loop.iter, scope) else None
+
+
+def _lists_given(ctx: FileContext, items: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> bool:
+    """``items`` is a Python list of arrays: written out, or a variable only ever assigned one, or
+    a parameter of ``scope`` every call of it in the file gives one (``score(model, recordings)``)."""
+    given = given_arguments(ctx, items, scope, ()) if isinstance(scope, cst.FunctionDef) else []
+    if given:
+        return depth < 2 and all(_lists_given(ctx, value, where, depth + 1) for value, where, _ in given)
+    made = values_of(ctx, items) if isinstance(items, cst.Name) else [items]
+    return bool(made) and all(_python_list(ctx, value) for value in made)
+
+
+def replayed_draw(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """``random.sample(self.memory, n)`` when ``data`` is an item of a loop over items drawn at random
+    from a replay buffer (``for state, action, reward, next_state, done in random.sample(...)``),
+    of a size the port cannot read: most likely one transition. None for anything else."""
+    loop = python_list_loop(ctx, data, scope)
+    if loop is None or _drawn_buffer(ctx, loop.iter, scope) is None:
+        return None
+    return last_value_before(ctx, loop.iter, scope) if isinstance(loop.iter, cst.Name) else loop.iter
+
+
+def _python_list(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
+    """``value`` is a Python list of arrays (or tuples of them), never of datasets: a list or
+    tuple written out, a list comprehension, or a random draw from a list (``random.sample``)."""
+    if isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _DRAWS:
+        return True
+    if isinstance(value, cst.ListComp):
+        parts = value.elt.elements if isinstance(value.elt, cst.Tuple) else [value.elt]
+    elif isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        parts = [part for element in value.elements for part in (
+            element.value.elements if isinstance(element.value, cst.Tuple) else [element.value])]
+    else:
+        return False
+    return all(not isinstance(part, cst.StarredElement) and not dataset_like(ctx, part.value if isinstance(
+        part, cst.Element) else part) for part in parts)
 
 
 def _drawn_buffer(ctx: FileContext, items: cst.BaseExpression, owner: cst.CSTNode) -> Optional[cst.BaseExpression]:
