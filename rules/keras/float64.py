@@ -415,7 +415,7 @@ class Float64(Rule):
         "computes from float64 points), they get it in the call, and a float64 tensor an op makes of such arrays "
         "(`tf.reshape(x, ...)`, `tf.expand_dims`, which keep the dtype), in the call or the dataset, gets "
         "`tf.cast(..., tf.float32)` instead (one `tf.constant`/`tf.convert_to_tensor` makes gets its dtype where "
-        "it is made, below); named inputs (a dict of arrays) are cast one by one, and of the columns of a "
+        "it is made, above); named inputs (a dict of arrays) are cast one by one, and of the columns of a "
         "pandas table (`dict(table)`) the float64 ones only. A pandas table's labels (they may be class ids), arrays that are float64 on "
         "some paths only and arrays given to another module's function that makes the dataset are reported. "
         "Arrays cast already, a `map` that casts, and data that only Keras `fit` gets are left as they are, "
