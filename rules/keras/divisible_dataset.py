@@ -4090,9 +4090,7 @@ scores = model.predict(rows, batch_size=len(rows))
         sample and raise. It gets ``batch_size=1``, the one step of one sample Keras ran; one sample
         cannot fill the executions of several replicas (or accumulated batches): reported. True
         when handled."""
-        if entry.method not in ("fit", "evaluate") or entry.batch is not None or not entry.arrays \
-                or entry.validation or keyword(entry.call, "validation_split") is not None \
-                or entry.data is None or not single_sample(ctx, entry.data, entry.owner):
+        if not _trained_without_batch(entry) or not single_sample(ctx, entry.data, entry.owner):
             return False
         smallest = smallest_per_execution(_entry_config(ctx, entry))
         where = f"`{entry.method}` on one sample (`{code_of(ctx, entry.data)}`)"
@@ -4115,8 +4113,7 @@ scores = model.predict(rows, batch_size=len(rows))
         the port cannot read (``state = env.reset()`` stored as it is): most likely one transition,
         which trimmed to whole batches of the default 32 keeps no sample and raises, and
         ``batch_size=1`` is only right where it is visibly one sample. Reported. True when it did."""
-        if entry.method not in ("fit", "evaluate") or entry.batch is not None or not entry.arrays \
-                or entry.validation or keyword(entry.call, "validation_split") is not None or entry.data is None:
+        if not _trained_without_batch(entry):
             return False
         draw = replayed_draw(ctx, entry.data, entry.owner)
         if draw is None:
@@ -4850,6 +4847,13 @@ def _batched_variable(data: Optional[cst.BaseExpression]) -> Optional[cst.Name]:
         else:
             data = data.elements[0].value if len(data.elements) == 1 else None
     return data if isinstance(data, cst.Name) else None
+
+
+def _trained_without_batch(entry) -> bool:
+    """``fit``/``evaluate`` on arrays ``x`` (and ``y``) with no ``batch_size`` and no validation
+    data or split: Keras' default batch of 32, whatever the arrays hold."""
+    return entry.method in ("fit", "evaluate") and entry.batch is None and bool(entry.arrays) \
+        and not entry.validation and keyword(entry.call, "validation_split") is None and entry.data is not None
 
 
 def _batch_of_one_advice(ctx, entry, whole: str, remedy: str) -> str:

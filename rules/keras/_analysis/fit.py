@@ -1925,13 +1925,15 @@ def _replayed_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth
     from a replay buffer (``minibatch = random.sample(self.memory, n)``): one sample when every
     item the file appends to the buffer holds one in that place (``self.memory.append((state,
     action, ...))`` in ``remember``, whose callers give it ``np.reshape(state, [1, n])``)."""
-    loop = next((node for node in walk(owner) if isinstance(node, cst.For)
-                 and isinstance(node.target, cst.Tuple) and name.value in bound_names(node.target)), None)
-    if loop is None or any(not isinstance(element.value, cst.Name) for element in loop.target.elements):
+    replay = _replay_loop(ctx, name, owner)
+    if replay is None:
+        return False
+    loop, buffer = replay
+    if not isinstance(loop.target, cst.Tuple) or any(
+            not isinstance(element.value, cst.Name) for element in loop.target.elements):
         return False
     place = [element.value.value for element in loop.target.elements].index(name.value)
-    buffer = _drawn_buffer(ctx, loop.iter, owner)
-    items = _appended_items(ctx, buffer) if buffer is not None else []
+    items = _appended_items(ctx, buffer)
     return bool(items) and all(
         isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) == len(loop.target.elements)
         and not any(isinstance(element, cst.StarredElement) for element in item.elements)
@@ -1968,10 +1970,20 @@ def replayed_draw(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode
     """``random.sample(self.memory, n)`` when ``data`` is an item of a loop over items drawn at random
     from a replay buffer (``for state, action, reward, next_state, done in random.sample(...)``),
     of a size the port cannot read: most likely one transition. None for anything else."""
-    loop = python_list_loop(ctx, data, scope)
-    if loop is None or _drawn_buffer(ctx, loop.iter, scope) is None:
+    replay = _replay_loop(ctx, data, scope)
+    if replay is None:
         return None
+    loop = replay[0]
     return last_value_before(ctx, loop.iter, scope) if isinstance(loop.iter, cst.Name) else loop.iter
+
+
+def _replay_loop(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode
+                 ) -> Optional[Tuple[cst.For, cst.BaseExpression]]:
+    """The ``for`` around ``data`` that binds it to an item drawn at random from a replay buffer
+    (``python_list_loop``), and that buffer (``self.memory``); None for anything else."""
+    loop = python_list_loop(ctx, data, scope)
+    buffer = _drawn_buffer(ctx, loop.iter, scope) if loop is not None else None
+    return (loop, buffer) if buffer is not None else None
 
 
 def _python_list(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
