@@ -2,7 +2,7 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from porter.context import bound_names, code_of, walk
+from porter.context import SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, keyword, keyword_arg, simple_assign, string_value, with_args
 from porter.rules._tf.arrays import FLOAT64, FLOAT64_TENSOR, MAYBE_FLOAT64, TABLE
 from porter.rules._tf.tfdata import astype, float64_data, is_dataset, sliced_arrays, table_data, tensorflow_alias
@@ -723,13 +723,12 @@ class Float64(Rule):
             if isinstance(arg, cst.Arg) and arg.value is node and self._is_dtype_argument(ctx, node) and any(
                     string_value(value) in _NAMES for value in values_of(ctx, node) if value is not None):
                 found.append((node, False))
-        host_functions = _host_functions(ctx) if found else set()
         cast_by_keras = _declared_for_keras(ctx) if found else set()
         by_constant = {}  # the uses of each module constant that holds "float64", by the id of its value
         for node, numpy_dtype in found:
             if any(id(ancestor) in cast_by_keras for ancestor in ctx.ancestors(node)):
                 continue  # the dtype a generator's elements are declared with, cast to float32 by Keras
-            if not _reaches_device(ctx, node, numpy_dtype, host_functions):
+            if not _reaches_device(ctx, node, numpy_dtype):
                 continue
             constant = _dtype_constant(ctx, node) if not _sets_floatx(ctx, node) else None
             if constant is not None:
@@ -780,14 +779,9 @@ class Float64(Rule):
         (``tf.gather(self.betas, t)`` in ``train_step``). With no dtype given, it gets
         ``dtype="float32"``, the dtype the IPU computes in; one float64 on some paths only is
         reported. The Python functions ``tf.py_function`` runs are host code and keep theirs."""
-        host_functions = None
         for call, qualified in ctx.calls_to(*_TENSOR_MAKERS):
             given = _undtyped_value(call, qualified)
-            if given is None:
-                continue
-            if host_functions is None:
-                host_functions = _host_functions(ctx)
-            if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(call)):
+            if given is None or _in_host_function(ctx, call):
                 continue
             data = _float64_made(ctx, call, qualified)
             tensor = float64_data(ctx, given.value, tensors=True) if data is None else None
@@ -1182,18 +1176,27 @@ def _typed_where_made(ctx, value: cst.BaseExpression) -> bool:
     ``dtype="float32"`` (``Float64._type_tensors_of_float64``): it is float32 then, and a cast
     of it would be a second edit for the same data."""
     made = values_of(ctx, value) if isinstance(value, cst.Name) else [value]
-    host_functions = _host_functions(ctx)
     for call in made:
         qualified = ctx.qualified_name(call.func) if isinstance(call, cst.Call) else None
         data = _float64_made(ctx, call, qualified) if qualified in _TENSOR_MAKERS else None
-        if data is None or data.kind != FLOAT64 or any(id(node) in host_functions for node in ctx.ancestors(call)):
+        if data is None or data.kind != FLOAT64 or _in_host_function(ctx, call):
             return False
     return bool(made)
 
 
+_HOST_FUNCTIONS: SharedKey[Set[int]] = SharedKey("float64-host-functions")
+
+
+def _in_host_function(ctx, node: cst.CSTNode) -> bool:
+    """``node`` is code of a function or lambda that ``tf.py_function``/``tf.numpy_function`` run on
+    the host: what it computes is NumPy code."""
+    host_functions = ctx.shared(_HOST_FUNCTIONS, lambda: _host_functions(ctx))
+    return any(id(ancestor) in host_functions for ancestor in ctx.ancestors(node))
+
+
 def _host_functions(ctx) -> Set[int]:
     """The functions and lambdas that ``tf.py_function``/``tf.numpy_function`` run on the host
-    (by id): what they compute is NumPy code."""
+    (by id)."""
     names, found = set(), set()
     for call, _ in ctx.calls_to(*HOST_FUNCTIONS):
         function = argument(call, "func", 0)
@@ -1235,11 +1238,11 @@ def _declaration_values(ctx, maker: cst.Call) -> List[cst.BaseExpression]:
     return found
 
 
-def _reaches_device(ctx, node: cst.CSTNode, numpy_dtype: bool, host_functions: Set[int]) -> bool:
+def _reaches_device(ctx, node: cst.CSTNode, numpy_dtype: bool) -> bool:
     """Whether a float64 dtype is used by TensorFlow code (the model, a step, a tensor), not by
     host-side data code: an argument of a NumPy/pandas call or of ``.astype(...)``, a NumPy dtype
     used outside TensorFlow calls, or code of a function run by ``tf.py_function``."""
-    if any(id(ancestor) in host_functions for ancestor in ctx.ancestors(node)):
+    if _in_host_function(ctx, node):
         return False
     arg = ctx.parent(node)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
