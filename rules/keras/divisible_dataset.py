@@ -1774,6 +1774,43 @@ scores = model.predict(rows, batch_size=len(rows))
                 gain -= cut_to_samples(critic.predict(pad_to_multiple(before, 32)), before).max()
             """),
         ),
+        # The items of a Python list of arrays whose length is written out, each fewer than one
+        # execution: trimmed, each would keep nothing (a ValueError), so `fit` is reported instead.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("m.keras")
+            episodes = [(np.random.rand(12, 4), np.random.rand(12, 1)) for _ in range(5)]
+            for states, returns in episodes:
+                model.fit(states, returns, epochs=2, verbose=0)
+            """,
+        ),
+        # The same items, of 40 samples each: trimmed to the 32 that fill an execution.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("m.keras")
+            for states, returns in [(np.zeros((40, 4)), np.zeros((40, 1))), (np.ones((40, 4)), np.ones((40, 1)))]:
+                model.fit(states, returns, verbose=0)
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("trim") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("m.keras")
+            for states, returns in [(np.zeros((40, 4)), np.zeros((40, 1))), (np.ones((40, 4)), np.ones((40, 1)))]:
+                model.fit(trim_to_multiple(states, 32), trim_to_multiple(returns, 32), verbose=0)
+            """),
+        ),
         # A function of the file that predicts on what each call gives it, called on the items of a
         # Python list of arrays: padded as where the loop itself predicts.
         Example(

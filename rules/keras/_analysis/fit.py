@@ -1456,7 +1456,49 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 ctx.enclosing_function(node) or ctx.module) is owner and not isinstance(
                 node.operator, (cst.DivideAssign, cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)):
             return None
-    return size
+    return size if size is not None else _listed_length(ctx, data, owner)
+
+
+def _listed_length(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> Optional[int]:
+    """The samples of ``name`` bound by ``for x, y in tasks:`` over a Python list written out or
+    made by a comprehension (``python_list_loop``) whose every item holds, in that place, an array
+    of the same static length (``[(np.random.rand(12, 4), ...) for _ in range(n)]``): 12. None when
+    an item's length is unknown or the items differ."""
+    loop = python_list_loop(ctx, name, owner)
+    key = (id(owner), name.value)
+    if loop is None or key in _COUNTING:
+        return None
+    source, numbered = listed(ctx, loop.iter)
+    place = [] if isinstance(loop.target, cst.Name) else target_place(loop.target, name.value)
+    if numbered:  # `for number, (x, y) in enumerate(tasks)`: the item is second
+        place = place[1:] if place and place[0] == 1 else None
+    lists = values_of(ctx, source) if isinstance(source, cst.Name) else [source]
+    items = [item for made in lists for item in _written_items(made)]
+    if place is None or not items or None in items:
+        return None
+    _COUNTING.add(key)
+    try:
+        lengths = {_part_length(ctx, item, place) for item in items}
+    finally:
+        _COUNTING.discard(key)
+    return lengths.pop() if len(lengths) == 1 else None
+
+
+def _written_items(made: Optional[cst.BaseExpression]) -> List[Optional[cst.BaseExpression]]:
+    """The items of a list (or tuple) written out, or a comprehension's one item; [None] for
+    anything else, whose items cannot be read."""
+    if isinstance(made, cst.ListComp):
+        return [made.elt]
+    if isinstance(made, (cst.List, cst.Tuple)) and all(isinstance(element, cst.Element) for element in made.elements):
+        return [element.value for element in made.elements]
+    return [None]
+
+
+def _part_length(ctx: FileContext, item: cst.BaseExpression, place: List[int]) -> Optional[int]:
+    """The static length of the array at ``place`` of an item written out, counted in the
+    function (or module) that writes it."""
+    part = element_at(item, place)
+    return static_length(ctx, part, owner(ctx, item)) if part is not None else None
 
 
 # NumPy functions (and Generator methods) that make an array of a given shape: where the shape is.
@@ -1953,7 +1995,19 @@ def python_list_loop(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTN
             or any(bound == data.value and loop.body in ctx.ancestors(statement)
                    for statement, bound, _ in assignments(ctx, scope)):
         return None
-    return loop if _lists_given(ctx, loop.iter, scope) else None
+    return loop if _lists_given(ctx, listed(ctx, loop.iter)[0], scope) else None
+
+
+def listed(ctx: FileContext, items: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    """The list a loop takes its items from, through ``enumerate(...)`` and slices (``tasks[:n]``),
+    and whether each item comes numbered (``for number, item in enumerate(tasks)``)."""
+    numbered = isinstance(items, cst.Call) and is_name(items.func, "enumerate") and ctx.qualified_name(items.func) is None \
+        and len(items.args) == 1 and items.args[0].keyword is None and not items.args[0].star
+    if numbered:
+        items = items.args[0].value
+    while isinstance(items, cst.Subscript) and len(items.slice) == 1 and isinstance(items.slice[0].slice, cst.Slice):
+        items = items.value
+    return items, numbered
 
 
 def _lists_given(ctx: FileContext, items: cst.BaseExpression, scope: cst.CSTNode, depth: int = 0) -> bool:
