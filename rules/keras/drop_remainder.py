@@ -212,7 +212,8 @@ class DropRemainder(Rule):
         "batch, the pieces of `tf.strings.split` or the characters of `tf.strings.unicode_split` on the way to "
         "training (not one piece picked, `parts[-2]`, nor pieces a `padded_batch` pads after), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
-        "decoded from files with no resize after, or without `channels`) is reported, unless it sets one "
+        "decoded from files with no resize after, or without `channels`, for `fit` or a custom step) is reported, "
+        "unless it sets one "
         "(`tf.ensure_shape`; a shape set with `None` in it, `set_shape([None, 112, 112, 3])`, is none, unless a "
         "`padded_batch` pads it after), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
@@ -654,6 +655,28 @@ class DropRemainder(Rule):
             photos = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(16, drop_remainder=True)
             model = tf.keras.models.load_model("photos.keras")
             model.fit(photos, epochs=2)
+            """,
+        ),
+        # The same for the batches a loop feeds to a custom training step, compiled for one shape too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path, label):
+                return tf.io.decode_jpeg(tf.io.read_file(path), channels=3), label
+
+
+            @tf.function
+            def train_step(images, labels):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(labels, model(images, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            photos = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(16, drop_remainder=True)
+            for images, labels in photos:
+                train_step(images, labels)
             """,
         ),
         # Resized in a map after the one that decodes them to three channels: one static shape.
@@ -2882,7 +2905,7 @@ class DropRemainder(Rule):
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
-        if training_calls(ctx):  # a file that trains: batches of decoded images reach the IPU
+        if training_calls(ctx) or fed_loops(ctx):  # Keras or a custom step trains: decoded images reach the IPU
             self._report_unsized_images(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
