@@ -3,7 +3,7 @@ from typing import Collection, Dict, List, NamedTuple, Optional, Set, Tuple, Uni
 import libcst as cst
 
 from porter.context import bound_names, code_of, walk
-from porter.cstutil import (append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
+from porter.cstutil import (alternatives, append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
@@ -28,7 +28,7 @@ from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, STRI
 from porter.rules.keras._analysis.datasets import (BATCHING_METHODS, KERAS_BATCHED_SOURCES, TFDS_LOAD, zipped_keras_sources, batched_source_name, chain, feeds_training,
                                                    given_batches, keras_batched_source, made_datasets, makes_both,
                                                    parameter_input, returned_batches, training_batches,
-                                                   training_inputs, uneven_batches)
+                                                   training_inputs, uneven_batchings, uneven_batches)
 
 
 _FOLDER_LOOP = """\
@@ -178,7 +178,9 @@ class DropRemainder(Rule):
         "`train, val = (make(part) for part in (a, b))`, where each item is made by the same call; a function "
         "that batches a dataset it is given and returns it is fixed there when every call of it feeds "
         "`fit`/`evaluate`/`predict`, also through a training function's parameter or a module dataset a "
-        "training function reads (`def run_experiment(model): model.fit(train_ds)`). `image_dataset_from_directory`, `text_dataset_from_directory`, "
+        "training function reads (`def run_experiment(model): model.fit(train_ds)`), or the loop that feeds a "
+        "custom step (`for x, y in prepare(ds, 32)`, or a variable it is assigned to). "
+        "`image_dataset_from_directory`, `text_dataset_from_directory`, "
         "`audio_dataset_from_directory`, `timeseries_dataset_from_array` and `tfds.load(..., batch_size=n)` "
         "batch internally with a partial last batch: where such a dataset reaches training (a `fit`, or the "
         "loop that feeds a custom step, also through `enumerate`, `tqdm` or `zip`; "
@@ -203,8 +205,9 @@ class DropRemainder(Rule):
         "(`next(iter(make_dataset(sample)))`), which lose the dropped samples too. "
         "Datasets used only on the host (`TextVectorization.adapt`, say, a retrieval index's `index_from_dataset`, or read into Python with "
         "`next(iter(ds.batch(n)))`) are left alone. Batches of more "
-        "than one shape are reported: `ragged_batch`, buckets of sequence lengths, windows grouped by a key "
-        "(`group_by_window`, whose last window of each key is partial), and `padded_batch` "
+        "than one shape, given to Keras or by a loop to a custom step, are reported: `ragged_batch`, buckets of "
+        "sequence lengths, windows grouped by a key (`group_by_window`, whose last window of each key is partial), "
+        "and `padded_batch` "
         "without `padded_shapes` (each batch padded to its own longest element); the sliding-window idiom "
         "(`window(n).flat_map(lambda w: w.batch(n))`, or a function of the file that batches each window, or "
         "zips the batched parts of windows of pairs) gets `drop_remainder=True` on its inner batches. A `map` "
@@ -212,7 +215,8 @@ class DropRemainder(Rule):
         "batch, the pieces of `tf.strings.split` or the characters of `tf.strings.unicode_split` on the way to "
         "training (not one piece picked, `parts[-2]`, nor pieces a `padded_batch` pads after), "
         "the `VarLenFeature` lists of parsed records, WAV files decoded without `desired_samples`, images "
-        "decoded from files with no resize after, or without `channels`) is reported, unless it sets one "
+        "decoded from files with no resize after, or without `channels`, for `fit` or a custom step) is reported, "
+        "unless it sets one "
         "(`tf.ensure_shape`; a shape set with `None` in it, `set_shape([None, 112, 112, 3])`, is none, unless a "
         "`padded_batch` pads it after), and so is a `TextVectorization` without "
         "`output_sequence_length` run by a `map` after the `.batch()` (each batch padded to its longest text), "
@@ -654,6 +658,28 @@ class DropRemainder(Rule):
             photos = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(16, drop_remainder=True)
             model = tf.keras.models.load_model("photos.keras")
             model.fit(photos, epochs=2)
+            """,
+        ),
+        # The same for the batches a loop feeds to a custom training step, compiled for one shape too.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def load(path, label):
+                return tf.io.decode_jpeg(tf.io.read_file(path), channels=3), label
+
+
+            @tf.function
+            def train_step(images, labels):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(labels, model(images, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            photos = tf.data.Dataset.from_tensor_slices((paths, labels)).map(load).batch(16, drop_remainder=True)
+            for images, labels in photos:
+                train_step(images, labels)
             """,
         ),
         # Resized in a map after the one that decodes them to three channels: one static shape.
@@ -2177,6 +2203,71 @@ class DropRemainder(Rule):
             model.fit(ds, epochs=2)
             """,
         ),
+        # The same for ragged batches a loop hands to a custom training step, made by a function.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def sentences(tokens, labels):
+                return tf.data.Dataset.from_tensor_slices((tokens, labels)).ragged_batch(32)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            for x, y in sentences(tokens, labels):
+                train_step(x, y)
+            """,
+        ),
+        # A function of the file pads and batches the dataset it is given, for the loop of a custom
+        # step (through a variable, in either branch of a conditional): whole batches there.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def padded(ds, batch_size):
+                return ds.padded_batch(batch_size, padded_shapes=([64], []))
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            sentences = tf.data.Dataset.from_generator(read, output_signature=signature)
+            train = padded(sentences, 32) if fixed else padded(sentences.take(10), 32)
+            for x, y in train:
+                train_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def padded(ds, batch_size):
+                return ds.padded_batch(batch_size, padded_shapes=([64], []), drop_remainder=True)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+            sentences = tf.data.Dataset.from_generator(read, output_signature=signature)
+            train = padded(sentences, 32) if fixed else padded(sentences.take(10), 32)
+            for x, y in train:
+                train_step(x, y)
+            """,
+        ),
         # Windows grouped by a length key, each padded to its longest element: the same.
         Example(
             """\
@@ -2882,7 +2973,7 @@ class DropRemainder(Rule):
         self._report_padded_to_longest(ctx, batches + given)
         if batches or given or step_calls(ctx):
             self._report_unknown_shapes(ctx)
-        if training_calls(ctx):  # a file that trains: batches of decoded images reach the IPU
+        if training_calls(ctx) or fed_loops(ctx):  # Keras or a custom step trains: decoded images reach the IPU
             self._report_unsized_images(ctx)
         self._fix_window_batches(ctx)
         self._fix_rounded_up_counts(ctx, batches, rebatched)
@@ -3182,17 +3273,21 @@ class DropRemainder(Rule):
                                "needs windows of one static length")
 
     def _report_uneven(self, ctx) -> None:
-        """Ragged batches and buckets: batches of more than one shape, which a compiled IPU program
-        (of one static shape) cannot take."""
+        """Ragged batches and buckets, given to Keras or by a loop to a custom step: batches of more
+        than one shape, which a compiled IPU program (of one static shape) cannot take."""
+        uneven = [(found.batch, found.batching, f"`{found.method}` gets `{code_of(ctx, found.value)}`")
+                  for found in uneven_batches(ctx)]
+        uneven.extend((batch, batching, f"the loop that feeds `{step.function.name.value}` takes `{code_of(ctx, source)}`")
+                      for step, source in fed_loops(ctx)
+                      for batch, batching in uneven_batchings(ctx, source, owner(ctx, step.loop)))
         done = set()
-        for found in uneven_batches(ctx):
-            if id(found.batch) in done:
+        for batch, batching, where in uneven:
+            if id(batch) in done:
                 continue
-            done.add(id(found.batch))
-            ctx.report(self.code, found.batch, f"`{found.method}` gets `{code_of(ctx, found.value)}`, batched by "
-                       f"`{found.batching}` in batches of more than one shape, which the IPU cannot take (a compiled "
-                       "program has one static shape): pad the elements to one length and batch them with "
-                       "`.batch(n, drop_remainder=True)`, or `.padded_batch(n, padded_shapes=..., "
+            done.add(id(batch))
+            ctx.report(self.code, batch, f"{where}, batched by `{batching}` in batches of more than one shape, which "
+                       "the IPU cannot take (a compiled program has one static shape): pad the elements to one length "
+                       "and batch them with `.batch(n, drop_remainder=True)`, or `.padded_batch(n, padded_shapes=..., "
                        "drop_remainder=True)`", fixed=False)
 
     def _fix_traced_batches(self, ctx, batches) -> None:
@@ -3299,7 +3394,9 @@ class DropRemainder(Rule):
 
     def _fix_returned_batches(self, ctx) -> None:
         """A function that batches a dataset it was given and returns it, when every call of it
-        feeds Keras training: its ``.batch()`` gets ``drop_remainder=True`` there."""
+        feeds Keras training, or a loop that feeds a custom step: its ``.batch()`` gets
+        ``drop_remainder=True`` there."""
+        looped = _loop_fed_calls(ctx)
         callers = {}
         for call in ctx.nodes(cst.Call):
             if isinstance(call.func, cst.Name):
@@ -3309,7 +3406,7 @@ class DropRemainder(Rule):
             if not calls:
                 continue
             batches = [call for call in returned_batches(ctx, function) if not is_dataset(ctx, call.func.value)]
-            training = [call for call in calls if feeds_training(ctx, call)] if batches else []
+            training = [call for call in calls if feeds_training(ctx, call) or id(call) in looped] if batches else []
             if not batches or not training:
                 continue
             if any(call not in training and not _result_unused(ctx, call) or feeds_training(ctx, call, predict=True)
@@ -3321,9 +3418,12 @@ class DropRemainder(Rule):
                                f"`{function.name.value}` a `drop_remainder` parameter, True for the training data",
                                fixed=False)
                 continue
+            keras_fed = [call for call in training if feeds_training(ctx, call)]
+            to = "Keras training" if len(keras_fed) == len(training) else (
+                "a loop that feeds a custom training step" if not keras_fed else "training")
             for call in batches:
                 fix_batch_call(ctx, self.code, call, call.func.attr.value,
-                               f": `{function.name.value}` returns the dataset to Keras training")
+                               f": `{function.name.value}` returns the dataset to {to}")
 
     def _rebatch_keras_sources(self, ctx, rebatched: set) -> None:
         """A dataset made by ``image_dataset_from_directory`` (or text, audio, timeseries) comes in
@@ -4185,6 +4285,20 @@ def _feeds_training_chain(ctx, call: cst.Call) -> bool:
     """The dataset ``call`` makes (through the rest of its chain) feeds a training call."""
     outer = _chain_end(ctx, call)
     return feeds_training(ctx, outer) or feeds_training(ctx, outer, predict=True) or _returned_to_training(ctx, outer)
+
+
+def _loop_fed_calls(ctx) -> Set[int]:
+    """The ids of the calls whose value a loop that feeds a custom step iterates over: the loop's
+    source (``for x, y in prepare(ds, 32)``), or what the variable it names is assigned in the
+    loop's scope (``train = prepare(ds, 32)``, each branch of ``a if bucket else b``)."""
+    found: Set[int] = set()
+    for step, source in fed_loops(ctx):
+        made = [source]
+        if isinstance(source, cst.Name):
+            made = [value for _, name, value in assignments(ctx, owner(ctx, step.loop))
+                    if name == source.value and value is not None]
+        found.update(id(each) for value in made for each in alternatives(value) if isinstance(each, cst.Call))
+    return found
 
 
 def _returned_to_training(ctx, made: cst.Call) -> bool:

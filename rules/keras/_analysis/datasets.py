@@ -151,6 +151,12 @@ def uneven_batches(ctx: FileContext) -> List[TrainingBatch]:
     return [batch for batch in _traced_batches(ctx) if batch.batching in _UNEVEN]
 
 
+def uneven_batchings(ctx: FileContext, value: cst.BaseExpression, scope: cst.CSTNode) -> List[Tuple[cst.Call, str]]:
+    """(batching call, how it batches) for each last batching of ``value`` in ``scope`` (the dataset
+    a loop feeds to a custom step, say) that gives batches of varying shapes, as for training calls."""
+    return [(batch, name) for batch, _, name in _last_batchings(ctx, value, scope) if name in _UNEVEN]
+
+
 # Batchings whose batches have no one static shape, as methods and as `Dataset.apply` transformations.
 _UNEVEN = frozenset({"ragged_batch", "bucket_by_sequence_length", "dense_to_ragged_batch", "group_by_window"})
 
