@@ -34,6 +34,9 @@ _SORTED_SEGMENT_OPS = frozenset(f"tensorflow.math.segment_{kind}" for kind in ("
 _UNSORTED_SEGMENT_OPS = frozenset(f"tensorflow.math.unsorted_segment_{kind}"
                                   for kind in ("sum", "mean", "max", "min", "prod", "sqrt_n"))
 _BINCOUNTS = frozenset({"tensorflow.math.bincount", "tensorflow.bincount"})
+# A confusion matrix without `num_classes` is as wide as the largest label or prediction, plus one.
+_CONFUSION_MATRICES = frozenset({"tensorflow.math.confusion_matrix", "tensorflow.compat.v1.confusion_matrix",
+                                 "tensorflow.compat.v1.math.confusion_matrix"})
 # Ops whose result, used as a count, is read from tensor values.
 _VALUE_COUNTS = frozenset({"tensorflow.reduce_max", "tensorflow.math.reduce_max", "tensorflow.reduce_sum",
                            "tensorflow.math.reduce_sum", "tensorflow.math.count_nonzero", *_BINCOUNTS})
@@ -70,7 +73,8 @@ class DataDependentShape(Rule):
         "as the data selects (`tf.boolean_mask`, `tf.where` of a condition alone, `tf.unique`, "
         "`tf.dynamic_partition`, `tf.image.non_max_suppression`, `tf.image.non_max_suppression_padded` without "
         "`pad_to_max_output_size=True`, `tf.sparse.from_dense`, and in graph layers "
-        "the segment ops of sorted ids, `tf.math.bincount` without a fixed length, `tf.math.unsorted_segment_*` "
+        "the segment ops of sorted ids, `tf.math.bincount` without a fixed length, `tf.math.confusion_matrix` "
+        "without `num_classes`, `tf.math.unsorted_segment_*` "
         "and `tf.repeat` given counts read from the data, such as `num_segments=tf.reduce_max(ids) + 1`) cannot "
         "be compiled so, and Python control flow on a tensor value becomes a compiled conditional or loop whose "
         "branches must give one shape (a loop whose trip count depends on values is run up to a fixed maximum "
@@ -439,6 +443,52 @@ class DataDependentShape(Rule):
             """,
             reported=False,
         ),
+        # A confusion-matrix metric without `num_classes`, compiled into the model's steps.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class ConfusionMetric(tf.keras.metrics.Metric):
+                def __init__(self, classes):
+                    super().__init__(name="confusion")
+                    self.total = self.add_weight("total", shape=(classes, classes), initializer="zeros")
+
+                def update_state(self, y_true, y_pred, sample_weight=None):
+                    matrix = tf.math.confusion_matrix(y_true, tf.argmax(y_pred, axis=-1), dtype=tf.float32)
+                    self.total.assign_add(matrix)
+
+                def result(self):
+                    return tf.linalg.trace(self.total) / tf.reduce_sum(self.total)
+
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=[ConfusionMetric(3)])
+            model.fit(x, y, epochs=1)
+            """,
+        ),
+        # With `num_classes` in a compiled step, and without it on the host after `predict`.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            optimizer = tf.keras.optimizers.Adam()
+
+
+            @tf.function(jit_compile=True)
+            def eval_step(x, y):
+                logits = model(x, training=False)
+                return tf.math.confusion_matrix(y, tf.argmax(logits, axis=-1), num_classes=4)
+
+
+            for x, y in dataset:
+                matrix = eval_step(x, y)
+            predicted = model.predict(images).argmax(axis=-1)
+            print(tf.math.confusion_matrix(labels, predicted))
+            """,
+            reported=False,
+        ),
         # On the host: after `predict`, in a layer only `dataset.map` runs, in a `tf.py_function` callback.
         Example(
             """\
@@ -489,9 +539,10 @@ class DataDependentShape(Rule):
                 if ctc is not None:
                     ctx.report(self.code, node.func, f"{ctc}: in `{step}`, {_ctc_advice(ctx, node)}", fixed=False)
                 elif what is not None:
+                    advice = _own_advice(ctx, node) or ("keep the shapes fixed (multiply by a mask, "
+                                                        "`tf.where(condition, x, y)`, or pad to a maximum size)")
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
-                               f"depends on the data, and {_NOT_DEFINED}: in `{step}`, keep the shapes fixed (multiply "
-                               "by a mask, `tf.where(condition, x, y)`, or pad to a maximum size)", fixed=False)
+                               f"depends on the data, and {_NOT_DEFINED}: in `{step}`, {advice}", fixed=False)
             elif isinstance(node, (cst.If, cst.While)) and _reads_tensor_values(ctx, node.test):
                 keyword = "if" if isinstance(node, cst.If) else "while"
                 ctx.report(self.code, node, f"the Python `{keyword}` on a tensor value (`{code_of(ctx, node.test)}`) "
@@ -527,9 +578,10 @@ class DataDependentShape(Rule):
                     ctx.report(self.code, node.func, f"{ctc}: {place} (compiled into the model's steps), "
                                f"{_ctc_advice(ctx, node)}", fixed=False)
                 elif what is not None:
+                    own = _own_advice(ctx, node)
                     ctx.report(self.code, node.func, f"`{code_of(ctx, node.func)}` {what}, so the size of its output "
                                f"depends on the data, and the IPU compiles the model for static shapes (\"not fully "
-                               f"defined\"): {place} {advice}", fixed=False)
+                               f"defined\"): {place}{', ' + own if own else ' ' + advice}", fixed=False)
 
 
 def model_functions(ctx) -> Iterator[Tuple[Union[cst.FunctionDef, cst.Lambda], str]]:
@@ -705,6 +757,9 @@ def _selects(ctx, call: cst.Call) -> Optional[str]:
                 "static shape such as `x.shape[0]`)")
     if qualified in _BINCOUNTS and (argument(call, "minlength", 2) is None or argument(call, "maxlength", 3) is None):
         return "gives one count per value up to the largest value (unless `minlength` and `maxlength` fix it)"
+    classes = argument(call, "num_classes", 2) if qualified in _CONFUSION_MATRICES else None
+    if qualified in _CONFUSION_MATRICES and (classes is None or is_name(classes.value, "None")):
+        return "has one row and column per class up to the largest label or prediction, read from the data"
     counted = argument(call, "num_segments", 2) if qualified in _UNSORTED_SEGMENT_OPS else None
     if counted is not None and _counts_values(ctx, counted.value):
         return (f"gives `num_segments={code_of(ctx, counted.value)}` values, a count read from the data (give the "
@@ -719,6 +774,14 @@ def _selects(ctx, call: cst.Call) -> Optional[str]:
         return (f"repeats each value as many times as `{code_of(ctx, repeats.value)}` counts in the data (to give "
                 "each item the value of its segment, `tf.gather(values, segment_ids)` keeps the shape)")
     return _SELECTING_OPS.get(qualified)
+
+
+def _own_advice(ctx, call: cst.Call) -> Optional[str]:
+    """What keeps the shape of ``call``'s output fixed when an argument of its own does, else None
+    (the general advice, masks and padding, applies)."""
+    if (ctx.qualified_name(call.func) or "") in _CONFUSION_MATRICES:
+        return "give `num_classes`, the number of classes the model predicts, for a matrix of one fixed shape"
+    return None
 
 
 def _ctc_op(ctx, call: cst.Call) -> Optional[str]:

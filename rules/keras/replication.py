@@ -1,3 +1,5 @@
+import libcst as cst
+
 from porter.context import code_of
 from porter import throughput
 from porter.rules.keras._analysis.fit import KERAS_DEFAULT_BATCH, int_value, training_calls
@@ -13,7 +15,7 @@ class Replication(Rule):
     frameworks = frozenset({KERAS})
     # It explains the arithmetic: nothing to do unless the numbers matter to the user.
     severity = NOTE
-    summary = "`--ipus N` with replication: say how the batch arithmetic changes for each `fit`."
+    summary = "`--ipus N` with replication: say how the batch arithmetic changes for each `fit`, and that compiled metrics are the last replica's."
     rationale = (
         "With N IPUs and a model that takes one (or S pipeline stages rounded up to a power of two), "
         "Keras replicates the model: replicas = IPUs / IPUs per model copy (Targeting the IPU from TensorFlow "
@@ -27,7 +29,11 @@ class Replication(Rule):
         "IPU107 and the execution length is set by IPU108; `strategy.num_replicas_in_sync`, which is always "
         "1 on the IPU, is reported by IPU154. A model trained in `IPUStrategy(enable_keras_extensions=False)` "
         "(a `train_step` override, IPU103) has none of this: its `fit` hands each batch to `strategy.run` as "
-        "a custom loop does, whose scaling under replication is not documented, and that is what is said."
+        "a custom loop does, whose scaling under replication is not documented, and that is what is said. "
+        "The metrics `fit` and `evaluate` report are not reduced across the replicas by default: each is the "
+        "value of the last replica, computed on its share of the batches (IPU Keras API, "
+        "`set_replication_options`, `replicated_metric_reduction_method` \"NONE\"); a model compiled with "
+        "`metrics` is told how to average them over the replicas."
     )
     examples = (
         Example(
@@ -49,6 +55,29 @@ class Replication(Rule):
             model.fit(train, epochs=5)
             """,
             options={"ipus": 2, "steps_per_execution": 8},
+        ),
+        # Metrics: `evaluate` reports the last replica's accuracy unless told to average it.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse", metrics=["accuracy"])
+            model.evaluate(test_dataset)
+            """,
+            options={"ipus": 2},
+        ),
+        # The script chose how its metrics are reduced.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            model.compile(optimizer="sgd", loss="mse", metrics=["accuracy"])
+            model.set_replication_options(replicated_metric_reduction_method="MEAN")
+            model.evaluate(test_dataset)
+            """,
+            reported=False, options={"ipus": 2},
         ),
         Example(
             """\
@@ -96,7 +125,10 @@ class Replication(Rule):
         accumulation = throughput.config_accumulation(config)
         steps = throughput.config_steps(config)
         without_extensions = keras_extensions_off(ctx)
-        for entry in training_calls(ctx, helper_name(ctx)):
+        entries = training_calls(ctx, helper_name(ctx))
+        if without_extensions is None:
+            self._report_unreduced_metrics(ctx, entries, replicas)
+        for entry in entries:
             if entry.method != "fit":
                 continue
             anchor = entry.call.func.attr
@@ -125,6 +157,39 @@ class Replication(Rule):
                 ctx.report(self.code, anchor, f"the dataset's batches are split between {replicas} replicas: make "
                            f"the batches per epoch a multiple of {per_execution} ({why}), or the remainder is "
                            "dropped; the learning rate may need scaling for the larger global batch", fixed=False)
+
+    def _report_unreduced_metrics(self, ctx, entries, replicas: int) -> None:
+        """Each `compile(metrics=...)` of a model that runs `fit` or `evaluate`: Keras on the IPU reports
+        the metrics of the last replica unless `set_replication_options` says how to reduce them."""
+        if not any(entry.method in ("fit", "evaluate") for entry in entries):
+            return
+        if any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_replication_options"
+               for call in ctx.nodes(cst.Call)):
+            return  # the script chose its reduction
+        for entry in entries:
+            if entry.method != "compile":
+                continue
+            metrics = next((arg for arg in entry.call.args if arg.keyword is not None
+                            and arg.keyword.value in METRIC_KEYWORDS and not _empty(arg.value)), None)
+            if metrics is None:
+                continue
+            ctx.report(self.code, metrics, f"`{entry.model}`'s metrics are not reduced across its {replicas} "
+                       "replicas: `fit` and `evaluate` report each metric of the last replica only, computed on "
+                       f"1/{replicas} of the batches; call `{entry.model}.set_replication_options("
+                       "replicated_metric_reduction_method=\"MEAN\")` after this `compile` to average them over "
+                       "the replicas (for metrics such as `AUC` or `Precision`, the mean of the replicas' values "
+                       "approximates the value over all batches)", fixed=False, severity=WARNING)
+
+
+# The `compile` arguments whose metrics `fit` and `evaluate` report.
+METRIC_KEYWORDS = frozenset({"metrics", "weighted_metrics"})
+
+
+def _empty(value: cst.BaseExpression) -> bool:
+    """Whether `value` is `None` or an empty list, tuple or dict literal: no metric to reduce."""
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    return isinstance(value, (cst.List, cst.Tuple, cst.Dict)) and not value.elements
 
 
 RULE = Replication()
