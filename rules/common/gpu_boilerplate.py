@@ -52,6 +52,21 @@ def _call_name(ctx, call: cst.Call) -> Optional[str]:
     return without_compat(ctx.qualified_name(func))
 
 
+def _tower_loop(ctx, use: cst.Name) -> Optional[cst.For]:
+    """The loop that iterates over ``use`` (a list of GPUs), or binds it (one of them), when its body
+    enters a ``tf.device`` scope: ``for i, gpu in enumerate(gpus): with tf.device(gpu.name): ...``,
+    one tower per GPU."""
+    loop = ctx.enclosing(use, cst.For)
+    if loop is None or not (any(node is use for node in walk(loop.iter))
+                            or any(isinstance(node, cst.Name) and node.value == use.value
+                                   for node in walk(loop.target))):
+        return None
+    entered = (item.item for with_node in walk(loop.body) if isinstance(with_node, cst.With)
+               for item in with_node.items)
+    return loop if any(isinstance(item, cst.Call) and without_compat(ctx.qualified_name(item.func) or "")
+                       == "tensorflow.device" for item in entered) else None
+
+
 class GpuBoilerplate(Rule):
     code = "IPU001"
     name = "gpu-boilerplate"
@@ -72,6 +87,20 @@ class GpuBoilerplate(Rule):
         "under the IPU strategy."
     )
     examples = (
+        # One tower per GPU, built by hand: the loop is reported, with what to write instead.
+        Example(
+            """\
+            import tensorflow as tf
+
+            gpus = tf.config.list_logical_devices("GPU")
+            grads = []
+            for gpu in gpus:
+                with tf.device(gpu.name):
+                    with tf.GradientTape() as tape:
+                        loss = model(x)
+                    grads.append(tape.gradient(loss, model.trainable_variables))
+            """,
+        ),
         # A GPU list of the module that functions read stays (removing it would leave them a
         # NameError, a print of it too: it is another function's statement); the first use is reported.
         Example(
@@ -450,6 +479,14 @@ class _Scan:
         for name in sorted(kept):
             uses = [use for use in self._uncovered_uses(ctx, name)
                     if not set(self._binding(ctx.statement_of(use))[0]) & kept]
+            towers = [loop for loop in (_tower_loop(ctx, use) for use in uses) if loop is not None]
+            if towers:
+                ctx.report(self.code, towers[0], f"`{name}` comes from a GPU query: this loop builds one copy of "
+                           "the computation per GPU by hand (a tower in a `tf.device` scope each), and an IPU "
+                           "system has no GPUs, so it builds none. Make the step one copy on the whole batch "
+                           "(no split of the batch, no loop, no averaging of gradients), and replicate it over "
+                           "IPUs instead (`--ipus N` for Keras)", fixed=False)
+                continue
             for use in uses[:1]:
                 ctx.report(self.code, use, f"`{name}` comes from a GPU query, and an IPU system has no GPUs (an "
                            "empty list): check what this code does with it", fixed=False)

@@ -7,7 +7,7 @@ from porter.context import bound_names, code_of
 from porter.cstutil import argument, single_small, statement
 from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, keras_or_legacy, loaded_binding,
                                               loaded_source, reaching_bindings, training_calls)
-from porter.rules.keras._analysis.model_plan import keras_extensions_off, library_network, model_plan
+from porter.rules.keras._analysis.model_plan import gpu_number, keras_extensions_off, library_network, model_plan
 from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
 from porter.rule import FIX, KERAS, NOTE, Example, Rule
@@ -185,7 +185,9 @@ class Pipelining(Rule):
         "statically (else by layer count, with a note when a layer is a whole network of a library, a TF "
         "Hub layer or a Keras application, whose stage then holds nearly all the work); a functional model "
         "gets `with keras.ipu.PipelineStage(i):` blocks around its layer calls, and around the calls on its input "
-        "before them (a backbone, an augmentation model, a `preprocess_input`, `inputs / 255.0`): a pipelined model needs every layer "
+        "before them (a backbone, an augmentation model, a `preprocess_input`, `inputs / 255.0`), or, when its layer calls "
+        "are split over S GPUs by `with tf.device(\"/gpu:k\"):` blocks, one stage per GPU, the split the script chose: "
+        "a pipelined model needs every layer "
         "in a stage, so a model made from another model's input (`keras.Model(base.input, ...)`), whose layers were "
         "called where that model was built, is reported. A model compiled in a function is followed to the "
         "function that builds it through the only call that gives it; a functional model built at the top level "
@@ -210,6 +212,52 @@ class Pipelining(Rule):
         Example(_FUNCTIONAL_BEFORE, _FUNCTIONAL_AFTER,
                 options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4,
                          "pipeline_schedule": "interleaved"}),
+        # A model split over two GPUs by hand: each GPU's block is a stage (the strategy-scope rule,
+        # not run here, removes the `tf.device` scopes).
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                with tf.device("/gpu:0"):
+                    x = keras.layers.Dense(16)(inputs)
+                    x = keras.layers.Dense(16)(x)
+                with tf.device("/gpu:1"):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                with tf.device("/gpu:0"):
+                    with keras.ipu.PipelineStage(0):
+                        x = keras.layers.Dense(16)(inputs)
+                        x = keras.layers.Dense(16)(x)
+                with tf.device("/gpu:1"):
+                    with keras.ipu.PipelineStage(1):
+                        outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.set_pipelining_options(gradient_accumulation_steps_per_replica=4,
+                                         pipeline_schedule=ipu.ops.pipelining_ops.PipelineSchedule.Grouped)
+            model.compile(optimizer="adam", loss="mse")
+            """,
+            options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
+        ),
         # A frozen backbone called on the input, then a head, in a builder that returns the model and
         # the backbone: the backbone call (and the preprocessing before it) gets a stage too.
         Example(
@@ -1032,6 +1080,8 @@ class Pipelining(Rule):
         marks = [self._layer_statement(ctx, line) for line in body]
         self._mark_input_calls(ctx, body, marks)
         indices = [index for index, mark in enumerate(marks) if mark is not None]
+        if not indices and self._gpu_blocks_as_stages(ctx, function, body, stages):
+            return True
         if len(indices) < stages or not all(isinstance(line, cst.SimpleStatementLine)
                                             for line in body[indices[0]:indices[-1] + 1]):
             ctx.report(self.code, entry.call.func.attr, f"the layer calls of `{function.name.value}` cannot be "
@@ -1079,6 +1129,30 @@ class Pipelining(Rule):
             layer_stages, parameters, stages) + ", in `keras.ipu.PipelineStage` blocks", fixed=True)
         self._report_whole_network(ctx, [getattr(mark, "func", mark) for mark in layer_marks if mark is not None],
                                    layer_stages)
+        return True
+
+    def _gpu_blocks_as_stages(self, ctx, function: cst.FunctionDef, body, stages: int) -> bool:
+        """The layer calls of ``function`` split over ``stages`` GPUs by hand, each GPU's in its
+        ``with tf.device("/gpu:k"):`` blocks (which the strategy-scope rule removes): the body of
+        each block becomes a ``keras.ipu.PipelineStage`` block, the stages in the order of the
+        GPUs, exactly the split the script chose. False (nothing done) for another shape."""
+        blocks = [(gpu_number(ctx, line.items[0].item), line) for line in body
+                  if isinstance(line, cst.With) and len(line.items) == 1]
+        numbers = sorted({number for number, _ in blocks if number is not None})
+        keras_name = self._keras_module(ctx)
+        if len(numbers) != stages or any(number is None for number, _ in blocks) or keras_name is None or any(
+                not isinstance(block.body, cst.IndentedBlock) for _, block in blocks):
+            return False
+        # A stage with no layer is refused; so is a layer of no stage (outside the blocks, ``indices``).
+        if not all(any(self._layer_statement(ctx, line) is not None for line in block.body.body)
+                   for _, block in blocks):
+            return False
+        for number, block in blocks:
+            inner = block.body.body
+            ctx.wrap(inner[0], inner[-1], self._stage_block(keras_name, numbers.index(number)))
+        order = ", ".join(f"GPU {number} -> stage {stage}" for stage, number in enumerate(numbers))
+        ctx.report(self.code, blocks[0][1], f"`{function.name.value}`: the layer calls of each GPU's `tf.device` "
+                   f"block make one pipeline stage ({order}), in `keras.ipu.PipelineStage` blocks", fixed=True)
         return True
 
     def _mark_input_calls(self, ctx, body, marks: List[Optional[cst.Call]]) -> None:

@@ -1,6 +1,6 @@
 import builtins
 from textwrap import indent
-from typing import AbstractSet, Optional, Set, Tuple
+from typing import AbstractSet, Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -8,7 +8,7 @@ from porter.config import Config
 from porter.context import FileContext, SharedKey, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
 from porter.cstutil import (append_args, expr_call, expression, is_name, keyword, keyword_arg, simple_assign,
-                            single_small, statement)
+                            single_small, statement, string_value)
 from porter.parsing import ParseError, parse
 from porter.rule import ERROR, FIX, KERAS, Example, Rule, is_selected
 from porter.rules._tf.tfdata import dataset_like
@@ -16,7 +16,7 @@ from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, OVERRIDING_KERAS_MODELS,
-                                                    RUNNING_METHODS, TPU_SETUP, gives_strategy, in_model_class,
+                                                    RUNNING_METHODS, TPU_SETUP, gives_strategy, gpu_number, in_model_class,
                                                     in_region, in_regions, keras_extensions_off, model_plan,
                                                     made_distribution_strategy, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
@@ -1347,6 +1347,45 @@ def baseline(features, labels):
     return classifier.score(features, labels)
 """,
             reported=False,
+        ),
+        # A model split over two GPUs by hand runs whole on one IPU: the scope of the second GPU
+        # is reported, with how to pipeline the model if it does not fit.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                with tf.device("/gpu:0"):
+                    x = keras.layers.Dense(16)(inputs)
+                with tf.device("/gpu:1"):
+                    outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            model = build()
+            model.compile(loss="mse")
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+            from tensorflow.python import ipu
+
+
+            def build():
+                inputs = keras.Input(shape=(8,))
+                x = keras.layers.Dense(16)(inputs)
+                outputs = keras.layers.Dense(1)(x)
+                return keras.Model(inputs, outputs)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = build()
+                model.compile(loss="mse")
+            """,
         ),
         # A GPU scope around a model the porter cannot see is still the IPU strategy's scope.
         Example(
@@ -4911,9 +4950,13 @@ run_experiment(net)
                 wrapped.append(region)
                 changed = True
                 self._wrap_loop_bodies(ctx, plan, region, kept_out)
+        split_scopes = _split_over_gpus(ctx, plan)
         for with_node in plan.transparent:
             ctx.unwrap(with_node)
-            ctx.report(self.code, with_node, _unwrapped_message(ctx, plan, with_node, wrapped), fixed=True)
+            if id(with_node) in split_scopes:
+                ctx.report(self.code, with_node, split_scopes[id(with_node)], fixed=False)
+            else:
+                ctx.report(self.code, with_node, _unwrapped_message(ctx, plan, with_node, wrapped), fixed=True)
             changed = True
         if changed:
             ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
@@ -5346,6 +5389,49 @@ def _made_again(ctx, plan, call: cst.Call) -> Optional[cst.BaseStatement]:
             or not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1)):
         return None
     return statement if in_regions(ctx, plan.regions, statement) else None
+
+
+def _split_over_gpus(ctx, plan) -> Dict[int, str]:
+    """The removed scopes of a model split over GPUs by hand (``with tf.device("/gpu:1"):`` beside
+    ``"/gpu:0"`` in the same class, function or module code), each but the first GPU's (by id) with
+    what the port leaves to do: it runs the whole model on one IPU, and a model too big for one IPU
+    is pipelined over several, which needs stages, IPUs and gradient accumulation a person picks."""
+    scopes_by_owner: Dict[int, list] = {}
+    if ctx.config.pipeline_stages:  # the pipelining rule splits the model, or says why it cannot
+        return {}
+    for with_node in plan.transparent:
+        for item in with_node.items:
+            number = gpu_number(ctx, item.item)
+            if number is not None:
+                owner = ctx.enclosing(with_node, cst.ClassDef) or ctx.enclosing_function(with_node)
+                device = string_value(item.item.args[0].value)
+                scopes_by_owner.setdefault(id(owner), []).append((number, device, with_node, owner))
+                break
+    messages = {}
+    extensions_off = keras_extensions_off(ctx)
+    for scopes in scopes_by_owner.values():
+        gpus = sorted({number for number, _, _, _ in scopes})
+        if len(gpus) < 2:
+            continue
+        stages = len(gpus)
+        ipus = 1 << (stages - 1).bit_length()  # IPUs are selected in powers of two
+        # The pipelining rule turns the blocks of a function that builds a functional model into stages.
+        by_option = (f"; or port again with `--pipeline-stages {stages} --gradient-accumulation G`, which does "
+                     "this for a functional model"
+                     if isinstance(scopes[0][3], cst.FunctionDef) else "")
+        # Pipelining is a method of the IPU Keras extensions, which a `train_step` override turns off.
+        enable = (f" ({extensions_off}, so the port's strategy runs without the IPU Keras extensions that "
+                  "pipeline a model: remove the override first)" if extensions_off else "")
+        for number, device, with_node, _ in scopes:
+            if number != gpus[0]:
+                messages[id(with_node)] = (
+                    f"`{device}` scope removed, and with it the split of the model over {stages} GPUs: the "
+                    f"port runs all of the model on one IPU. If it does not fit there, pipeline it over "
+                    f"{stages} IPUs{enable}: put the layer calls of each GPU's block in `with keras.ipu.PipelineStage(k):` "
+                    f"(k from 0, in the order of the GPUs), set `auto_select_ipus = {ipus}` and call "
+                    "`model.set_pipelining_options(gradient_accumulation_steps_per_replica=G)`, G a multiple "
+                    f"of {2 * stages}{by_option} (Graphcore's Keras tutorial, \"Pipelining\")")
+    return messages
 
 
 def _unwrapped_message(ctx, plan, with_node: cst.With, wrapped) -> str:

@@ -29,6 +29,7 @@ The plan is computed once per file and shared by both rules:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
@@ -313,6 +314,18 @@ def is_gpu_device(ctx: FileContext, call: cst.CSTNode) -> bool:
     ):
         return False
     return bool(call.args) and _names_gpu(ctx, call.args[0].value)
+
+
+def gpu_number(ctx: FileContext, call: cst.CSTNode) -> Optional[int]:
+    """The number of the GPU a device scope names in a literal (``tf.device("/gpu:1")`` is 1,
+    ``"/device:GPU:0"`` 0); None for another device, a bare ``"GPU"`` or a string made at run time."""
+    if not is_gpu_device(ctx, call):
+        return None
+    found = _GPU_NUMBER.search(string_value(call.args[0].value) or "")
+    return int(found.group(1)) if found else None
+
+
+_GPU_NUMBER = re.compile(r"gpu:(\d+)\s*$", re.IGNORECASE)
 
 
 def _names_gpu(ctx: FileContext, device: cst.BaseExpression, follow: bool = True) -> bool:
