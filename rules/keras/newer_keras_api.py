@@ -167,12 +167,19 @@ _MODEL_METHODS: Dict[str, str] = {
 
 _WHERE = "not in Keras 2.6, the Keras of the IPU's TensorFlow (Poplar SDK 2.6 to 3.4)"
 
-# Methods of older Keras models that Keras 2.6 removed, and what to write instead: `predict`, which
-# IPU107 then pads to whole batches (these ran `predict` on data of any length).
-_REMOVED_MODEL_METHODS: Dict[str, str] = {
-    "predict_classes": "write `np.argmax(model.predict(x), axis=-1)` for a softmax output, or "
-                       "`(model.predict(x) > 0.5).astype(\"int32\")` for a sigmoid one",
-    "predict_proba": "write `model.predict(x)`, which gives the same probabilities",
+# Methods of older Keras models that Keras 2.6 does not have: (since when, what to write instead).
+# `predict`, which IPU107 then pads to whole batches (these ran `predict` on data of any length).
+_PADDED = "; the port of that `predict` pads its data to whole batches, as the IPU needs"
+_REMOVED_MODEL_METHODS: Dict[str, Tuple[str, str]] = {
+    "predict_classes": ("was removed in Keras 2.6", "write `np.argmax(model.predict(x), axis=-1)` for a softmax "
+                        "output, or `(model.predict(x) > 0.5).astype(\"int32\")` for a sigmoid one" + _PADDED),
+    "predict_proba": ("was removed in Keras 2.6", "write `model.predict(x)`, which gives the same probabilities" + _PADDED),
+    # Keras 2.3 and older (graph mode): built the graph's function before threads shared the model.
+    "_make_predict_function": ("is not in Keras 2.6", "it built the prediction function of a TensorFlow 1 "
+                               "graph ahead of time (for a server's threads); delete the call: Keras 2.6 "
+                               "builds it at the first `predict`"),
+    "_make_train_function": ("is not in Keras 2.6", "it built the training function of a TensorFlow 1 graph "
+                             "ahead of time; delete the call: Keras 2.6 builds it at the first `fit`"),
 }
 
 # Methods newer Keras (2.13 and 3) gives every model, called on the model from outside.
@@ -210,7 +217,7 @@ class NewerApi(Rule):
     severity = ERROR
     frameworks = frozenset({KERAS})
     summary = ("Report Keras 3 and post-2.6 Keras / tf.data APIs, which the IPU's TensorFlow 2.6 does not have, "
-               "and the `predict_classes`/`predict_proba` it removed.")
+               "and the `predict_classes`/`predict_proba`/`_make_predict_function` it removed.")
     rationale = (
         "Every TensorFlow 2 release of the Poplar SDK from 2.6 to 3.4 is Graphcore's port of TensorFlow "
         "2.6, whose Keras is the separate Keras 2.6 package (Targeting the IPU from TensorFlow 2, \"API changes\", "
@@ -235,7 +242,9 @@ class NewerApi(Rule):
         "reported here). `os.environ[\"KERAS_BACKEND\"]` is harmless: "
         "Keras 2.6 has the TensorFlow backend only. Older code fails too where it calls what Keras 2.6 "
         "removed: a model's `predict_classes` and `predict_proba` (use `predict`, with `np.argmax` or a "
-        "threshold for classes); a scikit-learn estimator's `predict_proba` is not a Keras model's."
+        "threshold for classes), and the `_make_predict_function()` of Keras 2.3 and older, which servers "
+        "called before sharing a model between threads (delete it); a scikit-learn estimator's "
+        "`predict_proba` is not a Keras model's."
     )
     examples = (
         # Keras 2.5's class prediction of a Sequential model; the estimator's own `predict_proba` stays.
@@ -246,6 +255,15 @@ class NewerApi(Rule):
 
             model = tf.keras.models.load_model("churn.h5")
             churned = model.predict_classes(customers)
+            """,
+        ),
+        # A Keras 2.2 server's model, made ready for its request threads.
+        Example(
+            """\
+            from keras.models import load_model
+
+            model = load_model("classifier.h5")
+            model._make_predict_function()
             """,
         ),
         Example(
@@ -639,9 +657,9 @@ class NewerApi(Rule):
         for call, method in method_calls(ctx, *_REMOVED_MODEL_METHODS):
             receiver = call.func.value
             if isinstance(receiver, cst.Name) and receiver.value in models and not is_estimator(ctx, receiver):
-                ctx.report(self.code, call.func.attr, f"`Model.{method}` was removed in Keras 2.6, the Keras of "
-                           f"the IPU's TensorFlow (AttributeError): {_REMOVED_MODEL_METHODS[method]}; the port of "
-                           "that `predict` pads its data to whole batches, as the IPU needs", fixed=False)
+                since, instead = _REMOVED_MODEL_METHODS[method]
+                ctx.report(self.code, call.func.attr, f"`Model.{method}` {since}, the Keras of the IPU's "
+                           f"TensorFlow (AttributeError): {instead}", fixed=False)
 
     def _report_export(self, ctx) -> None:
         """``model.export("serving")`` on a Keras model of the file, once per method: Keras 2.13+'s."""
