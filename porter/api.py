@@ -83,7 +83,7 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
     (``porter.project``); the files not listed learn nothing."""
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
-    factories, overriding = _project_names(sources, configs, set().union(*imports.values()))
+    factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()))
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
@@ -91,7 +91,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
                           frozenset(name for name in factories if name.partition(".")[0] in imported),
                           frozenset(name for name in overriding if name.partition(".")[0] in imported),
                           frozenset(name for name in sequences if name.partition(".")[0] in imported),
-                          frozenset(name for name in generators if name.partition(".")[0] in imported))
+                          frozenset(name for name in generators if name.partition(".")[0] in imported),
+                          frozenset(name for name in configuring if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -143,13 +144,15 @@ _OVERRIDE_MARKERS = ("def train_step", "_function(self")
 
 
 def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]
-                   ) -> Tuple[Set[str], Set[str]]:
+                   ) -> Tuple[Set[str], Set[str], Set[str]]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
-    strategy it makes, which the port of that file replaces by an IPU strategy, and ``module.Class``
+    strategy it makes, which the port of that file replaces by an IPU strategy, those of them that
+    configure the IPU system themselves, and ``module.Class``
     for each Keras model class that overrides ``train_step`` (or a ``make_*_function``). Only
     modules that some file imports, that use a framework and that hold a marker of either are
     parsed, once (libcst and the rules are imported then): a file ported alone costs nothing more."""
     factories: Set[str] = set()
+    configuring: Set[str] = set()
     overriding: Set[str] = set()
     for path, source in sources.items():
         module = _module_name(path)
@@ -160,12 +163,13 @@ def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], impor
             continue
         from porter.rules.keras.strategy_scope import project_names
 
-        made, classes = project_names(source.text, configs[path])
+        made, configures, classes = project_names(source.text, configs[path])
         if makes_strategy:
             factories.update(f"{module}.{name}" for name in made)
+            configuring.update(f"{module}.{name}" for name in configures)
         if overrides:
             overriding.update(f"{module}.{name}" for name in classes)
-    return factories, overriding
+    return factories, configuring, overriding
 
 
 def _module_name(path: str) -> str:

@@ -29,6 +29,9 @@ class Project:
     # of the modules ported with the file, which Keras on the IPU refuses as training data.
     sequence_classes: FrozenSet[str] = frozenset()
     generator_functions: FrozenSet[str] = frozenset()
+    # ``ipu_setup.make_strategy``: the strategy factories that configure the IPU system before they
+    # return its strategy; a file that calls one is configured already.
+    configuring_factories: FrozenSet[str] = frozenset()
 
 
 ALONE = Project()

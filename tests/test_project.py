@@ -176,3 +176,51 @@ def test_a_sequence_or_generator_of_the_project_given_to_fit_is_reported_as_such
              if finding.code in ("IPU105", "IPU151")]
     assert found == [("IPU151", 7, "`fit()` gets a `keras.utils.Sequence`"),
                      ("IPU151", 8, "`fit()` gets a Python generator")]
+
+
+IPU_SETUP = """\
+from tensorflow.python import ipu
+
+
+def make_strategy(num_ipus=1):
+    cfg = ipu.config.IPUConfig()
+    cfg.auto_select_ipus = num_ipus
+    cfg.configure_ipu_system()
+    return ipu.ipu_strategy.IPUStrategy()
+
+
+def plain_strategy():
+    return ipu.ipu_strategy.IPUStrategy()
+"""
+
+TRAIN_IN_SETUP_STRATEGY = """\
+import tensorflow as tf
+from ipu_setup import {factory}
+
+
+def main(x, y):
+    strategy = {factory}()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y, batch_size=16, epochs=2)
+"""
+
+
+def test_a_strategy_from_a_function_of_the_project_that_configures_the_ipu_is_not_configured_again():
+    train = TRAIN_IN_SETUP_STRATEGY.format(factory="make_strategy")
+    sources = {"proj/ipu_setup.py": Source(IPU_SETUP, "utf-8"), "proj/train.py": Source(train, "utf-8")}
+    project = projects(sources, {path: Config() for path in sources})["proj/train.py"]
+    assert project.configuring_factories == frozenset({"ipu_setup.make_strategy"})
+    result = port(train, Config(), project=project)
+    assert "IPUConfig" not in result.source and "ipu_strategy.scope()" not in result.source
+    assert [finding.code for finding in result.findings if finding.code in ("IPU102", "IPU103")] == []
+
+
+def test_a_strategy_from_a_function_of_the_project_that_does_not_configure_the_ipu_is_configured_first():
+    train = TRAIN_IN_SETUP_STRATEGY.format(factory="plain_strategy")
+    sources = {"proj/ipu_setup.py": Source(IPU_SETUP, "utf-8"), "proj/train.py": Source(train, "utf-8")}
+    project = projects(sources, {path: Config() for path in sources})["proj/train.py"]
+    result = port(train, Config(), project=project)
+    assert "    ipu_config.configure_ipu_system()\n    strategy = plain_strategy()\n" in result.source
+    assert "ipu_strategy.scope()" not in result.source

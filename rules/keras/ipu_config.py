@@ -1,6 +1,12 @@
-from porter.cstutil import statement
+from typing import List, Tuple
+
+import libcst as cst
+
+from porter.context import code_of
+from porter.cstutil import argument, statement
+from porter.rules.keras._analysis.fit import int_value
 from porter.rules.keras._analysis.model_plan import config_anchors, model_plan
-from porter.rule import FIX, KERAS, Example, Rule
+from porter.rule import FIX, KERAS, NOTE, Example, Rule
 from porter.rules.keras.ipu_import import IpuImport
 from porter.scopes import fresh_name
 
@@ -13,6 +19,35 @@ def config_statements(name: str, ipus: int):
         statement(f"{name}.auto_select_ipus = {ipus}"),
         statement(f"{name}.configure_ipu_system()"),
     ]
+
+
+# The SDK 2.0 function that selected the IPUs (IPU010 upgrades it to the attribute).
+LEGACY_AUTO_SELECT = "tensorflow.python.ipu.utils.auto_select_ipus"
+
+
+def script_ipu_selections(ctx) -> List[Tuple[cst.CSTNode, cst.BaseExpression]]:
+    """Where the script selects its IPUs itself, with the count: ``cfg.auto_select_ipus = 2``, or
+    the SDK 2.0 ``ipu.utils.auto_select_ipus(cfg, 2)``."""
+    found: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []
+    for node in ctx.nodes(cst.Assign):
+        if any(isinstance(target.target, cst.Attribute) and target.target.attr.value == "auto_select_ipus"
+               for target in node.targets):
+            found.append((node, node.value))
+    for call in ctx.nodes(cst.Call):
+        count = argument(call, "num_ipus", 1) if ctx.qualified_name(call.func) == LEGACY_AUTO_SELECT else None
+        if count is not None:
+            found.append((call, count.value))
+    return found
+
+
+def ipus_option_overridden(ctx) -> List[Tuple[cst.CSTNode, cst.BaseExpression]]:
+    """The script's own selections of IPUs when more IPUs are asked for (``--ipus N``, or the IPUs
+    a pipeline needs) and none of them selects that many: the script's number is the one that
+    runs. Empty when they agree, or when no more than one IPU is asked for (the default, which
+    does not say that the user asked)."""
+    ipus = ctx.config.ipus
+    selections = script_ipu_selections(ctx) if ipus > 1 else []
+    return [] if any(int_value(value) == ipus for _, value in selections) else selections
 
 
 def config_name(ctx) -> str:
@@ -534,6 +569,49 @@ class IpuConfig(Rule):
             """,
             reported=False,
         ),
+        # The script selects its own IPUs, another number than `--ipus`: its configuration is kept
+        # (a second one would reset it) and the option is said not to be applied.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 2
+            cfg.configure_ipu_system()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.compile(optimizer="sgd", loss="mse")
+                model.fit(dataset, epochs=2)
+            """,
+            options={"ipus": 4},
+        ),
+        # The same in SDK 2.0's form, which IPU010 upgrades.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.utils.create_ipu_config()
+            cfg = ipu.utils.auto_select_ipus(cfg, num_ipus=args.ipus)
+            ipu.utils.configure_ipu_system(cfg)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            """,
+            options={"ipus": 2},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 4
+            cfg.configure_ipu_system()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+            """,
+            reported=False, options={"ipus": 4},
+        ),
         # Model code in the branches of a choice of modes: the IPU system is configured once, before
         # the choice.
         Example(
@@ -611,6 +689,7 @@ class IpuConfig(Rule):
     def run(self, ctx) -> None:
         plan = model_plan(ctx)
         if plan.configured or plan.has_ipu_strategy:
+            self._report_overridden_ipus(ctx)
             return
         anchors = []
         if plan.strategy_statement is not None:
@@ -628,6 +707,15 @@ class IpuConfig(Rule):
                 ctx.report(self.code, anchor, f"IPU system configured with {ctx.config.ipus} IPU"
                            f"{'s' if ctx.config.ipus != 1 else ''} before the model code", fixed=True)
                 ctx.add_import("tensorflow.python", "ipu", code=IpuImport.code)
+
+    def _report_overridden_ipus(self, ctx) -> None:
+        """The script already selects its IPUs, another number than the one asked for: the port
+        keeps the script's configuration (a second one would reset it), and says so."""
+        ipus = ctx.config.ipus
+        for node, _ in ipus_option_overridden(ctx):
+            ctx.report(self.code, node, f"the script selects its own IPUs (`{code_of(ctx, node)}`): the {ipus} IPUs "
+                       "the port was asked for (`--ipus`) are not selected, and the replication they imply is "
+                       "not applied; change the script's value to use them", fixed=False, severity=NOTE)
 
 
 RULE = IpuConfig()

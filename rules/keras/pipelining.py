@@ -5,8 +5,8 @@ import libcst as cst
 from porter import throughput
 from porter.context import bound_names, code_of
 from porter.cstutil import argument, single_small, statement
-from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, keras_or_legacy, loaded_binding,
-                                              loaded_source, reaching_bindings, training_calls)
+from porter.rules.keras._analysis.fit import (MODEL_LOADERS, TrainingCall, int_value, keras_or_legacy,
+                                              loaded_binding, loaded_source, reaching_bindings, training_calls)
 from porter.rules.keras._analysis.model_plan import gpu_number, keras_extensions_off, library_network, model_plan
 from porter.rules.keras._analysis.util import keras_subclasses
 from porter.rules.common._analysis.pipeline import balanced, input_shape, layer_parameters, stage_totals
@@ -626,6 +626,28 @@ class Pipelining(Rule):
             """,
             options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 8, "pipeline_schedule": "sequential"},
         ),
+        # The script sets the model's accumulation itself, to another count than the option's: its
+        # options are kept (a second call would override them), and the option is said not to apply.
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=8)
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=8)
+            """,
+            options={"gradient_accumulation": 4},
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.set_gradient_accumulation_options(gradient_accumulation_steps_per_replica=4)
+            model.compile(optimizer="sgd", loss="mse", steps_per_execution=8)
+            """,
+            reported=False, options={"gradient_accumulation": 4},
+        ),
         # A model read with `load_model` and trained without a new `compile`: a saved model keeps no
         # pipelining or accumulation options, and the port does not compile it again.
         Example(
@@ -730,6 +752,7 @@ class Pipelining(Rule):
         configured = self._configured(ctx)
         without_extensions = keras_extensions_off(ctx)
         seen: set = set()  # (function, model name): a `model` made in each function is a model of its own
+        reported_kept: set = set()  # the models whose own options were said to be kept
         built: set = set()  # (function, model name) of the variables holding the models set up so far
         for entry in calls:
             if entry.method != "compile" or (id(entry.owner), entry.model) in seen or (
@@ -740,7 +763,10 @@ class Pipelining(Rule):
             if owner is not None and (id(owner), model) in built:
                 continue  # compiled again, where it was first compiled in a function it was given to
             built.add((id(owner), model))
-            if entry.model in configured or entry.statement is None or ctx.block_of(entry.statement) is None:
+            if entry.model in configured:
+                self._report_kept_options(ctx, entry.model, reported_kept)
+                continue
+            if entry.statement is None or ctx.block_of(entry.statement) is None:
                 continue
             if without_extensions is not None:
                 self._report_without_extensions(ctx, entry, without_extensions, stages)
@@ -829,6 +855,34 @@ class Pipelining(Rule):
                    "override `minimize` (a Keras optimizer, or `ipu_tensorflow_addons.keras.optimizers."
                    "LAMBIpuOptimizer(weight_decay_rate=...)`, a different update) and port again "
                    "(Targeting the IPU from TensorFlow 2, \"Keras with IPUs\")", fixed=False)
+
+    def _report_kept_options(self, ctx, model: str, reported: set) -> None:
+        """``model`` sets its own accumulation or pipelining options, which the port keeps (a second
+        call would override them): when they are not what the options ask for, say that the options
+        are not applied, as IPU108 does for a script's own ``steps_per_execution``."""
+        config = ctx.config
+        stages, accumulation = config.pipeline_stages, config.gradient_accumulation
+        own = self._own_options(ctx, model)
+        if own is None or model in reported:
+            return
+        count = argument(own, "gradient_accumulation_steps_per_replica", 0)
+        pipelined = own.func.attr.value == "set_pipelining_options"
+        if (count is not None and int_value(count.value) == (accumulation or 1)) and (pipelined or not stages):
+            return
+        reported.add(model)
+        asked = f"`--pipeline-stages {stages}`" if stages and not pipelined else f"`--gradient-accumulation {accumulation}`"
+        ctx.report(self.code, own, f"`{model}` keeps the script's `{code_of(ctx, own)}`: {asked} is not applied "
+                   "to this model; change the script's options to use it", fixed=False, severity=NOTE)
+
+    @staticmethod
+    def _own_options(ctx, model: str) -> Optional[cst.Call]:
+        """The script's first ``model.set_pipelining_options(...)`` or ``set_gradient_accumulation_
+        options(...)``, the pipelining one first."""
+        calls = [call for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                 and call.func.attr.value in _OPTIONS and isinstance(call.func.value, cst.Name)
+                 and call.func.value.value == model]
+        calls.sort(key=lambda call: _OPTIONS.index(call.func.attr.value))
+        return calls[0] if calls else None
 
     @staticmethod
     def _configured(ctx) -> set:

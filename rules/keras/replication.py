@@ -6,6 +6,7 @@ from porter.rules.keras._analysis.fit import KERAS_DEFAULT_BATCH, int_value, tra
 from porter.rule import KERAS, NOTE, WARN, WARNING, Example, Rule
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras.divisible_dataset import helper_name
+from porter.rules.keras.ipu_config import ipus_option_overridden
 
 
 class Replication(Rule):
@@ -115,12 +116,28 @@ class Replication(Rule):
             """,
             reported=False, options={"ipus": 2, "pipeline_stages": 2, "gradient_accumulation": 4},
         ),
+        # The script selects its own IPUs, not the 4 asked for: its number runs (IPU102 says so).
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            cfg = ipu.config.IPUConfig()
+            cfg.auto_select_ipus = 1
+            cfg.configure_ipu_system()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+                model.fit(x, y, batch_size=32, epochs=5)
+            """,
+            reported=False, options={"ipus": 4},
+        ),
     )
 
     def run(self, ctx) -> None:
         config = ctx.config
         replicas = throughput.config_replicas(config)
-        if replicas <= 1:
+        if replicas <= 1 or ipus_option_overridden(ctx):  # the script's own IPUs run (IPU102 says so)
             return
         accumulation = throughput.config_accumulation(config)
         steps = throughput.config_steps(config)

@@ -15,8 +15,9 @@ from porter.rules._tf.tfdata import dataset_like
 from porter.rules.keras._analysis.custom_loop import loop_plans
 from porter.rules.keras._analysis.datasets import keras_batched_source
 from porter.rules.keras._analysis.fit import training_calls
-from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_STRATEGIES, OVERRIDING_KERAS_MODELS,
-                                                    RUNNING_METHODS, TPU_SETUP, gives_strategy, gpu_number, in_model_class,
+from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IPU_CONFIG_MARKERS, IPU_STRATEGIES,
+                                                    OVERRIDING_KERAS_MODELS, RUNNING_METHODS, TPU_SETUP,
+                                                    gives_strategy, gpu_number, in_model_class,
                                                     in_region, in_regions, keras_extensions_off, model_plan,
                                                     made_distribution_strategy, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
@@ -5462,18 +5463,20 @@ RULE = StrategyScope()
 # (``porter.api.projects``).
 
 
-def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str]]:
+def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str], Set[str]]:
     """What a file of the project that imports the module learns from it, read from one parse:
-    its strategy factories (``strategy_factories``) and its overriding classes (``_overriding_in``).
-    Empty when ``text`` does not parse or is not Keras code."""
+    its strategy factories (``strategy_factories``), those of them that configure the IPU system
+    themselves (``_configuring``) and its overriding classes (``_overriding_in``). Empty when
+    ``text`` does not parse or is not Keras code."""
     try:
         module = parse(text)
     except ParseError:
-        return set(), set()
+        return set(), set(), set()
     ctx = FileContext(module, config)
     if KERAS not in ctx.frameworks:
-        return set(), set()
-    return _factories_in(ctx, text), _overriding_in(ctx)
+        return set(), set(), set()
+    factories = _factories_in(ctx, text)
+    return factories, _configuring(ctx, factories), _overriding_in(ctx)
 
 
 def strategy_factories(text: str, config: Config) -> Set[str]:
@@ -5499,6 +5502,17 @@ def _factories_in(ctx: FileContext, text: str) -> Set[str]:
     made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
     return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
             and returns_of(function) and all(gives_strategy(function, node.value, made) for node in returns_of(function))}
+
+
+def _configuring(ctx: FileContext, factories: Set[str]) -> Set[str]:
+    """The ``factories`` that configure the IPU system before they return its strategy (``def
+    make_strategy(): cfg = ipu.config.IPUConfig(); ...; return ipu.ipu_strategy.IPUStrategy()``):
+    a file that takes its strategy from one is configured, and a configuration of its own would
+    be a second one."""
+    return {function.name.value for function in ctx.nodes(cst.FunctionDef) if function.name.value in factories
+            and is_module_function(ctx, function) and any(
+                isinstance(node, cst.Call) and ctx.qualified_name(node.func) in IPU_CONFIG_MARKERS
+                for node in walk(function))}
 
 
 def _overriding_in(ctx: FileContext) -> Set[str]:

@@ -632,6 +632,7 @@ class _Analysis:
         # Functions of the file whose strategy the program only enters (``with get_strategy().scope():``).
         self.scoped_factories: Set[str] = set()
         self._project_strategy = False  # a strategy from a function of another file of the project
+        self._project_configured = False  # ... from one that configures the IPU system first
         self.owned_strategies: Dict[str, List[cst.BaseStatement]] = {}  # per class: where it makes its strategy
         self._owned_calls: List[cst.Call] = []  # the strategy constructions those classes keep
         # Every assignment of a strategy to a name of the program, and that name, in source order.
@@ -660,7 +661,7 @@ class _Analysis:
         plan.library_bases = library_subclass_definitions(ctx, *OVERRIDING_BASES)
         self._find_imported_overrides()
         self._find_strategies()
-        plan.configured = any(
+        plan.configured = self._project_configured or any(
             ctx.qualified_name(call.func) in IPU_CONFIG_MARKERS for call in ctx.nodes(cst.Call)
         )
         # The IPU configured, and the strategy a function of the project gives is an IPU strategy
@@ -1054,6 +1055,8 @@ class _Analysis:
             elif self._from_project_factory(call):
                 self._bind_strategy(ctx.parent(call))
                 self._project_strategy = True
+                self._project_configured = self._project_configured or (
+                    ctx.project_function(call.func) in ctx.project.configuring_factories)
         self._find_scoped_factories()
         if plan.strategy_statement is None:
             plan.strategy_name = fresh_name(ctx, "strategy", "ipu_strategy")
