@@ -28,7 +28,7 @@ uses a framework, so a program that ports no ML code does not pay for them.
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from porter.config import Config
 from porter.detect import imported_modules, uses_framework
@@ -36,8 +36,8 @@ from porter.files import FileError, Source, encode, read, walk_all, write_atomic
 from porter.outcome import FileOutcome
 from porter.project import ALONE, Project
 
-__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "needs_port", "out_tree", "port_all",
-           "port_file", "port_text", "projects", "save"]
+__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "imported_neighbours", "needs_port", "out_tree",
+           "port_all", "port_file", "port_text", "projects", "save"]
 
 # One file to port: (path, text, config), and optionally what the files of its project ported with
 # it tell about it (``port_text``'s ``project``).
@@ -78,15 +78,20 @@ def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Option
     return port_text(path, source.text, config), source
 
 
-def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str, Project]:
+def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: AbstractSet[str] = frozenset()
+             ) -> Dict[str, Project]:
     """What each of the ``.py`` files ported together (a folder) learns from the others
-    (``porter.project``); the files not listed learn nothing."""
+    (``porter.project``); the files not listed learn nothing. ``read_only``: those of ``sources``
+    that are read as they are and not ported (``imported_neighbours``): they learn nothing, and
+    their strategy functions count only where they return an IPU strategy already."""
     imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
     keras = _keras_modules(sources)
-    factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()))
+    factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
+        if path in read_only:
+            continue
         project = Project(bool(imported & keras),
                           frozenset(name for name in factories if name.partition(".")[0] in imported),
                           frozenset(name for name in overriding if name.partition(".")[0] in imported),
@@ -96,6 +101,32 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config]) -> Dict[str
         if project != ALONE:
             found[path] = project
     return found
+
+
+def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
+                        ) -> Tuple[Dict[str, Source], Dict[str, Config]]:
+    """The modules of the project that the ``.py`` files of ``sources`` import and that are not
+    among them, read (never ported) from beside each file (``models.py`` for ``from models import
+    build``), with the config of the file that imports each: a script ported alone, as pre-commit
+    passes it, learns from its project what it learns ported with it. A module that cannot be read
+    is left out."""
+    given = {os.path.abspath(path) for path in sources}
+    found: Dict[str, Source] = {}
+    found_configs: Dict[str, Config] = {}
+    for path, source in sources.items():
+        if not path.endswith(".py"):
+            continue
+        folder = os.path.dirname(path)
+        for module in sorted(imported_modules(source.text)):
+            neighbour = os.path.join(folder, module + ".py")
+            if os.path.abspath(neighbour) in given or neighbour in found or not os.path.isfile(neighbour):
+                continue
+            try:
+                found[neighbour] = read(neighbour)
+            except FileError:
+                continue
+            found_configs[neighbour] = configs[path]
+    return found, found_configs
 
 
 # Text a module must hold to define Python data Keras on the IPU refuses: a Sequence or a generator.
@@ -143,8 +174,8 @@ _STRATEGY_MARKERS = ("Strategy", "get_strategy")
 _OVERRIDE_MARKERS = ("def train_step", "_function(self")
 
 
-def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]
-                   ) -> Tuple[Set[str], Set[str], Set[str]]:
+def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str],
+                   read_only: AbstractSet[str]) -> Tuple[Set[str], Set[str], Set[str]]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
     strategy it makes, which the port of that file replaces by an IPU strategy, those of them that
     configure the IPU system themselves, and ``module.Class``
@@ -163,7 +194,7 @@ def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], impor
             continue
         from porter.rules.keras.strategy_scope import project_names
 
-        made, configures, classes = project_names(source.text, configs[path])
+        made, configures, classes = project_names(source.text, configs[path], as_is=path in read_only)
         if makes_strategy:
             factories.update(f"{module}.{name}" for name in made)
             configuring.update(f"{module}.{name}" for name in configures)

@@ -16,8 +16,8 @@ from typing import Dict, List, Optional, Sequence
 import click
 
 from porter import __version__
-from porter.api import (Job, OutDirError, OutTree, copy_tree, needs_port, out_tree, port_all, port_text, projects,
-                        save)
+from porter.api import (Job, OutDirError, OutTree, copy_tree, imported_neighbours, needs_port, out_tree, port_all,
+                        port_text, projects, save)
 from porter.config import Config, ConfigError, Projects
 from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
 from porter.outcome import FileOutcome
@@ -317,7 +317,8 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
             sources[path] = read(path)
         except FileError as error:
             outcomes[path] = FileOutcome(path, error=str(error))
-    told = projects(sources, configs)
+    neighbours, neighbour_configs = imported_neighbours(sources, configs)
+    told = projects({**sources, **neighbours}, {**configs, **neighbour_configs}, read_only=neighbours.keys())
     for path, source in sources.items():
         project = told.get(path, ALONE)
         if needs_port(path, source.text) or project.keras_import:

@@ -8,8 +8,8 @@ import pytest
 
 from porter.config import Config
 from porter.context import FileContext
-from porter.files import Source
-from porter.api import projects
+from porter.files import Source, read
+from porter.api import imported_neighbours, projects
 from porter.engine import port
 from porter.project import ALONE, Project
 from porter.rules.keras.strategy_scope import strategy_factories
@@ -224,3 +224,28 @@ def test_a_strategy_from_a_function_of_the_project_that_does_not_configure_the_i
     result = port(train, Config(), project=project)
     assert "    ipu_config.configure_ipu_system()\n    strategy = plain_strategy()\n" in result.source
     assert "ipu_strategy.scope()" not in result.source
+
+
+def test_a_script_ported_alone_reads_the_modules_it_imports_from_beside_it(tmp_path):
+    # As pre-commit passes it: the script alone, its project's modules beside it, read as they are.
+    (tmp_path / "ipu_setup.py").write_text(IPU_SETUP)
+    (tmp_path / "plots.py").write_text("import matplotlib\n")
+    train = tmp_path / "train.py"
+    train.write_text(TRAIN_IN_SETUP_STRATEGY.format(factory="make_strategy") + "import plots\nimport numpy\n")
+    sources = {str(train): read(str(train))}
+    neighbours, configs = imported_neighbours(sources, {str(train): Config()})
+    assert sorted(neighbours) == [str(tmp_path / "ipu_setup.py"), str(tmp_path / "plots.py")]
+    told = projects({**sources, **neighbours}, {str(train): Config(), **configs}, read_only=neighbours.keys())
+    assert list(told) == [str(train)]  # the modules read are not ported
+    assert told[str(train)].configuring_factories == frozenset({"ipu_setup.make_strategy"})
+
+
+def test_a_module_read_as_it_is_gives_only_the_ipu_strategies_it_already_returns():
+    # Not ported with the script, its MirroredStrategy stays one: the script cannot take it for
+    # the IPU strategy.
+    sources = {"proj/common.py": Source(TPU_OR_MIRRORED, "utf-8"),
+               "proj/train.py": Source("from common import detect_strategy\nimport tensorflow\n", "utf-8")}
+    configs = {path: Config() for path in sources}
+    assert projects(sources, configs)["proj/train.py"].strategy_factories
+    assert projects(sources, configs, read_only={"proj/common.py"}).get("proj/train.py", ALONE).strategy_factories \
+        == frozenset()

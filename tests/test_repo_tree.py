@@ -226,8 +226,13 @@ def test_a_script_that_trains_the_model_of_a_keras_module_of_its_project_is_port
     ported = (tmp_path / "ported/train.py").read_text()
     assert "ipu_config.configure_ipu_system()" in ported and "with strategy.scope():\n    model = build_model()" in ported
     assert (tmp_path / "ported/models.py").read_text() == BUILDER_MODULE  # built in the script's scope
-    alone = cli(["repo/train.py", "--check"], cwd=tmp_path)  # alone, nothing says it is Keras code
-    assert alone.exit_code == 0
+    # Alone, as pre-commit passes it, the script reads the module it imports from beside it (and
+    # leaves it as it is): ported as in the folder.
+    alone = cli(["repo/train.py", "--out-dir", "alone"], cwd=tmp_path)
+    assert alone.exit_code == 0, alone.stderr
+    assert (tmp_path / "alone/train.py").read_text() == ported
+    assert sorted(path.name for path in (tmp_path / "alone").iterdir()) == ["train.py"]
+    assert cli(["repo/train.py", "--check"], cwd=tmp_path).exit_code == 1
 
 
 PORTED_STRATEGY_MODULE = STRATEGY_MODULE.replace("import tensorflow as tf\n", "import tensorflow as tf\n"
@@ -267,6 +272,12 @@ def test_a_strategy_from_a_function_of_another_module_of_the_project_is_the_ipu_
     assert "IPU190" not in result.stdout
     again = cli(["ported", "--diff"], cwd=tmp_path)
     assert (again.exit_code, again.stdout) == (0, ""), again.stdout
-    # Alone, the script cannot know what the function returns: a strategy of its own, reported.
+    # Alone, the script reads the module beside it as it is, unported: its function still returns
+    # a MirroredStrategy, so the script makes a strategy of its own, and the nesting is reported.
     alone = cli(["repo/train.py"], cwd=tmp_path)
     assert "repo/train.py:20:5: IPU190 `with strategy.scope():` runs inside the scope of the IPU strategy" in alone.stdout
+    # Once the module is ported, the script ported alone takes its strategy from it, as together.
+    write(tmp_path / "repo", "common.py", PORTED_STRATEGY_MODULE)
+    alone = cli(["repo/train.py", "--out-dir", "alone"], cwd=tmp_path)
+    assert alone.exit_code == 0, alone.stderr
+    assert (tmp_path / "alone/train.py").read_text() == PORTED_STRATEGY_SCRIPT

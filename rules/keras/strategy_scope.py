@@ -5463,11 +5463,12 @@ RULE = StrategyScope()
 # (``porter.api.projects``).
 
 
-def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str], Set[str]]:
+def project_names(text: str, config: Config, as_is: bool = False) -> Tuple[Set[str], Set[str], Set[str]]:
     """What a file of the project that imports the module learns from it, read from one parse:
     its strategy factories (``strategy_factories``), those of them that configure the IPU system
     themselves (``_configuring``) and its overriding classes (``_overriding_in``). Empty when
-    ``text`` does not parse or is not Keras code."""
+    ``text`` does not parse or is not Keras code. ``as_is``: the module is not ported with the
+    file, so only the functions that return an IPU strategy already are factories."""
     try:
         module = parse(text)
     except ParseError:
@@ -5475,7 +5476,7 @@ def project_names(text: str, config: Config) -> Tuple[Set[str], Set[str], Set[st
     ctx = FileContext(module, config)
     if KERAS not in ctx.frameworks:
         return set(), set(), set()
-    factories = _factories_in(ctx, text)
+    factories = _factories_in(ctx, text, as_is)
     return factories, _configuring(ctx, factories), _overriding_in(ctx)
 
 
@@ -5488,16 +5489,17 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     return project_names(text, config)[0]
 
 
-def _factories_in(ctx: FileContext, text: str) -> Set[str]:
-    """``strategy_factories`` of the module ``ctx`` reads (its ``text``). Its suppressions are
-    applied first: the plan it reads is made with them."""
+def _factories_in(ctx: FileContext, text: str, as_is: bool = False) -> Set[str]:
+    """``strategy_factories`` of the module ``ctx`` reads (its ``text``); with ``as_is``, those that
+    return an IPU strategy already. Its suppressions are applied first: the plan it reads is made
+    with them."""
     if not is_selected(StrategyScope.code, ctx.config.select, ctx.config.ignore):
         return set()
     if MARKER in text:
         ctx.suppress(find_suppressions(ctx.module))
     ctx.rule_code = StrategyScope.code
     plan = model_plan(ctx)
-    made = set() if plan.has_ipu_strategy else {  # an existing IPU strategy: the port replaces none
+    made = set() if plan.has_ipu_strategy or as_is else {  # an existing IPU strategy: the port replaces none
         id(call) for call in plan.replaced_strategies if ctx.allowed(call)}
     made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
     return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
