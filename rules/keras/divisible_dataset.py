@@ -1811,6 +1811,30 @@ scores = model.predict(rows, batch_size=len(rows))
                 model.fit(trim_to_multiple(states, 32), trim_to_multiple(returns, 32), verbose=0)
             """),
         ),
+        # The parts NumPy splits an array into: of lengths the port does not count, padded.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("m.keras")
+            for part in np.array_split(np.load("rows.npy"), 7):
+                print(model.predict(part).mean())
+            """,
+            snippet("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            """) + _examples_helpers("pad", "cut") +
+            snippet("""\
+
+
+            model = tf.keras.models.load_model("m.keras")
+            for part in np.array_split(np.load("rows.npy"), 7):
+                print(cut_to_samples(model.predict(pad_to_multiple(part, 32)), part).mean())
+            """),
+        ),
         # A function of the file that predicts on what each call gives it, called on the items of a
         # Python list of arrays: padded as where the loop itself predicts.
         Example(

@@ -1958,6 +1958,8 @@ def _always_single(ctx: FileContext, name: cst.Name, owner: cst.CSTNode, depth: 
 
 # Random draws of items from a list (`random.sample(memory, n)`, `random.choices(memory, k=n)`).
 _DRAWS = frozenset({"random.sample", "random.choices"})
+# Functions that split an array into a list of arrays along its first axis (`np.array_split(x, 7)`).
+_SPLITS = frozenset({"numpy.array_split", "numpy.split", "tensorflow.split"})
 # The methods that put items in a list or deque other than `append`, or take them out in place.
 _OTHER_WRITES = frozenset({"extend", "insert", "appendleft", "extendleft", "__setitem__"})
 
@@ -2042,8 +2044,9 @@ def _replay_loop(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTNode
 
 def _python_list(ctx: FileContext, value: Optional[cst.BaseExpression]) -> bool:
     """``value`` is a Python list of arrays (or tuples of them), never of datasets: a list or
-    tuple written out, a list comprehension, or a random draw from a list (``random.sample``)."""
-    if isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _DRAWS:
+    tuple written out, a list comprehension, a random draw from a list (``random.sample``), or the
+    parts an array is split into (``np.array_split(x, 7)``)."""
+    if isinstance(value, cst.Call) and ctx.qualified_name(value.func) in _DRAWS | _SPLITS:
         return True
     if isinstance(value, cst.ListComp):
         parts = value.elt.elements if isinstance(value.elt, cst.Tuple) else [value.elt]
