@@ -3480,6 +3480,22 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
             """,
         ),
+        # The batch size in the call, the other options out of sight: they may hold a `sample_weight`
+        # or a `validation_split` that trimmed inputs would no longer match, so the inputs are left
+        # as they are and reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def train(settings):
+                x = np.random.rand(300, 4).astype("float32")
+                y = np.random.rand(300, 1).astype("float32")
+                model = tf.keras.models.load_model(settings.checkpoint)
+                model.fit(x, y, batch_size=64, **settings.fit_kwargs)
+            """,
+        ),
         # The arrays themselves in the literal dict: the port does not rewrite the dict, reported
         # with the batch size read there.
         Example(
@@ -4553,17 +4569,30 @@ scores = model.predict(rows, batch_size=len(rows))
         if entries is not None:
             self._report_options_dict(ctx, entry, options, entries)
             return
+        batch = keyword(entry.call, "batch_size")
+        if batch is None:
+            hidden = "which may hold the batch size: the port cannot see it, and"
+            multiple = "the batch size"
+        else:  # the options may still hold what trimmed inputs must match
+            held = _HIDDEN_BY_METHOD.get(entry.method, "a step count")
+            hidden = (f"which may hold {held} that trimmed inputs must match: the port cannot see them and leaves "
+                      "the inputs as they are, but")
+            multiple = f"`{code_of(ctx, batch.value)}`"
         ctx.report(self.code, entry.call.func.attr,
-                   f"`{entry.method}` gets arrays and its options through `**{options}`, which may hold the batch "
-                   f"size: the port cannot see it, and Keras on the IPU rejects a partial batch; trim the inputs "
-                   f"to a multiple of the batch size (and of the replicas and steps per execution)"
+                   f"`{entry.method}` gets arrays and its options through `**{options}`, {hidden} Keras on the IPU "
+                   f"rejects a partial batch; trim the inputs"
+                   + (", and a `sample_weight` among the options," if batch is not None and entry.method != "predict"
+                      else "")
+                   + f" to a multiple of {multiple} (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
 
     def _report_options_dict(self, ctx, entry, options: str, entries) -> None:
         """``fit(**config)`` with a literal ``config`` the port reads but does not rewrite: it holds
         the inputs, or inputs whose trimming would change what the dict says (``validation_split``)."""
-        batch = code_of(ctx, entries["batch_size"]) if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default"
+        given = keyword(entry.call, "batch_size")
+        batch = (code_of(ctx, given.value) if given is not None else code_of(ctx, entries["batch_size"])
+                 if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default")
         inputs = [key for key in ("x", "y", "sample_weight", "validation_data", "validation_split") if key in entries]
         held = ", ".join(f"`{key}`" for key in inputs) or "its options"
         if inputs == ["validation_split"]:
@@ -4901,6 +4930,11 @@ def _repeated_call(ctx, call: cst.Call, scope: cst.CSTNode) -> bool:
                                                           for node in (call, *ctx.ancestors(call))):
             return True
     return False
+
+
+# What `**options` may hold that inputs trimmed by their batch size must match, by method.
+_HIDDEN_BY_METHOD = {"fit": "a `sample_weight`, a `validation_split` or a step count",
+                     "evaluate": "a `sample_weight` or a step count"}
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:
