@@ -20,7 +20,8 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, self_attribute_values
+from porter.rules.keras._analysis.util import (callback_model, is_callback_method, method_calls, number_value,
+                                               self_attribute_values)
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, owner, single_value
@@ -3496,6 +3497,20 @@ scores = model.predict(rows, batch_size=len(rows))
                 model.fit(x, y, batch_size=64, **settings.fit_kwargs)
             """,
         ),
+        # Validation given by position (Keras 2's `fit(x, y, batch, epochs, verbose, callbacks,
+        # validation_split, validation_data)`): not read by the port, so not trimmed, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(320, 4).astype("float32")
+            y = np.random.rand(320, 1).astype("float32")
+            held_out = (np.random.rand(50, 4).astype("float32"), np.random.rand(50, 1).astype("float32"))
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(x, y, 32, 3, 2, None, 0.0, held_out)
+            """,
+        ),
         # The arrays themselves in the literal dict: the port does not rewrite the dict, reported
         # with the batch size read there.
         Example(
@@ -4005,6 +4020,8 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_unfollowed(ctx, entry)
+            if entry.method == "fit" and _unknown_lengths_trimmed(ctx):
+                self._report_positional_validation(ctx, entry)
             if not entry.arrays and not entry.validation and entry.held_validation is None \
                     and entry.validation_inputs is None:
                 continue
@@ -4586,6 +4603,18 @@ scores = model.predict(rows, batch_size=len(rows))
                    + f" to a multiple of {multiple} (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _report_positional_validation(self, ctx, entry) -> None:
+        """``fit(x, y, 32, 3, 2, None, 0.2)``: the validation given by position (the seventh and
+        eighth arguments), which the port reads by keyword only: left as it is, and reported."""
+        positional = [arg for arg in entry.call.args if not arg.star and arg.keyword is None]
+        for name, at in (("validation_split", 6), ("validation_data", 7)):
+            given = positional[at] if len(positional) > at else None
+            if given is None or is_name(given.value, "None") or number_value(given.value) == 0:
+                continue
+            ctx.report(self.code, given, f"`fit` gets `{name}` by position, which the port does not read: the "
+                       "validation is neither trimmed nor split into whole batches, and Keras on the IPU rejects "
+                       f"a partial batch; pass it as `{name}=...` and port again", fixed=False)
 
     def _report_options_dict(self, ctx, entry, options: str, entries) -> None:
         """``fit(**config)`` with a literal ``config`` the port reads but does not rewrite: it holds
