@@ -3497,6 +3497,19 @@ scores = model.predict(rows, batch_size=len(rows))
                 model.fit(x, y, batch_size=64, **settings.fit_kwargs)
             """,
         ),
+        # Arrays with a step count and no batch size: Keras batches them by `ceil(samples / steps)`,
+        # not by 32, so trimming to 32 would still leave a partial batch; reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4).astype("float32")
+            y = np.random.rand(1000, 1).astype("float32")
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(x, y, steps_per_epoch=30, epochs=2)
+            """,
+        ),
         # Validation given by position (Keras 2's `fit(x, y, batch, epochs, verbose, callbacks,
         # validation_split, validation_data)`): not read by the port, so not trimmed, reported.
         Example(
@@ -4022,6 +4035,12 @@ scores = model.predict(rows, batch_size=len(rows))
                 self._report_unfollowed(ctx, entry)
             if entry.method == "fit" and _unknown_lengths_trimmed(ctx):
                 self._report_positional_validation(ctx, entry)
+            steps = keyword(entry.call, _STEPS_BY_METHOD.get(entry.method, "steps"))
+            if entry.arrays and entry.batch is None and entry.model_batch is None and steps is not None \
+                    and not is_name(steps.value, "None"):
+                if _unknown_lengths_trimmed(ctx):  # trimming to 32 would be wrong either way
+                    self._report_batch_from_steps(ctx, entry, steps)
+                continue
             if not entry.arrays and not entry.validation and entry.held_validation is None \
                     and entry.validation_inputs is None:
                 continue
@@ -4604,6 +4623,17 @@ scores = model.predict(rows, batch_size=len(rows))
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
 
+    def _report_batch_from_steps(self, ctx, entry, steps: cst.Arg) -> None:
+        """``fit(x, y, steps_per_epoch=100)`` with no batch size: Keras batches the arrays by
+        ``ceil(samples / steps)``, not by 32, so trimming to the default batch would still leave a
+        partial one; left as it is, and reported."""
+        name = steps.keyword.value
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets arrays and `{name}={code_of(ctx, steps.value)}` but no `batch_size`: Keras "
+                   f"batches them by `ceil(samples / {name})`, which the port does not trim to, and Keras on the IPU "
+                   f"rejects a partial batch; pass `batch_size=` and port again, or give it a number of samples that "
+                   f"`{name}` divides into whole batches", fixed=False)
+
     def _report_positional_validation(self, ctx, entry) -> None:
         """``fit(x, y, 32, 3, 2, None, 0.2)``: the validation given by position (the seventh and
         eighth arguments), which the port reads by keyword only: left as it is, and reported."""
@@ -4960,6 +4990,9 @@ def _repeated_call(ctx, call: cst.Call, scope: cst.CSTNode) -> bool:
             return True
     return False
 
+
+# The step count that, given without a batch size, makes Keras batch arrays by `ceil(samples / steps)`.
+_STEPS_BY_METHOD = {"fit": "steps_per_epoch", "search": "steps_per_epoch"}
 
 # What `**options` may hold that inputs trimmed by their batch size must match, by method.
 _HIDDEN_BY_METHOD = {"fit": "a `sample_weight`, a `validation_split` or a step count",
