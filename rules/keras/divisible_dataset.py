@@ -20,7 +20,8 @@ from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_MET
                                               training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule, snippet
 from porter.rules._tf.tfdata import is_dataset
-from porter.rules.keras._analysis.util import callback_model, is_callback_method, method_calls, self_attribute_values
+from porter.rules.keras._analysis.util import (callback_model, is_callback_method, method_calls, number_value,
+                                               self_attribute_values)
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
 from porter.rules.keras._analysis.predict_datasets import padded_predictions
 from porter.scopes import assignments, fresh_name, owner, single_value
@@ -3541,6 +3542,49 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(x=x, y=y, sample_weight=np.ones(300), **options)
             """,
         ),
+        # The batch size in the call, the other options out of sight: they may hold a `sample_weight`
+        # or a `validation_split` that trimmed inputs would no longer match, so the inputs are left
+        # as they are and reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def train(settings):
+                x = np.random.rand(300, 4).astype("float32")
+                y = np.random.rand(300, 1).astype("float32")
+                model = tf.keras.models.load_model(settings.checkpoint)
+                model.fit(x, y, batch_size=64, **settings.fit_kwargs)
+            """,
+        ),
+        # Arrays with a step count and no batch size: Keras batches them by `ceil(samples / steps)`,
+        # not by 32, so trimming to 32 would still leave a partial batch; reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(1000, 4).astype("float32")
+            y = np.random.rand(1000, 1).astype("float32")
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(x, y, steps_per_epoch=30, epochs=2)
+            """,
+        ),
+        # Validation given by position (Keras 2's `fit(x, y, batch, epochs, verbose, callbacks,
+        # validation_split, validation_data)`): not read by the port, so not trimmed, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x = np.random.rand(320, 4).astype("float32")
+            y = np.random.rand(320, 1).astype("float32")
+            held_out = (np.random.rand(50, 4).astype("float32"), np.random.rand(50, 1).astype("float32"))
+            model = tf.keras.models.load_model("net.keras")
+            model.fit(x, y, 32, 3, 2, None, 0.0, held_out)
+            """,
+        ),
         # The arrays themselves in the literal dict: the port does not rewrite the dict, reported
         # with the batch size read there.
         Example(
@@ -4050,6 +4094,14 @@ scores = model.predict(rows, batch_size=len(rows))
                 continue
             if entry.unfollowed and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_unfollowed(ctx, entry)
+            if entry.method == "fit" and _unknown_lengths_trimmed(ctx):
+                self._report_positional_validation(ctx, entry)
+            steps = keyword(entry.call, _STEPS_BY_METHOD.get(entry.method, "steps"))
+            if entry.arrays and entry.batch is None and entry.model_batch is None and steps is not None \
+                    and not is_name(steps.value, "None"):
+                if _unknown_lengths_trimmed(ctx):  # trimming to 32 would be wrong either way
+                    self._report_batch_from_steps(ctx, entry, steps)
+                continue
             if not entry.arrays and not entry.validation and entry.held_validation is None \
                     and entry.validation_inputs is None:
                 continue
@@ -4614,17 +4666,53 @@ scores = model.predict(rows, batch_size=len(rows))
         if entries is not None:
             self._report_options_dict(ctx, entry, options, entries)
             return
+        batch = keyword(entry.call, "batch_size")
+        if batch is None:
+            hidden = "which may hold the batch size: the port cannot see it, and"
+            multiple = "the batch size"
+        else:  # the options may still hold what trimmed inputs must match
+            held = _HIDDEN_BY_METHOD.get(entry.method, "a step count")
+            hidden = (f"which may hold {held} that trimmed inputs must match: the port cannot see them and leaves "
+                      "the inputs as they are, but")
+            multiple = f"`{code_of(ctx, batch.value)}`"
         ctx.report(self.code, entry.call.func.attr,
-                   f"`{entry.method}` gets arrays and its options through `**{options}`, which may hold the batch "
-                   f"size: the port cannot see it, and Keras on the IPU rejects a partial batch; trim the inputs "
-                   f"to a multiple of the batch size (and of the replicas and steps per execution)"
+                   f"`{entry.method}` gets arrays and its options through `**{options}`, {hidden} Keras on the IPU "
+                   f"rejects a partial batch; trim the inputs"
+                   + (", and a `sample_weight` among the options," if batch is not None and entry.method != "predict"
+                      else "")
+                   + f" to a multiple of {multiple} (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _report_batch_from_steps(self, ctx, entry, steps: cst.Arg) -> None:
+        """``fit(x, y, steps_per_epoch=100)`` with no batch size: Keras batches the arrays by
+        ``ceil(samples / steps)``, not by 32, so trimming to the default batch would still leave a
+        partial one; left as it is, and reported."""
+        name = steps.keyword.value
+        ctx.report(self.code, entry.call.func.attr,
+                   f"`{entry.method}` gets arrays and `{name}={code_of(ctx, steps.value)}` but no `batch_size`: Keras "
+                   f"batches them by `ceil(samples / {name})`, which the port does not trim to, and Keras on the IPU "
+                   f"rejects a partial batch; pass `batch_size=` and port again, or give it a number of samples that "
+                   f"`{name}` divides into whole batches", fixed=False)
+
+    def _report_positional_validation(self, ctx, entry) -> None:
+        """``fit(x, y, 32, 3, 2, None, 0.2)``: the validation given by position (the seventh and
+        eighth arguments), which the port reads by keyword only: left as it is, and reported."""
+        positional = [arg for arg in entry.call.args if not arg.star and arg.keyword is None]
+        for name, at in (("validation_split", 6), ("validation_data", 7)):
+            given = positional[at] if len(positional) > at else None
+            if given is None or is_name(given.value, "None") or number_value(given.value) == 0:
+                continue
+            ctx.report(self.code, given, f"`fit` gets `{name}` by position, which the port does not read: the "
+                       "validation is neither trimmed nor split into whole batches, and Keras on the IPU rejects "
+                       f"a partial batch; pass it as `{name}=...` and port again", fixed=False)
 
     def _report_options_dict(self, ctx, entry, options: str, entries) -> None:
         """``fit(**config)`` with a literal ``config`` the port reads but does not rewrite: it holds
         the inputs, or inputs whose trimming would change what the dict says (``validation_split``)."""
-        batch = code_of(ctx, entries["batch_size"]) if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default"
+        given = keyword(entry.call, "batch_size")
+        batch = (code_of(ctx, given.value) if given is not None else code_of(ctx, entries["batch_size"])
+                 if "batch_size" in entries else f"{KERAS_DEFAULT_BATCH}, Keras' default")
         inputs = [key for key in ("x", "y", "sample_weight", "validation_data", "validation_split") if key in entries]
         held = ", ".join(f"`{key}`" for key in inputs) or "its options"
         if inputs == ["validation_split"]:
@@ -4962,6 +5050,14 @@ def _repeated_call(ctx, call: cst.Call, scope: cst.CSTNode) -> bool:
                                                           for node in (call, *ctx.ancestors(call))):
             return True
     return False
+
+
+# The step count that, given without a batch size, makes Keras batch arrays by `ceil(samples / steps)`.
+_STEPS_BY_METHOD = {"fit": "steps_per_epoch", "search": "steps_per_epoch"}
+
+# What `**options` may hold that inputs trimmed by their batch size must match, by method.
+_HIDDEN_BY_METHOD = {"fit": "a `sample_weight`, a `validation_split` or a step count",
+                     "evaluate": "a `sample_weight` or a step count"}
 
 
 def _unknown_lengths_trimmed(ctx) -> bool:

@@ -9,7 +9,7 @@ from porter.context import SharedKey, bound_names, code_of, walk
 from porter.rules._tf.tfdata import is_dataset
 from porter.cstutil import append_args, argument, is_name, is_true, keyword, keyword_arg
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, TrainingCall, call_columns, floor_operand, int_value,
-                             inherited_method, is_helper_call, layout, last_value_before, loaded_binding,
+                             inherited_method, is_helper_call, layout, last_value_before, literal_options, loaded_binding,
                              loaded_source, one_batch_call, rounded_up, static_int, super_calls, first_input,
                              fraction_value, single_sample, static_samples, training_calls, validation_entry)
 from porter.rule import FIX, KERAS, Example, Rule
@@ -113,6 +113,36 @@ def _given_count(entry: TrainingCall, name: str) -> Optional[cst.Arg]:
     """``name=N`` of the call, unless it is absent or ``None`` (Keras then counts the data)."""
     given = keyword(entry.call, name)
     return None if given is None or is_name(given.value, "None") else given
+
+
+def _options_argument(entry: TrainingCall) -> Optional[cst.Arg]:
+    """The one ``**options`` argument of the call (``fit(train_ds, **fit_kwargs)``), else None."""
+    splatted = [arg for arg in entry.call.args if arg.star == "**"]
+    return splatted[0] if len(splatted) == 1 else None
+
+
+def _given_option(ctx, entry: TrainingCall, name: str) -> Optional[Tuple[cst.CSTNode, cst.BaseExpression]]:
+    """Where the call gives ``name`` and its value: its keyword, else the entry of the literal dict
+    its ``**options`` passes (``fit_kwargs = dict(steps_per_epoch=50)``), else None."""
+    given = keyword(entry.call, name)
+    if given is not None:
+        return given, given.value
+    options = _options_argument(entry)
+    entries = literal_options(ctx, options.value, entry.owner) if options is not None else None
+    value = (entries or {}).get(name)
+    return (value, value) if value is not None else None
+
+
+def _dataset_beside_options(ctx, entry: TrainingCall) -> Optional[cst.BaseExpression]:
+    """``fit(train_ds, **fit_kwargs)``: the dataset given first, beside a literal dict of options
+    that keeps the analysis of the call from reading its inputs, else None (options the port
+    cannot read are reported on their own)."""
+    first = entry.call.args[0] if entry.call.args else None
+    options = _options_argument(entry)
+    if entry.data is not None or options is None or first is None or first.star or first.keyword \
+            or literal_options(ctx, options.value, entry.owner) is None:
+        return None
+    return first.value if is_dataset(ctx, first.value) else None
 
 
 def _value_read(ctx, node: cst.BaseExpression, scope: cst.CSTNode) -> cst.BaseExpression:
@@ -658,6 +688,43 @@ class StepsPerExecution(Rule):
                 model.fit(ds, steps_per_epoch=steps, epochs=2)
             """,
             options={"steps_per_execution": "auto"},
+        ),
+        # The step counts of a literal dict `fit` is given with `**` are checked as its keywords are.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse", steps_per_execution=4)
+                fit_kwargs = dict(epochs=3, steps_per_epoch=50, validation_data=val_ds, validation_steps=8)
+                model.fit(train_ds.repeat(), **fit_kwargs)
+            """,
+        ),
+        # Options the port cannot read may give a step count, or leave Keras to count the dataset's
+        # batches: either must be a multiple of the steps per execution, reported.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(train_ds, config):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse", steps_per_execution=4)
+                model.fit(train_ds, **config.fit_kwargs)
+            """,
+        ),
+        # ... and a count in the dict that is a multiple of it says nothing.
+        Example(
+            """\
+            import tensorflow as tf
+
+            def train(train_ds, val_ds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(optimizer="sgd", loss="mse", steps_per_execution=4)
+                fit_kwargs = {"epochs": 3, "verbose": 2, "steps_per_epoch": 48}
+                model.fit(train_ds.repeat(), **fit_kwargs)
+            """,
+            reported=False,
         ),
         # A count changed after `compile` (a schedule that grows it, `args.steps //= 2`) is not the
         # value it had there: reported, no value.
@@ -1817,22 +1884,39 @@ class StepsPerExecution(Rule):
         for entry in later:
             counts = {"fit": ("steps_per_epoch", "validation_steps"), "evaluate": ("steps",), "predict": ("steps",)}
             for name in counts.get(entry.method, ()):
-                given = keyword(entry.call, name)
-                if given is not None and not is_name(given.value, "None"):
-                    self._check_count(ctx, given, name, fixed)
+                given = _given_option(ctx, entry, name)
+                if given is not None and not is_name(given[1], "None"):
+                    self._check_count(ctx, given[0], given[1], name, fixed)
+            if fixed is not None and fixed > 1 and entry.method in counts:
+                self._report_unread_options(ctx, entry, counts[entry.method], fixed)
             if not (fixed is not None and fixed > 1 and throughput.config_replicas(ctx.config) == 1):
                 continue  # else IPU109 says it
             count = counts[entry.method][0] if entry.method in counts else None
-            if count is not None and entry.dataset_input and keyword(entry.call, count) is None:
-                self._check_dataset_batches(ctx, entry, entry.data, entry.call.func.attr, f"`{entry.method}`",
+            data = entry.data if entry.dataset_input else _dataset_beside_options(ctx, entry)
+            if count is not None and data is not None and _given_option(ctx, entry, count) is None:
+                self._check_dataset_batches(ctx, entry, data, entry.call.func.attr, f"`{entry.method}`",
                                             count, fixed)
-            validation = keyword(entry.call, "validation_data")
+            validation = _given_option(ctx, entry, "validation_data")
             # A variable not seen to hold validation arrays most likely holds a dataset made elsewhere.
-            if entry.method == "fit" and validation is not None and keyword(entry.call, "validation_steps") is None \
-                    and (is_dataset(ctx, validation.value) or isinstance(validation.value, cst.Name)
+            if entry.method == "fit" and validation is not None and _given_option(ctx, entry, "validation_steps") is None \
+                    and (is_dataset(ctx, validation[1]) or isinstance(validation[1], cst.Name)
                          and entry.held_validation is None):
-                self._check_dataset_batches(ctx, entry, validation.value, validation, "the validation of `fit`",
+                self._check_dataset_batches(ctx, entry, validation[1], validation[0], "the validation of `fit`",
                                             "validation_steps", fixed)
+
+    def _report_unread_options(self, ctx, entry: TrainingCall, names: Tuple[str, ...], fixed: int) -> None:
+        """``fit(train_ds, **config.fit_kwargs)``: options the port cannot read may give step counts,
+        or leave Keras to count the batches of the data; either must be a multiple of ``fixed``.
+        Arrays with such options are reported by IPU107, which leaves them untrimmed."""
+        options = _options_argument(entry)
+        if options is None or entry.hidden_options is not None or literal_options(ctx, options.value, entry.owner) \
+                is not None:
+            return
+        counts = " or ".join(f"`{name}`" for name in names)
+        ctx.report(self.code, options, f"`{entry.method}` gets options through `**{code_of(ctx, options.value)}`, "
+                   f"which the port cannot read: a {counts} among them, or else the batches per epoch of the data "
+                   f"it reads (per replica), must be a multiple of `steps_per_execution={fixed}`, or Keras on the "
+                   "IPU raises an error; check them", fixed=False)
 
     def _check_dataset_batches(self, ctx, entry: TrainingCall, data: cst.BaseExpression, node: cst.CSTNode,
                                reader: str, count: str, fixed: int) -> None:
@@ -1849,9 +1933,10 @@ class StepsPerExecution(Rule):
                        f"`.repeat()` it and pass `{count}={max(fixed, batches - batches % fixed)}`, or pick a batch "
                        f"size that gives a multiple of {fixed} batches", fixed=False)
 
-    def _check_count(self, ctx, given: cst.Arg, name: str, fixed: Optional[int]) -> None:
-        """``steps_per_epoch``/``validation_steps``/``steps``: a multiple of ``fixed``."""
-        value = int_value(given.value)
+    def _check_count(self, ctx, given: cst.CSTNode, count: cst.BaseExpression, name: str, fixed: Optional[int]
+                     ) -> None:
+        """``steps_per_epoch``/``validation_steps``/``steps``: ``count``, given at ``given``, a multiple of ``fixed``."""
+        value = int_value(count)
         if fixed is not None and value is not None:
             if value % fixed:
                 ctx.report(self.code, given, f"`{name}={value}` must be a multiple of "

@@ -600,7 +600,9 @@ def _inputs(ctx: FileContext, entry: TrainingCall, helper: Optional[str]) -> Non
         # Keras takes `x` as arrays when `y` is given: a dataset or a generator brings its own labels.
         arrays = x is not None and (_surely_array(ctx, x.value, entry.owner) or y is not None and _followed_array(
             ctx, x.value, entry, helper) and not is_dataset(ctx, x.value))
-        if options and arrays and keyword(call, "batch_size") is None:
+        if options and arrays:
+            # Out of sight whatever the batch size: the options may hold `sample_weight`,
+            # `validation_split` or a step count that trimmed inputs would no longer match.
             entry.hidden_options = options[0].value
         elif options and x is None and "x" in (literal_options(ctx, options[0].value, entry.owner) or {}):
             entry.hidden_options = options[0].value  # `fit(**config)`: the arrays are in the dict
