@@ -839,6 +839,41 @@ class StrategyScope(Rule):
         "plotting helper given `history.history`) is left as it is."
     )
     examples = (
+        # Models kept in a dict by key (an ensemble, widths compared): `models[width] = build(width)`
+        # makes a model like `model = build(width)` does, and the item runs it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+
+
+            models = {}
+            for width in (8, 64):
+                models[width] = build(width)
+                models[width].compile(loss="mse")
+                models[width].fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+
+
+            models = {}
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 64):
+                with strategy.scope():
+                    models[width] = build(width)
+                    models[width].compile(loss="mse")
+                    models[width].fit(x, y, epochs=2)
+            """,
+        ),
         # The strategy made again under its name for a second model (a notebook's later cell): the
         # statement goes, as a second strategy made in the first one's scope would mix the two.
         Example(

@@ -511,6 +511,13 @@ def in_region(ctx: FileContext, region: Region, node: cst.CSTNode) -> bool:
     return False
 
 
+def _keyed_in(target: cst.BaseAssignTargetExpression) -> List[str]:
+    """``[models]`` for the target ``models[name]`` (one item of a variable); else nothing."""
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        return [target.value.value]
+    return []
+
+
 def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bool:
     """Whether ``node`` is in the statements of one of ``regions``."""
     return any(in_region(ctx, region, node) for region in regions)
@@ -2447,10 +2454,11 @@ class _Analysis:
         return self._handovers
 
     def _model_names_in(self, block: Block) -> Set[str]:
-        """The names the statements of ``block`` assign a model to."""
+        """The names the statements of ``block`` assign a model to, or put one in by key (an
+        ensemble's ``models[name] = build(name)``: the model is then run as ``models[name]``)."""
         model_assignments = {id(assign) for assign in self._model_assignments()}
         return {name for _, node in self._code_of_block(block) if id(node) in model_assignments
-                for target in node.targets for name in bound_names(target.target)}
+                for target in node.targets for name in bound_names(target.target) + _keyed_in(target.target)}
 
     def _region_in(self, block: Block) -> Optional[Region]:
         """From the first statement of ``block`` that assigns a model to the last one that uses it."""
