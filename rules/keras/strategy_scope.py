@@ -874,6 +874,31 @@ class StrategyScope(Rule):
                     models[width].fit(x, y, epochs=2)
             """,
         ),
+        # The same with builders the porter cannot see (a table of them): the item trained with
+        # Keras' arguments is a model, and so are the models taken out of the dict to predict.
+        Example(
+            """\
+            import tensorflow as tf
+
+            models = {}
+            for name, make in BUILDERS.items():
+                models[name] = make()
+                models[name].fit(x, y, epochs=2)
+            scores = {name: model.predict(x_test, batch_size=8) for name, model in models.items()}
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            models = {}
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for name, make in BUILDERS.items():
+                    models[name] = make()
+                    models[name].fit(x, y, epochs=2)
+                scores = {name: model.predict(x_test, batch_size=8) for name, model in models.items()}
+            """,
+        ),
         # The strategy made again under its name for a second model (a notebook's later cell): the
         # statement goes, as a second strategy made in the first one's scope would mix the two.
         Example(
