@@ -8,6 +8,7 @@ from porter.context import bound_names, code_of, walk
 from porter.cstutil import keyword
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
+from porter.rules.keras._analysis.fit import METHODS as KERAS_METHODS, ONE_BATCH_METHODS
 from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
@@ -15,15 +16,40 @@ from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IP
                                                     runs_model, without_compat)
 from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
-                                              run_by_keras, subclasses_of, tuners)
+                                              mapped_node_ids, run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock
 from porter.scopes import instance_class, loads, owner, owner_body, values_of
 
+# What Keras does with a model of its own weights: compile it, train or run it.
+_KERAS_RUNS = frozenset(KERAS_METHODS) | ONE_BATCH_METHODS
+
 # How far up the chain of callers a training call may be covered (train() called by main() ...).
 _DEPTH = 4
 
+
+
+_DISTILLED_BY_MAP = """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def main(x, y):
+    ipu_config = ipu.config.IPUConfig()
+    ipu_config.auto_select_ipus = 1
+    ipu_config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        teacher = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+        teacher.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        teacher.fit(x, y, batch_size=32)
+        soft = tf.data.Dataset.from_tensor_slices(x).batch(32, drop_remainder=True).map(
+            lambda batch: (batch, tf.nn.softmax(teacher(batch, training=False))))
+        student = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+        student.compile(optimizer="adam", loss="categorical_crossentropy")
+        student.fit(soft, epochs=2)
+"""
 
 
 # Keras models wrapped for scikit-learn, which builds and fits them itself.
@@ -53,6 +79,10 @@ class KerasAudit(Rule):
         "So is a metric object or a mixed-precision `LossScaleOptimizer` made at module level that such a "
         "function compiles its model with: its variables are made with it, out of the scope (Keras' `compile` "
         "refuses such a metric). "
+        "So is a model made in the scope and trained or run there (a distillation's teacher) that a "
+        "`dataset.map(...)` also runs (`lambda x: (x, teacher(x))`): tf.data runs the map on the host, out of "
+        "the programs the IPU compiles, while the scope places the model's variables on the IPU; its answers "
+        "belong in `predict`, before the dataset is made. "
         "A method the file never calls by name (`getattr(experiment, args.command)()`) runs where the objects "
         "of its class are made and used; when an object leaves the function that makes it (returned, kept "
         "elsewhere, put in a container), its methods are reported."
@@ -583,6 +613,20 @@ def main():
 main()
 """,
         ),
+        # A teacher trained in the scope, then run by the map that makes the student's soft targets:
+        # tf.data runs it on the host, while its variables are on the IPU. Reported.
+        Example(_DISTILLED_BY_MAP),
+        # The soft targets computed by the teacher's `predict`, in the scope: nothing runs on the host.
+        Example(_DISTILLED_BY_MAP.replace(
+            """soft = tf.data.Dataset.from_tensor_slices(x).batch(32, drop_remainder=True).map(
+            lambda batch: (batch, tf.nn.softmax(teacher(batch, training=False))))
+        student = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+        student.compile(optimizer="adam", loss="categorical_crossentropy")
+        student.fit(soft, epochs=2)""",
+            """soft = tf.nn.softmax(teacher.predict(x, batch_size=32))
+        student = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+        student.compile(optimizer="adam", loss="categorical_crossentropy")
+        student.fit(x, soft, batch_size=32, epochs=2)"""), reported=False),
         Example(
             """\
 from sklearn.linear_model import LogisticRegression
@@ -599,6 +643,7 @@ classifier = LogisticRegression().fit(features, labels)
             return  # scikit-learn builds and trains the model: that is what is missing
         self._outer_networks(ctx)
         self._compiled_objects(ctx)
+        self._models_run_by_maps(ctx)
         if self._second_strategies(ctx) or self._foreign_scopes(ctx):
             return
         calls = _training_calls(ctx)
@@ -625,6 +670,32 @@ classifier = LogisticRegression().fit(features, labels)
             ctx.report(self.code, assign, f"{names}, which the model is built on, is made outside the IPU strategy's "
                        "scope, so its weights are too (compiling the model fails): the port is not complete; make "
                        "it in the scope, where the model is built", fixed=False)
+
+    def _models_run_by_maps(self, ctx) -> None:
+        """``ds.map(lambda x, y: (x, teacher(x)))`` (a distillation's soft targets) with ``teacher``
+        a model made in the IPU strategy's scope, and also compiled, trained or run by Keras there
+        (not an augmentation or preprocessing stack, which no one fits): tf.data runs the map on
+        the host, out of the programs the IPU compiles, while the scope places the model's
+        variables on the IPU. The port cannot move the model's work: reported once per model, at
+        the map's call of it."""
+        plan = model_plan(ctx)
+        coverage = _Coverage(ctx, plan)
+        mapped = mapped_node_ids(ctx)
+        # `teacher.fit(...)`, `teacher.predict(...)`: a model with weights of its own, not an augmentation stack.
+        trained_or_run = {call.func.value.value for call in ctx.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+                          and isinstance(call.func.value, cst.Name) and call.func.attr.value in _KERAS_RUNS}
+        reported: Set[str] = set()
+        for call in ctx.nodes(cst.Call):
+            name = call.func.value if isinstance(call.func, cst.Name) else None
+            if (id(call) not in mapped or name not in plan.model_like or name in reported
+                    or name not in trained_or_run or not _made_in_scope(ctx, coverage, name)):
+                continue
+            reported.add(name)
+            ctx.report(self.code, call, f"this `dataset.map(...)` runs `{name}`, a model made in the IPU strategy's "
+                       "scope: tf.data runs the map on the host, out of the programs the IPU compiles, while the "
+                       "scope places the model's variables on the IPU: the port is not complete; compute what the "
+                       f"map needs before, with `{name}.predict(...)` (whole batches), and build the dataset from "
+                       "its answers", fixed=False)
 
     def _compiled_objects(self, ctx) -> None:
         """``auc = keras.metrics.AUC()`` at module level, compiled with a model in a function the
@@ -741,6 +812,13 @@ def _compiled_module_objects(ctx, plan: Plan) -> Iterator[Tuple[str, cst.BaseSta
             for statement, value in made.get(node.value, ()):
                 if made_with_variables(ctx, value) and any(found is value for found in values):
                     yield node.value, statement
+
+
+def _made_in_scope(ctx, coverage: "_Coverage", name: str) -> bool:
+    """Whether an assignment of ``name`` runs in the IPU strategy's scope, directly or through its callers."""
+    return any(isinstance(target.target, cst.Name) and target.target.value == name
+               and coverage.runs_in_scope(assign)
+               for assign in ctx.nodes(cst.Assign) for target in assign.targets)
 
 
 def _wrapper_uses(ctx, wrapper: cst.Call) -> List[cst.CSTNode]:

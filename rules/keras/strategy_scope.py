@@ -840,6 +840,66 @@ class StrategyScope(Rule):
         "plotting helper given `history.history`) is left as it is."
     )
     examples = (
+        # Models kept in a dict by key (an ensemble, widths compared): `models[width] = build(width)`
+        # makes a model like `model = build(width)` does, and the item runs it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+
+
+            models = {}
+            for width in (8, 64):
+                models[width] = build(width)
+                models[width].compile(loss="mse")
+                models[width].fit(x, y, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(width):
+                return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+
+
+            models = {}
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 64):
+                with strategy.scope():
+                    models[width] = build(width)
+                    models[width].compile(loss="mse")
+                    models[width].fit(x, y, epochs=2)
+            """,
+        ),
+        # The same with builders the porter cannot see (a table of them): the item trained with
+        # Keras' arguments is a model, and so are the models taken out of the dict to predict.
+        Example(
+            """\
+            import tensorflow as tf
+
+            models = {}
+            for name, make in BUILDERS.items():
+                models[name] = make()
+                models[name].fit(x, y, epochs=2)
+            scores = {name: model.predict(x_test, batch_size=8) for name, model in models.items()}
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            models = {}
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for name, make in BUILDERS.items():
+                    models[name] = make()
+                    models[name].fit(x, y, epochs=2)
+                scores = {name: model.predict(x_test, batch_size=8) for name, model in models.items()}
+            """,
+        ),
         # The strategy made again under its name for a second model (a notebook's later cell): the
         # statement goes, as a second strategy made in the first one's scope would mix the two.
         Example(

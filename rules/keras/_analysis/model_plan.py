@@ -511,6 +511,13 @@ def in_region(ctx: FileContext, region: Region, node: cst.CSTNode) -> bool:
     return False
 
 
+def _keyed_in(target: cst.BaseExpression) -> List[str]:
+    """``[models]`` for the target ``models[name]`` (one item of a variable); else nothing."""
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        return [target.value.value]
+    return []
+
+
 def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bool:
     """Whether ``node`` is in the statements of one of ``regions``."""
     return any(in_region(ctx, region, node) for region in regions)
@@ -1475,6 +1482,12 @@ class _Analysis:
                  and (self._compiles(call) or is_keras_run(call))}
         return names | self._passed_to_trainers(owner)
 
+    def _trained_items(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
+        """Names whose items the code of ``owner`` trains as Keras models: ``models[name].fit(x,
+        y, epochs=2)``, with an argument only Keras takes."""
+        return {name for call in self._in_function(cst.Call, owner) if is_keras_run(call)
+                for name in _keyed_in(call.func.value)}
+
     def _passed_to_trainers(self, owner: Optional[cst.FunctionDef]) -> Set[str]:
         """Names that the code of ``owner`` passes to a trainer, where it trains its argument."""
         return {arg.value.value for arg in self._trainer_arguments(owner) if isinstance(arg.value, cst.Name)}
@@ -1518,7 +1531,10 @@ class _Analysis:
         # What the function compiles, trains with Keras' arguments or hands to a trainer, and what a
         # custom training step trains: a model built by code the file cannot see.
         trained = self._trained_names(owner) | trained_names(self.ctx)
-        return any(name in trained for target in assign.targets for name in bound_names(target.target))
+        # A model put in a collection by key (``models[name] = make()``), whose item is trained.
+        trained_items = self._trained_items(owner)
+        return any(name in trained for target in assign.targets for name in bound_names(target.target)) or any(
+            name in trained_items for target in assign.targets for name in _keyed_in(target.target))
 
     def _compiled_names(self) -> Dict[int, Set[str]]:
         """Per function (id, None for the module), the names whose ``.compile(...)`` is called."""
@@ -2271,6 +2287,8 @@ class _Analysis:
                        isinstance(call.func, cst.Name) and self._has_strategy(call.func.value))
                    for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
         collections: Set[str] = set()
+        # What a model assignment assigns: a call the file cannot see make a model, whose result is trained.
+        assigned_models = {id(assign.value) for assign in plan.model_assignments}
         changed = True
         while changed:  # an alias of an alias
             changed = False
@@ -2288,7 +2306,8 @@ class _Analysis:
                     names.add(name)
                     changed = True
             taken_out, collections = held_models(self.ctx, lambda node: (
-                isinstance(node, cst.Name) and node.value in names or self._is_model_call(node)))
+                isinstance(node, cst.Name) and node.value in names or self._is_model_call(node)
+                or id(node) in assigned_models))
             if taken_out - names:
                 names |= taken_out
                 changed = True
@@ -2450,10 +2469,11 @@ class _Analysis:
         return self._handovers
 
     def _model_names_in(self, block: Block) -> Set[str]:
-        """The names the statements of ``block`` assign a model to."""
+        """The names the statements of ``block`` assign a model to, or put one in by key (an
+        ensemble's ``models[name] = build(name)``: the model is then run as ``models[name]``)."""
         model_assignments = {id(assign) for assign in self._model_assignments()}
         return {name for _, node in self._code_of_block(block) if id(node) in model_assignments
-                for target in node.targets for name in bound_names(target.target)}
+                for target in node.targets for name in bound_names(target.target) + _keyed_in(target.target)}
 
     def _region_in(self, block: Block) -> Optional[Region]:
         """From the first statement of ``block`` that assigns a model to the last one that uses it."""
