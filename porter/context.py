@@ -712,6 +712,8 @@ class FileContext:
     _COMPAT_V1_KERAS = "tensorflow.compat.v1.keras"
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
+    _KERAS_RUNNING = _KERAS_TRAINING | {"evaluate", "evaluate_generator", "test_on_batch", "predict",
+                                        "predict_generator", "predict_on_batch"}
     # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
     _EAGER = frozenset({"tensorflow.enable_eager_execution"})
 
@@ -737,7 +739,7 @@ class FileContext:
             eager = eager or qualified in self._EAGER
         if self.eager_off_calls():
             # Keras that only fits, evaluates and predicts runs as TensorFlow 2 once the switch is removed.
-            return not self.trains_keras() or self.graph_mode_code() is not None
+            return not self.runs_keras() or self.graph_mode_code() is not None
         return graph_mode and not eager and not self._reads_eager_values() and not self.trains_keras()
 
     def eager_off_calls(self) -> List[cst.Call]:
@@ -820,11 +822,18 @@ class FileContext:
 
     def trains_keras(self) -> bool:
         """Whether the file imports Keras and calls ``fit``, ``fit_generator`` or ``train_on_batch``."""
+        return self._calls_keras(self._KERAS_TRAINING)
+
+    def runs_keras(self) -> bool:
+        """Whether the file imports Keras and trains, evaluates or predicts with a model."""
+        return self._calls_keras(self._KERAS_RUNNING)
+
+    def _calls_keras(self, methods: frozenset) -> bool:
         if not self.imports_module("keras", "tf_keras", "keras_core", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
                 not any(self.qualified_name(node) in ("tensorflow.keras", "tensorflow.compat.v1.keras")
                         for node in self.nodes(cst.Attribute)):
             return False
-        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in self._KERAS_TRAINING
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
                    for call in self.nodes(cst.Call))
 
     # ---------------------------------------------------------------------------- suppression

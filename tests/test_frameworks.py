@@ -103,6 +103,13 @@ def frameworks(source: str) -> frozenset:
      model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
      model.fit(x, y, batch_size=8)
      """, {KERAS}),
+    ("""\
+     from tensorflow import keras
+     import tensorflow as tf
+     tf.compat.v1.disable_eager_execution()
+     model = keras.models.load_model("classifier.h5")
+     print(model.predict(images, batch_size=16))
+     """, {KERAS}),
     # ... and one that needs graph mode elsewhere (`K.gradients`, a TF1 summary writer): TF1.
     ("""\
      import tensorflow as tf

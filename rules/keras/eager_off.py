@@ -15,12 +15,12 @@ class EagerOff(Rule):
     # A switch left in makes Keras train off the IPU.
     severity = ERROR
     summary = ("Remove `tf.compat.v1.disable_eager_execution()` (or `disable_v2_behavior()`) from a Keras script "
-               "that needs graph mode nowhere else, so that Keras trains as TensorFlow 2 Keras on the IPU.")
+               "that needs graph mode nowhere else, so that Keras runs as TensorFlow 2 Keras on the IPU.")
     rationale = (
         "Keras runs on the IPU as TensorFlow 2 Keras, with `fit`, `evaluate` and `predict` compiled for the IPU "
         "in an `IPUStrategy` scope (Targeting the IPU from TensorFlow 2, \"Keras with IPUs\"). Keras 2 era "
-        "scripts often switch eager execution off near the top, for speed: the model then trains through "
-        "Keras' TensorFlow 1 (graph mode) training loop, not the TensorFlow 2 one that the IPU's Keras "
+        "scripts often switch eager execution off near the top, for speed: the model then trains and "
+        "predicts through Keras' TensorFlow 1 (graph mode) loops, not the TensorFlow 2 ones that the IPU's Keras "
         "extensions compile. In a script where nothing else "
         "needs graph mode (no sessions, placeholders, `K.gradients`, `K.function`, `optimizer.get_updates` or "
         "other TensorFlow 1 API), the switch is removed and the script ported as TensorFlow 2 Keras, which "
@@ -70,6 +70,23 @@ class EagerOff(Rule):
         ),
         Example(
             """\
+            from tensorflow import keras
+            from tensorflow.compat.v1 import disable_v2_behavior
+
+            disable_v2_behavior()
+            model = keras.models.load_model("classifier.h5")
+            print(model.predict(images, batch_size=16))
+            """,
+            """\
+            from tensorflow import keras
+            from tensorflow.compat.v1 import disable_v2_behavior
+
+            model = keras.models.load_model("classifier.h5")
+            print(model.predict(images, batch_size=16))
+            """,
+        ),
+        Example(
+            """\
             import tensorflow as tf
 
 
@@ -97,11 +114,11 @@ class EagerOff(Rule):
             # Its comments go with it: they are about the switch.
             if statement is not None and ctx.remove(statement):
                 keep_blank_lines(ctx, [statement])
-                ctx.report(self.code, call, f"removed `{code_of(ctx, call)}`: it made Keras train in TensorFlow 1 "
+                ctx.report(self.code, call, f"removed `{code_of(ctx, call)}`: it made Keras run in TensorFlow 1 "
                            "graph mode, which the IPU's Keras does not compile; nothing else in the file needs graph "
                            "mode, so the script runs as TensorFlow 2 Keras", fixed=True)
             else:
-                ctx.report(self.code, call, f"`{code_of(ctx, call)}` makes Keras train in TensorFlow 1 graph "
+                ctx.report(self.code, call, f"`{code_of(ctx, call)}` makes Keras run in TensorFlow 1 graph "
                            "mode, which the IPU's Keras does not compile, and nothing else in the file needs graph mode: "
                            "remove this call", fixed=False)
 

@@ -112,6 +112,17 @@ class Tf1Audit(Rule):
             updates = model.optimizer.get_updates(loss, model.trainable_weights)
             """,
         ),
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            tf.compat.v1.disable_eager_execution()
+            model = tf.keras.models.load_model("classifier.h5")
+            print(model.predict(images, batch_size=16))
+            saliency = K.gradients(K.max(model.output), model.input)
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -130,16 +141,16 @@ class Tf1Audit(Rule):
     def _report_graph_mode_keras(self, ctx) -> None:
         """Keras trained in graph mode: no rule ports it (the IPU's Keras is TF2 Keras in an
         IPUStrategy, the TF1 rules compile session graphs), so it would come back unchanged."""
-        if not ctx.trains_keras():
-            return
         switches = find_calls(ctx, *_GRAPH_MODE_SWITCHES)
-        if switches:
+        if switches and ctx.runs_keras():
             ctx.report(self.code, switches[0], "this call switches eager execution off, so the Keras model "
-                       f"trained below runs in TF1 graph mode, which is not ported to the IPU{self._needing(ctx)}: "
+                       f"used below runs in TF1 graph mode, which is not ported to the IPU{self._needing(ctx)}: "
                        "rewrite that for TensorFlow 2 (`tf.GradientTape` for gradients, the model's `predict` "
                        "for `K.function`, no sessions), remove this call and port the script again, or port it "
                        "as TF1 (a step built in a function compiled with `ipu.ipu_compiler.compile` and run by "
                        "a session)", fixed=False)
+            return
+        if switches or not ctx.trains_keras():
             return
         training = [call for call in ctx.nodes(cst.Call)
                     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _KERAS_TRAINING]
