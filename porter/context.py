@@ -689,14 +689,31 @@ class FileContext:
         return frozenset(found)
 
     # Graph-mode code: a file that uses any of these is a TF1 file.
-    _TF1_MARKERS = frozenset(
-        {"tensorflow.Session", "tensorflow.placeholder", "tensorflow.disable_v2_behavior",
-         "tensorflow.disable_eager_execution", "tensorflow.InteractiveSession"}
-    )
+    _TF1_MARKERS = frozenset({"tensorflow.Session", "tensorflow.placeholder", "tensorflow.InteractiveSession"})
+    # Eager execution switched off: a TF1 file, unless it trains Keras and needs graph mode nowhere else.
+    EAGER_OFF = frozenset({"tensorflow.disable_v2_behavior", "tensorflow.disable_eager_execution"})
+    # Keras backend calls written for graph mode (`K.gradients` raises under eager execution).
+    _GRAPH_MODE_BACKEND = frozenset({"keras.backend.gradients", "keras.backend.function", "keras.backend.placeholder",
+                                     "keras.backend.get_session", "keras.backend.get_graph"})
+    # Keras 2 optimizers' graph-mode update ops; TF1 dataset iterators.
+    _GRAPH_MODE_METHODS = frozenset({"get_updates", "make_one_shot_iterator", "make_initializable_iterator"})
+    # TensorFlow 1 API (by the first name after `tf.`) that needs graph mode: it raises, or does nothing,
+    # under eager execution (the variables, collections and initializers of a TF1 graph).
+    _GRAPH_MODE_TF = frozenset({
+        "Session", "InteractiveSession", "placeholder", "placeholder_with_default", "gradients", "get_default_session",
+        "global_variables_initializer", "local_variables_initializer", "variables_initializer", "tables_initializer",
+        "initialize_all_variables", "get_collection", "add_to_collection", "GraphKeys", "get_variable",
+        "variable_scope", "assign", "assign_add", "contrib"})
+    # ... and under names that TensorFlow 2 keeps for other API (`tf.train.Checkpoint`, `tf.summary.scalar`).
+    _GRAPH_MODE_TF_PARTS = frozenset({
+        "train.Saver", "train.MonitoredTrainingSession", "train.get_or_create_global_step", "train.get_global_step",
+        "train.start_queue_runners", "train.Coordinator", "summary.FileWriter", "summary.merge_all", "summary.merge"})
     _COMPAT_V1 = "tensorflow.compat.v1."
     _COMPAT_V1_KERAS = "tensorflow.compat.v1.keras"
     # Keras training calls: with them, the `compat.v1` alias alone does not make a TF1 file.
     _KERAS_TRAINING = frozenset({"fit", "fit_generator", "train_on_batch"})
+    _KERAS_RUNNING = _KERAS_TRAINING | {"evaluate", "evaluate_generator", "test_on_batch", "predict",
+                                        "predict_generator", "predict_on_batch"}
     # Eager execution switched on: TensorFlow 2 code whatever alias it is written with.
     _EAGER = frozenset({"tensorflow.enable_eager_execution"})
 
@@ -720,15 +737,61 @@ class FileContext:
             if qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer"):
                 graph_mode = True
             eager = eager or qualified in self._EAGER
-        if any(self._switches_eager_off(call) for call in self.nodes(cst.Call) if type(call.func) is cst.Name):
-            return True  # `from tensorflow.compat.v1 import disable_eager_execution`, then `disable_eager_execution()`
+        if self.eager_off_calls():
+            # Keras that only fits, evaluates and predicts runs as TensorFlow 2 once the switch is removed.
+            return not self.runs_keras() or self.graph_mode_code() is not None
         return graph_mode and not eager and not self._reads_eager_values() and not self.trains_keras()
 
-    def _switches_eager_off(self, call: cst.Call) -> bool:
-        qualified = self.qualified_name(call.func) or ""
+    def eager_off_calls(self) -> List[cst.Call]:
+        """The calls that switch eager execution off (``tf.compat.v1.disable_eager_execution()``,
+        ``disable_v2_behavior()`` imported from ``tensorflow.compat.v1``...)."""
+        return [call for call in self.nodes(cst.Call)
+                if self._without_compat(self.qualified_name(call.func)) in self.EAGER_OFF]
+
+    def _without_compat(self, qualified: Optional[str]) -> str:
+        qualified = qualified or ""
         if qualified.startswith(self._COMPAT_V1):
-            qualified = "tensorflow." + qualified[len(self._COMPAT_V1):]
-        return qualified in ("tensorflow.disable_v2_behavior", "tensorflow.disable_eager_execution")
+            return "tensorflow." + qualified[len(self._COMPAT_V1):]
+        return qualified
+
+    def graph_mode_code(self) -> Optional[Tuple[cst.CSTNode, str]]:
+        """The first code, with its name, that needs TensorFlow 1 graph mode (or is TensorFlow 1 API)
+        besides the switch itself: sessions, placeholders, ``tf.gradients``, graph-mode Keras backend
+        calls, ``optimizer.get_updates``, TF1 savers, summaries, collections... None if none."""
+        for node in self.nodes(cst.Attribute):
+            parent = self.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                continue  # the whole dotted name is checked, not its prefixes
+            qualified = self.qualified_name(node)
+            if isinstance(parent, cst.Call) and parent.func is node and node.attr.value in self._GRAPH_MODE_METHODS:
+                return node, node.attr.value
+            if qualified is None:
+                continue
+            name = self._graph_mode_name(node, qualified)
+            if name is not None:
+                return node, name
+        for call in self.nodes(cst.Call):  # `from tensorflow.compat.v1 import Session`, then `Session()`
+            if isinstance(call.func, cst.Name):
+                name = self._graph_mode_name(call.func, self.qualified_name(call.func))
+                if name is not None:
+                    return call.func, name
+        return None
+
+    def _graph_mode_name(self, node: cst.CSTNode, qualified: Optional[str]) -> Optional[str]:
+        if qualified is None:
+            return None
+        plain = self._without_compat(qualified)
+        if plain in self.EAGER_OFF:
+            return None
+        if canonical_keras(plain) in self._GRAPH_MODE_BACKEND or plain == "tensorflow.gradients":
+            return plain
+        if plain in self._TF1_MARKERS and isinstance(node, cst.Attribute) and self._keras_session(node):
+            return None  # a session that only sets GPU options up for Keras
+        parts = plain.split(".")
+        if parts[0] == "tensorflow" and len(parts) > 1 and (
+                parts[1] in self._GRAPH_MODE_TF or ".".join(parts[1:3]) in self._GRAPH_MODE_TF_PARTS):
+            return plain
+        return None
 
     def _keras_session(self, node: cst.Attribute) -> bool:
         """``set_session(tf.compat.v1.Session(config=config))`` in a file that trains with Keras:
@@ -759,11 +822,18 @@ class FileContext:
 
     def trains_keras(self) -> bool:
         """Whether the file imports Keras and calls ``fit``, ``fit_generator`` or ``train_on_batch``."""
+        return self._calls_keras(self._KERAS_TRAINING)
+
+    def runs_keras(self) -> bool:
+        """Whether the file imports Keras and trains, evaluates or predicts with a model."""
+        return self._calls_keras(self._KERAS_RUNNING)
+
+    def _calls_keras(self, methods: frozenset) -> bool:
         if not self.imports_module("keras", "tf_keras", "keras_core", "tensorflow.keras", "tensorflow.compat.v1.keras") and \
                 not any(self.qualified_name(node) in ("tensorflow.keras", "tensorflow.compat.v1.keras")
                         for node in self.nodes(cst.Attribute)):
             return False
-        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in self._KERAS_TRAINING
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
                    for call in self.nodes(cst.Call))
 
     # ---------------------------------------------------------------------------- suppression

@@ -50,6 +50,7 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
         else:
             segments.append([new])
 
+    _no_doubled_blank_lines(ctx, originals, leading, segments)
     wraps = sorted(ctx.wraps.get(id(original), ()), key=lambda wrap: wrap.start)
     body: List[cst.BaseStatement] = []
     index = 0
@@ -80,6 +81,22 @@ def _rebuild_block(ctx: FileContext, original: Union[cst.Module, cst.IndentedBlo
     if isinstance(updated, cst.IndentedBlock) and not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
     return updated.with_changes(body=body)
+
+
+def _no_doubled_blank_lines(ctx: FileContext, originals, leading, segments) -> None:
+    """Definitions inserted before a removed statement end with their own blank lines (a body
+    footer): the statement kept after them drops the blank lines above it (not its comments),
+    which would double them."""
+    for index, old in enumerate(originals[:-1]):
+        if id(old) not in ctx.removed or not leading[index] or leading[index + 1] or not segments[index + 1]:
+            continue
+        if not getattr(getattr(leading[index][-1], "body", None), "footer", ()):
+            continue
+        following = segments[index + 1][0]
+        lines = list(following.leading_lines)
+        while lines and lines[0].comment is None:
+            lines.pop(0)
+        segments[index + 1][0] = following.with_changes(leading_lines=lines)
 
 
 def _kept_value(inner: List[cst.BaseStatement], name) -> List[cst.BaseStatement]:

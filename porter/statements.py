@@ -3,7 +3,7 @@ module-level code, comments of removed statements, names replaced in copied code
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -103,6 +103,29 @@ def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
         ctx.remove(statement)
     for statement in statements:
         _move_lines(ctx, statement)
+
+
+def keep_blank_lines(ctx: FileContext, removed: Sequence[cst.BaseStatement]) -> None:
+    """A blank line above a removed run of statements stays above the statement after it."""
+    gone = {id(statement) for statement in removed}
+    for statement in removed:
+        siblings = list(ctx.siblings(statement))
+        index = siblings.index(statement)
+        if index > 0 and id(siblings[index - 1]) in gone:
+            continue  # not the first of its run
+        blanks = [line for line in getattr(statement, "leading_lines", ()) if line.comment is None]
+        if not blanks:
+            continue
+        after = index + 1
+        while after < len(siblings) and id(siblings[after]) in gone:
+            after += 1
+        if index == 0 or after >= len(siblings):
+            continue
+        following = siblings[after]
+        if any(line.comment is None for line in following.leading_lines[:1]):
+            continue
+        ctx.replace(following, lambda node, blank=blanks[0]: node.with_changes(
+            leading_lines=(blank, *node.leading_lines)))
 
 
 def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:

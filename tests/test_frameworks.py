@@ -94,12 +94,36 @@ def frameworks(source: str) -> frozenset:
      import tensorflow.compat.v1 as tf
      graph = tf.get_default_graph()
      """, {TF1}),
-    # Eager execution switched off by a function imported by name: TF1 graph mode, Keras or not.
+    # Eager execution switched off (by a function imported by name too) in a Keras script that needs
+    # graph mode nowhere else: Keras, whose rules remove the switch.
     ("""\
      import tensorflow as tf
      from tensorflow.compat.v1 import disable_eager_execution
      disable_eager_execution()
      model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.fit(x, y, batch_size=8)
+     """, {KERAS}),
+    ("""\
+     from tensorflow import keras
+     import tensorflow as tf
+     tf.compat.v1.disable_eager_execution()
+     model = keras.models.load_model("classifier.h5")
+     print(model.predict(images, batch_size=16))
+     """, {KERAS}),
+    # ... and one that needs graph mode elsewhere (`K.gradients`, a TF1 summary writer): TF1.
+    ("""\
+     import tensorflow as tf
+     from tensorflow.keras import backend as K
+     tf.compat.v1.disable_eager_execution()
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     model.fit(x, y, batch_size=8)
+     grads = K.gradients(K.sum(model.output), model.input)
+     """, {TF1}),
+    ("""\
+     import tensorflow as tf
+     tf.compat.v1.disable_eager_execution()
+     model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+     writer = tf.compat.v1.summary.FileWriter("logs")
      model.fit(x, y, batch_size=8)
      """, {TF1}),
     # A session made only to set Keras' GPU options: a Keras script, directly or through a name.

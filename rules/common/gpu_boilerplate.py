@@ -9,6 +9,7 @@ from porter.rule import FIX, KERAS, TF1, Example, Rule, is_selected
 from porter.rules.keras._analysis.model_plan import is_gpu_device, model_plan, without_compat
 from porter.rules.keras.strategy_scope import RULE as STRATEGY_SCOPE, strategy_or_none
 from porter.scopes import assignments, owner, parameter_names, statements_in
+from porter.statements import keep_blank_lines
 
 _QUERIES = frozenset({
     "tensorflow.config.list_physical_devices", "tensorflow.config.experimental.list_physical_devices",
@@ -470,7 +471,7 @@ class _Scan:
             if ctx.remove(statement):
                 ctx.report(self.code, statement, f"removed {self._describe(statement)}: an IPU system has no GPUs",
                            fixed=True)
-        self._keep_spacing(ctx, removed)
+        keep_blank_lines(ctx, removed)
         if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock):
             body = [statement for statement in scope.body.body if not _is_docstring(statement)]
             gone = {id(statement) for statement in removed}
@@ -726,7 +727,7 @@ class _Scan:
             ctx.report(self.code, arg, "removed `gpu_options`: an IPU system has no GPUs", fixed=True)
             for statement in statements:
                 ctx.remove(statement)
-            self._keep_spacing(ctx, statements)
+            keep_blank_lines(ctx, statements)
 
     def _is_gpu_options(self, node) -> bool:
         return isinstance(node, cst.Call) and last_name(node.func) == "GPUOptions" and \
@@ -773,30 +774,7 @@ class _Scan:
         ctx.report(self.code, function, f"removed `{name}()`, which only set GPUs up, and its calls", fixed=True)
         for statement in calls:
             ctx.remove(statement)
-        self._keep_spacing(ctx, calls)
-
-    @staticmethod
-    def _keep_spacing(ctx, removed) -> None:
-        """A blank line above a removed run of statements stays above the statement after it."""
-        gone = {id(statement) for statement in removed}
-        for statement in removed:
-            siblings = list(ctx.siblings(statement))
-            index = siblings.index(statement)
-            if index > 0 and id(siblings[index - 1]) in gone:
-                continue  # not the first of its run
-            blanks = [line for line in getattr(statement, "leading_lines", ()) if line.comment is None]
-            if not blanks:
-                continue
-            after = index + 1
-            while after < len(siblings) and id(siblings[after]) in gone:
-                after += 1
-            if index == 0 or after >= len(siblings):
-                continue
-            following = siblings[after]
-            if any(line.comment is None for line in following.leading_lines[:1]):
-                continue
-            ctx.replace(following, lambda node, blank=blanks[0]: node.with_changes(
-                leading_lines=(blank, *node.leading_lines)))
+        keep_blank_lines(ctx, calls)
 
 
 def _is_script(ctx) -> bool:

@@ -2,6 +2,7 @@
 
 import libcst as cst
 
+from porter.context import code_of
 from porter.rule import ERROR, TF1, WARN, Example, Rule
 from porter.rules.tf1._analysis.graph import IPU_COMPILE, IPU_SCOPE, compiled_now, find_calls, session_calls
 from porter.rules.tf1.ipu_scope import RULE as SCOPE_RULE
@@ -24,7 +25,7 @@ class Tf1Audit(Rule):
     # It judges what the other rules made of the file.
     after = ("IPU201", "IPU202", "IPU208")
     summary = ("Report a TF1 script whose session runs no compiled IPU computation after the port, or that "
-               "trains a Keras model with eager execution switched off.")
+               "trains a Keras model with eager execution switched off for graph-mode code.")
     rationale = (
         "A TensorFlow 1 graph runs on the IPU when its step is built in a function compiled with "
         "`ipu.ipu_compiler.compile` inside `ipu.scopes.ipu_scope(\"/device:IPU:0\")`, and the session fetches "
@@ -33,8 +34,10 @@ class Tf1Audit(Rule):
         "this check reports a script whose sessions run and whose port has no IPU computation at all, at "
         "the first `run`, so that the port is never taken for a complete one. Keras runs on the IPU as "
         "TensorFlow 2 Keras in an `IPUStrategy` scope (Graphcore, *Keras with IPUs*): a script that switches "
-        "eager execution off (`tf.disable_v2_behavior()`, `tf.compat.v1.disable_eager_execution()`) and "
-        "trains a Keras model with `fit` is reported at that call, with what to do."
+        "eager execution off (`tf.disable_v2_behavior()`, `tf.compat.v1.disable_eager_execution()`), "
+        "trains a Keras model with `fit` and needs graph mode elsewhere (sessions, `K.gradients`, `K.function`, "
+        "`optimizer.get_updates`, other TensorFlow 1 API) is reported at that call, naming that code, with "
+        "what to do (where nothing else needs graph mode, the Keras rules remove the call: IPU118)."
     )
     examples = (
         Example(
@@ -82,16 +85,19 @@ class Tf1Audit(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss="mse")
             model.fit(x, y, batch_size=32, epochs=2)
+            saliency = tf.gradients(tf.reduce_sum(model.output), model.input)
             """,
         ),
         Example(
             """\
             import tensorflow as tf
+            from tensorflow.keras import backend as K
 
             tf.compat.v1.disable_eager_execution()
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss="mse")
             model.fit(x, y, batch_size=32, epochs=2)
+            get_features = K.function([model.input], [model.layers[0].output])
             """,
         ),
         Example(
@@ -103,6 +109,18 @@ class Tf1Audit(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss="mse")
             model.fit(x, y, batch_size=32, epochs=2)
+            updates = model.optimizer.get_updates(loss, model.trainable_weights)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            tf.compat.v1.disable_eager_execution()
+            model = tf.keras.models.load_model("classifier.h5")
+            print(model.predict(images, batch_size=16))
+            saliency = K.gradients(K.max(model.output), model.input)
             """,
         ),
     )
@@ -123,15 +141,16 @@ class Tf1Audit(Rule):
     def _report_graph_mode_keras(self, ctx) -> None:
         """Keras trained in graph mode: no rule ports it (the IPU's Keras is TF2 Keras in an
         IPUStrategy, the TF1 rules compile session graphs), so it would come back unchanged."""
-        if not ctx.trains_keras():
-            return
         switches = find_calls(ctx, *_GRAPH_MODE_SWITCHES)
-        if switches:
+        if switches and ctx.runs_keras():
             ctx.report(self.code, switches[0], "this call switches eager execution off, so the Keras model "
-                       "trained below runs in TF1 graph mode, which is not ported to the IPU: remove it so that "
-                       "Keras runs as TensorFlow 2 and port the script again, or port it as TF1 (a step built "
-                       "in a function compiled with `ipu.ipu_compiler.compile` and run by a session)",
-                       fixed=False)
+                       f"used below runs in TF1 graph mode, which is not ported to the IPU{self._needing(ctx)}: "
+                       "rewrite that for TensorFlow 2 (`tf.GradientTape` for gradients, the model's `predict` "
+                       "for `K.function`, no sessions), remove this call and port the script again, or port it "
+                       "as TF1 (a step built in a function compiled with `ipu.ipu_compiler.compile` and run by "
+                       "a session)", fixed=False)
+            return
+        if switches or not ctx.trains_keras():
             return
         training = [call for call in ctx.nodes(cst.Call)
                     if isinstance(call.func, cst.Attribute) and call.func.attr.value in _KERAS_TRAINING]
@@ -140,6 +159,16 @@ class Tf1Audit(Rule):
                        "to the IPU: train it as TensorFlow 2 Keras (no sessions) and port the script again, or "
                        "port it as TF1 (a step built in a function compiled with `ipu.ipu_compiler.compile` "
                        "and run by a session)", fixed=False)
+
+    @staticmethod
+    def _needing(ctx) -> str:
+        """What in the file needs graph mode, for the message, named as the file writes it (a line
+        number would not be a notebook cell's): ``; `K.gradients` is TensorFlow 1 code that needs it``."""
+        found = ctx.graph_mode_code()
+        if found is None:
+            return ""
+        node, _ = found
+        return f"; `{code_of(ctx, node)}` is TensorFlow 1 code that needs it"
 
     @staticmethod
     def _has_ipu_computation(ctx) -> bool:

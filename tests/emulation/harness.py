@@ -228,6 +228,17 @@ def _global_policy_kept(keras):
         keras.mixed_precision.set_global_policy(before)
 
 
+def _graph_mode_for_this_run(patcher, stack, tf):
+    """`tf.compat.v1.disable_eager_execution()` (or `disable_v2_behavior()`) would switch eager
+    execution off in the whole test process, for good: the script runs in a graph of its own
+    instead, which Keras trains in as in graph mode, and which is left when the run ends."""
+    def graph_mode():
+        stack.enter_context(tf.Graph().as_default())
+
+    for name in ("disable_eager_execution", "disable_v2_behavior"):
+        patcher.attr(tf.compat.v1, name, graph_mode)
+
+
 def _no_tensorboard(patcher, keras):
     """TensorBoard is not installed for the tests: its callback records nothing here."""
     class TensorBoard(keras.callbacks.Callback):
@@ -393,6 +404,8 @@ def run_script(path, spec, emulate, seed=0):
                 tf, keras = import_tensorflow()
                 stack.enter_context(_global_policy_kept(keras))
                 _no_tensorboard(patcher, keras)
+                if framework == "keras":
+                    _graph_mode_for_this_run(patcher, stack, tf)
                 if not emulate:
                     _older_tensorflow_names(patcher, tf)
             if framework == "keras":
