@@ -105,6 +105,30 @@ for epoch in range(10):
             target.set_weights(online.get_weights())
     target.set_weights(online.get_weights())
 """, reported=False),
+        # Gradients a helper returns, summed in a Python list and applied every fourth step: the inline
+        # step IPU111 reports as a whole (it reads the sum of an earlier pass), optimizer step included.
+        Example("""\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.01)
+
+
+@tf.function
+def gradients(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    return loss, tape.gradient(loss, model.trainable_variables)
+
+
+summed = None
+for i, (x, y) in enumerate(dataset):
+    loss, grads = gradients(x, y)
+    summed = grads if summed is None else [a + g for a, g in zip(summed, grads)]
+    if i % 4 == 3:
+        optimizer.apply_gradients(zip(summed, model.trainable_variables))
+        summed = None
+""", reported=False),
     )
 
     def run(self, ctx) -> None:
@@ -125,8 +149,8 @@ for epoch in range(10):
 
 def _compiled_loops(ctx) -> List[Tuple[cst.CSTNode, str, Set[int]]]:
     """Each loop whose step IPU111 compiles, once: the loop, its steps as the report names them, and
-    the statements of its body that move into the step (a step written inline). A loop left for a
-    person is reported as a whole, by IPU111."""
+    the statements that move into a step (a step written inline) or that IPU111 reports (an inline
+    step it leaves for a person). A loop left for a person is reported as a whole, by IPU111."""
     found: Dict[int, Tuple[cst.CSTNode, List[str], Set[int]]] = {}
     for plan in loop_plans(ctx):
         if plan.problem is None:
@@ -134,12 +158,15 @@ def _compiled_loops(ctx) -> List[Tuple[cst.CSTNode, str, Set[int]]]:
             name = f"`{plan.step.function.name.value}`"
             if name not in names:
                 names.append(name)  # a GAN loop calls two steps
+    reported: Set[int] = set()  # an inline step IPU111 leaves for a person, with its optimizer step
     for step in inline_steps(ctx):
-        if step.problem is None:
-            _, names, moved = found.setdefault(id(step.loop), (step.loop, [], set()))
-            names.append("the step written inline in this loop")
-            moved.update(id(statement) for statement in step.statements)
-    return [(loop, " and ".join(names), moved) for loop, names, moved in found.values()]
+        if step.problem is not None:
+            reported.update(id(statement) for statement in step.statements)
+            continue
+        _, names, moved = found.setdefault(id(step.loop), (step.loop, [], set()))
+        names.append("the step written inline in this loop")
+        moved.update(id(statement) for statement in step.statements)
+    return [(loop, " and ".join(names), moved | reported) for loop, names, moved in found.values()]
 
 
 def _moving_averages(ctx) -> Set[str]:
