@@ -2005,8 +2005,9 @@ def python_list_loop(ctx: FileContext, data: cst.BaseExpression, scope: cst.CSTN
 def listed(ctx: FileContext, items: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
     """The list a loop takes its items from, through ``enumerate(...)`` and slices (``tasks[:n]``),
     and whether each item comes numbered (``for number, item in enumerate(tasks)``)."""
-    numbered = isinstance(items, cst.Call) and is_name(items.func, "enumerate") and ctx.qualified_name(items.func) is None \
-        and len(items.args) == 1 and items.args[0].keyword is None and not items.args[0].star
+    numbered = isinstance(items, cst.Call) and is_name(items.func, "enumerate") \
+        and ctx.qualified_name(items.func) is None and len(items.args) == 1 \
+        and items.args[0].keyword is None and not items.args[0].star
     if numbered:
         items = items.args[0].value
     while isinstance(items, cst.Subscript) and len(items.slice) == 1 and isinstance(items.slice[0].slice, cst.Slice):
