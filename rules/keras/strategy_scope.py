@@ -920,6 +920,21 @@ class StrategyScope(Rule):
                 scores = [model.evaluate(x, y) for model in models]
             """,
         ),
+        # A function that fills a list of models and returns it builds them for its caller: no
+        # scope of its own there (the runs in the caller, out of any scope, are left to IPU190).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+            """,
+            reported=False,
+        ),
         # The same with builders the porter cannot see (a table of them): the item trained with
         # Keras' arguments is a model, and so are the models taken out of the dict to predict.
         Example(

@@ -1724,14 +1724,28 @@ class _Analysis:
             runner = self.ctx.parent(parent)
             return (isinstance(runner, cst.Call) and runner.func is parent
                     and parent.attr.value in RUNNING_METHODS | {"compile"})
-        if isinstance(parent, cst.Arg):  # `models.append(build(seed))`
-            return _fills_list(self.ctx.parent(parent), ADDERS)
+        filled = self._list_filled(call)
+        # A function that fills a list of models and returns it builds them for its caller, whose
+        # scope they are made in (not one of its own, which would leave their runs out of it).
+        function = self.ctx.enclosing_function(call) if filled is not None else None
+        return filled is not None and not (function is not None and any(
+            is_name(node, filled) for returned in returns_of(function) for node in walk(returned.value)))
+
+    def _list_filled(self, call: cst.Call) -> Optional[str]:
+        """The name of the list (or dict) that ``call``'s result is put in, with no name of its own:
+        ``models`` for ``models.append(build(seed))``, ``models += [build()]``,
+        ``models.extend([build(k) for k in ks])`` or ``models.update({k: build(k) for k in ks})``."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, cst.Arg):
+            adder = self.ctx.parent(parent)
+            return adder.func.value.value if _fills_list(adder, ADDERS) else None
         collection = self._collection_of(call)
         holder = self.ctx.parent(collection) if collection is not None else None
-        if isinstance(holder, cst.AugAssign):  # `models += [build()]`
-            return isinstance(holder.operator, cst.AddAssign) and isinstance(holder.target, cst.Name)
-        # `models.extend([build(k) for k in ks])`, `models.update({k: build(k) for k in ks})`
-        return isinstance(holder, cst.Arg) and _fills_list(self.ctx.parent(holder), EXTENDERS)
+        if isinstance(holder, cst.AugAssign) and isinstance(holder.operator, cst.AddAssign) \
+                and isinstance(holder.target, cst.Name):
+            return holder.target.value
+        extender = self.ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        return extender.func.value.value if _fills_list(extender, EXTENDERS) else None
 
     def _collection_of(self, item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The list, tuple or dict written out, or the comprehension, of which ``item`` is an item
