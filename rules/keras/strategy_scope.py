@@ -875,6 +875,66 @@ class StrategyScope(Rule):
                     models[width].fit(x, y, epochs=2)
             """,
         ),
+        # Models made with no name of their own: put in a list (`append`, `extend`, `+=`) or trained
+        # at once (`build().fit(...)`). The statement that makes one is model code, as an assignment
+        # of the model is (each of the two scopes enters the one strategy).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build(width):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                return model
+
+
+            models = []
+            for width in (8, 64):
+                models.append(build(width))
+                models[-1].fit(x, y, epochs=2)
+            models += [build(16)]
+            history = build(32).fit(x, y, epochs=2)
+            scores = [model.evaluate(x, y) for model in models]
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build(width):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                return model
+
+
+            models = []
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            for width in (8, 64):
+                with strategy.scope():
+                    models.append(build(width))
+                    models[-1].fit(x, y, epochs=2)
+            with strategy.scope():
+                models += [build(16)]
+                history = build(32).fit(x, y, epochs=2)
+                scores = [model.evaluate(x, y) for model in models]
+            """,
+        ),
+        # A function that fills a list of models and returns it builds them for its caller: no
+        # scope of its own there (the runs in the caller, out of any scope, are left to IPU190).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+            """,
+            reported=False,
+        ),
         # The same with builders the porter cannot see (a table of them): the item trained with
         # Keras' arguments is a model, and so are the models taken out of the dict to predict.
         Example(

@@ -518,11 +518,12 @@ def _held_model(ctx: FileContext, call: cst.Call, models: set, plan) -> Optional
     holds, trained with an argument only Keras takes (not an estimator's ``fit(X, y)``), or run by
     a method of the class that owns the program's strategy (``plan.instance_runs``);
     ``gan.generator`` for ``gan.generator.predict(noise)``: a part of one of ``models``; or
-    ``members[-1]`` for ``members[-1].predict(x)``: an item of a list (or dict) of models."""
+    ``members[-1]`` for ``members[-1].predict(x)``: an item of a list (or dict) of models;
+    ``build(4)`` for ``build(4).fit(x, y)``: a model made where it is run."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value in METHODS[1:]):
         return None
-    if model_item(func.value, plan.model_collections):
+    if model_item(func.value, plan.model_collections) or id(func.value) in plan.chained_models:
         return code_of(ctx, func.value)
     if not (isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name)):
         return None

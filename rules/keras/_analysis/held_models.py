@@ -23,6 +23,8 @@ IsModel = Callable[[cst.BaseExpression], bool]
 
 # Methods that put an item in a list or a set: ``models.append(model)``.
 ADDERS = frozenset({"append", "add"})
+# Methods that put the items of a collection in a list, or in a dict: ``models.extend([a, b])``.
+EXTENDERS = frozenset({"extend", "update"})
 # Builtins that give the items of what they get, in turn.
 _SAME_ITEMS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 
@@ -144,9 +146,18 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
                 put(target.target.value.value, [value])  # `models[name] = model`
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ADDERS and isinstance(func.value, cst.Name) \
-                and len(call.args) == 1 and not call.args[0].star:
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and len(call.args) == 1 and not call.args[0].star):
+            continue
+        if func.attr.value in ADDERS:
             put(func.value.value, [call.args[0].value])
+        elif func.attr.value in EXTENDERS:  # `models.extend([a, b])`, `models.update({"a": a})`
+            made = _items_made(call.args[0].value)
+            put(func.value.value, made[1] if made is not None else [None], func.attr.value == "update")
+    for augmented in ctx.nodes(cst.AugAssign):  # `models += [build()]`
+        if isinstance(augmented.target, cst.Name) and isinstance(augmented.operator, cst.AddAssign):
+            made = _items_made(augmented.value)
+            put(augmented.target.value, made[1] if made is not None else [None])
     return found
 
 

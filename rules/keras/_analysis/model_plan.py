@@ -40,7 +40,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.functional import eager_host_call
-from porter.rules.keras._analysis.held_models import ADDERS, held_models, model_item
+from porter.rules.keras._analysis.held_models import ADDERS, EXTENDERS, held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
@@ -205,6 +205,8 @@ class Plan:
     # Ids of the calls by which the methods of the class that owns the program's strategy run the
     # models its instance keeps (``self.net.evaluate(x, y)``): model runs, in that strategy's scope.
     instance_runs: Set[int] = field(default_factory=set)
+    # Ids of the calls that make a model run in the same expression (``build(width).fit(x, y)``).
+    chained_models: Set[int] = field(default_factory=set)
 
 
 def _metric_object(keras_name: str) -> bool:
@@ -516,6 +518,13 @@ def _keyed_in(target: cst.BaseExpression) -> List[str]:
     if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
         return [target.value.value]
     return []
+
+
+def _fills_list(call: cst.CSTNode, methods: FrozenSet[str]) -> bool:
+    """``models.append(item)`` (for ``methods`` holding ``append``): a call of one of ``methods``
+    on a variable, with one argument."""
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
+            and isinstance(call.func.value, cst.Name) and len(call.args) == 1 and not call.args[0].star)
 
 
 def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bool:
@@ -1692,6 +1701,11 @@ class _Analysis:
             for call in local_calls(self.ctx, self._functions[name]):
                 if isinstance(self.ctx.parent(call), cst.Arg):
                     self._take_in_call(regions, call)
+        for call in self.ctx.nodes(cst.Call):  # `models.append(build(seed))`, `build().fit(x, y)`
+            if self._kept_unnamed(call) and self._is_model_call(call):
+                self._take_in_call(regions, call)
+                if isinstance(self.ctx.parent(call), cst.Attribute):
+                    self.plan_.chained_models.add(id(call))
         trainer_classes = {self.ctx.enclosing(step.function, cst.ClassDef).name.value
                            for step in method_step_calls(self.ctx)}
         for call in self.ctx.nodes(cst.Call) if trainer_classes else ():
@@ -1699,6 +1713,50 @@ class _Analysis:
                     and self.ctx.qualified_name(call.func) is None
                     and any(self._is_model_call(arg.value) for arg in call.args)):
                 self._take_in_call(regions, call)
+
+    def _kept_unnamed(self, call: cst.Call) -> bool:
+        """Whether what ``call`` returns is used with no name of its own: put in a list
+        (``models.append(build(seed))``, ``models.extend([build(), build()])``, ``models +=
+        [build()]``), or run at once (``build(width).fit(ds, epochs=3)``, ``return
+        build().fit(...)``). Made by a model call, such a model is made and run in that statement."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, cst.Attribute):  # chained: `build().fit(...)`
+            runner = self.ctx.parent(parent)
+            return (isinstance(runner, cst.Call) and runner.func is parent
+                    and parent.attr.value in RUNNING_METHODS | {"compile"})
+        filled = self._list_filled(call)
+        # A function that fills a list of models and returns it builds them for its caller, whose
+        # scope they are made in (not one of its own, which would leave their runs out of it).
+        function = self.ctx.enclosing_function(call) if filled is not None else None
+        return filled is not None and not (function is not None and any(
+            is_name(node, filled) for returned in returns_of(function) for node in walk(returned.value)))
+
+    def _list_filled(self, call: cst.Call) -> Optional[str]:
+        """The name of the list (or dict) that ``call``'s result is put in, with no name of its own:
+        ``models`` for ``models.append(build(seed))``, ``models += [build()]``,
+        ``models.extend([build(k) for k in ks])`` or ``models.update({k: build(k) for k in ks})``."""
+        parent = self.ctx.parent(call)
+        if isinstance(parent, cst.Arg):
+            adder = self.ctx.parent(parent)
+            return adder.func.value.value if _fills_list(adder, ADDERS) else None
+        collection = self._collection_of(call)
+        holder = self.ctx.parent(collection) if collection is not None else None
+        if isinstance(holder, cst.AugAssign) and isinstance(holder.operator, cst.AddAssign) \
+                and isinstance(holder.target, cst.Name):
+            return holder.target.value
+        extender = self.ctx.parent(holder) if isinstance(holder, cst.Arg) else None
+        return extender.func.value.value if _fills_list(extender, EXTENDERS) else None
+
+    def _collection_of(self, item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The list, tuple or dict written out, or the comprehension, of which ``item`` is an item
+        (a value, for a dict); None when it is not one."""
+        parent = self.ctx.parent(item)
+        if isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is item:
+            return self.ctx.parent(parent)
+        if isinstance(parent, cst.ListComp) and parent.elt is item or isinstance(parent, cst.DictComp) \
+                and parent.value is item:
+            return parent
+        return None
 
     def _cover_handovers(self, regions: Dict[int, Optional[Region]]) -> None:
         """``tuner = kt.Hyperband(build_model, ...)``: a builder handed to a call that builds models
