@@ -5,7 +5,7 @@ import libcst as cst
 from porter.context import code_of, walk
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.custom_loop import loop_plans, tensorflow_alias
-from porter.rules.keras._analysis.host_updates import HOST_SCALARS, final_return, movable_updates
+from porter.rules.keras._analysis.host_updates import HOST_SCALARS, final_return, movable_updates, updating_helper
 from porter.rules.keras._analysis.inline_step import inline_steps
 
 _ASSIGNS = frozenset({"assign", "assign_add", "assign_sub", "set_weights"})
@@ -54,7 +54,8 @@ class HostVariableUpdates(Rule):
         "`ema.apply(...)`, `optimizer.apply_gradients(...)` of gradients accumulated by hand) runs eagerly, op by "
         "op, on each pass of the loop, and none of it is part of the compiled step IPU111 makes. It belongs at "
         "the end of the step (after its optimizer step), or in a compiled function of its own run through "
-        "`strategy.run`. The porter moves `assign` updates (`assign_add`, `assign_sub`, and `for` loops of them) "
+        "`strategy.run`. The porter moves `assign` updates (`assign_add`, `assign_sub`, `for` loops of them, and "
+        "calls of a plain function of the file that only makes them) "
         "there when that is exact: they directly follow the call of the step in the loop's body, on every pass; "
         "the step is called from that one place and ends in a `return` of names; every name they read is seen "
         "the same in the step and does not change between calls. They then run once per step, also in the "
@@ -75,6 +76,27 @@ for x, y in dataset:
     for t, o in zip(target.weights, online.weights):
         t.assign(0.005 * o + 0.995 * t)
     return loss""") + """\
+for x, y in dataset:
+    loss = train_step(x, y)
+"""),
+        # The same average written as a plain function of the file: its call moves, the function stays.
+        Example(_TARGET_STEP + """\
+def soft_update(targets, sources, tau):
+    for t, o in zip(targets, sources):
+        t.assign(tau * o + (1 - tau) * t)
+
+
+for x, y in dataset:
+    loss = train_step(x, y)
+    soft_update(target.variables, online.variables, 0.005)
+""", _TARGET_STEP.replace("    return loss", """\
+    soft_update(target.variables, online.variables, 0.005)
+    return loss""") + """\
+def soft_update(targets, sources, tau):
+    for t, o in zip(targets, sources):
+        t.assign(tau * o + (1 - tau) * t)
+
+
 for x, y in dataset:
     loss = train_step(x, y)
 """),
@@ -196,16 +218,16 @@ for i, (x, y) in enumerate(dataset):
                 continue
             moved.update(id(statement) for statement in statements)
             what = ", ".join(f"`{_shortened(code_of(ctx, call.func))}(...)`" for statement in statements
-                             for call in _update_calls(statement))
+                             for call in _update_calls(ctx, statement))
             ctx.report(self.code, statements[0], f"{what} moved from the loop to the end of "
                        f"`{plan.step.function.name.value}`, after its optimizer step: it updates the variables "
                        f"on the IPU once per step, in the compiled step", fixed=True)
         return moved
 
 
-def _update_calls(statement: cst.BaseStatement) -> List[cst.Call]:
-    return [node for node in walk(statement) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in _ASSIGNS]
+def _update_calls(ctx, statement: cst.BaseStatement) -> List[cst.Call]:
+    return [node for node in walk(statement) if isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute) and node.func.attr.value in _ASSIGNS or updating_helper(ctx, node))]
 
 
 def _compiled_loops(ctx) -> List[Tuple[cst.CSTNode, str, Set[int]]]:
@@ -246,7 +268,8 @@ def _host_updates(ctx, loop: cst.CSTNode, averages: Set[str], elsewhere: Set[int
     found: List[cst.Call] = []
     for statement in loop.body.body:
         for node in walk(statement, skip=_DEFINITIONS):
-            if (isinstance(node, cst.Call) and _updates_variables(node.func, averages)
+            # A plain function of the file that only updates variables (`soft_update(...)`) runs them on the host too.
+            if (isinstance(node, cst.Call) and (_updates_variables(node.func, averages) or updating_helper(ctx, node))
                     and not _scalar_or_value(ctx, node) and not _under(ctx, node, loop, elsewhere)):
                 found.append(node)
     return found

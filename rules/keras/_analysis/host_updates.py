@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, bound_names, walk
 from porter.rule import is_selected, rule_by_code
-from porter.scopes import assignments, loads, owner, parameter_names
+from porter.scopes import assignments, loads, local_function, owner, parameter_names
 from porter.rules.keras._analysis.steps import StepCall, is_tf_function
 
 # The rules, by name (they declare their codes): the one that moves the updates, and the one that
@@ -74,6 +74,23 @@ def is_update(call: cst.CSTNode) -> bool:
             and not (isinstance(func.value, cst.Attribute) and func.value.attr.value in HOST_SCALARS))
 
 
+def updating_helper(ctx: FileContext, call: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    """The plain function of the file (no ``tf.function``) that ``call`` calls by name, when its body
+    only updates variables (``soft_update(target.variables, online.variables, tau)``)."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+        return None
+    function = local_function(ctx, call.func.value, call)
+    if function is None or function.decorators or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    body = [statement for statement in function.body.body if not _docstring(statement)]
+    return function if body and all(_only_updates(ctx, statement) for statement in body) else None
+
+
+def _docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
+
+
 def _only_updates(ctx: FileContext, statement: cst.BaseStatement) -> bool:
     """``v.assign(...)`` lines, or ``for`` loops (no ``else``) of them, with no ``.numpy()``."""
     if any(isinstance(node, cst.Attribute) and node.attr.value == "numpy" for node in walk(statement)):
@@ -85,9 +102,9 @@ def _only_updates(ctx: FileContext, statement: cst.BaseStatement) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     # A counter stepped by a constant (`ckpt.step.assign_add(1)`) is valid host work, left where it is.
-    return all(isinstance(small, cst.Expr) and is_update(small.value)
-               and not (len(small.value.args) == 1 and isinstance(small.value.args[0].value, (cst.Integer, cst.Float)))
-               for small in statement.body)
+    return all(isinstance(small, cst.Expr) and (is_update(small.value) and not (
+        len(small.value.args) == 1 and isinstance(small.value.args[0].value, (cst.Integer, cst.Float)))
+        or updating_helper(ctx, small.value) is not None) for small in statement.body)
 
 
 def _called_once(ctx: FileContext, step: StepCall) -> bool:
@@ -109,7 +126,13 @@ def _reads_what_the_step_sees(ctx: FileContext, step: StepCall, statement: cst.B
         return False
     defined_in = owner(ctx, step.function)
     loop_owner = owner(ctx, step.loop)
-    for name in {node.value for node in loads(statement)} - own:
+    read = {node.value for node in loads(statement)} - own
+    for call in walk(statement):  # and what the helpers it calls read besides their parameters
+        helper = updating_helper(ctx, call)
+        if helper is not None:
+            inner = {name for node in walk(helper.body) if isinstance(node, cst.For) for name in bound_names(node.target)}
+            read |= {node.value for node in loads(helper.body)} - inner - set(parameter_names(helper))
+    for name in read:
         if name in step_bound:
             return False
         if not _bound(ctx, defined_in, name):
