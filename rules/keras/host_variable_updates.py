@@ -3,13 +3,12 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 
 from porter.context import code_of, walk
-from porter.rule import KERAS, WARN, Example, Rule
+from porter.rule import ERROR, FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.custom_loop import loop_plans, tensorflow_alias
+from porter.rules.keras._analysis.host_updates import HOST_SCALARS, final_return, movable_updates, updating_helper
 from porter.rules.keras._analysis.inline_step import inline_steps
 
 _ASSIGNS = frozenset({"assign", "assign_add", "assign_sub", "set_weights"})
-# A learning rate (or a step counter) the host writes between executions is one scalar: valid host work.
-_HOST_SCALARS = frozenset({"learning_rate", "lr", "iterations"})
 _EMA = "tensorflow.train.ExponentialMovingAverage"
 # Code that runs elsewhere than in the loop's body, when it runs.
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -39,10 +38,12 @@ def train_step(x, y):
 class HostVariableUpdates(Rule):
     code = "IPU167"
     name = "host-variable-updates"
-    kind = WARN
+    kind = FIX
+    after = ("IPU111",)  # the step it moves updates into is the one IPU111 compiles
     frameworks = frozenset({KERAS})
-    summary = ("Report weight updates a custom loop makes on the host between the compiled steps (target "
-               "networks, weight clipping, moving averages, optimizer steps): they run eagerly, outside the IPU "
+    summary = ("Move the weight updates a custom loop makes on the host right after its compiled step (a target "
+               "network's average, weight clipping) to the end of the step; report the others (moving averages, "
+               "optimizer steps, updates that read what changes between steps): they run eagerly, outside the IPU "
                "program.")
     rationale = (
         "A custom training loop runs on the IPU what its step computes when the step is a "
@@ -53,18 +54,63 @@ class HostVariableUpdates(Rule):
         "`ema.apply(...)`, `optimizer.apply_gradients(...)` of gradients accumulated by hand) runs eagerly, op by "
         "op, on each pass of the loop, and none of it is part of the compiled step IPU111 makes. It belongs at "
         "the end of the step (after its optimizer step), or in a compiled function of its own run through "
-        "`strategy.run`. A learning rate the loop assigns (`optimizer.learning_rate.assign(...)`) is one scalar "
+        "`strategy.run`. The porter moves `assign` updates (`assign_add`, `assign_sub`, `for` loops of them, and "
+        "calls of a plain function of the file that only makes them) "
+        "there when that is exact: they directly follow the call of the step in the loop's body, on every pass; "
+        "the step is called from that one place and ends in a `return` of names; every name they read is seen "
+        "the same in the step and does not change between calls. They then run once per step, also in the "
+        "on-device loop of `--steps-per-execution`. A learning rate the loop assigns (`optimizer.learning_rate.assign(...)`) is one scalar "
         "the host writes between executions and is not reported, nor is a counter it steps "
         "(`ckpt.step.assign_add(1)`), nor are weights copied by `set_weights` every "
         "N steps (under an `if`), nor is work in the loop around the one that calls the step (once an epoch)."
     )
     examples = (
-        # A Polyak average of a target network after each step: reported at the update.
+        # A Polyak average of a target network after each step: moved to the end of the step, before its
+        # `return`, where it runs once per step on the IPU.
         Example(_TARGET_STEP + """\
 for x, y in dataset:
     loss = train_step(x, y)
     for t, o in zip(target.weights, online.weights):
         t.assign(0.005 * o + 0.995 * t)
+""", _TARGET_STEP.replace("    return loss", """\
+    for t, o in zip(target.weights, online.weights):
+        t.assign(0.005 * o + 0.995 * t)
+    return loss""") + """\
+for x, y in dataset:
+    loss = train_step(x, y)
+"""),
+        # The same average written as a plain function of the file: its call moves, the function stays.
+        Example(_TARGET_STEP + """\
+def soft_update(targets, sources, tau):
+    for t, o in zip(targets, sources):
+        t.assign(tau * o + (1 - tau) * t)
+
+
+for x, y in dataset:
+    loss = train_step(x, y)
+    soft_update(target.variables, online.variables, 0.005)
+""", _TARGET_STEP.replace("    return loss", """\
+    soft_update(target.variables, online.variables, 0.005)
+    return loss""") + """\
+def soft_update(targets, sources, tau):
+    for t, o in zip(targets, sources):
+        t.assign(tau * o + (1 - tau) * t)
+
+
+for x, y in dataset:
+    loss = train_step(x, y)
+"""),
+        # The rate of the average changes between calls (the step would see it as it was traced), and
+        # WGAN clipping under an `if`: left where they are, reported at the update.
+        Example(_TARGET_STEP + """\
+for step, (x, y) in enumerate(dataset):
+    loss = train_step(x, y)
+    tau = min(0.1, 1.0 / (step + 1))
+    for t, o in zip(target.weights, online.weights):
+        t.assign(tau * o + (1 - tau) * t)
+    if step % 5 == 0:
+        for w in online.trainable_variables:
+            w.assign(tf.clip_by_value(w, -0.01, 0.01))
 """),
         # Gradients accumulated by the step, applied by the host every fourth step: reported at the
         # optimizer step.
@@ -105,6 +151,13 @@ for epoch in range(10):
             target.set_weights(online.get_weights())
     target.set_weights(online.get_weights())
 """, reported=False),
+        # An update a comment keeps out of the port: left where it is, not copied into the step.
+        Example(_TARGET_STEP + """\
+for x, y in dataset:
+    loss = train_step(x, y)
+    for t, o in zip(target.weights, online.weights):  # ipu-port: ignore[IPU167]
+        t.assign(0.005 * o + 0.995 * t)
+""", reported=False),
         # Gradients a helper returns, summed in a Python list and applied every fourth step: the inline
         # step IPU111 reports as a whole (it reads the sum of an earlier pass), optimizer step included.
         Example("""\
@@ -139,12 +192,42 @@ for i, (x, y) in enumerate(dataset):
         # What moves into a step, and the loops of other steps (an inline step's loop in the loop of a
         # step called once a task), are not this loop's host work.
         elsewhere = set().union(*(moved for _, _, moved in loops)) | {id(loop) for loop, _, _ in loops}
+        elsewhere |= self._move_into_steps(ctx)
         for loop, steps, _ in loops:
             for call in _host_updates(ctx, loop, averages, elsewhere - {id(loop)}):
                 every_step = _every_pass(ctx, call, loop)
                 if not every_step and call.func.attr.value == "set_weights":
                     continue  # weights copied every N steps (a hard target update): a transfer, no eager math
                 ctx.report(self.code, call, _message(ctx, call, steps, every_step), fixed=False)
+
+    def _move_into_steps(self, ctx) -> Set[int]:
+        """Move the updates that directly follow a compiled step's call to the end of the step, before
+        its ``return``, where they run once per step on the IPU; the ids of the statements moved."""
+        moved: Set[int] = set()
+        for plan in loop_plans(ctx):
+            if plan.problem is not None:
+                continue
+            statements = movable_updates(ctx, plan.step)
+            if not statements:
+                continue
+            if not ctx.move_before(final_return(plan.step.function), statements, list):
+                if plan.mode == "device":  # the on-device loop replaced the loop on the promise of this move
+                    ctx.report(self.code, statements[0], "this update could not be moved to the end of "
+                               f"`{plan.step.function.name.value}` and the on-device loop replaced the loop that "
+                               "ran it: put it back at the end of the step", fixed=False, severity=ERROR)
+                continue
+            moved.update(id(statement) for statement in statements)
+            what = ", ".join(f"`{_shortened(code_of(ctx, call.func))}(...)`" for statement in statements
+                             for call in _update_calls(ctx, statement))
+            ctx.report(self.code, statements[0], f"{what} moved from the loop to the end of "
+                       f"`{plan.step.function.name.value}`, after its optimizer step: it updates the variables "
+                       f"on the IPU once per step, in the compiled step", fixed=True)
+        return moved
+
+
+def _update_calls(ctx, statement: cst.BaseStatement) -> List[cst.Call]:
+    return [node for node in walk(statement) if isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Attribute) and node.func.attr.value in _ASSIGNS or updating_helper(ctx, node))]
 
 
 def _compiled_loops(ctx) -> List[Tuple[cst.CSTNode, str, Set[int]]]:
@@ -185,7 +268,8 @@ def _host_updates(ctx, loop: cst.CSTNode, averages: Set[str], elsewhere: Set[int
     found: List[cst.Call] = []
     for statement in loop.body.body:
         for node in walk(statement, skip=_DEFINITIONS):
-            if (isinstance(node, cst.Call) and _updates_variables(node.func, averages)
+            # A plain function of the file that only updates variables (`soft_update(...)`) runs them on the host too.
+            if (isinstance(node, cst.Call) and (_updates_variables(node.func, averages) or updating_helper(ctx, node))
                     and not _scalar_or_value(ctx, node) and not _under(ctx, node, loop, elsewhere)):
                 found.append(node)
     return found
@@ -214,7 +298,7 @@ def _updates_variables(func: cst.BaseExpression, averages: Set[str]) -> bool:
         return False
     method = func.attr.value
     if method in _ASSIGNS:
-        return not (isinstance(func.value, cst.Attribute) and func.value.attr.value in _HOST_SCALARS)
+        return not (isinstance(func.value, cst.Attribute) and func.value.attr.value in HOST_SCALARS)
     if method == "apply_gradients":
         return True
     return method == "apply" and isinstance(func.value, cst.Name) and func.value.value in averages

@@ -16,6 +16,7 @@ from porter.scopes import assignments, bindings_of, instance_class, owner, param
 from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
+from porter.rules.keras._analysis.host_updates import movable_updates
 from porter.rules.keras._analysis.model_plan import Plan, calls_by_name, in_regions, model_plan, setup_anchors
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, applies_result, definition_before, eager_calls,
                                                 evaluation_calls,
@@ -513,7 +514,8 @@ def device_loop_fits(ctx: FileContext, step: StepCall, keeping: bool = False) ->
     if not is_name(step.call.func, step.function.name.value):
         return False
     loop = step.loop
-    if loop.orelse is not None or len(loop.body.body) != 1:
+    # Weight updates that follow the call move to the end of the step (IPU167): they run there, per step.
+    if loop.orelse is not None or len(loop.body.body) != 1 + len(movable_updates(ctx, step)):
         return False
     statement = step.statement
     small = single_small(statement)
