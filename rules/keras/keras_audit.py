@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
                                               mapped_node_ids, run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
-from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock
+from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
 from porter.scopes import instance_class, loads, owner, owner_body, values_of
 
 # What Keras does with a model of its own weights: compile it, train or run it.
@@ -740,7 +740,7 @@ classifier = LogisticRegression().fit(features, labels)
         transparent = {id(with_node) for with_node in plan.transparent}
         replaced = {id(call) for call in plan.replaced_strategies}
         for with_node in ctx.nodes(cst.With):
-            receiver = _scope_receiver(with_node)
+            receiver = scope_receiver(with_node)
             made = receiver.value if isinstance(receiver, cst.NamedExpr) else receiver  # `(strategy := ...)`
             if receiver is None or id(with_node) in transparent or id(made) in replaced:
                 continue
@@ -1027,7 +1027,7 @@ class _Coverage:
         the strategy that an object of a class of the file keeps in that attribute the IPU
         strategy (``self.strategy = ...`` in ``__init__``, the program's one)."""
         statement = self.plan.strategy_statement
-        receiver = _scope_receiver(with_node)
+        receiver = scope_receiver(with_node)
         if statement is None or not isinstance(receiver, cst.Attribute) or not self.plan.strategy_name.startswith(
                 "self."):
             return False
@@ -1100,17 +1100,6 @@ def _may_be_current_strategy(ctx) -> bool:
               if not isinstance(ctx.parent(node), (cst.Call, cst.Attribute, cst.ImportAlias))}
     strategies = handed & DISTRIBUTION_STRATEGIES
     return strategies == {"tensorflow.distribute.get_strategy"}
-
-
-def _scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:
-    """``strategy`` of ``with strategy.scope():`` (one item, no arguments), else None."""
-    if len(with_node.items) != 1:
-        return None
-    item = with_node.items[0].item
-    if isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute) \
-            and item.func.attr.value == "scope":
-        return item.func.value
-    return None
 
 
 def _is_scope(with_node: cst.With) -> bool:
