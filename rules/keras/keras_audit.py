@@ -70,7 +70,8 @@ class KerasAudit(Rule):
         "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
         "every training or prediction call must be inside the strategy's scope, directly or through the "
         "functions that call it, and every custom training loop must run its step through `strategy.run` "
-        "(IPU111). The first call or loop that does not is reported, with what is missing (and, when "
+        "(IPU111). The first call or loop that does not is reported (in a script ported by hand, with its own "
+        "`IPUStrategy`, every such call), with what is missing (and, when "
         "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one. A Keras model wrapped for scikit-learn "
         "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too. So "
@@ -88,6 +89,30 @@ class KerasAudit(Rule):
         "elsewhere, put in a container), its methods are reported."
     )
     examples = (
+        # A hand port whose IPU scope is in the function that builds the model, which its caller
+        # trains and evaluates out of any scope: both calls are reported, not only the first.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                return model
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                model = build()
+                model.fit(x, y, batch_size=8)
+                model.evaluate(x, y, batch_size=8)
+            """,
+        ),
         # A trainer class that makes its own strategy, with a model trained in main() before the
         # trainer is made: that model gets a second IPU strategy, and the trainer's is entered in
         # its scope. Reported.
@@ -650,11 +675,18 @@ classifier = LogisticRegression().fit(features, labels)
         if calls:
             plan = model_plan(ctx)
             coverage = _Coverage(ctx, plan)
+            reported = False
             for call in calls:
                 missing = coverage.missing(call)
                 if missing is not None:
                     ctx.report(self.code, call, missing, fixed=False)
-                    return
+                    reported = True
+                    # A program not ported has all its calls out: the first says so. A hand port
+                    # with its own IPU strategy is complete but for these calls: each is named.
+                    if not plan.has_ipu_strategy:
+                        return
+            if reported:
+                return
         self._custom_loops(ctx)
 
     def _outer_networks(self, ctx) -> None:
