@@ -144,7 +144,8 @@ def _models_made_in(ctx, plan, with_node: cst.With) -> Set[str]:
 
 def _runs_of(ctx, plan, statement_node: cst.BaseStatement, models: Set[str]):
     """The calls of ``statement_node`` (not in a function it defines) that run one of ``models``:
-    ``model.fit(...)``, or a function of the file given the model (``train(model, ds)``)."""
+    ``model.fit(...)``, a function of the file given the model (``train(model, ds)``), or one that
+    runs it by the name it has there (a nested ``def check(): return model.evaluate(x, y)``)."""
     if isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)):
         return []
     runs = []
@@ -155,12 +156,13 @@ def _runs_of(ctx, plan, statement_node: cst.BaseStatement, models: Set[str]):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in models \
                 and runs_model(node, plan) and func.attr.value != "compile":
             runs.append(node)
-        elif isinstance(func, cst.Name) and any(isinstance(arg.value, cst.Name) and arg.value.value in models
-                                                for arg in node.args):
+        elif isinstance(func, cst.Name):
             function = local_function(ctx, func.value, node)
-            if function is not None and any(isinstance(call, cst.Call) and runs_model(call, plan)
-                                            for call in walk(function.body)):
-                runs.append(node)
+            given = any(isinstance(arg.value, cst.Name) and arg.value.value in models for arg in node.args)
+            if function is not None and any(isinstance(call, cst.Call) and runs_model(call, plan) and (
+                    given or isinstance(call.func.value, cst.Name) and call.func.value.value in models)
+                    for call in walk(function.body)):
+                runs.append(node)  # given the model, or a function that runs it by its name
     return runs
 
 
@@ -964,6 +966,47 @@ class StrategyScope(Rule):
                     model.compile(loss="mse")
                     model.fit(x, y, batch_size=8)
                     print(evaluate(model, x, y))
+            """,
+        ),
+        # A nested function that evaluates the model by its name, called after the block: the
+        # call goes in, the definition stays out.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+
+                def check():
+                    return model.evaluate(x, y, batch_size=8)
+
+                print(check())
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+
+                def check():
+                    return model.evaluate(x, y, batch_size=8)
+
+                with strategy.scope():
+                    print(check())
             """,
         ),
         # A look at a dataset on the host between the block and the prediction stays out; its
