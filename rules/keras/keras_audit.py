@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
                                               mapped_node_ids, run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
-from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock
+from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
 from porter.scopes import instance_class, loads, owner, owner_body, values_of
 
 # What Keras does with a model of its own weights: compile it, train or run it.
@@ -70,7 +70,8 @@ class KerasAudit(Rule):
         "runs on the CPU, silently. After the other rules, this check looks at what the port will be: "
         "every training or prediction call must be inside the strategy's scope, directly or through the "
         "functions that call it, and every custom training loop must run its step through `strategy.run` "
-        "(IPU111). The first call or loop that does not is reported, with what is missing (and, when "
+        "(IPU111). The first call or loop that does not is reported (in a script ported by hand, with its own "
+        "`IPUStrategy`, every such call), with what is missing (and, when "
         "a function that trains is called with a model the porter cannot see created, that call), so that a "
         "partial port is never taken for a complete one. A Keras model wrapped for scikit-learn "
         "(`KerasClassifier`) is built and trained by scikit-learn's calls, out of sight: it is reported too. So "
@@ -88,6 +89,30 @@ class KerasAudit(Rule):
         "elsewhere, put in a container), its methods are reported."
     )
     examples = (
+        # A hand port whose IPU scope is in the function that builds the model, which its caller
+        # trains and evaluates out of any scope: both calls are reported, not only the first.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                return model
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                model = build()
+                model.fit(x, y, batch_size=8)
+                model.evaluate(x, y, batch_size=8)
+            """,
+        ),
         # A trainer class that makes its own strategy, with a model trained in main() before the
         # trainer is made: that model gets a second IPU strategy, and the trainer's is entered in
         # its scope. Reported.
@@ -650,11 +675,18 @@ classifier = LogisticRegression().fit(features, labels)
         if calls:
             plan = model_plan(ctx)
             coverage = _Coverage(ctx, plan)
+            reported = False
             for call in calls:
                 missing = coverage.missing(call)
                 if missing is not None:
                     ctx.report(self.code, call, missing, fixed=False)
-                    return
+                    reported = True
+                    # A program not ported has all its calls out: the first says so. A hand port
+                    # with its own IPU strategy is complete but for these calls: each is named.
+                    if not plan.has_ipu_strategy:
+                        return
+            if reported:
+                return
         self._custom_loops(ctx)
 
     def _outer_networks(self, ctx) -> None:
@@ -740,7 +772,7 @@ classifier = LogisticRegression().fit(features, labels)
         transparent = {id(with_node) for with_node in plan.transparent}
         replaced = {id(call) for call in plan.replaced_strategies}
         for with_node in ctx.nodes(cst.With):
-            receiver = _scope_receiver(with_node)
+            receiver = scope_receiver(with_node)
             made = receiver.value if isinstance(receiver, cst.NamedExpr) else receiver  # `(strategy := ...)`
             if receiver is None or id(with_node) in transparent or id(made) in replaced:
                 continue
@@ -1027,7 +1059,7 @@ class _Coverage:
         the strategy that an object of a class of the file keeps in that attribute the IPU
         strategy (``self.strategy = ...`` in ``__init__``, the program's one)."""
         statement = self.plan.strategy_statement
-        receiver = _scope_receiver(with_node)
+        receiver = scope_receiver(with_node)
         if statement is None or not isinstance(receiver, cst.Attribute) or not self.plan.strategy_name.startswith(
                 "self."):
             return False
@@ -1100,17 +1132,6 @@ def _may_be_current_strategy(ctx) -> bool:
               if not isinstance(ctx.parent(node), (cst.Call, cst.Attribute, cst.ImportAlias))}
     strategies = handed & DISTRIBUTION_STRATEGIES
     return strategies == {"tensorflow.distribute.get_strategy"}
-
-
-def _scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:
-    """``strategy`` of ``with strategy.scope():`` (one item, no arguments), else None."""
-    if len(with_node.items) != 1:
-        return None
-    item = with_node.items[0].item
-    if isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute) \
-            and item.func.attr.value == "scope":
-        return item.func.value
-    return None
 
 
 def _is_scope(with_node: cst.With) -> bool:

@@ -5,7 +5,7 @@ from typing import AbstractSet, Dict, Optional, Set, Tuple
 import libcst as cst
 
 from porter.config import Config
-from porter.context import FileContext, SharedKey, code_of, is_under, walk
+from porter.context import FileContext, SharedKey, bound_names, code_of, is_under, walk
 from porter.markers import PYTHON_MAGIC
 from porter.cstutil import (append_args, expr_call, expression, is_name, keyword, keyword_arg, simple_assign,
                             single_small, statement, string_value)
@@ -19,7 +19,8 @@ from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IP
                                                     OVERRIDING_KERAS_MODELS, RUNNING_METHODS, TPU_SETUP,
                                                     gives_strategy, gpu_number, in_model_class,
                                                     in_region, in_regions, keras_extensions_off, model_plan,
-                                                    made_distribution_strategy, setup_anchors, without_compat)
+                                                    made_distribution_strategy, runs_model, setup_anchors,
+                                                    without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -91,6 +92,84 @@ class ScopeBlock:
         )
 
 
+
+
+class ExtendedScope(ScopeBlock):
+    """Brings statements after an existing ``with name.scope():`` into it: the piece of the range
+    that starts with that block gets them at the end of its body; another piece (a later notebook
+    cell, or statements after one that stays out) gets a block of its own, of the same strategy."""
+
+    def __call__(self, statements) -> cst.With:
+        first = statements[0]
+        receiver = scope_receiver(first) if isinstance(first, cst.With) else None
+        if receiver is None or cst.Module([]).code_for_node(receiver) != self.name or not isinstance(
+                first.body, cst.IndentedBlock):
+            return super().__call__(statements)
+        return first.with_changes(body=first.body.with_changes(body=[*first.body.body, *statements[1:]]))
+
+
+def scope_receiver(with_node: cst.With) -> Optional[cst.BaseExpression]:
+    """``strategy`` of ``with strategy.scope():`` (one item, no arguments), else None."""
+    if len(with_node.items) != 1:
+        return None
+    item = with_node.items[0].item
+    if isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute) \
+            and item.func.attr.value == "scope":
+        return item.func.value
+    return None
+
+
+def _ipu_scopes(ctx):
+    """``(with, name)`` for each ``with name.scope():`` of a name bound only to an IPU strategy."""
+    for with_node in ctx.nodes(cst.With):
+        receiver = scope_receiver(with_node)
+        if not isinstance(receiver, cst.Name):
+            continue
+        values = values_of(ctx, receiver)
+        if values and all(isinstance(value, cst.Call) and ctx.qualified_name(value.func) in IPU_STRATEGIES
+                          for value in values):
+            yield with_node, receiver.value
+
+
+def _models_made_in(ctx, plan, with_node: cst.With) -> Set[str]:
+    """The models (and their parts) the block assigns, not in a function it defines."""
+    made: Set[str] = set()
+    for node in walk(with_node.body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and ctx.enclosing_function(
+                node) is ctx.enclosing_function(with_node):
+            targets = [target.target for target in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            made.update(name for target in targets for name in bound_names(target))
+    return made & (plan.model_like | plan.model_names)
+
+
+def _runs_of(ctx, plan, statement_node: cst.BaseStatement, models: Set[str]):
+    """The calls of ``statement_node`` (not in a function it defines) that run one of ``models``:
+    ``model.fit(...)``, a function of the file given the model (``train(model, ds)``), or one that
+    runs it by the name it has there (a nested ``def check(): return model.evaluate(x, y)``)."""
+    if isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)):
+        return []
+    runs = []
+    for node in walk(statement_node):
+        if not isinstance(node, cst.Call) or ctx.enclosing(node, cst.Lambda) is not None:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in models \
+                and runs_model(node, plan) and func.attr.value != "compile":
+            runs.append(node)
+        elif isinstance(func, cst.Name):
+            function = local_function(ctx, func.value, node)
+            given = any(isinstance(arg.value, cst.Name) and arg.value.value in models for arg in node.args)
+            if function is not None and any(isinstance(call, cst.Call) and runs_model(call, plan) and (
+                    given or isinstance(call.func.value, cst.Name) and call.func.value.value in models)
+                    for call in walk(function.body)):
+                runs.append(node)  # given the model, or a function that runs it by its name
+    return runs
+
+
+def _sibling_holding(ctx, siblings, node: cst.CSTNode) -> cst.BaseStatement:
+    """The statement of ``siblings`` that holds ``node``."""
+    holders = {id(ancestor) for ancestor in (node, *ctx.ancestors(node))}
+    return next(statement_node for statement_node in siblings if id(statement_node) in holders)
 
 
 # Functions a notebook cell calls to show a value: Jupyter's `display` and `print` are builtins there.
@@ -837,9 +916,132 @@ class StrategyScope(Rule):
         "(the model's answer `model.evaluate(x, y)`, `tf.nn.softmax(logits).numpy()`) keeps it as "
         "`result = ...` in the scope and shows `result` after it. A cell of host work only (imports, NumPy, "
         "pandas, plots, `tf.data` pipelines, or a call of a function of the notebook whose body is such work, a "
-        "plotting helper given `history.history`) is left as it is."
+        "plotting helper given `history.history`) is left as it is. In a script ported by hand, whose "
+        "`with strategy.scope():` of an `IPUStrategy` builds the model, the statements after the block up to "
+        "the last that runs that model (`fit`, `evaluate`, `predict`, or a function of the file given it) go "
+        "into the block, and into a block of the same strategy in each later notebook cell that runs it."
     )
     examples = (
+        # A hand port that builds the model in its IPU strategy's scope and trains it after the
+        # block: the training and the evaluation go in.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+            from tensorflow.python.ipu.ipu_strategy import IPUStrategyV1 as Strategy
+
+
+            def evaluate(net, x, y):
+                return net.evaluate(x, y, batch_size=8)
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.auto_select_ipus = 1
+                config.configure_ipu_system()
+                ipu_strategy = Strategy()
+                with ipu_strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                model.fit(x, y, batch_size=8)
+                print(evaluate(model, x, y))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+            from tensorflow.python.ipu.ipu_strategy import IPUStrategyV1 as Strategy
+
+
+            def evaluate(net, x, y):
+                return net.evaluate(x, y, batch_size=8)
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.auto_select_ipus = 1
+                config.configure_ipu_system()
+                ipu_strategy = Strategy()
+                with ipu_strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                    print(evaluate(model, x, y))
+            """,
+        ),
+        # A nested function that evaluates the model by its name, called after the block: the
+        # call goes in, the definition stays out.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+
+                def check():
+                    return model.evaluate(x, y, batch_size=8)
+
+                print(check())
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def main(x, y):
+                config = ipu.config.IPUConfig()
+                config.configure_ipu_system()
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+
+                def check():
+                    return model.evaluate(x, y, batch_size=8)
+
+                with strategy.scope():
+                    print(check())
+            """,
+        ),
+        # A look at a dataset on the host between the block and the prediction stays out; its
+        # body, which predicts, runs in a block of the same strategy.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            config = ipu.config.IPUConfig()
+            config.configure_ipu_system()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+            model.fit(train_ds, epochs=2)
+            for images, labels in test_ds.take(1):
+                print(model.predict(images))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            config = ipu.config.IPUConfig()
+            config.configure_ipu_system()
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(loss="mse")
+                model.fit(train_ds, epochs=2)
+            for images, labels in test_ds.take(1):
+                with strategy.scope():
+                    print(model.predict(images))
+            """,
+        ),
         # Models kept in a dict by key (an ensemble, widths compared): `models[width] = build(width)`
         # makes a model like `model = build(width)` does, and the item runs it.
         Example(
@@ -5025,6 +5227,7 @@ run_experiment(net)
             ctx.report(self.code, with_node, "GPU device scope with several items or `as`: replace it "
                        "with `with strategy.scope():` by hand", fixed=False)
         if plan.has_ipu_strategy:
+            self._extend_ipu_scopes(ctx, plan)
             return
         changed = False
         if plan.replaced_strategies:
@@ -5086,6 +5289,44 @@ run_experiment(net)
             self._report_cpu_blocks(ctx, plan, wrapped)
             self._give_tuners_the_strategy(ctx, plan, wrapped)
             self._report_clearing_calls(ctx, wrapped, kept_out)
+
+    def _extend_ipu_scopes(self, ctx, plan) -> None:
+        """A hand port's ``with strategy.scope():`` of an ``IPUStrategy`` that builds a model run
+        after the block (``model.fit(...)`` below it, or in a later notebook cell): the statements
+        up to its last run go into the scope, as for a scope the port makes. A statement that stays
+        out of a scope (one that clears the Keras session) keeps its runs out, for the audit (IPU190)
+        to report; a host loop over a dataset gets its body in the scope."""
+        kept_out = _kept_out(ctx, plan)
+        model_code = _model_code(ctx, plan)
+        scopes = dict(_ipu_scopes(ctx))
+        for with_node, name in scopes.items():
+            models = _models_made_in(ctx, plan, with_node)
+            later = list(ctx.siblings(with_node))
+            later = later[later.index(with_node) + 1:]
+            runs, loops, last = [], [], None
+            for statement_node in later:
+                found = [call for call in _runs_of(ctx, plan, statement_node, models)
+                         if not any(ancestor in scopes for ancestor in ctx.ancestors(call))]
+                if found and not kept_out(statement_node):
+                    last = statement_node
+                elif found and dataset_loop(ctx, statement_node) is not None:
+                    loops.append(statement_node)
+                else:
+                    continue
+                runs += found
+            if last is not None and not ctx.wrap(
+                    with_node, last, ExtendedScope(name),
+                    display=lambda line: _only_displays(ctx, line) or _host_expression(ctx, model_code, line),
+                    keep_out=kept_out, edges=_at_edges, shows=lambda line: _shows_result(ctx, plan, line),
+                    shown_as=fresh_name(ctx, "result", "cell_result"), idle=_idle_in_cell(ctx, plan)):
+                continue
+            if not runs:
+                continue
+            for loop in loops:
+                self._wrap_after_clearing(ctx, plan, loop, model_code, name)
+            named = ", ".join(dict.fromkeys(f"`{code_of(ctx, call.func)}()`" for call in runs))
+            ctx.report(self.code, runs[0], f"{named} after `with {name}.scope():` ran outside the IPU strategy "
+                       "(on the CPU): brought into its scope", fixed=True)
 
     def _report_clearing_calls(self, ctx, regions, kept_out) -> None:
         """A function of the file that clears the Keras session (a builder that begins with
@@ -5305,12 +5546,12 @@ run_experiment(net)
             if loop is None and isinstance(statement_node, _CLEARING_COMPOUNDS) and clears_session(ctx, statement_node):
                 loop = statement_node
             if loop is not None:
-                StrategyScope._wrap_after_clearing(ctx, plan, loop, model_code)
+                StrategyScope._wrap_after_clearing(ctx, plan, loop, model_code, plan.strategy_name)
 
     @staticmethod
-    def _wrap_after_clearing(ctx, plan, compound, model_code) -> None:
+    def _wrap_after_clearing(ctx, plan, compound, model_code, name: str) -> None:
         """Each block of ``compound`` that runs the model (a loop's body; a ``try``'s body,
-        handlers, ``else`` and ``finally``) goes in the scope after its last statement that clears
+        handlers, ``else`` and ``finally``) goes in the scope of ``name`` after its last statement that clears
         the session, if any; a loop or ``try`` nested in it that clears it (a grid of two
         hyperparameters, ``fit`` in a ``try`` whose ``finally`` clears it) is wrapped the same way
         inside."""
@@ -5322,9 +5563,9 @@ run_experiment(net)
             clearing = [index for index, statement in enumerate(body) if clears_session(ctx, statement)]
             inner = body[clearing[-1] + 1 if clearing else 0:]
             if inner:
-                ctx.wrap(inner[0], inner[-1], ScopeBlock(plan.strategy_name))
+                ctx.wrap(inner[0], inner[-1], ScopeBlock(name))
             if clearing and isinstance(body[clearing[-1]], _CLEARING_COMPOUNDS):
-                StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code)
+                StrategyScope._wrap_after_clearing(ctx, plan, body[clearing[-1]], model_code, name)
 
 
 # Statements whose blocks may clear the session and run the model apart: each block is wrapped
