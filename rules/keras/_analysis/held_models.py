@@ -10,7 +10,7 @@ written out (``("baseline", model)`` is ``(None, True)``), None for anything els
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -146,12 +146,9 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
                 put(target.target.value.value, [value])  # `models[name] = model`
     for call in ctx.nodes(cst.Call):
         func = call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and len(call.args) == 1 and not call.args[0].star):
-            continue
-        if func.attr.value in ADDERS:
+        if fills_collection(call, ADDERS):
             put(func.value.value, [call.args[0].value])
-        elif func.attr.value in EXTENDERS:  # `models.extend([a, b])`, `models.update({"a": a})`
+        elif fills_collection(call, EXTENDERS):  # `models.extend([a, b])`, `models.update({"a": a})`
             made = _items_made(call.args[0].value)
             put(func.value.value, made[1] if made is not None else [None], func.attr.value == "update")
     for augmented in ctx.nodes(cst.AugAssign):  # `models += [build()]`
@@ -159,6 +156,13 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
             made = _items_made(augmented.value)
             put(augmented.target.value, made[1] if made is not None else [None])
     return found
+
+
+def fills_collection(call: cst.CSTNode, methods: FrozenSet[str]) -> bool:
+    """``models.append(item)`` (for ``methods`` holding ``append``): a call of one of ``methods``
+    on a variable, with one argument."""
+    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
+            and isinstance(call.func.value, cst.Name) and len(call.args) == 1 and not call.args[0].star)
 
 
 def _items_made(value: cst.BaseExpression) -> Optional[Tuple[bool, List[Optional[cst.BaseExpression]]]]:

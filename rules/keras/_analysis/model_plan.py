@@ -40,7 +40,7 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.functional import eager_host_call
-from porter.rules.keras._analysis.held_models import ADDERS, EXTENDERS, held_models, model_item
+from porter.rules.keras._analysis.held_models import ADDERS, EXTENDERS, fills_collection, held_models, model_item
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
@@ -518,13 +518,6 @@ def _keyed_in(target: cst.BaseExpression) -> List[str]:
     if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
         return [target.value.value]
     return []
-
-
-def _fills_list(call: cst.CSTNode, methods: FrozenSet[str]) -> bool:
-    """``models.append(item)`` (for ``methods`` holding ``append``): a call of one of ``methods``
-    on a variable, with one argument."""
-    return (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
-            and isinstance(call.func.value, cst.Name) and len(call.args) == 1 and not call.args[0].star)
 
 
 def in_regions(ctx: FileContext, regions: List[Region], node: cst.CSTNode) -> bool:
@@ -1738,14 +1731,14 @@ class _Analysis:
         parent = self.ctx.parent(call)
         if isinstance(parent, cst.Arg):
             adder = self.ctx.parent(parent)
-            return adder.func.value.value if _fills_list(adder, ADDERS) else None
+            return adder.func.value.value if fills_collection(adder, ADDERS) else None
         collection = self._collection_of(call)
         holder = self.ctx.parent(collection) if collection is not None else None
         if isinstance(holder, cst.AugAssign) and isinstance(holder.operator, cst.AddAssign) \
                 and isinstance(holder.target, cst.Name):
             return holder.target.value
         extender = self.ctx.parent(holder) if isinstance(holder, cst.Arg) else None
-        return extender.func.value.value if _fills_list(extender, EXTENDERS) else None
+        return extender.func.value.value if fills_collection(extender, EXTENDERS) else None
 
     def _collection_of(self, item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The list, tuple or dict written out, or the comprehension, of which ``item`` is an item
