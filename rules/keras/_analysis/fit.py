@@ -19,7 +19,7 @@ from porter import throughput
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, walk
 from porter.cstutil import (LINE_LIMIT, alternatives, argument, element_at, is_name, is_true, keyword, simple_assign,
                             string_value, target_place)
-from porter.rules.keras._analysis.held_models import model_item
+from porter.rules.keras._analysis.held_models import held_items, model_item
 from porter.rules.keras._analysis.model_plan import REBUILT_MODELS, calls_by_name, is_keras_run, model_plan
 from porter.rules._tf.tfdata import chain, dataset_like, is_dataset, table_data
 from porter.rules.keras._analysis.steps import instance_of, method_named
@@ -1488,13 +1488,11 @@ def _listed_length(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> Opti
 
 
 def _written_items(made: Optional[cst.BaseExpression]) -> List[Optional[cst.BaseExpression]]:
-    """The items of a list (or tuple) written out, or a comprehension's one item; [None] for
-    anything else, whose items cannot be read."""
-    if isinstance(made, cst.ListComp):
-        return [made.elt]
-    if isinstance(made, (cst.List, cst.Tuple)) and all(isinstance(element, cst.Element) for element in made.elements):
-        return [element.value for element in made.elements]
-    return [None]
+    """The items a loop takes from a list (or tuple) written out, or a comprehension's one item
+    (``held_items``); [None] for anything else, a dict included (a loop takes its keys), whose
+    items cannot be read."""
+    listed_items = held_items(made) if made is not None else None
+    return listed_items[1] if listed_items is not None and not listed_items[0] else [None]
 
 
 def _part_length(ctx: FileContext, item: cst.BaseExpression, place: List[int]) -> Optional[int]:

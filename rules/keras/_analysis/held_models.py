@@ -98,7 +98,7 @@ def _aliases(ctx: FileContext) -> Dict[str, List[Optional[str]]]:
     ``ensemble = train_all(...)`` for what each ``return`` of that function of the file gives."""
     found: Dict[str, List[Optional[str]]] = {}
     for assign in ctx.nodes(cst.Assign):
-        if _items_made(assign.value) is not None or _returned_items(ctx, assign.value) is not None:
+        if held_items(assign.value) is not None or _returned_items(ctx, assign.value) is not None:
             continue  # a collection written out (here, or returned by a function): its items are its fillings
         function, returned = called_returns(ctx, assign.value)
         sources = [_name_of(value) for value in returned] if function is not None else [_name_of(assign.value)]
@@ -137,7 +137,7 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
         value = assign.value
         for target in assign.targets:
             if isinstance(target.target, cst.Name):
-                made = _items_made(value)
+                made = held_items(value)
                 if made is None:
                     made = _returned_items(ctx, value)
                 if made is not None:
@@ -149,11 +149,11 @@ def _fillings(ctx: FileContext) -> Dict[str, Tuple[bool, List[Optional[cst.BaseE
         if fills_collection(call, ADDERS):
             put(func.value.value, [call.args[0].value])
         elif fills_collection(call, EXTENDERS):  # `models.extend([a, b])`, `models.update({"a": a})`
-            made = _items_made(call.args[0].value)
+            made = held_items(call.args[0].value)
             put(func.value.value, made[1] if made is not None else [None], func.attr.value == "update")
     for augmented in ctx.nodes(cst.AugAssign):  # `models += [build()]`
         if isinstance(augmented.target, cst.Name) and isinstance(augmented.operator, cst.AddAssign):
-            made = _items_made(augmented.value)
+            made = held_items(augmented.value)
             put(augmented.target.value, made[1] if made is not None else [None])
     return found
 
@@ -165,7 +165,7 @@ def fills_collection(call: cst.CSTNode, methods: FrozenSet[str]) -> bool:
             and isinstance(call.func.value, cst.Name) and len(call.args) == 1 and not call.args[0].star)
 
 
-def _items_made(value: cst.BaseExpression) -> Optional[Tuple[bool, List[Optional[cst.BaseExpression]]]]:
+def held_items(value: cst.BaseExpression) -> Optional[Tuple[bool, List[Optional[cst.BaseExpression]]]]:
     """(a dict?, the items) of a list, tuple, set or dict written out, or of a comprehension (its
     one item stands for all); None for any other value."""
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
@@ -184,7 +184,7 @@ def _returned_items(ctx: FileContext, value: cst.BaseExpression
     """The same for a call of a function of the file whose every ``return`` gives a collection
     written out (``def load_all(paths): return [load_model(path) for path in paths]``)."""
     function, returned = called_returns(ctx, value)
-    made = [_items_made(each) for each in returned] if function is not None else []
+    made = [held_items(each) for each in returned] if function is not None else []
     if not made or any(each is None for each in made) or len({keyed for keyed, _ in made}) > 1:
         return None
     return made[0][0], [item for _, items in made for item in items]
@@ -221,7 +221,7 @@ class _Shapes:
         if isinstance(iterable, cst.Name) and iterable.value in self.collections:
             keyed, shape = self.collections[iterable.value]
             return None if keyed else shape
-        made = _items_made(iterable)
+        made = held_items(iterable)
         if made is not None and not made[0]:
             return _common([self.value(item) if item is not None else None for item in made[1]])
         if not isinstance(iterable, cst.Call) or not iterable.args or any(arg.star for arg in iterable.args):
