@@ -60,7 +60,7 @@ def port_text(path: str, text: str, config: Config = Config(), project: Project 
     if path.endswith(".ipynb"):
         from porter.notebook import port_notebook
 
-        return port_notebook(path, text, config)
+        return port_notebook(path, text, config, project)
     if not (uses_framework(text) or project.keras_import):
         return FileOutcome(path, text, text)
     from porter.engine import port
@@ -80,11 +80,12 @@ def port_file(path: str, config: Config = Config()) -> Tuple[FileOutcome, Option
 
 def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: AbstractSet[str] = frozenset()
              ) -> Dict[str, Project]:
-    """What each of the ``.py`` files ported together (a folder) learns from the others
-    (``porter.project``); the files not listed learn nothing. ``read_only``: those of ``sources``
+    """What each of the scripts and notebooks ported together (a folder) learns from the ``.py``
+    files among them (``porter.project``); the files not listed learn nothing. ``read_only``: those of ``sources``
     that are read as they are and not ported (``imported_neighbours``): they learn nothing, and
     their strategy functions count only where they return an IPU strategy already."""
-    imports = {path: imported_modules(source.text) for path, source in sources.items() if path.endswith(".py")}
+    imports = {path: imported_modules(_program_text(path, source)) for path, source in sources.items()
+               if path.endswith((".py", ".ipynb"))}
     keras = _keras_modules(sources)
     factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
@@ -105,7 +106,7 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
 
 def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
                         ) -> Tuple[Dict[str, Source], Dict[str, Config]]:
-    """The modules of the project that the ``.py`` files of ``sources`` import and that are not
+    """The modules of the project that the scripts and notebooks of ``sources`` import and that are not
     among them, read (never ported) from beside each file (``models.py`` for ``from models import
     build``), with the config of the file that imports each: a script ported alone, as pre-commit
     passes it, learns from its project what it learns ported with it. A module that cannot be read
@@ -114,10 +115,10 @@ def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
     found: Dict[str, Source] = {}
     found_configs: Dict[str, Config] = {}
     for path, source in sources.items():
-        if not path.endswith(".py"):
+        if not path.endswith((".py", ".ipynb")):
             continue
         folder = os.path.dirname(path)
-        for module in sorted(imported_modules(source.text)):
+        for module in sorted(imported_modules(_program_text(path, source))):
             neighbour = os.path.join(folder, module + ".py")
             if os.path.abspath(neighbour) in given or neighbour in found or not os.path.isfile(neighbour):
                 continue
@@ -127,6 +128,15 @@ def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
                 continue
             found_configs[neighbour] = configs[path]
     return found, found_configs
+
+
+def _program_text(path: str, source: Source) -> str:
+    """The Python code of a script, or of a notebook's code cells."""
+    if not path.endswith(".ipynb"):
+        return source.text
+    from porter.notebook import program_text
+
+    return program_text(source.text)
 
 
 # Text a module must hold to define Python data Keras on the IPU refuses: a Sequence or a generator.

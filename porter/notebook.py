@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from porter.config import Config
 from porter.detect import imported_modules, uses_framework
 from porter.markers import CELL_MARKER, HIDDEN_RUN, LOCAL_CELL_MAGIC, PYTHON_MAGIC, SHELL_LINE, UNPARSABLE
 from porter.outcome import FileOutcome
-from porter.project import Project
+from porter.project import ALONE, Project
 from porter.rule import WARNING, Finding, is_selected
 
 _MARKER_LINE = re.compile(rf"^{CELL_MARKER}\((\d+)\)[ \t]*\r?\n", re.MULTILINE)
@@ -198,7 +198,24 @@ def _map_line(line: int, starts: Sequence[Tuple[int, int]]) -> Tuple[int, int]:
     return cell, max(1, line - first + 1)
 
 
-def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
+def program_text(text: str) -> str:
+    """The Python code cells of the notebook ``text``, masked and joined: what its cells import,
+    for what the modules beside it tell about it (``porter.api.projects``). "" for a notebook that
+    cannot be read or is not Python."""
+    try:
+        data = load(text)
+    except NotebookError:
+        return ""
+    if _language(data) != "python":
+        return ""
+    masked = [mask(_leading_indent(_source_text(cell))[1]) for cell in data["cells"]
+              if isinstance(cell, dict) and cell.get("cell_type") == "code"]
+    return "\n".join(code for code, _ in filter(None, masked))
+
+
+def port_notebook(path: str, text: str, config: Config, project: Project = ALONE) -> FileOutcome:
+    """The port of the notebook ``text``; ``project``: what the modules of its project tell about
+    its cells (``porter.api.port_text``)."""
     try:
         data = load(text)
     except NotebookError as error:
@@ -221,11 +238,12 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
             scripts.append((index + 1, cell, *script))
     keras_modules = _keras_modules(scripts)
     scripts = [script for script in scripts if uses_framework(script[3]) or imported_modules(script[3]) & keras_modules]
-    keras_import = bool(imported_modules("\n".join(cell.masked for cell in cells)) & keras_modules)
+    keras_import = project.keras_import or bool(imported_modules("\n".join(cell.masked for cell in cells))
+                                                & keras_modules)
     if not scripts and not keras_import and not uses_framework("\n".join(cell.masked for cell in cells)):
         return FileOutcome(path, text, text)
 
-    findings, diffs, error = _port_cells(cells, config, keras_import)
+    findings, diffs, error = _port_cells(cells, config, replace(project, keras_import=keras_import))
     if error is not None:
         return FileOutcome(path, text, text, tuple(findings), error=error)
     for number, cell, magic, script in scripts:
@@ -242,10 +260,11 @@ def port_notebook(path: str, text: str, config: Config) -> FileOutcome:
 
 
 def _port_cells(cells: List[_Cell], config: Config,
-                keras_import: bool) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
+                project: Project) -> Tuple[List[Finding], List[Tuple[int, str, str]], Optional[str]]:
     """The port of the Python cells as one program: its findings, each cell's source before and
-    after (set in the cells), and the error that leaves the notebook unchanged. ``keras_import``:
-    the cells import Keras code that a cell writes (``from model import build``)."""
+    after (set in the cells), and the error that leaves the notebook unchanged. ``project``: what
+    the modules the cells import tell about them (``keras_import``: they import Keras code that a
+    cell writes, ``from model import build``, or a module beside the notebook)."""
     findings: List[Finding] = []
     parsed: List[_Cell] = []
     for cell in cells:
@@ -258,13 +277,13 @@ def _port_cells(cells: List[_Cell], config: Config,
             line, column, message = problem  # on the code without the cell's own indentation
             findings.append(Finding(UNPARSABLE, line, column + len(cell.indent),
                                     f"cell not ported, it does not parse: {message}", False, cell.number))
-    if not parsed or not (keras_import or uses_framework("\n".join(cell.masked for cell in cells))):
+    if not parsed or not (project.keras_import or uses_framework("\n".join(cell.masked for cell in cells))):
         return findings, [], None
 
     joined, starts = _join(parsed)
     from porter.engine import port
 
-    result = port(joined, config, cells=True, project=Project(keras_import=keras_import))
+    result = port(joined, config, cells=True, project=project)
     if result.error:
         return findings, [], _cell_error(result.error, starts)
     indents = {cell.number: len(cell.indent) for cell in parsed}

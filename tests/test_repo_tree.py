@@ -3,12 +3,14 @@ whatever -j. Real files in temporary folders, the real command."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
 
 import pytest
-from repo_util import KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE, STRATEGY_SCRIPT, cli, git, run, write
+from repo_util import (KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE, STRATEGY_SCRIPT, cli, code_cell, git,
+                       notebook, run, write, write_notebook)
 
 from porter import ignore
 from porter.engine import port
@@ -233,6 +235,29 @@ def test_a_script_that_trains_the_model_of_a_keras_module_of_its_project_is_port
     assert (tmp_path / "alone/train.py").read_text() == ported
     assert sorted(path.name for path in (tmp_path / "alone").iterdir()) == ["train.py"]
     assert cli(["repo/train.py", "--check"], cwd=tmp_path).exit_code == 1
+
+
+def test_a_notebook_that_trains_the_model_of_a_keras_module_beside_it_is_ported(tmp_path):
+    # Its cells import no framework: the model comes from the module beside the notebook, read
+    # from there when the notebook is ported alone, and ported with it in the folder.
+    cells = [code_cell("import numpy as np\nfrom models import build_model"),
+             code_cell("model = build_model()\nmodel.compile(optimizer=\"adam\", loss=\"mse\")"),
+             code_cell("model.fit(np.zeros((64, 4)), np.zeros((64, 1)), batch_size=16)")]
+    write_notebook(tmp_path / "repo", "train.ipynb", notebook(cells))
+    write(tmp_path / "repo", "models.py", BUILDER_MODULE)
+    alone = cli(["repo/train.ipynb", "--out-dir", "alone"], cwd=tmp_path)
+    assert alone.exit_code == 0, alone.stderr
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "alone/train.ipynb").read_text())["cells"]]
+    assert sources[0] == "import numpy as np\nfrom models import build_model\nfrom tensorflow.python import ipu"
+    assert sources[1] == ("ipu_config = ipu.config.IPUConfig()\nipu_config.auto_select_ipus = 1\n"
+                          "ipu_config.configure_ipu_system()\nstrategy = ipu.ipu_strategy.IPUStrategy()\n"
+                          "with strategy.scope():\n    model = build_model()\n"
+                          "    model.compile(optimizer=\"adam\", loss=\"mse\")")
+    assert sources[2] == "with strategy.scope():\n    model.fit(np.zeros((64, 4)), np.zeros((64, 1)), batch_size=16)"
+    together = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert together.exit_code == 0, together.stderr
+    assert (tmp_path / "ported/train.ipynb").read_bytes() == (tmp_path / "alone/train.ipynb").read_bytes()
+    assert cli(["repo/train.ipynb", "--check"], cwd=tmp_path).exit_code == 1
 
 
 PORTED_STRATEGY_MODULE = STRATEGY_MODULE.replace("import tensorflow as tf\n", "import tensorflow as tf\n"
