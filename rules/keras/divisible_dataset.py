@@ -3571,6 +3571,29 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit(x, y, steps_per_epoch=30, epochs=2)
             """,
         ),
+        # `predict` too: padding to 32 would leave a partial batch of `ceil(samples / steps)`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            images = np.random.rand(1000, 28, 28).astype("float32")
+            model = tf.keras.models.load_model("net.keras")
+            scores = model.predict(images, steps=30)
+            """,
+        ),
+        # A step count that divides the samples makes whole batches: nothing to do.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            images = np.random.rand(1000, 28, 28).astype("float32")
+            model = tf.keras.models.load_model("net.keras")
+            scores = model.predict(images, steps=8)
+            """,
+            reported=False,
+        ),
         # Validation given by position (Keras 2's `fit(x, y, batch, epochs, verbose, callbacks,
         # validation_split, validation_data)`): not read by the port, so not trimmed, reported.
         Example(
@@ -4077,6 +4100,13 @@ scores = model.predict(rows, batch_size=len(rows))
             if encoding is not None and _unknown_lengths_trimmed(ctx) and self._multiple(ctx, entry) != 1:
                 self._report_encoding(ctx, entry, encoding)
                 continue
+            steps = keyword(entry.call, _STEPS_BY_METHOD.get(entry.method, "steps"))
+            if entry.arrays and entry.batch is None and entry.model_batch is None and steps is not None \
+                    and not is_name(steps.value, "None"):
+                # Padding or trimming to 32 would leave a partial batch either way.
+                if _unknown_lengths_trimmed(ctx) and not self._steps_divide(ctx, entry, steps):
+                    self._report_batch_from_steps(ctx, entry, steps)
+                continue
             if entry.method == "predict" and entry.data is not None:
                 self._report_growing(ctx, entry)
                 handled = self._pad(ctx, entry, pad, cut, helpers)
@@ -4096,12 +4126,6 @@ scores = model.predict(rows, batch_size=len(rows))
                 self._report_unfollowed(ctx, entry)
             if entry.method == "fit" and _unknown_lengths_trimmed(ctx):
                 self._report_positional_validation(ctx, entry)
-            steps = keyword(entry.call, _STEPS_BY_METHOD.get(entry.method, "steps"))
-            if entry.arrays and entry.batch is None and entry.model_batch is None and steps is not None \
-                    and not is_name(steps.value, "None"):
-                if _unknown_lengths_trimmed(ctx):  # trimming to 32 would be wrong either way
-                    self._report_batch_from_steps(ctx, entry, steps)
-                continue
             if not entry.arrays and not entry.validation and entry.held_validation is None \
                     and entry.validation_inputs is None:
                 continue
@@ -4683,6 +4707,15 @@ scores = model.predict(rows, batch_size=len(rows))
                    + f" to a multiple of {multiple} (and of the replicas and steps per execution)"
                    + (", and pad `predict`'s inputs instead, cutting the predictions back" if entry.method == "predict"
                       else ""), fixed=False)
+
+    def _steps_divide(self, ctx, entry, steps: cst.Arg) -> bool:
+        """``predict(x, steps=10)`` on 10000 samples: Keras batches them by ``samples / steps``, whole
+        batches all, and one batch an execution (no replicas, no steps per execution), so nothing
+        is left over."""
+        count = static_int(ctx, steps.value)
+        length = static_length(ctx, entry.data, entry.owner) if entry.data is not None else None
+        return bool(count) and length is not None and length % count == 0 \
+            and samples_per_execution(_entry_config(ctx, entry)) == 1
 
     def _report_batch_from_steps(self, ctx, entry, steps: cst.Arg) -> None:
         """``fit(x, y, steps_per_epoch=100)`` with no batch size: Keras batches the arrays by
