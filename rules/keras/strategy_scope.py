@@ -1137,6 +1137,110 @@ class StrategyScope(Rule):
             """,
             reported=False,
         ),
+        # Its caller, which trains the models of the list, and of a dict another builder fills by
+        # key, gets the scope: they are made and run in it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+
+
+            def build_pair():
+                pair = {}
+                for name in ("small", "large"):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                    pair[name] = net
+                return pair
+
+
+            def main(x, y):
+                for model in build_all([4, 8]):
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                pair = build_pair()
+                pair["small"].compile(loss="mse")
+                pair["small"].fit(x, y, batch_size=8)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+
+
+            def build_pair():
+                pair = {}
+                for name in ("small", "large"):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                    pair[name] = net
+                return pair
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    for model in build_all([4, 8]):
+                        model.compile(loss="mse")
+                        model.fit(x, y, batch_size=8)
+                    pair = build_pair()
+                    pair["small"].compile(loss="mse")
+                    pair["small"].fit(x, y, batch_size=8)
+            """,
+        ),
+        # A function that trains the models it puts in a list and returns it: its caller keeps
+        # them and predicts with them, so it runs in the caller's scope, with those predictions.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train_folds(x, y, folds):
+                trained = []
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                    trained.append(model)
+                return trained
+
+
+            def main(x, y):
+                fold_models = train_folds(x, y, 3)
+                print([m.predict(x, batch_size=8) for m in fold_models])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train_folds(x, y, folds):
+                trained = []
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                    trained.append(model)
+                return trained
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    fold_models = train_folds(x, y, 3)
+                    print([m.predict(x, batch_size=8) for m in fold_models])
+            """,
+        ),
         # The same with builders the porter cannot see (a table of them): the item trained with
         # Keras' arguments is a model, and so are the models taken out of the dict to predict.
         Example(
