@@ -470,6 +470,19 @@ def is_keras_run(call: cst.Call) -> bool:
             and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
 
 
+def project_trained_arguments(ctx: FileContext, call: cst.Call, trains: bool = False) -> List[cst.Arg]:
+    """The arguments of ``call`` that it runs as models, when it calls a function of another module
+    of the project that runs those parameters (``train_model(model, ds)`` after ``from trainer
+    import train_model``, or ``trainer.train_model(model, ds)``; ``porter.project``); with
+    ``trains``, only those it compiles or trains with an argument only Keras takes."""
+    if not ctx.project.trainers:
+        return []
+    name = ctx.project_function(call.func)
+    found = (argument(call, param, position) for trainer, param, position, compiled in ctx.project.trainers
+             if trainer == name and (compiled or not trains))
+    return [arg for arg in found if arg is not None and not arg.star]
+
+
 def is_application(keras_name: str) -> bool:
     """A pre-trained network of ``keras.applications`` (``ResNet50``, ``applications.efficientnet.
     EfficientNetB0``): a class, capitalised, unlike the module's ``preprocess_input`` functions."""
@@ -1521,9 +1534,11 @@ class _Analysis:
         return [arg for call in self._in_function(cst.Call, owner) for arg in self._trained_arguments(call)]
 
     def _trained_arguments(self, call: cst.Call) -> List[cst.Arg]:
-        """The arguments of ``call`` that it trains, when it calls a trainer."""
+        """The arguments of ``call`` that it trains, when it calls a trainer (of the file, or of
+        another module of the project: ``train_model(model, ds)`` after ``from trainer import
+        train_model``)."""
         if not isinstance(call.func, cst.Name) or self.ctx.qualified_name(call.func) is not None:
-            return []
+            return project_trained_arguments(self.ctx, call, trains=True)
         found = (argument(call, param, position)
                  for param, position in self.trainers.get(call.func.value, {}).items())
         return [arg for arg in found if arg is not None]
