@@ -89,6 +89,7 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
     keras = _keras_modules(sources)
     factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
+    trainers = _trainer_names(sources, configs, set().union(*imports.values()))
     found = {}
     for path, imported in imports.items():
         if path in read_only:
@@ -98,7 +99,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
                           frozenset(name for name in overriding if name.partition(".")[0] in imported),
                           frozenset(name for name in sequences if name.partition(".")[0] in imported),
                           frozenset(name for name in generators if name.partition(".")[0] in imported),
-                          frozenset(name for name in configuring if name.partition(".")[0] in imported))
+                          frozenset(name for name in configuring if name.partition(".")[0] in imported),
+                          frozenset(trainer for trainer in trainers if trainer[0].partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -161,6 +163,24 @@ def _python_data_names(sources: Dict[str, Source], configs: Dict[str, Config], i
         sequences.update(f"{module}.{name}" for name in classes)
         generators.update(f"{module}.{name}" for name in functions)
     return sequences, generators
+
+
+def _trainer_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str]
+                   ) -> Set[Tuple[str, str, int, bool]]:
+    """``(module.function, parameter, position, trains)`` for each function of the ``.py`` files
+    that some file imports that runs a model it is given (``def train_model(model, ds):
+    model.fit(ds)``); a module is parsed only when it holds a call of a Keras model's method and
+    uses a framework."""
+    found: Set[Tuple[str, str, int, bool]] = set()
+    for path, source in sources.items():
+        module = _module_name(path)
+        if not (path.endswith(".py") and module in imported and uses_framework(source.text)):
+            continue
+        from porter.rules.keras._analysis.project_trainers import MARKERS, trained_parameters
+
+        if any(marker in source.text for marker in MARKERS):
+            found.update((f"{module}.{name}", *rest) for name, *rest in trained_parameters(source.text, configs[path]))
+    return found
 
 
 def _keras_modules(sources: Dict[str, Source]) -> Set[str]:

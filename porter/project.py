@@ -11,7 +11,7 @@ project's ``utils.py`` that returns a ``MirroredStrategy``, gives the IPU strate
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet
+from typing import FrozenSet, Tuple
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,10 @@ class Project:
     # ``ipu_setup.make_strategy``: the strategy factories that configure the IPU system before they
     # return its strategy; a file that calls one is configured already.
     configuring_factories: FrozenSet[str] = frozenset()
+    # ``("trainer.train_model", "model", 0, True)``: functions of the modules ported with the file
+    # (by module and function name) that run a model given to them, by parameter name and position,
+    # and whether they compile it or train it with an argument only Keras takes (a Keras model).
+    trainers: FrozenSet[Tuple[str, str, int, bool]] = frozenset()
 
 
 ALONE = Project()

@@ -249,3 +249,86 @@ def test_a_module_read_as_it_is_gives_only_the_ipu_strategies_it_already_returns
     assert projects(sources, configs)["proj/train.py"].strategy_factories
     assert projects(sources, configs, read_only={"proj/common.py"}).get("proj/train.py", ALONE).strategy_factories \
         == frozenset()
+
+
+TRAINER = """\
+import tensorflow as tf
+
+
+def train_model(model, dataset, epochs=2):
+    model.compile(optimizer="adam", loss="mse")
+    return model.fit(dataset, epochs=epochs)
+
+
+def score(net, dataset):
+    return net.evaluate(dataset)
+
+
+def run_all(model, dataset):
+    train_model(model, dataset)
+    return score(model, dataset)
+
+
+def describe(model):
+    return model.name
+"""
+
+HAND_PORTED_TRAIN = """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+import trainer
+from trainer import train_model
+
+cfg = ipu.config.IPUConfig()
+cfg.configure_ipu_system()
+
+
+def main(ds):
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    train_model(model, ds, epochs=3)
+    print(trainer.score(net=model, dataset=ds))
+"""
+
+
+def test_each_file_learns_the_functions_of_its_imports_that_train_a_model_they_are_given():
+    sources = {"proj/trainer.py": Source(TRAINER, "utf-8"), "proj/train.py": Source(HAND_PORTED_TRAIN, "utf-8")}
+    told = projects(sources, {path: Config() for path in sources})
+    # (`score` only evaluates what it is given: a model for a model of the file, not what says one is)
+    assert told["proj/train.py"].trainers == frozenset({
+        ("trainer.train_model", "model", 0, True), ("trainer.score", "net", 0, False),
+        ("trainer.run_all", "model", 0, True)})
+
+
+def test_a_hand_port_brings_the_calls_that_train_its_model_in_another_module_into_its_scope():
+    sources = {"proj/trainer.py": Source(TRAINER, "utf-8"), "proj/train.py": Source(HAND_PORTED_TRAIN, "utf-8")}
+    project = projects(sources, {path: Config() for path in sources})["proj/train.py"]
+    result = port(HAND_PORTED_TRAIN, Config(), project=project)
+    assert ("    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+            "        train_model(model, ds, epochs=3)\n        print(trainer.score(net=model, dataset=ds))\n"
+            ) in result.source
+    assert [(finding.code, finding.message.split(" ran ")[0]) for finding in result.findings] == [
+        ("IPU103", "`train_model()`, `trainer.score()` after `with strategy.scope():`")]
+
+
+def test_calls_that_train_a_model_in_another_module_out_of_the_scope_are_reported_by_name():
+    built_apart = HAND_PORTED_TRAIN.replace("def main(ds):\n", "def build():\n").replace(
+        "    train_model(model, ds", "    return model\n\n\ndef main(ds):\n    model = build()\n    train_model(model, ds")
+    project = Project(keras_import=True, trainers=frozenset({("trainer.train_model", "model", 0, True),
+                                                             ("trainer.score", "net", 0, False)}))
+    result = port(built_apart, Config(), project=project)
+    assert result.source == built_apart
+    assert [(finding.code, finding.line, finding.message.split(" outside ")[0]) for finding in result.findings] == [
+        ("IPU190", 20, "`train_model()`, which runs `model`, runs"),
+        ("IPU190", 21, "`trainer.score()`, which runs `model`, runs")]
+
+
+def test_a_script_that_trains_its_model_in_another_module_gets_the_scope_around_those_calls():
+    script = "import tensorflow as tf\nfrom trainer import train_model\n\n\ndef main(ds):\n" \
+             "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n    train_model(model, ds)\n"
+    project = Project(keras_import=True, trainers=frozenset({("trainer.train_model", "model", 0, True)}))
+    result = port(script, Config(), project=project)
+    assert "    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n" \
+           "        train_model(model, ds)\n" in result.source

@@ -306,3 +306,55 @@ def test_a_strategy_from_a_function_of_another_module_of_the_project_is_the_ipu_
     alone = cli(["repo/train.py", "--out-dir", "alone"], cwd=tmp_path)
     assert alone.exit_code == 0, alone.stderr
     assert (tmp_path / "alone/train.py").read_text() == PORTED_STRATEGY_SCRIPT
+
+
+TRAINING_HELPERS = """\
+import tensorflow as tf
+
+
+def train_model(model, dataset, epochs):
+    model.compile(optimizer="adam", loss="mse")
+    return model.fit(dataset, epochs=epochs)
+
+
+def report(model, dataset):
+    print("mse", model.evaluate(dataset))
+"""
+
+HAND_PORTED_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+from tensorflow.python import ipu
+
+from helpers import report, train_model
+
+
+def main():
+    config = ipu.config.IPUConfig()
+    config.auto_select_ipus = 1
+    config.configure_ipu_system()
+    points = np.random.rand(64, 4).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8, drop_remainder=True)
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    train_model(model, dataset, epochs=2)
+    report(model, dataset)
+"""
+
+
+def test_a_hand_port_whose_model_is_trained_by_another_module_of_the_project_gets_those_calls_in_its_scope(tmp_path):
+    write(tmp_path / "repo", "helpers.py", TRAINING_HELPERS)
+    write(tmp_path / "repo", "train.py", HAND_PORTED_SCRIPT)
+    scoped = HAND_PORTED_SCRIPT.replace("    train_model(model, dataset, epochs=2)\n    report(model, dataset)\n",
+                                        "        train_model(model, dataset, epochs=2)\n        report(model, dataset)\n")
+    # Alone, as pre-commit passes it, the script reads the module beside it: the same port.
+    for given, out in (("repo", "ported"), ("repo/train.py", "alone")):
+        result = cli([given, "--out-dir", out], cwd=tmp_path)
+        assert result.exit_code == 0, result.stderr
+        assert (tmp_path / out / "train.py").read_text() == scoped
+    found = cli(["repo/train.py"], cwd=tmp_path).stdout
+    assert "repo/train.py:17:5: IPU103 `train_model()`, `report()` after `with strategy.scope():` ran outside" in found
+    write(tmp_path / "repo", "train.py", scoped)
+    again = cli(["repo/train.py", "--diff"], cwd=tmp_path)
+    assert (again.exit_code, again.stdout) == (0, ""), again.stdout

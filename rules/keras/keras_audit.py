@@ -13,7 +13,7 @@ from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                     calls_by_name, in_regions, made_distribution_strategy, model_plan,
-                                                    runs_model, without_compat)
+                                                    project_trained_arguments, runs_model, without_compat)
 from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
                                               mapped_node_ids, run_by_keras, subclasses_of, tuners)
@@ -909,7 +909,15 @@ def _training_calls(ctx) -> List[cst.Call]:
     model the file creates or compiles (or a part of one), what a tuner given a builder of the file
     runs, or calls with arguments only Keras takes."""
     plan = model_plan(ctx)
-    return [call for call in ctx.nodes(cst.Call) if runs_model(call, plan) and call.func.attr.value != "compile"]
+    return [call for call in ctx.nodes(cst.Call) if runs_model(call, plan) and call.func.attr.value != "compile"
+            or _given_to_project_trainer(ctx, plan, call) is not None]
+
+
+def _given_to_project_trainer(ctx, plan: Plan, call: cst.Call) -> Optional[str]:
+    """The model that ``call`` hands to a function of another module of the project that trains it
+    (``model`` of ``train_model(model, ds)``, after ``from trainer import train_model``), or None."""
+    given = (arg.value.value for arg in project_trained_arguments(ctx, call) if isinstance(arg.value, cst.Name))
+    return next((name for name in given if name in plan.model_like | plan.model_names), None)
 
 
 class _Coverage:
@@ -1148,6 +1156,9 @@ def _short(code: str, width: int = 60) -> str:
 def _describe(ctx, call: cst.Call) -> str:
     """``model.fit()``, ``models[0].evaluate()``: the call, by its receiver and method."""
     func = call.func
+    trained = _given_to_project_trainer(ctx, model_plan(ctx), call)
+    if trained is not None:  # `train_model(model, ds)`, of another module of the project
+        return f"`{_short(ctx.module.code_for_node(func), 30)}()`, which runs `{trained}`,"
     receiver = func.value if isinstance(func, cst.Attribute) else None
     shown = _short(ctx.module.code_for_node(receiver), 30) if isinstance(receiver, cst.Name) or model_item(
         receiver, model_plan(ctx).model_collections) else ""

@@ -19,8 +19,8 @@ from porter.rules.keras._analysis.model_plan import (GLOBAL_STRATEGY_SETTERS, IP
                                                     OVERRIDING_KERAS_MODELS, RUNNING_METHODS, TPU_SETUP,
                                                     gives_strategy, gpu_number, in_model_class,
                                                     in_region, in_regions, keras_extensions_off, model_plan,
-                                                    made_distribution_strategy, runs_model, setup_anchors,
-                                                    without_compat)
+                                                    made_distribution_strategy, project_trained_arguments,
+                                                    runs_model, setup_anchors, without_compat)
 from porter.rules.keras._analysis.steps import TAPES, loop_trains, minimize_calls, step_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, clears_session, is_run_call, tuners
 from porter.rules.keras.ipu_import import IpuImport
@@ -145,7 +145,8 @@ def _models_made_in(ctx, plan, with_node: cst.With) -> Set[str]:
 def _runs_of(ctx, plan, statement_node: cst.BaseStatement, models: Set[str]):
     """The calls of ``statement_node`` (not in a function it defines) that run one of ``models``:
     ``model.fit(...)``, a function of the file given the model (``train(model, ds)``), or one that
-    runs it by the name it has there (a nested ``def check(): return model.evaluate(x, y)``)."""
+    runs it by the name it has there (a nested ``def check(): return model.evaluate(x, y)``), or a
+    function of another module of the project given the model, which it trains."""
     if isinstance(statement_node, (cst.FunctionDef, cst.ClassDef)):
         return []
     runs = []
@@ -163,7 +164,16 @@ def _runs_of(ctx, plan, statement_node: cst.BaseStatement, models: Set[str]):
                     given or isinstance(call.func.value, cst.Name) and call.func.value.value in models)
                     for call in walk(function.body)):
                 runs.append(node)  # given the model, or a function that runs it by its name
+        if isinstance(func, (cst.Name, cst.Attribute)) and _trains_given(ctx, node, models):
+            runs.append(node)  # `train_model(model, ds)`, `trainer.train_model(model, ds)`
     return runs
+
+
+def _trains_given(ctx, call: cst.Call, models: Set[str]) -> bool:
+    """Whether ``call`` hands one of ``models`` to a function of another module of the project
+    that trains it (``train_model(model, ds)`` after ``from trainer import train_model``)."""
+    return any(isinstance(arg.value, cst.Name) and arg.value.value in models
+               for arg in project_trained_arguments(ctx, call))
 
 
 def _sibling_holding(ctx, siblings, node: cst.CSTNode) -> cst.BaseStatement:
@@ -918,7 +928,8 @@ class StrategyScope(Rule):
         "pandas, plots, `tf.data` pipelines, or a call of a function of the notebook whose body is such work, a "
         "plotting helper given `history.history`) is left as it is. In a script ported by hand, whose "
         "`with strategy.scope():` of an `IPUStrategy` builds the model, the statements after the block up to "
-        "the last that runs that model (`fit`, `evaluate`, `predict`, or a function of the file given it) go "
+        "the last that runs that model (`fit`, `evaluate`, `predict`, or a function of the file, or of a module of "
+        "the project it imports, given it) go "
         "into the block, and into a block of the same strategy in each later notebook cell that runs it."
     )
     examples = (
@@ -1136,6 +1147,110 @@ class StrategyScope(Rule):
                 return models
             """,
             reported=False,
+        ),
+        # Its caller, which trains the models of the list, and of a dict another builder fills by
+        # key, gets the scope: they are made and run in it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+
+
+            def build_pair():
+                pair = {}
+                for name in ("small", "large"):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                    pair[name] = net
+                return pair
+
+
+            def main(x, y):
+                for model in build_all([4, 8]):
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                pair = build_pair()
+                pair["small"].compile(loss="mse")
+                pair["small"].fit(x, y, batch_size=8)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build_all(widths):
+                models = []
+                for width in widths:
+                    models.append(tf.keras.Sequential([tf.keras.layers.Dense(width)]))
+                return models
+
+
+            def build_pair():
+                pair = {}
+                for name in ("small", "large"):
+                    net = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+                    pair[name] = net
+                return pair
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    for model in build_all([4, 8]):
+                        model.compile(loss="mse")
+                        model.fit(x, y, batch_size=8)
+                    pair = build_pair()
+                    pair["small"].compile(loss="mse")
+                    pair["small"].fit(x, y, batch_size=8)
+            """,
+        ),
+        # A function that trains the models it puts in a list and returns it: its caller keeps
+        # them and predicts with them, so it runs in the caller's scope, with those predictions.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train_folds(x, y, folds):
+                trained = []
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                    trained.append(model)
+                return trained
+
+
+            def main(x, y):
+                fold_models = train_folds(x, y, 3)
+                print([m.predict(x, batch_size=8) for m in fold_models])
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def train_folds(x, y, folds):
+                trained = []
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile(loss="mse")
+                    model.fit(x, y, batch_size=8)
+                    trained.append(model)
+                return trained
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    fold_models = train_folds(x, y, 3)
+                    print([m.predict(x, batch_size=8) for m in fold_models])
+            """,
         ),
         # The same with builders the porter cannot see (a table of them): the item trained with
         # Keras' arguments is a model, and so are the models taken out of the dict to predict.

@@ -40,7 +40,8 @@ from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.functional import eager_host_call
-from porter.rules.keras._analysis.held_models import ADDERS, EXTENDERS, fills_collection, held_models, model_item
+from porter.rules.keras._analysis.held_models import (ADDERS, EXTENDERS, fills_collection, held_items, held_models,
+                                                     model_item)
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
@@ -467,6 +468,19 @@ def is_keras_run(call: cst.Call) -> bool:
     """``x.fit(...)``, ``x.predict(...)``... with an argument only Keras takes."""
     return (isinstance(call.func, cst.Attribute) and call.func.attr.value in RUNNING_METHODS
             and any(keyword(call, name) is not None for name in KERAS_KEYWORDS))
+
+
+def project_trained_arguments(ctx: FileContext, call: cst.Call, trains: bool = False) -> List[cst.Arg]:
+    """The arguments of ``call`` that it runs as models, when it calls a function of another module
+    of the project that runs those parameters (``train_model(model, ds)`` after ``from trainer
+    import train_model``, or ``trainer.train_model(model, ds)``; ``porter.project``); with
+    ``trains``, only those it compiles or trains with an argument only Keras takes."""
+    if not ctx.project.trainers:
+        return []
+    name = ctx.project_function(call.func)
+    found = (argument(call, param, position) for trainer, param, position, compiled in ctx.project.trainers
+             if trainer == name and (compiled or not trains))
+    return [arg for arg in found if arg is not None and not arg.star]
 
 
 def is_application(keras_name: str) -> bool:
@@ -1428,16 +1442,37 @@ class _Analysis:
         return groups.get(id(function), [])
 
     def _returns_model(self, function: cst.FunctionDef) -> bool:
+        """Whether ``function`` returns a model, alone, in a tuple, list or dict written out
+        (``return encoder, decoder``, ``return {"gen": gen, "disc": disc}``), made by a
+        comprehension, or in a list or dict it fills (``members.append(build(w))``, then ``return
+        members``): the models are its caller's, made in the caller's scope."""
         models = self._model_variables(function)
+        filled = self._filled_with_models(function)
         for node in self._in_function(cst.Return, function):
             if node.value is None:
                 continue
-            values = [element.value for element in node.value.elements] if isinstance(
-                node.value, cst.Tuple) else [node.value]
+            made = held_items(node.value)
+            values = [item for item in made[1] if item is not None] if made is not None else [node.value]
             if any(self._is_model_call(value) or self._makes_models(value)
-                   or (isinstance(value, cst.Name) and value.value in models) for value in values):
+                   or (isinstance(value, cst.Name) and value.value in models | filled) for value in values):
                 return True
         return False
+
+    def _filled_with_models(self, function: cst.FunctionDef) -> Set[str]:
+        """The lists and dicts that ``function`` puts a model in by a call that makes it
+        (``members.append(build(w))``, ``models += [build()]``, ``models.update({k: build(k) ...})``)
+        or by a model variable of its own (``members.append(model)``, ``models[name] = model``)."""
+        models = self._model_variables(function)
+        filled = {self._list_filled(call) for call in self._in_function(cst.Call, function)
+                  if self._is_model_call(call)}
+        filled.update(adder.func.value.value for adder in self._in_function(cst.Call, function)
+                      if fills_collection(adder, ADDERS) and isinstance(adder.args[0].value, cst.Name)
+                      and adder.args[0].value.value in models)
+        filled.update(name for assign in self._in_function(cst.Assign, function)
+                      if isinstance(assign.value, cst.Name) and assign.value.value in models
+                      for target in assign.targets for name in _keyed_in(target.target))
+        filled.discard(None)
+        return filled
 
     def _runs_model(self, function: cst.FunctionDef) -> bool:
         models = self._model_variables(function)
@@ -1499,9 +1534,11 @@ class _Analysis:
         return [arg for call in self._in_function(cst.Call, owner) for arg in self._trained_arguments(call)]
 
     def _trained_arguments(self, call: cst.Call) -> List[cst.Arg]:
-        """The arguments of ``call`` that it trains, when it calls a trainer."""
+        """The arguments of ``call`` that it trains, when it calls a trainer (of the file, or of
+        another module of the project: ``train_model(model, ds)`` after ``from trainer import
+        train_model``)."""
         if not isinstance(call.func, cst.Name) or self.ctx.qualified_name(call.func) is not None:
-            return []
+            return project_trained_arguments(self.ctx, call, trains=True)
         found = (argument(call, param, position)
                  for param, position in self.trainers.get(call.func.value, {}).items())
         return [arg for arg in found if arg is not None]

@@ -1,0 +1,84 @@
+"""Functions of another module of the project that train a model they are given (``from trainer
+import train_model``, then ``train_model(model, ds)``): read from that module when the files are
+ported together, or when a script ported alone imports it (``porter.api.projects``), so that the
+model analysis of the importing file knows the call runs its model, like a trainer of its own
+(``model_plan.project_trained_arguments``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Set, Tuple
+
+import libcst as cst
+
+from porter.config import Config
+from porter.context import FileContext
+from porter.cstutil import argument
+from porter.parsing import ParseError, parse
+from porter.rules.keras._analysis.model_plan import is_keras_run
+from porter.scopes import is_module_function
+
+# Methods that run a Keras model; ``compile`` (with arguments) counts too: it must be in the
+# strategy's scope as well.
+_RUNS = frozenset({"fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
+                   "train_on_batch", "test_on_batch", "predict_on_batch", "compile"})
+# Text a module must hold to define such a function: it is parsed only then.
+MARKERS = tuple(f".{method}(" for method in _RUNS)
+
+
+def trained_parameters(text: str, config: Config) -> List[Tuple[str, str, int, bool]]:
+    """``(function, parameter, position, trains)`` for each parameter that a module-level function
+    of the module ``text`` holds (none when it does not parse) runs as a model: it calls
+    ``param.fit(...)``, ``param.evaluate(...)``, ``param.compile(...)``... or hands the parameter to
+    another such function of the module (``def run(m, ds): return fit_once(m, ds)``). ``trains``:
+    it compiles it or trains it with an argument only Keras takes (``fit(ds, epochs=2)``), which
+    says the parameter is a Keras model, as for a trainer of the file itself."""
+    try:
+        ctx = FileContext(parse(text), config)
+    except ParseError:
+        return []
+    functions = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)
+                 if is_module_function(ctx, function)}
+    calls: Dict[int, List[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        calls.setdefault(id(ctx.enclosing_function(call)), []).append(call)
+    runs = _parameters(functions, calls, lambda call: call.func.attr.value in _RUNS and (
+        call.func.attr.value != "compile" or bool(call.args)))
+    trains = _parameters(functions, calls, lambda call: is_keras_run(call) or (
+        call.func.attr.value == "compile" and bool(call.args)))
+    return [(name, param, position, param in trains.get(name, {}))
+            for name, params in sorted(runs.items()) for param, position in params.items()]
+
+
+def _parameters(functions: Dict[str, cst.FunctionDef], calls: Dict[int, List[cst.Call]],
+                runs: Callable[[cst.Call], bool]) -> Dict[str, Dict[str, int]]:
+    """Per function, the parameters (name -> position) on which it makes a call that ``runs``
+    (``param.fit(...)``), or that it hands to a function that does."""
+    found: Dict[str, Dict[str, int]] = {}
+    changed = True
+    while changed:  # a function may hand its model on to another one
+        changed = False
+        for name, function in functions.items():
+            used = _run_names(calls.get(id(function), []), found, runs)
+            params = {param.name.value: position for position, param in enumerate(function.params.params)
+                      if param.name.value in used}
+            if params and params != found.get(name):
+                found[name] = params
+                changed = True
+    return found
+
+
+def _run_names(calls: List[cst.Call], found: Dict[str, Dict[str, int]], runs: Callable[[cst.Call], bool]
+               ) -> Set[str]:
+    """The names that ``calls`` run, directly (``runs``) or through one of the functions ``found``."""
+    names = set()
+    for call in calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and runs(call):
+            names.add(func.value.value)
+        elif isinstance(func, cst.Name) and func.value in found:
+            for param, position in found[func.value].items():
+                given = argument(call, param, position)
+                if given is not None and isinstance(given.value, cst.Name):
+                    names.add(given.value.value)
+    return names
