@@ -495,6 +495,86 @@ class DropRemainder(Rule):
             model.fit(sliding(tf.random.normal([500, 3]), 20, 32), epochs=2)
             """,
         ),
+        # Windows split into inputs and labels by a `.map()` after Keras makes them: the map that
+        # sets their length fits them only as made, so they are rebatched there, before the split.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def split(window):
+                return window[:, :-1], window[:, -1:, :1]
+
+
+            windows = tf.keras.utils.timeseries_dataset_from_array(series, None, sequence_length=13, batch_size=32)
+            windows = windows.map(split)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(windows, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            def split(window):
+                return window[:, :-1], window[:, -1:, :1]
+
+
+            windows = tf.keras.utils.timeseries_dataset_from_array(series, None, sequence_length=13, batch_size=32).unbatch().batch(32, drop_remainder=True).map(lambda windows: tf.ensure_shape(windows, [None, 13] + windows.shape[2:]))
+            windows = windows.map(split)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(windows, epochs=2)
+            """,
+        ),
+        # The same made by a method of a class of the file and read through a property of an
+        # instance (`window.train`): rebatched in the method.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Windows:
+                def __init__(self, frame, width):
+                    self.frame = frame
+                    self.width = width
+
+                def make_dataset(self, data):
+                    ds = tf.keras.utils.timeseries_dataset_from_array(data, None, sequence_length=self.width + 1,
+                                                                      batch_size=32)
+                    return ds.map(lambda w: (w[:, :-1], w[:, -1:]))
+
+                @property
+                def train(self):
+                    return self.make_dataset(self.frame)
+
+
+            window = Windows(series, 12)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(window.train, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Windows:
+                def __init__(self, frame, width):
+                    self.frame = frame
+                    self.width = width
+
+                def make_dataset(self, data):
+                    ds = tf.keras.utils.timeseries_dataset_from_array(data, None, sequence_length=self.width + 1,
+                                                                      batch_size=32).unbatch().batch(32, drop_remainder=True).map(lambda windows: tf.ensure_shape(windows, [None, self.width + 1] + windows.shape[2:]))
+                    return ds.map(lambda w: (w[:, :-1], w[:, -1:]))
+
+                @property
+                def train(self):
+                    return self.make_dataset(self.frame)
+
+
+            window = Windows(series, 12)
+            model = tf.keras.models.load_model("forecaster.h5")
+            model.fit(window.train, epochs=2)
+            """,
+        ),
         # The same given to a training function, whose loop reads it through a progress bar.
         Example(*(_FOLDER_PROGRESS.format(folders=folders) for folders in (
             "folders", "folders.unbatch().batch(16, drop_remainder=True)"))),
@@ -3511,6 +3591,10 @@ class DropRemainder(Rule):
                            f"`.unbatch().batch(n, drop_remainder=True)` where it is used, after {after}", fixed=False)
                 return True
         windows = _window_shape(ctx, source, helper, owner(ctx, value))
+        if windows is not None and _mapped_after_made(ctx, source):
+            # Windows mapped into other values on the way (`ds = ds.map(split_window)`): the map that
+            # sets their length only fits them as made, so they are rebatched where they are made.
+            return self._rebatch_where_made(ctx, source, helper, value, size, what, rebatched, predicts, evaluates)
         if isinstance(windows, str):
             ctx.report(self.code, value, f"{what}: give it `.unbatch().batch({size}, drop_remainder=True)`; {windows}",
                        fixed=False)
@@ -3520,6 +3604,31 @@ class DropRemainder(Rule):
         ctx.replace(value, lambda node: _rebatched(node, size, windows))
         ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)`"
                    f"{_window_said(windows)}{_batch_lost(function, predicts, evaluates)}", fixed=not predicts)
+        return True
+
+    def _rebatch_where_made(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
+                            predicts: bool, evaluates: bool) -> bool:
+        """Windows of a ``timeseries_dataset_from_array`` that a map turns into other values before
+        ``value`` reads them get ``.unbatch().batch(size, drop_remainder=True)`` and their length
+        where they are made, in ``helper`` or at module level; said, not done, when their batches
+        are counted on the way (a rebatched dataset no longer knows its count)."""
+        if helper is not None:
+            return self._rebatch_in_helper(ctx, source, helper, value, size, what, rebatched, predicts, evaluates)
+        windows = _window_shape(ctx, source, None, ctx.module)
+        variable = _assigned_variable(ctx, source)
+        counted = next((how for counted, how in _counted(ctx, walk(ctx.module)) if is_name(counted, variable or "")), None)
+        if isinstance(windows, str) or counted:
+            why = windows if isinstance(windows, str) else _COUNT_LOST[counted][0]
+            ctx.report(self.code, value, f"{what}: give it `.unbatch().batch({size}, drop_remainder=True)` where it "
+                       f"is made, before its `.map()`; {why}", fixed=False)
+            return True
+        if ("source", id(source)) not in rebatched:
+            rebatched.add(("source", id(source)))
+            _import_tf(ctx, self.code, windows)
+            ctx.replace(source, lambda node: _rebatched(node, size, windows))
+        ctx.report(self.code, value, f"{what}: it gets `.unbatch().batch({size}, drop_remainder=True)` where it is "
+                   f"made, before its `.map()`,{_window_said(windows)}{_batch_lost(batched_source_name(ctx, source), predicts, evaluates)}",
+                   fixed=not predicts)
         return True
 
     def _rebatch_in_helper(self, ctx, source, helper, value, size: str, what: str, rebatched: set,
@@ -4636,6 +4745,18 @@ def _window_shape(ctx, source: cst.Call, maker, scope) -> Union[None, WindowShap
     targets = argument(source, "targets", 1)
     return WindowShape(tf or "tf", code_of(ctx, length.value),
                        targets is not None and not is_name(targets.value, "None"), imports_tf)
+
+
+def _mapped_after_made(ctx, source: cst.Call) -> bool:
+    """The dataset ``source`` makes is mapped before it is used: in its chain, or through the
+    variable it is assigned in its scope (``ds = ds.map(split_window)``, ``return ds.map(...)``)."""
+    if any(call.func.attr.value == "map" for call in methods_after(ctx, source)):
+        return True
+    variable = _assigned_variable(ctx, source)
+    scope = ctx.enclosing_function(source) or ctx.module
+    return variable is not None and any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "map"
+        and is_name(chain(ctx, node)[1], variable) for node in walk(owner_body(scope)))
 
 
 def _window_said(windows: Optional[WindowShape]) -> str:

@@ -25,7 +25,8 @@ from porter.rules._tf.tfdata import SLICES_CONSTRUCTORS, chain, reads_global
 from porter.rules.keras._analysis.fit import (TrainingCall, given_arguments, last_binding_before, last_value_before,
                                              parameter_input, training_calls)
 from porter.rules.keras._analysis.util import KERAS_BATCHED_SOURCES
-from porter.scopes import assignments, called_returns, exclusive_branches, owner, owner_body, returns_of, top_statement
+from porter.scopes import (assignments, called_method_returns, called_returns, exclusive_branches, instance_class, owner,
+                           owner_body, returns_of, top_statement)
 
 # tf.data functions that batch internally (a partial last batch, an unknown batch dimension); the
 # batch size is their second argument, with no default.
@@ -270,10 +271,17 @@ def keras_batched_source(ctx: FileContext, expr: cst.BaseExpression, scope: cst.
     calls, root = chain(ctx, expr)
     if any(call.func.attr.value in BATCHING_METHODS for call in calls):
         return None
+    method = next((found for found in (called_method_returns(ctx, call) for call in reversed(calls))
+                   if found[0] is not None), None)
+    if method is not None:  # `window.make_dataset(df)`, a method of a class of the file
+        return _same_source([keras_batched_source(ctx, value, method[0], depth + 1) for value in method[1]]
+                            ) if depth <= 8 else None
     if isinstance(root, cst.Call):
         if batched_source_name(ctx, root) is not None:
             return root
         return _returned_source(ctx, root, depth) if depth <= 8 else None
+    if isinstance(root, cst.Attribute) and depth <= 8:  # `window.train`, a property of a class of the file
+        return _property_source(ctx, root, depth)
     if not isinstance(root, cst.Name) or depth > 8:
         return None
     sources: Dict[int, cst.Call] = {}
@@ -407,8 +415,27 @@ def _returned_source(ctx: FileContext, call: cst.Call, depth: int) -> Optional[c
     make_ds(path): return keras.utils.image_dataset_from_directory(path, batch_size=32)``), the
     same on every ``return``."""
     function, returned = called_returns(ctx, call)
-    sources = [_given_source(ctx, call, function, value, depth) or keras_batched_source(ctx, value, function, depth + 1)
-               for value in returned]
+    return _same_source([_given_source(ctx, call, function, value, depth)
+                         or keras_batched_source(ctx, value, function, depth + 1) for value in returned])
+
+
+def _property_source(ctx: FileContext, attribute: cst.Attribute, depth: int) -> Optional[cst.Call]:
+    """The Keras call that made the batched dataset a ``@property`` of a class of the file returns
+    (``window.train``, for ``def train(self): return self.make_dataset(self.train_df)``), the same
+    on every ``return``."""
+    owner_class = instance_class(ctx, attribute.value)
+    body = owner_class.body.body if owner_class is not None and isinstance(owner_class.body, cst.IndentedBlock) else ()
+    method = next((statement for statement in body if isinstance(statement, cst.FunctionDef)
+                   and statement.name.value == attribute.attr.value and any(
+                       is_name(decorator.decorator, "property") for decorator in statement.decorators)), None)
+    if method is None:
+        return None
+    return _same_source([keras_batched_source(ctx, node.value, method, depth + 1) for node in returns_of(method)
+                         if node.value is not None])
+
+
+def _same_source(sources: List[Optional[cst.Call]]) -> Optional[cst.Call]:
+    """The one Keras call that made each of ``sources``; None when any is unknown or they differ."""
     if not sources or None in sources or any(source is not sources[0] for source in sources):
         return None
     return sources[0]
