@@ -3317,6 +3317,21 @@ scores = model.predict(rows, batch_size=len(rows))
                     model.train_on_batch(x[start:start + batch_size], y[start:start + batch_size])
             """,
         ),
+        # A GAN's discriminator step joins the window of real images to as many generated ones: the
+        # joined batch is short when the window is, reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            def train(generator, discriminator, x, batch_size):
+                for b in range(int(np.ceil(x.shape[0] / float(batch_size)))):
+                    real = x[b * batch_size:(b + 1) * batch_size]
+                    fake = generator.predict(np.random.normal(size=(len(real), 16)), verbose=0)
+                    pair = np.concatenate((real, fake))
+                    discriminator.train_on_batch(pair, np.array([1] * len(real) + [0] * len(real)))
+            """,
+        ),
         # Loops that stop at the last whole window: nothing to say.
         Example(
             """\
@@ -4596,6 +4611,9 @@ scores = model.predict(rows, batch_size=len(rows))
         for call, method in method_calls(ctx, *sorted(ONE_BATCH_METHODS)):
             first = call.args[0].value if call.args and not call.args[0].star else None
             window = _loop_window(ctx, first) if first is not None else None
+            joined = None if window is not None or first is None else _joined_window(ctx, first)
+            if joined is not None:
+                window = joined[1]
             if window is None:
                 continue
             loop, width = window
@@ -4603,8 +4621,9 @@ scores = model.predict(rows, batch_size=len(rows))
             stepped = argument(loop.iter, "step", 2) is not None
             how, stop = (("stepped by", "stop the `range` at the last whole window") if stepped else
                          ("counted, rounded up, by", "count only the whole windows (floor division)"))
+            read = f"`{code_of(ctx, first)}`" + (f", which joins `{code_of(ctx, joined[0])}`" if joined else "")
             ctx.report(self.code, call.func.attr,
-                       f"`{method}` on `{code_of(ctx, first)}`, a window of {step} samples {how} "
+                       f"`{method}` on {read}, a window of {step} samples {how} "
                        f"`{code_of(ctx, loop.iter)}`: the last window holds fewer samples unless the data is a multiple "
                        f"of {step}, and each call is one batch of what it is given, so that batch has another shape: "
                        "the IPU compiles another program for it (and a model built for a fixed batch size rejects it); "
@@ -5223,6 +5242,9 @@ def _part_names(ctx, name: str, taken: set):
     return parts[0], parts[1]
 
 
+# NumPy calls that join the arrays of a list or tuple into one.
+_ARRAY_JOINS = frozenset({"numpy.concatenate", "numpy.vstack", "numpy.row_stack", "numpy.hstack"})
+
 # A loop (or comprehension clause) over windows of samples, and the width of a window.
 _Window = Tuple[Union[cst.For, cst.CompFor], Union[int, cst.BaseExpression]]
 
@@ -5243,6 +5265,25 @@ def _loop_window(ctx, data: cst.BaseExpression) -> Optional[_Window]:
     if not isinstance(first, cst.Slice) or first.step is not None:
         return None
     return _stepped_window(ctx, data, first) or _counted_window(ctx, data, first)
+
+
+def _joined_window(ctx, data: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, _Window]]:
+    """The part of ``data`` that is a loop's window (see ``_loop_window``) and that window, when
+    ``data`` joins it to other arrays: ``np.concatenate((real, fake))``, as a GAN's discriminator
+    step joins the real images of the batch to as many generated ones. Along the samples or along
+    another axis, a short last window makes a short joined batch too. None for anything else."""
+    data = single_value(ctx, data)
+    if not (isinstance(data, cst.Call) and data.args and not data.args[0].star
+            and ctx.qualified_name(data.func) in _ARRAY_JOINS):
+        return None
+    parts = data.args[0].value
+    if not isinstance(parts, (cst.List, cst.Tuple)):
+        return None
+    for element in parts.elements:
+        window = None if isinstance(element, cst.StarredElement) else _loop_window(ctx, element.value)
+        if window is not None:
+            return element.value, window
+    return None
 
 
 def _stepped_window(ctx, data: cst.Subscript, window: cst.Slice) -> Optional[_Window]:

@@ -875,6 +875,39 @@ class StepsPerExecution(Rule):
             """,
             options={"steps_per_execution": "auto"},
         ),
+        # A sampling callback predicts one sample (one batch) at a time: whatever the length of the
+        # training data, the greatest common divisor is 1, written as such, not as `math.gcd(1, ...)`.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.load("x.npy"), np.load("y.npy")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile("adam", "mse")
+
+            def on_epoch_end(epoch, logs):
+                seed = np.zeros((1, 8))
+                print(model.predict(seed, verbose=0, batch_size=1).argmax())
+
+            model.fit(x, y, batch_size=128, callbacks=[tf.keras.callbacks.LambdaCallback(on_epoch_end=on_epoch_end)])
+            """,
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            x, y = np.load("x.npy"), np.load("y.npy")
+            model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+            model.compile("adam", "mse", steps_per_execution=1)
+
+            def on_epoch_end(epoch, logs):
+                seed = np.zeros((1, 8))
+                print(model.predict(seed, verbose=0, batch_size=1).argmax())
+
+            model.fit(x, y, batch_size=128, callbacks=[tf.keras.callbacks.LambdaCallback(on_epoch_end=on_epoch_end)])
+            """,
+            options={"steps_per_execution": "auto"},
+        ),
         Example(
             """\
             import tensorflow as tf
@@ -1767,10 +1800,14 @@ class StepsPerExecution(Rule):
 
     @staticmethod
     def _common(values: List[str]) -> str:
-        """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``."""
+        """``values`` as one: itself, their gcd when they are numbers, else ``math.gcd(...)``
+        (``1`` when the numbers among them have no common divisor but 1: so has the whole)."""
         numbers = [int(value) for value in values if value.isdigit()]
         if numbers:  # the known values as one: `math.gcd(12, len(x_test) // 32)`
-            values = [str(functools.reduce(math.gcd, numbers))] + [value for value in values if not value.isdigit()]
+            known = functools.reduce(math.gcd, numbers)
+            if known == 1:  # `math.gcd(1, len(x) // 128)` is 1 whatever `x` holds
+                return "1"
+            values = [str(known)] + [value for value in values if not value.isdigit()]
         return functools.reduce(lambda left, right: f"math.gcd({left}, {right})", values)
 
     def _auto_value(self, ctx, compile_entry, entry, helper) -> Optional[str]:
