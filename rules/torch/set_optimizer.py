@@ -68,6 +68,31 @@ class SetOptimizer(Rule):
             """,
         ),
         Example(_AFTER, reported=False),
+        # The scheduler reaches the training function as a parameter, as the transfer-learning
+        # tutorial's `train_model(model, criterion, optimizer, scheduler)` takes it (once IPU305
+        # ports the step, `training_model.setOptimizer(optimizer)` follows `scheduler.step()`).
+        Example(
+            """\
+            import torch
+
+
+            def train_model(model, criterion, optimizer, scheduler, epochs):
+                for epoch in range(epochs):
+                    for images, labels in loader:
+                        optimizer.zero_grad()
+                        logits = model(images)
+                        loss = criterion(logits, labels)
+                        loss.backward()
+                        optimizer.step()
+                    scheduler.step()
+
+
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            decay = torch.optim.lr_scheduler.StepLR(optimizer, step_size=7)
+            train_model(model, criterion, optimizer, decay, 25)
+            """,
+            reported=True,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -90,6 +115,9 @@ class SetOptimizer(Rule):
                 optimizer = argument(schedulers[scheduler], "optimizer", 0)
                 self._after(ctx, p, existing, statement, optimizer.value if optimizer else None,
                             f"`{scheduler}.step()`")
+            elif scheduler is not None and _passed_scheduler(ctx, statement, scheduler, schedulers):
+                # its optimizer is named in the caller: the one visible here is the training model's
+                self._after(ctx, p, existing, statement, None, f"`{scheduler}.step()`")
             elif self._sets_lr(statement):
                 target = self._target(statement).value
                 loop = ctx.enclosing(statement, cst.For)
@@ -151,6 +179,20 @@ class SetOptimizer(Rule):
         ctx.insert_after(statement, [cstutil.statement(f"{name}.setOptimizer({optimizer_code})")])
         ctx.report(self.code, statement, f"`{name}.setOptimizer({optimizer_code})` after {what}: the IPU gets the "
                    "new learning rate", fixed=True)
+
+
+def _passed_scheduler(ctx, statement, name: str, schedulers) -> bool:
+    """``name`` is a parameter of the module function around ``statement`` that every call of
+    the function gives a learning-rate scheduler (``train_model(model, optimizer, scheduler)``)."""
+    function = ctx.enclosing_function(statement)
+    if not scopes.is_module_function(ctx, function):
+        return False
+    names = [param.name.value for param in function.params.params]
+    calls = scopes.local_calls(ctx, function)
+    if name not in names or not calls:
+        return False
+    given = [argument(call, name, names.index(name)) for call in calls]
+    return all(arg is not None and name_of(arg.value) in schedulers for arg in given)
 
 
 RULE = SetOptimizer()

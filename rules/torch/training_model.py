@@ -167,6 +167,121 @@ for x, y in loader:
 '''
 
 
+# A target shifted on the host and a model returning (output, state): the shift stays on the host,
+# before the call, as one more input; a metric on the output stays after it.
+_SHIFTED = '''import torch
+import torch.nn as nn
+import poptorch
+
+opts = poptorch.Options()
+loader = poptorch.DataLoader(opts, dataset, batch_size=16)
+optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
+
+for epoch in range(3):
+    for src, tgt in loader:
+        tgt_input = tgt[:, :-1]
+        optimizer.zero_grad()
+        logits, hidden = model(src, tgt_input)
+        _, preds = torch.max(logits, -1)
+        tgt_out = tgt[:, 1:]
+        loss = loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
+        loss.backward()
+        optimizer.step()
+        print((preds == tgt_out).float().mean().item())
+'''
+
+_SHIFTED_AFTER = '''import torch
+import torch.nn as nn
+import poptorch
+
+
+class TrainingModelWithLoss(nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, src, tgt_input, tgt_out):
+        logits, hidden = self.model(src, tgt_input)
+        loss = self.loss_fn(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1))
+        return logits, hidden, loss
+
+
+opts = poptorch.Options()
+loader = poptorch.DataLoader(opts, dataset, batch_size=16)
+optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
+
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model, loss_fn), options=opts, optimizer=optimizer
+)
+for epoch in range(3):
+    for src, tgt in loader:
+        tgt_input = tgt[:, :-1]
+        tgt_out = tgt[:, 1:]
+        logits, hidden, loss = training_model(src, tgt_input, tgt_out)
+        _, preds = torch.max(logits, -1)
+        print((preds == tgt_out).float().mean().item())
+'''
+
+# A loss scaled after it is computed (`loss / accum_steps`) is scaled in the wrapper too.
+_SCALED = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+model.train()
+for x, y in loader:
+    output = model(x)
+    loss = F.nll_loss(output, y)
+    loss = loss / accum_steps
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+'''
+
+_SCALED_AFTER = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model, accum_steps):
+        super().__init__()
+        self.model = model
+        self.accum_steps = accum_steps
+
+    def forward(self, x, y):
+        output = self.model(x)
+        loss = F.nll_loss(output, y)
+        loss = loss / self.accum_steps
+        return output, loss
+
+
+model.train()
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model, accum_steps), optimizer=optimizer
+)
+for x, y in loader:
+    output, loss = training_model(x, y)
+'''
+
+_READ_AFTER = '''import torch
+
+model.train()
+for x, y in loader:
+    optimizer.zero_grad()
+    out = model(x)
+    probs = out.softmax(-1)
+    loss = criterion(probs.log(), y)
+    loss.backward()
+    optimizer.step()
+    print(probs.max())
+'''
+
+
 class TrainingModel(Rule):
     code = "IPU305"
     name = "training-model"
@@ -183,7 +298,11 @@ class TrainingModel(Rule):
         "wrapper module returning `(output, loss)`, a `poptorch.trainingModel(wrapper, options=opts, "
         "optimizer=optimizer)` created once (in the caller when the loop is in a function called once per "
         "epoch, passed in as a parameter, so no epoch recompiles), and `output, loss = training_model(x, "
-        "y)` in the loop. The AMP form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
+        "y)` in the loop. Statements between the model call and the loss go with the loss when they read "
+        "the model or its output, stay on the host before the call (one more input) when they do not "
+        "(`tgt_out = tgt[1:]`), and stay after it when the loss does not read them (metrics); a model "
+        "returning a tuple (`output, hidden = model(x, hidden)`) returns it from the wrapper too. The AMP "
+        "form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
         "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
         "in one loop (GANs), gradient accumulation by hand and training engines (DeepSpeed's "
         "`engine.backward(loss)`; `engine.step()`) are not rewritten but reported; `accelerator.backward(loss)` "
@@ -206,6 +325,10 @@ class TrainingModel(Rule):
         ),
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
+        Example(_SHIFTED, _SHIFTED_AFTER),
+        Example(_SCALED, _SCALED_AFTER),
+        # `probs` feeds the loss from the output and is read later: it cannot hide in the wrapper.
+        Example(_READ_AFTER, reported=True),
         Example(_CLIPPED, reported=True),
         Example(_TWO_LOSSES, reported=True),
         Example(_ENGINE, reported=True),
@@ -233,7 +356,11 @@ class TrainingModel(Rule):
             inputs = code_of(ctx, strip_devices(ctx, call).with_changes(func=cst.Name("f")))[2:-1]
         line = cstutil.statement(f"{targets} = {step.name}({inputs})")
         ctx.replace(anchor, line.with_changes(leading_lines=anchor.leading_lines))
-        removed = [s for s in (step.loss, step.backward, step.step, step.update, *step.zero_grads)
+        if step.hoisted:
+            # the blank lines above the model call stay above the first statement moved there
+            ctx.move_before(anchor, step.hoisted, lambda moved: [
+                s.with_changes(leading_lines=[line for line in s.leading_lines if line.comment]) for s in moved])
+        removed = [s for s in (*step.between, step.loss, step.backward, step.step, step.update, *step.zero_grads)
                    if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
         remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed))
         # The training model, created once.
@@ -263,7 +390,7 @@ class TrainingModel(Rule):
     def _insert_wrapper(self, ctx, step: TrainStep) -> None:
         mapping = {name: f"self.{name}" for name in [step.model, *step.captured]}
         lines = []
-        for statement in (step.forward, step.loss):
+        for statement in (step.forward, *step.between, step.loss):
             if statement is None:
                 continue
             statement = rename(strip_devices(ctx, statement), mapping)

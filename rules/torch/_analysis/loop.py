@@ -56,6 +56,11 @@ class TrainStep:
     update: Optional[cst.BaseStatement] = None
     loss: Optional[cst.BaseStatement] = None
     forward: Optional[cst.BaseStatement] = None
+    # Statements between the forward and the loss that feed the loss from the model or its output
+    # (a regulariser, a reshape): they move into the wrapper's ``forward`` with them.
+    between: List[cst.BaseStatement] = field(default_factory=list)
+    # ... those that feed it from the batch alone (a shifted target): they stay on the host, before the call.
+    hoisted: List[cst.BaseStatement] = field(default_factory=list)
     autocast: Optional[cst.With] = None
     zero_grads: List[cst.BaseStatement] = field(default_factory=list)
     model: str = ""
@@ -574,15 +579,20 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
         return problem
     if loss is None or name_of(loss[0]) != step.loss_name:
         return f"`{step.loss_name}` is not computed right before `backward()`: rewrite this step by hand"
-    if step.forward is not None and not _is_forward(ctx, step, step.forward, loss[1]):
+    if step.forward is not None and not _is_forward(ctx, step, step.forward, [loss[1]]):
         if step.autocast is not None:
             return "the `autocast` block holds more than the forward and the loss: rewrite this step by hand"
         step.forward = None
     if step.forward is None:
         calls = [n for n in walk(loss[1]) if isinstance(n, cst.Call) and name_of(n.func) in model_names(ctx)]
-        if not calls:
+        if calls:
+            step.model = calls[0].func.value
+        elif step.autocast is not None:
             return "the model call feeding the loss was not found: rewrite this step by hand"
-        step.model = calls[0].func.value
+        else:
+            problem = _earlier_forward(ctx, step, body, before)
+            if problem is not None:
+                return problem
     return _classify(ctx, step, body, index)
 
 
@@ -599,9 +609,100 @@ def _neutral(statement: cst.BaseStatement, loss_name: str) -> bool:
     return True
 
 
-def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode, loss_value: cst.CSTNode) -> bool:
+# Calls that need a host value: they cannot run inside the training model's `forward`.
+_HOST_ONLY = ("item", "cpu", "numpy", "tolist", "backward", "step", "zero_grad")
+
+
+def _earlier_forward(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement],
+                     loss_at: int) -> Optional[str]:
+    """The model call further up than right before the loss, the statements in between (plain
+    assignments: shifted targets, masks, a regulariser) moving into the wrapper with the forward
+    and the loss; a problem naming what stops it, None when the step is found."""
+    between: List[cst.BaseStatement] = []
+    for statement in reversed(body[:loss_at]):
+        if _zero_grad(statement):
+            continue
+        if _is_forward(ctx, step, statement, [step.loss, *between], known=True):
+            step.forward = statement
+            step.hoisted, step.between = _split_host(step, _feeding_loss(step.loss, between))
+            return _kept_in_forward(ctx, step)
+        if not _assignments(statement):
+            break
+        between.insert(0, statement)
+    return "the model call feeding the loss was not found: rewrite this step by hand"
+
+
+def _assignments(statement: cst.BaseStatement) -> bool:
+    """Plain assignments to names, with no call that needs a host value."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Assign)
+        and all(isinstance(n, (cst.Name, cst.Tuple, cst.Element)) for t in small.targets for n in walk(t.target))
+        for small in statement.body) and not any(
+        isinstance(node, cst.Call) and (method_of(node, *_HOST_ONLY) is not None or name_of(node.func) == "print")
+        for node in walk(statement))
+
+
+def _feeding_loss(loss: cst.BaseStatement, between: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    """Those of ``between`` the loss reads, directly or through each other; the others (metrics
+    on the output: ``_, preds = torch.max(outputs, 1)``) stay in the loop, after the training
+    model's call, which returns the output they read."""
+    needed = {name.value for name in loads(loss)}
+    feeding: List[cst.BaseStatement] = []
+    for statement in reversed(between):
+        if _bound(statement) & needed:
+            feeding.insert(0, statement)
+            needed |= {name.value for name in loads(statement)}
+    return feeding
+
+
+def _bound(statement: cst.BaseStatement) -> Set[str]:
+    return {name for small in statement.body if isinstance(small, cst.Assign)
+            for target in small.targets for name in bound_names(target.target)}
+
+
+def _split_host(step: TrainStep, feeding: List[cst.BaseStatement]):
+    """(hoisted, moved): a statement that reads neither the model nor its output (a target
+    shifted by one: ``tgt_out = tgt[1:]``) can run on the host before the model call, as it
+    would have, and reach the loss as one more input; the others move into the wrapper."""
+    inside = {step.model, *bound_names(simple_assign(step.forward)[0])}
+    read = {name.value for name in loads(step.forward)}   # what the wrapper reads before this statement
+    hoisted: List[cst.BaseStatement] = []
+    moved: List[cst.BaseStatement] = []
+    for statement in feeding:
+        bound, reads = _bound(statement), {name.value for name in loads(statement)}
+        if reads & inside or bound & (read | inside):
+            moved.append(statement)
+            inside |= bound
+            read |= reads
+        else:
+            hoisted.append(statement)
+    return hoisted, moved
+
+
+def _kept_in_forward(ctx: FileContext, step: TrainStep) -> Optional[str]:
+    """A name the moved statements bind, other than the model's output, exists only inside the
+    wrapper's ``forward`` after the port: it must not be read anywhere else."""
+    inside = {id(name) for statement in (step.forward, *step.between, step.loss) for name in loads(statement)}
+    for name in loads(step.owner):
+        if id(name) in inside or name.value == step.loss_name:   # the loss is returned
+            continue
+        statement = next((s for s in step.between if name.value in _bound(s)), None)
+        if statement is not None:
+            first = code_of(ctx, statement.with_changes(leading_lines=())).strip()
+            return (f"`{first}` feeds the loss from the model or its output, and `{name.value}` is read after "
+                    f"the loss too: it would exist only inside the training model; compute `{name.value}` "
+                    "again after the step, or rewrite this step by hand")
+    return None
+
+
+def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
+                readers: List[cst.CSTNode], known: bool = False) -> bool:
+    """``statement`` is ``output = model(...)`` (or ``output, hidden = model(...)``) and
+    ``readers`` (the loss, and what leads to it) read its output. A tuple target, or a call
+    further up than right before the loss (``known``), must be of a variable the file uses as a
+    model (``model.parameters()``, ``model.train()``): ``inputs, labels = split(batch)`` is not."""
     assign = simple_assign(statement)
-    if assign is None or not isinstance(assign[0], cst.Name) or not isinstance(assign[1], cst.Call):
+    if assign is None or not isinstance(assign[1], cst.Call) or not _names_only(assign[0]):
         return False
     call = assign[1]
     while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
@@ -609,10 +710,21 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode, loss_
     func = name_of(call.func)
     if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, call.func):
         return False
-    if not any(name.value == assign[0].value for name in loads(loss_value)):
+    if (known or not isinstance(assign[0], cst.Name)) and func not in model_names(ctx):
         return False
-    step.model, step.output = func, assign[0].value
+    outputs = set(bound_names(assign[0]))
+    if not any(name.value in outputs for reader in readers for name in loads(reader)):
+        return False
+    step.model, step.output = func, code_of(ctx, assign[0])
     return True
+
+
+def _names_only(target: cst.BaseExpression) -> bool:
+    """``output`` or ``output, hidden``: no starred, subscript or attribute target."""
+    if isinstance(target, cst.Name):
+        return True
+    return isinstance(target, cst.Tuple) and all(
+        isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in target.elements)
 
 
 def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], index: int) -> Optional[str]:
@@ -624,7 +736,7 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
         if isinstance(ancestor, cst.For):
             per_step.update(bound_names(ancestor.target))
     first = step.autocast or step.forward or step.loss
-    for statement in body[:body.index(first)]:
+    for statement in [*body[:body.index(first)], *step.hoisted]:
         for child in walk(statement):
             if isinstance(child, (cst.AssignTarget, cst.For)):
                 per_step.update(bound_names(child.target))
@@ -633,12 +745,13 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
     definitions = module_definitions(ctx)
     inputs: List[str] = []
     captured: List[str] = []
-    for statement in (step.forward, step.loss):
+    local = {step.model, step.loss_name}   # names the wrapper's `forward` binds before reading them
+    for statement in (step.forward, *step.between, step.loss):
         if statement is None:
             continue
         for name in loads(statement):
             value = name.value
-            if value in (step.model, step.output, step.loss_name):
+            if value in local:
                 continue
             # A name the loop binds is a batch input, whatever builtin or global it shadows (`input`).
             if value not in per_step and (value in BUILTINS or value in definitions
@@ -647,6 +760,7 @@ def _classify(ctx: FileContext, step: TrainStep, body: List[cst.BaseStatement], 
             bucket = inputs if value in per_step else captured
             if value not in bucket:
                 bucket.append(value)
+        local |= _bound(statement)
     if not inputs:
         return "the model's inputs were not found in the loop: rewrite this step by hand"
     reserved = (set(captured) | {step.model}) & _RESERVED
