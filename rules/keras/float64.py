@@ -10,7 +10,7 @@ from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans
 from porter.rules.keras._analysis.datasets import argument_sources, made_datasets, training_inputs
 from porter.rules.keras._analysis.fit import training_calls
 from porter.rules.keras._analysis.model_plan import keras_extensions_off
-from porter.rules.keras._analysis.schedules import float64_arrays_in_steps, numpy_float64
+from porter.rules.keras._analysis.schedules import float64_arrays_in_steps, float64_instance_array, numpy_float64
 from porter.rules.keras._analysis.util import last_name
 from porter.rules.keras._analysis.util import HOST_FUNCTIONS
 from porter.rule import FIX, KERAS, Example, Rule, snippet
@@ -297,6 +297,40 @@ _SOMETIMES_DRAWN = _HANDED_ARRAYS.replace("        noise = {noise}\n", "        
     "{noise_arg}", "noise")
 
 
+# A replay buffer keeps its samples in arrays it makes float64 (`np.zeros` with no dtype), and the
+# loop hands the step what it gives back: its attributes, sliced or returned by a method.
+_REPLAY_BUFFER = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+class Buffer:
+    def __init__(self, size):
+        self.states = np.zeros((size, 4){dtype})
+        self.targets = np.zeros((size, 2), dtype=np.float32)
+
+    def get(self):
+        return self.states, self.targets
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+buffer = Buffer(64)
+for epoch in range(10):
+    states, targets = buffer.get()
+    train_step({states}, targets)
+    train_step({sampled}, buffer.targets[:32])
+"""
+
+
 # A model class overrides `train_step`: the strategy runs without the IPU Keras extensions, and the
 # dataset `fit` reads reaches `strategy.run` as it is made.
 _OVERRIDING_FIT = """\
@@ -424,7 +458,9 @@ class Float64(Rule):
         "such arrays, they get `.astype(\"float32\")` there, or where the function that makes it from its "
         "parameters is called; where the loop hands the step such arrays itself (`noise = "
         "np.random.normal(size=(batch, latent))`, a slice of a float64 array, the targets a function of the file "
-        "computes from float64 points), they get it in the call, and a float64 tensor an op makes of such arrays "
+        "computes from float64 points, an array an instance of a class of the file keeps, as a replay buffer's "
+        "`self.states = np.zeros(...)` read as `buffer.states[batch]` or returned by `buffer.get()`), they get it "
+        "in the call, and a float64 tensor an op makes of such arrays "
         "(`tf.reshape(x, ...)`, `tf.expand_dims`, which keep the dtype), in the call or the dataset, gets "
         "`tf.cast(..., tf.float32)` instead (one `tf.constant`/`tf.convert_to_tensor` makes gets its dtype where "
         "it is made, above); named inputs (a dict of arrays) are cast one by one, and of the columns of a "
@@ -595,6 +631,13 @@ class Float64(Rule):
         # the loop keeps one step per execution, where the call casts it.
         Example(_WEIGHTED_LOOP.format(weights="class_weights"),
                 _WEIGHTED_LOOP.format(weights="class_weights.astype(\"float32\")"), options={"steps_per_execution": 4}),
+        # The arrays a replay buffer keeps, float64 where it makes them with no dtype, and handed to
+        # the step as they are returned by its method or as a slice of its attribute.
+        Example(_REPLAY_BUFFER.format(dtype="", states="states", sampled="buffer.states[:32]"),
+                _REPLAY_BUFFER.format(dtype="", states="states.astype(\"float32\")",
+                                      sampled="buffer.states[:32].astype(\"float32\")")),
+        Example(_REPLAY_BUFFER.format(dtype=", dtype=np.float32", states="states", sampled="buffer.states[:32]"),
+                reported=False),
         # Already float32, integer labels, a map that casts, data that only `fit` gets (it casts
         # float64 itself): nothing to do.
         Example(
@@ -888,6 +931,8 @@ class Float64(Rule):
                 continue
             assigned = _assigned_just_before(ctx, arg.value, step.statement)
             data = float64_data(ctx, assigned if assigned is not None else arg.value, tensors=True)
+            if data is None:  # an array kept on an instance (a replay buffer's `self.states`)
+                data = float64_instance_array(ctx, arg.value)
             if data is None:
                 continue
             done.add(id(arg.value))

@@ -2,10 +2,12 @@ from typing import List, Set
 
 import libcst as cst
 
-from porter.context import walk
+from porter.context import code_of, walk
 from porter.cstutil import is_name, keyword, positional
 from porter.rules.keras._analysis.custom_loop import covered, loop_plans, rewrites_loops, tensorflow_alias
+from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.inline_step import inline_steps
+from porter.rules.keras._analysis.schedules import float64_instance_array
 from porter.rules.keras._analysis.losses import step_methods
 from porter.rules.keras._analysis.model_plan import MODEL_BASES, calls_by_name, model_plan
 from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_by, is_tf_function, made_steps,
@@ -13,6 +15,7 @@ from porter.rules.keras._analysis.steps import (FUNCTIONS, TAPES, functions_run_
 from porter.rules.keras._analysis.util import (RUN_METHODS, called_by_keras_steps, estimator_model_fns, method_calls,
                                               run_by_keras, subclass_definitions, subclasses_of)
 from porter.rule import KERAS, TF1, WARN, Example, Rule, is_selected
+from porter.scopes import single_value
 
 # What makes TensorFlow 1 code graph code: without them, a `compat.v1` file with a tape runs eagerly.
 _GRAPH_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "placeholder"})
@@ -36,7 +39,9 @@ class GradientTape(Rule):
         "function called in the body of a `for` loop, and a step written inline in a loop's body (or an `if` in it); "
         "this rule reports each other `GradientTape` with what stops the rewrite: a training step written "
         "inline elsewhere (in a `with` or a `try`, outside any loop), a step that "
-        "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop, TensorFlow 1.x code run "
+        "is a method IPU111 does not take (a trainer made or run out of the scope), a step called elsewhere than in a loop (where its calls give it float64 NumPy "
+        "data, a replay buffer's `np.zeros` with no dtype, the report asks for the float32 cast too: `strategy.run` "
+        "rejects float64 inputs), TensorFlow 1.x code run "
         "eagerly, and code that only takes gradients (no optimizer step: saliency maps, "
         "guides), which runs on the CPU as it is, or uncompiled when the port runs it in the IPU strategy's "
         "scope. Gradients that a SciPy optimizer takes on the host (`scipy.optimize.minimize(objective, ...)`, "
@@ -506,6 +511,36 @@ class GradientTape(Rule):
                 trainer = Trainer(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
                 losses = [trainer.step(x, y) for x, y in dataset]
             """),
+        # A replay buffer's compiled update method, given tensors of its float64 arrays (`np.zeros`
+        # with no dtype): reported, asking for the float32 cast `strategy.run` needs too.
+        Example("""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Buffer:
+                def __init__(self, model, size):
+                    self.model = model
+                    self.optimizer = tf.keras.optimizers.SGD(0.1)
+                    self.states = np.zeros((size, 4))
+                    self.targets = np.zeros((size, 1))
+
+                @tf.function
+                def update(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(x) - y) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+                def learn(self, batch):
+                    x = tf.convert_to_tensor(self.states[batch])
+                    self.update(x, tf.cast(self.targets[batch], tf.float32))
+
+
+            buffer = Buffer(tf.keras.Sequential([tf.keras.layers.Dense(1)]), 64)
+            for episode in range(10):
+                buffer.learn(np.arange(32))
+            """),
         # A subclass's compiled step that its base class's training loop calls (`BaseTrainer.fit`),
         # where another subclass has a step of its own: the loop may run either, and the porter
         # rewrites it for neither. Reported, naming that loop's method, and asking for
@@ -644,7 +679,8 @@ class GradientTape(Rule):
                           else "decorate it with `@tf.function(jit_compile=True)`")
             return (f"the training step `{owner.name.value}.{function.name.value}` is a method, which the porter "
                     f"does not rewrite{self._called_from_other_classes(ctx, function, owner)}: {compile_it}, call it "
-                    f"through `strategy.run(...)` {scope} (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
+                    f"through `strategy.run(...)` {scope}{self._float64_arguments(ctx, function)} (Targeting the IPU "
+                    "from TensorFlow 2, \"On-device loops\")")
         if loop is not None or function is None:
             return ("the training step is written inline where the porter cannot move it into a function (it "
                     "moves a step written in the body of a loop or of an `if` in it, not in a `with`, a `try` or outside a "
@@ -653,7 +689,31 @@ class GradientTape(Rule):
                     "and calls it through `strategy.run` inside `strategy.scope()`")
         return (f"`{function.name.value}` is not called in the body of a `for` loop (nor under a statement of it), "
                 "the loop the porter rewrites: decorate it with `@tf.function(jit_compile=True)` and call it as "
-                f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`")
+                f"`strategy.run({function.name.value}, args=(...))` inside `strategy.scope()`"
+                f"{self._float64_arguments(ctx, function)}")
+
+    @staticmethod
+    def _float64_arguments(ctx, function: cst.FunctionDef) -> str:
+        """What the message adds when the calls of ``function`` give it float64 NumPy data, or a
+        tensor made of it (``tf.convert_to_tensor(self.states[batch])`` of a replay buffer's
+        ``np.zeros``): ``strategy.run`` rejects float64 inputs, which Keras' ``fit`` would cast."""
+        named = []
+        for call in ctx.nodes(cst.Call):
+            func = call.func
+            if not (is_name(func, function.name.value) or isinstance(func, cst.Attribute)
+                    and is_name(func.value, "self") and func.attr.value == function.name.value):
+                continue
+            for arg in call.args:
+                value = single_value(ctx, arg.value)
+                if isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None and \
+                        ctx.qualified_name(value.func) in ("tensorflow.convert_to_tensor", "tensorflow.constant"):
+                    value = value.args[0].value  # a tensor made with no dtype keeps the array's float64
+                if float64_data(ctx, arg.value, tensors=True) or float64_instance_array(ctx, value):
+                    named.append(f"`{code_of(ctx, arg.value)}`")
+        if not named:
+            return ""
+        return (f"; cast the float64 data its calls give it ({', '.join(dict.fromkeys(named))}) to float32 first: "
+                "`strategy.run` rejects float64 inputs")
 
     @staticmethod
     def _gradients_only(ctx, tape: cst.Call, function) -> str:
