@@ -1,5 +1,5 @@
 from textwrap import indent
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -11,7 +11,8 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
 from porter.rules.keras._analysis.fit import class_model_attributes
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.sampling import eager_callback_loops, eager_sampling_loops
-from porter.rules.keras._analysis.losses import HandedLoss, attribute_losses, handed_losses, is_self, step_methods
+from porter.rules.keras._analysis.losses import (HandedLoss, attribute_functions, attribute_losses, handed_losses, is_self,
+                                                 step_methods)
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                      calls_by_name, in_regions, model_plan)
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, compiled_function, definition_before, functions_called_from, is_jit_compiled,
@@ -1059,7 +1060,8 @@ class CustomLoop(Rule):
         "`strategy.run` outside its compiled losses (a ValueError): a loss object that the steps call (a "
         "training step, a test step, or both), or that a Keras model's own `train_step`/`test_step` calls "
         "(run by `fit` through the strategy), whether a module variable, one made in the step, or one held as "
-        "`self.loss_fn` from what its `compile` is given, gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
+        "`self.loss_fn` from what its `compile` is given, or called by a function of the file held that way "
+        "(a GAN's `gen_loss_fn`), gets `reduction=NONE`, and each call in the steps is averaged with `tf.reduce_mean`, which is "
         "what the automatic reduction computed; one that cannot be followed, or is called out of the steps "
         "too, is reported."
     )
@@ -2101,6 +2103,68 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
             critic.fit(x, y, epochs=2)
             """,
         ),
+        # Loss functions of the file given to the model's `compile` (a CycleGAN's adversarial
+        # losses), which call a module's loss object: the step runs them, so that object changes too.
+        Example(
+            """\
+            import tensorflow as tf
+
+            adversarial = tf.keras.losses.MeanSquaredError()
+
+
+            def critic_loss(real, fake):
+                return (adversarial(tf.ones_like(real), real) + adversarial(tf.zeros_like(fake), fake)) * 0.5
+
+
+            class Translator(tf.keras.Model):
+                def compile(self, optimizer, disc_loss_fn):
+                    super().compile()
+                    self.optimizer = optimizer
+                    self.disc_loss_fn = disc_loss_fn
+
+                def train_step(self, data):
+                    real, fake = data
+                    with tf.GradientTape() as tape:
+                        loss = self.disc_loss_fn(self(real, training=True), self(fake, training=True))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+
+            translator = Translator()
+            translator.compile(optimizer=tf.keras.optimizers.Adam(), disc_loss_fn=critic_loss)
+            translator.fit(pairs, epochs=2)
+            """,
+            """\
+            import tensorflow as tf
+
+            adversarial = tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)
+
+
+            def critic_loss(real, fake):
+                return (tf.reduce_mean(adversarial(tf.ones_like(real), real)) + tf.reduce_mean(adversarial(tf.zeros_like(fake), fake))) * 0.5
+
+
+            class Translator(tf.keras.Model):
+                def compile(self, optimizer, disc_loss_fn):
+                    super().compile()
+                    self.optimizer = optimizer
+                    self.disc_loss_fn = disc_loss_fn
+
+                def train_step(self, data):
+                    real, fake = data
+                    with tf.GradientTape() as tape:
+                        loss = self.disc_loss_fn(self(real, training=True), self(fake, training=True))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+
+            translator = Translator()
+            translator.compile(optimizer=tf.keras.optimizers.Adam(), disc_loss_fn=critic_loss)
+            translator.fit(pairs, epochs=2)
+            """,
+        ),
         # The same for a loss object the model makes for itself.
         Example(
             """\
@@ -2745,8 +2809,9 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         methods = [method for hook in hooks for method in run_by[id(hook)]]
         methods = [method for index, method in enumerate(methods) if method not in methods[:index]]
         where = " and ".join(f"`{hook.name.value}`" for hook in hooks)
-        self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done)
         in_steps = _self_calls(methods)
+        held = [function for attribute in in_steps for function in attribute_functions(ctx, model_class, attribute)]
+        self._explicit_loss_reduction(ctx, [(where, [method.body for method in methods])], tf, done, held)
         everywhere = _self_calls([node for node in model_class.body.body if isinstance(node, cst.FunctionDef)])
         called_by = {id(hook): _self_calls(run_by[id(hook)]) for hook in hooks}
         for attribute, calls in in_steps.items():
@@ -2985,16 +3050,18 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         return existing or model.strategy_name
 
     def _explicit_loss_reduction(self, ctx, steps: List[Tuple[str, List[cst.CSTNode]]], tf: str,
-                                 done: Set[str]) -> None:
+                                 done: Set[str], held: Sequence[cst.FunctionDef] = ()) -> None:
         """Keras refuses a loss object's automatic reduction inside `strategy.run` ("Please use
         `tf.keras.losses.Reduction.SUM` or `NONE` ... outside of the built-in training loops"): the
         loss object gets `reduction=NONE` and each call in the steps (the code under each step's
         roots, and the functions it calls) is averaged over the batch, which is what the automatic
         reduction computed. ``steps``: ``(how the report names the step, its roots)``, every step
         that runs through the strategy, so that a loss object the training and the test step share
-        is rewritten in both."""
+        is rewritten in both; ``held``: the functions of the file the steps call through what the
+        model holds (``self.gen_loss_fn``), helpers of the steps too."""
         roots = [root for _, step in steps for root in step]
-        helpers = functions_called_from(ctx, roots)
+        reached = functions_called_from(ctx, roots + [function.body for function in held])
+        helpers = [*held, *(helper for helper in reached if all(helper is not function for function in held))]
         own_code = [{id(node) for root in step for node in walk(root)} for _, step in steps]
         step_code = set().union(*own_code, *({id(node) for node in walk(helper)} for helper in helpers))
         handed = handed_losses(ctx, [node for node in ctx.nodes(cst.Call) if id(node) in step_code])

@@ -117,12 +117,19 @@ _DATASET_METHODS: Dict[str, str] = {
     "save": "use `tf.data.experimental.save(dataset, path)`",
 }
 
-# Functions `tf.data.Dataset` took over from `tf.data.experimental` after TensorFlow 2.6 (2.7 and
-# 2.10), and their TensorFlow 2.6 names.
-_DATASET_FUNCTIONS: Dict[str, str] = {
+# TensorFlow functions added after TensorFlow 2.6, and what to write instead on the IPU: those
+# `tf.data.Dataset` took over from `tf.data.experimental` (2.7 and 2.10), under their 2.6 names, and
+# the switch to deterministic ops (2.8) of reproducibility recipes, whose IPU counterparts are its seed
+# and a Poplar option.
+_TF_FUNCTIONS: Dict[str, str] = {
     "tensorflow.data.Dataset.sample_from_datasets": "use `tf.data.experimental.sample_from_datasets`",
     "tensorflow.data.Dataset.choose_from_datasets": "use `tf.data.experimental.choose_from_datasets`",
     "tensorflow.data.Dataset.load": "use `tf.data.experimental.load(path, element_spec)`",
+    "tensorflow.config.experimental.enable_op_determinism": (
+        "delete the call; for repeatable runs on the IPU, seed its random generators with "
+        "`ipu.utils.reset_ipu_seed(seed)` once the IPU system is configured, and set "
+        "`ipu_config.compilation_poplar_options = {\"target.deterministicWorkers\": \"portable\"}` before "
+        "`configure_ipu_system()`"),
 }
 
 # Keywords newer Keras gives to what Keras 2.6 has (a TypeError there), and what to do instead.
@@ -233,7 +240,7 @@ class NewerApi(Rule):
         "metrics, `optimizer.apply(grads, variables)`, the optimizers' `weight_decay=` and `use_ema=`, "
         "`compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
-        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, "
+        "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), `tf.config.experimental.enable_op_determinism` (the IPU repeats its random numbers from `ipu.utils.reset_ipu_seed` and the Poplar option `target.deterministicWorkers`, Targeting the IPU from TensorFlow 2, \"Random number generation\"), a model's `export` for serving, "
         "and the packages built on Keras 3 (`keras_core`, `keras_hub`). On the IPU each one fails "
         "(AttributeError, ImportError or TypeError) before or while training. The port cannot choose "
         "the Keras 2.6 code that computes the same, so each API is reported once, where the file first "
@@ -352,6 +359,21 @@ class NewerApi(Rule):
             import tensorflow as tf
 
             balanced = tf.data.Dataset.sample_from_datasets([positives, negatives], weights=[0.5, 0.5])
+            """,
+        ),
+        # The reproducibility recipe of TensorFlow 2.8 and later.
+        Example(
+            """\
+            import random
+
+            import numpy as np
+            import tensorflow as tf
+
+            random.seed(7)
+            np.random.seed(7)
+            tf.random.set_seed(7)
+            tf.config.experimental.enable_op_determinism()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             """,
         ),
         Example(
@@ -541,12 +563,12 @@ class NewerApi(Rule):
                 ctx.report(self.code, call.func.attr, f"`Dataset.{method}` is not in TensorFlow 2.6, the "
                            f"TensorFlow of the IPU's Poplar SDK (AttributeError): {_DATASET_METHODS[method]}",
                            fixed=False)
-        for call, qualified in ctx.calls_to(*_DATASET_FUNCTIONS):
+        for call, qualified in ctx.calls_to(*_TF_FUNCTIONS):
             if qualified not in reported:
                 reported.add(qualified)
-                name = qualified.rpartition(".")[2]
-                ctx.report(self.code, call.func, f"`tf.data.Dataset.{name}` is not in TensorFlow 2.6, the TensorFlow "
-                           f"of the IPU's Poplar SDK (AttributeError): {_DATASET_FUNCTIONS[qualified]}", fixed=False)
+                name = "tf." + qualified.partition(".")[2]
+                ctx.report(self.code, call.func, f"`{name}` is not in TensorFlow 2.6, the TensorFlow "
+                           f"of the IPU's Poplar SDK (AttributeError): {_TF_FUNCTIONS[qualified]}", fixed=False)
         self._report_keywords(ctx)
         self._report_causal_masks(ctx)
         self._report_optimizer_apply(ctx)

@@ -12,6 +12,7 @@ import libcst as cst
 from porter.context import FileContext, walk
 from porter.cstutil import keyword
 from porter.rules.keras._analysis.datasets import given_arguments, parameter_input
+from porter.rules.keras._analysis.steps import plain_functions
 from porter.rules.keras._analysis.util import auto_loss_objects, is_auto_loss
 from porter.scopes import assignments, loads, parameter_names, values_of
 
@@ -103,21 +104,49 @@ def _sources(ctx: FileContext, owner: cst.ClassDef, method: cst.FunctionDef, val
     if not isinstance(value, cst.Name):
         return [None]
     module_losses = auto_loss_objects(ctx)
-    params = [param.name.value for param in method.params.params]
-    if value.value not in params:
+    if value.value not in parameter_names(method):
         given.append(value)
         return [module_losses[value.value].value] if value.value in module_losses else [None]
-    index = params.index(value.value) - 1  # `self` is not passed
     found: List[Optional[cst.Call]] = []
-    for call in _calls_of(ctx, owner, method):
-        by_keyword = keyword(call, value.value)
-        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        argument = (by_keyword.value if by_keyword is not None
-                    else positional[index].value if 0 <= index < len(positional) else None)
+    for argument in _arguments(ctx, owner, method, value.value):
         if isinstance(argument, cst.Name) and argument.value in module_losses:
             given.append(argument)
             argument = module_losses[argument.value].value
         found.append(argument if isinstance(argument, cst.Call) else None)
+    return found
+
+
+def _arguments(ctx: FileContext, owner: cst.ClassDef, method: cst.FunctionDef,
+               parameter: str) -> List[Optional[cst.BaseExpression]]:
+    """What each call of ``method`` (on an instance of ``owner``) gives its ``parameter``, by
+    keyword or by position; None for a call that gives it nothing the port can see."""
+    index = parameter_names(method).index(parameter) - 1  # `self` is not passed
+    found: List[Optional[cst.BaseExpression]] = []
+    for call in _calls_of(ctx, owner, method):
+        by_keyword = keyword(call, parameter)
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        found.append(by_keyword.value if by_keyword is not None
+                     else positional[index].value if 0 <= index < len(positional) else None)
+    return found
+
+
+def attribute_functions(ctx: FileContext, owner: cst.ClassDef, attribute: str) -> List[cst.FunctionDef]:
+    """The functions of the file that ``self.<attribute>`` holds: named where the class's methods
+    assign it, or given by the calls of the method whose parameter it is assigned (a CycleGAN's
+    ``compile(self, gen_loss_fn)`` called with ``gen_loss_fn=generator_loss_fn``). A step that
+    calls the attribute runs them, and the loss objects they call, in the strategy."""
+    functions = plain_functions(ctx)
+    found: List[cst.FunctionDef] = []
+    for method in (statement for statement in owner.body.body if isinstance(statement, cst.FunctionDef)):
+        for value in _assigned(method, attribute):
+            if not isinstance(value, cst.Name):
+                continue
+            named = (_arguments(ctx, owner, method, value.value) if value.value in parameter_names(method)
+                     else [value])
+            for name in named:
+                function = functions.get(name.value) if isinstance(name, cst.Name) else None
+                if function is not None and all(function is not seen for seen in found):
+                    found.append(function)
     return found
 
 
