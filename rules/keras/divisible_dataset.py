@@ -3609,6 +3609,27 @@ scores = model.predict(rows, batch_size=len(rows))
             """,
             reported=False,
         ),
+        # Noise drawn in the call, its size given by position: whole batches, nothing to do; a draw
+        # of 50 cannot be padded in place (a second draw differs), so it is reported.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            generator = tf.keras.models.load_model("generator.keras")
+            images = generator.predict(np.random.normal(0, 1, (64, 100)))
+            """,
+            reported=False,
+        ),
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            generator = tf.keras.models.load_model("generator.keras")
+            images = generator.predict(np.random.normal(0, 1, (50, 100)))
+            """,
+        ),
         # Validation given by position (Keras 2's `fit(x, y, batch, epochs, verbose, callbacks,
         # validation_split, validation_data)`): not read by the port, so not trimmed, reported.
         Example(

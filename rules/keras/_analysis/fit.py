@@ -1508,8 +1508,10 @@ _SHAPE_FIRST = ("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "tenso
                 "tensorflow.random.truncated_normal")
 _COUNTS = ("numpy.linspace", "tensorflow.linspace")  # (start, stop, num): num samples
 _DIMENSIONS = ("numpy.random.rand", "numpy.random.randn")
-_RANDOM_METHODS = ("normal", "uniform", "random", "integers", "randint", "standard_normal", "random_sample",
-                   "binomial", "poisson", "choice", "exponential")
+# NumPy's random draws (of `numpy.random` and of a `default_rng()` generator), by the position of
+# their `size` argument: `np.random.normal(0, 1, (n, 100))` draws `n` samples.
+_RANDOM_METHODS = {"normal": 2, "uniform": 2, "random": 0, "integers": 2, "randint": 2, "standard_normal": 0,
+                   "random_sample": 0, "binomial": 2, "poisson": 1, "choice": 1, "exponential": 1}
 
 
 # Makers of an array from the values written out (a list: one sample an element).
@@ -1573,8 +1575,10 @@ def _made_length(ctx: FileContext, value: cst.BaseExpression) -> Optional[int]:
         count = argument(value, "num", 2)
         return static_int(ctx, count.value) if count is not None else None
     shape = argument(value, "shape", 0) if qualified in _SHAPE_FIRST else None
-    if shape is None and (qualified.startswith("numpy.random.") or isinstance(value.func, cst.Attribute)
-                          and value.func.attr.value in _RANDOM_METHODS):
+    method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+    if shape is None and method in _RANDOM_METHODS and (qualified.startswith("numpy.random.") or not qualified):
+        shape = argument(value, "size", _RANDOM_METHODS[method])
+    elif shape is None and qualified.startswith("numpy.random."):
         shape = keyword(value, "size")
     if shape is None:
         return None
