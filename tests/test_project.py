@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from repo_util import CUSTOM_LOOP_TRAINER
 
 from porter.config import Config
 from porter.context import FileContext
@@ -12,6 +13,7 @@ from porter.files import Source, read
 from porter.api import imported_neighbours, projects, with_callers
 from porter.engine import port
 from porter.project import ALONE, Project
+from porter.rules.keras._analysis.project_trainers import trained_parameters
 from porter.rules.keras.strategy_scope import strategy_factories
 
 TPU_OR_MIRRORED = """\
@@ -389,3 +391,16 @@ def test_a_library_whose_callers_run_it_in_the_ipu_scope_gets_no_audit_error():
                                     "`score` outside the IPU strategy's scope")]
     assert [finding for finding in port(LIBRARY, Config(), project=Project(called_in_scope=frozenset(
         {"train", "score"}))).findings if finding.code == "IPU190"] == []
+
+
+CUSTOM_LOOP_LIBRARY = CUSTOM_LOOP_TRAINER + """
+
+def run_twice(net, dataset):
+    fit_custom(net, dataset, 1)
+    fit_custom(net, dataset, 1)
+"""
+
+
+def test_a_function_whose_custom_loop_differentiates_a_model_it_is_given_trains_it():
+    assert trained_parameters(CUSTOM_LOOP_LIBRARY, Config()) == [
+        ("fit_custom", "model", 0, True), ("run_twice", "net", 0, True)]

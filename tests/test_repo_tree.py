@@ -9,8 +9,8 @@ import stat
 import subprocess
 
 import pytest
-from repo_util import (KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE, STRATEGY_SCRIPT, cli, code_cell, git,
-                       notebook, run, write, write_notebook)
+from repo_util import (CUSTOM_LOOP_TRAINER, KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE,
+                       STRATEGY_SCRIPT, cli, code_cell, git, notebook, run, write, write_notebook)
 
 from porter import ignore
 from porter.engine import port
@@ -423,3 +423,30 @@ def test_a_library_module_with_no_caller_in_sight_says_what_its_callers_must_do(
     assert [line.split(" (on the CPU)")[0] for line in _audit_lines(alone, "repo/trainer.py")] == [
         "repo/trainer.py:6:12: IPU190 `model.fit()` runs where `train` is called, and no file of its project is "
         "seen to call `train` inside an IPU strategy's scope"]
+
+
+CUSTOM_LOOP_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+
+from loops import fit_custom
+
+
+def main():
+    points = np.random.rand(64, 4).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8, drop_remainder=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    fit_custom(model, dataset, epochs=2)
+"""
+
+
+def test_a_script_whose_model_a_custom_loop_of_its_project_trains_gets_the_ipu_scope(tmp_path):
+    write(tmp_path / "repo", "loops.py", CUSTOM_LOOP_TRAINER)
+    write(tmp_path / "repo", "train.py", CUSTOM_LOOP_SCRIPT)
+    for given, out in (("repo", "ported"), ("repo/train.py", "alone")):
+        assert cli([given, "--out-dir", out], cwd=tmp_path).exit_code == 0
+        assert ("    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                "        fit_custom(model, dataset, epochs=2)\n") in (tmp_path / out / "train.py").read_text()
+    # The loop itself is the library's to run through `strategy.run`: still reported there.
+    found = cli(["repo"], cwd=tmp_path).stdout
+    assert "repo/loops.py:17:13: IPU190 the custom training loop that calls `step` is left outside" in found
