@@ -36,8 +36,9 @@ from porter.files import FileError, Source, encode, read, walk_all, write_atomic
 from porter.outcome import FileOutcome
 from porter.project import ALONE, Project
 
-__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "imported_neighbours", "needs_port", "out_tree",
-           "port_all", "port_file", "port_text", "projects", "save"]
+__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "imported_neighbours", "importing_neighbours",
+           "library_callers", "needs_port", "out_tree", "port_all", "port_file", "port_text", "program_of", "projects",
+           "save", "with_callers"]
 
 # One file to port: (path, text, config), and optionally what the files of its project ported with
 # it tell about it (``port_text``'s ``project``).
@@ -134,11 +135,95 @@ def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
 
 def _program_text(path: str, source: Source) -> str:
     """The Python code of a script, or of a notebook's code cells."""
+    return program_of(path, source.text)
+
+
+def program_of(path: str, text: str) -> str:
+    """The Python code of the script ``text``, or of the code cells of a notebook's."""
     if not path.endswith(".ipynb"):
-        return source.text
+        return text
     from porter.notebook import program_text
 
-    return program_text(source.text)
+    return program_text(text)
+
+
+def _runs_models(path: str, text: str) -> bool:
+    """Whether the module may define functions that run a Keras model (``trainer.py``: ``def
+    train(model, ds): model.fit(ds)``), by its text: its callers decide whether they run in the IPU
+    strategy's scope."""
+    if not (path.endswith(".py") and uses_framework(text)):
+        return False
+    from porter.rules.keras._analysis.project_trainers import MARKERS
+
+    return any(marker in text for marker in MARKERS)
+
+
+def library_callers(sources: Dict[str, Source], libraries: AbstractSet[str]) -> Dict[str, List[str]]:
+    """For each of ``libraries`` (paths among ``sources``) that may define functions running a
+    Keras model, the other scripts and notebooks of ``sources`` that import it (``import trainer``,
+    ``from trainer import train``): found by a text search for its name before any import is read."""
+    found: Dict[str, List[str]] = {}
+    for path in sorted(libraries):
+        module = _module_name(path)
+        if not _runs_models(path, sources[path].text):
+            continue
+        callers = [caller for caller, source in sorted(sources.items())
+                   if caller != path and caller.endswith((".py", ".ipynb")) and module in source.text
+                   and module in imported_modules(_program_text(caller, source))]
+        if callers:
+            found[path] = callers
+    return found
+
+
+def importing_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
+                         ) -> Tuple[Dict[str, Source], Dict[str, Config]]:
+    """The scripts beside each module of ``sources`` that may run a Keras model, that import it and
+    that are not among ``sources``, read (never ported), with the config of the module: a library
+    module ported alone, as pre-commit passes it, is judged by the callers it has in its folder. A
+    file that cannot be read is left out."""
+    given = {os.path.abspath(path) for path in sources}
+    found: Dict[str, Source] = {}
+    found_configs: Dict[str, Config] = {}
+    for path, source in sources.items():
+        if not _runs_models(path, source.text):
+            continue
+        folder, module = os.path.dirname(path), _module_name(path)
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            continue
+        for name in names:
+            neighbour = os.path.join(folder, name)
+            if not name.endswith(".py") or os.path.abspath(neighbour) in given or neighbour in found:
+                continue
+            try:
+                text = read(neighbour)
+            except FileError:
+                continue
+            if module in text.text and module in imported_modules(text.text):
+                found[neighbour] = text
+                found_configs[neighbour] = configs[path]
+    return found, found_configs
+
+
+def with_callers(project: Project, path: str, callers: Dict[str, Tuple[str, Config]]) -> Project:
+    """``project`` of the library module at ``path``, told which of its functions the scripts that
+    import it (``callers``: path -> (Python code as ported, config)) call in the IPU strategy's
+    scope, every time, and which one of them calls outside it."""
+    from dataclasses import replace
+
+    from porter.rules.keras.keras_audit import calls_in_scope
+
+    inside: Set[str] = set()
+    outside: Set[Tuple[str, str]] = set()
+    for caller, (text, config) in sorted(callers.items()):
+        for function, scoped in calls_in_scope(text, config, _module_name(path)).items():
+            if scoped:
+                inside.add(function)
+            else:
+                outside.add((function, caller))
+    inside -= {function for function, _ in outside}
+    return replace(project, called_in_scope=frozenset(inside), called_outside=frozenset(outside))
 
 
 # Text a module must hold to define Python data Keras on the IPU refuses: a Sequence or a generator.

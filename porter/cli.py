@@ -16,8 +16,9 @@ from typing import Dict, List, Optional, Sequence
 import click
 
 from porter import __version__
-from porter.api import (Job, OutDirError, OutTree, copy_tree, imported_neighbours, needs_port, out_tree, port_all,
-                        port_text, projects, save)
+from porter.api import (Job, OutDirError, OutTree, copy_tree, imported_neighbours, importing_neighbours,
+                        library_callers, needs_port, out_tree, port_all, port_text, program_of, projects, save,
+                        with_callers)
 from porter.config import Config, ConfigError, Projects
 from porter.files import FileError, Source, decode, discover, encode, read, write_atomic
 from porter.outcome import FileOutcome
@@ -331,7 +332,7 @@ def _run_files(files: List[str], configs: Dict[str, Config], run: Run) -> int:
         except ConfigError as error:
             _error(f"ipu-port: error: {error}")
             return EXIT_ERROR
-    for outcome in _port_all(jobs, run):
+    for outcome in _port_libraries_last(jobs, sources, configs, run):
         outcomes[outcome.path] = outcome
 
     failed = False
@@ -374,14 +375,37 @@ def _check_codes(configs) -> None:
                 raise ConfigError(f"unknown rule code or prefix {code!r} in the settings; see --list-rules")
 
 
-def _port_all(jobs: List[Job], run: Run) -> List[FileOutcome]:
-    """The outcomes of the jobs, in their order; a progress bar on a terminal once the run takes a while."""
+def _port_libraries_last(jobs: List[Job], sources: Dict[str, Source], configs: Dict[str, Config], run: Run
+                         ) -> List[FileOutcome]:
+    """The outcomes of the jobs: first of the files that import no library module of the project
+    (``trainer.py``, whose functions run a model they are given), then of those modules, each told
+    whether the ports of the scripts that import it (those ported, and those beside it read as they
+    are) call its functions in the IPU strategy's scope."""
+    callers, caller_configs = importing_neighbours(sources, configs)
+    known = {**sources, **callers}
+    libraries = library_callers(known, {job[0] for job in jobs})
+    progress = _Progress(len(jobs), run.output_format)
+    outcomes = {outcome.path: outcome for outcome in _port_all(
+        [job for job in jobs if job[0] not in libraries], run, progress)}
+    last = []
+    for path, text, config, *project in (job for job in jobs if job[0] in libraries):
+        texts = {}
+        for caller in libraries[path]:
+            outcome = outcomes.get(caller)
+            text_now = outcome.ported if outcome is not None and outcome.error is None else known[caller].text
+            texts[caller] = (program_of(caller, text_now), configs.get(caller) or caller_configs[caller])
+        last.append((path, text, config, with_callers(project[0] if project else ALONE, path, texts)))
+    outcomes.update((outcome.path, outcome) for outcome in _port_all(last, run, progress))
+    progress.close()
+    return [outcomes[job[0]] for job in jobs]
+
+
+def _port_all(jobs: List[Job], run: Run, progress: "_Progress") -> List[FileOutcome]:
+    """The outcomes of the jobs, in their order; ``progress`` shows a bar on a terminal once the run
+    takes a while."""
     if not jobs:
         return []
-    progress = _Progress(len(jobs), run.output_format)
-    results = port_all(jobs, run.jobs, progress.advance)
-    progress.close()
-    return results
+    return port_all(jobs, run.jobs, progress.advance)
 
 
 def _stderr_is_terminal() -> bool:

@@ -36,6 +36,13 @@ class Project:
     # (by module and function name) that run a model given to them, by parameter name and position,
     # and whether they compile it or train it with an argument only Keras takes (a Keras model).
     trainers: FrozenSet[Tuple[str, str, int, bool]] = frozenset()
+    # ``train``: module-level functions of the file that the files of its project importing it
+    # call, every call inside the IPU strategy's scope (of those files as ported): the models they
+    # run are in that scope, with the IPU system configured by their callers.
+    called_in_scope: FrozenSet[str] = frozenset()
+    # ``("train", "main.py")``: functions of the file that a file of its project calls outside the
+    # IPU strategy's scope (as ported), by that file's path.
+    called_outside: FrozenSet[Tuple[str, str]] = frozenset()
 
 
 ALONE = Project()

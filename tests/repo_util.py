@@ -172,3 +172,25 @@ def git(root: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True, env=env).stdout
+
+
+# A library module's custom training loop, given its model by the scripts that import it.
+CUSTOM_LOOP_TRAINER = """\
+import tensorflow as tf
+
+
+def fit_custom(model, dataset, epochs):
+    optimizer = tf.keras.optimizers.SGD(0.1)
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for _ in range(epochs):
+        for x, y in dataset:
+            step(x, y)
+"""

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from repo_util import CUSTOM_LOOP_TRAINER
 
 from porter.config import Config
 from porter.context import FileContext
 from porter.files import Source, read
-from porter.api import imported_neighbours, projects
+from porter.api import imported_neighbours, projects, with_callers
 from porter.engine import port
 from porter.project import ALONE, Project
+from porter.rules.keras._analysis.project_trainers import trained_parameters
 from porter.rules.keras.strategy_scope import strategy_factories
 
 TPU_OR_MIRRORED = """\
@@ -332,3 +334,73 @@ def test_a_script_that_trains_its_model_in_another_module_gets_the_scope_around_
     result = port(script, Config(), project=project)
     assert "    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n" \
            "        train_model(model, ds)\n" in result.source
+
+
+LIBRARY = """\
+import tensorflow as tf
+
+
+def train(model, dataset):
+    model.compile(optimizer="sgd", loss="mse")
+    return model.fit(dataset, epochs=2)
+
+
+def score(model, dataset):
+    return model.evaluate(dataset)
+"""
+
+SCOPED_CALLER = """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+import lib
+
+
+def main(dataset):
+    config = ipu.config.IPUConfig()
+    config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        run(model, dataset)
+    print(lib.score(model, dataset))
+
+
+def run(model, dataset):
+    lib.train(model, dataset)
+"""
+
+
+def test_a_library_learns_which_of_its_functions_its_callers_run_in_the_ipu_scope():
+    # `train` through a function called in the scope; `score` after it; an unported script
+    # (no IPU strategy of its own) calls out of any scope, whatever its port would do.
+    unported = "import tensorflow as tf\nfrom lib import train\n\n\ndef main(model, ds):\n    train(model, ds)\n"
+    project = with_callers(ALONE, "proj/lib.py", {"proj/main.py": (SCOPED_CALLER, Config())})
+    assert (project.called_in_scope, project.called_outside) == ({"train"}, {("score", "proj/main.py")})
+    project = with_callers(ALONE, "proj/lib.py", {"proj/main.py": (SCOPED_CALLER, Config()),
+                                                  "proj/other.py": (unported, Config())})
+    assert (project.called_in_scope, project.called_outside) == (
+        frozenset(), {("score", "proj/main.py"), ("train", "proj/other.py")})
+
+
+def test_a_library_whose_callers_run_it_in_the_ipu_scope_gets_no_audit_error():
+    project = Project(called_in_scope=frozenset({"train"}), called_outside=frozenset({("score", "proj/main.py")}))
+    found = [(finding.code, finding.line, finding.message.split(" (on the CPU)")[0])
+             for finding in port(LIBRARY, Config(), project=project).findings if finding.code == "IPU190"]
+    assert found == [("IPU190", 10, "`model.evaluate()` runs where `score` is called, and `proj/main.py` calls "
+                                    "`score` outside the IPU strategy's scope")]
+    assert [finding for finding in port(LIBRARY, Config(), project=Project(called_in_scope=frozenset(
+        {"train", "score"}))).findings if finding.code == "IPU190"] == []
+
+
+CUSTOM_LOOP_LIBRARY = CUSTOM_LOOP_TRAINER + """
+
+def run_twice(net, dataset):
+    fit_custom(net, dataset, 1)
+    fit_custom(net, dataset, 1)
+"""
+
+
+def test_a_function_whose_custom_loop_differentiates_a_model_it_is_given_trains_it():
+    assert trained_parameters(CUSTOM_LOOP_LIBRARY, Config()) == [
+        ("fit_custom", "model", 0, True), ("run_twice", "net", 0, True)]

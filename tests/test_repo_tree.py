@@ -9,8 +9,8 @@ import stat
 import subprocess
 
 import pytest
-from repo_util import (KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE, STRATEGY_SCRIPT, cli, code_cell, git,
-                       notebook, run, write, write_notebook)
+from repo_util import (CUSTOM_LOOP_TRAINER, KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE,
+                       STRATEGY_SCRIPT, cli, code_cell, git, notebook, run, write, write_notebook)
 
 from porter import ignore
 from porter.engine import port
@@ -358,3 +358,95 @@ def test_a_hand_port_whose_model_is_trained_by_another_module_of_the_project_get
     write(tmp_path / "repo", "train.py", scoped)
     again = cli(["repo/train.py", "--diff"], cwd=tmp_path)
     assert (again.exit_code, again.stdout) == (0, ""), again.stdout
+
+
+LIBRARY_TRAINER = """\
+import tensorflow as tf
+
+
+def train(model, dataset, epochs):
+    model.compile(optimizer="sgd", loss="mse")
+    return model.fit(dataset, epochs=epochs)
+
+
+def evaluate(model, dataset):
+    return model.evaluate(dataset)
+"""
+
+LIBRARY_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+
+import trainer
+
+
+def main():
+    strategy = tf.distribute.MirroredStrategy()
+    points = np.random.rand(64, 4).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8, drop_remainder=True)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    trainer.train(model, dataset, epochs=2)
+    print(trainer.evaluate(model, dataset))
+"""
+
+
+def _audit_lines(result, path):
+    return [line for line in result.stdout.splitlines() if line.startswith(path) and " IPU190 " in line]
+
+
+def test_a_library_module_whose_callers_run_it_in_the_ipu_scope_is_complete(tmp_path):
+    write(tmp_path / "repo", "trainer.py", LIBRARY_TRAINER)
+    write(tmp_path / "repo", "train.py", LIBRARY_SCRIPT)
+    # Ported with its project, the module learns that the script's port calls it in the IPU scope.
+    together = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert together.exit_code == 0, together.stderr
+    assert _audit_lines(together, "repo/trainer.py") == []
+    assert (tmp_path / "ported/trainer.py").read_text() == LIBRARY_TRAINER  # no IPU set-up in a helper
+    assert "        trainer.train(model, dataset, epochs=2)\n" in (tmp_path / "ported/train.py").read_text()
+    # Alone, as pre-commit passes it, beside the script not yet ported: the script is named.
+    alone = cli(["repo/trainer.py"], cwd=tmp_path)
+    assert _audit_lines(alone, "repo/trainer.py") == [
+        "repo/trainer.py:6:12: IPU190 `model.fit()` runs where `train` is called, and `repo/train.py` calls `train` "
+        "outside the IPU strategy's scope (on the CPU): the port is not complete; call `train` inside "
+        "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`, in the script that calls it, after it "
+        "configures the IPU system and with the model created in that scope (not in this function, which may run "
+        "more than once) [error]"]
+    # Once the script is ported, the module alone is complete too.
+    write(tmp_path / "repo", "train.py", (tmp_path / "ported/train.py").read_text())
+    assert _audit_lines(cli(["repo/trainer.py"], cwd=tmp_path), "repo/trainer.py") == []
+
+
+def test_a_library_module_with_no_caller_in_sight_says_what_its_callers_must_do(tmp_path):
+    write(tmp_path / "repo", "trainer.py", LIBRARY_TRAINER)
+    alone = cli(["repo/trainer.py"], cwd=tmp_path)
+    assert [line.split(" (on the CPU)")[0] for line in _audit_lines(alone, "repo/trainer.py")] == [
+        "repo/trainer.py:6:12: IPU190 `model.fit()` runs where `train` is called, and no file of its project is "
+        "seen to call `train` inside an IPU strategy's scope"]
+
+
+CUSTOM_LOOP_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+
+from loops import fit_custom
+
+
+def main():
+    points = np.random.rand(64, 4).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8, drop_remainder=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    fit_custom(model, dataset, epochs=2)
+"""
+
+
+def test_a_script_whose_model_a_custom_loop_of_its_project_trains_gets_the_ipu_scope(tmp_path):
+    write(tmp_path / "repo", "loops.py", CUSTOM_LOOP_TRAINER)
+    write(tmp_path / "repo", "train.py", CUSTOM_LOOP_SCRIPT)
+    for given, out in (("repo", "ported"), ("repo/train.py", "alone")):
+        assert cli([given, "--out-dir", out], cwd=tmp_path).exit_code == 0
+        assert ("    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+                "        fit_custom(model, dataset, epochs=2)\n") in (tmp_path / out / "train.py").read_text()
+    # The loop itself is the library's to run through `strategy.run`: still reported there.
+    found = cli(["repo"], cwd=tmp_path).stdout
+    assert "repo/loops.py:17:13: IPU190 the custom training loop that calls `step` is left outside" in found

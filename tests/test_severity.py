@@ -51,10 +51,11 @@ def test_an_incomplete_port_is_an_error(tmp_path):
     check = run(tmp_path, INCOMPLETE, "--check")
     assert check.exit_code == 1
     assert check.stdout.splitlines() == [
-        f"{tmp_path / 'train.py'}:5:5: IPU190 `model.fit()` runs with no IPU system configured and outside an "
-        "IPU strategy (on the CPU): the port is not complete; configure the IPU system "
-        "(`ipu.config.IPUConfig()`, `configure_ipu_system()`) and create, compile and train the model inside "
-        "`with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()` [error]"]
+        f"{tmp_path / 'train.py'}:5:5: IPU190 `model.fit()` runs where `fit_model` is called, and no file of "
+        "its project is seen to call `fit_model` inside an IPU strategy's scope (on the CPU): the port is not "
+        "complete; call `fit_model` inside `with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`, in "
+        "the script that calls it, after it configures the IPU system and with the model created in that scope "
+        "(not in this function, which may run more than once) [error]"]
 
 
 # A model scikit-learn fits through a wrapper, all in the scope a later model pulls it into.

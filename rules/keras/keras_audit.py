@@ -4,8 +4,10 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.context import bound_names, code_of, walk
+from porter.config import Config
+from porter.context import FileContext, bound_names, code_of, walk
 from porter.cstutil import keyword
+from porter.parsing import ParseError, parse
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
 from porter.rules.keras._analysis.fit import METHODS as KERAS_METHODS, ONE_BATCH_METHODS
@@ -20,7 +22,7 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
-from porter.scopes import instance_class, loads, owner, owner_body, values_of
+from porter.scopes import instance_class, is_module_function, loads, owner, owner_body, values_of
 
 # What Keras does with a model of its own weights: compile it, train or run it.
 _KERAS_RUNS = frozenset(KERAS_METHODS) | ONE_BATCH_METHODS
@@ -111,6 +113,20 @@ class KerasAudit(Rule):
                 model = build()
                 model.fit(x, y, batch_size=8)
                 model.evaluate(x, y, batch_size=8)
+            """,
+        ),
+        # A trainer of a library module, given its model by the scripts that import it and never
+        # called here: reported, with what those scripts must do (the porter configures no IPU in
+        # a helper). Ported with a project whose scripts call it in their IPU strategy's scope
+        # (``Project.called_in_scope``), it is not.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def train(model, dataset, epochs):
+                model.compile(optimizer="sgd", loss="mse")
+                return model.fit(dataset, epochs=epochs)
             """,
         ),
         # A trainer class that makes its own strategy, with a model trained in main() before the
@@ -941,6 +957,12 @@ class _Coverage:
     def missing(self, call: cst.Call) -> Optional[str]:
         what = _describe(self.ctx, call)
         if not self.configured:
+            outside = self._outside(call, _DEPTH, set())
+            if outside is None:  # only through functions its project's files call in their IPU scope
+                return None
+            library = self._library_function(call, outside)
+            if library is not None:
+                return _library_message(self.ctx, what, library)
             return (f"{what} runs with no IPU system configured and outside an IPU strategy (on the CPU): "
                     "the port is not complete; configure the IPU system (`ipu.config.IPUConfig()`, "
                     "`configure_ipu_system()`) and create, compile and train the model inside "
@@ -998,6 +1020,9 @@ class _Coverage:
             return node
         seen.add(id(function))
         callers = self._callers(function)
+        if not callers and function.name.value in self.ctx.project.called_in_scope and is_module_function(
+                self.ctx, function):
+            return None  # the files of the project that import it call it in their IPU strategy's scope
         if not callers:
             # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
             if handed_to_callback(self.ctx, function):
@@ -1011,6 +1036,23 @@ class _Coverage:
             if outside is not None:
                 return outside
         return None
+
+    def _library_function(self, call: cst.Call, outside: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The module-level function that holds ``outside`` (where the file's port leaves ``call``
+        out of any scope) when the file never calls it and it is a library function, which runs where
+        the script importing it calls it: files of the project call it, or it is given the model
+        ``call`` runs (``def train(model, ds): model.fit(ds)``). None otherwise."""
+        function = self.ctx.enclosing_function(outside)
+        while function is not None and not is_module_function(self.ctx, function):
+            function = self.ctx.enclosing_function(function)
+        if function is None or self._callers(function):
+            return None
+        project = self.ctx.project
+        called = project.called_in_scope | {name for name, _ in project.called_outside}
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        given = isinstance(receiver, cst.Name) and receiver.value in {
+            param.name.value for param in function.params.params}
+        return function if function.name.value in called or given else None
 
     def _tuner_enters_strategy(self, node: cst.CSTNode) -> bool:
         """``tuner.search(...)``, ``tuner.get_best_models()``: a method of a tuner made with
@@ -1128,6 +1170,43 @@ class _Coverage:
         return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
                 if (method or isinstance(call.func, cst.Name))
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
+
+
+def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:
+    """What a call of a library function (one the file never calls itself) misses: the callers of
+    that function must run it in the IPU strategy's scope; it must not configure the IPU itself,
+    as it runs once per model, after its callers made theirs."""
+    name = function.name.value
+    outside = sorted(path for called, path in ctx.project.called_outside if called == name)
+    seen = (f"{', '.join(f'`{path}`' for path in outside)} calls `{name}` outside the IPU strategy's scope"
+            if outside else f"no file of its project is seen to call `{name}` inside an IPU strategy's scope")
+    return (f"{what} runs where `{name}` is called, and {seen} (on the CPU): the port is not complete; "
+            f"call `{name}` inside `with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`, in the "
+            "script that calls it, after it configures the IPU system and with the model created in that "
+            "scope (not in this function, which may run more than once)")
+
+
+def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
+    """For each function of the project's module ``module`` that the code ``text`` (another module
+    of the project, as ported) calls (``trainer.train(model, ds)``, ``train(model, ds)`` after
+    ``from trainer import train``): whether every such call runs inside the IPU strategy's scope,
+    directly or through every call of the function that holds it. Empty when ``text`` does not
+    parse. A file with no IPU strategy of its own (not ported) calls them out of any."""
+    try:
+        ctx = FileContext(parse(text), config)
+    except ParseError:
+        return {}
+    found: Dict[str, bool] = {}
+    plan = coverage = None
+    for call in ctx.nodes(cst.Call):
+        called = ctx.project_function(call.func)
+        if called is None or called.partition(".")[0] != module:
+            continue
+        plan = plan or model_plan(ctx)
+        coverage = coverage or _Coverage(ctx, plan)
+        function = called.partition(".")[2]
+        found[function] = found.get(function, True) and plan.has_ipu_strategy and coverage.runs_in_scope(call)
+    return found
 
 
 def _may_be_current_strategy(ctx) -> bool:

@@ -22,8 +22,12 @@ from porter.scopes import is_module_function
 # strategy's scope as well.
 _RUNS = frozenset({"fit", "evaluate", "predict", "fit_generator", "evaluate_generator", "predict_generator",
                    "train_on_batch", "test_on_batch", "predict_on_batch", "compile"})
+# What a custom training loop reads of the model it differentiates.
+_WEIGHTS = frozenset({"trainable_variables", "trainable_weights"})
+# The calls of a training step: ``tape.gradient(...)``, ``optimizer.apply_gradients(...)``.
+_GRADIENT_STEPS = frozenset({"gradient", "apply_gradients", "minimize"})
 # Text a module must hold to define such a function: it is parsed only then.
-MARKERS = tuple(f".{method}(" for method in _RUNS)
+MARKERS = tuple(f".{method}(" for method in _RUNS) + tuple(f".{weights}" for weights in sorted(_WEIGHTS))
 
 
 def trained_parameters(text: str, config: Config) -> List[Tuple[str, str, int, bool]]:
@@ -42,24 +46,50 @@ def trained_parameters(text: str, config: Config) -> List[Tuple[str, str, int, b
     calls: Dict[int, List[cst.Call]] = {}
     for call in ctx.nodes(cst.Call):
         calls.setdefault(id(ctx.enclosing_function(call)), []).append(call)
+    differentiated = _differentiated_parameters(ctx, functions)
     runs = _parameters(functions, calls, lambda call: call.func.attr.value in _RUNS and (
-        call.func.attr.value != "compile" or bool(call.args)))
+        call.func.attr.value != "compile" or bool(call.args)), differentiated)
     trains = _parameters(functions, calls, lambda call: is_keras_run(call) or (
-        call.func.attr.value == "compile" and bool(call.args)))
+        call.func.attr.value == "compile" and bool(call.args)), differentiated)
     return [(name, param, position, param in trains.get(name, {}))
             for name, params in sorted(runs.items()) for param, position in params.items()]
 
 
+def _differentiated_parameters(ctx: FileContext, functions: Dict[str, cst.FunctionDef]) -> Dict[str, Set[str]]:
+    """Per function, its parameters whose trainable weights it (or a step it defines) reads: a
+    custom training loop's model (``tape.gradient(loss, model.trainable_variables)``), which
+    must be made in the IPU strategy's scope like one given to ``fit``."""
+    found: Dict[str, Set[str]] = {}
+    for node in ctx.nodes(cst.Attribute):
+        if node.attr.value not in _WEIGHTS or not isinstance(node.value, cst.Name):
+            continue
+        function = ctx.enclosing_function(node)
+        while function is not None and not is_module_function(ctx, function):
+            function = ctx.enclosing_function(function)
+        if function is not None and functions.get(function.name.value) is function and _steps(ctx, function):
+            found.setdefault(function.name.value, set()).add(node.value.value)
+    return found
+
+
+def _steps(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` (or a step it defines) takes gradients or applies them: a training loop,
+    not a helper that only counts or copies weights."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRADIENT_STEPS
+               for call in ctx.nodes(cst.Call) if any(ancestor is function for ancestor in ctx.ancestors(call)))
+
+
 def _parameters(functions: Dict[str, cst.FunctionDef], calls: Dict[int, List[cst.Call]],
-                runs: Callable[[cst.Call], bool]) -> Dict[str, Dict[str, int]]:
+                runs: Callable[[cst.Call], bool], differentiated: Dict[str, Set[str]]
+                ) -> Dict[str, Dict[str, int]]:
     """Per function, the parameters (name -> position) on which it makes a call that ``runs``
-    (``param.fit(...)``), or that it hands to a function that does."""
+    (``param.fit(...)``), whose trainable weights it reads (``differentiated``), or that it hands
+    to a function that does either."""
     found: Dict[str, Dict[str, int]] = {}
     changed = True
     while changed:  # a function may hand its model on to another one
         changed = False
         for name, function in functions.items():
-            used = _run_names(calls.get(id(function), []), found, runs)
+            used = _run_names(calls.get(id(function), []), found, runs) | differentiated.get(name, set())
             params = {param.name.value: position for position, param in enumerate(function.params.params)
                       if param.name.value in used}
             if params and params != found.get(name):
