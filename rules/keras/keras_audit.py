@@ -24,6 +24,11 @@ from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
 from porter.scopes import instance_class, is_module_function, loads, owner, owner_body, values_of
 
+# Builtins that give a lazy iterator calling their function on each item, and builtins that read
+# such an iterator in the call that is given it.
+_LAZY_MAPPERS = frozenset({"map", "filter"})
+_CONSUMING_BUILTINS = frozenset({"list", "tuple", "set", "dict", "sorted", "sum", "min", "max", "any", "all"})
+
 # What Keras does with a model of its own weights: compile it, train or run it.
 _KERAS_RUNS = frozenset(KERAS_METHODS) | ONE_BATCH_METHODS
 
@@ -425,6 +430,51 @@ with strategy.scope():
     net.fit(x, y, batch_size=32, callbacks=[show])
 """,
             reported=False,
+        ),
+        # A lambda that `map` runs in the statement that reads the map (`list(...)`, a loop) runs
+        # in the scope that holds that statement.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def train(model):
+    model.compile(loss="mse")
+    return model.fit(x, y, batch_size=32)
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    nets = [tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.Sequential([tf.keras.layers.Dense(2)])]
+    histories = list(map(lambda net: train(net), nets))
+""",
+            reported=False,
+        ),
+        # A `map` read later, out of the scope, runs its lambda there.
+        Example(
+            """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+
+def train(model):
+    model.compile(loss="mse")
+    return model.fit(x, y, batch_size=32)
+
+
+config = ipu.config.IPUConfig()
+config.auto_select_ipus = 1
+config.configure_ipu_system()
+strategy = ipu.ipu_strategy.IPUStrategy()
+with strategy.scope():
+    nets = [tf.keras.Sequential([tf.keras.layers.Dense(1)]), tf.keras.Sequential([tf.keras.layers.Dense(2)])]
+    histories = map(lambda net: train(net), nets)
+print(list(histories))
+""",
         ),
         # So does a function given to a callback by name, and a method of a callback class derived
         # from one of the file's (text generated at the end of each epoch).
@@ -1085,7 +1135,8 @@ class _Coverage:
     def _in_scope(self, node: cst.CSTNode) -> bool:
         """Inside an existing ``with ....scope():`` of an IPU program, or in a region the port wraps."""
         for ancestor in (node, *self.ctx.ancestors(node)):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(ancestor, cst.FunctionDef) or isinstance(ancestor, cst.Lambda) and not self._mapped_at_once(
+                    ancestor):
                 return False
             if self.plan.has_ipu_strategy and isinstance(ancestor, cst.With) and _is_scope(ancestor):
                 return True
@@ -1103,6 +1154,24 @@ class _Coverage:
             if not wrapped and any(index in extent for extent in self.regions.get(id(block), ())):
                 return True
         return False
+
+    def _mapped_at_once(self, lambda_node: cst.Lambda) -> bool:
+        """``list(map(lambda m: train(m, x, y), models))``, ``for h in map(lambda m: ..., models):``:
+        a lambda that ``map`` (or ``filter``) runs in the statement that holds it, as that statement
+        consumes the lazy ``map`` there (given to a builtin that reads it all, or iterated)."""
+        arg = self.ctx.parent(lambda_node)
+        mapper = self.ctx.parent(arg) if isinstance(arg, cst.Arg) and arg.keyword is None else None
+        if not (isinstance(mapper, cst.Call) and mapper.args and mapper.args[0] is arg
+                and self._builtin(mapper.func, _LAZY_MAPPERS)):
+            return False
+        consumer = self.ctx.parent(mapper)
+        if isinstance(consumer, (cst.For, cst.CompFor)):
+            return consumer.iter is mapper
+        reader = self.ctx.parent(consumer) if isinstance(consumer, cst.Arg) else None
+        return isinstance(reader, cst.Call) and self._builtin(reader.func, _CONSUMING_BUILTINS)
+
+    def _builtin(self, func: cst.BaseExpression, names: frozenset) -> bool:
+        return isinstance(func, cst.Name) and func.value in names and self.ctx.qualified_name(func) is None
 
     def _enters_owned_strategy(self, with_node: cst.With) -> bool:
         """``with trainer.strategy.scope():`` (or ``self.strategy`` in its class) when the port made

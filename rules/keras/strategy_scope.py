@@ -1133,6 +1133,214 @@ class StrategyScope(Rule):
                 scores = [model.evaluate(x, y) for model in models]
             """,
         ),
+        # Models written inline in a list, tuple or dict (or `dict(...)`) that a loop, or a function
+        # handed the literal, then trains: the statement that makes them is model code too, so
+        # the scope takes it in with the runs after it.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def compile_and_fit(model, name):
+                model.compile(optimizer="adam", loss="mse")
+                return model.fit(x, y, epochs=2)
+
+
+            histories = {}
+            for name, model in [("tiny", tf.keras.Sequential([tf.keras.layers.Dense(1)])),
+                                ("small", tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)]))]:
+                histories[name] = compile_and_fit(model, name)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def compile_and_fit(model, name):
+                model.compile(optimizer="adam", loss="mse")
+                return model.fit(x, y, epochs=2)
+
+
+            histories = {}
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                for name, model in [("tiny", tf.keras.Sequential([tf.keras.layers.Dense(1)])),
+                                    ("small", tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)]))]:
+                    histories[name] = compile_and_fit(model, name)
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def make_large():
+                return tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(1)])
+
+
+            def compare(models):
+                return [model.evaluate(x, y) for model in models]
+
+
+            def main():
+                models = {"tiny": tf.keras.Sequential([tf.keras.layers.Dense(1)]), "large": make_large()}
+                for name, model in models.items():
+                    model.compile(optimizer="adam", loss="mse")
+                    model.fit(x, y, epochs=2)
+                pairs = dict(sgd=(make_large(), tf.keras.optimizers.SGD()), adam=(make_large(), "adam"))
+                for net, optimizer in pairs.values():
+                    net.compile(optimizer=optimizer, loss="mse")
+                print(compare([make_large(), tf.keras.applications.MobileNetV2(weights=None)]))
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def make_large():
+                return tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(1)])
+
+
+            def compare(models):
+                return [model.evaluate(x, y) for model in models]
+
+
+            def main():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    models = {"tiny": tf.keras.Sequential([tf.keras.layers.Dense(1)]), "large": make_large()}
+                    for name, model in models.items():
+                        model.compile(optimizer="adam", loss="mse")
+                        model.fit(x, y, epochs=2)
+                    pairs = dict(sgd=(make_large(), tf.keras.optimizers.SGD()), adam=(make_large(), "adam"))
+                    for net, optimizer in pairs.values():
+                        net.compile(optimizer=optimizer, loss="mse")
+                    print(compare([make_large(), tf.keras.applications.MobileNetV2(weights=None)]))
+            """,
+        ),
+        # Kept by an object (`self.models = [...]`): the statements that make and use the object.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Comparison:
+                def __init__(self):
+                    self.models = [tf.keras.Sequential([tf.keras.layers.Dense(1)]),
+                                   tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])]
+
+                def run(self, x, y):
+                    for model in self.models:
+                        model.compile(optimizer="adam", loss="mse")
+                        model.fit(x, y, epochs=2)
+
+
+            comparison = Comparison()
+            comparison.run(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            class Comparison:
+                def __init__(self):
+                    self.models = [tf.keras.Sequential([tf.keras.layers.Dense(1)]),
+                                   tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])]
+
+                def run(self, x, y):
+                    for model in self.models:
+                        model.compile(optimizer="adam", loss="mse")
+                        model.fit(x, y, epochs=2)
+
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                comparison = Comparison()
+                comparison.run(x, y)
+            """,
+        ),
+        # An item taken out of `dict(...)` of models runs one of them.
+        Example(
+            """\
+            import tensorflow as tf
+
+            models = dict(first=tf.keras.models.load_model("a.keras"), second=tf.keras.models.load_model("b.keras"))
+            best = models["first"]
+            scores = best.predict(x)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            strategy = ipu.ipu_strategy.IPUStrategy()
+            with strategy.scope():
+                models = dict(first=tf.keras.models.load_model("a.keras"), second=tf.keras.models.load_model("b.keras"))
+                best = models["first"]
+                scores = best.predict(x)
+            """,
+        ),
+        # Kept in a `global` by a function the file calls: made where it is called, with the runs.
+        Example(
+            """\
+            import tensorflow as tf
+
+            MODELS = {}
+
+
+            def setup():
+                global MODELS
+                MODELS = {"linear": tf.keras.Sequential([tf.keras.layers.Dense(1)])}
+
+
+            def train(x, y):
+                for name, model in MODELS.items():
+                    model.compile(optimizer="adam", loss="mse")
+                    model.fit(x, y, epochs=2)
+
+
+            def main(x, y):
+                setup()
+                train(x, y)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+            MODELS = {}
+
+
+            def setup():
+                global MODELS
+                MODELS = {"linear": tf.keras.Sequential([tf.keras.layers.Dense(1)])}
+
+
+            def train(x, y):
+                for name, model in MODELS.items():
+                    model.compile(optimizer="adam", loss="mse")
+                    model.fit(x, y, epochs=2)
+
+
+            def main(x, y):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    setup()
+                    train(x, y)
+            """,
+        ),
+        # A function that returns the literal builds the models for its caller: no scope there.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build_all():
+                models = {"tiny": tf.keras.Sequential([tf.keras.layers.Dense(1)]),
+                          "small": tf.keras.Sequential([tf.keras.layers.Dense(8)])}
+                return models
+            """,
+            reported=False,
+        ),
         # A function that fills a list of models and returns it builds them for its caller: no
         # scope of its own there (the runs in the caller, out of any scope, are left to IPU190).
         Example(

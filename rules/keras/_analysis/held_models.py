@@ -166,17 +166,25 @@ def fills_collection(call: cst.CSTNode, methods: FrozenSet[str]) -> bool:
 
 
 def held_items(value: cst.BaseExpression) -> Optional[Tuple[bool, List[Optional[cst.BaseExpression]]]]:
-    """(a dict?, the items) of a list, tuple, set or dict written out, or of a comprehension (its
-    one item stands for all); None for any other value."""
+    """(a dict?, the items) of a list, tuple, set or dict written out (``dict(k=v, ...)`` too), or
+    of a comprehension (its one item stands for all); None for any other value."""
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
         return False, [element.value if isinstance(element, cst.Element) else None for element in value.elements]
     if isinstance(value, cst.Dict):
         return True, [element.value if isinstance(element, cst.DictElement) else None for element in value.elements]
+    if keyword_dict(value):  # `dict(tiny=build(4), small=build(8))`
+        return True, [arg.value for arg in value.args]
     if isinstance(value, (cst.ListComp, cst.SetComp)):
         return False, [value.elt]
     if isinstance(value, cst.DictComp):
         return True, [value.value]
     return None
+
+
+def keyword_dict(node: cst.CSTNode) -> bool:
+    """``dict(tiny=..., small=...)``: the builtin given its items by keyword."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict"
+            and bool(node.args) and all(arg.keyword is not None for arg in node.args))
 
 
 def _returned_items(ctx: FileContext, value: cst.BaseExpression

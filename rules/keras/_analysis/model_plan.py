@@ -41,7 +41,7 @@ from porter.markers import LOCAL_CELL_MAGIC
 from porter.cstutil import argument, is_main_guard, is_name, keyword, single_small, string_value
 from porter.rules.keras._analysis.functional import eager_host_call
 from porter.rules.keras._analysis.held_models import (ADDERS, EXTENDERS, fills_collection, held_items, held_models,
-                                                     model_item)
+                                                     keyword_dict, model_item)
 from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
     evaluation_calls, made_with_variables, makes_stateful, method_step_calls, module_objects, module_stateful_objects,
     probes_model, reaches_models, scope_statements, step_calls, trained_names, trains, trains_in_loops)
@@ -1415,9 +1415,10 @@ class _Analysis:
                 self.builder_methods.add(id(function))
 
     def _find_global_makers(self) -> None:
-        """Module functions, called in the file, that assign a model to a name they declare
-        ``global``: the model lives on in the module, where the functions that train or run it find
-        it, so it is made where the function is called, in the scope that holds those runs."""
+        """Module functions, called in the file, that assign a model (or a literal of models) to a
+        name they declare ``global``: the model lives on in the module, where the functions that
+        train or run it find it, so it is made where the function is called, in the scope that
+        holds those runs."""
         for function in self.ctx.nodes(cst.FunctionDef):
             name = function.name.value
             if name in self.builders or not is_module_function(self.ctx, function) or not local_calls(
@@ -1429,6 +1430,9 @@ class _Analysis:
                     bound for target in assign.targets for bound in bound_names(target.target)}
                     for assign in self._in_function(cst.Assign, function)):
                 self.global_makers.add(name)
+            elif declared & {self._literal_kept(call) for call in self._in_function(cst.Call, function)
+                             if self._is_model_call(call)}:
+                self.global_makers.add(name)  # `MODELS = {"a": keras.Sequential(...), ...}`
 
     def _in_function(self, node_type: type, function: Optional[cst.FunctionDef]) -> List[cst.CSTNode]:
         """The nodes of a type whose innermost enclosing function is ``function`` (None: the
@@ -1747,19 +1751,54 @@ class _Analysis:
     def _kept_unnamed(self, call: cst.Call) -> bool:
         """Whether what ``call`` returns is used with no name of its own: put in a list
         (``models.append(build(seed))``, ``models.extend([build(), build()])``, ``models +=
-        [build()]``), or run at once (``build(width).fit(ds, epochs=3)``, ``return
-        build().fit(...)``). Made by a model call, such a model is made and run in that statement."""
+        [build()]``), written in a literal that is kept, iterated or handed on (``for name, m in
+        [("tiny", build(4)), ...]``, ``_literal_kept``), or run at once (``build(width).fit(ds,
+        epochs=3)``, ``return build().fit(...)``). Made by a model call, such a model is made and
+        run in that statement."""
         parent = self.ctx.parent(call)
         if isinstance(parent, cst.Attribute):  # chained: `build().fit(...)`
             runner = self.ctx.parent(parent)
             return (isinstance(runner, cst.Call) and runner.func is parent
                     and parent.attr.value in RUNNING_METHODS | {"compile"})
-        filled = self._list_filled(call)
+        filled = self._list_filled(call) or self._literal_kept(call)
         # A function that fills a list of models and returns it builds them for its caller, whose
         # scope they are made in (not one of its own, which would leave their runs out of it).
         function = self.ctx.enclosing_function(call) if filled is not None else None
         return filled is not None and not (function is not None and any(
             is_name(node, filled) for returned in returns_of(function) for node in walk(returned.value)))
+
+    def _literal_kept(self, call: cst.Call) -> Optional[str]:
+        """For a model made as an item of a list, tuple or dict written out (through the tuples in
+        it: ``("tiny", keras.Sequential([...]))``), or given to ``dict(tiny=...)``: the name that
+        literal is assigned to (``models = {"tiny": ..., "large": make_large()}``), or ``""`` when it
+        is kept in an attribute (``self.models = [...]``), iterated (``for name, model in [("tiny",
+        ...), ...]:``) or handed to a call (``compare([build_cnn(), build_mlp()])``). Such a model
+        is made in that statement, which then runs it or keeps it for the code that does. None for
+        any other call, and for a literal returned (a builder's) or only ever a default value."""
+        literal, item = None, call
+        while True:
+            collection = self._collection_of(item)
+            if collection is None or isinstance(collection, (cst.ListComp, cst.DictComp)):
+                break
+            literal = item = collection
+        if literal is None:
+            return None
+        holder = self.ctx.parent(literal)
+        if isinstance(holder, cst.Assign) and len(holder.targets) == 1:
+            target = holder.targets[0].target
+            if isinstance(target, cst.Attribute):
+                return ""  # `self.models = {...}`: the object keeps them, where it is made and used
+            return target.value if isinstance(target, cst.Name) else None
+        if isinstance(holder, (cst.For, cst.CompFor)) and holder.iter is literal or isinstance(holder, cst.Arg) \
+                and self._hands_on_models(self.ctx.parent(holder)):
+            return ""
+        return None
+
+    def _hands_on_models(self, call: cst.CSTNode) -> bool:
+        """A call given a literal of models that runs them or hands them on (``compare(models)``,
+        ``zip(names, models)``): not ``dict(...)``, whose items are the models, nor a Keras call,
+        whose items are parts of what it makes (``keras.Sequential([backbone, head])``)."""
+        return isinstance(call, cst.Call) and not keyword_dict(call) and self.ctx.keras_name(call.func) is None
 
     def _list_filled(self, call: cst.Call) -> Optional[str]:
         """The name of the list (or dict) that ``call``'s result is put in, with no name of its own:
@@ -1778,14 +1817,16 @@ class _Analysis:
         return extender.func.value.value if fills_collection(extender, EXTENDERS) else None
 
     def _collection_of(self, item: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        """The list, tuple or dict written out, or the comprehension, of which ``item`` is an item
-        (a value, for a dict); None when it is not one."""
+        """The list, tuple or dict written out (or ``dict(...)``), or the comprehension, of which
+        ``item`` is an item (a value, for a dict); None when it is not one."""
         parent = self.ctx.parent(item)
         if isinstance(parent, (cst.Element, cst.DictElement)) and parent.value is item:
             return self.ctx.parent(parent)
         if isinstance(parent, cst.ListComp) and parent.elt is item or isinstance(parent, cst.DictComp) \
                 and parent.value is item:
             return parent
+        if isinstance(parent, cst.Arg) and keyword_dict(self.ctx.parent(parent)):
+            return self.ctx.parent(parent)  # `dict(tiny=build(4), ...)`
         return None
 
     def _cover_handovers(self, regions: Dict[int, Optional[Region]]) -> None:
