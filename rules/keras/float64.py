@@ -82,6 +82,18 @@ import tensorflow as tf
 batches = tf.data.Dataset.from_generator(read_rows, output_types=(tf.float64, tf.float64),
                                          output_shapes=((8,), (1,))).batch(32, drop_remainder=True)
 """ + _LOOP
+# Point clouds jittered with float64 noise in a map, on the host.
+_JITTERED = """\
+import tensorflow as tf
+
+
+def jitter(points, label):
+    points += tf.random.uniform(points.shape, -0.005, 0.005, dtype=tf.float64)
+    return tf.random.shuffle(points), label
+
+
+batches = tf.data.Dataset.from_tensor_slices((clouds, labels)).map(jitter).batch(32, drop_remainder=True)
+"""
 _HELPER = """\
 import numpy as np
 import tensorflow as tf
@@ -701,6 +713,13 @@ class Float64(Rule):
         ),
         # The same elements handed to a custom loop's step as they are.
         Example(_GENERATED_ROWS, reported=True),
+        # A map's float64 noise: `fit` casts the elements to float32, a custom loop's step does not.
+        Example(_JITTERED + snippet("""\
+            model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(10)])
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            model.fit(batches, epochs=2)
+            """), reported=False),
+        Example(_JITTERED + _LOOP, reported=True),
     )
 
     def run(self, ctx) -> None:
@@ -1209,17 +1228,19 @@ def _host_functions(ctx) -> Set[int]:
 
 
 def _declared_for_keras(ctx) -> Set[int]:
-    """The ``from_generator`` calls (by id), and the values of the variables that hold their
-    ``output_signature``/``output_types``, whose datasets only Keras's ``fit``/``evaluate``/``predict``
-    read, with the IPU's Keras extensions on: Keras casts their float64 elements to float32 before the
-    IPU sees them, which a custom loop's step (given the batches as they are) does not."""
+    """The ``from_generator`` calls (by id), the values of the variables that hold their
+    ``output_signature``/``output_types``, and the functions and lambdas given to ``map`` on the way,
+    of the datasets that only Keras's ``fit``/``evaluate``/``predict`` read, with the IPU's Keras
+    extensions on: the map runs on the host, in tf.data, and Keras casts the float64 elements to float32
+    before the IPU sees them, which a custom loop's step (given the batches as they are) does not."""
     if keras_extensions_off(ctx) is not None:
         return set()
 
     def declared(read) -> Set[int]:
         found = set()
         for source, scope in read:
-            for made in made_datasets(ctx, source, scope):
+            for made in made_datasets(ctx, source, scope, every_maker=True):
+                found.update(id(function) for function in _mapped_functions(ctx, made.maps))
                 if made.of_generator:
                     found.add(id(made.maker))
                     found.update(id(value) for value in _declaration_values(ctx, made.maker))
@@ -1227,6 +1248,19 @@ def _declared_for_keras(ctx) -> Set[int]:
     by_keras = declared((value, entry.owner) for entry, value in training_inputs(ctx)
                         if entry.method in ("fit", "evaluate", "predict"))
     return by_keras - declared((source, owner(ctx, step.loop)) for step, source in fed_loops(ctx, runs=True))
+
+
+def _mapped_functions(ctx, maps) -> List[cst.CSTNode]:
+    """The lambdas and the file's functions that the ``map`` calls ``maps`` apply."""
+    found = []
+    for mapped in maps:
+        given = argument(mapped, "map_func", 0)
+        function = given.value if given is not None else None
+        if isinstance(function, cst.Name):
+            function = local_function(ctx, function.value, mapped)
+        if isinstance(function, (cst.Lambda, cst.FunctionDef)):
+            found.append(function)
+    return found
 
 
 def _declaration_values(ctx, maker: cst.Call) -> List[cst.BaseExpression]:

@@ -131,6 +131,11 @@ _KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
         ("warmup_target", "warmup_steps"),
         "Keras 2.6's `CosineDecay` has no warmup: write the warmup as a `LearningRateSchedule` subclass",
     ),
+    "keras.losses.SparseCategoricalCrossentropy": (
+        ("ignore_class",),
+        "give the labels of that class weight 0 instead (a third element of the dataset, `tf.cast(labels != "
+        "ignored, tf.float32)`, the sample weights of each pixel), and map them to a class the model has",
+    ),
 }
 
 # Keywords the optimizers of Keras 2.11 and later take, under the names of Keras 2.6's optimizers,
@@ -370,6 +375,15 @@ class NewerApi(Rule):
             import tensorflow as tf
 
             schedule = tf.keras.optimizers.schedules.CosineDecay(0.0, 1000, warmup_target=1e-3, warmup_steps=100)
+            """,
+        ),
+        # A segmentation loss that skips the pixels of the border class (Keras 2.10 and later).
+        Example(
+            """\
+            import keras
+
+            model.compile(optimizer="adam",
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255))
             """,
         ),
         Example(

@@ -20,7 +20,8 @@ class NewerKerasSpelling(Rule):
     kind = FIX
     frameworks = frozenset({KERAS})
     summary = ("Write Keras 2.6's names for what newer Keras renamed: `optimizers.legacy.Adam` is "
-               "`optimizers.Adam`, and `compile(jit_compile=...)` goes.")
+               "`optimizers.Adam`, `LeakyReLU(negative_slope=...)` is `LeakyReLU(alpha=...)`, and "
+               "`compile(jit_compile=...)` goes.")
     rationale = (
         "The IPU's TensorFlow (Poplar SDK 2.6 to 3.4) is Graphcore's port of TensorFlow 2.6, with Keras 2.6 "
         "(Targeting the IPU from TensorFlow 2, \"API changes\", release 2.6). Keras 2.11 and later keep the "
@@ -29,8 +30,9 @@ class NewerKerasSpelling(Rule):
         "arguments, so the port drops `.legacy` where the call passes only arguments Keras 2.6's optimizer "
         "takes. `Model.compile(jit_compile=...)` (Keras 2.8 and later) is a TypeError in Keras 2.6; on the "
         "IPU, Keras compiles the whole training step with XLA for the device in any case (\"Keras with "
-        "IPUs\"), so the port removes the argument when its value is a constant or a name. What it cannot "
-        "rewrite exactly IPU163 reports."
+        "IPUs\"), so the port removes the argument when its value is a constant or a name. Keras 3 "
+        "renamed the slope of `LeakyReLU` from `alpha` to `negative_slope` (a TypeError in Keras 2.6), with the "
+        "same meaning and default (0.3): the port writes `alpha=`. What it cannot rewrite exactly IPU163 reports."
     )
     examples = (
         Example(
@@ -51,6 +53,31 @@ class NewerKerasSpelling(Rule):
             fallback = SGD(0.01, momentum=0.9)
             """,
         ),
+        # Keras 3's name of the leaky ReLU's slope, written as a keyword: Keras 2.6 calls it `alpha`.
+        Example(
+            """\
+            import keras
+            from keras import layers
+
+            discriminator = keras.Sequential([
+                layers.Conv2D(64, 3, strides=2, padding="same"),
+                layers.LeakyReLU(negative_slope=0.2),
+                layers.Conv2D(128, 3, strides=2, padding="same"),
+                layers.LeakyReLU(0.2),
+            ])
+            """,
+            """\
+            import keras
+            from keras import layers
+
+            discriminator = keras.Sequential([
+                layers.Conv2D(64, 3, strides=2, padding="same"),
+                layers.LeakyReLU(alpha=0.2),
+                layers.Conv2D(128, 3, strides=2, padding="same"),
+                layers.LeakyReLU(0.2),
+            ])
+            """,
+        ),
         # Arguments Keras 2.6's Adam does not take, and a value computed in the call: reported by IPU163.
         Example(
             """\
@@ -67,6 +94,7 @@ class NewerKerasSpelling(Rule):
         rewritten = ctx.shared(REWRITTEN)
         self._legacy_attributes(ctx, rewritten)
         self._legacy_imports(ctx, rewritten)
+        self._leaky_relu_slopes(ctx)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
             if arg is None or not isinstance(arg.value, (cst.Name, cst.Attribute)) or not ctx.replace(call, _without_jit):
@@ -75,6 +103,18 @@ class NewerKerasSpelling(Rule):
             ctx.report(self.code, arg, "`compile(jit_compile=...)` removed: it is not in Keras 2.6, the Keras of the "
                        "IPU's TensorFlow (TypeError there), and on the IPU Keras compiles the whole step with XLA "
                        "anyway", fixed=True)
+
+    def _leaky_relu_slopes(self, ctx) -> None:
+        """``LeakyReLU(negative_slope=0.2)`` -> ``LeakyReLU(alpha=0.2)``: Keras 3's name of the slope.
+        A slope given by position is the first argument in both."""
+        for call, _ in ctx.calls_to("keras.layers.LeakyReLU"):
+            arg = keyword(call, "negative_slope")
+            if arg is None or keyword(call, "alpha") is not None:
+                continue
+            if ctx.replace(arg, lambda updated: updated.with_changes(keyword=cst.Name("alpha"))):
+                ctx.report(self.code, arg, "`LeakyReLU(negative_slope=...)` becomes `LeakyReLU(alpha=...)`: Keras 2.6, "
+                           "the Keras of the IPU's TensorFlow, names the slope `alpha` (`negative_slope` is a "
+                           "TypeError there), with the same meaning and default", fixed=True)
 
     def _legacy_attributes(self, ctx, rewritten: Set[int]) -> None:
         """``tf.keras.optimizers.legacy.Adam(...)`` -> ``tf.keras.optimizers.Adam(...)``."""
