@@ -7,7 +7,7 @@ import libcst as cst
 from porter.context import bound_name, dotted_name
 
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
-from porter.rules.keras._analysis.keras26 import (BARE_ONLY, MOVED_IMPORTS, PUBLIC_TOP, PUBLIC_UTILS,
+from porter.rules.keras._analysis.keras26 import (BARE_ONLY, MOVED_IMPORTS, PUBLIC_TOP, PUBLIC_UTILS, TOP_LEVEL_CLASSES,
                                                   attribute_path, module_aliases, uses_of)
 
 _LAYERS = "tensorflow.keras.layers"
@@ -200,6 +200,8 @@ def _public(path: List[str]) -> bool:
     """Whether ``keras.<path>`` is in Keras 2.6's public API (as far as its first two names say)."""
     if not path:
         return False  # the package itself, handed on: what is read from it is not known
+    if path[0] in TOP_LEVEL_CLASSES:  # `keras.Layer`, which IPU114 writes `keras.layers.Layer`
+        path = [TOP_LEVEL_CLASSES[path[0]], *path]
     if path[0] not in PUBLIC_TOP:
         return False
     if len(path) == 1:

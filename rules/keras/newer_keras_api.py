@@ -8,7 +8,8 @@ from porter.context import canonical_keras, dotted_name
 from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
-from porter.rules.keras._analysis.keras26 import LEGACY_OPTIMIZERS, MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
+from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN,
+                                                  TOP_LEVEL_CLASSES, head_name)
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import is_estimator, keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
@@ -93,6 +94,27 @@ _NAMES: Dict[str, str] = {
     "keras.layers.FlaxLayer": _OTHER_BACKEND,
     "keras.layers.HashedCrossing": _NONE,
     "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
+    # Keras 3's top-level names with no Keras 2.6 counterpart there (its base classes IPU114 rewrites).
+    "keras.Variable": ("use `tf.Variable(value, trainable=..., name=...)`, whose first argument is the initial "
+                       "value (not an initializer with `shape=`: give it `tf.zeros(shape)`, or the initializer "
+                       "called on the shape), or `self.add_weight(...)` inside a layer"),
+    "keras.Optimizer": ("Keras 2.6's optimizer base class, `tf.keras.optimizers.Optimizer`, has another interface "
+                        "(`_create_slots`, `_resource_apply_dense`, not `build` and `update_step`): write the "
+                        "optimizer for it, or use one of Keras 2.6's optimizers"),
+    "keras.KerasTensor": _NONE,
+    "keras.DTypePolicy": "use `keras.mixed_precision.Policy`",
+    "keras.FloatDTypePolicy": "use `keras.mixed_precision.Policy`",
+    "keras.name_scope": "use `tf.name_scope`",
+    "keras.device": "use `tf.device`",
+    "keras.version": "read `tf.keras.__version__`",
+    "keras.StatelessScope": _NONE,
+    "keras.SymbolicScope": _NONE,
+    "keras.Function": _NONE,
+    "keras.Operation": _NONE,
+    "keras.Quantizer": _NONE,
+    "keras.RematScope": _NONE,
+    "keras.remat": "use `tf.recompute_grad`",
+    **{f"keras.{name}": f"use `keras.{module}.{name}`" for name, module in TOP_LEVEL_CLASSES.items()},
     "keras.losses.BinaryFocalCrossentropy": _NONE,
     "keras.losses.CategoricalFocalCrossentropy": _NONE,
     "keras.metrics.F1Score": _NONE,
@@ -228,7 +250,7 @@ class NewerApi(Rule):
         "2.6, whose Keras is the separate Keras 2.6 package (Targeting the IPU from TensorFlow 2, \"API changes\", "
         "release 2.6). "
         "Code written for Keras 3 or a later `tf.keras` calls what that Keras does not have: the "
-        "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
+        "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.Variable`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, the optimizers' `weight_decay=` and `use_ema=`, "
         "`compile(jit_compile=...)`, the warmup of "
@@ -323,6 +345,17 @@ class NewerApi(Rule):
             class Scale(keras.layers.Layer):
                 def call(self, inputs):
                     return ops.relu(ops.matmul(inputs, self.kernel))
+            """,
+        ),
+        # Keras 3's variable, made outside a layer's `add_weight`.
+        Example(
+            """\
+            import keras
+
+
+            class Counter(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.seen = keras.Variable(0, trainable=False, dtype="int64")
             """,
         ),
         Example(

@@ -102,6 +102,15 @@ BARE_ONLY: Dict[str, FrozenSet[str]] = {
         "np_utils object_identity tf_contextlib tf_inspect tf_utils version_utils vis_utils".split()),
 }
 
+# Base classes Keras 3 also exports at its top (`keras.Layer`), which Keras 2.6 has only in their
+# module (an AttributeError or ImportError there), by the module: Keras 3's `keras.Layer` is its
+# `keras.layers.Layer`, the class Keras 2.6 has under that name. (`keras.Optimizer` is not here:
+# Keras 2.6's optimizer base class has another interface.)
+TOP_LEVEL_CLASSES: Dict[str, str] = {
+    "Layer": "layers", "InputSpec": "layers", "Loss": "losses", "Metric": "metrics",
+    "Initializer": "initializers", "Regularizer": "regularizers",
+}
+
 # The optimizers newer Keras keeps under `optimizers.legacy`: Keras 2.6's own, with the same
 # arguments (the keywords of their `__init__` in Keras 2.6).
 _COMMON_KEYWORDS = ("learning_rate", "name", "clipnorm", "clipvalue", "global_clipnorm", "lr", "decay")
