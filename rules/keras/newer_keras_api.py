@@ -43,6 +43,9 @@ _SPECTROGRAM = ("compute the spectrogram in the `tf.data` pipeline (`tf.signal.s
                 "`tf.signal.linear_to_mel_weight_matrix`)")
 _OTHER_BACKEND = "Keras 2.6 runs TensorFlow code only: write the module with Keras layers"
 
+_NO_OPTIMIZER = ("Keras 2.6 has no counterpart: train with one of its optimizers (`Adam`, `SGD`...), or write "
+                 "the update rule as a `tf.keras.optimizers.Optimizer` subclass")
+
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
          "file, any other a SavedModel folder)")
 _SERIALIZE = "use the same name under `tensorflow.keras.utils`"
@@ -68,8 +71,8 @@ _NAMES: Dict[str, str] = {
                                 "`StringLookup`, `IntegerLookup`...)",
     "keras.optimizers.AdamW": "use `tensorflow_addons.optimizers.AdamW` (a TensorFlow Addons release for "
                               "TensorFlow 2.6; newer Keras' `AdamW` decays by 0.004 by default), " + _TFA_DECAY + ", or `Adam`",
-    "keras.optimizers.Lion": _NONE,
-    "keras.optimizers.Adafactor": _NONE,
+    "keras.optimizers.Lion": _NO_OPTIMIZER,
+    "keras.optimizers.Adafactor": _NO_OPTIMIZER,
     "keras.layers.EinsumDense": "use `keras.layers.experimental.EinsumDense`",
     "keras.layers.Identity": "leave the layer out, or use `keras.layers.Lambda(lambda x: x)`",
     "keras.layers.UnitNormalization": "use `keras.layers.Lambda(lambda x: tf.math.l2_normalize(x, axis=-1))`",
@@ -94,6 +97,10 @@ _NAMES: Dict[str, str] = {
     "keras.layers.FlaxLayer": _OTHER_BACKEND,
     "keras.layers.HashedCrossing": _NONE,
     "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
+    # TensorFlow 2.6 filters no traceback, and Keras 2.6 loads `Lambda` layers without being asked.
+    "keras.config.disable_traceback_filtering": "delete the call: TensorFlow 2.6 filters no traceback",
+    "keras.config.enable_unsafe_deserialization": "delete the call: Keras 2.6 loads a model's `Lambda` "
+                                                  "layers without it",
     # Keras 3's top-level names with no Keras 2.6 counterpart there (its base classes IPU114 rewrites).
     "keras.Variable": ("use `tf.Variable(value, trainable=..., name=...)`, whose first argument is the initial "
                        "value (not an initializer with `shape=`: give it `tf.zeros(shape)`, or the initializer "
@@ -725,12 +732,12 @@ class NewerApi(Rule):
 def _newer(name: str) -> Optional[Tuple[str, str]]:
     """(the API reported, what to use instead) when the Keras-canonical ``name`` is newer than
     Keras 2.6; else None."""
+    for api, instead in _NAMES.items():  # before the modules: a name of `keras.config` says more
+        if name == api or name.startswith(api + "."):
+            return api, instead
     for module, instead in _MODULES.items():
         if name == module or name.startswith(module + "."):
             return module, instead
-    for api, instead in _NAMES.items():
-        if name == api or name.startswith(api + "."):
-            return api, instead
     for namespace, instead in _OPTIMIZER_NAMESPACES.items():
         if name.startswith(namespace + "."):
             optimizer = name[len(namespace) + 1:].split(".")[0]

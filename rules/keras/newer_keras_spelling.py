@@ -7,8 +7,8 @@ import libcst as cst
 from porter.context import bound_name, canonical_keras
 from porter.cstutil import keyword, with_args
 from porter.rule import FIX, KERAS, Example, Rule
-from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, REWRITTEN, TOP_LEVEL_CLASSES, head_name,
-                                                  module_aliases, uses_of, valid_legacy_call)
+from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, RENAMED, REWRITTEN, TOP_LEVEL_CLASSES,
+                                                  head_name, module_aliases, uses_of, valid_legacy_call)
 from porter.rules.keras._analysis.util import method_calls
 
 _LEGACY = "keras.optimizers.legacy"
@@ -21,7 +21,8 @@ class NewerKerasSpelling(Rule):
     frameworks = frozenset({KERAS})
     summary = ("Write Keras 2.6's names for what newer Keras renamed: `optimizers.legacy.Adam` is "
                "`optimizers.Adam`, `LeakyReLU(negative_slope=...)` is `LeakyReLU(alpha=...)`, `keras.Layer` is "
-               "`keras.layers.Layer`, and `compile(jit_compile=...)` goes.")
+               "`keras.layers.Layer`, `keras.config.set_floatx` is `keras.backend.set_floatx`, and "
+               "`compile(jit_compile=...)` goes.")
     rationale = (
         "The IPU's TensorFlow (Poplar SDK 2.6 to 3.4) is Graphcore's port of TensorFlow 2.6, with Keras 2.6 "
         "(Targeting the IPU from TensorFlow 2, \"API changes\", release 2.6). Keras 2.11 and later keep the "
@@ -35,7 +36,10 @@ class NewerKerasSpelling(Rule):
         "same meaning and default (0.3): the port writes `alpha=`. Keras 3 also exports its base classes "
         "at its top (`keras.Layer`, `keras.Loss`, `keras.Metric`, `keras.Initializer`, `keras.Regularizer`, "
         "`keras.InputSpec`), which Keras 2.6 has only in their modules: the port writes `keras.layers.Layer`... "
-        "(and imports them from there), the same classes. What it cannot rewrite exactly IPU163 reports."
+        "(and imports them from there), the same classes. Keras 3's `keras.config` settings are Keras "
+        "2.6's `keras.backend` functions (`floatx`, `set_floatx`, `epsilon`, `image_data_format`...), and its "
+        "`set_dtype_policy`, `dtype_policy` and `DTypePolicy` are Keras 2.6's `mixed_precision.set_global_policy`, "
+        "`global_policy` and `Policy`, with the same arguments: the port writes those. What it cannot rewrite exactly IPU163 reports."
     )
     examples = (
         Example(
@@ -123,6 +127,25 @@ class NewerKerasSpelling(Rule):
                     pass
             """,
         ),
+        # Keras 3's global settings, read through `keras` and through `tf.keras`.
+        Example(
+            """\
+            import keras
+            import tensorflow as tf
+
+            keras.config.set_dtype_policy("mixed_float16")
+            tf.keras.config.set_image_data_format("channels_last")
+            print(keras.config.floatx(), keras.config.backend())
+            """,
+            """\
+            import keras
+            import tensorflow as tf
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            tf.keras.backend.set_image_data_format("channels_last")
+            print(keras.backend.floatx(), keras.backend.backend())
+            """,
+        ),
         # Arguments Keras 2.6's Adam does not take, and a value computed in the call: reported by IPU163.
         Example(
             """\
@@ -142,6 +165,7 @@ class NewerKerasSpelling(Rule):
         self._leaky_relu_slopes(ctx)
         self._top_level_attributes(ctx, rewritten)
         self._top_level_imports(ctx, rewritten)
+        self._renamed_functions(ctx, rewritten)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
             if arg is None or not isinstance(arg.value, (cst.Name, cst.Attribute)) or not ctx.replace(call, _without_jit):
@@ -175,6 +199,20 @@ class NewerKerasSpelling(Rule):
                 rewritten.update([id(node), id(head_name(node))])
                 ctx.report(self.code, node, _top_level_message(name, f"`keras.{name}` becomes `keras.{module}.{name}`"),
                            fixed=True)
+
+    def _renamed_functions(self, ctx, rewritten: Set[int]) -> None:
+        """``keras.config.set_floatx`` -> ``keras.backend.set_floatx``, read through the package
+        (``keras``, ``tf.keras``); an imported name is left to IPU163."""
+        for node in ctx.nodes(cst.Attribute):
+            old = ctx.keras_name(node)
+            new = RENAMED.get(old or "")
+            if new is None or _keras_package(ctx, node, len(old.split(".")) - 1) is None:
+                continue
+            if ctx.replace(node, lambda updated, old=old, new=new: _respelled(updated, old, new)):
+                rewritten.update([id(node), id(head_name(node))])
+                ctx.report(self.code, node, f"`{old}` becomes `{new}`: Keras 2.6, the Keras of the IPU's TensorFlow, "
+                           f"has no `{old}` (AttributeError), and its "
+                           f"`{new}` takes the same arguments and does the same", fixed=True)
 
     def _top_level_imports(self, ctx, rewritten: Set[int]) -> None:
         """``from keras import Layer`` -> ``from keras.layers import Layer``."""
@@ -234,6 +272,27 @@ def _top_level_class(qualified: Optional[str]) -> Optional[Tuple[str, str]]:
     name = canonical_keras(qualified) or ""
     head, _, rest = name.partition(".")
     return (TOP_LEVEL_CLASSES[rest], rest) if head == "keras" and rest in TOP_LEVEL_CLASSES else None
+
+
+def _keras_package(ctx, node: cst.CSTNode, depth: int) -> Optional[cst.BaseExpression]:
+    """The Keras package ``node`` reads ``depth`` names below (``tf.keras`` of
+    ``tf.keras.config.floatx`` for 2); None when the chain starts elsewhere (an imported module)."""
+    for _ in range(depth):
+        if not isinstance(node, cst.Attribute):
+            return None
+        node = node.value
+    qualified = ctx.qualified_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return node if qualified is not None and canonical_keras(qualified + ".x") == "keras.x" else None
+
+
+def _respelled(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpression:
+    """``tf.keras.config.floatx`` -> ``tf.keras.backend.floatx``: the package as the file spells it,
+    the names after it those of ``new``."""
+    for _ in old.split(".")[1:]:
+        node = node.value
+    for part in new.split(".")[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
 
 
 def _top_level_message(name: str, what: str) -> str:
