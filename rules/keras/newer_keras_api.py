@@ -122,6 +122,8 @@ _NAMES: Dict[str, str] = {
     "keras.RematScope": _NONE,
     "keras.remat": "use `tf.recompute_grad`",
     **{f"keras.{name}": f"use `keras.{module}.{name}`" for name, module in TOP_LEVEL_CLASSES.items()},
+    "keras.callbacks.SwapEMAWeights": ("Keras 2.6's optimizers keep no moving average of the weights "
+                                       "(`use_ema=`): remove the callback"),
     "keras.losses.BinaryFocalCrossentropy": _NONE,
     "keras.losses.CategoricalFocalCrossentropy": _NONE,
     "keras.metrics.F1Score": _NONE,
@@ -159,6 +161,17 @@ _KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "keras.optimizers.schedules.CosineDecay": (
         ("warmup_target", "warmup_steps"),
         "Keras 2.6's `CosineDecay` has no warmup: write the warmup as a `LearningRateSchedule` subclass",
+    ),
+    "keras.layers.BatchNormalization": (
+        ("synchronized",),
+        "remove it; with replicas, give `ipu_config.norms.experimental.distributed_batch_norm_replica_group_size` "
+        "the number of replicas whose batches the statistics cover",
+    ),
+    "keras.metrics.MeanIoU": (
+        ("sparse_y_pred", "sparse_y_true", "ignore_class"),
+        "Keras 2.6's `MeanIoU` takes class ids for labels and predictions alike and ignores no class: drop "
+        "`sparse_y_true=True` and `sparse_y_pred=True`; for scores (`False`), subclass it with an `update_state` "
+        "that passes `tf.argmax(..., axis=-1)` on; for `ignore_class`, give those pixels a `sample_weight` of 0",
     ),
     "keras.losses.SparseCategoricalCrossentropy": (
         ("ignore_class",),
@@ -260,6 +273,7 @@ class NewerApi(Rule):
         "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.Variable`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, the optimizers' `weight_decay=` and `use_ema=`, "
+        "`BatchNormalization(synchronized=...)`, `MeanIoU(sparse_y_pred=...)`, the `SwapEMAWeights` callback, "
         "`compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
         "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), a model's `export` for serving, "
@@ -415,6 +429,17 @@ class NewerApi(Rule):
             import tensorflow as tf
 
             schedule = tf.keras.optimizers.schedules.CosineDecay(0.0, 1000, warmup_target=1e-3, warmup_steps=100)
+            """,
+        ),
+        # Keras 3's arguments of layers and metrics Keras 2.6 has, and its callback for moving averages.
+        Example(
+            """\
+            import keras
+            from keras import layers
+
+            x = layers.BatchNormalization(synchronized=True)(x)
+            iou = keras.metrics.MeanIoU(num_classes=3, sparse_y_pred=False)
+            callbacks = [keras.callbacks.SwapEMAWeights(swap_on_epoch=True)]
             """,
         ),
         # A segmentation loss that skips the pixels of the border class (Keras 2.10 and later).

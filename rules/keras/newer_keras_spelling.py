@@ -9,7 +9,7 @@ from porter.cstutil import keyword, with_args
 from porter.rule import FIX, KERAS, Example, Rule
 from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, RENAMED, REWRITTEN, TOP_LEVEL_CLASSES,
                                                   head_name, module_aliases, uses_of, valid_legacy_call)
-from porter.rules.keras._analysis.util import method_calls
+from porter.rules.keras._analysis.util import keras_subclasses, method_calls
 
 _LEGACY = "keras.optimizers.legacy"
 
@@ -39,7 +39,8 @@ class NewerKerasSpelling(Rule):
         "(and imports them from there), the same classes. Keras 3's `keras.config` settings are Keras "
         "2.6's `keras.backend` functions (`floatx`, `set_floatx`, `epsilon`, `image_data_format`...), and its "
         "`set_dtype_policy`, `dtype_policy` and `DTypePolicy` are Keras 2.6's `mixed_precision.set_global_policy`, "
-        "`global_policy` and `Policy`, with the same arguments: the port writes those. What it cannot rewrite exactly IPU163 reports."
+        "`global_policy` and `Policy`, with the same arguments: the port writes those, as it writes a layer's "
+        "`add_weight(autocast=...)` as Keras 2.6's `add_weight(experimental_autocast=...)`. What it cannot rewrite exactly IPU163 reports."
     )
     examples = (
         Example(
@@ -146,6 +147,25 @@ class NewerKerasSpelling(Rule):
             print(keras.backend.floatx(), keras.backend.backend())
             """,
         ),
+        # Keras 3's name of a layer weight's mixed-precision switch.
+        Example(
+            """\
+            from tensorflow import keras
+
+
+            class Temperature(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.t = self.add_weight(shape=(), initializer="ones", autocast=False)
+            """,
+            """\
+            from tensorflow import keras
+
+
+            class Temperature(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.t = self.add_weight(shape=(), initializer="ones", experimental_autocast=False)
+            """,
+        ),
         # Arguments Keras 2.6's Adam does not take, and a value computed in the call: reported by IPU163.
         Example(
             """\
@@ -166,6 +186,7 @@ class NewerKerasSpelling(Rule):
         self._top_level_attributes(ctx, rewritten)
         self._top_level_imports(ctx, rewritten)
         self._renamed_functions(ctx, rewritten)
+        self._autocast_keywords(ctx)
         for call, _ in method_calls(ctx, "compile"):
             arg = keyword(call, "jit_compile")
             if arg is None or not isinstance(arg.value, (cst.Name, cst.Attribute)) or not ctx.replace(call, _without_jit):
@@ -213,6 +234,22 @@ class NewerKerasSpelling(Rule):
                 ctx.report(self.code, node, f"`{old}` becomes `{new}`: Keras 2.6, the Keras of the IPU's TensorFlow, "
                            f"has no `{old}` (AttributeError), and its "
                            f"`{new}` takes the same arguments and does the same", fixed=True)
+
+    def _autocast_keywords(self, ctx) -> None:
+        """``self.add_weight(..., autocast=False)`` -> ``experimental_autocast=False`` in a Keras class
+        of the file: Keras 3's name of the same switch."""
+        keras_classes = set(keras_subclasses(ctx).values())
+        for call, _ in method_calls(ctx, "add_weight"):
+            arg = keyword(call, "autocast")
+            receiver = call.func.value
+            if arg is None or keyword(call, "experimental_autocast") is not None or not (
+                    isinstance(receiver, cst.Name) and receiver.value == "self"
+                    and ctx.enclosing(call, cst.ClassDef) in keras_classes):
+                continue
+            if ctx.replace(arg, lambda updated: updated.with_changes(keyword=cst.Name("experimental_autocast"))):
+                ctx.report(self.code, arg, "`add_weight(autocast=...)` becomes `add_weight(experimental_autocast=...)`: "
+                           "Keras 2.6, the Keras of the IPU's TensorFlow, names the switch so (`autocast` is a "
+                           "TypeError there), with the same meaning and default", fixed=True)
 
     def _top_level_imports(self, ctx, rewritten: Set[int]) -> None:
         """``from keras import Layer`` -> ``from keras.layers import Layer``."""
