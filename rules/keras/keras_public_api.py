@@ -7,8 +7,8 @@ import libcst as cst
 from porter.context import bound_name, dotted_name
 
 from porter.rule import ERROR, FIX, KERAS, Example, Rule
-from porter.rules.keras._analysis.keras26 import (BARE_ONLY, MOVED_IMPORTS, PUBLIC_TOP, PUBLIC_UTILS,
-                                                  attribute_path, module_aliases, uses_of)
+from porter.rules.keras._analysis.keras26 import (BARE_ONLY, MOVED_IMPORTS, PUBLIC_TOP, PUBLIC_UTILS, RENAMED,
+                                                  TOP_LEVEL_CLASSES, attribute_path, module_aliases, uses_of)
 
 _LAYERS = "tensorflow.keras.layers"
 _UTILS = "tensorflow.keras.utils"
@@ -119,6 +119,36 @@ class KerasPublicApi(Rule):
             y_test = utils.to_categorical(y_test, 10)
             """,
         ),
+        # Keras 3's spellings that IPU114 writes as Keras 2.6's public names (`keras.layers.Layer`,
+        # `keras.backend.set_floatx`) do not keep the package's import.
+        Example(
+            """\
+            import keras
+
+            keras.config.set_floatx("float32")
+
+
+            class Scale(keras.Layer):
+                def call(self, x):
+                    return x * 2.0
+
+
+            labels = keras.utils.to_categorical(labels, 10)
+            """,
+            """\
+            from tensorflow import keras
+
+            keras.config.set_floatx("float32")
+
+
+            class Scale(keras.Layer):
+                def call(self, x):
+                    return x * 2.0
+
+
+            labels = keras.utils.to_categorical(labels, 10)
+            """,
+        ),
         # `keras.layers.merge` is not in the public API: `import keras` stays (IPU163 reports the utility).
         Example(
             """\
@@ -200,6 +230,11 @@ def _public(path: List[str]) -> bool:
     """Whether ``keras.<path>`` is in Keras 2.6's public API (as far as its first two names say)."""
     if not path:
         return False  # the package itself, handed on: what is read from it is not known
+    if path[0] in TOP_LEVEL_CLASSES:  # `keras.Layer`, which IPU114 writes `keras.layers.Layer`
+        path = [TOP_LEVEL_CLASSES[path[0]], *path]
+    renamed = RENAMED.get(".".join(["keras", *path[:2]]))
+    if renamed is not None:  # `keras.config.floatx`, which IPU114 writes `keras.backend.floatx`
+        path = renamed.split(".")[1:] + path[2:]
     if path[0] not in PUBLIC_TOP:
         return False
     if len(path) == 1:

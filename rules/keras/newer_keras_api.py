@@ -8,7 +8,8 @@ from porter.context import canonical_keras, dotted_name
 from porter.cstutil import keyword, string_value
 from porter.rule import ERROR, KERAS, WARN, Example, Rule
 from porter.rules._tf.tfdata import dataset_like
-from porter.rules.keras._analysis.keras26 import LEGACY_OPTIMIZERS, MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN, head_name
+from porter.rules.keras._analysis.keras26 import (LEGACY_OPTIMIZERS, MOVED_IMPORTS, PUBLIC_UTILS, REWRITTEN,
+                                                  TOP_LEVEL_CLASSES, head_name)
 from porter.rules.keras._analysis.model_plan import model_plan
 from porter.rules.keras._analysis.util import is_estimator, keras_subclasses, method_calls, self_attribute_values
 from porter.scopes import values_of
@@ -42,6 +43,9 @@ _SPECTROGRAM = ("compute the spectrogram in the `tf.data` pipeline (`tf.signal.s
                 "`tf.signal.linear_to_mel_weight_matrix`)")
 _OTHER_BACKEND = "Keras 2.6 runs TensorFlow code only: write the module with Keras layers"
 
+_NO_OPTIMIZER = ("Keras 2.6 has no counterpart: train with one of its optimizers (`Adam`, `SGD`...), or write "
+                 "the update rule as a `tf.keras.optimizers.Optimizer` subclass")
+
 _SAVE = ("use `keras.models.save_model` / `keras.models.load_model` (a path ending in `.h5` is an HDF5 "
          "file, any other a SavedModel folder)")
 _SERIALIZE = "use the same name under `tensorflow.keras.utils`"
@@ -67,8 +71,8 @@ _NAMES: Dict[str, str] = {
                                 "`StringLookup`, `IntegerLookup`...)",
     "keras.optimizers.AdamW": "use `tensorflow_addons.optimizers.AdamW` (a TensorFlow Addons release for "
                               "TensorFlow 2.6; newer Keras' `AdamW` decays by 0.004 by default), " + _TFA_DECAY + ", or `Adam`",
-    "keras.optimizers.Lion": _NONE,
-    "keras.optimizers.Adafactor": _NONE,
+    "keras.optimizers.Lion": _NO_OPTIMIZER,
+    "keras.optimizers.Adafactor": _NO_OPTIMIZER,
     "keras.layers.EinsumDense": "use `keras.layers.experimental.EinsumDense`",
     "keras.layers.Identity": "leave the layer out, or use `keras.layers.Lambda(lambda x: x)`",
     "keras.layers.UnitNormalization": "use `keras.layers.Lambda(lambda x: tf.math.l2_normalize(x, axis=-1))`",
@@ -93,6 +97,33 @@ _NAMES: Dict[str, str] = {
     "keras.layers.FlaxLayer": _OTHER_BACKEND,
     "keras.layers.HashedCrossing": _NONE,
     "keras.layers.TFSMLayer": "load the SavedModel with `keras.models.load_model`",
+    # TensorFlow 2.6 filters no traceback, and Keras 2.6 loads `Lambda` layers without being asked.
+    "keras.config.disable_traceback_filtering": "delete the call: TensorFlow 2.6 filters no traceback",
+    "keras.config.enable_unsafe_deserialization": "delete the call: Keras 2.6 loads a model's `Lambda` "
+                                                  "layers without it",
+    # Keras 3's top-level names with no Keras 2.6 counterpart there (its base classes IPU114 rewrites).
+    "keras.Variable": ("use `tf.Variable(value, trainable=..., name=...)`, whose first argument is the initial "
+                       "value (not an initializer with `shape=`: give it `tf.zeros(shape)`, or the initializer "
+                       "called on the shape), or `self.add_weight(...)` inside a layer"),
+    "keras.Optimizer": ("Keras 2.6's optimizer base class, `tf.keras.optimizers.Optimizer`, has another interface "
+                        "(`_create_slots`, `_resource_apply_dense`, not `build` and `update_step`): write the "
+                        "optimizer for it, or use one of Keras 2.6's optimizers"),
+    "keras.KerasTensor": _NONE,
+    "keras.DTypePolicy": "use `keras.mixed_precision.Policy`",
+    "keras.FloatDTypePolicy": "use `keras.mixed_precision.Policy`",
+    "keras.name_scope": "use `tf.name_scope`",
+    "keras.device": "use `tf.device`",
+    "keras.version": "read `tf.keras.__version__`",
+    "keras.StatelessScope": _NONE,
+    "keras.SymbolicScope": _NONE,
+    "keras.Function": _NONE,
+    "keras.Operation": _NONE,
+    "keras.Quantizer": _NONE,
+    "keras.RematScope": _NONE,
+    "keras.remat": "use `tf.recompute_grad`",
+    **{f"keras.{name}": f"use `keras.{module}.{name}`" for name, module in TOP_LEVEL_CLASSES.items()},
+    "keras.callbacks.SwapEMAWeights": ("Keras 2.6's optimizers keep no moving average of the weights "
+                                       "(`use_ema=`): remove the callback"),
     "keras.losses.BinaryFocalCrossentropy": _NONE,
     "keras.losses.CategoricalFocalCrossentropy": _NONE,
     "keras.metrics.F1Score": _NONE,
@@ -137,6 +168,17 @@ _KEYWORDS: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "keras.optimizers.schedules.CosineDecay": (
         ("warmup_target", "warmup_steps"),
         "Keras 2.6's `CosineDecay` has no warmup: write the warmup as a `LearningRateSchedule` subclass",
+    ),
+    "keras.layers.BatchNormalization": (
+        ("synchronized",),
+        "remove it; with replicas, give `ipu_config.norms.experimental.distributed_batch_norm_replica_group_size` "
+        "the number of replicas whose batches the statistics cover",
+    ),
+    "keras.metrics.MeanIoU": (
+        ("sparse_y_pred", "sparse_y_true", "ignore_class"),
+        "Keras 2.6's `MeanIoU` takes class ids for labels and predictions alike and ignores no class: drop "
+        "`sparse_y_true=True` and `sparse_y_pred=True`; for scores (`False`), subclass it with an `update_state` "
+        "that passes `tf.argmax(..., axis=-1)` on; for `ignore_class`, give those pixels a `sample_weight` of 0",
     ),
     "keras.losses.SparseCategoricalCrossentropy": (
         ("ignore_class",),
@@ -235,9 +277,10 @@ class NewerApi(Rule):
         "2.6, whose Keras is the separate Keras 2.6 package (Targeting the IPU from TensorFlow 2, \"API changes\", "
         "release 2.6). "
         "Code written for Keras 3 or a later `tf.keras` calls what that Keras does not have: the "
-        "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.saving.load_model`, "
+        "backend-neutral `keras.ops`, `keras.random` and `keras.config`, `keras.Variable`, `keras.saving.load_model`, "
         "`keras.utils.PyDataset`, `split_dataset`, `set_random_seed`, `AdamW`, newer layers, losses and "
         "metrics, `optimizer.apply(grads, variables)`, the optimizers' `weight_decay=` and `use_ema=`, "
+        "`BatchNormalization(synchronized=...)`, `MeanIoU(sparse_y_pred=...)`, the `SwapEMAWeights` callback, "
         "`compile(jit_compile=...)`, the warmup of "
         "`CosineDecay`, `use_causal_mask=` in the call of `MultiHeadAttention` and `Attention`, the datasets' `rebatch`, `ragged_batch` and `save`, and `tf.data.Dataset.sample_from_datasets`, "
         "`choose_from_datasets` and `load` (`tf.data.experimental`'s in 2.6), `tf.config.experimental.enable_op_determinism` (the IPU repeats its random numbers from `ipu.utils.reset_ipu_seed` and the Poplar option `target.deterministicWorkers`, Targeting the IPU from TensorFlow 2, \"Random number generation\"), a model's `export` for serving, "
@@ -332,6 +375,17 @@ class NewerApi(Rule):
                     return ops.relu(ops.matmul(inputs, self.kernel))
             """,
         ),
+        # Keras 3's variable, made outside a layer's `add_weight`.
+        Example(
+            """\
+            import keras
+
+
+            class Counter(keras.layers.Layer):
+                def build(self, input_shape):
+                    self.seen = keras.Variable(0, trainable=False, dtype="int64")
+            """,
+        ),
         Example(
             """\
             import keras
@@ -397,6 +451,17 @@ class NewerApi(Rule):
             import tensorflow as tf
 
             schedule = tf.keras.optimizers.schedules.CosineDecay(0.0, 1000, warmup_target=1e-3, warmup_steps=100)
+            """,
+        ),
+        # Keras 3's arguments of layers and metrics Keras 2.6 has, and its callback for moving averages.
+        Example(
+            """\
+            import keras
+            from keras import layers
+
+            x = layers.BatchNormalization(synchronized=True)(x)
+            iou = keras.metrics.MeanIoU(num_classes=3, sparse_y_pred=False)
+            callbacks = [keras.callbacks.SwapEMAWeights(swap_on_epoch=True)]
             """,
         ),
         # A segmentation loss that skips the pixels of the border class (Keras 2.10 and later).
@@ -714,12 +779,12 @@ class NewerApi(Rule):
 def _newer(name: str) -> Optional[Tuple[str, str]]:
     """(the API reported, what to use instead) when the Keras-canonical ``name`` is newer than
     Keras 2.6; else None."""
+    for api, instead in _NAMES.items():  # before the modules: a name of `keras.config` says more
+        if name == api or name.startswith(api + "."):
+            return api, instead
     for module, instead in _MODULES.items():
         if name == module or name.startswith(module + "."):
             return module, instead
-    for api, instead in _NAMES.items():
-        if name == api or name.startswith(api + "."):
-            return api, instead
     for namespace, instead in _OPTIMIZER_NAMESPACES.items():
         if name.startswith(namespace + "."):
             optimizer = name[len(namespace) + 1:].split(".")[0]

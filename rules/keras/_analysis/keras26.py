@@ -102,6 +102,28 @@ BARE_ONLY: Dict[str, FrozenSet[str]] = {
         "np_utils object_identity tf_contextlib tf_inspect tf_utils version_utils vis_utils".split()),
 }
 
+# Base classes Keras 3 also exports at its top (`keras.Layer`), which Keras 2.6 has only in their
+# module (an AttributeError or ImportError there), by the module: Keras 3's `keras.Layer` is its
+# `keras.layers.Layer`, the class Keras 2.6 has under that name. (`keras.Optimizer` is not here:
+# Keras 2.6's optimizer base class has another interface.)
+TOP_LEVEL_CLASSES: Dict[str, str] = {
+    "Layer": "layers", "InputSpec": "layers", "Loss": "losses", "Metric": "metrics",
+    "Initializer": "initializers", "Regularizer": "regularizers",
+}
+
+# Keras 3's functions (and class) that Keras 2.6 has under another name, with the same arguments and
+# defaults: `keras.config`'s settings are Keras 2.6's `keras.backend` ones, and its dtype policies are
+# Keras 2.6's mixed-precision policies.
+RENAMED: Dict[str, str] = {
+    **{f"keras.config.{name}": f"keras.backend.{name}" for name in (
+        "floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format", "set_image_data_format", "backend")},
+    "keras.config.set_dtype_policy": "keras.mixed_precision.set_global_policy",
+    "keras.config.dtype_policy": "keras.mixed_precision.global_policy",
+    "keras.mixed_precision.set_dtype_policy": "keras.mixed_precision.set_global_policy",
+    "keras.mixed_precision.dtype_policy": "keras.mixed_precision.global_policy",
+    "keras.mixed_precision.DTypePolicy": "keras.mixed_precision.Policy",
+}
+
 # The optimizers newer Keras keeps under `optimizers.legacy`: Keras 2.6's own, with the same
 # arguments (the keywords of their `__init__` in Keras 2.6).
 _COMMON_KEYWORDS = ("learning_rate", "name", "clipnorm", "clipvalue", "global_clipnorm", "lr", "decay")
