@@ -377,6 +377,55 @@ def fit(net, loader, opt, criterion, scale_fn):
         opt.step()
 '''
 
+# A comment right above removed statements goes with them when their whole paragraph goes
+# (`# Step weights`); one above a paragraph that keeps a statement stays (`# Reset the gradients`).
+_COMMENTED = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+model.train()
+for x, y in loader:
+    # Reset the gradients
+    optimizer.zero_grad()
+    output = model(x)
+    # Loss and its gradients
+    loss = F.nll_loss(output, y)
+    loss.backward()
+
+    # Step weights
+    optimizer.step()
+    # Log the loss
+    print(loss.item())
+'''
+
+_COMMENTED_AFTER = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        output = self.model(x)
+        loss = F.nll_loss(output, y)
+        return output, loss
+
+
+model.train()
+training_model = poptorch.trainingModel(TrainingModelWithLoss(model), optimizer=optimizer)
+for x, y in loader:
+    # Reset the gradients
+    output, loss = training_model(x, y)
+
+    # Log the loss
+    print(loss.item())
+'''
+
 
 class TrainingModel(Rule):
     code = "IPU305"
@@ -426,6 +475,7 @@ class TrainingModel(Rule):
         Example(_OTHER_CALL, _OTHER_CALL_AFTER),
         Example(_FROZEN_BACKBONE, _FROZEN_BACKBONE_AFTER),
         Example(_NO_KNOWN_MODEL, reported=True),
+        Example(_COMMENTED, _COMMENTED_AFTER),
         # `probs` feeds the loss from the output and is read later: it cannot hide in the wrapper.
         Example(_READ_AFTER, reported=True),
         Example(_CLIPPED, reported=True),
@@ -461,7 +511,7 @@ class TrainingModel(Rule):
                 s.with_changes(leading_lines=[line for line in s.leading_lines if line.comment]) for s in moved])
         removed = [s for s in (*step.between, step.loss, step.backward, step.step, step.update, *step.zero_grads)
                    if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
-        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed))
+        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed), own_comments=True)
         # The training model, created once.
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])
