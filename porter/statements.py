@@ -97,12 +97,35 @@ def unwrap_call(ctx: FileContext, call: cst.Call, parameter: str) -> None:
         ctx.replace(call, lambda node: argument(node, parameter, 0).value)
 
 
-def remove_statement(ctx: FileContext, *statements: cst.BaseStatement) -> None:
-    """Remove statements; their comments and blank lines go to the next statement kept."""
+def remove_statement(ctx: FileContext, *statements: cst.BaseStatement, own_comments: bool = False) -> None:
+    """Remove statements; their comments and blank lines go to the next statement kept. With
+    ``own_comments``, the comment lines right above a statement (no blank line between) go with
+    it when every statement of its paragraph (up to the next blank or comment line) goes too:
+    they describe only what went (``# Step weights`` above ``optimizer.step()``)."""
     for statement in statements:
         ctx.remove(statement)
     for statement in statements:
-        _move_lines(ctx, statement)
+        _move_lines(ctx, statement, own_comments and _paragraph_removed(ctx, statement))
+
+
+def _paragraph_removed(ctx: FileContext, statement: cst.BaseStatement) -> bool:
+    siblings = list(ctx.siblings(statement))
+    for sibling in siblings[siblings.index(statement) + 1:]:
+        if sibling.leading_lines:
+            break
+        if not ctx.is_removed(sibling):
+            return False
+    return True
+
+
+def _attached_comments(lines) -> int:
+    """How many of ``lines`` at their end are comment lines, with no blank line after them."""
+    count = 0
+    for line in reversed(lines):
+        if line.comment is None:
+            break
+        count += 1
+    return count
 
 
 def keep_blank_lines(ctx: FileContext, removed: Sequence[cst.BaseStatement]) -> None:
@@ -128,9 +151,12 @@ def keep_blank_lines(ctx: FileContext, removed: Sequence[cst.BaseStatement]) -> 
             leading_lines=(blank, *node.leading_lines)))
 
 
-def _move_lines(ctx: FileContext, statement: cst.BaseStatement) -> None:
+def _move_lines(ctx: FileContext, statement: cst.BaseStatement, drop_comments: bool = False) -> None:
     carried = ctx.shared(CARRIED_LINES)
-    lines = (*carried.pop(id(statement), ()), *statement.leading_lines)
+    own = tuple(statement.leading_lines)
+    if drop_comments:
+        own = own[:len(own) - _attached_comments(own)]
+    lines = (*carried.pop(id(statement), ()), *own)
     siblings = list(ctx.siblings(statement))
     if statement not in siblings:
         return

@@ -211,3 +211,33 @@ def finetune():
     step = plan(ctx).steps[0]
     assert not step.rewritten
     assert step.problem == "`train()` is called from several functions: create the training model once and pass it in"
+
+
+def test_the_model_is_the_variable_whose_parameters_the_callers_optimizer_takes():
+    """``backbone`` is used as a model (``backbone.parameters()``) but the optimizer the caller
+    passes in trains ``head``: the frozen backbone's call right before the loss is not the model's."""
+    ctx = context("""\
+        import torch
+
+
+        def train(backbone, classifier, loader, optimizer, criterion):
+            for x, y in loader:
+                optimizer.zero_grad()
+                feats = backbone(x)
+                loss = criterion(classifier(feats), y)
+                loss.backward()
+                optimizer.step()
+
+
+        def main():
+            backbone = make_backbone()
+            for param in backbone.parameters():
+                param.requires_grad = False
+            head = torch.nn.Linear(16, 3)
+            optimizer = torch.optim.SGD([{"params": head.parameters()}], lr=0.1)
+            for epoch in range(3):
+                train(backbone, head, loader, optimizer, criterion)
+        """)
+    step = plan(ctx).steps[0]
+    assert step.rewritten
+    assert (step.model, step.forward, step.inputs) == ("classifier", None, ["feats", "y"])

@@ -281,6 +281,151 @@ for x, y in loader:
     print(probs.max())
 '''
 
+# The call right before the loss is of another variable (`weights_fn`), not of the model: the model
+# call is the one further up; the weights, read from the batch alone, stay on the host as an input.
+_OTHER_CALL = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+model.train()
+for x, y in loader:
+    optimizer.zero_grad()
+    logits = model(x)
+    w = weights_fn(y)
+    loss = (F.cross_entropy(logits, y, reduction="none") * w).mean()
+    loss.backward()
+    optimizer.step()
+'''
+
+_OTHER_CALL_AFTER = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y, w):
+        logits = self.model(x)
+        loss = (F.cross_entropy(logits, y, reduction="none") * w).mean()
+        return logits, loss
+
+
+model.train()
+training_model = poptorch.trainingModel(TrainingModelWithLoss(model), optimizer=optimizer)
+for x, y in loader:
+    w = weights_fn(y)
+    logits, loss = training_model(x, y, w)
+'''
+
+# A frozen feature extractor runs before the model the optimizer trains (`head`, called in the loss):
+# it stays on the host, and `head` is wrapped, not `backbone`.
+_FROZEN_BACKBONE = '''import torch
+import poptorch
+
+optimizer = poptorch.optim.Adam(head.parameters(), lr=1e-3)
+for x, y in loader:
+    optimizer.zero_grad()
+    feats = backbone(x)
+    loss = criterion(head(feats), y)
+    loss.backward()
+    optimizer.step()
+'''
+
+_FROZEN_BACKBONE_AFTER = '''import torch
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`head` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, head, criterion):
+        super().__init__()
+        self.head = head
+        self.criterion = criterion
+
+    def forward(self, feats, y):
+        loss = self.criterion(self.head(feats), y)
+        return loss
+
+
+optimizer = poptorch.optim.Adam(head.parameters(), lr=1e-3)
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(head, criterion), optimizer=optimizer
+)
+for x, y in loader:
+    feats = backbone(x)
+    loss = training_model(feats, y)
+'''
+
+# The model (`net.train()`) is called only inside another call, right before the loss: reported,
+# not guessed (`scale_fn` is not the model).
+_NO_KNOWN_MODEL = '''import torch
+
+
+def fit(net, loader, opt, criterion, scale_fn):
+    net.train()
+    for x, y in loader:
+        opt.zero_grad()
+        out = scale_fn(net(x))
+        loss = criterion(out, y)
+        loss.backward()
+        opt.step()
+'''
+
+# A comment right above removed statements goes with them when their whole paragraph goes
+# (`# Step weights`); one above a paragraph that keeps a statement stays (`# Reset the gradients`).
+_COMMENTED = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+model.train()
+for x, y in loader:
+    # Reset the gradients
+    optimizer.zero_grad()
+    output = model(x)
+    # Loss and its gradients
+    loss = F.nll_loss(output, y)
+    loss.backward()
+
+    # Step weights
+    optimizer.step()
+    # Log the loss
+    print(loss.item())
+'''
+
+_COMMENTED_AFTER = '''import torch
+import torch.nn.functional as F
+import poptorch
+
+
+class TrainingModelWithLoss(torch.nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        output = self.model(x)
+        loss = F.nll_loss(output, y)
+        return output, loss
+
+
+model.train()
+training_model = poptorch.trainingModel(TrainingModelWithLoss(model), optimizer=optimizer)
+for x, y in loader:
+    # Reset the gradients
+    output, loss = training_model(x, y)
+
+    # Log the loss
+    print(loss.item())
+'''
+
 
 class TrainingModel(Rule):
     code = "IPU305"
@@ -327,6 +472,10 @@ class TrainingModel(Rule):
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_SHIFTED, _SHIFTED_AFTER),
         Example(_SCALED, _SCALED_AFTER),
+        Example(_OTHER_CALL, _OTHER_CALL_AFTER),
+        Example(_FROZEN_BACKBONE, _FROZEN_BACKBONE_AFTER),
+        Example(_NO_KNOWN_MODEL, reported=True),
+        Example(_COMMENTED, _COMMENTED_AFTER),
         # `probs` feeds the loss from the output and is read later: it cannot hide in the wrapper.
         Example(_READ_AFTER, reported=True),
         Example(_CLIPPED, reported=True),
@@ -362,7 +511,7 @@ class TrainingModel(Rule):
                 s.with_changes(leading_lines=[line for line in s.leading_lines if line.comment]) for s in moved])
         removed = [s for s in (*step.between, step.loss, step.backward, step.step, step.update, *step.zero_grads)
                    if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
-        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed))
+        remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed), own_comments=True)
         # The training model, created once.
         values = placement.values
         args = ", ".join(values[name] for name in [step.model, *step.captured])

@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter import cstutil, scopes
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, iter_children, walk
-from porter.cstutil import append_args, expr_call, keyword_arg, method_of, name_of, simple_assign
+from porter.cstutil import append_args, argument, expr_call, keyword_arg, method_of, name_of, simple_assign
 from porter.scopes import (
     Owner, assignments_of, common_point, creation_point, fresh_name, is_module_function, loads, local_calls,
     module_definitions, module_globals,
@@ -351,11 +351,16 @@ def _local_bindings(function: cst.FunctionDef) -> List[str]:
 
 # ----------------------------------------------------------------------------- training steps
 def model_names(ctx: FileContext) -> Set[str]:
-    """Variables used as models: ``m.parameters()``, ``m.train()``, ``m.eval()``."""
+    """Variables used as models: ``m.parameters()``, ``m.train()``, ``m.eval()``, ``m.to(device)``."""
     def compute():
         names = set()
         for call in ctx.nodes(cst.Call):
             receiver = name_of(method_of(call, "parameters", "train", "eval", "named_parameters"))
+            if receiver is not None:
+                names.add(receiver)
+        for statement in ctx.nodes(cst.SimpleStatementLine):
+            # `model.to(device)` on a line of its own moves a module in place (a tensor's `.to` would be lost)
+            receiver = name_of(method_of(expr_call(statement), "to", "cuda"))
             if receiver is not None:
                 names.add(receiver)
         return names
@@ -584,7 +589,7 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
             return "the `autocast` block holds more than the forward and the loss: rewrite this step by hand"
         step.forward = None
     if step.forward is None:
-        calls = [n for n in walk(loss[1]) if isinstance(n, cst.Call) and name_of(n.func) in model_names(ctx)]
+        calls = [n for n in walk(loss[1]) if isinstance(n, cst.Call) and name_of(n.func) in _trainable(ctx, step)]
         if calls:
             step.model = calls[0].func.value
         elif step.autocast is not None:
@@ -629,7 +634,15 @@ def _earlier_forward(ctx: FileContext, step: TrainStep, body: List[cst.BaseState
         if not _assignments(statement):
             break
         between.insert(0, statement)
-    return "the model call feeding the loss was not found: rewrite this step by hand"
+    models = sorted(_trainable(ctx, step))
+    if not models:
+        return ("the model call feeding the loss was not found: no variable here is used as a model "
+                "(`model.parameters()` given to the optimizer, `model.train()`, `model.eval()`, "
+                "`model.to(device)`); call `model.train()` before the loop and port again, or rewrite this step "
+                "by hand")
+    return (f"the model call feeding the loss was not found: no statement `output = {models[0]}(...)` of its "
+            "own feeds the loss (only a call of the model the optimizer trains is taken for the forward); "
+            "rewrite this step by hand")
 
 
 def _assignments(statement: cst.BaseStatement) -> bool:
@@ -698,9 +711,9 @@ def _kept_in_forward(ctx: FileContext, step: TrainStep) -> Optional[str]:
 def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
                 readers: List[cst.CSTNode], known: bool = False) -> bool:
     """``statement`` is ``output = model(...)`` (or ``output, hidden = model(...)``) and
-    ``readers`` (the loss, and what leads to it) read its output. A tuple target, or a call
-    further up than right before the loss (``known``), must be of a variable the file uses as a
-    model (``model.parameters()``, ``model.train()``): ``inputs, labels = split(batch)`` is not."""
+    ``readers`` (the loss, and what leads to it) read its output. The call must be of the model
+    the optimizer trains (see ``_trainable``): ``inputs, labels = split(batch)`` is not. Only in
+    a file that shows no model at all is a call right before the loss (not ``known``) taken for it."""
     assign = simple_assign(statement)
     if assign is None or not isinstance(assign[1], cst.Call) or not _names_only(assign[0]):
         return False
@@ -710,13 +723,66 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
     func = name_of(call.func)
     if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, call.func):
         return False
-    if (known or not isinstance(assign[0], cst.Name)) and func not in model_names(ctx):
+    trainable = _trainable(ctx, step)
+    if func not in trainable and (trainable or known or not isinstance(assign[0], cst.Name)):
         return False
     outputs = set(bound_names(assign[0]))
     if not any(name.value in outputs for reader in readers for name in loads(reader)):
         return False
     step.model, step.output = func, code_of(ctx, assign[0])
     return True
+
+
+def _trainable(ctx: FileContext, step: TrainStep) -> Set[str]:
+    """The variables the model call may be of: those whose parameters the step's optimizer takes
+    where it is created (in this scope, the module, or the callers that pass it in), else the
+    variables the file uses as models. A call of any other variable (``w = weights_fn(y)``, a
+    frozen ``backbone(x)``) is not the model, whatever line it is on."""
+    return _optimized(ctx, step.owner, step.optimizer) or model_names(ctx)
+
+
+def _optimized(ctx: FileContext, scope: Owner, optimizer: str, depth: int = 0) -> Set[str]:
+    """The variables of ``scope`` whose ``.parameters()`` the optimizer ``optimizer`` takes, as
+    far as the file shows (empty when it does not)."""
+    values = [value for _, name, value in scopes.assignments(ctx, scope) if name == optimizer]
+    if values:
+        return _parameter_owners(ctx, scope, values)
+    if scope is ctx.module:
+        return set()
+    params = [param.name.value for param in scope.params.params]
+    if optimizer not in params:
+        return set() if optimizer in _local_bindings(scope) else _optimized(ctx, ctx.module, optimizer)
+    calls = local_calls(ctx, scope) if is_module_function(ctx, scope) and depth < 3 else []
+    found: Set[str] = set()
+    for call in calls:
+        # what each caller passes, named back as this function's parameters
+        passed = {param: argument(call, param, index) for index, param in enumerate(params)}
+        given = name_of(passed[optimizer].value) if passed[optimizer] is not None else None
+        owners = _optimized(ctx, scopes.owner(ctx, call), given, depth + 1) if given else set()
+        named = {param for param, arg in passed.items() if arg is not None and name_of(arg.value) in owners}
+        if not named:
+            return set()
+        found |= named
+    return found
+
+
+def _parameter_owners(ctx: FileContext, scope: Owner, values: List[Optional[cst.BaseExpression]]) -> Set[str]:
+    """The variables whose ``.parameters()`` ``values`` read, also through a variable of ``scope``
+    (``params = model.parameters()``): ``model`` of ``model.fc.parameters()`` too."""
+    owners: Set[str] = set()
+    seen: Set[str] = set()
+    while values:
+        value = values.pop()
+        for node in walk(value) if value is not None else ():
+            receiver = method_of(node, "parameters", "named_parameters")
+            while isinstance(receiver, cst.Attribute):
+                receiver = receiver.value
+            if name_of(receiver) is not None:
+                owners.add(receiver.value)
+            elif isinstance(node, cst.Name) and node.value not in seen:
+                seen.add(node.value)
+                values.extend(v for _, name, v in scopes.assignments(ctx, scope) if name == node.value)
+    return owners
 
 
 def _names_only(target: cst.BaseExpression) -> bool:
