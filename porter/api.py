@@ -85,7 +85,7 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
     files among them (``porter.project``); the files not listed learn nothing. ``read_only``: those of ``sources``
     that are read as they are and not ported (``imported_neighbours``): they learn nothing, and
     their strategy functions count only where they return an IPU strategy already."""
-    imports = {path: imported_modules(_program_text(path, source)) for path, source in sources.items()
+    imports = {path: imported_modules(program_of(path, source.text)) for path, source in sources.items()
                if path.endswith((".py", ".ipynb"))}
     keras = _keras_modules(sources)
     factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
@@ -121,7 +121,7 @@ def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
         if not path.endswith((".py", ".ipynb")):
             continue
         folder = os.path.dirname(path)
-        for module in sorted(imported_modules(_program_text(path, source))):
+        for module in sorted(imported_modules(program_of(path, source.text))):
             neighbour = os.path.join(folder, module + ".py")
             if os.path.abspath(neighbour) in given or neighbour in found or not os.path.isfile(neighbour):
                 continue
@@ -131,11 +131,6 @@ def imported_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
                 continue
             found_configs[neighbour] = configs[path]
     return found, found_configs
-
-
-def _program_text(path: str, source: Source) -> str:
-    """The Python code of a script, or of a notebook's code cells."""
-    return program_of(path, source.text)
 
 
 def program_of(path: str, text: str) -> str:
@@ -169,7 +164,7 @@ def library_callers(sources: Dict[str, Source], libraries: AbstractSet[str]) -> 
             continue
         callers = [caller for caller, source in sorted(sources.items())
                    if caller != path and caller.endswith((".py", ".ipynb")) and module in source.text
-                   and module in imported_modules(_program_text(caller, source))]
+                   and module in imported_modules(program_of(caller, source.text))]
         if callers:
             found[path] = callers
     return found
