@@ -737,8 +737,18 @@ def _trainable(ctx: FileContext, step: TrainStep) -> Set[str]:
     """The variables the model call may be of: those whose parameters the step's optimizer takes
     where it is created (in this scope, the module, or the callers that pass it in), else the
     variables the file uses as models. A call of any other variable (``w = weights_fn(y)``, a
-    frozen ``backbone(x)``) is not the model, whatever line it is on."""
-    return _optimized(ctx, step.owner, step.optimizer) or model_names(ctx)
+    frozen ``backbone(x)``) is not the model, whatever line it is on. Of the file's models, only
+    those the step can see count: ``model`` of another function is not the ``net`` a test is given."""
+    optimized = _optimized(ctx, step.owner, step.optimizer)
+    if optimized:
+        return optimized
+    seen: Set[str] = set(module_globals(ctx))
+    scope = step.owner if step.owner is not ctx.module else None
+    while scope is not None:  # the step's function and those it is nested in
+        seen.update(_local_bindings(scope))
+        scope = ctx.enclosing_function(scope)
+    elsewhere = {name for function in ctx.nodes(cst.FunctionDef) for name in _local_bindings(function)}
+    return model_names(ctx) - (elsewhere - seen)
 
 
 def _optimized(ctx: FileContext, scope: Owner, optimizer: str, depth: int = 0) -> Set[str]:
