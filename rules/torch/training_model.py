@@ -8,8 +8,10 @@ from porter.rules.torch._analysis.loop import TrainStep, pass_in, plan
 from porter.context import code_of
 from porter.statements import insert_module_class, remove_statement, rename
 from porter.cstutil import simple_assign
-from porter.scopes import top_statement
-from porter.rules.torch._analysis.util import autocast_block, nn_module_spelling, strip_devices, tensor_variables
+from porter.scopes import loads, top_statement
+from porter.rules.torch._analysis.util import (
+    autocast_block, nn_module_spelling, selected, strip_devices, tensor_variables,
+)
 
 _BEFORE = '''import torch
 import torch.nn as nn
@@ -281,6 +283,13 @@ for x, y in loader:
     print(probs.max())
 '''
 
+# Four micro-batches per call: the training model returns the output of the last one only, so the
+# metric that compares it with the whole batch is reported.
+_LAST_MICRO_BATCH, _LAST_MICRO_BATCH_AFTER = (
+    text.replace("opts = poptorch.Options()\n", "opts = poptorch.Options()\nopts.deviceIterations(4)\n")
+    .replace("print(loss.item())", "print(loss.item(), (out.argmax(1) == y).sum().item())")
+    for text in (_BEFORE, _AFTER))
+
 # The call right before the loss is of another variable (`weights_fn`), not of the model: the model
 # call is the one further up; the weights, read from the batch alone, stay on the host as an input.
 _OTHER_CALL = '''import torch
@@ -452,7 +461,10 @@ class TrainingModel(Rule):
         "in one loop (GANs), gradient accumulation by hand and training engines (DeepSpeed's "
         "`engine.backward(loss)`; `engine.step()`) are not rewritten but reported; `accelerator.backward(loss)` "
         "is `loss.backward()`; "
-        "`poptorch.optim` optimizers take `max_grad_norm`."
+        "`poptorch.optim` optimizers take `max_grad_norm`. A training model that runs several micro-batches "
+        "per call (device iterations, gradient accumulation) returns the output of the last one only "
+        "(`OutputMode.Final`, PopTorch User Guide, \"Efficient data batching\"): a read of the output "
+        "after the call, such as a training accuracy against the whole batch, is reported."
     )
     examples = (
         # The loss has no name: the porter cannot move it into the model's `forward`, and says why.
@@ -478,6 +490,7 @@ class TrainingModel(Rule):
         Example(_COMMENTED, _COMMENTED_AFTER),
         # `probs` feeds the loss from the output and is read later: it cannot hide in the wrapper.
         Example(_READ_AFTER, reported=True),
+        Example(_LAST_MICRO_BATCH, _LAST_MICRO_BATCH_AFTER, options={"device_iterations": 4}),
         Example(_CLIPPED, reported=True),
         Example(_TWO_LOSSES, reported=True),
         Example(_ENGINE, reported=True),
@@ -535,6 +548,21 @@ class TrainingModel(Rule):
         ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
                    f"`poptorch.trainingModel` ({where}) with the loss computed in `{step.wrapper}.forward`",
                    fixed=True)
+        self._report_last_micro_batch(ctx, step)
+
+    def _report_last_micro_batch(self, ctx, step: TrainStep) -> None:
+        """A training model that runs several micro-batches per call returns the output of the last one
+        only (`OutputMode.Final`): a metric that compares it with the whole batch no longer lines up."""
+        per_call = _micro_batches_per_call(ctx)
+        use = _output_read_after(ctx, step) if per_call > 1 else None
+        if use is None:
+            return
+        ctx.report(self.code, use, f"`{step.output}` holds the output of the last micro-batch only: "
+                   f"`{step.name}` runs {per_call} micro-batches per call and returns the last one "
+                   "(`poptorch.OutputMode.Final`), while the batch holds all of them; compare it with the "
+                   f"last micro-batch (`{step.inputs[-1]}[-len({step.output}):]`), or set "
+                   "`outputMode(poptorch.OutputMode.All)` on the options and reduce the loss, now one per "
+                   "micro-batch, with `.mean()`", fixed=False)
 
     def _insert_wrapper(self, ctx, step: TrainStep) -> None:
         mapping = {name: f"self.{name}" for name in [step.model, *step.captured]}
@@ -563,6 +591,28 @@ class TrainingModel(Rule):
         )
         wrapper = cstutil.statements(code)[0]
         insert_module_class(ctx, wrapper, top_statement(ctx, step.placement.before, ctx.module))
+
+
+def _micro_batches_per_call(ctx) -> int:
+    """The micro-batches one call of a training model runs: device iterations x gradient accumulation,
+    as the options of the port set them (PopTorch User Guide, "Efficient data batching")."""
+    iterations = ctx.config.device_iterations if selected(ctx, "device-iterations") else None
+    accumulation = ctx.config.gradient_accumulation if selected(ctx, "poptorch-pipelining") else None
+    return (iterations or 1) * (accumulation or 1)
+
+
+def _output_read_after(ctx, step: TrainStep):
+    """The first read of the step's model output that stays on the host, in the loop of the step."""
+    anchor = step.forward
+    loop = next((a for a in ctx.ancestors(anchor) if isinstance(a, (cst.For, cst.While))), None) \
+        if step.output and anchor is not None else None
+    if loop is None:
+        return None
+    moved = {id(statement) for statement in (step.forward, *step.between, step.loss) if statement is not None}
+    for name in loads(loop.body):
+        if name.value == step.output and not any(id(a) in moved for a in ctx.ancestors(name)):
+            return name
+    return None
 
 
 def _emptied_autocast_blocks(ctx, removed) -> List[cst.With]:
