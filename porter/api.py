@@ -88,7 +88,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
     imports = {path: imported_modules(program_of(path, source.text)) for path, source in sources.items()
                if path.endswith((".py", ".ipynb"))}
     keras = _keras_modules(sources)
-    factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
+    factories, configuring, overriding, owners = _project_names(sources, configs, set().union(*imports.values()),
+                                                                read_only)
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
     trainers = _trainer_names(sources, configs, set().union(*imports.values()))
     found = {}
@@ -101,7 +102,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
                           frozenset(name for name in sequences if name.partition(".")[0] in imported),
                           frozenset(name for name in generators if name.partition(".")[0] in imported),
                           frozenset(name for name in configuring if name.partition(".")[0] in imported),
-                          frozenset(trainer for trainer in trainers if trainer[0].partition(".")[0] in imported))
+                          frozenset(trainer for trainer in trainers if trainer[0].partition(".")[0] in imported),
+                          strategy_owners=frozenset(name for name in owners if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -285,16 +287,18 @@ _OVERRIDE_MARKERS = ("def train_step", "_function(self")
 
 
 def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str],
-                   read_only: AbstractSet[str]) -> Tuple[Set[str], Set[str], Set[str]]:
+                   read_only: AbstractSet[str]) -> Tuple[Set[str], Set[str], Set[str], Set[str]]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
     strategy it makes, which the port of that file replaces by an IPU strategy, those of them that
-    configure the IPU system themselves, and ``module.Class``
-    for each Keras model class that overrides ``train_step`` (or a ``make_*_function``). Only
+    configure the IPU system themselves, ``module.Class`` for each Keras model class that overrides
+    ``train_step`` (or a ``make_*_function``), and ``module.function`` for each function that
+    enters the scope of a strategy it makes (``strategy_owners``). Only
     modules that some file imports, that use a framework and that hold a marker of either are
     parsed, once (libcst and the rules are imported then): a file ported alone costs nothing more."""
     factories: Set[str] = set()
     configuring: Set[str] = set()
     overriding: Set[str] = set()
+    owners: Set[str] = set()
     for path, source in sources.items():
         module = _module_name(path)
         makes_strategy = any(marker in source.text for marker in _STRATEGY_MARKERS)
@@ -304,13 +308,14 @@ def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], impor
             continue
         from porter.rules.keras.strategy_scope import project_names
 
-        made, configures, classes = project_names(source.text, configs[path], as_is=path in read_only)
+        made, configures, classes, entering = project_names(source.text, configs[path], as_is=path in read_only)
         if makes_strategy:
             factories.update(f"{module}.{name}" for name in made)
             configuring.update(f"{module}.{name}" for name in configures)
+            owners.update(f"{module}.{name}" for name in entering)
         if overrides:
             overriding.update(f"{module}.{name}" for name in classes)
-    return factories, configuring, overriding
+    return factories, configuring, overriding, owners
 
 
 def _module_name(path: str) -> str:

@@ -14,7 +14,7 @@ from porter.api import imported_neighbours, projects, with_callers
 from porter.engine import port
 from porter.project import ALONE, Project
 from porter.rules.keras._analysis.project_trainers import trained_parameters
-from porter.rules.keras.strategy_scope import strategy_factories
+from porter.rules.keras.strategy_scope import project_names, strategy_factories
 
 TPU_OR_MIRRORED = """\
 import tensorflow as tf
@@ -404,3 +404,45 @@ def run_twice(net, dataset):
 def test_a_function_whose_custom_loop_differentiates_a_model_it_is_given_trains_it():
     assert trained_parameters(CUSTOM_LOOP_LIBRARY, Config()) == [
         ("fit_custom", "model", 0, True), ("run_twice", "net", 0, True)]
+
+
+OWNING_LIBRARY = """\
+import tensorflow as tf
+
+
+def compile_and_fit(build_fn, dataset):
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = build_fn()
+        model.compile(optimizer="sgd", loss="mse")
+    return model.fit(dataset, epochs=2)
+"""
+
+BUILDER_HANDED_OVER = """\
+import tensorflow as tf
+
+from train_lib import compile_and_fit
+
+
+def build():
+    return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+def main(dataset):
+    history = compile_and_fit(build, dataset)
+    print(history.history["loss"])
+"""
+
+
+def test_a_library_function_that_enters_a_strategy_it_makes_owns_it():
+    # Read as it is (not ported with its callers), its MirroredStrategy stays: it owns no IPU strategy.
+    assert project_names(OWNING_LIBRARY, Config())[3] == {"compile_and_fit"}
+    assert project_names(OWNING_LIBRARY, Config(), as_is=True)[3] == set()
+
+
+def test_a_builder_handed_to_a_library_function_with_a_strategy_of_its_own_gets_no_second_scope():
+    owners = Project(keras_import=True, strategy_owners=frozenset({"train_lib.compile_and_fit"}))
+    assert port(BUILDER_HANDED_OVER, Config(), project=owners).source == BUILDER_HANDED_OVER
+    assert "    with strategy.scope():\n        history = compile_and_fit(build, dataset)\n" in port(
+        BUILDER_HANDED_OVER, Config(), project=Project(keras_import=True)).source
+
