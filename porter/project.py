@@ -47,6 +47,10 @@ class Project:
     # ported) an IPU strategy and enter its scope: a model built in them, from a builder the file
     # hands them, is in that scope already, with the IPU configured by them.
     strategy_owners: FrozenSet[str] = frozenset()
+    # ``("train", (False, True), frozenset({("val_ds", True)}))``: per call that a file of the
+    # project importing the file makes of one of its functions, whether each argument (by position,
+    # then by keyword) is a dataset batched whole (``rules/keras/_analysis/project_batches.py``).
+    batched_calls: FrozenSet[Tuple[str, Tuple[bool, ...], FrozenSet[Tuple[str, bool]]]] = frozenset()
 
 
 ALONE = Project()

@@ -13,6 +13,7 @@ from porter.files import Source, read
 from porter.api import imported_neighbours, projects, with_callers
 from porter.engine import port
 from porter.project import ALONE, Project
+from porter.rules.keras._analysis.project_batches import whole_batch_makers
 from porter.rules.keras._analysis.project_trainers import trained_parameters
 from porter.rules.keras.strategy_scope import project_names, strategy_factories
 
@@ -446,3 +447,53 @@ def test_a_builder_handed_to_a_library_function_with_a_strategy_of_its_own_gets_
     assert "    with strategy.scope():\n        history = compile_and_fit(build, dataset)\n" in port(
         BUILDER_HANDED_OVER, Config(), project=Project(keras_import=True)).source
 
+
+DATASET_TRAINER = """\
+import tensorflow as tf
+
+
+def train(model, train_ds, val_ds, epochs=2):
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(train_ds, validation_data=val_ds, epochs=epochs)
+"""
+
+WHOLE_BATCHES_CALLER = """\
+import tensorflow as tf
+
+from data import load
+from trainer import train
+
+
+def batches(x, y):
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True).prefetch(2)
+
+
+def main(model, x, y):
+    train_ds = load("train")
+    train(model, train_ds, val_ds=batches(x, y))
+"""
+
+
+def test_a_library_learns_which_datasets_its_callers_give_in_whole_batches():
+    makers = whole_batch_makers("import tensorflow as tf\n\n\ndef load(split):\n    ds = tf.data.Dataset.range(64)\n"
+                                "    return ds.batch(32, drop_remainder=True)\n\n\ndef raw():\n"
+                                "    return tf.data.Dataset.range(64).batch(32)\n", Config())
+    assert makers == {"load"}
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config())},
+                           {"data.load"})
+    assert project.batched_calls == {("train", (False, True), frozenset({("val_ds", True)}))}
+    assert [finding.code for finding in port(DATASET_TRAINER, Config(), project=project).findings
+            if finding.code == "IPU105"] == []
+
+
+def test_a_dataset_parameter_stays_reported_when_a_caller_gives_one_of_unknown_batches():
+    unknown = WHOLE_BATCHES_CALLER.replace('val_ds=batches(x, y)', 'val_ds=make_val()')
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config()),
+                                                      "proj/other.py": (unknown, Config())}, {"data.load"})
+    reported = [finding.message.split(":")[0] for finding in port(DATASET_TRAINER, Config(), project=project).findings
+                if finding.code == "IPU105"]
+    assert reported == ["`fit` gets `val_ds` from the parameter `val_ds` of `train`"]
+    # `data.load` not known to batch whole: its dataset is of unknown batches too.
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config())})
+    assert len([finding for finding in port(DATASET_TRAINER, Config(), project=project).findings
+                if finding.code == "IPU105"]) == 1
