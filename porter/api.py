@@ -28,7 +28,7 @@ uses a framework, so a program that ports no ML code does not pay for them.
 from __future__ import annotations
 
 import os
-from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from porter.config import Config
 from porter.detect import imported_modules, uses_framework
@@ -36,9 +36,9 @@ from porter.files import FileError, Source, encode, read, walk_all, write_atomic
 from porter.outcome import FileOutcome
 from porter.project import ALONE, Project
 
-__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "copy_tree", "imported_neighbours", "importing_neighbours",
-           "library_callers", "needs_port", "out_tree", "port_all", "port_file", "port_text", "program_of", "projects",
-           "save", "with_callers"]
+__all__ = ["FileOutcome", "Job", "OutDirError", "OutTree", "batch_makers", "copy_tree", "imported_neighbours",
+           "importing_neighbours", "library_callers", "needs_port", "out_tree", "port_all", "port_file", "port_text",
+           "program_of", "projects", "save", "with_callers"]
 
 # One file to port: (path, text, config), and optionally what the files of its project ported with
 # it tell about it (``port_text``'s ``project``).
@@ -88,7 +88,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
     imports = {path: imported_modules(program_of(path, source.text)) for path, source in sources.items()
                if path.endswith((".py", ".ipynb"))}
     keras = _keras_modules(sources)
-    factories, configuring, overriding = _project_names(sources, configs, set().union(*imports.values()), read_only)
+    factories, configuring, overriding, owners = _project_names(sources, configs, set().union(*imports.values()),
+                                                                read_only)
     sequences, generators = _python_data_names(sources, configs, set().union(*imports.values()))
     trainers = _trainer_names(sources, configs, set().union(*imports.values()))
     found = {}
@@ -101,7 +102,8 @@ def projects(sources: Dict[str, Source], configs: Dict[str, Config], read_only: 
                           frozenset(name for name in sequences if name.partition(".")[0] in imported),
                           frozenset(name for name in generators if name.partition(".")[0] in imported),
                           frozenset(name for name in configuring if name.partition(".")[0] in imported),
-                          frozenset(trainer for trainer in trainers if trainer[0].partition(".")[0] in imported))
+                          frozenset(trainer for trainer in trainers if trainer[0].partition(".")[0] in imported),
+                          strategy_owners=frozenset(name for name in owners if name.partition(".")[0] in imported))
         if project != ALONE:
             found[path] = project
     return found
@@ -201,24 +203,40 @@ def importing_neighbours(sources: Dict[str, Source], configs: Dict[str, Config]
     return found, found_configs
 
 
-def with_callers(project: Project, path: str, callers: Dict[str, Tuple[str, Config]]) -> Project:
+def with_callers(project: Project, path: str, callers: Dict[str, Tuple[str, Config]],
+                 makers: AbstractSet[str] = frozenset()) -> Project:
     """``project`` of the library module at ``path``, told which of its functions the scripts that
     import it (``callers``: path -> (Python code as ported, config)) call in the IPU strategy's
-    scope, every time, and which one of them calls outside it."""
+    scope, every time, which one of them calls outside it, and which datasets in whole batches
+    each call gives them (``makers``: the ``module.function`` of the project that return those)."""
     from dataclasses import replace
 
+    from porter.rules.keras._analysis.project_batches import batched_calls
     from porter.rules.keras.keras_audit import calls_in_scope
 
     inside: Set[str] = set()
     outside: Set[Tuple[str, str]] = set()
+    batched: Set[Tuple[str, Tuple[bool, ...], FrozenSet[Tuple[str, bool]]]] = set()
     for caller, (text, config) in sorted(callers.items()):
+        batched |= batched_calls(text, config, _module_name(path), makers)
         for function, scoped in calls_in_scope(text, config, _module_name(path)).items():
             if scoped:
                 inside.add(function)
             else:
                 outside.add((function, caller))
     inside -= {function for function, _ in outside}
-    return replace(project, called_in_scope=frozenset(inside), called_outside=frozenset(outside))
+    return replace(project, called_in_scope=frozenset(inside), called_outside=frozenset(outside),
+                   batched_calls=frozenset(batched))
+
+
+def batch_makers(sources: Dict[str, Source], configs: Dict[str, Config]) -> Set[str]:
+    """``module.function`` for each function of the ``.py`` files of ``sources`` that returns a
+    dataset in whole batches; only files that hold the marker of such batches are parsed."""
+    from porter.rules.keras._analysis.project_batches import MARKER, whole_batch_makers
+
+    return {f"{_module_name(path)}.{name}" for path, source in sorted(sources.items())
+            if path.endswith(".py") and MARKER in source.text
+            for name in whole_batch_makers(source.text, configs[path])}
 
 
 # Text a module must hold to define Python data Keras on the IPU refuses: a Sequence or a generator.
@@ -285,16 +303,18 @@ _OVERRIDE_MARKERS = ("def train_step", "_function(self")
 
 
 def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], imported: Set[str],
-                   read_only: AbstractSet[str]) -> Tuple[Set[str], Set[str], Set[str]]:
+                   read_only: AbstractSet[str]) -> Tuple[Set[str], Set[str], Set[str], Set[str]]:
     """``module.function`` for each function of the ``.py`` files that returns the distribution
     strategy it makes, which the port of that file replaces by an IPU strategy, those of them that
-    configure the IPU system themselves, and ``module.Class``
-    for each Keras model class that overrides ``train_step`` (or a ``make_*_function``). Only
+    configure the IPU system themselves, ``module.Class`` for each Keras model class that overrides
+    ``train_step`` (or a ``make_*_function``), and ``module.function`` for each function that
+    enters the scope of a strategy it makes (``strategy_owners``). Only
     modules that some file imports, that use a framework and that hold a marker of either are
     parsed, once (libcst and the rules are imported then): a file ported alone costs nothing more."""
     factories: Set[str] = set()
     configuring: Set[str] = set()
     overriding: Set[str] = set()
+    owners: Set[str] = set()
     for path, source in sources.items():
         module = _module_name(path)
         makes_strategy = any(marker in source.text for marker in _STRATEGY_MARKERS)
@@ -304,13 +324,14 @@ def _project_names(sources: Dict[str, Source], configs: Dict[str, Config], impor
             continue
         from porter.rules.keras.strategy_scope import project_names
 
-        made, configures, classes = project_names(source.text, configs[path], as_is=path in read_only)
+        made, configures, classes, entering = project_names(source.text, configs[path], as_is=path in read_only)
         if makes_strategy:
             factories.update(f"{module}.{name}" for name in made)
             configuring.update(f"{module}.{name}" for name in configures)
+            owners.update(f"{module}.{name}" for name in entering)
         if overrides:
             overriding.update(f"{module}.{name}" for name in classes)
-    return factories, configuring, overriding
+    return factories, configuring, overriding, owners
 
 
 def _module_name(path: str) -> str:

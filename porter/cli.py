@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 import click
 
 from porter import __version__
-from porter.api import (Job, OutDirError, OutTree, copy_tree, imported_neighbours, importing_neighbours,
+from porter.api import (Job, OutDirError, OutTree, batch_makers, copy_tree, imported_neighbours, importing_neighbours,
                         library_callers, needs_port, out_tree, port_all, port_text, program_of, projects, save,
                         with_callers)
 from porter.config import Config, ConfigError, Projects
@@ -385,6 +385,11 @@ def _port_libraries_last(jobs: List[Job], sources: Dict[str, Source], configs: D
     known = {**sources, **callers}
     libraries = library_callers(known, {job[0] for job in jobs})
     progress = _Progress(len(jobs), run.output_format)
+    makers: Set[str] = set()
+    if libraries:  # (the modules the callers import, read from beside them when not ported: `data.load`)
+        known_configs = {**caller_configs, **configs}
+        modules, module_configs = imported_neighbours(known, known_configs)
+        makers = batch_makers({**modules, **known}, {**module_configs, **known_configs})
     outcomes = {outcome.path: outcome for outcome in _port_all(
         [job for job in jobs if job[0] not in libraries], run, progress)}
     last = []
@@ -394,7 +399,7 @@ def _port_libraries_last(jobs: List[Job], sources: Dict[str, Source], configs: D
             outcome = outcomes.get(caller)
             text_now = outcome.ported if outcome is not None and outcome.error is None else known[caller].text
             texts[caller] = (program_of(caller, text_now), configs.get(caller) or caller_configs[caller])
-        last.append((path, text, config, with_callers(project[0] if project else ALONE, path, texts)))
+        last.append((path, text, config, with_callers(project[0] if project else ALONE, path, texts, makers)))
     outcomes.update((outcome.path, outcome) for outcome in _port_all(last, run, progress))
     progress.close()
     return [outcomes[job[0]] for job in jobs]

@@ -43,6 +43,14 @@ class Project:
     # ``("train", "main.py")``: functions of the file that a file of its project calls outside the
     # IPU strategy's scope (as ported), by that file's path.
     called_outside: FrozenSet[Tuple[str, str]] = frozenset()
+    # ``train_lib.compile_and_fit``: functions of the modules ported with the file that make (as
+    # ported) an IPU strategy and enter its scope: a model built in them, from a builder the file
+    # hands them, is in that scope already, with the IPU configured by them.
+    strategy_owners: FrozenSet[str] = frozenset()
+    # ``("train", (False, True), frozenset({("val_ds", True)}))``: per call that a file of the
+    # project importing the file makes of one of its functions, whether each argument (by position,
+    # then by keyword) is a dataset batched whole (``rules/keras/_analysis/project_batches.py``).
+    batched_calls: FrozenSet[Tuple[str, Tuple[bool, ...], FrozenSet[Tuple[str, bool]]]] = frozenset()
 
 
 ALONE = Project()

@@ -13,8 +13,9 @@ from porter.files import Source, read
 from porter.api import imported_neighbours, projects, with_callers
 from porter.engine import port
 from porter.project import ALONE, Project
+from porter.rules.keras._analysis.project_batches import whole_batch_makers
 from porter.rules.keras._analysis.project_trainers import trained_parameters
-from porter.rules.keras.strategy_scope import strategy_factories
+from porter.rules.keras.strategy_scope import project_names, strategy_factories
 
 TPU_OR_MIRRORED = """\
 import tensorflow as tf
@@ -404,3 +405,95 @@ def run_twice(net, dataset):
 def test_a_function_whose_custom_loop_differentiates_a_model_it_is_given_trains_it():
     assert trained_parameters(CUSTOM_LOOP_LIBRARY, Config()) == [
         ("fit_custom", "model", 0, True), ("run_twice", "net", 0, True)]
+
+
+OWNING_LIBRARY = """\
+import tensorflow as tf
+
+
+def compile_and_fit(build_fn, dataset):
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = build_fn()
+        model.compile(optimizer="sgd", loss="mse")
+    return model.fit(dataset, epochs=2)
+"""
+
+BUILDER_HANDED_OVER = """\
+import tensorflow as tf
+
+from train_lib import compile_and_fit
+
+
+def build():
+    return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+def main(dataset):
+    history = compile_and_fit(build, dataset)
+    print(history.history["loss"])
+"""
+
+
+def test_a_library_function_that_enters_a_strategy_it_makes_owns_it():
+    # Read as it is (not ported with its callers), its MirroredStrategy stays: it owns no IPU strategy.
+    assert project_names(OWNING_LIBRARY, Config())[3] == {"compile_and_fit"}
+    assert project_names(OWNING_LIBRARY, Config(), as_is=True)[3] == set()
+
+
+def test_a_builder_handed_to_a_library_function_with_a_strategy_of_its_own_gets_no_second_scope():
+    owners = Project(keras_import=True, strategy_owners=frozenset({"train_lib.compile_and_fit"}))
+    assert port(BUILDER_HANDED_OVER, Config(), project=owners).source == BUILDER_HANDED_OVER
+    assert "    with strategy.scope():\n        history = compile_and_fit(build, dataset)\n" in port(
+        BUILDER_HANDED_OVER, Config(), project=Project(keras_import=True)).source
+
+
+DATASET_TRAINER = """\
+import tensorflow as tf
+
+
+def train(model, train_ds, val_ds, epochs=2):
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(train_ds, validation_data=val_ds, epochs=epochs)
+"""
+
+WHOLE_BATCHES_CALLER = """\
+import tensorflow as tf
+
+from data import load
+from trainer import train
+
+
+def batches(x, y):
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True).prefetch(2)
+
+
+def main(model, x, y):
+    train_ds = load("train")
+    train(model, train_ds, val_ds=batches(x, y))
+"""
+
+
+def test_a_library_learns_which_datasets_its_callers_give_in_whole_batches():
+    makers = whole_batch_makers("import tensorflow as tf\n\n\ndef load(split):\n    ds = tf.data.Dataset.range(64)\n"
+                                "    return ds.batch(32, drop_remainder=True)\n\n\ndef raw():\n"
+                                "    return tf.data.Dataset.range(64).batch(32)\n", Config())
+    assert makers == {"load"}
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config())},
+                           {"data.load"})
+    assert project.batched_calls == {("train", (False, True), frozenset({("val_ds", True)}))}
+    assert [finding.code for finding in port(DATASET_TRAINER, Config(), project=project).findings
+            if finding.code == "IPU105"] == []
+
+
+def test_a_dataset_parameter_stays_reported_when_a_caller_gives_one_of_unknown_batches():
+    unknown = WHOLE_BATCHES_CALLER.replace('val_ds=batches(x, y)', 'val_ds=make_val()')
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config()),
+                                                      "proj/other.py": (unknown, Config())}, {"data.load"})
+    reported = [finding.message.split(":")[0] for finding in port(DATASET_TRAINER, Config(), project=project).findings
+                if finding.code == "IPU105"]
+    assert reported == ["`fit` gets `val_ds` from the parameter `val_ds` of `train`"]
+    # `data.load` not known to batch whole: its dataset is of unknown batches too.
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config())})
+    assert len([finding for finding in port(DATASET_TRAINER, Config(), project=project).findings
+                if finding.code == "IPU105"]) == 1

@@ -417,6 +417,35 @@ def test_a_library_module_whose_callers_run_it_in_the_ipu_scope_is_complete(tmp_
     assert _audit_lines(cli(["repo/trainer.py"], cwd=tmp_path), "repo/trainer.py") == []
 
 
+DATA_MODULE = """\
+import tensorflow as tf
+
+
+def load(points, batch_size=8):
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1]))
+    return dataset.batch(batch_size, drop_remainder=True)
+"""
+
+
+def _batch_lines(result, path):
+    return [line for line in result.stdout.splitlines() if line.startswith(path) and " IPU105 " in line]
+
+
+def test_a_library_given_whole_batches_by_every_caller_is_not_told_to_batch_them(tmp_path):
+    write(tmp_path / "repo", "trainer.py", LIBRARY_TRAINER)
+    write(tmp_path / "repo", "data.py", DATA_MODULE)
+    write(tmp_path / "repo", "train.py", LIBRARY_SCRIPT.replace("import trainer\n", "import trainer\nfrom data import load\n")
+          .replace("tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8, drop_remainder=True)",
+                   "load(points)"))
+    assert _batch_lines(cli(["repo"], cwd=tmp_path), "repo/trainer.py") == []
+    assert _batch_lines(cli(["repo/trainer.py"], cwd=tmp_path), "repo/trainer.py") == []  # data.py read beside
+    # A second script gives a dataset of its own, batched where the porter cannot see: reported.
+    write(tmp_path / "repo", "tune.py", "import trainer\n\n\ndef tune(model, dataset):\n"
+          "    trainer.train(model, dataset, epochs=1)\n")
+    assert [line.split(": the porter")[0] for line in _batch_lines(cli(["repo"], cwd=tmp_path), "repo/trainer.py")] == [
+        "repo/trainer.py:6:22: IPU105 `fit` gets `dataset` from the parameter `dataset` of `train`"]
+
+
 def test_a_library_module_with_no_caller_in_sight_says_what_its_callers_must_do(tmp_path):
     write(tmp_path / "repo", "trainer.py", LIBRARY_TRAINER)
     alone = cli(["repo/trainer.py"], cwd=tmp_path)

@@ -6,9 +6,9 @@ from porter.context import bound_names, code_of, walk
 from porter.cstutil import (alternatives, append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_method_returns, called_returns, loads, local_calls, local_function,
-                           module_globals, owner, owner_body, parameter_names, returns_of, ruled_out_by_call,
-                           values_of)
+from porter.scopes import (assignments, called_method_returns, called_returns, is_module_function, loads, local_calls,
+                           local_function, module_globals, owner, owner_body, parameter_names, returns_of,
+                           ruled_out_by_call, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
@@ -16,6 +16,7 @@ from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_
                                                single_sample, training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
 from porter.rules.keras._analysis.predict_datasets import padded_predictions, unpadded_reasons
+from porter.rules.keras._analysis.project_batches import given_whole_by_callers
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
 from porter.rules.keras._analysis.model_plan import model_plan
@@ -3676,6 +3677,7 @@ class DropRemainder(Rule):
             parameter = parameter_input(ctx, value, entry.owner)
             if parameter is None or self._given_whole_batches(ctx, entry.owner, parameter, rebatched,
                                                               predicts=entry.method == "predict") \
+                    or _given_whole_by_project(ctx, entry.owner, parameter) \
                     or python_data_kind(ctx, value) is not None or _method_returns_batches(ctx, value) \
                     or entry.method == "predict" and single_sample(ctx, value, entry.owner):
                 continue  # whole batches; a generator the callers give (IPU151); one sample each call (IPU107)
@@ -4426,6 +4428,18 @@ def _returned_to_training(ctx, made: cst.Call) -> bool:
         return False
     return any(is_name(call.func, function.name.value) and (feeds_training(ctx, call) or feeds_training(
         ctx, call, predict=True)) for call in ctx.nodes(cst.Call))
+
+
+def _given_whole_by_project(ctx, function: cst.FunctionDef, parameter: str) -> bool:
+    """Whether ``function``, a module function the file never calls itself, is given for
+    ``parameter`` a dataset batched whole by every call the other files of its project make of it
+    (``def train(model, train_ds): model.fit(train_ds)`` in a library, ``train(model,
+    load("train"))`` in each script, ``load`` batching with ``drop_remainder=True``)."""
+    if not is_module_function(ctx, function) or local_calls(ctx, function):
+        return False
+    names = [param.name.value for param in function.params.params]
+    return parameter in names and given_whole_by_callers(ctx.project.batched_calls, function.name.value,
+                                                         parameter, names.index(parameter))
 
 
 def _method_returns_batches(ctx, value: cst.BaseExpression) -> bool:

@@ -933,6 +933,49 @@ class StrategyScope(Rule):
         "into the block, and into a block of the same strategy in each later notebook cell that runs it."
     )
     examples = (
+        # A helper that makes and enters its own strategy, given the builder: it keeps that scope,
+        # the IPU strategy's once ported, and its caller gets none of its own around the call.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def compile_and_fit(build_fn, dataset):
+                strategy = tf.distribute.MirroredStrategy()
+                with strategy.scope():
+                    model = build_fn()
+                    model.compile(optimizer="adam", loss="mse")
+                return model.fit(dataset, epochs=2)
+
+
+            def build_model():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def main(dataset):
+                compile_and_fit(build_model, dataset)
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def compile_and_fit(build_fn, dataset):
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    model = build_fn()
+                    model.compile(optimizer="adam", loss="mse")
+                    return model.fit(dataset, epochs=2)
+
+
+            def build_model():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def main(dataset):
+                compile_and_fit(build_model, dataset)
+            """,
+        ),
         # A hand port that builds the model in its IPU strategy's scope and trains it after the
         # block: the training and the evaluation go in.
         Example(
@@ -6147,21 +6190,26 @@ RULE = StrategyScope()
 # (``porter.api.projects``).
 
 
-def project_names(text: str, config: Config, as_is: bool = False) -> Tuple[Set[str], Set[str], Set[str]]:
+def project_names(text: str, config: Config, as_is: bool = False
+                  ) -> Tuple[Set[str], Set[str], Set[str], Set[str]]:
     """What a file of the project that imports the module learns from it, read from one parse:
     its strategy factories (``strategy_factories``), those of them that configure the IPU system
-    themselves (``_configuring``) and its overriding classes (``_overriding_in``). Empty when
-    ``text`` does not parse or is not Keras code. ``as_is``: the module is not ported with the
-    file, so only the functions that return an IPU strategy already are factories."""
+    themselves (``_configuring``), its overriding classes (``_overriding_in``) and the functions
+    that enter a strategy they make (``_strategy_owners``). Empty when ``text`` does not parse or
+    is not Keras code. ``as_is``: the module is not ported with the file, so only the functions
+    that return (or enter) an IPU strategy already count."""
     try:
         module = parse(text)
     except ParseError:
-        return set(), set(), set()
+        return set(), set(), set(), set()
     ctx = FileContext(module, config)
     if KERAS not in ctx.frameworks:
-        return set(), set(), set()
-    factories = _factories_in(ctx, text, as_is)
-    return factories, _configuring(ctx, factories), _overriding_in(ctx)
+        return set(), set(), set(), set()
+    made = _made_ipu_strategies(ctx, text, as_is)
+    factories = {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(
+        ctx, function) and returns_of(function) and all(
+            gives_strategy(function, node.value, made) for node in returns_of(function))}
+    return factories, _configuring(ctx, factories), _overriding_in(ctx), _strategy_owners(ctx, made)
 
 
 def strategy_factories(text: str, config: Config) -> Set[str]:
@@ -6173,10 +6221,10 @@ def strategy_factories(text: str, config: Config) -> Set[str]:
     return project_names(text, config)[0]
 
 
-def _factories_in(ctx: FileContext, text: str, as_is: bool = False) -> Set[str]:
-    """``strategy_factories`` of the module ``ctx`` reads (its ``text``); with ``as_is``, those that
-    return an IPU strategy already. Its suppressions are applied first: the plan it reads is made
-    with them."""
+def _made_ipu_strategies(ctx: FileContext, text: str, as_is: bool = False) -> Set[int]:
+    """The ids of the calls of the module ``ctx`` reads (its ``text``) that make an IPU strategy once
+    ported: the strategies its port replaces and its IPU strategies; with ``as_is``, only the
+    latter. Its suppressions are applied first: the plan it reads is made with them."""
     if not is_selected(StrategyScope.code, ctx.config.select, ctx.config.ignore):
         return set()
     if MARKER in text:
@@ -6186,8 +6234,24 @@ def _factories_in(ctx: FileContext, text: str, as_is: bool = False) -> Set[str]:
     made = set() if plan.has_ipu_strategy or as_is else {  # an existing IPU strategy: the port replaces none
         id(call) for call in plan.replaced_strategies if ctx.allowed(call)}
     made.update(id(call) for call in ctx.nodes(cst.Call) if ctx.qualified_name(call.func) in IPU_STRATEGIES)
-    return {function.name.value for function in ctx.nodes(cst.FunctionDef) if is_module_function(ctx, function)
-            and returns_of(function) and all(gives_strategy(function, node.value, made) for node in returns_of(function))}
+    return made
+
+
+def _strategy_owners(ctx: FileContext, made: Set[int]) -> Set[str]:
+    """The module's functions that make an IPU strategy (as ported: ids ``made``) and enter its
+    scope (``def compile_and_fit(build_fn, x, y): strategy = tf.distribute.MirroredStrategy();
+    with strategy.scope(): model = build_fn() ...``): the model they build from a builder they
+    are given is made in that scope, with the IPU configured there, so a caller's port puts no
+    scope of its own around the call, which would nest a second strategy."""
+    found = set()
+    for function in ctx.nodes(cst.FunctionDef):
+        nodes = list(walk(function)) if is_module_function(ctx, function) else []
+        if any(id(node) in made for node in nodes) and any(
+                isinstance(node, cst.WithItem) and isinstance(node.item, cst.Call)
+                and isinstance(node.item.func, cst.Attribute) and node.item.func.attr.value == "scope"
+                for node in nodes):
+            found.add(function.name.value)
+    return found
 
 
 def _configuring(ctx: FileContext, factories: Set[str]) -> Set[str]:

@@ -1831,11 +1831,28 @@ class _Analysis:
 
     def _cover_handovers(self, regions: Dict[int, Optional[Region]]) -> None:
         """``tuner = kt.Hyperband(build_model, ...)``: a builder handed to a call that builds models
-        with it. The builder runs where that object trains them: the statement goes in the scope."""
+        with it. The builder runs where that object trains them: the statement goes in the scope.
+        A function (of the file or of its project) that makes and enters a strategy of its own
+        builds the model in that scope, whose port is the IPU strategy's: a scope around its call
+        would nest a second strategy."""
         for calls in self._builder_handovers().values():
             for call in calls:
-                if not (isinstance(call.func, cst.Name) and self._has_strategy(call.func.value)):
+                if not (isinstance(call.func, cst.Name) and self._has_strategy(call.func.value)
+                        or self._enters_own_strategy(call)):
                     self._take_in_call(regions, call)  # (a class with a strategy of its own uses it)
+
+    def _enters_own_strategy(self, call: cst.Call) -> bool:
+        """Whether ``call`` calls a function of the file that makes a strategy and enters its scope
+        (``def compile_and_fit(build_fn, ...): strategy = MirroredStrategy(); with
+        strategy.scope(): ...``), or such a function of a module of the project."""
+        if self.ctx.project_function(call.func) in self.ctx.project.strategy_owners:
+            return True
+        if not isinstance(call.func, cst.Name) or call.func.value not in self._functions:
+            return False
+        function = self._functions[call.func.value]
+        made = {id(node) for node in self.plan_.replaced_strategies}
+        return any(id(node) in made for node in walk(function)) and any(
+            self.ctx.enclosing_function(node) is function for node in self.plan_.transparent)
 
     def _has_strategy(self, class_name: str) -> bool:
         """Whether the class ``class_name`` makes, or is given, the program's strategy and uses it."""
