@@ -448,6 +448,21 @@ def test_a_builder_handed_to_a_library_function_with_a_strategy_of_its_own_gets_
         BUILDER_HANDED_OVER, Config(), project=Project(keras_import=True)).source
 
 
+def test_the_model_a_strategy_owning_function_returns_is_run_only_in_its_scope():
+    # `summary()` does not run the model; `evaluate` outside the scope it was built in would, on the CPU.
+    owners = Project(keras_import=True, strategy_owners=frozenset({"train_lib.compile_and_fit"}))
+    returned = BUILDER_HANDED_OVER.replace("    history = compile_and_fit(build, dataset)\n",
+                                           "    model, history = compile_and_fit(build, dataset)\n    model.summary()\n")
+    assert port(returned, Config(), project=owners).findings == ()
+    evaluated = returned + "    model.evaluate(dataset, steps=4)\n"
+    result = port(evaluated, Config(), project=owners)
+    assert result.source == evaluated
+    assert [(finding.code, finding.line, finding.message.split(": ")[-1]) for finding in result.findings
+            if finding.code == "IPU190"] == [
+        ("IPU190", 14, "run this call in that scope (in `compile_and_fit`, or return its strategy with the model "
+                       "and call `with strategy.scope():` here)")]
+
+
 DATASET_TRAINER = """\
 import tensorflow as tf
 

@@ -1006,6 +1006,12 @@ class _Coverage:
 
     def missing(self, call: cst.Call) -> Optional[str]:
         what = _describe(self.ctx, call)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        maker = self.plan.own_scope_models.get(receiver.value) if isinstance(receiver, cst.Name) else None
+        if maker is not None and self._outside(call, _DEPTH, set()) is not None:
+            return (f"{what} runs outside the IPU strategy's scope (on the CPU): the port is not complete; the model "
+                    f"is built in the IPU strategy that `{maker}()` makes and enters: run this call in that scope "
+                    f"(in `{maker}`, or return its strategy with the model and call `with strategy.scope():` here)")
         if not self.configured:
             outside = self._outside(call, _DEPTH, set())
             if outside is None:  # only through functions its project's files call in their IPU scope

@@ -198,6 +198,10 @@ class Plan:
     # that builds and trains models with a builder of the file (a tuner): what runs them is model code.
     model_like: Set[str] = field(default_factory=set)
     holders: Set[str] = field(default_factory=set)
+    # Names bound to what a function that makes and enters a strategy of its own returns, by the
+    # function's name (``model`` of ``model, history = compile_and_fit(build_model, x, y)``): a model
+    # built in that function's IPU strategy, which only that scope may run.
+    own_scope_models: Dict[str, str] = field(default_factory=dict)
     # Lists and dicts whose items are models (``models[0].evaluate(...)`` runs one).
     model_collections: Set[str] = field(default_factory=set)
     # Assignments, in a block around a function's model code, of a network that code builds its
@@ -1568,8 +1572,8 @@ class _Analysis:
             return True  # `generator, critic = make_generator(), make_critic()`
         if self._makes_models(assign.value):
             return True  # an ensemble: `members = [keras.models.load_model(path) for path in paths]`
-        if not isinstance(assign.value, cst.Call):
-            return False
+        if not isinstance(assign.value, cst.Call) or self._enters_own_strategy(assign.value):
+            return False  # (a model made in a strategy of its own is run in that scope, not in a new one)
         owner = self.ctx.enclosing_function(assign)
         # What the function compiles, trains with Keras' arguments or hands to a trainer, and what a
         # custom training step trains: a model built by code the file cannot see.
@@ -2428,10 +2432,21 @@ class _Analysis:
         models.items()``)."""
         plan = self.plan_
         names = set(plan.model_names | plan.compiled_names)
-        holders = {name for calls in self._builder_handovers().values() for call in calls
-                   if isinstance(self.ctx.parent(call), cst.Assign) and not (
-                       isinstance(call.func, cst.Name) and self._has_strategy(call.func.value))
-                   for target in self.ctx.parent(call).targets for name in bound_names(target.target)}
+        holders: Set[str] = set()
+        for calls in self._builder_handovers().values():
+            for call in calls:
+                if not isinstance(self.ctx.parent(call), cst.Assign) or (
+                        isinstance(call.func, cst.Name) and self._has_strategy(call.func.value)):
+                    continue
+                # What a function entering a strategy of its own returns is the model it built
+                # there (``model, history = compile_and_fit(build_model, x, y)``), not an object
+                # that builds and trains models: only running it counts.
+                bound = [name for target in self.ctx.parent(call).targets for name in bound_names(target.target)]
+                if self._enters_own_strategy(call):
+                    names.update(bound)
+                    plan.own_scope_models.update((name, self.ctx.module.code_for_node(call.func)) for name in bound)
+                else:
+                    holders.update(bound)
         collections: Set[str] = set()
         # What a model assignment assigns: a call the file cannot see make a model, whose result is trained.
         assigned_models = {id(assign.value) for assign in plan.model_assignments}
