@@ -512,7 +512,7 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
                 step.eval_runs.append(run)
         elif not _is_eval_method(ctx, name):
             step.trained.add(name.value)
-            if not _in_training_fetches(ctx, name, step):
+            if not _in_training_fetches(ctx, name, step) and not _summary_run_with_training(ctx, name, step, later):
                 step.other_uses.append(name)
             continue
         if name.value in step.ops:
@@ -521,6 +521,31 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
         step.eval_names[id(name)] = name.value
         if name.value not in step.eval_outputs:
             step.eval_outputs.append(name.value)
+
+
+def _summary_run_with_training(ctx: FileContext, name: cst.Name, step: Step, later: List[cst.Name]) -> bool:
+    """``tf.summary.scalar("loss", loss)`` on an output, where every run that fetches the summary (by
+    its own name or through ``merge_all()``/``merge([...])``) also fetches the training op: it runs
+    on the host on the step's outputs and trains no more than the run does."""
+    statement = next((ancestor for ancestor in ctx.ancestors(name) if isinstance(ancestor, cst.BaseStatement)), None)
+    summary = next((ancestor for ancestor in ctx.ancestors(name) if isinstance(ancestor, cst.Call)
+                    and (tf_call_name(ctx, ancestor) or "").startswith("summary.")), None)
+    if summary is None or statement is None:
+        return False
+    carriers = set(names_bound(statement))
+    for merge in (node for node in ctx.nodes(cst.Call) if tf_call_name(ctx, node) in ("summary.merge_all",
+                                                                                   "summary.merge")):
+        if tf_call_name(ctx, merge) == "summary.merge" and not names_used(merge) & carriers:
+            continue
+        holder = next((ancestor for ancestor in ctx.ancestors(merge) if isinstance(ancestor, cst.BaseStatement)))
+        carriers |= names_bound(holder)
+    for node in later:
+        if node.value not in carriers or isinstance(ctx.parent(node), cst.AssignTarget):
+            continue
+        run = _run_fetches(ctx, node)
+        if run is None or not names_used(run.args[0].value) & set(step.ops):
+            return False
+    return True
 
 
 def evaluation_runs(ctx: FileContext, node: cst.CSTNode, tensors: List[str], ops: List[str]) -> List[cst.Call]:
