@@ -8,8 +8,8 @@ from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, IPU_DEVICE, find_calls, ipu_bound_scopes, names_used,
                                               note_compiled, session_calls, tf_module)
 from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, builds_training, compiled_lines,
-                                             forward_slice, private_variables, reads_scope_names, step_owners,
-                                             training_part, variables_by_name)
+                                             forward_slice, host_graph_after, private_variables, reads_scope_names,
+                                             step_owners, training_part, variables_by_name)
 
 
 class CompileStep(Rule):
@@ -38,7 +38,9 @@ class CompileStep(Rule):
         "(`loss, train_op = training_loop_body(x, y)`) is compiled as it is. When a statement prevents any "
         "of this (a summary in the graph, a tensor built above the placeholders, a variable the second build "
         "would make anew), the porter says which one and what to do. Summaries of the outputs stay on the host, "
-        "and need nothing more when every run that fetches them fetches the training op too."
+        "and need nothing more when every run that fetches them fetches the training op too. A second graph "
+        "built after the step on other graph inputs (a test model on a test iterator) is not part of the "
+        "compiled step: the porter reports it, since the session would run it on the CPU."
     )
     examples = (
         Example(
@@ -176,6 +178,68 @@ class CompileStep(Rule):
             """,
         ),
         Example(
+            # a test model built again on the test iterator is reported: the session would run it on the CPU
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x, y = train_iterator.get_next()
+            test_x, test_y = test_iterator.get_next()
+            loss = tf.losses.mean_squared_error(y, model(x))
+            train_op = tf.train.AdamOptimizer().minimize(loss)
+            test_loss = tf.losses.mean_squared_error(test_y, model(test_x, reuse=True))
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op)
+                print(sess.run(test_loss))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x, y = train_iterator.get_next()
+            test_x, test_y = test_iterator.get_next()
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                def model_fn(y, x):
+                    loss = tf.losses.mean_squared_error(y, model(x))
+                    train_op = tf.train.AdamOptimizer().minimize(loss)
+                    return train_op
+
+                train_op = ipu.ipu_compiler.compile(model_fn, inputs=[y, x])
+            test_loss = tf.losses.mean_squared_error(test_y, model(test_x, reuse=True))
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op)
+                print(sess.run(test_loss))
+            """,
+        ),
+        Example(
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            w = tf.get_variable("w", [4, 1])
+            loss = tf.reduce_sum(tf.matmul(x, w))
+            tf.summary.scalar("loss", loss)
+            train_op = tf.train.AdamOptimizer().minimize(loss)
+            with tf.Session() as sess:
+                sess.run(train_op, {x: batch})
+            """,
+        ),
+        Example(
             # a summary of the loss fetched with the training op reads the compiled output on the host
             """\
             import tensorflow.compat.v1 as tf
@@ -298,6 +362,7 @@ class CompileStep(Rule):
                    fixed=True)
         note_compiled(ctx, "statements", step.moved, function)
         self._report_other_uses(ctx, step)
+        self._report_host_graph(ctx, step)
 
     def _evaluation(self, ctx, step: Step, function: str):
         """(name, inputs, outputs, {output: evaluation name}) of the forward-only compile, or None."""
@@ -431,6 +496,19 @@ class CompileStep(Rule):
                        f"is built on it or fetched through it here runs that step (and trains): build this with "
                        f"the graph, before the session, and fetch it directly with `sess.run`, so that the "
                        f"port compiles its evaluation apart", fixed=False)
+
+    def _report_host_graph(self, ctx, step: Step) -> None:
+        """A second graph built on other graph inputs (a test model on a test iterator) is not part of
+        the compiled step: the session would run it on the CPU while the step runs on the IPU."""
+        statements, names, graph_input = host_graph_after(ctx, step)
+        if not statements:
+            return
+        built = ", ".join(f"`{name}`" for name in names)
+        ctx.report(self.code, statements[0], f"the graph built here on `{graph_input}`, up to {built}, is not "
+                   f"part of the compiled training step, so the session computes it on the CPU: build it in a "
+                   f"function of its own (sharing the step's variables by name, under `reuse=True`), compile that "
+                   f"with `ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")` and fetch what it "
+                   f"returns", fixed=False)
 
 
 def _originals(ctx, block, statements):

@@ -9,7 +9,7 @@ tree; a ``Step`` or a ``Blocked`` (the statement that prevents the move, and why
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -469,6 +469,37 @@ def _unpacked_kind(ctx: FileContext, statement: cst.BaseStatement, small: cst.As
     if values is None or len(values) != len(names) or name not in names:
         return None
     return "op" if is_operation(ctx, values[names.index(name)], function) else "tensor"
+
+
+def host_graph_after(ctx: FileContext, step: Step) -> Tuple[List[cst.BaseStatement], List[str], str]:
+    """The graph built after the training step (before the session) on graph inputs alone, such as
+    a test model on a test iterator: left where it is, the session runs it on the CPU. Returns its
+    statements, the names the code after them reads, and the first graph input it reads."""
+    body = _owner_body(step.owner)
+    inputs = inputs_of(ctx, step.owner)
+    made_by_step: Set[str] = set()
+    for statement in step.statements:
+        made_by_step |= names_bound(statement)
+    found: List[cst.BaseStatement] = []
+    built: Set[str] = set()
+    first_input = ""
+    for statement in body[body.index(step.statements[-1]) + 1:_session_index(ctx, body)]:
+        used = names_used(statement)
+        read = sorted(used & inputs)
+        if not _is_graph_statement(ctx, statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)) \
+                or _plain_python(ctx, statement, set()) or _is_host_statement(ctx, statement) \
+                or makes_inputs(ctx, statement) is not None or _not_compiled(ctx, statement) is not None:
+            continue
+        if used & made_by_step or not (read or used & built):
+            continue  # built on the step's outputs: IPU208 reports those uses
+        first_input = first_input or (read[0] if read else "")
+        found.append(statement)
+        built |= names_bound(statement)
+    if not found:
+        return [], [], ""
+    read_later = {node.value for node in used_after(ctx, step.owner, [found[-1]])}
+    later = [name for statement in found for name in sorted(names_bound(statement)) if name in read_later]
+    return (found, later, first_input) if later else ([], [], "")
 
 
 # ------------------------------------------------------------------ how the session uses the outputs
