@@ -500,15 +500,9 @@ class CompileStep(Rule):
     def _report_host_graph(self, ctx, step: Step) -> None:
         """A second graph built on other graph inputs (a test model on a test iterator) is not part of
         the compiled step: the session would run it on the CPU while the step runs on the IPU."""
-        statements, names, graph_input = host_graph_after(ctx, step)
-        if not statements:
-            return
-        built = ", ".join(f"`{name}`" for name in names)
-        ctx.report(self.code, statements[0], f"the graph built here on `{graph_input}`, up to {built}, is not "
-                   f"part of the compiled training step, so the session computes it on the CPU: build it in a "
-                   f"function of its own (sharing the step's variables by name, under `reuse=True`), compile that "
-                   f"with `ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")` and fetch what it "
-                   f"returns", fixed=False)
+        found = host_graph_after(ctx, step.owner, step.statements)
+        if found is not None:
+            ctx.report(self.code, found[0], found[1], fixed=False)
 
 
 def _originals(ctx, block, statements):

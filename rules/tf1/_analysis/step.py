@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, dotted_name, walk
-from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation,
+from porter.rules.tf1._analysis.graph import (IPU_DEVICE, cpu_bound_kind, graph_inputs, is_operation,
                                               names_bound, names_used, returned_values, session_calls,
                                               tf_call_name)
 from porter.scopes import local_function
@@ -471,19 +471,22 @@ def _unpacked_kind(ctx: FileContext, statement: cst.BaseStatement, small: cst.As
     return "op" if is_operation(ctx, values[names.index(name)], function) else "tensor"
 
 
-def host_graph_after(ctx: FileContext, step: Step) -> Tuple[List[cst.BaseStatement], List[str], str]:
-    """The graph built after the training step (before the session) on graph inputs alone, such as
-    a test model on a test iterator: left where it is, the session runs it on the CPU. Returns its
-    statements, the names the code after them reads, and the first graph input it reads."""
-    body = _owner_body(step.owner)
-    inputs = inputs_of(ctx, step.owner)
+def host_graph_after(ctx: FileContext, owner: cst.CSTNode,
+                     block: List[cst.BaseStatement]) -> Optional[Tuple[cst.BaseStatement, str]]:
+    """The graph built after the compiled ``block`` (statements of ``owner``), before the session, on
+    graph inputs alone, such as a test model on a test iterator: left where it is, the session runs
+    it on the CPU. Returns its first statement and what to say there; None if there is none."""
+    body = _owner_body(owner)
+    if block[-1] not in body:
+        return None
+    inputs = inputs_of(ctx, owner)
     made_by_step: Set[str] = set()
-    for statement in step.statements:
+    for statement in block:
         made_by_step |= names_bound(statement)
     found: List[cst.BaseStatement] = []
     built: Set[str] = set()
     first_input = ""
-    for statement in body[body.index(step.statements[-1]) + 1:_session_index(ctx, body)]:
+    for statement in body[body.index(block[-1]) + 1:_session_index(ctx, body)]:
         used = names_used(statement)
         read = sorted(used & inputs)
         if not _is_graph_statement(ctx, statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)) \
@@ -491,15 +494,21 @@ def host_graph_after(ctx: FileContext, step: Step) -> Tuple[List[cst.BaseStateme
                 or makes_inputs(ctx, statement) is not None or _not_compiled(ctx, statement) is not None:
             continue
         if used & made_by_step or not (read or used & built):
-            continue  # built on the step's outputs: IPU208 reports those uses
+            continue  # built on the step's outputs: the rules report those uses
         first_input = first_input or (read[0] if read else "")
         found.append(statement)
         built |= names_bound(statement)
     if not found:
-        return [], [], ""
-    read_later = {node.value for node in used_after(ctx, step.owner, [found[-1]])}
-    later = [name for statement in found for name in sorted(names_bound(statement)) if name in read_later]
-    return (found, later, first_input) if later else ([], [], "")
+        return None
+    read_later = {node.value for node in used_after(ctx, owner, [found[-1]])}
+    later = [f"`{name}`" for statement in found for name in sorted(names_bound(statement)) if name in read_later]
+    if not later:
+        return None
+    return found[0], (f"the graph built here on `{first_input}`, up to {', '.join(later)}, is not part of the "
+                      f"compiled training step, so the session computes it on the CPU: build it in a function of "
+                      f"its own (sharing the step's variables by name, under `reuse=True`), compile that with "
+                      f"`ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")` and fetch what it "
+                      f"returns")
 
 
 # ------------------------------------------------------------------ how the session uses the outputs
