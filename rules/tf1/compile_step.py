@@ -8,8 +8,8 @@ from porter.scopes import fresh_name
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, IPU_DEVICE, find_calls, ipu_bound_scopes, names_used,
                                               note_compiled, session_calls, tf_module)
 from porter.rules.tf1._analysis.step import (Blocked, Step, analyse_step, builds_training, compiled_lines,
-                                             forward_slice, private_variables, reads_scope_names, step_owners,
-                                             training_part, variables_by_name)
+                                             forward_slice, host_graph_after, private_variables, reads_scope_names,
+                                             step_owners, training_part, variables_by_name)
 
 
 class CompileStep(Rule):
@@ -37,7 +37,10 @@ class CompileStep(Rule):
         "`reuse=True`) and does not train. A step function of the file called on the graph inputs "
         "(`loss, train_op = training_loop_body(x, y)`) is compiled as it is. When a statement prevents any "
         "of this (a summary in the graph, a tensor built above the placeholders, a variable the second build "
-        "would make anew), the porter says which one and what to do."
+        "would make anew), the porter says which one and what to do. Summaries of the outputs stay on the host, "
+        "and need nothing more when every run that fetches them fetches the training op too. A second graph "
+        "built after the step on other graph inputs (a test model on a test iterator) is not part of the "
+        "compiled step: the porter reports it, since the session would run it on the CPU."
     )
     examples = (
         Example(
@@ -128,6 +131,102 @@ class CompileStep(Rule):
             """,
         ),
         Example(
+            # a test placeholder only the evaluation reads is no input of the training step
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [32, 4])
+            y = tf.placeholder(tf.float32, [32, 1])
+            test_x = tf.placeholder(tf.float32, [32, 4])
+            w = tf.get_variable("w", [4, 1])
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+            train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+            test_prediction = tf.matmul(test_x, w)
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op, feed_dict={x: batch[0], y: batch[1]})
+                print(sess.run(test_prediction, feed_dict={test_x: test}))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [32, 4])
+            y = tf.placeholder(tf.float32, [32, 1])
+            test_x = tf.placeholder(tf.float32, [32, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                w = tf.get_variable("w", [4, 1])
+
+                def model_fn(x, y):
+                    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+                    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+                    return train_op
+
+                train_op = ipu.ipu_compiler.compile(model_fn, inputs=[x, y])
+
+                def eval_fn(test_x):
+                    test_prediction = tf.matmul(test_x, w)
+                    return test_prediction
+
+                [eval_test_prediction] = ipu.ipu_compiler.compile(eval_fn, inputs=[test_x])
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op, feed_dict={x: batch[0], y: batch[1]})
+                print(sess.run(eval_test_prediction, feed_dict={test_x: test}))
+            """,
+        ),
+        Example(
+            # a test model built again on the test iterator is reported: the session would run it on the CPU
+            """\
+            import tensorflow.compat.v1 as tf
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x, y = train_iterator.get_next()
+            test_x, test_y = test_iterator.get_next()
+            loss = tf.losses.mean_squared_error(y, model(x))
+            train_op = tf.train.AdamOptimizer().minimize(loss)
+            test_loss = tf.losses.mean_squared_error(test_y, model(test_x, reuse=True))
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op)
+                print(sess.run(test_loss))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x, y = train_iterator.get_next()
+            test_x, test_y = test_iterator.get_next()
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                def model_fn(y, x):
+                    loss = tf.losses.mean_squared_error(y, model(x))
+                    train_op = tf.train.AdamOptimizer().minimize(loss)
+                    return train_op
+
+                train_op = ipu.ipu_compiler.compile(model_fn, inputs=[y, x])
+            test_loss = tf.losses.mean_squared_error(test_y, model(test_x, reuse=True))
+
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train_op)
+                print(sess.run(test_loss))
+            """,
+        ),
+        Example(
             """\
             import tensorflow.compat.v1 as tf
 
@@ -138,6 +237,41 @@ class CompileStep(Rule):
             train_op = tf.train.AdamOptimizer().minimize(loss)
             with tf.Session() as sess:
                 sess.run(train_op, {x: batch})
+            """,
+        ),
+        Example(
+            # a summary of the loss fetched with the training op reads the compiled output on the host
+            """\
+            import tensorflow.compat.v1 as tf
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            w = tf.get_variable("w", [4, 1])
+            loss = tf.reduce_sum(tf.matmul(x, w))
+            train_op = tf.train.AdamOptimizer().minimize(loss)
+            tf.summary.scalar("loss", loss)
+            merged = tf.summary.merge_all()
+            with tf.Session() as sess:
+                summary, _ = sess.run([merged, train_op], {x: batch})
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+            x = tf.placeholder(tf.float32, [8, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                w = tf.get_variable("w", [4, 1])
+
+                def model_fn(x):
+                    loss = tf.reduce_sum(tf.matmul(x, w))
+                    train_op = tf.train.AdamOptimizer().minimize(loss)
+                    return loss, train_op
+
+                [loss] = ipu.ipu_compiler.compile(model_fn, inputs=[x])
+                train_op = loss.op  # runs the whole compiled step
+            tf.summary.scalar("loss", loss)
+            merged = tf.summary.merge_all()
+            with tf.Session() as sess:
+                summary, _ = sess.run([merged, train_op], {x: batch})
             """,
         ),
         Example(
@@ -181,6 +315,7 @@ class CompileStep(Rule):
         if evaluation is not None:  # what only the evaluation fetches stays off the training step
             step.tensors = [name for name in step.tensors if name in step.trained]
             step.moved = training_part(step)
+            step.inputs = _inputs_read(step.inputs, step.moved)  # a test input alone would have to be fed
         moved = {id(statement) for statement in step.moved}
         hoisted = {id(statement) for statement in step.hoisted}
         scopes = self._variable_scopes(ctx, step)
@@ -227,6 +362,7 @@ class CompileStep(Rule):
                    fixed=True)
         note_compiled(ctx, "statements", step.moved, function)
         self._report_other_uses(ctx, step)
+        self._report_host_graph(ctx, step)
 
     def _evaluation(self, ctx, step: Step, function: str):
         """(name, inputs, outputs, {output: evaluation name}) of the forward-only compile, or None."""
@@ -263,9 +399,8 @@ class CompileStep(Rule):
         for output in step.eval_outputs:
             renamed[output] = fresh_name(ctx, f"eval_{output}", taken=taken)
             taken.add(renamed[output])
-        used = {used_name for statement in step.forward for used_name in names_used(statement)}
-        inputs = [name_ for name_ in step.inputs if name_ in used]
-        return name, inputs, [renamed[output] for output in step.eval_outputs], renamed
+        outputs = [renamed[output] for output in step.eval_outputs]
+        return name, _inputs_read(step.inputs, step.forward), outputs, renamed
 
     def _wrap_early_variables(self, ctx, step: Step) -> None:
         """Variables made above the graph inputs go into an IPU scope where they are: the compiled
@@ -362,6 +497,13 @@ class CompileStep(Rule):
                        f"the graph, before the session, and fetch it directly with `sess.run`, so that the "
                        f"port compiles its evaluation apart", fixed=False)
 
+    def _report_host_graph(self, ctx, step: Step) -> None:
+        """A second graph built on other graph inputs (a test model on a test iterator) is not part of
+        the compiled step: the session would run it on the CPU while the step runs on the IPU."""
+        found = host_graph_after(ctx, step.owner, step.statements)
+        if found is not None:
+            ctx.report(self.code, found[0], found[1], fixed=False)
+
 
 def _originals(ctx, block, statements):
     """The statement of ``block`` each of the edited ``statements`` comes from (None for a statement
@@ -376,6 +518,12 @@ def _originals(ctx, block, statements):
         if match is not None:
             del pending[:match + 1]
     return found
+
+
+def _inputs_read(inputs: List[str], statements: List[cst.BaseStatement]) -> List[str]:
+    """The graph ``inputs`` that ``statements`` read, in order."""
+    used = {name for statement in statements for name in names_used(statement)}
+    return [name for name in inputs if name in used]
 
 
 def _names(node: cst.CSTNode):

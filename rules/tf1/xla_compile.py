@@ -8,7 +8,8 @@ from porter.scopes import fresh_name, local_function
 from porter.rules.tf1._analysis.graph import (IPU_COMPILE, body_hook, cpu_bound_kind, device_of, graph_inputs,
                             hoistable, ipu_bound_scopes, is_operation, names_bound, names_used,
                             note_compiled, returned_values)
-from porter.rules.tf1._analysis.step import compiled_lines, evaluation_runs, makes_variables, ops_note, output_kind
+from porter.rules.tf1._analysis.step import (compiled_lines, evaluation_runs, host_graph_after, makes_variables,
+                                             ops_note, output_kind)
 
 _UNMOVABLE = (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.Break, cst.Continue, cst.Await)
 _HOW = ("put the computation in a function that returns its tensors, then its operations, and call "
@@ -166,6 +167,57 @@ class XlaCompile(Rule):
             """,
             reported=False,
         ),
+        Example(
+            # a test model built after the scope on a test input is reported: the session would run it on the CPU
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            y = tf.placeholder(tf.float32, [16, 1])
+            test_x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                loss = tf.losses.mean_squared_error(y, model(x))
+                train_op = tf.train.AdamOptimizer().minimize(loss)
+            test_prediction = model(test_x, reuse=True)
+
+            with tf.Session() as sess:
+                sess.run(train_op, {x: batch[0], y: batch[1]})
+                print(sess.run(test_prediction, {test_x: test}))
+            """,
+            """\
+            import tensorflow.compat.v1 as tf
+            from tensorflow.python import ipu
+
+
+            def model(x, reuse=False):
+                with tf.variable_scope("model", reuse=reuse):
+                    return tf.layers.dense(x, 1, name="out")
+
+
+            x = tf.placeholder(tf.float32, [16, 4])
+            y = tf.placeholder(tf.float32, [16, 1])
+            test_x = tf.placeholder(tf.float32, [16, 4])
+            with ipu.scopes.ipu_scope("/device:IPU:0"):
+                def model_fn(y, x):
+                    loss = tf.losses.mean_squared_error(y, model(x))
+                    train_op = tf.train.AdamOptimizer().minimize(loss)
+                    return train_op
+
+                train_op = ipu.ipu_compiler.compile(model_fn, inputs=[y, x])
+            test_prediction = model(test_x, reuse=True)
+
+            with tf.Session() as sess:
+                sess.run(train_op, {x: batch[0], y: batch[1]})
+                print(sess.run(test_prediction, {test_x: test}))
+            """,
+        ),
     )
 
     def run(self, ctx) -> None:
@@ -240,7 +292,12 @@ class XlaCompile(Rule):
         return None
 
     def _report_evaluation(self, ctx, scope: cst.With, function: str, tensors: List[str], ops: List[str]) -> None:
-        """A run that fetches the compiled step's tensors without its training op trains too."""
+        """A run that fetches the compiled step's tensors without its training op trains too; a
+        graph built after the scope on other graph inputs (a test model) stays on the CPU."""
+        owner = ctx.enclosing_function(scope) or ctx.module
+        host_graph = host_graph_after(ctx, owner, [scope]) if ops else None
+        if host_graph is not None:
+            ctx.report(self.code, host_graph[0], host_graph[1], fixed=False)
         for run in evaluation_runs(ctx, scope, tensors, ops):
             ctx.report(self.code, run, f"this run fetches outputs of the compiled `{function}` without "
                        f"{', '.join(f'`{op}`' for op in ops)}, and fetching them trains: compile the forward part "

@@ -9,12 +9,12 @@ tree; a ``Step`` or a ``Blocked`` (the statement that prevents the move, and why
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from porter.context import FileContext, SharedKey, dotted_name, walk
-from porter.rules.tf1._analysis.graph import (cpu_bound_kind, graph_inputs, is_operation,
+from porter.rules.tf1._analysis.graph import (IPU_DEVICE, cpu_bound_kind, graph_inputs, is_operation,
                                               names_bound, names_used, returned_values, session_calls,
                                               tf_call_name)
 from porter.scopes import local_function
@@ -471,6 +471,46 @@ def _unpacked_kind(ctx: FileContext, statement: cst.BaseStatement, small: cst.As
     return "op" if is_operation(ctx, values[names.index(name)], function) else "tensor"
 
 
+def host_graph_after(ctx: FileContext, owner: cst.CSTNode,
+                     block: List[cst.BaseStatement]) -> Optional[Tuple[cst.BaseStatement, str]]:
+    """The graph built after the compiled ``block`` (statements of ``owner``), before the session, on
+    graph inputs alone, such as a test model on a test iterator: left where it is, the session runs
+    it on the CPU. Returns its first statement and what to say there; None if there is none."""
+    body = _owner_body(owner)
+    if block[-1] not in body:
+        return None
+    inputs = inputs_of(ctx, owner)
+    made_by_step: Set[str] = set()
+    for statement in block:
+        made_by_step |= names_bound(statement)
+    found: List[cst.BaseStatement] = []
+    built: Set[str] = set()
+    first_input = ""
+    for statement in body[body.index(block[-1]) + 1:_session_index(ctx, body)]:
+        used = names_used(statement)
+        read = sorted(used & inputs)
+        if not _is_graph_statement(ctx, statement) or isinstance(statement, (cst.FunctionDef, cst.ClassDef)) \
+                or _plain_python(ctx, statement, set()) or _is_host_statement(ctx, statement) \
+                or makes_inputs(ctx, statement) is not None or _not_compiled(ctx, statement) is not None:
+            continue
+        if used & made_by_step or not (read or used & built):
+            continue  # built on the step's outputs: the rules report those uses
+        first_input = first_input or (read[0] if read else "")
+        found.append(statement)
+        built |= names_bound(statement)
+    if not found:
+        return None
+    read_later = {node.value for node in used_after(ctx, owner, [found[-1]])}
+    later = [f"`{name}`" for statement in found for name in sorted(names_bound(statement)) if name in read_later]
+    if not later:
+        return None
+    return found[0], (f"the graph built here on `{first_input}`, up to {', '.join(later)}, is not part of the "
+                      f"compiled training step, so the session computes it on the CPU: build it in a function of "
+                      f"its own (sharing the step's variables by name, under `reuse=True`), compile that with "
+                      f"`ipu.ipu_compiler.compile` in `ipu.scopes.ipu_scope(\"{IPU_DEVICE}\")` and fetch what it "
+                      f"returns")
+
+
 # ------------------------------------------------------------------ how the session uses the outputs
 def _run_fetches(ctx: FileContext, name: cst.Name) -> Optional[cst.Call]:
     """The ``session.run(...)`` call whose fetches (first argument) hold ``name``."""
@@ -512,7 +552,7 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
                 step.eval_runs.append(run)
         elif not _is_eval_method(ctx, name):
             step.trained.add(name.value)
-            if not _in_training_fetches(ctx, name, step):
+            if not _in_training_fetches(ctx, name, step) and not _summary_run_with_training(ctx, name, step, later):
                 step.other_uses.append(name)
             continue
         if name.value in step.ops:
@@ -521,6 +561,31 @@ def classify_uses(ctx: FileContext, step: Step, later: List[cst.Name]) -> None:
         step.eval_names[id(name)] = name.value
         if name.value not in step.eval_outputs:
             step.eval_outputs.append(name.value)
+
+
+def _summary_run_with_training(ctx: FileContext, name: cst.Name, step: Step, later: List[cst.Name]) -> bool:
+    """``tf.summary.scalar("loss", loss)`` on an output, where every run that fetches the summary (by
+    its own name or through ``merge_all()``/``merge([...])``) also fetches the training op: it runs
+    on the host on the step's outputs and trains no more than the run does."""
+    statement = next((ancestor for ancestor in ctx.ancestors(name) if isinstance(ancestor, cst.BaseStatement)), None)
+    summary = next((ancestor for ancestor in ctx.ancestors(name) if isinstance(ancestor, cst.Call)
+                    and (tf_call_name(ctx, ancestor) or "").startswith("summary.")), None)
+    if summary is None or statement is None:
+        return False
+    carriers = set(names_bound(statement))
+    for merge in (node for node in ctx.nodes(cst.Call) if tf_call_name(ctx, node) in ("summary.merge_all",
+                                                                                   "summary.merge")):
+        if tf_call_name(ctx, merge) == "summary.merge" and not names_used(merge) & carriers:
+            continue
+        holder = next((ancestor for ancestor in ctx.ancestors(merge) if isinstance(ancestor, cst.BaseStatement)))
+        carriers |= names_bound(holder)
+    for node in later:
+        if node.value not in carriers or isinstance(ctx.parent(node), cst.AssignTarget):
+            continue
+        run = _run_fetches(ctx, node)
+        if run is None or not names_used(run.args[0].value) & set(step.ops):
+            return False
+    return True
 
 
 def evaluation_runs(ctx: FileContext, node: cst.CSTNode, tensors: List[str], ops: List[str]) -> List[cst.Call]:
