@@ -120,7 +120,7 @@ def test_inference_gets_its_own_options_when_training_accumulates():
 
 # the expected output still carries a warning: a person must port the step (or name its loss), or the LSTM layers,
 # or remove DistributedDataParallel, torch.compile, float64 and data-dependent control flow (gated_experts_ddp)
-MANUAL = {"grad_clipping", "cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}
+MANUAL = {"cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
