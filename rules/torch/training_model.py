@@ -568,8 +568,8 @@ class TrainingModel(Rule):
             # the blank lines above the model call stay above the first statement moved there
             ctx.move_before(anchor, step.hoisted, lambda moved: [
                 s.with_changes(leading_lines=[line for line in s.leading_lines if line.comment]) for s in moved])
-        removed = [s for s in (*step.between, step.loss, step.backward, step.clip_statement, step.step, step.update,
-                               *step.zero_grads)
+        removed = [s for s in (*step.between, step.loss, step.backward, step.clip_statement, *step.unscales, step.step,
+                               step.update, *step.zero_grads)
                    if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
         remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed), own_comments=True)
         # The training model, created once.

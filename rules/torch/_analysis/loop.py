@@ -78,6 +78,7 @@ class TrainStep:
     # `clip_grad_norm_(model.parameters(), max_norm)` between backward() and step(): it goes, and
     # the optimizer created by `clip_creation` takes `max_grad_norm=clip_norm` instead.
     clip_statement: Optional[cst.BaseStatement] = None
+    unscales: List[cst.BaseStatement] = field(default_factory=list)   # `scaler.unscale_(optimizer)`
     clip_creation: Optional[cst.Call] = None
     clip_norm: str = ""
     self_loss: bool = False  # the model's forward already returns the loss: no wrapper
@@ -648,7 +649,10 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
                         "step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
         return _no_step_reason(ctx, step.backward)
     step.step = body[at]
-    extra = [s for s in body[index + 1:at] if not _zero_grad(s)]
+    # `scaler.unscale_(optimizer)` readies the gradients for a clip: it goes with the scaler.
+    step.unscales = [s for s in body[index + 1:at] if step.scaler is not None
+                     and name_of(method_of(expr_call(s), "unscale_")) == step.scaler]
+    extra = [s for s in body[index + 1:at] if not _zero_grad(s) and s not in step.unscales]
     if extra:
         first, step.clip = _describe(ctx, extra)
         step.problem_anchor = extra[0]
