@@ -73,16 +73,33 @@ def test_generated_names_avoid_the_names_the_file_uses():
 
 def test_a_step_with_code_between_backward_and_step_is_left_with_a_reason():
     ctx = context(MODULE_LOOP.replace(
-        "    optimizer.step()", "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()"))
+        "    optimizer.step()", "    torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)\n    optimizer.step()"))
     step = plan(ctx).steps[0]
     assert not step.rewritten
     assert step.clip
-    assert text(ctx, step.problem_anchor) == "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)"
+    assert text(ctx, step.problem_anchor) == "torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)"
     assert step.problem == (
-        "code between `backward()` and `step()` (`torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)`) "
+        "code between `backward()` and `step()` (`torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)`) "
         "cannot run inside `poptorch.trainingModel`: the step is left as it is; move the loss into the "
         "model's `forward` and use `poptorch.trainingModel` by hand. `poptorch.optim` optimizers take "
         "`max_grad_norm=` for gradient clipping by norm.")
+
+
+def test_a_clip_by_norm_of_the_trained_parameters_moves_into_the_optimizer():
+    ctx = context(MODULE_LOOP.replace(
+        "    optimizer.step()", "    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    optimizer.step()"))
+    step = plan(ctx).steps[0]
+    assert step.rewritten
+    assert step.clip_norm == "1.0"
+    assert text(ctx, step.clip_creation) == "torch.optim.SGD(model.parameters(), lr=0.1)"
+
+
+def test_a_clip_by_norm_of_other_parameters_is_left_with_a_reason():
+    ctx = context(MODULE_LOOP.replace(
+        "    optimizer.step()", "    torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)\n    optimizer.step()"))
+    step = plan(ctx).steps[0]
+    assert not step.rewritten
+    assert "(it clips other parameters than `model`'s)" in step.problem
 
 
 def test_a_step_without_selected_ipu305_is_found_but_not_rewritten():

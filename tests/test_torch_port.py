@@ -120,7 +120,7 @@ def test_inference_gets_its_own_options_when_training_accumulates():
 
 # the expected output still carries a warning: a person must port the step (or name its loss), or the LSTM layers,
 # or remove DistributedDataParallel, torch.compile, float64 and data-dependent control flow (gated_experts_ddp)
-MANUAL = {"grad_clipping", "cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}
+MANUAL = {"cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}
 
 
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
@@ -215,3 +215,32 @@ def test_a_model_is_wrapped_for_training_once():
     assert result.error is None
     assert result.source.count("poptorch.trainingModel(model,") == 1
     assert any(f.code == "IPU305" and not f.fixed and "already wrapped" in f.message for f in result.findings)
+
+
+AMP_CLIPPED = """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(10, 2)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+scaler = torch.cuda.amp.GradScaler()
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.cuda.amp.autocast():
+        out = model(x)
+        loss = criterion(out, y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+
+def test_an_amp_step_that_unscales_for_its_clip_trains_with_max_grad_norm_in_one_port():
+    result = port(AMP_CLIPPED, Config())
+    assert result.error is None
+    assert "optimizer = poptorch.optim.AdamW(model.parameters(), lr=1e-3, max_grad_norm=1.0)" in result.source
+    assert "    out, loss = training_model(x, y)\n" in result.source
+    assert "scaler" not in result.source and "clip_grad_norm_" not in result.source

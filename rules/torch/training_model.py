@@ -137,6 +137,60 @@ for x, y in loader:
     optimizer.step()
 '''
 
+# The clip takes the parameters the optimizer is built from, by the L2 norm: PopTorch's optimizer
+# does it, with `max_grad_norm` (IPU304 makes a `torch.optim` optimizer a `poptorch.optim` one).
+_CLIPPED_BY_NORM = '''import torch
+import torch.nn as nn
+import poptorch
+
+MAX_NORM = 1.0
+model = nn.Linear(8, 2)
+criterion = nn.CrossEntropyLoss()
+optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3)
+for x, y in loader:
+    optimizer.zero_grad()
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), MAX_NORM)
+    optimizer.step()
+'''
+
+_CLIPPED_BY_NORM_AFTER = '''import torch
+import torch.nn as nn
+import poptorch
+
+
+class TrainingModelWithLoss(nn.Module):
+    """`model` with the loss computed in `forward`, as `poptorch.trainingModel` needs."""
+
+    def __init__(self, model, criterion):
+        super().__init__()
+        self.model = model
+        self.criterion = criterion
+
+    def forward(self, x, y):
+        out = self.model(x)
+        loss = self.criterion(out, y)
+        return out, loss
+
+
+MAX_NORM = 1.0
+model = nn.Linear(8, 2)
+criterion = nn.CrossEntropyLoss()
+optimizer = poptorch.optim.Adam(model.parameters(), lr=1e-3, max_grad_norm=MAX_NORM)
+training_model = poptorch.trainingModel(
+    TrainingModelWithLoss(model, criterion), optimizer=optimizer
+)
+for x, y in loader:
+    out, loss = training_model(x, y)
+'''
+
+# PopTorch clips by the L2 norm only.
+_CLIPPED_BY_INF_NORM = _CLIPPED_BY_NORM.replace("MAX_NORM)", "MAX_NORM, norm_type=float('inf'))")
+# The optimizer is created before its max_norm is known: it cannot take it.
+_CLIPPED_BY_LATE_NORM = _CLIPPED_BY_NORM.replace("MAX_NORM = 1.0\n", "").replace("for x", "MAX_NORM = 1.0\nfor x")
+
 _TWO_LOSSES = '''import torch
 
 for real in loader:
@@ -456,12 +510,14 @@ class TrainingModel(Rule):
         "the model or its output, stay on the host before the call (one more input) when they do not "
         "(`tgt_out = tgt[1:]`), and stay after it when the loss does not read them (metrics); a model "
         "returning a tuple (`output, hidden = model(x, hidden)`) returns it from the wrapper too. The AMP "
-        "form (`autocast` + `GradScaler`, see IPU309) is recognised too. Code "
-        "between `backward()` and `step()` (gradient clipping, `.grad` inspection), several backward passes "
-        "in one loop (GANs), gradient accumulation by hand and training engines (DeepSpeed's "
-        "`engine.backward(loss)`; `engine.step()`) are not rewritten but reported; `accelerator.backward(loss)` "
-        "is `loss.backward()`; "
-        "`poptorch.optim` optimizers take `max_grad_norm`. A training model that runs several micro-batches "
+        "form (`autocast` + `GradScaler`, see IPU309) is recognised too. Clipping by the L2 norm between "
+        "`backward()` and `step()`, `clip_grad_norm_(model.parameters(), max_norm)` of the parameters the "
+        "optimizer is built from, becomes the optimizer's `max_grad_norm=max_norm` (`poptorch.optim`, "
+        "PopTorch User Guide, \"Optimizers\"), which clips the gradients inside the training step. Other code "
+        "between `backward()` and `step()` (clipping by value or of other parameters, `.grad` inspection), "
+        "several backward passes in one loop (GANs), gradient accumulation by hand and training engines "
+        "(DeepSpeed's `engine.backward(loss)`; `engine.step()`) are not rewritten but reported; "
+        "`accelerator.backward(loss)` is `loss.backward()`. A training model that runs several micro-batches "
         "per call (device iterations, gradient accumulation) returns the output of the last one only "
         "(`OutputMode.Final`, PopTorch User Guide, \"Efficient data batching\"): a read of the output "
         "after the call, such as a training accuracy against the whole batch, is reported."
@@ -492,6 +548,9 @@ class TrainingModel(Rule):
         Example(_READ_AFTER, reported=True),
         Example(_LAST_MICRO_BATCH, _LAST_MICRO_BATCH_AFTER, options={"device_iterations": 4}),
         Example(_CLIPPED, reported=True),
+        Example(_CLIPPED_BY_NORM, _CLIPPED_BY_NORM_AFTER),
+        Example(_CLIPPED_BY_INF_NORM, reported=True),
+        Example(_CLIPPED_BY_LATE_NORM, reported=True),
         Example(_TWO_LOSSES, reported=True),
         Example(_ENGINE, reported=True),
         Example(_PORTED, reported=False),
@@ -522,7 +581,8 @@ class TrainingModel(Rule):
             # the blank lines above the model call stay above the first statement moved there
             ctx.move_before(anchor, step.hoisted, lambda moved: [
                 s.with_changes(leading_lines=[line for line in s.leading_lines if line.comment]) for s in moved])
-        removed = [s for s in (*step.between, step.loss, step.backward, step.step, step.update, *step.zero_grads)
+        removed = [s for s in (*step.between, step.loss, step.backward, step.clip_statement, *step.unscales, step.step,
+                               step.update, *step.zero_grads)
                    if s is not None and s is not anchor and (step.autocast is None or s is not step.loss)]
         remove_statement(ctx, *removed, *_emptied_autocast_blocks(ctx, removed), own_comments=True)
         # The training model, created once.
@@ -545,6 +605,8 @@ class TrainingModel(Rule):
             return
         # The wrapper module, next to the model classes.
         self._insert_wrapper(ctx, step)
+        if step.clip_creation is not None:
+            self._clip_in_optimizer(ctx, step)
         ctx.report(self.code, step.backward, f"the training step runs as `{step.name}({inputs})`: "
                    f"`poptorch.trainingModel` ({where}) with the loss computed in `{step.wrapper}.forward`",
                    fixed=True)
@@ -563,6 +625,14 @@ class TrainingModel(Rule):
                    f"last micro-batch (`{step.inputs[-1]}[-len({step.output}):]`), or set "
                    "`outputMode(poptorch.OutputMode.All)` on the options and reduce the loss, now one per "
                    "micro-batch, with `.mean()`", fixed=False)
+
+    def _clip_in_optimizer(self, ctx, step: TrainStep) -> None:
+        """PopTorch runs backward and step in one call: the optimizer clips the gradients."""
+        norm = cstutil.keyword_arg("max_grad_norm", cstutil.expression(step.clip_norm))
+        ctx.replace(step.clip_creation, lambda creation: cstutil.append_args(creation, norm))
+        ctx.report(self.code, step.clip_statement, "`clip_grad_norm_` between `backward()` and `step()` becomes "
+                   f"`max_grad_norm={step.clip_norm}` of the optimizer: PopTorch clips the gradients in the "
+                   "training step", fixed=True)
 
     def _insert_wrapper(self, ctx, step: TrainStep) -> None:
         mapping = {name: f"self.{name}" for name in [step.model, *step.captured]}

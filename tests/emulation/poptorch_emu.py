@@ -774,10 +774,20 @@ class PoplarExecutor:
         for group, values in zip(self._optimizer.param_groups, self._device_optimizer):
             group.update(copy.deepcopy(values))
         try:
+            self._clip()
             self._optimizer.step()
         finally:
             for group, values in zip(self._optimizer.param_groups, host):
                 group.update(values)
+
+
+    def _clip(self):
+        """``max_grad_norm``: the device clips the gradients of all the optimizer's parameters by
+        their global L2 norm before the update."""
+        max_norm = getattr(self._optimizer, "_poptorch_extras", {}).get("max_grad_norm")
+        if max_norm is not None:
+            params = [param for group in self._optimizer.param_groups for param in group["params"]]
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
 
 
 def _copy_weights(model):

@@ -17,6 +17,8 @@ import libcst as cst
 from porter import cstutil, scopes
 from porter.context import FileContext, SharedKey, bound_names, code_of, in_loop, iter_children, walk
 from porter.cstutil import append_args, argument, expr_call, keyword_arg, method_of, name_of, simple_assign
+from porter.rule import rule_by_code
+from porter.statements import rename
 from porter.scopes import (
     Owner, assignments_of, common_point, creation_point, fresh_name, is_module_function, loads, local_calls,
     module_definitions, module_globals,
@@ -73,6 +75,12 @@ class TrainStep:
     problem: Optional[str] = None
     problem_anchor: Optional[cst.CSTNode] = None
     clip: bool = False
+    # `clip_grad_norm_(model.parameters(), max_norm)` between backward() and step(): it goes, and
+    # the optimizer created by `clip_creation` takes `max_grad_norm=clip_norm` instead.
+    clip_statement: Optional[cst.BaseStatement] = None
+    unscales: List[cst.BaseStatement] = field(default_factory=list)   # `scaler.unscale_(optimizer)`
+    clip_creation: Optional[cst.Call] = None
+    clip_norm: str = ""
     self_loss: bool = False  # the model's forward already returns the loss: no wrapper
     name: str = ""
     wrapper: str = ""
@@ -442,6 +450,8 @@ def _train_steps(ctx: FileContext) -> List[TrainStep]:
             continue
         step = TrainStep(statement, loss_name, scaler)
         step.problem = _analyse(ctx, step)
+        if step.problem is None and step.clip_statement is not None:
+            step.problem = _clip_in_optimizer(ctx, step)
         if step.problem is not None and step.problem_anchor is None:
             step.problem_anchor = call
         steps.append(step)
@@ -486,6 +496,107 @@ def _describe(ctx: FileContext, statements: List[cst.BaseStatement]) -> Tuple[st
                for statement in statements for node in walk(statement))
     first = code_of(ctx, statements[0].with_changes(leading_lines=())).strip().splitlines()[0]
     return first, clip
+
+
+def _between_problem(first: str, clip: bool, why: str = "") -> str:
+    hint = (" `poptorch.optim` optimizers take `max_grad_norm=` for gradient clipping by norm."
+            if clip else "")
+    return (f"code between `backward()` and `step()` (`{first}`) cannot run inside "
+            f"`poptorch.trainingModel`{why}: the step is left as it is; move the loss into the model's "
+            f"`forward` and use `poptorch.trainingModel` by hand.{hint}")
+
+
+_CLIPPED_OPTIMIZERS = {f"{package}.optim.{cls}" for package in ("torch", "poptorch") for cls in ("SGD", "Adam", "AdamW")}
+
+
+def _clip_by_norm(ctx: FileContext, statement: cst.BaseStatement) -> Optional[Tuple[cst.Call, cst.Call]]:
+    """``(params, max_norm)`` of a statement that is only ``clip_grad_norm_(m.parameters(), max_norm)``
+    by the L2 norm (its result unused): what ``max_grad_norm=`` of a PopTorch optimizer does."""
+    call = expr_call(statement)
+    if call is None or qualified(ctx, call.func) not in ("torch.nn.utils.clip_grad_norm_",
+                                                           "torch.nn.utils.clip_grad.clip_grad_norm_"):
+        return None
+    params, max_norm = argument(call, "parameters", 0), argument(call, "max_norm", 1)
+    norm_type = argument(call, "norm_type", 2)
+    known = {"parameters", "max_norm", "norm_type"}
+    if params is None or max_norm is None or any(arg.star for arg in call.args) \
+            or len(call.args) > 3 or any(arg.keyword is not None and arg.keyword.value not in known for arg in call.args):
+        return None
+    if norm_type is not None and code_of(ctx, norm_type.value) not in ("2", "2.0"):
+        return None   # PopTorch clips by the L2 norm only
+    if not isinstance(params.value, cst.Call) or params.value.args or method_of(params.value, "parameters") is None:
+        return None
+    return params.value, max_norm.value
+
+
+def _clip_in_optimizer(ctx: FileContext, step: TrainStep) -> Optional[str]:
+    """Move the clip of the step into its optimizer's creation (``max_grad_norm=``): PopTorch clips
+    the gradients of all the parameters the optimizer trains, so the clip must take the parameters of
+    the model the optimizer is built from, by the L2 norm, with a ``max_norm`` the creation can read.
+    Sets ``clip_creation``/``clip_norm``; the problem when it cannot."""
+    first, _ = _describe(ctx, [step.clip_statement])
+    params, max_norm = _clip_by_norm(ctx, step.clip_statement)
+    placement = step.placement
+    if name_of(method_of(params, "parameters")) != step.model or step.self_loss:
+        return _between_problem(first, True, f" (it clips other parameters than `{step.model}`'s)")
+    optimizer, model = placement.values[step.optimizer], placement.values[step.model]
+    created = [(index, value) for index, (_, name, value) in enumerate(scopes.assignments(ctx, placement.owner))
+               if name == optimizer]
+    creation = created[0][1] if len(created) == 1 else None
+    if not _clippable_creation(ctx, creation, f"{model}.parameters()"):
+        return _between_problem(first, True, (
+            f" (`{optimizer}` is not created once, as `SGD`, `Adam` or `AdamW` of `{model}.parameters()`, "
+            "where the training model is)"))
+    norm = _readable_at(ctx, step, max_norm, created[0][0])
+    if norm is None:
+        return _between_problem(first, True, (
+            f" (`{code_of(ctx, max_norm)}` cannot be read where `{optimizer}` is created)"))
+    step.clip_creation, step.clip_norm = creation, norm
+    return None
+
+
+def _clippable_creation(ctx: FileContext, creation: Optional[cst.BaseExpression], params: str) -> bool:
+    """``creation`` builds a PopTorch optimizer that takes ``max_grad_norm`` (or its ``torch.optim``
+    twin, which the poptorch-optim rule swaps) from exactly ``params``, with no clipping of its own."""
+    full = qualified(ctx, getattr(creation, "func", None) or cst.Name("_")) or ""
+    if full not in _CLIPPED_OPTIMIZERS:
+        return False
+    amsgrad = cstutil.keyword(creation, "amsgrad")
+    swapped = selected(ctx, "poptorch-optim") and ctx.allowed(creation, rule_by_code("poptorch-optim").code)
+    if full.startswith("torch.") and not (swapped and (amsgrad is None or cstutil.is_false(amsgrad.value))):
+        return False   # it stays a torch.optim optimizer, which takes no max_grad_norm
+    given = argument(creation, "params", 0)
+    return given is not None and code_of(ctx, given.value) == params \
+        and cstutil.keyword(creation, "max_grad_norm") is None
+
+
+def _readable_at(ctx: FileContext, step: TrainStep, value: cst.BaseExpression, created: int) -> Optional[str]:
+    """``value`` (read in the step) as the code of the placement's scope that has the same value
+    where the optimizer is created (its ``created``-th assignment there); None when there is none."""
+    placement = step.placement
+    names = sorted({name.value for name in loads(value)})
+    mapping = {name: name for name in names}
+    if placement.function is not None:   # the step's function is called by the placement's scope
+        local = set(_local_bindings(placement.function))
+        found = [_call_values(ctx, placement.function, call, names, local, "optimizer") for call in placement.calls]
+        if not found or any(problem is not None or values != found[0][0] for values, problem in found):
+            return None
+        mapping = found[0][0]
+    elif placement.owner is not step.owner:
+        return None
+    code = code_of(ctx, rename(value, mapping))
+    assigned = scopes.assignments(ctx, placement.owner)
+    params = [] if placement.owner is ctx.module else scopes.parameter_names(placement.owner)
+    for name in loads(cstutil.expression(code)):
+        indices = [index for index, (_, bound, _) in enumerate(assigned) if bound == name.value]
+        if name.value in params and not indices:
+            continue
+        if indices and max(indices) < created:
+            continue
+        if not indices and name.value in module_globals(ctx) | BUILTINS:
+            continue
+        return None
+    return code
 
 
 def _no_step_reason(ctx: FileContext, backward: cst.BaseStatement) -> str:
@@ -538,15 +649,16 @@ def _analyse(ctx: FileContext, step: TrainStep) -> Optional[str]:
                         "step by hand with the loss in the model's `forward` and `poptorch.trainingModel`")
         return _no_step_reason(ctx, step.backward)
     step.step = body[at]
-    extra = [s for s in body[index + 1:at] if not _zero_grad(s)]
+    # `scaler.unscale_(optimizer)` readies the gradients for a clip: it goes with the scaler.
+    step.unscales = [s for s in body[index + 1:at] if step.scaler is not None
+                     and name_of(method_of(expr_call(s), "unscale_")) == step.scaler]
+    extra = [s for s in body[index + 1:at] if not _zero_grad(s) and s not in step.unscales]
     if extra:
         first, step.clip = _describe(ctx, extra)
         step.problem_anchor = extra[0]
-        hint = (" `poptorch.optim` optimizers take `max_grad_norm=` for gradient clipping by norm."
-                if step.clip else "")
-        return (f"code between `backward()` and `step()` (`{first}`) cannot run inside "
-                f"`poptorch.trainingModel`: the step is left as it is; move the loss into the model's "
-                f"`forward` and use `poptorch.trainingModel` by hand.{hint}")
+        if len(extra) > 1 or _clip_by_norm(ctx, extra[0]) is None:
+            return _between_problem(first, step.clip)
+        step.clip_statement = extra[0]
     if step.scaler is not None and at + 1 < len(body):
         if name_of(method_of(expr_call(body[at + 1]), "update")) == step.scaler:
             step.update = body[at + 1]
