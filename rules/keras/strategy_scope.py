@@ -896,8 +896,8 @@ class StrategyScope(Rule):
         "another module that overrides it (a class of another file ported with the script, or one compiled "
         "with arguments Keras' `compile` does not take, `d_optimizer=`, `loss_fn=`: its class overrides "
         "`compile` for a step of its own). A model created as the argument "
-        "of the function that trains it (`train(build())`, also a function nested in its caller) gets the scope "
-        "around that call; a model chosen "
+        "of the function that trains it (`train(build())`, with `fit` or a loop of custom steps, also a "
+        "function nested in its caller) gets the scope around that call; a model chosen "
         "in an `if`/`else` gets one scope around the choice and the training, and model code in separate "
         "branches (a script's modes, `if args.mode == \"train\":` and `else:`) one strategy made before the "
         "choice and a scope per branch. A "
@@ -2632,6 +2632,62 @@ run_experiment(net)
                 strategy = ipu.ipu_strategy.IPUStrategy()
                 with strategy.scope():
                     train(build(), x, y)
+            """,
+        ),
+        # The same with a function that trains the model it is given in a loop of custom steps.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def train(model, dataset):
+                optimizer = tf.keras.optimizers.SGD(0.1)
+
+                @tf.function
+                def step(x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(x) - y))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                for x, y in dataset:
+                    step(x, y)
+
+
+            def main():
+                train(build(), load())
+            """,
+            """\
+            import tensorflow as tf
+            from tensorflow.python import ipu
+
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def train(model, dataset):
+                optimizer = tf.keras.optimizers.SGD(0.1)
+
+                @tf.function
+                def step(x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(x) - y))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                for x, y in dataset:
+                    step(x, y)
+
+
+            def main():
+                strategy = ipu.ipu_strategy.IPUStrategy()
+                with strategy.scope():
+                    train(build(), load())
             """,
         ),
         # A device scope in a method of the model runs where the model is called: it goes.

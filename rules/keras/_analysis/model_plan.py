@@ -1504,12 +1504,19 @@ class _Analysis:
             changed = False
             for function in candidates:
                 params = function.params.params
-                trained = self._trained_names(function)
+                trained = self._trained_names(function) | self._trained_by_loop_steps(function)
                 found = {param.name.value: position for position, param in enumerate(params)
                          if param.name.value in trained}
                 if found and found != self.trainers.get(function.name.value):
                     self.trainers[function.name.value] = found
                     changed = True
+
+    def _trained_by_loop_steps(self, function: cst.FunctionDef) -> Set[str]:
+        """Names that a loop of ``function`` trains batch by batch through a custom step (``def
+        train(model, ds): ... for x, y in ds: step(x, y)``, the step differentiating
+        ``model.trainable_variables``): a model given to ``function`` is trained there, as by
+        ``fit``, so ``train(build(), ds)`` makes and trains it in the caller's statement."""
+        return trained_names(self.ctx) if trains_in_loops(self.ctx, function) else set()
 
     def _nested_functions(self) -> List[cst.FunctionDef]:
         """Functions defined in the body of another function (``def fit_one(m): m.fit(...)`` in
