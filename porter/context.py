@@ -331,6 +331,8 @@ class FileContext:
         # Requests collected from the rules, applied by porter.edits.
         self.replacements: Dict[int, List[Tuple[cst.CSTNode, Replacement]]] = {}
         self.removed: Set[int] = set()
+        # The removed, unwrapped and replaced nodes, by id, with the code of the first rule that asked.
+        self.removed_by: Dict[int, Tuple[cst.CSTNode, Optional[str]]] = {}
         self.unwrapped: Set[int] = set()
         self.inserted_before: Dict[int, List[cst.BaseStatement]] = {}
         self.inserted_after: Dict[int, List[cst.BaseStatement]] = {}
@@ -899,6 +901,7 @@ class FileContext:
         if id(node) in self.barriers or not self.allowed(node):
             return False
         self.replacements.setdefault(id(node), []).append((node, replacement))
+        self.removed_by.setdefault(id(node), (node, self.rule_code))
         self._mark_dirty(node)
         return True
 
@@ -916,6 +919,7 @@ class FileContext:
         if not self._block_request(statement):
             return False
         self.removed.add(id(statement))
+        self.removed_by.setdefault(id(statement), (statement, self.rule_code))
         return True
 
     def unwrap(self, statement: cst.BaseCompoundStatement) -> bool:
@@ -925,6 +929,7 @@ class FileContext:
         if not self._block_request(statement):
             return False
         self.unwrapped.add(id(statement))
+        self.removed_by.setdefault(id(statement), (statement, self.rule_code))
         return True
 
     def is_removed(self, statement: cst.BaseStatement) -> bool:

@@ -9,12 +9,13 @@ the whole port of a typical file, so the porter keeps this small equivalent.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from porter.context import FileContext, _Deferred, bound_name, dotted_name, import_bindings, walk
 from porter.cstutil import statement as parse_statement
+from porter.scopes import loads
 from porter.statements import remove_statement
 
 
@@ -185,8 +186,82 @@ def _apply_moves(ctx: FileContext, bound: Dict[str, str]) -> None:
             ctx.insert_after(statement, [cst.SimpleStatementLine([new]) for new in new_imports])
 
 
+def drop_imports_of_removed_code(ctx: FileContext) -> None:
+    """A name of a module-level ``from`` import whose every use was in code the rules removed,
+    replaced by code without it, or unwrapped (the ``disable_v2_behavior`` of ``from
+    tensorflow.compat.v1 import disable_v2_behavior`` once its call goes, ``autocast`` once
+    ``with autocast():`` goes) is left unused by the port: the name goes (the import with it
+    when it binds nothing else), reported under the code of the rule that took its last use."""
+    if not ctx.removed_by or _new_code_unknown(ctx):
+        return
+    in_removed: Dict[int, Optional[str]] = {}  # the names read in removed code -> the remover's code
+    for statement, code in ctx.removed_by.values():
+        # an unwrapped statement (`with autocast():`) keeps its body; what a replacement keeps is
+        # found in the new code
+        kept = {id(name) for name in loads(statement.body)} if id(statement) in ctx.unwrapped else set()
+        for name in loads(statement):
+            if id(name) not in kept:
+                in_removed.setdefault(id(name), code)
+    uses = _uses_by_name(ctx)
+    added = _names_in_new_code(ctx)
+    # A module import (``import torch``) stays: it names the framework the file is written for.
+    for alias in (alias for owner in ctx.nodes(cst.ImportFrom) if isinstance(owner.names, Sequence)
+                  for alias in owner.names):
+        local = bound_name(alias)
+        read = uses.get(local, [])
+        if not read or local in added or not all(id(name) in in_removed for name in read) or any(
+                moved is alias for moved, _ in ctx.moved_imports):  # a rule changes it already, and says why
+            continue
+        code = in_removed[id(read[-1])]
+        if code is not None and ctx.drop_import(alias):
+            ctx.report(code, alias, f"`{local}` taken out of its import: its only uses were in code the "
+                       "port removed or rewrote", fixed=True)
+
+
+def _uses_by_name(ctx: FileContext) -> Dict[str, List[cst.Name]]:
+    """The names the file reads, by name (the names of its import statements aside)."""
+    in_imports = {id(node) for kind in (cst.Import, cst.ImportFrom) for statement in ctx.nodes(kind)
+                  for node in walk(statement)}
+    uses: Dict[str, List[cst.Name]] = {}
+    for name in loads(ctx.module):
+        if id(name) not in in_imports:
+            uses.setdefault(name.value, []).append(name)
+    return uses
+
+
+def _new_code(ctx: FileContext) -> List[object]:
+    code: List[object] = [statement for inserted in (ctx.inserted_before, ctx.inserted_after)
+                          for statements in inserted.values() for statement in statements]
+    for replacements in ctx.replacements.values():
+        for original, replacement in replacements:
+            if _goes(ctx, original):
+                continue
+            try:
+                code.append(replacement(original) if callable(replacement) else replacement)
+            except Exception:  # built for the node other edits made: its code is not known here
+                code.append(None)
+    return code
+
+
+def _goes(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in a removed statement, or is one."""
+    return id(node) in ctx.removed or any(id(ancestor) in ctx.removed for ancestor in ctx.ancestors(node))
+
+
+def _new_code_unknown(ctx: FileContext) -> bool:
+    """Whether some code the rules add is built only when the edits are applied."""
+    return any(isinstance(code, _Deferred) or not isinstance(code, (cst.CSTNode, cst.RemovalSentinel))
+               for code in _new_code(ctx))
+
+
+def _names_in_new_code(ctx: FileContext) -> Set[str]:
+    return {node.value for code in _new_code(ctx) if isinstance(code, cst.CSTNode)
+            for node in walk(code) if isinstance(node, cst.Name)}
+
+
 def resolve_imports(ctx: FileContext) -> None:
     """Turn the import requests into edits; report each import actually added."""
+    drop_imports_of_removed_code(ctx)
     bound = dict(ctx.aliases)
     _apply_moves(ctx, bound)
     new_lines: List[cst.SimpleStatementLine] = []

@@ -201,7 +201,6 @@ class LegacyConfig(Rule):
             """,
             """\
             import tensorflow.compat.v1 as tf
-            from tensorflow.python.ipu import utils
             from tensorflow.python import ipu
 
 

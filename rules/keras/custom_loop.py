@@ -11,8 +11,8 @@ from porter.rules.keras._analysis.custom_loop import (CALLER_DEPTH, LoopPlan, co
 from porter.rules.keras._analysis.fit import class_model_attributes
 from porter.rules.keras._analysis.inline_step import InlineStep, inline_steps, moved, python_numbers
 from porter.rules.keras._analysis.sampling import eager_callback_loops, eager_sampling_loops
-from porter.rules.keras._analysis.losses import (HandedLoss, attribute_functions, attribute_losses, handed_losses, is_self,
-                                                 step_methods)
+from porter.rules.keras._analysis.losses import (HandedLoss, attribute_functions, attribute_lambdas, attribute_losses,
+                                                 handed_losses, is_self, step_methods)
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
                                                      calls_by_name, in_regions, model_plan)
 from porter.rules.keras._analysis.steps import (TAPES, StepCall, compiled_function, definition_before, functions_called_from, is_jit_compiled,
@@ -1066,6 +1066,37 @@ class CustomLoop(Rule):
         "too, is reported."
     )
     examples = (
+        # A `train_step` loss given to `compile` as a Keras loss object in one call and as a lambda in
+        # another: the lambda cannot be followed, so neither is rewritten; reported, naming the lambda.
+        Example(
+            """\
+            import tensorflow as tf
+            from tensorflow import keras
+
+
+            class Trainer(keras.Model):
+                def compile(self, optimizer, loss_fn):
+                    super().compile(optimizer=optimizer)
+                    self.loss_fn = loss_fn
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        loss = self.loss_fn(y, self(x, training=True))
+                    grads = tape.gradient(loss, self.trainable_weights)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+                    return {"loss": loss}
+
+
+            def make_trainer(smoothing):
+                trainer = Trainer()
+                if smoothing:
+                    trainer.compile("adam", loss_fn=lambda y, p: keras.losses.binary_crossentropy(y, p, label_smoothing=0.1))
+                else:
+                    trainer.compile("adam", loss_fn=keras.losses.BinaryCrossentropy())
+                return trainer
+            """,
+        ),
         # A step given a task's copy of the model and an optimizer, both made anew for each task (a
         # few-shot learner adapted per task): compiled, it would be compiled again per task and its
         # optimizer could not make its variables; reported, not rewritten.
@@ -2820,7 +2851,8 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
             sources = attribute_losses(ctx, model_class, attribute)
             if not sources:
                 if sources is None:
-                    self._report_held_loss(ctx, calls[0], attribute, where, tf)
+                    self._report_held_loss(ctx, calls[0], attribute, where, tf,
+                                           attribute_lambdas(ctx, model_class, attribute))
                 continue
             if len(everywhere[attribute]) != len(calls):  # called out of the steps too
                 self._report_held_loss(ctx, calls[0], attribute, where, tf)
@@ -2850,7 +2882,18 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         for key, hooks in steps.items():
             self._held_losses(ctx, classes[key], hooks, tf, done)
 
-    def _report_held_loss(self, ctx, call: cst.Call, attribute: str, where: str, tf: str) -> None:
+    def _report_held_loss(self, ctx, call: cst.Call, attribute: str, where: str, tf: str,
+                          lambdas: Sequence[cst.Lambda] = ()) -> None:
+        if lambdas:  # why the port stopped: it cannot tell what the lambda's caller gets
+            text = code_of(ctx, lambdas[0])
+            if len(text) > 60:
+                text = code_of(ctx, lambdas[0].with_changes(body=cst.Ellipsis()))
+            ctx.report(self.code, call, f"`self.{attribute}` holds a Keras loss object that reduces its loss "
+                       f"automatically, which Keras refuses in {where} under a distribution strategy (a ValueError), "
+                       f"and is also given `{text}`, which the port does not rewrite: create the loss "
+                       f"object with `reduction=...Reduction.NONE`, average its result with `{tf}.reduce_mean`, "
+                       "and do the same for any loss object the lambda calls", fixed=False, severity=ERROR)
+            return
         ctx.report(self.code, call, f"`self.{attribute}` holds a Keras loss object that reduces its loss "
                    f"automatically, which Keras refuses in {where} under a distribution strategy (a ValueError): "
                    f"create it with `reduction=...Reduction.NONE` and average its result with `{tf}.reduce_mean`",

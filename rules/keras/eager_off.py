@@ -79,7 +79,6 @@ class EagerOff(Rule):
             """,
             """\
             from tensorflow import keras
-            from tensorflow.compat.v1 import disable_v2_behavior
 
             model = keras.models.load_model("classifier.h5")
             print(model.predict(images, batch_size=16))

@@ -108,6 +108,45 @@ class PoptorchDataLoader(Rule):
             print(accuracy(test_loader))
             """,
         ),
+        Example(
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = DataLoader(ds,
+                                batch_size=8,
+                                shuffle=True)
+            """,
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts,
+                                         ds,
+                                         batch_size=8,
+                                         shuffle=True)
+            """,
+        ),
+        Example(
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = DataLoader(ds, batch_size=8,
+                                shuffle=True)
+            """,
+            """\
+            import poptorch
+            from torch.utils.data import DataLoader
+
+            opts = poptorch.Options()
+            loader = poptorch.DataLoader(opts, ds, batch_size=8,
+                                         shuffle=True)
+            """,
+        ),
         Example("""\
             import torch
             import poptorch
@@ -174,9 +213,9 @@ class PoptorchDataLoader(Rule):
         new = with_args(node, [options, *args]).with_changes(func=cstutil.expression(func))
         if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
             return new
-        # Arguments aligned under the opening parenthesis move with it.
-        render = cst.Module([]).code_for_node
-        shift = len(func) + len(render(options)) + 2 - len(render(node.func))
+        # Arguments aligned under the opening parenthesis move with it (only: `opts` takes the
+        # first argument's place, and that argument goes to a line of its own when they are one a line).
+        shift = len(func) - len(cst.Module([]).code_for_node(node.func))
         return new.with_changes(args=[_shift(arg, shift) for arg in new.args])
 
 

@@ -29,7 +29,7 @@ for x, y in loader:
     scaler.update()
 '''
 _AFTER = '''import torch
-from torch.cuda.amp import GradScaler, autocast
+from torch.cuda.amp import autocast
 
 for x, y in loader:
     optimizer.zero_grad()

@@ -536,6 +536,23 @@ class TrainingModel(Rule):
                     optimizer.step()
             """,
         ),
+        # No model in sight (no `.parameters()`, `.train()`...): the call right before the loss may
+        # be a head on the model's output, so none is taken for the model; reported.
+        Example(
+            """\
+            import torch.nn.functional as F
+
+
+            def train(net, loader, optimizer, head):
+                for images, labels in loader:
+                    optimizer.zero_grad()
+                    features = net(images)
+                    logits = head(features)
+                    loss = F.cross_entropy(logits, labels)
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         Example(_BEFORE, _AFTER),
         Example(_PER_EPOCH, _PER_EPOCH_AFTER),
         Example(_SHIFTED, _SHIFTED_AFTER),

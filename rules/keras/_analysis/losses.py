@@ -55,6 +55,20 @@ def attribute_losses(ctx: FileContext, owner: cst.ClassDef, attribute: str) -> O
     return None if found and (unknown or not all(_only_given(ctx, source, given) for source in found)) else found
 
 
+def attribute_lambdas(ctx: FileContext, owner: cst.ClassDef, attribute: str) -> List[cst.Lambda]:
+    """The lambdas ``self.<attribute>`` is given (``compile(loss_fn=lambda y, p: ...)``, or assigned
+    directly): what ``attribute_losses`` cannot follow into."""
+    found: List[cst.Lambda] = []
+    for method in (statement for statement in owner.body.body if isinstance(statement, cst.FunctionDef)):
+        for value in _assigned(method, attribute):
+            if isinstance(value, cst.Name) and value.value in parameter_names(method):
+                found += [argument for argument in _arguments(ctx, owner, method, value.value)
+                          if isinstance(argument, cst.Lambda)]
+            elif isinstance(value, cst.Lambda):
+                found.append(value)
+    return found
+
+
 def _only_given(ctx: FileContext, constructor: cst.Call, given: List[cst.CSTNode]) -> bool:
     """Whether the object ``constructor`` makes is used only where it is handed on: made inline,
     or held by a module variable named nowhere else."""

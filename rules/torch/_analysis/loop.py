@@ -825,7 +825,9 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
     """``statement`` is ``output = model(...)`` (or ``output, hidden = model(...)``) and
     ``readers`` (the loss, and what leads to it) read its output. The call must be of the model
     the optimizer trains (see ``_trainable``): ``inputs, labels = split(batch)`` is not. Only in
-    a file that shows no model at all is a call right before the loss (not ``known``) taken for it."""
+    a file that shows no model at all is a call right before the loss (not ``known``) taken for it,
+    and only when it reads no output of an earlier call of its block: ``logits = head(features)``
+    after ``features = net(images)`` is a head on the model's output, not the model."""
     assign = simple_assign(statement)
     if assign is None or not isinstance(assign[1], cst.Call) or not _names_only(assign[0]):
         return False
@@ -836,13 +838,26 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
     if func is None or func in BUILTINS or func in module_definitions(ctx) or qualified(ctx, call.func):
         return False
     trainable = _trainable(ctx, step)
-    if func not in trainable and (trainable or known or not isinstance(assign[0], cst.Name)):
+    if func not in trainable and (trainable or known or not isinstance(assign[0], cst.Name)
+                                  or _reads_computed(ctx, statement, call)):
         return False
     outputs = set(bound_names(assign[0]))
     if not any(name.value in outputs for reader in readers for name in loads(reader)):
         return False
     step.model, step.output = func, code_of(ctx, assign[0])
     return True
+
+
+def _reads_computed(ctx: FileContext, statement: cst.CSTNode, call: cst.Call) -> bool:
+    """Whether ``call`` reads a name that a statement before ``statement`` in its block binds to
+    the result of a call (``features = net(images)``)."""
+    siblings = list(ctx.siblings(statement))
+    computed = set()
+    for earlier in siblings[:siblings.index(statement)]:
+        assign = simple_assign(earlier)
+        if assign is not None and isinstance(assign[1], cst.Call):
+            computed.update(bound_names(assign[0]))
+    return any(name.value in computed for arg in call.args for name in loads(arg.value))
 
 
 def _trainable(ctx: FileContext, step: TrainStep) -> Set[str]:
