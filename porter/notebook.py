@@ -11,7 +11,9 @@ import in a notebook whose first cell defines a function) goes to the top of the
 IPython syntax is masked before the parse and restored after it, line by line, with the
 indentation the port gave the line: line magics (``%time``), shell escapes (``!pip ...``,
 ``files = !ls``), help (``tf.data?``, ``??model``), and the first line of a cell magic that runs
-Python (``%%time``). A cell under any other cell magic (``%%bash``) is not Python and is left
+Python (``%%time``); only at the start of a logical line, as IPython reads them: a line inside
+brackets, a triple-quoted string or after a backslash is Python (``!= y`` or ``% 2`` where black
+breaks a long expression before its operator). A cell under any other cell magic (``%%bash``) is not Python and is left
 alone, but for a cell that writes a Python script (``%%writefile train.py``, which the notebook then
 runs or imports): the script is ported as a file of its own. A cell that still does not parse is
 left alone and reported (IPU801), unless the line where it stops parsing is a shell command
@@ -102,12 +104,19 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
     continued_indent: Optional[str] = None
     first_code = True
     cell_magic = CELL_MAGIC
+    python = _Continuation()
     for line in lines:
         body = line.rstrip("\r\n")
         ending = line[len(body):]
         stripped = body.strip()
         indent = body[:len(body) - len(body.lstrip())]
         first_magic_line = False
+        if python.open and continued_indent is None:
+            # Inside brackets, a string or after a backslash (`!= y` on a line of its own, as
+            # black writes a long comparison): Python, never IPython syntax, as IPython reads it.
+            python.read(body)
+            out.append(line)
+            continue
         if continued_indent is not None:
             masked = True
             indent = continued_indent
@@ -124,6 +133,7 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         if stripped and not stripped.startswith("#"):
             first_code = False
         if not masked:
+            python.read(body)
             out.append(line)
             continue
         number = len(magics)
@@ -136,6 +146,58 @@ def mask(source: str) -> Optional[Tuple[str, Dict[int, Tuple[str, str]]]]:
         out.append(f"{indent}{placeholder}{number}__{ending}")
         continued_indent = indent if body.endswith("\\") else None
     return "".join(out), magics
+
+
+class _Continuation:
+    """Whether the next line of a cell continues the Python of the lines read so far: an open
+    bracket, an open triple-quoted string, or a backslash at the end. IPython finds its syntax
+    (``%time``, ``!ls``, ``x?``) only at the start of a logical line."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # brackets open
+        self.quote: Optional[str] = None  # the triple quote of a string still open
+        self.backslash = False
+
+    @property
+    def open(self) -> bool:
+        return self.depth > 0 or self.quote is not None or self.backslash
+
+    def read(self, line: str) -> None:
+        index, length = 0, len(line)
+        self.backslash = False
+        while index < length:
+            char = line[index]
+            if self.quote is not None:
+                if line.startswith(self.quote, index):
+                    index, self.quote = index + 3, None
+                else:
+                    index += 2 if char == "\\" else 1
+                continue
+            if char == "#":
+                return
+            if char == "\\" and index == length - 1:
+                self.backslash = True
+            elif line.startswith(('"""', "'''"), index):
+                self.quote = line[index:index + 3]
+                index += 3
+                continue
+            elif char in "\"'":
+                index = _string_end(line, index)
+                continue
+            elif char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            index += 1
+
+
+def _string_end(line: str, start: int) -> int:
+    """The index after the one-line string that opens at ``start`` (the end of the line when it
+    does not close there)."""
+    index = start + 1
+    while index < len(line) and line[index] != line[start]:
+        index += 2 if line[index] == "\\" else 1
+    return index + 1
 
 
 def _runs_python(line: str) -> bool:

@@ -336,6 +336,18 @@ def test_masking_round_trips_and_keeps_line_counts():
     assert mask("%%writefile x.py\nimport os\n") is None
 
 
+def test_lines_that_continue_python_are_never_masked():
+    """IPython reads its syntax only at the start of a logical line: a line inside brackets, a
+    triple-quoted string or after a backslash is Python (`% 2` and `!= y` as black breaks a long
+    expression), and the magics after them are still masked."""
+    source = ("x = (\n    a\n    % 2\n    != b\n)\ntext = \"\"\"\n!not a shell line\n%d items\n\"\"\"\n"
+              "y = 1 + \\\n    2\nz = \")(\"  # (\n%time fit(x)\n!ls\n")
+    masked, magics = mask(source)
+    assert masked.splitlines()[:12] == source.splitlines()[:12]
+    assert [line for line, _ in magics.values()] == ["%time fit(x)", "!ls"]
+    assert unmask(masked, magics) == source
+
+
 @pytest.mark.parametrize("indent", [1, 2, None])
 def test_findings_map_to_the_lines_of_the_notebook_file(tmp_path, indent):
     from porter.notebook import file_line, json_lines
