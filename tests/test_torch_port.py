@@ -198,6 +198,44 @@ def test_models_are_created_once_and_detached_around_each_evaluation():
     assert port(result.source).source == result.source
 
 
+EVALUATED_EACH_EPOCH_AND_AFTER = """import torch
+
+
+def evaluate(model, x):
+    model.eval()
+    with torch.no_grad():
+        return model(x)
+
+
+model = torch.nn.Linear(4, 1)
+criterion = torch.nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(5):
+    for inputs, labels in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(inputs), labels)
+        loss.backward()
+        optimizer.step()
+    evaluate(model, val_x)
+print(evaluate(model, val_x), evaluate(model, test_x))
+"""
+
+
+def test_a_training_model_detached_at_several_places_is_detached_only_while_attached():
+    # the evaluation after the loop follows the one in it (detaching a detached model raises),
+    # and one statement evaluating twice detaches once
+    result = port(EVALUATED_EACH_EPOCH_AND_AFTER)
+    assert result.error is None
+    guarded = "if training_model.isCompiled() and training_model.isAttachedToDevice():\n"
+    assert ("        loss = training_model(inputs, labels)\n    " + guarded
+            + "        training_model.detachFromDevice()\n    evaluate(model, val_x, inference_model)\n"
+            "    inference_model.detachFromDevice()\n" + guarded + "    training_model.detachFromDevice()\n"
+            "print(evaluate(model, val_x, inference_model), evaluate(model, test_x, inference_model))\n"
+            ) in result.source
+    assert result.source.count("detachFromDevice()") == 3
+    assert port(result.source).source == result.source
+
+
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
 def test_expected_outputs_are_python_36_code(path):
     import libcst as cst

@@ -81,7 +81,7 @@ class InferenceModel(Rule):
         "training loop, the model calls go to an inference model created once (in the caller, passed in, "
         "when the evaluation is in a function called once per epoch). When the script also trains, the "
         "training model is detached (`detachFromDevice()`) before each evaluation (only once it has run, "
-        "when the evaluation can come first) and the inference model after it when training goes on, so "
+        "when the evaluation can come first, or when it is detached at more than one place) and the inference model after it when training goes on, so "
         "each finds a free IPU (the pattern of Graphcore's PyTorch tutorials). The wrapper keeps the training "
         "flag the model had "
         "when it was wrapped, so the model is wrapped in eval mode (and put back in training mode "

@@ -4,7 +4,8 @@ from porter import cstutil, scopes
 from porter.cstutil import argument, expr_call, method_of, name_of, single_small
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan, scheduler_names
-from porter.context import code_of
+from porter.rules.torch._analysis.util import selected
+from porter.context import code_of, walk
 
 _BEFORE = '''import torch
 import poptorch
@@ -24,6 +25,18 @@ _AFTER = _BEFORE.replace(
     "    scheduler.step()\n", "    scheduler.step()\n    training_model.setOptimizer(optimizer)\n"
 ).replace('            group["lr"] = 0.01\n', '            group["lr"] = 0.01\n        training_model.setOptimizer(optimizer)\n')
 
+_PER_BATCH = '''import torch
+import poptorch
+
+optimizer = poptorch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=100)
+training_model = poptorch.trainingModel(model, options=opts, optimizer=optimizer)
+for epoch in range(10):
+    for x, y in loader:
+        out, loss = training_model(x, y)
+        scheduler.step()
+'''
+
 
 class SetOptimizer(Rule):
     code = "IPU308"
@@ -35,7 +48,10 @@ class SetOptimizer(Rule):
         "The optimizer runs inside the compiled training program: a change made to the Python optimizer "
         "(`scheduler.step()`, `param_group[\"lr\"] = ...`) reaches the IPU only through "
         "`poptorch_model.setOptimizer(optimizer)`, as Graphcore's applications do (PopTorch User Guide, "
-        "\"Optimizers\")."
+        "\"Optimizers\"). With `--device-iterations K` one call runs K optimizer steps at one learning "
+        "rate: a scheduler stepped after every batch, in the loop of the training step, is reported, since its "
+        "schedule now advances once per K batches (unless its step counts come from `len(...)` of a loader, "
+        "which counts the calls) (PopTorch User Guide, \"Efficient data batching\")."
     )
     examples = (
         Example(_BEFORE, _AFTER),
@@ -68,6 +84,14 @@ class SetOptimizer(Rule):
             """,
         ),
         Example(_AFTER, reported=False),
+        # A scheduler stepped per batch, with K batches per call: reported, the schedule runs K times slower.
+        Example(_PER_BATCH, _PER_BATCH.replace("        scheduler.step()\n",
+                                               "        scheduler.step()\n        training_model.setOptimizer(optimizer)\n"),
+                options={"device_iterations": 4}),
+        # ... but not when it counts the steps of the loader, which counts the calls.
+        Example(_PER_BATCH.replace("T_max=100", "T_max=10 * len(loader)").replace(
+            "        scheduler.step()\n", "        scheduler.step()\n        training_model.setOptimizer(optimizer)\n"),
+            reported=False, options={"device_iterations": 4}),
         # The scheduler reaches the training function as a parameter, as the transfer-learning
         # tutorial's `train_model(model, criterion, optimizer, scheduler)` takes it (once IPU305
         # ports the step, `training_model.setOptimizer(optimizer)` follows `scheduler.step()`).
@@ -115,6 +139,7 @@ class SetOptimizer(Rule):
                 optimizer = argument(schedulers[scheduler], "optimizer", 0)
                 self._after(ctx, p, existing, statement, optimizer.value if optimizer else None,
                             f"`{scheduler}.step()`")
+                self._report_per_batch_schedule(ctx, p, statement, scheduler, schedulers[scheduler])
             elif scheduler is not None and _passed_scheduler(ctx, statement, scheduler, schedulers):
                 # its optimizer is named in the caller: the one visible here is the training model's
                 self._after(ctx, p, existing, statement, None, f"`{scheduler}.step()`")
@@ -126,6 +151,30 @@ class SetOptimizer(Rule):
                 elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
                         and target.value.attr.value == "param_groups":
                     self._after(ctx, p, existing, statement, target.value.value, "the learning-rate change")
+
+    def _report_per_batch_schedule(self, ctx, p, statement, scheduler, creation) -> None:
+        """With K device iterations one call of the training model runs K optimizer steps at the
+        learning rate it holds (PopTorch User Guide, "Efficient data batching"): a scheduler stepped
+        in the loop of the training step, once per batch, now steps once per K batches. A schedule
+        sized by `len(...)` of a loader follows it: `poptorch.DataLoader` counts the calls."""
+        iterations = ctx.config.device_iterations if selected(ctx, "device-iterations") else None
+        loop = next((a for a in ctx.ancestors(statement) if isinstance(a, (cst.For, cst.While))), None)
+        if not iterations or iterations < 2 or loop is None \
+                or any(isinstance(node, cst.Call) and name_of(node.func) == "len" for node in walk(creation)):
+            return
+        # the training step the port writes in this loop, or a training model the script calls in it
+        training = next((step.name for step in p.rewrites
+                         if any(ancestor is loop for ancestor in ctx.ancestors(step.backward))), None) \
+            or next((name for name, _ in p.existing_training
+                     if any(isinstance(node, cst.Call) and name_of(node.func) == name for node in walk(loop.body))),
+                    None)
+        if training is None:
+            return
+        ctx.report(self.code, statement, f"`{scheduler}.step()` follows each batch in the loop of the training "
+                   f"step, but `{training}` runs {iterations} batches per call (`deviceIterations({iterations})`) "
+                   f"at one learning rate: the schedule now advances once per {iterations} batches, {iterations} "
+                   f"times slower; divide the scheduler's step counts (`step_size`, `T_max`, `total_steps`, "
+                   f"warm-up steps) by {iterations}, or port without `--device-iterations`", fixed=False)
 
     @staticmethod
     def _rebuilt_optimizer(ctx, statement, optimizers):

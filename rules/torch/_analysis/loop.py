@@ -1050,6 +1050,7 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
     """When a training model exists, detach it before evaluating, and detach the inference
     model after evaluating when training goes on afterwards (a per-epoch loop, or training that
     comes later), so that both fit on the IPUs."""
+    detaching: Dict[Tuple[int, str], List[Release]] = {}   # releases of each training model
     for evaluation in result.evaluations:
         if evaluation.problem is not None:
             continue
@@ -1062,19 +1063,30 @@ def _plan_detach(ctx: FileContext, result: Plan) -> None:
         if step is None:
             continue
         trained = ctx.statement_of(step.backward if step.owner is scope else step.placement.calls[0])
+        released: Set[int] = set()
         for site in sites:
             site = _outside_evaluation_loops(ctx, site, trained, scope)
-            if ctx.block_of(site) is None:
+            # two calls in one statement (`print(evaluate(...), evaluate(...))`) share one release
+            if ctx.block_of(site) is None or id(site) in released:
                 continue
+            released.add(id(site))
             release = Release(site)
             evaluation.releases.append(release)
             if step.placement.owner is scope and _order(ctx, site, step.placement.before) < 0:
                 release.inference = True   # evaluated before training starts: free the IPU for it
                 continue
             release.training = step.name
+            detaching.setdefault((id(scope), step.name), []).append(release)
             if _common_loop(ctx, site, trained, scope) is not None:
                 release.inference = True
                 release.guarded = _order(ctx, site, trained) < 0
+    # A model detached at one site may already be detached at the next (an evaluation per epoch,
+    # then a final one; a validation then a test), and detaching a detached model raises (PopTorch
+    # User Guide, "detachFromDevice"): each site detaches it only while it is attached.
+    for releases in detaching.values():
+        if len(releases) > 1:
+            for release in releases:
+                release.guarded = True
 
 
 def _outside_evaluation_loops(ctx: FileContext, site: cst.BaseStatement, trained: cst.CSTNode,
