@@ -118,6 +118,45 @@ def test_inference_gets_its_own_options_when_training_accumulates():
     assert port(result.source, Config(select=("IPU302", "IPU306"))).source == result.source
 
 
+SCORED_ON_BOTH = '''import torch
+from torch.utils.data import DataLoader
+
+
+def accuracy(net, loader):
+    net.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (net(x).argmax(1) == y).sum().item()
+    return correct
+
+
+def main(net, train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=16, shuffle=True)
+    val_loader = DataLoader(val_set, batch_size=16)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    criterion = torch.nn.CrossEntropyLoss()
+    net.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        optimizer.step()
+    print(accuracy(net, val_loader), accuracy(net, train_loader))
+'''
+
+
+def test_a_loader_that_feeds_training_and_evaluation_is_reported_when_training_accumulates():
+    # The inference model is compiled for batches of 16; the training options give it 16 x 2.
+    result = port(SCORED_ON_BOTH, Config(gradient_accumulation=2))
+    assert "    val_loader = poptorch.DataLoader(inference_opts, val_set, batch_size=16)\n" in result.source
+    shared = [(finding.code, finding.line, finding.message.split(":")[0]) for finding in result.findings
+              if "feeds training and evaluation" in finding.message]
+    assert shared == [("IPU303", 15, "`train_loader` feeds training and evaluation")]
+    assert not any("feeds training and evaluation" in finding.message
+                   for finding in port(SCORED_ON_BOTH, Config()).findings)
+
+
 # the expected output still carries a warning: a person must port the step (or name its loss), or the LSTM layers,
 # or remove DistributedDataParallel, torch.compile, float64 and data-dependent control flow (gated_experts_ddp)
 MANUAL = {"cpu_training_fresh_eval", "lstm_language_model", "unnamed_loss", "gated_experts_ddp"}

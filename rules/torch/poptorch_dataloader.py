@@ -9,7 +9,7 @@ from porter.scopes import is_module_function, local_calls
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan
 from porter.rules.torch._analysis.util import DATALOADER, calls_to
-from porter.rules.torch._analysis.speed import evaluation_loaders
+from porter.rules.torch._analysis.speed import evaluation_loaders, shared_loaders
 
 
 class PoptorchDataLoader(Rule):
@@ -27,7 +27,11 @@ class PoptorchDataLoader(Rule):
         "reported, "
         "since the last batch then has another shape and is compiled again. A sum over the batches of a loader "
         "that now drops its last batch, divided by `len(loader.dataset)`, counts samples the loop no longer "
-        "sees: it is reported, with the loader (also through the function parameter it is passed as)."
+        "sees: it is reported, with the loader (also through the function parameter it is passed as). When "
+        "training accumulates gradients, loaders only evaluation reads take the inference options; a loader "
+        "that feeds both (a training accuracy, `evaluate(model, train_loader)`) is reported: its combined "
+        "batches have another shape than the inference model's, and input shapes are fixed (PopTorch User "
+        "Guide, \"Constraints\")."
     )
     examples = (
         Example(
@@ -161,6 +165,7 @@ class PoptorchDataLoader(Rule):
         # Loaders that only feed evaluation take the inference options when the port creates them
         # (the training options accumulate gradients, which would multiply their batches).
         evaluating = evaluation_loaders(ctx) if p.inference_opts and not p.opts_exists else set()
+        shared = shared_loaders(ctx) if p.inference_opts and not p.opts_exists else set()
         dropping: Set[str] = set()  # loader variables that drop the last partial batch after the port
         for call in calls_to(ctx, *DATALOADER):
             parent = ctx.parent(call)
@@ -181,6 +186,12 @@ class PoptorchDataLoader(Rule):
                 if isinstance(target, cst.Name):
                     dropping.add(target.value)
             ctx.report(self.code, call, message, fixed=True)
+            if isinstance(target, cst.Name) and target.value in shared:
+                ctx.report(self.code, call, f"`{target.value}` feeds training and evaluation: made with `{opts}`, "
+                           "whose gradient accumulation multiplies its batches, it gives the inference model "
+                           f"(options `{p.inference_opts}`) batches of another shape, which fail; evaluate with a "
+                           f"loader of its own, `poptorch.DataLoader({p.inference_opts}, <the same dataset>, ...)`",
+                           fixed=False)
             if drop_last is not None and not is_true(drop_last.value):
                 what = "`drop_last=False`" if is_false(drop_last.value) else "`drop_last`"
                 ctx.report(self.code, drop_last, f"{what} kept: a last partial batch has another shape and is "

@@ -282,13 +282,25 @@ def _parameter_index(function: cst.FunctionDef, name: str) -> Optional[int]:
 def evaluation_loaders(ctx: FileContext) -> Set[str]:
     """Data loader variables that only feed evaluation: every loop over them (directly, or through
     the parameter of a function they are passed to) runs under ``torch.no_grad()``."""
+    return {name for name, evaluating in _loader_loops(ctx).items() if evaluating and all(evaluating)}
+
+
+def shared_loaders(ctx: FileContext) -> Set[str]:
+    """Data loader variables that feed both training and evaluation: some loops over them run
+    under ``torch.no_grad()`` (``evaluate(model, train_loader)``), some do not."""
+    return {name for name, evaluating in _loader_loops(ctx).items() if any(evaluating) and not all(evaluating)}
+
+
+def _loader_loops(ctx: FileContext) -> Dict[str, List[bool]]:
+    """Per data loader variable, for each loop over it (directly, or through the parameter of a
+    function it is passed to), whether the loop runs under ``torch.no_grad()``."""
     loaders = set()
     for assign in ctx.nodes(cst.Assign):
         if (isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in _LOADERS
                 and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
             loaders.add(assign.targets[0].target.value)
     if not loaders:
-        return set()
+        return {}
     uses: Dict[str, List[bool]] = {name: [] for name in loaders}
     functions = {function.name.value: function for function in ctx.nodes(cst.FunctionDef)}
     for loop in ctx.nodes(cst.For):
@@ -310,4 +322,4 @@ def evaluation_loaders(ctx: FileContext) -> Set[str]:
                 arg = argument(call, iterable.value, index)
                 if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in uses:
                     uses[arg.value.value].append(evaluating)
-    return {name for name, flags in uses.items() if flags and all(flags)}
+    return uses
