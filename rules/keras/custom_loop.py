@@ -49,15 +49,17 @@ _AFTER_DEVICE = _BEFORE.replace('''
             train_step(images, labels)
 ''', '''
     @tf.function(jit_compile=True)
-    def train_step_loop(iterator):
-        for _ in tf.range(16):
+    def train_step_loop(iterator, steps):
+        for _ in tf.range(steps):
             images, labels = next(iterator)
             train_step(images, labels)
 
     for epoch in range(3):
         dataset_iterator = iter(dataset)
         for _ in range(len(dataset) // 16):
-            strategy.run(train_step_loop, args=(dataset_iterator,))
+            strategy.run(train_step_loop, args=(dataset_iterator, 16))
+        if len(dataset) % 16:
+            strategy.run(train_step_loop, args=(dataset_iterator, len(dataset) % 16))
 ''')
 _AFTER_STEP = _BEFORE.replace("    def train_step", "    @tf.function(jit_compile=True)\n    def train_step").replace(
     "            train_step(images, labels)", "            strategy.run(train_step, args=(images, labels))")
@@ -1029,7 +1031,7 @@ class CustomLoop(Rule):
         "iterator, what the step is given that the loop never changes: a model, an optimizer), and the Python "
         "loop calls it `len(dataset) // K` times per epoch (the dataset needs a known length, so one read from "
         "files or a generator, or filtered, keeps one step per execution; batches that do not fill an "
-        "execution are skipped). Other loops keep their shape with the step called through "
+        "execution run in one more, shorter execution, compiled once more). Other loops keep their shape with the step called through "
         "`strategy.run`. Steps that need Python while they run (`.numpy()`, `print`, list appends, global "
         "state), inline steps whose helper reads the batch the loop sets as a global (`loss_fn()` reading `x`), inline steps with a `return`, or a `break` of the loop they run in (one of a Python loop inside the step is kept), or names they share with the code around them, steps "
         "that take gradients of no model of the file (guides to tapes) or leave the optimizer step to the "
@@ -1678,8 +1680,10 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         # on-device loop takes them after the iterator, as the documented loop does.
         Example(*(code.replace("def train_step(images, labels):", "def train_step(model, images, labels, optimizer):").replace(
             "train_step(images, labels)\n", "train_step(model, images, labels, optimizer)\n").replace(
-            "def train_step_loop(iterator):", "def train_step_loop(iterator, model, optimizer):").replace(
-            "args=(dataset_iterator,)", "args=(dataset_iterator, model, optimizer)") for code in (_BEFORE, _AFTER_DEVICE)),
+            "def train_step_loop(iterator, steps):", "def train_step_loop(iterator, steps, model, optimizer):").replace(
+            "args=(dataset_iterator, 16)", "args=(dataset_iterator, 16, model, optimizer)").replace(
+            "args=(dataset_iterator, len(dataset) % 16)", "args=(dataset_iterator, len(dataset) % 16, model, optimizer)")
+          for code in (_BEFORE, _AFTER_DEVICE)),
                 options={"steps_per_execution": 16}),
         # The loop assigns what the step returns to names nothing reads: dropped, the on-device loop
         # fits. Read after the loop (the last batch's loss printed), the loop keeps one step per execution.
@@ -3268,11 +3272,12 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         step = plan.step
         name = step.function.name.value
         loop_name = fresh_name(ctx, f"{name}_loop", f"{name}_on_device", f"ipu_{name}_loop")
-        steps = config_steps(ctx.config)
         target = code_of(ctx, step.loop.target)
-        parameters = ", ".join(["iterator", *plan.handed_on])
+        # The count is a parameter: the last execution of a pass runs the batches left over, not K.
+        count = fresh_name(ctx, "steps", "steps_per_execution", taken=set(plan.handed_on))
+        parameters = ", ".join(["iterator", count, *plan.handed_on])
         text = (f"@{tf}.function(jit_compile=True)\ndef {loop_name}({parameters}):\n"
-                f"    for _ in {tf}.range({steps}):\n        {target} = next(iterator)\n"
+                f"    for _ in {tf}.range({count}):\n        {target} = next(iterator)\n"
                 f"        {code_of(ctx, step.call)}\n")
         function = cst.parse_module(text).body[0]
         blanks = [line for line in step.function.leading_lines if line.comment is None] or [
@@ -3289,15 +3294,22 @@ def main(x_train):""").replace("epochs=1)", "epochs=1, callbacks=[Monitor()])").
         base = dataset.replace(".", "_")
         iterator = fresh_name(ctx, f"{base}_iterator", f"{base}_ipu_iterator")
         first = cst.parse_statement(f"{iterator} = iter({dataset})").with_changes(leading_lines=loop.leading_lines)
+        handed_on = "".join(", " + name for name in plan.handed_on)
         new_loop = cst.parse_statement(
-            f"for _ in range(len({dataset}) // {steps}):\n    {plan.strategy}.run({loop_name}, "
-            f"args=({', '.join([iterator, *plan.handed_on])}{',' if not plan.handed_on else ''}))\n")
+            f"for _ in range(len({dataset}) // {steps}):\n"
+            f"    {plan.strategy}.run({loop_name}, args=({iterator}, {steps}{handed_on}))\n")
+        # Batches that do not fill an execution still run (a test set of fewer than K batches would
+        # otherwise measure nothing): one shorter execution, which compiles once more.
+        rest = cst.parse_statement(
+            f"if len({dataset}) % {steps}:\n"
+            f"    {plan.strategy}.run({loop_name}, args=({iterator}, len({dataset}) % {steps}{handed_on}))\n")
         ctx.insert_before(loop, [first])
         ctx.replace(loop, lambda node: new_loop.with_changes(leading_lines=()))
+        ctx.insert_after(loop, [rest])
         ctx.report(self.code, loop, f"the loop over `{dataset}` runs `{step.function.name.value}` on the IPU: "
                    f"{steps} steps per execution in `{loop_name}` (`@tf.function(jit_compile=True)`, on-device "
-                   f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass; the "
-                   f"last `len({dataset}) % {steps}` batches are skipped", fixed=True)
+                   f"loop) through `{plan.strategy}.run`, `len({dataset}) // {steps}` executions per pass and one "
+                   f"more for the last `len({dataset}) % {steps}` batches, if any", fixed=True)
 
 
 

@@ -2643,6 +2643,49 @@ class DropRemainder(Rule):
             true_labels = next(iter(label_ds.batch(len(labels)))).numpy()
             """,
         ),
+        # An iterator a loop of steps reads with `next`: its batches are the step's, not host reads.
+        Example(
+            """\
+            import tensorflow as tf
+
+            dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            for epoch in range(2):
+                iterator = iter(dataset)
+                for step in range(steps_per_epoch):
+                    x, y = next(iterator)
+                    train_step(x, y)
+            """,
+            """\
+            import tensorflow as tf
+
+            dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(32, drop_remainder=True)
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+                return loss
+
+
+            for epoch in range(2):
+                iterator = iter(dataset)
+                for step in range(steps_per_epoch):
+                    x, y = next(iterator)
+                    train_step(x, y)
+            """,
+        ),
         # The whole test set read as one batch by tf.data's function (as by the method): left whole.
         Example(
             """\
@@ -4145,7 +4188,7 @@ def _read_on_host(ctx, outer: cst.BaseExpression) -> bool:
     parent = ctx.parent(outer)
     if isinstance(parent, cst.For) and parent.iter is outer:
         return _host_loop(ctx, parent)
-    if _adapted_on(ctx, outer) or read_into_python(ctx, outer):
+    if _adapted_on(ctx, outer) or read_into_python(ctx, outer) and not _iterated_for_steps(ctx, outer):
         return True  # `layer.adapt(ds.batch(1024))`, `next(iter(ds.batch(n)))`: read on the host
     if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
         return _read_by_host_loops(ctx, parent.targets[0].target.value)
@@ -4178,6 +4221,23 @@ def _host_loop(ctx, loop: cst.For) -> bool:
             or _main_guard_body(ctx, block)) and not loop_trains(ctx, loop) and id(loop) not in _compiled_step_loops(ctx)
 
 
+def _iterated_for_steps(ctx, dataset: cst.BaseExpression) -> bool:
+    """``dataset`` is made an iterator (``it = iter(ds)``) that a loop calling a custom step reads
+    with ``next(it)`` (``for step in range(steps): x, y = next(it); train_step(x, y)``): its batches
+    are the step's, not host reads, and the infeed the iterator becomes in the strategy's scope
+    takes only batches of one static shape."""
+    arg = ctx.parent(dataset)
+    made = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    assign = ctx.parent(made) if isinstance(made, cst.Call) and is_name(made.func, "iter") else None
+    if not (isinstance(assign, cst.Assign) and assign.value is made and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    iterator = assign.targets[0].target.value
+    return any(isinstance(node, cst.Call) and is_name(node.func, "next") and node.args
+               and is_name(node.args[0].value, iterator)
+               for step in step_calls(ctx) for node in walk(step.loop.body))
+
+
 def _main_guard_body(ctx, block) -> bool:
     guard = ctx.parent(block)
     return is_main_guard(guard) and isinstance(ctx.parent(guard), cst.Module)
@@ -4201,7 +4261,7 @@ def _read_by_host_loops(ctx, name: str) -> bool:
         outer = outermost_chain(ctx, node) if isinstance(ctx.parent(node), cst.Attribute) else node
         parent = ctx.parent(outer)
         if isinstance(parent, cst.For) and parent.iter is outer and _host_loop(ctx, parent) \
-                or read_into_python(ctx, outer) or _adapted_on(ctx, outer):
+                or read_into_python(ctx, outer) and not _iterated_for_steps(ctx, outer) or _adapted_on(ctx, outer):
             continue
         if isinstance(parent, cst.Assign) and any(name in bound_names(target.target) for target in parent.targets):
             continue
