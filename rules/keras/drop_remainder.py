@@ -6,9 +6,9 @@ from porter.context import bound_names, code_of, walk
 from porter.cstutil import (alternatives, append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_method_returns, called_returns, is_module_function, loads, local_calls,
-                           local_function, module_globals, owner, owner_body, parameter_names, returns_of,
-                           ruled_out_by_call, values_of)
+from porter.scopes import (assignments, called_method_returns, called_returns, instance_class, is_module_function, loads,
+                           local_calls, local_function, module_globals, owner, owner_body, parameter_names,
+                           project_name, returns_of, ruled_out_by_call, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.predict_datasets import padded_predictions, un
 from porter.rules.keras._analysis.project_batches import given_whole_by_callers
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import method_calls, model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, STRING_LAYERS, assigned_layers, last_name,
@@ -4431,15 +4431,20 @@ def _returned_to_training(ctx, made: cst.Call) -> bool:
 
 
 def _given_whole_by_project(ctx, function: cst.FunctionDef, parameter: str) -> bool:
-    """Whether ``function``, a module function the file never calls itself, is given for
-    ``parameter`` a dataset batched whole by every call the other files of its project make of it
-    (``def train(model, train_ds): model.fit(train_ds)`` in a library, ``train(model,
-    load("train"))`` in each script, ``load`` batching with ``drop_remainder=True``)."""
-    if not is_module_function(ctx, function) or local_calls(ctx, function):
+    """Whether ``function``, a module function (or a method of a module class, ``Trainer.fit``) the
+    file never calls itself, is given for ``parameter`` a dataset batched whole by every call the
+    other files of its project make of it (``def train(model, train_ds): model.fit(train_ds)`` in a
+    library, ``train(model, load("train"))`` in each script, ``load`` batching with
+    ``drop_remainder=True``)."""
+    name = project_name(ctx, function)
+    if name is None or local_calls(ctx, function) or (not is_module_function(ctx, function) and method_calls(
+            ctx, function)):  # (its datasets come from those calls too)
         return False
     names = [param.name.value for param in function.params.params]
-    return parameter in names and given_whole_by_callers(ctx.project.batched_calls, function.name.value,
-                                                         parameter, names.index(parameter))
+    if not is_module_function(ctx, function):  # a method: its callers do not pass `self`
+        names = names[1:]
+    return parameter in names and given_whole_by_callers(ctx.project.batched_calls, name, parameter,
+                                                         names.index(parameter))
 
 
 def _method_returns_batches(ctx, value: cst.BaseExpression) -> bool:
