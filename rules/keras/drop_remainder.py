@@ -261,6 +261,42 @@ class DropRemainder(Rule):
             """,
             reported=True,
         ),
+        # A trainer's method trains on the dataset it is given: rebatched where the object of its
+        # class is given a Keras-made one, as for a function's parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def fit(self, train_ds, epochs):
+                    return self.model.fit(train_ds, epochs=epochs)
+
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            trainer = Trainer(tf.keras.models.load_model("classifier.keras"))
+            trainer.fit(train_ds, 3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def fit(self, train_ds, epochs):
+                    return self.model.fit(train_ds, epochs=epochs)
+
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            trainer = Trainer(tf.keras.models.load_model("classifier.keras"))
+            trainer.fit(train_ds.unbatch().batch(32, drop_remainder=True), 3)
+            """,
+        ),
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
         Example(
             """\
@@ -3735,9 +3771,15 @@ class DropRemainder(Rule):
         porter traces (and batches whole where it is made), or a Keras-made one it rebatches there
         (for ``predict`` with ``predicts``)."""
         names = [param.name.value for param in function.params.params]
-        position = names.index(parameter) if parameter in names else None
         calls = [call for call in ctx.nodes(cst.Call)
                  if isinstance(call.func, cst.Name) and call.func.value == function.name.value]
+        owner_class = ctx.parent(ctx.parent(function))
+        if isinstance(owner_class, cst.ClassDef):  # a method: called on the objects of its class, without `self`
+            names = names[1:]
+            calls = method_calls(ctx, function)
+            if any(instance_class(ctx, call.func.value) is not owner_class for call in calls):
+                return False
+        position = names.index(parameter) if parameter in names else None
         whole = bool(calls)
         counted = _counts_variable(ctx, function, parameter)
         for call in calls:
