@@ -270,6 +270,16 @@ def project_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
     return f"{classes.pop()}.{call.func.attr.value}"
 
 
+def untraced_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``?.fit`` for ``trainer.fit(ds)`` on an object the file cannot trace to a class of the project
+    (``trainer = make_trainer(cfg)``, ``self.trainer``), nor to an import: it may be a method of
+    any class of the project of that name. None for any other call."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or project_callee(ctx, call) is not None or ctx.qualified_name(func):
+        return None
+    return f"?.{func.attr.value}"
+
+
 def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls ``name(...)`` of a module-level function of this file."""
     return ctx.shared(_LOCAL_CALLS, lambda: _calls_by_local_name(ctx)).get(function.name.value, [])

@@ -613,3 +613,14 @@ def test_a_library_class_with_no_caller_in_sight_says_what_its_callers_must_do()
              if finding.code == "IPU190"]
     assert found[0] == ("`.fit()` runs where `Trainer.fit` is called, and no file of its project is seen to call "
                         "`Trainer.fit` inside an IPU strategy's scope")
+
+
+def test_a_method_called_outside_the_scope_on_an_object_the_caller_cannot_trace_keeps_the_library_reported():
+    # `make_trainer` hands back a Trainer the caller cannot trace: its `fit` after the scope may be
+    # `Trainer.fit`, so the class is not complete, though the traced call is in the scope.
+    untraced = CLASS_CALLER.replace('    trainer.tune(load("extra"))\n',
+                                    '    other = make_trainer(model)\n    other.fit(load("train"), load("val"), 1)\n')
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (untraced, Config())}, {"data.load"})
+    assert "Trainer.fit" in project.called_in_scope and ("?.fit", "proj/main.py") in project.called_outside
+    assert [finding.line for finding in port(TRAINER_CLASS, Config(), project=project).findings
+            if finding.code == "IPU190"] == [11]

@@ -24,7 +24,7 @@ from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
 from porter.scopes import (instance_class, is_module_function, loads, owner, owner_body, project_callee, project_name,
-                           values_of)
+                           untraced_method, values_of)
 
 # Builtins that give a lazy iterator calling their function on each item, and builtins that read
 # such an iterator in the call that is given it.
@@ -1096,7 +1096,7 @@ class _Coverage:
             return node
         seen.add(id(function))
         callers = self._callers(function)
-        if not callers and project_name(self.ctx, function) in self.ctx.project.called_in_scope:
+        if not callers and _called_in_callers_scope(self.ctx, function):
             return None  # the files of the project that import it call it in their IPU strategy's scope
         if not callers:
             # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
@@ -1275,6 +1275,18 @@ class _Coverage:
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
 
 
+def _called_in_callers_scope(ctx, function: cst.FunctionDef) -> bool:
+    """Whether the files of the project that import the module call ``function`` (a function, or
+    a method of a class: ``Trainer.fit``) only in their IPU strategy's scope; for a method, with no
+    call of its name outside the scope on an object they cannot trace (``?.fit``), which may be
+    one of the class's."""
+    name = project_name(ctx, function)
+    if name not in ctx.project.called_in_scope:
+        return False
+    method = name.partition(".")[2]
+    return not method or all(called != f"?.{method}" for called, _ in ctx.project.called_outside)
+
+
 def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:
     """What a call of a library function (one the file never calls itself) misses: the callers of
     that function must run it in the IPU strategy's scope; it must not configure the IPU itself,
@@ -1293,8 +1305,10 @@ def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
     """For each function of the project's module ``module`` that the code ``text`` (another module
     of the project, as ported) calls (``trainer.train(model, ds)``, ``train(model, ds)`` after
     ``from trainer import train``): whether every such call runs inside the IPU strategy's scope,
-    directly or through every call of the function that holds it. Empty when ``text`` does not
-    parse. A file with no IPU strategy of its own (not ported) calls them out of any."""
+    directly or through every call of the function that holds it; the same for the methods of its
+    classes called on the objects ``text`` makes of them (``Trainer.fit``), and, as ``?.fit``, for
+    the calls of a method on an object it cannot trace. Empty when ``text`` does not parse. A file
+    with no IPU strategy of its own (not ported) calls them out of any."""
     try:
         ctx = FileContext(parse(text), config)
     except ParseError:
@@ -1302,12 +1316,12 @@ def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
     found: Dict[str, bool] = {}
     plan = coverage = None
     for call in ctx.nodes(cst.Call):
-        called = project_callee(ctx, call)
-        if called is None or called.partition(".")[0] != module:
+        called = project_callee(ctx, call) or untraced_method(ctx, call)
+        if called is None or called.partition(".")[0] not in (module, "?"):
             continue
         plan = plan or model_plan(ctx)
         coverage = coverage or _Coverage(ctx, plan)
-        function = called.partition(".")[2]
+        function = called if called.startswith("?.") else called.partition(".")[2]
         found[function] = found.get(function, True) and plan.has_ipu_strategy and coverage.runs_in_scope(call)
     return found
 
