@@ -622,5 +622,6 @@ def test_a_method_called_outside_the_scope_on_an_object_the_caller_cannot_trace_
                                     '    other = make_trainer(model)\n    other.fit(load("train"), load("val"), 1)\n')
     project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (untraced, Config())}, {"data.load"})
     assert "Trainer.fit" in project.called_in_scope and ("?.fit", "proj/main.py") in project.called_outside
-    assert [finding.line for finding in port(TRAINER_CLASS, Config(), project=project).findings
-            if finding.code == "IPU190"] == [11]
+    found = [(finding.code, finding.line) for finding in port(TRAINER_CLASS, Config(), project=project).findings]
+    # (and its datasets may come from that call, of batches out of sight)
+    assert found == [("IPU190", 11), ("IPU105", 11), ("IPU105", 11), ("IPU105", 14)]

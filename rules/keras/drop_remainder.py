@@ -4485,6 +4485,11 @@ def _given_whole_by_project(ctx, function: cst.FunctionDef, parameter: str) -> b
     names = [param.name.value for param in function.params.params]
     if not is_module_function(ctx, function):  # a method: its callers do not pass `self`
         names = names[1:]
+        # A call of its name on an object a caller cannot trace (``?.fit``) may give it any dataset.
+        untraced = f"?.{function.name.value}"
+        project = ctx.project
+        if untraced in project.called_in_scope or any(called == untraced for called, _ in project.called_outside):
+            return False
     return parameter in names and given_whole_by_callers(ctx.project.batched_calls, name, parameter,
                                                          names.index(parameter))
 
