@@ -238,6 +238,48 @@ def is_module_function(ctx: FileContext, node: cst.CSTNode) -> bool:
     return isinstance(node, cst.FunctionDef) and ctx.parent(node) is ctx.module
 
 
+def project_name(ctx: FileContext, function: cst.FunctionDef) -> Optional[str]:
+    """The name by which the other files of the project call ``function`` of this module:
+    ``train`` for a module-level function, ``Trainer.fit`` for a method of a module-level class
+    (called on the objects they make of it), ``Trainer`` for its ``__init__`` (the class is
+    called). None for a nested function."""
+    if is_module_function(ctx, function):
+        return function.name.value
+    block = ctx.parent(function)
+    owner_class = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not (isinstance(owner_class, cst.ClassDef) and ctx.parent(owner_class) is ctx.module):
+        return None
+    method = function.name.value
+    return owner_class.name.value if method == "__init__" else f"{owner_class.name.value}.{method}"
+
+
+def project_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``trainer.train`` for a call of a function of another module of the project
+    (``ctx.project_function``), and ``trainer.Trainer.fit`` for a call of a method on an object
+    made from one of its classes: ``Trainer(model).fit(ds)``, or ``t.fit(ds)`` where each value
+    the variable ``t`` is assigned in its function is ``Trainer(...)``. None for any other call."""
+    called = ctx.project_function(call.func)
+    if called is not None or not isinstance(call.func, cst.Attribute):
+        return called
+    receiver = call.func.value
+    made = [receiver] if isinstance(receiver, cst.Call) else (
+        values_of(ctx, receiver) if isinstance(receiver, cst.Name) else [])
+    classes = {ctx.project_function(value.func) if isinstance(value, cst.Call) else None for value in made}
+    if len(classes) != 1 or None in classes:
+        return None
+    return f"{classes.pop()}.{call.func.attr.value}"
+
+
+def untraced_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
+    """``?.fit`` for ``trainer.fit(ds)`` on an object the file cannot trace to a class of the project
+    (``trainer = make_trainer(cfg)``, ``self.trainer``), nor to an import: it may be a method of
+    any class of the project of that name. None for any other call."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or project_callee(ctx, call) is not None or ctx.qualified_name(func):
+        return None
+    return f"?.{func.attr.value}"
+
+
 def local_calls(ctx: FileContext, function: cst.FunctionDef) -> List[cst.Call]:
     """Calls ``name(...)`` of a module-level function of this file."""
     return ctx.shared(_LOCAL_CALLS, lambda: _calls_by_local_name(ctx)).get(function.name.value, [])

@@ -194,3 +194,19 @@ def fit_custom(model, dataset, epochs):
         for x, y in dataset:
             step(x, y)
 """
+
+
+# A library's trainer class: it keeps the model it is given and compiles and trains it in `fit`.
+TRAINER_CLASS = """\
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_ds, val_ds, epochs):
+        self.model.compile(optimizer=self.optimizer, loss="mse")
+        return self.model.fit(train_ds, validation_data=val_ds, epochs=epochs)
+"""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 from repo_util import CUSTOM_LOOP_TRAINER
+from repo_util import TRAINER_CLASS as LIBRARY_TRAINER_CLASS  # (this file's adds a method, `tune`)
 
 from porter.config import Config
 from porter.context import FileContext
@@ -512,3 +513,115 @@ def test_a_dataset_parameter_stays_reported_when_a_caller_gives_one_of_unknown_b
     project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (WHOLE_BATCHES_CALLER, Config())})
     assert len([finding for finding in port(DATASET_TRAINER, Config(), project=project).findings
                 if finding.code == "IPU105"]) == 1
+
+
+TRAINER_CLASS = LIBRARY_TRAINER_CLASS + """
+    def tune(self, dataset):
+        return self.model.fit(dataset, epochs=1)
+"""
+
+CLASS_CALLER = """\
+import tensorflow as tf
+from tensorflow.python import ipu
+
+from data import load
+from trainer import Trainer
+
+
+def main():
+    config = ipu.config.IPUConfig()
+    config.configure_ipu_system()
+    strategy = ipu.ipu_strategy.IPUStrategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        trainer = Trainer(model, tf.keras.optimizers.Adam())
+        trainer.fit(load("train"), load("val"), 2)
+    trainer.tune(load("extra"))
+"""
+
+
+def test_a_library_learns_which_methods_of_its_classes_its_callers_run_in_the_ipu_scope():
+    # The objects the caller makes of the class, and the methods it calls on them: `fit` in the
+    # scope, `tune` after it; making the object (`Trainer(...)`) runs `__init__`.
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (CLASS_CALLER, Config())}, {"data.load"})
+    assert (project.called_in_scope, project.called_outside) == (
+        {"Trainer", "Trainer.fit"}, {("Trainer.tune", "proj/main.py")})
+    assert ("Trainer.fit", (True, True, False), frozenset()) in project.batched_calls
+    found = [(finding.code, finding.line, finding.message.split(" (on the CPU)")[0].split(": the porter")[0])
+             for finding in port(TRAINER_CLASS, Config(), project=project).findings]
+    # `fit` is complete, with the whole batches its caller gives (`self.model.fit` in `tune` is the
+    # model's method, not a call of `Trainer.fit`); `tune` names its caller.
+    assert found == [("IPU190", 14, "`.fit()` runs where `Trainer.tune` is called, and "
+                                    "`proj/main.py` calls `Trainer.tune` outside the IPU strategy's scope")]
+
+
+def test_a_class_that_keeps_the_model_it_is_given_and_runs_it_is_a_trainer():
+    # `model` is kept as `self.model` and trained by `fit` (position 0: `self` not counted); the
+    # optimizer is kept too but never run.
+    assert trained_parameters(TRAINER_CLASS, Config()) == [("Trainer", "model", 0, True)]
+    keras_model = "from tensorflow import keras\n\n\nclass Net(keras.Model):\n    def __init__(self, units):\n" \
+                  "        super().__init__()\n        self.dense = keras.layers.Dense(units)\n\n" \
+                  "    def call(self, x):\n        return self.dense(x)\n"
+    assert trained_parameters(keras_model, Config()) == []
+
+
+def test_a_script_that_gives_its_model_to_a_trainer_object_runs_its_methods_in_the_scope():
+    script = ("import tensorflow as tf\nfrom trainer import Trainer\n\n\ndef main(ds):\n"
+              "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+              "    trainer = Trainer(model, tf.keras.optimizers.Adam())\n    trainer.fit(ds, ds, 2)\n")
+    project = Project(keras_import=True, trainers=frozenset({("trainer.Trainer", "model", 0, True)}))
+    assert ("    with strategy.scope():\n        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+            "        trainer = Trainer(model, tf.keras.optimizers.Adam())\n        trainer.fit(ds, ds, 2)\n"
+            ) in port(script, Config(), project=project).source
+
+
+LOOP_TRAINER_CLASS = """\
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.Adam()
+
+    @tf.function
+    def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+    def train(self, dataset):
+        for x, y in dataset:
+            self.train_step(x, y)
+"""
+
+
+def test_a_library_trainer_loop_run_in_its_callers_scope_is_told_only_what_is_left():
+    assert trained_parameters(LOOP_TRAINER_CLASS, Config()) == [("Trainer", "model", 0, True)]
+    alone = [finding.message for finding in port(LOOP_TRAINER_CLASS, Config()).findings if finding.code == "IPU111"]
+    assert alone[0].startswith("the training step `Trainer.train_step` is a method whose class is not made")
+    project = Project(called_in_scope=frozenset({"Trainer", "Trainer.train"}))
+    found = [finding.message for finding in port(LOOP_TRAINER_CLASS, Config(), project=project).findings
+             if finding.code == "IPU111"]
+    assert found[0].startswith("the training step `Trainer.train_step` is a method of a class that the files of its "
+                               "project make, and whose `train` they call, in the IPU strategy's scope")
+
+
+def test_a_library_class_with_no_caller_in_sight_says_what_its_callers_must_do():
+    found = [finding.message.split(" (on the CPU)")[0] for finding in port(TRAINER_CLASS, Config()).findings
+             if finding.code == "IPU190"]
+    assert found[0] == ("`.fit()` runs where `Trainer.fit` is called, and no file of its project is seen to call "
+                        "`Trainer.fit` inside an IPU strategy's scope")
+
+
+def test_a_method_called_outside_the_scope_on_an_object_the_caller_cannot_trace_keeps_the_library_reported():
+    # `make_trainer` hands back a Trainer the caller cannot trace: its `fit` after the scope may be
+    # `Trainer.fit`, so the class is not complete, though the traced call is in the scope.
+    untraced = CLASS_CALLER.replace('    trainer.tune(load("extra"))\n',
+                                    '    other = make_trainer(model)\n    other.fit(load("train"), load("val"), 1)\n')
+    project = with_callers(ALONE, "proj/trainer.py", {"proj/main.py": (untraced, Config())}, {"data.load"})
+    assert "Trainer.fit" in project.called_in_scope and ("?.fit", "proj/main.py") in project.called_outside
+    found = [(finding.code, finding.line) for finding in port(TRAINER_CLASS, Config(), project=project).findings]
+    # (and its datasets may come from that call, of batches out of sight)
+    assert found == [("IPU190", 11), ("IPU105", 11), ("IPU105", 11), ("IPU105", 14)]

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from repo_util import (CUSTOM_LOOP_TRAINER, KERAS_SCRIPT, PIPELINE_SCRIPT, PLAIN_SCRIPT, STRATEGY_MODULE,
-                       STRATEGY_SCRIPT, cli, code_cell, git, notebook, run, write, write_notebook)
+                       STRATEGY_SCRIPT, TRAINER_CLASS, cli, code_cell, git, notebook, run, write, write_notebook)
 
 from porter import ignore
 from porter.engine import port
@@ -452,6 +452,43 @@ def test_a_library_module_with_no_caller_in_sight_says_what_its_callers_must_do(
     assert [line.split(" (on the CPU)")[0] for line in _audit_lines(alone, "repo/trainer.py")] == [
         "repo/trainer.py:6:12: IPU190 `model.fit()` runs where `train` is called, and no file of its project is "
         "seen to call `train` inside an IPU strategy's scope"]
+
+
+TRAINER_CLASS_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+
+from trainer import Trainer
+
+
+def main():
+    strategy = tf.distribute.MirroredStrategy()
+    points = np.random.rand(64, 4).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((points, points[:, :1])).batch(8)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        trainer = Trainer(model, tf.keras.optimizers.Adam())
+        trainer.fit(dataset, dataset, epochs=2)
+"""
+
+
+def test_a_library_class_whose_objects_its_callers_run_in_the_ipu_scope_is_complete(tmp_path):
+    write(tmp_path / "repo", "trainer.py", TRAINER_CLASS)
+    write(tmp_path / "repo", "train.py", TRAINER_CLASS_SCRIPT)
+    # The script's port makes the trainer and calls `fit` in the IPU scope, with whole batches.
+    together = cli(["repo", "--out-dir", "ported"], cwd=tmp_path)
+    assert together.exit_code == 0, together.stderr
+    assert [line for line in together.stdout.splitlines() if line.startswith("repo/trainer.py")] == []
+    assert (tmp_path / "ported/trainer.py").read_text() == TRAINER_CLASS
+    # Alone, beside the script not yet ported: the script and the method are named.
+    alone = cli(["repo/trainer.py"], cwd=tmp_path)
+    assert [line.split(" (on the CPU)")[0] for line in _audit_lines(alone, "repo/trainer.py")] == [
+        "repo/trainer.py:11:16: IPU190 `.fit()` runs where `Trainer.fit` is called, and `repo/train.py` calls "
+        "`Trainer.fit` outside the IPU strategy's scope"]
+    # Once the script is ported, the module alone is complete too.
+    write(tmp_path / "repo", "train.py", (tmp_path / "ported/train.py").read_text())
+    assert [line for line in cli(["repo/trainer.py"], cwd=tmp_path).stdout.splitlines()
+            if line.startswith("repo/trainer.py:")] == []
 
 
 CUSTOM_LOOP_SCRIPT = """\

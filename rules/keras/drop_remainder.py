@@ -6,9 +6,9 @@ from porter.context import bound_names, code_of, walk
 from porter.cstutil import (alternatives, append_args, argument, as_receiver, is_false, is_main_guard, is_name, is_true, keyword,
                             keyword_arg, name_of, positional)
 from porter.rule import FIX, KERAS, Example, Rule, is_selected
-from porter.scopes import (assignments, called_method_returns, called_returns, is_module_function, loads, local_calls,
-                           local_function, module_globals, owner, owner_body, parameter_names, returns_of,
-                           ruled_out_by_call, values_of)
+from porter.scopes import (assignments, called_method_returns, called_returns, instance_class, is_module_function, loads,
+                           local_calls, local_function, module_globals, owner, owner_body, parameter_names,
+                           project_name, returns_of, ruled_out_by_call, values_of)
 from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
                                      is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
                                      sliced_arrays)
@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.predict_datasets import padded_predictions, un
 from porter.rules.keras._analysis.project_batches import given_whole_by_callers
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
-from porter.rules.keras._analysis.model_plan import model_plan
+from porter.rules.keras._analysis.model_plan import method_calls, model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, STRING_LAYERS, assigned_layers, last_name,
@@ -260,6 +260,42 @@ class DropRemainder(Rule):
             actions = list(map(agent.act, batches))
             """,
             reported=True,
+        ),
+        # A trainer's method trains on the dataset it is given: rebatched where the object of its
+        # class is given a Keras-made one, as for a function's parameter.
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def fit(self, train_ds, epochs):
+                    return self.model.fit(train_ds, epochs=epochs)
+
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            trainer = Trainer(tf.keras.models.load_model("classifier.keras"))
+            trainer.fit(train_ds, 3)
+            """,
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def fit(self, train_ds, epochs):
+                    return self.model.fit(train_ds, epochs=epochs)
+
+
+            train_ds = tf.keras.utils.image_dataset_from_directory("photos", batch_size=32)
+            trainer = Trainer(tf.keras.models.load_model("classifier.keras"))
+            trainer.fit(train_ds.unbatch().batch(32, drop_remainder=True), 3)
+            """,
         ),
         # Both subsets in one call, and a folder a custom loop iterates over: each rebatched where used.
         Example(
@@ -3778,9 +3814,15 @@ class DropRemainder(Rule):
         porter traces (and batches whole where it is made), or a Keras-made one it rebatches there
         (for ``predict`` with ``predicts``)."""
         names = [param.name.value for param in function.params.params]
-        position = names.index(parameter) if parameter in names else None
         calls = [call for call in ctx.nodes(cst.Call)
                  if isinstance(call.func, cst.Name) and call.func.value == function.name.value]
+        owner_class = ctx.parent(ctx.parent(function))
+        if isinstance(owner_class, cst.ClassDef):  # a method: called on the objects of its class, without `self`
+            names = names[1:]
+            calls = method_calls(ctx, function)
+            if any(instance_class(ctx, call.func.value) is not owner_class for call in calls):
+                return False
+        position = names.index(parameter) if parameter in names else None
         whole = bool(calls)
         counted = _counts_variable(ctx, function, parameter)
         for call in calls:
@@ -4491,15 +4533,25 @@ def _returned_to_training(ctx, made: cst.Call) -> bool:
 
 
 def _given_whole_by_project(ctx, function: cst.FunctionDef, parameter: str) -> bool:
-    """Whether ``function``, a module function the file never calls itself, is given for
-    ``parameter`` a dataset batched whole by every call the other files of its project make of it
-    (``def train(model, train_ds): model.fit(train_ds)`` in a library, ``train(model,
-    load("train"))`` in each script, ``load`` batching with ``drop_remainder=True``)."""
-    if not is_module_function(ctx, function) or local_calls(ctx, function):
+    """Whether ``function``, a module function (or a method of a module class, ``Trainer.fit``) the
+    file never calls itself, is given for ``parameter`` a dataset batched whole by every call the
+    other files of its project make of it (``def train(model, train_ds): model.fit(train_ds)`` in a
+    library, ``train(model, load("train"))`` in each script, ``load`` batching with
+    ``drop_remainder=True``)."""
+    name = project_name(ctx, function)
+    if name is None or local_calls(ctx, function) or (not is_module_function(ctx, function) and method_calls(
+            ctx, function)):  # (its datasets come from those calls too)
         return False
     names = [param.name.value for param in function.params.params]
-    return parameter in names and given_whole_by_callers(ctx.project.batched_calls, function.name.value,
-                                                         parameter, names.index(parameter))
+    if not is_module_function(ctx, function):  # a method: its callers do not pass `self`
+        names = names[1:]
+        # A call of its name on an object a caller cannot trace (``?.fit``) may give it any dataset.
+        untraced = f"?.{function.name.value}"
+        project = ctx.project
+        if untraced in project.called_in_scope or any(called == untraced for called, _ in project.called_outside):
+            return False
+    return parameter in names and given_whole_by_callers(ctx.project.batched_calls, name, parameter,
+                                                         names.index(parameter))
 
 
 def _method_returns_batches(ctx, value: cst.BaseExpression) -> bool:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from porter.config import Config
 from porter.context import FileContext, bound_names, code_of, walk
-from porter.cstutil import keyword
+from porter.cstutil import is_name, keyword
 from porter.parsing import ParseError, parse
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
@@ -14,15 +14,17 @@ from porter.rules.keras._analysis.fit import METHODS as KERAS_METHODS, ONE_BATCH
 from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
-                                                    calls_by_name, in_regions, made_distribution_strategy, model_plan,
-                                                    project_trained_arguments, runs_model, without_compat)
+                                                    calls_by_name, in_regions, made_distribution_strategy, method_calls,
+                                                    model_plan, project_trained_arguments, runs_model, without_compat)
+from porter.rules.keras._analysis.project_trainers import kept_attributes
 from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
 from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callback, is_callback_method,
                                               mapped_node_ids, run_by_keras, subclasses_of, tuners)
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
-from porter.scopes import instance_class, is_module_function, loads, owner, owner_body, values_of
+from porter.scopes import (instance_class, is_module_function, loads, owner, owner_body, project_callee, project_name,
+                           untraced_method, values_of)
 
 # Builtins that give a lazy iterator calling their function on each item, and builtins that read
 # such an iterator in the call that is given it.
@@ -132,6 +134,24 @@ class KerasAudit(Rule):
             def train(model, dataset, epochs):
                 model.compile(optimizer="sgd", loss="mse")
                 return model.fit(dataset, epochs=epochs)
+            """,
+        ),
+        # The same as a method of a library class, given its model when the scripts make its
+        # objects (``Trainer(model).fit(ds, 2)``): reported; not when the project's scripts make
+        # them and call ``fit`` in their IPU strategy's scope (``called_in_scope`` holds
+        # ``Trainer`` and ``Trainer.fit``).
+        Example(
+            """\
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def fit(self, dataset, epochs):
+                    self.model.compile(optimizer="sgd", loss="mse")
+                    return self.model.fit(dataset, epochs=epochs)
             """,
         ),
         # A trainer class that makes its own strategy, with a model trained in main() before the
@@ -1076,8 +1096,7 @@ class _Coverage:
             return node
         seen.add(id(function))
         callers = self._callers(function)
-        if not callers and function.name.value in self.ctx.project.called_in_scope and is_module_function(
-                self.ctx, function):
+        if not callers and _called_in_callers_scope(self.ctx, function):
             return None  # the files of the project that import it call it in their IPU strategy's scope
         if not callers:
             # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
@@ -1099,16 +1118,24 @@ class _Coverage:
         the script importing it calls it: files of the project call it, or it is given the model
         ``call`` runs (``def train(model, ds): model.fit(ds)``). None otherwise."""
         function = self.ctx.enclosing_function(outside)
-        while function is not None and not is_module_function(self.ctx, function):
+        while function is not None and project_name(self.ctx, function) is None:
             function = self.ctx.enclosing_function(function)
         if function is None or self._callers(function):
             return None
         project = self.ctx.project
         called = project.called_in_scope | {name for name, _ in project.called_outside}
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        given = isinstance(receiver, cst.Name) and receiver.value in {
+        given = isinstance(receiver, cst.Name) and is_module_function(self.ctx, function) and receiver.value in {
             param.name.value for param in function.params.params}
-        return function if function.name.value in called or given else None
+        return function if project_name(self.ctx, function) in called or given or self._kept_model_run(
+            function, receiver) else None
+
+    def _kept_model_run(self, method: cst.FunctionDef, receiver: Optional[cst.BaseExpression]) -> bool:
+        """``self.model.fit(...)`` in a method of a class of the module that keeps the model its
+        ``__init__`` is given and runs it (``Trainer(model)``): its objects are made elsewhere."""
+        owner_class = self.ctx.parent(self.ctx.parent(method))
+        return (isinstance(owner_class, cst.ClassDef) and isinstance(receiver, cst.Attribute)
+                and is_name(receiver.value, "self") and receiver.attr.value in kept_attributes(self.ctx, owner_class))
 
     def _tuner_enters_strategy(self, node: cst.CSTNode) -> bool:
         """``tuner.search(...)``, ``tuner.get_best_models()``: a method of a tuner made with
@@ -1240,18 +1267,31 @@ class _Coverage:
     def _callers(self, function: cst.FunctionDef) -> List[cst.Call]:
         """The calls of ``function`` by its name: ``f(...)``, or ``x.f(...)`` for a method. Calls in
         the function itself are not its callers: in ``def evaluate(model, x)`` (a function, or a
-        trainer's method), ``model.evaluate(x)`` is the Keras method of the same name."""
-        method = isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef)
-        return [call for call in calls_by_name(self.ctx).get(function.name.value, [])
-                if (method or isinstance(call.func, cst.Name))
+        trainer's method), ``model.evaluate(x)`` is the Keras method of the same name; so is
+        ``self.model.fit(...)`` in any method of a trainer class (``method_calls``)."""
+        if isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef):
+            return method_calls(self.ctx, function)
+        return [call for call in calls_by_name(self.ctx).get(function.name.value, []) if isinstance(call.func, cst.Name)
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
+
+
+def _called_in_callers_scope(ctx, function: cst.FunctionDef) -> bool:
+    """Whether the files of the project that import the module call ``function`` (a function, or
+    a method of a class: ``Trainer.fit``) only in their IPU strategy's scope; for a method, with no
+    call of its name outside the scope on an object they cannot trace (``?.fit``), which may be
+    one of the class's."""
+    name = project_name(ctx, function)
+    if name not in ctx.project.called_in_scope:
+        return False
+    method = name.partition(".")[2]
+    return not method or all(called != f"?.{method}" for called, _ in ctx.project.called_outside)
 
 
 def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:
     """What a call of a library function (one the file never calls itself) misses: the callers of
     that function must run it in the IPU strategy's scope; it must not configure the IPU itself,
     as it runs once per model, after its callers made theirs."""
-    name = function.name.value
+    name = project_name(ctx, function)
     outside = sorted(path for called, path in ctx.project.called_outside if called == name)
     seen = (f"{', '.join(f'`{path}`' for path in outside)} calls `{name}` outside the IPU strategy's scope"
             if outside else f"no file of its project is seen to call `{name}` inside an IPU strategy's scope")
@@ -1265,8 +1305,10 @@ def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
     """For each function of the project's module ``module`` that the code ``text`` (another module
     of the project, as ported) calls (``trainer.train(model, ds)``, ``train(model, ds)`` after
     ``from trainer import train``): whether every such call runs inside the IPU strategy's scope,
-    directly or through every call of the function that holds it. Empty when ``text`` does not
-    parse. A file with no IPU strategy of its own (not ported) calls them out of any."""
+    directly or through every call of the function that holds it; the same for the methods of its
+    classes called on the objects ``text`` makes of them (``Trainer.fit``), and, as ``?.fit``, for
+    the calls of a method on an object it cannot trace. Empty when ``text`` does not parse. A file
+    with no IPU strategy of its own (not ported) calls them out of any."""
     try:
         ctx = FileContext(parse(text), config)
     except ParseError:
@@ -1274,12 +1316,12 @@ def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
     found: Dict[str, bool] = {}
     plan = coverage = None
     for call in ctx.nodes(cst.Call):
-        called = ctx.project_function(call.func)
-        if called is None or called.partition(".")[0] != module:
+        called = project_callee(ctx, call) or untraced_method(ctx, call)
+        if called is None or called.partition(".")[0] not in (module, "?"):
             continue
         plan = plan or model_plan(ctx)
         coverage = coverage or _Coverage(ctx, plan)
-        function = called.partition(".")[2]
+        function = called if called.startswith("?.") else called.partition(".")[2]
         found[function] = found.get(function, True) and plan.has_ipu_strategy and coverage.runs_in_scope(call)
     return found
 

@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, single_small
-from porter.scopes import assignments, bindings_of, instance_class, owner, parameter_names
+from porter.scopes import assignments, bindings_of, instance_class, owner, parameter_names, project_name
 from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
@@ -372,6 +372,13 @@ def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[s
             return strategy_scope_name(ctx, call) is not None
         return covered(ctx, model.regions, call, CALLER_DEPTH)
 
+    if not (made or runs) and _run_in_callers_scope(ctx, owner_class, runner):
+        # The porter rewrites a method's loop only where it sees the scope the class is made in.
+        return (f"the training step `{name}` is a method of a class that the files of its project make, and "
+                f"whose `{runner.name.value}` they call, in the IPU strategy's scope, out of the porter's sight here: "
+                f"decorate `{step.function.name.value}` with `@tf.function(jit_compile=True)` and call it through "
+                f"`tf.distribute.get_strategy().run(self.{step.function.name.value}, args=(...))` (Targeting the "
+                "IPU from TensorFlow 2, \"On-device loops\")")
     if not made or not runs or not all(in_scope(call) for call in made + runs):
         return (f"the training step `{name}` is a method whose class is not made, or whose "
                 f"`{runner.name.value}` is not called, in the IPU strategy's scope: make the trainer and call "
@@ -379,6 +386,15 @@ def _method_problem(ctx: FileContext, step: StepCall, model: Plan) -> Optional[s
                 f"`@tf.function(jit_compile=True)` and call it through `strategy.run(self.{step.function.name.value}, "
                 "args=(...))` (Targeting the IPU from TensorFlow 2, \"On-device loops\")")
     return None
+
+
+def _run_in_callers_scope(ctx: FileContext, owner_class: cst.ClassDef, runner: cst.FunctionDef) -> bool:
+    """A class of a library module that the file neither makes nor runs: the files of its project
+    that import it make its objects and call ``runner`` on them, every time in their IPU strategy's
+    scope (``Project.called_in_scope``: ``Trainer`` and ``Trainer.train``)."""
+    called = ctx.project.called_in_scope
+    return ctx.parent(owner_class) is ctx.module and owner_class.name.value in called and project_name(
+        ctx, runner) in called
 
 
 def out_of_reach(ctx: FileContext, loop: cst.CSTNode, model: Plan, existing: Optional[str]) -> bool:

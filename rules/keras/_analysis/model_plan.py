@@ -48,8 +48,8 @@ from porter.rules.keras._analysis.steps import (  # custom loops (IPU111)
 from porter.rules.keras._analysis.util import (KERAS_LAYER_CLASSES, RUN_METHODS, clears_session, estimator_model_fns,
                                                host_only, keras_subclasses, library_subclass_definitions, model_holders,
                                                subclass_definitions)
-from porter.scopes import (fresh_name, is_module_function, local_calls, parameter_names, returned_local, returns_of,
-                           values_of)
+from porter.scopes import (fresh_name, is_module_function, local_calls, parameter_names, project_callee, returned_local,
+                           returns_of, values_of)
 
 # A model rebuilt from its saved architecture (`to_json()`, `get_config()`), given its weights
 # after (`load_weights`): new, and not compiled.
@@ -606,6 +606,17 @@ def calls_by_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
         return found
 
     return ctx.shared(_CALLS_BY_NAME, find)
+
+
+def method_calls(ctx: FileContext, method: cst.FunctionDef) -> List[cst.Call]:
+    """The calls ``x.<name>(...)`` of the method ``method`` of a class, through any receiver, out of
+    the method itself; not those its class makes on an attribute of its instance: in ``class
+    Trainer``, ``self.model.fit(...)`` is the Keras model's method, not ``Trainer.fit``."""
+    owner_class = ctx.enclosing(method, cst.ClassDef)
+    return [call for call in calls_by_name(ctx).get(method.name.value, ())
+            if isinstance(call.func, cst.Attribute) and not any(ancestor is method for ancestor in ctx.ancestors(call))
+            and not (isinstance(call.func.value, cst.Attribute) and is_name(call.func.value.value, "self")
+                     and ctx.enclosing(call, cst.ClassDef) is owner_class)]
 
 
 def model_plan(ctx: FileContext) -> Plan:
@@ -1896,7 +1907,7 @@ class _Analysis:
             return
         calls_by = calls_by_name(self.ctx)
         for call in self.ctx.nodes(cst.Call):
-            if runs_model(call, self.plan_) or self._called_in_function(call):
+            if runs_model(call, self.plan_) or self._called_in_function(call) or self._runs_project_object(call):
                 self._grow_to(regions, call, calls_by, _DEPTH, set())
         models = self._model_holders()
         for step in step_calls(self.ctx):  # a custom loop, or one of a gradient step through a model
@@ -1907,6 +1918,15 @@ class _Analysis:
         for step in method_step_calls(self.ctx):  # a trainer's loop: the calls of its method run in the scope
             if trains(self.ctx, step.function):
                 self._grow_to(regions, step.loop, calls_by, _DEPTH, set())
+
+    def _runs_project_object(self, call: cst.Call) -> bool:
+        """``trainer.fit(ds)`` on ``trainer = Trainer(model)``, for a class of another module of the
+        project that keeps the model it is given and runs it in its methods
+        (``Project.trainers``): the method runs that model out of the file's sight."""
+        called = project_callee(self.ctx, call) if self.ctx.project.trainers else None
+        if called is None or called.count(".") != 2:
+            return False
+        return any(trainer == called.rpartition(".")[0] for trainer, *_ in self.ctx.project.trainers)
 
     def _called_in_function(self, call: cst.Call) -> bool:
         """``model(x, training=False)`` in a function of the file (an inference helper, ``def

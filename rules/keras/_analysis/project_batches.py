@@ -19,7 +19,7 @@ from porter.context import FileContext
 from porter.cstutil import is_true, keyword
 from porter.parsing import ParseError, parse
 from porter.rules._tf.tfdata import chain
-from porter.scopes import is_module_function, local_function, returns_of, values_of
+from porter.scopes import is_module_function, local_function, project_callee, returns_of, values_of
 
 # What a call of a library function gives it: the function, whether each positional argument
 # is a dataset in whole batches, and the same per keyword (``"*"``: a ``*args`` or ``**kwargs``,
@@ -59,7 +59,7 @@ def batched_calls(text: str, config: Config, module: str, makers: AbstractSet[st
         return set()
     found: Set[BatchedCall] = set()
     for call in ctx.nodes(cst.Call):
-        called = ctx.project_function(call.func)
+        called = project_callee(ctx, call)
         if called is None or called.partition(".")[0] != module:
             continue
         positions = tuple(_whole(ctx, arg.value, makers, _DEPTH) for arg in call.args

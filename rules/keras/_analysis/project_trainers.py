@@ -7,13 +7,13 @@ model analysis of the importing file knows the call runs its model, like a train
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from porter.config import Config
-from porter.context import FileContext
-from porter.cstutil import argument
+from porter.context import FileContext, walk
+from porter.cstutil import argument, is_name
 from porter.parsing import ParseError, parse
 from porter.rules.keras._analysis.model_plan import is_keras_run
 from porter.scopes import is_module_function
@@ -51,8 +51,71 @@ def trained_parameters(text: str, config: Config) -> List[Tuple[str, str, int, b
         call.func.attr.value != "compile" or bool(call.args)), differentiated)
     trains = _parameters(functions, calls, lambda call: is_keras_run(call) or (
         call.func.attr.value == "compile" and bool(call.args)), differentiated)
-    return [(name, param, position, param in trains.get(name, {}))
-            for name, params in sorted(runs.items()) for param, position in params.items()]
+    found = [(name, param, position, param in trains.get(name, {}))
+             for name, params in sorted(runs.items()) for param, position in params.items()]
+    for owner_class in ctx.module.body:
+        if isinstance(owner_class, cst.ClassDef):
+            found.extend(kept_models(ctx, owner_class))
+    return found
+
+
+def kept_models(ctx: FileContext, owner_class: cst.ClassDef) -> List[Tuple[str, str, int, bool]]:
+    """``(Class, parameter, position, trains)`` for each parameter of the class's ``__init__`` that
+    it keeps (``self.model = model``) and that a method of the class runs (``self.model.fit(...)``,
+    ``self.model.compile(...)``, a training step on ``self.model.trainable_variables``): making an
+    object of it (``Trainer(model)``) hands it the model that its methods run. The position does
+    not count ``self``."""
+    init = next((node for node in owner_class.body.body
+                 if isinstance(node, cst.FunctionDef) and node.name.value == "__init__"), None)
+    params = [param.name.value for param in init.params.params][1:] if init is not None else []
+    runs: Dict[str, bool] = {}  # parameter -> trains
+    for param, trains in kept_attributes(ctx, owner_class).values():
+        runs[param] = runs.get(param, False) or trains
+    return [(owner_class.name.value, param, params.index(param), trains) for param, trains in sorted(runs.items())]
+
+
+def kept_attributes(ctx: FileContext, owner_class: cst.ClassDef) -> Dict[str, Tuple[str, bool]]:
+    """``{"model": ("model", True)}``: the attributes of the instance that keep a parameter of the
+    class's ``__init__`` (``self.model = model``) and that a method of the class runs, with that
+    parameter and whether it compiles it or trains it (``kept_models``)."""
+    methods = [node for node in owner_class.body.body if isinstance(node, cst.FunctionDef)]
+    init = next((method for method in methods if method.name.value == "__init__"), None)
+    if init is None:
+        return {}
+    params = [param.name.value for param in init.params.params][1:]
+    kept: Dict[str, str] = {}  # attribute -> parameter
+    for node in ctx.nodes(cst.Assign):
+        value = node.value
+        if isinstance(value, cst.Name) and value.value in params and ctx.enclosing_function(node) is init:
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self"):
+                    kept[target.target.attr.value] = value.value
+    found: Dict[str, Tuple[str, bool]] = {}
+    for method in methods:
+        taking_steps = _steps(ctx, method)
+        for node in walk(method):
+            attribute = _kept_attribute(node, kept)
+            if attribute is None:
+                continue
+            trains = found.get(attribute, ("", False))[1]
+            if isinstance(node, cst.Call) and node.func.attr.value in _RUNS and (
+                    node.func.attr.value != "compile" or node.args):
+                found[attribute] = (kept[attribute], trains or is_keras_run(node) or node.func.attr.value == "compile")
+            elif isinstance(node, cst.Attribute) and node.attr.value in _WEIGHTS and taking_steps:
+                found[attribute] = (kept[attribute], True)
+    return found
+
+
+def _kept_attribute(node: cst.CSTNode, kept: Dict[str, str]) -> Optional[str]:
+    """``model`` for ``self.model.fit(...)`` or ``self.model.trainable_variables``, when the
+    instance keeps a parameter of ``__init__`` as ``self.model`` (``kept``)."""
+    target = node.func if isinstance(node, cst.Call) else node
+    if not isinstance(target, cst.Attribute):
+        return None
+    held = target.value
+    if isinstance(held, cst.Attribute) and is_name(held.value, "self") and held.attr.value in kept:
+        return held.attr.value
+    return None
 
 
 def _differentiated_parameters(ctx: FileContext, functions: Dict[str, cst.FunctionDef]) -> Dict[str, Set[str]]:
