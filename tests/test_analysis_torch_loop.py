@@ -64,6 +64,31 @@ def test_training_loop_gives_one_step_with_its_parts():
     assert model_names(ctx) == {"model"}
 
 
+UNSEEN_MODEL = """\
+import torch.nn.functional as F
+
+
+def train(net, loader, optimizer):
+    for images, labels in loader:
+        images = images.float()
+        optimizer.zero_grad()
+        features = net(images)
+        logits = head(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_with_no_model_in_sight_the_call_before_the_loss_is_the_model_unless_it_reads_a_network_output():
+    # `images.float()` is still the batch: `net(images)` is taken for the model.
+    cast_only = UNSEEN_MODEL.replace("        features = net(images)\n        logits = head(features)\n",
+                                     "        logits = net(images)\n")
+    assert [step.model for step in plan(context(cast_only)).steps] == ["net"]
+    # `head(features)` reads what the network `net` made: a head on the model's output, not the model.
+    assert [(step.model, step.problem is None) for step in plan(context(UNSEEN_MODEL)).steps] == [("", False)]
+
+
 def test_generated_names_avoid_the_names_the_file_uses():
     ctx = context(MODULE_LOOP.replace('print("done")', "training_model = opts = None"))
     result = plan(ctx)

@@ -850,14 +850,24 @@ def _is_forward(ctx: FileContext, step: TrainStep, statement: cst.CSTNode,
 
 def _reads_computed(ctx: FileContext, statement: cst.CSTNode, call: cst.Call) -> bool:
     """Whether ``call`` reads a name that a statement before ``statement`` in its block binds to
-    the result of a call (``features = net(images)``)."""
+    the output of a call of a variable (``features = net(images)``, a network). What a method, a
+    builtin or a function of the file or of a library makes of the batch (``images =
+    images.float()``, ``x = preprocess(x)``) is still the model's input."""
     siblings = list(ctx.siblings(statement))
     computed = set()
     for earlier in siblings[:siblings.index(statement)]:
         assign = simple_assign(earlier)
-        if assign is not None and isinstance(assign[1], cst.Call):
+        if assign is not None and isinstance(assign[1], cst.Call) and _calls_variable(ctx, assign[1]):
             computed.update(bound_names(assign[0]))
     return any(name.value in computed for arg in call.args for name in loads(arg.value))
+
+
+def _calls_variable(ctx: FileContext, call: cst.Call) -> bool:
+    """``net(images)``: a call of a name that is no builtin, no function or class of the file and
+    no import (a module, a network held in a variable or a parameter)."""
+    func = call.func
+    return (isinstance(func, cst.Name) and func.value not in BUILTINS and func.value not in module_definitions(ctx)
+            and not qualified(ctx, func))
 
 
 def _trainable(ctx: FileContext, step: TrainStep) -> Set[str]:
