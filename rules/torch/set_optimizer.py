@@ -4,6 +4,7 @@ from porter import cstutil, scopes
 from porter.cstutil import argument, expr_call, method_of, name_of, single_small
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan, scheduler_names
+from porter.rules.torch._analysis.speed import loader_names
 from porter.rules.torch._analysis.util import selected
 from porter.context import code_of, walk
 
@@ -92,6 +93,11 @@ class SetOptimizer(Rule):
         Example(_PER_BATCH.replace("T_max=100", "T_max=10 * len(loader)").replace(
             "        scheduler.step()\n", "        scheduler.step()\n        training_model.setOptimizer(optimizer)\n"),
             reported=False, options={"device_iterations": 4}),
+        # ... while a count of batches from the dataset's length does not: reported.
+        Example(_PER_BATCH.replace("T_max=100", "T_max=10 * (len(train_set) // 32)"),
+                _PER_BATCH.replace("T_max=100", "T_max=10 * (len(train_set) // 32)").replace(
+                    "        scheduler.step()\n", "        scheduler.step()\n        training_model.setOptimizer(optimizer)\n"),
+                options={"device_iterations": 4}),
         # The scheduler reaches the training function as a parameter, as the transfer-learning
         # tutorial's `train_model(model, criterion, optimizer, scheduler)` takes it (once IPU305
         # ports the step, `training_model.setOptimizer(optimizer)` follows `scheduler.step()`).
@@ -156,11 +162,15 @@ class SetOptimizer(Rule):
         """With K device iterations one call of the training model runs K optimizer steps at the
         learning rate it holds (PopTorch User Guide, "Efficient data batching"): a scheduler stepped
         in the loop of the training step, once per batch, now steps once per K batches. A schedule
-        sized by `len(...)` of a loader follows it: `poptorch.DataLoader` counts the calls."""
+        sized by `len(...)` of a loader (one the file makes, or the one the loop runs over) follows
+        it: `poptorch.DataLoader` counts the calls. `len(dataset) // batch_size` does not."""
         iterations = ctx.config.device_iterations if selected(ctx, "device-iterations") else None
         loop = next((a for a in ctx.ancestors(statement) if isinstance(a, (cst.For, cst.While))), None)
-        if not iterations or iterations < 2 or loop is None \
-                or any(isinstance(node, cst.Call) and name_of(node.func) == "len" for node in walk(creation)):
+        if not iterations or iterations < 2 or loop is None:
+            return
+        loaders = loader_names(ctx) | ({name_of(loop.iter)} if isinstance(loop, cst.For) else set())
+        if any(isinstance(node, cst.Call) and name_of(node.func) == "len" and len(node.args) == 1
+               and name_of(node.args[0].value) in loaders for node in walk(creation)):
             return
         # the training step the port writes in this loop, or a training model the script calls in it
         training = next((step.name for step in p.rewrites

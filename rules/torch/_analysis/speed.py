@@ -291,14 +291,17 @@ def shared_loaders(ctx: FileContext) -> Set[str]:
     return {name for name, evaluating in _loader_loops(ctx).items() if any(evaluating) and not all(evaluating)}
 
 
+def loader_names(ctx: FileContext) -> Set[str]:
+    """Variables assigned a data loader (``train_loader = DataLoader(...)``)."""
+    return {assign.targets[0].target.value for assign in ctx.nodes(cst.Assign)
+            if isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in _LOADERS
+            and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)}
+
+
 def _loader_loops(ctx: FileContext) -> Dict[str, List[bool]]:
     """Per data loader variable, for each loop over it (directly, or through the parameter of a
     function it is passed to), whether the loop runs under ``torch.no_grad()``."""
-    loaders = set()
-    for assign in ctx.nodes(cst.Assign):
-        if (isinstance(assign.value, cst.Call) and ctx.qualified_name(assign.value.func) in _LOADERS
-                and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-            loaders.add(assign.targets[0].target.value)
+    loaders = loader_names(ctx)
     if not loaders:
         return {}
     uses: Dict[str, List[bool]] = {name: [] for name in loaders}
