@@ -625,3 +625,7 @@ def test_a_method_called_outside_the_scope_on_an_object_the_caller_cannot_trace_
     found = [(finding.code, finding.line) for finding in port(TRAINER_CLASS, Config(), project=project).findings]
     # (and its datasets may come from that call, of batches out of sight)
     assert found == [("IPU190", 11), ("IPU105", 11), ("IPU105", 11), ("IPU105", 14)]
+    message = next(finding.message for finding in port(TRAINER_CLASS, Config(), project=project).findings)
+    assert message.split(" (on the CPU)")[0] == (
+        "`.fit()` runs where `Trainer.fit` is called, and `proj/main.py` calls `.fit(...)` outside the IPU "
+        "strategy's scope on an object it cannot trace, which may be a `Trainer`")

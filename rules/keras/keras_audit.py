@@ -1293,8 +1293,15 @@ def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:
     as it runs once per model, after its callers made theirs."""
     name = project_name(ctx, function)
     outside = sorted(path for called, path in ctx.project.called_outside if called == name)
-    seen = (f"{', '.join(f'`{path}`' for path in outside)} calls `{name}` outside the IPU strategy's scope"
-            if outside else f"no file of its project is seen to call `{name}` inside an IPU strategy's scope")
+    method = name.partition(".")[2]
+    untraced = sorted({path for called, path in ctx.project.called_outside if method and called == f"?.{method}"})
+    if outside:
+        seen = f"{', '.join(f'`{path}`' for path in outside)} calls `{name}` outside the IPU strategy's scope"
+    elif untraced:  # `make_trainer(cfg).fit(ds)`: an object of unknown class, which may be one of these
+        seen = (f"{', '.join(f'`{path}`' for path in untraced)} calls `.{method}(...)` outside the IPU strategy's "
+                f"scope on an object it cannot trace, which may be a `{name.partition('.')[0]}`")
+    else:
+        seen = f"no file of its project is seen to call `{name}` inside an IPU strategy's scope"
     return (f"{what} runs where `{name}` is called, and {seen} (on the CPU): the port is not complete; "
             f"call `{name}` inside `with strategy.scope():` for an `ipu.ipu_strategy.IPUStrategy()`, in the "
             "script that calls it, after it configures the IPU system and with the model created in that "
