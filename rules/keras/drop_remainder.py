@@ -19,7 +19,7 @@ from porter.rules.keras._analysis.predict_datasets import padded_predictions, un
 from porter.rules.keras._analysis.project_batches import given_whole_by_callers
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.divisible_dataset import DivisibleDataset, pad_helper_names
-from porter.rules.keras._analysis.model_plan import method_calls, model_plan
+from porter.rules.keras._analysis.model_plan import calls_of_method, model_plan
 from porter.rules.keras._analysis.python_data import python_data_kind
 from porter.rules.keras._analysis.steps import evaluation_calls, loop_trains, runs_models, step_calls, trains
 from porter.rules.keras._analysis.util import (HOST_FUNCTIONS, IMAGE_FLOWS, STRING_LAYERS, assigned_layers, last_name,
@@ -3819,7 +3819,7 @@ class DropRemainder(Rule):
         owner_class = ctx.parent(ctx.parent(function))
         if isinstance(owner_class, cst.ClassDef):  # a method: called on the objects of its class, without `self`
             names = names[1:]
-            calls = method_calls(ctx, function)
+            calls = calls_of_method(ctx, function)
             if any(instance_class(ctx, call.func.value) is not owner_class for call in calls):
                 return False
         position = names.index(parameter) if parameter in names else None
@@ -4539,7 +4539,7 @@ def _given_whole_by_project(ctx, function: cst.FunctionDef, parameter: str) -> b
     library, ``train(model, load("train"))`` in each script, ``load`` batching with
     ``drop_remainder=True``)."""
     name = project_name(ctx, function)
-    if name is None or local_calls(ctx, function) or (not is_module_function(ctx, function) and method_calls(
+    if name is None or local_calls(ctx, function) or (not is_module_function(ctx, function) and calls_of_method(
             ctx, function)):  # (its datasets come from those calls too)
         return False
     names = [param.name.value for param in function.params.params]

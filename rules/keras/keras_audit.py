@@ -14,7 +14,7 @@ from porter.rules.keras._analysis.fit import METHODS as KERAS_METHODS, ONE_BATCH
 from porter.rules.keras._analysis.held_models import ADDERS, model_item
 from porter.rules.keras._analysis.inline_step import inline_steps, moved
 from porter.rules.keras._analysis.model_plan import (DISTRIBUTION_STRATEGIES, IPU_STRATEGIES, MODEL_BASES, Plan,
-                                                    calls_by_name, in_regions, made_distribution_strategy, method_calls,
+                                                    calls_by_name, in_regions, made_distribution_strategy, calls_of_method,
                                                     model_plan, project_trained_arguments, runs_model, without_compat)
 from porter.rules.keras._analysis.project_trainers import kept_attributes
 from porter.rules.keras._analysis.steps import made_with_variables, module_stateful_objects, trains
@@ -1268,9 +1268,9 @@ class _Coverage:
         """The calls of ``function`` by its name: ``f(...)``, or ``x.f(...)`` for a method. Calls in
         the function itself are not its callers: in ``def evaluate(model, x)`` (a function, or a
         trainer's method), ``model.evaluate(x)`` is the Keras method of the same name; so is
-        ``self.model.fit(...)`` in any method of a trainer class (``method_calls``)."""
+        ``self.model.fit(...)`` in any method of a trainer class (``calls_of_method``)."""
         if isinstance(self.ctx.parent(self.ctx.parent(function)), cst.ClassDef):
-            return method_calls(self.ctx, function)
+            return calls_of_method(self.ctx, function)
         return [call for call in calls_by_name(self.ctx).get(function.name.value, []) if isinstance(call.func, cst.Name)
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
 

@@ -608,7 +608,7 @@ def calls_by_name(ctx: FileContext) -> Dict[str, List[cst.Call]]:
     return ctx.shared(_CALLS_BY_NAME, find)
 
 
-def method_calls(ctx: FileContext, method: cst.FunctionDef) -> List[cst.Call]:
+def calls_of_method(ctx: FileContext, method: cst.FunctionDef) -> List[cst.Call]:
     """The calls ``x.<name>(...)`` of the method ``method`` of a class, through any receiver, out of
     the method itself; not those its class makes on an attribute of its instance: in ``class
     Trainer``, ``self.model.fit(...)`` is the Keras model's method, not ``Trainer.fit``."""
