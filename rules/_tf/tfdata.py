@@ -179,8 +179,8 @@ def dataset_method_calls(ctx: FileContext, *methods: str):
             yield call, func.attr.value
 
 
-# Where drop_remainder sits when passed by position.
-_DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
+# Where drop_remainder sits when passed by position (the batching methods of a dataset).
+DROP_REMAINDER_POSITION = {"batch": 1, "padded_batch": 3}
 
 
 def fix_drop_remainder(ctx: FileContext, code: str, explained: Dict[int, tuple] = {},
@@ -304,7 +304,7 @@ def fix_batch_call(ctx: FileContext, code: str, call: cst.Call, method: str, why
     """One ``.batch(...)`` / ``.padded_batch(...)`` call gets ``drop_remainder=True`` (``why``: what
     the message adds about where the dataset goes; not ``fixed`` when that leaves work; not
     ``drops`` when ``why`` says what is dropped, or the port pads the data so that nothing is)."""
-    current = argument(call, "drop_remainder", _DROP_REMAINDER_POSITION[method])
+    current = argument(call, "drop_remainder", DROP_REMAINDER_POSITION[method])
     if current is None:
         ctx.replace(call, lambda node: append_args(node, keyword_arg("drop_remainder", cst.Name("True"))))
         dropped = ("; " if why else ": ") + "a last partial batch is dropped" if fixed and drops else ""

@@ -9,9 +9,9 @@ from porter.rule import FIX, KERAS, Example, Rule, is_selected
 from porter.scopes import (assignments, called_method_returns, called_returns, instance_class, is_module_function, loads,
                            local_calls, local_function, module_globals, owner, owner_body, parameter_names,
                            project_name, returns_of, ruled_out_by_call, values_of)
-from porter.rules._tf.tfdata import (dataset_like, dataset_method_calls, fix_batch_call, fix_drop_remainder,
-                                     is_dataset, methods_after, outermost_chain, read_into_python, reads_global,
-                                     sliced_arrays)
+from porter.rules._tf.tfdata import (DROP_REMAINDER_POSITION, dataset_like, dataset_method_calls, fix_batch_call,
+                                     fix_drop_remainder, is_dataset, methods_after, outermost_chain, read_into_python,
+                                     reads_global, sliced_arrays)
 from porter.rules.keras._analysis.fit import (call_columns, floor_operand, last_binding_before, last_value_before, layout, rounded_up, same_size,
                                                single_sample, training_calls)
 from porter.rules.keras._analysis.custom_loop import fed_loops, loop_plans, rewrites_loops, tensorflow_alias
@@ -3146,7 +3146,7 @@ class DropRemainder(Rule):
         batch). The ids of the batch calls that every call then makes drop, which need no report."""
         complete = set()
         for call, method in dataset_method_calls(ctx, "batch", "padded_batch"):
-            given = argument(call, "drop_remainder", _DROP_POSITION[method])
+            given = argument(call, "drop_remainder", DROP_REMAINDER_POSITION[method])
             function = owner(ctx, call)
             if given is None or not isinstance(given.value, cst.Name) or given.value.value in ("True", "False", "None") \
                     or not isinstance(function, cst.FunctionDef):
@@ -3855,10 +3855,6 @@ _UNANSWERED_WINDOWS = ("; `predict` gives no answer for the windows of the dropp
                        "and cuts back, or line the targets up trimmed the same way")
 
 
-# Where `drop_remainder` sits when given by position.
-_DROP_POSITION = {"batch": 1, "padded_batch": 3}
-
-
 def _drop_flag(ctx, function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
     """The parameter ``name`` of ``function`` when the function reads it only as the
     ``drop_remainder`` of its batch calls and never assigns it: switching it changes nothing else
@@ -3878,9 +3874,9 @@ def _read_as_drop(ctx, read: cst.Name) -> bool:
     arg = ctx.parent(read)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-            and call.func.attr.value in _DROP_POSITION):
+            and call.func.attr.value in DROP_REMAINDER_POSITION):
         return False
-    return argument(call, "drop_remainder", _DROP_POSITION[call.func.attr.value]) is arg
+    return argument(call, "drop_remainder", DROP_REMAINDER_POSITION[call.func.attr.value]) is arg
 
 
 def _batch_lost(function: str, predicts: bool, evaluates: bool) -> str:
@@ -4901,7 +4897,7 @@ def _image_decoder(ctx, call: cst.Call) -> Optional[cst.Call]:
 def _decoded_for_batches(ctx, call: cst.Call) -> bool:
     """The ``map`` ``call`` feeds training, or is batched after (in a file that trains, and maybe
     returned with other values): the batches train, as ``fix_drop_remainder`` takes them to."""
-    return any(_feeds_training_chain(ctx, made) or any(step.func.attr.value in _DROP_POSITION
+    return any(_feeds_training_chain(ctx, made) or any(step.func.attr.value in DROP_REMAINDER_POSITION
                                                        for step in methods_after(ctx, made))
                for made in [call, *_zips_taking(ctx, call)])
 

@@ -18,7 +18,7 @@ from porter.config import Config
 from porter.context import FileContext
 from porter.cstutil import is_true, keyword
 from porter.parsing import ParseError, parse
-from porter.rules._tf.tfdata import chain
+from porter.rules._tf.tfdata import DROP_REMAINDER_POSITION, chain
 from porter.scopes import is_module_function, local_function, project_callee, returns_of, values_of
 
 # What a call of a library function gives it: the function, whether each positional argument
@@ -31,8 +31,6 @@ MARKER = "drop_remainder"
 # Dataset methods after ``.batch(...)`` that keep its batches whole.
 _KEEP_BATCHES = frozenset({"prefetch", "cache", "repeat", "shuffle", "map", "with_options", "take", "skip",
                            "filter"})
-# Where ``drop_remainder`` sits when given by position.
-_DROP_POSITION = {"batch": 1, "padded_batch": 3}
 # Variables and functions followed to where a dataset is made.
 _DEPTH = 4
 
@@ -96,7 +94,7 @@ def _whole(ctx: FileContext, value: cst.BaseExpression, makers: AbstractSet[str]
     calls, root = chain(ctx, value)
     for call in calls:  # outermost first
         method = call.func.attr.value
-        if method in _DROP_POSITION:
+        if method in DROP_REMAINDER_POSITION:
             return _drops_remainder(call, method)
         if method not in _KEEP_BATCHES:
             return False
@@ -121,5 +119,5 @@ def _drops_remainder(call: cst.Call, method: str) -> bool:
     given = keyword(call, "drop_remainder")
     if given is None:
         positions = [arg for arg in call.args if arg.keyword is None and not arg.star]
-        given = positions[_DROP_POSITION[method]] if len(positions) > _DROP_POSITION[method] else None
+        given = positions[DROP_REMAINDER_POSITION[method]] if len(positions) > DROP_REMAINDER_POSITION[method] else None
     return given is not None and is_true(given.value)
