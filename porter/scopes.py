@@ -270,6 +270,18 @@ def project_callee(ctx: FileContext, call: cst.Call) -> Optional[str]:
     return f"{classes.pop()}.{call.func.attr.value}"
 
 
+def called_in_callers_scope(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether the files of the project that import the module call ``function`` (a function, or
+    a method of a class: ``Trainer.fit``) only in their IPU strategy's scope; for a method, with no
+    call of its name outside the scope on an object they cannot trace (``?.fit``), which may be
+    one of the class's."""
+    name = project_name(ctx, function)
+    if name not in ctx.project.called_in_scope:
+        return False
+    method = name.partition(".")[2]
+    return not method or all(called != f"?.{method}" for called, _ in ctx.project.called_outside)
+
+
 def untraced_method(ctx: FileContext, call: cst.Call) -> Optional[str]:
     """``?.fit`` for ``trainer.fit(ds)`` on an object the file cannot trace to a class of the project
     (``trainer = make_trainer(cfg)``, ``self.trainer``), nor to an import: it may be a method of

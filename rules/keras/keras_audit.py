@@ -23,8 +23,8 @@ from porter.rules.keras._analysis.util import (SKLEARN_WRAPPERS, handed_to_callb
 from porter.rules.keras.custom_loop import RULE as CUSTOM_LOOP_RULE
 from porter.rules.keras.ipu_config import RULE as CONFIG_RULE
 from porter.rules.keras.strategy_scope import RULE as SCOPE_RULE, ScopeBlock, scope_receiver
-from porter.scopes import (instance_class, is_module_function, loads, owner, owner_body, project_callee, project_name,
-                           untraced_method, values_of)
+from porter.scopes import (called_in_callers_scope, instance_class, is_module_function, loads, owner, owner_body,
+                           project_callee, project_name, untraced_method, values_of)
 
 # Builtins that give a lazy iterator calling their function on each item, and builtins that read
 # such an iterator in the call that is given it.
@@ -1096,7 +1096,7 @@ class _Coverage:
             return node
         seen.add(id(function))
         callers = self._callers(function)
-        if not callers and _called_in_callers_scope(self.ctx, function):
+        if not callers and called_in_callers_scope(self.ctx, function):
             return None  # the files of the project that import it call it in their IPU strategy's scope
         if not callers:
             # Given to a callback, it runs in `fit`/`evaluate`/`predict`, which are checked themselves.
@@ -1273,18 +1273,6 @@ class _Coverage:
             return calls_of_method(self.ctx, function)
         return [call for call in calls_by_name(self.ctx).get(function.name.value, []) if isinstance(call.func, cst.Name)
                 and not any(ancestor is function for ancestor in self.ctx.ancestors(call))]
-
-
-def _called_in_callers_scope(ctx, function: cst.FunctionDef) -> bool:
-    """Whether the files of the project that import the module call ``function`` (a function, or
-    a method of a class: ``Trainer.fit``) only in their IPU strategy's scope; for a method, with no
-    call of its name outside the scope on an object they cannot trace (``?.fit``), which may be
-    one of the class's."""
-    name = project_name(ctx, function)
-    if name not in ctx.project.called_in_scope:
-        return False
-    method = name.partition(".")[2]
-    return not method or all(called != f"?.{method}" for called, _ in ctx.project.called_outside)
 
 
 def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:

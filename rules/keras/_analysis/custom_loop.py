@@ -12,7 +12,7 @@ import libcst as cst
 
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
 from porter.cstutil import argument, is_name, single_small
-from porter.scopes import assignments, bindings_of, instance_class, owner, parameter_names, project_name
+from porter.scopes import assignments, bindings_of, called_in_callers_scope, instance_class, owner, parameter_names
 from porter.rule import KERAS, is_selected
 from porter.rules._tf.tfdata import float64_data
 from porter.rules.keras._analysis.datasets import training_inputs
@@ -392,9 +392,8 @@ def _run_in_callers_scope(ctx: FileContext, owner_class: cst.ClassDef, runner: c
     """A class of a library module that the file neither makes nor runs: the files of its project
     that import it make its objects and call ``runner`` on them, every time in their IPU strategy's
     scope (``Project.called_in_scope``: ``Trainer`` and ``Trainer.train``)."""
-    called = ctx.project.called_in_scope
-    return ctx.parent(owner_class) is ctx.module and owner_class.name.value in called and project_name(
-        ctx, runner) in called
+    return ctx.parent(owner_class) is ctx.module and owner_class.name.value in ctx.project.called_in_scope and \
+        called_in_callers_scope(ctx, runner)
 
 
 def out_of_reach(ctx: FileContext, loop: cst.CSTNode, model: Plan, existing: Optional[str]) -> bool:
