@@ -5,7 +5,7 @@ from porter.cstutil import argument, expr_call, method_of, name_of, single_small
 from porter.rule import FIX, TORCH, Example, Rule
 from porter.rules.torch._analysis.loop import plan, scheduler_names
 from porter.rules.torch._analysis.speed import loader_names
-from porter.rules.torch._analysis.util import selected
+from porter.rules.torch._analysis.util import asked_device_iterations
 from porter.context import code_of, walk
 
 _BEFORE = '''import torch
@@ -164,9 +164,9 @@ class SetOptimizer(Rule):
         in the loop of the training step, once per batch, now steps once per K batches. A schedule
         sized by `len(...)` of a loader (one the file makes, or the one the loop runs over) follows
         it: `poptorch.DataLoader` counts the calls. `len(dataset) // batch_size` does not."""
-        iterations = ctx.config.device_iterations if selected(ctx, "device-iterations") else None
+        iterations = asked_device_iterations(ctx)
         loop = next((a for a in ctx.ancestors(statement) if isinstance(a, (cst.For, cst.While))), None)
-        if not iterations or iterations < 2 or loop is None:
+        if iterations < 2 or loop is None:
             return
         loaders = loader_names(ctx) | ({name_of(loop.iter)} if isinstance(loop, cst.For) else set())
         if any(isinstance(node, cst.Call) and name_of(node.func) == "len" and len(node.args) == 1

@@ -10,7 +10,7 @@ from porter.statements import insert_module_class, remove_statement, rename
 from porter.cstutil import simple_assign
 from porter.scopes import loads, top_statement
 from porter.rules.torch._analysis.util import (
-    autocast_block, nn_module_spelling, selected, strip_devices, tensor_variables,
+    asked_accumulation, asked_device_iterations, autocast_block, nn_module_spelling, strip_devices, tensor_variables,
 )
 
 _BEFORE = '''import torch
@@ -683,9 +683,7 @@ class TrainingModel(Rule):
 def _micro_batches_per_call(ctx) -> int:
     """The micro-batches one call of a training model runs: device iterations x gradient accumulation,
     as the options of the port set them (PopTorch User Guide, "Efficient data batching")."""
-    iterations = ctx.config.device_iterations if selected(ctx, "device-iterations") else None
-    accumulation = ctx.config.gradient_accumulation if selected(ctx, "poptorch-pipelining") else None
-    return (iterations or 1) * (accumulation or 1)
+    return asked_device_iterations(ctx) * asked_accumulation(ctx)
 
 
 def _output_read_after(ctx, step: TrainStep):

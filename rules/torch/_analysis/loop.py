@@ -24,7 +24,7 @@ from porter.scopes import (
     module_definitions, module_globals,
 )
 from porter.rules.torch._analysis.util import (
-    BUILTINS, NO_GRAD, accelerators, autocast_block, is_autocast, qualified, selected,
+    BUILTINS, NO_GRAD, accelerators, asked_accumulation, autocast_block, is_autocast, qualified, selected,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -214,8 +214,7 @@ def _plan(ctx: FileContext) -> Plan:
         taken.add(evaluation.name)
         created.setdefault(key, evaluation)
     result = Plan(steps, evaluations, opts, opts_exists, assignments_of(ctx, "poptorch.trainingModel"))
-    # --gradient-accumulation, which the pipelining rule sets on the options
-    asked = (ctx.config.gradient_accumulation or 1) > 1 and selected(ctx, "poptorch-pipelining")
+    asked = asked_accumulation(ctx) > 1
     accumulates = opts is not None and ((opts_exists and _accumulates(ctx, opts)) or asked)
     if selected(ctx, "poptorch-options") and any(e.problem is None for e in evaluations) and accumulates:
         result.inference_opts = fresh_name(ctx, "inference_opts", taken=taken)

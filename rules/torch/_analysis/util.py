@@ -139,6 +139,17 @@ def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
 
 
+def asked_device_iterations(ctx: FileContext) -> int:
+    """The device iterations the port's options set (``--device-iterations``), else 1."""
+    return (ctx.config.device_iterations or 1) if selected(ctx, "device-iterations") else 1
+
+
+def asked_accumulation(ctx: FileContext) -> int:
+    """The gradient accumulation the port's options set (``--gradient-accumulation``, which the
+    pipelining rule writes), else 1."""
+    return (ctx.config.gradient_accumulation or 1) if selected(ctx, "poptorch-pipelining") else 1
+
+
 def selected(ctx: FileContext, rule: str) -> bool:
     """True when ``rule`` (a rule's name, or its code) is selected for this port. The shared
     analysis asks by name: the rules declare their codes, and it plans only what selected rules
