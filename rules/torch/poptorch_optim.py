@@ -1,12 +1,11 @@
 import libcst as cst
 
 from porter import cstutil
-from porter.cstutil import is_false, keyword
+from porter.cstutil import keyword
 from porter.rule import FIX, TORCH, Example, Rule
-from porter.rules.torch._analysis.util import qualified
+from porter.rules.torch._analysis.util import SWAPPED_OPTIMIZERS, qualified, swaps_to_poptorch
 from porter.rules.torch._analysis.loop import plan
 
-SUPPORTED = ("SGD", "Adam", "AdamW", "RMSprop")
 OTHERS = ("Adadelta", "Adagrad", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam", "Rprop", "SparseAdam")
 
 
@@ -80,12 +79,11 @@ class PoptorchOptim(Rule):
                 ctx.report(self.code, call, f"`{cls}` is not supported by PopTorch: use `poptorch.optim.SGD`, "
                            "`Adam`, `AdamW`, `RMSprop` or `LAMB`", fixed=False)
                 continue
-            if cls not in SUPPORTED:
+            if cls not in SWAPPED_OPTIMIZERS:
                 continue
-            amsgrad = keyword(call, "amsgrad")
-            if amsgrad is not None and not is_false(amsgrad.value):
-                ctx.report(self.code, amsgrad, "`amsgrad=True` is not supported by PopTorch: remove it",
-                           fixed=False)
+            if not swaps_to_poptorch(ctx, call):
+                ctx.report(self.code, keyword(call, "amsgrad"), "`amsgrad=True` is not supported by PopTorch: "
+                           "remove it", fixed=False)
                 continue
             ctx.replace(call.func, cstutil.expression(f"poptorch.optim.{cls}"))
             ctx.add_import("poptorch", code="IPU301")

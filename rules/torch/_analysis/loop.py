@@ -25,6 +25,7 @@ from porter.scopes import (
 )
 from porter.rules.torch._analysis.util import (
     BUILTINS, NO_GRAD, accelerators, asked_accumulation, autocast_block, is_autocast, qualified, selected,
+    swaps_to_poptorch,
 )
 
 # Attributes of torch.nn.Module a wrapper attribute must not shadow.
@@ -557,12 +558,11 @@ def _clip_in_optimizer(ctx: FileContext, step: TrainStep) -> Optional[str]:
 def _clippable_creation(ctx: FileContext, creation: Optional[cst.BaseExpression], params: str) -> bool:
     """``creation`` builds a PopTorch optimizer that takes ``max_grad_norm`` (or its ``torch.optim``
     twin, which the poptorch-optim rule swaps) from exactly ``params``, with no clipping of its own."""
-    full = qualified(ctx, getattr(creation, "func", None) or cst.Name("_")) or ""
-    if full not in _CLIPPED_OPTIMIZERS:
+    if not isinstance(creation, cst.Call) or (qualified(ctx, creation.func) or "") not in _CLIPPED_OPTIMIZERS:
         return False
-    amsgrad = cstutil.keyword(creation, "amsgrad")
-    swapped = selected(ctx, "poptorch-optim") and ctx.allowed(creation, rule_by_code("poptorch-optim").code)
-    if full.startswith("torch.") and not (swapped and (amsgrad is None or cstutil.is_false(amsgrad.value))):
+    swapped = selected(ctx, "poptorch-optim") and ctx.allowed(creation, rule_by_code("poptorch-optim").code) \
+        and swaps_to_poptorch(ctx, creation)
+    if qualified(ctx, creation.func).startswith("torch.") and not swapped:
         return False   # it stays a torch.optim optimizer, which takes no max_grad_norm
     given = argument(creation, "params", 0)
     return given is not None and code_of(ctx, given.value) == params \

@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter import scopes
 from porter.context import FileContext, SharedKey, bound_names, code_of, walk
-from porter.cstutil import argument, assigned_name, name_of, with_args
+from porter.cstutil import argument, assigned_name, is_false, keyword, name_of, with_args
 from porter.scopes import Owner
 from porter.rule import is_selected, rule_by_code
 
@@ -137,6 +137,20 @@ def backward_calls(ctx: FileContext) -> List[cst.Call]:
 
 def calls_to(ctx: FileContext, *names: str) -> List[cst.Call]:
     return [call for call in ctx.nodes(cst.Call) if qualified(ctx, call.func) in names]
+
+
+# `torch.optim` optimizers with a `poptorch.optim` twin that takes the same arguments.
+SWAPPED_OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop")
+
+
+def swaps_to_poptorch(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the poptorch-optim rule (IPU304) turns ``call`` into its ``poptorch.optim`` twin:
+    a ``torch.optim`` optimizer that has one, without ``amsgrad=True`` (PopTorch rejects it)."""
+    full = qualified(ctx, call.func) or ""
+    if not full.startswith("torch.optim.") or full.rsplit(".", 1)[-1] not in SWAPPED_OPTIMIZERS:
+        return False
+    amsgrad = keyword(call, "amsgrad")
+    return amsgrad is None or is_false(amsgrad.value)
 
 
 def asked_device_iterations(ctx: FileContext) -> int:
