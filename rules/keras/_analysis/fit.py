@@ -760,13 +760,13 @@ def _validation_inputs(ctx: FileContext, entry: TrainingCall, validation: Option
             elif len(parts) > 1:
                 entry.unfollowed.extend(unseen)
     elif validation is not None:
-        held = _held_values(ctx, validation.value, entry)
+        held = held_values(ctx, validation.value, entry)
         if _array_tuples(ctx, held, entry, helper):
             entry.held_validation = validation.value
             entry.held_validation_optional = any(is_name(made, "None") for made, _ in held)
 
 
-def _held_values(ctx: FileContext, node: cst.BaseExpression,
+def held_values(ctx: FileContext, node: cst.BaseExpression,
                  entry: TrainingCall) -> List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]:
     """What ``node``, validation data out of the call, may hold, each with where it is read: the
     value a variable was last given in the same block (``held_out = (x_val, y_val, weights)``), the
@@ -784,7 +784,7 @@ def _held_values(ctx: FileContext, node: cst.BaseExpression,
 
 
 def _array_tuples(ctx: FileContext, held, entry: TrainingCall, helper: Optional[str]) -> bool:
-    """The values ``held`` (``_held_values``) are ``(x, y[, sample_weight])`` tuples of arrays the
+    """The values ``held`` (``held_values``) are ``(x, y[, sample_weight])`` tuples of arrays the
     port can trim, or None, which the trim keeps; at least one is such a tuple."""
     tuples = [(made, scope) for made, scope in held if not is_name(made, "None")]
     return bool(tuples) and all(
