@@ -290,7 +290,8 @@ class DivisibleDataset(Rule):
         "that item's first item...) is a number or a string holds samples (labels kept as a Python list). "
         "Where even the smallest execution cannot be filled the helper raises a ValueError that says so, "
         "rather than give Keras an empty input. Inputs whose length is known to be a multiple (a Keras "
-        "dataset's `load_data()`, a slice with int bounds) are left alone; inputs of unknown length are "
+        "dataset's `load_data()`, a slice with int bounds, a part of scikit-learn's `train_test_split` of such arrays "
+        "with sizes written out) are left alone; inputs of unknown length are "
         "trimmed, a no-op when they are whole executions. `validation_split` cuts the inputs again, into "
         "parts that need not be whole batches: the split is made before the call, as Keras makes it (the last "
         "samples validate), both parts are trimmed and `fit` gets `validation_data`. Trimming changes what is "
@@ -1080,6 +1081,34 @@ scores = model.predict(rows, batch_size=len(rows))
                 x, y = np.random.rand(256, 8), np.random.rand(256, 1)
                 model.fit(x, y, batch_size=16, validation_data=validation_split())
             """,
+        ),
+        # Parts of scikit-learn's `train_test_split` of arrays of known length are counted as it counts
+        # them (test samples rounded up): 26 validation samples cannot fill a batch of 32, reported...
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+            model = tf.keras.models.load_model("net.keras")
+            x, y = np.random.rand(250, 8), np.random.rand(250, 1)
+            x_train, x_val, y_train, y_val = train_test_split(x, y, test_size=26)
+            model.fit(x_train, y_train, batch_size=32, validation_data=(x_val, y_val))
+            """,
+        ),
+        # ...and parts of whole batches (224 and 32 of 256) are left alone.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+            model = tf.keras.models.load_model("net.keras")
+            x, y = np.random.rand(256, 8), np.random.rand(256, 1)
+            x_train, x_val, y_train, y_val = train_test_split(x, y, test_size=0.125, random_state=0)
+            model.fit(x_train, y_train, batch_size=32, validation_data=(x_val, y_val))
+            """,
+            reported=False,
         ),
         # The same validation data given a `validation_batch_size` of its own: it is that which must divide it.
         Example(
