@@ -10,7 +10,8 @@ from porter.cstutil import (LINE_LIMIT, append_args, argument, is_name, keyword,
                             statements)
 from porter.imports import insertion_point
 from porter.rules.keras._analysis.fit import (KERAS_DEFAULT_BATCH, ONE_BATCH_METHODS, call_columns, calls_of,
-                                              describe_fixed_batch, floor_operand, fraction_value, is_helper_call,
+                                              describe_fixed_batch, floor_operand, fraction_value, held_values,
+                                              is_helper_call,
                                               joined_along_steps, layout, literal_options, literal_samples,
                                               loaded_uncompiled, most_samples, multiple_code, never_compiled,
                                               one_batch_call, own_method, reaching_bindings, repeatable,
@@ -289,7 +290,8 @@ class DivisibleDataset(Rule):
         "that item's first item...) is a number or a string holds samples (labels kept as a Python list). "
         "Where even the smallest execution cannot be filled the helper raises a ValueError that says so, "
         "rather than give Keras an empty input. Inputs whose length is known to be a multiple (a Keras "
-        "dataset's `load_data()`, a slice with int bounds) are left alone; inputs of unknown length are "
+        "dataset's `load_data()`, a slice with int bounds, a part of scikit-learn's `train_test_split` of such arrays "
+        "with sizes written out) are left alone; inputs of unknown length are "
         "trimmed, a no-op when they are whole executions. `validation_split` cuts the inputs again, into "
         "parts that need not be whole batches: the split is made before the call, as Keras makes it (the last "
         "samples validate), both parts are trimmed and `fit` gets `validation_data`. Trimming changes what is "
@@ -309,8 +311,10 @@ class DivisibleDataset(Rule):
         "`predict` calls it, provided its other callers only feed `fit`/`evaluate`. That reads the inputs twice, so it is done when they are variables, "
         "attributes, subscripts or such calls (and lists, tuples and dicts of them); other `predict` inputs (a call "
         "that loads or makes them, `load()[:500]`, `[np.arange(n), ...]`) are reported, never trimmed. "
-        "Inputs (or `validation_data`) known to hold fewer samples than one execution of `fit`/`evaluate` are "
-        "reported: trimming would leave nothing. An input alone (`predict(x_test)`) counts as arrays when the "
+        "Inputs (or `validation_data`, written in the call, held in a variable or returned by a function of the "
+        "file) known to hold fewer samples than one execution of `fit`/`evaluate` are "
+        "reported: trimming would leave nothing (for validation data batched by a `validation_batch_size` of its "
+        "own, one execution of that). An input alone (`predict(x_test)`) counts as arrays when the "
         "same variable is an array input of another call, or is made by NumPy, scaled by a number, unpacked "
         "from what a function of the file returns as arrays or from one batch drawn from a dataset "
         "(`images, labels = next(iter(val_ds))`), or is a list comprehension of strings or numbers "
@@ -1046,6 +1050,77 @@ scores = model.predict(rows, batch_size=len(rows))
             model.fit_generator(batches(x_train, y_train, 64), 100, epochs=3,
                                 validation_data=(trim_to_multiple(x_val, 32), trim_to_multiple(y_val, 32)))
             """),
+        ),
+        # Validation data held in a variable (or returned by a function of the file) known to hold fewer
+        # samples than one execution: trimming would leave none and the helper would raise where `fit`
+        # reads it, so the call is reported, not trimmed.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            x = np.random.rand(256, 8)
+            y = np.random.rand(256, 1)
+            held_out = (x[-20:], y[-20:])
+            model.fit(x, y, batch_size=32, validation_data=held_out)
+            """,
+        ),
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            def validation_split():
+                return np.random.rand(12, 8), np.random.rand(12, 1)
+
+
+            def train():
+                model = tf.keras.models.load_model("net.keras")
+                x, y = np.random.rand(256, 8), np.random.rand(256, 1)
+                model.fit(x, y, batch_size=16, validation_data=validation_split())
+            """,
+        ),
+        # Parts of scikit-learn's `train_test_split` of arrays of known length are counted as it counts
+        # them (test samples rounded up): 26 validation samples cannot fill a batch of 32, reported...
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+            model = tf.keras.models.load_model("net.keras")
+            x, y = np.random.rand(250, 8), np.random.rand(250, 1)
+            x_train, x_val, y_train, y_val = train_test_split(x, y, test_size=26)
+            model.fit(x_train, y_train, batch_size=32, validation_data=(x_val, y_val))
+            """,
+        ),
+        # ...and parts of whole batches (224 and 32 of 256) are left alone.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.model_selection import train_test_split
+
+            model = tf.keras.models.load_model("net.keras")
+            x, y = np.random.rand(256, 8), np.random.rand(256, 1)
+            x_train, x_val, y_train, y_val = train_test_split(x, y, test_size=0.125, random_state=0)
+            model.fit(x_train, y_train, batch_size=32, validation_data=(x_val, y_val))
+            """,
+            reported=False,
+        ),
+        # The same validation data given a `validation_batch_size` of its own: it is that which must divide it.
+        Example(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("net.keras")
+            x = np.random.rand(256, 8)
+            y = np.random.rand(256, 1)
+            model.fit(x, y, batch_size=32, validation_data=(x[:30], y[:30]), validation_batch_size=64)
+            """,
         ),
         # A dataset one of Keras' readers made, given a `batch_size` as arrays would be (Keras ignores
         # it for a dataset): not trimmed, a dataset has no items to slice (IPU105 rebatches it).
@@ -4402,6 +4477,8 @@ scores = model.predict(rows, batch_size=len(rows))
         held = entry.held_validation
         if held is not None and (not _unknown_lengths_trimmed(ctx) or multiple == 1):
             held = None  # its length is not known: trimmed only where unknown lengths are
+        if held is not None and self._held_too_few(ctx, entry, checked, held, smallest):
+            held = None  # the helper would raise where the call reads it: reported instead
         if not targets and not validation_targets and held is None:
             return False
         arguments = self._arguments(ctx, entry)
@@ -4852,11 +4929,33 @@ scores = model.predict(rows, batch_size=len(rows))
         execution (``length``, or at most ``length`` when not ``exact``): left as it is, since
         trimming would leave none."""
         what = "validation samples" if data is not entry.data else "samples"
+        # Validation data batched by a `validation_batch_size` of its own is made whole by that, not `batch_size`.
+        batched_by = "validation_batch_size" if data is not entry.data and keyword(
+            entry.call, "validation_batch_size") is not None and entry.batch is keyword(
+            entry.call, "validation_batch_size").value else "batch_size"
         ctx.report(self.code, entry.call.func.attr,
                    f"`{entry.method}` gets {'' if exact else 'at most '}{length} {what} (`{code_of(ctx, data)}`), "
                    "fewer than one IPU "
-                   f"execution of {multiple}: trimming would leave none; pass a `batch_size` that divides "
+                   f"execution of {multiple}: trimming would leave none; pass a `{batched_by}` that divides "
                    f"{length} (and the replicas and steps per execution), or more samples", fixed=False)
+
+    def _held_too_few(self, ctx, entry, checked, held: cst.BaseExpression, smallest: Optional[int]) -> bool:
+        """``validation_data=held_out``, a tuple out of the call: reported, and True, when a tuple it
+        may hold is known to have fewer samples than the smallest execution (``held_out = (x[-20:],
+        y[-20:])`` at batch 32), as the helper would raise on it where the call reads it."""
+        if smallest is None:
+            return False
+        for made, scope in held_values(ctx, held, entry):
+            parts = [element.value for element in made.elements if not is_name(element.value, "None")] \
+                if isinstance(made, (cst.Tuple, cst.List)) else []
+            if not parts or _batch_of_all(ctx, checked, parts):
+                continue
+            most = most_samples(ctx, parts[0], scope or entry.owner)
+            if most is not None and most < smallest:
+                counted = static_length(ctx, parts[0], scope or entry.owner)
+                self._report_too_few(ctx, checked, held, most, smallest, exact=counted is not None)
+                return True
+        return False
 
     @staticmethod
     def _validation_length(ctx, entry, validation_targets) -> Optional[int]:

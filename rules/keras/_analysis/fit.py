@@ -10,6 +10,7 @@ is given (a ``tf.data`` dataset takes neither), and ``x`` is not a dataset.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -760,13 +761,13 @@ def _validation_inputs(ctx: FileContext, entry: TrainingCall, validation: Option
             elif len(parts) > 1:
                 entry.unfollowed.extend(unseen)
     elif validation is not None:
-        held = _held_values(ctx, validation.value, entry)
+        held = held_values(ctx, validation.value, entry)
         if _array_tuples(ctx, held, entry, helper):
             entry.held_validation = validation.value
             entry.held_validation_optional = any(is_name(made, "None") for made, _ in held)
 
 
-def _held_values(ctx: FileContext, node: cst.BaseExpression,
+def held_values(ctx: FileContext, node: cst.BaseExpression,
                  entry: TrainingCall) -> List[Tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]]:
     """What ``node``, validation data out of the call, may hold, each with where it is read: the
     value a variable was last given in the same block (``held_out = (x_val, y_val, weights)``), the
@@ -784,7 +785,7 @@ def _held_values(ctx: FileContext, node: cst.BaseExpression,
 
 
 def _array_tuples(ctx: FileContext, held, entry: TrainingCall, helper: Optional[str]) -> bool:
-    """The values ``held`` (``_held_values``) are ``(x, y[, sample_weight])`` tuples of arrays the
+    """The values ``held`` (``held_values``) are ``(x, y[, sample_weight])`` tuples of arrays the
     port can trim, or None, which the trim keeps; at least one is such a tuple."""
     tuples = [(made, scope) for made, scope in held if not is_name(made, "None")]
     return bool(tuples) and all(
@@ -1439,6 +1440,8 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
             if isinstance(value, cst.Call) and canonical(
                     ctx.qualified_name(value.func) or "") in KNOWN_DATASETS and size is None and position[0] < 2:
                 size = KNOWN_DATASETS[canonical(ctx.qualified_name(value.func))][position[0]]
+            elif position[0] == 99 and size is None and _split_part_length(ctx, value, position[1], owner) is not None:
+                size = _split_part_length(ctx, value, position[1], owner)
             elif position == (-1, -1) and size is not None and _same_length_source(ctx, value, name):
                 continue
             elif position == (-1, -1):
@@ -1460,6 +1463,43 @@ def static_samples(ctx: FileContext, data: cst.BaseExpression, owner: cst.CSTNod
                 node.operator, (cst.DivideAssign, cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)):
             return None
     return size if size is not None else _listed_length(ctx, data, owner)
+
+
+def _split_part_length(ctx: FileContext, value: cst.BaseExpression, place: int,
+                       owner: cst.CSTNode) -> Optional[int]:
+    """The samples of the part at ``place`` of ``train_test_split(x, y, test_size=0.1)`` (training,
+    test, training, test...) when ``x`` has a known length and the sizes are numbers written out,
+    counted as scikit-learn counts them: a fraction of test samples rounded up, of training samples
+    rounded down, the other part the rest; a quarter tests when neither is given."""
+    if not isinstance(value, cst.Call) or ctx.qualified_name(value.func) != "sklearn.model_selection.train_test_split":
+        return None
+    arrays = [arg.value for arg in value.args if arg.keyword is None]
+    assign = ctx.parent(value)
+    if not arrays or any(arg.star for arg in value.args) or place >= 2 * len(arrays) \
+            or not isinstance(assign, cst.Assign):
+        return None
+    # `x, x_val = train_test_split(x)`: the name it binds is its input, counted before the split.
+    split = {leaf.value for array in arrays for leaf in walk(array) if isinstance(leaf, cst.Name)}
+    if any(isinstance(node, cst.Name) and node.value in split for made in assign.targets for node in walk(made.target)):
+        return None
+    samples = static_length(ctx, arrays[0], owner)
+    sizes = {}
+    for name in ("test_size", "train_size"):
+        given = keyword(value, name)
+        if given is not None and not isinstance(given.value, (cst.Integer, cst.Float)):
+            return None
+        sizes[name] = None if given is None else (
+            int(given.value.value) if isinstance(given.value, cst.Integer) else float(given.value.value))
+    if samples is None:
+        return None
+    test, train = sizes["test_size"], sizes["train_size"]
+    if test is None and train is None:
+        test = 0.25
+    tests = None if test is None else test if isinstance(test, int) else math.ceil(test * samples)
+    trains = None if train is None else train if isinstance(train, int) else math.floor(train * samples)
+    trains = samples - tests if trains is None else trains
+    tests = samples - trains if tests is None else tests
+    return trains if place % 2 == 0 else tests
 
 
 def _listed_length(ctx: FileContext, name: cst.Name, owner: cst.CSTNode) -> Optional[int]:
