@@ -211,6 +211,8 @@ def with_callers(project: Project, path: str, callers: Dict[str, Tuple[str, Conf
     each call gives them (``makers``: the ``module.function`` of the project that return those)."""
     from dataclasses import replace
 
+    from porter.context import FileContext
+    from porter.parsing import ParseError, parse
     from porter.rules.keras._analysis.project_batches import batched_calls
     from porter.rules.keras.keras_audit import calls_in_scope
 
@@ -218,8 +220,12 @@ def with_callers(project: Project, path: str, callers: Dict[str, Tuple[str, Conf
     outside: Set[Tuple[str, str]] = set()
     batched: Set[Tuple[str, Tuple[bool, ...], FrozenSet[Tuple[str, bool]]]] = set()
     for caller, (text, config) in sorted(callers.items()):
-        batched |= batched_calls(text, config, _module_name(path), makers)
-        for function, scoped in calls_in_scope(text, config, _module_name(path)).items():
+        try:
+            ctx = FileContext(parse(text), config)
+        except ParseError:  # a caller that does not parse calls nothing the porter can see
+            continue
+        batched |= batched_calls(ctx, _module_name(path), makers)
+        for function, scoped in calls_in_scope(ctx, _module_name(path)).items():
             if scoped:
                 inside.add(function)
             else:

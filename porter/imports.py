@@ -192,7 +192,10 @@ def drop_imports_of_removed_code(ctx: FileContext) -> None:
     tensorflow.compat.v1 import disable_v2_behavior`` once its call goes, ``autocast`` once
     ``with autocast():`` goes) is left unused by the port: the name goes (the import with it
     when it binds nothing else), reported under the code of the rule that took its last use."""
-    if not ctx.removed_by or _new_code_unknown(ctx):
+    if not ctx.removed_by:
+        return
+    new_code = _new_code(ctx)
+    if _unknown(new_code):
         return
     in_removed: Dict[int, Optional[str]] = {}  # the names read in removed code -> the remover's code
     for statement, code in ctx.removed_by.values():
@@ -203,7 +206,7 @@ def drop_imports_of_removed_code(ctx: FileContext) -> None:
             if id(name) not in kept:
                 in_removed.setdefault(id(name), code)
     uses = _uses_by_name(ctx)
-    added = _names_in_new_code(ctx)
+    added = _names_in(new_code)
     # A module import (``import torch``) stays: it names the framework the file is written for.
     for alias in (alias for owner in ctx.nodes(cst.ImportFrom) if isinstance(owner.names, Sequence)
                   for alias in owner.names):
@@ -230,6 +233,8 @@ def _uses_by_name(ctx: FileContext) -> Dict[str, List[cst.Name]]:
 
 
 def _new_code(ctx: FileContext) -> List[object]:
+    """The statements the rules insert and the nodes their replacements build (None for one that
+    can only be built when the edits are applied)."""
     code: List[object] = [statement for inserted in (ctx.inserted_before, ctx.inserted_after)
                           for statements in inserted.values() for statement in statements]
     for replacements in ctx.replacements.values():
@@ -248,14 +253,14 @@ def _goes(ctx: FileContext, node: cst.CSTNode) -> bool:
     return id(node) in ctx.removed or any(id(ancestor) in ctx.removed for ancestor in ctx.ancestors(node))
 
 
-def _new_code_unknown(ctx: FileContext) -> bool:
-    """Whether some code the rules add is built only when the edits are applied."""
+def _unknown(new_code: List[object]) -> bool:
+    """Whether some of the code the rules add (``_new_code``) is built only when the edits are applied."""
     return any(isinstance(code, _Deferred) or not isinstance(code, (cst.CSTNode, cst.RemovalSentinel))
-               for code in _new_code(ctx))
+               for code in new_code)
 
 
-def _names_in_new_code(ctx: FileContext) -> Set[str]:
-    return {node.value for code in _new_code(ctx) if isinstance(code, cst.CSTNode)
+def _names_in(new_code: List[object]) -> Set[str]:
+    return {node.value for code in new_code if isinstance(code, cst.CSTNode)
             for node in walk(code) if isinstance(node, cst.Name)}
 
 

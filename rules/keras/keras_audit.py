@@ -4,10 +4,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from porter.config import Config
 from porter.context import FileContext, bound_names, code_of, walk
 from porter.cstutil import is_name, keyword
-from porter.parsing import ParseError, parse
 from porter.rule import ERROR, KERAS, WARN, WARNING, Example, Rule, is_selected
 from porter.rules.keras._analysis.custom_loop import CALLER_DEPTH, covered, loop_plans, rewrites_loops
 from porter.rules.keras._analysis.fit import METHODS as KERAS_METHODS, ONE_BATCH_METHODS
@@ -1296,18 +1294,14 @@ def _library_message(ctx, what: str, function: cst.FunctionDef) -> str:
             "scope (not in this function, which may run more than once)")
 
 
-def calls_in_scope(text: str, config: Config, module: str) -> Dict[str, bool]:
-    """For each function of the project's module ``module`` that the code ``text`` (another module
-    of the project, as ported) calls (``trainer.train(model, ds)``, ``train(model, ds)`` after
+def calls_in_scope(ctx: FileContext, module: str) -> Dict[str, bool]:
+    """For each function of the project's module ``module`` that the code of ``ctx`` (another
+    module of the project, as ported) calls (``trainer.train(model, ds)``, ``train(model, ds)`` after
     ``from trainer import train``): whether every such call runs inside the IPU strategy's scope,
     directly or through every call of the function that holds it; the same for the methods of its
     classes called on the objects ``text`` makes of them (``Trainer.fit``), and, as ``?.fit``, for
-    the calls of a method on an object it cannot trace. Empty when ``text`` does not parse. A file
-    with no IPU strategy of its own (not ported) calls them out of any."""
-    try:
-        ctx = FileContext(parse(text), config)
-    except ParseError:
-        return {}
+    the calls of a method on an object it cannot trace. A file with no IPU strategy of its own (not
+    ported) calls them out of any."""
     found: Dict[str, bool] = {}
     plan = coverage = None
     for call in ctx.nodes(cst.Call):

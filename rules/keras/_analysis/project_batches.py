@@ -47,14 +47,10 @@ def whole_batch_makers(text: str, config: Config) -> Set[str]:
             and _returns_whole(ctx, function, frozenset(), _DEPTH)}
 
 
-def batched_calls(text: str, config: Config, module: str, makers: AbstractSet[str]) -> Set[BatchedCall]:
-    """The calls that the code ``text`` (a file of the project, as ported) makes of the functions of
-    the project's module ``module``, each as a ``BatchedCall``; ``makers``: the ``module.function``
-    of the project that return whole batches. Empty when ``text`` does not parse."""
-    try:
-        ctx = FileContext(parse(text), config)
-    except ParseError:
-        return set()
+def batched_calls(ctx: FileContext, module: str, makers: AbstractSet[str]) -> Set[BatchedCall]:
+    """The calls that the code of ``ctx`` (a file of the project, as ported) makes of the functions
+    of the project's module ``module``, each as a ``BatchedCall``; ``makers``: the
+    ``module.function`` of the project that return whole batches."""
     found: Set[BatchedCall] = set()
     for call in ctx.nodes(cst.Call):
         called = project_callee(ctx, call)

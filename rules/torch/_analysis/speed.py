@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Protocol, Set, Tuple
 import libcst as cst
 
 from porter import throughput
-from porter.context import FileContext, dotted_name, iter_children, walk
+from porter.context import FileContext, SharedKey, dotted_name, iter_children, walk
 from porter.cstutil import argument, statement
 
 OPTIONS = "poptorch.Options"
@@ -298,9 +298,17 @@ def loader_names(ctx: FileContext) -> Set[str]:
             and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)}
 
 
+# Per data loader variable, for each loop over it, whether the loop runs under `torch.no_grad()`.
+_LOADER_LOOPS: SharedKey[Dict[str, List[bool]]] = SharedKey("loader-loops")
+
+
 def _loader_loops(ctx: FileContext) -> Dict[str, List[bool]]:
     """Per data loader variable, for each loop over it (directly, or through the parameter of a
     function it is passed to), whether the loop runs under ``torch.no_grad()``."""
+    return ctx.shared(_LOADER_LOOPS, lambda: _find_loader_loops(ctx))
+
+
+def _find_loader_loops(ctx: FileContext) -> Dict[str, List[bool]]:
     loaders = loader_names(ctx)
     if not loaders:
         return {}
